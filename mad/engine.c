@@ -1,0 +1,521 @@
+/*
+ * engine.c - the MAD transaction engine (see engine.h).
+ *
+ * Life of a request:
+ *
+ *   QUEUED   submitted, waiting for a slot in the SMP or GMP window; lives
+ *            on the per-kind FIFO `queue[kind]`.
+ *   ON_WIRE  sent at least once; lives in the TID hash and on the wait
+ *            list, which is kept in deadline order so that the single
+ *            ev_timer only ever looks at its head.  When the deadline
+ *            passes the MAD is sent again with the same TID (a late
+ *            answer to an earlier attempt completes it just as well)
+ *            until `retries` re-sends have been spent.
+ *   done     the callback has run with the answer or -ETIMEDOUT; the
+ *            request has left every list and its slot went to the next
+ *            queued request.
+ *
+ * Only the low 32 bits of a TID belong to us: the kernel (and umad2sim)
+ * write the agent number into the high half.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mad/engine.h"
+
+#define TID_BUCKETS	4096		/* power of two */
+
+enum txn_kind { KIND_SMP = 0, KIND_GMP = 1 };
+enum txn_state { TXN_QUEUED, TXN_ON_WIRE };
+
+struct txn {
+	struct txn	*hash_next;	/* TID bucket chain (ON_WIRE) */
+	struct txn	*prev, *next;	/* queue or wait list */
+	uint32_t	 tid;
+	enum txn_kind	 kind;
+	enum txn_state	 state;
+	unsigned	 attempts;	/* sends so far */
+	ev_tstamp	 deadline;
+	struct mad_addr	 addr;
+	mad_done_cb	 cb;
+	void		*arg;
+	size_t		 len;
+	uint8_t		 mad[MAD_SIZE];
+};
+
+struct txn_list {
+	struct txn *head, *tail;
+	unsigned count;
+};
+
+struct unsol_handler {
+	struct unsol_handler *next;
+	uint8_t  mgmt_class, method;
+	uint16_t attr_id;
+	mad_unsol_cb cb;
+	void *arg;
+};
+
+struct mad_engine {
+	struct ev_loop		*loop;
+	struct mad_transport	 tr;
+	struct mad_engine_opts	 opts;
+	struct mad_engine_stats	 stats;
+	uint32_t		 next_tid;
+	struct txn_list		 queue[2];	/* QUEUED, per kind */
+	unsigned		 outstanding[2];/* ON_WIRE, per kind */
+	struct txn_list		 wait;		/* ON_WIRE, deadline order */
+	struct txn		*bucket[TID_BUCKETS];
+	ev_timer		 timer;
+	struct unsol_handler	*handlers;
+};
+
+static void list_remove(struct txn_list *l, struct txn *t)
+{
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		l->head = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	else
+		l->tail = t->prev;
+	t->prev = t->next = NULL;
+	l->count--;
+}
+
+static void list_append(struct txn_list *l, struct txn *t)
+{
+	t->next = NULL;
+	t->prev = l->tail;
+	if (l->tail)
+		l->tail->next = t;
+	else
+		l->head = t;
+	l->tail = t;
+	l->count++;
+}
+
+/*
+ * Insert into the wait list by deadline.  Deadlines are nearly always the
+ * latest (same timeout for every request), so search from the tail.
+ */
+static void wait_insert(struct mad_engine *e, struct txn *t)
+{
+	struct txn *after = e->wait.tail;
+
+	while (after && after->deadline > t->deadline)
+		after = after->prev;
+	if (!after) {
+		t->prev = NULL;
+		t->next = e->wait.head;
+		if (e->wait.head)
+			e->wait.head->prev = t;
+		else
+			e->wait.tail = t;
+		e->wait.head = t;
+	} else {
+		t->prev = after;
+		t->next = after->next;
+		if (after->next)
+			after->next->prev = t;
+		else
+			e->wait.tail = t;
+		after->next = t;
+	}
+	e->wait.count++;
+}
+
+static struct txn **bucket_of(struct mad_engine *e, uint32_t tid)
+{
+	return &e->bucket[tid & (TID_BUCKETS - 1)];
+}
+
+static void hash_remove(struct mad_engine *e, struct txn *t)
+{
+	struct txn **pp = bucket_of(e, t->tid);
+
+	while (*pp && *pp != t)
+		pp = &(*pp)->hash_next;
+	if (*pp)
+		*pp = t->hash_next;
+	t->hash_next = NULL;
+}
+
+static struct txn *hash_find(struct mad_engine *e, uint32_t tid)
+{
+	struct txn *t;
+
+	for (t = *bucket_of(e, tid); t; t = t->hash_next)
+		if (t->tid == tid)
+			return t;
+	return NULL;
+}
+
+/* Arm the timer for the head of the wait list (or stop it). */
+static void timer_rearm(struct mad_engine *e)
+{
+	ev_timer_stop(e->loop, &e->timer);
+	if (!e->wait.head)
+		return;
+	ev_tstamp in = e->wait.head->deadline - ev_now(e->loop);
+	ev_timer_set(&e->timer, in > 0 ? in : 0, 0.);
+	ev_timer_start(e->loop, &e->timer);
+}
+
+static void txn_send(struct mad_engine *e, struct txn *t)
+{
+	t->attempts++;
+	e->stats.sent++;
+	if (t->kind == KIND_SMP)
+		e->stats.smps_sent++;
+	if (t->attempts > 1)
+		e->stats.resends++;
+	t->deadline = ev_now(e->loop) + e->opts.timeout_ms / 1000.0;
+	/*
+	 * A failed send is an attempt lost on the wire: the deadline will
+	 * retry it.  The transport's timeout lets a kernel match the answer.
+	 */
+	(void)e->tr.send(e->tr.ctx, t->mad, t->len, &t->addr,
+			 (int)e->opts.timeout_ms);
+}
+
+static unsigned window_of(const struct mad_engine *e, enum txn_kind k)
+{
+	return k == KIND_SMP ? e->opts.max_wire_smps : e->opts.max_wire_gmps;
+}
+
+/* Move queued requests onto the wire while the windows have room. */
+static void pump(struct mad_engine *e)
+{
+	bool sent = false;
+
+	for (int k = 0; k < 2; k++) {
+		while (e->queue[k].head && e->outstanding[k] < window_of(e, k)) {
+			struct txn *t = e->queue[k].head;
+
+			list_remove(&e->queue[k], t);
+			t->state = TXN_ON_WIRE;
+			t->hash_next = *bucket_of(e, t->tid);
+			*bucket_of(e, t->tid) = t;
+			e->outstanding[k]++;
+			unsigned total = e->outstanding[0] + e->outstanding[1];
+			if (total > e->stats.max_outstanding)
+				e->stats.max_outstanding = total;
+			txn_send(e, t);
+			wait_insert(e, t);
+			sent = true;
+		}
+	}
+	if (sent && !ev_is_active(&e->timer))
+		timer_rearm(e);
+}
+
+/* Take an ON_WIRE request off every list; the caller completes it. */
+static void txn_unlink(struct mad_engine *e, struct txn *t)
+{
+	hash_remove(e, t);
+	list_remove(&e->wait, t);
+	e->outstanding[t->kind]--;
+}
+
+static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct mad_engine *e = w->data;
+	ev_tstamp now = ev_now(loop);
+	/* Requests that failed for good are completed after the scan, so a
+	 * callback that submits new work cannot disturb it. */
+	struct txn_list failed = { 0 };
+
+	while (e->wait.head && e->wait.head->deadline <= now + 1e-4) {
+		struct txn *t = e->wait.head;
+
+		list_remove(&e->wait, t);
+		if (t->attempts <= e->opts.retries) {
+			txn_send(e, t);
+			wait_insert(e, t);
+		} else {
+			hash_remove(e, t);
+			e->outstanding[t->kind]--;
+			e->stats.timeouts++;
+			list_append(&failed, t);
+		}
+	}
+	timer_rearm(e);
+	while (failed.head) {
+		struct txn *t = failed.head;
+
+		list_remove(&failed, t);
+		t->cb(t->arg, -ETIMEDOUT, NULL, 0);
+		free(t);
+	}
+	pump(e);
+}
+
+int mad_engine_new(struct mad_engine **out, struct ev_loop *loop,
+		   const struct mad_transport *tr,
+		   const struct mad_engine_opts *opts)
+{
+	struct mad_engine *e;
+
+	if (!opts->max_wire_smps || !opts->max_wire_gmps || !opts->timeout_ms)
+		return -EINVAL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->loop = loop;
+	e->tr = *tr;
+	e->opts = *opts;
+	/* Start TIDs somewhere unlikely to meet a previous run's answers. */
+	e->next_tid = (uint32_t)random() | 1;
+	ev_timer_init(&e->timer, on_timer, 0., 0.);
+	e->timer.data = e;
+	*out = e;
+	return 0;
+}
+
+static void fail_list(struct mad_engine *e, struct txn_list *l)
+{
+	while (l->head) {
+		struct txn *t = l->head;
+
+		list_remove(l, t);
+		t->cb(t->arg, -ECANCELED, NULL, 0);
+		free(t);
+	}
+}
+
+void mad_engine_free(struct mad_engine *e)
+{
+	if (!e)
+		return;
+	ev_timer_stop(e->loop, &e->timer);
+	memset(e->bucket, 0, sizeof(e->bucket));
+	fail_list(e, &e->wait);
+	fail_list(e, &e->queue[KIND_SMP]);
+	fail_list(e, &e->queue[KIND_GMP]);
+	while (e->handlers) {
+		struct unsol_handler *h = e->handlers;
+
+		e->handlers = h->next;
+		free(h);
+	}
+	free(e);
+}
+
+static bool is_smp_class(uint8_t c)
+{
+	return c == MAD_CLASS_SMI || c == MAD_CLASS_SMI_DR;
+}
+
+/* The method a response to `method` carries (13.4.5, table 106). */
+static uint8_t response_method(uint8_t method)
+{
+	if (method == MAD_METHOD_SET)
+		return MAD_METHOD_GET | MAD_METHOD_RESP;
+	if (method == MAD_METHOD_TRAP)
+		return MAD_METHOD_TRAP_REPRESS;
+	return method | MAD_METHOD_RESP;
+}
+
+int mad_engine_submit(struct mad_engine *e, const void *mad, size_t len,
+		      const struct mad_addr *addr, mad_done_cb cb, void *arg)
+{
+	const struct mad_hdr *h = mad;
+	struct txn *t;
+
+	if (len < MAD_HDR_SIZE || len > MAD_SIZE || !cb)
+		return -EINVAL;
+	if (h->method & MAD_METHOD_RESP || h->method == MAD_METHOD_TRAP_REPRESS)
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	memcpy(t->mad, mad, len);
+	t->len = len;
+	t->addr = *addr;
+	t->cb = cb;
+	t->arg = arg;
+	t->kind = is_smp_class(h->mgmt_class) ? KIND_SMP : KIND_GMP;
+	t->state = TXN_QUEUED;
+	/* Skip TIDs still in use after a wrap-around (practically never). */
+	do {
+		t->tid = e->next_tid++;
+	} while (t->tid == 0 || hash_find(e, t->tid));
+	((struct mad_hdr *)t->mad)->tid = htobe64(t->tid);
+	list_append(&e->queue[t->kind], t);
+	pump(e);
+	return 0;
+}
+
+int mad_engine_send_oneway(struct mad_engine *e, const void *mad, size_t len,
+			   const struct mad_addr *addr)
+{
+	if (len < MAD_HDR_SIZE || len > MAD_SIZE)
+		return -EINVAL;
+	e->stats.sent++;
+	if (is_smp_class(((const struct mad_hdr *)mad)->mgmt_class))
+		e->stats.smps_sent++;
+	return e->tr.send(e->tr.ctx, mad, len, addr, 0);
+}
+
+int mad_engine_on_unsolicited(struct mad_engine *e, uint8_t mgmt_class,
+			      uint8_t method, uint16_t attr_id,
+			      mad_unsol_cb cb, void *arg)
+{
+	struct unsol_handler *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	h->mgmt_class = mgmt_class;
+	h->method = method;
+	h->attr_id = attr_id;
+	h->cb = cb;
+	h->arg = arg;
+	h->next = e->handlers;
+	e->handlers = h;
+	return 0;
+}
+
+int mad_validate(const void *mad, size_t len)
+{
+	const struct mad_hdr *h = mad;
+
+	if (!mad || len < MAD_HDR_SIZE || len > MAD_SIZE)
+		return -EBADMSG;
+	if (h->base_version != 1)
+		return -EPROTO;
+	switch (h->mgmt_class) {
+	case MAD_CLASS_SMI:
+	case MAD_CLASS_SMI_DR:
+		if (len != MAD_SIZE || h->class_version != 1)
+			return -EPROTO;
+		if (h->mgmt_class == MAD_CLASS_SMI_DR) {
+			const struct smp_dr *s = mad;
+
+			if (smp_dr_hop_cnt(s) > SMP_MAX_HOPS ||
+			    smp_dr_hop_ptr(s) > smp_dr_hop_cnt(s) + 1)
+				return -EPROTO;
+		}
+		break;
+	case MAD_CLASS_SA:
+		if (h->class_version != 2)
+			return -EPROTO;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static void dispatch_unsolicited(struct mad_engine *e, const void *mad,
+				 size_t len, const struct mad_addr *from)
+{
+	const struct mad_hdr *h = mad;
+	uint16_t attr = be16toh(h->attr_id);
+
+	for (struct unsol_handler *u = e->handlers; u; u = u->next) {
+		if (u->mgmt_class == h->mgmt_class && u->method == h->method &&
+		    (u->attr_id == 0xffff || u->attr_id == attr)) {
+			e->stats.unsolicited++;
+			u->cb(u->arg, mad, len, from);
+			return;
+		}
+	}
+	e->stats.dropped++;
+}
+
+void mad_engine_recv(struct mad_engine *e, const void *mad, size_t len,
+		     const struct mad_addr *from, int status)
+{
+	const struct mad_hdr *h = mad;
+	struct txn *t;
+
+	if (mad_validate(mad, len) < 0) {
+		e->stats.dropped++;
+		return;
+	}
+	bool is_resp = (h->method & MAD_METHOD_RESP) ||
+		       h->method == MAD_METHOD_TRAP_REPRESS;
+	if (!is_resp && !status) {
+		dispatch_unsolicited(e, mad, len, from);
+		return;
+	}
+	t = hash_find(e, (uint32_t)be64toh(h->tid));
+	if (!t) {
+		e->stats.unmatched++;
+		return;
+	}
+	const struct mad_hdr *req = (const struct mad_hdr *)t->mad;
+	if (status) {
+		/* The kernel gave up on one attempt: resend at once if the
+		 * budget allows, else let the deadline fail it. */
+		if (t->attempts <= e->opts.retries) {
+			list_remove(&e->wait, t);
+			txn_send(e, t);
+			wait_insert(e, t);
+			timer_rearm(e);
+		}
+		return;
+	}
+	if (h->mgmt_class != req->mgmt_class || h->attr_id != req->attr_id ||
+	    h->method != response_method(req->method)) {
+		e->stats.dropped++;
+		return;
+	}
+	bool was_head = e->wait.head == t;
+	txn_unlink(e, t);
+	if (was_head)
+		timer_rearm(e);
+	e->stats.answered++;
+	t->cb(t->arg, 0, mad, len);
+	free(t);
+	pump(e);
+}
+
+unsigned mad_engine_pending(const struct mad_engine *e)
+{
+	return e->queue[0].count + e->queue[1].count +
+	       e->outstanding[0] + e->outstanding[1];
+}
+
+const struct mad_engine_stats *mad_engine_stats(const struct mad_engine *e)
+{
+	return &e->stats;
+}
+
+static void build_hdr(struct mad_hdr *h, uint8_t mgmt_class, uint8_t method,
+		      uint16_t attr_id, uint32_t attr_mod)
+{
+	h->base_version = 1;
+	h->mgmt_class = mgmt_class;
+	h->class_version = 1;
+	h->method = method;
+	h->attr_id = htobe16(attr_id);
+	h->attr_mod = htobe32(attr_mod);
+}
+
+void mad_build_smp_dr(struct smp_dr *smp, uint8_t method, uint16_t attr_id,
+		      uint32_t attr_mod, const uint8_t *path, unsigned hops)
+{
+	memset(smp, 0, sizeof(*smp));
+	build_hdr(&smp->hdr, MAD_CLASS_SMI_DR, method, attr_id, attr_mod);
+	if (hops > SMP_MAX_HOPS)
+		hops = SMP_MAX_HOPS;
+	/* Outbound from the SM: hop pointer 0, both DR LIDs permissive. */
+	smp_dr_set_hops(smp, 0, (uint8_t)hops);
+	smp->dr_slid = htobe16(0xffff);
+	smp->dr_dlid = htobe16(0xffff);
+	if (hops)
+		memcpy(smp->initial_path + 1, path + 1, hops);
+}
+
+void mad_build_smp_lid(struct smp_lid *smp, uint8_t method, uint16_t attr_id,
+		       uint32_t attr_mod)
+{
+	memset(smp, 0, sizeof(*smp));
+	build_hdr(&smp->hdr, MAD_CLASS_SMI, method, attr_id, attr_mod);
+}

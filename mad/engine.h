@@ -1,0 +1,124 @@
+/*
+ * engine.h - the MAD transaction engine.
+ *
+ * The engine owns every request the SM has on the wire.  A request is a
+ * 256-byte MAD plus an address; the engine gives it a TID, sends it when
+ * the window of outstanding SMPs has room, re-sends it when its deadline
+ * passes (up to `retries` times) and finally calls the request's callback
+ * exactly once: with the response, or with a status of -ETIMEDOUT.
+ *
+ * It never blocks and it does no I/O itself: it sends through a transport
+ * (mad/umad_io.c on a real or simulated port, a fake in the unit tests)
+ * and the transport hands every received MAD to mad_engine_recv().  All
+ * calls happen on the loop thread.
+ */
+#ifndef IBSM_MAD_ENGINE_H
+#define IBSM_MAD_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <ev.h>
+
+#include "mad/wire.h"
+
+/* Where a MAD goes to or came from (all host order). */
+struct mad_addr {
+	uint16_t lid;		/* 0xffff (permissive) for directed route */
+	uint32_t qpn;		/* 0 for SMPs, 1 for GMPs */
+	uint32_t qkey;
+	uint8_t  sl;
+};
+
+/* What the transport gives the engine.  send() returns 0 or -errno. */
+struct mad_transport {
+	int (*send)(void *ctx, const void *mad, size_t len,
+		    const struct mad_addr *addr, int timeout_ms);
+	void *ctx;
+};
+
+struct mad_engine;
+
+/*
+ * Completion of a request.  On success status is 0 and mad/len is the
+ * validated response (same class, method = request | 0x80, same attribute
+ * ID); the MAD status field is left for the caller to judge.  On failure
+ * status is negative errno (-ETIMEDOUT after the last retry, -ECANCELED
+ * when the engine is torn down) and mad is NULL.
+ */
+typedef void (*mad_done_cb)(void *arg, int status, const void *mad, size_t len);
+
+/*
+ * Unsolicited MADs (traps, SMInfo/SA requests from others): dispatched by
+ * management class, method and attribute; attr_id 0xffff matches any.
+ */
+typedef void (*mad_unsol_cb)(void *arg, const void *mad, size_t len,
+			     const struct mad_addr *from);
+
+struct mad_engine_opts {
+	unsigned max_wire_smps;	/* SMPs outstanding at once (OpenSM: 4) */
+	unsigned max_wire_gmps;	/* GMPs outstanding at once */
+	unsigned timeout_ms;	/* per attempt (OpenSM: 200) */
+	unsigned retries;	/* re-sends after the first attempt (3) */
+};
+
+struct mad_engine_stats {
+	uint64_t sent;		/* every MAD handed to the transport */
+	uint64_t smps_sent;
+	uint64_t resends;
+	uint64_t answered;
+	uint64_t timeouts;	/* requests that failed for good */
+	uint64_t dropped;	/* received MADs refused by validation */
+	uint64_t unmatched;	/* responses with no outstanding request */
+	uint64_t unsolicited;
+	unsigned max_outstanding;
+};
+
+int  mad_engine_new(struct mad_engine **out, struct ev_loop *loop,
+		    const struct mad_transport *tr,
+		    const struct mad_engine_opts *opts);
+/* Fails every pending request with -ECANCELED, then frees the engine. */
+void mad_engine_free(struct mad_engine *e);
+
+/*
+ * Queue a request.  The engine copies the MAD, fills the TID and sends it
+ * as soon as the window allows.  Returns 0 or -errno (-EINVAL for a MAD
+ * that is not a request).  The callback never runs inside this call.
+ */
+int mad_engine_submit(struct mad_engine *e, const void *mad, size_t len,
+		      const struct mad_addr *addr, mad_done_cb cb, void *arg);
+
+/* Send a MAD that expects no answer (responses, Trap Repress, Reports). */
+int mad_engine_send_oneway(struct mad_engine *e, const void *mad, size_t len,
+			   const struct mad_addr *addr);
+
+int mad_engine_on_unsolicited(struct mad_engine *e, uint8_t mgmt_class,
+			      uint8_t method, uint16_t attr_id,
+			      mad_unsol_cb cb, void *arg);
+
+/*
+ * The transport calls this for every MAD it receives.  status is the
+ * transport's per-MAD status (non-zero: the kernel reports that a request
+ * timed out; the engine treats it as a lost attempt).
+ */
+void mad_engine_recv(struct mad_engine *e, const void *mad, size_t len,
+		     const struct mad_addr *from, int status);
+
+/* Requests queued or on the wire. */
+unsigned mad_engine_pending(const struct mad_engine *e);
+const struct mad_engine_stats *mad_engine_stats(const struct mad_engine *e);
+
+/* Build a DR SMP Get/Set.  path[1..hops] are the egress ports. */
+void mad_build_smp_dr(struct smp_dr *smp, uint8_t method, uint16_t attr_id,
+		      uint32_t attr_mod, const uint8_t *path, unsigned hops);
+/* Build a LID-routed SMP Get/Set. */
+void mad_build_smp_lid(struct smp_lid *smp, uint8_t method, uint16_t attr_id,
+		       uint32_t attr_mod);
+
+/*
+ * Check a received MAD before anything reads it: length, base version,
+ * class versions, DR hop fields.  Returns 0 or -EBADMSG / -EPROTO.
+ */
+int mad_validate(const void *mad, size_t len);
+
+#endif /* IBSM_MAD_ENGINE_H */

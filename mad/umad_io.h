@@ -1,0 +1,57 @@
+/*
+ * umad_io.h - one umad port: agents, a receive pump and the send path.
+ *
+ * The umad fd cannot go into the event loop: under ibsim's umad2sim
+ * preload it is a fake descriptor that epoll does not know.  So one small
+ * thread blocks in umad_recv() on it and hands every MAD to the loop
+ * through a queue and an ev_async; everything else stays on the loop
+ * thread.  The same design works unchanged on real hardware.
+ */
+#ifndef IBSM_MAD_UMAD_IO_H
+#define IBSM_MAD_UMAD_IO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <ev.h>
+
+#include "mad/engine.h"
+
+struct umad_io;
+
+/* What we learnt about the local port when opening it (host order). */
+struct umad_port_info {
+	char     ca[64];
+	int      port;
+	uint64_t port_guid;
+	uint64_t node_guid;
+	uint16_t lid;
+	uint16_t sm_lid;
+	int      state;		/* PortState */
+	int      phys_state;	/* PortPhysicalState */
+};
+
+/* Called on the loop thread for every received MAD. */
+typedef void (*umad_io_recv_cb)(void *arg, const void *mad, size_t len,
+				const struct mad_addr *from, int status);
+
+/*
+ * Open the port with GUID `guid`, or when guid is 0 the first port whose
+ * physical link is up (OpenSM's choice).  `classes` lists the management
+ * classes to register (e.g. SMI, SMI DR, SA); `serve` asks for the
+ * unsolicited methods as well (an SM receives traps and SMInfo requests;
+ * a client tool does not).  Returns 0 or -errno.
+ */
+int umad_io_open(struct umad_io **out, struct ev_loop *loop, uint64_t guid,
+		 const uint8_t *classes, unsigned nclasses, bool serve);
+/* Start the receive thread; MADs go to cb(arg, ...). */
+int umad_io_start(struct umad_io *io, umad_io_recv_cb cb, void *arg);
+void umad_io_close(struct umad_io *io);
+
+const struct umad_port_info *umad_io_port(const struct umad_io *io);
+/* A transport for mad_engine_new() that sends through this port. */
+struct mad_transport umad_io_transport(struct umad_io *io);
+
+/* List every local port into `out` (at most max); returns the count. */
+int umad_io_list_ports(struct umad_port_info *out, int max);
+
+#endif /* IBSM_MAD_UMAD_IO_H */

@@ -1,0 +1,320 @@
+/*
+ * discover.c - breadth-first directed-route discovery (see discover.h).
+ *
+ * Every query carries the DR path it was sent on.  The sweep starts with
+ * NodeInfo on the empty path (the SM's own node).  Then:
+ *
+ *   NodeInfo answered   new GUID: add the node and ask NodeDescription,
+ *                       SwitchInfo and PortInfo of every port (switch) or
+ *                       of the arrival port (CA, router).  Known GUID: a
+ *                       loop, or another port of a multi-port CA.  Either
+ *                       way the link we came over is recorded.
+ *   PortInfo answered   a switch port (or the SM's own CA port) that is
+ *                       up and not yet linked is explored with NodeInfo
+ *                       one hop further.
+ *
+ * The engine keeps the window full, so whole levels of the tree are in
+ * flight at once.  The sweep ends when no query is outstanding.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sm/discover.h"
+#include "sm/log.h"
+
+enum query_kind { Q_NODE_INFO, Q_NODE_DESC, Q_SWITCH_INFO, Q_PORT_INFO };
+
+struct discovery {
+	struct mad_engine *engine;
+	struct fabric *fabric;
+	discover_done_cb cb;
+	void *cb_arg;
+	unsigned outstanding;
+	struct discover_result result;
+	struct timespec start;
+	bool finished;
+};
+
+struct query {
+	struct discovery *d;
+	enum query_kind kind;
+	int32_t from_node;	/* NodeInfo: the node and port we left by */
+	uint8_t from_port;
+	int32_t node;		/* other kinds: the node asked */
+	uint8_t port;		/* PortInfo: which port */
+	uint8_t hops;
+	uint8_t path[SMP_MAX_HOPS + 1];
+};
+
+static const uint16_t query_attr[] = {
+	[Q_NODE_INFO] = SMP_ATTR_NODE_INFO,
+	[Q_NODE_DESC] = SMP_ATTR_NODE_DESC,
+	[Q_SWITCH_INFO] = SMP_ATTR_SWITCH_INFO,
+	[Q_PORT_INFO] = SMP_ATTR_PORT_INFO,
+};
+
+static void on_answer(void *arg, int status, const void *mad, size_t len);
+
+static void path_str(const uint8_t *path, unsigned hops, char *buf, size_t sz)
+{
+	size_t off = (size_t)snprintf(buf, sz, "0");
+	for (unsigned i = 1; i <= hops && off < sz; i++)
+		off += (size_t)snprintf(buf + off, sz - off, ",%u", path[i]);
+}
+
+static void maybe_finish(struct discovery *d)
+{
+	struct timespec now;
+
+	if (d->outstanding || d->finished)
+		return;
+	d->finished = true;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	d->result.seconds = (double)(now.tv_sec - d->start.tv_sec) +
+			    (double)(now.tv_nsec - d->start.tv_nsec) / 1e9;
+	d->cb(d->cb_arg, &d->result);
+}
+
+static void send_query(struct discovery *d, enum query_kind kind,
+		       const uint8_t *path, unsigned hops, int32_t node,
+		       uint8_t port, int32_t from_node, uint8_t from_port)
+{
+	struct query *q = malloc(sizeof(*q));
+	struct smp_dr smp;
+	struct mad_addr addr = { .lid = 0xffff, .qpn = 0 };
+	int rc;
+
+	if (!q) {
+		d->result.failed++;
+		return;
+	}
+	q->d = d;
+	q->kind = kind;
+	q->node = node;
+	q->port = port;
+	q->from_node = from_node;
+	q->from_port = from_port;
+	q->hops = (uint8_t)hops;
+	memcpy(q->path, path, hops + 1);
+	mad_build_smp_dr(&smp, MAD_METHOD_GET, query_attr[kind],
+			 kind == Q_PORT_INFO ? port : 0, path, hops);
+	rc = mad_engine_submit(d->engine, &smp, sizeof(smp), &addr, on_answer, q);
+	if (rc < 0) {
+		free(q);
+		d->result.failed++;
+		return;
+	}
+	d->outstanding++;
+	d->result.smps++;
+}
+
+/* Ask NodeInfo one hop beyond `port` of node `id`. */
+static void explore(struct discovery *d, int32_t id, uint8_t port,
+		    const uint8_t *path, unsigned hops)
+{
+	uint8_t next[SMP_MAX_HOPS + 1];
+
+	if (hops >= SMP_MAX_HOPS) {
+		log_warnx("ERR 0101: path %u hops deep at node 0x%016" PRIx64
+			  " port %u: not exploring further",
+			  hops, fabric_node(d->fabric, id)->guid, port);
+		return;
+	}
+	memcpy(next, path, hops + 1);
+	next[hops + 1] = port;
+	send_query(d, Q_NODE_INFO, next, hops + 1, FAB_NONE, 0, id, port);
+}
+
+static bool node_info_sane(const struct smp_node_info *ni)
+{
+	if (ni->node_type < NODE_TYPE_CA || ni->node_type > NODE_TYPE_ROUTER)
+		return false;
+	if (ni->num_ports == 0 || !ni->node_guid)
+		return false;
+	/* A switch may be entered on port 0 only by the local SM. */
+	if (ni->local_port > ni->num_ports)
+		return false;
+	if (ni->node_type != NODE_TYPE_SWITCH && ni->local_port == 0)
+		return false;
+	return true;
+}
+
+static void got_node_info(struct discovery *d, struct query *q,
+			  const struct smp_node_info *ni)
+{
+	struct fabric *f = d->fabric;
+	uint64_t guid = be64toh(ni->node_guid);
+	uint8_t lp = ni->local_port;
+	int32_t id = fabric_find(f, guid);
+	struct fab_node *n;
+	char ps[4 * (SMP_MAX_HOPS + 1)];
+
+	if (!node_info_sane(ni)) {
+		path_str(q->path, q->hops, ps, sizeof(ps));
+		log_warnx("ERR 0102: path %s: invalid NodeInfo (type %u, ports %u,"
+			  " local port %u): node ignored", ps, ni->node_type,
+			  ni->num_ports, ni->local_port);
+		d->result.failed++;
+		return;
+	}
+	if (id == FAB_NONE) {
+		id = fabric_add_node(f, guid, ni->node_type, ni->num_ports);
+		if (id < 0) {
+			d->result.failed++;
+			return;
+		}
+		n = fabric_node(f, id);
+		n->sys_guid = be64toh(ni->sys_guid);
+		n->device_id = be16toh(ni->device_id);
+		n->revision = be32toh(ni->revision);
+		n->vendor_id = smp_node_info_vendor(ni);
+		n->hops = q->hops;
+		memcpy(n->path, q->path, q->hops + 1);
+		if (q->hops == 0) {
+			f->local_node = id;
+			f->local_port = lp;
+			f->local_port_guid = be64toh(ni->port_guid);
+		}
+		send_query(d, Q_NODE_DESC, q->path, q->hops, id, 0, FAB_NONE, 0);
+		if (n->type == NODE_TYPE_SWITCH) {
+			send_query(d, Q_SWITCH_INFO, q->path, q->hops, id, 0,
+				   FAB_NONE, 0);
+			for (unsigned p = 0; p <= n->num_ports; p++) {
+				n->ports[p].guid = be64toh(ni->port_guid);
+				send_query(d, Q_PORT_INFO, q->path, q->hops, id,
+					   (uint8_t)p, FAB_NONE, 0);
+			}
+		}
+	} else {
+		n = fabric_node(f, id);
+		if (n->type != ni->node_type || n->num_ports != ni->num_ports) {
+			path_str(q->path, q->hops, ps, sizeof(ps));
+			log_err("ERR 0103: duplicate node GUID 0x%016" PRIx64
+				" at path %s (a %s with %u ports, first seen as a"
+				" %s with %u ports)", guid, ps,
+				fabric_node_type_str(ni->node_type), ni->num_ports,
+				fabric_node_type_str(n->type), n->num_ports);
+			d->result.dup_guids++;
+			return;
+		}
+	}
+	if (n->type != NODE_TYPE_SWITCH) {
+		struct fab_port *p = &n->ports[lp];
+
+		/* First time this CA/router port is reached: remember the way. */
+		if (!p->hops && !p->guid) {
+			p->guid = be64toh(ni->port_guid);
+			p->hops = q->hops;
+			memcpy(p->path, q->path, q->hops + 1);
+			send_query(d, Q_PORT_INFO, q->path, q->hops, id, lp,
+				   FAB_NONE, 0);
+		}
+	}
+	if (q->from_node != FAB_NONE &&
+	    fabric_link(f, q->from_node, q->from_port, id, lp) < 0) {
+		path_str(q->path, q->hops, ps, sizeof(ps));
+		log_warnx("ERR 0104: path %s: cannot link port %u", ps, lp);
+	}
+}
+
+static void got_port_info(struct discovery *d, struct query *q,
+			  const struct smp_port_info *pi)
+{
+	struct fabric *f = d->fabric;
+	struct fab_node *n = fabric_node(f, q->node);
+	struct fab_port *p = &n->ports[q->port];
+	bool from_here;
+
+	p->pi = *pi;
+	p->valid = true;
+	if (q->port == 0 || pi_port_state(pi) < PORT_STATE_INIT ||
+	    p->peer_node != FAB_NONE)
+		return;
+	/* Switches forward; a CA or router is only left by the SM itself. */
+	from_here = n->type == NODE_TYPE_SWITCH ||
+		    (q->hops == 0 && q->node == f->local_node);
+	if (from_here)
+		explore(d, q->node, q->port, q->path, q->hops);
+}
+
+static void on_answer(void *arg, int status, const void *mad, size_t len)
+{
+	struct query *q = arg;
+	struct discovery *d = q->d;
+	const struct smp_dr *smp = mad;
+	char ps[4 * (SMP_MAX_HOPS + 1)];
+
+	d->outstanding--;
+	if (status < 0 || (be16toh(smp->hdr.status) & 0x7fff)) {
+		path_str(q->path, q->hops, ps, sizeof(ps));
+		if (status < 0 && q->kind == Q_NODE_INFO && q->hops) {
+			d->result.dead_ends++;
+			log_warnx("ERR 0105: path %s: no answer to NodeInfo (%s):"
+				  " dead end", ps, strerror(-status));
+		} else {
+			log_warnx("ERR 0106: path %s: attribute 0x%04x port %u"
+				  " failed: %s", ps, query_attr[q->kind], q->port,
+				  status < 0 ? strerror(-status) : "bad MAD status");
+		}
+		d->result.failed++;
+	} else {
+		switch (q->kind) {
+		case Q_NODE_INFO:
+			got_node_info(d, q, (const void *)smp->data);
+			break;
+		case Q_NODE_DESC: {
+			struct fab_node *n = fabric_node(d->fabric, q->node);
+			memcpy(n->desc, smp->data, 64);
+			n->desc[64] = '\0';
+			n->has_desc = true;
+			break;
+		}
+		case Q_SWITCH_INFO: {
+			struct fab_node *n = fabric_node(d->fabric, q->node);
+			memcpy(&n->si, smp->data, sizeof(n->si));
+			n->has_switch_info = true;
+			break;
+		}
+		case Q_PORT_INFO:
+			got_port_info(d, q, (const void *)smp->data);
+			break;
+		}
+	}
+	(void)len;
+	free(q);
+	maybe_finish(d);
+}
+
+int discover_start(struct discovery **out, struct mad_engine *e,
+		   struct fabric *f, discover_done_cb cb, void *arg)
+{
+	struct discovery *d = calloc(1, sizeof(*d));
+	uint8_t path[SMP_MAX_HOPS + 1] = { 0 };
+
+	if (!d)
+		return -ENOMEM;
+	d->engine = e;
+	d->fabric = f;
+	d->cb = cb;
+	d->cb_arg = arg;
+	clock_gettime(CLOCK_MONOTONIC, &d->start);
+	*out = d;
+	send_query(d, Q_NODE_INFO, path, 0, FAB_NONE, 0, FAB_NONE, 0);
+	if (!d->outstanding) {
+		*out = NULL;
+		free(d);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void discover_free(struct discovery *d)
+{
+	free(d);
+}

@@ -1,0 +1,32 @@
+/*
+ * discover.h - the discovery sweep: directed routes from the SM port,
+ * breadth first, many SMPs in flight, building a fresh fabric model.
+ */
+#ifndef IBSM_SM_DISCOVER_H
+#define IBSM_SM_DISCOVER_H
+
+#include "mad/engine.h"
+#include "sm/fabric.h"
+
+struct discovery;
+
+struct discover_result {
+	unsigned smps;		/* requests this sweep made (not re-sends) */
+	unsigned failed;	/* requests that got no valid answer */
+	unsigned dead_ends;	/* up ports whose far side never answered */
+	unsigned dup_guids;	/* GUID seen on nodes that differ */
+	double   seconds;
+};
+
+/* Called once, on the loop thread, when nothing is outstanding any more. */
+typedef void (*discover_done_cb)(void *arg, const struct discover_result *r);
+
+/*
+ * Discover the fabric reachable from the local port into `f` (which must
+ * be freshly initialised).  Returns 0 or -errno; the callback runs later.
+ */
+int discover_start(struct discovery **out, struct mad_engine *e,
+		   struct fabric *f, discover_done_cb cb, void *arg);
+void discover_free(struct discovery *d);
+
+#endif /* IBSM_SM_DISCOVER_H */

@@ -1,0 +1,162 @@
+/*
+ * fabric.c - the fabric model (see fabric.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sm/fabric.h"
+
+void fabric_init(struct fabric *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->local_node = FAB_NONE;
+}
+
+void fabric_free(struct fabric *f)
+{
+	for (size_t i = 0; i < f->n_nodes; i++)
+		free(f->nodes[i].ports);
+	free(f->nodes);
+	free(f->hash);
+	fabric_init(f);
+}
+
+/* 64-bit mix (splitmix64 finaliser): GUIDs are often sequential. */
+static size_t guid_hash(uint64_t g)
+{
+	g ^= g >> 30;
+	g *= 0xbf58476d1ce4e5b9ull;
+	g ^= g >> 27;
+	g *= 0x94d049bb133111ebull;
+	g ^= g >> 31;
+	return (size_t)g;
+}
+
+int32_t fabric_find(const struct fabric *f, uint64_t guid)
+{
+	if (!f->hash_size)
+		return FAB_NONE;
+	size_t mask = f->hash_size - 1;
+	for (size_t i = guid_hash(guid) & mask;; i = (i + 1) & mask) {
+		int32_t id = f->hash[i];
+
+		if (id == FAB_NONE || f->nodes[id].guid == guid)
+			return id;
+	}
+}
+
+static void hash_put(struct fabric *f, int32_t id)
+{
+	size_t mask = f->hash_size - 1;
+	size_t i = guid_hash(f->nodes[id].guid) & mask;
+
+	while (f->hash[i] != FAB_NONE)
+		i = (i + 1) & mask;
+	f->hash[i] = id;
+}
+
+/* Keep the load factor under one half. */
+static int hash_grow(struct fabric *f)
+{
+	size_t size = f->hash_size ? f->hash_size * 2 : 64;
+	int32_t *h = malloc(size * sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	for (size_t i = 0; i < size; i++)
+		h[i] = FAB_NONE;
+	free(f->hash);
+	f->hash = h;
+	f->hash_size = size;
+	for (size_t id = 0; id < f->n_nodes; id++)
+		hash_put(f, (int32_t)id);
+	return 0;
+}
+
+int32_t fabric_add_node(struct fabric *f, uint64_t guid, uint8_t type,
+			uint8_t num_ports)
+{
+	struct fab_node *n;
+
+	if (fabric_find(f, guid) != FAB_NONE)
+		return -EEXIST;
+	if (f->n_nodes == f->cap_nodes) {
+		size_t cap = f->cap_nodes ? f->cap_nodes * 2 : 64;
+		struct fab_node *nn = realloc(f->nodes, cap * sizeof(*nn));
+
+		if (!nn)
+			return -ENOMEM;
+		f->nodes = nn;
+		f->cap_nodes = cap;
+	}
+	if ((f->n_nodes + 1) * 2 > f->hash_size && hash_grow(f) < 0)
+		return -ENOMEM;
+	n = &f->nodes[f->n_nodes];
+	memset(n, 0, sizeof(*n));
+	n->ports = calloc((size_t)num_ports + 1, sizeof(*n->ports));
+	if (!n->ports)
+		return -ENOMEM;
+	n->guid = guid;
+	n->type = type;
+	n->num_ports = num_ports;
+	for (unsigned p = 0; p <= num_ports; p++) {
+		n->ports[p].num = (uint8_t)p;
+		n->ports[p].peer_node = FAB_NONE;
+	}
+	int32_t id = (int32_t)f->n_nodes++;
+	hash_put(f, id);
+	return id;
+}
+
+int fabric_link(struct fabric *f, int32_t a, uint8_t pa, int32_t b, uint8_t pb)
+{
+	if (a < 0 || b < 0 || (size_t)a >= f->n_nodes || (size_t)b >= f->n_nodes)
+		return -EINVAL;
+	struct fab_node *na = &f->nodes[a], *nb = &f->nodes[b];
+	if (pa == 0 || pb == 0 || pa > na->num_ports || pb > nb->num_ports)
+		return -EINVAL;
+	na->ports[pa].peer_node = b;
+	na->ports[pa].peer_port = pb;
+	nb->ports[pb].peer_node = a;
+	nb->ports[pb].peer_port = pa;
+	return 0;
+}
+
+void fabric_count(const struct fabric *f, struct fabric_counts *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *n = &f->nodes[i];
+
+		if (n->type == NODE_TYPE_SWITCH)
+			c->switches++;
+		else if (n->type == NODE_TYPE_CA)
+			c->cas++;
+		else
+			c->routers++;
+		for (unsigned p = 1; p <= n->num_ports; p++) {
+			const struct fab_port *pt = &n->ports[p];
+
+			if (pt->valid)
+				c->ports++;
+			/* count each link from its lower end */
+			if (pt->peer_node != FAB_NONE &&
+			    ((size_t)pt->peer_node > i ||
+			     ((size_t)pt->peer_node == i && pt->peer_port > p)))
+				c->links++;
+		}
+	}
+}
+
+const char *fabric_node_type_str(uint8_t type)
+{
+	switch (type) {
+	case NODE_TYPE_CA:	return "Ca";
+	case NODE_TYPE_SWITCH:	return "Switch";
+	case NODE_TYPE_ROUTER:	return "Rt";
+	default:		return "Unknown";
+	}
+}

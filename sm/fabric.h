@@ -1,0 +1,82 @@
+/*
+ * fabric.h - the fabric model: nodes, ports and links as discovered.
+ *
+ * Plain arrays indexed by node id, with an open-addressing hash from node
+ * GUID to id.  A sweep builds a new model from scratch; nothing in here
+ * does I/O, so unit tests and offline tools build models by hand.
+ */
+#ifndef IBSM_SM_FABRIC_H
+#define IBSM_SM_FABRIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mad/wire.h"
+
+#define FAB_NONE	(-1)
+
+struct fab_port {
+	bool     valid;			/* PortInfo was read */
+	uint8_t  num;
+	uint64_t guid;			/* port GUID (switch: node port GUID) */
+	struct smp_port_info pi;	/* as last read, wire order */
+	int32_t  peer_node;		/* FAB_NONE when not linked */
+	uint8_t  peer_port;
+	uint8_t  hops;			/* DR path to this port (CA ports) */
+	uint8_t  path[SMP_MAX_HOPS + 1];
+};
+
+struct fab_node {
+	uint64_t guid;
+	uint64_t sys_guid;
+	uint8_t  type;			/* NODE_TYPE_* */
+	uint8_t  num_ports;
+	uint16_t device_id;
+	uint32_t revision;
+	uint32_t vendor_id;
+	char     desc[65];
+	bool     has_desc;
+	bool     has_switch_info;
+	struct smp_switch_info si;
+	uint8_t  hops;			/* DR path first used to reach it */
+	uint8_t  path[SMP_MAX_HOPS + 1];
+	struct fab_port *ports;		/* num_ports + 1 entries; [0] switch mgmt port */
+};
+
+struct fabric {
+	struct fab_node *nodes;
+	size_t   n_nodes, cap_nodes;
+	int32_t *hash;			/* node ids, FAB_NONE = empty */
+	size_t   hash_size;		/* power of two */
+	uint64_t local_port_guid;	/* the SM's port */
+	int32_t  local_node;
+	uint8_t  local_port;
+};
+
+void fabric_init(struct fabric *f);
+void fabric_free(struct fabric *f);
+
+/* Node id for a GUID, or FAB_NONE. */
+int32_t fabric_find(const struct fabric *f, uint64_t guid);
+/* Add a node (GUID must be new).  Returns its id or -ENOMEM / -EEXIST. */
+int32_t fabric_add_node(struct fabric *f, uint64_t guid, uint8_t type,
+			uint8_t num_ports);
+/* Record a link between two ports (both must exist). -EINVAL if not. */
+int fabric_link(struct fabric *f, int32_t a, uint8_t pa, int32_t b, uint8_t pb);
+
+static inline struct fab_node *fabric_node(const struct fabric *f, int32_t id)
+{
+	return &f->nodes[id];
+}
+
+struct fabric_counts {
+	size_t switches, cas, routers;
+	size_t ports;			/* ports with PortInfo (switch ports 1..N, CA ports) */
+	size_t links;			/* each link counted once */
+};
+void fabric_count(const struct fabric *f, struct fabric_counts *c);
+
+const char *fabric_node_type_str(uint8_t type);
+
+#endif /* IBSM_SM_FABRIC_H */

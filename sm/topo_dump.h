@@ -1,0 +1,20 @@
+/*
+ * topo_dump.h - write a fabric model in ibnetdiscover's topology format,
+ * the format ibsim reads, so a discovered fabric can be replayed.
+ */
+#ifndef IBSM_SM_TOPO_DUMP_H
+#define IBSM_SM_TOPO_DUMP_H
+
+#include <stdio.h>
+
+#include "sm/fabric.h"
+
+/* Write to an open stream.  Returns 0 or -errno. */
+int topo_dump(const struct fabric *f, FILE *fp);
+/* Write to `path` atomically (temp file + rename).  Returns 0 or -errno. */
+int topo_dump_file(const struct fabric *f, const char *path);
+
+/* "4xSDR", "4xEDR", ... for a port as its PortInfo says; "" if unknown. */
+const char *topo_link_str(const struct smp_port_info *pi, char *buf, size_t sz);
+
+#endif /* IBSM_SM_TOPO_DUMP_H */
