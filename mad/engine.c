@@ -71,6 +71,7 @@ struct mad_engine {
 	struct txn		*bucket[TID_BUCKETS];
 	ev_timer		 timer;
 	struct unsol_handler	*handlers;
+	bool			 closing;	/* in mad_engine_free() */
 };
 
 static void list_remove(struct txn_list *l, struct txn *t)
@@ -292,6 +293,8 @@ void mad_engine_free(struct mad_engine *e)
 {
 	if (!e)
 		return;
+	/* Callbacks of cancelled requests must not queue new ones. */
+	e->closing = true;
 	ev_timer_stop(e->loop, &e->timer);
 	memset(e->bucket, 0, sizeof(e->bucket));
 	fail_list(e, &e->wait);
@@ -327,6 +330,8 @@ int mad_engine_submit(struct mad_engine *e, const void *mad, size_t len,
 	const struct mad_hdr *h = mad;
 	struct txn *t;
 
+	if (e->closing)
+		return -ECANCELED;
 	if (len < MAD_HDR_SIZE || len > MAD_SIZE || !cb)
 		return -EINVAL;
 	if (h->method & MAD_METHOD_RESP || h->method == MAD_METHOD_TRAP_REPRESS)

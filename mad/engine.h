@@ -77,7 +77,8 @@ struct mad_engine_stats {
 int  mad_engine_new(struct mad_engine **out, struct ev_loop *loop,
 		    const struct mad_transport *tr,
 		    const struct mad_engine_opts *opts);
-/* Fails every pending request with -ECANCELED, then frees the engine. */
+/* Fails every pending request with -ECANCELED, then frees the engine.
+ * Submits from those callbacks fail with -ECANCELED. */
 void mad_engine_free(struct mad_engine *e);
 
 /*

@@ -164,6 +164,25 @@ fail:
 	return rc < 0 ? rc : -EIO;
 }
 
+int umad_io_set_sm(struct umad_io *io, bool on)
+{
+	char path[256];
+
+	if (!on) {
+		if (io->issm_fd >= 0)
+			close(io->issm_fd);
+		io->issm_fd = -1;
+		return 0;
+	}
+	if (io->issm_fd >= 0)
+		return 0;
+	if (umad_get_issm_path(io->info.ca, io->info.port, path,
+			       (int)sizeof(path)) < 0)
+		return -ENODEV;
+	io->issm_fd = open(path, O_RDWR);
+	return io->issm_fd < 0 ? -errno : 0;
+}
+
 const struct umad_port_info *umad_io_port(const struct umad_io *io)
 {
 	return &io->info;

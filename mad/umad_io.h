@@ -46,6 +46,12 @@ int umad_io_open(struct umad_io **out, struct ev_loop *loop, uint64_t guid,
 /* Start the receive thread; MADs go to cb(arg, ...). */
 int umad_io_start(struct umad_io *io, umad_io_recv_cb cb, void *arg);
 void umad_io_close(struct umad_io *io);
+/*
+ * Claim (or drop) the SM role on the port: holding the issm device open
+ * sets PortInfo:CapabilityMask.IsSM, which is how the fabric (and ibsim)
+ * knows where to send traps.  Returns 0 or -errno.
+ */
+int umad_io_set_sm(struct umad_io *io, bool on);
 
 const struct umad_port_info *umad_io_port(const struct umad_io *io);
 /* A transport for mad_engine_new() that sends through this port. */

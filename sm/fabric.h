@@ -23,6 +23,8 @@ struct fab_port {
 	struct smp_port_info pi;	/* as last read, wire order */
 	int32_t  peer_node;		/* FAB_NONE when not linked */
 	uint8_t  peer_port;
+	uint16_t lid;			/* assigned base LID: CA/router ports, switch port 0 */
+	uint8_t  lmc;			/* assigned LMC for that LID range */
 	uint8_t  hops;			/* DR path to this port (CA ports) */
 	uint8_t  path[SMP_MAX_HOPS + 1];
 };
@@ -52,6 +54,7 @@ struct fabric {
 	uint64_t local_port_guid;	/* the SM's port */
 	int32_t  local_node;
 	uint8_t  local_port;
+	uint16_t max_lid;		/* highest LID assigned (0: none yet) */
 };
 
 void fabric_init(struct fabric *f);

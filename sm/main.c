@@ -22,30 +22,9 @@
 #include "sm/discover.h"
 #include "sm/fabric.h"
 #include "sm/log.h"
+#include "sm/program.h"
+#include "sm/sm.h"
 #include "sm/topo_dump.h"
-
-struct options {
-	uint64_t guid;
-	bool once;
-	const char *log_file;
-	enum log_level log_level;
-	unsigned timeout_ms;
-	unsigned retries;
-	unsigned max_smps;
-	const char *dump_fabric;
-};
-
-struct ibsm {
-	struct options opt;
-	struct ev_loop *loop;
-	struct umad_io *io;
-	struct mad_engine *engine;
-	struct fabric fabric;
-	struct discovery *disc;
-	bool sweep_again;		/* SIGHUP during a sweep */
-	ev_signal sig_int, sig_term, sig_hup;
-	int exit_code;
-};
 
 static void usage(FILE *fp)
 {
@@ -63,8 +42,18 @@ static void usage(FILE *fp)
 "  -t, --timeout MS       per-SMP timeout in ms (default 200)\n"
 "      --retries N        re-sends of an unanswered SMP (default 3)\n"
 "  -n, --maxsmps N        SMPs on the wire at once (default 4)\n"
+"  -p, --priority N       SM priority 0-15 (default 0)\n"
+"  -l, --lmc N            LMC 0-7: 2^N LIDs per CA port (default 0)\n"
+"  -r, --reassign_lids    give every port a new LID (ignore the cache)\n"
+"  -s, --sweep N          light sweep every N s, 0 = off (default 10)\n"
+"  -R, --routing_engine L routing engines to try in order (default minhop)\n"
+"      --cache-dir DIR    guid2lid cache directory (default $OSM_CACHE_DIR\n"
+"                         or /var/cache/opensm)\n"
+"      --dump-dir DIR     opensm-subnet.lst, opensm-lfts.dump (default\n"
+"                         $OSM_TMP_DIR or /var/log)\n"
 "      --dump-fabric FILE write the discovered fabric in ibnetdiscover's\n"
 "                         topology format (atomically)\n"
+"      --discover-only    discover, report and exit without changing anything\n"
 "  -h, --help             this help\n"
 "      --version          print the version and exit\n");
 }
@@ -81,9 +70,26 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 	return 0;
 }
 
-static int parse_options(int argc, char **argv, struct options *o)
+static int bad_value(const char *opt, const char *val, const char *expected)
 {
-	enum { OPT_RETRIES = 256, OPT_VERSION, OPT_DUMP_FABRIC };
+	fprintf(stderr, "ibsm: %s %s: expected %s\n", opt, val, expected);
+	return -EINVAL;
+}
+
+static void dir_default(char *dst, size_t sz, const char *env, const char *def)
+{
+	const char *v = getenv(env);
+	snprintf(dst, sz, "%s", v && *v ? v : def);
+}
+
+enum {
+	OPT_RETRIES = 256, OPT_VERSION, OPT_DUMP_FABRIC, OPT_CACHE_DIR,
+	OPT_DUMP_DIR, OPT_DISCOVER_ONLY,
+};
+
+static int parse_options(int argc, char **argv, struct sm_config *o,
+			 bool *discover_only)
+{
 	static const struct option longopts[] = {
 		{ "guid", required_argument, NULL, 'g' },
 		{ "once", no_argument, NULL, 'o' },
@@ -93,7 +99,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "retries", required_argument, NULL, OPT_RETRIES },
 		{ "maxsmps", required_argument, NULL, 'n' },
+		{ "priority", required_argument, NULL, 'p' },
+		{ "lmc", required_argument, NULL, 'l' },
+		{ "reassign_lids", no_argument, NULL, 'r' },
+		{ "sweep", required_argument, NULL, 's' },
+		{ "routing_engine", required_argument, NULL, 'R' },
+		{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
+		{ "dump-dir", required_argument, NULL, OPT_DUMP_DIR },
 		{ "dump-fabric", required_argument, NULL, OPT_DUMP_FABRIC },
+		{ "discover-only", no_argument, NULL, OPT_DISCOVER_ONLY },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -101,24 +115,35 @@ static int parse_options(int argc, char **argv, struct options *o)
 	unsigned long v;
 	int c;
 
-	*o = (struct options){
+	/* OpenSM's defaults (opensm -c). */
+	*o = (struct sm_config){
 		.log_file = "/var/log/ibsm.log",
 		.log_level = LOG_LVL_INFO,
-		.timeout_ms = 200,
-		.retries = 3,
-		.max_smps = 4,
+		.transaction_timeout = 200,
+		.transaction_retries = 3,
+		.max_wire_smps = 4,
+		.sweep_interval = 10,
+		.subnet_prefix = 0xfe80000000000000ull,
+		.subnet_timeout = 18,
+		.packet_life_time = 0x12,
+		.head_of_queue_lifetime = 0x12,
+		.leaf_head_of_queue_lifetime = 0x10,
+		.max_op_vls = 5,
 	};
-	while ((c = getopt_long(argc, argv, "g:of:VD:t:n:h", longopts, NULL)) != -1) {
+	dir_default(o->cache_dir, sizeof(o->cache_dir), "OSM_CACHE_DIR",
+		    "/var/cache/opensm");
+	dir_default(o->dump_dir, sizeof(o->dump_dir), "OSM_TMP_DIR", "/var/log");
+	*discover_only = false;
+	while ((c = getopt_long(argc, argv, "g:of:VD:t:n:p:l:rs:R:h", longopts,
+				NULL)) != -1) {
 		switch (c) {
 		case 'g': {
 			char *end;
 			errno = 0;
 			o->guid = strtoull(optarg, &end, 0);
-			if (errno || end == optarg || *end || !o->guid) {
-				fprintf(stderr, "ibsm: -g %s: expected a port GUID"
-					" such as 0x0002c90300001234\n", optarg);
-				return -EINVAL;
-			}
+			if (errno || end == optarg || *end || !o->guid)
+				return bad_value("-g", optarg, "a port GUID such"
+						 " as 0x0002c90300001234");
 			break;
 		}
 		case 'o':
@@ -131,41 +156,69 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->log_level = LOG_LVL_DEBUG;
 			break;
 		case 'D':
-			if (parse_uint(optarg, 0xff, &v) < 0) {
-				fprintf(stderr, "ibsm: -D %s: expected log flags"
-					" 0x00-0xff\n", optarg);
-				return -EINVAL;
-			}
+			if (parse_uint(optarg, 0xff, &v) < 0)
+				return bad_value("-D", optarg, "log flags 0x00-0xff");
 			o->log_level = v >= 0x04 ? LOG_LVL_DEBUG :
 				       v & 0x02 ? LOG_LVL_INFO :
 				       v & 0x01 ? LOG_LVL_WARN : LOG_LVL_ERR;
 			break;
 		case 't':
-			if (parse_uint(optarg, 60000, &v) < 0 || !v) {
-				fprintf(stderr, "ibsm: -t %s: expected a timeout"
-					" of 1-60000 ms\n", optarg);
-				return -EINVAL;
-			}
-			o->timeout_ms = (unsigned)v;
+			if (parse_uint(optarg, 60000, &v) < 0 || !v)
+				return bad_value("-t", optarg, "a timeout of 1-60000 ms");
+			o->transaction_timeout = (unsigned)v;
 			break;
 		case OPT_RETRIES:
-			if (parse_uint(optarg, 100, &v) < 0) {
-				fprintf(stderr, "ibsm: --retries %s: expected"
-					" 0-100\n", optarg);
-				return -EINVAL;
-			}
-			o->retries = (unsigned)v;
+			if (parse_uint(optarg, 100, &v) < 0)
+				return bad_value("--retries", optarg, "0-100");
+			o->transaction_retries = (unsigned)v;
 			break;
 		case 'n':
-			if (parse_uint(optarg, 65535, &v) < 0 || !v) {
-				fprintf(stderr, "ibsm: -n %s: expected 1-65535"
-					" SMPs\n", optarg);
-				return -EINVAL;
-			}
-			o->max_smps = (unsigned)v;
+			if (parse_uint(optarg, 65535, &v) < 0 || !v)
+				return bad_value("-n", optarg, "1-65535 SMPs");
+			o->max_wire_smps = (unsigned)v;
+			break;
+		case 'p':
+			if (parse_uint(optarg, 15, &v) < 0)
+				return bad_value("-p", optarg, "a priority 0-15");
+			o->sm_priority = (uint8_t)v;
+			break;
+		case 'l':
+			if (parse_uint(optarg, 7, &v) < 0)
+				return bad_value("-l", optarg, "an LMC 0-7");
+			o->lmc = (uint8_t)v;
+			break;
+		case 'r':
+			o->reassign_lids = true;
+			break;
+		case 's':
+			if (parse_uint(optarg, 86400, &v) < 0)
+				return bad_value("-s", optarg, "0-86400 seconds");
+			o->sweep_interval = (unsigned)v;
+			break;
+		case 'R': {
+			char list[256], *save = NULL;
+			snprintf(list, sizeof(list), "%s", optarg);
+			for (char *t = strtok_r(list, ",", &save); t;
+			     t = strtok_r(NULL, ",", &save))
+				if (!routing_find(t))
+					return bad_value("-R", optarg,
+							 "a comma list of routing"
+							 " engines (known: minhop)");
+			o->routing_engine = optarg;
+			break;
+		}
+		case OPT_CACHE_DIR:
+			snprintf(o->cache_dir, sizeof(o->cache_dir), "%s", optarg);
+			break;
+		case OPT_DUMP_DIR:
+			snprintf(o->dump_dir, sizeof(o->dump_dir), "%s", optarg);
 			break;
 		case OPT_DUMP_FABRIC:
 			o->dump_fabric = optarg;
+			break;
+		case OPT_DISCOVER_ONLY:
+			*discover_only = true;
+			o->once = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -182,13 +235,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 		fprintf(stderr, "ibsm: unexpected argument '%s'\n", argv[optind]);
 		return -EINVAL;
 	}
+	o->summary = o->once;
 	return 0;
 }
 
 static void on_mad(void *arg, const void *mad, size_t len,
 		   const struct mad_addr *from, int status)
 {
-	struct ibsm *sm = arg;
+	struct sm *sm = arg;
 
 	mad_engine_recv(sm->engine, mad, len, from, status);
 }
@@ -200,83 +254,67 @@ static long peak_rss_kb(void)
 	return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1;
 }
 
-static void sweep_start(struct ibsm *sm);
+/* --discover-only: one discovery sweep, a report, no Sets at all. */
+struct discover_job {
+	struct sm *sm;
+	struct discovery *disc;
+};
 
-static void on_discovered(void *arg, const struct discover_result *r)
+static void on_discovered_only(void *arg, const struct discover_result *r)
 {
-	struct ibsm *sm = arg;
+	struct discover_job *job = arg;
+	struct sm *sm = job->sm;
 	struct fabric_counts c;
 	const struct mad_engine_stats *st = mad_engine_stats(sm->engine);
 
 	fabric_count(&sm->fabric, &c);
-	log_info("discovery: %zu switches, %zu CAs, %zu routers, %zu ports,"
-		 " %zu links in %.3f s; %u SMPs, %" PRIu64 " re-sent, %u failed,"
-		 " %u dead ends", c.switches, c.cas, c.routers, c.ports, c.links,
-		 r->seconds, r->smps, st->resends, r->failed, r->dead_ends);
-	if (sm->opt.once)
-		printf("discovered %zu switches, %zu CAs, %zu ports, %zu links"
-		       " in %.3f s: smps=%u resent=%" PRIu64 " failed=%u"
-		       " dead_ends=%u peak_rss_kb=%ld\n", c.switches, c.cas,
-		       c.ports, c.links, r->seconds, r->smps, st->resends,
-		       r->failed, r->dead_ends, peak_rss_kb());
-	discover_free(sm->disc);
-	sm->disc = NULL;
+	log_info("discovery: %zu switches, %zu CAs, %zu ports, %zu links in"
+		 " %.3f s; %u SMPs, %" PRIu64 " re-sent, %u failed, %u dead ends",
+		 c.switches, c.cas, c.ports, c.links, r->seconds, r->smps,
+		 st->resends, r->failed, r->dead_ends);
+	printf("discovered %zu switches, %zu CAs, %zu ports, %zu links in %.3f s:"
+	       " smps=%u resent=%" PRIu64 " failed=%u dead_ends=%u"
+	       " peak_rss_kb=%ld\n", c.switches, c.cas, c.ports, c.links,
+	       r->seconds, r->smps, st->resends, r->failed, r->dead_ends,
+	       peak_rss_kb());
 	if (sm->fabric.local_node == FAB_NONE) {
-		log_err("ERR 0001: the local node did not answer NodeInfo:"
-			" nothing discovered");
+		log_err("ERR 0001: the local node did not answer NodeInfo");
 		sm->exit_code = 1;
-	}
-	if (sm->opt.dump_fabric && sm->fabric.local_node != FAB_NONE) {
-		int rc = topo_dump_file(&sm->fabric, sm->opt.dump_fabric);
+	} else if (sm->cfg.dump_fabric) {
+		int rc = topo_dump_file(&sm->fabric, sm->cfg.dump_fabric);
 		if (rc < 0) {
 			log_err("ERR 0002: cannot write %s: %s",
-				sm->opt.dump_fabric, strerror(-rc));
+				sm->cfg.dump_fabric, strerror(-rc));
 			sm->exit_code = 1;
 		}
 	}
-	if (sm->opt.once) {
-		ev_break(sm->loop, EVBREAK_ALL);
-		return;
-	}
-	if (sm->sweep_again) {
-		sm->sweep_again = false;
-		sweep_start(sm);
-	}
-}
-
-/* A heavy sweep: rediscover the fabric from scratch into a new model. */
-static void sweep_start(struct ibsm *sm)
-{
-	int rc;
-
-	if (sm->disc) {
-		sm->sweep_again = true;
-		return;
-	}
-	fabric_free(&sm->fabric);
-	fabric_init(&sm->fabric);
-	rc = discover_start(&sm->disc, sm->engine, &sm->fabric, on_discovered, sm);
-	if (rc < 0) {
-		log_err("ERR 0003: cannot start discovery: %s", strerror(-rc));
-		sm->exit_code = 1;
-		ev_break(sm->loop, EVBREAK_ALL);
-	}
+	ev_break(sm->loop, EVBREAK_ALL);
 }
 
 static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 {
-	struct ibsm *sm = w->data;
+	struct sm *sm = w->data;
 
 	if (w->signum == SIGHUP) {
 		log_info("SIGHUP: heavy sweep requested");
-		sweep_start(sm);
+		sm_event(sm, SM_EV_CHANGE);
 		return;
 	}
 	log_info("signal %d: exiting", w->signum);
-	ev_break(loop, EVBREAK_ALL);
+	sm_event(sm, SM_EV_STOP);
 }
 
-static void signals_start(struct ibsm *sm)
+static void on_light_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	sm_event(w->data, SM_EV_LIGHT_TIMER);
+}
+
+static void on_retry_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	sm_event(w->data, SM_EV_CHANGE);
+}
+
+static void watchers_start(struct sm *sm)
 {
 	ev_signal *w[] = { &sm->sig_int, &sm->sig_term, &sm->sig_hup };
 	int num[] = { SIGINT, SIGTERM, SIGHUP };
@@ -286,32 +324,40 @@ static void signals_start(struct ibsm *sm)
 		w[i]->data = sm;
 		ev_signal_start(sm->loop, w[i]);
 	}
+	ev_timer_init(&sm->light_timer, on_light_timer, 0., 0.);
+	sm->light_timer.data = sm;
+	ev_timer_init(&sm->retry_timer, on_retry_timer, 0., 0.);
+	sm->retry_timer.data = sm;
 }
 
 int main(int argc, char **argv)
 {
 	static const uint8_t classes[] = { MAD_CLASS_SMI, MAD_CLASS_SMI_DR };
-	struct ibsm sm = { 0 };
+	struct sm sm = { 0 };
+	struct discover_job job = { &sm, NULL };
+	bool discover_only;
 	int rc;
 
-	if (parse_options(argc, argv, &sm.opt) < 0)
+	if (parse_options(argc, argv, &sm.cfg, &discover_only) < 0)
 		return 2;
-	rc = log_open(sm.opt.log_file, sm.opt.log_level);
+	rc = log_open(sm.cfg.log_file, sm.cfg.log_level);
 	if (rc < 0) {
 		fprintf(stderr, "ibsm: cannot open log file %s: %s\n",
-			sm.opt.log_file, strerror(-rc));
+			sm.cfg.log_file, strerror(-rc));
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	sm.loop = ev_default_loop(EVFLAG_AUTO);
 	fabric_init(&sm.fabric);
+	sm.images = lft_images_new();
+	sm.memos = port_memos_new();
 
-	rc = umad_io_open(&sm.io, sm.loop, sm.opt.guid, classes,
-			  sizeof(classes), true);
+	rc = umad_io_open(&sm.io, sm.loop, sm.cfg.guid, classes,
+			  sizeof(classes), !discover_only);
 	if (rc < 0) {
-		if (sm.opt.guid)
+		if (sm.cfg.guid)
 			fprintf(stderr, "ibsm: cannot open the port with GUID 0x%016"
-				PRIx64 ": %s\n", sm.opt.guid, strerror(-rc));
+				PRIx64 ": %s\n", sm.cfg.guid, strerror(-rc));
 		else
 			fprintf(stderr, "ibsm: cannot open an InfiniBand port: %s\n",
 				strerror(-rc));
@@ -319,17 +365,22 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	const struct umad_port_info *pi = umad_io_port(sm.io);
+	sm.port_guid = pi->port_guid;
 	log_info("ibsm %s bound to %s port %d, port GUID 0x%016" PRIx64,
 		 PACKAGE_VERSION, pi->ca, pi->port, pi->port_guid);
 
 	struct mad_transport tr = umad_io_transport(sm.io);
 	struct mad_engine_opts eo = {
-		.max_wire_smps = sm.opt.max_smps,
+		.max_wire_smps = sm.cfg.max_wire_smps,
 		.max_wire_gmps = 64,
-		.timeout_ms = sm.opt.timeout_ms,
-		.retries = sm.opt.retries,
+		.timeout_ms = sm.cfg.transaction_timeout,
+		.retries = sm.cfg.transaction_retries,
 	};
 	rc = mad_engine_new(&sm.engine, sm.loop, &tr, &eo);
+	if (rc == 0 && !discover_only)
+		rc = sm_agents_start(&sm);
+	if (rc == 0 && !discover_only)
+		rc = umad_io_set_sm(sm.io, true);
 	if (rc == 0)
 		rc = umad_io_start(sm.io, on_mad, &sm);
 	if (rc < 0) {
@@ -337,15 +388,28 @@ int main(int argc, char **argv)
 		umad_io_close(sm.io);
 		return 1;
 	}
-	signals_start(&sm);
-	sweep_start(&sm);
-	ev_run(sm.loop, 0);
+	watchers_start(&sm);
+	if (discover_only)
+		rc = discover_start(&job.disc, sm.engine, &sm.fabric,
+				    on_discovered_only, &job);
+	else
+		sm_event(&sm, SM_EV_START);
+	if (rc == 0)
+		ev_run(sm.loop, 0);
 
-	/* The pump must stop before the engine it feeds goes away. */
+	/* Stop the pump before the engine it feeds; cancelled requests call
+	 * back into the sweeps, which are told to ignore them first. */
 	umad_io_close(sm.io);
-	discover_free(sm.disc);
+	sweep_heavy_abort(&sm);
+	sweep_light_abort(&sm);
 	mad_engine_free(sm.engine);
+	sweep_heavy_abort(&sm);
+	sweep_light_abort(&sm);
+	discover_free(job.disc);
 	fabric_free(&sm.fabric);
+	lid_cache_free(sm.lids);
+	lft_images_free(sm.images);
+	port_memos_free(sm.memos);
 	log_close();
 	return sm.exit_code;
 }

@@ -12,12 +12,10 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "sm/fileutil.h"
 #include "sm/topo_dump.h"
 
 const char *topo_link_str(const struct smp_port_info *pi, char *buf, size_t sz)
@@ -138,43 +136,12 @@ int topo_dump(const struct fabric *f, FILE *fp)
 	return ferror(fp) ? -EIO : 0;
 }
 
+static int write_topo(FILE *fp, const void *arg)
+{
+	return topo_dump(arg, fp);
+}
+
 int topo_dump_file(const struct fabric *f, const char *path)
 {
-	size_t len = strlen(path) + 16;
-	char *tmp = malloc(len);
-	FILE *fp;
-	int rc;
-
-	if (!tmp)
-		return -ENOMEM;
-	snprintf(tmp, len, "%s.tmpXXXXXX", path);
-	int fd = mkstemp(tmp);
-	if (fd < 0) {
-		rc = -errno;
-		free(tmp);
-		return rc;
-	}
-	if (fchmod(fd, 0644) < 0) {
-		rc = -errno;
-		close(fd);
-		goto out;
-	}
-	fp = fdopen(fd, "w");
-	if (!fp) {
-		rc = -errno;
-		close(fd);
-		goto out;
-	}
-	rc = topo_dump(f, fp);
-	if (fflush(fp) || fsync(fileno(fp)))
-		rc = -errno;
-	if (fclose(fp) && !rc)
-		rc = -errno;
-	if (!rc && rename(tmp, path) < 0)
-		rc = -errno;
-out:
-	if (rc)
-		unlink(tmp);
-	free(tmp);
-	return rc;
+	return write_file_atomic(path, write_topo, f);
 }

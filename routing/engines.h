@@ -1,0 +1,32 @@
+/*
+ * engines.h - what routing.c and the engines share; not for the daemon.
+ */
+#ifndef IBSM_ROUTING_ENGINES_H
+#define IBSM_ROUTING_ENGINES_H
+
+#include "routing/routing.h"
+
+extern const struct routing_engine routing_minhop;
+
+/*
+ * Allocate out->lft for every node of `f` and, for each switch, an LFT of
+ * top + 1 entries set to LFT_NO_PATH.  Returns 0 or -ENOMEM (out is then
+ * freed again).
+ */
+int routing_alloc_tables(const struct fabric *f, struct routing_result *out,
+			 uint16_t top);
+
+/* A link counts as up when both ends have PortInfo saying INIT or better. */
+static inline bool routing_port_up(const struct fabric *f,
+				   const struct fab_port *p)
+{
+	const struct fab_port *q;
+
+	if (!p->valid || p->peer_node == FAB_NONE ||
+	    pi_port_state(&p->pi) < PORT_STATE_INIT)
+		return false;
+	q = &fabric_node(f, p->peer_node)->ports[p->peer_port];
+	return q->valid && pi_port_state(&q->pi) >= PORT_STATE_INIT;
+}
+
+#endif /* IBSM_ROUTING_ENGINES_H */

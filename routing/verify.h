@@ -1,0 +1,42 @@
+/*
+ * verify.h - check forwarding tables against the fabric model by walking
+ * them, for tests and offline benchmarks (routebench), not the daemon's
+ * hot path.
+ */
+#ifndef IBSM_ROUTING_VERIFY_H
+#define IBSM_ROUTING_VERIFY_H
+
+#include <stdint.h>
+
+#include "routing/routing.h"
+
+struct routing_check {
+	uint64_t pairs;		/* (source port, destination LID) pairs walked */
+	uint64_t unreachable;	/* ran into LFT_NO_PATH or a port that is down */
+	uint64_t loops;		/* came back to a switch already on the path */
+	uint64_t misrouted;	/* left the fabric at a port not owning the LID */
+	uint64_t hop_sum;	/* switch-to-switch hops over the good pairs */
+	unsigned max_hops;
+	/* the first failure found, for the message: LID and source switch */
+	uint16_t bad_lid;
+	int32_t  bad_switch;	/* node id, FAB_NONE when all is well */
+};
+
+static inline uint64_t routing_check_failures(const struct routing_check *c)
+{
+	return c->unreachable + c->loops + c->misrouted;
+}
+
+/*
+ * Walk, from every CA/router port that has a LID and an up link to a
+ * switch, to every assigned LID (CA/router port ranges and switch LIDs)
+ * through the tables in `r`, and count how each walk ends.  The walk
+ * arrives when a switch forwards to port 0 for its own LID or out of the
+ * port linked to the CA/router port owning the LID.  Cost: one step per
+ * switch and LID (each switch's outcome for a LID is computed once).
+ * Returns 0 or -ENOMEM.
+ */
+int routing_check(const struct fabric *f, const struct routing_result *r,
+		  struct routing_check *c);
+
+#endif /* IBSM_ROUTING_VERIFY_H */

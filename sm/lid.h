@@ -1,0 +1,70 @@
+/*
+ * lid.h - LID assignment and the guid2lid cache.
+ *
+ * The cache is OpenSM's file format, one line per port GUID:
+ *     0x0002c90300001234 0x0005 0x0005
+ * (port GUID, first LID, last LID of its LMC range).  It keeps entries of
+ * ports that are absent today so they get their LIDs back when they return.
+ */
+#ifndef IBSM_SM_LID_H
+#define IBSM_SM_LID_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sm/fabric.h"
+
+#define LID_UNICAST_MAX	0xbfff
+
+struct lid_cache;
+
+/* An empty cache.  Returns NULL on allocation failure. */
+struct lid_cache *lid_cache_new(void);
+void lid_cache_free(struct lid_cache *c);
+
+/*
+ * Read a guid2lid file.  A missing file is an empty cache (returns 0).
+ * Malformed lines are skipped and reported one by one through `warn`
+ * (may be NULL) as "FILE:LINE: what was expected"; returns the number of
+ * entries loaded or -errno for an unreadable file.
+ */
+int lid_cache_load(struct lid_cache *c, const char *path,
+		   void (*warn)(void *arg, const char *msg), void *arg);
+/* Write atomically (temp file + rename).  Returns 0 or -errno. */
+int lid_cache_save(const struct lid_cache *c, const char *path);
+
+/* Lookup: true, with min and max set, when the GUID has an entry. */
+bool lid_cache_get(const struct lid_cache *c, uint64_t guid,
+		   uint16_t *min, uint16_t *max);
+int  lid_cache_set(struct lid_cache *c, uint64_t guid, uint16_t min, uint16_t max);
+size_t lid_cache_count(const struct lid_cache *c);
+
+struct lid_policy {
+	uint8_t lmc;		/* 0-7: CA/router ports get 2^lmc LIDs */
+	bool    reassign;	/* -r: ignore cache and current LIDs */
+};
+
+struct lid_report {
+	unsigned kept_cache;	/* ranges taken from the cache */
+	unsigned kept_fabric;	/* ranges taken from the port's current LID */
+	unsigned assigned;	/* fresh ranges */
+	unsigned fixed_dup;	/* current LIDs that collided and were moved */
+	unsigned fixed_range;	/* current LIDs invalid/out of range/misaligned */
+	unsigned exhausted;	/* ports left without a LID */
+};
+
+/*
+ * Give every LID-bearing port of `f` (CA and router ports with PortInfo,
+ * switch port 0) a base LID and LMC in fab_port.lid/.lmc, and set
+ * f->max_lid.  Switch port 0 gets LMC 0 (a base port 0) or the policy's
+ * LMC when the switch has enhanced port 0.  Ranges are aligned to 2^lmc.
+ * Preference: the cache entry, then the port's current LID (pi.lid), then
+ * the lowest free aligned range, never touching ranges the cache holds
+ * for absent ports while free LIDs remain.  The cache is updated to the
+ * result.  Returns 0 or -errno (-ENOSPC when ports were left without).
+ */
+int lid_assign(struct fabric *f, struct lid_cache *c,
+	       const struct lid_policy *p, struct lid_report *r);
+
+#endif /* IBSM_SM_LID_H */

@@ -1,0 +1,540 @@
+/*
+ * program.c - batches of SMP Sets, forwarding-table images and the
+ * desired PortInfo of a port (see program.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sm/program.h"
+
+/* ------------------------------------------------------------ batches */
+
+struct batch_item {
+	struct smp_batch *b;
+	batch_item_cb cb;
+	void *cb_arg;
+	int32_t node;
+	uint8_t port;
+};
+
+void batch_init(struct smp_batch *b, struct mad_engine *e, batch_done_cb done,
+		void *arg)
+{
+	memset(b, 0, sizeof(*b));
+	b->engine = e;
+	b->done = done;
+	b->arg = arg;
+}
+
+static void batch_maybe_done(struct smp_batch *b)
+{
+	if (b->sealed && !b->pending && b->done) {
+		batch_done_cb done = b->done;
+
+		b->done = NULL;		/* exactly once */
+		done(b, b->arg);
+	}
+}
+
+static void on_item(void *arg, int status, const void *mad, size_t len)
+{
+	struct batch_item *it = arg;
+	struct smp_batch *b = it->b;
+	const struct smp_dr *smp = mad;
+	const uint8_t *data = NULL;
+
+	b->pending--;
+	if (status == 0 && len == MAD_SIZE &&
+	    !(be16toh(smp->hdr.status) & 0x7fff))
+		data = smp->data;
+	else
+		b->failed++;
+	if (it->cb)
+		it->cb(b, it->node, it->port, data, it->cb_arg);
+	free(it);
+	batch_maybe_done(b);
+}
+
+int batch_smp(struct smp_batch *b, uint8_t method, const uint8_t *path,
+	      unsigned hops, uint16_t attr, uint32_t mod, const void *data,
+	      size_t len, int32_t node, uint8_t port, batch_item_cb cb,
+	      void *cb_arg)
+{
+	struct mad_addr addr = { .lid = 0xffff };
+	struct batch_item *it;
+	struct smp_dr smp;
+	int rc;
+
+	if (len > SMP_DATA_SIZE)
+		return -EINVAL;
+	it = malloc(sizeof(*it));
+	if (!it)
+		return -ENOMEM;
+	*it = (struct batch_item){ b, cb, cb_arg, node, port };
+	mad_build_smp_dr(&smp, method, attr, mod, path, hops);
+	if (data)
+		memcpy(smp.data, data, len);
+	rc = mad_engine_submit(b->engine, &smp, sizeof(smp), &addr, on_item, it);
+	if (rc < 0) {
+		free(it);
+		return rc;
+	}
+	b->pending++;
+	b->sent++;
+	return 0;
+}
+
+void batch_seal(struct smp_batch *b)
+{
+	b->sealed = true;
+	batch_maybe_done(b);
+}
+
+/* --------------------------------------------------------- LFT images */
+
+struct lft_image {
+	uint64_t guid;			/* 0 = empty slot */
+	uint16_t top;
+	uint16_t cap;			/* entries allocated */
+	uint8_t *port;
+	uint8_t *known;			/* per 64-entry block: written by us */
+};
+
+struct lft_images {
+	struct lft_image *slot;
+	size_t size, used;		/* open addressing, power of two */
+};
+
+struct lft_images *lft_images_new(void)
+{
+	return calloc(1, sizeof(struct lft_images));
+}
+
+static void image_clear(struct lft_image *img)
+{
+	free(img->port);
+	free(img->known);
+	memset(img, 0, sizeof(*img));
+}
+
+void lft_images_free(struct lft_images *im)
+{
+	if (!im)
+		return;
+	for (size_t i = 0; i < im->size; i++)
+		image_clear(&im->slot[i]);
+	free(im->slot);
+	free(im);
+}
+
+static size_t guid_slot(uint64_t g, size_t size)
+{
+	g ^= g >> 33;
+	g *= 0xff51afd7ed558ccdull;
+	g ^= g >> 33;
+	return (size_t)g & (size - 1);
+}
+
+static struct lft_image *image_find(const struct lft_images *im, uint64_t guid)
+{
+	if (!im->size)
+		return NULL;
+	for (size_t i = guid_slot(guid, im->size);; i = (i + 1) & (im->size - 1)) {
+		if (im->slot[i].guid == guid)
+			return &im->slot[i];
+		if (!im->slot[i].guid)
+			return NULL;
+	}
+}
+
+static struct lft_image *image_get(struct lft_images *im, uint64_t guid)
+{
+	struct lft_image *img = image_find(im, guid);
+
+	if (img)
+		return img;
+	if ((im->used + 1) * 2 > im->size) {
+		size_t size = im->size ? im->size * 2 : 64;
+		struct lft_image *slot = calloc(size, sizeof(*slot));
+
+		if (!slot)
+			return NULL;
+		for (size_t i = 0; i < im->size; i++) {
+			if (!im->slot[i].guid)
+				continue;
+			size_t j = guid_slot(im->slot[i].guid, size);
+			while (slot[j].guid)
+				j = (j + 1) & (size - 1);
+			slot[j] = im->slot[i];
+		}
+		free(im->slot);
+		im->slot = slot;
+		im->size = size;
+	}
+	size_t i = guid_slot(guid, im->size);
+	while (im->slot[i].guid)
+		i = (i + 1) & (im->size - 1);
+	im->slot[i].guid = guid;
+	im->used++;
+	return &im->slot[i];
+}
+
+void lft_images_forget(struct lft_images *im, uint64_t guid)
+{
+	struct lft_image *img = image_find(im, guid);
+
+	/* Keep the slot (tombstone-free table): just mark nothing known. */
+	if (img) {
+		free(img->port);
+		free(img->known);
+		img->port = img->known = NULL;
+		img->top = img->cap = 0;
+	}
+}
+
+int lft_images_top(const struct lft_images *im, uint64_t guid)
+{
+	const struct lft_image *img = image_find(im, guid);
+
+	return img && img->port ? img->top : -1;
+}
+
+/* Make room for LIDs 0..top in the image (new entries unknown). */
+static int image_reserve(struct lft_image *img, unsigned top)
+{
+	unsigned cap = (top / 64 + 1) * 64;
+
+	if (cap <= img->cap)
+		return 0;
+	uint8_t *port = realloc(img->port, cap);
+	uint8_t *known = realloc(img->known, cap / 64);
+	if (port)
+		img->port = port;
+	if (known)
+		img->known = known;
+	if (!port || !known)
+		return -ENOMEM;
+	memset(img->port + img->cap, LFT_NO_PATH, cap - img->cap);
+	memset(img->known + img->cap / 64, 0, (cap - img->cap) / 64);
+	img->cap = (uint16_t)(cap > 0xffff ? 0xffff : cap);
+	return 0;
+}
+
+struct block_ctx {
+	struct lft_image *img;	/* stable: slots move only on insert */
+	struct lft_images *im;
+	uint64_t guid;
+	unsigned block;
+	uint8_t ports[64];
+};
+
+static void on_block_set(struct smp_batch *b, int32_t node, uint8_t port,
+			 const uint8_t *data, void *arg)
+{
+	struct block_ctx *c = arg;
+	struct lft_image *img = image_find(c->im, c->guid);
+
+	/* Record only what the switch confirmed it now holds. */
+	if (data && img && img->port && c->block < img->cap / 64u) {
+		memcpy(img->port + c->block * 64, data, 64);
+		img->known[c->block] = 1;
+	}
+	free(c);
+}
+
+static void on_switch_info_set(struct smp_batch *b, int32_t node, uint8_t port,
+			       const uint8_t *data, void *arg)
+{
+	struct block_ctx *c = arg;
+	struct lft_image *img = image_find(c->im, c->guid);
+
+	if (data && img) {
+		const struct smp_switch_info *si = (const void *)data;
+		img->top = be16toh(si->lft_top);
+	}
+	free(c);
+}
+
+int program_switch(struct smp_batch *b, struct lft_images *im,
+		   const struct sm_config *cfg, struct fabric *f, int32_t id,
+		   const struct lft *lft)
+{
+	struct fab_node *n = fabric_node(f, id);
+	struct lft_image *img;
+	int queued = 0, rc;
+
+	if (!lft->port || !n->has_switch_info)
+		return 0;
+	uint16_t cap = be16toh(n->si.lft_cap);
+	unsigned top = lft->top;
+	if (cap && top >= cap)
+		top = cap - 1u;
+	img = image_get(im, n->guid);
+	if (!img || image_reserve(img, top) < 0)
+		return -ENOMEM;
+	/* The switch's top disagrees with what we set: someone else (or a
+	 * reset) changed it, so trust nothing we remember. */
+	if (img->top != be16toh(n->si.lft_top))
+		memset(img->known, 0, img->cap / 64u);
+
+	for (unsigned blk = 0; blk <= top / 64; blk++) {
+		uint8_t want[64];
+
+		for (unsigned i = 0; i < 64; i++) {
+			unsigned lid = blk * 64 + i;
+			want[i] = lid <= lft->top ? lft->port[lid] : LFT_NO_PATH;
+		}
+		if (img->known[blk] && !memcmp(img->port + blk * 64, want, 64))
+			continue;
+		struct block_ctx *c = malloc(sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		*c = (struct block_ctx){ .img = img, .im = im, .guid = n->guid,
+					 .block = blk };
+		rc = batch_smp(b, MAD_METHOD_SET, n->path, n->hops, SMP_ATTR_LFT,
+			       blk, want, 64, id, 0, on_block_set, c);
+		if (rc < 0) {
+			free(c);
+			return rc;
+		}
+		queued++;
+	}
+
+	struct smp_switch_info si = n->si;
+	bool psc = smp_switch_info_psc(&si);
+	si.lft_top = htobe16((uint16_t)top);
+	/* LifeTimeValue:5, PortStateChange:1 (write 1 to clear), OSL2VL:2 */
+	si.life_psc_osl = (uint8_t)((cfg->packet_life_time & 0x1f) << 3 |
+				    1u << 2 | (si.life_psc_osl & 3));
+	if (psc || be16toh(n->si.lft_top) != top ||
+	    smp_switch_info_life(&n->si) != (cfg->packet_life_time & 0x1fu)) {
+		struct block_ctx *c = malloc(sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		*c = (struct block_ctx){ .img = img, .im = im, .guid = n->guid };
+		rc = batch_smp(b, MAD_METHOD_SET, n->path, n->hops,
+			       SMP_ATTR_SWITCH_INFO, 0, &si, sizeof(si), id, 0,
+			       on_switch_info_set, c);
+		if (rc < 0) {
+			free(c);
+			return rc;
+		}
+		queued++;
+	} else {
+		img->top = (uint16_t)top;
+	}
+	return queued;
+}
+
+/* ------------------------------------------------------- port config */
+
+void port_path(const struct fabric *f, int32_t id, uint8_t pn,
+	       const uint8_t **path, unsigned *hops)
+{
+	const struct fab_node *n = fabric_node(f, id);
+	const struct fab_port *p = &n->ports[pn];
+
+	if (n->type != NODE_TYPE_SWITCH && pn && (p->hops || p->guid)) {
+		*path = p->path;
+		*hops = p->hops;
+	} else {
+		*path = n->path;
+		*hops = n->hops;
+	}
+}
+
+static unsigned min3(unsigned a, unsigned b, unsigned c)
+{
+	unsigned m = a < b ? a : b;
+	return m < c ? m : c;
+}
+
+bool port_desired(const struct sm_config *cfg, const struct fabric *f,
+		  int32_t id, uint8_t pn, uint16_t sm_lid, unsigned want_state,
+		  bool rereg, struct smp_port_info *out)
+{
+	const struct fab_node *n = fabric_node(f, id);
+	const struct fab_port *p = &n->ports[pn];
+	const struct smp_port_info *cur = &p->pi;
+	bool endport = n->type != NODE_TYPE_SWITCH || pn == 0;
+	bool differs = false;
+
+	*out = *cur;
+	/* Fields whose zero means "no change" on a Set. */
+	pi_set_port_state(out, want_state);
+	pi_set_phys_state(out, 0);
+	out->phys_state_down_def &= 0xf0;
+	pi_set_client_rereg(out, 0);
+
+	if (endport) {
+		out->mkey = 0;
+		out->gid_prefix = htobe64(cfg->subnet_prefix);
+		out->lid = htobe16(p->lid);
+		out->master_sm_lid = htobe16(sm_lid);
+		out->mkey_lease_period = 0;
+		out->mkey_prot_lmc = 0;
+		pi_set_lmc(out, p->lmc);
+		out->neighbor_mtu_sm_sl &= 0xf0;	/* MasterSMSL 0 */
+		pi_set_subnet_timeout(out, cfg->subnet_timeout);
+		if (rereg && n->type != NODE_TYPE_SWITCH) {
+			pi_set_client_rereg(out, 1);
+			differs = true;
+		}
+		differs |= cur->mkey != out->mkey ||
+			   cur->gid_prefix != out->gid_prefix ||
+			   cur->lid != out->lid ||
+			   cur->master_sm_lid != out->master_sm_lid ||
+			   pi_lmc(cur) != p->lmc ||
+			   pi_sm_sl(cur) != 0 ||
+			   pi_subnet_timeout(cur) != cfg->subnet_timeout;
+	}
+	if (pn && p->peer_node != FAB_NONE) {
+		const struct fab_node *peer = fabric_node(f, p->peer_node);
+		const struct fab_port *pp = &peer->ports[p->peer_port];
+		unsigned mtu = pi_mtu_cap(cur), vls = pi_vl_cap(cur);
+
+		if (pp->valid) {
+			if (pi_mtu_cap(&pp->pi) < mtu)
+				mtu = pi_mtu_cap(&pp->pi);
+			vls = min3(vls, pi_vl_cap(&pp->pi), cfg->max_op_vls);
+		} else {
+			vls = vls < cfg->max_op_vls ? vls : cfg->max_op_vls;
+		}
+		if (mtu && mtu != pi_neighbor_mtu(cur)) {
+			pi_set_neighbor_mtu(out, mtu);
+			differs = true;
+		}
+		if (vls && vls != pi_op_vls(cur)) {
+			pi_set_op_vls(out, vls);
+			differs = true;
+		}
+		if (n->type == NODE_TYPE_SWITCH) {
+			unsigned hoq = peer->type == NODE_TYPE_SWITCH
+				       ? cfg->head_of_queue_lifetime
+				       : cfg->leaf_head_of_queue_lifetime;
+			if ((cur->vl_stall_hoq_life & 0x1f) != (hoq & 0x1f)) {
+				out->vl_stall_hoq_life = (uint8_t)
+					((cur->vl_stall_hoq_life & 0xe0) | (hoq & 0x1f));
+				differs = true;
+			}
+		}
+	}
+	if (want_state != PORT_STATE_NOP && want_state != pi_port_state(cur))
+		differs = true;
+	return differs;
+}
+
+/* ------------------------------------------------------------- memos */
+
+void pi_key_of(const struct smp_port_info *pi, struct pi_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->prefix = pi->gid_prefix;
+	k->mkey = pi->mkey;
+	k->lid = pi->lid;
+	k->sm_lid = pi->master_sm_lid;
+	k->lmc = (uint8_t)pi_lmc(pi);
+	k->sm_sl = (uint8_t)pi_sm_sl(pi);
+	k->timeout = (uint8_t)pi_subnet_timeout(pi);
+	k->mtu = (uint8_t)pi_neighbor_mtu(pi);
+	k->vls = (uint8_t)pi_op_vls(pi);
+	k->hoq = pi->vl_stall_hoq_life & 0x1f;
+}
+
+struct port_memo {
+	uint64_t guid;			/* node GUID; 0 = empty */
+	uint8_t  pn;
+	struct pi_key want, got;
+};
+
+struct port_memos {
+	struct port_memo *slot;
+	size_t size, used;
+};
+
+struct port_memos *port_memos_new(void)
+{
+	return calloc(1, sizeof(struct port_memos));
+}
+
+void port_memos_free(struct port_memos *m)
+{
+	if (m)
+		free(m->slot);
+	free(m);
+}
+
+static size_t memo_slot(uint64_t guid, uint8_t pn, size_t size)
+{
+	return guid_slot(guid * 257 + pn, size);
+}
+
+static struct port_memo *memo_find(const struct port_memos *m, uint64_t guid,
+				   uint8_t pn)
+{
+	if (!m->size)
+		return NULL;
+	for (size_t i = memo_slot(guid, pn, m->size);; i = (i + 1) & (m->size - 1)) {
+		struct port_memo *s = &m->slot[i];
+
+		if (!s->guid)
+			return NULL;
+		if (s->guid == guid && s->pn == pn)
+			return s;
+	}
+}
+
+static int memo_grow(struct port_memos *m)
+{
+	size_t size = m->size ? m->size * 2 : 256;
+	struct port_memo *slot = calloc(size, sizeof(*slot));
+
+	if (!slot)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->size; i++) {
+		struct port_memo *s = &m->slot[i];
+
+		if (!s->guid)
+			continue;
+		size_t j = memo_slot(s->guid, s->pn, size);
+		while (slot[j].guid)
+			j = (j + 1) & (size - 1);
+		slot[j] = *s;
+	}
+	free(m->slot);
+	m->slot = slot;
+	m->size = size;
+	return 0;
+}
+
+void port_memos_record(struct port_memos *m, uint64_t guid, uint8_t pn,
+		       const struct pi_key *want, const struct pi_key *got)
+{
+	struct port_memo *s = memo_find(m, guid, pn);
+
+	if (!s) {
+		if ((m->used + 1) * 2 > m->size && memo_grow(m) < 0)
+			return;		/* no memo: the port is just re-sent */
+		size_t i = memo_slot(guid, pn, m->size);
+		while (m->slot[i].guid)
+			i = (i + 1) & (m->size - 1);
+		s = &m->slot[i];
+		s->guid = guid;
+		s->pn = pn;
+		m->used++;
+	}
+	s->want = *want;
+	s->got = *got;
+}
+
+bool port_memos_settled(const struct port_memos *m, uint64_t guid, uint8_t pn,
+			const struct pi_key *want, const struct pi_key *now)
+{
+	const struct port_memo *s = memo_find(m, guid, pn);
+
+	return s && !memcmp(&s->want, want, sizeof(*want)) &&
+	       !memcmp(&s->got, now, sizeof(*now));
+}

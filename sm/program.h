@@ -1,0 +1,104 @@
+/*
+ * program.h - turning the desired state into SMP Sets.
+ *
+ * Desired state (LIDs, port parameters, forwarding tables) is compared
+ * with what the fabric holds - the PortInfo and SwitchInfo read by this
+ * sweep, and for forwarding tables the image of what we last wrote - and
+ * only the Sets that change something are sent.
+ */
+#ifndef IBSM_SM_PROGRAM_H
+#define IBSM_SM_PROGRAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mad/engine.h"
+#include "routing/routing.h"
+#include "sm/fabric.h"
+#include "sm/sm.h"
+
+/* ---- batches: many Sets in flight, one callback when all are answered */
+
+struct smp_batch;
+typedef void (*batch_done_cb)(struct smp_batch *b, void *arg);
+/* Per-Set completion: data is the answered attribute (64 bytes) or NULL. */
+typedef void (*batch_item_cb)(struct smp_batch *b, int32_t node, uint8_t port,
+			      const uint8_t *data, void *arg);
+
+struct smp_batch {
+	struct mad_engine *engine;
+	unsigned pending;
+	unsigned sent;
+	unsigned failed;
+	bool     sealed;		/* all Sets submitted: done may fire */
+	batch_done_cb done;
+	void    *arg;
+};
+
+void batch_init(struct smp_batch *b, struct mad_engine *e, batch_done_cb done,
+		void *arg);
+/* Send a DR SMP Set (or Get) of one attribute.  Returns 0 or -errno. */
+int  batch_smp(struct smp_batch *b, uint8_t method, const uint8_t *path,
+	       unsigned hops, uint16_t attr, uint32_t mod, const void *data,
+	       size_t len, int32_t node, uint8_t port, batch_item_cb cb,
+	       void *cb_arg);
+/* No more Sets will be added: done runs once everything is answered
+ * (immediately, from this call, if nothing is pending). */
+void batch_seal(struct smp_batch *b);
+
+/* ---- forwarding table images, by switch GUID */
+
+struct lft_images *lft_images_new(void);
+void lft_images_free(struct lft_images *im);
+/* Forget a switch (it was reset or someone else programmed it). */
+void lft_images_forget(struct lft_images *im, uint64_t guid);
+/* Top as last set by us, or -1 when unknown. */
+int  lft_images_top(const struct lft_images *im, uint64_t guid);
+
+/*
+ * Queue the LFT blocks of switch `id` that differ from its image, and a
+ * SwitchInfo Set when LinearFDBTop, LifeTimeValue or the port-state-change
+ * bit need it.  Returns the number of Sets queued, or -errno.
+ */
+int program_switch(struct smp_batch *b, struct lft_images *im,
+		   const struct sm_config *cfg, struct fabric *f, int32_t id,
+		   const struct lft *lft);
+
+/*
+ * Build the PortInfo Set for one port: endport fields (LID, LMC, SM LID,
+ * prefix, M_Key, timeout) on CA/router ports and switch port 0, link
+ * fields (neighbour MTU, operational VLs, HOQ lifetime) on linked ports,
+ * and `want_state` (PORT_STATE_NOP for no transition).  Returns true when
+ * the port differs from `out` in anything that matters, i.e. a Set is due.
+ */
+bool port_desired(const struct sm_config *cfg, const struct fabric *f,
+		  int32_t id, uint8_t pn, uint16_t sm_lid, unsigned want_state,
+		  bool rereg, struct smp_port_info *out);
+
+/*
+ * Ports that do not store everything they are sent (ibsim ignores
+ * SubnetTimeOut, some HCAs round values) would get the same Set on every
+ * sweep.  The memo remembers, per port, what we last asked for and what
+ * the port answered; when both are unchanged, the port is settled and no
+ * Set is due.  The keys hold only the fields port_desired() manages.
+ */
+struct pi_key {
+	uint64_t prefix, mkey;
+	uint16_t lid, sm_lid;
+	uint8_t  lmc, sm_sl, timeout, mtu, vls, hoq;
+};
+void pi_key_of(const struct smp_port_info *pi, struct pi_key *k);
+
+struct port_memos *port_memos_new(void);
+void port_memos_free(struct port_memos *m);
+void port_memos_record(struct port_memos *m, uint64_t node_guid, uint8_t pn,
+		       const struct pi_key *want, const struct pi_key *got);
+bool port_memos_settled(const struct port_memos *m, uint64_t node_guid,
+			uint8_t pn, const struct pi_key *want,
+			const struct pi_key *now);
+
+/* DR path to a node's port (CA ports have their own; else the node's). */
+void port_path(const struct fabric *f, int32_t id, uint8_t pn,
+	       const uint8_t **path, unsigned *hops);
+
+#endif /* IBSM_SM_PROGRAM_H */

@@ -1,0 +1,122 @@
+/*
+ * sm.h - the subnet manager: its configuration, its state machine and the
+ * objects every sm/ component shares.  One struct sm per daemon; all of it
+ * lives on the loop thread.
+ */
+#ifndef IBSM_SM_SM_H
+#define IBSM_SM_SM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <ev.h>
+
+#include "mad/engine.h"
+#include "mad/umad_io.h"
+#include "routing/routing.h"
+#include "sm/fabric.h"
+#include "sm/lid.h"
+#include "sm/log.h"
+
+/* Options, named after their opensm.conf keys where OpenSM has one. */
+struct sm_config {
+	uint64_t guid;			/* guid: port to bind (0: first up) */
+	bool     once;			/* -o */
+	const char *log_file;		/* log_file */
+	enum log_level log_level;
+	unsigned transaction_timeout;	/* ms */
+	unsigned transaction_retries;
+	unsigned max_wire_smps;
+	const char *dump_fabric;	/* --dump-fabric FILE */
+	uint8_t  sm_priority;		/* 0-15 */
+	uint8_t  lmc;			/* 0-7 */
+	bool     reassign_lids;
+	unsigned sweep_interval;	/* s, 0 = no light sweeps */
+	const char *routing_engine;	/* comma list; NULL = minhop */
+	char     cache_dir[512];	/* guid2lid lives here */
+	char     dump_dir[512];		/* opensm-subnet.lst, opensm-lfts.dump */
+	uint64_t subnet_prefix;
+	uint8_t  subnet_timeout;
+	uint8_t  packet_life_time;
+	uint8_t  head_of_queue_lifetime;
+	uint8_t  leaf_head_of_queue_lifetime;
+	uint8_t  max_op_vls;		/* PortInfo:OperationalVLs encoding */
+	bool     summary;		/* print a bring-up summary on stdout */
+};
+
+/* SMInfo:SMState (14.4.1); STANDBY is entered only by a later feature. */
+enum sm_state {
+	SM_NOTACTIVE = SM_STATE_NOTACTIVE,
+	SM_DISCOVERING = SM_STATE_DISCOVERING,
+	SM_STANDBY = SM_STATE_STANDBY,
+	SM_MASTER = SM_STATE_MASTER,
+};
+
+/* Events that drive the state machine (sm_event()). */
+enum sm_event {
+	SM_EV_START,		/* port bound: begin discovering */
+	SM_EV_SWEEP_DONE,	/* a heavy sweep brought the subnet up */
+	SM_EV_SWEEP_FAILED,	/* a heavy sweep could not finish */
+	SM_EV_CHANGE,		/* trap, SIGHUP, light sweep saw a change */
+	SM_EV_LIGHT_TIMER,	/* sweep_interval elapsed */
+	SM_EV_STOP,		/* signal: shut down */
+};
+
+struct sweep;
+struct light_sweep;
+struct lft_images;
+struct port_memos;
+
+struct sm_stats {
+	unsigned heavy_sweeps;
+	unsigned light_sweeps;
+	unsigned traps;
+	double   first_up_seconds;	/* start to first SUBNET UP */
+	ev_tstamp started;
+};
+
+struct sm {
+	struct sm_config cfg;
+	struct ev_loop *loop;
+	struct umad_io *io;
+	struct mad_engine *engine;
+	uint64_t port_guid;		/* ours */
+
+	enum sm_state state;
+	uint32_t act_count;		/* SMInfo:ActCount */
+	bool     subnet_up;		/* the last heavy sweep completed */
+	bool     rereg_done;		/* client reregistration sent once */
+	bool     change_pending;	/* heavy sweep asked for during one */
+	unsigned failed_sweeps;		/* consecutive */
+
+	struct fabric fabric;		/* model of the last completed sweep */
+	struct lid_cache *lids;
+	struct lft_images *images;	/* what each switch holds, as we know */
+	struct port_memos *memos;	/* PortInfo Sets each port settled on */
+	struct sweep *sweep;		/* heavy sweep in progress */
+	struct light_sweep *light;	/* light sweep in progress */
+
+	ev_timer light_timer;
+	ev_timer retry_timer;
+	ev_signal sig_int, sig_term, sig_hup;
+	struct sm_stats stats;
+	int exit_code;
+};
+
+/* The one entry point of the state machine (sm/state.c). */
+void sm_event(struct sm *sm, enum sm_event ev);
+const char *sm_state_name(enum sm_state s);
+
+/* sm/state.c: register the SMInfo agent and the trap receiver. */
+int sm_agents_start(struct sm *sm);
+
+/* sm/sweep.c: heavy sweep: discover, LIDs, routes, program, activate. */
+int  sweep_heavy_start(struct sm *sm);
+void sweep_heavy_abort(struct sm *sm);
+/* sm/sweep.c: light sweep: SwitchInfo of every switch, PSC bits. */
+int  sweep_light_start(struct sm *sm);
+void sweep_light_abort(struct sm *sm);
+
+/* Our own port's LID as assigned, 0 before the first sweep. */
+uint16_t sm_local_lid(const struct sm *sm);
+
+#endif /* IBSM_SM_SM_H */

@@ -1,0 +1,491 @@
+/*
+ * sweep.c - heavy and light sweeps.
+ *
+ * A heavy sweep takes the fabric from whatever state it is in to SUBNET UP:
+ *
+ *   DISCOVER   directed-route discovery into a new model (sm/discover.c)
+ *   PLAN       LIDs (sm/lid.c, guid2lid cache), routes (routing/)
+ *   PROGRAM    every Set that changes something, all in flight together:
+ *              SwitchInfo, LFT blocks that differ from the switch's image,
+ *              PortInfo (LIDs, link parameters, INIT -> ARMED)
+ *   ACTIVATE   PortInfo ARMED -> ACTIVE (both ends are ARMED by now)
+ *   UP         the new model replaces the old one; dumps are written
+ *
+ * A light sweep reads SwitchInfo of every switch: a set port-state-change
+ * bit means a link came or went, which asks for a heavy sweep.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sm/discover.h"
+#include "sm/dumps.h"
+#include "sm/program.h"
+#include "sm/sm.h"
+#include "sm/topo_dump.h"
+
+enum sweep_stage { ST_DISCOVER, ST_PROGRAM, ST_ACTIVATE, ST_DONE };
+
+struct sweep {
+	struct sm *sm;
+	enum sweep_stage stage;
+	bool aborted;
+	struct fabric f;
+	struct discovery *disc;
+	struct routing_result routes;
+	struct smp_batch batch;
+	uint16_t sm_lid;
+	ev_tstamp t0, t_disc, t_prog;
+	unsigned disc_smps, prog_smps, act_smps, failed;
+};
+
+uint16_t sm_local_lid(const struct sm *sm)
+{
+	const struct fabric *f = &sm->fabric;
+
+	if (f->local_node == FAB_NONE)
+		return 0;
+	return fabric_node(f, f->local_node)->ports[f->local_port].lid;
+}
+
+static void sweep_free(struct sweep *sw)
+{
+	discover_free(sw->disc);
+	routing_result_free(&sw->routes);
+	fabric_free(&sw->f);
+	free(sw);
+}
+
+static void sweep_finish(struct sweep *sw, bool ok, const char *why)
+{
+	struct sm *sm = sw->sm;
+
+	sm->sweep = NULL;
+	if (ok) {
+		/* The new model becomes the subnet as the SA will see it. */
+		fabric_free(&sm->fabric);
+		sm->fabric = sw->f;
+		fabric_init(&sw->f);
+	} else {
+		log_warnx("ERR 0201: heavy sweep failed: %s", why);
+	}
+	sweep_free(sw);
+	sm_event(sm, ok ? SM_EV_SWEEP_DONE : SM_EV_SWEEP_FAILED);
+}
+
+/* ------------------------------------------------------------ stages */
+
+struct port_set {
+	struct sweep *sw;
+	struct pi_key want;
+};
+
+static void on_port_set(struct smp_batch *b, int32_t node, uint8_t port,
+			const uint8_t *data, void *arg)
+{
+	struct port_set *ps = arg;
+	struct sweep *sw = ps->sw;
+
+	if (data && !sw->aborted) {
+		struct fab_node *n = fabric_node(&sw->f, node);
+		struct fab_port *p = &n->ports[port];
+		struct pi_key got;
+
+		memcpy(&p->pi, data, sizeof(p->pi));
+		pi_key_of(&p->pi, &got);
+		port_memos_record(sw->sm->memos, n->guid, port, &ps->want, &got);
+	}
+	free(ps);
+}
+
+/* Queue one PortInfo Set when the port needs one.  Returns -errno. */
+static int set_port(struct sweep *sw, int32_t id, uint8_t pn, unsigned want,
+		    bool rereg)
+{
+	struct sm *sm = sw->sm;
+	struct fab_node *n = fabric_node(&sw->f, id);
+	struct smp_port_info pi;
+	struct pi_key now;
+	struct port_set *ps;
+	const uint8_t *path;
+	unsigned hops;
+	int rc;
+
+	if (!port_desired(&sm->cfg, &sw->f, id, pn, sw->sm_lid, want, rereg, &pi))
+		return 0;
+	ps = malloc(sizeof(*ps));
+	if (!ps)
+		return -ENOMEM;
+	ps->sw = sw;
+	pi_key_of(&pi, &ps->want);
+	pi_key_of(&n->ports[pn].pi, &now);
+	/* Same request as last time and the port unchanged since it answered
+	 * it: what still differs is what the port does not store. */
+	if (want == PORT_STATE_NOP && !rereg &&
+	    port_memos_settled(sm->memos, n->guid, pn, &ps->want, &now)) {
+		free(ps);
+		return 0;
+	}
+	port_path(&sw->f, id, pn, &path, &hops);
+	if (log_enabled(LOG_LVL_DEBUG)) {
+		const struct smp_port_info *cur =
+			&fabric_node(&sw->f, id)->ports[pn].pi;
+		log_debug("PortInfo Set 0x%016" PRIx64 " port %u: state %u->%u"
+			  " lid %u->%u mtu %u->%u vls %u->%u timeout %u->%u"
+			  " hoq %u->%u", fabric_node(&sw->f, id)->guid, pn,
+			  pi_port_state(cur), want, be16toh(cur->lid),
+			  be16toh(pi.lid), pi_neighbor_mtu(cur),
+			  pi_neighbor_mtu(&pi), pi_op_vls(cur), pi_op_vls(&pi),
+			  pi_subnet_timeout(cur), pi_subnet_timeout(&pi),
+			  cur->vl_stall_hoq_life & 0x1fu,
+			  pi.vl_stall_hoq_life & 0x1fu);
+	}
+	rc = batch_smp(&sw->batch, MAD_METHOD_SET, path, hops,
+		       SMP_ATTR_PORT_INFO, pn, &pi, sizeof(pi), id, pn,
+		       on_port_set, ps);
+	if (rc < 0)
+		free(ps);
+	return rc;
+}
+
+static bool port_is_linked(const struct fab_port *p)
+{
+	return p->valid && p->num && p->peer_node != FAB_NONE;
+}
+
+static void stage_done(struct smp_batch *b, void *arg);
+
+static void stage_activate(struct sweep *sw)
+{
+	struct fabric *f = &sw->f;
+	int rc = 0;
+
+	sw->stage = ST_ACTIVATE;
+	batch_init(&sw->batch, sw->sm->engine, stage_done, sw);
+	for (size_t i = 0; i < f->n_nodes && rc >= 0; i++) {
+		struct fab_node *n = &f->nodes[i];
+
+		for (unsigned pn = 1; pn <= n->num_ports && rc >= 0; pn++) {
+			struct fab_port *p = &n->ports[pn];
+
+			if (port_is_linked(p) &&
+			    pi_port_state(&p->pi) == PORT_STATE_ARMED)
+				rc = set_port(sw, (int32_t)i, (uint8_t)pn,
+					      PORT_STATE_ACTIVE, false);
+		}
+	}
+	sw->act_smps = sw->batch.sent;
+	batch_seal(&sw->batch);
+}
+
+static void stage_program(struct sweep *sw)
+{
+	struct sm *sm = sw->sm;
+	struct fabric *f = &sw->f;
+	bool rereg = !sm->rereg_done;
+	int rc = 0;
+
+	sw->stage = ST_PROGRAM;
+	batch_init(&sw->batch, sm->engine, stage_done, sw);
+	for (size_t i = 0; i < f->n_nodes && rc >= 0; i++) {
+		struct fab_node *n = &f->nodes[i];
+
+		if (n->type == NODE_TYPE_SWITCH) {
+			rc = program_switch(&sw->batch, sm->images, &sm->cfg, f,
+					    (int32_t)i, &sw->routes.lft[i]);
+			if (rc >= 0 && n->ports[0].valid)
+				rc = set_port(sw, (int32_t)i, 0, PORT_STATE_NOP,
+					      false);
+		}
+		for (unsigned pn = 1; pn <= n->num_ports && rc >= 0; pn++) {
+			struct fab_port *p = &n->ports[pn];
+			bool endport = n->type != NODE_TYPE_SWITCH;
+
+			if (!p->valid || (!endport && p->peer_node == FAB_NONE))
+				continue;
+			unsigned want = port_is_linked(p) &&
+				pi_port_state(&p->pi) == PORT_STATE_INIT
+				? PORT_STATE_ARMED : PORT_STATE_NOP;
+			rc = set_port(sw, (int32_t)i, (uint8_t)pn, want,
+				      rereg && endport);
+		}
+	}
+	if (rc < 0)
+		log_err("ERR 0202: cannot queue Sets: %s", strerror(-rc));
+	sw->prog_smps = sw->batch.sent;
+	batch_seal(&sw->batch);
+}
+
+static void stage_done(struct smp_batch *b, void *arg)
+{
+	struct sweep *sw = arg;
+	struct sm *sm = sw->sm;
+
+	if (sw->aborted)
+		return;
+	sw->failed += b->failed;
+	if (sw->stage == ST_PROGRAM) {
+		sw->t_prog = ev_time();
+		stage_activate(sw);
+		return;
+	}
+	ev_tstamp now = ev_time();
+	if (sw->failed) {
+		char why[96];
+		snprintf(why, sizeof(why), "%u Sets were not acknowledged",
+			 sw->failed);
+		sweep_finish(sw, false, why);
+		return;
+	}
+	sm->rereg_done = true;
+	struct fabric_counts c;
+	fabric_count(&sw->f, &c);
+	log_info("heavy sweep: %zu switches, %zu CAs, %zu links, max LID %u,"
+		 " routing %s; discovery %.3f s (%u SMPs), program %.3f s"
+		 " (%u Sets), activate %.3f s (%u Sets)",
+		 c.switches, c.cas, c.links, sw->f.max_lid, sw->routes.engine,
+		 sw->t_disc - sw->t0, sw->disc_smps, sw->t_prog - sw->t_disc,
+		 sw->prog_smps, now - sw->t_prog, sw->act_smps);
+	sw->stage = ST_DONE;
+	dumps_write(sm, &sw->f, &sw->routes);
+	if (sm->cfg.dump_fabric) {
+		int rc = topo_dump_file(&sw->f, sm->cfg.dump_fabric);
+		if (rc < 0)
+			log_err("ERR 0203: cannot write %s: %s",
+				sm->cfg.dump_fabric, strerror(-rc));
+	}
+	sweep_finish(sw, true, NULL);
+}
+
+static void cache_warn(void *arg, const char *msg)
+{
+	log_warnx("ERR 0204: %s", msg);
+}
+
+static int cache_path(const struct sm *sm, char *buf, size_t sz)
+{
+	int n = snprintf(buf, sz, "%s/guid2lid", sm->cfg.cache_dir);
+	return n < 0 || (size_t)n >= sz ? -ENAMETOOLONG : 0;
+}
+
+/* Load the guid2lid cache once, the first time a sweep needs it. */
+static int cache_ensure(struct sm *sm)
+{
+	char path[600];
+
+	if (sm->lids)
+		return 0;
+	sm->lids = lid_cache_new();
+	if (!sm->lids)
+		return -ENOMEM;
+	if (cache_path(sm, path, sizeof(path)) < 0 || sm->cfg.reassign_lids)
+		return 0;
+	int n = lid_cache_load(sm->lids, path, cache_warn, NULL);
+	if (n < 0)
+		log_warnx("ERR 0205: cannot read %s: %s", path, strerror(-n));
+	else if (n > 0)
+		log_info("guid2lid: %d entries from %s", n, path);
+	return 0;
+}
+
+static void cache_save(struct sm *sm)
+{
+	char path[600];
+
+	if (cache_path(sm, path, sizeof(path)) < 0)
+		return;
+	if (mkdir(sm->cfg.cache_dir, 0755) < 0 && errno != EEXIST) {
+		log_warnx("ERR 0206: cannot create %s: %s", sm->cfg.cache_dir,
+			  strerror(errno));
+		return;
+	}
+	int rc = lid_cache_save(sm->lids, path);
+	if (rc < 0)
+		log_warnx("ERR 0207: cannot write %s: %s", path, strerror(-rc));
+}
+
+static void on_discovered(void *arg, const struct discover_result *r)
+{
+	struct sweep *sw = arg;
+	struct sm *sm = sw->sm;
+	struct lid_report rep;
+	char err[256];
+	int rc;
+
+	if (sw->aborted)
+		return;
+	sw->t_disc = ev_time();
+	sw->disc_smps = r->smps;
+	discover_free(sw->disc);
+	sw->disc = NULL;
+	if (sw->f.local_node == FAB_NONE) {
+		sweep_finish(sw, false, "the local port did not answer NodeInfo");
+		return;
+	}
+	if (r->dup_guids)
+		log_err("ERR 0208: %u duplicate GUIDs in the fabric", r->dup_guids);
+
+	struct lid_policy pol = { .lmc = sm->cfg.lmc,
+				  .reassign = sm->cfg.reassign_lids };
+	if (cache_ensure(sm) < 0) {
+		sweep_finish(sw, false, "out of memory");
+		return;
+	}
+	rc = lid_assign(&sw->f, sm->lids, &pol, &rep);
+	if (rc < 0 && rc != -ENOSPC) {
+		sweep_finish(sw, false, "LID assignment failed");
+		return;
+	}
+	if (rep.exhausted)
+		log_err("ERR 0209: LID space exhausted: %u ports without a LID",
+			rep.exhausted);
+	if (rep.fixed_dup || rep.fixed_range)
+		log_warnx("ERR 0210: fixed %u duplicate and %u invalid LIDs",
+			  rep.fixed_dup, rep.fixed_range);
+	log_debug("LIDs: %u from cache, %u kept, %u new; max LID %u",
+		  rep.kept_cache, rep.kept_fabric, rep.assigned, sw->f.max_lid);
+	cache_save(sm);
+
+	struct fab_node *ln = fabric_node(&sw->f, sw->f.local_node);
+	sw->sm_lid = ln->ports[sw->f.local_port].lid;
+
+	rc = routing_run(sm->cfg.routing_engine ? sm->cfg.routing_engine
+						: "minhop",
+			 &sw->f, &sw->routes, err, sizeof(err));
+	if (rc < 0) {
+		sweep_finish(sw, false, err);
+		return;
+	}
+	stage_program(sw);
+}
+
+int sweep_heavy_start(struct sm *sm)
+{
+	struct sweep *sw;
+	int rc;
+
+	if (sm->sweep)
+		return -EBUSY;
+	sw = calloc(1, sizeof(*sw));
+	if (!sw)
+		return -ENOMEM;
+	sw->sm = sm;
+	sw->t0 = ev_time();
+	fabric_init(&sw->f);
+	sm->sweep = sw;
+	sm->stats.heavy_sweeps++;
+	sm->act_count++;
+	rc = discover_start(&sw->disc, sm->engine, &sw->f, on_discovered, sw);
+	if (rc < 0) {
+		sm->sweep = NULL;
+		sweep_free(sw);
+	}
+	return rc;
+}
+
+/*
+ * Shutdown: the engine is about to cancel everything, and cancelled
+ * requests call back into the sweep; mark it so callbacks do nothing.
+ * The caller frees the engine first, then calls this again to free.
+ */
+void sweep_heavy_abort(struct sm *sm)
+{
+	struct sweep *sw = sm->sweep;
+
+	if (!sw)
+		return;
+	if (!sw->aborted) {
+		sw->aborted = true;
+		return;
+	}
+	sm->sweep = NULL;
+	sweep_free(sw);
+}
+
+/* --------------------------------------------------------- light sweep */
+
+struct light_sweep {
+	struct sm *sm;
+	struct smp_batch batch;
+	bool aborted;
+	unsigned changed;
+};
+
+static void on_light_si(struct smp_batch *b, int32_t node, uint8_t port,
+			const uint8_t *data, void *arg)
+{
+	struct light_sweep *ls = arg;
+
+	if (ls->aborted)
+		return;
+	if (!data) {
+		ls->changed++;	/* a switch that stopped answering */
+		return;
+	}
+	const struct smp_switch_info *si = (const void *)data;
+	if (smp_switch_info_psc(si)) {
+		log_info("light sweep: port state change on switch 0x%016" PRIx64,
+			 fabric_node(&ls->sm->fabric, node)->guid);
+		ls->changed++;
+	}
+}
+
+static void on_light_done(struct smp_batch *b, void *arg)
+{
+	struct light_sweep *ls = arg;
+	struct sm *sm = ls->sm;
+
+	if (ls->aborted)
+		return;
+	sm->light = NULL;
+	unsigned changed = ls->changed;
+	free(ls);
+	if (changed)
+		sm_event(sm, SM_EV_CHANGE);
+}
+
+int sweep_light_start(struct sm *sm)
+{
+	struct light_sweep *ls;
+	const struct fabric *f = &sm->fabric;
+	int rc = 0;
+
+	if (sm->light || sm->sweep)
+		return -EBUSY;
+	ls = calloc(1, sizeof(*ls));
+	if (!ls)
+		return -ENOMEM;
+	ls->sm = sm;
+	sm->light = ls;
+	sm->stats.light_sweeps++;
+	sm->act_count++;
+	batch_init(&ls->batch, sm->engine, on_light_done, ls);
+	for (size_t i = 0; i < f->n_nodes && rc >= 0; i++) {
+		const struct fab_node *n = &f->nodes[i];
+
+		if (n->type == NODE_TYPE_SWITCH)
+			rc = batch_smp(&ls->batch, MAD_METHOD_GET, n->path,
+				       n->hops, SMP_ATTR_SWITCH_INFO, 0, NULL, 0,
+				       (int32_t)i, 0, on_light_si, ls);
+	}
+	batch_seal(&ls->batch);
+	return rc < 0 ? rc : 0;
+}
+
+void sweep_light_abort(struct sm *sm)
+{
+	struct light_sweep *ls = sm->light;
+
+	if (!ls)
+		return;
+	if (!ls->aborted) {
+		ls->aborted = true;
+		return;
+	}
+	sm->light = NULL;
+	free(ls);
+}

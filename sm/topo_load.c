@@ -1,0 +1,784 @@
+/*
+ * topo_load.c - read an ibsim .net file or ibnetdiscover output into the
+ * fabric model (see topo_load.h).
+ *
+ * Both formats are the same record structure:
+ *
+ *     vendid=0x2c9                     optional, ibnetdiscover only
+ *     devid=0xbd36
+ *     sysimgguid=0x2c90000000000
+ *     switchguid=0x2c90000000000(2c90000000000)
+ *     Switch  36 "S-0002c90000000000"  # "desc" enhanced port 0 lid 1 lmc 0
+ *     [1]     "H-0002c90100000000"[1](2c90100000001)  # "peer desc" lid 2 4xQDR
+ *     [2]     "Switch2"[3]  w=4        ibsim: plain names, optional width
+ *
+ *     caguid=0x2c90100000000
+ *     Ca      2 "H-0002c90100000000"   # "host1 HCA-1"     ("Hca" in ibsim)
+ *     [1](2c90100000001)  "S-0002c90000000000"[1]  # lid 2 lmc 0 "desc" ...
+ *
+ * The file is read whole and parsed in one pass into a list of node
+ * records and a list of port lines; names are resolved and links made in
+ * a second pass over the port lines, so a record may name nodes defined
+ * further down.  A link may be listed on one end or both, but both ends
+ * must then agree.  Loading a 50,000-node file takes tens of
+ * milliseconds: the cost is the read and one hash lookup per port line.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sm/topo_load.h"
+
+/* GUIDs for nodes a plain ibsim file gives none: type base + index. */
+#define GUID_BASE_SWITCH	0x0002c90000000000ull	/* + switch index */
+#define GUID_BASE_CA		0x0002c90100000000ull	/* + CA index * 256 */
+#define GUID_BASE_ROUTER	0x0002c90200000000ull	/* + router index * 256 */
+
+#define MAX_PORTS		254	/* 255 is LFT "no path" */
+
+/* One node record: the header line and the key=value lines before it. */
+struct rec {
+	const char *name;		/* NUL-terminated inside the file buffer */
+	const char *desc;		/* from the "# "desc"" comment, or NULL */
+	size_t   desc_len;
+	uint64_t guid, port0_guid, sys_guid;
+	uint32_t vendor_id;
+	uint16_t device_id;
+	uint32_t line;
+	uint8_t  type, num_ports;
+	bool     has_guid, has_port0_guid, has_sys_guid, enhanced0;
+	int32_t  id;			/* node id in the fabric */
+};
+
+/* One port line: "[port](guid) "peer"[peer_port](peer guid) w=N". */
+struct ent {
+	const char *peer;
+	uint64_t guid, peer_guid;
+	uint32_t rec, line;
+	uint8_t  port, peer_port, width;
+	bool     has_guid, has_peer_guid;
+};
+
+struct loader {
+	const char *path;
+	char *err;
+	size_t errlen;
+	uint32_t line;
+
+	struct rec *recs;
+	size_t n_recs, cap_recs;
+	struct ent *ents;
+	size_t n_ents, cap_ents;
+	int32_t *names;			/* hash of record names -> rec index */
+	size_t names_size;
+
+	/* key=value lines seen since the last header, for the next record */
+	struct rec pending;
+	bool pending_used;
+	size_t base;			/* f->n_nodes before loading */
+};
+
+static int fail(struct loader *l, uint32_t line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct loader *l, uint32_t line, const char *fmt, ...)
+{
+	va_list ap;
+	int n = 0;
+
+	if (l->errlen) {
+		n = snprintf(l->err, l->errlen, "%s:%u: ", l->path, line);
+		if (n < 0 || (size_t)n >= l->errlen)
+			return -EINVAL;
+		va_start(ap, fmt);
+		vsnprintf(l->err + n, l->errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static const char *skip_ws(const char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return s;
+}
+
+/* Unsigned decimal (base 10) or hex (base 16, optional 0x) number. */
+static const char *parse_num(const char *s, int base, uint64_t *out)
+{
+	uint64_t v = 0;
+	const char *start;
+
+	if (base == 16 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	start = s;
+	for (;; s++) {
+		unsigned d;
+
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned)(*s - '0');
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = (unsigned)(*s - 'a' + 10);
+		else if (base == 16 && *s >= 'A' && *s <= 'F')
+			d = (unsigned)(*s - 'A' + 10);
+		else
+			break;
+		if (s - start >= (base == 16 ? 16 : 10))
+			return NULL;		/* too long to be sane */
+		v = v * (uint64_t)base + d;
+	}
+	if (s == start)
+		return NULL;
+	*out = v;
+	return s;
+}
+
+/* A quoted name: terminates it in place and returns the char after. */
+static char *parse_quoted(struct loader *l, char *s, const char **name,
+			  int *rc)
+{
+	char *end;
+
+	if (*s != '"') {
+		*rc = fail(l, l->line, "expected a quoted name");
+		return NULL;
+	}
+	end = strchr(s + 1, '"');
+	if (!end) {
+		*rc = fail(l, l->line, "expected a closing quote after %.40s", s);
+		return NULL;
+	}
+	if (end == s + 1) {
+		*rc = fail(l, l->line, "expected a non-empty name");
+		return NULL;
+	}
+	*end = '\0';
+	*name = s + 1;
+	return end + 1;
+}
+
+/* "[N]" with 1 <= N <= max. */
+static char *parse_port(struct loader *l, char *s, unsigned max, uint8_t *port,
+			int *rc)
+{
+	uint64_t v;
+	const char *e;
+
+	if (*s != '[') {
+		*rc = fail(l, l->line, "expected [port]");
+		return NULL;
+	}
+	e = parse_num(s + 1, 10, &v);
+	if (!e || *e != ']') {
+		*rc = fail(l, l->line, "expected [port] with a decimal port number");
+		return NULL;
+	}
+	if (v < 1 || v > max) {
+		*rc = fail(l, l->line, "expected a port number 1-%u, got %" PRIu64,
+			   max, v);
+		return NULL;
+	}
+	*port = (uint8_t)v;
+	return (char *)e + 1;
+}
+
+/* Optional "(hexguid)". */
+static char *parse_opt_guid(struct loader *l, char *s, uint64_t *guid,
+			    bool *has, int *rc)
+{
+	const char *e;
+
+	*has = false;
+	if (*s != '(')
+		return s;
+	e = parse_num(s + 1, 16, guid);
+	if (!e || *e != ')') {
+		*rc = fail(l, l->line, "expected (hex port GUID)");
+		return NULL;
+	}
+	*has = true;
+	return (char *)e + 1;
+}
+
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;		/* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+static int names_grow(struct loader *l)
+{
+	size_t size = l->names_size ? l->names_size * 2 : 1024;
+	int32_t *h = malloc(size * sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	for (size_t i = 0; i < size; i++)
+		h[i] = -1;
+	for (size_t r = 0; r < l->n_recs; r++) {
+		size_t i = name_hash(l->recs[r].name) & (size - 1);
+
+		while (h[i] >= 0)
+			i = (i + 1) & (size - 1);
+		h[i] = (int32_t)r;
+	}
+	free(l->names);
+	l->names = h;
+	l->names_size = size;
+	return 0;
+}
+
+/* Slot of `name` in the hash: holds its record index or -1. */
+static size_t names_slot(const struct loader *l, const char *name)
+{
+	size_t mask = l->names_size - 1;
+	size_t i = name_hash(name) & mask;
+
+	while (l->names[i] >= 0 && strcmp(l->recs[l->names[i]].name, name))
+		i = (i + 1) & mask;
+	return i;
+}
+
+/* "switchguid=0x..(..)", "caguid=0x..", "vendid=0x..", ... */
+static int parse_keyval(struct loader *l, char *s)
+{
+	static const struct { const char *key; int what; } keys[] = {
+		{ "vendid", 0 }, { "devid", 1 }, { "sysimgguid", 2 },
+		{ "switchguid", 3 }, { "caguid", 4 }, { "rtguid", 4 },
+	};
+	char *eq = strchr(s, '=');
+	size_t klen = (size_t)(eq - s);
+	uint64_t v, v2;
+	const char *e;
+	int what = -1;
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strlen(keys[i].key) == klen && !strncmp(keys[i].key, s, klen))
+			what = keys[i].what;
+	if (what < 0)
+		return fail(l, l->line, "expected vendid=, devid=, sysimgguid=, "
+			    "switchguid=, caguid= or rtguid=, got %.*s=",
+			    (int)(klen > 32 ? 32 : klen), s);
+	e = parse_num(eq + 1, 16, &v);
+	if (!e)
+		return fail(l, l->line, "expected a hex number after %.*s=",
+			    (int)klen, s);
+	l->pending_used = true;
+	switch (what) {
+	case 0:
+		l->pending.vendor_id = (uint32_t)v;
+		break;
+	case 1:
+		l->pending.device_id = (uint16_t)v;
+		break;
+	case 2:
+		l->pending.sys_guid = v;
+		l->pending.has_sys_guid = true;
+		break;
+	case 3:
+	case 4:
+		l->pending.guid = v;
+		l->pending.has_guid = true;
+		if (*e == '(') {
+			e = parse_num(e + 1, 16, &v2);
+			if (!e || *e != ')')
+				return fail(l, l->line, "expected (hex port GUID)"
+					    " after the switch GUID");
+			l->pending.port0_guid = v2;
+			l->pending.has_port0_guid = true;
+			e++;
+		}
+		break;
+	}
+	e = skip_ws(e);
+	if (*e && *e != '#')
+		return fail(l, l->line, "expected end of line after %.*s=",
+			    (int)klen, s);
+	return 0;
+}
+
+/* GUID encoded in an ibnetdiscover name: "S-0002c903000a1b2c". */
+static bool guid_from_name(const char *name, uint64_t *guid)
+{
+	const char *e;
+
+	if ((name[0] != 'S' && name[0] != 'H' && name[0] != 'R') || name[1] != '-')
+		return false;
+	e = parse_num(name + 2, 16, guid);
+	return e && !*e;
+}
+
+/* `Switch 36 "name" # "desc" ...`, `Ca 2 "name"`, `Hca`, `Rt`. */
+static int parse_header(struct loader *l, char *s, uint8_t type, size_t kwlen)
+{
+	struct rec *r;
+	uint64_t nports;
+	const char *e;
+	char *p;
+	int rc = 0;
+
+	if (l->n_recs == l->cap_recs) {
+		size_t cap = l->cap_recs ? l->cap_recs * 2 : 256;
+		struct rec *nr = realloc(l->recs, cap * sizeof(*nr));
+
+		if (!nr)
+			return -ENOMEM;
+		l->recs = nr;
+		l->cap_recs = cap;
+	}
+	if ((l->n_recs + 1) * 2 > l->names_size && names_grow(l) < 0)
+		return -ENOMEM;
+
+	r = &l->recs[l->n_recs];
+	*r = l->pending;
+	memset(&l->pending, 0, sizeof(l->pending));
+	l->pending_used = false;
+	r->type = type;
+	r->line = l->line;
+	r->id = FAB_NONE;
+
+	p = (char *)skip_ws(s + kwlen);
+	if (p == s + kwlen)
+		return fail(l, l->line, "expected whitespace after %.*s",
+			    (int)kwlen, s);
+	e = parse_num(p, 10, &nports);
+	if (!e)
+		return fail(l, l->line, "expected a port count after %.*s",
+			    (int)kwlen, s);
+	if (nports < 1 || nports > MAX_PORTS)
+		return fail(l, l->line, "expected a port count 1-%u, got %" PRIu64,
+			    MAX_PORTS, nports);
+	r->num_ports = (uint8_t)nports;
+	p = (char *)skip_ws(e);
+	p = parse_quoted(l, p, &r->name, &rc);
+	if (!p)
+		return rc;
+
+	/* The rest is free text; ibnetdiscover puts "# "desc" ..." there. */
+	p = strchr(p, '#');
+	if (p) {
+		char *q = (char *)skip_ws(p + 1), *end;
+
+		if (*q == '"' && (end = strchr(q + 1, '"'))) {
+			r->desc = q + 1;
+			r->desc_len = (size_t)(end - q - 1);
+			if (strstr(end, "enhanced port 0"))
+				r->enhanced0 = true;
+		}
+	}
+	if (!r->has_guid && guid_from_name(r->name, &r->guid))
+		r->has_guid = true;
+
+	size_t slot = names_slot(l, r->name);
+	if (l->names[slot] >= 0)
+		return fail(l, l->line, "expected a new node name, \"%s\" is "
+			    "already defined at line %u", r->name,
+			    l->recs[l->names[slot]].line);
+	l->names[slot] = (int32_t)l->n_recs++;
+	return 0;
+}
+
+/* `[1](guid) "peer"[2](guid)  w=4  # comment` */
+static int parse_port_line(struct loader *l, char *s)
+{
+	struct rec *r;
+	struct ent *e;
+	char *p;
+	int rc = 0;
+
+	if (!l->n_recs)
+		return fail(l, l->line, "expected a node header (Switch, Ca, "
+			    "Hca or Rt) before the first port line");
+	r = &l->recs[l->n_recs - 1];
+	if (l->n_ents == l->cap_ents) {
+		size_t cap = l->cap_ents ? l->cap_ents * 2 : 1024;
+		struct ent *ne = realloc(l->ents, cap * sizeof(*ne));
+
+		if (!ne)
+			return -ENOMEM;
+		l->ents = ne;
+		l->cap_ents = cap;
+	}
+	e = &l->ents[l->n_ents];
+	memset(e, 0, sizeof(*e));
+	e->rec = (uint32_t)(l->n_recs - 1);
+	e->line = l->line;
+
+	p = parse_port(l, s, r->num_ports, &e->port, &rc);
+	if (!p)
+		return rc;
+	p = parse_opt_guid(l, p, &e->guid, &e->has_guid, &rc);
+	if (!p)
+		return rc;
+	p = (char *)skip_ws(p);
+	p = parse_quoted(l, p, &e->peer, &rc);
+	if (!p)
+		return rc;
+	/* The peer's port count is unknown yet: range-checked when linking. */
+	p = parse_port(l, p, 255, &e->peer_port, &rc);
+	if (!p)
+		return rc;
+	p = parse_opt_guid(l, p, &e->peer_guid, &e->has_peer_guid, &rc);
+	if (!p)
+		return rc;
+
+	/* Options up to the comment: ibsim's w=1|2|4|8|12, others ignored. */
+	for (p = (char *)skip_ws(p); *p && *p != '#'; p = (char *)skip_ws(p)) {
+		if (p[0] == 'w' && p[1] == '=') {
+			uint64_t w;
+			const char *end = parse_num(p + 2, 10, &w);
+
+			if (!end)
+				return fail(l, l->line, "expected a number after w=");
+			switch (w) {
+			case 1:  e->width = 1; break;
+			case 4:  e->width = 2; break;
+			case 8:  e->width = 4; break;
+			case 12: e->width = 8; break;
+			case 2:  e->width = 16; break;
+			default:
+				return fail(l, l->line, "expected w=1, 2, 4, 8 or "
+					    "12, got w=%" PRIu64, w);
+			}
+			p = (char *)end;
+		}
+		while (*p && *p != ' ' && *p != '\t')
+			p++;
+	}
+	l->n_ents++;
+	return 0;
+}
+
+static bool keyword(const char *s, const char *kw, size_t *len)
+{
+	size_t n = strlen(kw);
+
+	if (strncasecmp(s, kw, n) || (s[n] && s[n] != ' ' && s[n] != '\t'))
+		return false;
+	*len = n;
+	return true;
+}
+
+static int parse_line(struct loader *l, char *s)
+{
+	size_t kwlen;
+
+	s = (char *)skip_ws(s);
+	if (!*s || *s == '#')
+		return 0;
+	if (*s == '[')
+		return parse_port_line(l, s);
+	if (keyword(s, "Switch", &kwlen))
+		return parse_header(l, s, NODE_TYPE_SWITCH, kwlen);
+	if (keyword(s, "Ca", &kwlen) || keyword(s, "Hca", &kwlen))
+		return parse_header(l, s, NODE_TYPE_CA, kwlen);
+	if (keyword(s, "Rt", &kwlen))
+		return parse_header(l, s, NODE_TYPE_ROUTER, kwlen);
+	if (keyword(s, "do", &kwlen))
+		return 0;	/* ibsim console command: nothing to model */
+	if (keyword(s, "include", &kwlen))
+		return fail(l, l->line, "expected a node record: include is "
+			    "not supported");
+	if (isalpha((unsigned char)*s)) {
+		const char *q = s;
+
+		while (isalnum((unsigned char)*q))
+			q++;
+		if (*q == '=')
+			return parse_keyval(l, s);
+	}
+	return fail(l, l->line, "expected Switch, Ca, Hca, Rt, key=value or "
+		    "[port], got \"%.20s\"", s);
+}
+
+static int read_file(const char *path, char **buf, size_t *len)
+{
+	struct stat st;
+	size_t cap, n = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *b;
+
+	if (fd < 0)
+		return -errno;
+	cap = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : 65536;
+	b = malloc(cap);
+	if (!b) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (n + 1 == cap) {
+			char *nb = realloc(b, cap * 2);
+
+			if (!nb) {
+				free(b);
+				close(fd);
+				return -ENOMEM;
+			}
+			b = nb;
+			cap *= 2;
+		}
+		r = read(fd, b + n, cap - n - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = -errno;
+			free(b);
+			close(fd);
+			return e;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool sorted_has(const uint64_t *v, size_t n, uint64_t g)
+{
+	return bsearch(&g, v, n, sizeof(*v), cmp_u64) != NULL;
+}
+
+/*
+ * Give every record a node GUID and add it to the fabric.  Records without
+ * one get type base + index, skipping any GUID the file itself uses.
+ */
+static int add_nodes(struct loader *l, struct fabric *f)
+{
+	uint64_t *given = malloc((l->n_recs + 1) * sizeof(*given));
+	uint64_t next[4] = { 0, GUID_BASE_CA, GUID_BASE_SWITCH, GUID_BASE_ROUTER };
+	size_t n_given = 0;
+	int rc = 0;
+
+	if (!given)
+		return -ENOMEM;
+	for (size_t i = 0; i < l->n_recs; i++)
+		if (l->recs[i].has_guid)
+			given[n_given++] = l->recs[i].guid;
+	qsort(given, n_given, sizeof(*given), cmp_u64);
+
+	for (size_t i = 0; i < l->n_recs && !rc; i++) {
+		struct rec *r = &l->recs[i];
+		uint64_t step = r->type == NODE_TYPE_SWITCH ? 1 : 0x100;
+		int32_t id;
+
+		if (!r->has_guid) {
+			while (sorted_has(given, n_given, next[r->type]))
+				next[r->type] += step;
+			r->guid = next[r->type];
+			next[r->type] += step;
+		}
+		id = fabric_add_node(f, r->guid, r->type, r->num_ports);
+		if (id == -EEXIST) {
+			const struct rec *o =
+				&l->recs[(size_t)fabric_find(f, r->guid) - l->base];
+			rc = fail(l, r->line, "expected a unique node GUID, 0x%016"
+				  PRIx64 " is also \"%s\" at line %u", r->guid,
+				  o->name, o->line);
+		} else if (id < 0) {
+			rc = id;
+		} else {
+			struct fab_node *n = fabric_node(f, id);
+			size_t dl = r->desc ? r->desc_len : strlen(r->name);
+
+			r->id = id;
+			if (dl > sizeof(n->desc) - 1)
+				dl = sizeof(n->desc) - 1;
+			memcpy(n->desc, r->desc ? r->desc : r->name, dl);
+			n->desc[dl] = '\0';
+			n->has_desc = true;
+			n->sys_guid = r->has_sys_guid ? r->sys_guid : r->guid;
+			n->vendor_id = r->vendor_id;
+			n->device_id = r->device_id;
+			if (r->type == NODE_TYPE_SWITCH) {
+				/* What ibsim's switches report (no file says). */
+				n->has_switch_info = true;
+				n->si.lft_cap = htobe16(0xc000);
+				n->si.mft_cap = htobe16(1024);
+				if (r->enhanced0)
+					n->si.enf_caps |= 1u << 3;
+			}
+		}
+	}
+	free(given);
+	return rc;
+}
+
+static const char *peer_name(const struct loader *l, const struct fab_port *pt)
+{
+	return l->recs[(size_t)pt->peer_node - l->base].name;
+}
+
+/* Link every port line, checking both ends agree. */
+static int add_links(struct loader *l, struct fabric *f)
+{
+	for (size_t i = 0; i < l->n_ents; i++) {
+		struct ent *e = &l->ents[i];
+		struct rec *ra = &l->recs[e->rec], *rb;
+		struct fab_port *a, *b;
+		int32_t slot_rec;
+
+		slot_rec = l->names[names_slot(l, e->peer)];
+		if (slot_rec < 0)
+			return fail(l, e->line, "expected a known node, \"%s\" has "
+				    "no Switch/Ca record", e->peer);
+		rb = &l->recs[slot_rec];
+		if (e->peer_port > rb->num_ports)
+			return fail(l, e->line, "expected a port 1-%u of \"%s\", "
+				    "got [%u]", rb->num_ports, rb->name,
+				    e->peer_port);
+		if (ra == rb && e->port == e->peer_port)
+			return fail(l, e->line, "expected a link to another "
+				    "port, [%u] links to itself", e->port);
+		a = &fabric_node(f, ra->id)->ports[e->port];
+		b = &fabric_node(f, rb->id)->ports[e->peer_port];
+		if (a->peer_node != FAB_NONE &&
+		    (a->peer_node != rb->id || a->peer_port != e->peer_port))
+			return fail(l, e->line, "expected \"%s\"[%u] to match "
+				    "the other end, but it is linked to \"%s\"[%u]",
+				    ra->name, e->port, peer_name(l, a),
+				    a->peer_port);
+		if (b->peer_node != FAB_NONE &&
+		    (b->peer_node != ra->id || b->peer_port != e->port))
+			return fail(l, e->line, "expected \"%s\"[%u] to link back "
+				    "to \"%s\"[%u], but it is linked to \"%s\"[%u]",
+				    rb->name, e->peer_port, ra->name, e->port,
+				    peer_name(l, b), b->peer_port);
+		if (a->peer_node == FAB_NONE &&
+		    fabric_link(f, ra->id, e->port, rb->id, e->peer_port) < 0)
+			return fail(l, e->line, "expected a valid link");
+		/* Port GUIDs: a port's own line wins over its peer's line. */
+		if (e->has_guid)
+			a->guid = e->guid;
+		if (e->has_peer_guid && !b->guid)
+			b->guid = e->peer_guid;
+		if (e->width) {
+			a->pi.link_width_active = e->width;
+			b->pi.link_width_active = e->width;
+		}
+	}
+	return 0;
+}
+
+/* PortInfo of a linked port as an ibsim port reports it: up, 4x SDR. */
+static void init_port(struct fab_node *n, unsigned pn, uint64_t port0_guid)
+{
+	struct fab_port *p = &n->ports[pn];
+	uint8_t width = p->pi.link_width_active;
+
+	p->valid = true;
+	if (n->type == NODE_TYPE_SWITCH)
+		p->guid = port0_guid;
+	else if (!p->guid)
+		p->guid = n->guid + pn;
+	memset(&p->pi, 0, sizeof(p->pi));
+	p->pi.local_port = (uint8_t)pn;
+	p->pi.link_width_enabled = 3;		/* 1x, 4x */
+	p->pi.link_width_supported = 3;
+	p->pi.link_width_active = width ? width : 2;	/* 4x */
+	SET_HI4(p->pi.speed_supported_state, 1);	/* SDR */
+	pi_set_port_state(&p->pi, PORT_STATE_ACTIVE);
+	pi_set_phys_state(&p->pi, PHYS_STATE_LINKUP);
+	SET_LO4(p->pi.phys_state_down_def, 2);		/* default: polling */
+	p->pi.speed_active_enabled = 0x11;		/* SDR active, SDR enabled */
+	pi_set_neighbor_mtu(&p->pi, 4);			/* 2048 */
+	SET_HI4(p->pi.vl_cap_init_type, 4);		/* VL0-7 */
+	SET_LO4(p->pi.init_type_reply_mtu_cap, 4);	/* 2048 */
+	pi_set_op_vls(&p->pi, 4);
+}
+
+static void init_ports(struct loader *l, struct fabric *f)
+{
+	f->local_node = FAB_NONE;
+	for (size_t i = 0; i < l->n_recs; i++) {
+		struct rec *r = &l->recs[i];
+		struct fab_node *n = fabric_node(f, r->id);
+		uint64_t p0 = r->has_port0_guid ? r->port0_guid : n->guid;
+
+		if (n->type == NODE_TYPE_SWITCH)
+			init_port(n, 0, p0);
+		for (unsigned pn = 1; pn <= n->num_ports; pn++) {
+			if (n->ports[pn].peer_node == FAB_NONE)
+				continue;
+			init_port(n, pn, p0);
+			if (f->local_node == FAB_NONE && n->type == NODE_TYPE_CA) {
+				f->local_node = r->id;
+				f->local_port = (uint8_t)pn;
+				f->local_port_guid = n->ports[pn].guid;
+			}
+		}
+	}
+}
+
+int topo_load(struct fabric *f, const char *path, char *err, size_t errlen)
+{
+	struct loader l = { .path = path, .err = err, .errlen = errlen,
+			    .base = f->n_nodes };
+	char *buf = NULL, *s, *nl;
+	size_t len = 0;
+	int rc;
+
+	if (errlen)
+		err[0] = '\0';
+	rc = read_file(path, &buf, &len);
+	if (rc < 0) {
+		if (errlen)
+			snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	for (s = buf; s < buf + len && rc == 0; s = nl + 1) {
+		l.line++;
+		nl = memchr(s, '\n', (size_t)(buf + len - s));
+		if (!nl)
+			nl = buf + len;
+		*nl = '\0';
+		if (nl > s && nl[-1] == '\r')
+			nl[-1] = '\0';
+		rc = parse_line(&l, s);
+	}
+	if (rc == 0 && l.pending_used)
+		rc = fail(&l, l.line, "expected a node header after the last "
+			  "key=value lines");
+	if (rc == 0 && !l.n_recs)
+		rc = fail(&l, l.line, "expected at least one Switch or Ca record");
+	if (rc == 0)
+		rc = add_nodes(&l, f);
+	if (rc == 0)
+		rc = add_links(&l, f);
+	if (rc == 0)
+		init_ports(&l, f);
+	if (rc == -ENOMEM && errlen)
+		snprintf(err, errlen, "%s: out of memory", path);
+	free(l.recs);
+	free(l.ents);
+	free(l.names);
+	free(buf);
+	return rc;
+}
