@@ -20,6 +20,7 @@
 #include "mad/umad_io.h"
 
 #define RECV_POLL_MS	50	/* how often the pump checks for shutdown */
+#define RECV_BATCH	64	/* MADs handed over per loop wake-up */
 
 struct rx_entry {
 	struct rx_entry *next;
@@ -218,31 +219,42 @@ static void *pump_main(void *arg)
 	if (!buf)
 		return NULL;
 	while (!atomic_load(&io->stop)) {
-		int len = MAD_SIZE;
-		int rc = umad_recv(io->portid, buf, &len, RECV_POLL_MS);
+		struct rx_entry *head = NULL, **tail = &head;
+		int timeout = RECV_POLL_MS;
 
-		if (rc < 0)
-			continue;	/* timeout, or nothing was queued */
-		if (len < 0 || len > MAD_SIZE)
-			len = MAD_SIZE;	/* larger (RMPP) MADs are cut */
-		struct rx_entry *e = malloc(sizeof(*e));
-		if (!e)
+		/* Block for one MAD, then take whatever else is already
+		 * queued without waiting, and wake the loop once for all. */
+		for (int n = 0; n < RECV_BATCH; n++, timeout = 0) {
+			int len = MAD_SIZE;
+
+			if (umad_recv(io->portid, buf, &len, timeout) < 0)
+				break;	/* timeout, or nothing was queued */
+			if (len < 0 || len > MAD_SIZE)
+				len = MAD_SIZE;	/* larger (RMPP) MADs are cut */
+			struct rx_entry *e = malloc(sizeof(*e));
+			if (!e)
+				break;
+			ib_mad_addr_t *a = umad_get_mad_addr(buf);
+			e->next = NULL;
+			e->len = (size_t)len;
+			e->status = umad_status(buf);
+			e->from.lid = be16toh(a->lid);
+			e->from.qpn = be32toh(a->qpn);
+			e->from.qkey = be32toh(a->qkey);
+			e->from.sl = a->sl;
+			memcpy(e->mad, umad_get_mad(buf), (size_t)len);
+			*tail = e;
+			tail = &e->next;
+		}
+		if (!head)
 			continue;
-		ib_mad_addr_t *a = umad_get_mad_addr(buf);
-		e->next = NULL;
-		e->len = (size_t)len;
-		e->status = umad_status(buf);
-		e->from.lid = be16toh(a->lid);
-		e->from.qpn = be32toh(a->qpn);
-		e->from.qkey = be32toh(a->qkey);
-		e->from.sl = a->sl;
-		memcpy(e->mad, umad_get_mad(buf), (size_t)len);
 		pthread_mutex_lock(&io->lock);
 		if (io->rx_tail)
-			io->rx_tail->next = e;
+			io->rx_tail->next = head;
 		else
-			io->rx_head = e;
-		io->rx_tail = e;
+			io->rx_head = head;
+		for (io->rx_tail = head; io->rx_tail->next;)
+			io->rx_tail = io->rx_tail->next;
 		pthread_mutex_unlock(&io->lock);
 		ev_async_send(io->loop, &io->wake);
 	}

@@ -190,7 +190,7 @@ void dumps_write(struct sm *sm, const struct fabric *f,
 		return;
 	snprintf(path, sizeof(path), "%s/opensm-subnet.lst", sm->cfg.dump_dir);
 	rc = write_file_atomic(path, write_lst, f);
-	if (rc == 0) {
+	if (rc == 0 && sm->cfg.dump_lfts) {
 		snprintf(path, sizeof(path), "%s/opensm-lfts.dump",
 			 sm->cfg.dump_dir);
 		rc = write_file_atomic(path, write_lfts, &la);

@@ -51,6 +51,9 @@ static void usage(FILE *fp)
 "                         or /var/cache/opensm)\n"
 "      --dump-dir DIR     opensm-subnet.lst, opensm-lfts.dump (default\n"
 "                         $OSM_TMP_DIR or /var/log)\n"
+"      --dump-lfts        also write opensm-lfts.dump (as -D 0x40 does;\n"
+"                         one line per switch and LID: large fabrics give\n"
+"                         large files)\n"
 "      --dump-fabric FILE write the discovered fabric in ibnetdiscover's\n"
 "                         topology format (atomically)\n"
 "      --discover-only    discover, report and exit without changing anything\n"
@@ -84,7 +87,7 @@ static void dir_default(char *dst, size_t sz, const char *env, const char *def)
 
 enum {
 	OPT_RETRIES = 256, OPT_VERSION, OPT_DUMP_FABRIC, OPT_CACHE_DIR,
-	OPT_DUMP_DIR, OPT_DISCOVER_ONLY,
+	OPT_DUMP_DIR, OPT_DISCOVER_ONLY, OPT_DUMP_LFTS,
 };
 
 static int parse_options(int argc, char **argv, struct sm_config *o,
@@ -108,6 +111,7 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 		{ "dump-dir", required_argument, NULL, OPT_DUMP_DIR },
 		{ "dump-fabric", required_argument, NULL, OPT_DUMP_FABRIC },
 		{ "discover-only", no_argument, NULL, OPT_DISCOVER_ONLY },
+		{ "dump-lfts", no_argument, NULL, OPT_DUMP_LFTS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -158,6 +162,8 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 		case 'D':
 			if (parse_uint(optarg, 0xff, &v) < 0)
 				return bad_value("-D", optarg, "log flags 0x00-0xff");
+			/* OpenSM writes its LFT dump with OSM_LOG_ROUTING. */
+			o->dump_lfts |= (v & 0x40) != 0;
 			o->log_level = v >= 0x04 ? LOG_LVL_DEBUG :
 				       v & 0x02 ? LOG_LVL_INFO :
 				       v & 0x01 ? LOG_LVL_WARN : LOG_LVL_ERR;
@@ -215,6 +221,9 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 			break;
 		case OPT_DUMP_FABRIC:
 			o->dump_fabric = optarg;
+			break;
+		case OPT_DUMP_LFTS:
+			o->dump_lfts = true;
 			break;
 		case OPT_DISCOVER_ONLY:
 			*discover_only = true;

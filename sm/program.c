@@ -29,8 +29,15 @@ void batch_init(struct smp_batch *b, struct mad_engine *e, batch_done_cb done,
 	b->arg = arg;
 }
 
-static void batch_maybe_done(struct smp_batch *b)
+static void batch_pump(struct smp_batch *b)
 {
+	if (b->running)
+		return;
+	b->running = true;
+	while (!b->sealed && b->pending < BATCH_DEPTH)
+		if (!b->more(b, b->arg))
+			b->sealed = true;
+	b->running = false;
 	if (b->sealed && !b->pending && b->done) {
 		batch_done_cb done = b->done;
 
@@ -55,7 +62,7 @@ static void on_item(void *arg, int status, const void *mad, size_t len)
 	if (it->cb)
 		it->cb(b, it->node, it->port, data, it->cb_arg);
 	free(it);
-	batch_maybe_done(b);
+	batch_pump(b);
 }
 
 int batch_smp(struct smp_batch *b, uint8_t method, const uint8_t *path,
@@ -87,10 +94,10 @@ int batch_smp(struct smp_batch *b, uint8_t method, const uint8_t *path,
 	return 0;
 }
 
-void batch_seal(struct smp_batch *b)
+void batch_run(struct smp_batch *b, batch_more_cb more)
 {
-	b->sealed = true;
-	batch_maybe_done(b);
+	b->more = more;
+	batch_pump(b);
 }
 
 /* --------------------------------------------------------- LFT images */

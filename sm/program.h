@@ -21,6 +21,14 @@
 
 struct smp_batch;
 typedef void (*batch_done_cb)(struct smp_batch *b, void *arg);
+/*
+ * Producer: queue the next few Sets (e.g. those of one node) and return
+ * true, or return false when there is nothing left.  The batch calls it
+ * while fewer than BATCH_DEPTH Sets are pending, so a sweep over 100,000
+ * ports never holds more than a window's worth of requests in memory.
+ */
+typedef bool (*batch_more_cb)(struct smp_batch *b, void *arg);
+#define BATCH_DEPTH	256
 /* Per-Set completion: data is the answered attribute (64 bytes) or NULL. */
 typedef void (*batch_item_cb)(struct smp_batch *b, int32_t node, uint8_t port,
 			      const uint8_t *data, void *arg);
@@ -30,21 +38,23 @@ struct smp_batch {
 	unsigned pending;
 	unsigned sent;
 	unsigned failed;
-	bool     sealed;		/* all Sets submitted: done may fire */
+	bool     sealed;		/* producer exhausted: done may fire */
+	bool     running;		/* inside the producer loop */
+	batch_more_cb more;
 	batch_done_cb done;
 	void    *arg;
 };
 
 void batch_init(struct smp_batch *b, struct mad_engine *e, batch_done_cb done,
 		void *arg);
+/* Run the producer until it is exhausted; done runs when all is answered
+ * (possibly from within this call). */
+void batch_run(struct smp_batch *b, batch_more_cb more);
 /* Send a DR SMP Set (or Get) of one attribute.  Returns 0 or -errno. */
 int  batch_smp(struct smp_batch *b, uint8_t method, const uint8_t *path,
 	       unsigned hops, uint16_t attr, uint32_t mod, const void *data,
 	       size_t len, int32_t node, uint8_t port, batch_item_cb cb,
 	       void *cb_arg);
-/* No more Sets will be added: done runs once everything is answered
- * (immediately, from this call, if nothing is pending). */
-void batch_seal(struct smp_batch *b);
 
 /* ---- forwarding table images, by switch GUID */
 

@@ -41,6 +41,7 @@ struct sm_config {
 	uint8_t  leaf_head_of_queue_lifetime;
 	uint8_t  max_op_vls;		/* PortInfo:OperationalVLs encoding */
 	bool     summary;		/* print a bring-up summary on stdout */
+	bool     dump_lfts;		/* write opensm-lfts.dump (-D 0x40) */
 };
 
 /* SMInfo:SMState (14.4.1); STANDBY is entered only by a later feature. */

@@ -38,6 +38,8 @@ struct sweep {
 	struct discovery *disc;
 	struct routing_result routes;
 	struct smp_batch batch;
+	size_t cursor;			/* next node for the batch producer */
+	bool rereg;
 	uint16_t sm_lid;
 	ev_tstamp t0, t_disc, t_prog;
 	unsigned disc_smps, prog_smps, act_smps, failed;
@@ -159,65 +161,73 @@ static bool port_is_linked(const struct fab_port *p)
 
 static void stage_done(struct smp_batch *b, void *arg);
 
-static void stage_activate(struct sweep *sw)
+/* Producer of the ACTIVATE stage: ARMED -> ACTIVE, one node per call. */
+static bool more_activate(struct smp_batch *b, void *arg)
 {
+	struct sweep *sw = arg;
 	struct fabric *f = &sw->f;
-	int rc = 0;
 
-	sw->stage = ST_ACTIVATE;
-	batch_init(&sw->batch, sw->sm->engine, stage_done, sw);
-	for (size_t i = 0; i < f->n_nodes && rc >= 0; i++) {
-		struct fab_node *n = &f->nodes[i];
+	if (sw->cursor >= f->n_nodes)
+		return false;
+	int32_t id = (int32_t)sw->cursor++;
+	struct fab_node *n = fabric_node(f, id);
+	for (unsigned pn = 1; pn <= n->num_ports; pn++) {
+		struct fab_port *p = &n->ports[pn];
 
-		for (unsigned pn = 1; pn <= n->num_ports && rc >= 0; pn++) {
-			struct fab_port *p = &n->ports[pn];
-
-			if (port_is_linked(p) &&
-			    pi_port_state(&p->pi) == PORT_STATE_ARMED)
-				rc = set_port(sw, (int32_t)i, (uint8_t)pn,
-					      PORT_STATE_ACTIVE, false);
+		if (port_is_linked(p) && pi_port_state(&p->pi) == PORT_STATE_ARMED &&
+		    set_port(sw, id, (uint8_t)pn, PORT_STATE_ACTIVE, false) < 0) {
+			b->failed++;
+			return false;
 		}
 	}
-	sw->act_smps = sw->batch.sent;
-	batch_seal(&sw->batch);
+	return true;
 }
 
-static void stage_program(struct sweep *sw)
+/* Producer of the PROGRAM stage: every Set one node needs, per call. */
+static bool more_program(struct smp_batch *b, void *arg)
 {
+	struct sweep *sw = arg;
 	struct sm *sm = sw->sm;
 	struct fabric *f = &sw->f;
-	bool rereg = !sm->rereg_done;
 	int rc = 0;
 
-	sw->stage = ST_PROGRAM;
-	batch_init(&sw->batch, sm->engine, stage_done, sw);
-	for (size_t i = 0; i < f->n_nodes && rc >= 0; i++) {
-		struct fab_node *n = &f->nodes[i];
+	if (sw->cursor >= f->n_nodes)
+		return false;
+	int32_t id = (int32_t)sw->cursor++;
+	struct fab_node *n = fabric_node(f, id);
+	bool endport = n->type != NODE_TYPE_SWITCH;
 
-		if (n->type == NODE_TYPE_SWITCH) {
-			rc = program_switch(&sw->batch, sm->images, &sm->cfg, f,
-					    (int32_t)i, &sw->routes.lft[i]);
-			if (rc >= 0 && n->ports[0].valid)
-				rc = set_port(sw, (int32_t)i, 0, PORT_STATE_NOP,
-					      false);
-		}
-		for (unsigned pn = 1; pn <= n->num_ports && rc >= 0; pn++) {
-			struct fab_port *p = &n->ports[pn];
-			bool endport = n->type != NODE_TYPE_SWITCH;
-
-			if (!p->valid || (!endport && p->peer_node == FAB_NONE))
-				continue;
-			unsigned want = port_is_linked(p) &&
-				pi_port_state(&p->pi) == PORT_STATE_INIT
-				? PORT_STATE_ARMED : PORT_STATE_NOP;
-			rc = set_port(sw, (int32_t)i, (uint8_t)pn, want,
-				      rereg && endport);
-		}
+	if (!endport) {
+		rc = program_switch(b, sm->images, &sm->cfg, f, id,
+				    &sw->routes.lft[id]);
+		if (rc >= 0 && n->ports[0].valid)
+			rc = set_port(sw, id, 0, PORT_STATE_NOP, false);
 	}
-	if (rc < 0)
+	for (unsigned pn = 1; pn <= n->num_ports && rc >= 0; pn++) {
+		struct fab_port *p = &n->ports[pn];
+
+		if (!p->valid || (!endport && p->peer_node == FAB_NONE))
+			continue;
+		unsigned want = port_is_linked(p) &&
+			pi_port_state(&p->pi) == PORT_STATE_INIT
+			? PORT_STATE_ARMED : PORT_STATE_NOP;
+		rc = set_port(sw, id, (uint8_t)pn, want, sw->rereg && endport);
+	}
+	if (rc < 0) {
 		log_err("ERR 0202: cannot queue Sets: %s", strerror(-rc));
-	sw->prog_smps = sw->batch.sent;
-	batch_seal(&sw->batch);
+		b->failed++;
+		return false;
+	}
+	return true;
+}
+
+static void stage_start(struct sweep *sw, enum sweep_stage stage)
+{
+	sw->stage = stage;
+	sw->cursor = 0;
+	sw->rereg = !sw->sm->rereg_done;
+	batch_init(&sw->batch, sw->sm->engine, stage_done, sw);
+	batch_run(&sw->batch, stage == ST_PROGRAM ? more_program : more_activate);
 }
 
 static void stage_done(struct smp_batch *b, void *arg)
@@ -230,9 +240,11 @@ static void stage_done(struct smp_batch *b, void *arg)
 	sw->failed += b->failed;
 	if (sw->stage == ST_PROGRAM) {
 		sw->t_prog = ev_time();
-		stage_activate(sw);
+		sw->prog_smps = b->sent;
+		stage_start(sw, ST_ACTIVATE);
 		return;
 	}
+	sw->act_smps = b->sent;
 	ev_tstamp now = ev_time();
 	if (sw->failed) {
 		char why[96];
@@ -360,7 +372,7 @@ static void on_discovered(void *arg, const struct discover_result *r)
 		sweep_finish(sw, false, err);
 		return;
 	}
-	stage_program(sw);
+	stage_start(sw, ST_PROGRAM);
 }
 
 int sweep_heavy_start(struct sm *sm)
@@ -411,6 +423,7 @@ void sweep_heavy_abort(struct sm *sm)
 struct light_sweep {
 	struct sm *sm;
 	struct smp_batch batch;
+	size_t cursor;
 	bool aborted;
 	unsigned changed;
 };
@@ -448,11 +461,32 @@ static void on_light_done(struct smp_batch *b, void *arg)
 		sm_event(sm, SM_EV_CHANGE);
 }
 
+/* Producer of a light sweep: SwitchInfo Get of the next switch. */
+static bool more_light(struct smp_batch *b, void *arg)
+{
+	struct light_sweep *ls = arg;
+	const struct fabric *f = &ls->sm->fabric;
+
+	while (ls->cursor < f->n_nodes) {
+		int32_t id = (int32_t)ls->cursor++;
+		const struct fab_node *n = fabric_node(f, id);
+
+		if (n->type != NODE_TYPE_SWITCH)
+			continue;
+		if (batch_smp(b, MAD_METHOD_GET, n->path, n->hops,
+			      SMP_ATTR_SWITCH_INFO, 0, NULL, 0, id, 0,
+			      on_light_si, ls) < 0) {
+			b->failed++;
+			return false;
+		}
+		return true;
+	}
+	return false;
+}
+
 int sweep_light_start(struct sm *sm)
 {
 	struct light_sweep *ls;
-	const struct fabric *f = &sm->fabric;
-	int rc = 0;
 
 	if (sm->light || sm->sweep)
 		return -EBUSY;
@@ -464,16 +498,8 @@ int sweep_light_start(struct sm *sm)
 	sm->stats.light_sweeps++;
 	sm->act_count++;
 	batch_init(&ls->batch, sm->engine, on_light_done, ls);
-	for (size_t i = 0; i < f->n_nodes && rc >= 0; i++) {
-		const struct fab_node *n = &f->nodes[i];
-
-		if (n->type == NODE_TYPE_SWITCH)
-			rc = batch_smp(&ls->batch, MAD_METHOD_GET, n->path,
-				       n->hops, SMP_ATTR_SWITCH_INFO, 0, NULL, 0,
-				       (int32_t)i, 0, on_light_si, ls);
-	}
-	batch_seal(&ls->batch);
-	return rc < 0 ? rc : 0;
+	batch_run(&ls->batch, more_light);
+	return 0;
 }
 
 void sweep_light_abort(struct sm *sm)
