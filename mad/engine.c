@@ -23,6 +23,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "mad/engine.h"
 
@@ -178,10 +181,13 @@ static void txn_send(struct mad_engine *e, struct txn *t)
 	t->deadline = ev_now(e->loop) + e->opts.timeout_ms / 1000.0;
 	/*
 	 * A failed send is an attempt lost on the wire: the deadline will
-	 * retry it.  The transport's timeout lets a kernel match the answer.
+	 * retry it.  The kernel needs a timeout to match the answer to the
+	 * send; it gets the whole retry budget, so its own timeout report can
+	 * only come after our last deadline (and then matches nothing),
+	 * never in the middle of our retries as a second "lost" signal.
 	 */
 	(void)e->tr.send(e->tr.ctx, t->mad, t->len, &t->addr,
-			 (int)e->opts.timeout_ms);
+			 (int)(e->opts.timeout_ms * (e->opts.retries + 1)));
 }
 
 static unsigned window_of(const struct mad_engine *e, enum txn_kind k)
@@ -271,7 +277,13 @@ int mad_engine_new(struct mad_engine **out, struct ev_loop *loop,
 	e->tr = *tr;
 	e->opts = *opts;
 	/* Start TIDs somewhere unlikely to meet a previous run's answers. */
-	e->next_tid = (uint32_t)random() | 1;
+	if (getrandom(&e->next_tid, sizeof(e->next_tid), GRND_NONBLOCK) !=
+	    sizeof(e->next_tid)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		e->next_tid = (uint32_t)(ts.tv_nsec ^ ts.tv_sec ^ getpid());
+	}
+	e->next_tid |= 1;
 	ev_timer_init(&e->timer, on_timer, 0., 0.);
 	e->timer.data = e;
 	*out = e;
@@ -422,13 +434,24 @@ static void dispatch_unsolicited(struct mad_engine *e, const void *mad,
 	const struct mad_hdr *h = mad;
 	uint16_t attr = be16toh(h->attr_id);
 
+	struct unsol_handler *any = NULL;
+
+	/* An exact attribute match wins over a wildcard, whatever the
+	 * registration order. */
 	for (struct unsol_handler *u = e->handlers; u; u = u->next) {
-		if (u->mgmt_class == h->mgmt_class && u->method == h->method &&
-		    (u->attr_id == 0xffff || u->attr_id == attr)) {
-			e->stats.unsolicited++;
-			u->cb(u->arg, mad, len, from);
-			return;
+		if (u->mgmt_class != h->mgmt_class || u->method != h->method)
+			continue;
+		if (u->attr_id == attr) {
+			any = u;
+			break;
 		}
+		if (u->attr_id == 0xffff && !any)
+			any = u;
+	}
+	if (any) {
+		e->stats.unsolicited++;
+		any->cb(any->arg, mad, len, from);
+		return;
 	}
 	e->stats.dropped++;
 }
@@ -456,8 +479,9 @@ void mad_engine_recv(struct mad_engine *e, const void *mad, size_t len,
 	}
 	const struct mad_hdr *req = (const struct mad_hdr *)t->mad;
 	if (status) {
-		/* The kernel gave up on one attempt: resend at once if the
-		 * budget allows, else let the deadline fail it. */
+		/* The attempt was lost (ibsim reports a dropped MAD at once
+		 * with status 110): resend at once if the budget allows, else
+		 * let the deadline fail it. */
 		if (t->attempts <= e->opts.retries) {
 			list_remove(&e->wait, t);
 			txn_send(e, t);

@@ -118,6 +118,15 @@ int fabric_link(struct fabric *f, int32_t a, uint8_t pa, int32_t b, uint8_t pb)
 	struct fab_node *na = &f->nodes[a], *nb = &f->nodes[b];
 	if (pa == 0 || pb == 0 || pa > na->num_ports || pb > nb->num_ports)
 		return -EINVAL;
+	/* Re-cabling: whoever was on either end before is unlinked. */
+	struct fab_port *ends[2] = { &na->ports[pa], &nb->ports[pb] };
+	for (int i = 0; i < 2; i++) {
+		if (ends[i]->peer_node != FAB_NONE) {
+			struct fab_node *o = &f->nodes[ends[i]->peer_node];
+			o->ports[ends[i]->peer_port].peer_node = FAB_NONE;
+			ends[i]->peer_node = FAB_NONE;
+		}
+	}
 	na->ports[pa].peer_node = b;
 	na->ports[pa].peer_port = pb;
 	nb->ports[pb].peer_node = a;
