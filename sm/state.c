@@ -73,22 +73,27 @@ static void subnet_up(struct sm *sm)
 {
 	struct fabric_counts c;
 
+	bool first = !sm->subnet_up;
+
 	sm->failed_sweeps = 0;
-	if (!sm->subnet_up)
+	if (first)
 		sm->stats.first_up_seconds = ev_time() - sm->stats.started;
 	sm->subnet_up = true;
 	set_state(sm, SM_MASTER);
 	fabric_count(&sm->fabric, &c);
 	log_info("SUBNET UP");
+	char line[320];
+	const struct mad_engine_stats *st = mad_engine_stats(sm->engine);
+	snprintf(line, sizeof(line), "SUBNET UP in %.3f s: %zu switches, %zu CAs,"
+		 " %zu ports, %zu links, LIDs 1-%u, SM LID %u, %u heavy sweep(s),"
+		 " %" PRIu64 " SMPs sent (%" PRIu64 " re-sent)",
+		 sm->stats.first_up_seconds, c.switches, c.cas, c.ports, c.links,
+		 sm->fabric.max_lid, sm_local_lid(sm), sm->stats.heavy_sweeps,
+		 st->sent, st->resends);
+	if (first)
+		log_info("%s", line);
 	if (sm->cfg.summary) {
-		printf("SUBNET UP in %.3f s: %zu switches, %zu CAs, %zu ports,"
-		       " %zu links, LIDs 1-%u, SM LID %u, %u heavy sweep(s),"
-		       " %" PRIu64 " SMPs sent (%" PRIu64 " re-sent)\n",
-		       sm->stats.first_up_seconds, c.switches, c.cas, c.ports,
-		       c.links, sm->fabric.max_lid, sm_local_lid(sm),
-		       sm->stats.heavy_sweeps,
-		       mad_engine_stats(sm->engine)->sent,
-		       mad_engine_stats(sm->engine)->resends);
+		printf("%s\n", line);
 		fflush(stdout);
 	}
 	if (sm->cfg.once) {
