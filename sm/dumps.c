@@ -46,9 +46,9 @@ static void lst_end(FILE *fp, const struct fabric *f, int32_t id, unsigned pn,
 		n->desc, port_lid_of(n, pn), pn);
 }
 
-static const char *speed_str(const struct smp_port_info *pi)
+static const char *speed_str(const struct smp_port_info *pi, uint32_t cap_mask)
 {
-	if (be32toh(pi->cap_mask) & PI_CAP_HAS_EXT_SPEEDS) {
+	if (cap_mask & PI_CAP_HAS_EXT_SPEEDS) {
 		switch (pi_speed_ext_active(pi)) {
 		case 1: return "14";
 		case 2: return "25";
@@ -97,7 +97,8 @@ int dump_subnet_lst(const struct fabric *f, FILE *fp)
 			fputc(' ', fp);
 			lst_end(fp, f, p->peer_node, p->peer_port, 8);
 			fprintf(fp, " PHY=%s LOG=%s SPD=%s\n", width_str(&p->pi),
-				state_str(pi_port_state(&p->pi)), speed_str(&p->pi));
+				state_str(pi_port_state(&p->pi)),
+				speed_str(&p->pi, fabric_port_cap_mask(n, pn)));
 		}
 	}
 	return ferror(fp) ? -EIO : 0;

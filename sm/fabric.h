@@ -82,4 +82,15 @@ void fabric_count(const struct fabric *f, struct fabric_counts *c);
 
 const char *fabric_node_type_str(uint8_t type);
 
+/*
+ * CapabilityMask that applies to a port.  Switch external ports do not
+ * carry one (14.2.5.6: it is valid on port 0 only), so theirs is port 0's.
+ */
+static inline uint32_t fabric_port_cap_mask(const struct fab_node *n,
+					    unsigned pn)
+{
+	const struct fab_port *p = &n->ports[n->type == NODE_TYPE_SWITCH ? 0 : pn];
+	return p->valid ? be32toh(p->pi.cap_mask) : 0;
+}
+
 #endif /* IBSM_SM_FABRIC_H */

@@ -332,14 +332,16 @@ static void on_discovered(void *arg, const struct discover_result *r)
 		return;
 	sw->t_disc = ev_time();
 	sw->disc_smps = r->smps;
+	if (r->dup_guids)
+		log_err("ERR 0208: %u duplicate GUIDs in the fabric", r->dup_guids);
+	/* r lives in the discovery: not to be read after this. */
 	discover_free(sw->disc);
 	sw->disc = NULL;
+	r = NULL;
 	if (sw->f.local_node == FAB_NONE) {
 		sweep_finish(sw, false, "the local port did not answer NodeInfo");
 		return;
 	}
-	if (r->dup_guids)
-		log_err("ERR 0208: %u duplicate GUIDs in the fabric", r->dup_guids);
 
 	struct lid_policy pol = { .lmc = sm->cfg.lmc,
 				  .reassign = sm->cfg.reassign_lids };

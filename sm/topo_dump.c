@@ -18,7 +18,8 @@
 #include "sm/fileutil.h"
 #include "sm/topo_dump.h"
 
-const char *topo_link_str(const struct smp_port_info *pi, char *buf, size_t sz)
+const char *topo_link_str(const struct smp_port_info *pi, uint32_t cap_mask,
+			  char *buf, size_t sz)
 {
 	const char *width, *speed = NULL;
 	unsigned ext = 0;
@@ -31,7 +32,7 @@ const char *topo_link_str(const struct smp_port_info *pi, char *buf, size_t sz)
 	case 16: width = "2x"; break;
 	default: width = "??"; break;
 	}
-	if (be32toh(pi->cap_mask) & PI_CAP_HAS_EXT_SPEEDS)
+	if (cap_mask & PI_CAP_HAS_EXT_SPEEDS)
 		ext = pi_speed_ext_active(pi);
 	switch (ext) {
 	case 1: speed = "FDR"; break;
@@ -94,7 +95,8 @@ static void dump_node(const struct fabric *f, const struct fab_node *n, FILE *fp
 			continue;
 		const struct fab_node *peer = fabric_node(f, p->peer_node);
 		const struct fab_port *pp = &peer->ports[p->peer_port];
-		topo_link_str(&p->pi, link, sizeof(link));
+		topo_link_str(&p->pi, fabric_port_cap_mask(n, pn), link,
+			      sizeof(link));
 		if (n->type == NODE_TYPE_SWITCH)
 			fprintf(fp, "[%u]\t", pn);
 		else

@@ -14,7 +14,9 @@ int topo_dump(const struct fabric *f, FILE *fp);
 /* Write to `path` atomically (temp file + rename).  Returns 0 or -errno. */
 int topo_dump_file(const struct fabric *f, const char *path);
 
-/* "4xSDR", "4xEDR", ... for a port as its PortInfo says; "" if unknown. */
-const char *topo_link_str(const struct smp_port_info *pi, char *buf, size_t sz);
+/* "4xSDR", "4xEDR", ... for a port as its PortInfo says; cap_mask is the
+ * port's capability mask (fabric_port_cap_mask()). */
+const char *topo_link_str(const struct smp_port_info *pi, uint32_t cap_mask,
+			  char *buf, size_t sz);
 
 #endif /* IBSM_SM_TOPO_DUMP_H */

@@ -39,10 +39,20 @@
 
 #include "sm/topo_load.h"
 
-/* GUIDs for nodes a plain ibsim file gives none: type base + index. */
-#define GUID_BASE_SWITCH	0x0002c90000000000ull	/* + switch index */
-#define GUID_BASE_CA		0x0002c90100000000ull	/* + CA index * 256 */
-#define GUID_BASE_ROUTER	0x0002c90200000000ull	/* + router index * 256 */
+/*
+ * Node GUIDs are numbered the way ibsim numbers them, so a model loaded
+ * here has the GUIDs ibsm discovers when ibsim runs the same file: one
+ * counter per node type, starting at these, set by "switchguid=",
+ * "caguid=" ("hcaguids=") or "rtguid=" lines (absolute, or "+N" from the
+ * last absolute value).  A switch takes one GUID, a CA or router one for
+ * the node and one per port (port p is node GUID + p).  ibnetdiscover
+ * output sets the counter before every record, so each node gets its
+ * own GUID.  Without a GUID line a name like "S-0002c903000a1b2c" gives
+ * the GUID; otherwise the counter does.
+ */
+#define GUID_BASE_CA		0x100000ull
+#define GUID_BASE_SWITCH	0x200000ull
+#define GUID_BASE_ROUTER	0x300000ull	/* ibsim has none: ours */
 
 #define MAX_PORTS		254	/* 255 is LFT "no path" */
 
@@ -56,7 +66,7 @@ struct rec {
 	uint16_t device_id;
 	uint32_t line;
 	uint8_t  type, num_ports;
-	bool     has_guid, has_port0_guid, has_sys_guid, enhanced0;
+	bool     has_port0_guid, has_sys_guid, enhanced0;
 	int32_t  id;			/* node id in the fabric */
 };
 
@@ -65,7 +75,9 @@ struct ent {
 	const char *peer;
 	uint64_t guid, peer_guid;
 	uint32_t rec, line;
-	uint8_t  port, peer_port, width;
+	uint8_t  port, peer_port;
+	uint8_t  width;			/* LinkWidthActive code, 0: not given */
+	uint8_t  speed, ext_speed;	/* LinkSpeed(Ext)Active, 0: not given */
 	bool     has_guid, has_peer_guid;
 };
 
@@ -82,9 +94,14 @@ struct loader {
 	int32_t *names;			/* hash of record names -> rec index */
 	size_t names_size;
 
-	/* key=value lines seen since the last header, for the next record */
+	/* key=value lines: vendid, sysimgguid and a switch's port 0 GUID
+	 * apply to the next node; devid to all that follow (as in ibsim) */
 	struct rec pending;
-	bool pending_used;
+	uint16_t device_id;
+	/* per node type (NODE_TYPE_*): GUID counter, its last absolute
+	 * value, and whether a GUID line set it since that type's last node */
+	uint64_t next_guid[4], abs_guid[4];
+	bool guid_set[4];
 	size_t base;			/* f->n_nodes before loading */
 };
 
@@ -253,61 +270,82 @@ static size_t names_slot(const struct loader *l, const char *name)
 	return i;
 }
 
-/* "switchguid=0x..(..)", "caguid=0x..", "vendid=0x..", ... */
-static int parse_keyval(struct loader *l, char *s)
+/*
+ * "switchguid=0x..(..)", "caguid=0x..", "caguid+0x10", "vendid=0x..", ...
+ * ibsim's global link defaults (width=, speed=, extspeed=) and its parser
+ * debug switch are accepted and ignored.
+ */
+static int parse_keyval(struct loader *l, char *s, size_t klen)
 {
-	static const struct { const char *key; int what; } keys[] = {
-		{ "vendid", 0 }, { "devid", 1 }, { "sysimgguid", 2 },
-		{ "switchguid", 3 }, { "caguid", 4 }, { "rtguid", 4 },
+	enum { VENDID, DEVID, SYSIMG, GUID, IGNORED };
+	static const struct { const char *key; int what; uint8_t type; } keys[] = {
+		{ "vendid", VENDID, 0 }, { "devid", DEVID, 0 },
+		{ "sysimgguid", SYSIMG, 0 },
+		{ "switchguid", GUID, NODE_TYPE_SWITCH },
+		{ "caguid", GUID, NODE_TYPE_CA }, { "hcaguids", GUID, NODE_TYPE_CA },
+		{ "rtguid", GUID, NODE_TYPE_ROUTER },
+		{ "width", IGNORED, 0 }, { "speed", IGNORED, 0 },
+		{ "extspeed", IGNORED, 0 }, { "pdebug", IGNORED, 0 },
 	};
-	char *eq = strchr(s, '=');
-	size_t klen = (size_t)(eq - s);
+	bool relative = s[klen] == '+';
 	uint64_t v, v2;
 	const char *e;
 	int what = -1;
+	uint8_t type = 0;
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (strlen(keys[i].key) == klen && !strncmp(keys[i].key, s, klen))
+		if (strlen(keys[i].key) == klen && !strncmp(keys[i].key, s, klen)) {
 			what = keys[i].what;
+			type = keys[i].type;
+		}
 	if (what < 0)
 		return fail(l, l->line, "expected vendid=, devid=, sysimgguid=, "
-			    "switchguid=, caguid= or rtguid=, got %.*s=",
-			    (int)(klen > 32 ? 32 : klen), s);
-	e = parse_num(eq + 1, 16, &v);
+			    "switchguid=, caguid= or rtguid=, got %.*s%c",
+			    (int)(klen > 32 ? 32 : klen), s, s[klen]);
+	if (relative && what != GUID)
+		return fail(l, l->line, "expected %.*s=, not %.*s+", (int)klen,
+			    s, (int)klen, s);
+	if (what == IGNORED)
+		return 0;
+	e = parse_num(s + klen + 1, 16, &v);
 	if (!e)
-		return fail(l, l->line, "expected a hex number after %.*s=",
-			    (int)klen, s);
-	l->pending_used = true;
+		return fail(l, l->line, "expected a hex number after %.*s%c",
+			    (int)klen, s, s[klen]);
 	switch (what) {
-	case 0:
+	case VENDID:
 		l->pending.vendor_id = (uint32_t)v;
 		break;
-	case 1:
-		l->pending.device_id = (uint16_t)v;
+	case DEVID:
+		l->device_id = (uint16_t)v;
 		break;
-	case 2:
+	case SYSIMG:
 		l->pending.sys_guid = v;
 		l->pending.has_sys_guid = true;
 		break;
-	case 3:
-	case 4:
-		l->pending.guid = v;
-		l->pending.has_guid = true;
+	case GUID:
+		if (relative)
+			v += l->abs_guid[type];
+		else
+			l->abs_guid[type] = v;
+		l->next_guid[type] = v;
+		l->guid_set[type] = true;
 		if (*e == '(') {
 			e = parse_num(e + 1, 16, &v2);
 			if (!e || *e != ')')
 				return fail(l, l->line, "expected (hex port GUID)"
-					    " after the switch GUID");
-			l->pending.port0_guid = v2;
-			l->pending.has_port0_guid = true;
+					    " after the GUID");
+			if (type == NODE_TYPE_SWITCH) {
+				l->pending.port0_guid = v2;
+				l->pending.has_port0_guid = true;
+			}
 			e++;
 		}
 		break;
 	}
 	e = skip_ws(e);
 	if (*e && *e != '#')
-		return fail(l, l->line, "expected end of line after %.*s=",
-			    (int)klen, s);
+		return fail(l, l->line, "expected end of line after %.*s%c...",
+			    (int)klen, s, s[klen]);
 	return 0;
 }
 
@@ -327,7 +365,7 @@ static int parse_header(struct loader *l, char *s, uint8_t type, size_t kwlen)
 {
 	struct rec *r;
 	uint64_t nports;
-	const char *e;
+	const char *e, *rest;
 	char *p;
 	int rc = 0;
 
@@ -346,7 +384,6 @@ static int parse_header(struct loader *l, char *s, uint8_t type, size_t kwlen)
 	r = &l->recs[l->n_recs];
 	*r = l->pending;
 	memset(&l->pending, 0, sizeof(l->pending));
-	l->pending_used = false;
 	r->type = type;
 	r->line = l->line;
 	r->id = FAB_NONE;
@@ -368,20 +405,47 @@ static int parse_header(struct loader *l, char *s, uint8_t type, size_t kwlen)
 	if (!p)
 		return rc;
 
-	/* The rest is free text; ibnetdiscover puts "# "desc" ..." there. */
+	/* The rest is free text; ibnetdiscover puts "# "desc" ..." there,
+	 * ibsim also takes an unquoted description up to " lid " etc. */
+	rest = p;
 	p = strchr(p, '#');
 	if (p) {
-		char *q = (char *)skip_ws(p + 1), *end;
+		char *q = (char *)skip_ws(p + 1), *end = NULL;
 
 		if (*q == '"' && (end = strchr(q + 1, '"'))) {
 			r->desc = q + 1;
 			r->desc_len = (size_t)(end - q - 1);
-			if (strstr(end, "enhanced port 0"))
-				r->enhanced0 = true;
+		} else if (*q && *q != '"') {
+			static const char *const stops[] = {
+				" enhanced port ", " base port ", " lid ", " lmc ",
+			};
+
+			end = q + strlen(q);
+			for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++) {
+				char *x = strstr(q, stops[i]);
+
+				if (x && x < end)
+					end = x;
+			}
+			while (end > q && (end[-1] == ' ' || end[-1] == '\t'))
+				end--;
+			r->desc = q;
+			r->desc_len = (size_t)(end - q);
 		}
+		if (end)
+			rest = end;
 	}
-	if (!r->has_guid && guid_from_name(r->name, &r->guid))
-		r->has_guid = true;
+	r->enhanced0 = strstr(rest, "enhanced port 0") != NULL;
+
+	/* GUID: a GUID line's, the name's, or the type's counter (see top) */
+	if (!l->guid_set[type] && guid_from_name(r->name, &r->guid)) {
+		/* counter untouched */
+	} else {
+		r->guid = l->next_guid[type];
+		l->next_guid[type] += type == NODE_TYPE_SWITCH ? 1 : nports + 1;
+	}
+	l->guid_set[type] = false;
+	r->device_id = l->device_id;
 
 	size_t slot = names_slot(l, r->name);
 	if (l->names[slot] >= 0)
@@ -390,6 +454,56 @@ static int parse_header(struct loader *l, char *s, uint8_t type, size_t kwlen)
 			    l->recs[l->names[slot]].line);
 	l->names[slot] = (int32_t)l->n_recs++;
 	return 0;
+}
+
+/*
+ * ibnetdiscover ends a port line's comment with the link, "4xEDR", and
+ * ibsim takes the link's width and speed from there: so do we.  Quoted
+ * descriptions are skipped; anything else is ignored.
+ */
+static void parse_link_comment(struct ent *e, const char *s)
+{
+	static const struct { const char *name; uint8_t speed, ext; } speeds[] = {
+		{ "SDR", 1, 0 }, { "DDR", 2, 0 }, { "QDR", 4, 0 },
+		{ "FDR", 1, 1 }, { "EDR", 1, 2 }, { "HDR", 1, 4 }, { "NDR", 1, 8 },
+	};
+
+	while (*s) {
+		const char *tok;
+		uint64_t w;
+		size_t len;
+
+		s = skip_ws(s);
+		if (*s == '"') {
+			const char *end = strchr(s + 1, '"');
+
+			if (!end)
+				return;
+			s = end + 1;
+			continue;
+		}
+		tok = s;
+		while (*s && *s != ' ' && *s != '\t' && *s != '"')
+			s++;
+		len = (size_t)(s - tok);
+		const char *x = parse_num(tok, 10, &w);
+		if (!x || *x != 'x' || (size_t)(x + 1 - tok) + 3 != len)
+			continue;
+		for (size_t i = 0; i < sizeof(speeds) / sizeof(speeds[0]); i++) {
+			if (strncmp(x + 1, speeds[i].name, 3))
+				continue;
+			switch (w) {
+			case 1:  e->width = 1; break;
+			case 4:  e->width = 2; break;
+			case 8:  e->width = 4; break;
+			case 12: e->width = 8; break;
+			case 2:  e->width = 16; break;
+			default: break;
+			}
+			e->speed = speeds[i].speed;
+			e->ext_speed = speeds[i].ext;
+		}
+	}
 }
 
 /* `[1](guid) "peer"[2](guid)  w=4  # comment` */
@@ -428,10 +542,15 @@ static int parse_port_line(struct loader *l, char *s)
 	p = parse_quoted(l, p, &e->peer, &rc);
 	if (!p)
 		return rc;
-	/* The peer's port count is unknown yet: range-checked when linking. */
-	p = parse_port(l, p, 255, &e->peer_port, &rc);
-	if (!p)
-		return rc;
+	/* The peer's port count is unknown yet: range-checked when linking.
+	 * ibsim takes a missing [port] as port 1. */
+	if (*p == '[') {
+		p = parse_port(l, p, 255, &e->peer_port, &rc);
+		if (!p)
+			return rc;
+	} else {
+		e->peer_port = 1;
+	}
 	p = parse_opt_guid(l, p, &e->peer_guid, &e->has_peer_guid, &rc);
 	if (!p)
 		return rc;
@@ -459,6 +578,8 @@ static int parse_port_line(struct loader *l, char *s)
 		while (*p && *p != ' ' && *p != '\t')
 			p++;
 	}
+	if (*p == '#')
+		parse_link_comment(e, p + 1);
 	l->n_ents++;
 	return 0;
 }
@@ -493,13 +614,19 @@ static int parse_line(struct loader *l, char *s)
 	if (keyword(s, "include", &kwlen))
 		return fail(l, l->line, "expected a node record: include is "
 			    "not supported");
+	if (*s == '@')
+		return fail(l, l->line, "expected [port]: ibsim @aliases are not "
+			    "supported");
+	if (keyword(s, "module", &kwlen) || !strncmp(s, "module=", 7))
+		return fail(l, l->line, "expected a node record: ibsim module= "
+			    "prefixes are not supported");
 	if (isalpha((unsigned char)*s)) {
 		const char *q = s;
 
 		while (isalnum((unsigned char)*q))
 			q++;
-		if (*q == '=')
-			return parse_keyval(l, s);
+		if (*q == '=' || *q == '+')
+			return parse_keyval(l, s, (size_t)(q - s));
 	}
 	return fail(l, l->line, "expected Switch, Ca, Hca, Rt, key=value or "
 		    "[port], got \"%.20s\"", s);
@@ -554,81 +681,51 @@ static int read_file(const char *path, char **buf, size_t *len)
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static bool sorted_has(const uint64_t *v, size_t n, uint64_t g)
-{
-	return bsearch(&g, v, n, sizeof(*v), cmp_u64) != NULL;
-}
-
-/*
- * Give every record a node GUID and add it to the fabric.  Records without
- * one get type base + index, skipping any GUID the file itself uses.
- */
+/* Add every record to the fabric, in file order. */
 static int add_nodes(struct loader *l, struct fabric *f)
 {
-	uint64_t *given = malloc((l->n_recs + 1) * sizeof(*given));
-	uint64_t next[4] = { 0, GUID_BASE_CA, GUID_BASE_SWITCH, GUID_BASE_ROUTER };
-	size_t n_given = 0;
-	int rc = 0;
-
-	if (!given)
-		return -ENOMEM;
-	for (size_t i = 0; i < l->n_recs; i++)
-		if (l->recs[i].has_guid)
-			given[n_given++] = l->recs[i].guid;
-	qsort(given, n_given, sizeof(*given), cmp_u64);
-
-	for (size_t i = 0; i < l->n_recs && !rc; i++) {
+	for (size_t i = 0; i < l->n_recs; i++) {
 		struct rec *r = &l->recs[i];
-		uint64_t step = r->type == NODE_TYPE_SWITCH ? 1 : 0x100;
+		struct fab_node *n;
 		int32_t id;
+		size_t dl;
 
-		if (!r->has_guid) {
-			while (sorted_has(given, n_given, next[r->type]))
-				next[r->type] += step;
-			r->guid = next[r->type];
-			next[r->type] += step;
-		}
 		id = fabric_add_node(f, r->guid, r->type, r->num_ports);
 		if (id == -EEXIST) {
-			const struct rec *o =
-				&l->recs[(size_t)fabric_find(f, r->guid) - l->base];
-			rc = fail(l, r->line, "expected a unique node GUID, 0x%016"
-				  PRIx64 " is also \"%s\" at line %u", r->guid,
-				  o->name, o->line);
-		} else if (id < 0) {
-			rc = id;
-		} else {
-			struct fab_node *n = fabric_node(f, id);
-			size_t dl = r->desc ? r->desc_len : strlen(r->name);
+			size_t other = (size_t)fabric_find(f, r->guid);
 
-			r->id = id;
-			if (dl > sizeof(n->desc) - 1)
-				dl = sizeof(n->desc) - 1;
-			memcpy(n->desc, r->desc ? r->desc : r->name, dl);
-			n->desc[dl] = '\0';
-			n->has_desc = true;
-			n->sys_guid = r->has_sys_guid ? r->sys_guid : r->guid;
-			n->vendor_id = r->vendor_id;
-			n->device_id = r->device_id;
-			if (r->type == NODE_TYPE_SWITCH) {
-				/* What ibsim's switches report (no file says). */
-				n->has_switch_info = true;
-				n->si.lft_cap = htobe16(0xc000);
-				n->si.mft_cap = htobe16(1024);
-				if (r->enhanced0)
-					n->si.enf_caps |= 1u << 3;
-			}
+			if (other < l->base)	/* f was not empty */
+				return fail(l, r->line, "expected a unique node "
+					    "GUID, 0x%016" PRIx64 " is in the "
+					    "fabric already", r->guid);
+			return fail(l, r->line, "expected a unique node GUID, "
+				    "0x%016" PRIx64 " is also \"%s\" at line %u",
+				    r->guid, l->recs[other - l->base].name,
+				    l->recs[other - l->base].line);
+		}
+		if (id < 0)
+			return id;
+		n = fabric_node(f, id);
+		r->id = id;
+		dl = r->desc ? r->desc_len : strlen(r->name);
+		if (dl > sizeof(n->desc) - 1)
+			dl = sizeof(n->desc) - 1;
+		memcpy(n->desc, r->desc ? r->desc : r->name, dl);
+		n->desc[dl] = '\0';
+		n->has_desc = true;
+		n->sys_guid = r->has_sys_guid ? r->sys_guid : r->guid;
+		n->vendor_id = r->vendor_id;
+		n->device_id = r->device_id;
+		if (r->type == NODE_TYPE_SWITCH) {
+			/* What ibsim's switches report (no file says). */
+			n->has_switch_info = true;
+			n->si.lft_cap = htobe16(0xc000);
+			n->si.mft_cap = htobe16(1024);
+			if (r->enhanced0)
+				n->si.enf_caps |= 1u << 3;
 		}
 	}
-	free(given);
-	return rc;
+	return 0;
 }
 
 static const char *peer_name(const struct loader *l, const struct fab_port *pt)
@@ -636,62 +733,114 @@ static const char *peer_name(const struct loader *l, const struct fab_port *pt)
 	return l->recs[(size_t)pt->peer_node - l->base].name;
 }
 
-/* Link every port line, checking both ends agree. */
+/*
+ * Link every port line, checking both ends agree.  link_line[] remembers,
+ * per port, the line that linked it, for the message when a later line
+ * disagrees.
+ */
 static int add_links(struct loader *l, struct fabric *f)
 {
-	for (size_t i = 0; i < l->n_ents; i++) {
+	size_t *base = malloc((l->n_recs + 1) * sizeof(*base));
+	uint32_t *link_line = NULL;
+	int rc = 0;
+
+	if (!base)
+		return -ENOMEM;
+	base[0] = 0;
+	for (size_t r = 0; r < l->n_recs; r++)
+		base[r + 1] = base[r] + l->recs[r].num_ports + 1u;
+	link_line = calloc(base[l->n_recs] + 1, sizeof(*link_line));
+	if (!link_line) {
+		free(base);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < l->n_ents && !rc; i++) {
 		struct ent *e = &l->ents[i];
 		struct rec *ra = &l->recs[e->rec], *rb;
 		struct fab_port *a, *b;
-		int32_t slot_rec;
+		int32_t rb_idx;
 
-		slot_rec = l->names[names_slot(l, e->peer)];
-		if (slot_rec < 0)
-			return fail(l, e->line, "expected a known node, \"%s\" has "
-				    "no Switch/Ca record", e->peer);
-		rb = &l->recs[slot_rec];
-		if (e->peer_port > rb->num_ports)
-			return fail(l, e->line, "expected a port 1-%u of \"%s\", "
-				    "got [%u]", rb->num_ports, rb->name,
-				    e->peer_port);
-		if (ra == rb && e->port == e->peer_port)
-			return fail(l, e->line, "expected a link to another "
-				    "port, [%u] links to itself", e->port);
+		rb_idx = l->names[names_slot(l, e->peer)];
+		if (rb_idx < 0) {
+			rc = fail(l, e->line, "expected a known node, \"%s\" has "
+				  "no Switch/Ca record", e->peer);
+			break;
+		}
+		rb = &l->recs[rb_idx];
+		if (e->peer_port > rb->num_ports) {
+			rc = fail(l, e->line, "expected a port 1-%u of \"%s\", "
+				  "got [%u]", rb->num_ports, rb->name,
+				  e->peer_port);
+			break;
+		}
+		if (ra == rb && e->port == e->peer_port) {
+			rc = fail(l, e->line, "expected a link to another "
+				  "port, [%u] links to itself", e->port);
+			break;
+		}
 		a = &fabric_node(f, ra->id)->ports[e->port];
 		b = &fabric_node(f, rb->id)->ports[e->peer_port];
 		if (a->peer_node != FAB_NONE &&
-		    (a->peer_node != rb->id || a->peer_port != e->peer_port))
-			return fail(l, e->line, "expected \"%s\"[%u] to match "
-				    "the other end, but it is linked to \"%s\"[%u]",
-				    ra->name, e->port, peer_name(l, a),
-				    a->peer_port);
+		    (a->peer_node != rb->id || a->peer_port != e->peer_port)) {
+			rc = fail(l, e->line, "expected \"%s\"[%u] -> \"%s\"[%u] "
+				  "to agree with line %u, which links \"%s\"[%u] "
+				  "to \"%s\"[%u]", ra->name, e->port, rb->name,
+				  e->peer_port, link_line[base[e->rec] + e->port],
+				  ra->name, e->port, peer_name(l, a), a->peer_port);
+			break;
+		}
 		if (b->peer_node != FAB_NONE &&
-		    (b->peer_node != ra->id || b->peer_port != e->port))
-			return fail(l, e->line, "expected \"%s\"[%u] to link back "
-				    "to \"%s\"[%u], but it is linked to \"%s\"[%u]",
-				    rb->name, e->peer_port, ra->name, e->port,
-				    peer_name(l, b), b->peer_port);
-		if (a->peer_node == FAB_NONE &&
-		    fabric_link(f, ra->id, e->port, rb->id, e->peer_port) < 0)
-			return fail(l, e->line, "expected a valid link");
+		    (b->peer_node != ra->id || b->peer_port != e->port)) {
+			rc = fail(l, e->line, "expected \"%s\"[%u] -> \"%s\"[%u] "
+				  "to agree with line %u, which links \"%s\"[%u] "
+				  "to \"%s\"[%u]", ra->name, e->port, rb->name,
+				  e->peer_port,
+				  link_line[base[rb_idx] + e->peer_port],
+				  rb->name, e->peer_port, peer_name(l, b),
+				  b->peer_port);
+			break;
+		}
+		if (a->peer_node == FAB_NONE) {
+			if (fabric_link(f, ra->id, e->port, rb->id, e->peer_port) < 0) {
+				rc = fail(l, e->line, "expected a valid link");
+				break;
+			}
+			link_line[base[e->rec] + e->port] = e->line;
+			link_line[base[rb_idx] + e->peer_port] = e->line;
+		}
 		/* Port GUIDs: a port's own line wins over its peer's line. */
 		if (e->has_guid)
 			a->guid = e->guid;
 		if (e->has_peer_guid && !b->guid)
 			b->guid = e->peer_guid;
+		/* Link attributes, kept in PortInfo until init_port. */
 		if (e->width) {
 			a->pi.link_width_active = e->width;
 			b->pi.link_width_active = e->width;
 		}
+		if (e->speed) {
+			a->pi.speed_active_enabled = e->speed;
+			b->pi.speed_active_enabled = e->speed;
+			a->pi.speed_ext_active_supp = e->ext_speed;
+			b->pi.speed_ext_active_supp = e->ext_speed;
+		}
 	}
-	return 0;
+	free(base);
+	free(link_line);
+	return rc;
 }
 
-/* PortInfo of a linked port as an ibsim port reports it: up, 4x SDR. */
+/*
+ * PortInfo of a linked port as an ibsim port reports it: LinkUp, ACTIVE,
+ * 4x SDR unless the file said otherwise (add_links left the link's width
+ * and speeds in the PortInfo).
+ */
 static void init_port(struct fab_node *n, unsigned pn, uint64_t port0_guid)
 {
 	struct fab_port *p = &n->ports[pn];
-	uint8_t width = p->pi.link_width_active;
+	uint8_t width = p->pi.link_width_active ? p->pi.link_width_active : 2;
+	uint8_t speed = p->pi.speed_active_enabled ? p->pi.speed_active_enabled : 1;
+	uint8_t ext = p->pi.speed_ext_active_supp;
 
 	p->valid = true;
 	if (n->type == NODE_TYPE_SWITCH)
@@ -700,14 +849,21 @@ static void init_port(struct fab_node *n, unsigned pn, uint64_t port0_guid)
 		p->guid = n->guid + pn;
 	memset(&p->pi, 0, sizeof(p->pi));
 	p->pi.local_port = (uint8_t)pn;
-	p->pi.link_width_enabled = 3;		/* 1x, 4x */
-	p->pi.link_width_supported = 3;
-	p->pi.link_width_active = width ? width : 2;	/* 4x */
-	SET_HI4(p->pi.speed_supported_state, 1);	/* SDR */
+	p->pi.link_width_enabled = (uint8_t)(3 | width);	/* 1x, 4x, active */
+	p->pi.link_width_supported = (uint8_t)(3 | width);
+	p->pi.link_width_active = width;
+	SET_HI4(p->pi.speed_supported_state, speed);
 	pi_set_port_state(&p->pi, PORT_STATE_ACTIVE);
 	pi_set_phys_state(&p->pi, PHYS_STATE_LINKUP);
 	SET_LO4(p->pi.phys_state_down_def, 2);		/* default: polling */
-	p->pi.speed_active_enabled = 0x11;		/* SDR active, SDR enabled */
+	SET_HI4(p->pi.speed_active_enabled, speed);
+	SET_LO4(p->pi.speed_active_enabled, speed);
+	if (ext) {
+		p->pi.cap_mask = htobe32(PI_CAP_HAS_EXT_SPEEDS);
+		SET_HI4(p->pi.speed_ext_active_supp, ext);
+		SET_LO4(p->pi.speed_ext_active_supp, ext);
+		p->pi.speed_ext_enabled = ext;
+	}
 	pi_set_neighbor_mtu(&p->pi, 4);			/* 2048 */
 	SET_HI4(p->pi.vl_cap_init_type, 4);		/* VL0-7 */
 	SET_LO4(p->pi.init_type_reply_mtu_cap, 4);	/* 2048 */
@@ -739,8 +895,11 @@ static void init_ports(struct loader *l, struct fabric *f)
 
 int topo_load(struct fabric *f, const char *path, char *err, size_t errlen)
 {
-	struct loader l = { .path = path, .err = err, .errlen = errlen,
-			    .base = f->n_nodes };
+	struct loader l = {
+		.path = path, .err = err, .errlen = errlen, .base = f->n_nodes,
+		.next_guid = { 0, GUID_BASE_CA, GUID_BASE_SWITCH, GUID_BASE_ROUTER },
+		.abs_guid = { 0, GUID_BASE_CA, GUID_BASE_SWITCH, GUID_BASE_ROUTER },
+	};
 	char *buf = NULL, *s, *nl;
 	size_t len = 0;
 	int rc;
@@ -763,9 +922,6 @@ int topo_load(struct fabric *f, const char *path, char *err, size_t errlen)
 			nl[-1] = '\0';
 		rc = parse_line(&l, s);
 	}
-	if (rc == 0 && l.pending_used)
-		rc = fail(&l, l.line, "expected a node header after the last "
-			  "key=value lines");
 	if (rc == 0 && !l.n_recs)
 		rc = fail(&l, l.line, "expected at least one Switch or Ca record");
 	if (rc == 0)

@@ -1,0 +1,330 @@
+# shellcheck shell=bash
+# tests/fabric/lib.sh - helpers for fabric tests on the ibsim simulator.
+#
+# Source it from a bash test:
+#
+#	. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+#	fab_sim_start "$FAB_TOPO/fat2-small.net" small
+#	fab_run H0001 ibnetdiscover >"$FAB_TMP/ref.net"
+#	fab_ibsm H0001 "$FAB_TMP/ibsm.net"
+#	fab_cmd 'Unlink "leaf-01"[5]'
+#	fab_check "name" fab_compare "$FAB_TMP/ref.net" "$FAB_TMP/ibsm.net"
+#	fab_summary
+#
+# Everything a test creates lives in one private temp dir ($FAB_TMP),
+# removed on exit.  Every process it starts (ibsim, ibsm, diags) is
+# recorded by PID under $FAB_TMP/pids and stopped by PID in the EXIT trap,
+# including clients started from command substitutions.  Each simulator
+# gets its own IBSIM_SOCKNAME (ibsm-<test pid>-<name>), so tests can run
+# side by side.
+#
+# ibsim reads console commands from a fifo that the test keeps open: at
+# end of file on its standard input ibsim spins at full CPU instead of
+# exiting, so the write end must stay open until the simulator is killed.
+#
+# Settings (environment):
+#	IBSM		the daemon (default: <repo>/sm/ibsm)
+#	FAB_TIMEOUT	seconds before a client is killed (default 300)
+#	FAB_KEEP=1	keep $FAB_TMP for post-mortem
+#	FAB_SIM_ARGS	extra ibsim arguments
+#	FAB_COMPARE_OPTS options for topo_compare.py (e.g. --ignore-speed)
+
+# FAB_TOPO and FAB_LIB are for the tests that source this file.
+# shellcheck disable=SC2034
+FAB_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+FAB_TOPO=$FAB_TOP/tests/topologies
+FAB_LIB=$FAB_TOP/tests/fabric
+IBSM=${IBSM:-$FAB_TOP/sm/ibsm}
+FAB_TIMEOUT=${FAB_TIMEOUT:-300}
+FAB_PASSED=0
+FAB_FAILED=0
+FAB_SEQ=0
+FAB_SIM_PID=
+FAB_SIM_WATCH=
+FAB_SIM_FD=
+FAB_SIM_LOG=
+FAB_SOCK=
+FAB_WRAP=()
+
+# The preload that replaces /dev/umad with a socket to ibsim.
+fab_find_umad2sim() {
+	local f
+	for f in /usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so \
+		/usr/lib/*/umad2sim/libumad2sim.so \
+		/usr/lib*/umad2sim/libumad2sim.so \
+		/usr/local/lib*/umad2sim/libumad2sim.so; do
+		[ -e "$f" ] && {
+			echo "$f"
+			return 0
+		}
+	done
+	return 1
+}
+UMAD2SIM=${UMAD2SIM:-$(fab_find_umad2sim)}
+
+FAB_TMP=$(mktemp -d "${TMPDIR:-/tmp}/ibsm-fabric.XXXXXX") || exit 1
+mkdir -p "$FAB_TMP/pids" "$FAB_TMP/run"
+
+fab_log() {
+	echo "$*" >&2
+}
+
+# Stop every process recorded in $FAB_TMP/pids (by PID), then remove the
+# temp dir.  Runs on EXIT; INT/TERM turn into an exit so it runs then too.
+fab_cleanup() {
+	local f pid
+	[ -d "$FAB_TMP/pids" ] || return 0
+	for f in "$FAB_TMP"/pids/*; do
+		[ -e "$f" ] || continue
+		pid=${f##*/}
+		kill -TERM "$pid" 2>/dev/null
+	done
+	for f in "$FAB_TMP"/pids/*; do
+		[ -e "$f" ] || continue
+		pid=${f##*/}
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$pid" 2>/dev/null
+		rm -f "$f"
+	done
+	if [ -n "$FAB_SIM_FD" ]; then
+		exec {FAB_SIM_FD}>&-
+		FAB_SIM_FD=
+	fi
+	if [ "${FAB_KEEP:-0}" = 1 ]; then
+		fab_log "fabric test files kept in $FAB_TMP"
+	else
+		rm -rf "$FAB_TMP"
+	fi
+}
+trap fab_cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# fab_net_limits NETFILE: ibsim -N/-S/-P values big enough for the file
+# (ibsim's defaults stop at 2048 nodes, 256 switches, 13312 ports).
+fab_net_limits() {
+	awk '
+	/^Switch[ \t]/ { sw++; nodes++; ports += $2 + 1 }
+	/^(Hca|Ca|Rt)[ \t]/ { nodes++; ports += $2 }
+	END {
+		n = 2 * nodes; if (n < 2048) n = 2048
+		s = 2 * sw; if (s < 256) s = 256
+		p = 2 * ports; if (p < 13312) p = 13312
+		printf "-N %d -S %d -P %d\n", n, s, p
+	}' "$1"
+}
+
+# fab_sim_start NETFILE [NAME]: start ibsim on NETFILE with its own
+# socket name and console fifo; wait until it is ready.  Sets FAB_SOCK,
+# FAB_SIM_PID, FAB_SIM_LOG.  One simulator at a time: a running one is
+# stopped first.
+fab_sim_start() {
+	local net name=${2:-sim} fifo limits i
+	net=$(readlink -f "$1")
+	if [ -z "$net" ] || [ ! -r "$net" ]; then
+		fab_log "fab_sim_start: cannot read $1"
+		return 1
+	fi
+	[ -n "$FAB_SIM_PID" ] && fab_sim_stop
+	command -v ibsim >/dev/null || {
+		fab_log "fab_sim_start: ibsim not installed"
+		return 1
+	}
+	FAB_SEQ=$((FAB_SEQ + 1))
+	FAB_SOCK="ibsm-$$-$name-$FAB_SEQ"
+	FAB_SIM_LOG="$FAB_TMP/ibsim-$name-$FAB_SEQ.log"
+	fifo="$FAB_TMP/console-$FAB_SEQ"
+	mkfifo "$fifo" || return 1
+	# Open read-write: never blocks, and keeps a writer for ibsim's stdin.
+	exec {FAB_SIM_FD}<>"$fifo"
+	limits=$(fab_net_limits "$net")
+	# shellcheck disable=SC2086 # word splitting of the option lists
+	(cd "$FAB_TMP/run" &&
+		IBSIM_SOCKNAME=$FAB_SOCK exec ibsim -s $limits ${FAB_SIM_ARGS:-} \
+			"$net" <"$fifo" >"$FAB_SIM_LOG" 2>&1) &
+	FAB_SIM_PID=$!
+	: >"$FAB_TMP/pids/$FAB_SIM_PID"
+	# Watchdog: should the test die without its EXIT trap (SIGKILL), stop
+	# what it started and remove its files anyway.
+	(
+		exec {FAB_SIM_FD}>&- </dev/null >/dev/null 2>&1
+		while kill -0 $$ 2>/dev/null && kill -0 "$FAB_SIM_PID" 2>/dev/null; do
+			sleep 1
+		done
+		kill -0 $$ 2>/dev/null && exit 0
+		for f in "$FAB_TMP"/pids/*; do
+			[ "${f##*/}" = "$BASHPID" ] || kill -TERM "${f##*/}" 2>/dev/null
+		done
+		[ "${FAB_KEEP:-0}" = 1 ] || rm -rf "$FAB_TMP"
+	) &
+	FAB_SIM_WATCH=$!
+	: >"$FAB_TMP/pids/$FAB_SIM_WATCH"
+	# "Network simulator ready" comes before the sockets are bound (a
+	# name clash panics after it), so also wait for the first prompt and
+	# check that a console command is answered.
+	for ((i = 0; i < 1200; i++)); do
+		if grep -q 'sim> ' "$FAB_SIM_LOG" 2>/dev/null; then
+			break
+		fi
+		if ! kill -0 "$FAB_SIM_PID" 2>/dev/null; then
+			break
+		fi
+		sleep 0.05
+	done
+	if ! grep -q 'Network simulator ready' "$FAB_SIM_LOG" ||
+		! fab_cmd Attached >/dev/null ||
+		grep -q 'ibpanic' "$FAB_SIM_LOG"; then
+		fab_log "fab_sim_start: ibsim failed on $net:"
+		tail -n 20 "$FAB_SIM_LOG" >&2
+		fab_sim_stop
+		return 1
+	fi
+	return 0
+}
+
+# fab_sim_stop: stop the running simulator (by PID).
+fab_sim_stop() {
+	[ -n "$FAB_SIM_PID" ] || return 0
+	kill -TERM "$FAB_SIM_PID" "$FAB_SIM_WATCH" 2>/dev/null
+	wait "$FAB_SIM_PID" "$FAB_SIM_WATCH" 2>/dev/null
+	rm -f "$FAB_TMP/pids/$FAB_SIM_PID" "$FAB_TMP/pids/$FAB_SIM_WATCH"
+	FAB_SIM_PID=''
+	FAB_SIM_WATCH=
+	if [ -n "$FAB_SIM_FD" ]; then
+		exec {FAB_SIM_FD}>&-
+		FAB_SIM_FD=
+	fi
+}
+
+# fab_cmd COMMAND...: send console commands to ibsim (one per argument),
+# wait until they are done (one new "sim> " prompt each), print their
+# output.  Fails when ibsim answered with one of its "# ..." error lines
+# or died.  Examples:
+#	fab_cmd 'Unlink "leaf-01"[19]'	fab_cmd 'ReLink "leaf-01"[19]'
+#	fab_cmd 'Error "spine-01" 10'	fab_cmd 'Error "H0001"[1] 10'
+#	fab_cmd 'Link "leaf-01"[19] "spine-01"[1]'
+#	fab_cmd 'Error "sw-a" 5' 'Error "sw-b" 5'
+fab_cmd() {
+	local before out i n
+	[ -n "$FAB_SIM_PID" ] || {
+		fab_log "fab_cmd: no simulator"
+		return 1
+	}
+	before=$(stat -c %s "$FAB_SIM_LOG")
+	printf '%s\n' "$@" >&"$FAB_SIM_FD"
+	for ((i = 0; ; i++)); do
+		out=$(tail -c +"$((before + 1))" "$FAB_SIM_LOG")
+		n=$(grep -o 'sim> ' <<<"$out" | wc -l)
+		[ "$n" -ge $# ] && break
+		if ! kill -0 "$FAB_SIM_PID" 2>/dev/null || ((i > 3000)); then
+			fab_log "fab_cmd: no answer from ibsim to: $*"
+			return 1
+		fi
+		sleep 0.02
+	done
+	out=${out%sim> *}
+	printf '%s' "$out"
+	! grep -Eq "^(sim> )?# (nodeid .* not found|bad |can't|cannot|no |error rate|port [0-9]+ at|unlink:|change baselid|.*is not linked|.*missing)" <<<"$out"
+}
+
+# fab_run HOST COMMAND...: run a client (ibsm, ibnetdiscover, smpquery...)
+# under the umad2sim preload, attached at node HOST of the running
+# simulator, from the run dir (umad2sim writes ./sys-<pid> there).  The
+# client is killed after $FAB_TIMEOUT seconds.  Returns its exit status.
+# FAB_WRAP=(/usr/bin/time -v -o FILE) runs the client under a wrapper that
+# is not itself preloaded; FAB_PRELOAD_FIRST is preloaded before umad2sim
+# (e.g. the ASan runtime).
+fab_run() {
+	local host=$1 pid rc
+	shift
+	[ -n "$FAB_SOCK" ] || {
+		fab_log "fab_run: no simulator"
+		return 1
+	}
+	# Only the client itself is preloaded, not timeout or a FAB_WRAP tool;
+	# it does not inherit the console fifo.
+	(
+		[ -n "$FAB_SIM_FD" ] && exec {FAB_SIM_FD}>&-
+		cd "$FAB_TMP/run" || exit 1
+		exec timeout -k 5 "$FAB_TIMEOUT" "${FAB_WRAP[@]}" env \
+			LD_PRELOAD="${FAB_PRELOAD_FIRST:+$FAB_PRELOAD_FIRST }$UMAD2SIM" \
+			SIM_HOST="$host" IBSIM_SOCKNAME="$FAB_SOCK" "$@"
+	) &
+	pid=$!
+	: >"$FAB_TMP/pids/$pid"
+	wait "$pid"
+	rc=$?
+	rm -f "$FAB_TMP/pids/$pid"
+	return "$rc"
+}
+
+# fab_ibnetdiscover HOST OUT: ibnetdiscover's topology from HOST into OUT.
+fab_ibnetdiscover() {
+	fab_run "$1" ibnetdiscover >"$2" 2>"$2.err"
+}
+
+# fab_ibsm HOST OUT [IBSM OPTIONS...]: ibsm -o from HOST (add --discover-only
+# for one discovery sweep and no Sets),
+# topology dump into OUT, log into OUT.log, summary line into OUT.summary.
+fab_ibsm() {
+	local host=$1 out=$2
+	shift 2
+	[ -x "$IBSM" ] || {
+		fab_log "fab_ibsm: $IBSM is not built"
+		return 127
+	}
+	# A private guid2lid cache and dump directory per run: a shared one
+	# would carry LIDs from one test's fabric into the next.
+	mkdir -p "$out.cache"
+	fab_run "$host" "$IBSM" -o -f "$out.log" --dump-fabric "$out" \
+		--cache-dir "$out.cache" --dump-dir "$out.cache" "$@" \
+		>"$out.summary" 2>"$out.err"
+}
+
+# fab_compare REF OUT: compare two ibnetdiscover-format topologies
+# (FAB_COMPARE_OPTS, e.g. --ignore-speed, are passed to topo_compare.py).
+fab_compare() {
+	# shellcheck disable=SC2086 # an option list
+	python3 "$FAB_LIB/topo_compare.py" ${FAB_COMPARE_OPTS:-} "$@"
+}
+
+# fab_pass NAME / fab_fail NAME [WHY]: record one check's outcome.
+fab_pass() {
+	FAB_PASSED=$((FAB_PASSED + 1))
+	echo "PASS $1"
+}
+
+fab_fail() {
+	FAB_FAILED=$((FAB_FAILED + 1))
+	echo "FAIL $1${2:+ ($2)}"
+}
+
+# fab_check NAME COMMAND...: run COMMAND; PASS if it succeeds, else FAIL
+# and show the first lines of its output.
+fab_check() {
+	local name=$1 out rc
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		fab_pass "$name"
+	else
+		fab_fail "$name" "exit $rc"
+		printf '%s\n' "$out" | head -n 30 | sed 's/^/    /'
+	fi
+	return "$rc"
+}
+
+# fab_summary: the final "N passed, M failed" line; non-zero on failure.
+fab_summary() {
+	echo "${FAB_PASSED} passed, ${FAB_FAILED} failed"
+	[ "$FAB_FAILED" -eq 0 ]
+}
+
+# fab_time_field FILE 'Maximum resident': one value of a time -v report.
+fab_time_field() {
+	sed -n "s/^[[:space:]]*$2.*: //p" "$1" | tail -n 1
+}
