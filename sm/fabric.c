@@ -24,17 +24,6 @@ void fabric_free(struct fabric *f)
 	fabric_init(f);
 }
 
-/* 64-bit mix (splitmix64 finaliser): GUIDs are often sequential. */
-static size_t guid_hash(uint64_t g)
-{
-	g ^= g >> 30;
-	g *= 0xbf58476d1ce4e5b9ull;
-	g ^= g >> 27;
-	g *= 0x94d049bb133111ebull;
-	g ^= g >> 31;
-	return (size_t)g;
-}
-
 int32_t fabric_find(const struct fabric *f, uint64_t guid)
 {
 	if (!f->hash_size)

@@ -57,6 +57,18 @@ struct fabric {
 	uint16_t max_lid;		/* highest LID assigned (0: none yet) */
 };
 
+/* 64-bit mix (splitmix64 finaliser) for GUID-keyed hash tables: GUIDs
+ * are often sequential, so the low bits alone would cluster. */
+static inline size_t guid_hash(uint64_t g)
+{
+	g ^= g >> 30;
+	g *= 0xbf58476d1ce4e5b9ull;
+	g ^= g >> 27;
+	g *= 0x94d049bb133111ebull;
+	g ^= g >> 31;
+	return (size_t)g;
+}
+
 void fabric_init(struct fabric *f);
 void fabric_free(struct fabric *f);
 

@@ -88,17 +88,6 @@ struct lid_cache {
 	size_t count;
 };
 
-/* 64-bit mix (splitmix64 finaliser): port GUIDs are often sequential. */
-static size_t guid_hash(uint64_t g)
-{
-	g ^= g >> 30;
-	g *= 0xbf58476d1ce4e5b9ull;
-	g ^= g >> 27;
-	g *= 0x94d049bb133111ebull;
-	g ^= g >> 31;
-	return (size_t)g;
-}
-
 struct lid_cache *lid_cache_new(void)
 {
 	struct lid_cache *c = calloc(1, sizeof(*c));

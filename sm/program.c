@@ -139,10 +139,7 @@ void lft_images_free(struct lft_images *im)
 
 static size_t guid_slot(uint64_t g, size_t size)
 {
-	g ^= g >> 33;
-	g *= 0xff51afd7ed558ccdull;
-	g ^= g >> 33;
-	return (size_t)g & (size - 1);
+	return guid_hash(g) & (size - 1);
 }
 
 static struct lft_image *image_find(const struct lft_images *im, uint64_t guid)

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -170,61 +171,54 @@ static void fill_sm_info(const struct sm *sm, struct smp_sm_info *si)
 }
 
 /*
- * SMInfo Get (14.4.1): anyone may ask.  Answer on the same route: a DR
- * request goes back with the direction bit set and the return path as it
- * came; a LID-routed one goes back to its source LID.
+ * Answer an SMP on the route it came by: a DR request goes back with the
+ * direction bit set and its return path as it came; a LID-routed one goes
+ * back to its source LID (none: no answer).  `status` is the MAD status;
+ * `data` (64 bytes) the attribute, or NULL to echo the request's.
  */
+static void smp_reply(struct sm *sm, const void *req, const struct mad_addr *from,
+		      uint16_t status, const void *data)
+{
+	uint8_t resp[MAD_SIZE];
+	struct mad_hdr *h = (struct mad_hdr *)resp;
+	struct mad_addr to = { .lid = from->lid, .qpn = 0 };
+	size_t data_off = offsetof(struct smp_lid, data);
+
+	memcpy(resp, req, MAD_SIZE);
+	h->method = MAD_METHOD_GET | MAD_METHOD_RESP;
+	if (h->mgmt_class == MAD_CLASS_SMI_DR) {
+		status |= SMP_DR_DIRECTION;
+		to.lid = 0xffff;
+	} else if (!to.lid) {
+		log_debug("SMP with no source LID: not answered");
+		return;
+	}
+	h->status = htobe16(status);
+	if (data)
+		memcpy(resp + data_off, data, SMP_DATA_SIZE);
+	mad_engine_send_oneway(sm->engine, resp, MAD_SIZE, &to);
+}
+
+/* SMInfo Get (14.4.1): anyone may ask. */
 static void on_sm_info(void *arg, const void *mad, size_t len,
 		       const struct mad_addr *from)
 {
 	struct sm *sm = arg;
-	uint8_t resp[MAD_SIZE];
-	struct mad_hdr *h = (struct mad_hdr *)resp;
-	struct mad_addr to = { .lid = from->lid, .qpn = 0 };
+	uint8_t data[SMP_DATA_SIZE] = { 0 };
 
 	if (len != MAD_SIZE)
 		return;
-	memcpy(resp, mad, MAD_SIZE);
-	h->method = MAD_METHOD_GET | MAD_METHOD_RESP;
-	if (h->mgmt_class == MAD_CLASS_SMI_DR) {
-		struct smp_dr *s = (struct smp_dr *)resp;
-		s->hdr.status = htobe16(SMP_DR_DIRECTION);
-		fill_sm_info(sm, (struct smp_sm_info *)s->data);
-		to.lid = 0xffff;
-	} else {
-		struct smp_lid *s = (struct smp_lid *)resp;
-		s->hdr.status = 0;
-		fill_sm_info(sm, (struct smp_sm_info *)s->data);
-		if (!to.lid) {
-			log_debug("SMInfo Get with no source LID: not answered");
-			return;
-		}
-	}
-	mad_engine_send_oneway(sm->engine, resp, MAD_SIZE, &to);
+	fill_sm_info(sm, (struct smp_sm_info *)data);
+	smp_reply(sm, mad, from, 0, data);
 }
 
 /* SMInfo Set (handover, acknowledgement) belongs to the election feature;
- * until then refuse it with "method/attribute combination unsupported". */
+ * until then refuse it as an unsupported method/attribute combination. */
 static void on_sm_info_set(void *arg, const void *mad, size_t len,
 			   const struct mad_addr *from)
 {
-	struct sm *sm = arg;
-	uint8_t resp[MAD_SIZE];
-	struct mad_hdr *h = (struct mad_hdr *)resp;
-	struct mad_addr to = { .lid = from->lid, .qpn = 0 };
-
-	if (len != MAD_SIZE)
-		return;
-	memcpy(resp, mad, MAD_SIZE);
-	h->method = MAD_METHOD_GET | MAD_METHOD_RESP;
-	uint16_t st = MAD_STATUS_ATTR_UNSUPP;
-	if (h->mgmt_class == MAD_CLASS_SMI_DR) {
-		st |= SMP_DR_DIRECTION;
-		to.lid = 0xffff;
-	}
-	h->status = htobe16(st);
-	if (to.lid)
-		mad_engine_send_oneway(sm->engine, resp, MAD_SIZE, &to);
+	if (len == MAD_SIZE)
+		smp_reply(arg, mad, from, MAD_STATUS_ATTR_UNSUPP, NULL);
 }
 
 /* ------------------------------------------------------------- traps */
