@@ -9,36 +9,41 @@
  * tie; LIDs are taken in ascending order, so the hosts behind one leaf
  * spread round-robin over its uplinks.  Switch LIDs follow the same rule
  * but are not counted, as in OpenSM (port_profile_switch_nodes off).  The
- * 2^LMC LIDs of one port prefer, in order, a next-hop switch and then an
- * egress port that no other LID of that port uses yet, then the load.
- * Every hop gets strictly closer to the destination switch, so the tables
- * are loop-free by construction.
+ * further LIDs of a port with LMC > 0 prefer the next-hop switch, then
+ * the egress port, that the port's earlier LIDs use least, then the load,
+ * so they take different paths wherever the fabric has them.  Every hop
+ * gets strictly closer to the destination switch, so the tables are
+ * loop-free by construction.  Links count when both ends' PortInfo says
+ * INIT or better.
  *
- * How it stays fast (768 switches, 4,608 hosts: ~20 ms; 50,000 nodes:
- * about a second):
+ * How it stays fast (768 switches and 4,608 hosts: 30 ms; 3,920 switches
+ * and 43,904 hosts: about a second, most of it writing 180 MB of tables):
  *
  * 1. Hop counts between all switch pairs come from a bit-parallel BFS:
  *    reach[x] is the set of switches within d hops of x, and one level is
  *    reach'[x] = reach[x] | OR of reach[n] over x's neighbours, a word at
- *    a time.  The result is a byte matrix dist[x][t].
+ *    a time.  We keep only the hop count mod 3, as two bit planes.
  *
- * 2. For one switch s, neighbour n is on a shortest path to t when
- *    dist[n][t] + 1 == dist[s][t].  A pass per neighbour over two matrix
- *    rows gives, per target switch t, the bit mask of such neighbours.
- *    Targets with the same mask share one "class": its list of egress
- *    ports.  A leaf has few classes (itself, "all uplinks"), a spine a few
- *    dozen.
+ * 2. For one switch x, neighbour n is on a shortest path to t when
+ *    dist(n, t) = dist(x, t) - 1.  A neighbour is never more than one hop
+ *    nearer or farther than x, so the hop counts mod 3 decide it: a few
+ *    word operations per neighbour give the set of targets it leads to,
+ *    and a 64 x 64 bit transpose turns those sets into one neighbour mask
+ *    per target switch.  Targets with the same mask share one "class":
+ *    its sorted list of egress ports.  A leaf has few classes (itself,
+ *    "all uplinks", one per spine), a spine a few dozen.
  *
  * 3. Picking the least-loaded port of a class must not cost a scan of the
  *    class per LID.  Counts only grow, so each class keeps a lower bound
  *    m of its minimum count and a cursor: ports before the cursor carry
  *    more than m.  A pick returns the first port at or after the cursor
  *    whose count is m (that is the lowest-numbered least-loaded port);
- *    when none is left, m is recomputed and the cursor restarts.  This
- *    gives exactly the choice of a full scan, in amortised O(1).
+ *    when none is left, one pass finds the new minimum and its first
+ *    port.  This gives exactly the choice of a full scan, in amortised
+ *    O(1) when a class's LIDs come in runs, as sequential LIDs do.
  *
- * Memory beyond the tables: the S x S byte matrix, O(S) per switch, and
- * one descriptor per LID.
+ * Memory beyond the tables: three S x S bit matrices (reach and the two
+ * planes), O(S) scratch per switch, and one descriptor per LID.
  */
 #include "config.h"
 
@@ -50,7 +55,6 @@
 
 #include "routing/engines.h"
 
-#define HOPS_INF	0xff
 #define LID_FREE	(-2)		/* dest.sw: LID owned by nobody */
 
 /* What the LFTs must do for one LID. */
@@ -63,7 +67,7 @@ struct dest {
 };
 
 /* Egress ports of one switch towards a set of equally good targets. */
-struct class {
+struct eclass {
 	uint32_t off, n;	/* ports[off .. off + n) */
 	uint32_t m;		/* lower bound of the least count among them */
 	uint32_t idx;		/* cursor: ports before it carry more than m */
@@ -81,14 +85,18 @@ struct minhop {
 	int32_t *nbr;		/* distinct neighbour switches, up links only */
 	uint32_t *port_off;	/* port_nbr[port_off[x] + p]: p's neighbour */
 	int16_t *port_nbr;	/* index into x's neighbour list, -1 */
-	uint8_t *dist;		/* dist[x * S + t]: switch hops */
+	size_t   W;		/* 64-bit words per set of switches */
+	uint64_t *reach;	/* reach[x * W ..]: switches x can reach */
+	uint64_t *lo, *hi;	/* hop count mod 3 is 1 (lo) or 2 (hi) */
 	struct dest *dest;	/* top + 1 */
 
 	/* scratch for one switch at a time */
 	size_t   nw;		/* 64-bit words per neighbour mask */
+	uint64_t *cand;		/* per neighbour: targets it is closer to */
+	uint64_t *tmp;		/* 3 * W */
 	uint64_t *mask;		/* S * nw */
 	int32_t *cls_of;	/* S: class of each target switch, -1 */
-	struct class *cls;
+	struct eclass *cls;
 	uint64_t *cls_mask;	/* per class, nw words */
 	size_t   n_cls;
 	int32_t *hash;		/* mask -> class */
@@ -96,9 +104,15 @@ struct minhop {
 	uint8_t *ports;		/* class port lists */
 	size_t   n_ports, cap_ports;
 	uint32_t cnt[256];	/* CA/router LIDs routed through each port */
-	uint32_t port_seen[256];	/* LMC: stamp of the port using it */
-	uint32_t *nbr_seen;	/* LMC: per neighbour, same */
+	/* LMC: uses of each egress port and next hop by the LIDs of the
+	 * port being routed; valid where the stamp is the current one */
 	uint32_t stamp;
+	uint32_t port_stamp[256];
+	uint8_t  port_use[256];
+	uint32_t *nbr_stamp;
+	uint8_t  *nbr_use;
+	uint32_t np_off[257];	/* this switch's ports by neighbour ... */
+	uint8_t  np[256];	/* ... np[np_off[j] .. np_off[j + 1]) */
 };
 
 static void minhop_free(struct minhop *m)
@@ -109,7 +123,11 @@ static void minhop_free(struct minhop *m)
 	free(m->nbr);
 	free(m->port_off);
 	free(m->port_nbr);
-	free(m->dist);
+	free(m->reach);
+	free(m->lo);
+	free(m->hi);
+	free(m->cand);
+	free(m->tmp);
 	free(m->dest);
 	free(m->mask);
 	free(m->cls_of);
@@ -117,7 +135,8 @@ static void minhop_free(struct minhop *m)
 	free(m->cls_mask);
 	free(m->hash);
 	free(m->ports);
-	free(m->nbr_seen);
+	free(m->nbr_stamp);
+	free(m->nbr_use);
 }
 
 /* Switches, their distinct neighbour switches and a port -> neighbour map. */
@@ -141,6 +160,7 @@ static int build_graph(struct minhop *m)
 		n_nbr += n->num_ports;
 	}
 	m->S = S;
+	m->W = (S + 63) / 64;
 	m->sw_node = malloc((S ? S : 1) * sizeof(*m->sw_node));
 	m->nbr_off = malloc((S + 1) * sizeof(*m->nbr_off));
 	m->nbr = malloc((n_nbr ? n_nbr : 1) * sizeof(*m->nbr));
@@ -194,34 +214,31 @@ static int build_graph(struct minhop *m)
 	return 0;
 }
 
-/* All-pairs switch hop counts by bit-parallel BFS (see the top comment). */
-static int build_dist(struct minhop *m, char *err, size_t errlen)
+/*
+ * All-pairs switch hop counts by bit-parallel BFS (see the top comment),
+ * kept as hop count mod 3 in two bit planes plus the set each switch
+ * reaches: enough to tell a neighbour one hop closer (below).
+ */
+static int build_dist(struct minhop *m)
 {
-	size_t S = m->S, W = (S + 63) / 64;
+	size_t S = m->S, W = m->W;
 	uint64_t *cur, *nxt;
 	bool changed = true;
 
-	m->dist = malloc(S * S + 1);
 	cur = calloc(S * W + 1, sizeof(*cur));
 	nxt = malloc((S * W + 1) * sizeof(*nxt));
-	if (!m->dist || !cur || !nxt) {
+	m->lo = calloc(S * W + 1, sizeof(*m->lo));
+	m->hi = calloc(S * W + 1, sizeof(*m->hi));
+	if (!cur || !nxt || !m->lo || !m->hi) {
 		free(cur);
 		free(nxt);
 		return -ENOMEM;
 	}
-	memset(m->dist, HOPS_INF, S * S);
-	for (size_t x = 0; x < S; x++) {
+	for (size_t x = 0; x < S; x++)
 		cur[x * W + x / 64] |= 1ull << (x % 64);
-		m->dist[x * S + x] = 0;
-	}
 	for (unsigned level = 1; changed; level++) {
-		if (level == HOPS_INF) {
-			free(cur);
-			free(nxt);
-			snprintf(err, errlen, "switch graph diameter above %u hops",
-				 HOPS_INF - 1);
-			return -ERANGE;
-		}
+		uint64_t *plane = level % 3 == 1 ? m->lo : level % 3 == 2 ? m->hi : NULL;
+
 		changed = false;
 		for (size_t x = 0; x < S; x++) {
 			uint64_t *row = nxt + x * W;
@@ -237,23 +254,32 @@ static int build_dist(struct minhop *m, char *err, size_t errlen)
 			for (size_t w = 0; w < W; w++) {
 				uint64_t diff = row[w] & ~old[w];
 
-				if (diff)
-					changed = true;
-				while (diff) {
-					size_t t = w * 64 + (size_t)__builtin_ctzll(diff);
-
-					m->dist[x * S + t] = (uint8_t)level;
-					diff &= diff - 1;
-				}
+				changed |= diff != 0;
+				if (plane)
+					plane[x * W + w] |= diff;
 			}
 		}
 		uint64_t *tmp = cur;
 		cur = nxt;
 		nxt = tmp;
 	}
-	free(cur);
+	m->reach = cur;
 	free(nxt);
 	return 0;
+}
+
+/* Transpose a 64 x 64 bit matrix: bit c of a[r] <-> bit r of a[c]. */
+static void transpose64(uint64_t a[64])
+{
+	uint64_t mask = 0x00000000ffffffffull;
+
+	for (unsigned j = 32; j; j >>= 1, mask ^= mask << j)
+		for (unsigned k = 0; k < 64; k = ((k | j) + 1) & ~j) {
+			uint64_t t = ((a[k] >> j) ^ a[k | j]) & mask;
+
+			a[k | j] ^= t;
+			a[k] ^= t << j;
+		}
 }
 
 static int set_dest(struct minhop *m, uint16_t lid, const struct dest *d,
@@ -335,15 +361,18 @@ static int alloc_scratch(struct minhop *m)
 	while (m->hash_size < 2 * S)
 		m->hash_size *= 2;
 	m->cap_ports = 4096;
-	m->mask = malloc((S ? S : 1) * m->nw * sizeof(*m->mask));
+	m->mask = malloc((m->W * 64 + 1) * m->nw * sizeof(*m->mask));
+	m->cand = malloc((maxk * m->W + 1) * sizeof(*m->cand));
+	m->tmp = malloc((3 * m->W + 1) * sizeof(*m->tmp));
 	m->cls_of = malloc((S ? S : 1) * sizeof(*m->cls_of));
 	m->cls = malloc((S ? S : 1) * sizeof(*m->cls));
 	m->cls_mask = malloc((S ? S : 1) * m->nw * sizeof(*m->cls_mask));
 	m->hash = malloc(m->hash_size * sizeof(*m->hash));
 	m->ports = malloc(m->cap_ports);
-	m->nbr_seen = calloc(maxk ? maxk : 1, sizeof(*m->nbr_seen));
+	m->nbr_stamp = calloc(maxk + 1, sizeof(*m->nbr_stamp));
+	m->nbr_use = calloc(maxk + 1, sizeof(*m->nbr_use));
 	if (!m->mask || !m->cls_of || !m->cls || !m->cls_mask || !m->hash ||
-	    !m->ports || !m->nbr_seen)
+	    !m->ports || !m->nbr_stamp || !m->nbr_use || !m->cand || !m->tmp)
 		return -ENOMEM;
 	return 0;
 }
@@ -366,8 +395,7 @@ static int class_for(struct minhop *m, size_t x, const uint64_t *w)
 	size_t nw = m->nw, mask = m->hash_size - 1;
 	size_t i = mask_hash(w, nw) & mask;
 	const struct fab_node *n = fabric_node(m->f, m->sw_node[x]);
-	const int16_t *pn = m->port_nbr + m->port_off[x];
-	struct class *c;
+	struct eclass *c;
 
 	for (; m->hash[i] >= 0; i = (i + 1) & mask)
 		if (!memcmp(m->cls_mask + (size_t)m->hash[i] * nw, w,
@@ -387,36 +415,91 @@ static int class_for(struct minhop *m, size_t x, const uint64_t *w)
 	c->off = (uint32_t)m->n_ports;
 	c->m = 0;
 	c->idx = 0;
-	for (unsigned p = 1; p <= n->num_ports; p++)
-		if (pn[p] >= 0 && (w[pn[p] / 64] >> (pn[p] % 64) & 1))
-			m->ports[m->n_ports++] = (uint8_t)p;
+	for (size_t wi = 0; wi < nw; wi++)
+		for (uint64_t bits = w[wi]; bits; bits &= bits - 1) {
+			size_t j = wi * 64 + (size_t)__builtin_ctzll(bits);
+
+			for (uint32_t q = m->np_off[j]; q < m->np_off[j + 1]; q++) {
+				/* insertion sort: lists are short, want port order */
+				uint8_t p = m->np[q];
+				size_t at = m->n_ports++;
+
+				while (at > c->off && m->ports[at - 1] > p) {
+					m->ports[at] = m->ports[at - 1];
+					at--;
+				}
+				m->ports[at] = p;
+			}
+		}
 	c->n = (uint32_t)m->n_ports - c->off;
 	memcpy(m->cls_mask + m->n_cls * nw, w, nw * sizeof(*w));
 	m->hash[i] = (int32_t)m->n_cls;
 	return (int32_t)m->n_cls++;
 }
 
-/* Group the targets of switch x into classes of equal egress-port sets. */
+/*
+ * Group the targets of switch x into classes of equal egress-port sets.
+ *
+ * Neighbour n is one hop closer to t than x when dist(n, t) = dist(x, t)
+ * - 1.  Neighbours differ from x by at most one hop, so comparing hop
+ * counts mod 3 decides it, 64 targets per word: one bitset per neighbour
+ * ("closer to t"), then a bit-matrix transpose turns those into one
+ * neighbour mask per target.
+ */
 static int build_classes(struct minhop *m, size_t x)
 {
-	size_t S = m->S, nw = m->nw;
-	const uint8_t *ds = m->dist + x * S;
+	size_t S = m->S, W = m->W, nw = m->nw;
 	uint32_t first = m->nbr_off[x], k = m->nbr_off[x + 1] - first;
+	const uint64_t *xr = m->reach + x * W, *xl = m->lo + x * W,
+		       *xh = m->hi + x * W;
+	uint64_t *want_lo = m->tmp, *want_hi = m->tmp + W, *tgt = m->tmp + 2 * W;
 
-	memset(m->mask, 0, S * nw * sizeof(*m->mask));
+	/* ports of x per neighbour: np[np_off[j] .. np_off[j + 1]) */
+	const struct fab_node *n = fabric_node(m->f, m->sw_node[x]);
+	const int16_t *pn = m->port_nbr + m->port_off[x];
+
+	memset(m->np_off, 0, (k + 2) * sizeof(*m->np_off));
+	for (unsigned p = 1; p <= n->num_ports; p++)
+		if (pn[p] >= 0)
+			m->np_off[pn[p] + 2]++;
+	for (uint32_t j = 0; j < k; j++)
+		m->np_off[j + 2] += m->np_off[j + 1];
+	for (unsigned p = 1; p <= n->num_ports; p++)
+		if (pn[p] >= 0)
+			m->np[m->np_off[pn[p] + 1]++] = (uint8_t)p;
+
+	/* targets: reachable, not x; wanted neighbour hops: dist - 1 mod 3,
+	 * i.e. 0 -> 2 (hi), 1 -> 0, 2 -> 1 (lo) */
+	for (size_t w = 0; w < W; w++) {
+		tgt[w] = xr[w];
+		want_lo[w] = xh[w];
+		want_hi[w] = xr[w] & ~xl[w] & ~xh[w];
+	}
+	tgt[x / 64] &= ~(1ull << (x % 64));
 	for (uint32_t j = 0; j < k; j++) {
-		const uint8_t *dn = m->dist + (size_t)m->nbr[first + j] * S;
-		uint64_t bit = 1ull << (j % 64);
-		uint64_t *mw = m->mask + j / 64;
+		size_t y = (size_t)m->nbr[first + j];
+		const uint64_t *yl = m->lo + y * W, *yh = m->hi + y * W;
+		uint64_t *c = m->cand + (size_t)j * W;
 
-		if (nw == 1) {
-			for (size_t t = 0; t < S; t++)
-				mw[t] |= bit & -(uint64_t)(dn[t] + 1 == ds[t]);
-		} else {
-			for (size_t t = 0; t < S; t++)
-				mw[t * nw] |= bit & -(uint64_t)(dn[t] + 1 == ds[t]);
+		for (size_t w = 0; w < W; w++)
+			c[w] = tgt[w] & ~(yl[w] ^ want_lo[w]) & ~(yh[w] ^ want_hi[w]);
+	}
+	/* mask[t] word rb = transpose of rows j = 64 rb .. 64 rb + 63 */
+	for (size_t b = 0; b < W; b++) {
+		for (size_t rb = 0; rb < nw; rb++) {
+			uint64_t blk[64];
+			size_t rows = k > rb * 64 ? k - rb * 64 : 0;
+
+			if (rows > 64)
+				rows = 64;
+			for (size_t i = 0; i < 64; i++)
+				blk[i] = i < rows ? m->cand[(rb * 64 + i) * W + b] : 0;
+			transpose64(blk);
+			for (size_t u = 0; u < 64 && b * 64 + u < S; u++)
+				m->mask[(b * 64 + u) * nw + rb] = blk[u];
 		}
 	}
+
 	for (size_t i = 0; i < m->hash_size; i++)
 		m->hash[i] = -1;
 	m->n_cls = 0;
@@ -424,7 +507,7 @@ static int build_classes(struct minhop *m, size_t x)
 	for (size_t t = 0; t < S; t++) {
 		int32_t c = -1;
 
-		if (t != x && ds[t] != HOPS_INF) {
+		if (tgt[t / 64] >> (t % 64) & 1) {
 			c = class_for(m, x, m->mask + t * nw);
 			if (c < 0)
 				return c;
@@ -435,29 +518,33 @@ static int build_classes(struct minhop *m, size_t x)
 }
 
 /* Lowest-numbered least-loaded port of class c (see the top comment). */
-static uint8_t class_pick(struct minhop *m, struct class *c)
+static uint8_t class_pick(struct minhop *m, struct eclass *c)
 {
 	const uint8_t *ports = m->ports + c->off;
+	uint32_t least = UINT32_MAX, at = 0;
 
-	for (;;) {
-		uint32_t least = UINT32_MAX;
-
-		for (; c->idx < c->n; c->idx++)
-			if (m->cnt[ports[c->idx]] == c->m)
-				return ports[c->idx];
-		for (uint32_t i = 0; i < c->n; i++)
-			if (m->cnt[ports[i]] < least)
-				least = m->cnt[ports[i]];
-		c->m = least;
-		c->idx = 0;
-	}
+	if (c->n == 1)
+		return ports[0];
+	for (; c->idx < c->n; c->idx++)
+		if (m->cnt[ports[c->idx]] == c->m)
+			return ports[c->idx];
+	/* none left at m: the new minimum and the first port carrying it */
+	for (uint32_t i = 0; i < c->n; i++)
+		if (m->cnt[ports[i]] < least) {
+			least = m->cnt[ports[i]];
+			at = i;
+		}
+	c->m = least;
+	c->idx = at;
+	return ports[at];
 }
 
 /*
  * Another LID of a port whose base LID this switch routed already: prefer
- * a next-hop switch, then an egress port, not used by that port's LIDs.
+ * the next-hop switch, then the egress port, that the port's other LIDs
+ * use least (unused first), then the load, then the lowest port number.
  */
-static uint8_t class_pick_lmc(struct minhop *m, size_t x, const struct class *c)
+static uint8_t class_pick_lmc(struct minhop *m, size_t x, const struct eclass *c)
 {
 	const uint8_t *ports = m->ports + c->off;
 	const int16_t *pn = m->port_nbr + m->port_off[x];
@@ -466,9 +553,9 @@ static uint8_t class_pick_lmc(struct minhop *m, size_t x, const struct class *c)
 
 	for (uint32_t i = 0; i < c->n; i++) {
 		uint8_t p = ports[i];
-		uint64_t key = (uint64_t)(m->nbr_seen[pn[p]] == m->stamp) << 34 |
-			       (uint64_t)(m->port_seen[p] == m->stamp) << 33 |
-			       m->cnt[p];
+		uint64_t nh = m->nbr_stamp[pn[p]] == m->stamp ? m->nbr_use[pn[p]] : 0;
+		uint64_t pu = m->port_stamp[p] == m->stamp ? m->port_use[p] : 0;
+		uint64_t key = nh << 48 | pu << 40 | m->cnt[p];
 
 		if (key < best_key) {
 			best_key = key;
@@ -476,6 +563,23 @@ static uint8_t class_pick_lmc(struct minhop *m, size_t x, const struct class *c)
 		}
 	}
 	return best;
+}
+
+/* Count a use of port p (and its next hop) by the current port's LIDs. */
+static void lmc_use(struct minhop *m, const int16_t *pn, uint8_t p)
+{
+	int16_t j = pn[p];
+
+	if (m->port_stamp[p] != m->stamp) {
+		m->port_stamp[p] = m->stamp;
+		m->port_use[p] = 0;
+	}
+	m->port_use[p]++;
+	if (m->nbr_stamp[j] != m->stamp) {
+		m->nbr_stamp[j] = m->stamp;
+		m->nbr_use[j] = 0;
+	}
+	m->nbr_use[j]++;
 }
 
 static void route_switch(struct minhop *m, size_t x)
@@ -499,16 +603,19 @@ static void route_switch(struct minhop *m, size_t x)
 		if (ci < 0)
 			continue;
 		if (d->lmc && d->off) {
-			p = class_pick_lmc(m, x, &m->cls[ci]);
+			/* the least-loaded port, unless the port's LIDs use it
+			 * or its next hop already: then the full preference */
+			p = class_pick(m, &m->cls[ci]);
+			if (m->port_stamp[p] == m->stamp ||
+			    m->nbr_stamp[pn[p]] == m->stamp)
+				p = class_pick_lmc(m, x, &m->cls[ci]);
 		} else {
 			p = class_pick(m, &m->cls[ci]);
 			if (d->lmc)
 				m->stamp++;
 		}
-		if (d->lmc) {
-			m->port_seen[p] = m->stamp;
-			m->nbr_seen[pn[p]] = m->stamp;
-		}
+		if (d->lmc)
+			lmc_use(m, pn, p);
 		m->cnt[p] += d->counted;
 		lft[lid] = p;
 	}
@@ -528,7 +635,7 @@ static int minhop_route(const struct fabric *f, struct routing_result *out,
 	if (rc == 0)
 		rc = build_dests(&m, err, errlen);
 	if (rc == 0)
-		rc = build_dist(&m, err, errlen);
+		rc = build_dist(&m);
 	if (rc == 0)
 		rc = alloc_scratch(&m);
 	if (rc == 0)
