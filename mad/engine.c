@@ -74,6 +74,7 @@ struct mad_engine {
 	struct txn		*bucket[TID_BUCKETS];
 	ev_timer		 timer;
 	struct unsol_handler	*handlers;
+	struct unsol_handler	*unmatched;	/* per class, for RMPP */
 	bool			 closing;	/* in mad_engine_free() */
 };
 
@@ -312,11 +313,15 @@ void mad_engine_free(struct mad_engine *e)
 	fail_list(e, &e->wait);
 	fail_list(e, &e->queue[KIND_SMP]);
 	fail_list(e, &e->queue[KIND_GMP]);
-	while (e->handlers) {
-		struct unsol_handler *h = e->handlers;
+	for (int i = 0; i < 2; i++) {
+		struct unsol_handler **list = i ? &e->unmatched : &e->handlers;
 
-		e->handlers = h->next;
-		free(h);
+		while (*list) {
+			struct unsol_handler *h = *list;
+
+			*list = h->next;
+			free(h);
+		}
 	}
 	free(e);
 }
@@ -397,6 +402,25 @@ int mad_engine_on_unsolicited(struct mad_engine *e, uint8_t mgmt_class,
 	return 0;
 }
 
+int mad_engine_on_unmatched(struct mad_engine *e, uint8_t mgmt_class,
+			    mad_unsol_cb cb, void *arg)
+{
+	struct unsol_handler *h;
+
+	for (h = e->unmatched; h; h = h->next)
+		if (h->mgmt_class == mgmt_class)
+			return -EEXIST;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->mgmt_class = mgmt_class;
+	h->cb = cb;
+	h->arg = arg;
+	h->next = e->unmatched;
+	e->unmatched = h;
+	return 0;
+}
+
 int mad_validate(const void *mad, size_t len)
 {
 	const struct mad_hdr *h = mad;
@@ -436,17 +460,20 @@ static void dispatch_unsolicited(struct mad_engine *e, const void *mad,
 
 	struct unsol_handler *any = NULL;
 
-	/* An exact attribute match wins over a wildcard, whatever the
-	 * registration order. */
+	/* The most specific handler wins (exact method and attribute, then
+	 * either one a wildcard), whatever the registration order. */
+	int best = -1;
 	for (struct unsol_handler *u = e->handlers; u; u = u->next) {
-		if (u->mgmt_class != h->mgmt_class || u->method != h->method)
+		if (u->mgmt_class != h->mgmt_class)
 			continue;
-		if (u->attr_id == attr) {
+		bool meth = u->method == h->method, att = u->attr_id == attr;
+		if ((!meth && u->method != 0xff) || (!att && u->attr_id != 0xffff))
+			continue;
+		int score = meth * 2 + att;
+		if (score > best) {
+			best = score;
 			any = u;
-			break;
 		}
-		if (u->attr_id == 0xffff && !any)
-			any = u;
 	}
 	if (any) {
 		e->stats.unsolicited++;
@@ -474,6 +501,12 @@ void mad_engine_recv(struct mad_engine *e, const void *mad, size_t len,
 	}
 	t = hash_find(e, (uint32_t)be64toh(h->tid));
 	if (!t) {
+		for (struct unsol_handler *u = e->unmatched; u; u = u->next) {
+			if (u->mgmt_class == h->mgmt_class && !status) {
+				u->cb(u->arg, mad, len, from);
+				return;
+			}
+		}
 		e->stats.unmatched++;
 		return;
 	}

@@ -50,7 +50,8 @@ typedef void (*mad_done_cb)(void *arg, int status, const void *mad, size_t len);
 
 /*
  * Unsolicited MADs (traps, SMInfo/SA requests from others): dispatched by
- * management class, method and attribute; attr_id 0xffff matches any.
+ * management class, method and attribute; method 0xff and attr_id 0xffff
+ * match any, and the most specific registration wins.
  */
 typedef void (*mad_unsol_cb)(void *arg, const void *mad, size_t len,
 			     const struct mad_addr *from);
@@ -96,6 +97,14 @@ int mad_engine_send_oneway(struct mad_engine *e, const void *mad, size_t len,
 int mad_engine_on_unsolicited(struct mad_engine *e, uint8_t mgmt_class,
 			      uint8_t method, uint16_t attr_id,
 			      mad_unsol_cb cb, void *arg);
+
+/*
+ * Responses that match no outstanding request, for one management class,
+ * go to cb instead of being counted as unmatched: RMPP needs them (the
+ * segments after the first, ACKs from a receiver).  One per class.
+ */
+int mad_engine_on_unmatched(struct mad_engine *e, uint8_t mgmt_class,
+			    mad_unsol_cb cb, void *arg);
 
 /*
  * The transport calls this for every MAD it receives.  status is the

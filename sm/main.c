@@ -23,6 +23,7 @@
 #include "sm/fabric.h"
 #include "sm/log.h"
 #include "sm/program.h"
+#include "sm/sa.h"
 #include "sm/sm.h"
 #include "sm/topo_dump.h"
 
@@ -341,7 +342,8 @@ static void watchers_start(struct sm *sm)
 
 int main(int argc, char **argv)
 {
-	static const uint8_t classes[] = { MAD_CLASS_SMI, MAD_CLASS_SMI_DR };
+	static const uint8_t classes[] = { MAD_CLASS_SMI, MAD_CLASS_SMI_DR,
+					   MAD_CLASS_SA };
 	struct sm sm = { 0 };
 	struct discover_job job = { &sm, NULL };
 	bool discover_only;
@@ -389,6 +391,8 @@ int main(int argc, char **argv)
 	if (rc == 0 && !discover_only)
 		rc = sm_agents_start(&sm);
 	if (rc == 0 && !discover_only)
+		rc = sa_start(&sm);
+	if (rc == 0 && !discover_only)
 		rc = umad_io_set_sm(sm.io, true);
 	if (rc == 0)
 		rc = umad_io_start(sm.io, on_mad, &sm);
@@ -411,11 +415,13 @@ int main(int argc, char **argv)
 	umad_io_close(sm.io);
 	sweep_heavy_abort(&sm);
 	sweep_light_abort(&sm);
+	sa_stop(&sm);
 	mad_engine_free(sm.engine);
 	sweep_heavy_abort(&sm);
 	sweep_light_abort(&sm);
 	discover_free(job.disc);
 	fabric_free(&sm.fabric);
+	routing_result_free(&sm.routes);
 	lid_cache_free(sm.lids);
 	lft_images_free(sm.images);
 	port_memos_free(sm.memos);

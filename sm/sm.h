@@ -66,6 +66,7 @@ struct sweep;
 struct light_sweep;
 struct lft_images;
 struct port_memos;
+struct sa_agent;
 
 struct sm_stats {
 	unsigned heavy_sweeps;
@@ -90,11 +91,13 @@ struct sm {
 	unsigned failed_sweeps;		/* consecutive */
 
 	struct fabric fabric;		/* model of the last completed sweep */
+	struct routing_result routes;	/* its forwarding tables (for the SA) */
 	struct lid_cache *lids;
 	struct lft_images *images;	/* what each switch holds, as we know */
 	struct port_memos *memos;	/* PortInfo Sets each port settled on */
 	struct sweep *sweep;		/* heavy sweep in progress */
 	struct light_sweep *light;	/* light sweep in progress */
+	struct sa_agent *sa;		/* Subnet Administration (sm/sa.c) */
 
 	ev_timer light_timer;
 	ev_timer retry_timer;

@@ -72,6 +72,9 @@ static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 		fabric_free(&sm->fabric);
 		sm->fabric = sw->f;
 		fabric_init(&sw->f);
+		routing_result_free(&sm->routes);
+		sm->routes = sw->routes;
+		memset(&sw->routes, 0, sizeof(sw->routes));
 	} else {
 		log_warnx("ERR 0201: heavy sweep failed: %s", why);
 	}

@@ -1,0 +1,162 @@
+/*
+ * sa_wire.h - Subnet Administration records (IB spec 15.2.5) as they
+ * cross the wire inside SA MADs (struct sa_mad in wire.h).
+ *
+ * Sizes are those of the records proper; the SA MAD's AttributeOffset is
+ * the record size rounded up to 8 bytes, in 8-byte words (15.2.1.1).
+ */
+#ifndef IBSM_MAD_SA_WIRE_H
+#define IBSM_MAD_SA_WIRE_H
+
+#include "mad/wire.h"
+
+/* SA attribute IDs (15.2.5, table 206) */
+enum {
+	SA_ATTR_CLASS_PORT_INFO		= 0x0001,
+	SA_ATTR_NOTICE			= 0x0002,
+	SA_ATTR_INFORM_INFO		= 0x0003,
+	SA_ATTR_NODE_RECORD		= 0x0011,
+	SA_ATTR_PORT_INFO_RECORD	= 0x0012,
+	SA_ATTR_SL2VL_RECORD		= 0x0013,
+	SA_ATTR_SWITCH_INFO_RECORD	= 0x0014,
+	SA_ATTR_LFT_RECORD		= 0x0015,
+	SA_ATTR_RFT_RECORD		= 0x0016,
+	SA_ATTR_MFT_RECORD		= 0x0017,
+	SA_ATTR_SM_INFO_RECORD		= 0x0018,
+	SA_ATTR_INFORM_INFO_RECORD	= 0x00f3,
+	SA_ATTR_LINK_RECORD		= 0x0020,
+	SA_ATTR_GUID_INFO_RECORD	= 0x0030,
+	SA_ATTR_SERVICE_RECORD		= 0x0031,
+	SA_ATTR_PKEY_TABLE_RECORD	= 0x0033,
+	SA_ATTR_PATH_RECORD		= 0x0035,
+	SA_ATTR_VL_ARB_RECORD		= 0x0036,
+	SA_ATTR_MCMEMBER_RECORD		= 0x0038,
+	SA_ATTR_MULTIPATH_RECORD	= 0x003a,
+};
+
+/* SA MAD status codes (15.2.1.2), in the class-specific status bits 8-15 */
+enum {
+	SA_STATUS_NO_RESOURCES		= 0x0100,
+	SA_STATUS_REQ_INVALID		= 0x0200,
+	SA_STATUS_NO_RECORDS		= 0x0300,
+	SA_STATUS_TOO_MANY_RECORDS	= 0x0400,
+	SA_STATUS_INVALID_GID		= 0x0500,
+	SA_STATUS_INSUF_COMPONENTS	= 0x0600,
+	SA_STATUS_DENIED		= 0x0700,
+};
+
+/* RMPP (13.6.2) */
+enum {
+	RMPP_TYPE_DATA = 1, RMPP_TYPE_ACK = 2, RMPP_TYPE_STOP = 3,
+	RMPP_TYPE_ABORT = 4,
+};
+#define RMPP_FLAG_ACTIVE	0x01
+#define RMPP_FLAG_FIRST		0x02
+#define RMPP_FLAG_LAST		0x04
+#define SA_HDR_SIZE		20	/* SM_Key .. ComponentMask */
+
+/* ClassPortInfo (13.4.8.1) */
+struct sa_class_port_info {
+	uint8_t  base_version;
+	uint8_t  class_version;
+	__be16   cap_mask;
+	__be32   cap_mask2_resp_time;	/* CapabilityMask2:27 RespTimeValue:5 */
+	uint8_t  redirect_gid[16];
+	__be32   redirect_tc_sl_fl;
+	__be16   redirect_lid;
+	__be16   redirect_pkey;
+	__be32   redirect_qp;
+	__be32   redirect_qkey;
+	uint8_t  trap_gid[16];
+	__be32   trap_tc_sl_fl;
+	__be16   trap_lid;
+	__be16   trap_pkey;
+	__be32   trap_hl_qp;
+	__be32   trap_qkey;
+} __attribute__((packed));
+static_assert(sizeof(struct sa_class_port_info) == 72, "ClassPortInfo is 72");
+
+/* NodeRecord (15.2.5.2) */
+struct sa_node_record {
+	__be16   lid;
+	__be16   resv;
+	struct smp_node_info node_info;
+	struct smp_node_desc node_desc;
+} __attribute__((packed));
+static_assert(sizeof(struct sa_node_record) == 108, "NodeRecord is 108");
+
+/* PortInfoRecord (15.2.5.3) */
+struct sa_port_info_record {
+	__be16   lid;
+	uint8_t  port_num;
+	uint8_t  options;
+	struct smp_port_info port_info;
+} __attribute__((packed));
+static_assert(sizeof(struct sa_port_info_record) == 68, "PortInfoRecord is 68");
+
+/* SwitchInfoRecord (15.2.5.4) */
+struct sa_switch_info_record {
+	__be16   lid;
+	__be16   resv;
+	struct smp_switch_info switch_info;
+} __attribute__((packed));
+static_assert(sizeof(struct sa_switch_info_record) == 24, "SwitchInfoRecord is 24");
+
+/* LinearForwardingTableRecord (15.2.5.6) */
+struct sa_lft_record {
+	__be16   lid;
+	__be16   block_num;
+	__be32   resv;
+	uint8_t  lft[64];
+} __attribute__((packed));
+static_assert(sizeof(struct sa_lft_record) == 72, "LFTRecord is 72");
+
+/* SMInfoRecord (15.2.5.9): SMInfo proper is 21 bytes */
+struct sa_sm_info_record {
+	__be16   lid;
+	__be16   resv;
+	__be64   guid;
+	__be64   sm_key;
+	__be32   act_count;
+	uint8_t  prio_state;
+	uint8_t  pad[3];
+} __attribute__((packed));
+static_assert(sizeof(struct sa_sm_info_record) == 28, "SMInfoRecord is 28");
+
+/* LinkRecord (15.2.5.13) */
+struct sa_link_record {
+	__be16   from_lid;
+	uint8_t  from_port;
+	uint8_t  to_port;
+	__be16   to_lid;
+	__be16   pad;
+} __attribute__((packed));
+static_assert(sizeof(struct sa_link_record) == 8, "LinkRecord is 8");
+
+/* PathRecord (15.2.5.16) */
+struct sa_path_record {
+	__be64   service_id;
+	uint8_t  dgid[16];
+	uint8_t  sgid[16];
+	__be16   dlid;
+	__be16   slid;
+	__be32   hop_flow_raw;		/* RawTraffic:1 resv:3 FlowLabel:20 HopLimit:8 */
+	uint8_t  tclass;
+	uint8_t  num_path;		/* Reversible:1 NumbPath:7 */
+	__be16   pkey;
+	__be16   qos_class_sl;		/* QoSClass:12 SL:4 */
+	uint8_t  mtu;			/* MTUSelector:2 MTU:6 */
+	uint8_t  rate;			/* RateSelector:2 Rate:6 */
+	uint8_t  pkt_life;		/* PacketLifeTimeSelector:2 PacketLifeTime:6 */
+	uint8_t  preference;
+	uint8_t  resv[6];
+} __attribute__((packed));
+static_assert(sizeof(struct sa_path_record) == 64, "PathRecord is 64");
+
+/* Size of one record in an SA table: AttributeOffset words of 8 bytes. */
+static inline unsigned sa_record_stride(size_t record_size)
+{
+	return (unsigned)((record_size + 7) / 8);
+}
+
+#endif /* IBSM_MAD_SA_WIRE_H */

@@ -1,0 +1,60 @@
+/*
+ * sa_util.c - record tables and ComponentMask matching (see sa.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sm/sa.h"
+
+int sa_table_add(struct sa_table *t, const void *rec)
+{
+	if (t->count == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 16;
+		uint8_t *buf = realloc(t->buf, cap * t->rec_size);
+
+		if (!buf)
+			return -ENOMEM;
+		t->buf = buf;
+		t->cap = cap;
+	}
+	memcpy(t->buf + t->count * t->rec_size, rec, t->rec_size);
+	t->count++;
+	return 0;
+}
+
+/* Bit `i` of a big-endian bit string (bit 0 = MSB of byte 0). */
+static unsigned bit_at(const uint8_t *p, unsigned i)
+{
+	return (p[i / 8] >> (7 - i % 8)) & 1;
+}
+
+static bool field_equal(const struct sa_field *fd, const uint8_t *a,
+			const uint8_t *b)
+{
+	unsigned off = fd->bit_off, n = fd->bits;
+
+	/* Byte-aligned fields (nearly all of them): compare bytes. */
+	if (off % 8 == 0 && n % 8 == 0)
+		return !memcmp(a + off / 8, b + off / 8, n / 8);
+	for (unsigned i = off; i < off + n; i++)
+		if (bit_at(a, i) != bit_at(b, i))
+			return false;
+	return true;
+}
+
+bool sa_match(const struct sa_field *fields, unsigned nfields, uint64_t mask,
+	      const void *rec, const void *tmpl)
+{
+	for (unsigned i = 0; i < nfields && mask; i++, mask >>= 1)
+		if ((mask & 1) && !field_equal(&fields[i], rec, tmpl))
+			return false;
+	return true;
+}
+
+bool sa_mask_valid(unsigned nfields, uint64_t mask)
+{
+	return nfields >= 64 || !(mask >> nfields);
+}
