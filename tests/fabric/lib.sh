@@ -284,6 +284,56 @@ fab_ibsm() {
 		>"$out.summary" 2>"$out.err"
 }
 
+# fab_ibsm_start HOST DIR [IBSM OPTIONS...]: ibsm as a daemon (master SM)
+# on HOST, log DIR/ibsm.log, cache and dumps in DIR; waits for its first
+# "SUBNET UP" (fails if it exits or takes longer than FAB_UP_TIMEOUT s).
+# fab_ibsm_stop: SIGTERM it and return its exit status (non-zero also
+# when a sanitizer reported anything on exit).
+FAB_SM_BG=
+FAB_SM_PID=
+FAB_SM_DIR=
+fab_ibsm_start() {
+	local host=$1 dir=$2 before f i
+	shift 2
+	mkdir -p "$dir"
+	FAB_SM_DIR=$dir
+	before=$(ls "$FAB_TMP/pids")
+	fab_run "$host" "$IBSM" -f "$dir/ibsm.log" --cache-dir "$dir" \
+		--dump-dir "$dir" "$@" >"$dir/ibsm.out" 2>&1 &
+	FAB_SM_BG=$!
+	FAB_SM_PID=
+	for ((i = 0; i < 10 * ${FAB_UP_TIMEOUT:-60}; i++)); do
+		if [ -z "$FAB_SM_PID" ]; then
+			for f in "$FAB_TMP"/pids/*; do
+				f=${f##*/}
+				grep -qx "$f" <<<"$before" || FAB_SM_PID=$f
+			done
+		fi
+		grep -q "SUBNET UP" "$dir/ibsm.log" 2>/dev/null && return 0
+		kill -0 "$FAB_SM_BG" 2>/dev/null || break
+		sleep 0.1
+	done
+	fab_log "fab_ibsm_start: no SUBNET UP from ibsm:"
+	tail -n 20 "$dir/ibsm.log" "$dir/ibsm.out" >&2 2>/dev/null
+	return 1
+}
+
+fab_ibsm_stop() {
+	local rc
+	[ -n "$FAB_SM_BG" ] || return 0
+	[ -n "$FAB_SM_PID" ] && kill -TERM "$FAB_SM_PID" 2>/dev/null
+	wait "$FAB_SM_BG"
+	rc=$?
+	FAB_SM_BG=
+	FAB_SM_PID=
+	if grep -q "ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error:" \
+		"$FAB_SM_DIR/ibsm.out" 2>/dev/null; then
+		sed -n '1,30p' "$FAB_SM_DIR/ibsm.out" >&2
+		[ "$rc" -eq 0 ] && rc=99
+	fi
+	return "$rc"
+}
+
 # fab_compare REF OUT: compare two ibnetdiscover-format topologies
 # (FAB_COMPARE_OPTS, e.g. --ignore-speed, are passed to topo_compare.py).
 fab_compare() {
