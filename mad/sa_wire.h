@@ -159,4 +159,47 @@ static inline unsigned sa_record_stride(size_t record_size)
 	return (unsigned)((record_size + 7) / 8);
 }
 
+
+/* ServiceRecord (15.2.5.14) */
+struct sa_service_record {
+	__be64   service_id;
+	uint8_t  service_gid[16];
+	__be16   service_pkey;
+	__be16   resv;
+	__be32   service_lease;		/* seconds; 0xffffffff = forever */
+	uint8_t  service_key[16];
+	char     service_name[64];
+	uint8_t  data8[16];
+	__be16   data16[8];
+	__be32   data32[4];
+	__be64   data64[2];
+} __attribute__((packed));
+static_assert(sizeof(struct sa_service_record) == 176, "ServiceRecord is 176");
+
+/* InformInfo (13.4.8.3), generic form */
+struct sa_inform_info {
+	uint8_t  gid[16];
+	__be16   lid_range_begin;
+	__be16   lid_range_end;
+	__be16   resv;
+	uint8_t  is_generic;
+	uint8_t  subscribe;
+	__be16   type;
+	__be16   trap_num;		/* or DeviceID */
+	__be32   qpn_resp_time;		/* QPN:24 resv:3 RespTimeValue:5 */
+	uint8_t  resv2;
+	uint8_t  producer[3];		/* ProducerType or VendorID */
+} __attribute__((packed));
+static_assert(sizeof(struct sa_inform_info) == 36, "InformInfo is 36");
+
+/* InformInfoRecord (15.2.5.12) */
+struct sa_inform_info_record {
+	uint8_t  subscriber_gid[16];
+	__be16   subscriber_enum;
+	uint8_t  resv[6];
+	struct sa_inform_info inform_info;
+} __attribute__((packed));
+static_assert(sizeof(struct sa_inform_info_record) == 60, "InformInfoRecord is 60");
+
+
 #endif /* IBSM_MAD_SA_WIRE_H */

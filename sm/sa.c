@@ -22,6 +22,7 @@
 
 #include "mad/rmpp.h"
 #include "sm/sa.h"
+#include "sm/sa_service.h"
 #include "sm/sm.h"
 
 #define SA_QKEY			0x80010000u
@@ -37,8 +38,10 @@ struct sa_agent {
 	struct sm *sm;
 	struct transfer *transfers;
 	unsigned n_transfers;
+	struct sa_state *state;		/* services, subscriptions */
+	ev_timer expire;		/* service leases */
 	struct {
-		uint64_t requests, answered, errors, rmpp;
+		uint64_t requests, answered, errors, rmpp, reports;
 	} stats;
 };
 
@@ -65,6 +68,32 @@ static uint8_t response_method(uint8_t method)
 	default:
 		return method | MAD_METHOD_RESP;
 	}
+}
+
+/* GID of the port with `lid` (subnet prefix + port GUID), zero if none. */
+static void gid_of_lid(const struct sm *sm, uint16_t lid, uint8_t gid[16])
+{
+	const struct fabric *f = &sm->fabric;
+	uint64_t prefix = htobe64(sm->cfg.subnet_prefix), guid = 0;
+
+	memset(gid, 0, 16);
+	for (size_t i = 0; i < f->n_nodes && !guid; i++) {
+		const struct fab_node *n = &f->nodes[i];
+
+		for (unsigned pn = 0; pn <= n->num_ports; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+
+			if (p->lid && lid >= p->lid && lid < p->lid + (1u << p->lmc) &&
+			    (n->type == NODE_TYPE_SWITCH) == (pn == 0)) {
+				guid = htobe64(p->guid);
+				break;
+			}
+		}
+	}
+	if (!guid)
+		return;
+	memcpy(gid, &prefix, 8);
+	memcpy(gid + 8, &guid, 8);
 }
 
 static struct mad_addr reply_addr(const struct mad_addr *from)
@@ -171,6 +200,45 @@ static void answer_table(struct sa_agent *sa, const struct sa_mad *req,
 	sa->stats.rmpp++;
 }
 
+/* Attributes whose records live in the SA itself (sm/sa_service.c). */
+static const struct sa_attr stateful_attrs[] = {
+	{ SA_ATTR_SERVICE_RECORD, "ServiceRecord",
+	  sizeof(struct sa_service_record), NULL, 37, NULL },
+	{ SA_ATTR_INFORM_INFO, "InformInfo",
+	  sizeof(struct sa_inform_info), NULL, 64, NULL },
+	{ SA_ATTR_INFORM_INFO_RECORD, "InformInfoRecord",
+	  sizeof(struct sa_inform_info_record), NULL, 16, NULL },
+};
+
+static const struct sa_attr *attr_lookup(uint16_t attr)
+{
+	for (size_t i = 0; i < sizeof(stateful_attrs) / sizeof(stateful_attrs[0]); i++)
+		if (stateful_attrs[i].attr_id == attr)
+			return &stateful_attrs[i];
+	return sa_attr_find(attr);
+}
+
+static bool method_known(uint8_t m)
+{
+	return m == MAD_METHOD_GET || m == MAD_METHOD_SET ||
+	       m == MAD_METHOD_GET_TABLE || m == MAD_METHOD_DELETE;
+}
+
+/* Which methods each attribute takes (15.4, table 209). */
+static bool method_allowed(uint16_t attr, uint8_t m)
+{
+	switch (attr) {
+	case SA_ATTR_SERVICE_RECORD:
+		return true;
+	case SA_ATTR_INFORM_INFO:
+		return m == MAD_METHOD_SET;
+	case SA_ATTR_CLASS_PORT_INFO:
+		return m == MAD_METHOD_GET;
+	default:
+		return m == MAD_METHOD_GET || m == MAD_METHOD_GET_TABLE;
+	}
+}
+
 static void on_request(void *arg, const void *mad, size_t len,
 		       const struct mad_addr *from)
 {
@@ -189,14 +257,14 @@ static void on_request(void *arg, const void *mad, size_t len,
 		return;
 	}
 	uint16_t attr = be16toh(req->hdr.attr_id);
-	a = sa_attr_find(attr);
-	if (req->hdr.method != MAD_METHOD_GET &&
-	    req->hdr.method != MAD_METHOD_GET_TABLE) {
+	a = attr_lookup(attr);
+	if (!method_known(req->hdr.method)) {
 		answer(sa, req, from, MAD_STATUS_METHOD_UNSUPP, NULL, 0);
 		return;
 	}
-	if (!a) {
-		answer(sa, req, from, MAD_STATUS_ATTR_UNSUPP, NULL, 0);
+	if (!a || !method_allowed(attr, req->hdr.method)) {
+		answer(sa, req, from, MAD_STATUS_ATTR_UNSUPP, NULL,
+		       a ? a->rec_size : 0);
 		return;
 	}
 	if (req->rmpp.resptime_flags & RMPP_FLAG_ACTIVE) {
@@ -221,9 +289,21 @@ static void on_request(void *arg, const void *mad, size_t len,
 		answer(sa, req, from, SA_STATUS_REQ_INVALID, NULL, a->rec_size);
 		return;
 	}
-	sa_view_of(sm, &v);
 	struct sa_table t = { .rec_size = a->rec_size };
-	rc = a->gen(&v, &q, &t);
+	if (attr == SA_ATTR_SERVICE_RECORD) {
+		rc = sa_service_request(sa->state, &q, ev_now(sm->loop), &t);
+	} else if (attr == SA_ATTR_INFORM_INFO) {
+		uint8_t gid[16];
+		gid_of_lid(sm, from->lid, gid);
+		rc = sa_inform_set(sa->state, &q, from, gid, &t);
+	} else if (attr == SA_ATTR_INFORM_INFO_RECORD) {
+		rc = sa_inform_records(sa->state, &q, &t);
+	} else if (a->gen) {
+		sa_view_of(sm, &v);
+		rc = a->gen(&v, &q, &t);
+	} else {
+		rc = -MAD_STATUS_ATTR_UNSUPP;
+	}
 	if (rc < 0) {
 		uint16_t st = rc == -ENOMEM ? SA_STATUS_NO_RESOURCES
 					    : (uint16_t)-rc;
@@ -232,7 +312,7 @@ static void on_request(void *arg, const void *mad, size_t len,
 		answer_table(sa, req, from, &t);
 	} else if (t.count == 0) {
 		answer(sa, req, from, SA_STATUS_NO_RECORDS, NULL, a->rec_size);
-	} else if (t.count > 1) {
+	} else if (t.count > 1 && q.method != MAD_METHOD_DELETE) {
 		answer(sa, req, from, SA_STATUS_TOO_MANY_RECORDS, NULL, a->rec_size);
 	} else {
 		answer(sa, req, from, 0, t.buf, a->rec_size);
@@ -258,6 +338,69 @@ static void on_unmatched(void *arg, const void *mad, size_t len,
 	}
 }
 
+struct report_ctx {
+	struct sa_agent *sa;
+	struct sa_mad mad;
+};
+
+static void on_report_done_free(void *arg, int status, const void *mad,
+				size_t len)
+{
+	struct report_ctx *rc = arg;
+
+	if (status < 0)
+		log_warnx("ERR 0501: Report of trap %u got no ReportResp: %s",
+			  be16toh(((const struct smp_notice *)rc->mad.data)->trap_num),
+			  strerror(-status));
+	free(rc);
+}
+
+static void report_to(void *arg, const struct mad_addr *to)
+{
+	struct report_ctx *rc = arg;
+	struct report_ctx *one = malloc(sizeof(*one));
+
+	if (!one)
+		return;
+	*one = *rc;
+	/* Each subscriber gets its own transaction (the engine fills TIDs). */
+	if (mad_engine_submit(rc->sa->sm->engine, &one->mad, sizeof(one->mad),
+			      to, on_report_done_free, one) == 0)
+		rc->sa->stats.reports++;
+	else
+		free(one);
+}
+
+void sa_report_notice(struct sm *sm, const struct smp_notice *n, uint16_t lid)
+{
+	struct sa_agent *sa = sm->sa;
+	struct report_ctx rc;
+	uint8_t gid[16];
+
+	if (!sa || !notice_is_generic(n))
+		return;
+	memset(&rc, 0, sizeof(rc));
+	rc.sa = sa;
+	rc.mad.hdr.base_version = 1;
+	rc.mad.hdr.mgmt_class = MAD_CLASS_SA;
+	rc.mad.hdr.class_version = 2;
+	rc.mad.hdr.method = MAD_METHOD_REPORT;
+	rc.mad.hdr.attr_id = htobe16(SA_ATTR_NOTICE);
+	/* Notice in SA form: the 64 bytes of the trap plus IssuerGID. */
+	memcpy(rc.mad.data, n, 64);
+	gid_of_lid(sm, be16toh(n->issuer_lid), gid);
+	memcpy(rc.mad.data + 64, gid, 16);
+	sa_subscribers_for(sa->state, be16toh(n->trap_num), notice_type(n), lid,
+			   report_to, &rc);
+}
+
+static void on_expire(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct sa_agent *sa = w->data;
+
+	sa_service_expire(sa->state, ev_now(loop));
+}
+
 int sa_start(struct sm *sm)
 {
 	struct sa_agent *sa = calloc(1, sizeof(*sa));
@@ -266,12 +409,22 @@ int sa_start(struct sm *sm)
 	if (!sa)
 		return -ENOMEM;
 	sa->sm = sm;
+	sa->state = sa_state_new();
+	if (!sa->state) {
+		free(sa);
+		return -ENOMEM;
+	}
+	ev_timer_init(&sa->expire, on_expire, 1., 1.);
+	sa->expire.data = sa;
+	ev_timer_start(sm->loop, &sa->expire);
 	rc = mad_engine_on_unsolicited(sm->engine, MAD_CLASS_SA, 0xff, 0xffff,
 				       on_request, sa);
 	if (rc == 0)
 		rc = mad_engine_on_unmatched(sm->engine, MAD_CLASS_SA,
 					     on_unmatched, sa);
 	if (rc < 0) {
+		ev_timer_stop(sm->loop, &sa->expire);
+		sa_state_free(sa->state);
 		free(sa);
 		return rc;
 	}
@@ -286,8 +439,11 @@ void sa_stop(struct sm *sm)
 	if (!sa)
 		return;
 	log_info("SA: %" PRIu64 " requests, %" PRIu64 " answered, %" PRIu64
-		 " errors, %" PRIu64 " RMPP transfers", sa->stats.requests,
-		 sa->stats.answered, sa->stats.errors, sa->stats.rmpp);
+		 " errors, %" PRIu64 " RMPP transfers, %" PRIu64 " reports",
+		 sa->stats.requests, sa->stats.answered, sa->stats.errors,
+		 sa->stats.rmpp, sa->stats.reports);
+	ev_timer_stop(sm->loop, &sa->expire);
+	sa_state_free(sa->state);
 	while (sa->transfers) {
 		struct transfer *t = sa->transfers;
 

@@ -88,6 +88,14 @@ bool sa_match(const struct sa_field *fields, unsigned nfields, uint64_t mask,
 /* A mask that selects components the record does not have. */
 bool sa_mask_valid(unsigned nfields, uint64_t mask);
 
+/*
+ * Forward a notice (an SMP trap the SM received, or one the SM makes
+ * itself, e.g. 64/65 GID in/out of service) to every subscriber whose
+ * InformInfo asks for it, as an SA Report re-sent until ReportResp.
+ * `lid` is the LID the notice is about (LIDRange filtering).
+ */
+void sa_report_notice(struct sm *sm, const struct smp_notice *n, uint16_t lid);
+
 /* sm/sa.c: register the SA agent on the engine.  Returns 0 or -errno. */
 int sa_start(struct sm *sm);
 void sa_stop(struct sm *sm);

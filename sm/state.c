@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sm/sa.h"
 #include "sm/sm.h"
 
 #define MAX_FAILED_SWEEPS_ONCE	8	/* -o gives up after this many */
@@ -250,6 +251,7 @@ static void on_trap(void *arg, const void *mad, size_t len,
 	unsigned num = notice_is_generic(n) ? be16toh(n->trap_num) : 0;
 	log_info("trap %u from LID %u (issuer LID %u)", num, from->lid,
 		 be16toh(n->issuer_lid));
+	sa_report_notice(sm, n, be16toh(n->issuer_lid));
 	switch (num) {
 	case 64: case 65: case 128: case 129: case 130: case 131: case 144:
 		sm_event(sm, SM_EV_CHANGE);

@@ -25,6 +25,7 @@
 #include "sm/discover.h"
 #include "sm/dumps.h"
 #include "sm/program.h"
+#include "sm/sa.h"
 #include "sm/sm.h"
 #include "sm/topo_dump.h"
 
@@ -62,12 +63,57 @@ static void sweep_free(struct sweep *sw)
 	free(sw);
 }
 
+/* Trap 64 or 65 (GID in/out of service, 14.2.5.1) about one port, made
+ * by the SM itself and reported to SA subscribers. */
+static void gid_notice(struct sm *sm, unsigned trap, uint64_t port_guid,
+		       uint16_t lid)
+{
+	struct smp_notice n;
+	uint64_t prefix = htobe64(sm->cfg.subnet_prefix), guid = htobe64(port_guid);
+
+	memset(&n, 0, sizeof(n));
+	n.generic_type = 0x80 | 4;		/* generic, informational */
+	n.producer[2] = 4;			/* class manager */
+	n.trap_num = htobe16((uint16_t)trap);
+	n.issuer_lid = htobe16(sm_local_lid(sm));
+	memcpy(n.data_details + 6, &prefix, 8);
+	memcpy(n.data_details + 14, &guid, 8);
+	sa_report_notice(sm, &n, lid);
+}
+
+/* End ports present in `a` but not in `b` (same port GUID and number). */
+static void ports_missing(struct sm *sm, const struct fabric *a,
+			  const struct fabric *b, unsigned trap)
+{
+	for (size_t i = 0; i < a->n_nodes; i++) {
+		const struct fab_node *n = &a->nodes[i];
+		int32_t j = fabric_find(b, n->guid);
+
+		if (n->type == NODE_TYPE_SWITCH)
+			continue;
+		for (unsigned pn = 1; pn <= n->num_ports; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+
+			if (!p->valid || !p->lid)
+				continue;
+			if (j != FAB_NONE && fabric_node(b, j)->num_ports >= pn &&
+			    fabric_node(b, j)->ports[pn].valid)
+				continue;
+			gid_notice(sm, trap, p->guid, p->lid);
+		}
+	}
+}
+
 static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 {
 	struct sm *sm = sw->sm;
 
 	sm->sweep = NULL;
 	if (ok) {
+		if (sm->fabric.n_nodes) {
+			ports_missing(sm, &sw->f, &sm->fabric, 64);
+			ports_missing(sm, &sm->fabric, &sw->f, 65);
+		}
 		/* The new model becomes the subnet as the SA will see it. */
 		fabric_free(&sm->fabric);
 		sm->fabric = sw->f;

@@ -1,0 +1,289 @@
+/*
+ * sa_service.c - the state the SA keeps for its clients: registered
+ * ServiceRecords (with leases) and event subscriptions (InformInfo).
+ *
+ * Both are small lists: a subnet has tens of services and subscribers,
+ * not thousands.  Nothing here sends MADs; sa.c answers and reports.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sm/sa.h"
+#include "sm/sa_service.h"
+
+#define LEASE_FOREVER	0xffffffffu
+#define MAX_SERVICES	4096
+#define MAX_SUBSCRIBERS	1024
+
+/* ServiceRecord components (15.2.5.14): 0-6 the fixed fields, then one per
+ * ServiceData8/16/32/64 element. */
+static struct sa_field service_fields[37];
+
+static void service_fields_init(void)
+{
+	static const struct sa_field fixed[] = {
+		{ 0, 64 }, { 64, 128 }, { 192, 16 }, { 208, 16 }, { 224, 32 },
+		{ 256, 128 }, { 384, 512 },
+	};
+	unsigned n = 0;
+
+	if (service_fields[1].bits)
+		return;
+	for (unsigned i = 0; i < 7; i++)
+		service_fields[n++] = fixed[i];
+	for (unsigned i = 0; i < 16; i++)
+		service_fields[n++] = (struct sa_field){ (uint16_t)(896 + 8 * i), 8 };
+	for (unsigned i = 0; i < 8; i++)
+		service_fields[n++] = (struct sa_field){ (uint16_t)(1024 + 16 * i), 16 };
+	for (unsigned i = 0; i < 4; i++)
+		service_fields[n++] = (struct sa_field){ (uint16_t)(1152 + 32 * i), 32 };
+	for (unsigned i = 0; i < 2; i++)
+		service_fields[n++] = (struct sa_field){ (uint16_t)(1280 + 64 * i), 64 };
+}
+
+/* InformInfoRecord components (15.2.5.12, 13.4.8.3). */
+static const struct sa_field inform_record_fields[] = {
+	{ 0, 128 }, { 128, 16 }, { 144, 48 },		/* GID, Enum, resv */
+	{ 192, 128 }, { 320, 16 }, { 336, 16 }, { 352, 16 }, /* GID, LID range, resv */
+	{ 368, 8 }, { 376, 8 }, { 384, 16 }, { 400, 16 }, /* IsGeneric Subscribe Type Trap */
+	{ 416, 24 }, { 440, 3 }, { 443, 5 },		/* QPN resv RespTime */
+	{ 448, 8 }, { 456, 24 },			/* resv Producer */
+};
+
+struct service {
+	struct sa_service_record rec;
+	ev_tstamp expires;		/* 0: never */
+};
+
+struct subscriber {
+	struct sa_inform_info ii;
+	uint8_t gid[16];		/* subscriber's GID */
+	struct mad_addr to;
+	uint16_t enumr;
+};
+
+struct sa_state {
+	struct service *svc;
+	size_t n_svc;
+	struct subscriber *sub;
+	size_t n_sub;
+	uint16_t next_enum;
+};
+
+struct sa_state *sa_state_new(void)
+{
+	service_fields_init();
+	return calloc(1, sizeof(struct sa_state));
+}
+
+void sa_state_free(struct sa_state *st)
+{
+	if (!st)
+		return;
+	free(st->svc);
+	free(st->sub);
+	free(st);
+}
+
+size_t sa_state_services(const struct sa_state *st)
+{
+	return st->n_svc;
+}
+
+size_t sa_state_subscribers(const struct sa_state *st)
+{
+	return st->n_sub;
+}
+
+void sa_service_expire(struct sa_state *st, ev_tstamp now)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < st->n_svc; i++)
+		if (!st->svc[i].expires || st->svc[i].expires > now)
+			st->svc[j++] = st->svc[i];
+	st->n_svc = j;
+}
+
+/* The record identity: ServiceID, ServiceGID, ServiceP_Key (15.2.5.14). */
+static bool same_rid(const struct sa_service_record *a,
+		     const struct sa_service_record *b)
+{
+	return a->service_id == b->service_id && a->service_pkey == b->service_pkey &&
+	       !memcmp(a->service_gid, b->service_gid, 16);
+}
+
+static const uint64_t RID_MASK = 0x7;	/* ServiceID, GID, P_Key */
+
+int sa_service_request(struct sa_state *st, const struct sa_query *q,
+		       ev_tstamp now, struct sa_table *out)
+{
+	const struct sa_service_record *t = (const void *)q->tmpl;
+	int rc;
+
+	if (!sa_mask_valid(37, q->comp_mask))
+		return -SA_STATUS_REQ_INVALID;
+	sa_service_expire(st, now);
+	switch (q->method) {
+	case MAD_METHOD_SET: {
+		static const uint8_t zero[16];
+
+		/* A registration names its service completely. */
+		if ((q->comp_mask & RID_MASK) != RID_MASK ||
+		    !memcmp(t->service_gid, zero, 16))
+			return -SA_STATUS_INSUF_COMPONENTS;
+		struct service *s = NULL;
+		for (size_t i = 0; i < st->n_svc; i++)
+			if (same_rid(&st->svc[i].rec, t))
+				s = &st->svc[i];
+		if (!s) {
+			if (st->n_svc >= MAX_SERVICES)
+				return -SA_STATUS_NO_RESOURCES;
+			struct service *n = realloc(st->svc,
+						    (st->n_svc + 1) * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			st->svc = n;
+			s = &st->svc[st->n_svc++];
+		}
+		s->rec = *t;
+		uint32_t lease = be32toh(t->service_lease);
+		s->expires = lease == LEASE_FOREVER ? 0 : now + lease;
+		return sa_table_add(out, &s->rec);
+	}
+	case MAD_METHOD_GET:
+	case MAD_METHOD_GET_TABLE:
+		for (size_t i = 0; i < st->n_svc; i++)
+			if (sa_match(service_fields, 37, q->comp_mask,
+				     &st->svc[i].rec, t) &&
+			    (rc = sa_table_add(out, &st->svc[i].rec)) < 0)
+				return rc;
+		return 0;
+	case MAD_METHOD_DELETE: {
+		size_t j = 0;
+
+		for (size_t i = 0; i < st->n_svc; i++) {
+			if (sa_match(service_fields, 37, q->comp_mask,
+				     &st->svc[i].rec, t)) {
+				if ((rc = sa_table_add(out, &st->svc[i].rec)) < 0)
+					return rc;
+				continue;
+			}
+			st->svc[j++] = st->svc[i];
+		}
+		st->n_svc = j;
+		return 0;
+	}
+	default:
+		return -MAD_STATUS_METHOD_UNSUPP;
+	}
+}
+
+static bool same_subscription(const struct subscriber *s,
+			      const struct sa_inform_info *ii,
+			      const struct mad_addr *to)
+{
+	return s->to.lid == to->lid && s->to.qpn == to->qpn &&
+	       s->ii.trap_num == ii->trap_num && s->ii.type == ii->type &&
+	       s->ii.is_generic == ii->is_generic &&
+	       s->ii.lid_range_begin == ii->lid_range_begin &&
+	       s->ii.lid_range_end == ii->lid_range_end &&
+	       !memcmp(s->ii.gid, ii->gid, 16);
+}
+
+int sa_inform_set(struct sa_state *st, const struct sa_query *q,
+		  const struct mad_addr *from, const uint8_t subscriber_gid[16],
+		  struct sa_table *out)
+{
+	const struct sa_inform_info *ii = (const void *)q->tmpl;
+	struct mad_addr to = *from;
+	uint32_t qpn = be32toh(ii->qpn_resp_time) >> 8;
+
+	if (q->method != MAD_METHOD_SET)
+		return -MAD_STATUS_METHOD_UNSUPP;
+	if (ii->subscribe > 1 || !ii->is_generic)
+		return -SA_STATUS_REQ_INVALID;	/* vendor traps: not forwarded */
+	/* Reports go to the QP the subscriber names (or it came from). */
+	if (qpn)
+		to.qpn = qpn;
+	to.qkey = 0x80010000u;
+	if (ii->subscribe) {
+		for (size_t i = 0; i < st->n_sub; i++)
+			if (same_subscription(&st->sub[i], ii, &to))
+				return sa_table_add(out, ii);	/* already */
+		if (st->n_sub >= MAX_SUBSCRIBERS)
+			return -SA_STATUS_NO_RESOURCES;
+		struct subscriber *n = realloc(st->sub, (st->n_sub + 1) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		st->sub = n;
+		struct subscriber *s = &st->sub[st->n_sub++];
+		memset(s, 0, sizeof(*s));
+		s->ii = *ii;
+		s->to = to;
+		s->enumr = st->next_enum++;
+		memcpy(s->gid, subscriber_gid, 16);
+	} else {
+		size_t j = 0;
+		bool found = false;
+
+		for (size_t i = 0; i < st->n_sub; i++) {
+			if (same_subscription(&st->sub[i], ii, &to)) {
+				found = true;
+				continue;
+			}
+			st->sub[j++] = st->sub[i];
+		}
+		st->n_sub = j;
+		if (!found)
+			return -SA_STATUS_REQ_INVALID;
+	}
+	return sa_table_add(out, ii);
+}
+
+int sa_inform_records(const struct sa_state *st, const struct sa_query *q,
+		      struct sa_table *out)
+{
+	const unsigned n = sizeof(inform_record_fields) / sizeof(inform_record_fields[0]);
+	int rc;
+
+	if (!sa_mask_valid(n, q->comp_mask))
+		return -SA_STATUS_REQ_INVALID;
+	for (size_t i = 0; i < st->n_sub; i++) {
+		struct sa_inform_info_record r;
+
+		memset(&r, 0, sizeof(r));
+		memcpy(r.subscriber_gid, st->sub[i].gid, 16);
+		r.subscriber_enum = htobe16(st->sub[i].enumr);
+		r.inform_info = st->sub[i].ii;
+		if (sa_match(inform_record_fields, n, q->comp_mask, &r, q->tmpl) &&
+		    (rc = sa_table_add(out, &r)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+void sa_subscribers_for(const struct sa_state *st, unsigned trap_num,
+			unsigned type, uint16_t lid,
+			void (*cb)(void *arg, const struct mad_addr *to),
+			void *arg)
+{
+	for (size_t i = 0; i < st->n_sub; i++) {
+		const struct sa_inform_info *ii = &st->sub[i].ii;
+		unsigned t = be16toh(ii->trap_num), ty = be16toh(ii->type);
+		unsigned lo = be16toh(ii->lid_range_begin);
+		unsigned hi = be16toh(ii->lid_range_end);
+
+		if (t != 0xffff && t != trap_num)
+			continue;
+		if (ty != 0xffff && ty != type)
+			continue;
+		/* LIDRangeBegin 0xffff: all LIDs (13.4.8.3) */
+		if (lo != 0xffff && (lid < lo || lid > (hi ? hi : lo)))
+			continue;
+		cb(arg, &st->sub[i].to);
+	}
+}

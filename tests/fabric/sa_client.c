@@ -1,0 +1,198 @@
+/*
+ * sa_client.c - a minimal SA client for fabric tests of the SA's state:
+ *
+ *   sa_client service-set ID NAME LEASE   register ServiceRecord ID
+ *   sa_client service-get ID              print "service ID NAME" or fail
+ *   sa_client service-delete ID           delete it
+ *   sa_client subscribe TRAP SECONDS      subscribe to TRAP (InformInfo
+ *                                         Set), print each Report as
+ *                                         "report TRAP lid L", answer it
+ *                                         with ReportResp; exit 0 after
+ *                                         the first one, 1 on timeout
+ *
+ * Talks to the SM LID of the local port on QP1 like any SA client.
+ * Exit status: 0 ok, 1 failure (the MAD status is printed).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ev.h>
+
+#include "mad/engine.h"
+#include "mad/sa_wire.h"
+#include "mad/umad_io.h"
+
+struct client {
+	struct ev_loop *loop;
+	struct mad_engine *engine;
+	struct mad_addr sa;
+	uint64_t port_guid;
+	int result;
+	unsigned trap;
+};
+
+static void build(struct sa_mad *m, uint8_t method, uint16_t attr,
+		  uint64_t comp_mask)
+{
+	memset(m, 0, sizeof(*m));
+	m->hdr.base_version = 1;
+	m->hdr.mgmt_class = MAD_CLASS_SA;
+	m->hdr.class_version = 2;
+	m->hdr.method = method;
+	m->hdr.attr_id = htobe16(attr);
+	m->comp_mask = htobe64(comp_mask);
+}
+
+static void on_done(void *arg, int status, const void *mad, size_t len)
+{
+	struct client *c = arg;
+	const struct sa_mad *m = mad;
+
+	if (status < 0) {
+		fprintf(stderr, "sa_client: no answer: %s\n", strerror(-status));
+		c->result = 1;
+		ev_break(c->loop, EVBREAK_ALL);
+		return;
+	}
+	if (m->hdr.status) {
+		printf("status 0x%04x\n", be16toh(m->hdr.status));
+		c->result = 1;
+		ev_break(c->loop, EVBREAK_ALL);
+		return;
+	}
+	if (c->trap) {
+		/* Subscribed: now wait for a Report (on_report). */
+		printf("subscribed to trap %u\n", c->trap);
+		fflush(stdout);
+		return;
+	}
+	if (be16toh(m->hdr.attr_id) == SA_ATTR_SERVICE_RECORD) {
+		const struct sa_service_record *r = (const void *)m->data;
+		printf("service 0x%016" PRIx64 " %.64s lease %u\n",
+		       be64toh(r->service_id), r->service_name,
+		       be32toh(r->service_lease));
+	}
+	c->result = 0;
+	ev_break(c->loop, EVBREAK_ALL);
+}
+
+/* A Report: answer it and print it. */
+static void on_report(void *arg, const void *mad, size_t len,
+		      const struct mad_addr *from)
+{
+	struct client *c = arg;
+	struct sa_mad resp;
+	const struct smp_notice *n;
+
+	if (len != MAD_SIZE)
+		return;
+	memcpy(&resp, mad, sizeof(resp));
+	n = (const struct smp_notice *)resp.data;
+	printf("report %u lid %u\n", be16toh(n->trap_num), be16toh(n->issuer_lid));
+	fflush(stdout);
+	resp.hdr.method = MAD_METHOD_REPORT | MAD_METHOD_RESP;
+	struct mad_addr to = *from;
+	to.qkey = 0x80010000u;
+	mad_engine_send_oneway(c->engine, &resp, sizeof(resp), &to);
+	c->result = 0;
+	ev_break(c->loop, EVBREAK_ALL);
+}
+
+static void on_timeout(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct client *c = w->data;
+
+	fprintf(stderr, "sa_client: nothing within the time given\n");
+	c->result = 1;
+	ev_break(loop, EVBREAK_ALL);
+}
+
+static void on_mad(void *arg, const void *mad, size_t len,
+		   const struct mad_addr *from, int status)
+{
+	mad_engine_recv(((struct client *)arg)->engine, mad, len, from, status);
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: sa_client service-set ID NAME LEASE |"
+		" service-get ID | service-delete ID | subscribe TRAP SECONDS\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	static const uint8_t classes[] = { MAD_CLASS_SA };
+	struct client c = { .result = 1 };
+	struct umad_io *io;
+	struct sa_mad m;
+	ev_timer timer;
+	double wait = 5;
+	int rc;
+
+	if (argc < 3)
+		return usage();
+	c.loop = ev_default_loop(0);
+	rc = umad_io_open(&io, c.loop, 0, classes, 1, true);
+	if (rc < 0) {
+		fprintf(stderr, "sa_client: cannot open a port: %s\n", strerror(-rc));
+		return 1;
+	}
+	c.port_guid = umad_io_port(io)->port_guid;
+	c.sa = (struct mad_addr){ .lid = umad_io_port(io)->sm_lid, .qpn = 1,
+				  .qkey = 0x80010000u };
+	struct mad_transport tr = umad_io_transport(io);
+	struct mad_engine_opts eo = { 4, 8, 500, 3 };
+	if (mad_engine_new(&c.engine, c.loop, &tr, &eo) < 0 ||
+	    umad_io_start(io, on_mad, &c) < 0)
+		return 1;
+
+	uint64_t id = strtoull(argv[2], NULL, 0);
+	struct sa_service_record *sr = (struct sa_service_record *)m.data;
+	uint64_t prefix = htobe64(0xfe80000000000000ull), guid = htobe64(c.port_guid);
+	if (!strcmp(argv[1], "service-set") && argc == 5) {
+		build(&m, MAD_METHOD_SET, SA_ATTR_SERVICE_RECORD, 0x7 | 1u << 4 | 1u << 6);
+		sr->service_id = htobe64(id);
+		memcpy(sr->service_gid, &prefix, 8);
+		memcpy(sr->service_gid + 8, &guid, 8);
+		sr->service_pkey = htobe16(0xffff);
+		sr->service_lease = htobe32((uint32_t)strtoul(argv[4], NULL, 0));
+		snprintf(sr->service_name, sizeof(sr->service_name), "%s", argv[3]);
+	} else if (!strcmp(argv[1], "service-get") && argc == 3) {
+		build(&m, MAD_METHOD_GET, SA_ATTR_SERVICE_RECORD, 1);
+		sr->service_id = htobe64(id);
+	} else if (!strcmp(argv[1], "service-delete") && argc == 3) {
+		build(&m, MAD_METHOD_DELETE, SA_ATTR_SERVICE_RECORD, 1);
+		sr->service_id = htobe64(id);
+	} else if (!strcmp(argv[1], "subscribe") && argc == 4) {
+		struct sa_inform_info *ii = (struct sa_inform_info *)m.data;
+		build(&m, MAD_METHOD_SET, SA_ATTR_INFORM_INFO, 0);
+		c.trap = (unsigned)id;
+		ii->lid_range_begin = htobe16(0xffff);
+		ii->is_generic = 1;
+		ii->subscribe = 1;
+		ii->type = htobe16(0xffff);
+		ii->trap_num = htobe16((uint16_t)id);
+		ii->qpn_resp_time = htobe32(1u << 8 | 18);
+		ii->producer[0] = ii->producer[1] = ii->producer[2] = 0xff;
+		wait = strtod(argv[3], NULL);
+		mad_engine_on_unsolicited(c.engine, MAD_CLASS_SA, MAD_METHOD_REPORT,
+					  SA_ATTR_NOTICE, on_report, &c);
+	} else {
+		return usage();
+	}
+	rc = mad_engine_submit(c.engine, &m, sizeof(m), &c.sa, on_done, &c);
+	if (rc < 0)
+		return 1;
+	ev_timer_init(&timer, on_timeout, wait, 0.);
+	timer.data = &c;
+	ev_timer_start(c.loop, &timer);
+	ev_run(c.loop, 0);
+	umad_io_close(io);
+	mad_engine_free(c.engine);
+	return c.result;
+}
