@@ -415,6 +415,18 @@ bool port_desired(const struct sm_config *cfg, const struct fabric *f,
 			pi_set_op_vls(out, vls);
 			differs = true;
 		}
+		/* Enable every width and speed the port supports (OpenSM's
+		 * force_link_width 255 / force_link_speed 15 defaults): 0xff
+		 * and 15 mean "set to LinkWidth/SpeedSupported". */
+		if (cur->link_width_enabled != cur->link_width_supported) {
+			out->link_width_enabled = 0xff;
+			differs = true;
+		}
+		if (pi_speed_enabled(cur) != pi_speed_supported(cur)) {
+			out->speed_active_enabled = (uint8_t)
+				((cur->speed_active_enabled & 0xf0) | 0xf);
+			differs = true;
+		}
 		if (n->type == NODE_TYPE_SWITCH) {
 			unsigned hoq = peer->type == NODE_TYPE_SWITCH
 				       ? cfg->head_of_queue_lifetime
