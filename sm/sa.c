@@ -218,6 +218,9 @@ static const struct sa_attr *attr_lookup(uint16_t attr)
 	return sa_attr_find(attr);
 }
 
+static void on_unmatched(void *arg, const void *mad, size_t len,
+			 const struct mad_addr *from);
+
 static bool method_known(uint8_t m)
 {
 	return m == MAD_METHOD_GET || m == MAD_METHOD_SET ||
@@ -250,6 +253,14 @@ static void on_request(void *arg, const void *mad, size_t len,
 	struct sa_view v;
 	int rc;
 
+	/* An ACK, STOP or ABORT for one of our RMPP answers.  The kernel's
+	 * RMPP (and ibsmctl) sends ACKs with the request method (R bit
+	 * clear), so they arrive here rather than as unmatched responses. */
+	if (len == MAD_SIZE && (req->rmpp.resptime_flags & RMPP_FLAG_ACTIVE) &&
+	    req->rmpp.type != RMPP_TYPE_DATA) {
+		on_unmatched(sa, mad, len, from);
+		return;
+	}
 	sa->stats.requests++;
 	if (len != MAD_SIZE) {
 		/* A short MAD cannot be answered with its own headers safely. */

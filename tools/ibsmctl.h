@@ -1,0 +1,62 @@
+/*
+ * ibsmctl.h - shared parts of ibsmctl: the output table (plain aligned
+ * columns or JSON) and the SA record formatters.
+ */
+#ifndef IBSM_TOOLS_IBSMCTL_H
+#define IBSM_TOOLS_IBSMCTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ------------------------------------------------------ ibsmctl_out.c */
+
+/*
+ * A table built row by row.  Every row adds the same cells in the same
+ * order; the first row names the columns (a header for the plain table,
+ * a key for JSON).  Printed at the end, so columns can be aligned.
+ */
+struct out;
+
+struct out *out_new(void);
+void out_free(struct out *o);
+void out_row(struct out *o);			/* start the next row */
+void out_num(struct out *o, const char *key, const char *hdr, uint64_t v);
+/* "0x" and `digits` hex digits; a string in JSON */
+void out_hex(struct out *o, const char *key, const char *hdr, uint64_t v,
+	     int digits);
+/* Text of at most `max` bytes (not necessarily terminated) */
+void out_str(struct out *o, const char *key, const char *hdr,
+	     const char *s, size_t max);
+/* Own renderings: `text` in the table, `json` verbatim (valid JSON) */
+void out_raw(struct out *o, const char *key, const char *hdr,
+	     const char *text, const char *json, bool right);
+size_t out_rows(const struct out *o);
+/*
+ * Print: an aligned table with a header line, or a JSON array of objects
+ * (`single`: the one row as an object).  Returns 0 or -errno (out of
+ * memory while building, write error).
+ */
+int out_print(struct out *o, FILE *f, bool json, bool single);
+/* Only the header line of the plain table. */
+int out_print_header(struct out *o, FILE *f);
+
+/* ---------------------------------------------------- ibsmctl_rec.c */
+
+struct rec_kind {
+	const char *name;		/* command word: "nodes" */
+	uint16_t attr_id;
+	size_t rec_size;		/* bytes of one record */
+	void (*row)(struct out *o, const uint8_t *rec);
+};
+
+const struct rec_kind *rec_kind_find(const char *name);
+const struct rec_kind *rec_kinds(size_t *n);
+
+/* Names used by sminfo as well. */
+const char *sm_state_name(unsigned state);
+/* "ERR_NO_RECORDS" etc. for a MAD status word (host order). */
+const char *mad_status_name(uint16_t status);
+
+#endif /* IBSM_TOOLS_IBSMCTL_H */
