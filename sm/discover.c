@@ -28,7 +28,10 @@
 #include "sm/discover.h"
 #include "sm/log.h"
 
-enum query_kind { Q_NODE_INFO, Q_NODE_DESC, Q_SWITCH_INFO, Q_PORT_INFO };
+enum query_kind {
+	Q_NODE_INFO, Q_NODE_DESC, Q_SWITCH_INFO, Q_PORT_INFO,
+	Q_PSC_CLEAR,		/* SwitchInfo Set that clears PortStateChange */
+};
 
 struct discovery {
 	struct mad_engine *engine;
@@ -39,6 +42,7 @@ struct discovery {
 	struct discover_result result;
 	struct timespec start;
 	bool finished;
+	bool clear_psc;
 };
 
 struct query {
@@ -49,17 +53,50 @@ struct query {
 	int32_t node;		/* other kinds: the node asked */
 	uint8_t port;		/* PortInfo: which port */
 	uint8_t hops;
+	uint8_t rounds;		/* times the engine gave up on it so far */
 	uint8_t path[SMP_MAX_HOPS + 1];
 };
+
+/*
+ * A query the engine gave up on (all its retries lost) is submitted
+ * again this many times before the sweep counts it as failed: on a lossy
+ * fabric a hole in the model costs a whole new sweep, one more round of
+ * retries for one query costs nothing.
+ */
+#define QUERY_ROUNDS	3
 
 static const uint16_t query_attr[] = {
 	[Q_NODE_INFO] = SMP_ATTR_NODE_INFO,
 	[Q_NODE_DESC] = SMP_ATTR_NODE_DESC,
 	[Q_SWITCH_INFO] = SMP_ATTR_SWITCH_INFO,
 	[Q_PORT_INFO] = SMP_ATTR_PORT_INFO,
+	[Q_PSC_CLEAR] = SMP_ATTR_SWITCH_INFO,
 };
 
 static void on_answer(void *arg, int status, const void *mad, size_t len);
+
+/* Hand a query to the engine.  Returns 0 or -errno (q is not freed). */
+static int submit_query(struct discovery *d, struct query *q)
+{
+	struct smp_dr smp;
+	struct mad_addr addr = { .lid = 0xffff, .qpn = 0 };
+	int rc;
+
+	mad_build_smp_dr(&smp, q->kind == Q_PSC_CLEAR ? MAD_METHOD_SET
+						       : MAD_METHOD_GET,
+			 query_attr[q->kind], q->kind == Q_PORT_INFO ? q->port : 0,
+			 q->path, q->hops);
+	if (q->kind == Q_PSC_CLEAR) {
+		/* Everything as read, PortStateChange written 1 to clear it. */
+		struct smp_switch_info si = fabric_node(d->fabric, q->node)->si;
+		si.life_psc_osl |= 1u << 2;
+		memcpy(smp.data, &si, sizeof(si));
+	}
+	rc = mad_engine_submit(d->engine, &smp, sizeof(smp), &addr, on_answer, q);
+	if (rc == 0)
+		d->outstanding++;
+	return rc;
+}
 
 static void path_str(const uint8_t *path, unsigned hops, char *buf, size_t sz)
 {
@@ -86,9 +123,6 @@ static void send_query(struct discovery *d, enum query_kind kind,
 		       uint8_t port, int32_t from_node, uint8_t from_port)
 {
 	struct query *q = malloc(sizeof(*q));
-	struct smp_dr smp;
-	struct mad_addr addr = { .lid = 0xffff, .qpn = 0 };
-	int rc;
 
 	if (!q) {
 		d->result.failed++;
@@ -101,16 +135,13 @@ static void send_query(struct discovery *d, enum query_kind kind,
 	q->from_node = from_node;
 	q->from_port = from_port;
 	q->hops = (uint8_t)hops;
+	q->rounds = 0;
 	memcpy(q->path, path, hops + 1);
-	mad_build_smp_dr(&smp, MAD_METHOD_GET, query_attr[kind],
-			 kind == Q_PORT_INFO ? port : 0, path, hops);
-	rc = mad_engine_submit(d->engine, &smp, sizeof(smp), &addr, on_answer, q);
-	if (rc < 0) {
+	if (submit_query(d, q) < 0) {
 		free(q);
 		d->result.failed++;
 		return;
 	}
-	d->outstanding++;
 	d->result.smps++;
 }
 
@@ -183,13 +214,11 @@ static void got_node_info(struct discovery *d, struct query *q,
 		}
 		send_query(d, Q_NODE_DESC, q->path, q->hops, id, 0, FAB_NONE, 0);
 		if (n->type == NODE_TYPE_SWITCH) {
+			/* Ports are read after SwitchInfo (switch_ports()). */
+			for (unsigned p = 0; p <= n->num_ports; p++)
+				n->ports[p].guid = be64toh(ni->port_guid);
 			send_query(d, Q_SWITCH_INFO, q->path, q->hops, id, 0,
 				   FAB_NONE, 0);
-			for (unsigned p = 0; p <= n->num_ports; p++) {
-				n->ports[p].guid = be64toh(ni->port_guid);
-				send_query(d, Q_PORT_INFO, q->path, q->hops, id,
-					   (uint8_t)p, FAB_NONE, 0);
-			}
 		}
 	} else {
 		n = fabric_node(f, id);
@@ -243,6 +272,21 @@ static void got_port_info(struct discovery *d, struct query *q,
 		explore(d, q->node, q->port, q->path, q->hops);
 }
 
+/*
+ * Read every port of a switch.  This comes after SwitchInfo (and after
+ * clearing its PortStateChange bit, when set): a port that changes from
+ * now on sets the bit again, and the next light sweep sees it.  Clearing
+ * it after reading the ports could wipe out a change made in between.
+ */
+static void switch_ports(struct discovery *d, const struct query *q)
+{
+	const struct fab_node *n = fabric_node(d->fabric, q->node);
+
+	for (unsigned p = 0; p <= n->num_ports; p++)
+		send_query(d, Q_PORT_INFO, q->path, q->hops, q->node, (uint8_t)p,
+			   FAB_NONE, 0);
+}
+
 static void on_answer(void *arg, int status, const void *mad, size_t len)
 {
 	struct query *q = arg;
@@ -251,6 +295,9 @@ static void on_answer(void *arg, int status, const void *mad, size_t len)
 	char ps[4 * (SMP_MAX_HOPS + 1)];
 
 	d->outstanding--;
+	if (status == -ETIMEDOUT && ++q->rounds < QUERY_ROUNDS &&
+	    submit_query(d, q) == 0)
+		return;
 	if (status < 0 || (be16toh(smp->hdr.status) & 0x7fff)) {
 		path_str(q->path, q->hops, ps, sizeof(ps));
 		if (status < 0 && q->kind == Q_NODE_INFO && q->hops) {
@@ -263,6 +310,8 @@ static void on_answer(void *arg, int status, const void *mad, size_t len)
 				  status < 0 ? strerror(-status) : "bad MAD status");
 		}
 		d->result.failed++;
+		if (q->kind == Q_SWITCH_INFO || q->kind == Q_PSC_CLEAR)
+			switch_ports(d, q);
 	} else {
 		switch (q->kind) {
 		case Q_NODE_INFO:
@@ -279,6 +328,17 @@ static void on_answer(void *arg, int status, const void *mad, size_t len)
 			struct fab_node *n = fabric_node(d->fabric, q->node);
 			memcpy(&n->si, smp->data, sizeof(n->si));
 			n->has_switch_info = true;
+			if (d->clear_psc && smp_switch_info_psc(&n->si))
+				send_query(d, Q_PSC_CLEAR, q->path, q->hops,
+					   q->node, 0, FAB_NONE, 0);
+			else
+				switch_ports(d, q);
+			break;
+		}
+		case Q_PSC_CLEAR: {
+			struct fab_node *n = fabric_node(d->fabric, q->node);
+			memcpy(&n->si, smp->data, sizeof(n->si));
+			switch_ports(d, q);
 			break;
 		}
 		case Q_PORT_INFO:
@@ -292,7 +352,8 @@ static void on_answer(void *arg, int status, const void *mad, size_t len)
 }
 
 int discover_start(struct discovery **out, struct mad_engine *e,
-		   struct fabric *f, discover_done_cb cb, void *arg)
+		   struct fabric *f, bool clear_psc, discover_done_cb cb,
+		   void *arg)
 {
 	struct discovery *d = calloc(1, sizeof(*d));
 	uint8_t path[SMP_MAX_HOPS + 1] = { 0 };
@@ -303,6 +364,7 @@ int discover_start(struct discovery **out, struct mad_engine *e,
 	d->fabric = f;
 	d->cb = cb;
 	d->cb_arg = arg;
+	d->clear_psc = clear_psc;
 	clock_gettime(CLOCK_MONOTONIC, &d->start);
 	*out = d;
 	send_query(d, Q_NODE_INFO, path, 0, FAB_NONE, 0, FAB_NONE, 0);

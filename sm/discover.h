@@ -5,6 +5,8 @@
 #ifndef IBSM_SM_DISCOVER_H
 #define IBSM_SM_DISCOVER_H
 
+#include <stdbool.h>
+
 #include "mad/engine.h"
 #include "sm/fabric.h"
 
@@ -23,10 +25,14 @@ typedef void (*discover_done_cb)(void *arg, const struct discover_result *r);
 
 /*
  * Discover the fabric reachable from the local port into `f` (which must
- * be freshly initialised).  Returns 0 or -errno; the callback runs later.
+ * be freshly initialised).  With clear_psc, a switch whose SwitchInfo
+ * shows PortStateChange has it cleared before its ports are read (the
+ * only Set a discovery sends).  Returns 0 or -errno; the callback runs
+ * later.
  */
 int discover_start(struct discovery **out, struct mad_engine *e,
-		   struct fabric *f, discover_done_cb cb, void *arg);
+		   struct fabric *f, bool clear_psc, discover_done_cb cb,
+		   void *arg);
 void discover_free(struct discovery *d);
 
 #endif /* IBSM_SM_DISCOVER_H */

@@ -189,6 +189,12 @@ void dumps_write(struct sm *sm, const struct fabric *f,
 
 	if (!sm->cfg.dump_dir[0])
 		return;
+	rc = mkdir_p(sm->cfg.dump_dir);
+	if (rc < 0) {
+		log_warnx("ERR 0402: cannot create %s: %s", sm->cfg.dump_dir,
+			  strerror(-rc));
+		return;
+	}
 	snprintf(path, sizeof(path), "%s/opensm-subnet.lst", sm->cfg.dump_dir);
 	rc = write_file_atomic(path, write_lst, f);
 	if (rc == 0 && sm->cfg.dump_lfts) {

@@ -46,3 +46,24 @@ out:
 	free(tmp);
 	return rc;
 }
+
+int mkdir_p(const char *dir)
+{
+	char path[4096];
+	size_t len = strlen(dir);
+
+	if (!len || len >= sizeof(path))
+		return -ENAMETOOLONG;
+	memcpy(path, dir, len + 1);
+	for (char *p = path + 1; ; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+		*p = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = c;
+		if (!c)
+			return 0;
+	}
+}

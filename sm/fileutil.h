@@ -16,4 +16,7 @@
 int write_file_atomic(const char *path,
 		      int (*fn)(FILE *fp, const void *arg), const void *arg);
 
+/* Create `dir` and its missing parents (mode 0755).  Returns 0 or -errno. */
+int mkdir_p(const char *dir);
+
 #endif /* IBSM_SM_FILEUTIL_H */

@@ -436,7 +436,8 @@ int lid_cache_save(const struct lid_cache *c, const char *path)
 		goto fail;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (fprintf(fp, "0x%016llx 0x%04x 0x%04x\n",
+		/* OpenSM's reader wants a blank line after every entry. */
+		if (fprintf(fp, "0x%016llx 0x%04x 0x%04x\n\n",
 			    (unsigned long long)v[i].guid, v[i].min,
 			    v[i].max) < 0) {
 			rc = errno ? -errno : -EIO;

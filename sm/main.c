@@ -403,7 +403,7 @@ int main(int argc, char **argv)
 	}
 	watchers_start(&sm);
 	if (discover_only)
-		rc = discover_start(&job.disc, sm.engine, &sm.fabric,
+		rc = discover_start(&job.disc, sm.engine, &sm.fabric, false,
 				    on_discovered_only, &job);
 	else
 		sm_event(&sm, SM_EV_START);

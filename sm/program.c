@@ -18,7 +18,13 @@ struct batch_item {
 	void *cb_arg;
 	int32_t node;
 	uint8_t port;
+	uint8_t rounds;		/* times the engine gave up on it */
+	struct smp_dr smp;	/* kept to submit again */
 };
+
+/* Rounds of retries a Set gets before it counts as failed (as for the
+ * discovery's queries: cheaper than a whole new sweep). */
+#define ITEM_ROUNDS	3
 
 void batch_init(struct smp_batch *b, struct mad_engine *e, batch_done_cb done,
 		void *arg)
@@ -53,6 +59,12 @@ static void on_item(void *arg, int status, const void *mad, size_t len)
 	const struct smp_dr *smp = mad;
 	const uint8_t *data = NULL;
 
+	if (status == -ETIMEDOUT && ++it->rounds < ITEM_ROUNDS) {
+		struct mad_addr addr = { .lid = 0xffff };
+		if (mad_engine_submit(b->engine, &it->smp, sizeof(it->smp),
+				      &addr, on_item, it) == 0)
+			return;
+	}
 	b->pending--;
 	if (status == 0 && len == MAD_SIZE &&
 	    !(be16toh(smp->hdr.status) & 0x7fff))
@@ -72,7 +84,6 @@ int batch_smp(struct smp_batch *b, uint8_t method, const uint8_t *path,
 {
 	struct mad_addr addr = { .lid = 0xffff };
 	struct batch_item *it;
-	struct smp_dr smp;
 	int rc;
 
 	if (len > SMP_DATA_SIZE)
@@ -80,11 +91,17 @@ int batch_smp(struct smp_batch *b, uint8_t method, const uint8_t *path,
 	it = malloc(sizeof(*it));
 	if (!it)
 		return -ENOMEM;
-	*it = (struct batch_item){ b, cb, cb_arg, node, port };
-	mad_build_smp_dr(&smp, method, attr, mod, path, hops);
+	it->b = b;
+	it->cb = cb;
+	it->cb_arg = cb_arg;
+	it->node = node;
+	it->port = port;
+	it->rounds = 0;
+	mad_build_smp_dr(&it->smp, method, attr, mod, path, hops);
 	if (data)
-		memcpy(smp.data, data, len);
-	rc = mad_engine_submit(b->engine, &smp, sizeof(smp), &addr, on_item, it);
+		memcpy(it->smp.data, data, len);
+	rc = mad_engine_submit(b->engine, &it->smp, sizeof(it->smp), &addr,
+			       on_item, it);
 	if (rc < 0) {
 		free(it);
 		return rc;
@@ -241,10 +258,12 @@ static void on_block_set(struct smp_batch *b, int32_t node, uint8_t port,
 	struct block_ctx *c = arg;
 	struct lft_image *img = image_find(c->im, c->guid);
 
-	/* Record only what the switch confirmed it now holds. */
-	if (data && img && img->port && c->block < img->cap / 64u) {
-		memcpy(img->port + c->block * 64, data, 64);
-		img->known[c->block] = 1;
+	/* Record only what the switch confirmed it now holds; a Set without
+	 * an answer may or may not have been applied. */
+	if (img && img->port && c->block < img->cap / 64u) {
+		if (data)
+			memcpy(img->port + c->block * 64, data, 64);
+		img->known[c->block] = data != NULL;
 	}
 	free(c);
 }
@@ -308,12 +327,12 @@ int program_switch(struct smp_batch *b, struct lft_images *im,
 	}
 
 	struct smp_switch_info si = n->si;
-	bool psc = smp_switch_info_psc(&si);
 	si.lft_top = htobe16((uint16_t)top);
-	/* LifeTimeValue:5, PortStateChange:1 (write 1 to clear), OSL2VL:2 */
+	/* LifeTimeValue:5, PortStateChange:1 (0: left alone; the discovery
+	 * clears it before reading the ports), OSL2VL:2 */
 	si.life_psc_osl = (uint8_t)((cfg->packet_life_time & 0x1f) << 3 |
-				    1u << 2 | (si.life_psc_osl & 3));
-	if (psc || be16toh(n->si.lft_top) != top ||
+				    (si.life_psc_osl & 3));
+	if (be16toh(n->si.lft_top) != top ||
 	    smp_switch_info_life(&n->si) != (cfg->packet_life_time & 0x1fu)) {
 		struct block_ctx *c = malloc(sizeof(*c));
 		if (!c)

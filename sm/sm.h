@@ -88,6 +88,7 @@ struct sm {
 	bool     subnet_up;		/* the last heavy sweep completed */
 	bool     rereg_done;		/* client reregistration sent once */
 	bool     change_pending;	/* heavy sweep asked for during one */
+	bool     incomplete;		/* last sweep accepted holes: re-sweep */
 	unsigned failed_sweeps;		/* consecutive */
 
 	struct fabric fabric;		/* model of the last completed sweep */

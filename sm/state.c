@@ -148,6 +148,11 @@ void sm_event(struct sm *sm, enum sm_event ev)
 	case SM_EV_LIGHT_TIMER:
 		if (sm->state != SM_MASTER)
 			break;
+		if (sm->incomplete) {
+			/* Parts of the fabric did not answer last time. */
+			heavy_sweep(sm);
+			break;
+		}
 		if (!sm->sweep && !sm->light && sweep_light_start(sm) < 0)
 			log_warnx("ERR 0303: cannot start a light sweep");
 		light_timer_arm(sm);

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 
 #include "sm/discover.h"
+#include "sm/fileutil.h"
 #include "sm/dumps.h"
 #include "sm/program.h"
 #include "sm/sa.h"
@@ -30,6 +31,9 @@
 #include "sm/topo_dump.h"
 
 enum sweep_stage { ST_DISCOVER, ST_PROGRAM, ST_ACTIVATE, ST_DONE };
+
+/* Failed heavy sweeps before a daemon brings up what it could discover. */
+#define ACCEPT_INCOMPLETE_AFTER	3
 
 struct sweep {
 	struct sm *sm;
@@ -359,12 +363,13 @@ static void cache_save(struct sm *sm)
 
 	if (cache_path(sm, path, sizeof(path)) < 0)
 		return;
-	if (mkdir(sm->cfg.cache_dir, 0755) < 0 && errno != EEXIST) {
-		log_warnx("ERR 0206: cannot create %s: %s", sm->cfg.cache_dir,
-			  strerror(errno));
+	int rc = mkdir_p(sm->cfg.cache_dir);
+	if (rc < 0) {
+		log_err("ERR 0206: cannot create %s: %s: LIDs will not survive a"
+			" restart", sm->cfg.cache_dir, strerror(-rc));
 		return;
 	}
-	int rc = lid_cache_save(sm->lids, path);
+	rc = lid_cache_save(sm->lids, path);
 	if (rc < 0)
 		log_warnx("ERR 0207: cannot write %s: %s", path, strerror(-rc));
 }
@@ -383,6 +388,30 @@ static void on_discovered(void *arg, const struct discover_result *r)
 	sw->disc_smps = r->smps;
 	if (r->dup_guids)
 		log_err("ERR 0208: %u duplicate GUIDs in the fabric", r->dup_guids);
+	/*
+	 * Queries that got no answer leave holes in the model: switches
+	 * without SwitchInfo, ports without PortInfo, whole subtrees missing.
+	 * Such a sweep is failed and retried.  A daemon accepts an incomplete
+	 * fabric after a few tries (a port whose neighbour never answers
+	 * must not keep the rest of the subnet down) and keeps re-sweeping
+	 * it from the light sweep; -o never does.
+	 */
+	unsigned holes = r->failed + r->dead_ends;
+	if (holes && (sm->cfg.once ||
+		      sm->failed_sweeps < ACCEPT_INCOMPLETE_AFTER)) {
+		char why[128];
+		snprintf(why, sizeof(why), "discovery incomplete: %u queries"
+			 " failed, %u dead ends", r->failed, r->dead_ends);
+		discover_free(sw->disc);
+		sw->disc = NULL;
+		sweep_finish(sw, false, why);
+		return;
+	}
+	sm->incomplete = holes != 0;
+	if (holes)
+		log_err("ERR 0211: bringing up an incomplete fabric after %u"
+			" failed sweeps: %u queries failed, %u dead ends",
+			sm->failed_sweeps, r->failed, r->dead_ends);
 	/* r lives in the discovery: not to be read after this. */
 	discover_free(sw->disc);
 	sw->disc = NULL;
@@ -442,7 +471,8 @@ int sweep_heavy_start(struct sm *sm)
 	sm->sweep = sw;
 	sm->stats.heavy_sweeps++;
 	sm->act_count++;
-	rc = discover_start(&sw->disc, sm->engine, &sw->f, on_discovered, sw);
+	rc = discover_start(&sw->disc, sm->engine, &sw->f, true, on_discovered,
+			    sw);
 	if (rc < 0) {
 		sm->sweep = NULL;
 		sweep_free(sw);
