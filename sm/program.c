@@ -436,12 +436,17 @@ bool port_desired(const struct sm_config *cfg, const struct fabric *f,
 		}
 		/* Enable every width and speed the port supports (OpenSM's
 		 * force_link_width 255 / force_link_speed 15 defaults): 0xff
-		 * and 15 mean "set to LinkWidth/SpeedSupported". */
-		if (cur->link_width_enabled != cur->link_width_supported) {
+		 * and 15 mean "set to LinkWidth/SpeedSupported".  Only while
+		 * the link is being brought up: on an ACTIVE link a new
+		 * enable set makes the port retrain, a flap for no gain. */
+		bool bringing_up = pi_port_state(cur) == PORT_STATE_INIT;
+		if (bringing_up &&
+		    cur->link_width_enabled != cur->link_width_supported) {
 			out->link_width_enabled = 0xff;
 			differs = true;
 		}
-		if (pi_speed_enabled(cur) != pi_speed_supported(cur)) {
+		if (bringing_up &&
+		    pi_speed_enabled(cur) != pi_speed_supported(cur)) {
 			out->speed_active_enabled = (uint8_t)
 				((cur->speed_active_enabled & 0xf0) | 0xf);
 			differs = true;
