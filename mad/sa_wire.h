@@ -202,4 +202,17 @@ struct sa_inform_info_record {
 static_assert(sizeof(struct sa_inform_info_record) == 60, "InformInfoRecord is 60");
 
 
+
+/* GUIDInfoRecord (15.2.5.18) */
+struct sa_guid_info_record {
+	__be16   lid;
+	uint8_t  block_num;
+	uint8_t  resv;
+	__be32   resv2;
+	struct smp_guid_info guid_info;
+} __attribute__((packed));
+static_assert(sizeof(struct sa_guid_info_record) == 72, "GUIDInfoRecord is 72");
+static_assert(offsetof(struct sa_guid_info_record, block_num) == 2, "BlockNum at 2");
+static_assert(offsetof(struct sa_guid_info_record, guid_info) == 8, "GUIDInfo at 8");
+
 #endif /* IBSM_MAD_SA_WIRE_H */
