@@ -566,14 +566,16 @@ static int pir_one(const struct sa_view *v, const struct sa_query *q,
 {
 	const struct sa_port_info_record *t = (const void *)q->tmpl;
 	const struct fab_node *n = fabric_node(v->f, id);
-	const struct fab_port *p = &n->ports[pn], *ep = endport_of(n, pn);
-	bool enhanced = q->attr_mod & 0x80000000u;
-	bool ext = fabric_port_cap_mask(n, pn) & PI_CAP_HAS_EXT_SPEEDS;
+	const struct fab_port *p, *ep;
+	bool enhanced = q->attr_mod & 0x80000000u, ext;
 	uint64_t mask = q->comp_mask & ~(BIT(PIR_LID) | BIT(PIR_OPTIONS));
 	struct sa_port_info_record r;
 
-	if (pn > n->num_ports || !p->valid)
+	if (pn > n->num_ports || !n->ports[pn].valid)
 		return 0;
+	p = &n->ports[pn];
+	ep = endport_of(n, pn);
+	ext = fabric_port_cap_mask(n, pn) & PI_CAP_HAS_EXT_SPEEDS;
 	if ((q->comp_mask & BIT(PIR_LID)) && !lid_in_range(ep, be16toh(t->lid)))
 		return 0;
 	memset(&r, 0, sizeof(r));
@@ -887,11 +889,14 @@ static int lr_port(const struct sa_view *v, const struct sa_query *q,
 	const struct sa_link_record *t = (const void *)q->tmpl;
 	const struct fabric *f = v->f;
 	const struct fab_node *n = fabric_node(f, id), *m;
-	const struct fab_port *p = &n->ports[pn], *from, *to;
+	const struct fab_port *p, *from, *to;
 	struct sa_link_record r;
 
-	if (pn == 0 || pn > n->num_ports || !p->valid ||
-	    p->peer_node == FAB_NONE || (size_t)p->peer_node >= f->n_nodes)
+	if (pn == 0 || pn > n->num_ports)
+		return 0;
+	p = &n->ports[pn];
+	if (!p->valid || p->peer_node == FAB_NONE ||
+	    (size_t)p->peer_node >= f->n_nodes)
 		return 0;
 	m = fabric_node(f, p->peer_node);
 	if (p->peer_port > m->num_ports || !m->ports[p->peer_port].valid)
