@@ -126,7 +126,11 @@ static int usage(void)
 
 int main(int argc, char **argv)
 {
-	static const uint8_t classes[] = { MAD_CLASS_SA };
+	/* Every class a MAD may arrive in: umad2sim crashes on a MAD of a
+	 * class nobody registered (e.g. a late answer to the previous
+	 * client that had this simulator slot). */
+	static const uint8_t classes[] = { MAD_CLASS_SA, MAD_CLASS_SMI,
+					   MAD_CLASS_SMI_DR };
 	struct client c = { .result = 1 };
 	struct umad_io *io;
 	struct sa_mad m;
@@ -137,7 +141,7 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		return usage();
 	c.loop = ev_default_loop(0);
-	rc = umad_io_open(&io, c.loop, 0, classes, 1, true);
+	rc = umad_io_open(&io, c.loop, 0, classes, sizeof(classes), true);
 	if (rc < 0) {
 		fprintf(stderr, "sa_client: cannot open a port: %s\n", strerror(-rc));
 		return 1;

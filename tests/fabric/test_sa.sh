@@ -53,17 +53,17 @@ expect() {
 
 # ServiceRecord: register from one host, query and delete from another.
 expect sa-service-set "service 0x0000000000001234 ibsm-test lease 3600" \
-	"$(fab_run H0002 "$CLIENT" service-set 0x1234 ibsm-test 3600)"
-expect sa-service-get "*ibsm-test*" "$(fab_run H0003 "$CLIENT" service-get 0x1234)"
+	"$(fab_run H0005 "$CLIENT" service-set 0x1234 ibsm-test 3600)"
+expect sa-service-get "*ibsm-test*" "$(fab_run H0006 "$CLIENT" service-get 0x1234)"
 expect sa-service-delete "*ibsm-test*" \
-	"$(fab_run H0003 "$CLIENT" service-delete 0x1234)"
+	"$(fab_run H0006 "$CLIENT" service-delete 0x1234)"
 expect sa-service-gone-no-records "status 0x0300" \
-	"$(fab_run H0003 "$CLIENT" service-get 0x1234)"
+	"$(fab_run H0006 "$CLIENT" service-get 0x1234)"
 # A lease of 1 s runs out.
-fab_run H0002 "$CLIENT" service-set 0x99 short-lease 1 >/dev/null
+fab_run H0005 "$CLIENT" service-set 0x99 short-lease 1 >/dev/null
 sleep 2.5
 expect sa-service-lease-expired "status 0x0300" \
-	"$(fab_run H0003 "$CLIENT" service-get 0x99)"
+	"$(fab_run H0006 "$CLIENT" service-get 0x99)"
 
 # InformInfo: subscribers get a Report when a link goes (trap 128 from the
 # switch, forwarded) and when the host behind it leaves (trap 65, made by
@@ -91,8 +91,8 @@ report_check() {
 		fab_fail "$name" "$(cat "$FAB_TMP/sub-$trap.out")"
 	fi
 }
-report_check sa-inform-report-128-on-unlink H0002 128 'Unlink "H0016"[1]'
-report_check sa-inform-report-65-gid-out H0003 65 'Unlink "H0015"[1]'
+report_check sa-inform-report-128-on-unlink H0007 128 'Unlink "H0016"[1]'
+report_check sa-inform-report-65-gid-out H0008 65 'Unlink "H0015"[1]'
 
 if fab_ibsm_stop; then
 	fab_pass sa-ibsm-clean-exit
