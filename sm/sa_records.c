@@ -20,6 +20,9 @@
  *   - PathRecord components are inputs (endpoints, selectors, NumbPath,
  *     Reversible) rather than values to compare; see the PathRecord part.
  *
+ * Tables list nodes and end ports in the order OpenSM does (its GUID maps,
+ * see guid_order()), so that answers of the two SAs diff line by line.
+ *
  * Lookups by LID and by port GUID go through an index built once per
  * subnet model (index_get()), so a Get by LID or a PathRecord between two
  * ports costs O(1) + O(path length), not O(fabric).
@@ -83,6 +86,10 @@ static struct sa_index {
 	struct port_ref *by_lid;	/* max_lid + 1 entries */
 	struct guid_slot *by_guid;
 	size_t guid_size;		/* power of two */
+	/* the orders OpenSM lists nodes and end ports in (see guid_order()) */
+	int32_t *nodes_sorted;		/* n_nodes */
+	struct port_ref *ends;		/* n_ends */
+	size_t n_ends;
 } idx;
 
 static bool has_fabric(const struct sa_view *v)
@@ -119,7 +126,40 @@ static void index_free(void)
 {
 	free(idx.by_lid);
 	free(idx.by_guid);
+	free(idx.nodes_sorted);
+	free(idx.ends);
 	memset(&idx, 0, sizeof(idx));
+}
+
+/*
+ * OpenSM keeps nodes and ports in maps keyed by the GUID in network order
+ * and compared as a host integer, and answers tables in that order; we
+ * list them in the same order so that answers compare line by line.
+ */
+static uint64_t guid_order(uint64_t guid)
+{
+	return htobe64(guid);
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_node(const void *a, const void *b)
+{
+	const struct fab_node *x = &idx.f->nodes[*(const int32_t *)a];
+	const struct fab_node *y = &idx.f->nodes[*(const int32_t *)b];
+
+	return cmp_u64(guid_order(x->guid), guid_order(y->guid));
+}
+
+static int cmp_end(const void *a, const void *b)
+{
+	const struct port_ref *x = a, *y = b;
+
+	return cmp_u64(guid_order(idx.f->nodes[x->node].ports[x->port].guid),
+		       guid_order(idx.f->nodes[y->node].ports[y->port].guid));
 }
 
 static bool index_current(const struct fabric *f)
@@ -157,7 +197,9 @@ static int index_build(const struct fabric *f)
 		idx.guid_size *= 2;
 	idx.by_lid = malloc(((size_t)f->max_lid + 1) * sizeof(*idx.by_lid));
 	idx.by_guid = calloc(idx.guid_size, sizeof(*idx.by_guid));
-	if (!idx.by_lid || !idx.by_guid) {
+	idx.nodes_sorted = malloc((f->n_nodes + 1) * sizeof(*idx.nodes_sorted));
+	idx.ends = malloc((ends + 1) * sizeof(*idx.ends));
+	if (!idx.by_lid || !idx.by_guid || !idx.nodes_sorted || !idx.ends) {
 		index_free();
 		return -ENOMEM;
 	}
@@ -166,11 +208,14 @@ static int index_build(const struct fabric *f)
 	for (size_t i = 0; i < f->n_nodes; i++) {
 		const struct fab_node *n = &f->nodes[i];
 
+		idx.nodes_sorted[i] = (int32_t)i;
 		for (unsigned pn = 0; pn <= n->num_ports; pn++) {
 			const struct fab_port *p = &n->ports[pn];
 
 			if (!is_endport(n, pn))
 				continue;
+			idx.ends[idx.n_ends++] = (struct port_ref){ (int32_t)i,
+								    (uint8_t)pn };
 			if (p->guid)
 				guid_insert(p->guid, (int32_t)i, (uint8_t)pn);
 			for (uint32_t l = p->lid; p->lid && l <= lid_range_top(p) &&
@@ -185,6 +230,8 @@ static int index_build(const struct fabric *f)
 	idx.n_nodes = f->n_nodes;
 	idx.max_lid = f->max_lid;
 	idx.hash = f->hash;
+	qsort(idx.nodes_sorted, f->n_nodes, sizeof(*idx.nodes_sorted), cmp_node);
+	qsort(idx.ends, idx.n_ends, sizeof(*idx.ends), cmp_end);
 	idx.built = true;
 	return 0;
 }
@@ -269,6 +316,23 @@ static int guid_lookup(const struct sa_view *v, uint64_t guid, struct port_ref *
 		idx.built = false;
 	}
 	return 0;
+}
+
+/*
+ * Call fn for every node of the model, in OpenSM's order, until it fails.
+ */
+static int each_node(const struct sa_view *v, const struct sa_query *q,
+		     int (*fn)(const struct sa_view *, const struct sa_query *,
+			       int32_t, struct sa_table *),
+		     struct sa_table *out)
+{
+	int rc;
+
+	if ((rc = index_get(v)) < 0)
+		return rc;
+	for (size_t k = 0; k < idx.n_nodes && rc == 0; k++)
+		rc = fn(v, q, idx.nodes_sorted[k], out);
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -476,10 +540,7 @@ static int gen_node_record(const struct sa_view *v, const struct sa_query *q,
 
 		return id == FAB_NONE ? 0 : nr_node(v, q, id, out);
 	}
-	rc = 0;
-	for (size_t i = 0; i < v->f->n_nodes && rc == 0; i++)
-		rc = nr_node(v, q, (int32_t)i, out);
-	return rc;
+	return each_node(v, q, nr_node, out);
 }
 
 /* ------------------------------------------------------------------ */
@@ -647,9 +708,7 @@ static int gen_port_info_record(const struct sa_view *v, const struct sa_query *
 		rc = lid_lookup(v, be16toh(t->lid), &r);
 		return rc <= 0 ? rc : pir_node(v, q, r.node, out);
 	}
-	for (size_t i = 0; i < v->f->n_nodes && rc == 0; i++)
-		rc = pir_node(v, q, (int32_t)i, out);
-	return rc;
+	return each_node(v, q, pir_node, out);
 }
 
 /* ------------------------------------------------------------------ */
@@ -734,9 +793,11 @@ static int each_switch(const struct sa_view *v, const struct sa_query *q,
 		return switch_lid_ok(v, q, lid_bit, lid, r.node) ?
 		       fn(v, q, r.node, out) : 0;
 	}
-	for (size_t i = 0; i < v->f->n_nodes && rc == 0; i++)
-		if (switch_lid_ok(v, q, lid_bit, lid, (int32_t)i))
-			rc = fn(v, q, (int32_t)i, out);
+	if ((rc = index_get(v)) < 0)
+		return rc;
+	for (size_t k = 0; k < idx.n_nodes && rc == 0; k++)
+		if (switch_lid_ok(v, q, lid_bit, lid, idx.nodes_sorted[k]))
+			rc = fn(v, q, idx.nodes_sorted[k], out);
 	return rc;
 }
 
@@ -948,9 +1009,7 @@ static int gen_link_record(const struct sa_view *v, const struct sa_query *q,
 		rc = lid_lookup(v, be16toh(t->from_lid), &r);
 		return rc <= 0 ? rc : lr_node(v, q, r.node, out);
 	}
-	for (size_t i = 0; i < v->f->n_nodes && rc == 0; i++)
-		rc = lr_node(v, q, (int32_t)i, out);
-	return rc;
+	return each_node(v, q, lr_node, out);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1037,9 +1096,7 @@ static int gen_guid_info_record(const struct sa_view *v, const struct sa_query *
 		rc = lid_lookup(v, be16toh(t->lid), &r);
 		return rc <= 0 ? rc : gir_port(v, q, r.node, r.port, out);
 	}
-	for (size_t i = 0; i < v->f->n_nodes && rc == 0; i++)
-		rc = gir_node(v, q, (int32_t)i, out);
-	return rc;
+	return each_node(v, q, gir_node, out);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1394,8 +1451,9 @@ static void port_gid(const struct sa_view *v, struct port_ref r, uint8_t gid[16]
 	memcpy(gid + 8, &guid, 8);
 }
 
-/* The components the record must still agree on once it is built. */
-#define PR_MATCHED	(BIT(PR_DLID) | BIT(PR_SLID) | BIT(PR_PKEY) | BIT(PR_SL))
+/* The components the record must still agree on once it is built (the
+ * P_Key is path_pkey()'s: raw traffic answers 0 whatever was asked). */
+#define PR_MATCHED	(BIT(PR_DLID) | BIT(PR_SLID) | BIT(PR_SL))
 
 /* One record for (slid, dlid), when the path exists and qualifies. */
 static int pr_lid_pair(struct pr_ctx *c, struct port_ref src,
@@ -1537,28 +1595,6 @@ static bool pr_done(const struct pr_ctx *c)
 	return c->get && c->out->count;
 }
 
-/* Every end port in model order, for queries that leave an end open. */
-static bool next_endport(const struct sa_view *v, struct port_ref *r)
-{
-	const struct fabric *f = v->f;
-
-	for (;;) {
-		if (r->node == FAB_NONE) {
-			r->node = 0;
-			r->port = 0;
-		} else if (r->port < fabric_node(f, r->node)->num_ports) {
-			r->port++;
-		} else {
-			r->node++;
-			r->port = 0;
-		}
-		if ((size_t)r->node >= f->n_nodes)
-			return false;
-		if (is_endport(fabric_node(f, r->node), r->port))
-			return true;
-	}
-}
-
 /* 0 when the selector components carry values the SA cannot compare. */
 static bool pr_selectors_valid(const struct sa_query *q,
 			       const struct sa_path_record *t)
@@ -1593,7 +1629,7 @@ static int gen_path_record(const struct sa_view *v, const struct sa_query *q,
 	const struct sa_path_record *t = (const void *)q->tmpl;
 	struct pr_ctx c = { .v = v, .q = q, .t = t, .out = out,
 			    .get = q->method == MAD_METHOD_GET };
-	struct port_ref src, dst, a, b;
+	struct port_ref src, dst;
 	int has_src, has_dst, rc = 0;
 
 	if (!pr_selectors_valid(q, t))
@@ -1616,21 +1652,19 @@ static int gen_path_record(const struct sa_view *v, const struct sa_query *q,
 		return 0;
 	if (has_src && has_dst)
 		return pr_port_pair(&c, src, dst);
-	/* An open end is every end port, destinations outermost. */
-	b = (struct port_ref){ FAB_NONE, 0 };
-	while (rc == 0 && !pr_done(&c)) {
-		if (!has_dst && !next_endport(v, &b))
-			break;
-		a = (struct port_ref){ FAB_NONE, 0 };
-		while (rc == 0 && !pr_done(&c)) {
-			if (!has_src && !next_endport(v, &a))
-				break;
-			rc = pr_port_pair(&c, has_src ? src : a, has_dst ? dst : b);
-			if (has_src)
-				break;
-		}
-		if (has_dst)
-			break;
+	/*
+	 * An open end is every end port (in OpenSM's order), destinations
+	 * outermost.
+	 */
+	if ((rc = index_get(v)) < 0)
+		return rc;
+	for (size_t j = 0; rc == 0 && !pr_done(&c) &&
+	     j < (has_dst ? 1 : idx.n_ends); j++) {
+		struct port_ref b = has_dst ? dst : idx.ends[j];
+
+		for (size_t i = 0; rc == 0 && !pr_done(&c) &&
+		     i < (has_src ? 1 : idx.n_ends); i++)
+			rc = pr_port_pair(&c, has_src ? src : idx.ends[i], b);
 	}
 	return rc;
 }

@@ -1502,6 +1502,9 @@ START_TEST(test_path_inputs)
 	ck_assert_uint_eq(pr_get(&x, &t, B(PR_RAW), &r, NULL), 1);
 	ck_assert_uint_eq(r.pkey, 0);
 	ck_assert_uint_eq(r.hop_flow_raw, 0);
+	t.pkey = htobe16(0xffff);		/* raw wins over a P_Key */
+	ck_assert_uint_eq(pr_get(&x, &t, B(PR_RAW) | B(PR_PKEY), &r, NULL), 1);
+	ck_assert_uint_eq(r.pkey, 0);
 	/* SL: echoed; QoSClass ignored */
 	pr_tmpl_lids(&t, s, d);
 	t.qos_class_sl = htobe16(0x0125);
@@ -1716,6 +1719,66 @@ START_TEST(test_index_follows_model)
 }
 END_TEST
 
+/* Random templates and masks through every generator: no crash, sane rc. */
+START_TEST(test_random_queries)
+{
+	static const uint16_t ids[] = {
+		SA_ATTR_CLASS_PORT_INFO, SA_ATTR_NODE_RECORD,
+		SA_ATTR_PORT_INFO_RECORD, SA_ATTR_SWITCH_INFO_RECORD,
+		SA_ATTR_LFT_RECORD, SA_ATTR_SM_INFO_RECORD, SA_ATTR_LINK_RECORD,
+		SA_ATTR_GUID_INFO_RECORD, SA_ATTR_PATH_RECORD,
+	};
+	struct fx x;
+	uint64_t rng = 42;
+
+	fx_load(&x, "twoport-16.net", 1);
+	for (unsigned n = 0; n < 5000; n++) {
+		const struct sa_attr *a;
+		uint8_t data[SA_DATA_SIZE];
+		struct sa_query q;
+		struct sa_table t;
+		uint64_t mask;
+		int rc;
+
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		a = sa_attr_find(ids[(rng >> 33) % (sizeof(ids) / sizeof(ids[0]))]);
+		for (size_t i = 0; i < sizeof(data); i++) {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			data[i] = (uint8_t)(rng >> 56);
+		}
+		/* LIDs the fabric has, in the first bytes, half the time */
+		if (rng & 1) {
+			uint16_t lid = htobe16((uint16_t)(1 + (rng >> 40) % x.f.max_lid));
+
+			memcpy(data, &lid, 2);
+			memcpy(data + 4, &lid, 2);
+			memcpy(data + 40, &lid, 2);
+			memcpy(data + 42, &lid, 2);
+		}
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		mask = (rng >> 11) & (rng >> 7) & (rng >> 3);	/* sparse */
+		if (a->nfields < 64)
+			mask &= (1ull << a->nfields) - 1;
+		q = (struct sa_query){ .method = rng & 1 ? MAD_METHOD_GET :
+					       MAD_METHOD_GET_TABLE,
+				       .attr_id = a->attr_id,
+				       .attr_mod = (uint32_t)(rng >> 32),
+				       .comp_mask = mask, .tmpl = data,
+				       .tmpl_len = sizeof(data) };
+		memset(&t, 0, sizeof(t));
+		t.rec_size = a->rec_size;
+		rc = a->gen(&x.v, &q, &t);
+		ck_assert_msg(rc == 0 || rc == -SA_STATUS_REQ_INVALID,
+			      "%s mask %#llx: rc %d", a->name,
+			      (unsigned long long)mask, rc);
+		if (a->attr_id == SA_ATTR_PATH_RECORD && q.method == MAD_METHOD_GET)
+			ck_assert_uint_le(t.count, 1);
+		free(t.buf);
+	}
+	fx_free(&x);
+}
+END_TEST
+
 static Suite *sa_records_suite(void)
 {
 	Suite *s = suite_create("sa_records");
@@ -1739,6 +1802,7 @@ static Suite *sa_records_suite(void)
 	tcase_add_test(tc, test_sm_info_record);
 	tcase_add_test(tc, test_guid_info_records);
 	tcase_add_test(tc, test_index_follows_model);
+	tcase_add_test(tc, test_random_queries);
 	suite_add_tcase(s, tc);
 
 	tcase_set_timeout(pr, 600);
