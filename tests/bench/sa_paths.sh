@@ -26,9 +26,33 @@ maxlid=$(grep -cE '^(Hca|Ca|Switch)' "$net")
 
 fab_sim_start "$net" paths || exit 1
 
-# run_clients N: N bench clients at once on hosts H0002.., total qps.
+# cpu_ticks PID: user+system clock ticks the process has used so far.
+cpu_ticks() {
+	awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+hz=$(getconf CLK_TCK)
+
+# descendant ROOT NAME: the PID of the process called NAME started under
+# ROOT (fab_run puts timeout and env between them).
+descendant() {
+	local p
+	for p in $(pgrep -P "$1"); do
+		if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$2" ]; then
+			echo "$p"
+			return 0
+		fi
+		descendant "$p" "$2" && return 0
+	done
+	return 1
+}
+
+# run_clients SMPID N: N bench clients at once on hosts H0002.., total
+# qps; also leaves the SM's and ibsim's CPU per query (us) in cpu_sm and
+# cpu_sim.
 run_clients() {
-	local n=$1 i pids=() total=0 q
+	local smpid=$1 n=$2 i pids=() total=0 q s0 s1 m0 m1
+	s0=$(cpu_ticks "$smpid")
+	m0=$(cpu_ticks "$FAB_SIM_PID")
 	for ((i = 0; i < n; i++)); do
 		fab_run "$(printf 'H%04d' $((i + 2)))" "$bench" -t "$secs" \
 			-l "$maxlid" -s $((i + 1)) >"$FAB_TMP/bench-$n-$i.out" 2>&1 &
@@ -39,6 +63,12 @@ run_clients() {
 		q=$(sed -n 's/.*: \([0-9]*\) qps$/\1/p' "$FAB_TMP/bench-$n-$i.out")
 		total=$((total + ${q:-0}))
 	done
+	s1=$(cpu_ticks "$smpid")
+	m1=$(cpu_ticks "$FAB_SIM_PID")
+	cpu_sm=$(awk -v d=$((s1 - s0)) -v q="$total" -v t="$secs" -v hz="$hz" \
+		'BEGIN { if (q > 0) printf "%.1f", d / hz * 1e6 / (q * t); else print "-" }')
+	cpu_sim=$(awk -v d=$((m1 - m0)) -v q="$total" -v t="$secs" -v hz="$hz" \
+		'BEGIN { if (q > 0) printf "%.1f", d / hz * 1e6 / (q * t); else print "-" }')
 	echo "$total"
 }
 
@@ -51,7 +81,7 @@ wait_master() {
 	return 1
 }
 
-declare -A qps
+declare -A qps cpu sim
 # OpenSM
 mkdir -p "$FAB_TMP/osm"
 OSM_CACHE_DIR=$FAB_TMP/osm OSM_TMP_DIR=$FAB_TMP/osm \
@@ -59,8 +89,13 @@ OSM_CACHE_DIR=$FAB_TMP/osm OSM_TMP_DIR=$FAB_TMP/osm \
 osm_bg=$!
 wait_master || { echo "OpenSM did not become master" >&2; exit 1; }
 sleep 1
-qps[opensm1]=$(run_clients 1)
-qps[opensm4]=$(run_clients 4)
+osm_pid=$(descendant "$osm_bg" opensm)
+for n in 1 4; do
+	run_clients "$osm_pid" "$n" >"$FAB_TMP/qps"
+	qps[opensm$n]=$(cat "$FAB_TMP/qps")
+	cpu[opensm$n]=$cpu_sm
+	sim[opensm$n]=$cpu_sim
+done
 pkill -TERM -P "$osm_bg" 2>/dev/null
 for f in "$FAB_TMP"/pids/*; do
 	pid=${f##*/}
@@ -71,8 +106,12 @@ sleep 1
 
 # ibsm
 fab_ibsm_start H0001 "$FAB_TMP/ibsm" || exit 1
-qps[ibsm1]=$(run_clients 1)
-qps[ibsm4]=$(run_clients 4)
+for n in 1 4; do
+	run_clients "$(descendant "$FAB_SM_BG" ibsm)" "$n" >"$FAB_TMP/qps"
+	qps[ibsm$n]=$(cat "$FAB_TMP/qps")
+	cpu[ibsm$n]=$cpu_sm
+	sim[ibsm$n]=$cpu_sim
+done
 fab_ibsm_stop
 
 printf '%-22s %12s %12s %8s\n' "PathRecord Get/s" OpenSM ibsm ratio
@@ -81,3 +120,11 @@ for n in 1 4; do
 		"${qps[ibsm$n]}" "$(awk -v a="${qps[ibsm$n]}" -v b="${qps[opensm$n]}" \
 		'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')"
 done
+echo
+printf '%-22s %12s %12s %8s\n' "SM CPU us per query" OpenSM ibsm ratio
+for n in 1 4; do
+	printf '%-22s %12s %12s %8s\n' "$n client(s)" "${cpu[opensm$n]}" \
+		"${cpu[ibsm$n]}" "$(awk -v a="${cpu[ibsm$n]}" -v b="${cpu[opensm$n]}" \
+		'BEGIN { if (a > 0) printf "%.2f", b / a; else print "-" }')"
+done
+printf '%-22s %12s %12s\n' "ibsim CPU us per query" "${sim[opensm4]}" "${sim[ibsm4]}"
