@@ -804,3 +804,47 @@ int lid_assign(struct fabric *f, struct lid_cache *c,
 	free(used);
 	return r->exhausted ? -ENOSPC : 0;
 }
+
+/* ---------------------------------------------------------------------
+ * Sequential LIDs for offline tools and tests (see lid.h).
+ */
+
+static void set_port_lid(struct fab_port *p, uint16_t lid, uint8_t lmc)
+{
+	p->lid = lid;
+	p->lmc = lmc;
+	p->pi.lid = htobe16(lid);
+	pi_set_lmc(&p->pi, lmc);
+}
+
+int lid_assign_sequential(struct fabric *f, unsigned lmc)
+{
+	unsigned size = 1u << lmc, lid = 1;
+
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		struct fab_node *n = &f->nodes[i];
+
+		if (n->type != NODE_TYPE_SWITCH)
+			continue;
+		if (lid > LID_UNICAST_MAX)
+			return -ENOSPC;
+		set_port_lid(&n->ports[0], (uint16_t)lid++, 0);
+	}
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		struct fab_node *n = &f->nodes[i];
+
+		if (n->type == NODE_TYPE_SWITCH)
+			continue;
+		for (unsigned p = 1; p <= n->num_ports; p++) {
+			if (!n->ports[p].valid)
+				continue;
+			lid = (lid + size - 1) & ~(size - 1);
+			if (lid + size - 1 > LID_UNICAST_MAX)
+				return -ENOSPC;
+			set_port_lid(&n->ports[p], (uint16_t)lid, (uint8_t)lmc);
+			lid += size;
+		}
+	}
+	f->max_lid = (uint16_t)(lid - 1);
+	return 0;
+}

@@ -67,4 +67,14 @@ struct lid_report {
 int lid_assign(struct fabric *f, struct lid_cache *c,
 	       const struct lid_policy *p, struct lid_report *r);
 
+/*
+ * Sequential LIDs for offline tools and tests (routebench, unit tests):
+ * each switch's port 0 one LID with LMC 0, then every CA or router port
+ * with PortInfo 2^lmc LIDs on an aligned boundary, in node order; sets
+ * fab_port.lid/.lmc, PortInfo LID/LMC and f->max_lid.  No cache, no
+ * stability across runs: the daemon uses lid_assign().  Returns 0 or
+ * -ENOSPC when the unicast LID space runs out.
+ */
+int lid_assign_sequential(struct fabric *f, unsigned lmc);
+
 #endif /* IBSM_SM_LID_H */

@@ -23,9 +23,9 @@
 #include "routing/routing.h"
 #include "routing/verify.h"
 #include "sm/fabric.h"
+#include "sm/lid.h"
 #include "sm/topo_load.h"
 
-#define MAX_UNICAST_LID	0xbfff
 
 static double now(void)
 {
@@ -33,52 +33,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void set_lid(struct fab_port *p, uint16_t lid, uint8_t lmc)
-{
-	p->lid = lid;
-	p->lmc = lmc;
-	p->pi.lid = htobe16(lid);
-	pi_set_lmc(&p->pi, lmc);
-}
-
-/*
- * Sequential LIDs: each switch's port 0 one LID (LMC 0), then every CA or
- * router port with PortInfo 2^lmc LIDs on an aligned boundary.  The real
- * LID manager (sm/lid.c) keeps LIDs stable across sweeps; a benchmark
- * only needs them unique.
- */
-static int assign_lids(struct fabric *f, unsigned lmc)
-{
-	unsigned size = 1u << lmc, lid = 1;
-
-	for (size_t i = 0; i < f->n_nodes; i++) {
-		struct fab_node *n = &f->nodes[i];
-
-		if (n->type != NODE_TYPE_SWITCH)
-			continue;
-		if (lid > MAX_UNICAST_LID)
-			return -ENOSPC;
-		set_lid(&n->ports[0], (uint16_t)lid++, 0);
-	}
-	for (size_t i = 0; i < f->n_nodes; i++) {
-		struct fab_node *n = &f->nodes[i];
-
-		if (n->type == NODE_TYPE_SWITCH)
-			continue;
-		for (unsigned p = 1; p <= n->num_ports; p++) {
-			if (!n->ports[p].valid)
-				continue;
-			lid = (lid + size - 1) & ~(size - 1);
-			if (lid + size - 1 > MAX_UNICAST_LID)
-				return -ENOSPC;
-			set_lid(&n->ports[p], (uint16_t)lid, (uint8_t)lmc);
-			lid += size;
-		}
-	}
-	f->max_lid = (uint16_t)(lid - 1);
-	return 0;
 }
 
 /* Who owns each LID: node id and port, for the balance and the dump. */
@@ -266,7 +220,7 @@ int main(int argc, char **argv)
 	printf("topology: %s: %zu switches, %zu CAs, %zu routers, %zu links "
 	       "(loaded in %.3f s)\n", argv[optind], fc.switches, fc.cas,
 	       fc.routers, fc.links, t1 - t0);
-	if (assign_lids(&f, lmc) < 0) {
+	if (lid_assign_sequential(&f, lmc) < 0) {
 		fprintf(stderr, "routebench: not enough unicast LIDs\n");
 		fabric_free(&f);
 		return 2;

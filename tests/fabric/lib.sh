@@ -262,6 +262,21 @@ fab_run() {
 }
 
 # fab_ibnetdiscover HOST OUT: ibnetdiscover's topology from HOST into OUT.
+# fab_topologies: the bundled topology files to test, smallest first, one
+# per line; TOPOS="name ..." picks some by name instead.
+fab_topologies() {
+	local t f
+	if [ -n "${TOPOS:-}" ]; then
+		for t in $TOPOS; do
+			echo "$FAB_TOPO/$t.net"
+		done
+		return
+	fi
+	for f in "$FAB_TOPO"/*.net; do
+		echo "$(stat -c %s "$f") $f"
+	done | sort -n | cut -d' ' -f2-
+}
+
 fab_ibnetdiscover() {
 	fab_run "$1" ibnetdiscover >"$2" 2>"$2.err"
 }

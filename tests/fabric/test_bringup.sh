@@ -196,18 +196,7 @@ switch_names() {
 
 # ---- a. bring-up of every bundled topology --------------------------------
 if part a; then
-	topos=()
-	if [ -n "${TOPOS:-}" ]; then
-		for t in $TOPOS; do
-			topos+=("$FAB_TOPO/$t.net")
-		done
-	else
-		while read -r _ f; do
-			topos+=("$f")
-		done < <(for f in "$FAB_TOPO"/*.net; do
-			echo "$(stat -c %s "$f") $f"
-		done | sort -n)
-	fi
+	mapfile -t topos < <(fab_topologies)
 	for net in "${topos[@]}"; do
 		name=$(basename "$net" .net)
 		[ "$ibsm_ok" = 1 ] || {

@@ -19,6 +19,7 @@
 #include "routing/routing.h"
 #include "routing/verify.h"
 #include "sm/fabric.h"
+#include "sm/lid.h"
 #include "sm/topo_load.h"
 
 #define NET_EXAMPLES	"/usr/share/doc/ibsim-utils/net-examples"
@@ -69,28 +70,7 @@ static void connect(struct fabric *f, int32_t a, unsigned pa, int32_t b,
 /* Sequential LIDs: switches (LMC 0), then linked CA/router ports. */
 static void assign_lids(struct fabric *f, unsigned lmc)
 {
-	unsigned lid = 1, size = 1u << lmc;
-
-	for (size_t i = 0; i < f->n_nodes; i++)
-		if (f->nodes[i].type == NODE_TYPE_SWITCH) {
-			f->nodes[i].ports[0].lid = (uint16_t)lid++;
-			f->nodes[i].ports[0].lmc = 0;
-		}
-	for (size_t i = 0; i < f->n_nodes; i++) {
-		struct fab_node *n = &f->nodes[i];
-
-		if (n->type == NODE_TYPE_SWITCH)
-			continue;
-		for (unsigned p = 1; p <= n->num_ports; p++) {
-			if (!n->ports[p].valid)
-				continue;
-			lid = (lid + size - 1) & ~(size - 1);
-			n->ports[p].lid = (uint16_t)lid;
-			n->ports[p].lmc = (uint8_t)lmc;
-			lid += size;
-		}
-	}
-	f->max_lid = (uint16_t)(lid - 1);
+	ck_assert_int_eq(lid_assign_sequential(f, lmc), 0);
 }
 
 static void route(const struct fabric *f, struct routing_result *r)
