@@ -1,0 +1,108 @@
+/*
+ * sa_index.h - private to the SA record generators (sm/sa_records.c,
+ * sm/sa_path.c, sm/sa_multipath.c): end ports of the fabric model, the
+ * per-model LID and GUID index (sm/sa_index.c), and the PathRecord
+ * computation that PathRecord and MultiPathRecord share.
+ */
+#ifndef IBSM_SM_SA_INDEX_H
+#define IBSM_SM_SA_INDEX_H
+
+#include "sm/sa.h"
+
+#define BIT(n)		(1ull << (n))
+#define FLD(off, n)	{ (uint16_t)(off), (uint16_t)(n) }
+#define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* The default partition: P_Key 0x7fff/0xffff (10.9.1.2). */
+#define DEFAULT_PKEY		0xffff
+#define PKEY_BASE(p)		((p) & 0x7fff)
+
+/* A port of the model: node id and port number. */
+struct port_ref {
+	int32_t node;			/* FAB_NONE: no such port */
+	uint8_t port;
+};
+
+struct guid_slot {
+	uint64_t guid;			/* 0: empty slot */
+	struct port_ref ref;
+};
+
+/*
+ * The index of one subnet model: LID -> end port for every LID of every
+ * LMC range, port GUID -> end port.  The view is rebuilt per sweep and is
+ * const, so the index lives here and is rebuilt when the model it was
+ * built from changes (index_get()).  It is only ever used on the loop
+ * thread.
+ */
+struct sa_index {
+	bool built;
+	/* what it was built from */
+	const struct fabric *f;
+	const struct fab_node *nodes;
+	size_t n_nodes;
+	uint16_t max_lid;
+	int32_t *hash;
+	/* the index proper */
+	struct port_ref *by_lid;	/* max_lid + 1 entries */
+	struct guid_slot *by_guid;
+	size_t guid_size;		/* power of two */
+	/* the orders OpenSM lists nodes and end ports in (see guid_order()) */
+	int32_t *nodes_sorted;		/* n_nodes */
+	struct port_ref *ends;		/* n_ends */
+	size_t n_ends;
+};
+extern struct sa_index sa_idx;
+
+static inline bool has_fabric(const struct sa_view *v)
+{
+	return v->f && v->f->n_nodes;
+}
+
+/* Does port `pn` of `n` carry a LID (CA/router port, switch port 0)? */
+static inline bool is_endport(const struct fab_node *n, unsigned pn)
+{
+	if (pn > n->num_ports || !n->ports[pn].valid)
+		return false;
+	return n->type == NODE_TYPE_SWITCH ? pn == 0 : pn != 0;
+}
+
+/* The end port that gives port `pn` of `n` its LID: switch port 0. */
+static inline const struct fab_port *endport_of(const struct fab_node *n, unsigned pn)
+{
+	return &n->ports[n->type == NODE_TYPE_SWITCH ? 0 : pn];
+}
+
+static inline uint16_t lid_range_top(const struct fab_port *p)
+{
+	return (uint16_t)(p->lid + (1u << (p->lmc & 7)) - 1);
+}
+
+/* Is `lid` in the LMC range of end port `p`? */
+static inline bool lid_in_range(const struct fab_port *p, uint16_t lid)
+{
+	return p->lid && lid >= p->lid && lid <= lid_range_top(p);
+}
+
+/*
+ * The index of the view's model, built on first use after a change:
+ * 0 or -ENOMEM.  Lookups return 1 (found, *out set), 0, or -ENOMEM.
+ */
+int index_get(const struct sa_view *v);
+int lid_lookup(const struct sa_view *v, uint16_t lid, struct port_ref *out);
+int guid_lookup(const struct sa_view *v, uint64_t guid, struct port_ref *out);
+/* Call fn for every node of the model, in OpenSM's order, until it fails. */
+int each_node(const struct sa_view *v, const struct sa_query *q,
+	      int (*fn)(const struct sa_view *, const struct sa_query *,
+			int32_t, struct sa_table *),
+	      struct sa_table *out);
+/* The LFT the SM computed for switch `id`, or NULL. */
+const struct lft *lft_of(const struct sa_view *v, int32_t id);
+
+/* sm/sa_path.c: PathRecord (15.2.5.16) */
+#define PR_NFIELDS	24
+extern const struct sa_field pr_fields[PR_NFIELDS];
+int gen_path_record(const struct sa_view *v, const struct sa_query *q,
+		    struct sa_table *out);
+
+#endif /* IBSM_SM_SA_INDEX_H */

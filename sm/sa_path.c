@@ -1,0 +1,589 @@
+/*
+ * sa_path.c - PathRecord (15.2.5.16): the paths between end ports as the
+ * LFTs the SM programmed route them, with MTU, rate and packet lifetime
+ * along the path, selectors, P_Key, SL, Reversible, NumbPath and the LID
+ * pairs of LMC ranges.  MultiPathRecord (sm/sa_multipath.c) answers with
+ * the same records.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sm/sa_index.h"
+
+/*
+ * A GetTable PathRecord over the whole subnet (no endpoint given) returns
+ * N^2 records.  OpenSM builds them all; we stop at this many and answer
+ * NO_RESOURCES rather than grow a table of gigabytes on a large fabric.
+ */
+#define PR_MAX_RECORDS		(1u << 20)
+
+enum { PR_SID_MSB, PR_SID_LSB, PR_DGID, PR_SGID, PR_DLID, PR_SLID, PR_RAW,
+       PR_RESV0, PR_FLOW_LABEL, PR_HOP_LIMIT, PR_TCLASS, PR_REVERSIBLE,
+       PR_NUMB_PATH, PR_PKEY, PR_QOS_CLASS, PR_SL, PR_MTU_SEL, PR_MTU,
+       PR_RATE_SEL, PR_RATE, PR_PKT_LIFE_SEL, PR_PKT_LIFE, PR_PREFERENCE };
+
+const struct sa_field pr_fields[PR_NFIELDS] = {
+	FLD(0, 32),	/* 0 ServiceID (high 32 bits) */
+	FLD(32, 32),	/* 1 ServiceID (low 32 bits) */
+	FLD(64, 128),	/* 2 DGID */
+	FLD(192, 128),	/* 3 SGID */
+	FLD(320, 16),	/* 4 DLID */
+	FLD(336, 16),	/* 5 SLID */
+	FLD(352, 1),	/* 6 RawTraffic */
+	FLD(353, 3),	/* 7 Reserved */
+	FLD(356, 20),	/* 8 FlowLabel */
+	FLD(376, 8),	/* 9 HopLimit */
+	FLD(384, 8),	/* 10 TClass */
+	FLD(392, 1),	/* 11 Reversible */
+	FLD(393, 7),	/* 12 NumbPath */
+	FLD(400, 16),	/* 13 P_Key */
+	FLD(416, 12),	/* 14 QoSClass */
+	FLD(428, 4),	/* 15 SL */
+	FLD(432, 2),	/* 16 MTUSelector */
+	FLD(434, 6),	/* 17 MTU */
+	FLD(440, 2),	/* 18 RateSelector */
+	FLD(442, 6),	/* 19 Rate */
+	FLD(448, 2),	/* 20 PacketLifeTimeSelector */
+	FLD(450, 6),	/* 21 PacketLifeTime */
+	FLD(456, 8),	/* 22 Preference */
+	FLD(464, 48),	/* 23 Reserved */
+};
+
+/* Selectors (15.2.5.16, table 205 and later errata) */
+enum { SEL_GT = 0, SEL_LT = 1, SEL_EQ = 2, SEL_BEST = 3 };
+
+#define MTU_MIN		1	/* 256 */
+#define MTU_MAX		5	/* 4096 */
+#define PR_REVERSIBLE_BIT 0x80
+
+/*
+ * Path rates by bandwidth: code -> "equivalent" rate in 0.25 Gb/s, the
+ * nominal rate for 8b/10b links and 1.25 x nominal for 64b/66b ones, so
+ * that comparisons follow the data each code really carries (OpenSM's
+ * ordered_rates gives the same order).  0: not a rate.
+ */
+static const uint16_t rate_equiv[] = {
+	[2] = 10,	/* 2.5 */
+	[3] = 40,	/* 10 */
+	[4] = 120,	/* 30 */
+	[5] = 20,	/* 5 */
+	[6] = 80,	/* 20 */
+	[7] = 160,	/* 40 */
+	[8] = 240,	/* 60 */
+	[9] = 320,	/* 80 */
+	[10] = 480,	/* 120 */
+	[11] = 70,	/* 14 (FDR 1x) */
+	[12] = 280,	/* 56 */
+	[13] = 560,	/* 112 */
+	[14] = 840,	/* 168 */
+	[15] = 125,	/* 25 (EDR 1x) */
+	[16] = 500,	/* 100 */
+	[17] = 1000,	/* 200 */
+	[18] = 1500,	/* 300 */
+	[19] = 140,	/* 28 */
+	[20] = 250,	/* 50 */
+	[21] = 2000,	/* 400 */
+	[22] = 3000,	/* 600 */
+	[23] = 4000,	/* 800 */
+	[24] = 6000,	/* 1200 */
+};
+
+static bool rate_valid(unsigned code)
+{
+	return code < NELEM(rate_equiv) && rate_equiv[code];
+}
+
+/* <0, 0, >0 as rate code a carries less, as much, more than b. */
+static int rate_cmp(unsigned a, unsigned b)
+{
+	return (int)rate_equiv[a] - (int)rate_equiv[b];
+}
+
+/* The next lower rate than `code`, or 0. */
+static unsigned rate_below(unsigned code)
+{
+	unsigned best = 0;
+
+	for (unsigned c = 2; c < NELEM(rate_equiv); c++)
+		if (rate_equiv[c] && rate_equiv[c] < rate_equiv[code] &&
+		    (!best || rate_equiv[c] > rate_equiv[best]))
+			best = c;
+	return best;
+}
+
+/*
+ * The rate code of a port's active link: lanes (LinkWidthActive) times
+ * the lane rate, extended speeds when the port has them (FDR 14, EDR 25,
+ * HDR 50, NDR 100 Gb/s per lane), else LinkSpeedActive (2.5, 5, 10).
+ * Unknown widths count as 1x and unknown speeds as 2.5 Gb/s, as OpenSM.
+ */
+static uint8_t port_rate(const struct fab_node *n, unsigned pn)
+{
+	static const struct { uint16_t gbps10; uint8_t code; } codes[] = {
+		{ 25, 2 }, { 50, 5 }, { 100, 3 }, { 200, 6 }, { 300, 4 },
+		{ 400, 7 }, { 600, 8 }, { 800, 9 }, { 1200, 10 },
+		{ 140, 11 }, { 280, 19 }, { 560, 12 }, { 1120, 13 },
+		{ 1680, 14 }, { 250, 15 }, { 500, 20 }, { 1000, 16 },
+		{ 2000, 17 }, { 3000, 18 }, { 4000, 21 }, { 6000, 22 },
+		{ 8000, 23 }, { 12000, 24 },
+	};
+	const struct smp_port_info *pi = &n->ports[pn].pi;
+	unsigned lanes, lane = 0, total;
+
+	switch (pi->link_width_active) {
+	case 2:  lanes = 4; break;
+	case 4:  lanes = 8; break;
+	case 8:  lanes = 12; break;
+	case 16: lanes = 2; break;
+	default: lanes = 1; break;
+	}
+	if (fabric_port_cap_mask(n, pn) & PI_CAP_HAS_EXT_SPEEDS) {
+		switch (pi_speed_ext_active(pi)) {
+		case 1: lane = 140; break;
+		case 2: lane = 250; break;
+		case 4: lane = 500; break;
+		case 8: lane = 1000; break;
+		}
+	}
+	if (!lane) {
+		switch (pi_speed_active(pi)) {
+		case 2:  lane = 50; break;
+		case 4:  lane = 100; break;
+		case 1:  lane = 25; break;
+		default: return 2;
+		}
+	}
+	total = lane * lanes;
+	for (size_t i = 0; i < NELEM(codes); i++)
+		if (codes[i].gbps10 == total)
+			return codes[i].code;
+	return 2;
+}
+
+/* What the generator works from: the query, decoded once. */
+struct pr_ctx {
+	const struct sa_view *v;
+	const struct sa_query *q;
+	const struct sa_path_record *t;
+	struct sa_table *out;
+	unsigned iterations;		/* records per port pair */
+	bool get;			/* SubnAdmGet: one record in all */
+};
+
+struct path_parms {
+	uint8_t mtu, rate, pkt_life;
+};
+
+/* Fold port `pn` of node `id` into the path's MTU and rate. */
+static bool path_port(const struct sa_view *v, int32_t id, unsigned pn,
+		      struct path_parms *pp)
+{
+	const struct fab_node *n = fabric_node(v->f, id);
+	uint8_t rate;
+
+	if (pn > n->num_ports || !n->ports[pn].valid)
+		return false;
+	if (pi_mtu_cap(&n->ports[pn].pi) < pp->mtu)
+		pp->mtu = (uint8_t)pi_mtu_cap(&n->ports[pn].pi);
+	rate = port_rate(n, pn);
+	if (rate_cmp(rate, pp->rate) < 0)
+		pp->rate = rate;
+	return true;
+}
+
+/* Where switch `id` forwards `lid`, or -1. */
+static int lft_out(const struct sa_view *v, int32_t id, uint16_t lid)
+{
+	const struct lft *l = lft_of(v, id);
+
+	if (!l || lid > l->top || l->port[lid] == LFT_NO_PATH ||
+	    l->port[lid] > fabric_node(v->f, id)->num_ports)
+		return -1;
+	return l->port[lid];
+}
+
+/*
+ * Walk from end port `src` to `dlid` (a LID of end port `dst`) the way
+ * packets go: out of the source (a switch source leaves through its LFT
+ * port), through each switch's LFT, into the destination (a switch
+ * destination is its port 0).  MTU and rate are the least MTUCap and the
+ * slowest link rate of every port passed, both ends of each link, as
+ * OpenSM computes them.  False when the LFTs do not lead there.
+ */
+static bool path_walk(const struct sa_view *v, struct port_ref src,
+		      struct port_ref dst, uint16_t dlid, struct path_parms *pp)
+{
+	const struct fabric *f = v->f;
+	struct port_ref cur = src;
+	int out;
+
+	pp->mtu = MTU_MAX;
+	pp->rate = 24;
+	if (!path_port(v, src.node, src.port, pp))
+		return false;
+	if (fabric_node(f, src.node)->type == NODE_TYPE_SWITCH) {
+		if ((out = lft_out(v, src.node, dlid)) < 0)
+			return false;
+		cur.port = (uint8_t)out;
+	}
+	for (unsigned hops = 0; cur.node != dst.node || cur.port != dst.port; hops++) {
+		const struct fab_port *p = &fabric_node(f, cur.node)->ports[cur.port];
+		struct port_ref in = { p->peer_node, p->peer_port };
+
+		if (hops > SMP_MAX_HOPS || !cur.port || in.node == FAB_NONE ||
+		    (size_t)in.node >= f->n_nodes)
+			return false;
+		if (in.node == dst.node && in.port == dst.port) {
+			cur = in;
+			break;
+		}
+		if (fabric_node(f, in.node)->type != NODE_TYPE_SWITCH ||
+		    !path_port(v, in.node, in.port, pp) ||
+		    (out = lft_out(v, in.node, dlid)) < 0)
+			return false;
+		cur = (struct port_ref){ in.node, (uint8_t)out };
+		if (!path_port(v, cur.node, cur.port, pp))
+			return false;
+	}
+	return path_port(v, cur.node, cur.port, pp);
+}
+
+/* The MTU, rate and PacketLifeTime selectors, when both parts are given. */
+static bool path_select(const struct pr_ctx *c, struct path_parms *pp)
+{
+	uint64_t m = c->q->comp_mask;
+	const struct sa_path_record *t = c->t;
+
+	if ((m & BIT(PR_MTU_SEL)) && (m & BIT(PR_MTU))) {
+		unsigned want = t->mtu & 0x3f;
+
+		switch (t->mtu >> 6) {
+		case SEL_GT:
+			if (pp->mtu <= want)
+				return false;
+			break;
+		case SEL_LT:
+			if (pp->mtu >= want) {
+				if (want <= MTU_MIN)
+					return false;
+				pp->mtu = (uint8_t)(want - 1);
+			}
+			break;
+		case SEL_EQ:
+			if (pp->mtu < want)
+				return false;
+			pp->mtu = (uint8_t)want;
+			break;
+		}
+	}
+	if ((m & BIT(PR_RATE_SEL)) && (m & BIT(PR_RATE))) {
+		unsigned want = t->rate & 0x3f;
+
+		switch (t->rate >> 6) {
+		case SEL_GT:
+			if (rate_cmp(pp->rate, want) <= 0)
+				return false;
+			break;
+		case SEL_LT:
+			if (rate_cmp(pp->rate, want) >= 0) {
+				unsigned below = rate_below(want);
+
+				if (!below)
+					return false;
+				pp->rate = (uint8_t)below;
+			}
+			break;
+		case SEL_EQ:		/* OpenSM: no rounding down here */
+			if (pp->rate != want)
+				return false;
+			break;
+		}
+	}
+	if ((m & BIT(PR_PKT_LIFE_SEL)) && (m & BIT(PR_PKT_LIFE))) {
+		unsigned want = t->pkt_life & 0x3f;
+
+		switch (t->pkt_life >> 6) {
+		case SEL_GT:
+			if (pp->pkt_life <= want)
+				return false;
+			break;
+		case SEL_LT:
+			if (pp->pkt_life >= want) {
+				if (want <= 1)
+					return false;
+				pp->pkt_life = (uint8_t)(want - 1);
+			}
+			break;
+		case SEL_EQ:
+			if (pp->pkt_life < want)
+				return false;
+			pp->pkt_life = (uint8_t)want;
+			break;
+		}
+	}
+	return true;
+}
+
+/* Path parameters from `src` to `dlid` on `dst`, or false: no path. */
+static bool path_parms(const struct pr_ctx *c, struct port_ref src,
+		       struct port_ref dst, uint16_t dlid, struct path_parms *pp)
+{
+	if (!path_walk(c->v, src, dst, dlid, pp))
+		return false;
+	/* 0 on a loopback path (15.2.5.16, PacketLifeTime) */
+	pp->pkt_life = src.node == dst.node && src.port == dst.port ? 0 :
+		       c->v->subnet_timeout & 0x3f;
+	return path_select(c, pp);
+}
+
+/*
+ * The P_Key of the path: the requested one when both ends share it, else
+ * the default partition's; 0 for raw traffic.  Partitions other than the
+ * default one are not modelled yet: every port is a full member of it.
+ */
+static bool path_pkey(const struct pr_ctx *c, uint16_t *pkey)
+{
+	uint64_t m = c->q->comp_mask;
+
+	if ((m & BIT(PR_RAW)) && (be32toh(c->t->hop_flow_raw) & 0x80000000u)) {
+		*pkey = 0;
+		return true;
+	}
+	if (m & BIT(PR_PKEY)) {
+		*pkey = be16toh(c->t->pkey);
+		return PKEY_BASE(*pkey) == PKEY_BASE(DEFAULT_PKEY);
+	}
+	*pkey = DEFAULT_PKEY;
+	return true;
+}
+
+static void port_gid(const struct sa_view *v, struct port_ref r, uint8_t gid[16])
+{
+	uint64_t prefix = htobe64(v->subnet_prefix);
+	uint64_t guid = htobe64(fabric_node(v->f, r.node)->ports[r.port].guid);
+
+	memcpy(gid, &prefix, 8);
+	memcpy(gid + 8, &guid, 8);
+}
+
+/* The components the record must still agree on once it is built (the
+ * P_Key is path_pkey()'s: raw traffic answers 0 whatever was asked). */
+#define PR_MATCHED	(BIT(PR_DLID) | BIT(PR_SLID) | BIT(PR_SL))
+
+/* One record for (slid, dlid), when the path exists and qualifies. */
+static int pr_lid_pair(struct pr_ctx *c, struct port_ref src,
+		       struct port_ref dst, uint16_t slid, uint16_t dlid,
+		       uint8_t preference, bool *added)
+{
+	const struct sa_query *q = c->q;
+	struct path_parms fwd, rev;
+	struct sa_path_record r;
+	bool reversible;
+	uint16_t pkey;
+
+	*added = false;
+	if (!path_parms(c, src, dst, dlid, &fwd) || !path_pkey(c, &pkey))
+		return 0;
+	reversible = path_parms(c, dst, src, slid, &rev);
+	if ((q->comp_mask & BIT(PR_REVERSIBLE)) &&
+	    (c->t->num_path & PR_REVERSIBLE_BIT) && !reversible)
+		return 0;
+	memset(&r, 0, sizeof(r));
+	port_gid(c->v, dst, r.dgid);
+	port_gid(c->v, src, r.sgid);
+	r.dlid = htobe16(dlid);
+	r.slid = htobe16(slid);
+	r.num_path = reversible ? PR_REVERSIBLE_BIT : 0;
+	r.pkey = htobe16(pkey);
+	if (q->comp_mask & BIT(PR_SL))
+		r.qos_class_sl = htobe16(be16toh(c->t->qos_class_sl) & 0xf);
+	r.mtu = (uint8_t)(SEL_EQ << 6 | fwd.mtu);
+	r.rate = (uint8_t)(SEL_EQ << 6 | fwd.rate);
+	r.pkt_life = (uint8_t)(SEL_EQ << 6 | fwd.pkt_life);
+	r.preference = preference;
+	if (!sa_match(pr_fields, NELEM(pr_fields), q->comp_mask & PR_MATCHED,
+		      &r, c->t))
+		return 0;
+	if (c->out->count >= PR_MAX_RECORDS)
+		return -SA_STATUS_NO_RESOURCES;
+	*added = true;
+	return sa_table_add(c->out, &r);
+}
+
+/*
+ * The LID range of end port `r` a query may use: its whole LMC range, or
+ * the one LID the query names (which must be one of them).
+ */
+static bool pr_lids(const struct pr_ctx *c, struct port_ref r, int bit,
+		    uint16_t lid, uint16_t *lo, uint16_t *hi)
+{
+	const struct fab_port *p = &fabric_node(c->v->f, r.node)->ports[r.port];
+
+	if (!p->lid)
+		return false;
+	if (c->q->comp_mask & BIT(bit)) {
+		if (!lid_in_range(p, lid))
+			return false;
+		*lo = *hi = lid;
+	} else {
+		*lo = p->lid;
+		*hi = lid_range_top(p);
+	}
+	return true;
+}
+
+/*
+ * The paths between two end ports, best first, as OpenSM orders them:
+ * first the LID pairs that step through both LMC ranges together
+ * (preference 0: disjoint from each other), then every other pair
+ * (preference 2), at most `iterations` of them.
+ */
+static int pr_port_pair(struct pr_ctx *c, struct port_ref src,
+			struct port_ref dst)
+{
+	uint16_t slo, shi, dlo, dhi;
+	unsigned n = 0;
+	bool added;
+	int rc;
+
+	if (!pr_lids(c, src, PR_SLID, be16toh(c->t->slid), &slo, &shi) ||
+	    !pr_lids(c, dst, PR_DLID, be16toh(c->t->dlid), &dlo, &dhi))
+		return 0;
+	for (uint32_t s = slo, d = dlo; n < c->iterations && s <= shi && d <= dhi;
+	     s++, d++) {
+		if ((rc = pr_lid_pair(c, src, dst, (uint16_t)s, (uint16_t)d, 0,
+				      &added)) < 0)
+			return rc;
+		n += added;
+	}
+	for (uint32_t s = slo; s <= shi && n < c->iterations; s++) {
+		for (uint32_t d = dlo; d <= dhi && n < c->iterations; d++) {
+			if (s - slo == d - dlo)
+				continue;	/* a preference 0 pair */
+			if ((rc = pr_lid_pair(c, src, dst, (uint16_t)s,
+					      (uint16_t)d, 2, &added)) < 0)
+				return rc;
+			n += added;
+		}
+	}
+	return 0;
+}
+
+/* Is the GID one of this subnet's (link-local fe80::/10 or our prefix)? */
+static bool gid_local(const struct sa_view *v, const uint8_t gid[16])
+{
+	uint64_t prefix;
+
+	memcpy(&prefix, gid, 8);
+	if (gid[0] == 0xfe && (gid[1] & 0xc0) == 0x80)
+		return true;
+	return be64toh(prefix) == v->subnet_prefix;
+}
+
+/*
+ * One end of the path from its GID or LID component: 1 (found), 0 (the
+ * query names no port: any), or <0: -ENOENT (names one that is not here:
+ * no records), -ENOMEM.
+ */
+static int pr_endpoint(const struct pr_ctx *c, int gid_bit, const uint8_t gid[16],
+		       int lid_bit, uint16_t lid, struct port_ref *r)
+{
+	uint64_t guid;
+	int rc;
+
+	if (c->q->comp_mask & BIT(gid_bit)) {
+		if (gid[0] == 0xff || !gid_local(c->v, gid))
+			return -ENOENT;	/* multicast groups, routers: none */
+		memcpy(&guid, gid + 8, 8);
+		rc = guid_lookup(c->v, be64toh(guid), r);
+	} else if (c->q->comp_mask & BIT(lid_bit)) {
+		rc = lid_lookup(c->v, lid, r);
+	} else {
+		return 0;
+	}
+	return rc < 0 ? rc : rc ? 1 : -ENOENT;
+}
+
+/* A Get is answered by its first record. */
+static bool pr_done(const struct pr_ctx *c)
+{
+	return c->get && c->out->count;
+}
+
+/* 0 when the selector components carry values the SA cannot compare. */
+static bool pr_selectors_valid(const struct sa_query *q,
+			       const struct sa_path_record *t)
+{
+	if ((q->comp_mask & BIT(PR_MTU_SEL)) && (q->comp_mask & BIT(PR_MTU))) {
+		unsigned mtu = t->mtu & 0x3f;
+
+		if (mtu < MTU_MIN || mtu > MTU_MAX)
+			return false;
+	}
+	if ((q->comp_mask & BIT(PR_RATE_SEL)) && (q->comp_mask & BIT(PR_RATE)) &&
+	    !rate_valid(t->rate & 0x3f))
+		return false;
+	return true;
+}
+
+/*
+ * PathRecord, as OpenSM 3.3.23 answers it.  The ends come from SGID/DGID
+ * (this subnet's prefix or link-local) or SLID/DLID; an end left open is
+ * every end port, switches included.  Get returns the first path found
+ * (NumbPath 1, 1.2 erratum); GetTable returns up to NumbPath paths per
+ * port pair when NumbPath is given, else every LID pair of the two LMC
+ * ranges.  MTU, Rate and PacketLifeTime selectors take effect only with
+ * their value component and adjust the answer (less than: the next lower
+ * value); an MTU or Rate value that is not one is REQ_INVALID.  ServiceID,
+ * FlowLabel, HopLimit, TClass, QoSClass and Preference in the request are
+ * ignored: every answer has them 0, HopLimit too (no router is crossed).
+ */
+int gen_path_record(const struct sa_view *v, const struct sa_query *q,
+		    struct sa_table *out)
+{
+	const struct sa_path_record *t = (const void *)q->tmpl;
+	struct pr_ctx c = { .v = v, .q = q, .t = t, .out = out,
+			    .get = q->method == MAD_METHOD_GET };
+	struct port_ref src, dst;
+	int has_src, has_dst, rc = 0;
+
+	if (!pr_selectors_valid(q, t))
+		return -SA_STATUS_REQ_INVALID;
+	if (!has_fabric(v))
+		return 0;
+	if (c.get)
+		c.iterations = 1;
+	else if (q->comp_mask & BIT(PR_NUMB_PATH))
+		c.iterations = t->num_path & 0x7f;
+	else
+		c.iterations = ~0u;
+	if (!c.iterations)
+		return 0;
+	has_src = pr_endpoint(&c, PR_SGID, t->sgid, PR_SLID, be16toh(t->slid), &src);
+	has_dst = pr_endpoint(&c, PR_DGID, t->dgid, PR_DLID, be16toh(t->dlid), &dst);
+	if (has_src == -ENOMEM || has_dst == -ENOMEM)
+		return -ENOMEM;
+	if (has_src < 0 || has_dst < 0)
+		return 0;
+	if (has_src && has_dst)
+		return pr_port_pair(&c, src, dst);
+	/*
+	 * An open end is every end port (in OpenSM's order), destinations
+	 * outermost.
+	 */
+	if ((rc = index_get(v)) < 0)
+		return rc;
+	for (size_t j = 0; rc == 0 && !pr_done(&c) &&
+	     j < (has_dst ? 1 : sa_idx.n_ends); j++) {
+		struct port_ref b = has_dst ? dst : sa_idx.ends[j];
+
+		for (size_t i = 0; rc == 0 && !pr_done(&c) &&
+		     i < (has_src ? 1 : sa_idx.n_ends); i++)
+			rc = pr_port_pair(&c, has_src ? src : sa_idx.ends[i], b);
+	}
+	return rc;
+}
+
