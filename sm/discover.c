@@ -205,6 +205,7 @@ static void got_node_info(struct discovery *d, struct query *q,
 		n->device_id = be16toh(ni->device_id);
 		n->revision = be32toh(ni->revision);
 		n->vendor_id = smp_node_info_vendor(ni);
+		n->partition_cap = be16toh(ni->partition_cap);
 		n->hops = q->hops;
 		memcpy(n->path, q->path, q->hops + 1);
 		if (q->hops == 0) {

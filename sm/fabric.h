@@ -37,6 +37,7 @@ struct fab_node {
 	uint16_t device_id;
 	uint32_t revision;
 	uint32_t vendor_id;
+	uint16_t partition_cap;		/* NodeInfo:PartitionCap */
 	char     desc[65];
 	bool     has_desc;
 	bool     has_switch_info;

@@ -16,6 +16,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,7 @@ static void sa_view_of(const struct sm *sm, struct sa_view *v)
 	v->act_count = sm->act_count;
 	v->subnet_prefix = sm->cfg.subnet_prefix;
 	v->subnet_timeout = sm->cfg.subnet_timeout;
+	v->packet_life_time = sm->cfg.packet_life_time;
 }
 
 static uint8_t response_method(uint8_t method)
@@ -166,7 +168,8 @@ static void answer_table(struct sa_agent *sa, const struct sa_mad *req,
 			       t->rec_size);
 		rmpp_set_single(&hdr, len);
 		sa->stats.answered++;
-		mad_engine_send_oneway(sm->engine, &hdr, sizeof(hdr), &to);
+		mad_engine_send_oneway(sm->engine, &hdr,
+				       offsetof(struct sa_mad, data) + len, &to);
 		return;
 	}
 	if (sa->n_transfers >= SA_MAX_TRANSFERS) {

@@ -61,6 +61,7 @@ struct sa_view {
 	uint32_t act_count;
 	uint64_t subnet_prefix;
 	uint8_t  subnet_timeout;
+	uint8_t  packet_life_time;	/* SwitchInfo:LifeTimeValue we program */
 };
 
 /*

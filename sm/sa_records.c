@@ -164,7 +164,7 @@ static const struct sa_field nr_fields[] = {
 
 /*
  * NodeInfo as the node answered it, seen through end port `pn`: PortGUID
- * and LocalPortNum are that port's.  The model keeps no PartitionCap.
+ * and LocalPortNum are that port's.
  */
 static void node_info_of(const struct fab_node *n, unsigned pn,
 			 struct smp_node_info *ni)
@@ -177,6 +177,7 @@ static void node_info_of(const struct fab_node *n, unsigned pn,
 	ni->sys_guid = htobe64(n->sys_guid);
 	ni->node_guid = htobe64(n->guid);
 	ni->port_guid = htobe64(n->ports[pn].guid);
+	ni->partition_cap = htobe16(n->partition_cap);
 	ni->device_id = htobe16(n->device_id);
 	ni->revision = htobe32(n->revision);
 	ni->local_port = (uint8_t)pn;
@@ -506,8 +507,18 @@ static int swir_one(const struct sa_view *v, const struct sa_query *q,
 	memset(&r, 0, sizeof(r));
 	r.lid = htobe16(n->ports[0].lid);
 	r.switch_info = n->si;
-	if (l)			/* LinearFDBTop as the SM programs it */
+	/*
+	 * LinearFDBTop and LifeTimeValue as the SM programs them
+	 * (program_switch()): the model holds SwitchInfo as discovery read
+	 * it, before the Set, which a client must not see (OpenSM answers
+	 * from its model updated by the Set's GetResp).
+	 */
+	if (l) {
 		r.switch_info.lft_top = htobe16(l->top);
+		r.switch_info.life_psc_osl = (uint8_t)
+			((v->packet_life_time & 0x1f) << 3 |
+			 (r.switch_info.life_psc_osl & 7));
+	}
 	if (!sa_match(swir_fields, NELEM(swir_fields),
 		      q->comp_mask & ~BIT(SWIR_LID), &r, q->tmpl))
 		return 0;

@@ -68,6 +68,7 @@ static void fx_view(struct fx *x)
 	x->v.act_count = 602;
 	x->v.subnet_prefix = SUBNET_PREFIX;
 	x->v.subnet_timeout = 18;
+	x->v.packet_life_time = 18;
 }
 
 static void fx_route(struct fx *x)
@@ -470,6 +471,13 @@ START_TEST(test_node_record_fields)
 	ck_assert_uint_eq(r->node_info.node_type, NODE_TYPE_SWITCH);
 	ck_assert_uint_eq(be16toh(r->lid), lid_of(&x.f, leaf, 0));
 	free(t.buf);
+	/* PartitionCap as NodeInfo gave it (it read 0 once: OpenSM shows it) */
+	x.f.nodes[leaf].partition_cap = 8;
+	ck_assert_uint_eq(table(&x.v, SA_ATTR_NODE_RECORD, B(NR_NODE_GUID), &tm,
+				sizeof(tm), &t), 1);
+	r = REC(&t, struct sa_node_record, 0);
+	ck_assert_uint_eq(be16toh(r->node_info.partition_cap), 8);
+	free(t.buf);
 	/* NodeDescription compares as a string: what follows the NUL is not
 	 * looked at */
 	memset(&tm, 0, sizeof(tm));
@@ -791,6 +799,8 @@ START_TEST(test_switch_info_records)
 		ck_assert_uint_eq(be16toh(r->switch_info.lft_top), x.f.max_lid);
 		ck_assert_uint_eq(be16toh(r->switch_info.lft_cap),
 				  be16toh(x.f.nodes[h.id].si.lft_cap));
+		/* LifeTimeValue as programmed, not as discovery read it */
+		ck_assert_uint_eq(smp_switch_info_life(&r->switch_info), 18);
 	}
 	free(t.buf);
 	memset(&tm, 0, sizeof(tm));
