@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "sm/sa.h"
+#include "sm/sa_tables.h"
 
 #define BIT(n)		(1ull << (n))
 #define FLD(off, n)	{ (uint16_t)(off), (uint16_t)(n) }
@@ -1703,5 +1704,5 @@ const struct sa_attr *sa_attr_find(uint16_t attr_id)
 	for (size_t i = 0; i < NELEM(attrs); i++)
 		if (attrs[i].attr_id == attr_id)
 			return &attrs[i];
-	return NULL;
+	return sa_tables_find(attr_id);
 }
