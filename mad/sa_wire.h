@@ -215,4 +215,47 @@ static_assert(sizeof(struct sa_guid_info_record) == 72, "GUIDInfoRecord is 72");
 static_assert(offsetof(struct sa_guid_info_record, block_num) == 2, "BlockNum at 2");
 static_assert(offsetof(struct sa_guid_info_record, guid_info) == 8, "GUIDInfo at 8");
 
+/* SLtoVLMappingTableRecord (15.2.5.4): SLtoVLMappingTable is 16 x 4 bits */
+struct sa_sl2vl_record {
+	__be16   lid;
+	uint8_t  in_port;
+	uint8_t  out_port;
+	__be32   resv;
+	uint8_t  sl2vl[8];
+} __attribute__((packed));
+static_assert(sizeof(struct sa_sl2vl_record) == 16, "SL2VLTableRecord is 16");
+static_assert(offsetof(struct sa_sl2vl_record, sl2vl) == 8, "SL2VL table at 8");
+
+/* MulticastForwardingTableRecord (15.2.5.8): Position:4 resv:3 BlockNum:9 */
+struct sa_mft_record {
+	__be16   lid;
+	__be16   position_block;
+	__be32   resv;
+	__be16   mft[32];		/* PortMask of 32 MLIDs */
+} __attribute__((packed));
+static_assert(sizeof(struct sa_mft_record) == 72, "MFTRecord is 72");
+static_assert(offsetof(struct sa_mft_record, mft) == 8, "MFT at 8");
+
+/* VLArbitrationTableRecord (15.2.5.9): 32 (VL, Weight) pairs */
+struct sa_vlarb_record {
+	__be16   lid;
+	uint8_t  port_num;
+	uint8_t  block_num;
+	__be32   resv;
+	uint8_t  vlarb[64];
+} __attribute__((packed));
+static_assert(sizeof(struct sa_vlarb_record) == 72, "VLArbTableRecord is 72");
+static_assert(offsetof(struct sa_vlarb_record, vlarb) == 8, "VLArb table at 8");
+
+/* P_KeyTableRecord (15.2.5.11) */
+struct sa_pkey_table_record {
+	__be16   lid;
+	__be16   block_num;
+	uint8_t  port_num;
+	uint8_t  resv[3];
+	__be16   pkeys[32];
+} __attribute__((packed));
+static_assert(sizeof(struct sa_pkey_table_record) == 72, "P_KeyTableRecord is 72");
+static_assert(offsetof(struct sa_pkey_table_record, pkeys) == 8, "P_KeyTable at 8");
+
 #endif /* IBSM_MAD_SA_WIRE_H */

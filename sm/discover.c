@@ -11,7 +11,17 @@
  *                       way the link we came over is recorded.
  *   PortInfo answered   a switch port (or the SM's own CA port) that is
  *                       up and not yet linked is explored with NodeInfo
- *                       one hop further.
+ *                       one hop further.  The port's P_Key table is read
+ *                       block by block when the SM manages it (CA and
+ *                       router ports, switch port 0, switch ports that are
+ *                       up: the ports OpenSM 3.3.23 reads, see
+ *                       fabric_pkey_blocks()).
+ *
+ * SLtoVLMappingTable and VLArbitrationTable are not read: OpenSM 3.3.23
+ * with QoS off neither reads nor sets them (checked on ibsim: no SMP of
+ * either attribute in a whole bring-up), and its SA answers them from
+ * zero-filled tables.  Reading them would cost (N+1)^2 SMPs per N-port
+ * switch for SL2VL alone; see sm/sa_tables.c.
  *
  * The engine keeps the window full, so whole levels of the tree are in
  * flight at once.  The sweep ends when no query is outstanding.
@@ -31,6 +41,7 @@
 enum query_kind {
 	Q_NODE_INFO, Q_NODE_DESC, Q_SWITCH_INFO, Q_PORT_INFO,
 	Q_PSC_CLEAR,		/* SwitchInfo Set that clears PortStateChange */
+	Q_PKEY,			/* one block of a port's P_KeyTable */
 };
 
 struct discovery {
@@ -51,7 +62,8 @@ struct query {
 	int32_t from_node;	/* NodeInfo: the node and port we left by */
 	uint8_t from_port;
 	int32_t node;		/* other kinds: the node asked */
-	uint8_t port;		/* PortInfo: which port */
+	uint8_t port;		/* PortInfo, P_KeyTable: which port */
+	uint16_t block;		/* P_KeyTable: which block */
 	uint8_t hops;
 	uint8_t rounds;		/* times the engine gave up on it so far */
 	uint8_t path[SMP_MAX_HOPS + 1];
@@ -71,7 +83,24 @@ static const uint16_t query_attr[] = {
 	[Q_SWITCH_INFO] = SMP_ATTR_SWITCH_INFO,
 	[Q_PORT_INFO] = SMP_ATTR_PORT_INFO,
 	[Q_PSC_CLEAR] = SMP_ATTR_SWITCH_INFO,
+	[Q_PKEY] = SMP_ATTR_PKEY_TABLE,
 };
+
+/* AttributeModifier of a query: PortInfo takes the port number; P_KeyTable
+ * the block (15:0) and, on a switch, the port (31:16) (14.2.5.7). */
+static uint32_t query_mod(const struct discovery *d, const struct query *q)
+{
+	switch (q->kind) {
+	case Q_PORT_INFO:
+		return q->port;
+	case Q_PKEY:
+		if (fabric_node(d->fabric, q->node)->type == NODE_TYPE_SWITCH)
+			return (uint32_t)q->port << 16 | q->block;
+		return q->block;
+	default:
+		return 0;
+	}
+}
 
 static void on_answer(void *arg, int status, const void *mad, size_t len);
 
@@ -84,8 +113,7 @@ static int submit_query(struct discovery *d, struct query *q)
 
 	mad_build_smp_dr(&smp, q->kind == Q_PSC_CLEAR ? MAD_METHOD_SET
 						       : MAD_METHOD_GET,
-			 query_attr[q->kind], q->kind == Q_PORT_INFO ? q->port : 0,
-			 q->path, q->hops);
+			 query_attr[q->kind], query_mod(d, q), q->path, q->hops);
 	if (q->kind == Q_PSC_CLEAR) {
 		/* Everything as read, PortStateChange written 1 to clear it. */
 		struct smp_switch_info si = fabric_node(d->fabric, q->node)->si;
@@ -132,6 +160,7 @@ static void send_query(struct discovery *d, enum query_kind kind,
 	q->kind = kind;
 	q->node = node;
 	q->port = port;
+	q->block = 0;
 	q->from_node = from_node;
 	q->from_port = from_port;
 	q->hops = (uint8_t)hops;
@@ -143,6 +172,52 @@ static void send_query(struct discovery *d, enum query_kind kind,
 		return;
 	}
 	d->result.smps++;
+}
+
+/* Ask every block of the P_Key table of port `pn` (when managed). */
+static void read_pkeys(struct discovery *d, int32_t id, uint8_t pn,
+		       const uint8_t *path, unsigned hops)
+{
+	struct fab_node *n = fabric_node(d->fabric, id);
+	unsigned blocks = fabric_pkey_blocks(n, pn);
+
+	if (!blocks)
+		return;
+	if (fabric_pkey_alloc(n, pn, blocks) < 0) {
+		d->result.failed++;
+		return;
+	}
+	for (unsigned b = 0; b < blocks; b++) {
+		struct query *q = malloc(sizeof(*q));
+
+		if (!q) {
+			d->result.failed++;
+			continue;
+		}
+		*q = (struct query){ .d = d, .kind = Q_PKEY, .node = id,
+				     .port = pn, .block = (uint16_t)b,
+				     .from_node = FAB_NONE, .hops = (uint8_t)hops };
+		memcpy(q->path, path, hops + 1);
+		if (submit_query(d, q) < 0) {
+			free(q);
+			d->result.failed++;
+			continue;
+		}
+		d->result.smps++;
+	}
+}
+
+static void got_pkeys(struct discovery *d, const struct query *q,
+		      const uint8_t *data)
+{
+	struct fab_port *p = &fabric_node(d->fabric, q->node)->ports[q->port];
+
+	/* The table was sized when the reads were sent. */
+	if (!p->pkeys || q->block >= p->pkey_blocks)
+		return;
+	memcpy(p->pkeys + (size_t)q->block * PKEY_BLOCK_SIZE, data,
+	       PKEY_BLOCK_SIZE * sizeof(*p->pkeys));
+	p->pkey_read++;
 }
 
 /* Ask NodeInfo one hop beyond `port` of node `id`. */
@@ -203,9 +278,9 @@ static void got_node_info(struct discovery *d, struct query *q,
 		n = fabric_node(f, id);
 		n->sys_guid = be64toh(ni->sys_guid);
 		n->device_id = be16toh(ni->device_id);
+		n->partition_cap = be16toh(ni->partition_cap);
 		n->revision = be32toh(ni->revision);
 		n->vendor_id = smp_node_info_vendor(ni);
-		n->partition_cap = be16toh(ni->partition_cap);
 		n->hops = q->hops;
 		memcpy(n->path, q->path, q->hops + 1);
 		if (q->hops == 0) {
@@ -263,6 +338,7 @@ static void got_port_info(struct discovery *d, struct query *q,
 
 	p->pi = *pi;
 	p->valid = true;
+	read_pkeys(d, q->node, q->port, q->path, q->hops);
 	if (q->port == 0 || pi_port_state(pi) < PORT_STATE_INIT ||
 	    p->peer_node != FAB_NONE)
 		return;
@@ -344,6 +420,9 @@ static void on_answer(void *arg, int status, const void *mad, size_t len)
 		}
 		case Q_PORT_INFO:
 			got_port_info(d, q, (const void *)smp->data);
+			break;
+		case Q_PKEY:
+			got_pkeys(d, q, smp->data);
 			break;
 		}
 	}

@@ -17,8 +17,14 @@ void fabric_init(struct fabric *f)
 
 void fabric_free(struct fabric *f)
 {
-	for (size_t i = 0; i < f->n_nodes; i++)
-		free(f->nodes[i].ports);
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		struct fab_node *n = &f->nodes[i];
+
+		for (unsigned p = 0; n->ports && p <= n->num_ports; p++)
+			free(n->ports[p].pkeys);
+		free(n->ports);
+		free(n->mft);
+	}
 	free(f->nodes);
 	free(f->hash);
 	fabric_init(f);
@@ -157,4 +163,42 @@ const char *fabric_node_type_str(uint8_t type)
 	case NODE_TYPE_ROUTER:	return "Rt";
 	default:		return "Unknown";
 	}
+}
+
+unsigned fabric_pkey_blocks(const struct fab_node *n, unsigned pn)
+{
+	const struct fab_port *p;
+	unsigned cap;
+
+	if (pn > n->num_ports)
+		return 0;
+	p = &n->ports[pn];
+	if (n->type != NODE_TYPE_SWITCH || pn == 0) {
+		if (n->type != NODE_TYPE_SWITCH && pn == 0)
+			return 0;
+		cap = n->partition_cap;
+	} else {
+		if (!n->has_switch_info || !p->valid ||
+		    pi_port_state(&p->pi) < PORT_STATE_INIT)
+			return 0;
+		cap = be16toh(n->si.partition_enf_cap);
+	}
+	cap = (cap + PKEY_BLOCK_SIZE - 1) / PKEY_BLOCK_SIZE;
+	return cap > PKEY_MAX_BLOCKS ? PKEY_MAX_BLOCKS : cap;
+}
+
+int fabric_pkey_alloc(struct fab_node *n, unsigned pn, unsigned blocks)
+{
+	struct fab_port *p = &n->ports[pn];
+
+	free(p->pkeys);
+	p->pkeys = NULL;
+	p->pkey_blocks = p->pkey_read = 0;
+	if (!blocks || blocks > PKEY_MAX_BLOCKS)
+		return blocks ? -EINVAL : 0;
+	p->pkeys = calloc((size_t)blocks * PKEY_BLOCK_SIZE, sizeof(*p->pkeys));
+	if (!p->pkeys)
+		return -ENOMEM;
+	p->pkey_blocks = (uint16_t)blocks;
+	return 0;
 }

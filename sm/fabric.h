@@ -27,7 +27,22 @@ struct fab_port {
 	uint8_t  lmc;			/* assigned LMC for that LID range */
 	uint8_t  hops;			/* DR path to this port (CA ports) */
 	uint8_t  path[SMP_MAX_HOPS + 1];
+	/*
+	 * P_KeyTable (14.2.5.7) as read by the discovery and updated by our
+	 * Sets: pkey_blocks blocks of 32 entries, wire order.  Read on the
+	 * ports OpenSM reads (see fabric_pkey_blocks()); NULL elsewhere.
+	 * pkey_read counts the blocks answered: the table is known only when
+	 * it equals pkey_blocks.
+	 */
+	__be16  *pkeys;
+	uint16_t pkey_blocks;
+	uint16_t pkey_read;
 };
+
+/* P_Key table entries per block (14.2.5.7) and the most blocks a port can
+ * have (PartitionCap is 16 bits). */
+#define PKEY_BLOCK_SIZE		32
+#define PKEY_MAX_BLOCKS		2048
 
 struct fab_node {
 	uint64_t guid;
@@ -35,15 +50,24 @@ struct fab_node {
 	uint8_t  type;			/* NODE_TYPE_* */
 	uint8_t  num_ports;
 	uint16_t device_id;
+	uint16_t partition_cap;		/* NodeInfo:PartitionCap */
 	uint32_t revision;
 	uint32_t vendor_id;
-	uint16_t partition_cap;		/* NodeInfo:PartitionCap */
 	char     desc[65];
 	bool     has_desc;
 	bool     has_switch_info;
 	struct smp_switch_info si;
 	uint8_t  hops;			/* DR path first used to reach it */
 	uint8_t  path[SMP_MAX_HOPS + 1];
+	/*
+	 * Switches: the MulticastForwardingTable the SM holds for it, one
+	 * PortMask (wire order) per MLID 0xC000 + i and 16-port position:
+	 * mft[i * mft_positions + pos], mft_entries MLIDs.  NULL until
+	 * multicast groups exist: nothing fills it yet.
+	 */
+	__be16  *mft;
+	uint16_t mft_entries;
+	uint8_t  mft_positions;
 	struct fab_port *ports;		/* num_ports + 1 entries; [0] switch mgmt port */
 };
 
@@ -94,6 +118,22 @@ struct fabric_counts {
 void fabric_count(const struct fabric *f, struct fabric_counts *c);
 
 const char *fabric_node_type_str(uint8_t type);
+
+/*
+ * Blocks of the P_Key table of port `pn` that the SM reads and manages,
+ * 0 for none.  Like OpenSM 3.3.23: every CA/router port and switch port 0
+ * (NodeInfo:PartitionCap entries) and every switch port that is up
+ * (SwitchInfo:PartitionEnforcementCap entries; 0 when the switch does not
+ * enforce partitions).
+ */
+unsigned fabric_pkey_blocks(const struct fab_node *n, unsigned pn);
+/* Allocate port `pn`'s table for `blocks` blocks (zeroed).  -ENOMEM. */
+int fabric_pkey_alloc(struct fab_node *n, unsigned pn, unsigned blocks);
+/* The table is known: every block was read. */
+static inline bool fabric_pkey_known(const struct fab_port *p)
+{
+	return p->pkeys && p->pkey_blocks && p->pkey_read == p->pkey_blocks;
+}
 
 /*
  * CapabilityMask that applies to a port.  Switch external ports do not

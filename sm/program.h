@@ -107,6 +107,16 @@ bool port_memos_settled(const struct port_memos *m, uint64_t node_guid,
 			uint8_t pn, const struct pi_key *want,
 			const struct pi_key *now);
 
+/*
+ * Queue the P_KeyTable Sets port `pn` of node `id` needs to hold the
+ * default partition the way OpenSM 3.3.23 sets it up without a
+ * partitions.conf (see program.c), only for blocks that differ from the
+ * table read by the discovery.  The model's table is updated from each
+ * answer.  Returns the number of Sets queued, or -errno.
+ */
+int program_pkeys(struct smp_batch *b, struct fabric *f, int32_t id,
+		  unsigned pn);
+
 /* DR path to a node's port (CA ports have their own; else the node's). */
 void port_path(const struct fabric *f, int32_t id, uint8_t pn,
 	       const uint8_t **path, unsigned *hops);

@@ -168,6 +168,9 @@ static void answer_table(struct sa_agent *sa, const struct sa_mad *req,
 			       t->rec_size);
 		rmpp_set_single(&hdr, len);
 		sa->stats.answered++;
+		/* Only the headers and the records, as OpenSM sends them: a
+		 * client without kernel RMPP (umad2sim) counts records from
+		 * the length it receives. */
 		mad_engine_send_oneway(sm->engine, &hdr,
 				       offsetof(struct sa_mad, data) + len, &to);
 		return;

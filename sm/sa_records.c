@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "sm/sa_index.h"
+#include "sm/sa_tables.h"
 
 /* SA QP1 Q_Key (13.5.1) */
 #define QP1_QKEY		0x80010000u
@@ -837,5 +838,5 @@ const struct sa_attr *sa_attr_find(uint16_t attr_id)
 	for (size_t i = 0; i < NELEM(attrs); i++)
 		if (attrs[i].attr_id == attr_id)
 			return &attrs[i];
-	return NULL;
+	return sa_tables_find(attr_id);
 }

@@ -7,7 +7,8 @@
  *   PLAN       LIDs (sm/lid.c, guid2lid cache), routes (routing/)
  *   PROGRAM    every Set that changes something, all in flight together:
  *              SwitchInfo, LFT blocks that differ from the switch's image,
- *              PortInfo (LIDs, link parameters, INIT -> ARMED)
+ *              PortInfo (LIDs, link parameters, INIT -> ARMED), P_Key
+ *              blocks that differ from the default partition
  *   ACTIVATE   PortInfo ARMED -> ACTIVE (both ends are ARMED by now)
  *   UP         the new model replaces the old one; dumps are written
  *
@@ -266,6 +267,8 @@ static bool more_program(struct smp_batch *b, void *arg)
 			? PORT_STATE_ARMED : PORT_STATE_NOP;
 		rc = set_port(sw, id, (uint8_t)pn, want, sw->rereg && endport);
 	}
+	for (unsigned pn = 0; pn <= n->num_ports && rc >= 0; pn++)
+		rc = program_pkeys(b, f, id, pn);
 	if (rc < 0) {
 		log_err("ERR 0202: cannot queue Sets: %s", strerror(-rc));
 		b->failed++;

@@ -1,0 +1,455 @@
+/*
+ * sa_tables.c - the per-port table records of the SA (15.2.5):
+ * P_KeyTableRecord, SLtoVLMappingTableRecord, VLArbitrationTableRecord
+ * and MulticastForwardingTableRecord, each with its ComponentMask table
+ * (see sa.h).  sa_attr_find() (sm/sa_records.c) falls back to
+ * sa_tables_find() for these.
+ *
+ * What OpenSM 3.3.23 answers (default options: no partitions.conf, QoS
+ * off), found on ibsim's fat2-small fabric with saquery and smpquery:
+ *
+ *   P_KeyTableRecord   only to trusted requests (SM_Key = its sa_key,
+ *                      default 1; else ERR_REQ_INVALID).  Records come
+ *                      from the tables it read in discovery: every block
+ *                      (PartitionCap / 32) of CA ports and switch port 0,
+ *                      every block (PartitionEnforcementCap / 32) of
+ *                      switch ports that are up; none of down ports.  A
+ *                      BlockNum component returns that block whatever it
+ *                      is (zeros when never read).  PortNum selects a
+ *                      switch port (0..NumPorts) and is ignored for CAs.
+ *   SL2VLTableRecord   OpenSM neither reads nor sets SL-to-VL tables
+ *                      with QoS off, so every table is zero.  A switch
+ *                      gives one record per (in, out) pair 0..NumPorts,
+ *                      out port in the outer loop; a CA one record, in 0
+ *                      out 0, whatever the port components say.
+ *   VLArbTableRecord   not read either: zero tables.  Blocks 1-4 (low
+ *                      0-31, low 32-63, high 0-31, high 32-63) of every
+ *                      switch port 0..NumPorts, of the CA's port (port
+ *                      component ignored for CAs); BlockNum outside 1-4
+ *                      matches nothing.
+ *   MFTRecord          nothing: its default IPoIB broadcast group
+ *                      (0xC000) has no members, so no switch holds an
+ *                      MFT entry.  ibsm has no groups yet: the model holds
+ *                      no MFT and the answer is empty as well.
+ *
+ * Tables without a LID component list end ports in OpenSM's port-GUID
+ * order (as sa_records.c does); a LID component matches every LID of
+ * the port's LMC range and the record carries the base LID (switches:
+ * port 0's).  Components the generators do not interpret are compared
+ * with sa_match(), as everywhere else.
+ *
+ * Where ibsm differs: ibsim shows real SL2VL and VLArb tables through
+ * smpquery that OpenSM (and so ibsm) report as zeros; an InputPortNum or
+ * OutputPortNum above NumPorts matches nothing here, where OpenSM answers
+ * a record for in port NumPorts+1 and stops answering for out port
+ * NumPorts+1.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sm/sa_index.h"
+#include "sm/sa_tables.h"
+
+/* OpenSM's default sa_key: the SM_Key of a trusted SA request (15.2.2.1). */
+#define SA_TRUSTED_KEY		1ull
+
+/* VLArbitrationTable blocks (14.2.5.9): 1-2 low priority, 3-4 high. */
+#define VLARB_FIRST_BLOCK	1
+#define VLARB_LAST_BLOCK	4
+
+/*
+ * The end ports a query covers: the owner of the template's LID when the
+ * LID component is set, else every end port in OpenSM's order (the SA
+ * index keeps that order).  *out is malloc'ed (free it); returns the
+ * count or -ENOMEM.
+ */
+static int ends_of(const struct sa_view *v, const struct sa_query *q,
+		   uint16_t lid, struct port_ref **out)
+{
+	struct port_ref one, *r;
+	size_t n;
+	int rc;
+
+	*out = NULL;
+	if (!has_fabric(v))
+		return 0;
+	if (q->comp_mask & BIT(0)) {
+		rc = lid_lookup(v, lid, &one);
+		if (rc <= 0)
+			return rc;
+		n = 1;
+	} else {
+		if ((rc = index_get(v)) < 0)
+			return rc;
+		n = sa_idx.n_ends;
+	}
+	r = malloc((n + 1) * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	if (q->comp_mask & BIT(0))
+		r[0] = one;
+	else
+		memcpy(r, sa_idx.ends, n * sizeof(*r));
+	*out = r;
+	return (int)n;
+}
+
+/* The LID of a record about port `pn` of `n`: switches give port 0's. */
+static uint16_t record_lid(const struct fab_node *n, unsigned pn)
+{
+	return n->ports[n->type == NODE_TYPE_SWITCH ? 0 : pn].lid;
+}
+
+/* The request's SM_Key.  The agent hands generators the SA data of the
+ * request MAD (sa.h: tmpl), so the header is just before it. */
+static uint64_t request_sm_key(const struct sa_query *q)
+{
+	const struct sa_mad *m;
+
+	if (!q->tmpl || q->tmpl_len != SA_DATA_SIZE)
+		return 0;
+	m = (const void *)(q->tmpl - offsetof(struct sa_mad, data));
+	return be64toh(m->sm_key);
+}
+
+/* ------------------------------------------------------------------ */
+/* P_KeyTableRecord (15.2.5.11)                                         */
+
+enum { PKTR_LID, PKTR_BLOCK, PKTR_PORT };
+
+static const struct sa_field pktr_fields[] = {
+	FLD(0, 16),	/* 0 LID */
+	FLD(16, 16),	/* 1 BlockNum */
+	FLD(32, 8),	/* 2 PortNum */
+	FLD(40, 24),	/* 3 Reserved */
+	FLD(64, 512),	/* 4 P_KeyTable */
+};
+
+/*
+ * OpenSM 3.3.23 writes P_KeyTableRecord:BlockNum in host order (little
+ * endian on x86) and saquery prints it without swapping, so the two agree
+ * on "Block 1" where a big-endian field would print as 256.  We answer
+ * the same bytes so that records compare field by field with OpenSM's;
+ * the request's BlockNum is read big endian, as both do.  Set to 0 for
+ * the wire order of 15.2.5.11.
+ */
+#define PKTR_BLOCK_OPENSM_ORDER	1
+
+static __be16 pktr_block_num(unsigned block)
+{
+	uint16_t b = (uint16_t)block;
+
+	if (PKTR_BLOCK_OPENSM_ORDER) {
+		__be16 v;
+		uint8_t bytes[2] = { (uint8_t)(b & 0xff), (uint8_t)(b >> 8) };
+		memcpy(&v, bytes, sizeof(v));
+		return v;
+	}
+	return htobe16(b);
+}
+
+static int pktr_block(const struct sa_query *q, const struct fab_node *n,
+		      unsigned pn, unsigned block, struct sa_table *out)
+{
+	const struct fab_port *p = &n->ports[pn];
+	struct sa_pkey_table_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.lid = htobe16(record_lid(n, pn));
+	r.block_num = pktr_block_num(block);
+	r.port_num = (uint8_t)pn;
+	/* Blocks never read (or beyond the port's table) answer zeros. */
+	if (p->pkeys && block < p->pkey_blocks)
+		memcpy(r.pkeys, p->pkeys + (size_t)block * PKEY_BLOCK_SIZE,
+		       sizeof(r.pkeys));
+	if (!sa_match(pktr_fields, NELEM(pktr_fields), q->comp_mask &
+		      ~(BIT(PKTR_LID) | BIT(PKTR_BLOCK) | BIT(PKTR_PORT)),
+		      &r, q->tmpl))
+		return 0;
+	return sa_table_add(out, &r);
+}
+
+static int pktr_port(const struct sa_query *q, const struct fab_node *n,
+		     unsigned pn, struct sa_table *out)
+{
+	const struct sa_pkey_table_record *t = (const void *)q->tmpl;
+	const struct fab_port *p = &n->ports[pn];
+	int rc = 0;
+
+	if (q->comp_mask & BIT(PKTR_BLOCK))
+		return pktr_block(q, n, pn, be16toh(t->block_num), out);
+	for (unsigned b = 0; p->pkeys && b < p->pkey_blocks && rc == 0; b++)
+		rc = pktr_block(q, n, pn, b, out);
+	return rc;
+}
+
+static int gen_pkey_table_record(const struct sa_view *v,
+				 const struct sa_query *q, struct sa_table *out)
+{
+	const struct sa_pkey_table_record *t = (const void *)q->tmpl;
+	struct port_ref *e;
+	int rc, n;
+
+	/* 15.2.5.11 (C15-0.2.2): P_KeyTableRecords go to trusted requesters
+	 * only; OpenSM answers others with ERR_REQ_INVALID. */
+	if (request_sm_key(q) != SA_TRUSTED_KEY)
+		return -SA_STATUS_REQ_INVALID;
+	n = ends_of(v, q, be16toh(t->lid), &e);
+	if (n < 0)
+		return n;
+	rc = 0;
+	for (int i = 0; i < n && rc == 0; i++) {
+		const struct fab_node *nd = fabric_node(v->f, e[i].node);
+
+		if (nd->type != NODE_TYPE_SWITCH) {
+			/* a CA's records are those of the port that owns
+			 * the LID; the PortNum component is not compared */
+			rc = pktr_port(q, nd, e[i].port, out);
+		} else if (q->comp_mask & BIT(PKTR_PORT)) {
+			if (t->port_num <= nd->num_ports)
+				rc = pktr_port(q, nd, t->port_num, out);
+		} else {
+			for (unsigned pn = 0; pn <= nd->num_ports && rc == 0; pn++)
+				rc = pktr_port(q, nd, pn, out);
+		}
+	}
+	free(e);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* SLtoVLMappingTableRecord (15.2.5.4)                                  */
+
+enum { SL2VL_LID, SL2VL_IN, SL2VL_OUT };
+
+static const struct sa_field sl2vl_fields[] = {
+	FLD(0, 16),	/* 0 LID */
+	FLD(16, 8),	/* 1 InputPortNum */
+	FLD(24, 8),	/* 2 OutputPortNum */
+	FLD(32, 32),	/* 3 Reserved */
+	FLD(64, 64),	/* 4 SLtoVLMappingTable */
+};
+
+/* One record; the table is zero: the SM does not read SL-to-VL tables
+ * (see the top of this file). */
+static int sl2vl_one(const struct sa_query *q, const struct fab_node *n,
+		     unsigned pn, unsigned in, unsigned outp,
+		     struct sa_table *out)
+{
+	struct sa_sl2vl_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.lid = htobe16(record_lid(n, pn));
+	r.in_port = (uint8_t)in;
+	r.out_port = (uint8_t)outp;
+	if (!sa_match(sl2vl_fields, NELEM(sl2vl_fields), q->comp_mask &
+		      ~(BIT(SL2VL_LID) | BIT(SL2VL_IN) | BIT(SL2VL_OUT)),
+		      &r, q->tmpl))
+		return 0;
+	return sa_table_add(out, &r);
+}
+
+static int gen_sl2vl_record(const struct sa_view *v, const struct sa_query *q,
+			    struct sa_table *out)
+{
+	const struct sa_sl2vl_record *t = (const void *)q->tmpl;
+	struct port_ref *e;
+	int rc = 0, n;
+
+	n = ends_of(v, q, be16toh(t->lid), &e);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n && rc == 0; i++) {
+		const struct fab_node *nd = fabric_node(v->f, e[i].node);
+		unsigned o0 = 0, o1 = nd->num_ports, i0 = 0, i1 = nd->num_ports;
+
+		if (nd->type != NODE_TYPE_SWITCH) {
+			/* OpenSM: one table per CA port, in 0 out 0 */
+			rc = sl2vl_one(q, nd, e[i].port, 0, 0, out);
+			continue;
+		}
+		if (q->comp_mask & BIT(SL2VL_OUT))
+			o0 = o1 = t->out_port;
+		if (q->comp_mask & BIT(SL2VL_IN))
+			i0 = i1 = t->in_port;
+		if (o1 > nd->num_ports || i1 > nd->num_ports)
+			continue;
+		for (unsigned o = o0; o <= o1 && rc == 0; o++)
+			for (unsigned in = i0; in <= i1 && rc == 0; in++)
+				rc = sl2vl_one(q, nd, 0, in, o, out);
+	}
+	free(e);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* VLArbitrationTableRecord (15.2.5.9)                                  */
+
+enum { VLAR_LID, VLAR_PORT, VLAR_BLOCK };
+
+static const struct sa_field vlar_fields[] = {
+	FLD(0, 16),	/* 0 LID */
+	FLD(16, 8),	/* 1 OutputPortNum */
+	FLD(24, 8),	/* 2 BlockNum */
+	FLD(32, 32),	/* 3 Reserved */
+	FLD(64, 512),	/* 4 VLArbitrationTable */
+};
+
+static int vlar_port(const struct sa_query *q, const struct fab_node *n,
+		     unsigned pn, struct sa_table *out)
+{
+	const struct sa_vlarb_record *t = (const void *)q->tmpl;
+	unsigned b0 = VLARB_FIRST_BLOCK, b1 = VLARB_LAST_BLOCK;
+	int rc = 0;
+
+	if (q->comp_mask & BIT(VLAR_BLOCK)) {
+		if (t->block_num < b0 || t->block_num > b1)
+			return 0;
+		b0 = b1 = t->block_num;
+	}
+	for (unsigned b = b0; b <= b1 && rc == 0; b++) {
+		struct sa_vlarb_record r;
+
+		/* zero table: not read (see the top of this file) */
+		memset(&r, 0, sizeof(r));
+		r.lid = htobe16(record_lid(n, pn));
+		r.port_num = (uint8_t)pn;
+		r.block_num = (uint8_t)b;
+		if (sa_match(vlar_fields, NELEM(vlar_fields), q->comp_mask &
+			     ~(BIT(VLAR_LID) | BIT(VLAR_PORT) | BIT(VLAR_BLOCK)),
+			     &r, q->tmpl))
+			rc = sa_table_add(out, &r);
+	}
+	return rc;
+}
+
+static int gen_vlarb_record(const struct sa_view *v, const struct sa_query *q,
+			    struct sa_table *out)
+{
+	const struct sa_vlarb_record *t = (const void *)q->tmpl;
+	struct port_ref *e;
+	int rc = 0, n;
+
+	n = ends_of(v, q, be16toh(t->lid), &e);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n && rc == 0; i++) {
+		const struct fab_node *nd = fabric_node(v->f, e[i].node);
+
+		if (nd->type != NODE_TYPE_SWITCH) {
+			/* OutputPortNum is not compared for a CA */
+			rc = vlar_port(q, nd, e[i].port, out);
+		} else if (q->comp_mask & BIT(VLAR_PORT)) {
+			if (t->port_num <= nd->num_ports)
+				rc = vlar_port(q, nd, t->port_num, out);
+		} else {
+			for (unsigned pn = 0; pn <= nd->num_ports && rc == 0; pn++)
+				rc = vlar_port(q, nd, pn, out);
+		}
+	}
+	free(e);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* MulticastForwardingTableRecord (15.2.5.8)                            */
+
+enum { MFTR_LID, MFTR_POSITION, MFTR_RESV, MFTR_BLOCK };
+
+static const struct sa_field mftr_fields[] = {
+	FLD(0, 16),	/* 0 LID */
+	FLD(16, 4),	/* 1 Position */
+	FLD(20, 3),	/* 2 Reserved */
+	FLD(23, 9),	/* 3 BlockNum */
+	FLD(32, 32),	/* 4 Reserved */
+	FLD(64, 512),	/* 5 MulticastForwardingTable */
+};
+
+/* MFT blocks hold 32 MLIDs (14.2.5.12). */
+#define MFT_BLOCK_SIZE		32
+
+static int mftr_switch(const struct sa_query *q, const struct fab_node *n,
+		       struct sa_table *out)
+{
+	const struct sa_mft_record *t = (const void *)q->tmpl;
+	unsigned blocks = (n->mft_entries + MFT_BLOCK_SIZE - 1) / MFT_BLOCK_SIZE;
+	unsigned want_pos = be16toh(t->position_block) >> 12;
+	unsigned want_blk = be16toh(t->position_block) & 0x1ff;
+	int rc = 0;
+
+	if (!n->mft || !n->mft_positions)
+		return 0;
+	for (unsigned b = 0; b < blocks && rc == 0; b++) {
+		if ((q->comp_mask & BIT(MFTR_BLOCK)) && b != want_blk)
+			continue;
+		for (unsigned pos = 0; pos < n->mft_positions && rc == 0; pos++) {
+			struct sa_mft_record r;
+
+			if ((q->comp_mask & BIT(MFTR_POSITION)) && pos != want_pos)
+				continue;
+			memset(&r, 0, sizeof(r));
+			r.lid = htobe16(n->ports[0].lid);
+			r.position_block = htobe16((uint16_t)(pos << 12 | b));
+			for (unsigned i = 0; i < MFT_BLOCK_SIZE; i++) {
+				unsigned m = b * MFT_BLOCK_SIZE + i;
+
+				if (m < n->mft_entries)
+					r.mft[i] = n->mft[m * n->mft_positions + pos];
+			}
+			if (sa_match(mftr_fields, NELEM(mftr_fields),
+				     q->comp_mask & ~(BIT(MFTR_LID) |
+						      BIT(MFTR_POSITION) |
+						      BIT(MFTR_BLOCK)), &r, q->tmpl))
+				rc = sa_table_add(out, &r);
+		}
+	}
+	return rc;
+}
+
+static int gen_mft_record(const struct sa_view *v, const struct sa_query *q,
+			  struct sa_table *out)
+{
+	const struct sa_mft_record *t = (const void *)q->tmpl;
+	struct port_ref *e;
+	int rc = 0, n;
+
+	n = ends_of(v, q, be16toh(t->lid), &e);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n && rc == 0; i++) {
+		const struct fab_node *nd = fabric_node(v->f, e[i].node);
+
+		if (nd->type == NODE_TYPE_SWITCH)
+			rc = mftr_switch(q, nd, out);
+	}
+	free(e);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+
+static const struct sa_attr table_attrs[] = {
+	{ SA_ATTR_PKEY_TABLE_RECORD, "P_KeyTableRecord",
+	  sizeof(struct sa_pkey_table_record), pktr_fields, NELEM(pktr_fields),
+	  gen_pkey_table_record },
+	{ SA_ATTR_SL2VL_RECORD, "SLtoVLMappingTableRecord",
+	  sizeof(struct sa_sl2vl_record), sl2vl_fields, NELEM(sl2vl_fields),
+	  gen_sl2vl_record },
+	{ SA_ATTR_VL_ARB_RECORD, "VLArbitrationTableRecord",
+	  sizeof(struct sa_vlarb_record), vlar_fields, NELEM(vlar_fields),
+	  gen_vlarb_record },
+	{ SA_ATTR_MFT_RECORD, "MulticastForwardingTableRecord",
+	  sizeof(struct sa_mft_record), mftr_fields, NELEM(mftr_fields),
+	  gen_mft_record },
+};
+
+const struct sa_attr *sa_tables_find(uint16_t attr_id)
+{
+	for (size_t i = 0; i < NELEM(table_attrs); i++)
+		if (table_attrs[i].attr_id == attr_id)
+			return &table_attrs[i];
+	return NULL;
+}
