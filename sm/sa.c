@@ -301,6 +301,7 @@ static void on_request(void *arg, const void *mad, size_t len,
 		.tmpl = req->data,
 		.tmpl_len = sizeof(req->data),
 		.requester_lid = from->lid,
+		.sm_key = be64toh(req->sm_key),
 	};
 	if (!sa_mask_valid(a->nfields, q.comp_mask)) {
 		answer(sa, req, from, SA_STATUS_REQ_INVALID, NULL, a->rec_size);

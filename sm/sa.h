@@ -49,6 +49,7 @@ struct sa_query {
 	const uint8_t *tmpl;		/* the request's record (SA data) */
 	size_t   tmpl_len;		/* SA_DATA_SIZE */
 	uint16_t requester_lid;
+	uint64_t sm_key;		/* SA header SM_Key: 1 = trusted (15.2.2.1) */
 };
 
 /* What a generator sees: the subnet as of the last SUBNET UP. */

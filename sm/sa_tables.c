@@ -103,18 +103,6 @@ static uint16_t record_lid(const struct fab_node *n, unsigned pn)
 	return n->ports[n->type == NODE_TYPE_SWITCH ? 0 : pn].lid;
 }
 
-/* The request's SM_Key.  The agent hands generators the SA data of the
- * request MAD (sa.h: tmpl), so the header is just before it. */
-static uint64_t request_sm_key(const struct sa_query *q)
-{
-	const struct sa_mad *m;
-
-	if (!q->tmpl || q->tmpl_len != SA_DATA_SIZE)
-		return 0;
-	m = (const void *)(q->tmpl - offsetof(struct sa_mad, data));
-	return be64toh(m->sm_key);
-}
-
 /* ------------------------------------------------------------------ */
 /* P_KeyTableRecord (15.2.5.11)                                         */
 
@@ -195,7 +183,7 @@ static int gen_pkey_table_record(const struct sa_view *v,
 
 	/* 15.2.5.11 (C15-0.2.2): P_KeyTableRecords go to trusted requesters
 	 * only; OpenSM answers others with ERR_REQ_INVALID. */
-	if (request_sm_key(q) != SA_TRUSTED_KEY)
+	if (q->sm_key != SA_TRUSTED_KEY)
 		return -SA_STATUS_REQ_INVALID;
 	n = ends_of(v, q, be16toh(t->lid), &e);
 	if (n < 0)

@@ -69,7 +69,7 @@ static int query(uint16_t attr, uint64_t mask, const void *tmpl, size_t len,
 	memcpy(m.data, tmpl, len);
 	q = (struct sa_query){ .method = MAD_METHOD_GET_TABLE, .attr_id = attr,
 			       .comp_mask = mask, .tmpl = m.data,
-			       .tmpl_len = sizeof(m.data) };
+			       .tmpl_len = sizeof(m.data), .sm_key = key };
 	memset(t, 0, sizeof(*t));
 	t->rec_size = a->rec_size;
 	return a->gen(&v, &q, t);
