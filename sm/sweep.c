@@ -267,8 +267,12 @@ static bool more_program(struct smp_batch *b, void *arg)
 			? PORT_STATE_ARMED : PORT_STATE_NOP;
 		rc = set_port(sw, id, (uint8_t)pn, want, sw->rereg && endport);
 	}
-	for (unsigned pn = 0; pn <= n->num_ports && rc >= 0; pn++)
+	for (unsigned pn = 0; pn <= n->num_ports && rc >= 0; pn++) {
 		rc = program_pkeys(b, f, id, pn);
+		if (rc > 0)
+			log_debug("P_KeyTable Set 0x%016" PRIx64 " port %u: %d "
+				  "block(s)", n->guid, pn, rc);
+	}
 	if (rc < 0) {
 		log_err("ERR 0202: cannot queue Sets: %s", strerror(-rc));
 		b->failed++;
