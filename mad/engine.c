@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "mad/engine.h"
+#include "mad/sa_wire.h"
 
 #define TID_BUCKETS	4096		/* power of two */
 
@@ -483,6 +484,21 @@ static void dispatch_unsolicited(struct mad_engine *e, const void *mad,
 	e->stats.dropped++;
 }
 
+/*
+ * Does the answer's AttributeID fit the request's?  The same, except that
+ * SubnAdmGetMultiResp answers a GetMulti(MultiPathRecord) with PathRecords
+ * (IBA 15.2.5.20), and OpenSM names them so in AttributeID.
+ */
+static bool response_attr_ok(const struct mad_hdr *req, const struct mad_hdr *h)
+{
+	if (h->attr_id == req->attr_id)
+		return true;
+	return req->mgmt_class == MAD_CLASS_SA &&
+	       req->method == MAD_METHOD_GETMULTI &&
+	       be16toh(req->attr_id) == SA_ATTR_MULTIPATH_RECORD &&
+	       be16toh(h->attr_id) == SA_ATTR_PATH_RECORD;
+}
+
 void mad_engine_recv(struct mad_engine *e, const void *mad, size_t len,
 		     const struct mad_addr *from, int status)
 {
@@ -523,7 +539,7 @@ void mad_engine_recv(struct mad_engine *e, const void *mad, size_t len,
 		}
 		return;
 	}
-	if (h->mgmt_class != req->mgmt_class || h->attr_id != req->attr_id ||
+	if (h->mgmt_class != req->mgmt_class || !response_attr_ok(req, h) ||
 	    h->method != response_method(req->method)) {
 		e->stats.dropped++;
 		return;

@@ -153,6 +153,42 @@ struct sa_path_record {
 } __attribute__((packed));
 static_assert(sizeof(struct sa_path_record) == 64, "PathRecord is 64");
 
+/*
+ * MultiPathRecord (15.2.5.20), the request of SubnAdmGetMulti: path
+ * parameters like PathRecord's, then SGIDCount source GIDs followed by
+ * DGIDCount destination GIDs (SDGID).  The GID list is variable: a
+ * request may span several RMPP segments.  The fixed part is 24 bytes,
+ * so one MAD's 200 data bytes hold 11 GIDs.  The answer is PathRecords.
+ */
+#define SA_MPR_FIXED_SIZE	24
+#define SA_MPR_GIDS_ONE_MAD	((SA_DATA_SIZE - SA_MPR_FIXED_SIZE) / 16)
+struct sa_multipath_record {
+	__be32   hop_flow_raw;		/* RawTraffic:1 resv:3 FlowLabel:20 HopLimit:8 */
+	uint8_t  tclass;
+	uint8_t  num_path;		/* Reversible:1 NumbPath:7 */
+	__be16   pkey;
+	__be16   qos_class_sl;		/* QoSClass:12 SL:4 */
+	uint8_t  mtu;			/* MTUSelector:2 MTU:6 */
+	uint8_t  rate;			/* RateSelector:2 Rate:6 */
+	uint8_t  pkt_life;		/* PacketLifeTimeSelector:2 PacketLifeTime:6 */
+	uint8_t  service_id_msb;	/* ServiceID bits 63-56 */
+	uint8_t  independence;		/* IndependenceSelector:2 resv:6 */
+	uint8_t  sgid_count;
+	uint8_t  dgid_count;
+	uint8_t  service_id_lsb[7];	/* ServiceID bits 55-0 */
+	uint8_t  gids[][16];		/* SGIDs, then DGIDs */
+} __attribute__((packed));
+static_assert(sizeof(struct sa_multipath_record) == SA_MPR_FIXED_SIZE,
+	      "MultiPathRecord fixed part is 24");
+static_assert(offsetof(struct sa_multipath_record, independence) == 14,
+	      "IndependenceSelector at 14");
+static_assert(offsetof(struct sa_multipath_record, sgid_count) == 15,
+	      "SGIDCount at 15");
+static_assert(offsetof(struct sa_multipath_record, service_id_lsb) == 17,
+	      "ServiceID LSB at 17");
+static_assert(offsetof(struct sa_multipath_record, gids) == 24, "SDGID at 24");
+static_assert(SA_MPR_GIDS_ONE_MAD == 11, "11 GIDs fit one MAD");
+
 /* Size of one record in an SA table: AttributeOffset words of 8 bytes. */
 static inline unsigned sa_record_stride(size_t record_size)
 {

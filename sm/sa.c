@@ -9,6 +9,9 @@
  *   Get         exactly one record, else NO_RECORDS / TOO_MANY_RECORDS
  *   GetTable    every matching record, through RMPP (mad/rmpp.c), like
  *               OpenSM even when they fit one MAD
+ *   GetMulti    MultiPathRecord (15.2.5.20): a request that is itself an
+ *               RMPP transfer (one segment supported), answered like
+ *               GetTable with PathRecords
  *
  * Anything else is answered with the status the spec gives it and never
  * crashes the SM: every request is untrusted.
@@ -230,13 +233,18 @@ static void on_unmatched(void *arg, const void *mad, size_t len,
 static bool method_known(uint8_t m)
 {
 	return m == MAD_METHOD_GET || m == MAD_METHOD_SET ||
-	       m == MAD_METHOD_GET_TABLE || m == MAD_METHOD_DELETE;
+	       m == MAD_METHOD_GET_TABLE || m == MAD_METHOD_DELETE ||
+	       m == MAD_METHOD_GETMULTI;
 }
 
 /* Which methods each attribute takes (15.4, table 209). */
 static bool method_allowed(uint16_t attr, uint8_t m)
 {
+	if ((attr == SA_ATTR_MULTIPATH_RECORD) != (m == MAD_METHOD_GETMULTI))
+		return false;		/* GetMulti is MultiPathRecord's alone */
 	switch (attr) {
+	case SA_ATTR_MULTIPATH_RECORD:
+		return true;
 	case SA_ATTR_SERVICE_RECORD:
 		return true;
 	case SA_ATTR_INFORM_INFO:
@@ -246,6 +254,34 @@ static bool method_allowed(uint16_t attr, uint8_t m)
 	default:
 		return m == MAD_METHOD_GET || m == MAD_METHOD_GET_TABLE;
 	}
+}
+
+/*
+ * The SA data bytes a request carries.  Every request is one MAD except
+ * GetMulti, which is an RMPP transfer (15.2.5.20, 13.6.2): accepted here
+ * as one DATA segment that is FIRST and LAST, whose PayloadLength (class
+ * header + data, 0: not given) says how much of the MAD is the request;
+ * a GetMulti without RMPP counts as one such segment.  -1: not a request
+ * we take (a transfer of several segments, a bad RMPP header).
+ */
+static int request_payload(const struct sa_mad *req)
+{
+	const struct rmpp_hdr *r = &req->rmpp;
+	uint32_t plen;
+
+	if (!(r->resptime_flags & RMPP_FLAG_ACTIVE))
+		return SA_DATA_SIZE;
+	if (req->hdr.method != MAD_METHOD_GETMULTI || rmpp_validate(req) < 0 ||
+	    r->type != RMPP_TYPE_DATA || be32toh(r->data1) != 1 ||
+	    (rmpp_flags(r) & (RMPP_FLAG_FIRST | RMPP_FLAG_LAST)) !=
+	    (RMPP_FLAG_FIRST | RMPP_FLAG_LAST))
+		return -1;
+	plen = be32toh(r->data2);
+	if (plen == 0)
+		return SA_DATA_SIZE;
+	if (plen < SA_HDR_SIZE || plen > RMPP_SEG_PAYLOAD)
+		return -1;
+	return (int)(plen - SA_HDR_SIZE);
 }
 
 static void on_request(void *arg, const void *mad, size_t len,
@@ -284,8 +320,9 @@ static void on_request(void *arg, const void *mad, size_t len,
 		       a ? a->rec_size : 0);
 		return;
 	}
-	if (req->rmpp.resptime_flags & RMPP_FLAG_ACTIVE) {
-		/* A request is one MAD; a multi-packet request is not ours. */
+	int payload = request_payload(req);
+	if (payload < 0) {
+		/* A request is one MAD (one RMPP segment for GetMulti). */
 		answer(sa, req, from, SA_STATUS_REQ_INVALID, NULL, a->rec_size);
 		return;
 	}
@@ -299,7 +336,7 @@ static void on_request(void *arg, const void *mad, size_t len,
 		.attr_mod = be32toh(req->hdr.attr_mod),
 		.comp_mask = be64toh(req->comp_mask),
 		.tmpl = req->data,
-		.tmpl_len = sizeof(req->data),
+		.tmpl_len = (size_t)payload,
 		.requester_lid = from->lid,
 		.sm_key = be64toh(req->sm_key),
 	};
@@ -328,6 +365,13 @@ static void on_request(void *arg, const void *mad, size_t len,
 		answer(sa, req, from, st, NULL, a->rec_size);
 	} else if (q.method == MAD_METHOD_GET_TABLE) {
 		answer_table(sa, req, from, &t);
+	} else if (q.method == MAD_METHOD_GETMULTI) {
+		/* GetMultiResp carries PathRecords (15.2.5.20); OpenSM names
+		 * them so in AttributeID too. */
+		struct sa_mad resp_hdr = *req;
+
+		resp_hdr.hdr.attr_id = htobe16(SA_ATTR_PATH_RECORD);
+		answer_table(sa, &resp_hdr, from, &t);
 	} else if (t.count == 0) {
 		answer(sa, req, from, SA_STATUS_NO_RECORDS, NULL, a->rec_size);
 	} else if (t.count > 1 && q.method != MAD_METHOD_DELETE) {

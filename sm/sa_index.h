@@ -105,4 +105,10 @@ extern const struct sa_field pr_fields[PR_NFIELDS];
 int gen_path_record(const struct sa_view *v, const struct sa_query *q,
 		    struct sa_table *out);
 
+/* sm/sa_path.c: MultiPathRecord (15.2.5.20), answered with PathRecords */
+#define MPR_NFIELDS	22
+extern const struct sa_field mpr_fields[MPR_NFIELDS];
+int gen_multipath_record(const struct sa_view *v, const struct sa_query *q,
+			 struct sa_table *out);
+
 #endif /* IBSM_SM_SA_INDEX_H */

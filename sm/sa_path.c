@@ -587,3 +587,154 @@ int gen_path_record(const struct sa_view *v, const struct sa_query *q,
 	return rc;
 }
 
+
+/* ------------------------------------------------------------------ */
+/* MultiPathRecord (15.2.5.20)                                          */
+
+enum { MPR_RAW, MPR_RESV0, MPR_FLOW_LABEL, MPR_HOP_LIMIT, MPR_TCLASS,
+       MPR_REVERSIBLE, MPR_NUMB_PATH, MPR_PKEY, MPR_QOS_CLASS, MPR_SL,
+       MPR_MTU_SEL, MPR_MTU, MPR_RATE_SEL, MPR_RATE, MPR_PKT_LIFE_SEL,
+       MPR_PKT_LIFE, MPR_SID_MSB, MPR_INDEP_SEL, MPR_RESV3, MPR_SGID_COUNT,
+       MPR_DGID_COUNT, MPR_SID_LSB };
+
+const struct sa_field mpr_fields[MPR_NFIELDS] = {
+	FLD(0, 1),	/* 0 RawTraffic */
+	FLD(1, 3),	/* 1 Reserved */
+	FLD(4, 20),	/* 2 FlowLabel */
+	FLD(24, 8),	/* 3 HopLimit */
+	FLD(32, 8),	/* 4 TClass */
+	FLD(40, 1),	/* 5 Reversible */
+	FLD(41, 7),	/* 6 NumbPath */
+	FLD(48, 16),	/* 7 P_Key */
+	FLD(64, 12),	/* 8 QoSClass */
+	FLD(76, 4),	/* 9 SL */
+	FLD(80, 2),	/* 10 MTUSelector */
+	FLD(82, 6),	/* 11 MTU */
+	FLD(88, 2),	/* 12 RateSelector */
+	FLD(90, 6),	/* 13 Rate */
+	FLD(96, 2),	/* 14 PacketLifeTimeSelector */
+	FLD(98, 6),	/* 15 PacketLifeTime */
+	FLD(104, 8),	/* 16 ServiceID (bits 63-56) */
+	FLD(112, 2),	/* 17 IndependenceSelector */
+	FLD(114, 6),	/* 18 Reserved */
+	FLD(120, 8),	/* 19 SGIDCount */
+	FLD(128, 8),	/* 20 DGIDCount */
+	FLD(136, 56),	/* 21 ServiceID (bits 55-0) */
+};
+
+/*
+ * MultiPathRecord components that mean what the PathRecord component of
+ * the same name does: the request is turned into a PathRecord query and
+ * answered by the PathRecord code, one SGID/DGID pair at a time.
+ */
+static const struct { uint8_t mpr, pr; } mpr_to_pr[] = {
+	{ MPR_RAW, PR_RAW }, { MPR_FLOW_LABEL, PR_FLOW_LABEL },
+	{ MPR_HOP_LIMIT, PR_HOP_LIMIT }, { MPR_TCLASS, PR_TCLASS },
+	{ MPR_REVERSIBLE, PR_REVERSIBLE }, { MPR_NUMB_PATH, PR_NUMB_PATH },
+	{ MPR_PKEY, PR_PKEY }, { MPR_QOS_CLASS, PR_QOS_CLASS },
+	{ MPR_SL, PR_SL }, { MPR_MTU_SEL, PR_MTU_SEL }, { MPR_MTU, PR_MTU },
+	{ MPR_RATE_SEL, PR_RATE_SEL }, { MPR_RATE, PR_RATE },
+	{ MPR_PKT_LIFE_SEL, PR_PKT_LIFE_SEL }, { MPR_PKT_LIFE, PR_PKT_LIFE },
+};
+
+/*
+ * The end port of one GID of the request: 1, or -SA_STATUS_INVALID_GID
+ * for a GID that names no end port of this subnet (multicast, another
+ * subnet's prefix, an unknown GUID), or -ENOMEM.
+ */
+static int mpr_gid(const struct sa_view *v, const uint8_t gid[16],
+		   struct port_ref *r)
+{
+	uint64_t guid;
+	int rc;
+
+	if (gid[0] == 0xff || !gid_local(v, gid))
+		return -SA_STATUS_INVALID_GID;
+	memcpy(&guid, gid + 8, 8);
+	rc = guid_lookup(v, be64toh(guid), r);
+	return rc < 0 ? rc : rc ? 1 : -SA_STATUS_INVALID_GID;
+}
+
+/*
+ * MultiPathRecord (SubnAdmGetMulti): the PathRecords from each of the
+ * SGIDCount source GIDs to each of the DGIDCount destination GIDs, sources
+ * outermost, each pair's paths best first as PathRecord gives them (with
+ * LMC, the LID pairs that step through both ranges together come first:
+ * distinct SLID/DLID pairs).  NumbPath bounds the whole answer, as in
+ * OpenSM; without it every LID pair of every GID pair is returned.  The
+ * selectors, P_Key, SL and Reversible act as for PathRecord.
+ *
+ * IndependenceSelector is accepted and not acted on beyond that ordering
+ * (distinct LID pairs first): the paths are not checked for sharing
+ * links or switches.  ServiceID, FlowLabel, HopLimit, TClass and QoSClass
+ * are ignored as for PathRecord.
+ *
+ * The GID list is untrusted: q->tmpl_len is the payload the request
+ * carried (from its RMPP PayloadLength), and counts that reach beyond it
+ * are REQ_INVALID, as are counts of 0.  Missing counts are
+ * INSUF_COMPONENTS; a GID that names no port here is INVALID_GID.
+ */
+int gen_multipath_record(const struct sa_view *v, const struct sa_query *q,
+			 struct sa_table *out)
+{
+	const struct sa_multipath_record *m = (const void *)q->tmpl;
+	const uint8_t (*gids)[16];
+	struct sa_path_record t;
+	struct sa_query pq = *q;
+	struct pr_ctx c = { .v = v, .q = &pq, .t = &t, .out = out };
+	unsigned ns, nd, budget;
+	int rc = 0;
+
+	if (q->tmpl_len < SA_MPR_FIXED_SIZE)
+		return -SA_STATUS_REQ_INVALID;
+	if (!(q->comp_mask & BIT(MPR_SGID_COUNT)) ||
+	    !(q->comp_mask & BIT(MPR_DGID_COUNT)))
+		return -SA_STATUS_INSUF_COMPONENTS;
+	ns = m->sgid_count;
+	nd = m->dgid_count;
+	if (!ns || !nd ||
+	    SA_MPR_FIXED_SIZE + (size_t)(ns + nd) * 16 > q->tmpl_len)
+		return -SA_STATUS_REQ_INVALID;
+	gids = (const void *)(q->tmpl + SA_MPR_FIXED_SIZE);
+
+	/* The same query as a PathRecord template. */
+	memset(&t, 0, sizeof(t));
+	t.hop_flow_raw = m->hop_flow_raw;
+	t.tclass = m->tclass;
+	t.num_path = m->num_path;
+	t.pkey = m->pkey;
+	t.qos_class_sl = m->qos_class_sl;
+	t.mtu = m->mtu;
+	t.rate = m->rate;
+	t.pkt_life = m->pkt_life;
+	pq.comp_mask = 0;
+	for (size_t i = 0; i < NELEM(mpr_to_pr); i++)
+		if (q->comp_mask & BIT(mpr_to_pr[i].mpr))
+			pq.comp_mask |= BIT(mpr_to_pr[i].pr);
+	if (!pr_selectors_valid(&pq, &t))
+		return -SA_STATUS_REQ_INVALID;
+
+	/* Every GID first: one that is not here fails the whole request. */
+	for (unsigned i = 0; i < ns + nd; i++) {
+		struct port_ref r;
+
+		if ((rc = mpr_gid(v, gids[i], &r)) < 0)
+			return rc;
+	}
+	rc = 0;
+	budget = q->comp_mask & BIT(MPR_NUMB_PATH) ? m->num_path & 0x7f : ~0u;
+	for (unsigned s = 0; s < ns && rc == 0; s++) {
+		for (unsigned d = 0; d < nd && rc == 0; d++) {
+			struct port_ref src, dst;
+
+			if (out->count >= budget)
+				return 0;
+			if ((rc = mpr_gid(v, gids[s], &src)) < 0 ||
+			    (rc = mpr_gid(v, gids[ns + d], &dst)) < 0)
+				return rc;
+			c.iterations = budget - (unsigned)out->count;
+			rc = pr_port_pair(&c, src, dst);
+		}
+	}
+	return rc < 0 ? rc : 0;
+}

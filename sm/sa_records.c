@@ -831,6 +831,10 @@ static const struct sa_attr attrs[] = {
 	  gen_guid_info_record },
 	{ SA_ATTR_PATH_RECORD, "PathRecord", sizeof(struct sa_path_record),
 	  pr_fields, NELEM(pr_fields), gen_path_record },
+	/* GetMulti only; rec_size is that of the PathRecords it answers. */
+	{ SA_ATTR_MULTIPATH_RECORD, "MultiPathRecord",
+	  sizeof(struct sa_path_record), mpr_fields, NELEM(mpr_fields),
+	  gen_multipath_record },
 };
 
 const struct sa_attr *sa_attr_find(uint16_t attr_id)

@@ -4,6 +4,7 @@
  *   ibsmctl [options] sminfo
  *   ibsmctl [options] query nodes|ports|links|switches|lfts|services
  *   ibsmctl [options] query paths [SLID DLID]
+ *   ibsmctl [options] query multipath SGID[,SGID...] DGID[,DGID...]
  *
  * It talks MADs over umad like saquery and sminfo do (mad/umad_io.c, the
  * engine of mad/engine.c), so it works against any SM.  Tables come as
@@ -56,6 +57,8 @@ struct ctl {
 	const struct rec_kind *kind;
 	uint8_t method;
 	struct out *out;
+	struct mpr_opts mpr;		/* query multipath */
+	bool multipath;
 	bool single;			/* print one object, not an array */
 	bool header_only;		/* an empty table */
 	int rc;				/* exit status */
@@ -79,6 +82,7 @@ static void usage(FILE *f)
 "usage: ibsmctl [options] sminfo\n"
 "       ibsmctl [options] query nodes|ports|links|switches|lfts|services\n"
 "       ibsmctl [options] query paths [SLID DLID]\n"
+"       ibsmctl [options] query multipath SGID[,SGID...] DGID[,DGID...]\n"
 "options:\n"
 "  -g, --guid PORTGUID   local port to use (default: first port that is up)\n"
 "  -s, --sm-lid LID      ask this LID instead of the port's SM LID\n"
@@ -89,6 +93,13 @@ static void usage(FILE *f)
 "      --resp-acks       send RMPP ACKs with the response method (0x92)\n"
 "                        instead of the request method (the kernel's way)\n"
 "  -v, --verbose         RMPP and MAD counters on stderr\n"
+"multipath (GIDs or port GUIDs, at most 11 in all):\n"
+"      --numb-path N     at most N paths in all (NumbPath, 0-127)\n"
+"      --reversible      only reversible paths\n"
+"      --independence N  IndependenceSelector (0-3)\n"
+"      --sl N, --pkey P  SL and P_Key components\n"
+"      --sgid-count N, --dgid-count N, --payload-len N\n"
+"                        send these values instead (testing an SA)\n"
 "  -h, --help\n", DEFAULT_TIMEOUT, DEFAULT_RETRIES);
 }
 
@@ -297,7 +308,7 @@ static void on_query(void *arg, const struct rmpp_result *res)
 		return;
 	}
 	uint16_t st = be16toh(f->hdr.status);
-	if (st == SA_STATUS_NO_RECORDS && c->method == MAD_METHOD_GET_TABLE) {
+	if (st == SA_STATUS_NO_RECORDS && c->method != MAD_METHOD_GET) {
 		finish(c, 0);		/* an empty table */
 		return;
 	}
@@ -328,7 +339,7 @@ static void on_query(void *arg, const struct rmpp_result *res)
 	 * plain single MAD carries one record (Get), or, from an SM that
 	 * skips RMPP for a short table, as many as its 200 bytes hold.
 	 */
-	bool whole = res->rmpp || c->method == MAD_METHOD_GET_TABLE;
+	bool whole = res->rmpp || c->method != MAD_METHOD_GET;
 	warn_umad2sim(c, whole ? res->len : c->kind->rec_size);
 	if (!add_records(c, f, res->payload, res->len, whole, cut)) {
 		finish(c, 1);
@@ -343,6 +354,15 @@ static int start_query(struct ctl *c, int argc, char **argv)
 	uint64_t mask = 0;
 
 	memset(&m, 0, sizeof(m));
+	if (c->multipath) {
+		int rc = mpr_build(&m, &c->mpr, argv[0], argv[1]);
+
+		if (rc < 0)
+			return rc == -ENOMEM ? rc : -EINVAL;
+		c->method = MAD_METHOD_GETMULTI;
+		return rmpp_client_query(c->client, &m, sizeof(m), &c->sa,
+					 on_query, c);
+	}
 	c->method = MAD_METHOD_GET_TABLE;
 	if (c->kind->attr_id == SA_ATTR_PATH_RECORD) {
 		struct sa_path_record pr = { 0 };
@@ -468,6 +488,14 @@ int main(int argc, char **argv)
 		{ "partial",	 no_argument,	    NULL, 'P' },
 		{ "resp-acks", no_argument,	    NULL, 'K' },
 		{ "verbose",	 no_argument,	    NULL, 'v' },
+		{ "numb-path",	 required_argument, NULL, 1 },
+		{ "independence", required_argument, NULL, 2 },
+		{ "sl",		 required_argument, NULL, 3 },
+		{ "pkey",	 required_argument, NULL, 4 },
+		{ "reversible",	 no_argument,	    NULL, 5 },
+		{ "sgid-count",	 required_argument, NULL, 6 },
+		{ "dgid-count",	 required_argument, NULL, 7 },
+		{ "payload-len", required_argument, NULL, 8 },
 		{ "help",	 no_argument,	    NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -478,9 +506,13 @@ int main(int argc, char **argv)
 	unsigned long long v;
 	uint64_t guid = 0;
 	long sm_lid = -1;
+	int option_index = 0;
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, "g:s:jt:r:vh", longopts, NULL)) != -1) {
+	mpr_opts_init(&c.mpr);
+
+	while ((opt = getopt_long(argc, argv, "g:s:jt:r:vh", longopts,
+				  &option_index)) != -1) {
 		switch (opt) {
 		case 'g':
 			if (!parse_num(optarg, UINT64_MAX, &v) || !v) {
@@ -514,6 +546,28 @@ int main(int argc, char **argv)
 		case 'P': c.partial = true; break;
 		case 'K': c.resp_acks = true; break;
 		case 'v': c.verbose = true; break;
+		case 1: case 2: case 3: case 4: case 6: case 7: case 8: {
+			static const unsigned long long max[] = {
+				[1] = 127, [2] = 3, [3] = 15, [4] = 0xffff,
+				[6] = 255, [7] = 255, [8] = 0xffffffff,
+			};
+			int *dst[] = { [1] = &c.mpr.numb_path,
+				       [2] = &c.mpr.independence, [3] = &c.mpr.sl,
+				       [4] = &c.mpr.pkey, [6] = &c.mpr.sgid_count,
+				       [7] = &c.mpr.dgid_count };
+
+			if (!parse_num(optarg, max[opt], &v)) {
+				err("bad value '%s' for --%s (0-%llu)", optarg,
+				    longopts[option_index].name, max[opt]);
+				return 2;
+			}
+			if (opt == 8)
+				c.mpr.payload_len = (long)v;
+			else
+				*dst[opt] = (int)v;
+			break;
+		}
+		case 5: c.mpr.reversible = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -528,7 +582,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		bool paths = c.kind->attr_id == SA_ATTR_PATH_RECORD;
-		if (argc != 2 && !(paths && argc == 4)) {
+		c.multipath = !strcmp(argv[1], "multipath");
+		if (c.multipath ? argc != 4 : argc != 2 && !(paths && argc == 4)) {
 			usage(stderr);
 			return 2;
 		}

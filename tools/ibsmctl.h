@@ -59,4 +59,26 @@ const char *sm_state_name(unsigned state);
 /* "ERR_NO_RECORDS" etc. for a MAD status word (host order). */
 const char *mad_status_name(uint16_t status);
 
+/* ---------------------------------------------------- ibsmctl_mpr.c */
+
+struct sa_mad;
+
+/* What `query multipath` asks for; -1: component not given. */
+struct mpr_opts {
+	int numb_path, independence, sl, pkey;
+	bool reversible;
+	/* for testing SAs: lie about the counts, the PayloadLength */
+	int sgid_count, dgid_count;
+	long payload_len;
+};
+
+void mpr_opts_init(struct mpr_opts *o);
+/*
+ * Build the GetMulti(MultiPathRecord) request in `m` (zeroed by the
+ * caller) from comma-separated lists of GIDs or port GUIDs.  Returns 0 or
+ * -EINVAL (said on stderr), -ENOMEM.
+ */
+int mpr_build(struct sa_mad *m, const struct mpr_opts *o, const char *src,
+	      const char *dst);
+
 #endif /* IBSM_TOOLS_IBSMCTL_H */

@@ -276,6 +276,8 @@ static const struct rec_kind kinds[] = {
 	{ "switches", SA_ATTR_SWITCH_INFO_RECORD, sizeof(struct sa_switch_info_record), switch_row },
 	{ "lfts", SA_ATTR_LFT_RECORD, sizeof(struct sa_lft_record), lft_row },
 	{ "paths", SA_ATTR_PATH_RECORD, sizeof(struct sa_path_record), path_row },
+	/* GetMulti(MultiPathRecord): answered with PathRecords */
+	{ "multipath", SA_ATTR_MULTIPATH_RECORD, sizeof(struct sa_path_record), path_row },
 	{ "services", SA_ATTR_SERVICE_RECORD, sizeof(struct sa_service_record), service_row },
 };
 
