@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 # tests/bench/sa_paths.sh - PathRecord queries per second, ibsm vs OpenSM.
 #
-#   tests/bench/sa_paths.sh [-t SECONDS] [TOPOLOGY.net]
+#   tests/bench/sa_paths.sh [-t SECONDS] [-w WINDOW] [TOPOLOGY.net]
 #
 # Starts ibsim once (default: the bundled 1,152-host fat tree), then for
 # each SM in turn (OpenSM 3.3.23, then ibsm) runs it as master, waits for
 # SUBNET UP, and measures PathRecord Gets per second from one client and
-# from four clients at once (tests/bench/sa_pathbench, 16 queries in
-# flight each).  Prints a table and the ratios ibsm/OpenSM.
+# from four clients at once (tests/bench/sa_pathbench, WINDOW queries
+# in flight each, default 16).  Prints a table and the ratios ibsm/OpenSM.
 # shellcheck source=tests/fabric/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../fabric/lib.sh"
 
 secs=3
-while getopts t: opt; do
+window=16
+while getopts t:w: opt; do
 	case $opt in
 	t) secs=$OPTARG ;;
-	*) echo "usage: $0 [-t SECONDS] [TOPOLOGY.net]" >&2; exit 2 ;;
+	w) window=$OPTARG ;;
+	*) echo "usage: $0 [-t SECONDS] [-w WINDOW] [TOPOLOGY.net]" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -54,7 +56,7 @@ run_clients() {
 	s0=$(cpu_ticks "$smpid")
 	m0=$(cpu_ticks "$FAB_SIM_PID")
 	for ((i = 0; i < n; i++)); do
-		fab_run "$(printf 'H%04d' $((i + 2)))" "$bench" -t "$secs" \
+		fab_run "$(printf 'H%04d' $((i + 2)))" "$bench" -t "$secs" -w "$window" \
 			-l "$maxlid" -s $((i + 1)) >"$FAB_TMP/bench-$n-$i.out" 2>&1 &
 		pids+=($!)
 	done
