@@ -118,7 +118,12 @@ static void answer(struct sa_agent *sa, const struct sa_mad *req,
 	resp.hdr.method = response_method(req->hdr.method);
 	resp.hdr.status = htobe16(status);
 	memset(&resp.rmpp, 0, sizeof(resp.rmpp));
-	resp.attr_offset = htobe16((uint16_t)sa_record_stride(rec_size));
+	/*
+	 * AttributeOffset gives the record stride of a table (15.2.1.1); an
+	 * error answer carries no record and says 0, as OpenSM's do.
+	 */
+	resp.attr_offset = status ? 0 :
+			   htobe16((uint16_t)sa_record_stride(rec_size));
 	memset(resp.data, 0, sizeof(resp.data));
 	if (rec && rec_size <= sizeof(resp.data))
 		memcpy(resp.data, rec, rec_size);
@@ -250,7 +255,10 @@ static bool method_allowed(uint16_t attr, uint8_t m)
 	case SA_ATTR_INFORM_INFO:
 		return m == MAD_METHOD_SET;
 	case SA_ATTR_CLASS_PORT_INFO:
-		return m == MAD_METHOD_GET;
+		/* A GetTable of it is a request the SA understands but will
+		 * not serve: REQ_INVALID from the generator, as OpenSM says,
+		 * rather than an unknown method/attribute combination. */
+		return m == MAD_METHOD_GET || m == MAD_METHOD_GET_TABLE;
 	default:
 		return m == MAD_METHOD_GET || m == MAD_METHOD_GET_TABLE;
 	}
@@ -340,10 +348,13 @@ static void on_request(void *arg, const void *mad, size_t len,
 		.requester_lid = from->lid,
 		.sm_key = be64toh(req->sm_key),
 	};
-	if (!sa_mask_valid(a->nfields, q.comp_mask)) {
-		answer(sa, req, from, SA_STATUS_REQ_INVALID, NULL, a->rec_size);
-		return;
-	}
+	/*
+	 * ComponentMask bits past the record's last component name no
+	 * component: reserved, so ignored (OpenSM ignores them too) rather
+	 * than refused.
+	 */
+	if (!sa_mask_valid(a->nfields, q.comp_mask))
+		q.comp_mask &= (1ull << a->nfields) - 1;
 	struct sa_table t = { .rec_size = a->rec_size };
 	if (attr == SA_ATTR_SERVICE_RECORD) {
 		rc = sa_service_request(sa->state, &q, ev_now(sm->loop), &t);

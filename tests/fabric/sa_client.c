@@ -9,6 +9,10 @@
  *                                         "report TRAP lid L", answer it
  *                                         with ReportResp; exit 0 after
  *                                         the first one, 1 on timeout
+ *   sa_client raw METHOD ATTR MASK [HEX]  any request (data from HEX,
+ *                                         byte 0 on); print the answer's
+ *                                         "status S attr_offset A len L"
+ *                                         whatever its status
  *
  * Talks to the SM LID of the local port on QP1 like any SA client.
  * Exit status: 0 ok, 1 failure (the MAD status is printed).
@@ -33,6 +37,7 @@ struct client {
 	uint64_t port_guid;
 	int result;
 	unsigned trap;
+	bool raw;
 };
 
 static void build(struct sa_mad *m, uint8_t method, uint16_t attr,
@@ -55,6 +60,14 @@ static void on_done(void *arg, int status, const void *mad, size_t len)
 	if (status < 0) {
 		fprintf(stderr, "sa_client: no answer: %s\n", strerror(-status));
 		c->result = 1;
+		ev_break(c->loop, EVBREAK_ALL);
+		return;
+	}
+	if (c->raw) {
+		/* The answer as it came: what a client sees before parsing. */
+		printf("status 0x%04x attr_offset %u len %zu\n",
+		       be16toh(m->hdr.status), be16toh(m->attr_offset), len);
+		c->result = 0;
 		ev_break(c->loop, EVBREAK_ALL);
 		return;
 	}
@@ -120,7 +133,8 @@ static void on_mad(void *arg, const void *mad, size_t len,
 static int usage(void)
 {
 	fprintf(stderr, "usage: sa_client service-set ID NAME LEASE |"
-		" service-get ID | service-delete ID | subscribe TRAP SECONDS\n");
+		" service-get ID | service-delete ID | subscribe TRAP SECONDS |"
+		" raw METHOD ATTR MASK [HEX]\n");
 	return 2;
 }
 
@@ -186,6 +200,22 @@ int main(int argc, char **argv)
 		wait = strtod(argv[3], NULL);
 		mad_engine_on_unsolicited(c.engine, MAD_CLASS_SA, MAD_METHOD_REPORT,
 					  SA_ATTR_NOTICE, on_report, &c);
+	} else if (!strcmp(argv[1], "raw") && (argc == 5 || argc == 6)) {
+		const char *hex = argc == 6 ? argv[5] : "";
+		size_t n = strlen(hex) / 2;
+
+		build(&m, (uint8_t)id, (uint16_t)strtoul(argv[3], NULL, 0),
+		      strtoull(argv[4], NULL, 0));
+		if (n > sizeof(m.data) || strlen(hex) % 2)
+			return usage();
+		for (size_t i = 0; i < n; i++) {
+			unsigned b;
+
+			if (sscanf(hex + 2 * i, "%2x", &b) != 1)
+				return usage();
+			m.data[i] = (uint8_t)b;
+		}
+		c.raw = true;
 	} else {
 		return usage();
 	}

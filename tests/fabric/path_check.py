@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""path_check.py - PathRecords against the LFTs the diags read.
+
+  path_check.py TOPO LFTS PATHS.json... [--hop-limit N]
+
+TOPO is `ibnetdiscover -p`, LFTS the `ibroute -a -n` dumps of every switch
+(tests/fabric/lib_sm.sh sm_diags), PATHS.json `ibsmctl --json query
+paths` run on each host (every PathRecord from that host's port), each
+with PATHS.json.bytes holding the payload length ibsmctl -v reported.
+umad2sim damages SA data bytes 168-199 of every RMPP segment (see
+test_sa_tables_complete.sh): records overlapping them are counted but
+not checked.  For every ordered pair of distinct CA ports there must be
+exactly one record (GIDs name the ports; damaged ones count as present),
+its SLID/DLID must be the LIDs the ports have, and the walk from the
+source port along the switches' LFTs toward DLID must reach the
+destination port: no missing entry, no loop.  HopLimit must be N (what
+OpenSM 3.3.23 puts in a path that crosses no router: 0).  Prints the hop
+counts seen; exit 1 with one line per problem (the first 20).
+"""
+
+import argparse
+import collections
+import ipaddress
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from route_check import Problems, Topo, read_lfts  # noqa: E402
+
+
+def guid_of(gid):
+    return int(ipaddress.IPv6Address(gid)) & ((1 << 64) - 1)
+
+
+def walk(topo, lfts, src, dlid, dst):
+    """Switch hops from CA port src to the port dst along the LFTs, or a
+    reason string."""
+    port = topo.ca_port[src]
+    cur = topo.peer.get((src, port))
+    hops = 0
+    seen = set()
+    while cur is not None:
+        guid, _ = cur
+        if guid == dst:
+            return hops
+        if topo.kind.get(guid) != "SW":
+            return "reached %s instead" % topo.name(guid)
+        if guid in seen:
+            return "loop at %s" % topo.name(guid)
+        seen.add(guid)
+        hops += 1
+        out = lfts.get(guid, {}).get(dlid)
+        if out is None or out == 255:
+            return "no LFT entry for LID %d at %s" % (dlid, topo.name(guid))
+        if out == 0:
+            return "LID %d ends at switch %s" % (dlid, topo.name(guid))
+        cur = topo.peer.get((guid, out))
+    return "dead port on the way"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("topo")
+    ap.add_argument("lfts")
+    ap.add_argument("paths", nargs="+")
+    ap.add_argument("--hop-limit", type=int, default=0)
+    args = ap.parse_args()
+    topo = Topo(args.topo)
+    lfts = read_lfts(args.lfts)
+    probs = Problems(20)
+    cas = [g for g in topo.cas() if g in topo.ca_port]
+    recs = []
+    damaged = 0
+    for path in args.paths:
+        with open(path) as f:
+            rows = json.load(f)
+        with open(path + ".bytes") as f:
+            stride = int(f.read().strip() or 0) // max(len(rows), 1)
+        for i, r in enumerate(rows):
+            a, b = i * stride, (i + 1) * stride
+            r["intact"] = all(b <= k * 200 + 168 or a >= k * 200 + 200
+                              for k in range(a // 200, (b - 1) // 200 + 1))
+            recs.append(r)
+    seen = collections.Counter()
+    hops = collections.Counter()
+    srcs = {}
+    for r in recs:
+        if not r["intact"]:
+            damaged += 1
+            continue
+        s, d = guid_of(r["sgid"]), guid_of(r["dgid"])
+        srcs[r["slid"]] = s
+        if s not in topo.ca_port or d not in topo.ca_port or s == d:
+            continue        # switch ends, and a port's path to itself
+        seen[(s, d)] += 1
+        if r["slid"] != topo.lid[s] or r["dlid"] != topo.lid[d]:
+            probs.add("%s -> %s: SLID %d DLID %d, ports have %d and %d" % (
+                topo.name(s), topo.name(d), r["slid"], r["dlid"],
+                topo.lid[s], topo.lid[d]))
+            continue
+        if r["hop_limit"] != args.hop_limit:
+            probs.add("%s -> %s: HopLimit %d, want %d" % (
+                topo.name(s), topo.name(d), r["hop_limit"], args.hop_limit))
+        h = walk(topo, lfts, s, r["dlid"], d)
+        if isinstance(h, str):
+            probs.add("%s -> %s (DLID %d): %s" % (
+                topo.name(s), topo.name(d), r["dlid"], h))
+        else:
+            hops[h] += 1
+    pairs = len(cas) * (len(cas) - 1)
+    for s in cas:
+        for d in cas:
+            if s != d and seen[(s, d)] > 1:
+                probs.add("%s -> %s: %d PathRecords" % (
+                    topo.name(s), topo.name(d), seen[(s, d)]))
+    # Every source port answered for as many records as there are end
+    # ports (damaged ones included): nothing missing.
+    per_file = len(recs) // max(len(args.paths), 1)
+    ends = len(cas) + len(topo.switches())
+    if per_file != ends or len(recs) != per_file * len(args.paths):
+        probs.add("%d records from %d sources, want %d per source" % (
+            len(recs), len(args.paths), ends))
+    print("%d records (%d damaged by umad2sim), %d CA port pairs, %d walked;"
+          " switch hops: %s" % (
+        len(recs), damaged, pairs, sum(hops.values()),
+        ", ".join("%d: %d" % kv for kv in sorted(hops.items()))))
+    return probs.finish("PathRecords vs LFTs")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
