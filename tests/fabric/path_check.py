@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """path_check.py - PathRecords against the LFTs the diags read.
 
-  path_check.py TOPO LFTS PATHS.json... [--hop-limit N]
+  path_check.py TOPO LFTS PATHS.json... [--hop-limit N] [--gets GETS.json]
+  path_check.py pairs TOPO
+
 
 TOPO is `ibnetdiscover -p`, LFTS the `ibroute -a -n` dumps of every switch
 (tests/fabric/lib_sm.sh sm_diags), PATHS.json `ibsmctl --json query
@@ -16,6 +18,13 @@ source port along the switches' LFTs toward DLID must reach the
 destination port: no missing entry, no loop.  HopLimit must be N (what
 OpenSM 3.3.23 puts in a path that crosses no router: 0).  Prints the hop
 counts seen; exit 1 with one line per problem (the first 20).
+
+GETS.json (tests/bench/sa_pathbench -p on `path_check.py pairs TOPO`, the
+"SLID DLID" of every ordered pair of distinct CA ports) holds one
+PathRecord Get answer per pair: single-MAD answers, which umad2sim does
+not damage, so every pair is checked this way (status 0, the ports'
+GIDs and LIDs, HopLimit, the LFT walk), and every intact GetTable record
+must name the same LIDs as the Get answer of its pair.
 """
 
 import argparse
@@ -59,12 +68,66 @@ def walk(topo, lfts, src, dlid, dst):
     return "dead port on the way"
 
 
+def check_gets(topo, lfts, path, hop_limit, probs, hops):
+    """Check the Get answers of every CA pair; returns {(s, d): record}."""
+    by_lid = {topo.lid[g]: g for g in topo.ca_port}
+    with open(path) as f:
+        rows = json.load(f)
+    got = {}
+    for r in rows:
+        s, d = by_lid.get(r["slid"]), by_lid.get(r["dlid"])
+        if s is None or d is None:
+            probs.add("Get %d -> %d: not the LIDs of two CA ports" % (
+                r["slid"], r["dlid"]))
+            continue
+        name = "Get %s -> %s" % (topo.name(s), topo.name(d))
+        if r["status"] != 0:
+            probs.add("%s: status 0x%04x" % (name, r["status"]))
+            continue
+        if (guid_of(r["sgid"]), guid_of(r["dgid"])) != (s, d):
+            probs.add("%s: GIDs %s -> %s" % (name, r["sgid"], r["dgid"]))
+            continue
+        if (r["rec_slid"], r["rec_dlid"]) != (r["slid"], r["dlid"]):
+            probs.add("%s: record SLID %d DLID %d" % (
+                name, r["rec_slid"], r["rec_dlid"]))
+            continue
+        if r["hop_limit"] != hop_limit:
+            probs.add("%s: HopLimit %d, want %d" % (
+                name, r["hop_limit"], hop_limit))
+        h = walk(topo, lfts, s, r["dlid"], d)
+        if isinstance(h, str):
+            probs.add("%s (DLID %d): %s" % (name, r["dlid"], h))
+            continue
+        hops[h] += 1
+        got[(s, d)] = r
+    cas = list(topo.ca_port)
+    missing = [(s, d) for s in cas for d in cas if s != d and (s, d) not in got]
+    if missing:
+        probs.add("%d CA port pairs without a good Get answer, e.g. %s -> %s"
+                  % (len(missing), topo.name(missing[0][0]),
+                     topo.name(missing[0][1])))
+    return got
+
+
+def print_pairs(topo_path):
+    topo = Topo(topo_path)
+    cas = sorted(topo.ca_port, key=lambda g: topo.lid[g])
+    for s in cas:
+        for d in cas:
+            if s != d:
+                print(topo.lid[s], topo.lid[d])
+    return 0
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "pairs":
+        return print_pairs(sys.argv[2])
     ap = argparse.ArgumentParser()
     ap.add_argument("topo")
     ap.add_argument("lfts")
     ap.add_argument("paths", nargs="+")
     ap.add_argument("--hop-limit", type=int, default=0)
+    ap.add_argument("--gets")
     args = ap.parse_args()
     topo = Topo(args.topo)
     lfts = read_lfts(args.lfts)
@@ -109,6 +172,21 @@ def main():
         else:
             hops[h] += 1
     pairs = len(cas) * (len(cas) - 1)
+    gets = {}
+    if args.gets:
+        ghops = collections.Counter()
+        gets = check_gets(topo, lfts, args.gets, args.hop_limit, probs, ghops)
+        for r in recs:
+            s, d = guid_of(r["sgid"]), guid_of(r["dgid"])
+            g = gets.get((s, d))
+            if r["intact"] and g and (r["slid"], r["dlid"]) != (
+                    g["slid"], g["dlid"]):
+                probs.add("%s -> %s: GetTable LIDs %d/%d, Get %d/%d" % (
+                    topo.name(s), topo.name(d), r["slid"], r["dlid"],
+                    g["slid"], g["dlid"]))
+        print("%d CA port pairs checked through single Gets; switch hops: %s"
+              % (len(gets), ", ".join("%d: %d" % kv
+                                      for kv in sorted(ghops.items()))))
     for s in cas:
         for d in cas:
             if s != d and seen[(s, d)] > 1:

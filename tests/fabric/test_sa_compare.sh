@@ -14,8 +14,10 @@
 #
 # Every query fits one MAD: umad2sim has no RMPP, so saquery sees only the
 # first segment of longer answers, from either SM.  The records asked for
-# are at most 176 bytes (ServiceRecord), so the bytes umad2sim fills with
-# junk (SA data bytes 176-199, MAD bytes 232-255) are never part of one.
+# are at most 176 bytes: only ServiceRecord's last 8 bytes (the second
+# ServiceData64) reach the bytes umad2sim spoils (SA data bytes 168-199,
+# MAD bytes 224-255; they arrive as zeros), and the service registered
+# here keeps them zero.
 #
 # Then the raw answers to requests that fail (status, AttributeOffset) are
 # compared the same way with sa_client raw.

@@ -7,7 +7,7 @@
 # then ibsm runs on the same simulator with OpenSM's guid2lid cache (same
 # LIDs) and must answer every query with the same output.  Each query
 # fits one MAD (umad2sim cuts RMPP answers to the first segment, and
-# bytes 176-199 of SA data are heap junk): one to two 72-byte records, or
+# bytes 168-199 of SA data are heap junk): one to two 72-byte records, or
 # a few 16-byte ones.  Then the P_Key records ibsm serves must equal the
 # tables smpquery reads from the ports themselves.
 # shellcheck source=tests/fabric/lib.sh
