@@ -238,14 +238,26 @@ fab_cmd() {
 # is not itself preloaded; FAB_PRELOAD_FIRST is preloaded before umad2sim
 # (e.g. the ASan runtime).
 fab_run() {
-	local host=$1 pid rc
+	local rc
+	fab_spawn "$@" || return 1
+	wait "$FAB_SPAWN_PID"
+	rc=$?
+	rm -f "$FAB_TMP/pids/$FAB_SPAWN_PID"
+	return "$rc"
+}
+
+# fab_spawn HOST CMD [ARGS...]: start CMD attached at HOST in the
+# background (stdin from /dev/null, as for any background job) and return
+# at once.  FAB_SPAWN_PID is the `timeout` that runs CMD (a SIGTERM to it
+# reaches CMD); it is recorded for fab_cleanup.  Only CMD is preloaded,
+# not timeout or a FAB_WRAP tool; it does not inherit the console fifo.
+fab_spawn() {
+	local host=$1
 	shift
 	[ -n "$FAB_SOCK" ] || {
-		fab_log "fab_run: no simulator"
+		fab_log "fab_spawn: no simulator"
 		return 1
 	}
-	# Only the client itself is preloaded, not timeout or a FAB_WRAP tool;
-	# it does not inherit the console fifo.
 	(
 		[ -n "$FAB_SIM_FD" ] && exec {FAB_SIM_FD}>&-
 		cd "$FAB_TMP/run" || exit 1
@@ -253,12 +265,8 @@ fab_run() {
 			LD_PRELOAD="${FAB_PRELOAD_FIRST:+$FAB_PRELOAD_FIRST }$UMAD2SIM" \
 			SIM_HOST="$host" IBSIM_SOCKNAME="$FAB_SOCK" "$@"
 	) &
-	pid=$!
-	: >"$FAB_TMP/pids/$pid"
-	wait "$pid"
-	rc=$?
-	rm -f "$FAB_TMP/pids/$pid"
-	return "$rc"
+	FAB_SPAWN_PID=$!
+	: >"$FAB_TMP/pids/$FAB_SPAWN_PID"
 }
 
 # fab_ibnetdiscover HOST OUT: ibnetdiscover's topology from HOST into OUT.
@@ -308,22 +316,15 @@ FAB_SM_BG=
 FAB_SM_PID=
 FAB_SM_DIR=
 fab_ibsm_start() {
-	local host=$1 dir=$2 before f i
+	local host=$1 dir=$2 i
 	shift 2
 	mkdir -p "$dir"
 	FAB_SM_DIR=$dir
-	before=$(ls "$FAB_TMP/pids")
-	fab_run "$host" "$IBSM" -f "$dir/ibsm.log" --cache-dir "$dir" \
-		--dump-dir "$dir" "$@" >"$dir/ibsm.out" 2>&1 &
-	FAB_SM_BG=$!
-	FAB_SM_PID=
+	fab_spawn "$host" "$IBSM" -f "$dir/ibsm.log" --cache-dir "$dir" \
+		--dump-dir "$dir" "$@" >"$dir/ibsm.out" 2>&1 || return 1
+	FAB_SM_BG=$FAB_SPAWN_PID
+	FAB_SM_PID=$FAB_SPAWN_PID
 	for ((i = 0; i < 10 * ${FAB_UP_TIMEOUT:-60}; i++)); do
-		if [ -z "$FAB_SM_PID" ]; then
-			for f in "$FAB_TMP"/pids/*; do
-				f=${f##*/}
-				grep -qx "$f" <<<"$before" || FAB_SM_PID=$f
-			done
-		fi
 		grep -q "SUBNET UP" "$dir/ibsm.log" 2>/dev/null && return 0
 		kill -0 "$FAB_SM_BG" 2>/dev/null || break
 		sleep 0.1
@@ -339,6 +340,7 @@ fab_ibsm_stop() {
 	[ -n "$FAB_SM_PID" ] && kill -TERM "$FAB_SM_PID" 2>/dev/null
 	wait "$FAB_SM_BG"
 	rc=$?
+	rm -f "$FAB_TMP/pids/$FAB_SM_BG"
 	FAB_SM_BG=
 	FAB_SM_PID=
 	if grep -q "ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error:" \

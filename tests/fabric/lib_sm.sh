@@ -31,10 +31,6 @@ SM_OUT=
 sm_start() {
 	local host=$1 out=$2
 	shift 2
-	[ -n "$FAB_SOCK" ] || {
-		fab_log "sm_start: no simulator"
-		return 1
-	}
 	[ -x "$IBSM" ] || {
 		fab_log "sm_start: $IBSM is not built"
 		return 127
@@ -42,18 +38,10 @@ sm_start() {
 	[ -n "$SM_PID" ] && sm_stop
 	mkdir -p "$out.cache"
 	: >>"$out.log"
-	(
-		[ -n "$FAB_SIM_FD" ] && exec {FAB_SIM_FD}>&-
-		cd "$FAB_TMP/run" || exit 1
-		exec timeout -k 5 "$FAB_TIMEOUT" env \
-			LD_PRELOAD="${FAB_PRELOAD_FIRST:+$FAB_PRELOAD_FIRST }$UMAD2SIM" \
-			SIM_HOST="$host" IBSIM_SOCKNAME="$FAB_SOCK" \
-			"$IBSM" -f "$out.log" --cache-dir "$out.cache" \
-			--dump-dir "$out.cache" "$@"
-	) >>"$out.out" 2>&1 &
-	SM_PID=$!
+	fab_spawn "$host" "$IBSM" -f "$out.log" --cache-dir "$out.cache" \
+		--dump-dir "$out.cache" "$@" >>"$out.out" 2>&1 || return 1
+	SM_PID=$FAB_SPAWN_PID
 	SM_OUT=$out
-	: >"$FAB_TMP/pids/$SM_PID"
 }
 
 # sm_alive: the daemon is still running.
