@@ -97,6 +97,43 @@ static int ends_of(const struct sa_view *v, const struct sa_query *q,
 	return (int)n;
 }
 
+/* A record generator for one port of a node. */
+typedef int (*port_gen)(const struct sa_query *q, const struct fab_node *n,
+			unsigned pn, struct sa_table *out);
+
+/*
+ * Call fn for every port a P_Key or VLArb query covers: the port of a CA
+ * that owns the LID (OpenSM does not compare the record's port number for
+ * CAs), and on a switch port `port_num` when `by_port` (the template's
+ * port component is set) or else every port 0..N.
+ */
+static int each_port(const struct sa_view *v, const struct sa_query *q,
+		     uint16_t lid, bool by_port, unsigned port_num, port_gen fn,
+		     struct sa_table *out)
+{
+	struct port_ref *e;
+	int rc = 0, n;
+
+	n = ends_of(v, q, lid, &e);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n && rc == 0; i++) {
+		const struct fab_node *nd = fabric_node(v->f, e[i].node);
+
+		if (nd->type != NODE_TYPE_SWITCH) {
+			rc = fn(q, nd, e[i].port, out);
+		} else if (by_port) {
+			if (port_num <= nd->num_ports)
+				rc = fn(q, nd, port_num, out);
+		} else {
+			for (unsigned pn = 0; pn <= nd->num_ports && rc == 0; pn++)
+				rc = fn(q, nd, pn, out);
+		}
+	}
+	free(e);
+	return rc;
+}
+
 /* The LID of a record about port `pn` of `n`: switches give port 0's. */
 static uint16_t record_lid(const struct fab_node *n, unsigned pn)
 {
@@ -178,34 +215,13 @@ static int gen_pkey_table_record(const struct sa_view *v,
 				 const struct sa_query *q, struct sa_table *out)
 {
 	const struct sa_pkey_table_record *t = (const void *)q->tmpl;
-	struct port_ref *e;
-	int rc, n;
 
 	/* 15.2.5.11 (C15-0.2.2): P_KeyTableRecords go to trusted requesters
 	 * only; OpenSM answers others with ERR_REQ_INVALID. */
 	if (q->sm_key != SA_TRUSTED_KEY)
 		return -SA_STATUS_REQ_INVALID;
-	n = ends_of(v, q, be16toh(t->lid), &e);
-	if (n < 0)
-		return n;
-	rc = 0;
-	for (int i = 0; i < n && rc == 0; i++) {
-		const struct fab_node *nd = fabric_node(v->f, e[i].node);
-
-		if (nd->type != NODE_TYPE_SWITCH) {
-			/* a CA's records are those of the port that owns
-			 * the LID; the PortNum component is not compared */
-			rc = pktr_port(q, nd, e[i].port, out);
-		} else if (q->comp_mask & BIT(PKTR_PORT)) {
-			if (t->port_num <= nd->num_ports)
-				rc = pktr_port(q, nd, t->port_num, out);
-		} else {
-			for (unsigned pn = 0; pn <= nd->num_ports && rc == 0; pn++)
-				rc = pktr_port(q, nd, pn, out);
-		}
-	}
-	free(e);
-	return rc;
+	return each_port(v, q, be16toh(t->lid), q->comp_mask & BIT(PKTR_PORT),
+			 t->port_num, pktr_port, out);
 }
 
 /* ------------------------------------------------------------------ */
@@ -318,28 +334,9 @@ static int gen_vlarb_record(const struct sa_view *v, const struct sa_query *q,
 			    struct sa_table *out)
 {
 	const struct sa_vlarb_record *t = (const void *)q->tmpl;
-	struct port_ref *e;
-	int rc = 0, n;
 
-	n = ends_of(v, q, be16toh(t->lid), &e);
-	if (n < 0)
-		return n;
-	for (int i = 0; i < n && rc == 0; i++) {
-		const struct fab_node *nd = fabric_node(v->f, e[i].node);
-
-		if (nd->type != NODE_TYPE_SWITCH) {
-			/* OutputPortNum is not compared for a CA */
-			rc = vlar_port(q, nd, e[i].port, out);
-		} else if (q->comp_mask & BIT(VLAR_PORT)) {
-			if (t->port_num <= nd->num_ports)
-				rc = vlar_port(q, nd, t->port_num, out);
-		} else {
-			for (unsigned pn = 0; pn <= nd->num_ports && rc == 0; pn++)
-				rc = vlar_port(q, nd, pn, out);
-		}
-	}
-	free(e);
-	return rc;
+	return each_port(v, q, be16toh(t->lid), q->comp_mask & BIT(VLAR_PORT),
+			 t->port_num, vlar_port, out);
 }
 
 /* ------------------------------------------------------------------ */
