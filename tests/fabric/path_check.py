@@ -24,7 +24,9 @@ GETS.json (tests/bench/sa_pathbench -p on `path_check.py pairs TOPO`, the
 PathRecord Get answer per pair: single-MAD answers, which umad2sim does
 not damage, so every pair is checked this way (status 0, the ports'
 GIDs and LIDs, HopLimit, the LFT walk), and every intact GetTable record
-must name the same LIDs as the Get answer of its pair.
+must name the same LIDs as the Get answer of its pair.  The number of
+switches each Get's path crosses along the LFTs must be the fewest the
+topology allows (min-hop routing): the path's hop count.
 """
 
 import argparse
@@ -68,12 +70,38 @@ def walk(topo, lfts, src, dlid, dst):
     return "dead port on the way"
 
 
+def switch_distances(topo, src):
+    """Fewest switches a packet from CA port src crosses to reach each
+    node (BFS over the links ibnetdiscover shows)."""
+    adj = collections.defaultdict(set)
+    for (g, _), (pg, _) in topo.peer.items():
+        adj[g].add(pg)
+        adj[pg].add(g)
+    first = topo.peer.get((src, topo.ca_port[src]))
+    dist = {}
+    if first is None:
+        return dist
+    queue = collections.deque([(first[0], 1)])
+    seen = {src, first[0]}
+    while queue:
+        g, d = queue.popleft()
+        dist[g] = d
+        if topo.kind.get(g) != "SW":
+            continue            # a CA is an end: paths do not cross it
+        for n in adj[g]:
+            if n not in seen:
+                seen.add(n)
+                queue.append((n, d + 1))
+    return dist
+
+
 def check_gets(topo, lfts, path, hop_limit, probs, hops):
     """Check the Get answers of every CA pair; returns {(s, d): record}."""
     by_lid = {topo.lid[g]: g for g in topo.ca_port}
     with open(path) as f:
         rows = json.load(f)
     got = {}
+    dists = {}
     for r in rows:
         s, d = by_lid.get(r["slid"]), by_lid.get(r["dlid"])
         if s is None or d is None:
@@ -98,6 +126,14 @@ def check_gets(topo, lfts, path, hop_limit, probs, hops):
         if isinstance(h, str):
             probs.add("%s (DLID %d): %s" % (name, r["dlid"], h))
             continue
+        # The route crosses as few switches as the topology allows: the
+        # hop count of the path is the minimum (min-hop routing).
+        if s not in dists:
+            dists[s] = switch_distances(topo, s)
+        want = dists[s].get(d, 0) - 1
+        if h != want:
+            probs.add("%s: %d switch hops along the LFTs, shortest %d" % (
+                name, h, want))
         hops[h] += 1
         got[(s, d)] = r
     cas = list(topo.ca_port)
