@@ -1,6 +1,6 @@
 /*
  * sa_index.h - private to the SA record generators (sm/sa_records.c,
- * sm/sa_path.c, sm/sa_multipath.c): end ports of the fabric model, the
+ * sm/sa_path.c, sm/sa_tables.c): end ports of the fabric model, the
  * per-model LID and GUID index (sm/sa_index.c), and the PathRecord
  * computation that PathRecord and MultiPathRecord share.
  */
