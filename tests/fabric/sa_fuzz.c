@@ -46,8 +46,9 @@ struct fuzz {
 	struct ev_loop *loop;
 	struct mad_engine *engine;
 	struct mad_addr to;
-	unsigned long count, sent, answered;
+	unsigned long count, sent, answered, last_answered;
 	unsigned window, outstanding;
+	ev_tstamp last_rx;		/* when the SM last sent us a MAD */
 	unsigned long hist[8];		/* by status class */
 	uint64_t rng;
 	ev_timer tick;
@@ -114,6 +115,7 @@ static void on_answer(void *arg, const void *mad, size_t len,
 	unsigned st = be16toh(h->status);
 
 	z->answered++;
+	z->last_rx = ev_now(z->loop);
 	if (z->outstanding)
 		z->outstanding--;
 	/* 0: ok, 1: MAD status (low byte), 2-7: SA status 1-6 (15.2.1.2) */
@@ -134,17 +136,24 @@ static void pump(struct fuzz *z)
 	}
 }
 
-/* Answers the SM dropped never come: release the window now and then. */
+/*
+ * Answers the SM dropped never come: release the window now and then.
+ * Once everything is sent, stop only after the SM has been quiet for
+ * QUIET_S: it keeps re-sending the RMPP answers we never acknowledge for
+ * a while, and a MAD that reaches umad2sim after the port is closed
+ * crashes its receiver thread (a NULL queue), i.e. this client.
+ */
+#define QUIET_S		1.5
+
 static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct fuzz *z = w->data;
-	static unsigned long last_answered;
 
-	if (z->answered == last_answered)
+	if (z->answered == z->last_answered)
 		z->outstanding = 0;
-	last_answered = z->answered;
+	z->last_answered = z->answered;
 	pump(z);
-	if (z->sent >= z->count && (z->outstanding == 0 || z->answered == last_answered))
+	if (z->sent >= z->count && ev_now(loop) - z->last_rx >= QUIET_S)
 		ev_break(loop, EVBREAK_ALL);
 }
 
