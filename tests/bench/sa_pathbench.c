@@ -38,6 +38,7 @@
 #include <infiniband/umad.h>
 
 #include "mad/sa_wire.h"
+#include "tests/bench/simlink.h"
 
 #define PR_COMP_DLID	(1ull << 4)
 #define PR_COMP_SLID	(1ull << 5)
@@ -45,6 +46,8 @@
 #define LOST_MS		500	/* no answer for this long: window lost */
 
 struct bench {
+	bool direct;			/* -d: ibsim's socket, not umad */
+	struct simlink link;
 	int portid, agent;
 	uint16_t slid, sm_lid, max_lid;
 	uint64_t rng;
@@ -88,10 +91,29 @@ static int send_get(struct bench *b, uint16_t slid, uint16_t dlid,
 	m->comp_mask = htobe64(PR_COMP_DLID | PR_COMP_SLID);
 	pr->slid = htobe16(slid);
 	pr->dlid = htobe16(dlid);
+	if (b->direct)
+		return simlink_send(&b->link, b->sm_lid, 1, m, sizeof(*m));
 	umad_set_addr(b->sbuf, b->sm_lid, 1, 0, QP1_QKEY);
 	if (umad_send(b->portid, b->agent, b->sbuf, (int)sizeof(*m), 0, 0) < 0)
 		return -1;
 	return 0;
+}
+
+/* Receive one MAD into b->rbuf's MAD, waiting up to timeout_ms.  Returns
+ * its length, -1 when nothing came, -2 for a MAD to ignore (a failed
+ * send reported back). */
+static int recv_mad(struct bench *b, int timeout_ms)
+{
+	int len = MAD_SIZE;
+
+	if (b->direct) {
+		len = simlink_recv(&b->link, umad_get_mad(b->rbuf), MAD_SIZE,
+				   timeout_ms);
+		return len >= 0 ? len : len == -ETIMEDOUT ? -1 : -2;
+	}
+	if (umad_recv(b->portid, b->rbuf, &len, timeout_ms) < 0)
+		return -1;
+	return umad_status(b->rbuf) ? -2 : len;
 }
 
 static int send_one(struct bench *b)
@@ -194,10 +216,10 @@ static int run_pairs(struct bench *b, unsigned window)
 			b->ans[next].tries = 1;
 			next++, inflight++;
 		}
-		int len = MAD_SIZE;
 		const struct sa_mad *m = umad_get_mad(b->rbuf);
+		int len = recv_mad(b, LOST_MS);
 
-		if (umad_recv(b->portid, b->rbuf, &len, LOST_MS) < 0) {
+		if (len == -1) {
 			for (size_t i = 0; i < next; i++) {
 				struct pair_answer *a = &b->ans[i];
 
@@ -216,7 +238,7 @@ static int run_pairs(struct bench *b, unsigned window)
 			}
 			continue;
 		}
-		if (umad_status(b->rbuf) || len < (int)sizeof(*m) - SA_DATA_SIZE +
+		if (len < (int)sizeof(*m) - SA_DATA_SIZE +
 		    (int)sizeof(struct sa_path_record) ||
 		    m->hdr.method != (MAD_METHOD_GET | MAD_METHOD_RESP))
 			continue;
@@ -241,26 +263,69 @@ static bool ours(const struct bench *b, const struct sa_mad *m)
 	return (uint32_t)(b->tid - tid) < b->sent;
 }
 
+/* The port: SIM_HOST's port through ibsim's socket (-d), else the first
+ * umad port.  Sets slid and sm_lid.  0, or -1 with a message. */
+static int open_port(struct bench *b)
+{
+	umad_port_t port;
+
+	if (b->direct) {
+		if (simlink_open(&b->link, getenv("SIM_HOST")) < 0) {
+			fprintf(stderr, "sa_pathbench: cannot attach to ibsim\n");
+			return -1;
+		}
+		b->slid = b->link.lid;
+		b->sm_lid = b->link.sm_lid;
+		return 0;
+	}
+	if (umad_init() < 0 || umad_get_port(NULL, 0, &port) < 0) {
+		fprintf(stderr, "sa_pathbench: no umad port\n");
+		return -1;
+	}
+	b->slid = (uint16_t)port.base_lid;
+	b->sm_lid = (uint16_t)port.sm_lid;
+	b->portid = umad_open_port(port.ca_name, port.portnum);
+	umad_release_port(&port);
+	if (b->portid < 0) {
+		fprintf(stderr, "sa_pathbench: cannot open the port\n");
+		return -1;
+	}
+	b->agent = umad_register(b->portid, MAD_CLASS_SA, 2, 0, NULL);
+	if (b->agent < 0) {
+		fprintf(stderr, "sa_pathbench: cannot register the SA class\n");
+		return -1;
+	}
+	return 0;
+}
+
+static void close_port(struct bench *b)
+{
+	if (b->direct)
+		simlink_close(&b->link);
+	else
+		umad_close_port(b->portid);
+}
+
 int main(int argc, char **argv)
 {
 	struct bench b = { .max_lid = 1, .rng = 1 };
 	double secs = 3, t0, end, t;
 	unsigned window = 16, inflight = 0;
 	const char *pairs = NULL;
-	umad_port_t port;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "p:t:w:l:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "dp:t:w:l:s:")) != -1) {
 		switch (opt) {
+		case 'd': b.direct = true; break;
 		case 'p': pairs = optarg; break;
 		case 't': secs = strtod(optarg, NULL); break;
 		case 'w': window = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'l': b.max_lid = (uint16_t)strtoul(optarg, NULL, 0); break;
 		case 's': b.rng = strtoull(optarg, NULL, 0); break;
 		default:
-			fprintf(stderr, "usage: sa_pathbench [-t SECONDS] [-w WINDOW]"
+			fprintf(stderr, "usage: sa_pathbench [-d] [-t SECONDS] [-w WINDOW]"
 				" [-l MAXLID] [-s SEED]\n"
-				"       sa_pathbench -p PAIRS [-w WINDOW]\n");
+				"       sa_pathbench [-d] -p PAIRS [-w WINDOW]\n");
 			return 2;
 		}
 	}
@@ -268,32 +333,21 @@ int main(int argc, char **argv)
 		window = 1;
 	if (!b.max_lid)
 		b.max_lid = 1;
-	if (umad_init() < 0 || umad_get_port(NULL, 0, &port) < 0) {
-		fprintf(stderr, "sa_pathbench: no umad port\n");
+	if (open_port(&b) < 0)
 		return 1;
-	}
-	b.slid = (uint16_t)port.base_lid;
-	b.sm_lid = (uint16_t)port.sm_lid;
-	b.portid = umad_open_port(port.ca_name, port.portnum);
-	umad_release_port(&port);
-	if (b.portid < 0) {
-		fprintf(stderr, "sa_pathbench: cannot open the port\n");
-		return 1;
-	}
-	b.agent = umad_register(b.portid, MAD_CLASS_SA, 2, 0, NULL);
+	/* After umad_init(): umad_size() is the header size of the ABI the
+	 * library found. */
 	b.sbuf = calloc(1, umad_size() + MAD_SIZE);
 	b.rbuf = calloc(1, umad_size() + MAD_SIZE);
-	if (b.agent < 0 || !b.sbuf || !b.rbuf) {
-		fprintf(stderr, "sa_pathbench: cannot register the SA class\n");
+	if (!b.sbuf || !b.rbuf)
 		return 1;
-	}
 	/* TIDs of this run start from the clock so that a late answer to a
 	 * previous client of the same simulated port is not counted. */
 	b.tid = (uint32_t)time(NULL) << 8;
 	if (pairs) {
 		int rc = read_pairs(&b, pairs) < 0 || run_pairs(&b, window) < 0;
 
-		umad_close_port(b.portid);
+		close_port(&b);
 		free(b.sbuf);
 		free(b.rbuf);
 		free(b.pairs);
@@ -306,15 +360,14 @@ int main(int argc, char **argv)
 	while (inflight < window && send_one(&b) == 0)
 		inflight++;
 	for (t = t0; inflight > 0; ) {
-		int len = MAD_SIZE;
 		const struct sa_mad *m = umad_get_mad(b.rbuf);
+		int len = recv_mad(&b, LOST_MS);
 
-		if (umad_recv(b.portid, b.rbuf, &len, LOST_MS) < 0) {
+		if (len == -1) {
 			/* The whole window is lost: count it, start over. */
 			b.timeouts += inflight;
 			inflight = 0;
-		} else if (umad_status(b.rbuf) == 0 &&
-			   len >= (int)sizeof(m->hdr) &&
+		} else if (len >= (int)sizeof(m->hdr) &&
 			   m->hdr.method == (MAD_METHOD_GET | MAD_METHOD_RESP) &&
 			   ours(&b, m)) {
 			inflight--;
@@ -335,7 +388,7 @@ int main(int argc, char **argv)
 	printf("answered %lu ok %lu errors %lu timeouts %lu in %.2f s: %.0f qps\n",
 	       b.answered, b.ok, b.errors, b.timeouts, t - t0,
 	       (double)b.answered / (t - t0));
-	umad_close_port(b.portid);
+	close_port(&b);
 	free(b.sbuf);
 	free(b.rbuf);
 	return b.answered ? 0 : 1;

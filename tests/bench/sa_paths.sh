@@ -1,32 +1,54 @@
 #!/usr/bin/env bash
 # tests/bench/sa_paths.sh - PathRecord queries per second, ibsm vs OpenSM.
 #
-#   tests/bench/sa_paths.sh [-t SECONDS] [-w WINDOW] [TOPOLOGY.net]
+#   tests/bench/sa_paths.sh [-t SECONDS] [-w WINDOW] [-c PERCENT] [-d]
+#                           [TOPOLOGY.net]
 #
 # Starts ibsim once (default: the bundled 1,152-host fat tree), then for
 # each SM in turn (OpenSM 3.3.23, then ibsm) runs it as master, waits for
 # SUBNET UP, and measures PathRecord Gets per second from one client and
 # from four clients at once (tests/bench/sa_pathbench, WINDOW queries
-# in flight each, default 16).  Prints queries/s and the ratio ibsm/OpenSM,
-# then the CPU each SM spent per query (user + system time of its process
-# over the run, divided by the queries answered) and the ratio
-# OpenSM/ibsm, and ibsim's CPU per query (the simulator's share).
-# Under ibsim on a small machine the clients, the simulator and the SM
-# share the cores, so queries/s understate what the SM alone could do;
-# the CPU per query is the SM's own cost.  Windows above 64 with four
-# clients can deadlock ibsim (its socket buffers fill both ways).
+# in flight each, default 16), twice:
+#
+#  - shared: the SM, ibsim and the clients share the machine's cores as
+#    the scheduler pleases.  Under ibsim every query also costs the
+#    simulator and the client CPU time on the same cores, so this rate
+#    says as much about them as about the SM.
+#  - SM-bound: the SM alone is held to PERCENT of one core (default 50)
+#    by a cpu cgroup, the same budget for both SMs, while ibsim and the
+#    clients keep the rest of the machine.  The SM is then the
+#    bottleneck, as on a real fabric where the clients are other hosts
+#    and the HCA carries the MADs: the rate is what each SM makes of the
+#    same CPU.  Needs a writable cpu cgroup (root; cgroup v1 or v2); -c 0
+#    skips it.
+#
+# Prints queries/s and the ratio ibsm/OpenSM for each, then the CPU each
+# SM spent per query (user + system time of its process over the run,
+# divided by the queries answered) and the ratio OpenSM/ibsm, and ibsim's
+# CPU per query.  -d makes the clients talk to ibsim's socket directly
+# instead of through the umad2sim preload (a client that costs less per
+# query; the SMs are unchanged).  Windows above 64 with four clients can
+# deadlock ibsim (its socket buffers fill both ways).
 # shellcheck source=tests/fabric/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../fabric/lib.sh"
 
 secs=3
 window=16
-while getopts t:w: opt; do
+cap=50
+direct=
+while getopts t:w:c:d opt; do
 	case $opt in
 	t) secs=$OPTARG ;;
 	w) window=$OPTARG ;;
-	*) echo "usage: $0 [-t SECONDS] [-w WINDOW] [TOPOLOGY.net]" >&2; exit 2 ;;
+	c) cap=$OPTARG ;;
+	d) direct=-d ;;
+	*) echo "usage: $0 [-t SECONDS] [-w WINDOW] [-c PERCENT] [-d]" \
+		"[TOPOLOGY.net]" >&2; exit 2 ;;
 	esac
 done
+case $cap in
+''|*[!0-9]*) echo "sa_paths: -c wants a percentage of one core" >&2; exit 2 ;;
+esac
 shift $((OPTIND - 1))
 net=${1:-$FAB_TOPO/fat2-1152.net}
 bench=${SA_PATHBENCH:-$(dirname "$IBSM")/../tests/bench/sa_pathbench}
@@ -63,7 +85,8 @@ run_clients() {
 	s0=$(cpu_ticks "$smpid")
 	m0=$(cpu_ticks "$FAB_SIM_PID")
 	for ((i = 0; i < n; i++)); do
-		fab_run "$(printf 'H%04d' $((i + 2)))" "$bench" -t "$secs" -w "$window" \
+		fab_run "$(printf 'H%04d' $((i + 2)))" "$bench" $direct \
+			-t "$secs" -w "$window" \
 			-l "$maxlid" -s $((i + 1)) >"$FAB_TMP/bench-$n-$i.out" 2>&1 &
 		pids+=($!)
 	done
@@ -90,7 +113,74 @@ wait_master() {
 	return 1
 }
 
+# cpu_cap PID PERCENT: put process PID (all its threads) in a new cpu
+# cgroup allowed PERCENT of one core.  Leaves the cgroup's path in
+# cap_dir; returns 1 if no cpu cgroup is writable here.
+cap_dir=
+cpu_cap() {
+	local pid=$1 pct=$2 root
+	if [ -f /sys/fs/cgroup/cgroup.controllers ]; then	# v2
+		root=/sys/fs/cgroup
+		grep -qw cpu "$root/cgroup.controllers" || return 1
+		grep -qw cpu "$root/cgroup.subtree_control" ||
+			echo +cpu >"$root/cgroup.subtree_control" 2>/dev/null ||
+			return 1
+		cap_dir=$root/ibsm-bench-$$
+		mkdir -p "$cap_dir" 2>/dev/null &&
+			echo "$((pct * 1000)) 100000" >"$cap_dir/cpu.max" &&
+			echo "$pid" >"$cap_dir/cgroup.procs" 2>/dev/null ||
+			{ cpu_uncap; return 1; }
+	elif [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then	# v1
+		root=/sys/fs/cgroup/cpu
+		cap_dir=$root/ibsm-bench-$$
+		mkdir -p "$cap_dir" 2>/dev/null &&
+			echo 100000 >"$cap_dir/cpu.cfs_period_us" &&
+			echo "$((pct * 1000))" >"$cap_dir/cpu.cfs_quota_us" &&
+			echo "$pid" >"$cap_dir/cgroup.procs" 2>/dev/null ||
+			{ cpu_uncap; return 1; }
+	else
+		return 1
+	fi
+}
+
+# cpu_uncap: move whatever is in the cgroup back to its parent, remove it.
+cpu_uncap() {
+	local t
+	[ -n "$cap_dir" ] && [ -d "$cap_dir" ] || return 0
+	for t in $(cat "$cap_dir/cgroup.procs" 2>/dev/null); do
+		echo "$t" >"${cap_dir%/*}/cgroup.procs" 2>/dev/null
+	done
+	rmdir "$cap_dir" 2>/dev/null
+	cap_dir=
+}
+trap 'cpu_uncap; fab_cleanup' EXIT
+
+# measure SM PID: shared runs with 1 and 4 clients, then (-c) the same
+# with the SM capped.  Fills qps/cpu/sim[SM MODE N].
 declare -A qps cpu sim
+capped=
+measure() {
+	local sm=$1 pid=$2 mode n
+	for mode in shared capped; do
+		if [ "$mode" = capped ]; then
+			[ "$cap" -gt 0 ] || break
+			if ! cpu_cap "$pid" "$cap"; then
+				echo "sa_paths: no writable cpu cgroup: SM-bound runs skipped" >&2
+				cap=0
+				break
+			fi
+			capped=1
+		fi
+		for n in 1 4; do
+			run_clients "$pid" "$n" >"$FAB_TMP/qps"
+			qps[$sm$mode$n]=$(cat "$FAB_TMP/qps")
+			cpu[$sm$mode$n]=$cpu_sm
+			sim[$sm$mode$n]=$cpu_sim
+		done
+	done
+	cpu_uncap
+}
+
 # OpenSM
 mkdir -p "$FAB_TMP/osm"
 OSM_CACHE_DIR=$FAB_TMP/osm OSM_TMP_DIR=$FAB_TMP/osm \
@@ -98,13 +188,7 @@ OSM_CACHE_DIR=$FAB_TMP/osm OSM_TMP_DIR=$FAB_TMP/osm \
 osm_bg=$!
 wait_master || { echo "OpenSM did not become master" >&2; exit 1; }
 sleep 1
-osm_pid=$(descendant "$osm_bg" opensm)
-for n in 1 4; do
-	run_clients "$osm_pid" "$n" >"$FAB_TMP/qps"
-	qps[opensm$n]=$(cat "$FAB_TMP/qps")
-	cpu[opensm$n]=$cpu_sm
-	sim[opensm$n]=$cpu_sim
-done
+measure opensm "$(descendant "$osm_bg" opensm)"
 pkill -TERM -P "$osm_bg" 2>/dev/null
 for f in "$FAB_TMP"/pids/*; do
 	pid=${f##*/}
@@ -115,33 +199,38 @@ sleep 1
 
 # ibsm
 fab_ibsm_start H0001 "$FAB_TMP/ibsm" || exit 1
-for n in 1 4; do
-	run_clients "$(descendant "$FAB_SM_BG" ibsm)" "$n" >"$FAB_TMP/qps"
-	qps[ibsm$n]=$(cat "$FAB_TMP/qps")
-	cpu[ibsm$n]=$cpu_sm
-	sim[ibsm$n]=$cpu_sim
-done
+measure ibsm "$(descendant "$FAB_SM_BG" ibsm)"
 fab_ibsm_stop
 
-# table TITLE ARRAY: OpenSM and ibsm for 1 and 4 clients, and the ratio
-# that says how much better ibsm is (more queries, or less CPU).
+# table TITLE ARRAY MODE: OpenSM and ibsm for 1 and 4 clients, and the
+# ratio that says how much better ibsm is (more queries, or less CPU).
 table() {
 	local -n v=$2
-	local n r
-	printf '%-22s %12s %12s %8s\n' "$1" OpenSM ibsm "better"
+	local mode=$3 n r
+	printf '%-24s %12s %12s %8s\n' "$1" OpenSM ibsm "better"
 	for n in 1 4; do
 		if [ "$2" = qps ]; then
-			r=$(awk -v a="${v[ibsm$n]}" -v b="${v[opensm$n]}" \
+			r=$(awk -v a="${v[ibsm$mode$n]}" -v b="${v[opensm$mode$n]}" \
 				'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
 		else
-			r=$(awk -v a="${v[ibsm$n]}" -v b="${v[opensm$n]}" \
+			r=$(awk -v a="${v[ibsm$mode$n]}" -v b="${v[opensm$mode$n]}" \
 				'BEGIN { if (a > 0) printf "%.2f", b / a; else print "-" }')
 		fi
-		printf '%-22s %12s %12s %8s\n' "$n client(s)" "${v[opensm$n]}" \
-			"${v[ibsm$n]}" "$r"
+		printf '%-24s %12s %12s %8s\n' "$n client(s)" \
+			"${v[opensm$mode$n]}" "${v[ibsm$mode$n]}" "$r"
 	done
 }
-table "PathRecord Get/s" qps
-echo
-table "SM CPU us per query" cpu
-printf '%-22s %12s %12s\n' "ibsim CPU us per query" "${sim[opensm4]}" "${sim[ibsm4]}"
+report() {
+	local mode=$1
+	table "PathRecord Get/s" qps "$mode"
+	table "SM CPU us per query" cpu "$mode"
+	printf '%-24s %12s %12s\n' "ibsim CPU us per query" \
+		"${sim[opensm${mode}4]}" "${sim[ibsm${mode}4]}"
+}
+echo "Shared: SM, ibsim and clients on the same cores (window $window${direct:+, direct clients})"
+report shared
+if [ -n "$capped" ]; then
+	echo
+	echo "SM-bound: each SM held to $cap% of one core (window $window${direct:+, direct clients})"
+	report capped
+fi

@@ -79,6 +79,23 @@ python3 "$FAB_LIB/path_check.py" --gets "$FAB_TMP/gets.json" \
 	"$FAB_TMP/diags/topo" "$FAB_TMP/diags/lfts" "${files[@]}" 2>&1 |
 	grep -E 'records|pairs checked' | sed 's/^/    /'
 
+# The benchmark's direct client (sa_pathbench -d: ibsim's socket, no
+# umad2sim) must get the same answers as the umad client above.
+head -n 2000 "$FAB_TMP/pairs" >"$FAB_TMP/pairs-direct"
+if fab_run H0003 "$PATHGET" -d -p "$FAB_TMP/pairs-direct" -w 32 \
+	>"$FAB_TMP/direct.json" 2>"$FAB_TMP/direct.err"; then
+	fab_check paths-direct-client-same-answers python3 -c '
+import json, sys
+umad = json.load(open(sys.argv[1]))
+direct = json.load(open(sys.argv[2]))
+n = len(direct)
+bad = [i for i in range(n) if direct[i] != umad[i]]
+print(f"{n} pairs, {len(bad)} differ" + (f": {direct[bad[0]]} vs {umad[bad[0]]}" if bad else ""))
+sys.exit(1 if bad or n != 2000 else 0)' "$FAB_TMP/gets.json" "$FAB_TMP/direct.json"
+else
+	fab_fail paths-direct-client-same-answers "$(head -n 3 "$FAB_TMP/direct.err")"
+fi
+
 if fab_ibsm_stop; then
 	fab_pass paths-ibsm-clean-exit
 else
