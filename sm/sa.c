@@ -26,6 +26,7 @@
 
 #include "mad/rmpp.h"
 #include "sm/sa.h"
+#include "sm/sa_index.h"
 #include "sm/sa_service.h"
 #include "sm/sm.h"
 
@@ -78,25 +79,16 @@ static uint8_t response_method(uint8_t method)
 /* GID of the port with `lid` (subnet prefix + port GUID), zero if none. */
 static void gid_of_lid(const struct sm *sm, uint16_t lid, uint8_t gid[16])
 {
-	const struct fabric *f = &sm->fabric;
-	uint64_t prefix = htobe64(sm->cfg.subnet_prefix), guid = 0;
+	struct sa_view v;
+	struct port_ref r;
+	uint64_t prefix, guid;
 
 	memset(gid, 0, 16);
-	for (size_t i = 0; i < f->n_nodes && !guid; i++) {
-		const struct fab_node *n = &f->nodes[i];
-
-		for (unsigned pn = 0; pn <= n->num_ports; pn++) {
-			const struct fab_port *p = &n->ports[pn];
-
-			if (p->lid && lid >= p->lid && lid < p->lid + (1u << p->lmc) &&
-			    (n->type == NODE_TYPE_SWITCH) == (pn == 0)) {
-				guid = htobe64(p->guid);
-				break;
-			}
-		}
-	}
-	if (!guid)
+	sa_view_of(sm, &v);
+	if (lid_lookup(&v, lid, &r) != 1)
 		return;
+	prefix = htobe64(v.subnet_prefix);
+	guid = htobe64(v.f->nodes[r.node].ports[r.port].guid);
 	memcpy(gid, &prefix, 8);
 	memcpy(gid + 8, &guid, 8);
 }
