@@ -1,8 +1,11 @@
 /*
  * sa_pathbench.c - PathRecord queries per second against any SA.
  *
- *   sa_pathbench [-t SECONDS] [-w WINDOW] [-l MAXLID] [-s SEED]
- *   sa_pathbench -p PAIRS [-w WINDOW]
+ *   sa_pathbench [-d] [-t SECONDS] [-w WINDOW] [-l MAXLID] [-s SEED]
+ *   sa_pathbench [-d] -p PAIRS [-w WINDOW]
+ *
+ * -d: talk to ibsim's socket directly (simlink.h: SIM_HOST's port, no
+ * umad2sim in this process) instead of through the first umad port.
  *
  * Sends PathRecord Gets (SLID = this port's LID, DLID = random LID in
  * 1..MAXLID) to the SM LID on QP1, keeping WINDOW queries outstanding,
