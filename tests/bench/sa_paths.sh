@@ -77,6 +77,13 @@ descendant() {
 	return 1
 }
 
+# us_per_query TICKS QPS: CPU microseconds per query, for TICKS clock
+# ticks spent over a run of $secs seconds at QPS queries per second.
+us_per_query() {
+	awk -v d="$1" -v q="$2" -v t="$secs" -v hz="$hz" \
+		'BEGIN { if (q > 0) printf "%.1f", d / hz * 1e6 / (q * t); else print "-" }'
+}
+
 # run_clients SMPID N: N bench clients at once on hosts H0002.., total
 # qps; also leaves the SM's and ibsim's CPU per query (us) in cpu_sm and
 # cpu_sim.
@@ -97,20 +104,9 @@ run_clients() {
 	done
 	s1=$(cpu_ticks "$smpid")
 	m1=$(cpu_ticks "$FAB_SIM_PID")
-	cpu_sm=$(awk -v d=$((s1 - s0)) -v q="$total" -v t="$secs" -v hz="$hz" \
-		'BEGIN { if (q > 0) printf "%.1f", d / hz * 1e6 / (q * t); else print "-" }')
-	cpu_sim=$(awk -v d=$((m1 - m0)) -v q="$total" -v t="$secs" -v hz="$hz" \
-		'BEGIN { if (q > 0) printf "%.1f", d / hz * 1e6 / (q * t); else print "-" }')
+	cpu_sm=$(us_per_query $((s1 - s0)) "$total")
+	cpu_sim=$(us_per_query $((m1 - m0)) "$total")
 	echo "$total"
-}
-
-wait_master() {
-	local i
-	for ((i = 0; i < 600; i++)); do
-		fab_run H0002 sminfo 2>/dev/null | grep -q SMINFO_MASTER && return 0
-		sleep 0.1
-	done
-	return 1
 }
 
 # cpu_cap PID PERCENT: put process PID (all its threads) in a new cpu
@@ -186,7 +182,7 @@ mkdir -p "$FAB_TMP/osm"
 OSM_CACHE_DIR=$FAB_TMP/osm OSM_TMP_DIR=$FAB_TMP/osm \
 	fab_run H0001 opensm -f "$FAB_TMP/osm/opensm.log" >/dev/null 2>&1 &
 osm_bg=$!
-wait_master || { echo "OpenSM did not become master" >&2; exit 1; }
+fab_wait_master || { echo "OpenSM did not become master" >&2; exit 1; }
 sleep 1
 measure opensm "$(descendant "$osm_bg" opensm)"
 pkill -TERM -P "$osm_bg" 2>/dev/null

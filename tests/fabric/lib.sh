@@ -351,6 +351,17 @@ fab_ibsm_stop() {
 	return "$rc"
 }
 
+# fab_wait_master [SECONDS]: wait until sminfo from H0002 names a master
+# SM (any SM: OpenSM too), for at most SECONDS (default 60).
+fab_wait_master() {
+	local i
+	for ((i = 0; i < ${1:-60} * 10; i++)); do
+		fab_run H0002 sminfo 2>/dev/null | grep -q SMINFO_MASTER && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # fab_compare REF OUT: compare two ibnetdiscover-format topologies
 # (FAB_COMPARE_OPTS, e.g. --ignore-speed, are passed to topo_compare.py).
 fab_compare() {

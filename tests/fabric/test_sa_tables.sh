@@ -69,15 +69,6 @@ ask() {
 	done < <(queries "$2" "$3")
 }
 
-wait_master() {
-	local i
-	for ((i = 0; i < 300; i++)); do
-		fab_run H0002 sminfo 2>/dev/null | grep -q SMINFO_MASTER && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # 1. OpenSM 3.3.23 as the reference.
 osm=$FAB_TMP/osm
 mkdir -p "$osm"
@@ -85,7 +76,7 @@ OSM_CACHE_DIR=$osm OSM_TMP_DIR=$osm \
 	fab_run H0001 opensm -f "$osm/opensm.log" >/dev/null 2>&1 &
 osm_bg=$!
 have_osm=0
-if wait_master; then
+if fab_wait_master 30; then
 	have_osm=1
 	sleep 1
 	ca=$(lid_of_dr 0,1,5,3,3 1)
