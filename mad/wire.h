@@ -171,6 +171,20 @@ static_assert(offsetof(struct sa_mad, sm_key) == 36, "SM_Key at 36");
 static_assert(offsetof(struct sa_mad, comp_mask) == 48, "ComponentMask at 48");
 static_assert(offsetof(struct sa_mad, data) == 56, "SA data at 56");
 
+/* Header of an SA request (class 0x03, version 2): the common MAD fields
+ * (13.4.2) and the ComponentMask; TID, SM_Key and data are left as they
+ * are. */
+static inline void sa_request_hdr(struct sa_mad *m, uint8_t method,
+				  uint16_t attr_id, uint64_t comp_mask)
+{
+	m->hdr.base_version = 1;
+	m->hdr.mgmt_class = MAD_CLASS_SA;
+	m->hdr.class_version = 2;
+	m->hdr.method = method;
+	m->hdr.attr_id = htobe16(attr_id);
+	m->comp_mask = htobe64(comp_mask);
+}
+
 /* NodeDescription (14.2.5.2) */
 struct smp_node_desc {
 	char desc[64];			/* UTF-8, not necessarily terminated */

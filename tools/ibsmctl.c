@@ -388,12 +388,7 @@ static int start_query(struct ctl *c, int argc, char **argv)
 		}
 		memcpy(m.data, &pr, sizeof(pr));
 	}
-	m.hdr.base_version = 1;
-	m.hdr.mgmt_class = MAD_CLASS_SA;
-	m.hdr.class_version = 2;
-	m.hdr.method = c->method;
-	m.hdr.attr_id = htobe16(c->kind->attr_id);
-	m.comp_mask = htobe64(mask);
+	sa_request_hdr(&m, c->method, c->kind->attr_id, mask);
 	return rmpp_client_query(c->client, &m, sizeof(m), &c->sa, on_query, c);
 }
 

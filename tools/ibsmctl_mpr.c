@@ -131,12 +131,7 @@ int mpr_build(struct sa_mad *m, const struct mpr_opts *o, const char *src,
 		mask |= MPR_MASK_PKEY;
 	}
 	memcpy(m->data, &r, sizeof(r));
-	m->hdr.base_version = 1;
-	m->hdr.mgmt_class = MAD_CLASS_SA;
-	m->hdr.class_version = 2;
-	m->hdr.method = MAD_METHOD_GETMULTI;
-	m->hdr.attr_id = htobe16(SA_ATTR_MULTIPATH_RECORD);
-	m->comp_mask = htobe64(mask);
+	sa_request_hdr(m, MAD_METHOD_GETMULTI, SA_ATTR_MULTIPATH_RECORD, mask);
 	/* One RMPP segment: PayloadLength = class header + the record. */
 	len = SA_MPR_FIXED_SIZE + (size_t)n * 16;
 	rmpp_set_single(m, len);

@@ -85,13 +85,9 @@ static int send_get(struct bench *b, uint16_t slid, uint16_t dlid,
 	struct sa_path_record *pr = (struct sa_path_record *)m->data;
 
 	memset(m, 0, sizeof(*m));
-	m->hdr.base_version = 1;
-	m->hdr.mgmt_class = MAD_CLASS_SA;
-	m->hdr.class_version = 2;
-	m->hdr.method = MAD_METHOD_GET;
+	sa_request_hdr(m, MAD_METHOD_GET, SA_ATTR_PATH_RECORD,
+		       PR_COMP_DLID | PR_COMP_SLID);
 	m->hdr.tid = htobe64(tid);
-	m->hdr.attr_id = htobe16(SA_ATTR_PATH_RECORD);
-	m->comp_mask = htobe64(PR_COMP_DLID | PR_COMP_SLID);
 	pr->slid = htobe16(slid);
 	pr->dlid = htobe16(dlid);
 	if (b->direct)

@@ -44,12 +44,7 @@ static void build(struct sa_mad *m, uint8_t method, uint16_t attr,
 		  uint64_t comp_mask)
 {
 	memset(m, 0, sizeof(*m));
-	m->hdr.base_version = 1;
-	m->hdr.mgmt_class = MAD_CLASS_SA;
-	m->hdr.class_version = 2;
-	m->hdr.method = method;
-	m->hdr.attr_id = htobe16(attr);
-	m->comp_mask = htobe64(comp_mask);
+	sa_request_hdr(m, method, attr, comp_mask);
 }
 
 static void on_done(void *arg, int status, const void *mad, size_t len)
