@@ -175,17 +175,14 @@ int simlink_recv(struct simlink *l, void *mad, size_t len, int timeout_ms)
 	struct sim_packet p;
 	ssize_t n;
 
-	for (;;) {
-		n = recv(l->data_fd, &p, sizeof(p), MSG_DONTWAIT);
-		if (n >= 0 || errno != EAGAIN || !timeout_ms)
-			break;
+	n = recv(l->data_fd, &p, sizeof(p), MSG_DONTWAIT);
+	if (n < 0 && errno == EAGAIN && timeout_ms) {
 		struct pollfd pfd = { .fd = l->data_fd, .events = POLLIN };
 		int rc = poll(&pfd, 1, timeout_ms);
+
 		if (rc <= 0)
 			return rc == 0 ? -ETIMEDOUT : -errno;
-		timeout_ms = 0;
 		n = recv(l->data_fd, &p, sizeof(p), MSG_DONTWAIT);
-		break;
 	}
 	if (n < 0)
 		return errno == EAGAIN ? -ETIMEDOUT : -errno;
