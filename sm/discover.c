@@ -21,7 +21,7 @@
  * with QoS off neither reads nor sets them (checked on ibsim: no SMP of
  * either attribute in a whole bring-up), and its SA answers them from
  * zero-filled tables.  Reading them would cost (N+1)^2 SMPs per N-port
- * switch for SL2VL alone; see sm/sa_tables.c.
+ * switch for SL2VL alone; see sm/sa/tables.c.
  *
  * The engine keeps the window full, so whole levels of the tree are in
  * flight at once.  The sweep ends when no query is outstanding.

@@ -23,7 +23,7 @@
 #include "sm/fabric.h"
 #include "sm/log.h"
 #include "sm/program.h"
-#include "sm/sa.h"
+#include "sm/sa/sa.h"
 #include "sm/sm.h"
 #include "sm/topo_dump.h"
 

@@ -98,7 +98,7 @@ struct sm {
 	struct port_memos *memos;	/* PortInfo Sets each port settled on */
 	struct sweep *sweep;		/* heavy sweep in progress */
 	struct light_sweep *light;	/* light sweep in progress */
-	struct sa_agent *sa;		/* Subnet Administration (sm/sa.c) */
+	struct sa_agent *sa;		/* Subnet Administration (sm/sa/sa.c) */
 
 	ev_timer light_timer;
 	ev_timer retry_timer;

@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sm/sa.h"
+#include "sm/sa/sa.h"
 #include "sm/sm.h"
 
 #define MAX_FAILED_SWEEPS_ONCE	8	/* -o gives up after this many */

@@ -27,7 +27,7 @@
 #include "sm/fileutil.h"
 #include "sm/dumps.h"
 #include "sm/program.h"
-#include "sm/sa.h"
+#include "sm/sa/sa.h"
 #include "sm/sm.h"
 #include "sm/topo_dump.h"
 

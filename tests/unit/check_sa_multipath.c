@@ -19,7 +19,7 @@
 #include "routing/routing.h"
 #include "sm/fabric.h"
 #include "sm/lid.h"
-#include "sm/sa.h"
+#include "sm/sa/sa.h"
 #include "sm/topo_load.h"
 
 #define B(n)	(1ull << (n))

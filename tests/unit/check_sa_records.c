@@ -1,5 +1,5 @@
 /*
- * check_sa_records.c - the SA record generators (sm/sa_records.c) on the
+ * check_sa_records.c - the SA record generators (sm/sa/records.c) on the
  * bundled topologies: LIDs from lid_assign(), LFTs from minhop, a view as
  * the SA agent builds it.
  *
@@ -21,7 +21,7 @@
 #include "routing/routing.h"
 #include "sm/fabric.h"
 #include "sm/lid.h"
-#include "sm/sa.h"
+#include "sm/sa/sa.h"
 #include "sm/topo_load.h"
 
 #define B(n)	(1ull << (n))

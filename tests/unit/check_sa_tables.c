@@ -1,7 +1,7 @@
 /*
- * check_sa_tables.c - the table records of sm/sa_tables.c on the
+ * check_sa_tables.c - the table records of sm/sa/tables.c on the
  * fat2-small topology: which records OpenSM 3.3.23's SA answers (see the
- * top of sa_tables.c), P_Key trust, and the MFT generator on a model
+ * top of sm/sa/tables.c), P_Key trust, and the MFT generator on a model
  * table made by hand.
  */
 #include "config.h"
@@ -14,7 +14,7 @@
 #include "mad/sa_wire.h"
 #include "sm/fabric.h"
 #include "sm/lid.h"
-#include "sm/sa.h"
+#include "sm/sa/sa.h"
 #include "sm/topo_load.h"
 
 #define B(n)	(1ull << (n))

@@ -1,8 +1,8 @@
 /*
- * sa_tables.c - the per-port table records of the SA (15.2.5):
+ * tables.c - the per-port table records of the SA (15.2.5):
  * P_KeyTableRecord, SLtoVLMappingTableRecord, VLArbitrationTableRecord
  * and MulticastForwardingTableRecord, each with its ComponentMask table
- * (see sa.h).  sa_attr_find() (sm/sa_records.c) falls back to
+ * (see sa.h).  sa_attr_find() (sm/sa/records.c) falls back to
  * sa_tables_find() for these.
  *
  * What OpenSM 3.3.23 answers (default options: no partitions.conf, QoS
@@ -33,7 +33,7 @@
  *                      no MFT and the answer is empty as well.
  *
  * Tables without a LID component list end ports in OpenSM's port-GUID
- * order (as sa_records.c does); a LID component matches every LID of
+ * order (as records.c does); a LID component matches every LID of
  * the port's LMC range and the record carries the base LID (switches:
  * port 0's).  Components the generators do not interpret are compared
  * with sa_match(), as everywhere else.
@@ -50,8 +50,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sm/sa_index.h"
-#include "sm/sa_tables.h"
+#include "sm/sa/index.h"
+#include "sm/sa/tables.h"
 
 /* OpenSM's default sa_key: the SM_Key of a trusted SA request (15.2.2.1). */
 #define SA_TRUSTED_KEY		1ull

@@ -1,5 +1,5 @@
 /*
- * sa_path.c - PathRecord (15.2.5.16): the paths between end ports as the
+ * path.c - PathRecord (15.2.5.16): the paths between end ports as the
  * LFTs the SM programmed route them, with MTU, rate and packet lifetime
  * along the path, selectors, P_Key, SL, Reversible, NumbPath and the LID
  * pairs of LMC ranges.  MultiPathRecord (at the end of this file) answers with
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sm/sa_index.h"
+#include "sm/sa/index.h"
 
 /*
  * A GetTable PathRecord over the whole subnet (no endpoint given) returns

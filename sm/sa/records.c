@@ -1,9 +1,9 @@
 /*
- * sa_records.c - the records the SA serves from the fabric model (15.2.5):
+ * records.c - the records the SA serves from the fabric model (15.2.5):
  * ClassPortInfo, NodeRecord, PortInfoRecord, SwitchInfoRecord,
  * LinearForwardingTableRecord, SMInfoRecord, LinkRecord, GUIDInfoRecord,
  * each with its ComponentMask table (see sa.h); PathRecord is in
- * sm/sa_path.c, the LID/GUID index in sm/sa_index.c.
+ * sm/sa/path.c, the LID/GUID index in sm/sa/index.c.
  *
  * Every generator builds each candidate record the way OpenSM 3.3.23
  * answers it and keeps it when sa_match() accepts it.  A few components
@@ -19,7 +19,7 @@
  *     ClassPortInfo:IsPortInfoCapMaskMatchSupported); LinkSpeedExt*
  *     components only constrain ports that have extended speeds;
  *   - PathRecord components are inputs (endpoints, selectors, NumbPath,
- *     Reversible) rather than values to compare; see sm/sa_path.c.
+ *     Reversible) rather than values to compare; see sm/sa/path.c.
  *
  * Tables list nodes and end ports in the order OpenSM does (its GUID maps,
  * see guid_order()), so that answers of the two SAs diff line by line.
@@ -34,8 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sm/sa_index.h"
-#include "sm/sa_tables.h"
+#include "sm/sa/index.h"
+#include "sm/sa/tables.h"
 
 /* SA QP1 Q_Key (13.5.1) */
 #define QP1_QKEY		0x80010000u

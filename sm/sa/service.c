@@ -1,5 +1,5 @@
 /*
- * sa_service.c - the state the SA keeps for its clients: registered
+ * service.c - the state the SA keeps for its clients: registered
  * ServiceRecords (with leases) and event subscriptions (InformInfo).
  *
  * Both are small lists: a subnet has tens of services and subscribers,
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sm/sa.h"
-#include "sm/sa_service.h"
+#include "sm/sa/sa.h"
+#include "sm/sa/service.h"
 
 #define LEASE_FOREVER	0xffffffffu
 #define MAX_SERVICES	4096

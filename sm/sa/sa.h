@@ -1,13 +1,13 @@
 /*
  * sa.h - Subnet Administration: the agent that answers class 0x03 MADs
- * (sm/sa.c) and the record generators it calls (sm/sa_records.c).
+ * (sm/sa/sa.c) and the record generators it calls (sm/sa/records.c).
  *
  * The SA answers from the fabric model of the last completed heavy sweep
  * (struct sm.fabric and .routes), never from a sweep in progress, so a
  * query during a sweep sees the subnet as it was at the last SUBNET UP.
  */
-#ifndef IBSM_SM_SA_H
-#define IBSM_SM_SA_H
+#ifndef IBSM_SM_SA_SA_H
+#define IBSM_SM_SA_SA_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -81,7 +81,7 @@ struct sa_attr {
 		   struct sa_table *out);
 };
 
-/* The record types sm/sa_records.c provides, and a lookup. */
+/* The record types sm/sa/records.c provides, and a lookup. */
 const struct sa_attr *sa_attr_find(uint16_t attr_id);
 
 /* Does `rec` match `tmpl` in every component selected by `mask`? */
@@ -98,8 +98,8 @@ bool sa_mask_valid(unsigned nfields, uint64_t mask);
  */
 void sa_report_notice(struct sm *sm, const struct smp_notice *n, uint16_t lid);
 
-/* sm/sa.c: register the SA agent on the engine.  Returns 0 or -errno. */
+/* sm/sa/sa.c: register the SA agent on the engine.  Returns 0 or -errno. */
 int sa_start(struct sm *sm);
 void sa_stop(struct sm *sm);
 
-#endif /* IBSM_SM_SA_H */
+#endif /* IBSM_SM_SA_SA_H */

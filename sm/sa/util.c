@@ -1,5 +1,5 @@
 /*
- * sa_util.c - record tables and ComponentMask matching (see sa.h).
+ * util.c - record tables and ComponentMask matching (see sa.h).
  */
 #include "config.h"
 
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sm/sa.h"
+#include "sm/sa/sa.h"
 
 int sa_table_add(struct sa_table *t, const void *rec)
 {

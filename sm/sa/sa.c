@@ -3,7 +3,7 @@
  *
  * Every SA request arrives here as an unsolicited class 0x03 MAD.  It is
  * checked (method, attribute, component mask), handed to the record
- * generator of its attribute (sm/sa_records.c) together with a view of
+ * generator of its attribute (sm/sa/records.c) together with a view of
  * the subnet as of the last SUBNET UP, and answered:
  *
  *   Get         exactly one record, else NO_RECORDS / TOO_MANY_RECORDS
@@ -25,9 +25,9 @@
 #include <string.h>
 
 #include "mad/rmpp.h"
-#include "sm/sa.h"
-#include "sm/sa_index.h"
-#include "sm/sa_service.h"
+#include "sm/sa/sa.h"
+#include "sm/sa/index.h"
+#include "sm/sa/service.h"
 #include "sm/sm.h"
 
 #define SA_QKEY			0x80010000u
@@ -206,7 +206,7 @@ static void answer_table(struct sa_agent *sa, const struct sa_mad *req,
 	sa->stats.rmpp++;
 }
 
-/* Attributes whose records live in the SA itself (sm/sa_service.c). */
+/* Attributes whose records live in the SA itself (sm/sa/service.c). */
 static const struct sa_attr stateful_attrs[] = {
 	{ SA_ATTR_SERVICE_RECORD, "ServiceRecord",
 	  sizeof(struct sa_service_record), NULL, 37, NULL },

@@ -1,13 +1,13 @@
 /*
- * sa_index.h - private to the SA record generators (sm/sa_records.c,
- * sm/sa_path.c, sm/sa_tables.c): end ports of the fabric model, the
- * per-model LID and GUID index (sm/sa_index.c), and the PathRecord
+ * index.h - private to the SA record generators (sm/sa/records.c,
+ * sm/sa/path.c, sm/sa/tables.c): end ports of the fabric model, the
+ * per-model LID and GUID index (sm/sa/index.c), and the PathRecord
  * computation that PathRecord and MultiPathRecord share.
  */
 #ifndef IBSM_SM_SA_INDEX_H
 #define IBSM_SM_SA_INDEX_H
 
-#include "sm/sa.h"
+#include "sm/sa/sa.h"
 
 #define BIT(n)		(1ull << (n))
 #define FLD(off, n)	{ (uint16_t)(off), (uint16_t)(n) }
@@ -99,13 +99,13 @@ int each_node(const struct sa_view *v, const struct sa_query *q,
 /* The LFT the SM computed for switch `id`, or NULL. */
 const struct lft *lft_of(const struct sa_view *v, int32_t id);
 
-/* sm/sa_path.c: PathRecord (15.2.5.16) */
+/* sm/sa/path.c: PathRecord (15.2.5.16) */
 #define PR_NFIELDS	24
 extern const struct sa_field pr_fields[PR_NFIELDS];
 int gen_path_record(const struct sa_view *v, const struct sa_query *q,
 		    struct sa_table *out);
 
-/* sm/sa_path.c: MultiPathRecord (15.2.5.20), answered with PathRecords */
+/* sm/sa/path.c: MultiPathRecord (15.2.5.20), answered with PathRecords */
 #define MPR_NFIELDS	22
 extern const struct sa_field mpr_fields[MPR_NFIELDS];
 int gen_multipath_record(const struct sa_view *v, const struct sa_query *q,

@@ -1,6 +1,6 @@
 /*
- * sa_service.h - ServiceRecords and InformInfo subscriptions the SA keeps
- * (sm/sa_service.c).  All functions return 0 or a negative MAD/SA status
+ * service.h - ServiceRecords and InformInfo subscriptions the SA keeps
+ * (sm/sa/service.c).  All functions return 0 or a negative MAD/SA status
  * (-SA_STATUS_*, -MAD_STATUS_*) or -ENOMEM; records to answer with are
  * appended to `out`.
  */
@@ -10,7 +10,7 @@
 #include <ev.h>
 
 #include "mad/engine.h"
-#include "sm/sa.h"
+#include "sm/sa/sa.h"
 
 struct sa_state;
 

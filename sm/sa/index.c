@@ -1,5 +1,5 @@
 /*
- * sa_index.c - the lookups the SA record generators share (sa_index.h):
+ * index.c - the lookups the SA record generators share (index.h):
  * LID -> end port and port GUID -> end port through an index built once
  * per subnet model, the orders OpenSM lists nodes and end ports in, and
  * the LFT the SM computed for a switch.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sm/sa_index.h"
+#include "sm/sa/index.h"
 
 /* The index of the current model (see struct sa_index). */
 struct sa_index sa_idx;

@@ -1,5 +1,5 @@
 /*
- * sa_tables.h - the table records of the SA (sm/sa_tables.c):
+ * tables.h - the table records of the SA (sm/sa/tables.c):
  * P_KeyTableRecord, SLtoVLMappingTableRecord, VLArbitrationTableRecord,
  * MulticastForwardingTableRecord.  sa_attr_find() falls back to this.
  */
@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "sm/sa.h"
+#include "sm/sa/sa.h"
 
 const struct sa_attr *sa_tables_find(uint16_t attr_id);
 
