@@ -16,7 +16,16 @@
  *            queued request.
  *
  * Only the low 32 bits of a TID belong to us: the kernel (and umad2sim)
- * write the agent number into the high half.
+ * write the agent number into the high half.  Those 32 bits are a counter
+ * run through a keyed permutation (a 4-round Feistel network on 16-bit
+ * halves, key from getrandom()): unique until the counter wraps, and not
+ * predictable from the TIDs seen on the wire, so a host cannot forge the
+ * answer to a request it did not see.  An answer must also come from the
+ * request's destination (from_destination()).
+ *
+ * Bounds: each kind's FIFO holds at most max_queued_{smps,gmps} requests;
+ * a submit beyond that fails with -ENOBUFS (counted in `refused`) and the
+ * caller decides (a sweep counts a failure, the SA drops a Report).
  */
 #include "config.h"
 
@@ -68,7 +77,9 @@ struct mad_engine {
 	struct mad_transport	 tr;
 	struct mad_engine_opts	 opts;
 	struct mad_engine_stats	 stats;
-	uint32_t		 next_tid;
+	uint32_t		 tid_ctr;	/* next counter value */
+	uint16_t		 tid_key[4];	/* round keys */
+	unsigned		 max_queued[2];	/* per kind */
 	struct txn_list		 queue[2];	/* QUEUED, per kind */
 	unsigned		 outstanding[2];/* ON_WIRE, per kind */
 	struct txn_list		 wait;		/* ON_WIRE, deadline order */
@@ -278,18 +289,36 @@ int mad_engine_new(struct mad_engine **out, struct ev_loop *loop,
 	e->loop = loop;
 	e->tr = *tr;
 	e->opts = *opts;
-	/* Start TIDs somewhere unlikely to meet a previous run's answers. */
-	if (getrandom(&e->next_tid, sizeof(e->next_tid), GRND_NONBLOCK) !=
-	    sizeof(e->next_tid)) {
+	e->max_queued[KIND_SMP] = ENGINE_MAX_QUEUED_SMPS;
+	e->max_queued[KIND_GMP] = ENGINE_MAX_QUEUED_GMPS;
+	/* A random key and start, so TIDs differ from run to run and
+	 * cannot be predicted from one another. */
+	uint8_t seed[12];
+	if (getrandom(seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed)) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		e->next_tid = (uint32_t)(ts.tv_nsec ^ ts.tv_sec ^ getpid());
+		uint64_t x = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^
+			     (uint64_t)getpid() << 17 ^ (uintptr_t)e;
+		for (size_t i = 0; i < sizeof(seed); i++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			seed[i] = (uint8_t)(x >> 56);
+		}
 	}
-	e->next_tid |= 1;
+	memcpy(e->tid_key, seed, sizeof(e->tid_key));
+	memcpy(&e->tid_ctr, seed + 8, sizeof(e->tid_ctr));
 	ev_timer_init(&e->timer, on_timer, 0., 0.);
 	e->timer.data = e;
 	*out = e;
 	return 0;
+}
+
+void mad_engine_set_queue_limits(struct mad_engine *e, unsigned max_smps,
+				 unsigned max_gmps)
+{
+	if (max_smps)
+		e->max_queued[KIND_SMP] = max_smps;
+	if (max_gmps)
+		e->max_queued[KIND_GMP] = max_gmps;
 }
 
 static void fail_list(struct mad_engine *e, struct txn_list *l)
@@ -342,6 +371,24 @@ static uint8_t response_method(uint8_t method)
 	return method | MAD_METHOD_RESP;
 }
 
+/* A bijection of 32-bit values under the engine's key. */
+static uint32_t tid_permute(const uint16_t key[4], uint32_t x)
+{
+	uint16_t l = (uint16_t)(x >> 16), r = (uint16_t)x;
+
+	for (int i = 0; i < 4; i++) {
+		uint32_t f = (uint32_t)(r ^ key[i]) * 0x9e3779b1u;
+
+		f ^= f >> 15;
+		f *= 0x85ebca77u;
+		f ^= f >> 13;
+		uint16_t nr = (uint16_t)(l ^ (f >> 16));
+		l = r;
+		r = nr;
+	}
+	return (uint32_t)l << 16 | r;
+}
+
 int mad_engine_submit(struct mad_engine *e, const void *mad, size_t len,
 		      const struct mad_addr *addr, mad_done_cb cb, void *arg)
 {
@@ -354,6 +401,11 @@ int mad_engine_submit(struct mad_engine *e, const void *mad, size_t len,
 		return -EINVAL;
 	if (h->method & MAD_METHOD_RESP || h->method == MAD_METHOD_TRAP_REPRESS)
 		return -EINVAL;
+	enum txn_kind kind = is_smp_class(h->mgmt_class) ? KIND_SMP : KIND_GMP;
+	if (e->queue[kind].count >= e->max_queued[kind]) {
+		e->stats.refused++;
+		return -ENOBUFS;
+	}
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
@@ -362,15 +414,17 @@ int mad_engine_submit(struct mad_engine *e, const void *mad, size_t len,
 	t->addr = *addr;
 	t->cb = cb;
 	t->arg = arg;
-	t->kind = is_smp_class(h->mgmt_class) ? KIND_SMP : KIND_GMP;
+	t->kind = kind;
 	t->state = TXN_QUEUED;
 	/* Skip TIDs still in use after a wrap-around (practically never). */
 	do {
-		t->tid = e->next_tid++;
+		t->tid = tid_permute(e->tid_key, e->tid_ctr++);
 	} while (t->tid == 0 || hash_find(e, t->tid));
 	((struct mad_hdr *)t->mad)->tid = htobe64(t->tid);
-	list_append(&e->queue[t->kind], t);
+	list_append(&e->queue[kind], t);
 	pump(e);
+	if (e->queue[kind].count > e->stats.max_queued[kind])
+		e->stats.max_queued[kind] = e->queue[kind].count;
 	return 0;
 }
 
@@ -499,6 +553,34 @@ static bool response_attr_ok(const struct mad_hdr *req, const struct mad_hdr *h)
 	       be16toh(h->attr_id) == SA_ATTR_PATH_RECORD;
 }
 
+/*
+ * Did this answer come from where the request went?  A directed-route
+ * SMP comes back along the same path (14.2.2.2: the responder keeps
+ * InitialPath and HopCount and sets the D bit); a LID-routed SMP from the
+ * destination LID; a GMP from the destination LID and QP.  A request to
+ * the permissive LID (LID-routed) can be answered by whoever is there.
+ */
+static bool from_destination(const struct txn *t, const void *mad,
+			     const struct mad_addr *from)
+{
+	const struct mad_hdr *h = mad;
+
+	if (h->mgmt_class == MAD_CLASS_SMI_DR) {
+		const struct smp_dr *rq = (const struct smp_dr *)t->mad;
+		const struct smp_dr *r = mad;
+		unsigned hops = smp_dr_hop_cnt(rq);
+
+		return smp_dr_hop_cnt(r) == hops &&
+		       (be16toh(r->hdr.status) & SMP_DR_DIRECTION) &&
+		       !memcmp(r->initial_path + 1, rq->initial_path + 1, hops);
+	}
+	if (t->addr.lid == 0xffff)
+		return true;
+	if (from->lid != t->addr.lid)
+		return false;
+	return h->mgmt_class == MAD_CLASS_SMI || from->qpn == t->addr.qpn;
+}
+
 void mad_engine_recv(struct mad_engine *e, const void *mad, size_t len,
 		     const struct mad_addr *from, int status)
 {
@@ -542,6 +624,10 @@ void mad_engine_recv(struct mad_engine *e, const void *mad, size_t len,
 	if (h->mgmt_class != req->mgmt_class || !response_attr_ok(req, h) ||
 	    h->method != response_method(req->method)) {
 		e->stats.dropped++;
+		return;
+	}
+	if (!from_destination(t, mad, from)) {
+		e->stats.misrouted++;
 		return;
 	}
 	bool was_head = e->wait.head == t;

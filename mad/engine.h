@@ -63,6 +63,16 @@ struct mad_engine_opts {
 	unsigned retries;	/* re-sends after the first attempt (3) */
 };
 
+/*
+ * Requests waiting for a window slot, per kind; a submit beyond them fails
+ * with -ENOBUFS.  SMPs are the SM's own sweeps (bounded by the fabric's
+ * size: discovery of a 50,000-node fabric queues a few hundred thousand);
+ * GMPs include Reports that hosts can cause, so their bound is tight.
+ * Change them with mad_engine_set_queue_limits().
+ */
+#define ENGINE_MAX_QUEUED_SMPS	(1u << 20)	/* ~350 MB at most */
+#define ENGINE_MAX_QUEUED_GMPS	4096
+
 struct mad_engine_stats {
 	uint64_t sent;		/* every MAD handed to the transport */
 	uint64_t smps_sent;
@@ -71,13 +81,19 @@ struct mad_engine_stats {
 	uint64_t timeouts;	/* requests that failed for good */
 	uint64_t dropped;	/* received MADs refused by validation */
 	uint64_t unmatched;	/* responses with no outstanding request */
+	uint64_t misrouted;	/* right TID, but not from where it went */
 	uint64_t unsolicited;
+	uint64_t refused;	/* submits failed with -ENOBUFS */
 	unsigned max_outstanding;
+	unsigned max_queued[2];	/* most requests queued at once: SMP, GMP */
 };
 
 int  mad_engine_new(struct mad_engine **out, struct ev_loop *loop,
 		    const struct mad_transport *tr,
 		    const struct mad_engine_opts *opts);
+/* 0 keeps a limit as it is.  Requests already queued stay queued. */
+void mad_engine_set_queue_limits(struct mad_engine *e, unsigned max_smps,
+				 unsigned max_gmps);
 /* Fails every pending request with -ECANCELED, then frees the engine.
  * Submits from those callbacks fail with -ECANCELED. */
 void mad_engine_free(struct mad_engine *e);
@@ -85,7 +101,16 @@ void mad_engine_free(struct mad_engine *e);
 /*
  * Queue a request.  The engine copies the MAD, fills the TID and sends it
  * as soon as the window allows.  Returns 0 or -errno (-EINVAL for a MAD
- * that is not a request).  The callback never runs inside this call.
+ * that is not a request, -ENOBUFS when the queue of its kind is full).
+ * The callback never runs inside this call.
+ *
+ * TIDs are not guessable: their low 32 bits (the part that is ours) are
+ * a counter enciphered with a key drawn at random when the engine is
+ * created.  An answer completes a request only if it also comes from
+ * where the request went: a directed-route SMP's answer must carry the
+ * request's initial path and hop count, a LID-routed one must come from
+ * the destination LID (and, for GMPs, QP); anything else is counted in
+ * `misrouted` and dropped, and the request keeps waiting.
  */
 int mad_engine_submit(struct mad_engine *e, const void *mad, size_t len,
 		      const struct mad_addr *addr, mad_done_cb cb, void *arg);

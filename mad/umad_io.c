@@ -1,16 +1,13 @@
 /*
  * umad_io.c - one umad port with a receive pump thread (see umad_io.h).
  *
- * The pump thread does exactly three things: block in umad_recv(), copy
- * the MAD into a queue entry, and ev_async_send() the loop.  It never
- * looks inside a MAD.  The loop drains the queue in arrival order.
+ * The receive thread, its bounded queue and its error handling are
+ * mad/pump.c; this file gives it umad_recv() as the receive function.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,31 +16,15 @@
 
 #include "mad/umad_io.h"
 
-#define RECV_POLL_MS	50	/* how often the pump checks for shutdown */
-#define RECV_BATCH	64	/* MADs handed over per loop wake-up */
-
-struct rx_entry {
-	struct rx_entry *next;
-	size_t len;
-	int status;
-	struct mad_addr from;
-	uint8_t mad[MAD_SIZE];
-};
-
 struct umad_io {
 	struct ev_loop *loop;
 	struct umad_port_info info;
 	int portid;			/* umad_open_port() handle */
 	int issm_fd;			/* holds IsSM while open */
 	int agent[256];			/* agent id per management class */
-	pthread_t thread;
-	bool thread_started;
-	atomic_bool stop;
-	ev_async wake;
-	pthread_mutex_t lock;		/* protects rx_head/rx_tail */
-	struct rx_entry *rx_head, *rx_tail;
-	umad_io_recv_cb cb;
-	void *cb_arg;
+	struct pump *pump;		/* the receive thread and its queue */
+	unsigned queue_len;		/* its capacity (0: default) */
+	uint8_t *rxbuf;			/* umad header + one MAD, pump only */
 };
 
 static void port_info_fill(struct umad_port_info *pi, const char *ca,
@@ -120,7 +101,6 @@ int umad_io_open(struct umad_io **out, struct ev_loop *loop, uint64_t guid,
 	io->issm_fd = -1;
 	for (int i = 0; i < 256; i++)
 		io->agent[i] = -1;
-	pthread_mutex_init(&io->lock, NULL);
 
 	rc = choose_port(guid, &io->info);
 	if (rc < 0)
@@ -160,7 +140,6 @@ int umad_io_open(struct umad_io **out, struct ev_loop *loop, uint64_t guid,
 fail:
 	if (io->portid > 0)
 		umad_close_port(io->portid);
-	pthread_mutex_destroy(&io->lock);
 	free(io);
 	return rc < 0 ? rc : -EIO;
 }
@@ -189,91 +168,59 @@ const struct umad_port_info *umad_io_port(const struct umad_io *io)
 	return &io->info;
 }
 
-/* Loop thread: deliver everything the pump queued, in order. */
-static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
+/*
+ * Pump thread: one umad_recv() into the port's own buffer.  umad_recv()
+ * returns a negative value and leaves the reason in errno (poll errors
+ * come back as -EIO with the real errno, e.g. EINTR).
+ */
+static int io_recv(void *ctx, void *mad, size_t *len, struct mad_addr *from,
+		   int *status, int timeout_ms)
 {
-	struct umad_io *io = w->data;
-	struct rx_entry *list;
+	struct umad_io *io = ctx;
+	int l = MAD_SIZE;
 
-	pthread_mutex_lock(&io->lock);
-	list = io->rx_head;
-	io->rx_head = io->rx_tail = NULL;
-	pthread_mutex_unlock(&io->lock);
-	while (list) {
-		struct rx_entry *next = list->next;
-
-		io->cb(io->cb_arg, list->mad, list->len, &list->from,
-		       list->status);
-		free(list);
-		list = next;
-	}
-}
-
-/* Pump thread: the only code that runs off the loop thread. */
-static void *pump_main(void *arg)
-{
-	struct umad_io *io = arg;
-	size_t bufsz = umad_size() + MAD_SIZE;
-	uint8_t *buf = malloc(bufsz);
-
-	if (!buf)
-		return NULL;
-	while (!atomic_load(&io->stop)) {
-		struct rx_entry *head = NULL, **tail = &head;
-		int timeout = RECV_POLL_MS;
-
-		/* Block for one MAD, then take whatever else is already
-		 * queued without waiting, and wake the loop once for all. */
-		for (int n = 0; n < RECV_BATCH; n++, timeout = 0) {
-			int len = MAD_SIZE;
-
-			if (umad_recv(io->portid, buf, &len, timeout) < 0)
-				break;	/* timeout, or nothing was queued */
-			if (len < 0 || len > MAD_SIZE)
-				len = MAD_SIZE;	/* larger (RMPP) MADs are cut */
-			struct rx_entry *e = malloc(sizeof(*e));
-			if (!e)
-				break;
-			ib_mad_addr_t *a = umad_get_mad_addr(buf);
-			e->next = NULL;
-			e->len = (size_t)len;
-			e->status = umad_status(buf);
-			e->from.lid = be16toh(a->lid);
-			e->from.qpn = be32toh(a->qpn);
-			e->from.qkey = be32toh(a->qkey);
-			e->from.sl = a->sl;
-			memcpy(e->mad, umad_get_mad(buf), (size_t)len);
-			*tail = e;
-			tail = &e->next;
-		}
-		if (!head)
-			continue;
-		pthread_mutex_lock(&io->lock);
-		if (io->rx_tail)
-			io->rx_tail->next = head;
-		else
-			io->rx_head = head;
-		for (io->rx_tail = head; io->rx_tail->next;)
-			io->rx_tail = io->rx_tail->next;
-		pthread_mutex_unlock(&io->lock);
-		ev_async_send(io->loop, &io->wake);
-	}
-	free(buf);
-	return NULL;
+	errno = 0;
+	if (umad_recv(io->portid, io->rxbuf, &l, timeout_ms) < 0)
+		return errno ? -errno : -EIO;
+	if (l < 0 || l > MAD_SIZE)
+		l = MAD_SIZE;	/* larger (RMPP) MADs are cut */
+	ib_mad_addr_t *a = umad_get_mad_addr(io->rxbuf);
+	*len = (size_t)l;
+	*status = umad_status(io->rxbuf);
+	from->lid = be16toh(a->lid);
+	from->qpn = be32toh(a->qpn);
+	from->qkey = be32toh(a->qkey);
+	from->sl = a->sl;
+	memcpy(mad, umad_get_mad(io->rxbuf), (size_t)l);
+	return 0;
 }
 
 int umad_io_start(struct umad_io *io, umad_io_recv_cb cb, void *arg)
 {
-	io->cb = cb;
-	io->cb_arg = arg;
-	ev_async_init(&io->wake, on_wake);
-	io->wake.data = io;
-	ev_async_start(io->loop, &io->wake);
-	if (pthread_create(&io->thread, NULL, pump_main, io) != 0) {
-		ev_async_stop(io->loop, &io->wake);
-		return -EAGAIN;
-	}
-	io->thread_started = true;
+	if (!io->rxbuf)
+		io->rxbuf = malloc(umad_size() + MAD_SIZE);
+	if (!io->rxbuf)
+		return -ENOMEM;
+	return pump_start(&io->pump, io->loop, io_recv, io, io->queue_len,
+			  cb, arg);
+}
+
+void umad_io_set_queue_len(struct umad_io *io, unsigned n)
+{
+	io->queue_len = n;
+}
+
+void umad_io_on_error(struct umad_io *io, pump_error_cb cb, void *arg)
+{
+	if (io->pump)
+		pump_on_error(io->pump, cb, arg);
+}
+
+int umad_io_stats(struct umad_io *io, struct pump_stats *out)
+{
+	if (!io->pump)
+		return -ENOTCONN;
+	pump_stats(io->pump, out);
 	return 0;
 }
 
@@ -281,21 +228,11 @@ void umad_io_close(struct umad_io *io)
 {
 	if (!io)
 		return;
-	if (io->thread_started) {
-		atomic_store(&io->stop, true);
-		pthread_join(io->thread, NULL);
-		ev_async_stop(io->loop, &io->wake);
-	}
-	while (io->rx_head) {
-		struct rx_entry *n = io->rx_head->next;
-
-		free(io->rx_head);
-		io->rx_head = n;
-	}
+	pump_stop(io->pump);	/* joins the thread first */
+	free(io->rxbuf);
 	if (io->issm_fd >= 0)
 		close(io->issm_fd);
 	umad_close_port(io->portid);
-	pthread_mutex_destroy(&io->lock);
 	free(io);
 }
 

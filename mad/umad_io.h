@@ -15,6 +15,7 @@
 #include <ev.h>
 
 #include "mad/engine.h"
+#include "mad/pump.h"
 
 struct umad_io;
 
@@ -31,8 +32,7 @@ struct umad_port_info {
 };
 
 /* Called on the loop thread for every received MAD. */
-typedef void (*umad_io_recv_cb)(void *arg, const void *mad, size_t len,
-				const struct mad_addr *from, int status);
+typedef pump_deliver_cb umad_io_recv_cb;
 
 /*
  * Open the port with GUID `guid`, or when guid is 0 the first port whose
@@ -43,8 +43,18 @@ typedef void (*umad_io_recv_cb)(void *arg, const void *mad, size_t len,
  */
 int umad_io_open(struct umad_io **out, struct ev_loop *loop, uint64_t guid,
 		 const uint8_t *classes, unsigned nclasses, bool serve);
+/*
+ * Capacity of the receive queue in MADs (0: RXQ_DEFAULT_CAP); call before
+ * umad_io_start().  Drop policy and fairness: mad/rxq.h.
+ */
+void umad_io_set_queue_len(struct umad_io *io, unsigned n);
 /* Start the receive thread; MADs go to cb(arg, ...). */
 int umad_io_start(struct umad_io *io, umad_io_recv_cb cb, void *arg);
+/* After umad_io_start(): tell cb when receiving fails for good or works
+ * again (mad/pump.h). */
+void umad_io_on_error(struct umad_io *io, pump_error_cb cb, void *arg);
+/* Receive counters: queued, dropped, errors.  -ENOTCONN before start. */
+int umad_io_stats(struct umad_io *io, struct pump_stats *out);
 void umad_io_close(struct umad_io *io);
 /*
  * Claim (or drop) the SM role on the port: holding the issm device open

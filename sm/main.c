@@ -257,6 +257,35 @@ static void on_mad(void *arg, const void *mad, size_t len,
 	mad_engine_recv(sm->engine, mad, len, from, status);
 }
 
+/* The receive pump's error state changed (mad/pump.h): log it once. */
+static void on_recv_error(void *arg, int err, uint64_t errors)
+{
+	if (err < 0)
+		log_err("ERR 0601: receiving MADs fails: %s (%" PRIu64 " errors);"
+			" retrying with back-off", strerror(-err), errors);
+	else
+		log_info("receiving MADs works again after %" PRIu64 " errors",
+			 errors);
+}
+
+/* At exit: what the receive queue dropped and the engine refused. */
+static void log_mad_counters(struct sm *sm)
+{
+	struct pump_stats ps;
+	const struct mad_engine_stats *st = mad_engine_stats(sm->engine);
+
+	if (umad_io_stats(sm->io, &ps) < 0)
+		return;
+	log_info("MADs: %" PRIu64 " received, %" PRIu64 " dropped (queue full),"
+		 " %" PRIu64 " dropped (one source over its share), %" PRIu64
+		 " of them answers; queue peak %u of %u; %" PRIu64 " receive errors;"
+		 " %" PRIu64 " unmatched, %" PRIu64 " misrouted answers; %" PRIu64
+		 " requests refused (engine queue full)",
+		 ps.queue.queued, ps.queue.dropped_full, ps.queue.dropped_source,
+		 ps.queue.dropped_responses, ps.queue.high_water, ps.queue.cap,
+		 ps.recv_errors, st->unmatched, st->misrouted, st->refused);
+}
+
 static long peak_rss_kb(void)
 {
 	struct rusage ru;
@@ -401,6 +430,7 @@ int main(int argc, char **argv)
 		umad_io_close(sm.io);
 		return 1;
 	}
+	umad_io_on_error(sm.io, on_recv_error, &sm);
 	watchers_start(&sm);
 	if (discover_only)
 		rc = discover_start(&job.disc, sm.engine, &sm.fabric, false,
@@ -410,6 +440,7 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		ev_run(sm.loop, 0);
 
+	log_mad_counters(&sm);
 	/* Stop the pump before the engine it feeds; cancelled requests call
 	 * back into the sweeps, which are told to ignore them first. */
 	umad_io_close(sm.io);

@@ -1670,6 +1670,190 @@ static int print_first_tid(void)
 	return EXIT_SUCCESS;
 }
 
+
+/* ------------------------------------------------------------------ */
+/* Issue 10: bounded queues, unguessable TIDs, answers from the          */
+/* request's destination                                                 */
+/* ------------------------------------------------------------------ */
+
+/* Each kind's queue is bounded: a submit beyond it fails with -ENOBUFS
+ * (the old FIFOs grew without limit), and room comes back as requests
+ * leave the queue. */
+START_TEST(queue_cap_enobufs)
+{
+	enum { SMPS = 8, GMPS = 4 };
+	struct rec r[SMPS + 2] = { 0 }, g[GMPS + 2] = { 0 };
+	struct smp_dr smp;
+	struct sa_mad sa;
+
+	open_engine(1, 1, 1000, 0);
+	mad_engine_set_queue_limits(F.engine, SMPS, GMPS);
+	for (unsigned i = 0; i < SMPS + 1; i++)	/* one on the wire + SMPS */
+		submit_smp(i, &r[i]);
+	mad_build_smp_dr(&smp, MAD_METHOD_GET, SMP_ATTR_NODE_INFO, 99, NULL, 0);
+	ck_assert_int_eq(do_submit(&smp, sizeof(smp), &r[SMPS + 1]), -ENOBUFS);
+	ck_assert_uint_eq(stats()->refused, 1);
+	ck_assert_uint_eq(stats()->max_queued[0], SMPS);
+	/* the GMP queue has its own bound */
+	for (unsigned i = 0; i < GMPS + 1; i++)
+		submit_sa(i, &g[i]);
+	build_sa(&sa, MAD_METHOD_GET, IB_SA_ATTR_NODERECORD, 99);
+	ck_assert_int_eq(do_submit(&sa, sizeof(sa), &g[GMPS + 1]), -ENOBUFS);
+	ck_assert_uint_eq(stats()->refused, 2);
+	ck_assert_uint_eq(stats()->max_queued[1], GMPS);
+	ck_assert_uint_eq(mad_engine_pending(F.engine), SMPS + 1 + GMPS + 1);
+	/* an answer frees the window, the queue moves, a slot is free */
+	fake_answer(&F, (size_t)find_sent(0, MAD_CLASS_SMI_DR));
+	ck_assert_int_eq(r[0].calls, 1);
+	ck_assert_int_eq(do_submit(&smp, sizeof(smp), &r[SMPS + 1]), 0);
+	ck_assert_int_eq(r[SMPS + 1].calls, 0);		/* no callback on refusal */
+	close_engine();
+}
+END_TEST
+
+/* The default bound of GMPs (Reports hosts can cause) holds as well. */
+START_TEST(queue_cap_default_gmps)
+{
+	static struct rec g[ENGINE_MAX_QUEUED_GMPS + 2];
+	struct sa_mad sa;
+	unsigned ok = 0;
+	int rc = 0;
+
+	memset(g, 0, sizeof(g));
+	open_engine(1, 1, 1000, 0);
+	build_sa(&sa, MAD_METHOD_REPORT, SMP_ATTR_NOTICE, 0);
+	for (unsigned i = 0; i < ENGINE_MAX_QUEUED_GMPS + 2; i++) {
+		rc = do_submit(&sa, sizeof(sa), &g[i]);
+		if (rc == 0)
+			ok++;
+	}
+	ck_assert_int_eq(rc, -ENOBUFS);
+	ck_assert_uint_eq(ok, ENGINE_MAX_QUEUED_GMPS + 1);	/* + one on the wire */
+	close_engine();
+}
+END_TEST
+
+/* TIDs are not a counter: consecutive requests do not get consecutive
+ * (or evenly spaced) TIDs, and two engines do not share a sequence. */
+START_TEST(tids_not_sequential)
+{
+	enum { N = 256 };
+	struct rec r[N];
+	uint32_t tids[N];
+	unsigned steps_of_one = 0, same_step = 0;
+
+	memset(r, 0, sizeof(r));
+	open_engine(N, 1, 1000, 0);
+	for (unsigned i = 0; i < N; i++)
+		submit_smp(i, &r[i]);
+	ck_assert_uint_eq(F.n_sent, N);
+	for (unsigned i = 0; i < N; i++)
+		tids[i] = (uint32_t)fake_tid(&F, i);
+	for (unsigned i = 1; i < N; i++) {
+		uint32_t step = tids[i] - tids[i - 1];
+
+		steps_of_one += step == 1;
+		if (i > 1)
+			same_step += step == tids[i - 1] - tids[i - 2];
+		for (unsigned j = 0; j < i; j++)
+			CHECK(tids[j] != tids[i], "TID 0x%x twice", tids[i]);
+	}
+	ck_assert_msg(steps_of_one < 4, "%u of %u TIDs follow their predecessor",
+		      steps_of_one, N - 1);
+	ck_assert_msg(same_step < 4, "%u equal steps between TIDs", same_step);
+	/* high and low halves both vary */
+	unsigned hi_changes = 0;
+	for (unsigned i = 1; i < N; i++)
+		hi_changes += (tids[i] >> 16) != (tids[i - 1] >> 16);
+	ck_assert_uint_gt(hi_changes, N / 2);
+	close_engine();
+}
+END_TEST
+
+/* A GMP answer is accepted only from the LID and QP the request went to:
+ * a host that guessed a TID cannot answer for the SA. */
+START_TEST(spoofed_gmp_answer_rejected)
+{
+	struct rec r = { 0 };
+	uint8_t resp[MAD_SIZE];
+	struct mad_addr other = gsi_addr;
+
+	open_engine(4, 4, 1000, 0);
+	submit_sa(1, &r);				/* to LID 1, QP 1 */
+	size_t len = fake_make_response(F.sent[0].mad, F.sent[0].len, 0, resp);
+	other.lid = 2;					/* another host */
+	fake_deliver_from(&F, resp, len, &other, 0);
+	ck_assert_int_eq(r.calls, 0);
+	ck_assert_uint_eq(stats()->misrouted, 1);
+	other = gsi_addr;
+	other.qpn = 7;					/* right LID, other QP */
+	fake_deliver_from(&F, resp, len, &other, 0);
+	ck_assert_int_eq(r.calls, 0);
+	ck_assert_uint_eq(stats()->misrouted, 2);
+	ck_assert_uint_eq(mad_engine_pending(F.engine), 1);	/* still waiting */
+	fake_deliver_from(&F, resp, len, &gsi_addr, 0);	/* the real one */
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_uint_eq(stats()->answered, 1);
+	close_engine();
+}
+END_TEST
+
+/* A LID-routed SMP answer must come from the destination LID. */
+START_TEST(spoofed_lid_smp_answer_rejected)
+{
+	struct rec r = { 0 };
+	struct smp_lid smp;
+	uint8_t resp[MAD_SIZE];
+	struct mad_addr to = { .lid = 5 }, from = { .lid = 6 };
+
+	open_engine(4, 4, 1000, 0);
+	mad_build_smp_lid(&smp, MAD_METHOD_GET, SMP_ATTR_SM_INFO, 0);
+	ck_assert_int_eq(mad_engine_submit(F.engine, &smp, sizeof(smp), &to,
+					   on_done, &r), 0);
+	size_t len = fake_make_response(F.sent[0].mad, F.sent[0].len, 0, resp);
+	fake_deliver_from(&F, resp, len, &from, 0);
+	ck_assert_int_eq(r.calls, 0);
+	ck_assert_uint_eq(stats()->misrouted, 1);
+	fake_deliver_from(&F, resp, len, &to, 0);
+	ck_assert_int_eq(r.calls, 1);
+	close_engine();
+}
+END_TEST
+
+/* A directed-route answer must come back along the request's path: same
+ * hop count, same initial path, direction bit set. */
+START_TEST(spoofed_dr_answer_rejected)
+{
+	static const uint8_t path[] = { 0, 1, 3, 5 };
+	struct rec r = { 0 };
+	struct smp_dr smp;
+	uint8_t resp[MAD_SIZE];
+	struct smp_dr *a = (struct smp_dr *)resp;
+
+	open_engine(4, 4, 1000, 0);
+	mad_build_smp_dr(&smp, MAD_METHOD_GET, SMP_ATTR_NODE_INFO, 0, path, 3);
+	ck_assert_int_eq(do_submit(&smp, sizeof(smp), &r), 0);
+	size_t len = fake_make_response(F.sent[0].mad, F.sent[0].len, 0, resp);
+
+	a->initial_path[2] = 4;				/* another route */
+	fake_deliver(&F, resp, len, 0);
+	a->initial_path[2] = 3;
+	smp_dr_set_hops(a, 0, 2);			/* a shorter one */
+	fake_deliver(&F, resp, len, 0);
+	smp_dr_set_hops(a, 0, 3);
+	a->hdr.status = 0;				/* no D bit: not a return */
+	fake_deliver(&F, resp, len, 0);
+	ck_assert_int_eq(r.calls, 0);
+	ck_assert_uint_eq(stats()->misrouted, 3);
+	a->hdr.status = htobe16(SMP_DR_DIRECTION);
+	fake_deliver(&F, resp, len, 0);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_uint_eq(stats()->answered, 1);
+	close_engine();
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 
 static void teardown(void)
@@ -1752,6 +1936,16 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, build_smp_dr_null_path);
 	tcase_add_test(tc, build_smp_dr_too_long);
 	tcase_add_test(tc, build_smp_lid_vs_libibmad);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("bounds");
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc, queue_cap_enobufs);
+	tcase_add_test(tc, queue_cap_default_gmps);
+	tcase_add_test(tc, tids_not_sequential);
+	tcase_add_test(tc, spoofed_gmp_answer_rejected);
+	tcase_add_test(tc, spoofed_lid_smp_answer_rejected);
+	tcase_add_test(tc, spoofed_dr_answer_rejected);
 	suite_add_tcase(s, tc);
 
 	{

@@ -98,23 +98,31 @@ static inline size_t fake_make_response(const void *req, size_t len, uint32_t ti
 	return len;
 }
 
-/* Hand a MAD to the engine now (call from test code, not from send()). */
+/* Hand a MAD to the engine now, from `from` (call from test code, not
+ * from send()). */
+static inline void fake_deliver_from(struct fake *fk, const void *mad, size_t len,
+				     const struct mad_addr *from, int status)
+{
+	fk->delivered++;
+	mad_engine_recv(fk->engine, mad, len, from, status);
+}
+
+/* The same from the permissive LID, as directed-route answers come. */
 static inline void fake_deliver(struct fake *fk, const void *mad, size_t len, int status)
 {
 	struct mad_addr from = { .lid = 0xffff, .qpn = 0 };
 
-	fk->delivered++;
-	mad_engine_recv(fk->engine, mad, len, &from, status);
+	fake_deliver_from(fk, mad, len, &from, status);
 }
 
-/* Answer the n-th sent MAD now. */
+/* Answer the n-th sent MAD now, from where it went. */
 static inline void fake_answer(struct fake *fk, size_t n)
 {
 	uint8_t resp[MAD_SIZE];
 	size_t len = fake_make_response(fk->sent[n].mad, fk->sent[n].len,
 					fk->tid_high, resp);
 
-	fake_deliver(fk, resp, len, 0);
+	fake_deliver_from(fk, resp, len, &fk->sent[n].addr, 0);
 }
 
 static inline void fake_unlink(struct fake *fk, struct fake_delivery *d)
@@ -141,7 +149,8 @@ static inline void fake_on_delivery(struct ev_loop *loop, ev_timer *w, int reven
 }
 
 static inline void fake_schedule(struct fake *fk, const void *mad, size_t len,
-				 int status, ev_tstamp after)
+				 const struct mad_addr *from, int status,
+				 ev_tstamp after)
 {
 	struct fake_delivery *d = calloc(1, sizeof(*d));
 
@@ -150,7 +159,7 @@ static inline void fake_schedule(struct fake *fk, const void *mad, size_t len,
 	d->fk = fk;
 	memcpy(d->mad, mad, len);
 	d->len = len;
-	d->from.lid = 0xffff;
+	d->from = *from;
 	d->status = status;
 	d->next = fk->pending;
 	fk->pending = d;
@@ -193,11 +202,14 @@ static inline int fake_send(void *ctx, const void *mad, size_t len,
 		uint8_t resp[MAD_SIZE];
 		size_t rlen = fake_make_response(mad, len, fk->tid_high, resp);
 
-		fake_schedule(fk, resp, rlen, 0, act == FAKE_ANSWER ? 0. : fk->delay);
+		/* A well-behaved responder answers from where the request
+		 * went (the engine checks it). */
+		fake_schedule(fk, resp, rlen, addr, 0,
+			      act == FAKE_ANSWER ? 0. : fk->delay);
 		break;
 	}
 	case FAKE_KERNEL_TIMEOUT:
-		fake_schedule(fk, mad, len, ETIMEDOUT, fk->delay);
+		fake_schedule(fk, mad, len, addr, ETIMEDOUT, fk->delay);
 		break;
 	}
 	return fk->send_rc;

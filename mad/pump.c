@@ -1,0 +1,247 @@
+/*
+ * pump.c - the receive pump thread and its hand-over to the loop (see
+ * pump.h).
+ *
+ * The thread: block in recv() for one MAD, take whatever else is already
+ * there without waiting, queue them (or count them dropped, by the rules
+ * of mad/rxq.h), wake the loop once.  The loop: deliver up to PUMP_BATCH
+ * MADs per wake-up, in arrival order, and wake itself again if more are
+ * queued, so that a flood cannot hold the loop away from its timers.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mad/pump.h"
+
+#define RECV_BATCH	64	/* MADs taken per wake-up of the loop */
+
+struct pump {
+	struct ev_loop	*loop;
+	pump_recv_fn	 recv;
+	void		*recv_ctx;
+	pump_deliver_cb	 deliver;
+	void		*arg;
+	pump_error_cb	 err_cb;
+	void		*err_arg;
+	pthread_t	 thread;
+	bool		 thread_started;
+	atomic_bool	 stop;
+	ev_async	 wake;
+	ev_timer	 more;		/* deliver the rest next iteration */
+	pthread_mutex_t	 lock;		/* everything below */
+	struct rxq	 q;
+	uint64_t	 recv_errors;
+	int		 last_error;
+	unsigned	 in_a_row;	/* errors since the last MAD or idle poll */
+	bool		 failing;
+	bool		 told_failing;	/* what the loop was last told */
+};
+
+static bool nothing_yet(int rc)
+{
+	return rc == -ETIMEDOUT || rc == -EAGAIN || rc == -EWOULDBLOCK ||
+	       rc == -EINTR;
+}
+
+/* Sleep ms milliseconds in slices, returning early on stop. */
+static void backoff(struct pump *p, unsigned ms)
+{
+	while (ms && !atomic_load(&p->stop)) {
+		unsigned slice = ms < PUMP_POLL_MS ? ms : PUMP_POLL_MS;
+		struct timespec ts = { .tv_sec = 0,
+				       .tv_nsec = (long)slice * 1000000L };
+
+		nanosleep(&ts, NULL);
+		ms -= slice;
+	}
+}
+
+/* Pump thread: the only code that runs off the loop thread. */
+static void *pump_main(void *arg)
+{
+	struct pump *p = arg;
+	uint8_t mad[MAD_SIZE];
+
+	while (!atomic_load(&p->stop)) {
+		int timeout = PUMP_POLL_MS, rc = 0;
+		unsigned got = 0;
+		bool wake = false;
+
+		for (int n = 0; n < RECV_BATCH; n++, timeout = 0) {
+			size_t len = 0;
+			struct mad_addr from = { 0 };
+			int status = 0;
+
+			rc = p->recv(p->recv_ctx, mad, &len, &from, &status,
+				     timeout);
+			if (rc < 0)
+				break;
+			if (len > MAD_SIZE)
+				len = MAD_SIZE;	/* larger (RMPP) MADs are cut */
+			pthread_mutex_lock(&p->lock);
+			(void)rxq_push(&p->q, mad, len, &from, status);
+			p->in_a_row = 0;
+			if (p->failing) {
+				p->failing = false;
+				wake = true;
+			}
+			pthread_mutex_unlock(&p->lock);
+			got++;
+		}
+		if (got)
+			wake = true;
+		unsigned pause = 0;
+		if (rc == -ETIMEDOUT && !got) {
+			/* An idle poll: the device works, nothing came. */
+			pthread_mutex_lock(&p->lock);
+			p->in_a_row = 0;
+			pthread_mutex_unlock(&p->lock);
+		} else if (rc < 0 && !nothing_yet(rc)) {
+			pthread_mutex_lock(&p->lock);
+			p->recv_errors++;
+			p->last_error = rc;
+			p->in_a_row++;
+			if (p->in_a_row >= PUMP_ERR_PERMANENT && !p->failing) {
+				p->failing = true;
+				wake = true;
+			}
+			unsigned shift = p->in_a_row - 1;
+			pause = shift >= 10 ? PUMP_BACKOFF_MAX_MS : 1u << shift;
+			if (pause > PUMP_BACKOFF_MAX_MS)
+				pause = PUMP_BACKOFF_MAX_MS;
+			pthread_mutex_unlock(&p->lock);
+		}
+		if (wake)
+			ev_async_send(p->loop, &p->wake);
+		if (pause)
+			backoff(p, pause);
+	}
+	return NULL;
+}
+
+static void on_more(struct ev_loop *loop, ev_timer *w, int revents);
+
+/* Loop thread: a change of the error state first, then the MADs. */
+static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
+{
+	struct pump *p = w->data;
+	bool tell = false, failing;
+	int err;
+	uint64_t errors;
+	unsigned n;
+
+	pthread_mutex_lock(&p->lock);
+	n = rxq_count(&p->q);
+	if (n > PUMP_BATCH)
+		n = PUMP_BATCH;
+	failing = p->failing;
+	if (failing != p->told_failing) {
+		tell = true;
+		p->told_failing = failing;
+	}
+	err = p->last_error;
+	errors = p->recv_errors;
+	pthread_mutex_unlock(&p->lock);
+
+	if (tell && p->err_cb)
+		p->err_cb(p->err_arg, failing ? err : 0, errors);
+	/* Slots [0, n) stay put until popped: the thread only writes past
+	 * the queued ones, and only this thread moves the head. */
+	for (unsigned i = 0; i < n; i++) {
+		const struct rxq_entry *e = rxq_at(&p->q, i);
+
+		p->deliver(p->arg, e->mad, e->len, &e->from, e->status);
+	}
+	pthread_mutex_lock(&p->lock);
+	rxq_pop(&p->q, n);
+	bool more = rxq_count(&p->q) > 0;
+	pthread_mutex_unlock(&p->lock);
+	/* The rest on the next iteration, after I/O and timers had a turn. */
+	if (more && !ev_is_active(&p->more)) {
+		ev_timer_set(&p->more, 0., 0.);
+		ev_timer_start(loop, &p->more);
+	}
+}
+
+static void on_more(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct pump *p = w->data;
+
+	on_wake(loop, &p->wake, revents);
+}
+
+int pump_start(struct pump **out, struct ev_loop *loop, pump_recv_fn recv,
+	       void *recv_ctx, unsigned queue_len, pump_deliver_cb deliver,
+	       void *arg)
+{
+	struct pump *p;
+	int rc;
+
+	if (!recv || !deliver)
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	rc = rxq_init(&p->q, queue_len);
+	if (rc < 0) {
+		free(p);
+		return rc;
+	}
+	p->loop = loop;
+	p->recv = recv;
+	p->recv_ctx = recv_ctx;
+	p->deliver = deliver;
+	p->arg = arg;
+	pthread_mutex_init(&p->lock, NULL);
+	ev_async_init(&p->wake, on_wake);
+	p->wake.data = p;
+	ev_async_start(loop, &p->wake);
+	ev_timer_init(&p->more, on_more, 0., 0.);
+	p->more.data = p;
+	if (pthread_create(&p->thread, NULL, pump_main, p) != 0) {
+		ev_async_stop(loop, &p->wake);
+		pthread_mutex_destroy(&p->lock);
+		rxq_fini(&p->q);
+		free(p);
+		return -EAGAIN;
+	}
+	p->thread_started = true;
+	*out = p;
+	return 0;
+}
+
+void pump_on_error(struct pump *p, pump_error_cb cb, void *arg)
+{
+	p->err_cb = cb;
+	p->err_arg = arg;
+}
+
+void pump_stop(struct pump *p)
+{
+	if (!p)
+		return;
+	atomic_store(&p->stop, true);
+	if (p->thread_started)
+		pthread_join(p->thread, NULL);
+	ev_async_stop(p->loop, &p->wake);
+	ev_timer_stop(p->loop, &p->more);
+	pthread_mutex_destroy(&p->lock);
+	rxq_fini(&p->q);
+	free(p);
+}
+
+void pump_stats(struct pump *p, struct pump_stats *out)
+{
+	pthread_mutex_lock(&p->lock);
+	out->queue = p->q.stats;
+	out->recv_errors = p->recv_errors;
+	out->last_error = p->last_error;
+	out->failing = p->failing;
+	pthread_mutex_unlock(&p->lock);
+}

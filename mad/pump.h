@@ -1,0 +1,71 @@
+/*
+ * pump.h - the receive pump: one thread that blocks on a receive function
+ * (umad_recv() in mad/umad_io.c, a fake in the unit tests) and hands every
+ * MAD to the loop thread through the bounded queue of mad/rxq.h and an
+ * ev_async.
+ *
+ * The thread never looks inside a MAD beyond its method byte (to tell an
+ * answer from a request for the queue's fairness rules) and never calls
+ * anything but the receive function.  Everything else runs on the loop.
+ *
+ * Receive errors.  "Nothing yet" (-ETIMEDOUT, -EAGAIN/-EWOULDBLOCK,
+ * -EINTR) is the normal idle state.  Any other error is counted and the
+ * thread backs off (1 ms, doubling to 1 s) instead of spinning on a dead
+ * device.  After PUMP_ERR_PERMANENT errors in a row without a MAD in
+ * between, the pump declares the receive path failing and tells the loop
+ * once through the error callback; when a MAD arrives again it tells the
+ * loop once more (err 0).
+ */
+#ifndef IBSM_MAD_PUMP_H
+#define IBSM_MAD_PUMP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <ev.h>
+
+#include "mad/engine.h"
+#include "mad/rxq.h"
+
+#define PUMP_POLL_MS		50	/* how often the thread checks for stop */
+#define PUMP_BATCH		256	/* MADs delivered per loop iteration */
+#define PUMP_ERR_PERMANENT	8	/* errors in a row that mean "failing" */
+#define PUMP_BACKOFF_MAX_MS	1000
+
+/*
+ * Receive one MAD into mad (MAD_SIZE bytes), waiting at most timeout_ms.
+ * Returns 0 with *len, *from and *status filled, or -errno.
+ */
+typedef int (*pump_recv_fn)(void *ctx, void *mad, size_t *len,
+			    struct mad_addr *from, int *status, int timeout_ms);
+
+/* Loop thread: one received MAD, oldest first. */
+typedef void (*pump_deliver_cb)(void *arg, const void *mad, size_t len,
+				const struct mad_addr *from, int status);
+
+/*
+ * Loop thread: the receive path started failing (err < 0: the last error,
+ * errors: how many so far) or works again (err == 0).
+ */
+typedef void (*pump_error_cb)(void *arg, int err, uint64_t errors);
+
+struct pump_stats {
+	struct rxq_stats queue;
+	uint64_t recv_errors;	/* receive calls that failed (not "nothing yet") */
+	int	 last_error;	/* -errno of the last one, 0 if none */
+	bool	 failing;	/* PUMP_ERR_PERMANENT or more in a row, right now */
+};
+
+struct pump;
+
+/* queue_len 0: RXQ_DEFAULT_CAP.  Starts the thread.  0 or -errno. */
+int  pump_start(struct pump **out, struct ev_loop *loop, pump_recv_fn recv,
+		void *recv_ctx, unsigned queue_len, pump_deliver_cb deliver,
+		void *arg);
+/* Set before or after start; NULL for none. */
+void pump_on_error(struct pump *p, pump_error_cb cb, void *arg);
+/* Stop and join the thread, drop what is queued, free. */
+void pump_stop(struct pump *p);
+/* A snapshot of the counters (any thread). */
+void pump_stats(struct pump *p, struct pump_stats *out);
+
+#endif /* IBSM_MAD_PUMP_H */

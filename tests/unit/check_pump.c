@@ -1,0 +1,494 @@
+/*
+ * check_pump.c - the receive queue (mad/rxq.c) and the receive pump
+ * (mad/pump.c): bounds, drop policy, fairness and receive errors.
+ *
+ * The pump runs its real thread against a fake receive function that
+ * hands out scripted MADs (or errors) as fast as the thread asks; the
+ * loop is run by the test, so "the loop is busy" is simply the test not
+ * running it.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <endian.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ev.h>
+
+#include "mad/pump.h"
+#include "mad/rxq.h"
+#include "mad/wire.h"
+
+#define CHECK(expr, ...)	do { if (!(expr)) ck_abort_msg(__VA_ARGS__); } while (0)
+
+/* A MAD with a sequence number in its TID, a method and a source. */
+static void make_mad(uint8_t *mad, uint32_t seq, uint8_t method)
+{
+	struct mad_hdr *h = (struct mad_hdr *)mad;
+
+	memset(mad, 0, MAD_SIZE);
+	h->base_version = 1;
+	h->mgmt_class = MAD_CLASS_SA;
+	h->class_version = 2;
+	h->method = method;
+	h->tid = htobe64(seq);
+}
+
+static uint32_t seq_of(const void *mad)
+{
+	return (uint32_t)be64toh(((const struct mad_hdr *)mad)->tid);
+}
+
+/* ------------------------------------------------------------ rxq */
+
+START_TEST(rxq_classifies)
+{
+	uint8_t m[MAD_SIZE];
+
+	make_mad(m, 1, MAD_METHOD_GET);
+	ck_assert(!rxq_is_response(m, MAD_SIZE, 0));
+	ck_assert(rxq_is_response(m, MAD_SIZE, ETIMEDOUT));	/* our own send */
+	make_mad(m, 1, MAD_METHOD_GET | MAD_METHOD_RESP);
+	ck_assert(rxq_is_response(m, MAD_SIZE, 0));
+	make_mad(m, 1, MAD_METHOD_TRAP_REPRESS);
+	ck_assert(rxq_is_response(m, MAD_SIZE, 0));
+	make_mad(m, 1, MAD_METHOD_TRAP);
+	ck_assert(!rxq_is_response(m, MAD_SIZE, 0));
+	ck_assert(!rxq_is_response(m, 10, 0));		/* no header */
+}
+END_TEST
+
+START_TEST(rxq_fifo_and_bounds)
+{
+	struct rxq q;
+	uint8_t m[MAD_SIZE];
+	struct mad_addr from = { .lid = 0xffff };
+
+	ck_assert_int_eq(rxq_init(&q, 64), 0);
+	ck_assert_uint_eq(q.stats.cap, 64);
+	/* answers from the permissive LID fill the whole ring, no more */
+	for (uint32_t i = 0; i < 100; i++) {
+		make_mad(m, i, MAD_METHOD_GET | MAD_METHOD_RESP);
+		int rc = rxq_push(&q, m, MAD_SIZE, &from, 0);
+		CHECK(rc == (i < 64 ? 0 : -ENOBUFS), "push %u: %d", i, rc);
+	}
+	ck_assert_uint_eq(rxq_count(&q), 64);
+	ck_assert_uint_eq(q.stats.queued, 64);
+	ck_assert_uint_eq(q.stats.dropped_full, 36);
+	ck_assert_uint_eq(q.stats.dropped_responses, 36);
+	ck_assert_uint_eq(q.stats.high_water, 64);
+	/* oldest first; the newest were dropped */
+	for (unsigned i = 0; i < 64; i++)
+		CHECK(seq_of(rxq_at(&q, i)->mad) == i, "slot %u", i);
+	rxq_pop(&q, 10);
+	ck_assert_uint_eq(rxq_count(&q), 54);
+	ck_assert_uint_eq(seq_of(rxq_at(&q, 0)->mad), 10);
+	/* wraps around the ring */
+	for (uint32_t i = 100; i < 110; i++) {
+		make_mad(m, i, MAD_METHOD_GET | MAD_METHOD_RESP);
+		ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &from, 0), 0);
+	}
+	ck_assert_uint_eq(seq_of(rxq_at(&q, 63)->mad), 109);
+	rxq_pop(&q, 1000);
+	ck_assert_uint_eq(rxq_count(&q), 0);
+	rxq_fini(&q);
+
+	/* cap 0 is the default; tiny caps are raised */
+	ck_assert_int_eq(rxq_init(&q, 0), 0);
+	ck_assert_uint_eq(q.stats.cap, RXQ_DEFAULT_CAP);
+	rxq_fini(&q);
+	ck_assert_int_eq(rxq_init(&q, 1), 0);
+	ck_assert_uint_eq(q.stats.cap, 16);
+	rxq_fini(&q);
+}
+END_TEST
+
+/* Requests get half the ring and one source a sixteenth: a flooding host
+ * can neither fill the ring nor take the requests' share from others. */
+START_TEST(rxq_fairness)
+{
+	struct rxq q;
+	uint8_t m[MAD_SIZE];
+	struct mad_addr from = { 0 };
+	uint32_t seq = 0;
+
+	ck_assert_int_eq(rxq_init(&q, 256), 0);
+	/* one host floods requests: 256/16 = 16 of them get in */
+	from.lid = 7;
+	for (int i = 0; i < 1000; i++) {
+		make_mad(m, seq++, MAD_METHOD_GET);
+		(void)rxq_push(&q, m, MAD_SIZE, &from, 0);
+	}
+	ck_assert_uint_eq(rxq_count(&q), 16);
+	ck_assert_uint_eq(q.stats.dropped_source, 984);
+	/* others still get in, up to half the ring for requests in all */
+	for (uint16_t lid = 100; lid < 300; lid++) {
+		from.lid = lid;
+		make_mad(m, seq++, MAD_METHOD_SET);
+		(void)rxq_push(&q, m, MAD_SIZE, &from, 0);
+	}
+	ck_assert_uint_eq(rxq_count(&q), 128);
+	ck_assert_uint_eq(q.stats.dropped_full, 200 - (128 - 16));
+	/* answers still have the other half */
+	from.lid = 0xffff;
+	for (int i = 0; i < 128; i++) {
+		make_mad(m, seq++, MAD_METHOD_GET | MAD_METHOD_RESP);
+		CHECK(rxq_push(&q, m, MAD_SIZE, &from, 0) == 0, "answer %d", i);
+	}
+	ck_assert_uint_eq(rxq_count(&q), 256);
+	ck_assert_uint_eq(q.stats.dropped_responses, 0);
+	/* forged answers from one LID: a quarter of the ring at most */
+	rxq_pop(&q, 256);
+	from.lid = 9;
+	for (int i = 0; i < 200; i++) {
+		make_mad(m, seq++, MAD_METHOD_GET | MAD_METHOD_RESP);
+		(void)rxq_push(&q, m, MAD_SIZE, &from, 0);
+	}
+	ck_assert_uint_eq(rxq_count(&q), 64);
+	ck_assert_uint_eq(q.stats.dropped_responses, 136);
+	/* popping gives the share back */
+	rxq_pop(&q, 64);
+	from.lid = 7;
+	make_mad(m, seq++, MAD_METHOD_GET);
+	ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &from, 0), 0);
+	rxq_fini(&q);
+}
+END_TEST
+
+/* 400,000 MADs at a queue nobody drains: it holds its capacity, no more
+ * (the old queue took one malloc per MAD: 110 MB for this). */
+START_TEST(rxq_flood_bounded)
+{
+	struct rxq q;
+	uint8_t m[MAD_SIZE];
+	struct mad_addr from = { 0 };
+
+	ck_assert_int_eq(rxq_init(&q, 0), 0);
+	for (uint32_t i = 0; i < 400000; i++) {
+		from.lid = (uint16_t)(1 + i % 5000);
+		make_mad(m, i, i % 2 ? MAD_METHOD_GET : MAD_METHOD_GET | MAD_METHOD_RESP);
+		(void)rxq_push(&q, m, MAD_SIZE, &from, 0);
+	}
+	ck_assert_uint_le(rxq_count(&q), RXQ_DEFAULT_CAP);
+	ck_assert_uint_eq(q.stats.high_water, rxq_count(&q));
+	ck_assert_uint_eq(q.stats.queued + q.stats.dropped_full +
+			  q.stats.dropped_source, 400000);
+	rxq_fini(&q);
+}
+END_TEST
+
+/* ------------------------------------------------------------ pump */
+
+/* The fake receive function: a script the test sets, read by the pump
+ * thread under a lock. */
+enum fake_mode { FR_IDLE, FR_MADS, FR_ERROR };
+
+static struct fake_recv {
+	pthread_mutex_t lock;
+	enum fake_mode mode;
+	uint32_t next, total;		/* FR_MADS: MADs next..total-1 */
+	unsigned resp_every;		/* every n-th is an answer (0: none) */
+	uint16_t flood_lid;		/* source of the requests */
+	int err;			/* FR_ERROR: what to return */
+	atomic_ulong calls;
+	atomic_ulong handed;
+} FR;
+
+static int fake_recv(void *ctx, void *mad, size_t *len, struct mad_addr *from,
+		     int *status, int timeout_ms)
+{
+	(void)ctx;
+	atomic_fetch_add(&FR.calls, 1);
+	pthread_mutex_lock(&FR.lock);
+	enum fake_mode mode = FR.mode;
+	int rc = -ETIMEDOUT;
+	if (mode == FR_ERROR) {
+		rc = FR.err;
+	} else if (mode == FR_MADS && FR.next < FR.total) {
+		uint32_t i = FR.next++;
+		bool resp = FR.resp_every && i % FR.resp_every == 0;
+
+		make_mad(mad, i, resp ? MAD_METHOD_GET | MAD_METHOD_RESP
+				      : MAD_METHOD_GET);
+		*len = MAD_SIZE;
+		*status = 0;
+		memset(from, 0, sizeof(*from));
+		/* flood_lid 0: requests from 1,000 different hosts */
+		from->lid = resp ? 1 : FR.flood_lid ? FR.flood_lid
+						    : (uint16_t)(100 + i % 1000);
+		from->qpn = 1;
+		atomic_fetch_add(&FR.handed, 1);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&FR.lock);
+	if (rc == -ETIMEDOUT && timeout_ms) {
+		struct timespec ts = { 0, 2 * 1000000L };	/* 2 ms */
+		nanosleep(&ts, NULL);
+	}
+	return rc;
+}
+
+static void fr_set_lid(enum fake_mode mode, uint32_t total,
+		       unsigned resp_every, int err, uint16_t lid)
+{
+	pthread_mutex_lock(&FR.lock);
+	FR.mode = mode;
+	FR.next = 0;
+	FR.total = total;
+	FR.resp_every = resp_every;
+	FR.flood_lid = lid;
+	FR.err = err;
+	atomic_store(&FR.calls, 0);
+	atomic_store(&FR.handed, 0);
+	pthread_mutex_unlock(&FR.lock);
+}
+
+static void fr_set(enum fake_mode mode, uint32_t total, unsigned resp_every,
+		   int err)
+{
+	fr_set_lid(mode, total, resp_every, err, 0);
+}
+
+static struct got {
+	uint32_t n, responses;
+	uint32_t last_seq;
+	bool in_order;
+	int errs[8];
+	uint64_t err_counts[8];
+	unsigned n_errs;
+} G;
+
+static void on_deliver(void *arg, const void *mad, size_t len,
+		       const struct mad_addr *from, int status)
+{
+	(void)arg;
+	(void)status;
+	uint32_t s = seq_of(mad);
+
+	if (G.n && s <= G.last_seq)
+		G.in_order = false;
+	G.last_seq = s;
+	G.n++;
+	if (((const struct mad_hdr *)mad)->method & MAD_METHOD_RESP)
+		G.responses++;
+	CHECK(len == MAD_SIZE, "len %zu", len);
+	CHECK(from->qpn == 1, "from qpn %u", from->qpn);
+}
+
+static void on_error(void *arg, int err, uint64_t errors)
+{
+	(void)arg;
+	if (G.n_errs < 8) {
+		G.errs[G.n_errs] = err;
+		G.err_counts[G.n_errs] = errors;
+	}
+	G.n_errs++;
+}
+
+static struct ev_loop *L;
+static struct pump *P;
+
+static void setup(void)
+{
+	pthread_mutex_init(&FR.lock, NULL);
+	fr_set(FR_IDLE, 0, 0, 0);
+	memset(&G, 0, sizeof(G));
+	G.in_order = true;
+	L = ev_loop_new(EVFLAG_AUTO);
+	ck_assert_ptr_nonnull(L);
+}
+
+static void teardown(void)
+{
+	pump_stop(P);
+	P = NULL;
+	ev_loop_destroy(L);
+	pthread_mutex_destroy(&FR.lock);
+}
+
+static void on_stop(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)w;
+	(void)revents;
+	ev_break(loop, EVBREAK_ALL);
+}
+
+/* Run the loop for s seconds. */
+static void run_for(double s)
+{
+	ev_timer t;
+
+	ev_timer_init(&t, on_stop, s, 0.);
+	ev_timer_start(L, &t);
+	ev_run(L, 0);
+	ev_timer_stop(L, &t);
+}
+
+static void wait_handed(uint32_t n, double max_s)
+{
+	for (double t = 0; t < max_s && atomic_load(&FR.handed) < n; t += 0.005)
+		usleep(5000);
+}
+
+START_TEST(pump_delivers_in_order)
+{
+	ck_assert_int_eq(pump_start(&P, L, fake_recv, NULL, 0, on_deliver, NULL), 0);
+	fr_set(FR_MADS, 3000, 0, 0);
+	for (int i = 0; i < 200 && G.n < 3000; i++)
+		run_for(0.02);
+	ck_assert_uint_eq(G.n, 3000);
+	ck_assert(G.in_order);
+	struct pump_stats st;
+	pump_stats(P, &st);
+	ck_assert_uint_eq(st.queue.queued, 3000);
+	ck_assert_uint_eq(st.queue.dropped_full + st.queue.dropped_source, 0);
+	ck_assert_uint_eq(st.recv_errors, 0);
+	ck_assert(!st.failing);
+	ck_assert_uint_eq(G.n_errs, 0);		/* idle polls are no error */
+}
+END_TEST
+
+/*
+ * The loop is busy while 20,000 requests from one LID arrive, with an
+ * answer to one of our requests every 200th MAD: the queue keeps its
+ * bound, the flood loses its excess, and every answer gets through.
+ */
+START_TEST(pump_flood_while_busy)
+{
+	enum { N = 20000, EVERY = 200, CAP = 1024 };
+
+	ck_assert_int_eq(pump_start(&P, L, fake_recv, NULL, CAP, on_deliver, NULL), 0);
+	fr_set_lid(FR_MADS, N, EVERY, 0, 42);
+	wait_handed(N, 20.0);
+	ck_assert_uint_eq(atomic_load(&FR.handed), N);
+	usleep(20000);		/* the thread queues the last batch */
+	struct pump_stats st;
+	pump_stats(P, &st);
+	ck_assert_uint_le(st.queue.high_water, CAP);
+	ck_assert_uint_eq(st.queue.queued + st.queue.dropped_full +
+			  st.queue.dropped_source, N);
+	ck_assert_uint_eq(st.queue.dropped_responses, 0);
+	for (int i = 0; i < 100 && G.n < st.queue.queued; i++)
+		run_for(0.02);
+	ck_assert_uint_eq(G.n, st.queue.queued);
+	ck_assert_uint_eq(G.responses, N / EVERY);
+	ck_assert_uint_le(G.n - G.responses, CAP / 16);	/* the flood's share */
+	ck_assert(G.in_order);
+}
+END_TEST
+
+/* A receive path that fails for good: reported once, with back-off
+ * instead of a spin, and once more when it works again. */
+START_TEST(pump_permanent_error)
+{
+	ck_assert_int_eq(pump_start(&P, L, fake_recv, NULL, 0, on_deliver, NULL), 0);
+	pump_on_error(P, on_error, NULL);
+	fr_set(FR_ERROR, 0, 0, -EIO);
+	run_for(0.6);
+	unsigned long calls = atomic_load(&FR.calls);
+	ck_assert_uint_eq(G.n_errs, 1);
+	ck_assert_int_eq(G.errs[0], -EIO);
+	ck_assert_uint_ge(G.err_counts[0], PUMP_ERR_PERMANENT);
+	/* back-off: 1, 2, 4, ... ms; a spinning thread makes millions */
+	ck_assert_uint_lt(calls, 100);
+	ck_assert_uint_ge(calls, PUMP_ERR_PERMANENT);
+	struct pump_stats st;
+	pump_stats(P, &st);
+	ck_assert(st.failing);
+	ck_assert_int_eq(st.last_error, -EIO);
+	ck_assert_uint_le(st.recv_errors, calls);	/* the thread may be in a call */
+	ck_assert_uint_ge(st.recv_errors + 1, calls);
+	run_for(0.3);
+	ck_assert_uint_eq(G.n_errs, 1);			/* not again */
+	/* it works again: told once, MADs flow */
+	fr_set(FR_MADS, 10, 0, 0);
+	for (int i = 0; i < 150 && G.n < 10; i++)
+		run_for(0.02);
+	ck_assert_uint_eq(G.n, 10);
+	ck_assert_uint_eq(G.n_errs, 2);
+	ck_assert_int_eq(G.errs[1], 0);
+	pump_stats(P, &st);
+	ck_assert(!st.failing);
+}
+END_TEST
+
+/* "Nothing yet" is not an error; a few errors in between MADs are counted
+ * but not reported as a failing receive path. */
+START_TEST(pump_transient_errors)
+{
+	ck_assert_int_eq(pump_start(&P, L, fake_recv, NULL, 0, on_deliver, NULL), 0);
+	pump_on_error(P, on_error, NULL);
+	fr_set(FR_ERROR, 0, 0, -EAGAIN);
+	run_for(0.1);
+	fr_set(FR_ERROR, 0, 0, -EINTR);
+	run_for(0.1);
+	struct pump_stats st;
+	pump_stats(P, &st);
+	ck_assert_uint_eq(st.recv_errors, 0);
+	ck_assert_uint_eq(G.n_errs, 0);
+	fr_set(FR_ERROR, 0, 0, -ENOMEM);
+	while (atomic_load(&FR.calls) < 3)
+		usleep(1000);
+	fr_set(FR_MADS, 5, 0, 0);
+	for (int i = 0; i < 150 && G.n < 5; i++)
+		run_for(0.02);
+	ck_assert_uint_eq(G.n, 5);
+	pump_stats(P, &st);
+	ck_assert_uint_ge(st.recv_errors, 3);
+	ck_assert_uint_lt(st.recv_errors, PUMP_ERR_PERMANENT);
+	ck_assert(!st.failing);
+	ck_assert_uint_eq(G.n_errs, 0);
+}
+END_TEST
+
+START_TEST(pump_start_rejects)
+{
+	ck_assert_int_eq(pump_start(&P, L, NULL, NULL, 0, on_deliver, NULL), -EINVAL);
+	ck_assert_int_eq(pump_start(&P, L, fake_recv, NULL, 0, NULL, NULL), -EINVAL);
+	P = NULL;
+	pump_stop(NULL);
+}
+END_TEST
+
+static Suite *pump_suite(void)
+{
+	Suite *s = suite_create("pump");
+	TCase *tc;
+
+	tc = tcase_create("rxq");
+	tcase_add_test(tc, rxq_classifies);
+	tcase_add_test(tc, rxq_fifo_and_bounds);
+	tcase_add_test(tc, rxq_fairness);
+	tcase_add_test(tc, rxq_flood_bounded);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("pump");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, pump_delivers_in_order);
+	tcase_add_test(tc, pump_flood_while_busy);
+	tcase_add_test(tc, pump_permanent_error);
+	tcase_add_test(tc, pump_transient_errors);
+	tcase_add_test(tc, pump_start_rejects);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(pump_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
