@@ -280,10 +280,12 @@ static void log_mad_counters(struct sm *sm)
 		 " %" PRIu64 " dropped (one source over its share), %" PRIu64
 		 " of them answers; queue peak %u of %u; %" PRIu64 " receive errors;"
 		 " %" PRIu64 " unmatched, %" PRIu64 " misrouted answers; %" PRIu64
-		 " requests refused (engine queue full)",
+		 " requests refused (engine queue full), engine queue peaks"
+		 " %u SMPs, %u GMPs",
 		 ps.queue.queued, ps.queue.dropped_full, ps.queue.dropped_source,
 		 ps.queue.dropped_responses, ps.queue.high_water, ps.queue.cap,
-		 ps.recv_errors, st->unmatched, st->misrouted, st->refused);
+		 ps.recv_errors, st->unmatched, st->misrouted, st->refused,
+		 st->max_queued[0], st->max_queued[1]);
 }
 
 static long peak_rss_kb(void)
