@@ -320,15 +320,21 @@ static void on_sm_info_set(void *arg, const void *mad, size_t len,
 /* ------------------------------------------------------------- traps */
 
 /*
- * The trap budget of one source LID (token bucket).  Returns false when
- * the source is over its rate.  The table is bounded: a new source takes
- * a free slot or the one idle the longest.
+ * The trap budget of one source (token bucket).  Returns false when the
+ * source is over its rate.  A source is a CA port's LID range (the SLID
+ * with the LMC bits cleared, so a port with LMC 7 does not get 128
+ * budgets); switch LIDs are never inside a CA port's aligned range.  The
+ * table is bounded: a new source takes a free slot, else the slot idle
+ * the longest.
  */
 static bool trap_budget(struct sm *sm, uint16_t lid)
 {
 	ev_tstamp now = ev_now(sm->loop);
-	struct trap_bucket *b = NULL, *oldest = &sm->trap_buckets[0];
+	struct trap_bucket *b = NULL, *victim = NULL;
 
+	lid &= (uint16_t)~((1u << sm->cfg.lmc) - 1);
+	if (!lid)
+		lid = 0xffff;		/* LID 0 of an LMC range: still a key */
 	for (unsigned i = 0; i < SM_TRAP_SOURCES; i++) {
 		struct trap_bucket *t = &sm->trap_buckets[i];
 
@@ -336,12 +342,15 @@ static bool trap_budget(struct sm *sm, uint16_t lid)
 			b = t;
 			break;
 		}
-		if (!t->lid || t->last < oldest->last ||
-		    (oldest->lid && !t->lid))
-			oldest = t;
+		if (!t->lid) {
+			if (!victim || victim->lid)
+				victim = t;
+		} else if (!victim || (victim->lid && t->last < victim->last)) {
+			victim = t;
+		}
 	}
 	if (!b) {
-		b = oldest;
+		b = victim;
 		b->lid = lid;
 		b->tokens = SM_TRAP_BURST;
 		b->last = now;

@@ -472,6 +472,27 @@ START_TEST(test_trap_rate_per_source)
 }
 END_TEST
 
+/* The source table is bounded (old sources are reused) and a port's LMC
+ * range is one source. */
+START_TEST(test_trap_sources_bounded)
+{
+	bring_up();
+	for (unsigned i = 0; i < SM_TRAP_SOURCES + 100; i++)
+		send_trap((uint16_t)(1000 + i), 128, (uint16_t)(1000 + i));
+	ck_assert_uint_eq(S->stats.traps_limited, 0);
+	ck_assert_uint_eq(S->stats.traps_rejected, SM_TRAP_SOURCES + 100);
+	unsigned used = 0;
+	for (unsigned i = 0; i < SM_TRAP_SOURCES; i++)
+		used += S->trap_buckets[i].lid != 0;
+	ck_assert_uint_eq(used, SM_TRAP_SOURCES);
+	/* LMC 2: LIDs 40-43 are one port, one budget. */
+	S->cfg.lmc = 2;
+	for (unsigned i = 0; i < 12; i++)
+		send_trap((uint16_t)(40 + i % 4), 128, 40);
+	ck_assert_uint_eq(S->stats.traps_limited, 12 - SM_TRAP_BURST);
+}
+END_TEST
+
 /* A heavy sweep asked for during a light sweep waits for its end. */
 START_TEST(test_heavy_waits_for_light)
 {
@@ -606,6 +627,7 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_trap_flood_from_host);
 	tcase_add_test(tc, test_trap_burst_coalesces);
 	tcase_add_test(tc, test_trap_rate_per_source);
+	tcase_add_test(tc, test_trap_sources_bounded);
 	tcase_add_test(tc, test_heavy_waits_for_light);
 	tcase_add_test(tc, test_sm_port_down_then_up);
 	tcase_add_test(tc, test_sigusr1_reopens_log);
