@@ -8,7 +8,10 @@
  * the trap numbers given.  The IssuerLID is ISSUER_LID, or this port's
  * own LID when -i is not given; trap 144 always names the SM's LID unless
  * -i is given (a host claiming a change of someone else's port).  Prints
- * "sent N represses R" (R: Trap Represses that came back) and exits 0.
+ * "sent N represses R" (R: Trap Represses that came back to this client;
+ * under ibsim 0, as the simulated node's own SMA takes the SMPs addressed
+ * to it: tests/unit/check_state.c checks the Represses instead) and
+ * exits 0.
  *
  * Runs under the umad2sim preload like every client (SIM_HOST names the
  * host); the SM's LID is the port's SMLID.
