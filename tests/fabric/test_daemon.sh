@@ -10,7 +10,8 @@
 #    running and writes to a new file under the old name.
 # 3. The SM port down at start (ibsim `Unlink "H0001"[1]`): no SUBNET UP,
 #    "ERR 0310" instead; after `ReLink` the subnet is up within 10 s as
-#    the diags see it (sminfo, ibnetdiscover).
+#    the diags see it (sminfo, ibnetdiscover).  Then the link goes while
+#    ibsm is master (found by a light sweep, -s 2) and comes back.
 # shellcheck source=tests/fabric/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -171,7 +172,7 @@ fab_cmd 'Unlink "H0001"[1]' >/dev/null
 SM=$FAB_TMP/sm-down
 LOG=$SM/ibsm.log
 mkdir -p "$SM"
-fab_spawn H0001 "$IBSM" -f "$LOG" --cache-dir "$SM" --dump-dir "$SM" \
+fab_spawn H0001 "$IBSM" -f "$LOG" --cache-dir "$SM" --dump-dir "$SM" -s 2 \
 	>"$SM/ibsm.out" 2>&1
 FAB_SM_BG=$FAB_SPAWN_PID
 FAB_SM_PID=$FAB_SPAWN_PID
@@ -209,6 +210,30 @@ if [ "$cas" -eq 16 ]; then
 	fab_pass daemon-port-up-ibnetdiscover-16-cas
 else
 	fab_fail daemon-port-up-ibnetdiscover-16-cas "$cas CAs"
+fi
+# The SM's link goes while it is master (the light sweep notices), then
+# comes back.
+fab_cmd 'Unlink "H0001"[1]' >/dev/null
+for ((i = 0; i < 300; i++)); do
+	[ "$(grep -c 'ERR 0310:' "$LOG")" -ge 2 ] && break
+	sleep 0.1
+done
+ups=$(grep -c 'SUBNET UP$' "$LOG")
+if [ "$(grep -c 'ERR 0310:' "$LOG")" -ge 2 ]; then
+	fab_pass daemon-port-lost-while-master
+else
+	fab_fail daemon-port-lost-while-master "$(tail -n 3 "$LOG")"
+fi
+fab_cmd 'ReLink "H0001"[1]' >/dev/null
+for ((i = 0; i < 100; i++)); do
+	[ "$(grep -c 'SUBNET UP$' "$LOG")" -gt "$ups" ] && break
+	sleep 0.1
+done
+if [ "$(grep -c 'SUBNET UP$' "$LOG")" -gt "$ups" ] &&
+	fab_run H0002 sminfo 2>&1 | grep -q SMINFO_MASTER; then
+	fab_pass daemon-port-back-subnet-up-10s
+else
+	fab_fail daemon-port-back-subnet-up-10s "$(tail -n 3 "$LOG")"
 fi
 if fab_ibsm_stop; then
 	fab_pass daemon-port-down-clean-exit
