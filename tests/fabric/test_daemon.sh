@@ -57,9 +57,12 @@ subscribe H0007 65 16 &
 sub65=$!
 subscribe H0008 128 16 &
 sub128=$!
-wait_subscribed "$FAB_TMP/sub-H0007-65.out" &&
-	wait_subscribed "$FAB_TMP/sub-H0008-128.out" ||
+if wait_subscribed "$FAB_TMP/sub-H0007-65.out" &&
+	wait_subscribed "$FAB_TMP/sub-H0008-128.out"; then
+	fab_pass daemon-subscribed
+else
 	fab_fail daemon-subscribed "$(cat "$FAB_TMP"/sub-*.out)"
+fi
 
 before=$(heavy_sweeps "$LOG")
 lines_before=$(wc -l <"$LOG")
@@ -148,7 +151,7 @@ done
 if kill -0 "$pid" 2>/dev/null && grep -q 'SIGUSR1: log file reopened' "$LOG" 2>/dev/null; then
 	fab_pass daemon-sigusr1-reopens-log
 else
-	fab_fail daemon-sigusr1-reopens-log "alive: $(kill -0 "$pid" 2>&1 && echo yes); $(cat "$LOG" 2>&1 | head -3)"
+	fab_fail daemon-sigusr1-reopens-log "alive: $(kill -0 "$pid" 2>&1 && echo yes); $(head -n 3 "$LOG" 2>&1)"
 fi
 kill -HUP "$pid"
 for ((i = 0; i < 100; i++)); do
