@@ -15,6 +15,7 @@
 #include "sm/dumps.h"
 #include "sm/fileutil.h"
 #include "sm/sm.h"
+#include "sm/topo_dump.h"
 
 static const char *lst_type(const struct fabric *f, int32_t id)
 {
@@ -37,13 +38,14 @@ static void lst_end(FILE *fp, const struct fabric *f, int32_t id, unsigned pn,
 		    int vendor_digits)
 {
 	const struct fab_node *n = fabric_node(f, id);
+	char desc[TOPO_DESC_SIZE];
 
 	fprintf(fp, "{ %s Ports:%02X SystemGUID:%016" PRIx64 " NodeGUID:%016"
 		PRIx64 " PortGUID:%016" PRIx64 " VenID:%0*X DevID:%04X"
 		" Rev:%08X {%s} LID:%04X PN:%02X }", lst_type(f, id),
 		n->num_ports, n->sys_guid, n->guid, n->ports[pn].guid,
 		vendor_digits, n->vendor_id, n->device_id, n->revision,
-		n->desc, port_lid_of(n, pn), pn);
+		topo_desc_clean(n->desc, desc), port_lid_of(n, pn), pn);
 }
 
 static const char *speed_str(const struct smp_port_info *pi, uint32_t cap_mask)
@@ -135,12 +137,13 @@ int dump_lfts(const struct fabric *f, const struct routing_result *r, FILE *fp)
 		const struct fab_node *n = &f->nodes[i];
 		const struct lft *t = &r->lft[i];
 		unsigned dumped = 0;
+		char desc[TOPO_DESC_SIZE];
 
 		if (n->type != NODE_TYPE_SWITCH || !t->port)
 			continue;
 		fprintf(fp, "Unicast lids [0-%u] of switch Lid %u guid 0x%016"
 			PRIx64 " ('%s'):\n", t->top, n->ports[0].lid, n->guid,
-			n->desc);
+			topo_desc_clean(n->desc, desc));
 		for (unsigned l = 1; l <= t->top && l <= f->max_lid; l++) {
 			const struct lid_owner *o = &owner[l];
 
@@ -155,13 +158,110 @@ int dump_lfts(const struct fabric *f, const struct routing_result *r, FILE *fp)
 			else
 				fprintf(fp, "0x%04X %03u", l, t->port[l]);
 			fprintf(fp, " # %s portguid 0x%016" PRIx64 ": '%s'\n",
-				kind, on->ports[o->port].guid, on->desc);
+				kind, on->ports[o->port].guid,
+				topo_desc_clean(on->desc, desc));
 			dumped++;
 		}
 		fprintf(fp, "%u lids dumped\n", dumped);
 	}
 	free(owner);
 	return ferror(fp) ? -EIO : 0;
+}
+
+/* The part of buf after its first `lines` lines. */
+static const char *after_lines(const char *buf, size_t len, unsigned lines,
+			       size_t *rest)
+{
+	const char *p = buf, *end = buf + len;
+
+	while (lines-- && p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		p = nl ? nl + 1 : end;
+	}
+	*rest = (size_t)(end - p);
+	return p;
+}
+
+struct mem_arg {
+	const char *buf;
+	size_t len;
+};
+
+static int write_mem(FILE *fp, const void *arg)
+{
+	const struct mem_arg *m = arg;
+
+	return fwrite(m->buf, 1, m->len, fp) == m->len ? 0 : -EIO;
+}
+
+/* The whole content of `path` (malloc'd), or NULL. */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *fp = fopen(path, "r");
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+
+	if (!fp)
+		return NULL;
+	for (;;) {
+		if (n == cap) {
+			char *nb = realloc(buf, cap ? cap * 2 : 65536);
+			if (!nb) {
+				free(buf);
+				fclose(fp);
+				return NULL;
+			}
+			buf = nb;
+			cap = cap ? cap * 2 : 65536;
+		}
+		size_t got = fread(buf + n, 1, cap - n, fp);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(fp)) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(fp);
+	*len = n;
+	return buf;
+}
+
+int write_file_if_changed(const char *path, int (*fn)(FILE *fp, const void *arg),
+			  const void *arg, unsigned skip_lines)
+{
+	char *buf = NULL, *old;
+	size_t len = 0, old_len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	int rc;
+
+	if (!mem)
+		return -errno;
+	rc = fn(mem, arg);
+	if (fclose(mem) && rc == 0)
+		rc = -EIO;
+	if (rc < 0) {
+		free(buf);
+		return rc;
+	}
+	old = slurp(path, &old_len);
+	if (old) {
+		size_t a_len, b_len;
+		const char *a = after_lines(buf, len, skip_lines, &a_len);
+		const char *b = after_lines(old, old_len, skip_lines, &b_len);
+		bool same = a_len == b_len && !memcmp(a, b, a_len);
+
+		free(old);
+		if (same) {
+			free(buf);
+			return 1;
+		}
+	}
+	struct mem_arg m = { buf, len };
+	rc = write_file_atomic(path, write_mem, &m);
+	free(buf);
+	return rc;
 }
 
 struct lfts_arg {
@@ -196,11 +296,11 @@ void dumps_write(struct sm *sm, const struct fabric *f,
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/opensm-subnet.lst", sm->cfg.dump_dir);
-	rc = write_file_atomic(path, write_lst, f);
-	if (rc == 0 && sm->cfg.dump_lfts) {
+	rc = write_file_if_changed(path, write_lst, f, 0);
+	if (rc >= 0 && sm->cfg.dump_lfts) {
 		snprintf(path, sizeof(path), "%s/opensm-lfts.dump",
 			 sm->cfg.dump_dir);
-		rc = write_file_atomic(path, write_lfts, &la);
+		rc = write_file_if_changed(path, write_lfts, &la, 0);
 	}
 	if (rc < 0)
 		log_warnx("ERR 0401: cannot write %s: %s", path, strerror(-rc));

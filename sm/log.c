@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
@@ -13,19 +14,48 @@
 #include "sm/log.h"
 
 static FILE *log_fp;
+static char *log_path;		/* NULL: the terminal */
 static enum log_level log_level = LOG_LVL_INFO;
+
+static FILE *open_file(const char *path)
+{
+	FILE *fp = fopen(path, "a");
+
+	if (fp)
+		setvbuf(fp, NULL, _IOLBF, 0);
+	return fp;
+}
 
 int log_open(const char *path, enum log_level level)
 {
 	log_level = level;
+	free(log_path);
+	log_path = NULL;
 	if (!path || !strcmp(path, "stdout") || !strcmp(path, "-")) {
 		log_fp = stdout;
 		return 0;
 	}
-	FILE *fp = fopen(path, "a");
+	FILE *fp = open_file(path);
 	if (!fp)
 		return -errno;
-	setvbuf(fp, NULL, _IOLBF, 0);
+	log_path = strdup(path);
+	if (!log_path) {
+		fclose(fp);
+		return -ENOMEM;
+	}
+	log_fp = fp;
+	return 0;
+}
+
+int log_reopen(void)
+{
+	if (!log_path)
+		return 0;
+	FILE *fp = open_file(log_path);
+	if (!fp)
+		return -errno;
+	if (log_fp && log_fp != stdout && log_fp != stderr)
+		fclose(log_fp);
 	log_fp = fp;
 	return 0;
 }
@@ -35,6 +65,8 @@ void log_close(void)
 	if (log_fp && log_fp != stdout && log_fp != stderr)
 		fclose(log_fp);
 	log_fp = NULL;
+	free(log_path);
+	log_path = NULL;
 }
 
 void log_set_level(enum log_level level)
@@ -65,6 +97,17 @@ static void vlog(enum log_level level, const char *fmt, va_list ap)
 	fputc('\n', fp);
 }
 
+static void log_line(enum log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void log_line(enum log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(level, fmt, ap);
+	va_end(ap);
+}
+
 #define LOG_FN(name, level)					\
 	void name(const char *fmt, ...)				\
 	{							\
@@ -78,3 +121,111 @@ LOG_FN(log_err, LOG_LVL_ERR)
 LOG_FN(log_warnx, LOG_LVL_WARN)
 LOG_FN(log_info, LOG_LVL_INFO)
 LOG_FN(log_debug, LOG_LVL_DEBUG)
+
+/* ------------------------------------------------------ rate limiting */
+
+struct rl_bucket {
+	unsigned code;			/* 0: free slot */
+	double   tokens;
+	double   last;			/* time of the last refill */
+	unsigned long suppressed;	/* dropped since the last line written */
+	unsigned long dropped;		/* dropped, all time */
+	enum log_level level;
+};
+
+static struct rl_bucket rl_table[LOG_RL_CODES];
+static double (*rl_clock)(void);
+
+static double rl_now(void)
+{
+	struct timespec ts;
+
+	if (rl_clock)
+		return rl_clock();
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void log_ratelimit_clock(double (*now)(void))
+{
+	rl_clock = now;
+}
+
+/* The bucket of `code`; a full table hands out its last slot to all. */
+static struct rl_bucket *rl_find(unsigned code, double now)
+{
+	for (unsigned i = 0; i < LOG_RL_CODES; i++) {
+		struct rl_bucket *b = &rl_table[i];
+
+		if (b->code == code)
+			return b;
+		if (!b->code) {
+			b->code = code;
+			b->tokens = LOG_RL_BURST;
+			b->last = now;
+			return b;
+		}
+	}
+	return &rl_table[LOG_RL_CODES - 1];
+}
+
+static void rl_refill(struct rl_bucket *b, double now)
+{
+	if (now > b->last) {
+		b->tokens += (now - b->last) * LOG_RL_RATE;
+		if (b->tokens > LOG_RL_BURST)
+			b->tokens = LOG_RL_BURST;
+	}
+	b->last = now;
+}
+
+void log_ratelimited(enum log_level level, unsigned code, const char *fmt, ...)
+{
+	double now = rl_now();
+	struct rl_bucket *b;
+	char msg[512];
+	va_list ap;
+
+	if (!log_enabled(level))
+		return;
+	b = rl_find(code, now);
+	rl_refill(b, now);
+	b->level = level;
+	if (b->tokens < 1.0) {
+		b->suppressed++;
+		b->dropped++;
+		return;
+	}
+	b->tokens -= 1.0;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (b->suppressed) {
+		log_line(level, "ERR %04u: %s (%lu similar messages suppressed)",
+			 code, msg, b->suppressed);
+		b->suppressed = 0;
+	} else {
+		log_line(level, "ERR %04u: %s", code, msg);
+	}
+}
+
+void log_ratelimit_flush(void)
+{
+	for (unsigned i = 0; i < LOG_RL_CODES && rl_table[i].code; i++) {
+		struct rl_bucket *b = &rl_table[i];
+
+		if (!b->suppressed)
+			continue;
+		log_line(b->level, "ERR %04u: %lu similar messages suppressed",
+			 b->code, b->suppressed);
+		b->suppressed = 0;
+	}
+}
+
+unsigned long log_ratelimit_dropped(unsigned code)
+{
+	for (unsigned i = 0; i < LOG_RL_CODES && rl_table[i].code; i++)
+		if (rl_table[i].code == code)
+			return rl_table[i].dropped;
+	return 0;
+}

@@ -14,6 +14,12 @@ enum log_level { LOG_LVL_ERR = 0, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DEBUG };
 
 /* path: a file, or "stdout"/"-" for the terminal.  Returns 0 or -errno. */
 int  log_open(const char *path, enum log_level level);
+/*
+ * Open the log file again under its name (logrotate renamed it, then sent
+ * SIGUSR1).  The old stream is kept when the new one cannot be opened.
+ * A terminal log is left alone.  Returns 0 or -errno.
+ */
+int  log_reopen(void);
 void log_close(void);
 void log_set_level(enum log_level level);
 bool log_enabled(enum log_level level);
@@ -22,5 +28,26 @@ void log_err(const char *fmt, ...)   __attribute__((format(printf, 1, 2)));
 void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...)  __attribute__((format(printf, 1, 2)));
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Lines that a remote host can cause at will (one per trap, per failed
+ * Report, ...) go through a token bucket per code: LOG_RL_BURST lines at
+ * once, then LOG_RL_RATE per second.  The line is written as
+ * "ERR <code>: <message>"; the first line of a code let through after
+ * some were dropped ends with "(N similar messages suppressed)", and
+ * log_ratelimit_flush() (called every few seconds by the daemon) writes
+ * "ERR <code>: N similar messages suppressed" for codes that went quiet.
+ * Codes beyond the table's LOG_RL_CODES slots share one bucket.
+ */
+#define LOG_RL_BURST	10
+#define LOG_RL_RATE	1.0	/* lines per second per code, after a burst */
+#define LOG_RL_CODES	64
+void log_ratelimited(enum log_level level, unsigned code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void log_ratelimit_flush(void);
+/* Lines of `code` dropped so far (all time), for tests and summaries. */
+unsigned long log_ratelimit_dropped(unsigned code);
+/* Tests: a clock in seconds instead of CLOCK_MONOTONIC (NULL: back). */
+void log_ratelimit_clock(double (*now)(void));
 
 #endif /* IBSM_SM_LOG_H */

@@ -3,7 +3,8 @@
  *
  * One libev loop runs everything.  The only other thread is the umad
  * receive pump (mad/umad_io.c).  Signal handlers are libev watchers, so
- * they run on the loop like everything else.
+ * they run on the loop like everything else (sm/state.c:
+ * sm_watchers_start).
  */
 #include "config.h"
 
@@ -332,45 +333,6 @@ static void on_discovered_only(void *arg, const struct discover_result *r)
 	ev_break(sm->loop, EVBREAK_ALL);
 }
 
-static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
-{
-	struct sm *sm = w->data;
-
-	if (w->signum == SIGHUP) {
-		log_info("SIGHUP: heavy sweep requested");
-		sm_event(sm, SM_EV_CHANGE);
-		return;
-	}
-	log_info("signal %d: exiting", w->signum);
-	sm_event(sm, SM_EV_STOP);
-}
-
-static void on_light_timer(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	sm_event(w->data, SM_EV_LIGHT_TIMER);
-}
-
-static void on_retry_timer(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	sm_event(w->data, SM_EV_CHANGE);
-}
-
-static void watchers_start(struct sm *sm)
-{
-	ev_signal *w[] = { &sm->sig_int, &sm->sig_term, &sm->sig_hup };
-	int num[] = { SIGINT, SIGTERM, SIGHUP };
-
-	for (int i = 0; i < 3; i++) {
-		ev_signal_init(w[i], on_signal, num[i]);
-		w[i]->data = sm;
-		ev_signal_start(sm->loop, w[i]);
-	}
-	ev_timer_init(&sm->light_timer, on_light_timer, 0., 0.);
-	sm->light_timer.data = sm;
-	ev_timer_init(&sm->retry_timer, on_retry_timer, 0., 0.);
-	sm->retry_timer.data = sm;
-}
-
 int main(int argc, char **argv)
 {
 	static const uint8_t classes[] = { MAD_CLASS_SMI, MAD_CLASS_SMI_DR,
@@ -433,7 +395,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	umad_io_on_error(sm.io, on_recv_error, &sm);
-	watchers_start(&sm);
+	sm_watchers_start(&sm);
 	if (discover_only)
 		rc = discover_start(&job.disc, sm.engine, &sm.fabric, false,
 				    on_discovered_only, &job);

@@ -59,7 +59,33 @@ enum sm_event {
 	SM_EV_SWEEP_FAILED,	/* a heavy sweep could not finish */
 	SM_EV_CHANGE,		/* trap, SIGHUP, light sweep saw a change */
 	SM_EV_LIGHT_TIMER,	/* sweep_interval elapsed */
+	SM_EV_LIGHT_DONE,	/* a light sweep finished (change_pending set
+				 * when it saw a change) */
+	SM_EV_TRAP,		/* an accepted trap asks for a heavy sweep */
+	SM_EV_PORT_UP,		/* the SM's own port, down, has a link again */
 	SM_EV_STOP,		/* signal: shut down */
+};
+
+/*
+ * Traps (sm/state.c): per-source token buckets, SM_TRAP_BURST traps at
+ * once then SM_TRAP_RATE per second from one source LID; the table holds
+ * SM_TRAP_SOURCES sources (the longest idle one is reused).  An accepted
+ * trap that asks for a heavy sweep starts a hold-off of SM_TRAP_HOLDOFF
+ * seconds that collects the rest of a burst; trap-driven heavy sweeps
+ * start at most once per SM_TRAP_SWEEP_INTERVAL seconds.
+ */
+#define SM_TRAP_SOURCES		256
+#define SM_TRAP_BURST		8
+#define SM_TRAP_RATE		2.0
+#define SM_TRAP_HOLDOFF		0.2
+#define SM_TRAP_SWEEP_INTERVAL	5.0
+/* SM port down: its PortInfo is read this often until the link is up. */
+#define SM_PORT_POLL		1.0
+
+struct trap_bucket {
+	uint16_t  lid;			/* source LID; 0: free */
+	double    tokens;
+	ev_tstamp last;
 };
 
 struct sweep;
@@ -71,7 +97,10 @@ struct sa_agent;
 struct sm_stats {
 	unsigned heavy_sweeps;
 	unsigned light_sweeps;
-	unsigned traps;
+	unsigned traps;			/* trap MADs received */
+	unsigned traps_rejected;	/* failed authentication or policy */
+	unsigned traps_limited;		/* over their source's rate */
+	unsigned trap_sweeps;		/* heavy sweeps started by traps */
 	double   first_up_seconds;	/* start to first SUBNET UP */
 	ev_tstamp started;
 };
@@ -102,7 +131,14 @@ struct sm {
 
 	ev_timer light_timer;
 	ev_timer retry_timer;
-	ev_signal sig_int, sig_term, sig_hup;
+	ev_timer trap_timer;		/* hold-off: a burst becomes one sweep */
+	ev_tstamp last_trap_sweep;	/* when the hold-off last fired */
+	struct trap_bucket trap_buckets[SM_TRAP_SOURCES];
+	bool     port_down;		/* our own link is down: waiting */
+	bool     port_polling;		/* a PortInfo Get of it is in flight */
+	ev_timer port_timer;		/* polls our port while it is down */
+	ev_timer log_timer;		/* writes "suppressed N" summaries */
+	ev_signal sig_int, sig_term, sig_hup, sig_usr1;
 	struct sm_stats stats;
 	int exit_code;
 };
@@ -113,6 +149,13 @@ const char *sm_state_name(enum sm_state s);
 
 /* sm/state.c: register the SMInfo agent and the trap receiver. */
 int sm_agents_start(struct sm *sm);
+/*
+ * sm/state.c: the loop's watchers: signals (INT/TERM stop, HUP asks for
+ * a heavy sweep, USR1 reopens the log file) and the timers of the state
+ * machine.  Stopped again by sm_watchers_stop().
+ */
+void sm_watchers_start(struct sm *sm);
+void sm_watchers_stop(struct sm *sm);
 
 /* sm/sweep.c: heavy sweep: discover, LIDs, routes, program, activate. */
 int  sweep_heavy_start(struct sm *sm);

@@ -543,10 +543,13 @@ static void on_light_done(struct smp_batch *b, void *arg)
 	if (ls->aborted)
 		return;
 	sm->light = NULL;
-	unsigned changed = ls->changed;
+	if (ls->changed)
+		sm->change_pending = true;
 	free(ls);
-	if (changed)
-		sm_event(sm, SM_EV_CHANGE);
+	/* A heavy sweep asked for meanwhile waited for this one: the state
+	 * machine starts it now (never during a light sweep, which reads
+	 * the model a heavy sweep replaces). */
+	sm_event(sm, SM_EV_LIGHT_DONE);
 }
 
 /* Producer of a light sweep: SwitchInfo Get of the next switch. */

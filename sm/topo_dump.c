@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "sm/dumps.h"
 #include "sm/fileutil.h"
 #include "sm/topo_dump.h"
 
@@ -53,6 +54,19 @@ const char *topo_link_str(const struct smp_port_info *pi, uint32_t cap_mask,
 	return buf;
 }
 
+const char *topo_desc_clean(const char *desc, char *out)
+{
+	size_t i;
+
+	for (i = 0; i < TOPO_DESC_SIZE - 1 && desc[i]; i++) {
+		unsigned char c = (unsigned char)desc[i];
+
+		out[i] = c >= 0x20 && c < 0x7f ? (char)c : ' ';
+	}
+	out[i] = '\0';
+	return out;
+}
+
 static char type_letter(uint8_t type)
 {
 	return type == NODE_TYPE_SWITCH ? 'S' : type == NODE_TYPE_CA ? 'H' : 'R';
@@ -67,7 +81,7 @@ static unsigned port_lid(const struct fab_node *n, unsigned port)
 
 static void dump_node(const struct fabric *f, const struct fab_node *n, FILE *fp)
 {
-	char link[16];
+	char link[16], desc[TOPO_DESC_SIZE], pdesc[TOPO_DESC_SIZE];
 
 	fprintf(fp, "vendid=0x%" PRIx32 "\ndevid=0x%" PRIx16 "\n"
 		"sysimgguid=0x%" PRIx64 "\n", n->vendor_id, n->device_id,
@@ -77,7 +91,8 @@ static void dump_node(const struct fabric *f, const struct fab_node *n, FILE *fp
 		fprintf(fp, "switchguid=0x%" PRIx64 "(%" PRIx64 ")\n",
 			n->guid, p0->guid);
 		fprintf(fp, "Switch\t%u \"S-%016" PRIx64 "\"\t\t# \"%s\" %s port 0"
-			" lid %u lmc %u\n", n->num_ports, n->guid, n->desc,
+			" lid %u lmc %u\n", n->num_ports, n->guid,
+			topo_desc_clean(n->desc, desc),
 			n->has_switch_info && smp_switch_info_enhanced_port0(&n->si)
 			? "enhanced" : "base",
 			port_lid(n, 0), p0->valid ? pi_lmc(&p0->pi) : 0);
@@ -86,7 +101,8 @@ static void dump_node(const struct fabric *f, const struct fab_node *n, FILE *fp
 			n->type == NODE_TYPE_CA ? "ca" : "rt", n->guid);
 		fprintf(fp, "%s\t%u \"%c-%016" PRIx64 "\"\t\t# \"%s\"\n",
 			fabric_node_type_str(n->type), n->num_ports,
-			type_letter(n->type), n->guid, n->desc);
+			type_letter(n->type), n->guid,
+			topo_desc_clean(n->desc, desc));
 	}
 	for (unsigned pn = 1; pn <= n->num_ports; pn++) {
 		const struct fab_port *p = &n->ports[pn];
@@ -109,7 +125,8 @@ static void dump_node(const struct fabric *f, const struct fab_node *n, FILE *fp
 		if (n->type != NODE_TYPE_SWITCH)
 			fprintf(fp, "lid %u lmc %u ", port_lid(n, pn),
 				p->valid ? pi_lmc(&p->pi) : 0);
-		fprintf(fp, "\"%s\" lid %u %s\n", peer->desc,
+		fprintf(fp, "\"%s\" lid %u %s\n",
+			topo_desc_clean(peer->desc, pdesc),
 			port_lid(peer, p->peer_port), link);
 	}
 	fputc('\n', fp);
@@ -143,7 +160,9 @@ static int write_topo(FILE *fp, const void *arg)
 	return topo_dump(arg, fp);
 }
 
+/* The first 3 lines (the "generated on" header) do not count as a change. */
 int topo_dump_file(const struct fabric *f, const char *path)
 {
-	return write_file_atomic(path, write_topo, f);
+	int rc = write_file_if_changed(path, write_topo, f, 3);
+	return rc < 0 ? rc : 0;
 }

@@ -14,6 +14,18 @@ int topo_dump(const struct fabric *f, FILE *fp);
 /* Write to `path` atomically (temp file + rename).  Returns 0 or -errno. */
 int topo_dump_file(const struct fabric *f, const char *path);
 
+/*
+ * A NodeDescription as every file of ibsm prints it: 64 bytes from the
+ * network, up to the first NUL, each byte that is not printable ASCII
+ * (control characters, DEL, 0x80-0xff) replaced by a space, as
+ * ibnetdiscover's clean_nodedesc() does.  So a description cannot break
+ * a line; quotes and backslashes are kept (ibnetdiscover keeps them),
+ * and readers take a quoted description up to the last quote of its
+ * line (sm/topo_load.c does).  `out` holds TOPO_DESC_SIZE bytes.
+ */
+#define TOPO_DESC_SIZE	65
+const char *topo_desc_clean(const char *desc, char *out);
+
 /* "4xSDR", "4xEDR", ... for a port as its PortInfo says; cap_mask is the
  * port's capability mask (fabric_port_cap_mask()). */
 const char *topo_link_str(const struct smp_port_info *pi, uint32_t cap_mask,

@@ -420,7 +420,9 @@ static int parse_header(struct loader *l, char *s, uint8_t type, size_t kwlen)
 	if (p) {
 		char *q = (char *)skip_ws(p + 1), *end = NULL;
 
-		if (*q == '"' && (end = strchr(q + 1, '"'))) {
+		/* Up to the line's last quote: a description may hold
+		 * quotes (ibnetdiscover and topo_dump keep them). */
+		if (*q == '"' && (end = strrchr(q + 1, '"'))) {
 			r->desc = q + 1;
 			r->desc_len = (size_t)(end - q - 1);
 		} else if (*q && *q != '"') {
@@ -483,7 +485,9 @@ static void parse_link_comment(struct ent *e, const char *s)
 
 		s = skip_ws(s);
 		if (*s == '"') {
-			const char *end = strchr(s + 1, '"');
+			/* One quoted description per comment, which may
+			 * itself hold quotes: skip to the last one. */
+			const char *end = strrchr(s + 1, '"');
 
 			if (!end)
 				return;

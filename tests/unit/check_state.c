@@ -1,0 +1,648 @@
+/*
+ * check_state.c - the SM state machine (sm/state.c) driven through the
+ * real MAD engine, sweeps and SA on the fake transport.
+ *
+ * The fake answers the SM's directed-route SMPs as a three-node fabric:
+ *
+ *     CA A (the SM, LID 2) port 1 -- port 1 switch S (LID 1) port 2 -- CA B (LID 3)
+ *
+ * so heavy sweeps run to SUBNET UP in a few loop iterations, and tests
+ * then feed trap MADs "from" a LID the way umad reports them.  What is
+ * checked: the trap policy (issuer must be the sender, 128 only from a
+ * switch, 64-67 never from the network), the per-source rate limit, a
+ * burst becoming one heavy sweep, heavy sweeps waiting for a light sweep,
+ * the SM port that is down, SIGUSR1 reopening the log.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <endian.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <ev.h>
+
+#include "mad/engine.h"
+#include "mad/sa_wire.h"
+#include "mad/wire.h"
+#include "sm/lid.h"
+#include "sm/program.h"
+#include "sm/sa/sa.h"
+#include "sm/sm.h"
+#include "tests/unit/fake_transport.h"
+
+#define GUID_A	0x0002c90000000100ull
+#define GUID_S	0x0002c90000000200ull
+#define GUID_B	0x0002c90000000300ull
+
+static struct ev_loop *L;
+static struct fake F;
+static struct sm *S;
+static char tmpdir[64];
+static bool local_down;		/* the SM's own port answers DOWN */
+static bool hold_light;		/* SwitchInfo Gets go unanswered */
+static unsigned held;		/* ... and how many were held */
+
+/* ------------------------------------------------ the simulated fabric */
+
+/* Which node a DR path of `hops` reaches: 0 A, 1 S, 2 B (or none). */
+static int dr_target(const struct smp_dr *smp)
+{
+	unsigned hops = smp_dr_hop_cnt(smp);
+
+	if (hops == 0)
+		return 0;
+	if (hops == 1 && smp->initial_path[1] == 1)
+		return 1;
+	if (hops == 2 && smp->initial_path[1] == 1 && smp->initial_path[2] == 2)
+		return 2;
+	return -1;
+}
+
+static void fill_node_info(int node, struct smp_node_info *ni)
+{
+	static const uint64_t guid[] = { GUID_A, GUID_S, GUID_B };
+
+	memset(ni, 0, sizeof(*ni));
+	ni->base_version = 1;
+	ni->class_version = 1;
+	ni->node_type = node == 1 ? NODE_TYPE_SWITCH : NODE_TYPE_CA;
+	ni->num_ports = node == 1 ? 4 : 1;
+	ni->sys_guid = htobe64(guid[node]);
+	ni->node_guid = htobe64(guid[node]);
+	ni->port_guid = htobe64(guid[node] + (node == 1 ? 0 : 1));
+	ni->partition_cap = htobe16(1);
+	ni->local_port = 1;
+}
+
+static void fill_port_info(int node, unsigned pn, struct smp_port_info *pi)
+{
+	static const uint16_t lid[] = { 2, 1, 3 };
+	bool up = node == 1 ? pn <= 2 : pn == 1;
+
+	if (node == 0 && local_down)
+		up = false;
+	memset(pi, 0, sizeof(*pi));
+	pi->lid = htobe16(lid[node]);
+	pi->local_port = (uint8_t)pn;
+	pi->link_width_enabled = 2;
+	pi->link_width_supported = 2;
+	pi->link_width_active = 2;
+	pi->speed_supported_state = 1u << 4;
+	pi_set_port_state(pi, up ? PORT_STATE_ACTIVE : PORT_STATE_DOWN);
+	pi_set_phys_state(pi, up ? PHYS_STATE_LINKUP : PHYS_STATE_POLLING);
+	pi->speed_active_enabled = 1u << 4 | 1;
+	pi_set_neighbor_mtu(pi, 4);
+	pi->vl_cap_init_type = 1u << 4;
+	pi->init_type_reply_mtu_cap = 4;
+	pi_set_op_vls(pi, 1);
+	pi->rereg_subnet_timeout = 18;
+}
+
+/* Answer the SMPs of a sweep as the fabric above; everything else
+ * (Trap Represses, SA answers, Reports) is only recorded. */
+static enum fake_action fabric_policy(struct fake *fk, const struct fake_sent *s,
+				      void *arg)
+{
+	const struct smp_dr *req = (const struct smp_dr *)s->mad;
+	uint8_t resp[MAD_SIZE];
+	struct smp_dr *r = (struct smp_dr *)resp;
+	uint16_t attr = be16toh(req->hdr.attr_id);
+	int node;
+
+	(void)arg;
+	if (req->hdr.mgmt_class != MAD_CLASS_SMI_DR || s->timeout_ms == 0)
+		return FAKE_DROP;
+	node = dr_target(req);
+	if (node < 0)
+		return FAKE_DROP;
+	if (attr == SMP_ATTR_SWITCH_INFO && hold_light &&
+	    req->hdr.method == MAD_METHOD_GET) {
+		held++;
+		return FAKE_DROP;
+	}
+	fake_make_response(s->mad, s->len, fk->tid_high, resp);
+	if (req->hdr.method == MAD_METHOD_GET) {
+		memset(r->data, 0, sizeof(r->data));
+		switch (attr) {
+		case SMP_ATTR_NODE_INFO:
+			fill_node_info(node, (struct smp_node_info *)r->data);
+			break;
+		case SMP_ATTR_NODE_DESC:
+			snprintf((char *)r->data, 64, "node %d", node);
+			break;
+		case SMP_ATTR_PORT_INFO:
+			fill_port_info(node, be32toh(req->hdr.attr_mod),
+				       (struct smp_port_info *)r->data);
+			break;
+		case SMP_ATTR_SWITCH_INFO: {
+			struct smp_switch_info *si = (void *)r->data;
+			si->lft_cap = htobe16(48 * 1024);
+			si->lft_top = htobe16(3);
+			si->life_psc_osl = 18u << 3;
+			break;
+		}
+		case SMP_ATTR_PKEY_TABLE:
+			r->data[0] = 0xff;
+			r->data[1] = 0xff;
+			break;
+		default:
+			break;
+		}
+	} else if (attr == SMP_ATTR_PORT_INFO) {
+		/* A Set is answered with the port as it now is: the state
+		 * stays what the link allows. */
+		struct smp_port_info now, *pi = (void *)r->data;
+
+		fill_port_info(node, be32toh(req->hdr.attr_mod), &now);
+		pi->speed_supported_state = now.speed_supported_state;
+		pi->phys_state_down_def = now.phys_state_down_def;
+	}
+	fake_schedule(fk, resp, MAD_SIZE, 0, 0.);
+	return FAKE_DROP;
+}
+
+/* ------------------------------------------------------------ fixture */
+
+static void setup(void)
+{
+	struct mad_engine_opts o = { .max_wire_smps = 16, .max_wire_gmps = 16,
+				     .timeout_ms = 200, .retries = 1 };
+
+	L = ev_default_loop(0);
+	ck_assert_int_eq(fake_init(&F, L, &o), 0);
+	F.policy = fabric_policy;
+	local_down = hold_light = false;
+	held = 0;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/check_state.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+
+	S = calloc(1, sizeof(*S));
+	ck_assert_ptr_nonnull(S);
+	S->loop = L;
+	S->engine = F.engine;
+	S->port_guid = GUID_A + 1;
+	S->cfg = (struct sm_config){
+		.log_file = "-", .log_level = LOG_LVL_INFO,
+		.transaction_timeout = 200, .transaction_retries = 1,
+		.max_wire_smps = 16, .sweep_interval = 0,
+		.subnet_prefix = 0xfe80000000000000ull, .subnet_timeout = 18,
+		.packet_life_time = 0x12, .head_of_queue_lifetime = 0x12,
+		.leaf_head_of_queue_lifetime = 0x10, .max_op_vls = 5,
+	};
+	snprintf(S->cfg.cache_dir, sizeof(S->cfg.cache_dir), "%s", tmpdir);
+	fabric_init(&S->fabric);
+	S->images = lft_images_new();
+	S->memos = port_memos_new();
+	ck_assert_int_eq(sm_agents_start(S), 0);
+	ck_assert_int_eq(sa_start(S), 0);
+	sm_watchers_start(S);
+}
+
+static void teardown(void)
+{
+	char path[128];
+
+	sm_watchers_stop(S);
+	sweep_heavy_abort(S);
+	sweep_light_abort(S);
+	sa_stop(S);
+	fake_fini(&F);
+	sweep_heavy_abort(S);
+	sweep_light_abort(S);
+	fabric_free(&S->fabric);
+	routing_result_free(&S->routes);
+	lid_cache_free(S->lids);
+	lft_images_free(S->images);
+	port_memos_free(S->memos);
+	free(S);
+	snprintf(path, sizeof(path), "%s/guid2lid", tmpdir);
+	unlink(path);
+	rmdir(tmpdir);
+}
+
+/* Run the loop for `s` seconds. */
+static void run_for(double s)
+{
+	ev_tstamp end = ev_time() + s;
+
+	while (ev_time() < end) {
+		ev_now_update(L);
+		ev_run(L, EVRUN_NOWAIT);
+		usleep(1000);
+	}
+}
+
+/* Run the loop until `cond` holds or `limit` seconds passed. */
+#define RUN_UNTIL(cond, limit) do {					\
+	ev_tstamp end_ = ev_time() + (limit);				\
+	while (!(cond) && ev_time() < end_) {				\
+		ev_run(L, EVRUN_NOWAIT);				\
+		usleep(500);						\
+	}								\
+} while (0)
+
+/* Start the SM and wait for its first SUBNET UP. */
+static void bring_up(void)
+{
+	sm_event(S, SM_EV_START);
+	RUN_UNTIL(S->subnet_up && !S->sweep, 5.);
+	ck_assert(S->subnet_up);
+	ck_assert_int_eq(S->state, SM_MASTER);
+	ck_assert_int_eq(S->stats.heavy_sweeps, 1);
+	ck_assert_uint_eq(sm_local_lid(S), 2);
+}
+
+/* Hand a SubnTrap (LID-routed SMP) to the engine as coming from `src`. */
+static void send_trap(uint16_t src, unsigned num, uint16_t issuer)
+{
+	static uint32_t tid = 1000;
+	uint8_t mad[MAD_SIZE] = { 0 };
+	struct smp_lid *smp = (struct smp_lid *)mad;
+	struct smp_notice *n = (struct smp_notice *)smp->data;
+	struct mad_addr from = { .lid = src, .qpn = 0 };
+
+	smp->hdr.base_version = 1;
+	smp->hdr.mgmt_class = MAD_CLASS_SMI;
+	smp->hdr.class_version = 1;
+	smp->hdr.method = MAD_METHOD_TRAP;
+	smp->hdr.tid = htobe64(tid++);
+	smp->hdr.attr_id = htobe16(SMP_ATTR_NOTICE);
+	n->generic_type = 0x80 | 1;
+	n->producer[2] = num == 128 ? 2 : 1;
+	n->trap_num = htobe16((uint16_t)num);
+	n->issuer_lid = htobe16(issuer);
+	mad_engine_recv(F.engine, mad, MAD_SIZE, &from, 0);
+}
+
+/* Subscribe CA B (LID 3) to `trap` (InformInfo Set, 13.4.8.3); true
+ * when the SA accepted it. */
+static bool subscribe(unsigned trap)
+{
+	struct sa_mad m;
+	struct sa_inform_info *ii = (struct sa_inform_info *)m.data;
+	struct mad_addr from = { .lid = 3, .qpn = 1, .qkey = 0x80010000u };
+	size_t before = F.n_sent;
+
+	memset(&m, 0, sizeof(m));
+	sa_request_hdr(&m, MAD_METHOD_SET, SA_ATTR_INFORM_INFO, 0);
+	m.hdr.tid = htobe64(77);
+	ii->lid_range_begin = htobe16(0xffff);
+	ii->is_generic = 1;
+	ii->subscribe = 1;
+	ii->type = htobe16(0xffff);
+	ii->trap_num = htobe16((uint16_t)trap);
+	ii->qpn_resp_time = htobe32(1u << 8 | 18);
+	ii->producer[0] = ii->producer[1] = ii->producer[2] = 0xff;
+	mad_engine_recv(F.engine, &m, sizeof(m), &from, 0);
+	run_for(0.01);
+	for (size_t i = before; i < F.n_sent; i++) {
+		const struct sa_mad *r = (const void *)F.sent[i].mad;
+		if (r->hdr.mgmt_class == MAD_CLASS_SA &&
+		    r->hdr.method == (MAD_METHOD_GET | MAD_METHOD_RESP))
+			return r->hdr.status == 0;
+	}
+	return false;
+}
+
+/* SA Reports sent so far. */
+static unsigned reports(void)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < F.n_sent; i++) {
+		const struct mad_hdr *h = (const void *)F.sent[i].mad;
+		if (h->mgmt_class == MAD_CLASS_SA && h->method == MAD_METHOD_REPORT)
+			n++;
+	}
+	return n;
+}
+
+/* Trap Represses sent to `lid` so far. */
+static unsigned represses(uint16_t lid)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < F.n_sent; i++) {
+		const struct mad_hdr *h = (const void *)F.sent[i].mad;
+		if (h->method == MAD_METHOD_TRAP_REPRESS && F.sent[i].addr.lid == lid)
+			n++;
+	}
+	return n;
+}
+
+/* -------------------------------------------------------------- tests */
+
+START_TEST(test_bring_up)
+{
+	bring_up();
+	ck_assert_int_eq(S->fabric.n_nodes, 3);
+}
+END_TEST
+
+/* A genuine trap 128 from the switch: repressed, reported, one heavy
+ * sweep after the hold-off (not at once). */
+START_TEST(test_trap_128_from_switch)
+{
+	bring_up();
+	ck_assert(subscribe(128));
+	send_trap(1, 128, 1);
+	ck_assert_uint_eq(represses(1), 1);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);	/* held off */
+	run_for(SM_TRAP_HOLDOFF + 0.2);
+	RUN_UNTIL(!S->sweep, 5.);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 2);
+	ck_assert_uint_eq(S->stats.traps_rejected, 0);
+	ck_assert_uint_ge(reports(), 1);
+}
+END_TEST
+
+/* IssuerLID is not the sender's: rejected, no sweep, no Report; still
+ * repressed. */
+START_TEST(test_trap_forged_issuer)
+{
+	bring_up();
+	ck_assert(subscribe(144));
+	send_trap(3, 144, 2);		/* B claims to be A */
+	run_for(SM_TRAP_HOLDOFF + 0.2);
+	ck_assert_uint_eq(S->stats.traps_rejected, 1);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);
+	ck_assert_uint_eq(reports(), 0);
+	ck_assert_uint_eq(represses(3), 1);
+}
+END_TEST
+
+/* Trap 128 from a CA (even naming itself): rejected. */
+START_TEST(test_trap_128_from_ca)
+{
+	bring_up();
+	ck_assert(subscribe(128));
+	send_trap(3, 128, 3);
+	run_for(SM_TRAP_HOLDOFF + 0.2);
+	ck_assert_uint_eq(S->stats.traps_rejected, 1);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);
+	ck_assert_uint_eq(reports(), 0);
+}
+END_TEST
+
+/* Traps 64-67 are the SM's own notices: never taken from a host. */
+START_TEST(test_trap_sa_notices_from_host)
+{
+	bring_up();
+	ck_assert(subscribe(65));
+	for (unsigned t = 64; t <= 67; t++)
+		send_trap(3, t, 3);
+	run_for(SM_TRAP_HOLDOFF + 0.2);
+	ck_assert_uint_eq(S->stats.traps_rejected, 4);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);
+	ck_assert_uint_eq(reports(), 0);
+}
+END_TEST
+
+/* From a LID no port of the subnet has: rejected. */
+START_TEST(test_trap_unknown_source)
+{
+	bring_up();
+	send_trap(77, 128, 77);
+	run_for(SM_TRAP_HOLDOFF + 0.2);
+	ck_assert_uint_eq(S->stats.traps_rejected, 1);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);
+}
+END_TEST
+
+/* 1,000 forged traps from a host (128 naming itself, 65, and 144 naming
+ * another port), ~330/s: no heavy sweep, no Report, and all but a
+ * source's burst and rate dropped before they are even judged. */
+START_TEST(test_trap_flood_from_host)
+{
+	bring_up();
+	ck_assert(subscribe(0xffff));
+	for (unsigned i = 0; i < 1000; i++) {
+		static const unsigned num[] = { 128, 65, 144 };
+		unsigned t = num[i % 3];
+		send_trap(3, t, t == 144 ? 1 : 3);
+		if (i % 10 == 9)
+			run_for(0.03);
+	}
+	run_for(SM_TRAP_HOLDOFF + 0.2);
+	ck_assert_uint_eq(S->stats.traps, 1000);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);
+	ck_assert_uint_eq(reports(), 0);
+	/* Burst of 8, then 2/s over ~3 s. */
+	ck_assert_uint_le(S->stats.traps_rejected, SM_TRAP_BURST + 10);
+	ck_assert_uint_ge(S->stats.traps_limited, 1000 - SM_TRAP_BURST - 10);
+}
+END_TEST
+
+/* Genuine traps from the switch in a burst and then steadily for ~3 s:
+ * the burst becomes one heavy sweep, and trap-driven sweeps start at
+ * most once per SM_TRAP_SWEEP_INTERVAL. */
+START_TEST(test_trap_burst_coalesces)
+{
+	bring_up();
+	for (unsigned i = 0; i < 1000; i++) {
+		send_trap(1, 128, 1);
+		if (i % 10 == 9)
+			run_for(0.03);
+	}
+	RUN_UNTIL(!S->sweep && !ev_is_active(&S->trap_timer), 0.5);
+	/* One sweep for the burst; later accepted traps wait out the
+	 * interval (its timer is still running). */
+	ck_assert_uint_eq(S->stats.trap_sweeps, 1);
+	ck_assert_uint_le(S->stats.heavy_sweeps, 3);
+	ck_assert_uint_ge(S->stats.traps_limited, 900);
+}
+END_TEST
+
+/* Over its rate a source's traps are dropped; another source keeps its
+ * own budget. */
+START_TEST(test_trap_rate_per_source)
+{
+	bring_up();
+	for (unsigned i = 0; i < 50; i++)
+		send_trap(3, 144, 3);
+	ck_assert_uint_eq(S->stats.traps_limited, 50 - SM_TRAP_BURST);
+	send_trap(1, 128, 1);
+	ck_assert_uint_eq(S->stats.traps_limited, 50 - SM_TRAP_BURST);
+	ck_assert_uint_eq(represses(3), 50);
+}
+END_TEST
+
+/* The source table is bounded (old sources are reused) and a port's LMC
+ * range is one source. */
+START_TEST(test_trap_sources_bounded)
+{
+	bring_up();
+	for (unsigned i = 0; i < SM_TRAP_SOURCES + 100; i++)
+		send_trap((uint16_t)(1000 + i), 128, (uint16_t)(1000 + i));
+	ck_assert_uint_eq(S->stats.traps_limited, 0);
+	ck_assert_uint_eq(S->stats.traps_rejected, SM_TRAP_SOURCES + 100);
+	unsigned used = 0;
+	for (unsigned i = 0; i < SM_TRAP_SOURCES; i++)
+		used += S->trap_buckets[i].lid != 0;
+	ck_assert_uint_eq(used, SM_TRAP_SOURCES);
+	/* LMC 2: LIDs 40-43 are one port, one budget. */
+	S->cfg.lmc = 2;
+	for (unsigned i = 0; i < 12; i++)
+		send_trap((uint16_t)(40 + i % 4), 128, 40);
+	ck_assert_uint_eq(S->stats.traps_limited, 12 - SM_TRAP_BURST);
+}
+END_TEST
+
+/* A heavy sweep asked for during a light sweep waits for its end. */
+START_TEST(test_heavy_waits_for_light)
+{
+	bring_up();
+	hold_light = true;
+	sm_event(S, SM_EV_LIGHT_TIMER);
+	ck_assert_ptr_nonnull(S->light);
+	RUN_UNTIL(held > 0, 1.);
+	ck_assert_uint_eq(held, 1);
+	sm_event(S, SM_EV_CHANGE);		/* SIGHUP, say */
+	ck_assert_ptr_null(S->sweep);		/* not during the light sweep */
+	ck_assert(S->change_pending);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);
+	/* The light sweep ends (its SwitchInfo Get times out)... */
+	hold_light = false;
+	RUN_UNTIL(!S->light, 3.);
+	ck_assert_ptr_null(S->light);
+	/* ... and the heavy sweep it held back starts then. */
+	RUN_UNTIL(S->stats.heavy_sweeps == 2 && !S->sweep, 5.);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 2);
+	ck_assert_int_eq(S->state, SM_MASTER);
+}
+END_TEST
+
+/* The SM's own port has no link: no SUBNET UP; when it comes up the SM
+ * notices within a poll period and sweeps. */
+START_TEST(test_sm_port_down_then_up)
+{
+	local_down = true;
+	sm_event(S, SM_EV_START);
+	RUN_UNTIL(S->port_down, 5.);
+	ck_assert(S->port_down);
+	ck_assert(!S->subnet_up);
+	ck_assert_int_eq(S->state, SM_DISCOVERING);
+	run_for(SM_PORT_POLL + 0.3);
+	ck_assert(!S->subnet_up);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);	/* polled, not swept */
+	local_down = false;
+	RUN_UNTIL(S->subnet_up, SM_PORT_POLL * 2 + 3.);
+	ck_assert(S->subnet_up);
+	ck_assert(!S->port_down);
+	ck_assert_int_eq(S->state, SM_MASTER);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 2);
+	ck_assert_int_eq(S->fabric.n_nodes, 3);
+}
+END_TEST
+
+/* SIGUSR1 reopens the log under its name; the SM keeps running. */
+START_TEST(test_sigusr1_reopens_log)
+{
+	char log[128], old[128], buf[4096];
+	FILE *fp;
+	size_t n;
+
+	snprintf(log, sizeof(log), "%s/ibsm.log", tmpdir);
+	snprintf(old, sizeof(old), "%s/ibsm.log.1", tmpdir);
+	ck_assert_int_eq(log_open(log, LOG_LVL_INFO), 0);
+	log_info("before rotation");
+	ck_assert_int_eq(rename(log, old), 0);
+	raise(SIGUSR1);
+	run_for(0.05);
+	log_info("after rotation");
+	fp = fopen(log, "r");
+	ck_assert_ptr_nonnull(fp);
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	buf[n] = 0;
+	fclose(fp);
+	ck_assert_ptr_nonnull(strstr(buf, "after rotation"));
+	ck_assert_ptr_null(strstr(buf, "before rotation"));
+	log_close();
+	unlink(log);
+	unlink(old);
+}
+END_TEST
+
+/* -------------------------------------------------- log rate limiter */
+
+static double fake_now;
+static double fake_clock(void) { return fake_now; }
+
+START_TEST(test_log_ratelimit)
+{
+	char log[128], buf[8192];
+	FILE *fp;
+	size_t n;
+
+	snprintf(log, sizeof(log), "%s/rl.log", tmpdir);
+	ck_assert_int_eq(log_open(log, LOG_LVL_INFO), 0);
+	log_ratelimit_clock(fake_clock);
+	fake_now = 100.;
+	for (unsigned i = 0; i < 100; i++)
+		log_ratelimited(LOG_LVL_WARN, 9901, "line %u", i);
+	ck_assert_uint_eq(log_ratelimit_dropped(9901), 100 - LOG_RL_BURST);
+	/* Another code has its own bucket. */
+	log_ratelimited(LOG_LVL_WARN, 9902, "other");
+	ck_assert_uint_eq(log_ratelimit_dropped(9902), 0);
+	fake_now += 1.0 / LOG_RL_RATE;
+	log_ratelimited(LOG_LVL_WARN, 9901, "line after");
+	for (unsigned i = 0; i < 5; i++)
+		log_ratelimited(LOG_LVL_WARN, 9901, "dropped %u", i);
+	log_ratelimit_flush();
+	log_ratelimit_clock(NULL);
+	log_close();
+	fp = fopen(log, "r");
+	ck_assert_ptr_nonnull(fp);
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	buf[n] = 0;
+	fclose(fp);
+	ck_assert_ptr_nonnull(strstr(buf, "ERR 9901: line 9\n"));
+	ck_assert_ptr_null(strstr(buf, "line 10\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "ERR 9901: line after (90 similar"
+				     " messages suppressed)"));
+	ck_assert_ptr_nonnull(strstr(buf, "ERR 9901: 5 similar messages"
+				     " suppressed"));
+	unlink(log);
+}
+END_TEST
+
+static Suite *state_suite(void)
+{
+	Suite *s = suite_create("state");
+	TCase *tc = tcase_create("state");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_bring_up);
+	tcase_add_test(tc, test_trap_128_from_switch);
+	tcase_add_test(tc, test_trap_forged_issuer);
+	tcase_add_test(tc, test_trap_128_from_ca);
+	tcase_add_test(tc, test_trap_sa_notices_from_host);
+	tcase_add_test(tc, test_trap_unknown_source);
+	tcase_add_test(tc, test_trap_flood_from_host);
+	tcase_add_test(tc, test_trap_burst_coalesces);
+	tcase_add_test(tc, test_trap_rate_per_source);
+	tcase_add_test(tc, test_trap_sources_bounded);
+	tcase_add_test(tc, test_heavy_waits_for_light);
+	tcase_add_test(tc, test_sm_port_down_then_up);
+	tcase_add_test(tc, test_sigusr1_reopens_log);
+	tcase_add_test(tc, test_log_ratelimit);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(state_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
