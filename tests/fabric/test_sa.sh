@@ -6,6 +6,9 @@
 # flags, truncated and oversized lengths).  ibsm must answer or drop each,
 # stay up (sminfo still answered, SA still answering), and exit cleanly
 # on SIGTERM: under the sanitizers a leak or memory error fails the test.
+# Then the SA's state under hostile hosts: ServiceRecords owned by their
+# port, Deletes that need the record identity, leases capped, RMPP
+# transfers limited per requesting port, Reports to subscribers.
 # shellcheck source=tests/fabric/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -28,11 +31,17 @@ else
 	fab_fail "sa-fuzz-$COUNT-sent" "$(tail -n 3 "$out")"
 fi
 sed 's/^/    /' "$out"
+# A share of the malformed MADs must be answered: those of 256 bytes
+# with base version 1 and a request method get an error status or
+# records; truncated ones, wrong versions and responses are dropped.
+# With seed 7 a working SA answers about 55% (5,568 of 10,000); 45% leaves
+# room for timing and still fails an SA that stops answering part way.
+sent=$(sed -n 's/^sent \([0-9]*\) answered .*/\1/p' "$out")
 answered=$(sed -n 's/^sent [0-9]* answered \([0-9]*\).*/\1/p' "$out")
-if [ "${answered:-0}" -gt 0 ]; then
-	fab_pass sa-fuzz-answered
+if [ "${sent:-0}" -eq "$COUNT" ] && [ $((${answered:-0} * 100)) -ge $((COUNT * 45)) ]; then
+	fab_pass "sa-fuzz-answered-45pct"
 else
-	fab_fail sa-fuzz-answered "no answer to any malformed MAD"
+	fab_fail "sa-fuzz-answered-45pct" "sent ${sent:-?} answered ${answered:-0}"
 fi
 
 # Still alive and still the master: sminfo from another host.
@@ -51,19 +60,41 @@ expect() {
 	fi
 }
 
-# ServiceRecord: register from one host, query and delete from another.
-expect sa-service-set "service 0x0000000000001234 ibsm-test lease 3600" \
+# ServiceRecord: register from one host, query from another.  Only the
+# registering port (the ServiceGID's) may delete or replace it.
+expect sa-service-set "service 0x0000000000001234 ibsm-test lease 3600 port 0x*" \
 	"$(fab_run H0005 "$CLIENT" service-set 0x1234 ibsm-test 3600)"
+owner=$(fab_run H0005 "$CLIENT" service-get 0x1234 | sed -n 's/.* port //p')
 expect sa-service-get "*ibsm-test*" "$(fab_run H0006 "$CLIENT" service-get 0x1234)"
-expect sa-service-delete "*ibsm-test*" \
-	"$(fab_run H0006 "$CLIENT" service-delete 0x1234)"
+expect sa-service-delete-other-host-refused "status 0x0200" \
+	"$(fab_run H0006 "$CLIENT" service-delete 0x1234 "$owner")"
+expect sa-service-set-other-host-refused "status 0x0200" \
+	"$(fab_run H0006 "$CLIENT" service-set 0x1234 hijack 3600 "$owner")"
+expect sa-service-still-owners "*ibsm-test lease 3600*" \
+	"$(fab_run H0006 "$CLIENT" service-get 0x1234)"
+# A Delete without the record identity (ServiceID only) is no mass delete.
+expect sa-service-delete-mask-refused "status 0x0600 *" \
+	"$(fab_run H0006 "$CLIENT" raw 0x15 0x31 0x1 0000000000001234)"
+expect sa-service-delete-owner "*ibsm-test*" \
+	"$(fab_run H0005 "$CLIENT" service-delete 0x1234)"
 expect sa-service-gone-no-records "status 0x0300" \
 	"$(fab_run H0006 "$CLIENT" service-get 0x1234)"
+# An infinite lease is cut to --sa-max-lease (default 86400 s).
+expect sa-service-lease-capped "*lease 86400 port*" \
+	"$(fab_run H0005 "$CLIENT" service-set 0x77 forever 0xffffffff)"
 # A lease of 1 s runs out.
 fab_run H0005 "$CLIENT" service-set 0x99 short-lease 1 >/dev/null
 sleep 2.5
 expect sa-service-lease-expired "status 0x0300" \
 	"$(fab_run H0006 "$CLIENT" service-get 0x99)"
+
+# RMPP transfers: one host that never ACKs gets 4 answers in flight
+# (--sa-transfers-per-port), NO_RESOURCES for the rest, and another host
+# is still served.
+expect sa-rmpp-per-port-quota "tables 8 ok 4 no-resources 4 other 0" \
+	"$(fab_run H0009 "$CLIENT" tables 8)"
+expect sa-rmpp-other-host-served "tables 1 ok 1 no-resources 0 other 0" \
+	"$(fab_run H0010 "$CLIENT" tables 1)"
 
 # InformInfo: subscribers get a Report when a link goes (trap 128 from the
 # switch, forwarded) and when the host behind it leaves (trap 65, made by
