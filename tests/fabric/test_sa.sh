@@ -125,6 +125,54 @@ report_check() {
 report_check sa-inform-report-128-on-unlink H0007 128 'Unlink "H0016"[1]'
 report_check sa-inform-report-65-gid-out H0008 65 'Unlink "H0015"[1]'
 
+# lid_of HOST: the host's base LID, decimal (as ibsm logs it).
+lid_of() {
+	local hex
+	hex=$(fab_run "$1" ibaddr | sed -n 's/.*LID start \(0x[0-9a-fA-F]*\).*/\1/p')
+	[ -n "$hex" ] && echo $((hex))
+}
+# wait_log PATTERN SECONDS: until ibsm's log has a line matching PATTERN.
+wait_log() {
+	local i
+	for ((i = 0; i < 10 * $2; i++)); do
+		grep -q "$1" "$FAB_TMP/sm/ibsm.log" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# A port that leaves the fabric takes its subscriptions with it.  The
+# subscriber asks for trap 66, which nothing here raises, and exits.
+SIM_SET_ISSM=1 fab_run H0004 "$CLIENT" subscribe 66 0.3 >/dev/null 2>&1
+fab_cmd 'Unlink "H0004"[1]' >/dev/null
+if wait_log "SA: 1 subscriptions of ports that left the fabric removed" 15; then
+	fab_pass sa-inform-pruned-when-port-leaves
+else
+	fab_fail sa-inform-pruned-when-port-leaves "no prune line in the log"
+fi
+
+# A subscriber that never answers its Reports: one ERR 0501 line, and
+# after 3 unanswered Reports in a row its subscriptions go (ERR 0502),
+# instead of one Report transaction and one error line per notice for
+# ever.  It subscribes to every trap and exits; three hosts then leave.
+sub_lid=$(lid_of H0011)
+SIM_SET_ISSM=1 fab_run H0011 "$CLIENT" subscribe 0xffff 0.3 >/dev/null 2>&1
+for h in H0012 H0013 H0014; do
+	fab_cmd "Unlink \"$h\"[1]" >/dev/null
+	sleep 0.5
+done
+if [ -n "$sub_lid" ] && wait_log "ERR 0502: LID $sub_lid QPN 1 answered none of 3" 20; then
+	fab_pass sa-report-dead-subscriber-dropped
+else
+	fab_fail sa-report-dead-subscriber-dropped "no ERR 0502 for LID ${sub_lid:-?}"
+fi
+n501=$(grep -c "ERR 0501: .* to LID $sub_lid QPN 1 " "$FAB_TMP/sm/ibsm.log")
+if [ "$n501" -eq 1 ]; then
+	fab_pass sa-report-one-error-line
+else
+	fab_fail sa-report-one-error-line "$n501 ERR 0501 lines for LID $sub_lid"
+fi
+
 if fab_ibsm_stop; then
 	fab_pass sa-ibsm-clean-exit
 else
