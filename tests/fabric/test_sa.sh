@@ -17,7 +17,10 @@ CLIENT=${SA_CLIENT:-$(dirname "$IBSM")/../tests/fabric/sa_client}
 COUNT=${SA_FUZZ_COUNT:-10000}
 
 fab_sim_start "$FAB_TOPO/fat2-small.net" sa || exit 1
-if ! fab_ibsm_start H0001 "$FAB_TMP/sm"; then
+# Two SA limits away from their defaults, to see that the options reach
+# the SA: 3 RMPP answers in flight per port, leases of at most 2 hours.
+if ! fab_ibsm_start H0001 "$FAB_TMP/sm" --sa-transfers-per-port 3 \
+	--sa-max-lease 7200; then
 	fab_fail sa-ibsm-up "ibsm did not bring the subnet up"
 	fab_summary
 	exit 1
@@ -79,8 +82,8 @@ expect sa-service-delete-owner "*ibsm-test*" \
 	"$(fab_run H0005 "$CLIENT" service-delete 0x1234)"
 expect sa-service-gone-no-records "status 0x0300" \
 	"$(fab_run H0006 "$CLIENT" service-get 0x1234)"
-# An infinite lease is cut to --sa-max-lease (default 86400 s).
-expect sa-service-lease-capped "*lease 86400 port*" \
+# An infinite lease is cut to --sa-max-lease.
+expect sa-service-lease-capped "*lease 7200 port*" \
 	"$(fab_run H0005 "$CLIENT" service-set 0x77 forever 0xffffffff)"
 # A lease of 1 s runs out.
 fab_run H0005 "$CLIENT" service-set 0x99 short-lease 1 >/dev/null
@@ -88,10 +91,10 @@ sleep 2.5
 expect sa-service-lease-expired "status 0x0300" \
 	"$(fab_run H0006 "$CLIENT" service-get 0x99)"
 
-# RMPP transfers: one host that never ACKs gets 4 answers in flight
-# (--sa-transfers-per-port), NO_RESOURCES for the rest, and another host
-# is still served.
-expect sa-rmpp-per-port-quota "tables 8 ok 4 no-resources 4 other 0" \
+# RMPP transfers: one host that never ACKs gets 3 answers in flight
+# (--sa-transfers-per-port 3), NO_RESOURCES for the rest, and another
+# host is still served.
+expect sa-rmpp-per-port-quota "tables 8 ok 3 no-resources 5 other 0" \
 	"$(fab_run H0009 "$CLIENT" tables 8)"
 expect sa-rmpp-other-host-served "tables 1 ok 1 no-resources 0 other 0" \
 	"$(fab_run H0010 "$CLIENT" tables 1)"
@@ -178,5 +181,12 @@ if fab_ibsm_stop; then
 else
 	fab_fail sa-ibsm-clean-exit "exit status or sanitizer report"
 fi
-grep "SA: " "$FAB_TMP/sm/ibsm.log" | sed 's/^.*\] /    /'
+grep "SA: \|SA limits: " "$FAB_TMP/sm/ibsm.log" | sed 's/^.*\] /    /'
+# The summary names the limits in force and what they refused.
+if grep -q "SA limits: transfers 256 (3/port): refused 0 full, [1-9][0-9]* over quota;.*lease <= 7200 s.* [1-9][0-9]* not owner, [1-9][0-9]* leases cut;.* [1-9][0-9]* pruned, [1-9][0-9]* dropped;.*[1-9][0-9]* subscribers dropped" \
+	"$FAB_TMP/sm/ibsm.log"; then
+	fab_pass sa-limits-summary
+else
+	fab_fail sa-limits-summary "$(grep "SA limits" "$FAB_TMP/sm/ibsm.log")"
+fi
 fab_summary
