@@ -549,13 +549,15 @@ static void report_next(struct report_dest *d)
 		mad.hdr.method = MAD_METHOD_REPORT;
 		mad.hdr.attr_id = htobe16(SA_ATTR_NOTICE);
 		memcpy(mad.data, d->in_flight, SA_NOTICE_LEN);
-		/* The engine fills the TID and re-sends until ReportResp. */
+		/* The engine fills the TID and re-sends until ReportResp; it
+		 * calls back from the loop, never from inside submit. */
+		d->busy = true;
 		if (mad_engine_submit(sa->sm->engine, &mad, sizeof(mad), &d->to,
 				      on_report_done, d) == 0) {
-			d->busy = true;
 			sa->stats.reports++;
 			return;
 		}
+		d->busy = false;
 		sa->stats.reports_dropped++;
 	}
 	if (!d->fails || !sa_inform_dest_count(sa->state, &d->to))
