@@ -28,7 +28,6 @@
 #include "sm/sa/sa.h"
 #include "sm/sa/service.h"
 
-
 /* ServiceRecord components (15.2.5.14): 0-6 the fixed fields, then one per
  * ServiceData8/16/32/64 element. */
 static struct sa_field service_fields[37];
