@@ -52,7 +52,11 @@
  */
 #define SA_DEF_REPORT_QUEUE		4
 #define SA_DEF_REPORT_FAILURES		3
-#define SA_NOTICE_LEN			80	/* Notice + IssuerGID (15.2.5.x) */
+#define SA_NOTICE_LEN			80	/* Notice (13.4.8.2) + IssuerGID */
+
+/* While refusals or drops happen, an "SA limits:" line at most this often
+ * (s); sa_stop() logs it always. */
+#define SA_STATS_PERIOD			300.
 
 struct transfer {
 	struct transfer *next;
@@ -81,7 +85,9 @@ struct sa_agent {
 	struct report_dest *dests;
 	unsigned report_queue, report_failures;
 	struct sa_state *state;		/* services, subscriptions */
-	ev_timer expire;		/* service leases */
+	ev_timer expire;		/* service leases, limits line */
+	uint64_t logged_events;		/* limit_events() at the last line */
+	ev_tstamp logged_at;
 	struct {
 		uint64_t requests, answered, errors, rmpp, reports;
 		uint64_t xfer_port_quota, xfer_full;
@@ -684,11 +690,60 @@ void sa_fabric_changed(struct sm *sm)
 	}
 }
 
+/* The limits in force and what each refused or removed so far. */
+static void log_limits(const struct sa_agent *sa)
+{
+	const struct sa_state_stats *ss = sa_state_stats(sa->state);
+	const struct sa_state_limits *sl = sa_state_limits(sa->state);
+
+	log_info("SA limits: transfers %u (%u/port): refused %" PRIu64 " full,"
+		 " %" PRIu64 " over quota; services %u (%u/port, lease <= %u s):"
+		 " refused %" PRIu64 " full, %" PRIu64 " over quota, %" PRIu64
+		 " not owner, %" PRIu64 " leases cut; subscriptions %u (%u/port):"
+		 " refused %" PRIu64 " full, %" PRIu64 " over quota, %" PRIu64
+		 " pruned, %" PRIu64 " dropped; Reports (queue %u, drop after"
+		 " %u): %" PRIu64 " answered, %" PRIu64 " unanswered, %" PRIu64
+		 " coalesced, %" PRIu64 " dropped, %" PRIu64 " subscribers"
+		 " dropped",
+		 sa->max_transfers, sa->transfers_per_port, sa->stats.xfer_full,
+		 sa->stats.xfer_port_quota, sl->max_services,
+		 sl->services_per_port, sl->max_lease, ss->svc_full,
+		 ss->svc_quota, ss->svc_not_owner, ss->svc_lease_cut,
+		 sl->max_subscriptions, sl->subscriptions_per_port, ss->sub_full,
+		 ss->sub_quota, ss->sub_pruned, ss->sub_dropped,
+		 sa->report_queue, sa->report_failures,
+		 sa->stats.reports_answered, sa->stats.reports_failed,
+		 sa->stats.reports_coalesced, sa->stats.reports_dropped,
+		 sa->stats.subscribers_dropped);
+}
+
+/* Everything log_limits() counts, summed: has anything moved? */
+static uint64_t limit_events(const struct sa_agent *sa)
+{
+	const struct sa_state_stats *ss = sa_state_stats(sa->state);
+
+	return sa->stats.xfer_full + sa->stats.xfer_port_quota +
+	       ss->svc_full + ss->svc_quota + ss->svc_not_owner +
+	       ss->svc_lease_cut + ss->sub_full + ss->sub_quota +
+	       ss->sub_pruned + ss->sub_dropped + sa->stats.reports_failed +
+	       sa->stats.reports_coalesced + sa->stats.reports_dropped;
+}
+
 static void on_expire(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct sa_agent *sa = w->data;
+	ev_tstamp now = ev_now(loop);
+	uint64_t events = limit_events(sa);
 
-	sa_service_expire(sa->state, ev_now(loop));
+	sa_service_expire(sa->state, now);
+	/* A running SM shows its limits at work too: one line when a
+	 * counter moved, at most every SA_STATS_PERIOD seconds. */
+	if (events != sa->logged_events &&
+	    (!sa->logged_at || now - sa->logged_at >= SA_STATS_PERIOD)) {
+		log_limits(sa);
+		sa->logged_events = events;
+		sa->logged_at = now;
+	}
 }
 
 int sa_start(struct sm *sm)
@@ -743,33 +798,11 @@ void sa_stop(struct sm *sm)
 
 	if (!sa)
 		return;
-	const struct sa_state_stats *ss = sa_state_stats(sa->state);
-	const struct sa_state_limits *sl = sa_state_limits(sa->state);
-
 	log_info("SA: %" PRIu64 " requests, %" PRIu64 " answered, %" PRIu64
 		 " errors, %" PRIu64 " RMPP transfers, %" PRIu64 " reports",
 		 sa->stats.requests, sa->stats.answered, sa->stats.errors,
 		 sa->stats.rmpp, sa->stats.reports);
-	/* What the limits refused or removed, with the limits themselves. */
-	log_info("SA limits: transfers %u (%u/port): refused %" PRIu64 " full,"
-		 " %" PRIu64 " over quota; services %u (%u/port, lease <= %u s):"
-		 " refused %" PRIu64 " full, %" PRIu64 " over quota, %" PRIu64
-		 " not owner, %" PRIu64 " leases cut; subscriptions %u (%u/port):"
-		 " refused %" PRIu64 " full, %" PRIu64 " over quota, %" PRIu64
-		 " pruned, %" PRIu64 " dropped; Reports (queue %u, drop after"
-		 " %u): %" PRIu64 " answered, %" PRIu64 " unanswered, %" PRIu64
-		 " coalesced, %" PRIu64 " dropped, %" PRIu64 " subscribers"
-		 " dropped",
-		 sa->max_transfers, sa->transfers_per_port, sa->stats.xfer_full,
-		 sa->stats.xfer_port_quota, sl->max_services,
-		 sl->services_per_port, sl->max_lease, ss->svc_full,
-		 ss->svc_quota, ss->svc_not_owner, ss->svc_lease_cut,
-		 sl->max_subscriptions, sl->subscriptions_per_port, ss->sub_full,
-		 ss->sub_quota, ss->sub_pruned, ss->sub_dropped,
-		 sa->report_queue, sa->report_failures,
-		 sa->stats.reports_answered, sa->stats.reports_failed,
-		 sa->stats.reports_coalesced, sa->stats.reports_dropped,
-		 sa->stats.subscribers_dropped);
+	log_limits(sa);
 	ev_timer_stop(sm->loop, &sa->expire);
 	sa_state_free(sa->state);
 	while (sa->transfers) {

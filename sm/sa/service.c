@@ -191,6 +191,21 @@ static bool may_change(const struct sa_query *q, const uint8_t requester_gid[16]
 	return memcmp(requester_gid, zero, 16) && !memcmp(requester_gid, gid, 16);
 }
 
+/*
+ * Append a record to an answer.  ServiceKey goes only to trusted
+ * requesters (15.2.5.14; OpenSM zeroes it in every other answer): it is
+ * the registering client's secret, not something any host may read.
+ */
+static int answer_add(const struct sa_query *q, struct sa_table *out,
+		      const struct sa_service_record *rec)
+{
+	struct sa_service_record r = *rec;
+
+	if (q->sm_key != SA_SM_KEY_TRUSTED)
+		memset(r.service_key, 0, sizeof(r.service_key));
+	return sa_table_add(out, &r);
+}
+
 static int service_set(struct sa_state *st, const struct sa_query *q,
 		       const uint8_t requester_gid[16], ev_tstamp now,
 		       struct sa_table *out)
@@ -235,7 +250,7 @@ static int service_set(struct sa_state *st, const struct sa_query *q,
 	}
 	s->rec.service_lease = htobe32(lease);
 	s->expires = lease == SA_LEASE_INFINITE ? 0 : now + lease;
-	return sa_table_add(out, &s->rec);
+	return answer_add(q, out, &s->rec);
 }
 
 /*
@@ -259,7 +274,7 @@ static int service_delete(struct sa_state *st, const struct sa_query *q,
 		if (!same_rid(&st->svc[i].rec, t) ||
 		    !sa_match(service_fields, 37, q->comp_mask, &st->svc[i].rec, t))
 			continue;
-		if ((rc = sa_table_add(out, &st->svc[i].rec)) < 0)
+		if ((rc = answer_add(q, out, &st->svc[i].rec)) < 0)
 			return rc;
 		st->svc[i] = st->svc[--st->n_svc];
 		return 0;
@@ -285,7 +300,7 @@ int sa_service_request(struct sa_state *st, const struct sa_query *q,
 		for (size_t i = 0; i < st->n_svc; i++)
 			if (sa_match(service_fields, 37, q->comp_mask,
 				     &st->svc[i].rec, t) &&
-			    (rc = sa_table_add(out, &st->svc[i].rec)) < 0)
+			    (rc = answer_add(q, out, &st->svc[i].rec)) < 0)
 				return rc;
 		return 0;
 	case MAD_METHOD_DELETE:

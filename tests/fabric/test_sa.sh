@@ -176,6 +176,13 @@ else
 	fab_fail sa-report-one-error-line "$n501 ERR 0501 lines for LID $sub_lid"
 fi
 
+# A running SM shows its limits at work, not only when it stops.
+if grep -q "SA limits: .* [1-9][0-9]* over quota;" "$FAB_TMP/sm/ibsm.log"; then
+	fab_pass sa-limits-line-while-running
+else
+	fab_fail sa-limits-line-while-running "no SA limits line before shutdown"
+fi
+
 if fab_ibsm_stop; then
 	fab_pass sa-ibsm-clean-exit
 else

@@ -3,7 +3,8 @@
  * (sm/sa/service.c): ServiceRecord ownership (15.2.5.14), identity-only
  * Deletes, per-port quotas and global caps, the lease cap, InformInfo
  * quotas, and the removal of subscriptions of ports that left the fabric
- * or stopped answering Reports.
+ * or stopped answering Reports; ServiceKeys shown to trusted requesters
+ * only.
  *
  * Every request here is what a hostile host could send: the old code let
  * any host overwrite or mass-delete records and take every slot.
@@ -382,6 +383,46 @@ START_TEST(test_prune_departed)
 }
 END_TEST
 
+START_TEST(test_service_key_trusted_only)
+{
+	struct sa_state *st = sa_state_new(NULL);
+	struct req r;
+	uint8_t rgid[16];
+	struct sa_service_record *t = req_init(&r, MAD_METHOD_SET, SR_RID);
+	const struct sa_service_record *got;
+
+	gid_of(1, rgid);
+	t->service_id = htobe64(9);
+	gid_of(1, t->service_gid);
+	t->service_pkey = htobe16(0xffff);
+	memset(t->service_key, 0xa5, sizeof(t->service_key));
+	ck_assert_int_eq(sa_service_request(st, &r.q, rgid, 0, &r.out), 0);
+	got = (const void *)r.out.buf;
+	ck_assert_uint_eq(got->service_key[0], 0);	/* not echoed either */
+	free(r.out.buf);
+
+	/* Another host's GetTable: the record, without its key. */
+	t = req_init(&r, MAD_METHOD_GET_TABLE, SR_ID);
+	t->service_id = htobe64(9);
+	gid_of(2, rgid);
+	ck_assert_int_eq(sa_service_request(st, &r.q, rgid, 0, &r.out), 0);
+	ck_assert_uint_eq(r.out.count, 1);
+	got = (const void *)r.out.buf;
+	for (unsigned i = 0; i < sizeof(got->service_key); i++)
+		ck_assert_uint_eq(got->service_key[i], 0);
+	free(r.out.buf);
+	/* A trusted one sees it. */
+	t = req_init(&r, MAD_METHOD_GET_TABLE, SR_ID);
+	t->service_id = htobe64(9);
+	r.q.sm_key = SA_SM_KEY_TRUSTED;
+	ck_assert_int_eq(sa_service_request(st, &r.q, rgid, 0, &r.out), 0);
+	got = (const void *)r.out.buf;
+	ck_assert_uint_eq(got->service_key[15], 0xa5);
+	free(r.out.buf);
+	sa_state_free(st);
+}
+END_TEST
+
 static Suite *sa_service_suite(void)
 {
 	Suite *s = suite_create("sa_service");
@@ -394,6 +435,7 @@ static Suite *sa_service_suite(void)
 	tcase_add_test(tc, test_lease_cap);
 	tcase_add_test(tc, test_inform_quota);
 	tcase_add_test(tc, test_prune_departed);
+	tcase_add_test(tc, test_service_key_trusted_only);
 	suite_add_tcase(s, tc);
 	return s;
 }
