@@ -42,6 +42,16 @@ struct sm_config {
 	uint8_t  max_op_vls;		/* PortInfo:OperationalVLs encoding */
 	bool     summary;		/* print a bring-up summary on stdout */
 	bool     dump_lfts;		/* write opensm-lfts.dump (-D 0x40) */
+	/* SA limits (sm/sa/sa.c, sm/sa/service.c); 0: the built-in default */
+	unsigned sa_max_transfers;	/* RMPP answers in flight */
+	unsigned sa_transfers_per_port;
+	unsigned sa_max_services;	/* ServiceRecords */
+	unsigned sa_services_per_port;
+	uint32_t sa_max_lease;		/* s; 0xffffffff: infinite allowed */
+	unsigned sa_max_subscriptions;	/* InformInfo */
+	unsigned sa_subscriptions_per_port;
+	unsigned sa_report_queue;	/* Reports waiting per subscriber */
+	unsigned sa_report_failures;	/* unanswered in a row: unsubscribed */
 };
 
 /* SMInfo:SMState (14.4.1); STANDBY is entered only by a later feature. */

@@ -126,6 +126,7 @@ static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 		routing_result_free(&sm->routes);
 		sm->routes = sw->routes;
 		memset(&sw->routes, 0, sizeof(sw->routes));
+		sa_fabric_changed(sm);
 	} else {
 		log_warnx("ERR 0201: heavy sweep failed: %s", why);
 	}

@@ -31,22 +31,68 @@
 #include "sm/sm.h"
 
 #define SA_QKEY			0x80010000u
-#define SA_MAX_TRANSFERS	256	/* RMPP answers in flight at once */
+
+/*
+ * RMPP answers in flight: at most max_transfers at once, and at most
+ * transfers_per_port to one requesting port, so that a host that never
+ * ACKs (each of its transfers lives until the RMPP timeouts give up)
+ * cannot take every slot.  Over either: NO_RESOURCES, as for a full table.
+ */
+#define SA_DEF_MAX_TRANSFERS		256
+#define SA_DEF_TRANSFERS_PER_PORT	4
+
+/*
+ * Reports (13.4.8.2): one in flight per subscriber address (LID, QPN),
+ * re-sent by the engine until ReportResp; up to report_queue more wait
+ * behind it; a notice equal to one in flight or waiting is coalesced with
+ * it, one over the queue is dropped (both counted).  After
+ * report_failures Reports in a row that got no ReportResp, the address's
+ * subscriptions are removed: it is gone or not listening (OpenSM keeps
+ * sending to it, one error line per Report).
+ */
+#define SA_DEF_REPORT_QUEUE		4
+#define SA_DEF_REPORT_FAILURES		3
+#define SA_NOTICE_LEN			80	/* Notice (13.4.8.2) + IssuerGID */
+
+/* While refusals or drops happen, an "SA limits:" line at most this often
+ * (s); sa_stop() logs it always. */
+#define SA_STATS_PERIOD			300.
 
 struct transfer {
 	struct transfer *next;
 	struct sa_agent *sa;
 	struct rmpp_sender *sender;
+	uint64_t who;			/* requester: port GUID, or LID */
+};
+
+struct report_dest {
+	struct report_dest *next;
+	struct sa_agent *sa;
+	struct mad_addr to;
+	bool busy;			/* a Report in flight */
+	bool overflow_logged;
+	unsigned fails;			/* Reports in a row without ReportResp */
+	uint8_t in_flight[SA_NOTICE_LEN];
+	unsigned head, n_queued;	/* ring of report_queue notices */
+	uint8_t queue[][SA_NOTICE_LEN];
 };
 
 struct sa_agent {
 	struct sm *sm;
 	struct transfer *transfers;
 	unsigned n_transfers;
+	unsigned max_transfers, transfers_per_port;
+	struct report_dest *dests;
+	unsigned report_queue, report_failures;
 	struct sa_state *state;		/* services, subscriptions */
-	ev_timer expire;		/* service leases */
+	ev_timer expire;		/* service leases, limits line */
+	uint64_t logged_events;		/* limit_events() at the last line */
+	ev_tstamp logged_at;
 	struct {
 		uint64_t requests, answered, errors, rmpp, reports;
+		uint64_t xfer_port_quota, xfer_full;
+		uint64_t reports_answered, reports_failed;
+		uint64_t reports_coalesced, reports_dropped, subscribers_dropped;
 	} stats;
 };
 
@@ -144,6 +190,22 @@ static void transfer_done(void *arg, int status)
 	free(t);
 }
 
+/*
+ * Who a request counts against: the requester's port GUID (all the LIDs
+ * of an LMC range are one port), or its LID when the model has no port
+ * there (top bit set, so it cannot equal a GUID of the model).
+ */
+static uint64_t requester_key(const struct sm *sm, uint16_t lid)
+{
+	uint8_t gid[16];
+	uint64_t guid;
+
+	gid_of_lid(sm, lid, gid);
+	memcpy(&guid, gid + 8, 8);
+	guid = be64toh(guid);
+	return guid ? guid : 1ull << 63 | lid;
+}
+
 /* GetTable answer: records padded to the stride, sent through RMPP. */
 static void answer_table(struct sa_agent *sa, const struct sa_mad *req,
 			 const struct mad_addr *from, const struct sa_table *t)
@@ -175,7 +237,17 @@ static void answer_table(struct sa_agent *sa, const struct sa_mad *req,
 				       offsetof(struct sa_mad, data) + len, &to);
 		return;
 	}
-	if (sa->n_transfers >= SA_MAX_TRANSFERS) {
+	uint64_t who = requester_key(sm, from->lid);
+	unsigned mine = 0;
+
+	for (const struct transfer *o = sa->transfers; o; o = o->next)
+		mine += o->who == who;
+	if (sa->n_transfers >= sa->max_transfers ||
+	    mine >= sa->transfers_per_port) {
+		if (mine >= sa->transfers_per_port)
+			sa->stats.xfer_port_quota++;
+		else
+			sa->stats.xfer_full++;
 		answer(sa, req, from, SA_STATUS_NO_RESOURCES, NULL, t->rec_size);
 		return;
 	}
@@ -190,6 +262,7 @@ static void answer_table(struct sa_agent *sa, const struct sa_mad *req,
 	for (size_t i = 0; i < t->count; i++)
 		memcpy(payload + i * stride, t->buf + i * t->rec_size, t->rec_size);
 	tr->sa = sa;
+	tr->who = who;
 	rc = rmpp_send(&tr->sender, sm->loop, sm->engine, &hdr, payload, len,
 		       &to, sm->cfg.transaction_timeout,
 		       sm->cfg.transaction_retries, transfer_done, tr);
@@ -349,7 +422,9 @@ static void on_request(void *arg, const void *mad, size_t len,
 		q.comp_mask &= (1ull << a->nfields) - 1;
 	struct sa_table t = { .rec_size = a->rec_size };
 	if (attr == SA_ATTR_SERVICE_RECORD) {
-		rc = sa_service_request(sa->state, &q, ev_now(sm->loop), &t);
+		uint8_t gid[16];
+		gid_of_lid(sm, from->lid, gid);
+		rc = sa_service_request(sa->state, &q, gid, ev_now(sm->loop), &t);
 	} else if (attr == SA_ATTR_INFORM_INFO) {
 		uint8_t gid[16];
 		gid_of_lid(sm, from->lid, gid);
@@ -403,37 +478,148 @@ static void on_unmatched(void *arg, const void *mad, size_t len,
 	}
 }
 
-struct report_ctx {
-	struct sa_agent *sa;
-	struct sa_mad mad;
-};
+static void report_next(struct report_dest *d);
 
-static void on_report_done_free(void *arg, int status, const void *mad,
-				size_t len)
+static void dest_free(struct report_dest *d)
 {
-	struct report_ctx *rc = arg;
+	struct sa_agent *sa = d->sa;
 
-	if (status < 0)
-		log_warnx("ERR 0501: Report of trap %u got no ReportResp: %s",
-			  be16toh(((const struct smp_notice *)rc->mad.data)->trap_num),
-			  strerror(-status));
-	free(rc);
+	for (struct report_dest **pp = &sa->dests; *pp; pp = &(*pp)->next) {
+		if (*pp == d) {
+			*pp = d->next;
+			break;
+		}
+	}
+	free(d);
 }
 
+static void on_report_done(void *arg, int status, const void *mad, size_t len)
+{
+	struct report_dest *d = arg;
+	struct sa_agent *sa = d->sa;
+	unsigned trap = be16toh(((const struct smp_notice *)d->in_flight)->trap_num);
+
+	(void)mad;
+	(void)len;
+	d->busy = false;
+	if (!sa) {
+		free(d);		/* orphaned by sa_stop() */
+		return;
+	}
+	if (status == -ECANCELED) {
+		dest_free(d);		/* the engine is going away */
+		return;
+	}
+	if (status == 0) {
+		sa->stats.reports_answered++;
+		d->fails = 0;
+	} else {
+		sa->stats.reports_failed++;
+		/* One line when a subscriber stops answering, not one per
+		 * Report: the rest are counted (sa_stop's summary). */
+		if (d->fails++ == 0)
+			log_warnx("ERR 0501: Report of trap %u to LID %u QPN %u got"
+				  " no ReportResp: %s", trap, d->to.lid,
+				  d->to.qpn, strerror(-status));
+		if (d->fails >= sa->report_failures) {
+			size_t n = sa_inform_drop_dest(sa->state, &d->to);
+
+			sa->stats.subscribers_dropped++;
+			sa->stats.reports_dropped += d->n_queued;
+			log_warnx("ERR 0502: LID %u QPN %u answered none of %u"
+				  " Reports in a row: %zu subscriptions removed,"
+				  " %u queued Reports dropped", d->to.lid,
+				  d->to.qpn, d->fails, n, d->n_queued);
+			dest_free(d);
+			return;
+		}
+	}
+	report_next(d);
+}
+
+/* Send the next queued Report to d, or let d go when nothing waits and
+ * there is no failure streak to remember. */
+static void report_next(struct report_dest *d)
+{
+	struct sa_agent *sa = d->sa;
+	struct sa_mad mad;
+
+	while (d->n_queued) {
+		memcpy(d->in_flight, d->queue[d->head], SA_NOTICE_LEN);
+		d->head = (d->head + 1) % sa->report_queue;
+		d->n_queued--;
+		memset(&mad, 0, sizeof(mad));
+		mad.hdr.base_version = 1;
+		mad.hdr.mgmt_class = MAD_CLASS_SA;
+		mad.hdr.class_version = 2;
+		mad.hdr.method = MAD_METHOD_REPORT;
+		mad.hdr.attr_id = htobe16(SA_ATTR_NOTICE);
+		memcpy(mad.data, d->in_flight, SA_NOTICE_LEN);
+		/* The engine fills the TID and re-sends until ReportResp; it
+		 * calls back from the loop, never from inside submit. */
+		d->busy = true;
+		if (mad_engine_submit(sa->sm->engine, &mad, sizeof(mad), &d->to,
+				      on_report_done, d) == 0) {
+			sa->stats.reports++;
+			return;
+		}
+		d->busy = false;
+		sa->stats.reports_dropped++;
+	}
+	if (!d->fails || !sa_inform_dest_count(sa->state, &d->to))
+		dest_free(d);
+}
+
+struct report_ctx {
+	struct sa_agent *sa;
+	uint8_t notice[SA_NOTICE_LEN];
+};
+
+/* Queue one notice for one subscriber address. */
 static void report_to(void *arg, const struct mad_addr *to)
 {
 	struct report_ctx *rc = arg;
-	struct report_ctx *one = malloc(sizeof(*one));
+	struct sa_agent *sa = rc->sa;
+	struct report_dest *d;
 
-	if (!one)
+	for (d = sa->dests; d; d = d->next)
+		if (d->to.lid == to->lid && d->to.qpn == to->qpn)
+			break;
+	if (!d) {
+		d = calloc(1, sizeof(*d) + (size_t)sa->report_queue * SA_NOTICE_LEN);
+		if (!d) {
+			sa->stats.reports_dropped++;
+			return;
+		}
+		d->sa = sa;
+		d->to = *to;
+		d->next = sa->dests;
+		sa->dests = d;
+	}
+	/* The same notice already on its way or waiting: one Report says it. */
+	if (d->busy && !memcmp(d->in_flight, rc->notice, SA_NOTICE_LEN))
+		goto coalesced;
+	for (unsigned i = 0; i < d->n_queued; i++)
+		if (!memcmp(d->queue[(d->head + i) % sa->report_queue],
+			    rc->notice, SA_NOTICE_LEN))
+			goto coalesced;
+	if (d->n_queued == sa->report_queue) {
+		sa->stats.reports_dropped++;
+		if (!d->overflow_logged)
+			log_warnx("ERR 0503: Reports to LID %u QPN %u: %u waiting,"
+				  " more are dropped (counted)", d->to.lid,
+				  d->to.qpn, d->n_queued);
+		d->overflow_logged = true;
 		return;
-	*one = *rc;
-	/* Each subscriber gets its own transaction (the engine fills TIDs). */
-	if (mad_engine_submit(rc->sa->sm->engine, &one->mad, sizeof(one->mad),
-			      to, on_report_done_free, one) == 0)
-		rc->sa->stats.reports++;
-	else
-		free(one);
+	}
+	memcpy(d->queue[(d->head + d->n_queued) % sa->report_queue],
+	       rc->notice, SA_NOTICE_LEN);
+	d->n_queued++;
+	if (!d->busy)
+		report_next(d);
+	return;
+coalesced:
+	sa->stats.reports_coalesced++;
 }
 
 void sa_report_notice(struct sm *sm, const struct smp_notice *n, uint16_t lid)
@@ -446,24 +632,118 @@ void sa_report_notice(struct sm *sm, const struct smp_notice *n, uint16_t lid)
 		return;
 	memset(&rc, 0, sizeof(rc));
 	rc.sa = sa;
-	rc.mad.hdr.base_version = 1;
-	rc.mad.hdr.mgmt_class = MAD_CLASS_SA;
-	rc.mad.hdr.class_version = 2;
-	rc.mad.hdr.method = MAD_METHOD_REPORT;
-	rc.mad.hdr.attr_id = htobe16(SA_ATTR_NOTICE);
 	/* Notice in SA form: the 64 bytes of the trap plus IssuerGID. */
-	memcpy(rc.mad.data, n, 64);
+	memcpy(rc.notice, n, 64);
 	gid_of_lid(sm, be16toh(n->issuer_lid), gid);
-	memcpy(rc.mad.data + 64, gid, 16);
+	memcpy(rc.notice + 64, gid, 16);
 	sa_subscribers_for(sa->state, be16toh(n->trap_num), notice_type(n), lid,
 			   report_to, &rc);
+}
+
+/* Is the port with `guid` still in the model at `lid`? */
+struct lid_map {
+	uint64_t *guid_at;		/* by LID */
+	size_t n;
+};
+
+static bool port_present(void *arg, uint64_t guid, uint16_t lid)
+{
+	const struct lid_map *m = arg;
+
+	return guid && lid < m->n && m->guid_at[lid] == guid;
+}
+
+void sa_fabric_changed(struct sm *sm)
+{
+	struct sa_agent *sa = sm->sa;
+	const struct fabric *f = &sm->fabric;
+	struct lid_map m = { NULL, (size_t)f->max_lid + 1 };
+	size_t gone;
+
+	if (!sa)
+		return;
+	m.guid_at = calloc(m.n, sizeof(*m.guid_at));
+	if (!m.guid_at)
+		return;		/* pruned after the next sweep */
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *n = &f->nodes[i];
+
+		for (unsigned pn = 0; pn <= n->num_ports; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+			size_t lo = p->lid, hi = lo + (1u << (p->lmc & 7));
+
+			for (size_t l = lo; lo && l < hi && l < m.n; l++)
+				m.guid_at[l] = p->guid;
+		}
+	}
+	gone = sa_state_prune(sa->state, port_present, &m);
+	free(m.guid_at);
+	if (gone)
+		log_info("SA: %zu subscriptions of ports that left the fabric"
+			 " removed", gone);
+	/* Failure streaks of addresses nobody subscribes from any more. */
+	for (struct report_dest *d = sa->dests, *next; d; d = next) {
+		next = d->next;
+		if (!d->busy && !d->n_queued &&
+		    !sa_inform_dest_count(sa->state, &d->to))
+			dest_free(d);
+	}
+}
+
+/* The limits in force and what each refused or removed so far. */
+static void log_limits(const struct sa_agent *sa)
+{
+	const struct sa_state_stats *ss = sa_state_stats(sa->state);
+	const struct sa_state_limits *sl = sa_state_limits(sa->state);
+
+	log_info("SA limits: transfers %u (%u/port): refused %" PRIu64 " full,"
+		 " %" PRIu64 " over quota; services %u (%u/port, lease <= %u s):"
+		 " refused %" PRIu64 " full, %" PRIu64 " over quota, %" PRIu64
+		 " not owner, %" PRIu64 " leases cut; subscriptions %u (%u/port):"
+		 " refused %" PRIu64 " full, %" PRIu64 " over quota, %" PRIu64
+		 " pruned, %" PRIu64 " dropped; Reports (queue %u, drop after"
+		 " %u): %" PRIu64 " answered, %" PRIu64 " unanswered, %" PRIu64
+		 " coalesced, %" PRIu64 " dropped, %" PRIu64 " subscribers"
+		 " dropped",
+		 sa->max_transfers, sa->transfers_per_port, sa->stats.xfer_full,
+		 sa->stats.xfer_port_quota, sl->max_services,
+		 sl->services_per_port, sl->max_lease, ss->svc_full,
+		 ss->svc_quota, ss->svc_not_owner, ss->svc_lease_cut,
+		 sl->max_subscriptions, sl->subscriptions_per_port, ss->sub_full,
+		 ss->sub_quota, ss->sub_pruned, ss->sub_dropped,
+		 sa->report_queue, sa->report_failures,
+		 sa->stats.reports_answered, sa->stats.reports_failed,
+		 sa->stats.reports_coalesced, sa->stats.reports_dropped,
+		 sa->stats.subscribers_dropped);
+}
+
+/* Everything log_limits() counts, summed: has anything moved? */
+static uint64_t limit_events(const struct sa_agent *sa)
+{
+	const struct sa_state_stats *ss = sa_state_stats(sa->state);
+
+	return sa->stats.xfer_full + sa->stats.xfer_port_quota +
+	       ss->svc_full + ss->svc_quota + ss->svc_not_owner +
+	       ss->svc_lease_cut + ss->sub_full + ss->sub_quota +
+	       ss->sub_pruned + ss->sub_dropped + sa->stats.reports_failed +
+	       sa->stats.reports_coalesced + sa->stats.reports_dropped;
 }
 
 static void on_expire(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct sa_agent *sa = w->data;
+	ev_tstamp now = ev_now(loop);
+	uint64_t events = limit_events(sa);
 
-	sa_service_expire(sa->state, ev_now(loop));
+	sa_service_expire(sa->state, now);
+	/* A running SM shows its limits at work too: one line when a
+	 * counter moved, at most every SA_STATS_PERIOD seconds. */
+	if (events != sa->logged_events &&
+	    (!sa->logged_at || now - sa->logged_at >= SA_STATS_PERIOD)) {
+		log_limits(sa);
+		sa->logged_events = events;
+		sa->logged_at = now;
+	}
 }
 
 int sa_start(struct sm *sm)
@@ -474,7 +754,22 @@ int sa_start(struct sm *sm)
 	if (!sa)
 		return -ENOMEM;
 	sa->sm = sm;
-	sa->state = sa_state_new();
+	sa->max_transfers = sm->cfg.sa_max_transfers ? sm->cfg.sa_max_transfers
+						      : SA_DEF_MAX_TRANSFERS;
+	sa->transfers_per_port = sm->cfg.sa_transfers_per_port ?
+		sm->cfg.sa_transfers_per_port : SA_DEF_TRANSFERS_PER_PORT;
+	sa->report_queue = sm->cfg.sa_report_queue ? sm->cfg.sa_report_queue
+						   : SA_DEF_REPORT_QUEUE;
+	sa->report_failures = sm->cfg.sa_report_failures ?
+		sm->cfg.sa_report_failures : SA_DEF_REPORT_FAILURES;
+	struct sa_state_limits lim = {
+		.max_services = sm->cfg.sa_max_services,
+		.services_per_port = sm->cfg.sa_services_per_port,
+		.max_lease = sm->cfg.sa_max_lease,
+		.max_subscriptions = sm->cfg.sa_max_subscriptions,
+		.subscriptions_per_port = sm->cfg.sa_subscriptions_per_port,
+	};
+	sa->state = sa_state_new(&lim);
 	if (!sa->state) {
 		free(sa);
 		return -ENOMEM;
@@ -507,6 +802,7 @@ void sa_stop(struct sm *sm)
 		 " errors, %" PRIu64 " RMPP transfers, %" PRIu64 " reports",
 		 sa->stats.requests, sa->stats.answered, sa->stats.errors,
 		 sa->stats.rmpp, sa->stats.reports);
+	log_limits(sa);
 	ev_timer_stop(sm->loop, &sa->expire);
 	sa_state_free(sa->state);
 	while (sa->transfers) {
@@ -515,6 +811,17 @@ void sa_stop(struct sm *sm)
 		sa->transfers = t->next;
 		rmpp_sender_free(t->sender);
 		free(t);
+	}
+	/* A Report in flight belongs to the engine until it calls back
+	 * (-ECANCELED when the engine goes): orphan it, free the rest. */
+	while (sa->dests) {
+		struct report_dest *d = sa->dests;
+
+		sa->dests = d->next;
+		if (d->busy)
+			d->sa = NULL;
+		else
+			free(d);
 	}
 	free(sa);
 	sm->sa = NULL;

@@ -98,6 +98,12 @@ bool sa_mask_valid(unsigned nfields, uint64_t mask);
  */
 void sa_report_notice(struct sm *sm, const struct smp_notice *n, uint16_t lid);
 
+/*
+ * A heavy sweep published a new model (sm->fabric): remove the
+ * subscriptions of ports that left it or whose LID moved.
+ */
+void sa_fabric_changed(struct sm *sm);
+
 /* sm/sa/sa.c: register the SA agent on the engine.  Returns 0 or -errno. */
 int sa_start(struct sm *sm);
 void sa_stop(struct sm *sm);

@@ -4,6 +4,20 @@
  *
  * Both are small lists: a subnet has tens of services and subscribers,
  * not thousands.  Nothing here sends MADs; sa.c answers and reports.
+ *
+ * Every request is untrusted, so both lists have owners and bounds:
+ *  - a ServiceRecord belongs to the port its ServiceGID names.  Only that
+ *    port (the requester's GID, from its LID through the fabric model) or
+ *    a trusted requester (SM_Key, 15.2.2.1) may create, replace or delete
+ *    it (15.2.5.14; OpenSM checks only P_Keys, which lets any host take
+ *    over another's record).  Set and Delete must name the record
+ *    identity (ServiceID, ServiceGID, ServiceP_Key): a Delete never
+ *    removes more than that one record.
+ *  - leases are cut to max_lease seconds (the answer says the lease
+ *    granted), so an "infinite" lease cannot hold a slot for ever.
+ *  - a port may hold services_per_port records and subscriptions_per_port
+ *    subscriptions, besides the global caps; over them the answer is
+ *    NO_RESOURCES.
  */
 #include "config.h"
 
@@ -13,10 +27,6 @@
 
 #include "sm/sa/sa.h"
 #include "sm/sa/service.h"
-
-#define LEASE_FOREVER	0xffffffffu
-#define MAX_SERVICES	4096
-#define MAX_SUBSCRIBERS	1024
 
 /* ServiceRecord components (15.2.5.14): 0-6 the fixed fields, then one per
  * ServiceData8/16/32/64 element. */
@@ -71,12 +81,50 @@ struct sa_state {
 	struct subscriber *sub;
 	size_t n_sub;
 	uint16_t next_enum;
+	struct sa_state_limits lim;
+	struct sa_state_stats stats;
 };
 
-struct sa_state *sa_state_new(void)
+struct sa_state *sa_state_new(const struct sa_state_limits *lim)
 {
+	struct sa_state *st;
+
 	service_fields_init();
-	return calloc(1, sizeof(struct sa_state));
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return NULL;
+	if (lim)
+		st->lim = *lim;
+	if (!st->lim.max_services)
+		st->lim.max_services = SA_DEF_MAX_SERVICES;
+	if (!st->lim.services_per_port)
+		st->lim.services_per_port = SA_DEF_SERVICES_PER_PORT;
+	if (!st->lim.max_lease)
+		st->lim.max_lease = SA_DEF_MAX_LEASE;
+	if (!st->lim.max_subscriptions)
+		st->lim.max_subscriptions = SA_DEF_MAX_SUBSCRIPTIONS;
+	if (!st->lim.subscriptions_per_port)
+		st->lim.subscriptions_per_port = SA_DEF_SUBSCRIPTIONS_PER_PORT;
+	return st;
+}
+
+const struct sa_state_stats *sa_state_stats(const struct sa_state *st)
+{
+	return &st->stats;
+}
+
+const struct sa_state_limits *sa_state_limits(const struct sa_state *st)
+{
+	return &st->lim;
+}
+
+/* The port GUID of a GID (its interface ID), host order. */
+static uint64_t gid_guid(const uint8_t gid[16])
+{
+	uint64_t g;
+
+	memcpy(&g, gid + 8, 8);
+	return be64toh(g);
 }
 
 void sa_state_free(struct sa_state *st)
@@ -118,8 +166,125 @@ static bool same_rid(const struct sa_service_record *a,
 
 static const uint64_t RID_MASK = 0x7;	/* ServiceID, GID, P_Key */
 
+/* Records whose ServiceGID names the same port as `gid`. */
+static size_t services_of(const struct sa_state *st, const uint8_t gid[16])
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < st->n_svc; i++)
+		if (!memcmp(st->svc[i].rec.service_gid, gid, 16))
+			n++;
+	return n;
+}
+
+/*
+ * May this request change the record with ServiceGID `gid`?  The owner
+ * is the port the GID names; a trusted requester may act for any port.
+ */
+static bool may_change(const struct sa_query *q, const uint8_t requester_gid[16],
+		       const uint8_t gid[16])
+{
+	static const uint8_t zero[16];
+
+	if (q->sm_key == SA_SM_KEY_TRUSTED)
+		return true;
+	return memcmp(requester_gid, zero, 16) && !memcmp(requester_gid, gid, 16);
+}
+
+/*
+ * Append a record to an answer.  ServiceKey goes only to trusted
+ * requesters (15.2.5.14; OpenSM zeroes it in every other answer): it is
+ * the registering client's secret, not something any host may read.
+ */
+static int answer_add(const struct sa_query *q, struct sa_table *out,
+		      const struct sa_service_record *rec)
+{
+	struct sa_service_record r = *rec;
+
+	if (q->sm_key != SA_SM_KEY_TRUSTED)
+		memset(r.service_key, 0, sizeof(r.service_key));
+	return sa_table_add(out, &r);
+}
+
+static int service_set(struct sa_state *st, const struct sa_query *q,
+		       const uint8_t requester_gid[16], ev_tstamp now,
+		       struct sa_table *out)
+{
+	static const uint8_t zero[16];
+	const struct sa_service_record *t = (const void *)q->tmpl;
+	struct service *s = NULL;
+
+	/* A registration names its service completely. */
+	if ((q->comp_mask & RID_MASK) != RID_MASK ||
+	    !memcmp(t->service_gid, zero, 16))
+		return -SA_STATUS_INSUF_COMPONENTS;
+	if (!may_change(q, requester_gid, t->service_gid)) {
+		st->stats.svc_not_owner++;
+		return -SA_STATUS_REQ_INVALID;
+	}
+	for (size_t i = 0; i < st->n_svc && !s; i++)
+		if (same_rid(&st->svc[i].rec, t))
+			s = &st->svc[i];
+	if (!s) {
+		if (st->n_svc >= st->lim.max_services) {
+			st->stats.svc_full++;
+			return -SA_STATUS_NO_RESOURCES;
+		}
+		if (services_of(st, t->service_gid) >= st->lim.services_per_port) {
+			st->stats.svc_quota++;
+			return -SA_STATUS_NO_RESOURCES;
+		}
+		struct service *n = realloc(st->svc, (st->n_svc + 1) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		st->svc = n;
+		s = &st->svc[st->n_svc++];
+	}
+	s->rec = *t;
+	/* ServiceLease not given: infinite, as OpenSM takes it; then cut. */
+	uint32_t lease = q->comp_mask & (1u << 4) ? be32toh(t->service_lease)
+						  : SA_LEASE_INFINITE;
+	if (st->lim.max_lease != SA_LEASE_INFINITE && lease > st->lim.max_lease) {
+		lease = st->lim.max_lease;
+		st->stats.svc_lease_cut++;
+	}
+	s->rec.service_lease = htobe32(lease);
+	s->expires = lease == SA_LEASE_INFINITE ? 0 : now + lease;
+	return answer_add(q, out, &s->rec);
+}
+
+/*
+ * Delete removes the one record the identity names (and that also
+ * matches any further component given); a Delete without the identity is
+ * refused rather than taken as "every record".
+ */
+static int service_delete(struct sa_state *st, const struct sa_query *q,
+			  const uint8_t requester_gid[16], struct sa_table *out)
+{
+	const struct sa_service_record *t = (const void *)q->tmpl;
+	int rc;
+
+	if ((q->comp_mask & RID_MASK) != RID_MASK)
+		return -SA_STATUS_INSUF_COMPONENTS;
+	if (!may_change(q, requester_gid, t->service_gid)) {
+		st->stats.svc_not_owner++;
+		return -SA_STATUS_REQ_INVALID;
+	}
+	for (size_t i = 0; i < st->n_svc; i++) {
+		if (!same_rid(&st->svc[i].rec, t) ||
+		    !sa_match(service_fields, 37, q->comp_mask, &st->svc[i].rec, t))
+			continue;
+		if ((rc = answer_add(q, out, &st->svc[i].rec)) < 0)
+			return rc;
+		st->svc[i] = st->svc[--st->n_svc];
+		return 0;
+	}
+	return 0;	/* the agent answers NO_RECORDS */
+}
+
 int sa_service_request(struct sa_state *st, const struct sa_query *q,
-		       ev_tstamp now, struct sa_table *out)
+		       const uint8_t requester_gid[16], ev_tstamp now,
+		       struct sa_table *out)
 {
 	const struct sa_service_record *t = (const void *)q->tmpl;
 	int rc;
@@ -128,55 +293,18 @@ int sa_service_request(struct sa_state *st, const struct sa_query *q,
 		return -SA_STATUS_REQ_INVALID;
 	sa_service_expire(st, now);
 	switch (q->method) {
-	case MAD_METHOD_SET: {
-		static const uint8_t zero[16];
-
-		/* A registration names its service completely. */
-		if ((q->comp_mask & RID_MASK) != RID_MASK ||
-		    !memcmp(t->service_gid, zero, 16))
-			return -SA_STATUS_INSUF_COMPONENTS;
-		struct service *s = NULL;
-		for (size_t i = 0; i < st->n_svc; i++)
-			if (same_rid(&st->svc[i].rec, t))
-				s = &st->svc[i];
-		if (!s) {
-			if (st->n_svc >= MAX_SERVICES)
-				return -SA_STATUS_NO_RESOURCES;
-			struct service *n = realloc(st->svc,
-						    (st->n_svc + 1) * sizeof(*n));
-			if (!n)
-				return -ENOMEM;
-			st->svc = n;
-			s = &st->svc[st->n_svc++];
-		}
-		s->rec = *t;
-		uint32_t lease = be32toh(t->service_lease);
-		s->expires = lease == LEASE_FOREVER ? 0 : now + lease;
-		return sa_table_add(out, &s->rec);
-	}
+	case MAD_METHOD_SET:
+		return service_set(st, q, requester_gid, now, out);
 	case MAD_METHOD_GET:
 	case MAD_METHOD_GET_TABLE:
 		for (size_t i = 0; i < st->n_svc; i++)
 			if (sa_match(service_fields, 37, q->comp_mask,
 				     &st->svc[i].rec, t) &&
-			    (rc = sa_table_add(out, &st->svc[i].rec)) < 0)
+			    (rc = answer_add(q, out, &st->svc[i].rec)) < 0)
 				return rc;
 		return 0;
-	case MAD_METHOD_DELETE: {
-		size_t j = 0;
-
-		for (size_t i = 0; i < st->n_svc; i++) {
-			if (sa_match(service_fields, 37, q->comp_mask,
-				     &st->svc[i].rec, t)) {
-				if ((rc = sa_table_add(out, &st->svc[i].rec)) < 0)
-					return rc;
-				continue;
-			}
-			st->svc[j++] = st->svc[i];
-		}
-		st->n_svc = j;
-		return 0;
-	}
+	case MAD_METHOD_DELETE:
+		return service_delete(st, q, requester_gid, out);
 	default:
 		return -MAD_STATUS_METHOD_UNSUPP;
 	}
@@ -211,11 +339,27 @@ int sa_inform_set(struct sa_state *st, const struct sa_query *q,
 		to.qpn = qpn;
 	to.qkey = 0x80010000u;
 	if (ii->subscribe) {
-		for (size_t i = 0; i < st->n_sub; i++)
+		static const uint8_t zero[16];
+		size_t mine = 0;
+
+		/* A subscriber the fabric model does not know has no port to
+		 * count against (OpenSM refuses it the same way). */
+		if (!memcmp(subscriber_gid, zero, 16))
+			return -SA_STATUS_REQ_INVALID;
+		for (size_t i = 0; i < st->n_sub; i++) {
 			if (same_subscription(&st->sub[i], ii, &to))
 				return sa_table_add(out, ii);	/* already */
-		if (st->n_sub >= MAX_SUBSCRIBERS)
+			if (!memcmp(st->sub[i].gid, subscriber_gid, 16))
+				mine++;
+		}
+		if (st->n_sub >= st->lim.max_subscriptions) {
+			st->stats.sub_full++;
 			return -SA_STATUS_NO_RESOURCES;
+		}
+		if (mine >= st->lim.subscriptions_per_port) {
+			st->stats.sub_quota++;
+			return -SA_STATUS_NO_RESOURCES;
+		}
 		struct subscriber *n = realloc(st->sub, (st->n_sub + 1) * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
@@ -286,4 +430,41 @@ void sa_subscribers_for(const struct sa_state *st, unsigned trap_num,
 			continue;
 		cb(arg, &st->sub[i].to);
 	}
+}
+
+size_t sa_state_prune(struct sa_state *st,
+		      bool (*present)(void *arg, uint64_t guid, uint16_t lid),
+		      void *arg)
+{
+	size_t j = 0, gone;
+
+	for (size_t i = 0; i < st->n_sub; i++)
+		if (present(arg, gid_guid(st->sub[i].gid), st->sub[i].to.lid))
+			st->sub[j++] = st->sub[i];
+	gone = st->n_sub - j;
+	st->n_sub = j;
+	st->stats.sub_pruned += gone;
+	return gone;
+}
+
+size_t sa_inform_drop_dest(struct sa_state *st, const struct mad_addr *to)
+{
+	size_t j = 0, gone;
+
+	for (size_t i = 0; i < st->n_sub; i++)
+		if (st->sub[i].to.lid != to->lid || st->sub[i].to.qpn != to->qpn)
+			st->sub[j++] = st->sub[i];
+	gone = st->n_sub - j;
+	st->n_sub = j;
+	st->stats.sub_dropped += gone;
+	return gone;
+}
+
+size_t sa_inform_dest_count(const struct sa_state *st, const struct mad_addr *to)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < st->n_sub; i++)
+		n += st->sub[i].to.lid == to->lid && st->sub[i].to.qpn == to->qpn;
+	return n;
 }

@@ -1,9 +1,17 @@
 /*
  * sa_client.c - a minimal SA client for fabric tests of the SA's state:
  *
- *   sa_client service-set ID NAME LEASE   register ServiceRecord ID
- *   sa_client service-get ID              print "service ID NAME" or fail
- *   sa_client service-delete ID           delete it
+ *   sa_client service-set ID NAME LEASE [GUID]
+ *                                         register ServiceRecord ID for
+ *                                         this port (or the port GUID
+ *                                         names); print "service ID NAME
+ *                                         lease L port GUID"
+ *   sa_client service-get ID              print "service ID NAME ..." or fail
+ *   sa_client service-delete ID [GUID]    delete it (identity: ID, the
+ *                                         port's GID, P_Key 0xffff)
+ *   sa_client tables N                    N NodeRecord GetTables at once,
+ *                                         never ACKed; print "tables N ok
+ *                                         A no-resources B other C"
  *   sa_client subscribe TRAP SECONDS      subscribe to TRAP (InformInfo
  *                                         Set), print each Report as
  *                                         "report TRAP lid L", answer it
@@ -38,7 +46,14 @@ struct client {
 	int result;
 	unsigned trap;
 	bool raw;
+	unsigned tables, tables_done, t_ok, t_nores, t_other;
+	ev_timer linger;
 };
+
+static void on_linger(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	ev_break(loop, EVBREAK_ALL);
+}
 
 static void build(struct sa_mad *m, uint8_t method, uint16_t attr,
 		  uint64_t comp_mask)
@@ -56,6 +71,30 @@ static void on_done(void *arg, int status, const void *mad, size_t len)
 		fprintf(stderr, "sa_client: no answer: %s\n", strerror(-status));
 		c->result = 1;
 		ev_break(c->loop, EVBREAK_ALL);
+		return;
+	}
+	if (c->tables) {
+		/* One answer of many: count it by status. */
+		unsigned st = be16toh(m->hdr.status);
+
+		if (st == 0)
+			c->t_ok++;
+		else if (st == SA_STATUS_NO_RESOURCES)
+			c->t_nores++;
+		else
+			c->t_other++;
+		if (++c->tables_done == c->tables) {
+			printf("tables %u ok %u no-resources %u other %u\n",
+			       c->tables, c->t_ok, c->t_nores, c->t_other);
+			fflush(stdout);
+			c->result = 0;
+			/* Stay until the SM gives up re-sending the segments we
+			 * never ACK: a MAD reaching umad2sim after the port
+			 * is closed crashes this client (see sa_fuzz.c). */
+			ev_timer_stop(c->loop, &c->linger);
+			ev_timer_set(&c->linger, 3., 0.);
+			ev_timer_start(c->loop, &c->linger);
+		}
 		return;
 	}
 	if (c->raw) {
@@ -80,9 +119,12 @@ static void on_done(void *arg, int status, const void *mad, size_t len)
 	}
 	if (be16toh(m->hdr.attr_id) == SA_ATTR_SERVICE_RECORD) {
 		const struct sa_service_record *r = (const void *)m->data;
-		printf("service 0x%016" PRIx64 " %.64s lease %u\n",
-		       be64toh(r->service_id), r->service_name,
-		       be32toh(r->service_lease));
+		uint64_t g;
+
+		memcpy(&g, r->service_gid + 8, 8);
+		printf("service 0x%016" PRIx64 " %.64s lease %u port 0x%016"
+		       PRIx64 "\n", be64toh(r->service_id), r->service_name,
+		       be32toh(r->service_lease), be64toh(g));
 	}
 	c->result = 0;
 	ev_break(c->loop, EVBREAK_ALL);
@@ -127,9 +169,9 @@ static void on_mad(void *arg, const void *mad, size_t len,
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: sa_client service-set ID NAME LEASE |"
-		" service-get ID | service-delete ID | subscribe TRAP SECONDS |"
-		" raw METHOD ATTR MASK [HEX]\n");
+	fprintf(stderr, "usage: sa_client service-set ID NAME LEASE [GUID] |"
+		" service-get ID | service-delete ID [GUID] |"
+		" subscribe TRAP SECONDS | tables N | raw METHOD ATTR MASK [HEX]\n");
 	return 2;
 }
 
@@ -150,6 +192,7 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		return usage();
 	c.loop = ev_default_loop(0);
+	ev_timer_init(&c.linger, on_linger, 3., 0.);
 	rc = umad_io_open(&io, c.loop, 0, classes, sizeof(classes), true);
 	if (rc < 0) {
 		fprintf(stderr, "sa_client: cannot open a port: %s\n", strerror(-rc));
@@ -167,7 +210,11 @@ int main(int argc, char **argv)
 	uint64_t id = strtoull(argv[2], NULL, 0);
 	struct sa_service_record *sr = (struct sa_service_record *)m.data;
 	uint64_t prefix = htobe64(0xfe80000000000000ull), guid = htobe64(c.port_guid);
-	if (!strcmp(argv[1], "service-set") && argc == 5) {
+	/* A ServiceGID of another port, to be refused. */
+	if ((!strcmp(argv[1], "service-set") && argc == 6) ||
+	    (!strcmp(argv[1], "service-delete") && argc == 4))
+		guid = htobe64(strtoull(argv[argc - 1], NULL, 0));
+	if (!strcmp(argv[1], "service-set") && (argc == 5 || argc == 6)) {
 		build(&m, MAD_METHOD_SET, SA_ATTR_SERVICE_RECORD, 0x7 | 1u << 4 | 1u << 6);
 		sr->service_id = htobe64(id);
 		memcpy(sr->service_gid, &prefix, 8);
@@ -178,9 +225,18 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[1], "service-get") && argc == 3) {
 		build(&m, MAD_METHOD_GET, SA_ATTR_SERVICE_RECORD, 1);
 		sr->service_id = htobe64(id);
-	} else if (!strcmp(argv[1], "service-delete") && argc == 3) {
-		build(&m, MAD_METHOD_DELETE, SA_ATTR_SERVICE_RECORD, 1);
+	} else if (!strcmp(argv[1], "service-delete") && (argc == 3 || argc == 4)) {
+		/* The record identity (15.2.5.14): ServiceID, GID, P_Key. */
+		build(&m, MAD_METHOD_DELETE, SA_ATTR_SERVICE_RECORD, 0x7);
 		sr->service_id = htobe64(id);
+		memcpy(sr->service_gid, &prefix, 8);
+		memcpy(sr->service_gid + 8, &guid, 8);
+		sr->service_pkey = htobe16(0xffff);
+	} else if (!strcmp(argv[1], "tables") && argc == 3) {
+		build(&m, MAD_METHOD_GET_TABLE, SA_ATTR_NODE_RECORD, 0);
+		c.tables = (unsigned)id;
+		if (!c.tables || c.tables > 64)
+			return usage();
 	} else if (!strcmp(argv[1], "subscribe") && argc == 4) {
 		struct sa_inform_info *ii = (struct sa_inform_info *)m.data;
 		build(&m, MAD_METHOD_SET, SA_ATTR_INFORM_INFO, 0);
@@ -214,9 +270,11 @@ int main(int argc, char **argv)
 	} else {
 		return usage();
 	}
-	rc = mad_engine_submit(c.engine, &m, sizeof(m), &c.sa, on_done, &c);
-	if (rc < 0)
-		return 1;
+	for (unsigned i = 0; i < (c.tables ? c.tables : 1); i++) {
+		rc = mad_engine_submit(c.engine, &m, sizeof(m), &c.sa, on_done, &c);
+		if (rc < 0)
+			return 1;
+	}
 	ev_timer_init(&timer, on_timeout, wait, 0.);
 	timer.data = &c;
 	ev_timer_start(c.loop, &timer);

@@ -193,8 +193,9 @@ else
 	fab_fail sa-compare-opensm-guid2lid "OpenSM left no guid2lid in $OSM"
 fi
 
-# 2. ibsm on the same simulator, with OpenSM's cache.
-if ! fab_ibsm_start H0001 "$OSM"; then
+# 2. ibsm on the same simulator, with OpenSM's cache, and OpenSM's lease
+# policy (infinite leases stand; ibsm cuts them to a day by default).
+if ! fab_ibsm_start H0001 "$OSM" --sa-max-lease 4294967295; then
 	fab_fail sa-compare-ibsm-up "ibsm did not bring the subnet up"
 	fab_summary
 	exit 1
