@@ -162,7 +162,7 @@ static enum fake_action fabric_policy(struct fake *fk, const struct fake_sent *s
 		pi->speed_supported_state = now.speed_supported_state;
 		pi->phys_state_down_def = now.phys_state_down_def;
 	}
-	fake_schedule(fk, resp, MAD_SIZE, 0, 0.);
+	fake_schedule(fk, resp, MAD_SIZE, &s->addr, 0, 0.);
 	return FAKE_DROP;
 }
 
