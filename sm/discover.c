@@ -237,18 +237,112 @@ static void explore(struct discovery *d, int32_t id, uint8_t port,
 	send_query(d, Q_NODE_INFO, next, hops + 1, FAB_NONE, 0, id, port);
 }
 
-static bool node_info_sane(const struct smp_node_info *ni)
+/*
+ * NodeInfo (14.2.5.3) as any node may answer it: a type we know, at
+ * least one port, a GUID, and a LocalPortNum that is one of its ports.
+ * Port 0 is a switch's management port: only the SM's own node (no hop)
+ * can be entered there; a node reached over a link is entered at a
+ * physical port.
+ */
+static bool node_info_sane(const struct smp_node_info *ni, unsigned hops)
 {
 	if (ni->node_type < NODE_TYPE_CA || ni->node_type > NODE_TYPE_ROUTER)
 		return false;
 	if (ni->num_ports == 0 || !ni->node_guid)
 		return false;
-	/* A switch may be entered on port 0 only by the local SM. */
 	if (ni->local_port > ni->num_ports)
 		return false;
-	if (ni->node_type != NODE_TYPE_SWITCH && ni->local_port == 0)
+	if (ni->local_port == 0 &&
+	    (ni->node_type != NODE_TYPE_SWITCH || hops > 0))
 		return false;
 	return true;
+}
+
+/* The DR path by which port `pn` of node `n` was first reached. */
+static void first_path(const struct fab_node *n, unsigned pn, char *buf,
+		       size_t sz)
+{
+	const struct fab_port *p = &n->ports[pn];
+
+	if (n->type != NODE_TYPE_SWITCH && pn && (p->hops || p->guid))
+		path_str(p->path, p->hops, buf, sz);
+	else
+		path_str(n->path, n->hops, buf, sz);
+}
+
+/*
+ * A NodeInfo answer names a GUID the sweep already holds.  That is
+ * legitimate in two cases only: a loop between switches (the same switch
+ * reached again, over a link we had not followed yet) and a multi-port
+ * CA or router reached on another of its ports.  One port cannot have
+ * two peers, so the answer is from another node with the same GUID (a
+ * twin) when:
+ *
+ *   - type or port count differ from the node first seen;
+ *   - the port it arrived at is already linked to someone other than the
+ *     port we left by, or the port we left by is already linked to
+ *     someone else (the same link seen from both sides is fine);
+ *   - for a CA or router: that port was already reached by another
+ *     route (the same port twice means two ports), or its port GUID
+ *     differs;
+ *   - for a switch: that port is down on the node first seen.
+ *
+ * Returns NULL or why (in buf).
+ */
+static const char *twin_reason(const struct discovery *d, const struct query *q,
+			       int32_t id, const struct smp_node_info *ni,
+			       char *buf, size_t sz)
+{
+	const struct fabric *f = d->fabric;
+	const struct fab_node *n = fabric_node(f, id);
+	uint8_t lp = ni->local_port;
+	const struct fab_port *p;
+
+	if (n->type != ni->node_type || n->num_ports != ni->num_ports) {
+		snprintf(buf, sz, "a %s with %u ports, first seen as a %s with"
+			 " %u ports", fabric_node_type_str(ni->node_type),
+			 ni->num_ports, fabric_node_type_str(n->type),
+			 n->num_ports);
+		return buf;
+	}
+	p = &n->ports[lp];
+	if (p->peer_node != FAB_NONE &&
+	    (p->peer_node != q->from_node || p->peer_port != q->from_port)) {
+		snprintf(buf, sz, "its port %u is already linked to 0x%016"
+			 PRIx64 " port %u", lp,
+			 fabric_node(f, p->peer_node)->guid, p->peer_port);
+		return buf;
+	}
+	if (q->from_node != FAB_NONE) {
+		const struct fab_port *fp =
+			&fabric_node(f, q->from_node)->ports[q->from_port];
+
+		if (fp->peer_node != FAB_NONE &&
+		    (fp->peer_node != id || fp->peer_port != lp)) {
+			snprintf(buf, sz, "the port it was reached by is"
+				 " already linked to 0x%016" PRIx64 " port %u",
+				 fabric_node(f, fp->peer_node)->guid,
+				 fp->peer_port);
+			return buf;
+		}
+	}
+	if (n->type != NODE_TYPE_SWITCH) {
+		if (p->guid && p->guid != be64toh(ni->port_guid)) {
+			snprintf(buf, sz, "port %u has GUID 0x%016" PRIx64
+				 ", first seen as 0x%016" PRIx64, lp,
+				 be64toh(ni->port_guid), p->guid);
+			return buf;
+		}
+		if ((p->hops || p->guid) && p->peer_node == FAB_NONE) {
+			snprintf(buf, sz, "its port %u was already reached", lp);
+			return buf;
+		}
+	} else if (p->valid && pi_port_state(&p->pi) < PORT_STATE_INIT) {
+		snprintf(buf, sz, "it was entered at port %u, which is down on"
+			 " the switch first seen", lp);
+		return buf;
+	}
+	return NULL;
 }
 
 static void got_node_info(struct discovery *d, struct query *q,
@@ -261,7 +355,7 @@ static void got_node_info(struct discovery *d, struct query *q,
 	struct fab_node *n;
 	char ps[4 * (SMP_MAX_HOPS + 1)];
 
-	if (!node_info_sane(ni)) {
+	if (!node_info_sane(ni, q->hops)) {
 		path_str(q->path, q->hops, ps, sizeof(ps));
 		log_warnx("ERR 0102: path %s: invalid NodeInfo (type %u, ports %u,"
 			  " local port %u): node ignored", ps, ni->node_type,
@@ -297,17 +391,24 @@ static void got_node_info(struct discovery *d, struct query *q,
 				   FAB_NONE, 0);
 		}
 	} else {
-		n = fabric_node(f, id);
-		if (n->type != ni->node_type || n->num_ports != ni->num_ports) {
+		char why[160], first[4 * (SMP_MAX_HOPS + 1)];
+
+		if (twin_reason(d, q, id, ni, why, sizeof(why))) {
+			/* The node first seen keeps the GUID, its LID and its
+			 * routes; this one stays out of the model: not
+			 * linked, not explored, not given a LID. */
+			n = fabric_node(f, id);
 			path_str(q->path, q->hops, ps, sizeof(ps));
+			first_path(n, n->type == NODE_TYPE_SWITCH ? 0 : lp,
+				   first, sizeof(first));
 			log_err("ERR 0103: duplicate node GUID 0x%016" PRIx64
-				" at path %s (a %s with %u ports, first seen as a"
-				" %s with %u ports)", guid, ps,
-				fabric_node_type_str(ni->node_type), ni->num_ports,
-				fabric_node_type_str(n->type), n->num_ports);
+				": path %s reaches a node first seen at path %s"
+				" (%s): the node at path %s is left out", guid, ps,
+				first, why, ps);
 			d->result.dup_guids++;
 			return;
 		}
+		n = fabric_node(f, id);
 	}
 	if (n->type != NODE_TYPE_SWITCH) {
 		struct fab_port *p = &n->ports[lp];
@@ -328,6 +429,35 @@ static void got_node_info(struct discovery *d, struct query *q,
 	}
 }
 
+/*
+ * PortInfo of a switch port says it is down, yet a NodeInfo answer
+ * entered this switch (its GUID) through it: that answer came from
+ * another switch with the same GUID, reached before this port was read.
+ * The link it made is undone; the twin stays out.
+ */
+static void twin_behind_down_port(struct discovery *d, const struct query *q)
+{
+	struct fabric *f = d->fabric;
+	struct fab_node *n = fabric_node(f, q->node);
+	struct fab_port *p = &n->ports[q->port];
+	struct fab_node *o = fabric_node(f, p->peer_node);
+	struct fab_port *op = &o->ports[p->peer_port];
+	char ps[4 * (SMP_MAX_HOPS + 1) + 4], first[4 * (SMP_MAX_HOPS + 1)];
+	size_t len;
+
+	first_path(o, p->peer_port, ps, sizeof(ps) - 4);
+	len = strlen(ps);
+	snprintf(ps + len, sizeof(ps) - len, ",%u", p->peer_port);
+	path_str(n->path, n->hops, first, sizeof(first));
+	log_err("ERR 0103: duplicate node GUID 0x%016" PRIx64 ": path %s"
+		" reaches a node first seen at path %s (it was entered at port"
+		" %u, which is down on the switch first seen): the node at"
+		" path %s is left out", n->guid, ps, first, q->port, ps);
+	op->peer_node = FAB_NONE;
+	p->peer_node = FAB_NONE;
+	d->result.dup_guids++;
+}
+
 static void got_port_info(struct discovery *d, struct query *q,
 			  const struct smp_port_info *pi)
 {
@@ -338,6 +468,9 @@ static void got_port_info(struct discovery *d, struct query *q,
 
 	p->pi = *pi;
 	p->valid = true;
+	if (q->port && p->peer_node != FAB_NONE &&
+	    pi_port_state(pi) < PORT_STATE_INIT)
+		twin_behind_down_port(d, q);
 	read_pkeys(d, q->node, q->port, q->path, q->hops);
 	if (q->port == 0 || pi_port_state(pi) < PORT_STATE_INIT ||
 	    p->peer_node != FAB_NONE)
@@ -375,6 +508,9 @@ static void on_answer(void *arg, int status, const void *mad, size_t len)
 	if (status == -ETIMEDOUT && ++q->rounds < QUERY_ROUNDS &&
 	    submit_query(d, q) == 0)
 		return;
+	/* The engine passes only whole SMPs; a short one is no answer. */
+	if (status == 0 && (!mad || len != MAD_SIZE))
+		status = -EBADMSG;
 	if (status < 0 || (be16toh(smp->hdr.status) & 0x7fff)) {
 		path_str(q->path, q->hops, ps, sizeof(ps));
 		if (status < 0 && q->kind == Q_NODE_INFO && q->hops) {
@@ -426,7 +562,6 @@ static void on_answer(void *arg, int status, const void *mad, size_t len)
 			break;
 		}
 	}
-	(void)len;
 	free(q);
 	maybe_finish(d);
 }
