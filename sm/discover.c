@@ -399,7 +399,9 @@ static void got_node_info(struct discovery *d, struct query *q,
 			 * linked, not explored, not given a LID. */
 			n = fabric_node(f, id);
 			path_str(q->path, q->hops, ps, sizeof(ps));
-			first_path(n, n->type == NODE_TYPE_SWITCH ? 0 : lp,
+			/* lp is one of the twin's ports, maybe not of n's. */
+			first_path(n, n->type == NODE_TYPE_SWITCH ||
+				   lp > n->num_ports ? 0 : lp,
 				   first, sizeof(first));
 			log_err("ERR 0103: duplicate node GUID 0x%016" PRIx64
 				": path %s reaches a node first seen at path %s"
