@@ -54,6 +54,7 @@ struct discovery {
 	struct timespec start;
 	bool finished;
 	bool clear_psc;
+	const struct fabric *prev;	/* last sweep's model, or NULL */
 };
 
 struct query {
@@ -207,6 +208,34 @@ static void read_pkeys(struct discovery *d, int32_t id, uint8_t pn,
 	}
 }
 
+/*
+ * A CA or router port, or a node's description, can be taken over by the
+ * genuine node after a twin was seen first (prefer_previous()); answers
+ * still on their way from the twin are then stale and ignored.
+ */
+static bool same_path(const uint8_t *a, unsigned ha, const uint8_t *b,
+		      unsigned hb)
+{
+	return ha == hb && !memcmp(a, b, ha + 1);
+}
+
+static bool answer_stale(const struct discovery *d, const struct query *q)
+{
+	const struct fab_node *n;
+
+	if (q->kind == Q_NODE_INFO)
+		return false;
+	n = fabric_node(d->fabric, q->node);
+	if (n->type == NODE_TYPE_SWITCH)
+		return false;
+	if (q->kind == Q_NODE_DESC)
+		return !same_path(q->path, q->hops, n->path, n->hops);
+	if (q->port && (q->kind == Q_PORT_INFO || q->kind == Q_PKEY))
+		return !same_path(q->path, q->hops, n->ports[q->port].path,
+				  n->ports[q->port].hops);
+	return false;
+}
+
 static void got_pkeys(struct discovery *d, const struct query *q,
 		      const uint8_t *data)
 {
@@ -345,6 +374,88 @@ static const char *twin_reason(const struct discovery *d, const struct query *q,
 	return NULL;
 }
 
+/* Is `path` the route by which the last sweep reached port `pn` of the
+ * CA or router `guid`? */
+static bool previous_path(const struct discovery *d, uint64_t guid,
+			  unsigned pn, const uint8_t *path, unsigned hops)
+{
+	int32_t id;
+	const struct fab_node *n;
+	const struct fab_port *p;
+
+	if (!d->prev || (id = fabric_find(d->prev, guid)) == FAB_NONE)
+		return false;
+	n = fabric_node(d->prev, id);
+	if (n->type == NODE_TYPE_SWITCH || pn == 0 || pn > n->num_ports)
+		return false;
+	p = &n->ports[pn];
+	return (p->hops || p->guid) && same_path(p->path, p->hops, path, hops);
+}
+
+/*
+ * Two CA (or router) ports with one GUID and port number: which is the
+ * genuine one?  The first seen, unless the last sweep's model had the
+ * port at the route of the second and not at that of the first: a twin
+ * closer to the SM than the node it copies must not take its LID and
+ * routes.  Then the first is evicted (its link undone) and the port is
+ * re-read by the second's route.  Returns true when the second one wins;
+ * `why` (the twin_reason()) is logged either way.
+ */
+static bool prefer_previous(struct discovery *d, const struct query *q,
+			    int32_t id, const struct smp_node_info *ni,
+			    const char *why)
+{
+	struct fabric *f = d->fabric;
+	struct fab_node *n = fabric_node(f, id);
+	uint8_t lp = ni->local_port;
+	struct fab_port *p;
+	char ps[4 * (SMP_MAX_HOPS + 1)], old[4 * (SMP_MAX_HOPS + 1)];
+
+	if (n->type == NODE_TYPE_SWITCH || n->type != ni->node_type ||
+	    n->num_ports != ni->num_ports || q->from_node == FAB_NONE)
+		return false;
+	p = &n->ports[lp];
+	/* The SM's own port is never the twin. */
+	if (id == f->local_node && lp == f->local_port)
+		return false;
+	if (fabric_node(f, q->from_node)->ports[q->from_port].peer_node != FAB_NONE)
+		return false;
+	if (!previous_path(d, n->guid, lp, q->path, q->hops) ||
+	    previous_path(d, n->guid, lp, p->path, p->hops))
+		return false;
+
+	path_str(q->path, q->hops, ps, sizeof(ps));
+	path_str(p->path, p->hops, old, sizeof(old));
+	log_err("ERR 0103: duplicate node GUID 0x%016" PRIx64 ": path %s reaches"
+		" a node first seen at path %s (%s), but the last sweep had it at"
+		" path %s: the node at path %s is left out", n->guid, ps, old,
+		why, ps, old);
+	d->result.dup_guids++;
+	if (p->peer_node != FAB_NONE) {
+		fabric_node(f, p->peer_node)->ports[p->peer_port].peer_node = FAB_NONE;
+		p->peer_node = FAB_NONE;
+	}
+	if (same_path(n->path, n->hops, p->path, p->hops)) {
+		n->hops = q->hops;
+		memcpy(n->path, q->path, q->hops + 1);
+		n->sys_guid = be64toh(ni->sys_guid);
+		n->device_id = be16toh(ni->device_id);
+		n->partition_cap = be16toh(ni->partition_cap);
+		n->revision = be32toh(ni->revision);
+		n->vendor_id = smp_node_info_vendor(ni);
+		n->has_desc = false;
+		send_query(d, Q_NODE_DESC, q->path, q->hops, id, 0, FAB_NONE, 0);
+	}
+	fabric_pkey_alloc(n, lp, 0);
+	memset(&p->pi, 0, sizeof(p->pi));
+	p->valid = false;
+	p->guid = be64toh(ni->port_guid);
+	p->hops = q->hops;
+	memcpy(p->path, q->path, q->hops + 1);
+	send_query(d, Q_PORT_INFO, q->path, q->hops, id, lp, FAB_NONE, 0);
+	return true;
+}
+
 static void got_node_info(struct discovery *d, struct query *q,
 			  const struct smp_node_info *ni)
 {
@@ -393,7 +504,12 @@ static void got_node_info(struct discovery *d, struct query *q,
 	} else {
 		char why[160], first[4 * (SMP_MAX_HOPS + 1)];
 
-		if (twin_reason(d, q, id, ni, why, sizeof(why))) {
+		why[0] = '\0';
+
+		if (twin_reason(d, q, id, ni, why, sizeof(why)) &&
+		    prefer_previous(d, q, id, ni, why)) {
+			n = fabric_node(f, id);
+		} else if (why[0]) {
 			/* The node first seen keeps the GUID, its LID and its
 			 * routes; this one stays out of the model: not
 			 * linked, not explored, not given a LID. */
@@ -513,6 +629,11 @@ static void on_answer(void *arg, int status, const void *mad, size_t len)
 	/* The engine passes only whole SMPs; a short one is no answer. */
 	if (status == 0 && (!mad || len != MAD_SIZE))
 		status = -EBADMSG;
+	if (answer_stale(d, q)) {
+		free(q);
+		maybe_finish(d);
+		return;
+	}
 	if (status < 0 || (be16toh(smp->hdr.status) & 0x7fff)) {
 		path_str(q->path, q->hops, ps, sizeof(ps));
 		if (status < 0 && q->kind == Q_NODE_INFO && q->hops) {
@@ -591,6 +712,11 @@ int discover_start(struct discovery **out, struct mad_engine *e,
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+void discover_set_previous(struct discovery *d, const struct fabric *prev)
+{
+	d->prev = prev && prev->n_nodes ? prev : NULL;
 }
 
 void discover_free(struct discovery *d)

@@ -663,6 +663,8 @@ int sweep_heavy_start(struct sm *sm)
 	sm->act_count++;
 	rc = discover_start(&sw->disc, sm->engine, &sw->f, true, on_discovered,
 			    sw);
+	if (rc == 0)	/* twins: the port the last sweep knew is genuine */
+		discover_set_previous(sw->disc, &sm->fabric);
 	if (rc < 0) {
 		sm->sweep = NULL;
 		sweep_free(sw);

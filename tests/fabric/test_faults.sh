@@ -12,6 +12,9 @@
 #      a2 (daemon, twin made after SUBNET UP): SIGHUP sweeps again; the
 #          twin is named again, H0002 keeps its LID and route, sminfo
 #          names a MASTER, the SA answers.
+#      a3 (daemon): the same with H0004 copying H0009, on another leaf:
+#          the twin is closer to the SM and answers first; the port the
+#          last sweep knew keeps the GUID, its LID and its routes.
 #   b. a switch that drops every LFT Set: ibsim `Error "leaf-04" 100 0x19`.
 #      b1 (daemon): SUBNET UP anyway; ERR 0220 names leaf-04 and its LFT
 #          Sets, ERR 0221 excludes it; sminfo MASTER; saquery answers;
@@ -64,24 +67,75 @@ wait_log() {
 	return 1
 }
 
-# check_genuine NAME LID: LID is H0002's, routed to leaf-01 port 2, and a
-# trace to it ends at H0002, not at the twin.
+# check_genuine NAME LID DESC PORTS: LID belongs to the port DESC, leaf-01
+# routes it to one of PORTS (a regex), and a trace to it ends at DESC, not
+# at the twin (H0004).
 check_genuine() {
-	local name=$1 lid=$2 got trace
+	local name=$1 lid=$2 desc=$3 ports=$4 got trace
 	got=$(lft_port "$lid")
-	if [ "$got" = 2 ]; then
+	if [[ "$got" =~ ^($ports)$ ]]; then
 		fab_pass "$name-lft"
 	else
-		fab_fail "$name-lft" "leaf-01 routes LID $lid to port '${got}', want 2"
+		fab_fail "$name-lft" "leaf-01 routes LID $lid to port '${got}', want $ports"
 	fi
 	trace=$(fab_run H0001 ibtracert 1 "$lid" 2>&1)
-	if grep -q '^To ca .*"H0002 HCA-1"' <<<"$trace" &&
+	if grep -q "^To ca .*\"$desc\"" <<<"$trace" &&
 		! grep -q 'H0004' <<<"$trace"; then
 		fab_pass "$name-trace"
 	else
-		fab_fail "$name-trace" "ibtracert 1 $lid does not end at H0002"
+		fab_fail "$name-trace" "ibtracert 1 $lid does not end at $desc"
 		sed 's/^/    /' <<<"$trace" | head -n 8
 	fi
+}
+
+# twin_daemon NAME PATH DESC PORTS: ibsm up on a fresh fabric, then H0004
+# takes the GUIDs of the CA at PATH (DESC); two SIGHUP sweeps: the twin is
+# named each time, the genuine port keeps its LID and routes (PORTS: how
+# leaf-01 reaches it), sminfo and the SA still answer.
+twin_daemon() {
+	local name=$1 path=$2 desc=$3 ports=$4 dir g lid sm_pid rc
+	fab_sim_start "$NET" "$name" || return 1
+	dir=$FAB_TMP/$name
+	if ! fab_ibsm_start H0001 "$dir" -s 1; then
+		fab_fail "$name-up" "no SUBNET UP before the twin"
+		return 1
+	fi
+	g=$(fab_run H0001 smpquery -D nodeinfo "$path" 2>/dev/null | field Guid)
+	lid=$(lid_at "$path" 1)
+	fab_cmd "Guid \"H0004\" $g" >/dev/null
+	# A heavy sweep now (the GUID change itself raises no trap): SIGHUP
+	# to ibsm itself, the child of `timeout` (which would turn a signal
+	# it relays into a SIGKILL 5 s later).
+	sm_pid=$(pgrep -P "$FAB_SM_PID" | head -n 1)
+	kill -HUP "$sm_pid"
+	if wait_log "$dir/ibsm.log" "ERR 0103: duplicate node GUID $g: .*path 0,1,4 is left out" 1 30 &&
+		kill -HUP "$sm_pid" &&
+		wait_log "$dir/ibsm.log" "ERR 0103: duplicate node GUID $g: .*path 0,1,4 is left out" 2 30; then
+		fab_pass "$name-named-every-sweep"
+	else
+		fab_fail "$name-named-every-sweep" "ERR 0103 naming 0,1,4 not logged on two sweeps"
+		grep ERR "$dir/ibsm.log" | head -n 5 | sed 's/^/    /'
+	fi
+	wait_log "$dir/ibsm.log" "SUBNET UP" 3 30
+	if [ "$(lid_at "$path" 1)" = "$lid" ] && [ "$(lid_at 0,1,4 1)" != "$lid" ]; then
+		fab_pass "$name-genuine-keeps-lid"
+	else
+		fab_fail "$name-genuine-keeps-lid" "$desc LID $(lid_at "$path" 1), was $lid; twin $(lid_at 0,1,4 1)"
+	fi
+	check_genuine "$name" "$lid" "$desc" "$ports"
+	if fab_run H0005 sminfo 2>/dev/null | grep -q SMINFO_MASTER; then
+		fab_pass "$name-sminfo-master"
+	else
+		fab_fail "$name-sminfo-master"
+	fi
+	if fab_run H0005 saquery -N 2>/dev/null | grep -q NodeRecord; then
+		fab_pass "$name-sa-answers"
+	else
+		fab_fail "$name-sa-answers"
+	fi
+	fab_ibsm_stop
+	rc=$?
+	[ "$rc" = 0 ] && fab_pass "$name-clean-exit" || fab_fail "$name-clean-exit" "exit $rc"
 }
 
 # ---- a1. duplicate GUID, -o ---------------------------------------------
@@ -114,7 +168,7 @@ else
 	lid2=$(lid_at 0,1,2 1)
 	if [ -n "$lid2" ] && [ "$lid2" != 0 ]; then
 		fab_pass "a1-genuine-lid"
-		check_genuine a1 "$lid2"
+		check_genuine a1 "$lid2" "H0002 HCA-1" 2
 	else
 		fab_fail "a1-genuine-lid" "H0002 has LID '$lid2'"
 	fi
@@ -129,47 +183,12 @@ else
 fi
 
 # ---- a2. duplicate GUID made under a running daemon ---------------------
-fab_sim_start "$NET" twin-daemon || exit 1
-dir=$FAB_TMP/twin-daemon
-if fab_ibsm_start H0001 "$dir" -s 1; then
-	g2=$(fab_run H0001 smpquery -D nodeinfo 0,1,2 2>/dev/null | field Guid)
-	lid2=$(lid_at 0,1,2 1)
-	fab_cmd "Guid \"H0004\" $g2" >/dev/null
-	# A heavy sweep now (the GUID change itself raises no trap): SIGHUP
-	# to ibsm itself, the child of `timeout` (which would turn a signal
-	# it relays into a SIGKILL 5 s later).
-	sm_pid=$(pgrep -P "$FAB_SM_PID" | head -n 1)
-	kill -HUP "$sm_pid"
-	if wait_log "$dir/ibsm.log" "ERR 0103: duplicate node GUID $g2: path 0,1,4" 1 30 &&
-		kill -HUP "$sm_pid" &&
-		wait_log "$dir/ibsm.log" "ERR 0103: duplicate node GUID $g2: path 0,1,4" 2 30; then
-		fab_pass "a2-named-every-sweep"
-	else
-		fab_fail "a2-named-every-sweep" "ERR 0103 not logged on two sweeps"
-	fi
-	wait_log "$dir/ibsm.log" "SUBNET UP" 3 30
-	if [ "$(lid_at 0,1,2 1)" = "$lid2" ]; then
-		fab_pass "a2-genuine-keeps-lid"
-	else
-		fab_fail "a2-genuine-keeps-lid" "H0002 LID $(lid_at 0,1,2 1), was $lid2"
-	fi
-	check_genuine a2 "$lid2"
-	if fab_run H0005 sminfo 2>/dev/null | grep -q SMINFO_MASTER; then
-		fab_pass "a2-sminfo-master"
-	else
-		fab_fail "a2-sminfo-master"
-	fi
-	if fab_run H0005 saquery -N 2>/dev/null | grep -q NodeRecord; then
-		fab_pass "a2-sa-answers"
-	else
-		fab_fail "a2-sa-answers"
-	fi
-	fab_ibsm_stop
-	rc=$?
-	[ "$rc" = 0 ] && fab_pass "a2-clean-exit" || fab_fail "a2-clean-exit" "exit $rc"
-else
-	fab_fail "a2-up" "no SUBNET UP before the twin"
-fi
+twin_daemon a2 0,1,2 "H0002 HCA-1" 2
+
+# ---- a3. the same with a twin closer to the SM than the node it copies --
+# H0004 (0,1,4) copies H0009 (0,1,5,3,1, another leaf): the twin answers
+# first, yet the port the last sweep knew keeps the GUID, LID and routes.
+twin_daemon a3 0,1,5,3,1 "H0009 HCA-1" "5|6"
 
 # ---- b1. a switch that never acknowledges its LFT Sets, daemon ----------
 fab_sim_start "$NET" mute || exit 1
@@ -177,7 +196,7 @@ fab_cmd 'Error "leaf-04" 100 0x19' >/dev/null ||
 	fab_fail "b-error-cmd" "ibsim refused the Error command"
 g4=$(fab_run H0001 smpquery -D nodeinfo 0,1,5,4 2>/dev/null | field Guid)
 dir=$FAB_TMP/mute
-if FAB_UP_TIMEOUT=90 fab_ibsm_start H0001 "$dir" -s 1; then
+if FAB_UP_TIMEOUT=90 fab_ibsm_start H0001 "$dir" -s 3; then
 	fab_pass "b1-subnet-up"
 	if grep -q "ERR 0220: Switch $g4 \"leaf-04\" did not acknowledge [1-9][0-9]* LFT" \
 		"$dir/ibsm.log"; then
@@ -204,11 +223,12 @@ if FAB_UP_TIMEOUT=90 fab_ibsm_start H0001 "$dir" -s 1; then
 	# H0005 (leaf-02) to H0009 (leaf-03): routed through the spines.
 	lid5=$(lid_at 0,1,5,2,1 1)
 	lid9=$(lid_at 0,1,5,3,1 1)
-	if fab_run H0005 ibtracert "$lid5" "$lid9" 2>/dev/null |
-		grep -q '^To ca .*"H0009 HCA-1"'; then
+	trace=$(fab_run H0005 ibtracert "$lid5" "$lid9" 2>&1)
+	if grep -q '^To ca .*"H0009 HCA-1"' <<<"$trace"; then
 		fab_pass "b1-rest-routed"
 	else
 		fab_fail "b1-rest-routed" "no route from H0005 (LID '$lid5') to H0009 (LID '$lid9')"
+		sed 's/^/    /' <<<"$trace" | head -n 8
 	fi
 	if wait_log "$dir/ibsm.log" 'ERR 0220: .*"leaf-04".*still excluded' 2 30; then
 		fab_pass "b1-named-every-sweep"

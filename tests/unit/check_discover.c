@@ -32,6 +32,7 @@ static struct fabric M;			/* the model the discovery builds */
 static struct discover_result R;
 static bool done;
 static char logpath[64];
+static const struct fabric *PREV;	/* the last sweep's model, or NULL */
 
 static void setup(void)
 {
@@ -48,6 +49,7 @@ static void setup(void)
 	fabric_init(&M);
 	memset(&R, 0, sizeof(R));
 	done = false;
+	PREV = NULL;
 	snprintf(logpath, sizeof(logpath), "/tmp/check_discover.XXXXXX");
 	fd = mkstemp(logpath);
 	ck_assert_int_ge(fd, 0);
@@ -102,6 +104,7 @@ static void discover(void)
 	ev_timer guard;
 
 	ck_assert_int_eq(discover_start(&d, F.engine, &M, true, on_done, NULL), 0);
+	discover_set_previous(d, PREV);
 	ev_timer_init(&guard, on_guard, 10., 0.);
 	ev_timer_start(L, &guard);
 	while (!done && ev_run(L, 0))
@@ -286,6 +289,65 @@ START_TEST(twin_switch_down_port)
 	ck_assert(unlinked(G_SW(1), 8));
 	ck_assert(unlinked(G_SW(2), 6));
 	ck_assert(linked(G_SW(1), 5, G_SW(2), 1));
+}
+END_TEST
+
+/*
+ * A twin closer to the SM than the node it copies: H2 (path 0,1,2) takes
+ * the GUIDs of H6 (0,1,5,4, behind spine-1).  Without a previous model
+ * the first seen wins; with the model of a sweep before the twin came,
+ * the port at the route the SM knew keeps the GUID, its link and its
+ * PortInfo, and the twin's link is undone whichever answered first.
+ */
+static int h6;
+
+static void far_twin(void)
+{
+	small_fabric();
+	h6 = ff_add(&FF, NODE_TYPE_CA, 1, G_H(6), "H6");
+	ff_link(&FF, h6, 1, sp1, 4);
+}
+
+START_TEST(twin_closer_first_seen_wins)
+{
+	far_twin();
+	FF.node[h[2]].guid = G_H(6);
+	FF.node[h[2]].port_guid = G_H(6) + 1;
+	discover();
+	ck_assert_uint_eq(R.dup_guids, 1);
+	ck_assert(linked(G_SW(1), 2, G_H(6), 1));
+	ck_assert(unlinked(G_SW(2), 4));
+}
+END_TEST
+
+START_TEST(twin_closer_previous_model_wins)
+{
+	struct fabric prev;
+	const struct fab_node *n;
+
+	far_twin();
+	discover();			/* the sweep before the twin */
+	ck_assert_uint_eq(R.dup_guids, 0);
+	prev = M;
+	fabric_init(&M);
+	FF.node[h[2]].guid = G_H(6);
+	FF.node[h[2]].port_guid = G_H(6) + 1;
+	strcpy(FF.node[h[2]].desc, "impostor");
+	PREV = &prev;
+	done = false;
+	discover();
+	ck_assert_uint_eq(R.dup_guids, 1);
+	ck_assert(linked(G_SW(2), 4, G_H(6), 1));
+	ck_assert(unlinked(G_SW(1), 2));
+	n = node(G_H(6));
+	ck_assert_uint_eq(n->ports[1].hops, 3);
+	ck_assert_uint_eq(n->ports[1].path[2], 5);
+	ck_assert(n->ports[1].valid);
+	ck_assert_str_eq(n->desc, "H6");
+	ck_assert(fabric_pkey_known(&n->ports[1]));
+	ck_assert(log_has("ERR 0103", "the last sweep had it at path 0,1,5,4",
+			  "the node at path 0,1,2 is left out"));
+	fabric_free(&prev);
 }
 END_TEST
 
@@ -551,6 +613,8 @@ static Suite *discover_suite(void)
 	tcase_add_test(tc, twin_switch);
 	tcase_add_test(tc, twin_switch_down_port);
 	tcase_add_test(tc, twin_other_model);
+	tcase_add_test(tc, twin_closer_first_seen_wins);
+	tcase_add_test(tc, twin_closer_previous_model_wins);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("hostile");
