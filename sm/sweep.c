@@ -397,7 +397,10 @@ static unsigned excluded_add(struct sweep *sw)
 	for (size_t i = 0; sw->faults && i < sw->f.n_nodes; i++) {
 		const struct fab_node *n = fabric_node(&sw->f, (int32_t)i);
 
+		/* The SM's own node is never excluded: without its links
+		 * there would be no subnet to bring up. */
 		if (!fault_total(&sw->faults[i]) ||
+		    (int32_t)i == sw->f.local_node ||
 		    excluded_find(sm, n->guid) >= 0)
 			continue;
 		if (sm->n_excluded == SM_MAX_EXCLUDED) {
@@ -408,7 +411,7 @@ static unsigned excluded_add(struct sweep *sw)
 		}
 		log_err("ERR 0221: excluding %s 0x%016" PRIx64 " \"%s\" after %u"
 			" sweeps without acknowledged Sets: no route will"
-			" cross it and its links are not activated",
+			" cross it and its links are not armed or activated",
 			fabric_node_type_str(n->type), n->guid,
 			n->has_desc ? n->desc : "", sm->failed_sweeps + 1);
 		sm->excluded[sm->n_excluded++] = n->guid;
@@ -443,8 +446,9 @@ static void stage_done(struct smp_batch *b, void *arg)
 	}
 	sw->act_smps = b->sent;
 	ev_tstamp now = ev_time();
-	if (sw->failed > sw->unacked) {
-		/* Sets we could not even queue: nothing to blame a node for. */
+	if (sw->failed > sw->unacked || (sw->unacked && !sw->faults)) {
+		/* Sets we could not even queue, or no memory to say whose
+		 * were lost: nothing to blame a node for. */
 		sweep_finish(sw, false, "Sets could not be queued");
 		return;
 	}

@@ -224,10 +224,18 @@ if FAB_UP_TIMEOUT=90 fab_ibsm_start H0001 "$dir" -s 3; then
 	lid5=$(lid_at 0,1,5,2,1 1)
 	lid9=$(lid_at 0,1,5,3,1 1)
 	trace=$(fab_run H0005 ibtracert "$lid5" "$lid9" 2>&1)
+	rc=$?
+	# Seen once under load: ibtracert ended with no output at all (the
+	# tool did not run, no route was refused): once more.
+	if [ -z "$trace" ]; then
+		sleep 1
+		trace=$(fab_run H0005 ibtracert "$lid5" "$lid9" 2>&1)
+		rc=$?
+	fi
 	if grep -q '^To ca .*"H0009 HCA-1"' <<<"$trace"; then
 		fab_pass "b1-rest-routed"
 	else
-		fab_fail "b1-rest-routed" "no route from H0005 (LID '$lid5') to H0009 (LID '$lid9')"
+		fab_fail "b1-rest-routed" "no route from H0005 (LID '$lid5') to H0009 (LID '$lid9'), ibtracert exit $rc"
 		sed 's/^/    /' <<<"$trace" | head -n 8
 	fi
 	if wait_log "$dir/ibsm.log" 'ERR 0220: .*"leaf-04".*still excluded' 2 30; then
