@@ -492,6 +492,31 @@ START_TEST(node_info_error_status)
 }
 END_TEST
 
+/* A NodeInfo answer cut short (every answer of H4 is 200 bytes): never
+ * read, the query fails after its retries like a lost one. */
+static bool cut_h4(struct fake_fabric *ff, int id, uint8_t in_port,
+		   struct smp_dr *resp, void *arg)
+{
+	(void)in_port;
+	(void)resp;
+	if (id == *(int *)arg)
+		ff->cut_to = 200;
+	return true;
+}
+
+START_TEST(truncated_answer)
+{
+	small_fabric();
+	FF.mutate = cut_h4;
+	FF.mutate_arg = &h[4];
+	discover();
+	ck_assert_uint_eq(R.dead_ends, 1);
+	ck_assert_int_eq(fabric_find(&M, G_H(4)), FAB_NONE);
+	ck_assert(unlinked(G_SW(1), 4));
+	ck_assert_uint_gt(mad_engine_stats(F.engine)->dropped, 0);
+}
+END_TEST
+
 /* SwitchInfo refused: the switch's ports are still read. */
 START_TEST(switch_info_error_status)
 {
@@ -627,6 +652,7 @@ static Suite *discover_suite(void)
 	tcase_add_test(tc, switch_local_port_zero_over_link);
 	tcase_add_test(tc, node_guid_zero);
 	tcase_add_test(tc, node_info_error_status);
+	tcase_add_test(tc, truncated_answer);
 	tcase_add_test(tc, switch_info_error_status);
 	tcase_add_test(tc, port_info_error_status);
 	tcase_add_test(tc, node_desc_unterminated);

@@ -63,6 +63,7 @@ struct fake_fabric {
 	uint8_t		 local_port;
 	ff_mutate_fn	 mutate;
 	void		*mutate_arg;
+	size_t		 cut_to;	/* set by mutate: deliver only this many bytes */
 	unsigned	 answered, lost;
 };
 
@@ -260,7 +261,9 @@ static inline enum fake_action ff_policy(struct fake *fk,
 		return FAKE_DROP;
 	}
 	ff->answered++;
-	fake_schedule(fk, resp, MAD_SIZE, 0, 0.);
+	fake_schedule(fk, resp, ff->cut_to && ff->cut_to < MAD_SIZE ? ff->cut_to
+				: MAD_SIZE, 0, 0.);
+	ff->cut_to = 0;
 	return FAKE_DROP;	/* the answer is scheduled already */
 }
 
