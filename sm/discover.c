@@ -7,8 +7,10 @@
  *   NodeInfo answered   new GUID: add the node and ask NodeDescription,
  *                       SwitchInfo and PortInfo of every port (switch) or
  *                       of the arrival port (CA, router).  Known GUID: a
- *                       loop, or another port of a multi-port CA.  Either
- *                       way the link we came over is recorded.
+ *                       loop, or another port of a multi-port CA, and the
+ *                       link we came over is recorded; or a twin (another
+ *                       node with that GUID, see twin_reason()), which is
+ *                       left out.
  *   PortInfo answered   a switch port (or the SM's own CA port) that is
  *                       up and not yet linked is explored with NodeInfo
  *                       one hop further.  The port's P_Key table is read

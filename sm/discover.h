@@ -16,7 +16,7 @@ struct discover_result {
 	unsigned smps;		/* requests this sweep made (not re-sends) */
 	unsigned failed;	/* requests that got no valid answer */
 	unsigned dead_ends;	/* up ports whose far side never answered */
-	unsigned dup_guids;	/* GUID seen on nodes that differ */
+	unsigned dup_guids;	/* twins left out (ERR 0103 each) */
 	double   seconds;
 };
 
