@@ -7,8 +7,10 @@
  *   NodeInfo answered   new GUID: add the node and ask NodeDescription,
  *                       SwitchInfo and PortInfo of every port (switch) or
  *                       of the arrival port (CA, router).  Known GUID: a
- *                       loop, or another port of a multi-port CA.  Either
- *                       way the link we came over is recorded.
+ *                       loop, or another port of a multi-port CA, and the
+ *                       link we came over is recorded; or a twin (another
+ *                       node with that GUID, see twin_reason()), which is
+ *                       left out.
  *   PortInfo answered   a switch port (or the SM's own CA port) that is
  *                       up and not yet linked is explored with NodeInfo
  *                       one hop further.  The port's P_Key table is read
@@ -54,6 +56,7 @@ struct discovery {
 	struct timespec start;
 	bool finished;
 	bool clear_psc;
+	const struct fabric *prev;	/* last sweep's model, or NULL */
 };
 
 struct query {
@@ -207,6 +210,34 @@ static void read_pkeys(struct discovery *d, int32_t id, uint8_t pn,
 	}
 }
 
+/*
+ * A CA or router port, or a node's description, can be taken over by the
+ * genuine node after a twin was seen first (prefer_previous()); answers
+ * still on their way from the twin are then stale and ignored.
+ */
+static bool same_path(const uint8_t *a, unsigned ha, const uint8_t *b,
+		      unsigned hb)
+{
+	return ha == hb && !memcmp(a, b, ha + 1);
+}
+
+static bool answer_stale(const struct discovery *d, const struct query *q)
+{
+	const struct fab_node *n;
+
+	if (q->kind == Q_NODE_INFO)
+		return false;
+	n = fabric_node(d->fabric, q->node);
+	if (n->type == NODE_TYPE_SWITCH)
+		return false;
+	if (q->kind == Q_NODE_DESC)
+		return !same_path(q->path, q->hops, n->path, n->hops);
+	if (q->port && (q->kind == Q_PORT_INFO || q->kind == Q_PKEY))
+		return !same_path(q->path, q->hops, n->ports[q->port].path,
+				  n->ports[q->port].hops);
+	return false;
+}
+
 static void got_pkeys(struct discovery *d, const struct query *q,
 		      const uint8_t *data)
 {
@@ -237,17 +268,193 @@ static void explore(struct discovery *d, int32_t id, uint8_t port,
 	send_query(d, Q_NODE_INFO, next, hops + 1, FAB_NONE, 0, id, port);
 }
 
-static bool node_info_sane(const struct smp_node_info *ni)
+/*
+ * NodeInfo (14.2.5.3) as any node may answer it: a type we know, at
+ * least one port, a GUID, and a LocalPortNum that is one of its ports.
+ * Port 0 is a switch's management port: only the SM's own node (no hop)
+ * can be entered there; a node reached over a link is entered at a
+ * physical port.
+ */
+static bool node_info_sane(const struct smp_node_info *ni, unsigned hops)
 {
 	if (ni->node_type < NODE_TYPE_CA || ni->node_type > NODE_TYPE_ROUTER)
 		return false;
 	if (ni->num_ports == 0 || !ni->node_guid)
 		return false;
-	/* A switch may be entered on port 0 only by the local SM. */
 	if (ni->local_port > ni->num_ports)
 		return false;
-	if (ni->node_type != NODE_TYPE_SWITCH && ni->local_port == 0)
+	if (ni->local_port == 0 &&
+	    (ni->node_type != NODE_TYPE_SWITCH || hops > 0))
 		return false;
+	return true;
+}
+
+/* The DR path by which port `pn` of node `n` was first reached. */
+static void first_path(const struct fab_node *n, unsigned pn, char *buf,
+		       size_t sz)
+{
+	const struct fab_port *p = &n->ports[pn];
+
+	if (n->type != NODE_TYPE_SWITCH && pn && (p->hops || p->guid))
+		path_str(p->path, p->hops, buf, sz);
+	else
+		path_str(n->path, n->hops, buf, sz);
+}
+
+/*
+ * A NodeInfo answer names a GUID the sweep already holds.  That is
+ * legitimate in two cases only: a loop between switches (the same switch
+ * reached again, over a link we had not followed yet) and a multi-port
+ * CA or router reached on another of its ports.  One port cannot have
+ * two peers, so the answer is from another node with the same GUID (a
+ * twin) when:
+ *
+ *   - type or port count differ from the node first seen;
+ *   - the port it arrived at is already linked to someone other than the
+ *     port we left by, or the port we left by is already linked to
+ *     someone else (the same link seen from both sides is fine);
+ *   - for a CA or router: that port was already reached by another
+ *     route (the same port twice means two ports), or its port GUID
+ *     differs;
+ *   - for a switch: that port is down on the node first seen.
+ *
+ * Returns NULL or why (in buf).
+ */
+static const char *twin_reason(const struct discovery *d, const struct query *q,
+			       int32_t id, const struct smp_node_info *ni,
+			       char *buf, size_t sz)
+{
+	const struct fabric *f = d->fabric;
+	const struct fab_node *n = fabric_node(f, id);
+	uint8_t lp = ni->local_port;
+	const struct fab_port *p;
+
+	if (n->type != ni->node_type || n->num_ports != ni->num_ports) {
+		snprintf(buf, sz, "a %s with %u ports, first seen as a %s with"
+			 " %u ports", fabric_node_type_str(ni->node_type),
+			 ni->num_ports, fabric_node_type_str(n->type),
+			 n->num_ports);
+		return buf;
+	}
+	p = &n->ports[lp];
+	if (p->peer_node != FAB_NONE &&
+	    (p->peer_node != q->from_node || p->peer_port != q->from_port)) {
+		snprintf(buf, sz, "its port %u is already linked to 0x%016"
+			 PRIx64 " port %u", lp,
+			 fabric_node(f, p->peer_node)->guid, p->peer_port);
+		return buf;
+	}
+	if (q->from_node != FAB_NONE) {
+		const struct fab_port *fp =
+			&fabric_node(f, q->from_node)->ports[q->from_port];
+
+		if (fp->peer_node != FAB_NONE &&
+		    (fp->peer_node != id || fp->peer_port != lp)) {
+			snprintf(buf, sz, "the port it was reached by is"
+				 " already linked to 0x%016" PRIx64 " port %u",
+				 fabric_node(f, fp->peer_node)->guid,
+				 fp->peer_port);
+			return buf;
+		}
+	}
+	if (n->type != NODE_TYPE_SWITCH) {
+		if (p->guid && p->guid != be64toh(ni->port_guid)) {
+			snprintf(buf, sz, "port %u has GUID 0x%016" PRIx64
+				 ", first seen as 0x%016" PRIx64, lp,
+				 be64toh(ni->port_guid), p->guid);
+			return buf;
+		}
+		if ((p->hops || p->guid) && p->peer_node == FAB_NONE) {
+			snprintf(buf, sz, "its port %u was already reached", lp);
+			return buf;
+		}
+	} else if (p->valid && pi_port_state(&p->pi) < PORT_STATE_INIT) {
+		snprintf(buf, sz, "it was entered at port %u, which is down on"
+			 " the switch first seen", lp);
+		return buf;
+	}
+	return NULL;
+}
+
+/* Is `path` the route by which the last sweep reached port `pn` of the
+ * CA or router `guid`? */
+static bool previous_path(const struct discovery *d, uint64_t guid,
+			  unsigned pn, const uint8_t *path, unsigned hops)
+{
+	int32_t id;
+	const struct fab_node *n;
+	const struct fab_port *p;
+
+	if (!d->prev || (id = fabric_find(d->prev, guid)) == FAB_NONE)
+		return false;
+	n = fabric_node(d->prev, id);
+	if (n->type == NODE_TYPE_SWITCH || pn == 0 || pn > n->num_ports)
+		return false;
+	p = &n->ports[pn];
+	return (p->hops || p->guid) && same_path(p->path, p->hops, path, hops);
+}
+
+/*
+ * Two CA (or router) ports with one GUID and port number: which is the
+ * genuine one?  The first seen, unless the last sweep's model had the
+ * port at the route of the second and not at that of the first: a twin
+ * closer to the SM than the node it copies must not take its LID and
+ * routes.  Then the first is evicted (its link undone) and the port is
+ * re-read by the second's route.  Returns true when the second one wins;
+ * `why` (the twin_reason()) is logged either way.
+ */
+static bool prefer_previous(struct discovery *d, const struct query *q,
+			    int32_t id, const struct smp_node_info *ni,
+			    const char *why)
+{
+	struct fabric *f = d->fabric;
+	struct fab_node *n = fabric_node(f, id);
+	uint8_t lp = ni->local_port;
+	struct fab_port *p;
+	char ps[4 * (SMP_MAX_HOPS + 1)], old[4 * (SMP_MAX_HOPS + 1)];
+
+	if (n->type == NODE_TYPE_SWITCH || n->type != ni->node_type ||
+	    n->num_ports != ni->num_ports || q->from_node == FAB_NONE)
+		return false;
+	p = &n->ports[lp];
+	/* The SM's own port is never the twin. */
+	if (id == f->local_node && lp == f->local_port)
+		return false;
+	if (fabric_node(f, q->from_node)->ports[q->from_port].peer_node != FAB_NONE)
+		return false;
+	if (!previous_path(d, n->guid, lp, q->path, q->hops) ||
+	    previous_path(d, n->guid, lp, p->path, p->hops))
+		return false;
+
+	path_str(q->path, q->hops, ps, sizeof(ps));
+	path_str(p->path, p->hops, old, sizeof(old));
+	log_err("ERR 0103: duplicate node GUID 0x%016" PRIx64 ": path %s reaches"
+		" a node first seen at path %s (%s), but the last sweep had it at"
+		" path %s: the node at path %s is left out", n->guid, ps, old,
+		why, ps, old);
+	d->result.dup_guids++;
+	if (p->peer_node != FAB_NONE) {
+		fabric_node(f, p->peer_node)->ports[p->peer_port].peer_node = FAB_NONE;
+		p->peer_node = FAB_NONE;
+	}
+	if (same_path(n->path, n->hops, p->path, p->hops)) {
+		n->hops = q->hops;
+		memcpy(n->path, q->path, q->hops + 1);
+		n->sys_guid = be64toh(ni->sys_guid);
+		n->device_id = be16toh(ni->device_id);
+		n->partition_cap = be16toh(ni->partition_cap);
+		n->revision = be32toh(ni->revision);
+		n->vendor_id = smp_node_info_vendor(ni);
+		n->has_desc = false;
+		send_query(d, Q_NODE_DESC, q->path, q->hops, id, 0, FAB_NONE, 0);
+	}
+	fabric_pkey_alloc(n, lp, 0);
+	memset(&p->pi, 0, sizeof(p->pi));
+	p->valid = false;
+	p->guid = be64toh(ni->port_guid);
+	p->hops = q->hops;
+	memcpy(p->path, q->path, q->hops + 1);
+	send_query(d, Q_PORT_INFO, q->path, q->hops, id, lp, FAB_NONE, 0);
 	return true;
 }
 
@@ -261,7 +468,7 @@ static void got_node_info(struct discovery *d, struct query *q,
 	struct fab_node *n;
 	char ps[4 * (SMP_MAX_HOPS + 1)];
 
-	if (!node_info_sane(ni)) {
+	if (!node_info_sane(ni, q->hops)) {
 		path_str(q->path, q->hops, ps, sizeof(ps));
 		log_warnx("ERR 0102: path %s: invalid NodeInfo (type %u, ports %u,"
 			  " local port %u): node ignored", ps, ni->node_type,
@@ -297,17 +504,31 @@ static void got_node_info(struct discovery *d, struct query *q,
 				   FAB_NONE, 0);
 		}
 	} else {
-		n = fabric_node(f, id);
-		if (n->type != ni->node_type || n->num_ports != ni->num_ports) {
+		char why[160], first[4 * (SMP_MAX_HOPS + 1)];
+
+		why[0] = '\0';
+
+		if (twin_reason(d, q, id, ni, why, sizeof(why)) &&
+		    prefer_previous(d, q, id, ni, why)) {
+			n = fabric_node(f, id);
+		} else if (why[0]) {
+			/* The node first seen keeps the GUID, its LID and its
+			 * routes; this one stays out of the model: not
+			 * linked, not explored, not given a LID. */
+			n = fabric_node(f, id);
 			path_str(q->path, q->hops, ps, sizeof(ps));
+			/* lp is one of the twin's ports, maybe not of n's. */
+			first_path(n, n->type == NODE_TYPE_SWITCH ||
+				   lp > n->num_ports ? 0 : lp,
+				   first, sizeof(first));
 			log_err("ERR 0103: duplicate node GUID 0x%016" PRIx64
-				" at path %s (a %s with %u ports, first seen as a"
-				" %s with %u ports)", guid, ps,
-				fabric_node_type_str(ni->node_type), ni->num_ports,
-				fabric_node_type_str(n->type), n->num_ports);
+				": path %s reaches a node first seen at path %s"
+				" (%s): the node at path %s is left out", guid, ps,
+				first, why, ps);
 			d->result.dup_guids++;
 			return;
 		}
+		n = fabric_node(f, id);
 	}
 	if (n->type != NODE_TYPE_SWITCH) {
 		struct fab_port *p = &n->ports[lp];
@@ -328,6 +549,35 @@ static void got_node_info(struct discovery *d, struct query *q,
 	}
 }
 
+/*
+ * PortInfo of a switch port says it is down, yet a NodeInfo answer
+ * entered this switch (its GUID) through it: that answer came from
+ * another switch with the same GUID, reached before this port was read.
+ * The link it made is undone; the twin stays out.
+ */
+static void twin_behind_down_port(struct discovery *d, const struct query *q)
+{
+	struct fabric *f = d->fabric;
+	struct fab_node *n = fabric_node(f, q->node);
+	struct fab_port *p = &n->ports[q->port];
+	struct fab_node *o = fabric_node(f, p->peer_node);
+	struct fab_port *op = &o->ports[p->peer_port];
+	char ps[4 * (SMP_MAX_HOPS + 1) + 4], first[4 * (SMP_MAX_HOPS + 1)];
+	size_t len;
+
+	first_path(o, p->peer_port, ps, sizeof(ps) - 4);
+	len = strlen(ps);
+	snprintf(ps + len, sizeof(ps) - len, ",%u", p->peer_port);
+	path_str(n->path, n->hops, first, sizeof(first));
+	log_err("ERR 0103: duplicate node GUID 0x%016" PRIx64 ": path %s"
+		" reaches a node first seen at path %s (it was entered at port"
+		" %u, which is down on the switch first seen): the node at"
+		" path %s is left out", n->guid, ps, first, q->port, ps);
+	op->peer_node = FAB_NONE;
+	p->peer_node = FAB_NONE;
+	d->result.dup_guids++;
+}
+
 static void got_port_info(struct discovery *d, struct query *q,
 			  const struct smp_port_info *pi)
 {
@@ -338,6 +588,9 @@ static void got_port_info(struct discovery *d, struct query *q,
 
 	p->pi = *pi;
 	p->valid = true;
+	if (q->port && p->peer_node != FAB_NONE &&
+	    pi_port_state(pi) < PORT_STATE_INIT)
+		twin_behind_down_port(d, q);
 	read_pkeys(d, q->node, q->port, q->path, q->hops);
 	if (q->port == 0 || pi_port_state(pi) < PORT_STATE_INIT ||
 	    p->peer_node != FAB_NONE)
@@ -375,6 +628,14 @@ static void on_answer(void *arg, int status, const void *mad, size_t len)
 	if (status == -ETIMEDOUT && ++q->rounds < QUERY_ROUNDS &&
 	    submit_query(d, q) == 0)
 		return;
+	/* The engine passes only whole SMPs; a short one is no answer. */
+	if (status == 0 && (!mad || len != MAD_SIZE))
+		status = -EBADMSG;
+	if (answer_stale(d, q)) {
+		free(q);
+		maybe_finish(d);
+		return;
+	}
 	if (status < 0 || (be16toh(smp->hdr.status) & 0x7fff)) {
 		path_str(q->path, q->hops, ps, sizeof(ps));
 		if (status < 0 && q->kind == Q_NODE_INFO && q->hops) {
@@ -426,7 +687,6 @@ static void on_answer(void *arg, int status, const void *mad, size_t len)
 			break;
 		}
 	}
-	(void)len;
 	free(q);
 	maybe_finish(d);
 }
@@ -454,6 +714,11 @@ int discover_start(struct discovery **out, struct mad_engine *e,
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+void discover_set_previous(struct discovery *d, const struct fabric *prev)
+{
+	d->prev = prev && prev->n_nodes ? prev : NULL;
 }
 
 void discover_free(struct discovery *d)

@@ -16,7 +16,7 @@ struct discover_result {
 	unsigned smps;		/* requests this sweep made (not re-sends) */
 	unsigned failed;	/* requests that got no valid answer */
 	unsigned dead_ends;	/* up ports whose far side never answered */
-	unsigned dup_guids;	/* GUID seen on nodes that differ */
+	unsigned dup_guids;	/* twins left out (ERR 0103 each) */
 	double   seconds;
 };
 
@@ -33,6 +33,14 @@ typedef void (*discover_done_cb)(void *arg, const struct discover_result *r);
 int discover_start(struct discovery **out, struct mad_engine *e,
 		   struct fabric *f, bool clear_psc, discover_done_cb cb,
 		   void *arg);
+/*
+ * The model of the last completed sweep, consulted when two CA ports have
+ * one GUID and port number: the one at the route the last sweep knew wins
+ * over one seen earlier in this sweep.  `prev` must not change until the
+ * callback has run.  Call right after discover_start() (no answer is
+ * handled before the loop runs).
+ */
+void discover_set_previous(struct discovery *d, const struct fabric *prev);
 void discover_free(struct discovery *d);
 
 #endif /* IBSM_SM_DISCOVER_H */

@@ -129,6 +129,26 @@ int fabric_link(struct fabric *f, int32_t a, uint8_t pa, int32_t b, uint8_t pb)
 	return 0;
 }
 
+unsigned fabric_unlink_node(struct fabric *f, int32_t id)
+{
+	struct fab_node *n;
+	unsigned undone = 0;
+
+	if (id < 0 || (size_t)id >= f->n_nodes)
+		return 0;
+	n = &f->nodes[id];
+	for (unsigned p = 1; p <= n->num_ports; p++) {
+		struct fab_port *pt = &n->ports[p];
+
+		if (pt->peer_node == FAB_NONE)
+			continue;
+		f->nodes[pt->peer_node].ports[pt->peer_port].peer_node = FAB_NONE;
+		pt->peer_node = FAB_NONE;
+		undone++;
+	}
+	return undone;
+}
+
 void fabric_count(const struct fabric *f, struct fabric_counts *c)
 {
 	memset(c, 0, sizeof(*c));

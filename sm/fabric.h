@@ -105,6 +105,9 @@ int32_t fabric_add_node(struct fabric *f, uint64_t guid, uint8_t type,
 /* Record a link between two ports (both must exist). -EINVAL if not. */
 int fabric_link(struct fabric *f, int32_t a, uint8_t pa, int32_t b, uint8_t pb);
 
+/* Undo every link of node `id` (both ends).  Returns the links undone. */
+unsigned fabric_unlink_node(struct fabric *f, int32_t id);
+
 static inline struct fab_node *fabric_node(const struct fabric *f, int32_t id)
 {
 	return &f->nodes[id];

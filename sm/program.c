@@ -66,11 +66,16 @@ static void on_item(void *arg, int status, const void *mad, size_t len)
 			return;
 	}
 	b->pending--;
-	if (status == 0 && len == MAD_SIZE &&
+	if (status == 0 && mad && len == MAD_SIZE &&
 	    !(be16toh(smp->hdr.status) & 0x7fff))
 		data = smp->data;
-	else
+	else {
 		b->failed++;
+		b->unacked++;
+		if (b->on_fail)
+			b->on_fail(b, it->node, it->port,
+				   be16toh(it->smp.hdr.attr_id), b->arg);
+	}
 	if (it->cb)
 		it->cb(b, it->node, it->port, data, it->cb_arg);
 	free(it);

@@ -33,11 +33,21 @@ typedef bool (*batch_more_cb)(struct smp_batch *b, void *arg);
 typedef void (*batch_item_cb)(struct smp_batch *b, int32_t node, uint8_t port,
 			      const uint8_t *data, void *arg);
 
+/*
+ * Optional, per Set given up on (no answer after its retries, a short
+ * answer or an error status): which node, port and attribute, so the
+ * sweep can name the node that does not acknowledge (sm/sweep.c).
+ */
+typedef void (*batch_fail_cb)(struct smp_batch *b, int32_t node, uint8_t port,
+			      uint16_t attr, void *arg);
+
 struct smp_batch {
 	struct mad_engine *engine;
 	unsigned pending;
 	unsigned sent;
-	unsigned failed;
+	unsigned failed;	/* Sets given up on, and Sets that could not be queued */
+	unsigned unacked;	/* of those, Sets sent and never acknowledged */
+	batch_fail_cb on_fail;	/* set after batch_init(), or NULL */
 	bool     sealed;		/* producer exhausted: done may fire */
 	bool     running;		/* inside the producer loop */
 	batch_more_cb more;

@@ -129,6 +129,15 @@ struct sm {
 	bool     change_pending;	/* heavy sweep asked for during one */
 	bool     incomplete;		/* last sweep accepted holes: re-sweep */
 	unsigned failed_sweeps;		/* consecutive */
+	/*
+	 * Nodes excluded for not acknowledging their Sets (sm/sweep.c): no
+	 * route crosses them and their links are not activated; each sweep
+	 * names them and tries them again.  A bounded list: beyond it, such
+	 * nodes just keep the sweep degraded.
+	 */
+#define SM_MAX_EXCLUDED	64
+	uint64_t excluded[SM_MAX_EXCLUDED];
+	unsigned n_excluded;
 
 	struct fabric fabric;		/* model of the last completed sweep */
 	struct routing_result routes;	/* its forwarding tables (for the SA) */

@@ -29,12 +29,10 @@
 #include "sm/program.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
+#include "sm/sweep_policy.h"
 #include "sm/topo_dump.h"
 
 enum sweep_stage { ST_DISCOVER, ST_PROGRAM, ST_ACTIVATE, ST_DONE };
-
-/* Failed heavy sweeps before a daemon brings up what it could discover. */
-#define ACCEPT_INCOMPLETE_AFTER	3
 
 struct sweep {
 	struct sm *sm;
@@ -49,6 +47,15 @@ struct sweep {
 	uint16_t sm_lid;
 	ev_tstamp t0, t_disc, t_prog;
 	unsigned disc_smps, prog_smps, act_smps, failed;
+	/* What went wrong, for the failure policy (sm/sweep_policy.c). */
+	unsigned holes_failed, holes_dead, twins;	/* accepted from discovery */
+	unsigned unacked;		/* Sets never acknowledged */
+	struct node_fault *faults;	/* per node id, or NULL */
+};
+
+/* Sets a node did not acknowledge in this sweep, by attribute. */
+struct node_fault {
+	unsigned lft, switch_info, port_info, pkey, other;
 };
 
 uint16_t sm_local_lid(const struct sm *sm)
@@ -65,6 +72,7 @@ static void sweep_free(struct sweep *sw)
 	discover_free(sw->disc);
 	routing_result_free(&sw->routes);
 	fabric_free(&sw->f);
+	free(sw->faults);
 	free(sw);
 }
 
@@ -282,12 +290,144 @@ static bool more_program(struct smp_batch *b, void *arg)
 	return true;
 }
 
+/* A Set given up on: charge it to its node (see stage_done()). */
+static void on_set_failed(struct smp_batch *b, int32_t node, uint8_t port,
+			  uint16_t attr, void *arg)
+{
+	struct sweep *sw = arg;
+	struct node_fault *nf;
+
+	if (sw->aborted || node < 0 || (size_t)node >= sw->f.n_nodes)
+		return;
+	sw->unacked++;
+	if (!sw->faults) {
+		sw->faults = calloc(sw->f.n_nodes, sizeof(*sw->faults));
+		if (!sw->faults)
+			return;
+	}
+	nf = &sw->faults[node];
+	switch (attr) {
+	case SMP_ATTR_LFT:		nf->lft++; break;
+	case SMP_ATTR_SWITCH_INFO:	nf->switch_info++; break;
+	case SMP_ATTR_PORT_INFO:	nf->port_info++; break;
+	case SMP_ATTR_PKEY_TABLE:	nf->pkey++; break;
+	default:			nf->other++; break;
+	}
+	(void)port;
+}
+
+static unsigned fault_total(const struct node_fault *nf)
+{
+	return nf->lft + nf->switch_info + nf->port_info + nf->pkey + nf->other;
+}
+
+static int excluded_find(const struct sm *sm, uint64_t guid)
+{
+	for (unsigned i = 0; i < sm->n_excluded; i++)
+		if (sm->excluded[i] == guid)
+			return (int)i;
+	return -1;
+}
+
+static void excluded_drop(struct sm *sm, unsigned i)
+{
+	sm->excluded[i] = sm->excluded[--sm->n_excluded];
+}
+
+/*
+ * Name every node that did not acknowledge Sets in this sweep, and fill
+ * the policy's counts: nodes already excluded apart from the others.
+ */
+static void faults_tally(struct sweep *sw, struct sweep_tally *t)
+{
+	struct sm *sm = sw->sm;
+
+	for (size_t i = 0; sw->faults && i < sw->f.n_nodes; i++) {
+		const struct node_fault *nf = &sw->faults[i];
+		const struct fab_node *n = fabric_node(&sw->f, (int32_t)i);
+		bool excl = excluded_find(sm, n->guid) >= 0;
+
+		if (!fault_total(nf))
+			continue;
+		if (excl)
+			t->unacked_excluded++;
+		else
+			t->unacked_nodes++;
+		log_err("ERR 0220: %s 0x%016" PRIx64 " \"%s\" did not acknowledge"
+			" %u LFT, %u SwitchInfo, %u PortInfo, %u P_KeyTable and"
+			" %u other Sets%s", fabric_node_type_str(n->type), n->guid,
+			n->has_desc ? n->desc : "", nf->lft, nf->switch_info,
+			nf->port_info, nf->pkey, nf->other,
+			excl ? ": still excluded" : "");
+	}
+}
+
+/*
+ * After the verdict: excluded nodes that acknowledged everything this
+ * sweep (or left the fabric) are taken back; the next heavy sweep routes
+ * through them again.  Returns how many came back.
+ */
+static unsigned excluded_review(struct sweep *sw)
+{
+	struct sm *sm = sw->sm;
+	unsigned back = 0;
+
+	for (unsigned i = 0; i < sm->n_excluded;) {
+		int32_t id = fabric_find(&sw->f, sm->excluded[i]);
+
+		if (id != FAB_NONE && sw->faults &&
+		    fault_total(&sw->faults[id])) {
+			i++;
+			continue;
+		}
+		log_info("node 0x%016" PRIx64 " %s: no longer excluded",
+			 sm->excluded[i], id == FAB_NONE ? "left the fabric"
+				: "acknowledges its Sets again");
+		excluded_drop(sm, i);
+		back++;
+	}
+	return back;
+}
+
+/* SWEEP_EXCLUDE: every node with unacknowledged Sets joins the list. */
+static unsigned excluded_add(struct sweep *sw)
+{
+	struct sm *sm = sw->sm;
+	unsigned added = 0;
+
+	for (size_t i = 0; sw->faults && i < sw->f.n_nodes; i++) {
+		const struct fab_node *n = fabric_node(&sw->f, (int32_t)i);
+
+		/* The SM's own node is never excluded: without its links
+		 * there would be no subnet to bring up. */
+		if (!fault_total(&sw->faults[i]) ||
+		    (int32_t)i == sw->f.local_node ||
+		    excluded_find(sm, n->guid) >= 0)
+			continue;
+		if (sm->n_excluded == SM_MAX_EXCLUDED) {
+			log_err("ERR 0221: cannot exclude 0x%016" PRIx64 ": %u"
+				" nodes are excluded already", n->guid,
+				SM_MAX_EXCLUDED);
+			continue;
+		}
+		log_err("ERR 0221: excluding %s 0x%016" PRIx64 " \"%s\" after %u"
+			" sweeps without acknowledged Sets: no route will"
+			" cross it and its links are not armed or activated",
+			fabric_node_type_str(n->type), n->guid,
+			n->has_desc ? n->desc : "", sm->failed_sweeps + 1);
+		sm->excluded[sm->n_excluded++] = n->guid;
+		added++;
+	}
+	return added;
+}
+
 static void stage_start(struct sweep *sw, enum sweep_stage stage)
 {
 	sw->stage = stage;
 	sw->cursor = 0;
 	sw->rereg = !sw->sm->rereg_done;
 	batch_init(&sw->batch, sw->sm->engine, stage_done, sw);
+	sw->batch.on_fail = on_set_failed;
 	batch_run(&sw->batch, stage == ST_PROGRAM ? more_program : more_activate);
 }
 
@@ -307,12 +447,43 @@ static void stage_done(struct smp_batch *b, void *arg)
 	}
 	sw->act_smps = b->sent;
 	ev_tstamp now = ev_time();
-	if (sw->failed) {
-		char why[96];
-		snprintf(why, sizeof(why), "%u Sets were not acknowledged",
-			 sw->failed);
+	if (sw->failed > sw->unacked || (sw->unacked && !sw->faults)) {
+		/* Sets we could not even queue, or no memory to say whose
+		 * were lost: nothing to blame a node for. */
+		sweep_finish(sw, false, "Sets could not be queued");
+		return;
+	}
+	struct sweep_tally t = {
+		.failed_queries = sw->holes_failed, .dead_ends = sw->holes_dead,
+		.twins = sw->twins, .failed_sweeps = sm->failed_sweeps,
+		.once = sm->cfg.once,
+	};
+	faults_tally(sw, &t);
+	enum sweep_verdict v = sweep_decide(&t);
+	if (v == SWEEP_EXCLUDE && !excluded_add(sw))
+		v = SWEEP_DEGRADED;	/* the list is full: live with them */
+	if (v == SWEEP_RETRY || v == SWEEP_EXCLUDE) {
+		char why[128];
+		snprintf(why, sizeof(why), "%u Sets were not acknowledged by %u"
+			 " node(s)%s", sw->unacked, t.unacked_nodes,
+			 v == SWEEP_EXCLUDE ? "; sweeping again without them" : "");
 		sweep_finish(sw, false, why);
 		return;
+	}
+	unsigned back = excluded_review(sw);
+	/* Excluded nodes are tried again (and named) every sweep; one that
+	 * came back is routed through by the next one. */
+	sm->incomplete = sw->holes_failed + sw->holes_dead != 0 ||
+			 sm->n_excluded != 0 || back != 0;
+	if (v == SWEEP_DEGRADED) {
+		log_err("ERR 0222: subnet degraded: %u node(s) excluded for"
+			" unacknowledged Sets, %u duplicate GUID(s) left out,"
+			" %u discovery queries failed, %u dead ends",
+			sm->n_excluded, sw->twins, sw->holes_failed, sw->holes_dead);
+		if (sm->cfg.once)
+			sm->exit_code = 2;
+	} else if (sm->cfg.once) {
+		sm->exit_code = 0;
 	}
 	sm->rereg_done = true;
 	struct fabric_counts c;
@@ -395,18 +566,22 @@ static void on_discovered(void *arg, const struct discover_result *r)
 	sw->t_disc = ev_time();
 	sw->disc_smps = r->smps;
 	if (r->dup_guids)
-		log_err("ERR 0208: %u duplicate GUIDs in the fabric", r->dup_guids);
+		log_err("ERR 0208: %u duplicate GUIDs in the fabric: the nodes"
+			" first seen keep them, the others are left out",
+			r->dup_guids);
 	/*
 	 * Queries that got no answer leave holes in the model: switches
 	 * without SwitchInfo, ports without PortInfo, whole subtrees missing.
-	 * Such a sweep is failed and retried.  A daemon accepts an incomplete
-	 * fabric after a few tries (a port whose neighbour never answers
-	 * must not keep the rest of the subnet down) and keeps re-sweeping
-	 * it from the light sweep; -o never does.
+	 * The policy (sm/sweep_policy.c) fails and retries such a sweep, and
+	 * lets a daemon accept an incomplete fabric after a few tries.
 	 */
+	struct sweep_tally t = {
+		.failed_queries = r->failed, .dead_ends = r->dead_ends,
+		.twins = r->dup_guids, .failed_sweeps = sm->failed_sweeps,
+		.once = sm->cfg.once,
+	};
 	unsigned holes = r->failed + r->dead_ends;
-	if (holes && (sm->cfg.once ||
-		      sm->failed_sweeps < ACCEPT_INCOMPLETE_AFTER)) {
+	if (sweep_decide(&t) == SWEEP_RETRY) {
 		char why[128];
 		snprintf(why, sizeof(why), "discovery incomplete: %u queries"
 			 " failed, %u dead ends", r->failed, r->dead_ends);
@@ -416,6 +591,9 @@ static void on_discovered(void *arg, const struct discover_result *r)
 		return;
 	}
 	sm->incomplete = holes != 0;
+	sw->holes_failed = r->failed;
+	sw->holes_dead = r->dead_ends;
+	sw->twins = r->dup_guids;
 	if (holes)
 		log_err("ERR 0211: bringing up an incomplete fabric after %u"
 			" failed sweeps: %u queries failed, %u dead ends",
@@ -453,6 +631,15 @@ static void on_discovered(void *arg, const struct discover_result *r)
 	struct fab_node *ln = fabric_node(&sw->f, sw->f.local_node);
 	sw->sm_lid = ln->ports[sw->f.local_port].lid;
 
+	/* Excluded nodes keep their LIDs but lose their links: routing goes
+	 * around them and their links are neither armed nor activated. */
+	for (unsigned i = 0; i < sm->n_excluded; i++) {
+		int32_t id = fabric_find(&sw->f, sm->excluded[i]);
+
+		if (id != FAB_NONE)
+			fabric_unlink_node(&sw->f, id);
+	}
+
 	rc = routing_run(sm->cfg.routing_engine ? sm->cfg.routing_engine
 						: "minhop",
 			 &sw->f, &sw->routes, err, sizeof(err));
@@ -481,6 +668,8 @@ int sweep_heavy_start(struct sm *sm)
 	sm->act_count++;
 	rc = discover_start(&sw->disc, sm->engine, &sw->f, true, on_discovered,
 			    sw);
+	if (rc == 0)	/* twins: the port the last sweep knew is genuine */
+		discover_set_previous(sw->disc, &sm->fabric);
 	if (rc < 0) {
 		sm->sweep = NULL;
 		sweep_free(sw);

@@ -1,0 +1,674 @@
+/*
+ * check_discover.c - the discovery (sm/discover.c) against scripted
+ * fabrics (fake_fabric.h) on a real libev loop: what the model holds
+ * after legitimate loops and multi-port CAs, and after hostile answers:
+ * duplicate GUIDs (twins), insane NodeInfo, error statuses, answers lost
+ * for good.
+ *
+ * The "twins" and "hostile" cases test the fixes of issue 10 finding 5:
+ * on the code before them, a twin CA was linked in place of the genuine
+ * port (the genuine switch port lost its peer) and nothing was counted.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ev.h>
+
+#include "sm/discover.h"
+#include "sm/fabric.h"
+#include "sm/log.h"
+#include "tests/unit/fake_transport.h"
+#include "tests/unit/fake_fabric.h"
+
+static struct ev_loop *L;
+static struct fake F;
+static struct fake_fabric FF;
+static struct fabric M;			/* the model the discovery builds */
+static struct discover_result R;
+static bool done;
+static char logpath[64];
+static const struct fabric *PREV;	/* the last sweep's model, or NULL */
+
+static void setup(void)
+{
+	const struct mad_engine_opts o = {
+		.max_wire_smps = 4, .max_wire_gmps = 4, .timeout_ms = 5,
+		.retries = 1,
+	};
+	int fd;
+
+	L = ev_loop_new(EVFLAG_AUTO);
+	ck_assert_ptr_nonnull(L);
+	ck_assert_int_eq(fake_init(&F, L, &o), 0);
+	ff_init(&FF, &F);
+	fabric_init(&M);
+	memset(&R, 0, sizeof(R));
+	done = false;
+	PREV = NULL;
+	snprintf(logpath, sizeof(logpath), "/tmp/check_discover.XXXXXX");
+	fd = mkstemp(logpath);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(log_open(logpath, LOG_LVL_INFO), 0);
+}
+
+static void teardown(void)
+{
+	log_close();
+	unlink(logpath);
+	fake_fini(&F);
+	fabric_free(&M);
+	ev_loop_destroy(L);
+	L = NULL;
+}
+
+/* Whether the log holds a line with every one of the strings. */
+static bool log_has(const char *a, const char *b, const char *c)
+{
+	char line[1024];
+	bool found = false;
+	FILE *fp = fopen(logpath, "r");
+
+	ck_assert_ptr_nonnull(fp);
+	while (!found && fgets(line, sizeof(line), fp))
+		found = strstr(line, a) && (!b || strstr(line, b)) &&
+			(!c || strstr(line, c));
+	fclose(fp);
+	return found;
+}
+
+static void on_done(void *arg, const struct discover_result *r)
+{
+	(void)arg;
+	R = *r;
+	done = true;
+	ev_break(L, EVBREAK_ALL);
+}
+
+static void on_guard(struct ev_loop *l, ev_timer *w, int revents)
+{
+	(void)w;
+	(void)revents;
+	ev_break(l, EVBREAK_ALL);
+}
+
+/* Run a whole discovery of FF into M. */
+static void discover(void)
+{
+	struct discovery *d = NULL;
+	ev_timer guard;
+
+	ck_assert_int_eq(discover_start(&d, F.engine, &M, true, on_done, NULL), 0);
+	discover_set_previous(d, PREV);
+	ev_timer_init(&guard, on_guard, 10., 0.);
+	ev_timer_start(L, &guard);
+	while (!done && ev_run(L, 0))
+		;
+	ev_timer_stop(L, &guard);
+	ck_assert_msg(done, "discovery did not finish");
+	discover_free(d);
+}
+
+static const struct fab_node *node(uint64_t guid)
+{
+	int32_t id = fabric_find(&M, guid);
+
+	ck_assert_msg(id != FAB_NONE, "GUID 0x%llx not in the model",
+		      (unsigned long long)guid);
+	return fabric_node(&M, id);
+}
+
+/* Is port pa of GUID a linked to port pb of GUID b in the model? */
+static bool linked(uint64_t a, unsigned pa, uint64_t b, unsigned pb)
+{
+	const struct fab_node *na = node(a);
+	const struct fab_port *p = &na->ports[pa];
+
+	return p->peer_node != FAB_NONE &&
+	       fabric_node(&M, p->peer_node)->guid == b && p->peer_port == pb;
+}
+
+static bool unlinked(uint64_t a, unsigned pa)
+{
+	return node(a)->ports[pa].peer_node == FAB_NONE;
+}
+
+/*
+ * The SM on H1; one leaf with H1..H4 on ports 1-4, two spines each
+ * linked to the leaf by ports 5 and 6 (a loop through the spines), and
+ * H5 a two-port CA on both spines.
+ */
+#define G_H(i)		(0x100000ull + 2 * (i))
+#define G_SW(i)		(0x200000ull + (i))
+static int h[6], leaf, sp1, sp2;
+
+static void small_fabric(void)
+{
+	char d[16];
+
+	for (int i = 1; i <= 4; i++) {
+		snprintf(d, sizeof(d), "H%d", i);
+		h[i] = ff_add(&FF, NODE_TYPE_CA, 1, G_H(i), d);
+	}
+	h[5] = ff_add(&FF, NODE_TYPE_CA, 2, G_H(5), "H5");
+	leaf = ff_add(&FF, NODE_TYPE_SWITCH, 8, G_SW(1), "leaf");
+	sp1 = ff_add(&FF, NODE_TYPE_SWITCH, 8, G_SW(2), "spine-1");
+	sp2 = ff_add(&FF, NODE_TYPE_SWITCH, 8, G_SW(3), "spine-2");
+	for (int i = 1; i <= 4; i++)
+		ff_link(&FF, h[i], 1, leaf, (uint8_t)i);
+	ff_link(&FF, leaf, 5, sp1, 1);
+	ff_link(&FF, leaf, 6, sp2, 1);
+	ff_link(&FF, sp1, 2, sp2, 2);		/* spine to spine: a loop */
+	ff_link(&FF, h[5], 1, sp1, 3);
+	ff_link(&FF, h[5], 2, sp2, 3);
+	FF.local = h[1];
+	FF.local_port = 1;
+}
+
+/* ------------------------------------------------------------ legit */
+
+START_TEST(loops_and_multiport_ca)
+{
+	struct fabric_counts c;
+
+	small_fabric();
+	discover();
+	fabric_count(&M, &c);
+	ck_assert_uint_eq(c.switches, 3);
+	ck_assert_uint_eq(c.cas, 5);
+	ck_assert_uint_eq(c.links, 9);
+	ck_assert_uint_eq(R.dup_guids, 0);
+	ck_assert_uint_eq(R.failed, 0);
+	ck_assert_uint_eq(R.dead_ends, 0);
+	ck_assert(linked(G_SW(2), 2, G_SW(3), 2));
+	ck_assert(linked(G_H(5), 1, G_SW(2), 3));
+	ck_assert(linked(G_H(5), 2, G_SW(3), 3));
+	ck_assert_uint_eq(node(G_H(5))->ports[2].guid, G_H(5) + 2);
+	ck_assert_int_eq(M.local_node, fabric_find(&M, G_H(1)));
+	ck_assert_str_eq(node(G_SW(2))->desc, "spine-1");
+	ck_assert(!log_has("ERR 0103", NULL, NULL));
+}
+END_TEST
+
+/* Two links between the same two switches: a loop, not a twin. */
+START_TEST(parallel_links)
+{
+	small_fabric();
+	ff_link(&FF, leaf, 7, sp1, 7);
+	discover();
+	ck_assert_uint_eq(R.dup_guids, 0);
+	ck_assert(linked(G_SW(1), 5, G_SW(2), 1));
+	ck_assert(linked(G_SW(1), 7, G_SW(2), 7));
+}
+END_TEST
+
+/* ------------------------------------------------------------ twins */
+
+/* ibsim `Guid "H4" <H2's GUID>`: H4 answers with H2's node and port GUID. */
+START_TEST(twin_ca)
+{
+	struct fabric_counts c;
+
+	small_fabric();
+	FF.node[h[4]].guid = G_H(2);
+	FF.node[h[4]].port_guid = G_H(2) + 1;
+	discover();
+	fabric_count(&M, &c);
+	ck_assert_uint_eq(R.dup_guids, 1);
+	ck_assert_uint_eq(c.cas, 4);
+	/* The genuine port keeps its link and its route; the twin's switch
+	 * port stays unlinked (not armed, not routed). */
+	ck_assert(linked(G_SW(1), 2, G_H(2), 1));
+	ck_assert(unlinked(G_SW(1), 4));
+	ck_assert_uint_eq(node(G_H(2))->ports[1].hops, 2);
+	ck_assert_uint_eq(node(G_H(2))->ports[1].path[2], 2);
+	ck_assert_msg(log_has("ERR 0103", "path 0,1,4", "path 0,1,2"),
+		      "the ERR line names both routes");
+}
+END_TEST
+
+/* The twin answers with its own port GUID: still the same port number of
+ * the same node GUID reached a second time. */
+START_TEST(twin_ca_other_port_guid)
+{
+	small_fabric();
+	FF.node[h[3]].guid = G_H(4);
+	discover();
+	ck_assert_uint_eq(R.dup_guids, 1);
+	ck_assert(linked(G_SW(1), 3, G_H(4), 1) != linked(G_SW(1), 4, G_H(4), 1));
+}
+END_TEST
+
+/* A twin of the SM's own node. */
+START_TEST(twin_of_local_node)
+{
+	small_fabric();
+	FF.node[h[3]].guid = G_H(1);
+	FF.node[h[3]].port_guid = G_H(1) + 1;
+	discover();
+	ck_assert_uint_eq(R.dup_guids, 1);
+	ck_assert(linked(G_SW(1), 1, G_H(1), 1));
+	ck_assert(unlinked(G_SW(1), 3));
+	ck_assert_int_eq(M.local_node, fabric_find(&M, G_H(1)));
+}
+END_TEST
+
+/* Two switches with one GUID, entered at a port number the first one has
+ * linked already. */
+START_TEST(twin_switch)
+{
+	int t;
+
+	small_fabric();
+	t = ff_add(&FF, NODE_TYPE_SWITCH, 8, G_SW(2), "twin of spine-1");
+	ff_link(&FF, leaf, 8, t, 1);		/* spine-1's port 1 is the leaf's 5 */
+	discover();
+	ck_assert_uint_eq(R.dup_guids, 1);
+	ck_assert(linked(G_SW(1), 5, G_SW(2), 1));
+	ck_assert(unlinked(G_SW(1), 8));
+	ck_assert(log_has("ERR 0103", "path 0,1,8", "path 0,1,5"));
+}
+END_TEST
+
+/* A twin switch entered at a port that is down on the switch first seen:
+ * whichever of NodeInfo and PortInfo comes first, the twin stays out. */
+START_TEST(twin_switch_down_port)
+{
+	int t;
+
+	small_fabric();
+	t = ff_add(&FF, NODE_TYPE_SWITCH, 8, G_SW(2), "twin of spine-1");
+	ff_link(&FF, leaf, 8, t, 6);		/* spine-1's port 6 is down */
+	discover();
+	ck_assert_uint_eq(R.dup_guids, 1);
+	ck_assert(unlinked(G_SW(1), 8));
+	ck_assert(unlinked(G_SW(2), 6));
+	ck_assert(linked(G_SW(1), 5, G_SW(2), 1));
+}
+END_TEST
+
+/*
+ * A twin closer to the SM than the node it copies: H2 (path 0,1,2) takes
+ * the GUIDs of H6 (0,1,5,4, behind spine-1).  Without a previous model
+ * the first seen wins; with the model of a sweep before the twin came,
+ * the port at the route the SM knew keeps the GUID, its link and its
+ * PortInfo, and the twin's link is undone whichever answered first.
+ */
+static int h6;
+
+static void far_twin(void)
+{
+	small_fabric();
+	h6 = ff_add(&FF, NODE_TYPE_CA, 1, G_H(6), "H6");
+	ff_link(&FF, h6, 1, sp1, 4);
+}
+
+START_TEST(twin_closer_first_seen_wins)
+{
+	far_twin();
+	FF.node[h[2]].guid = G_H(6);
+	FF.node[h[2]].port_guid = G_H(6) + 1;
+	discover();
+	ck_assert_uint_eq(R.dup_guids, 1);
+	ck_assert(linked(G_SW(1), 2, G_H(6), 1));
+	ck_assert(unlinked(G_SW(2), 4));
+}
+END_TEST
+
+START_TEST(twin_closer_previous_model_wins)
+{
+	struct fabric prev;
+	const struct fab_node *n;
+
+	far_twin();
+	discover();			/* the sweep before the twin */
+	ck_assert_uint_eq(R.dup_guids, 0);
+	prev = M;
+	fabric_init(&M);
+	FF.node[h[2]].guid = G_H(6);
+	FF.node[h[2]].port_guid = G_H(6) + 1;
+	strcpy(FF.node[h[2]].desc, "impostor");
+	PREV = &prev;
+	done = false;
+	discover();
+	ck_assert_uint_eq(R.dup_guids, 1);
+	ck_assert(linked(G_SW(2), 4, G_H(6), 1));
+	ck_assert(unlinked(G_SW(1), 2));
+	n = node(G_H(6));
+	ck_assert_uint_eq(n->ports[1].hops, 3);
+	ck_assert_uint_eq(n->ports[1].path[2], 5);
+	ck_assert(n->ports[1].valid);
+	ck_assert_str_eq(n->desc, "H6");
+	ck_assert(fabric_pkey_known(&n->ports[1]));
+	ck_assert(log_has("ERR 0103", "the last sweep had it at path 0,1,5,4",
+			  "the node at path 0,1,2 is left out"));
+	fabric_free(&prev);
+}
+END_TEST
+
+/* Same GUID, another type or port count: H5 (a CA with two ports,
+ * reached on each) answers with the leaf's GUID; both reaches are twins. */
+START_TEST(twin_other_model)
+{
+	struct fabric_counts c;
+
+	small_fabric();
+	FF.node[h[5]].guid = G_SW(1);
+	discover();
+	fabric_count(&M, &c);
+	ck_assert_uint_eq(R.dup_guids, 2);
+	ck_assert_uint_eq(c.cas, 4);
+	ck_assert_uint_eq(c.switches, 3);
+	ck_assert(unlinked(G_SW(2), 3));
+	ck_assert(unlinked(G_SW(3), 3));
+	ck_assert(linked(G_SW(1), 5, G_SW(2), 1));
+	ck_assert(log_has("ERR 0103", "a Ca with 2 ports", "Switch with 8"));
+}
+END_TEST
+
+/* ---------------------------------------------------------- hostile */
+
+struct rewrite {
+	int node;
+	uint16_t attr;
+	void (*fn)(struct smp_dr *resp);
+	unsigned times;
+};
+
+static bool mutate(struct fake_fabric *ff, int id, uint8_t in_port,
+		   struct smp_dr *resp, void *arg)
+{
+	struct rewrite *rw = arg;
+
+	(void)ff;
+	(void)in_port;
+	if (id == rw->node && be16toh(resp->hdr.attr_id) == rw->attr) {
+		rw->times++;
+		rw->fn(resp);
+	}
+	return true;
+}
+
+static void ni_zero_ports(struct smp_dr *r)
+{
+	((struct smp_node_info *)r->data)->num_ports = 0;
+}
+
+static void ni_port_too_big(struct smp_dr *r)
+{
+	struct smp_node_info *ni = (void *)r->data;
+	ni->local_port = (uint8_t)(ni->num_ports + 1);
+}
+
+static void ni_bad_type(struct smp_dr *r)
+{
+	((struct smp_node_info *)r->data)->node_type = 7;
+}
+
+static void ni_port_zero(struct smp_dr *r)
+{
+	((struct smp_node_info *)r->data)->local_port = 0;
+}
+
+static void ni_guid_zero(struct smp_dr *r)
+{
+	((struct smp_node_info *)r->data)->node_guid = 0;
+}
+
+static void status_invalid(struct smp_dr *r)
+{
+	r->hdr.status |= htobe16(MAD_STATUS_INVALID_FIELD);
+}
+
+/* A NodeInfo that is not sane: the node is left out, the query failed. */
+static void insane_node_info(void (*fn)(struct smp_dr *), int which,
+			     uint64_t guid)
+{
+	struct rewrite rw = { .attr = SMP_ATTR_NODE_INFO, .fn = fn };
+
+	small_fabric();
+	rw.node = which == 0 ? h[3] : sp2;
+	FF.mutate = mutate;
+	FF.mutate_arg = &rw;
+	discover();
+	ck_assert_uint_gt(rw.times, 0);
+	ck_assert_uint_ge(R.failed, 1);
+	ck_assert_int_eq(fabric_find(&M, guid), FAB_NONE);
+	ck_assert(log_has("ERR 0102", NULL, NULL));
+}
+
+START_TEST(ca_zero_ports)		{ insane_node_info(ni_zero_ports, 0, G_H(3)); }
+END_TEST
+START_TEST(ca_port_beyond_ports)	{ insane_node_info(ni_port_too_big, 0, G_H(3)); }
+END_TEST
+START_TEST(ca_unknown_type)		{ insane_node_info(ni_bad_type, 0, G_H(3)); }
+END_TEST
+START_TEST(ca_local_port_zero)		{ insane_node_info(ni_port_zero, 0, G_H(3)); }
+END_TEST
+START_TEST(switch_bad_type)		{ insane_node_info(ni_bad_type, 1, G_SW(3)); }
+END_TEST
+
+/* A switch entered over a link cannot be entered at its port 0 (only
+ * the SM's own switch can): before, such a node joined the model with a
+ * link that could not be made. */
+START_TEST(switch_local_port_zero_over_link)
+{
+	insane_node_info(ni_port_zero, 1, G_SW(3));
+}
+END_TEST
+
+START_TEST(node_guid_zero)
+{
+	struct rewrite rw = { .attr = SMP_ATTR_NODE_INFO, .fn = ni_guid_zero };
+
+	small_fabric();
+	rw.node = h[2];
+	FF.mutate = mutate;
+	FF.mutate_arg = &rw;
+	discover();
+	ck_assert_uint_ge(R.failed, 1);
+	ck_assert_int_eq(fabric_find(&M, 0), FAB_NONE);
+	ck_assert(unlinked(G_SW(1), 2));
+}
+END_TEST
+
+/* An error status on a NodeInfo answer: a failed query, nothing added. */
+START_TEST(node_info_error_status)
+{
+	struct rewrite rw = { .attr = SMP_ATTR_NODE_INFO, .fn = status_invalid };
+
+	small_fabric();
+	rw.node = h[4];
+	FF.mutate = mutate;
+	FF.mutate_arg = &rw;
+	discover();
+	ck_assert_uint_ge(R.failed, 1);
+	ck_assert_int_eq(fabric_find(&M, G_H(4)), FAB_NONE);
+}
+END_TEST
+
+/* A NodeInfo answer cut short (every answer of H4 is 200 bytes): never
+ * read, the query fails after its retries like a lost one. */
+static bool cut_h4(struct fake_fabric *ff, int id, uint8_t in_port,
+		   struct smp_dr *resp, void *arg)
+{
+	(void)in_port;
+	(void)resp;
+	if (id == *(int *)arg)
+		ff->cut_to = 200;
+	return true;
+}
+
+START_TEST(truncated_answer)
+{
+	small_fabric();
+	FF.mutate = cut_h4;
+	FF.mutate_arg = &h[4];
+	discover();
+	ck_assert_uint_eq(R.dead_ends, 1);
+	ck_assert_int_eq(fabric_find(&M, G_H(4)), FAB_NONE);
+	ck_assert(unlinked(G_SW(1), 4));
+	ck_assert_uint_gt(mad_engine_stats(F.engine)->dropped, 0);
+}
+END_TEST
+
+/* SwitchInfo refused: the switch's ports are still read. */
+START_TEST(switch_info_error_status)
+{
+	struct rewrite rw = { .attr = SMP_ATTR_SWITCH_INFO, .fn = status_invalid };
+
+	small_fabric();
+	rw.node = leaf;
+	FF.mutate = mutate;
+	FF.mutate_arg = &rw;
+	discover();
+	ck_assert_uint_ge(R.failed, 1);
+	ck_assert(!node(G_SW(1))->has_switch_info);
+	ck_assert(linked(G_SW(1), 2, G_H(2), 1));
+	ck_assert(node(G_SW(1))->ports[5].valid);
+}
+END_TEST
+
+/* PortInfo of a CA port refused: the port is not valid, no P_Keys read. */
+START_TEST(port_info_error_status)
+{
+	struct rewrite rw = { .attr = SMP_ATTR_PORT_INFO, .fn = status_invalid };
+
+	small_fabric();
+	rw.node = h[2];
+	FF.mutate = mutate;
+	FF.mutate_arg = &rw;
+	discover();
+	ck_assert_uint_ge(R.failed, 1);
+	ck_assert(!node(G_H(2))->ports[1].valid);
+	ck_assert_ptr_null(node(G_H(2))->ports[1].pkeys);
+}
+END_TEST
+
+/* A NodeDescription of 64 bytes without a terminator. */
+static void nd_full(struct smp_dr *r)
+{
+	memset(r->data, 'x', 64);
+}
+
+START_TEST(node_desc_unterminated)
+{
+	struct rewrite rw = { .attr = SMP_ATTR_NODE_DESC, .fn = nd_full };
+
+	small_fabric();
+	rw.node = h[2];
+	FF.mutate = mutate;
+	FF.mutate_arg = &rw;
+	discover();
+	ck_assert_uint_eq(strlen(node(G_H(2))->desc), 64);
+	ck_assert_uint_eq(R.failed, 0);
+}
+END_TEST
+
+/* A node that stops answering after its NodeInfo: its queries fail after
+ * the retries, the sweep counts them, the rest is discovered. */
+static bool mute_after_node_info(struct fake_fabric *ff, int id,
+				 uint8_t in_port, struct smp_dr *resp, void *arg)
+{
+	(void)ff;
+	(void)in_port;
+	return id != *(int *)arg ||
+	       be16toh(resp->hdr.attr_id) == SMP_ATTR_NODE_INFO;
+}
+
+START_TEST(mute_switch)
+{
+	struct fabric_counts c;
+
+	small_fabric();
+	FF.mutate = mute_after_node_info;
+	FF.mutate_arg = &sp2;
+	discover();
+	fabric_count(&M, &c);
+	ck_assert_uint_ge(R.failed, 2);		/* NodeDescription, SwitchInfo */
+	ck_assert(!node(G_SW(3))->has_switch_info);
+	ck_assert_uint_eq(c.cas, 5);		/* H5 through spine-1 */
+	ck_assert(linked(G_SW(1), 6, G_SW(3), 1));
+}
+END_TEST
+
+/* Dead end: a port that is up but nothing answers behind it. */
+static bool drop_node_info(struct fake_fabric *ff, int id, uint8_t in_port,
+			   struct smp_dr *resp, void *arg)
+{
+	(void)ff;
+	(void)in_port;
+	return id != *(int *)arg ||
+	       be16toh(resp->hdr.attr_id) != SMP_ATTR_NODE_INFO;
+}
+
+START_TEST(dead_end)
+{
+	small_fabric();
+	FF.mutate = drop_node_info;
+	FF.mutate_arg = &h[3];
+	discover();
+	ck_assert_uint_eq(R.dead_ends, 1);
+	ck_assert_int_eq(fabric_find(&M, G_H(3)), FAB_NONE);
+	ck_assert(log_has("ERR 0105", "0,1,3", NULL));
+}
+END_TEST
+
+static Suite *discover_suite(void)
+{
+	Suite *s = suite_create("discover");
+	TCase *tc;
+
+	tc = tcase_create("legit");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, loops_and_multiport_ca);
+	tcase_add_test(tc, parallel_links);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("twins");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, twin_ca);
+	tcase_add_test(tc, twin_ca_other_port_guid);
+	tcase_add_test(tc, twin_of_local_node);
+	tcase_add_test(tc, twin_switch);
+	tcase_add_test(tc, twin_switch_down_port);
+	tcase_add_test(tc, twin_other_model);
+	tcase_add_test(tc, twin_closer_first_seen_wins);
+	tcase_add_test(tc, twin_closer_previous_model_wins);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("hostile");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, ca_zero_ports);
+	tcase_add_test(tc, ca_port_beyond_ports);
+	tcase_add_test(tc, ca_unknown_type);
+	tcase_add_test(tc, ca_local_port_zero);
+	tcase_add_test(tc, switch_bad_type);
+	tcase_add_test(tc, switch_local_port_zero_over_link);
+	tcase_add_test(tc, node_guid_zero);
+	tcase_add_test(tc, node_info_error_status);
+	tcase_add_test(tc, truncated_answer);
+	tcase_add_test(tc, switch_info_error_status);
+	tcase_add_test(tc, port_info_error_status);
+	tcase_add_test(tc, node_desc_unterminated);
+	tcase_add_test(tc, mute_switch);
+	tcase_add_test(tc, dead_end);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(discover_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
