@@ -262,7 +262,7 @@ static inline enum fake_action ff_policy(struct fake *fk,
 	}
 	ff->answered++;
 	fake_schedule(fk, resp, ff->cut_to && ff->cut_to < MAD_SIZE ? ff->cut_to
-				: MAD_SIZE, 0, 0.);
+				: MAD_SIZE, &s->addr, 0, 0.);
 	ff->cut_to = 0;
 	return FAKE_DROP;	/* the answer is scheduled already */
 }
