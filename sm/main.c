@@ -58,6 +58,8 @@ static void usage(FILE *fp)
 "      --dump-fabric FILE write the discovered fabric in ibnetdiscover's\n"
 "                         topology format (atomically)\n"
 "      --discover-only    discover, report and exit without changing anything\n"
+"      --sa-work-budget N work units one SA request may cost, 1000-1e9\n"
+"                         (default 2097152; beyond it NO_RESOURCES)\n"
 "  -h, --help             this help\n"
 "      --version          print the version and exit\n");
 }
@@ -89,6 +91,7 @@ static void dir_default(char *dst, size_t sz, const char *env, const char *def)
 enum {
 	OPT_RETRIES = 256, OPT_VERSION, OPT_DUMP_FABRIC, OPT_CACHE_DIR,
 	OPT_DUMP_DIR, OPT_DISCOVER_ONLY, OPT_DUMP_LFTS,
+	OPT_SA_WORK_BUDGET,
 };
 
 static int parse_options(int argc, char **argv, struct sm_config *o,
@@ -113,6 +116,7 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 		{ "dump-fabric", required_argument, NULL, OPT_DUMP_FABRIC },
 		{ "discover-only", no_argument, NULL, OPT_DISCOVER_ONLY },
 		{ "dump-lfts", no_argument, NULL, OPT_DUMP_LFTS },
+		{ "sa-work-budget", required_argument, NULL, OPT_SA_WORK_BUDGET },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -134,6 +138,7 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 		.head_of_queue_lifetime = 0x12,
 		.leaf_head_of_queue_lifetime = 0x10,
 		.max_op_vls = 5,
+		.sa_work_budget = SA_WORK_BUDGET_DEFAULT,
 	};
 	dir_default(o->cache_dir, sizeof(o->cache_dir), "OSM_CACHE_DIR",
 		    "/var/cache/opensm");
@@ -225,6 +230,12 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 			break;
 		case OPT_DUMP_LFTS:
 			o->dump_lfts = true;
+			break;
+		case OPT_SA_WORK_BUDGET:
+			if (parse_uint(optarg, 1000000000, &v) < 0 || v < 1000)
+				return bad_value("--sa-work-budget", optarg,
+						 "1000-1000000000 work units");
+			o->sa_work_budget = v;
 			break;
 		case OPT_DISCOVER_ONLY:
 			*discover_only = true;

@@ -42,6 +42,7 @@ struct sm_config {
 	uint8_t  max_op_vls;		/* PortInfo:OperationalVLs encoding */
 	bool     summary;		/* print a bring-up summary on stdout */
 	bool     dump_lfts;		/* write opensm-lfts.dump (-D 0x40) */
+	uint64_t sa_work_budget;	/* work units per SA request (sm/sa/sa.h) */
 };
 
 /* SMInfo:SMState (14.4.1); STANDBY is entered only by a later feature. */
