@@ -518,7 +518,7 @@ static int pr_port_pair(struct pr_ctx *c, struct port_ref src,
 {
 	uint16_t slo, shi, dlo, dhi;
 	uint32_t *k = &c->pos[2], *n = &c->pos[3], ns, nd, diag, total;
-	bool added;
+	bool added, first = true;
 	int rc;
 
 	if (!pr_lids(c, src, PR_SLID, be16toh(c->t->slid), &slo, &shi) ||
@@ -544,8 +544,10 @@ static int pr_port_pair(struct pr_ctx *c, struct port_ref src,
 				continue;	/* a preference 0 pair */
 			pref = 2;
 		}
-		if (sa_slice_over(c->q))
+		/* at least one pair per call: a slice always gets on */
+		if (!first && sa_slice_over(c->q))
 			return SA_MORE;
+		first = false;
 		if ((rc = pr_lid_pair(c, src, dst, (uint16_t)(slo + s),
 				      (uint16_t)(dlo + d), pref, &added)) < 0)
 			return rc;
