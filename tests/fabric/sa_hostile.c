@@ -275,11 +275,20 @@ int main(int argc, char **argv)
 			       t->answered, t->lost, pct(t, .5), pct(t, .99),
 			       t->nlat ? t->lat[t->nlat - 1] : 0);
 	}
+	int rc = 0;
+
 	for (int k = K_PATH; k < K_N; k++)
 		if (ty[k].sent && ty[k].lost)
-			return 1;
-	return 0;
+			rc = 1;
+	for (int k = 0; k < K_N; k++)
+		free(ty[k].lat);
+	umad_free(c->sbuf);
+	umad_free(c->rbuf);
+	umad_close_port(c->portid);
+	free(c);
+	return rc;
 usage:
+	free(c);
 	fprintf(stderr, "usage: sa_hostile flood [-r RATE] [-t SECONDS] [-k PKEY|none]\n"
 		"       sa_hostile probe [-r RATE] [-t SECONDS] [-l MAXLID]\n");
 	return 2;
