@@ -15,13 +15,15 @@
 
 /*
  * A GetTable PathRecord over the whole subnet (no endpoint given) returns
- * N^2 records.  OpenSM builds them all; we stop at this many and answer
- * NO_RESOURCES rather than grow a table of gigabytes on a large fabric.
- * What a query may cost is bounded by the request's work budget (sa.h):
- * a port pair, a LID pair and a hop walked are one unit each, records
- * found or not, so a query that matches nothing is bounded too.
+ * N^2 records.  OpenSM builds them all; we stop at this many (8 MB: every
+ * path of one host to 2,000 others with LMC 3) and answer NO_RESOURCES
+ * rather than grow a table of gigabytes on a large fabric; NumbPath or a
+ * named end keeps a query under it.  What a query may cost is bounded by
+ * the request's work budget (sa.h): a port pair, a LID pair and a hop
+ * walked are one unit each, records found or not, so a query that
+ * matches nothing is bounded too.
  */
-#define PR_MAX_RECORDS		(1u << 20)
+#define PR_MAX_RECORDS		(1u << 17)
 
 enum { PR_SID_MSB, PR_SID_LSB, PR_DGID, PR_SGID, PR_DLID, PR_SLID, PR_RAW,
        PR_RESV0, PR_FLOW_LABEL, PR_HOP_LIMIT, PR_TCLASS, PR_REVERSIBLE,
