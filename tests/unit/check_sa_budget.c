@@ -37,7 +37,8 @@
 
 /* PathRecord components (table 204) */
 enum { PR_SGID = 3, PR_DLID = 4, PR_SLID = 5, PR_NUMB_PATH = 12,
-       PR_PKEY = 13, PR_MTU_SEL = 16, PR_MTU = 17 };
+       PR_PKEY = 13, PR_MTU_SEL = 16, PR_MTU = 17, PR_RATE_SEL = 18,
+       PR_RATE = 19 };
 enum { MPR_SGID_COUNT = 19, MPR_DGID_COUNT = 20 };
 
 /*
@@ -222,9 +223,12 @@ START_TEST(test_hostile_pkey_lmc7)
 END_TEST
 
 /*
- * Open ends, default P_Key, LMC 7: more work than any budget allows.
- * NO_RESOURCES once the budget is spent, never more than one item past
- * it, and no slice longer than its units plus one item.
+ * Open ends, LMC 7: more work than any budget allows.  A query that
+ * matches nothing (rate exactly 1200 Gb/s: no link has it, and no
+ * check before the walk can tell) ends NO_RESOURCES once the budget is
+ * spent, never more than one item past it, and no slice is longer than
+ * its units plus one item.  In the default partition the table reaches
+ * its record limit first: NO_RESOURCES too.
  */
 START_TEST(test_open_paths_budget)
 {
@@ -237,14 +241,25 @@ START_TEST(test_open_paths_budget)
 
 	fx_load(&x, "fat2-128.net", 7);
 	memset(&p, 0, sizeof(p));
-	rc = run_sliced(&x.v, SA_ATTR_PATH_RECORD, MAD_METHOD_GET_TABLE, 0, 0,
-			&p, sizeof(p), SA_WORK_BUDGET_DEFAULT, SA_SLICE_UNITS,
-			&t, &w, &s);
+	p.rate = 2 << 6 | 24;
+	rc = run_sliced(&x.v, SA_ATTR_PATH_RECORD, MAD_METHOD_GET_TABLE,
+			B(PR_RATE_SEL) | B(PR_RATE), 0, &p, sizeof(p),
+			SA_WORK_BUDGET_DEFAULT, SA_SLICE_UNITS, &t, &w, &s);
 	ck_assert_int_eq(rc, -SA_STATUS_NO_RESOURCES);
+	ck_assert_uint_eq(t.count, 0);
 	ck_assert_uint_gt(w.used, SA_WORK_BUDGET_DEFAULT);
 	ck_assert_uint_le(w.used, SA_WORK_BUDGET_DEFAULT + MAX_ITEM);
 	ck_assert_uint_le(s.max_units, SA_SLICE_UNITS + MAX_ITEM);
 	ck_assert_uint_ge(s.n, SA_WORK_BUDGET_DEFAULT / (SA_SLICE_UNITS + MAX_ITEM));
+	free(t.buf);
+	memset(&p, 0, sizeof(p));
+	rc = run_sliced(&x.v, SA_ATTR_PATH_RECORD, MAD_METHOD_GET_TABLE, 0, 0,
+			&p, sizeof(p), SA_WORK_BUDGET_DEFAULT, SA_SLICE_UNITS,
+			&t, &w, &s);
+	ck_assert_int_eq(rc, -SA_STATUS_NO_RESOURCES);
+	ck_assert_uint_le(w.used, SA_WORK_BUDGET_DEFAULT + MAX_ITEM);
+	ck_assert_uint_le(t.count, 1u << 17);
+	ck_assert_uint_le(s.max_units, SA_SLICE_UNITS + MAX_ITEM);
 	free(t.buf);
 	/* An SLID no port has: no records, no work. */
 	p.slid = htobe16(0xbfff);
