@@ -81,6 +81,7 @@ struct sa_agent {
 	} stats;
 	struct {
 		uint64_t jobs, slices, busy, exhausted, stale;
+		double longest;		/* s, the longest slice */
 	} work_stats;
 };
 
@@ -299,11 +300,17 @@ static unsigned jobs_of(const struct sa_agent *sa, uint16_t owner)
 static int job_slice(struct sa_agent *sa, struct sa_job *j)
 {
 	struct sa_view v;
+	ev_tstamp t0 = ev_time(), dt;
+	int rc;
 
 	sa_view_of(sa->sm, &v);
 	j->work.slice_end = j->work.used + SA_SLICE_UNITS;
 	sa->work_stats.slices++;
-	return j->a->gen(&v, &j->q, &j->t);
+	rc = j->a->gen(&v, &j->q, &j->t);
+	dt = ev_time() - t0;
+	if (dt > sa->work_stats.longest)
+		sa->work_stats.longest = dt;
+	return rc;
 }
 
 static void job_free(struct sa_job *j)
@@ -578,10 +585,12 @@ void sa_stop(struct sm *sm)
 		 sa->stats.requests, sa->stats.answered, sa->stats.errors,
 		 sa->stats.rmpp, sa->stats.reports);
 	log_info("SA: %" PRIu64 " requests answered in slices (%" PRIu64
-		 " slices), %" PRIu64 " BUSY for want of a slot, %" PRIu64
-		 " over their work budget, %" PRIu64 " outlived their model",
-		 sa->work_stats.jobs, sa->work_stats.slices, sa->work_stats.busy,
-		 sa->work_stats.exhausted, sa->work_stats.stale);
+		 " slices, the longest %.1f ms), %" PRIu64 " BUSY for want of"
+		 " a slot, %" PRIu64 " over their work budget, %" PRIu64
+		 " outlived their model", sa->work_stats.jobs,
+		 sa->work_stats.slices, sa->work_stats.longest * 1e3,
+		 sa->work_stats.busy, sa->work_stats.exhausted,
+		 sa->work_stats.stale);
 	ev_timer_stop(sm->loop, &sa->expire);
 	ev_idle_stop(sm->loop, &sa->slices);
 	while (sa->jobs) {

@@ -118,4 +118,5 @@ for lmc in $lmcs; do
 		if (n > 0) printf "%.1f us per hostile query\n", (b - a) / hz * 1e6 / n
 		else print "no hostile query answered" }'
 	fab_ibsm_stop
+	sed -n 's/.*\(SA: [0-9]* requests answered in slices.*\)/  \1/p' "$dir/ibsm.log"
 done
