@@ -182,20 +182,19 @@ START_TEST(test_hostile_pkey_lmc7)
 	free(t.buf);
 	/* the same through MultiPathRecord */
 	{
-		struct {
-			struct sa_multipath_record r;
-			uint8_t gids[2][16];
-		} m;
+		uint8_t m[SA_DATA_SIZE] = { 0 };
+		struct sa_multipath_record *r = (void *)m;
 
-		memset(&m, 0, sizeof(m));
-		m.r.pkey = htobe16(0x1234);
-		m.r.sgid_count = m.r.dgid_count = 1;
-		port_gid(&x.f, by_desc(&x.f, "H0001 HCA-1"), 1, m.gids[0]);
-		port_gid(&x.f, by_desc(&x.f, "H0100 HCA-1"), 1, m.gids[1]);
+		r->pkey = htobe16(0x1234);
+		r->sgid_count = r->dgid_count = 1;
+		port_gid(&x.f, by_desc(&x.f, "H0001 HCA-1"), 1,
+			 m + SA_MPR_FIXED_SIZE);
+		port_gid(&x.f, by_desc(&x.f, "H0100 HCA-1"), 1,
+			 m + SA_MPR_FIXED_SIZE + 16);
 		rc = run_sliced(&x.v, SA_ATTR_MULTIPATH_RECORD,
 				MAD_METHOD_GETMULTI,
 				B(MPR_SGID_COUNT) | B(MPR_DGID_COUNT) | B(7), 0,
-				&m, SA_MPR_FIXED_SIZE + 32,
+				m, SA_MPR_FIXED_SIZE + 32,
 				SA_WORK_BUDGET_DEFAULT, SA_SLICE_UNITS, &t, &w, &s);
 		ck_assert_int_eq(rc, 0);
 		ck_assert_uint_eq(t.count, 0);
@@ -350,21 +349,19 @@ START_TEST(test_slices_resume)
 	{
 		static const char *const hosts[] = { "H0001 HCA-1", "H0002 HCA-1",
 			"H0003 HCA-1", "H0004 HCA-1", "H0005 HCA-1" };
-		struct {
-			struct sa_multipath_record r;
-			uint8_t gids[5][16];
-		} m;
+		uint8_t m[SA_DATA_SIZE] = { 0 };
+		struct sa_multipath_record *r = (void *)m;
 
-		memset(&m, 0, sizeof(m));
-		m.r.sgid_count = 2;
-		m.r.dgid_count = 3;
+		r->sgid_count = 2;
+		r->dgid_count = 3;
 		for (unsigned i = 0; i < 5; i++)
-			port_gid(&x.f, by_desc(&x.f, hosts[i]), 1, m.gids[i]);
+			port_gid(&x.f, by_desc(&x.f, hosts[i]), 1,
+				 m + SA_MPR_FIXED_SIZE + 16 * i);
 		for (uint64_t slice = 1; slice <= 256; slice *= 4)
 			same_sliced(&x.v, SA_ATTR_MULTIPATH_RECORD,
 				    MAD_METHOD_GETMULTI,
 				    B(MPR_SGID_COUNT) | B(MPR_DGID_COUNT), 0,
-				    &m, SA_MPR_FIXED_SIZE + 5 * 16, slice);
+				    m, SA_MPR_FIXED_SIZE + 5 * 16, slice);
 	}
 	fx_free(&x);
 }
