@@ -11,8 +11,11 @@
 
 void fabric_init(struct fabric *f)
 {
+	static uint64_t generation;
+
 	memset(f, 0, sizeof(*f));
 	f->local_node = FAB_NONE;
+	f->gen = __atomic_add_fetch(&generation, 1, __ATOMIC_RELAXED);
 }
 
 void fabric_free(struct fabric *f)

@@ -80,6 +80,13 @@ struct fabric {
 	int32_t  local_node;
 	uint8_t  local_port;
 	uint16_t max_lid;		/* highest LID assigned (0: none yet) */
+	/*
+	 * The model's generation: every fabric_init() gives a new number, so
+	 * a model the SA indexed is never taken for a later one that happens
+	 * to reuse its arrays (sm/sa/index.c), and an SA request answered in
+	 * slices notices that a sweep published a new model meanwhile.
+	 */
+	uint64_t gen;
 };
 
 /* 64-bit mix (splitmix64 finaliser) for GUID-keyed hash tables: GUIDs

@@ -72,6 +72,8 @@ static void usage(FILE *fp)
 "      --sa-report-queue N         Reports waiting per subscriber (4)\n"
 "      --sa-report-failures N      unanswered Reports in a row before a\n"
 "                                  subscriber is dropped (3)\n"
+"      --sa-work-budget N work units one SA request may cost, 1000-1e9\n"
+"                         (default 2097152; beyond it NO_RESOURCES)\n"
 "  -h, --help             this help\n"
 "      --version          print the version and exit\n");
 }
@@ -102,7 +104,8 @@ static void dir_default(char *dst, size_t sz, const char *env, const char *def)
 
 enum {
 	OPT_RETRIES = 256, OPT_VERSION, OPT_DUMP_FABRIC, OPT_CACHE_DIR,
-	OPT_DUMP_DIR, OPT_DISCOVER_ONLY, OPT_DUMP_LFTS, OPT_SA_FIRST,
+	OPT_DUMP_DIR, OPT_DISCOVER_ONLY, OPT_DUMP_LFTS, OPT_SA_WORK_BUDGET,
+	OPT_SA_FIRST,
 };
 
 /* The SA limits: one numeric option each, stored in sm_config. */
@@ -146,6 +149,7 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 		{ "dump-fabric", required_argument, NULL, OPT_DUMP_FABRIC },
 		{ "discover-only", no_argument, NULL, OPT_DISCOVER_ONLY },
 		{ "dump-lfts", no_argument, NULL, OPT_DUMP_LFTS },
+		{ "sa-work-budget", required_argument, NULL, OPT_SA_WORK_BUDGET },
 #define SA_OPT(i) { sa_limit_opts[i].name, required_argument, NULL, OPT_SA_FIRST + i }
 		SA_OPT(0), SA_OPT(1), SA_OPT(2), SA_OPT(3), SA_OPT(4), SA_OPT(5),
 		SA_OPT(6), SA_OPT(7), SA_OPT(8),
@@ -171,6 +175,7 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 		.head_of_queue_lifetime = 0x12,
 		.leaf_head_of_queue_lifetime = 0x10,
 		.max_op_vls = 5,
+		.sa_work_budget = SA_WORK_BUDGET_DEFAULT,
 	};
 	dir_default(o->cache_dir, sizeof(o->cache_dir), "OSM_CACHE_DIR",
 		    "/var/cache/opensm");
@@ -262,6 +267,12 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 			break;
 		case OPT_DUMP_LFTS:
 			o->dump_lfts = true;
+			break;
+		case OPT_SA_WORK_BUDGET:
+			if (parse_uint(optarg, 1000000000, &v) < 0 || v < 1000)
+				return bad_value("--sa-work-budget", optarg,
+						 "1000-1000000000 work units");
+			o->sa_work_budget = v;
 			break;
 		case OPT_DISCOVER_ONLY:
 			*discover_only = true;

@@ -14,6 +14,7 @@
 
 /* The index of the current model (see struct sa_index). */
 struct sa_index sa_idx;
+unsigned long sa_index_builds;
 
 static void index_free(void)
 {
@@ -55,11 +56,15 @@ static int cmp_end(const void *a, const void *b)
 		       guid_order(sa_idx.f->nodes[y->node].ports[y->port].guid));
 }
 
+/*
+ * Is the index that of this model?  The generation says which model it
+ * is; the sizes are checked too because the lookups index arrays of those
+ * sizes (a test may change LIDs of a model in place).
+ */
 static bool index_current(const struct fabric *f)
 {
-	return sa_idx.built && sa_idx.f == f && sa_idx.nodes == f->nodes &&
-	       sa_idx.n_nodes == f->n_nodes && sa_idx.max_lid == f->max_lid &&
-	       sa_idx.hash == f->hash;
+	return sa_idx.built && sa_idx.f == f && sa_idx.gen == f->gen &&
+	       sa_idx.n_nodes == f->n_nodes && sa_idx.max_lid == f->max_lid;
 }
 
 static void guid_insert(uint64_t guid, int32_t node, uint8_t port)
@@ -119,10 +124,10 @@ static int index_build(const struct fabric *f)
 		}
 	}
 	sa_idx.f = f;
-	sa_idx.nodes = f->nodes;
+	sa_idx.gen = f->gen;
 	sa_idx.n_nodes = f->n_nodes;
 	sa_idx.max_lid = f->max_lid;
-	sa_idx.hash = f->hash;
+	sa_index_builds++;
 	qsort(sa_idx.nodes_sorted, f->n_nodes, sizeof(*sa_idx.nodes_sorted), cmp_node);
 	qsort(sa_idx.ends, sa_idx.n_ends, sizeof(*sa_idx.ends), cmp_end);
 	sa_idx.built = true;
@@ -130,11 +135,10 @@ static int index_build(const struct fabric *f)
 }
 
 /*
- * The index of the view's model, built on first use after a change.  The
- * model is recognised by its arrays and sizes; a model that reuses the
- * freed arrays of the last one with the same sizes is caught by the
- * lookups, which check every answer against the model and rebuild once
- * when it does not hold.
+ * The index of the view's model, built on first use after a change of
+ * model (generation).  The lookups still check every answer against the
+ * model and rebuild once when it does not hold: a model changed in place
+ * (same generation) is not served stale ends either.
  */
 int index_get(const struct sa_view *v)
 {
@@ -215,19 +219,27 @@ int guid_lookup(const struct sa_view *v, uint64_t guid, struct port_ref *out)
  * Call fn for every node of the model, in OpenSM's order, until it fails.
  */
 int each_node(const struct sa_view *v, const struct sa_query *q,
-		     int (*fn)(const struct sa_view *, const struct sa_query *,
-			       int32_t, struct sa_table *),
-		     struct sa_table *out)
+	      int (*fn)(const struct sa_view *, const struct sa_query *,
+			int32_t, struct sa_table *),
+	      struct sa_table *out)
 {
+	uint32_t local[4] = { 0 }, *k = &cursor_of(q, local)[0];
 	int rc;
 
 	if ((rc = index_get(v)) < 0)
 		return rc;
-	for (size_t k = 0; k < sa_idx.n_nodes && rc == 0; k++)
-		rc = fn(v, q, sa_idx.nodes_sorted[k], out);
-	return rc;
-}
+	for (; *k < sa_idx.n_nodes; ++*k) {
+		int32_t id = sa_idx.nodes_sorted[*k];
 
+		if (sa_slice_over(q))
+			return SA_MORE;
+		if (!sa_charge(q, 1u + v->f->nodes[id].num_ports))
+			return -SA_STATUS_NO_RESOURCES;
+		if ((rc = fn(v, q, id, out)) != 0)
+			return rc;
+	}
+	return 0;
+}
 
 /* The LFT the SM computed for switch `id`, or NULL. */
 const struct lft *lft_of(const struct sa_view *v, int32_t id)

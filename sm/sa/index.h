@@ -32,17 +32,17 @@ struct guid_slot {
  * The index of one subnet model: LID -> end port for every LID of every
  * LMC range, port GUID -> end port.  The view is rebuilt per sweep and is
  * const, so the index lives here and is rebuilt when the model it was
- * built from changes (index_get()).  It is only ever used on the loop
- * thread.
+ * built from changes (index_get()): a model is known by its generation
+ * (struct fabric.gen), not by where its arrays happen to be.  It is only
+ * ever used on the loop thread.
  */
 struct sa_index {
 	bool built;
 	/* what it was built from */
 	const struct fabric *f;
-	const struct fab_node *nodes;
+	uint64_t gen;
 	size_t n_nodes;
 	uint16_t max_lid;
-	int32_t *hash;
 	/* the index proper */
 	struct port_ref *by_lid;	/* max_lid + 1 entries */
 	struct guid_slot *by_guid;
@@ -89,13 +89,26 @@ static inline bool lid_in_range(const struct fab_port *p, uint16_t lid)
  * 0 or -ENOMEM.  Lookups return 1 (found, *out set), 0, or -ENOMEM.
  */
 int index_get(const struct sa_view *v);
+/* Times the index was built (for tests: one build per model). */
+extern unsigned long sa_index_builds;
 int lid_lookup(const struct sa_view *v, uint16_t lid, struct port_ref *out);
 int guid_lookup(const struct sa_view *v, uint64_t guid, struct port_ref *out);
-/* Call fn for every node of the model, in OpenSM's order, until it fails. */
+/*
+ * Call fn for every node of the model, in OpenSM's order, until it fails;
+ * resumable: the node to go on with is q->work->pos[0], charged 1 + its
+ * ports; returns SA_MORE when the slice is spent, -SA_STATUS_NO_RESOURCES
+ * when the budget is.
+ */
 int each_node(const struct sa_view *v, const struct sa_query *q,
 	      int (*fn)(const struct sa_view *, const struct sa_query *,
 			int32_t, struct sa_table *),
 	      struct sa_table *out);
+/* A cursor of the query's work, or of `local` when it has none. */
+static inline uint32_t *cursor_of(const struct sa_query *q, uint32_t *local)
+{
+	return q->work ? q->work->pos : local;
+}
+
 /* The LFT the SM computed for switch `id`, or NULL. */
 const struct lft *lft_of(const struct sa_view *v, int32_t id);
 

@@ -15,10 +15,15 @@
 
 /*
  * A GetTable PathRecord over the whole subnet (no endpoint given) returns
- * N^2 records.  OpenSM builds them all; we stop at this many and answer
- * NO_RESOURCES rather than grow a table of gigabytes on a large fabric.
+ * N^2 records.  OpenSM builds them all; we stop at this many (8 MB: every
+ * path of one host to 2,000 others with LMC 3) and answer NO_RESOURCES
+ * rather than grow a table of gigabytes on a large fabric; NumbPath or a
+ * named end keeps a query under it.  What a query may cost is bounded by
+ * the request's work budget (sa.h): a port pair, a LID pair and a hop
+ * walked are one unit each, records found or not, so a query that
+ * matches nothing is bounded too.
  */
-#define PR_MAX_RECORDS		(1u << 20)
+#define PR_MAX_RECORDS		(1u << 17)
 
 enum { PR_SID_MSB, PR_SID_LSB, PR_DGID, PR_SGID, PR_DLID, PR_SLID, PR_RAW,
        PR_RESV0, PR_FLOW_LABEL, PR_HOP_LIMIT, PR_TCLASS, PR_REVERSIBLE,
@@ -171,10 +176,18 @@ struct pr_ctx {
 	struct sa_table *out;
 	unsigned iterations;		/* records per port pair */
 	bool get;			/* SubnAdmGet: one record in all */
+	uint16_t pkey;			/* the P_Key every record carries */
+	/*
+	 * Where the query is (the work's cursor): pos[0], pos[1] the port
+	 * pair (the caller's), pos[2] the LID pair within it and pos[3] the
+	 * records it gave so far (pr_port_pair()).
+	 */
+	uint32_t *pos;
 };
 
 struct path_parms {
 	uint8_t mtu, rate, pkt_life;
+	unsigned steps;			/* hops walked (work) */
 };
 
 /* Fold port `pn` of node `id` into the path's MTU and rate. */
@@ -222,6 +235,7 @@ static bool path_walk(const struct sa_view *v, struct port_ref src,
 
 	pp->mtu = MTU_MAX;
 	pp->rate = 24;
+	pp->steps = 1;
 	if (!path_port(v, src.node, src.port, pp))
 		return false;
 	if (fabric_node(f, src.node)->type == NODE_TYPE_SWITCH) {
@@ -233,6 +247,7 @@ static bool path_walk(const struct sa_view *v, struct port_ref src,
 		const struct fab_port *p = &fabric_node(f, cur.node)->ports[cur.port];
 		struct port_ref in = { p->peer_node, p->peer_port };
 
+		pp->steps++;
 		if (hops > SMP_MAX_HOPS || !cur.port || in.node == FAB_NONE ||
 		    (size_t)in.node >= f->n_nodes)
 			return false;
@@ -343,6 +358,9 @@ static bool path_parms(const struct pr_ctx *c, struct port_ref src,
  * The P_Key of the path: the requested one when both ends share it, else
  * the default partition's; 0 for raw traffic.  Partitions other than the
  * default one are not modelled yet: every port is a full member of it.
+ * It does not depend on the ends, so it is decided once per query,
+ * before any path is walked: a P_Key of another partition matches no
+ * pair, and the query costs nothing (finding 1 of issue 10).
  */
 static bool path_pkey(const struct pr_ctx *c, uint16_t *pkey)
 {
@@ -358,6 +376,55 @@ static bool path_pkey(const struct pr_ctx *c, uint16_t *pkey)
 	}
 	*pkey = DEFAULT_PKEY;
 	return true;
+}
+
+/* Can PacketLifeTime `life` pass the query's selector? */
+static bool pkt_life_possible(const struct pr_ctx *c, unsigned life)
+{
+	struct path_parms pp = { .mtu = MTU_MAX, .rate = 24,
+				 .pkt_life = (uint8_t)life };
+	struct sa_query q = *c->q;
+	struct pr_ctx one = *c;
+
+	q.comp_mask &= BIT(PR_PKT_LIFE_SEL) | BIT(PR_PKT_LIFE);
+	one.q = &q;
+	return path_select(&one, &pp);
+}
+
+/*
+ * The checks that need no path: false when no pair of ends can give a
+ * record, whatever the paths are.  The P_Key (above); an MTU selector
+ * asking for more than 4096 or less than 256; a rate selector asking for
+ * more than the fastest rate or less than the slowest; a PacketLifeTime
+ * selector that neither a loopback path (0) nor any other (SubnetTimeout)
+ * passes.  Sets c->pkey.
+ */
+static bool pr_possible(struct pr_ctx *c)
+{
+	uint64_t m = c->q->comp_mask;
+	const struct sa_path_record *t = c->t;
+
+	if (!path_pkey(c, &c->pkey))
+		return false;
+	if ((m & BIT(PR_MTU_SEL)) && (m & BIT(PR_MTU))) {
+		unsigned sel = t->mtu >> 6, want = t->mtu & 0x3f;
+
+		if ((sel == SEL_GT && want >= MTU_MAX) ||
+		    (sel == SEL_LT && want <= MTU_MIN))
+			return false;
+	}
+	if ((m & BIT(PR_RATE_SEL)) && (m & BIT(PR_RATE))) {
+		unsigned sel = t->rate >> 6, want = t->rate & 0x3f;
+		bool faster = false;
+
+		for (unsigned r = 2; r < NELEM(rate_equiv); r++)
+			faster |= rate_valid(r) && rate_cmp(r, want) > 0;
+		if ((sel == SEL_GT && !faster) ||
+		    (sel == SEL_LT && !rate_below(want)))
+			return false;
+	}
+	return pkt_life_possible(c, 0) ||
+	       pkt_life_possible(c, c->v->subnet_timeout & 0x3f);
 }
 
 static void port_gid(const struct sa_view *v, struct port_ref r, uint8_t gid[16])
@@ -381,13 +448,17 @@ static int pr_lid_pair(struct pr_ctx *c, struct port_ref src,
 	const struct sa_query *q = c->q;
 	struct path_parms fwd, rev;
 	struct sa_path_record r;
-	bool reversible;
-	uint16_t pkey;
+	bool reversible, ok;
 
 	*added = false;
-	if (!path_parms(c, src, dst, dlid, &fwd) || !path_pkey(c, &pkey))
+	ok = path_parms(c, src, dst, dlid, &fwd);
+	if (!sa_charge(q, 1 + fwd.steps))
+		return -SA_STATUS_NO_RESOURCES;
+	if (!ok)
 		return 0;
 	reversible = path_parms(c, dst, src, slid, &rev);
+	if (!sa_charge(q, rev.steps))
+		return -SA_STATUS_NO_RESOURCES;
 	if ((q->comp_mask & BIT(PR_REVERSIBLE)) &&
 	    (c->t->num_path & PR_REVERSIBLE_BIT) && !reversible)
 		return 0;
@@ -397,7 +468,7 @@ static int pr_lid_pair(struct pr_ctx *c, struct port_ref src,
 	r.dlid = htobe16(dlid);
 	r.slid = htobe16(slid);
 	r.num_path = reversible ? PR_REVERSIBLE_BIT : 0;
-	r.pkey = htobe16(pkey);
+	r.pkey = htobe16(c->pkey);
 	if (q->comp_mask & BIT(PR_SL))
 		r.qos_class_sl = htobe16(be16toh(c->t->qos_class_sl) & 0xf);
 	r.mtu = (uint8_t)(SEL_EQ << 6 | fwd.mtu);
@@ -439,36 +510,52 @@ static bool pr_lids(const struct pr_ctx *c, struct port_ref r, int bit,
  * The paths between two end ports, best first, as OpenSM orders them:
  * first the LID pairs that step through both LMC ranges together
  * (preference 0: disjoint from each other), then every other pair
- * (preference 2), at most `iterations` of them.
+ * (preference 2), at most `iterations` of them.  The pairs are numbered
+ * k = 0.. in that order, so that a query resumes at c->pos[2] with
+ * c->pos[3] records given: SA_MORE when the slice is spent (the pair to
+ * go on with saved), 0 when this port pair is done (cursor reset).
  */
 static int pr_port_pair(struct pr_ctx *c, struct port_ref src,
 			struct port_ref dst)
 {
 	uint16_t slo, shi, dlo, dhi;
-	unsigned n = 0;
-	bool added;
+	uint32_t *k = &c->pos[2], *n = &c->pos[3], ns, nd, diag, total;
+	bool added, first = true;
 	int rc;
 
 	if (!pr_lids(c, src, PR_SLID, be16toh(c->t->slid), &slo, &shi) ||
-	    !pr_lids(c, dst, PR_DLID, be16toh(c->t->dlid), &dlo, &dhi))
+	    !pr_lids(c, dst, PR_DLID, be16toh(c->t->dlid), &dlo, &dhi)) {
+		*k = *n = 0;
 		return 0;
-	for (uint32_t s = slo, d = dlo; n < c->iterations && s <= shi && d <= dhi;
-	     s++, d++) {
-		if ((rc = pr_lid_pair(c, src, dst, (uint16_t)s, (uint16_t)d, 0,
-				      &added)) < 0)
-			return rc;
-		n += added;
 	}
-	for (uint32_t s = slo; s <= shi && n < c->iterations; s++) {
-		for (uint32_t d = dlo; d <= dhi && n < c->iterations; d++) {
-			if (s - slo == d - dlo)
+	ns = (uint32_t)(shi - slo) + 1;
+	nd = (uint32_t)(dhi - dlo) + 1;
+	diag = ns < nd ? ns : nd;
+	total = diag + ns * nd;
+	for (; *k < total && *n < c->iterations; ++*k) {
+		uint32_t s, d, e = *k - diag;
+		uint8_t pref = 0;
+
+		if (*k < diag) {
+			s = *k;
+			d = *k;
+		} else {
+			s = e / nd;
+			d = e % nd;
+			if (s == d)
 				continue;	/* a preference 0 pair */
-			if ((rc = pr_lid_pair(c, src, dst, (uint16_t)s,
-					      (uint16_t)d, 2, &added)) < 0)
-				return rc;
-			n += added;
+			pref = 2;
 		}
+		/* at least one pair per call: a slice always gets on */
+		if (!first && sa_slice_over(c->q))
+			return SA_MORE;
+		first = false;
+		if ((rc = pr_lid_pair(c, src, dst, (uint16_t)(slo + s),
+				      (uint16_t)(dlo + d), pref, &added)) < 0)
+			return rc;
+		*n += added;
 	}
+	*k = *n = 0;
 	return 0;
 }
 
@@ -545,10 +632,14 @@ int gen_path_record(const struct sa_view *v, const struct sa_query *q,
 		    struct sa_table *out)
 {
 	const struct sa_path_record *t = (const void *)q->tmpl;
+	uint32_t local[4] = { 0 };
 	struct pr_ctx c = { .v = v, .q = q, .t = t, .out = out,
-			    .get = q->method == MAD_METHOD_GET };
+			    .get = q->method == MAD_METHOD_GET,
+			    .pos = cursor_of(q, local) };
+	uint32_t *j = &c.pos[0], *i = &c.pos[1];
 	struct port_ref src, dst;
 	int has_src, has_dst, rc = 0;
+	size_t nj, ni;
 
 	if (!pr_selectors_valid(q, t))
 		return -SA_STATUS_REQ_INVALID;
@@ -560,7 +651,8 @@ int gen_path_record(const struct sa_view *v, const struct sa_query *q,
 		c.iterations = t->num_path & 0x7f;
 	else
 		c.iterations = ~0u;
-	if (!c.iterations)
+	/* No path to walk when no pair could give a record. */
+	if (!c.iterations || !pr_possible(&c))
 		return 0;
 	has_src = pr_endpoint(&c, PR_SGID, t->sgid, PR_SLID, be16toh(t->slid), &src);
 	has_dst = pr_endpoint(&c, PR_DGID, t->dgid, PR_DLID, be16toh(t->dlid), &dst);
@@ -572,19 +664,27 @@ int gen_path_record(const struct sa_view *v, const struct sa_query *q,
 		return pr_port_pair(&c, src, dst);
 	/*
 	 * An open end is every end port (in OpenSM's order), destinations
-	 * outermost.
+	 * outermost; each port pair costs a unit even when its LIDs rule
+	 * it out.
 	 */
 	if ((rc = index_get(v)) < 0)
 		return rc;
-	for (size_t j = 0; rc == 0 && !pr_done(&c) &&
-	     j < (has_dst ? 1 : sa_idx.n_ends); j++) {
-		struct port_ref b = has_dst ? dst : sa_idx.ends[j];
+	nj = has_dst ? 1 : sa_idx.n_ends;
+	ni = has_src ? 1 : sa_idx.n_ends;
+	for (; *j < nj && !pr_done(&c); ++*j, *i = 0) {
+		struct port_ref b = has_dst ? dst : sa_idx.ends[*j];
 
-		for (size_t i = 0; rc == 0 && !pr_done(&c) &&
-		     i < (has_src ? 1 : sa_idx.n_ends); i++)
-			rc = pr_port_pair(&c, has_src ? src : sa_idx.ends[i], b);
+		for (; *i < ni && !pr_done(&c); ++*i) {
+			if (sa_slice_over(q))
+				return SA_MORE;
+			if (!sa_charge(q, 1))
+				return -SA_STATUS_NO_RESOURCES;
+			rc = pr_port_pair(&c, has_src ? src : sa_idx.ends[*i], b);
+			if (rc != 0)
+				return rc;
+		}
 	}
-	return rc;
+	return 0;
 }
 
 
@@ -681,8 +781,10 @@ int gen_multipath_record(const struct sa_view *v, const struct sa_query *q,
 	const uint8_t (*gids)[16];
 	struct sa_path_record t;
 	struct sa_query pq = *q;
-	struct pr_ctx c = { .v = v, .q = &pq, .t = &t, .out = out };
-	unsigned ns, nd, budget;
+	uint32_t local[4] = { 0 };
+	struct pr_ctx c = { .v = v, .q = &pq, .t = &t, .out = out,
+			    .pos = cursor_of(q, local) };
+	unsigned ns, nd, limit;
 	int rc = 0;
 
 	if (q->tmpl_len < SA_MPR_FIXED_SIZE)
@@ -722,19 +824,25 @@ int gen_multipath_record(const struct sa_view *v, const struct sa_query *q,
 			return rc;
 	}
 	rc = 0;
-	budget = q->comp_mask & BIT(MPR_NUMB_PATH) ? m->num_path & 0x7f : ~0u;
-	for (unsigned s = 0; s < ns && rc == 0; s++) {
-		for (unsigned d = 0; d < nd && rc == 0; d++) {
+	if (!pr_possible(&c))
+		return 0;
+	limit = q->comp_mask & BIT(MPR_NUMB_PATH) ? m->num_path & 0x7f : ~0u;
+	for (uint32_t *s = &c.pos[0]; *s < ns; ++*s, c.pos[1] = 0) {
+		for (uint32_t *d = &c.pos[1]; *d < nd; ++*d) {
 			struct port_ref src, dst;
 
-			if (out->count >= budget)
+			if (out->count >= limit)
 				return 0;
-			if ((rc = mpr_gid(v, gids[s], &src)) < 0 ||
-			    (rc = mpr_gid(v, gids[ns + d], &dst)) < 0)
+			if (!sa_charge(q, 1))
+				return -SA_STATUS_NO_RESOURCES;
+			if ((rc = mpr_gid(v, gids[*s], &src)) < 0 ||
+			    (rc = mpr_gid(v, gids[ns + *d], &dst)) < 0)
 				return rc;
-			c.iterations = budget - (unsigned)out->count;
-			rc = pr_port_pair(&c, src, dst);
+			/* out->count holds the pair's records so far (pos[3]) */
+			c.iterations = limit - (unsigned)(out->count - c.pos[3]);
+			if ((rc = pr_port_pair(&c, src, dst)) != 0)
+				return rc;
 		}
 	}
-	return rc < 0 ? rc : 0;
+	return 0;
 }

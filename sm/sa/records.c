@@ -27,6 +27,11 @@
  * Lookups by LID and by port GUID go through an index built once per
  * subnet model (index_get()), so a Get by LID or a PathRecord between two
  * ports costs O(1) + O(path length), not O(fabric).
+ *
+ * Tables over the whole model go node by node through each_node() or
+ * each_switch(), which charge the request's work budget and yield
+ * between nodes when its slice is spent (SA_MORE, sa.h); the per-node
+ * work is bounded by the node's ports (LFT blocks: charged one each).
  */
 #include "config.h"
 
@@ -490,10 +495,20 @@ static int each_switch(const struct sa_view *v, const struct sa_query *q,
 	}
 	if ((rc = index_get(v)) < 0)
 		return rc;
-	for (size_t k = 0; k < sa_idx.n_nodes && rc == 0; k++)
-		if (switch_lid_ok(v, q, lid_bit, lid, sa_idx.nodes_sorted[k]))
-			rc = fn(v, q, sa_idx.nodes_sorted[k], out);
-	return rc;
+	uint32_t local[4] = { 0 }, *k = &cursor_of(q, local)[0];
+
+	for (; *k < sa_idx.n_nodes; ++*k) {
+		int32_t id = sa_idx.nodes_sorted[*k];
+
+		if (sa_slice_over(q))
+			return SA_MORE;
+		if (!sa_charge(q, 1))
+			return -SA_STATUS_NO_RESOURCES;
+		if (switch_lid_ok(v, q, lid_bit, lid, id) &&
+		    (rc = fn(v, q, id, out)) != 0)
+			return rc;
+	}
+	return 0;
 }
 
 static int swir_one(const struct sa_view *v, const struct sa_query *q,
@@ -540,6 +555,8 @@ static int lftr_block(const struct sa_view *v, const struct sa_query *q,
 {
 	struct sa_lft_record r;
 
+	if (!sa_charge(q, 1))
+		return -SA_STATUS_NO_RESOURCES;
 	memset(&r, 0, sizeof(r));
 	r.lid = htobe16(fabric_node(v->f, id)->ports[0].lid);
 	r.block_num = htobe16((uint16_t)block);

@@ -15,6 +15,19 @@
  *
  * Anything else is answered with the status the spec gives it and never
  * crashes the SM: every request is untrusted.
+ *
+ * Bounded work (sa.h): a request is checked first (sm/sa/request.c), then
+ * its generator runs with the request's work budget, one slice at a time.
+ * Most requests end within their first slice, run at once.  One that does
+ * not becomes a job: it keeps its copy of the MAD, its query, its table so
+ * far and its cursor, and the loop's idle watcher runs one slice of one
+ * job at a time, round robin, whenever no MAD or timer is waiting.  At
+ * most SA_MAX_JOBS jobs exist at once and SA_MAX_JOBS_PER_PORT per
+ * requesting port (its base LID, so that the LIDs of an LMC range count
+ * as one requester); a request that finds no slot is answered BUSY before
+ * any work is done.  A job whose model was replaced by a sweep meanwhile
+ * (struct fabric.gen), or whose SM left MASTER, is answered BUSY too: the
+ * client asks again and gets an answer from one model.
  */
 #include "config.h"
 
@@ -58,6 +71,22 @@
  * (s); sa_stop() logs it always. */
 #define SA_STATS_PERIOD			300.
 
+#define SA_MAX_JOBS		16	/* requests answered in slices at once */
+#define SA_MAX_JOBS_PER_PORT	2	/* ... of them from one requesting port */
+
+/* A request answered in slices (see the top of this file). */
+struct sa_job {
+	struct sa_job *next;
+	struct sa_mad req;		/* the request, headers and template */
+	struct mad_addr from;
+	const struct sa_attr *a;
+	struct sa_query q;		/* q.tmpl points into req */
+	struct sa_table t;		/* the records so far */
+	struct sa_work work;		/* budget spent, cursor */
+	uint64_t gen;			/* the model it is answered from */
+	uint16_t owner;			/* requesting port's base LID */
+};
+
 struct transfer {
 	struct transfer *next;
 	struct sa_agent *sa;
@@ -88,12 +117,19 @@ struct sa_agent {
 	ev_timer expire;		/* service leases, limits line */
 	uint64_t logged_events;		/* limit_events() at the last line */
 	ev_tstamp logged_at;
+	struct sa_job *jobs, **jobs_tail;	/* round robin, FIFO */
+	unsigned n_jobs;
+	ev_idle slices;			/* runs the jobs' slices */
 	struct {
 		uint64_t requests, answered, errors, rmpp, reports;
 		uint64_t xfer_port_quota, xfer_full;
 		uint64_t reports_answered, reports_failed;
 		uint64_t reports_coalesced, reports_dropped, subscribers_dropped;
 	} stats;
+	struct {
+		uint64_t jobs, slices, busy, exhausted, stale;
+		double longest;		/* s, the longest slice */
+	} work_stats;
 };
 
 static void sa_view_of(const struct sm *sm, struct sa_view *v)
@@ -109,6 +145,7 @@ static void sa_view_of(const struct sm *sm, struct sa_view *v)
 	v->subnet_prefix = sm->cfg.subnet_prefix;
 	v->subnet_timeout = sm->cfg.subnet_timeout;
 	v->packet_life_time = sm->cfg.packet_life_time;
+	v->gen = sm->fabric.gen;
 }
 
 static uint8_t response_method(uint8_t method)
@@ -279,82 +316,169 @@ static void answer_table(struct sa_agent *sa, const struct sa_mad *req,
 	sa->stats.rmpp++;
 }
 
-/* Attributes whose records live in the SA itself (sm/sa/service.c). */
-static const struct sa_attr stateful_attrs[] = {
-	{ SA_ATTR_SERVICE_RECORD, "ServiceRecord",
-	  sizeof(struct sa_service_record), NULL, 37, NULL },
-	{ SA_ATTR_INFORM_INFO, "InformInfo",
-	  sizeof(struct sa_inform_info), NULL, 64, NULL },
-	{ SA_ATTR_INFORM_INFO_RECORD, "InformInfoRecord",
-	  sizeof(struct sa_inform_info_record), NULL, 16, NULL },
-};
-
-static const struct sa_attr *attr_lookup(uint16_t attr)
-{
-	for (size_t i = 0; i < sizeof(stateful_attrs) / sizeof(stateful_attrs[0]); i++)
-		if (stateful_attrs[i].attr_id == attr)
-			return &stateful_attrs[i];
-	return sa_attr_find(attr);
-}
-
 static void on_unmatched(void *arg, const void *mad, size_t len,
 			 const struct mad_addr *from);
 
-static bool method_known(uint8_t m)
+/* Answer a request once its records are all there (or it failed: rc). */
+static void finish(struct sa_agent *sa, const struct sa_mad *req,
+		   const struct mad_addr *from, const struct sa_attr *a,
+		   uint8_t method, const struct sa_table *t, int rc)
 {
-	return m == MAD_METHOD_GET || m == MAD_METHOD_SET ||
-	       m == MAD_METHOD_GET_TABLE || m == MAD_METHOD_DELETE ||
-	       m == MAD_METHOD_GETMULTI;
-}
+	if (rc < 0) {
+		uint16_t st = rc == -ENOMEM ? SA_STATUS_NO_RESOURCES
+					    : (uint16_t)-rc;
 
-/* Which methods each attribute takes (15.4, table 209). */
-static bool method_allowed(uint16_t attr, uint8_t m)
-{
-	if ((attr == SA_ATTR_MULTIPATH_RECORD) != (m == MAD_METHOD_GETMULTI))
-		return false;		/* GetMulti is MultiPathRecord's alone */
-	switch (attr) {
-	case SA_ATTR_MULTIPATH_RECORD:
-		return true;
-	case SA_ATTR_SERVICE_RECORD:
-		return true;
-	case SA_ATTR_INFORM_INFO:
-		return m == MAD_METHOD_SET;
-	case SA_ATTR_CLASS_PORT_INFO:
-		/* A GetTable of it is a request the SA understands but will
-		 * not serve: REQ_INVALID from the generator, as OpenSM says,
-		 * rather than an unknown method/attribute combination. */
-		return m == MAD_METHOD_GET || m == MAD_METHOD_GET_TABLE;
-	default:
-		return m == MAD_METHOD_GET || m == MAD_METHOD_GET_TABLE;
+		if (rc == -SA_STATUS_NO_RESOURCES)
+			sa->work_stats.exhausted++;
+		answer(sa, req, from, st, NULL, a->rec_size);
+	} else if (method == MAD_METHOD_GET_TABLE) {
+		answer_table(sa, req, from, t);
+	} else if (method == MAD_METHOD_GETMULTI) {
+		/* GetMultiResp carries PathRecords (15.2.5.20); OpenSM names
+		 * them so in AttributeID too. */
+		struct sa_mad resp_hdr = *req;
+
+		resp_hdr.hdr.attr_id = htobe16(SA_ATTR_PATH_RECORD);
+		answer_table(sa, &resp_hdr, from, t);
+	} else if (t->count == 0) {
+		answer(sa, req, from, SA_STATUS_NO_RECORDS, NULL, a->rec_size);
+	} else if (t->count > 1 && method != MAD_METHOD_DELETE) {
+		answer(sa, req, from, SA_STATUS_TOO_MANY_RECORDS, NULL, a->rec_size);
+	} else {
+		answer(sa, req, from, 0, t->buf, a->rec_size);
 	}
 }
 
-/*
- * The SA data bytes a request carries.  Every request is one MAD except
- * GetMulti, which is an RMPP transfer (15.2.5.20, 13.6.2): accepted here
- * as one DATA segment that is FIRST and LAST, whose PayloadLength (class
- * header + data, 0: not given) says how much of the MAD is the request;
- * a GetMulti without RMPP counts as one such segment.  -1: not a request
- * we take (a transfer of several segments, a bad RMPP header).
- */
-static int request_payload(const struct sa_mad *req)
+/* The requesting port: the base LID of the end port that owns `lid`. */
+static uint16_t requester_of(const struct sm *sm, uint16_t lid)
 {
-	const struct rmpp_hdr *r = &req->rmpp;
-	uint32_t plen;
+	struct sa_view v;
+	struct port_ref r;
 
-	if (!(r->resptime_flags & RMPP_FLAG_ACTIVE))
-		return SA_DATA_SIZE;
-	if (req->hdr.method != MAD_METHOD_GETMULTI || rmpp_validate(req) < 0 ||
-	    r->type != RMPP_TYPE_DATA || be32toh(r->data1) != 1 ||
-	    (rmpp_flags(r) & (RMPP_FLAG_FIRST | RMPP_FLAG_LAST)) !=
-	    (RMPP_FLAG_FIRST | RMPP_FLAG_LAST))
-		return -1;
-	plen = be32toh(r->data2);
-	if (plen == 0)
-		return SA_DATA_SIZE;
-	if (plen < SA_HDR_SIZE || plen > RMPP_SEG_PAYLOAD)
-		return -1;
-	return (int)(plen - SA_HDR_SIZE);
+	sa_view_of(sm, &v);
+	if (lid_lookup(&v, lid, &r) != 1)
+		return lid;
+	return v.f->nodes[r.node].ports[r.port].lid;
+}
+
+static unsigned jobs_of(const struct sa_agent *sa, uint16_t owner)
+{
+	unsigned n = 0;
+
+	for (const struct sa_job *j = sa->jobs; j; j = j->next)
+		n += j->owner == owner;
+	return n;
+}
+
+/* One slice of a job's generator: 0/<0 done (rc), SA_MORE. */
+static int job_slice(struct sa_agent *sa, struct sa_job *j)
+{
+	struct sa_view v;
+	ev_tstamp t0 = ev_time(), dt;
+	int rc;
+
+	sa_view_of(sa->sm, &v);
+	j->work.slice_end = j->work.used + SA_SLICE_UNITS;
+	sa->work_stats.slices++;
+	rc = j->a->gen(&v, &j->q, &j->t);
+	dt = ev_time() - t0;
+	if (dt > sa->work_stats.longest)
+		sa->work_stats.longest = dt;
+	return rc;
+}
+
+static void job_free(struct sa_job *j)
+{
+	free(j->t.buf);
+	free(j);
+}
+
+/*
+ * The idle watcher: one slice of the job at the head of the list, which
+ * then goes to the tail (or is answered).  libev runs idle watchers only
+ * when no other event is pending, so every MAD that arrives meanwhile is
+ * handled between two slices.
+ */
+static void on_slice(struct ev_loop *loop, ev_idle *w, int revents)
+{
+	struct sa_agent *sa = w->data;
+	struct sm *sm = sa->sm;
+	struct sa_job *j = sa->jobs;
+	int rc;
+
+	(void)revents;
+	if (!j) {
+		ev_idle_stop(loop, w);
+		return;
+	}
+	sa->jobs = j->next;
+	if (!sa->jobs)
+		sa->jobs_tail = &sa->jobs;
+	j->next = NULL;
+	if (j->gen != sm->fabric.gen || sm->state != SM_MASTER ||
+	    !sm->subnet_up) {
+		/* A sweep published another model: ask again. */
+		sa->work_stats.stale++;
+		answer(sa, &j->req, &j->from, MAD_STATUS_BUSY, NULL,
+		       j->a->rec_size);
+		rc = 0;
+	} else if ((rc = job_slice(sa, j)) == SA_MORE) {
+		*sa->jobs_tail = j;
+		sa->jobs_tail = &j->next;
+		return;
+	} else {
+		finish(sa, &j->req, &j->from, j->a, j->q.method, &j->t, rc);
+	}
+	sa->n_jobs--;
+	job_free(j);
+	if (!sa->jobs)
+		ev_idle_stop(loop, w);
+}
+
+/*
+ * A request the model answers: its first slice now, the rest as a job.
+ * BUSY without any work when no job slot is free for its port.
+ */
+static void run_generator(struct sa_agent *sa, const struct sa_mad *req,
+			  const struct mad_addr *from, const struct sa_attr *a,
+			  const struct sa_query *q)
+{
+	struct sm *sm = sa->sm;
+	uint16_t owner = requester_of(sm, from->lid);
+	struct sa_job *j;
+	int rc;
+
+	if (sa->n_jobs >= SA_MAX_JOBS ||
+	    jobs_of(sa, owner) >= SA_MAX_JOBS_PER_PORT) {
+		sa->work_stats.busy++;
+		answer(sa, req, from, MAD_STATUS_BUSY, NULL, a->rec_size);
+		return;
+	}
+	if (!(j = calloc(1, sizeof(*j)))) {
+		answer(sa, req, from, SA_STATUS_NO_RESOURCES, NULL, a->rec_size);
+		return;
+	}
+	j->req = *req;
+	j->from = *from;
+	j->a = a;
+	j->q = *q;
+	j->q.tmpl = j->req.data;
+	j->q.work = &j->work;
+	j->t.rec_size = a->rec_size;
+	j->work.budget = sm->cfg.sa_work_budget ? sm->cfg.sa_work_budget
+						: SA_WORK_BUDGET_DEFAULT;
+	j->gen = sm->fabric.gen;
+	j->owner = owner;
+	if ((rc = job_slice(sa, j)) != SA_MORE) {
+		finish(sa, req, from, a, q->method, &j->t, rc);
+		job_free(j);
+		return;
+	}
+	sa->work_stats.jobs++;
+	sa->n_jobs++;
+	*sa->jobs_tail = j;
+	sa->jobs_tail = &j->next;
+	ev_idle_start(sm->loop, &sa->slices);
 }
 
 static void on_request(void *arg, const void *mad, size_t len,
@@ -365,7 +489,6 @@ static void on_request(void *arg, const void *mad, size_t len,
 	const struct sa_mad *req = mad;
 	const struct sa_attr *a;
 	struct sa_query q;
-	struct sa_view v;
 	int rc;
 
 	/* An ACK, STOP or ABORT for one of our RMPP answers.  The kernel's
@@ -377,86 +500,38 @@ static void on_request(void *arg, const void *mad, size_t len,
 		return;
 	}
 	sa->stats.requests++;
-	if (len != MAD_SIZE) {
-		/* A short MAD cannot be answered with its own headers safely. */
+	rc = sa_request_parse(mad, len, from->lid, &q, &a);
+	if (rc < 0) {
 		sa->stats.errors++;
 		return;
 	}
-	uint16_t attr = be16toh(req->hdr.attr_id);
-	a = attr_lookup(attr);
-	if (!method_known(req->hdr.method)) {
-		answer(sa, req, from, MAD_STATUS_METHOD_UNSUPP, NULL, 0);
-		return;
-	}
-	if (!a || !method_allowed(attr, req->hdr.method)) {
-		answer(sa, req, from, MAD_STATUS_ATTR_UNSUPP, NULL,
-		       a ? a->rec_size : 0);
-		return;
-	}
-	int payload = request_payload(req);
-	if (payload < 0) {
-		/* A request is one MAD (one RMPP segment for GetMulti). */
-		answer(sa, req, from, SA_STATUS_REQ_INVALID, NULL, a->rec_size);
+	if (rc > 0) {
+		answer(sa, req, from, (uint16_t)rc, NULL, a ? a->rec_size : 0);
 		return;
 	}
 	if (sm->state != SM_MASTER || !sm->subnet_up) {
 		answer(sa, req, from, MAD_STATUS_BUSY, NULL, a->rec_size);
 		return;
 	}
-	q = (struct sa_query){
-		.method = req->hdr.method,
-		.attr_id = attr,
-		.attr_mod = be32toh(req->hdr.attr_mod),
-		.comp_mask = be64toh(req->comp_mask),
-		.tmpl = req->data,
-		.tmpl_len = (size_t)payload,
-		.requester_lid = from->lid,
-		.sm_key = be64toh(req->sm_key),
-	};
-	/*
-	 * ComponentMask bits past the record's last component name no
-	 * component: reserved, so ignored (OpenSM ignores them too) rather
-	 * than refused.
-	 */
-	if (!sa_mask_valid(a->nfields, q.comp_mask))
-		q.comp_mask &= (1ull << a->nfields) - 1;
+	if (a->gen) {
+		run_generator(sa, req, from, a, &q);
+		return;
+	}
 	struct sa_table t = { .rec_size = a->rec_size };
-	if (attr == SA_ATTR_SERVICE_RECORD) {
+	if (q.attr_id == SA_ATTR_SERVICE_RECORD) {
 		uint8_t gid[16];
 		gid_of_lid(sm, from->lid, gid);
 		rc = sa_service_request(sa->state, &q, gid, ev_now(sm->loop), &t);
-	} else if (attr == SA_ATTR_INFORM_INFO) {
+	} else if (q.attr_id == SA_ATTR_INFORM_INFO) {
 		uint8_t gid[16];
 		gid_of_lid(sm, from->lid, gid);
 		rc = sa_inform_set(sa->state, &q, from, gid, &t);
-	} else if (attr == SA_ATTR_INFORM_INFO_RECORD) {
+	} else if (q.attr_id == SA_ATTR_INFORM_INFO_RECORD) {
 		rc = sa_inform_records(sa->state, &q, &t);
-	} else if (a->gen) {
-		sa_view_of(sm, &v);
-		rc = a->gen(&v, &q, &t);
 	} else {
 		rc = -MAD_STATUS_ATTR_UNSUPP;
 	}
-	if (rc < 0) {
-		uint16_t st = rc == -ENOMEM ? SA_STATUS_NO_RESOURCES
-					    : (uint16_t)-rc;
-		answer(sa, req, from, st, NULL, a->rec_size);
-	} else if (q.method == MAD_METHOD_GET_TABLE) {
-		answer_table(sa, req, from, &t);
-	} else if (q.method == MAD_METHOD_GETMULTI) {
-		/* GetMultiResp carries PathRecords (15.2.5.20); OpenSM names
-		 * them so in AttributeID too. */
-		struct sa_mad resp_hdr = *req;
-
-		resp_hdr.hdr.attr_id = htobe16(SA_ATTR_PATH_RECORD);
-		answer_table(sa, &resp_hdr, from, &t);
-	} else if (t.count == 0) {
-		answer(sa, req, from, SA_STATUS_NO_RECORDS, NULL, a->rec_size);
-	} else if (t.count > 1 && q.method != MAD_METHOD_DELETE) {
-		answer(sa, req, from, SA_STATUS_TOO_MANY_RECORDS, NULL, a->rec_size);
-	} else {
-		answer(sa, req, from, 0, t.buf, a->rec_size);
-	}
+	finish(sa, req, from, a, q.method, &t, rc);
 	free(t.buf);
 }
 
@@ -776,6 +851,9 @@ int sa_start(struct sm *sm)
 	}
 	ev_timer_init(&sa->expire, on_expire, 1., 1.);
 	sa->expire.data = sa;
+	sa->jobs_tail = &sa->jobs;
+	ev_idle_init(&sa->slices, on_slice);
+	sa->slices.data = sa;
 	ev_timer_start(sm->loop, &sa->expire);
 	rc = mad_engine_on_unsolicited(sm->engine, MAD_CLASS_SA, 0xff, 0xffff,
 				       on_request, sa);
@@ -803,7 +881,21 @@ void sa_stop(struct sm *sm)
 		 sa->stats.requests, sa->stats.answered, sa->stats.errors,
 		 sa->stats.rmpp, sa->stats.reports);
 	log_limits(sa);
+	log_info("SA: %" PRIu64 " requests answered in slices (%" PRIu64
+		 " slices, the longest %.1f ms), %" PRIu64 " BUSY for want of"
+		 " a slot, %" PRIu64 " over their work budget, %" PRIu64
+		 " outlived their model", sa->work_stats.jobs,
+		 sa->work_stats.slices, sa->work_stats.longest * 1e3,
+		 sa->work_stats.busy, sa->work_stats.exhausted,
+		 sa->work_stats.stale);
 	ev_timer_stop(sm->loop, &sa->expire);
+	ev_idle_stop(sm->loop, &sa->slices);
+	while (sa->jobs) {
+		struct sa_job *j = sa->jobs;
+
+		sa->jobs = j->next;
+		job_free(j);
+	}
 	sa_state_free(sa->state);
 	while (sa->transfers) {
 		struct transfer *t = sa->transfers;

@@ -40,6 +40,35 @@ struct sa_table {
 /* Append one record (rec_size bytes).  Returns 0 or -ENOMEM. */
 int sa_table_add(struct sa_table *t, const void *rec);
 
+/*
+ * Bounded work (issue 10, finding 1).  Every request the SA answers from
+ * the model carries a budget of work units: one per candidate a generator
+ * examines (a node, a port, a port pair, a LID pair of two LMC ranges, a
+ * table block) and one per hop a PathRecord walks, whether or not a record
+ * comes of it.  A request that spends its budget is answered
+ * NO_RESOURCES (15.2.4 table 194: "insufficient resources to complete the
+ * request"), never a table cut short that a client would take for the
+ * whole answer; OpenSM answers NO_RESOURCES too when it cannot build a
+ * table.  The budget is --sa-work-budget (struct sm_config).
+ *
+ * The work is also done in slices of at most SA_SLICE_UNITS units: a
+ * generator that has spent its slice saves where it is in the cursor and
+ * returns SA_MORE; the agent calls it again with the same query and table
+ * from the loop's idle time (sm/sa/sa.c), so no request holds the loop
+ * for longer than one slice.  SA_SLICE_UNITS is about 1-2 ms of path
+ * walks on the 1,152-host fat tree (see doc/design.md).
+ */
+#define SA_WORK_BUDGET_DEFAULT	(1u << 21)	/* units per request */
+#define SA_SLICE_UNITS		20000u		/* units per slice */
+#define SA_MORE			1		/* generator: call again */
+
+struct sa_work {
+	uint64_t used;			/* units spent, all slices so far */
+	uint64_t budget;		/* 0: no limit */
+	uint64_t slice_end;		/* yield at this `used`; 0: never */
+	uint32_t pos[4];		/* the generator's cursor, 0 at start */
+};
+
 /* What a request asks for, validated by the agent. */
 struct sa_query {
 	uint8_t  method;		/* MAD_METHOD_GET, _GET_TABLE, ... */
@@ -50,7 +79,27 @@ struct sa_query {
 	size_t   tmpl_len;		/* SA_DATA_SIZE */
 	uint16_t requester_lid;
 	uint64_t sm_key;		/* SA header SM_Key: 1 = trusted (15.2.2.1) */
+	struct sa_work *work;		/* NULL: no budget, no slices */
 };
+
+/* Charge `n` units to the query: false when that spends its budget. */
+static inline bool sa_charge(const struct sa_query *q, uint64_t n)
+{
+	struct sa_work *w = q->work;
+
+	if (!w)
+		return true;
+	w->used += n;
+	return !w->budget || w->used <= w->budget;
+}
+
+/* Has the query used up its slice (time to save the cursor and yield)? */
+static inline bool sa_slice_over(const struct sa_query *q)
+{
+	const struct sa_work *w = q->work;
+
+	return w && w->slice_end && w->used >= w->slice_end;
+}
 
 /* What a generator sees: the subnet as of the last SUBNET UP. */
 struct sa_view {
@@ -63,13 +112,18 @@ struct sa_view {
 	uint64_t subnet_prefix;
 	uint8_t  subnet_timeout;
 	uint8_t  packet_life_time;	/* SwitchInfo:LifeTimeValue we program */
+	uint64_t gen;			/* f->gen when the request began */
 };
 
 /*
  * A record type the SA serves.  gen() appends every record of the subnet
  * that matches the query's template under its component mask (use
  * sa_match()); it returns 0, or a negative SA/MAD status to answer with
- * (-SA_STATUS_REQ_INVALID, -SA_STATUS_INSUF_COMPONENTS, ...), or -ENOMEM.
+ * (-SA_STATUS_REQ_INVALID, -SA_STATUS_INSUF_COMPONENTS, ...), or -ENOMEM,
+ * or SA_MORE when q->work's slice is spent: call it again with the same
+ * query, table and work (it resumes from work->pos).  Generators charge
+ * their work with sa_charge() and fail with -SA_STATUS_NO_RESOURCES when
+ * the budget is spent.
  */
 struct sa_attr {
 	uint16_t attr_id;
@@ -103,6 +157,18 @@ void sa_report_notice(struct sm *sm, const struct smp_notice *n, uint16_t lid);
  * subscriptions of ports that left it or whose LID moved.
  */
 void sa_fabric_changed(struct sm *sm);
+
+/*
+ * sm/sa/request.c: the checks every SA request goes through before any
+ * work, with no I/O (the agent and tests/fuzz/fuzz_sa.c share them).
+ * `mad` is `len` bytes from the network.  Returns 0 with *q and *a set
+ * (q->tmpl points into `mad`; q->work is NULL), the MAD/SA status to
+ * answer with (> 0), or -1: not a request to answer at all (a short MAD).
+ */
+int sa_request_parse(const void *mad, size_t len, uint16_t requester_lid,
+		     struct sa_query *q, const struct sa_attr **a);
+/* Attributes whose records live in the SA itself (sm/sa/service.c). */
+bool sa_attr_stateful(uint16_t attr_id);
 
 /* sm/sa/sa.c: register the SA agent on the engine.  Returns 0 or -errno. */
 int sa_start(struct sm *sm);

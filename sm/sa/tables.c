@@ -60,46 +60,74 @@
 #define VLARB_FIRST_BLOCK	1
 #define VLARB_LAST_BLOCK	4
 
+/* What to do with one end port of a table query (arg: the caller's). */
+typedef int (*end_gen)(const struct sa_view *v, const struct sa_query *q,
+		       struct port_ref e, const void *arg, struct sa_table *out);
+
 /*
- * The end ports a query covers: the owner of the template's LID when the
- * LID component is set, else every end port in OpenSM's order (the SA
- * index keeps that order).  *out is malloc'ed (free it); returns the
- * count or -ENOMEM.
+ * Call fn for every end port a query covers: the owner of the template's
+ * LID when the LID component is set, else every end port in OpenSM's
+ * order (the SA index keeps that order).  Resumable: the end port to go
+ * on with is the query's cursor pos[0]; each is charged 1 + its node's
+ * ports, and fn charges what a switch's many records cost.  Returns 0,
+ * SA_MORE (slice spent), -SA_STATUS_NO_RESOURCES (budget spent) or fn's
+ * error.
  */
-static int ends_of(const struct sa_view *v, const struct sa_query *q,
-		   uint16_t lid, struct port_ref **out)
+static int each_end(const struct sa_view *v, const struct sa_query *q,
+		    uint16_t lid, end_gen fn, const void *arg,
+		    struct sa_table *out)
 {
-	struct port_ref one, *r;
-	size_t n;
+	uint32_t local[4] = { 0 }, *k = &cursor_of(q, local)[0];
+	struct port_ref one;
 	int rc;
 
-	*out = NULL;
 	if (!has_fabric(v))
 		return 0;
 	if (q->comp_mask & BIT(0)) {
 		rc = lid_lookup(v, lid, &one);
-		if (rc <= 0)
-			return rc;
-		n = 1;
-	} else {
-		if ((rc = index_get(v)) < 0)
-			return rc;
-		n = sa_idx.n_ends;
+		return rc <= 0 ? rc : fn(v, q, one, arg, out);
 	}
-	r = malloc((n + 1) * sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	if (q->comp_mask & BIT(0))
-		r[0] = one;
-	else
-		memcpy(r, sa_idx.ends, n * sizeof(*r));
-	*out = r;
-	return (int)n;
+	if ((rc = index_get(v)) < 0)
+		return rc;
+	for (; *k < sa_idx.n_ends; ++*k) {
+		struct port_ref e = sa_idx.ends[*k];
+
+		if (sa_slice_over(q))
+			return SA_MORE;
+		if (!sa_charge(q, 1u + fabric_node(v->f, e.node)->num_ports))
+			return -SA_STATUS_NO_RESOURCES;
+		if ((rc = fn(v, q, e, arg, out)) != 0)
+			return rc;
+	}
+	return 0;
 }
 
 /* A record generator for one port of a node. */
 typedef int (*port_gen)(const struct sa_query *q, const struct fab_node *n,
 			unsigned pn, struct sa_table *out);
+
+struct port_walk {
+	bool by_port;
+	unsigned port_num;
+	port_gen fn;
+};
+
+static int port_walk_end(const struct sa_view *v, const struct sa_query *q,
+			 struct port_ref e, const void *arg, struct sa_table *out)
+{
+	const struct port_walk *pw = arg;
+	const struct fab_node *nd = fabric_node(v->f, e.node);
+	int rc = 0;
+
+	if (nd->type != NODE_TYPE_SWITCH)
+		return pw->fn(q, nd, e.port, out);
+	if (pw->by_port)
+		return pw->port_num <= nd->num_ports ?
+		       pw->fn(q, nd, pw->port_num, out) : 0;
+	for (unsigned pn = 0; pn <= nd->num_ports && rc == 0; pn++)
+		rc = pw->fn(q, nd, pn, out);
+	return rc;
+}
 
 /*
  * Call fn for every port a P_Key or VLArb query covers: the port of a CA
@@ -111,27 +139,9 @@ static int each_port(const struct sa_view *v, const struct sa_query *q,
 		     uint16_t lid, bool by_port, unsigned port_num, port_gen fn,
 		     struct sa_table *out)
 {
-	struct port_ref *e;
-	int rc = 0, n;
+	struct port_walk pw = { by_port, port_num, fn };
 
-	n = ends_of(v, q, lid, &e);
-	if (n < 0)
-		return n;
-	for (int i = 0; i < n && rc == 0; i++) {
-		const struct fab_node *nd = fabric_node(v->f, e[i].node);
-
-		if (nd->type != NODE_TYPE_SWITCH) {
-			rc = fn(q, nd, e[i].port, out);
-		} else if (by_port) {
-			if (port_num <= nd->num_ports)
-				rc = fn(q, nd, port_num, out);
-		} else {
-			for (unsigned pn = 0; pn <= nd->num_ports && rc == 0; pn++)
-				rc = fn(q, nd, pn, out);
-		}
-	}
-	free(e);
-	return rc;
+	return each_end(v, q, lid, port_walk_end, &pw, out);
 }
 
 /* The LID of a record about port `pn` of `n`: switches give port 0's. */
@@ -182,6 +192,8 @@ static int pktr_block(const struct sa_query *q, const struct fab_node *n,
 	const struct fab_port *p = &n->ports[pn];
 	struct sa_pkey_table_record r;
 
+	if (!sa_charge(q, 1))
+		return -SA_STATUS_NO_RESOURCES;
 	memset(&r, 0, sizeof(r));
 	r.lid = htobe16(record_lid(n, pn));
 	r.block_num = pktr_block_num(block);
@@ -256,37 +268,39 @@ static int sl2vl_one(const struct sa_query *q, const struct fab_node *n,
 	return sa_table_add(out, &r);
 }
 
+/* The SL-to-VL records of one end port: a CA's one, a switch's pairs. */
+static int sl2vl_end(const struct sa_view *v, const struct sa_query *q,
+		     struct port_ref e, const void *arg, struct sa_table *out)
+{
+	const struct sa_sl2vl_record *t = (const void *)q->tmpl;
+	const struct fab_node *nd = fabric_node(v->f, e.node);
+	unsigned o0 = 0, o1 = nd->num_ports, i0 = 0, i1 = nd->num_ports;
+	int rc = 0;
+
+	(void)arg;
+	if (nd->type != NODE_TYPE_SWITCH)	/* OpenSM: in 0 out 0 */
+		return sl2vl_one(q, nd, e.port, 0, 0, out);
+	if (q->comp_mask & BIT(SL2VL_OUT))
+		o0 = o1 = t->out_port;
+	if (q->comp_mask & BIT(SL2VL_IN))
+		i0 = i1 = t->in_port;
+	if (o1 > nd->num_ports || i1 > nd->num_ports)
+		return 0;
+	/* up to 256 x 256 pairs on one switch: charged as records */
+	if (!sa_charge(q, (uint64_t)(o1 - o0 + 1) * (i1 - i0 + 1)))
+		return -SA_STATUS_NO_RESOURCES;
+	for (unsigned o = o0; o <= o1 && rc == 0; o++)
+		for (unsigned in = i0; in <= i1 && rc == 0; in++)
+			rc = sl2vl_one(q, nd, 0, in, o, out);
+	return rc;
+}
+
 static int gen_sl2vl_record(const struct sa_view *v, const struct sa_query *q,
 			    struct sa_table *out)
 {
 	const struct sa_sl2vl_record *t = (const void *)q->tmpl;
-	struct port_ref *e;
-	int rc = 0, n;
 
-	n = ends_of(v, q, be16toh(t->lid), &e);
-	if (n < 0)
-		return n;
-	for (int i = 0; i < n && rc == 0; i++) {
-		const struct fab_node *nd = fabric_node(v->f, e[i].node);
-		unsigned o0 = 0, o1 = nd->num_ports, i0 = 0, i1 = nd->num_ports;
-
-		if (nd->type != NODE_TYPE_SWITCH) {
-			/* OpenSM: one table per CA port, in 0 out 0 */
-			rc = sl2vl_one(q, nd, e[i].port, 0, 0, out);
-			continue;
-		}
-		if (q->comp_mask & BIT(SL2VL_OUT))
-			o0 = o1 = t->out_port;
-		if (q->comp_mask & BIT(SL2VL_IN))
-			i0 = i1 = t->in_port;
-		if (o1 > nd->num_ports || i1 > nd->num_ports)
-			continue;
-		for (unsigned o = o0; o <= o1 && rc == 0; o++)
-			for (unsigned in = i0; in <= i1 && rc == 0; in++)
-				rc = sl2vl_one(q, nd, 0, in, o, out);
-	}
-	free(e);
-	return rc;
+	return each_end(v, q, be16toh(t->lid), sl2vl_end, NULL, out);
 }
 
 /* ------------------------------------------------------------------ */
@@ -314,6 +328,8 @@ static int vlar_port(const struct sa_query *q, const struct fab_node *n,
 			return 0;
 		b0 = b1 = t->block_num;
 	}
+	if (!sa_charge(q, b1 - b0 + 1))
+		return -SA_STATUS_NO_RESOURCES;
 	for (unsigned b = b0; b <= b1 && rc == 0; b++) {
 		struct sa_vlarb_record r;
 
@@ -394,24 +410,25 @@ static int mftr_switch(const struct sa_query *q, const struct fab_node *n,
 	return rc;
 }
 
+static int mftr_end(const struct sa_view *v, const struct sa_query *q,
+		    struct port_ref e, const void *arg, struct sa_table *out)
+{
+	const struct fab_node *nd = fabric_node(v->f, e.node);
+
+	(void)arg;
+	if (nd->type != NODE_TYPE_SWITCH)
+		return 0;
+	if (!sa_charge(q, (uint64_t)nd->mft_entries * nd->mft_positions / 32))
+		return -SA_STATUS_NO_RESOURCES;
+	return mftr_switch(q, nd, out);
+}
+
 static int gen_mft_record(const struct sa_view *v, const struct sa_query *q,
 			  struct sa_table *out)
 {
 	const struct sa_mft_record *t = (const void *)q->tmpl;
-	struct port_ref *e;
-	int rc = 0, n;
 
-	n = ends_of(v, q, be16toh(t->lid), &e);
-	if (n < 0)
-		return n;
-	for (int i = 0; i < n && rc == 0; i++) {
-		const struct fab_node *nd = fabric_node(v->f, e[i].node);
-
-		if (nd->type == NODE_TYPE_SWITCH)
-			rc = mftr_switch(q, nd, out);
-	}
-	free(e);
-	return rc;
+	return each_end(v, q, be16toh(t->lid), mftr_end, NULL, out);
 }
 
 /* ------------------------------------------------------------------ */

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# tests/bench/sa_hostile.sh - what a hostile SA client costs the SM
+# (issue 10, finding 1; by hand, not part of tests/run).
+#
+#   tests/bench/sa_hostile.sh [-t SECONDS] [-r RATE] [-k PKEY|none]
+#                             [-L "LMC ..."] [TOPOLOGY.net]
+#
+# For each LMC (default "0 3") on the 1,152-host fat tree (default): ibsm
+# is master on H0001; after SUBNET UP its idle RSS is read, then for
+# SECONDS (default 20):
+#
+#   - idle: H0005 probes alone (tests/fabric/sa_hostile probe: 20 a
+#     second, PathRecord Gets to random LIDs and SMInfo Gets, alternately),
+#   - flood: the same probes while H0003 sends RATE (default 100) hostile
+#     PathRecord GetTables a second, both ends open, P_Key PKEY (default
+#     0x1234; "none": the default partition, every pair of the subnet).
+#
+# Prints per LMC the probes' p50/p99/max latency idle and under flood,
+# the hostile queries' answers by status, the SM's RSS (idle, and the
+# most seen under flood, sampled every 0.2 s) and its CPU per hostile
+# query: (SM CPU in the flood run - SM CPU in the idle run) / hostile
+# queries answered.
+#
+# IBSM=... picks the daemon: to measure main's code, build it apart
+# (git archive 9e698c1 | tar -x -C /tmp/old; configure; make) and run
+# with IBSM=/tmp/old/build/sm/ibsm and a low RATE (-r 1: on main one such
+# query costs the loop 0.2 s with LMC 0, far more with LMC 3).
+# shellcheck source=tests/fabric/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../fabric/lib.sh"
+
+secs=20
+rate=100
+pkey=0x1234
+lmcs="0 3"
+while getopts t:r:k:L: opt; do
+	case $opt in
+	t) secs=$OPTARG ;;
+	r) rate=$OPTARG ;;
+	k) pkey=$OPTARG ;;
+	L) lmcs=$OPTARG ;;
+	*) echo "usage: $0 [-t SECONDS] [-r RATE] [-k PKEY|none] [-L \"LMC ...\"]" \
+		"[TOPOLOGY.net]" >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+net=${1:-$FAB_TOPO/fat2-1152.net}
+hostile=${SA_HOSTILE:-$(dirname "$IBSM")/../tests/fabric/sa_hostile}
+[ -x "$hostile" ] || { echo "sa_hostile: $hostile not built" >&2; exit 1; }
+hz=$(getconf CLK_TCK)
+
+cpu_ticks() {
+	awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+
+rss_kb() {
+	awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0
+}
+
+# descendant ROOT NAME: the PID of the process called NAME under ROOT.
+descendant() {
+	local p
+	for p in $(pgrep -P "$1"); do
+		if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$2" ]; then
+			echo "$p"
+			return 0
+		fi
+		descendant "$p" "$2" && return 0
+	done
+	return 1
+}
+
+# rss_watch PID OUT: the largest VmRSS seen until OUT.stop exists.
+rss_watch() {
+	local max=0 r
+	while [ ! -e "$2.stop" ]; do
+		r=$(rss_kb "$1")
+		[ "${r:-0}" -gt "$max" ] && max=$r
+		sleep 0.2
+	done
+	echo "$max" >"$2"
+}
+
+maxlid=$(grep -cE '^(Hca|Ca|Switch)' "$net")
+fab_sim_start "$net" hostile || exit 1
+for lmc in $lmcs; do
+	dir=$FAB_TMP/sm-$lmc
+	FAB_UP_TIMEOUT=600 fab_ibsm_start H0001 "$dir" -l "$lmc" -s 0 -r || exit 1
+	pid=$(descendant "$FAB_SM_BG" ibsm)
+	sleep 2
+	idle_rss=$(rss_kb "$pid")
+	top=$((maxlid << lmc))
+
+	c0=$(cpu_ticks "$pid")
+	fab_run H0005 "$hostile" probe -r 20 -t "$secs" -l "$top" >"$dir/idle.probe" 2>&1
+	c1=$(cpu_ticks "$pid")
+
+	rss_watch "$pid" "$dir/rss" &
+	watch=$!
+	fab_spawn H0003 "$hostile" flood -r "$rate" -t "$secs" -k "$pkey" \
+		>"$dir/flood" 2>&1
+	fpid=$FAB_SPAWN_PID
+	fab_run H0005 "$hostile" probe -r 20 -t "$secs" -l "$top" >"$dir/flood.probe" 2>&1
+	wait "$fpid"
+	rm -f "$FAB_TMP/pids/$fpid"
+	c2=$(cpu_ticks "$pid")
+	: >"$dir/rss.stop"
+	wait "$watch"
+
+	answered=$(sed -n 's/.* answered \([0-9]*\).*/\1/p' "$dir/flood")
+	echo "== LMC $lmc, $rate hostile PathRecord GetTables/s (P_Key $pkey, ends open), ${secs} s"
+	sed 's/^/  idle:  /' "$dir/idle.probe"
+	sed 's/^/  flood: /' "$dir/flood.probe"
+	sed 's/^/  /' "$dir/flood"
+	awk -v i="$idle_rss" -v m="$(cat "$dir/rss")" 'BEGIN {
+		printf "  SM RSS idle %d kB, flood max %d kB (%.2fx)\n", i, m, m / i }'
+	awk -v a="$((c1 - c0))" -v b="$((c2 - c1))" -v n="${answered:-0}" -v hz="$hz" 'BEGIN {
+		printf "  SM CPU idle run %.2f s, flood run %.2f s: ", a / hz, b / hz
+		if (n > 0) printf "%.1f us per hostile query\n", (b - a) / hz * 1e6 / n
+		else print "no hostile query answered" }'
+	fab_ibsm_stop
+	sed -n 's/.*\(SA: [0-9]* requests answered in slices.*\)/  \1/p' "$dir/ibsm.log"
+done
