@@ -38,6 +38,14 @@
 #define SA_QKEY		0x80010000u
 #define DEFAULT_TIMEOUT	500		/* ms per attempt */
 #define DEFAULT_RETRIES	3
+/*
+ * BUSY (13.4.7: the responder is busy, try again) is what an SA answers
+ * when it cannot take the request now: every slot in use, or the subnet
+ * model changed under a table it was building.  Ask again this many
+ * times, waiting BUSY_WAIT s, then twice as long each time.
+ */
+#define BUSY_TRIES	5
+#define BUSY_WAIT	0.1
 
 /* PathRecord ComponentMask bits (15.2.5.16) */
 #define PR_MASK_DLID	(1ull << 4)
@@ -62,6 +70,9 @@ struct ctl {
 	bool single;			/* print one object, not an array */
 	bool header_only;		/* an empty table */
 	int rc;				/* exit status */
+	struct sa_mad req;		/* the request, to ask again if BUSY */
+	unsigned busy_tries;
+	ev_timer busy_timer;
 };
 
 static void err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -276,6 +287,22 @@ static void warn_umad2sim(const struct ctl *c, size_t len)
 	    ok, RMPP_SEG_DATA - 1);
 }
 
+static void on_query(void *arg, const struct rmpp_result *res);
+
+/* The SA said BUSY a moment ago: the same request again. */
+static void on_busy_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct ctl *c = w->data;
+
+	(void)loop;
+	(void)revents;
+	if (rmpp_client_query(c->client, &c->req, sizeof(c->req), &c->sa,
+			      on_query, c) < 0) {
+		err("cannot ask the SA again");
+		finish(c, 1);
+	}
+}
+
 static void on_query(void *arg, const struct rmpp_result *res)
 {
 	struct ctl *c = arg;
@@ -309,6 +336,17 @@ static void on_query(void *arg, const struct rmpp_result *res)
 		return;
 	}
 	uint16_t st = be16toh(f->hdr.status);
+	if ((st & MAD_STATUS_BUSY) && c->busy_tries < BUSY_TRIES) {
+		if (c->verbose)
+			err("the SA is busy: asking again in %.1f s",
+			    BUSY_WAIT * (1u << c->busy_tries));
+		ev_timer_init(&c->busy_timer, on_busy_timer,
+			      BUSY_WAIT * (1u << c->busy_tries), 0.);
+		c->busy_timer.data = c;
+		c->busy_tries++;
+		ev_timer_start(c->loop, &c->busy_timer);
+		return;
+	}
 	if (st == SA_STATUS_NO_RECORDS && c->method != MAD_METHOD_GET) {
 		finish(c, 0);		/* an empty table */
 		return;
@@ -361,6 +399,7 @@ static int start_query(struct ctl *c, int argc, char **argv)
 		if (rc < 0)
 			return rc == -ENOMEM ? rc : -EINVAL;
 		c->method = MAD_METHOD_GETMULTI;
+		c->req = m;
 		return rmpp_client_query(c->client, &m, sizeof(m), &c->sa,
 					 on_query, c);
 	}
@@ -389,6 +428,7 @@ static int start_query(struct ctl *c, int argc, char **argv)
 		memcpy(m.data, &pr, sizeof(pr));
 	}
 	sa_request_hdr(&m, c->method, c->kind->attr_id, mask);
+	c->req = m;
 	return rmpp_client_query(c->client, &m, sizeof(m), &c->sa, on_query, c);
 }
 

@@ -48,7 +48,9 @@ counts=$FAB_TMP/counts
 			>"$FAB_TMP/nodes-$i.json" 2>"$FAB_TMP/nodes-$i.err"; then
 			count_nodes "$FAB_TMP/nodes-$i.json" >>"$counts"
 		else
-			echo "fail $i" >>"$counts"
+			# The reason goes with the failure, for the report.
+			echo "fail $i: $(tr '\n' ' ' <"$FAB_TMP/nodes-$i.err" |
+				cut -c1-160)" >>"$counts"
 		fi
 	done
 ) &
