@@ -71,9 +71,6 @@
  * (s); sa_stop() logs it always. */
 #define SA_STATS_PERIOD			300.
 
-#define SA_MAX_JOBS		16	/* requests answered in slices at once */
-#define SA_MAX_JOBS_PER_PORT	2	/* ... of them from one requesting port */
-
 /* A request answered in slices (see the top of this file). */
 struct sa_job {
 	struct sa_job *next;
@@ -448,8 +445,9 @@ static void run_generator(struct sa_agent *sa, const struct sa_mad *req,
 	struct sa_job *j;
 	int rc;
 
-	if (sa->n_jobs >= SA_MAX_JOBS ||
-	    jobs_of(sa, owner) >= SA_MAX_JOBS_PER_PORT) {
+	if (sa->n_jobs >= SM_LIMIT(sm->cfg.sa_max_jobs, SA_MAX_JOBS) ||
+	    jobs_of(sa, owner) >= SM_LIMIT(sm->cfg.sa_jobs_per_port,
+					   SA_MAX_JOBS_PER_PORT)) {
 		sa->work_stats.busy++;
 		answer(sa, req, from, MAD_STATUS_BUSY, NULL, a->rec_size);
 		return;
