@@ -591,18 +591,20 @@ static void on_report_done(void *arg, int status, const void *mad, size_t len)
 		/* One line when a subscriber stops answering, not one per
 		 * Report: the rest are counted (sa_stop's summary). */
 		if (d->fails++ == 0)
-			log_warnx("ERR 0501: Report of trap %u to LID %u QPN %u got"
-				  " no ReportResp: %s", trap, d->to.lid,
-				  d->to.qpn, strerror(-status));
+			log_ratelimited(LOG_LVL_WARN, 501, "Report of trap %u"
+					" to LID %u QPN %u got no ReportResp:"
+					" %s", trap, d->to.lid, d->to.qpn,
+					strerror(-status));
 		if (d->fails >= sa->report_failures) {
 			size_t n = sa_inform_drop_dest(sa->state, &d->to);
 
 			sa->stats.subscribers_dropped++;
 			sa->stats.reports_dropped += d->n_queued;
-			log_warnx("ERR 0502: LID %u QPN %u answered none of %u"
-				  " Reports in a row: %zu subscriptions removed,"
-				  " %u queued Reports dropped", d->to.lid,
-				  d->to.qpn, d->fails, n, d->n_queued);
+			log_ratelimited(LOG_LVL_WARN, 502, "LID %u QPN %u"
+					" answered none of %u Reports in a row:"
+					" %zu subscriptions removed, %u queued"
+					" Reports dropped", d->to.lid,
+					d->to.qpn, d->fails, n, d->n_queued);
 			dest_free(d);
 			return;
 		}
@@ -679,9 +681,10 @@ static void report_to(void *arg, const struct mad_addr *to)
 	if (d->n_queued == sa->report_queue) {
 		sa->stats.reports_dropped++;
 		if (!d->overflow_logged)
-			log_warnx("ERR 0503: Reports to LID %u QPN %u: %u waiting,"
-				  " more are dropped (counted)", d->to.lid,
-				  d->to.qpn, d->n_queued);
+			log_ratelimited(LOG_LVL_WARN, 503, "Reports to LID %u"
+					" QPN %u: %u waiting, more are dropped"
+					" (counted)", d->to.lid, d->to.qpn,
+					d->n_queued);
 		d->overflow_logged = true;
 		return;
 	}
