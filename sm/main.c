@@ -135,7 +135,8 @@ _Static_assert(N_SA_LIMIT_OPTS == 9, "one SA_OPT() per sa_limit_opts entry");
 static int parse_options(int argc, char **argv, struct sm_config *o,
 			 bool *discover_only)
 {
-	static const struct option longopts[] = {
+	/* Not static: SA_OPT() reads sa_limit_opts, no constant for clang. */
+	const struct option longopts[] = {
 		{ "guid", required_argument, NULL, 'g' },
 		{ "once", no_argument, NULL, 'o' },
 		{ "log_file", required_argument, NULL, 'f' },
