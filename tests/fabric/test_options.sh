@@ -11,7 +11,8 @@
 # receive queue of 256 and 64 queued GMPs; a host forges 40 traps in
 # 0.4 s.  At most 2 pass the budget (the rest over it, counted), the log
 # keeps at most a few ERR 0309 lines of them, and the exit summaries ("traps:",
-# "log:", "MADs:") name those limits beside their counters.
+# "log:", "MADs:") name those limits beside their counters.  A heavy
+# sweep (SIGHUP) that changes no LID leaves guid2lid untouched.
 set -uo pipefail
 
 # shellcheck source=tests/fabric/lib.sh
@@ -119,6 +120,28 @@ else
 	fab_fail limits-forge-40-traps "$(cat "$FAB_TMP/forge.out")"
 fi
 sleep 1
+
+# guid2lid: a heavy sweep that changes no LID leaves the file alone (same
+# inode, same mtime); it used to be rewritten and fsynced on every one.
+sweeps() {
+	grep -c 'heavy sweep:' "$LOG"
+}
+pid=$(pgrep -P "$FAB_SM_PID" | head -n 1)
+g2l_before=$(stat -c '%i %Y.%y' "$SM/guid2lid" 2>/dev/null)
+n_before=$(sweeps)
+sleep 1.1	# a rewrite would show in the mtime (seconds)
+[ -n "$pid" ] && kill -HUP "$pid"
+for ((i = 0; i < 100; i++)); do
+	[ "$(sweeps)" -gt "$n_before" ] && break
+	sleep 0.1
+done
+g2l_after=$(stat -c '%i %Y.%y' "$SM/guid2lid" 2>/dev/null)
+if [ -n "$g2l_before" ] && [ "$(sweeps)" -gt "$n_before" ] &&
+	[ "$g2l_before" = "$g2l_after" ]; then
+	fab_pass guid2lid-unchanged-on-sweep
+else
+	fab_fail guid2lid-unchanged-on-sweep "sweeps $n_before -> $(sweeps), guid2lid '$g2l_before' -> '$g2l_after'"
+fi
 if fab_ibsm_stop; then
 	fab_pass limits-ibsm-stop-clean
 else
