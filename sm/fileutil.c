@@ -1,15 +1,38 @@
 /*
- * fileutil.c - atomic file replacement (see fileutil.h).
+ * fileutil.c - atomic file replacement, and replacement only when the
+ * content changed (see fileutil.h).
  */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "sm/fileutil.h"
+
+/* Make a rename in the directory of `path` durable (the data is). */
+static void fsync_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+	int dfd;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if ((size_t)(slash - path) + 2 > sizeof(dir))
+		return;
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path) + 1, path);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		(void)fsync(dfd);
+		close(dfd);
+	}
+}
 
 int write_file_atomic(const char *path,
 		      int (*fn)(FILE *fp, const void *arg), const void *arg)
@@ -22,7 +45,7 @@ int write_file_atomic(const char *path,
 	if (!tmp)
 		return -ENOMEM;
 	snprintf(tmp, len, "%s.tmpXXXXXX", path);
-	fd = mkstemp(tmp);
+	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
 		free(tmp);
@@ -40,6 +63,8 @@ int write_file_atomic(const char *path,
 		rc = -errno;
 	if (!rc && rename(tmp, path) < 0)
 		rc = -errno;
+	if (!rc)
+		fsync_dir(path);
 out:
 	if (rc)
 		unlink(tmp);
@@ -66,4 +91,100 @@ int mkdir_p(const char *dir)
 		if (!c)
 			return 0;
 	}
+}
+
+/* The part of buf after its first `lines` lines. */
+static const char *after_lines(const char *buf, size_t len, unsigned lines,
+			       size_t *rest)
+{
+	const char *p = buf, *end = buf + len;
+
+	while (lines-- && p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		p = nl ? nl + 1 : end;
+	}
+	*rest = (size_t)(end - p);
+	return p;
+}
+
+struct mem_arg {
+	const char *buf;
+	size_t len;
+};
+
+static int write_mem(FILE *fp, const void *arg)
+{
+	const struct mem_arg *m = arg;
+
+	return fwrite(m->buf, 1, m->len, fp) == m->len ? 0 : -EIO;
+}
+
+/* The whole content of `path` (malloc'd), or NULL. */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *fp = fopen(path, "r");
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+
+	if (!fp)
+		return NULL;
+	for (;;) {
+		if (n == cap) {
+			char *nb = realloc(buf, cap ? cap * 2 : 65536);
+			if (!nb) {
+				free(buf);
+				fclose(fp);
+				return NULL;
+			}
+			buf = nb;
+			cap = cap ? cap * 2 : 65536;
+		}
+		size_t got = fread(buf + n, 1, cap - n, fp);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(fp)) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(fp);
+	*len = n;
+	return buf;
+}
+
+int write_file_if_changed(const char *path, int (*fn)(FILE *fp, const void *arg),
+			  const void *arg, unsigned skip_lines)
+{
+	char *buf = NULL, *old;
+	size_t len = 0, old_len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	int rc;
+
+	if (!mem)
+		return -errno;
+	rc = fn(mem, arg);
+	if (fclose(mem) && rc == 0)
+		rc = -EIO;
+	if (rc < 0) {
+		free(buf);
+		return rc;
+	}
+	old = slurp(path, &old_len);
+	if (old) {
+		size_t a_len, b_len;
+		const char *a = after_lines(buf, len, skip_lines, &a_len);
+		const char *b = after_lines(old, old_len, skip_lines, &b_len);
+		bool same = a_len == b_len && !memcmp(a, b, a_len);
+
+		free(old);
+		if (same) {
+			free(buf);
+			return 1;
+		}
+	}
+	struct mem_arg m = { buf, len };
+	rc = write_file_atomic(path, write_mem, &m);
+	free(buf);
+	return rc;
 }

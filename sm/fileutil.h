@@ -16,6 +16,17 @@
 int write_file_atomic(const char *path,
 		      int (*fn)(FILE *fp, const void *arg), const void *arg);
 
+/*
+ * Write `path` atomically (write_file_atomic) only when what fn writes
+ * differs from the file's content, ignoring the first `skip_lines` lines
+ * of both (a timestamp header).  Every heavy sweep rewrites the dumps and
+ * the guid2lid cache; most sweeps change nothing, and an unchanged file
+ * costs neither the write nor its fsync on the loop thread.  Returns 1
+ * when the file was left as it was, 0 when written, or -errno.
+ */
+int write_file_if_changed(const char *path, int (*fn)(FILE *fp, const void *arg),
+			  const void *arg, unsigned skip_lines);
+
 /* Create `dir` and its missing parents (mode 0755).  Returns 0 or -errno. */
 int mkdir_p(const char *dir);
 

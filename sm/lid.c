@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sm/fileutil.h"
 #include "sm/lid.h"
 
 #define LID_MAX_LMC	7
@@ -391,102 +392,50 @@ static int cmp_entry(const void *a, const void *b)
 	return x->guid < y->guid ? -1 : x->guid > y->guid;
 }
 
+struct save_arg {
+	const struct lid_entry *v;
+	size_t n;
+};
+
+static int write_entries(FILE *fp, const void *arg)
+{
+	const struct save_arg *a = arg;
+
+	for (size_t i = 0; i < a->n; i++)
+		/* OpenSM's reader wants a blank line after every entry. */
+		if (fprintf(fp, "0x%016llx 0x%04x 0x%04x\n\n",
+			    (unsigned long long)a->v[i].guid, a->v[i].min,
+			    a->v[i].max) < 0)
+			return errno ? -errno : -EIO;
+	return 0;
+}
+
 /*
- * Sorted by GUID so that successive files diff well.  The temporary file
- * lives next to the target so that rename() is atomic; a reader sees the
- * old file or the new one, never half of one.
+ * Sorted by GUID so that successive files diff well.  Every heavy sweep
+ * saves the cache and most change no LID: the content is built in memory
+ * and compared with the file, which is replaced (temp file in the same
+ * directory, fsync, rename: a reader sees the old file or the new one,
+ * never half of one) only when it differs (sm/fileutil.h).
  */
 int lid_cache_save(const struct lid_cache *c, const char *path)
 {
+	struct save_arg a = { NULL, 0 };
 	struct lid_entry *v = NULL;
-	size_t n = 0, len = strlen(path);
-	char *tmp = malloc(len + sizeof(".tmp.XXXXXX"));
-	FILE *fp = NULL;
-	int fd = -1, rc = 0;
+	int rc;
 
-	if (!tmp)
-		return -ENOMEM;
 	if (c->count) {
 		v = malloc(c->count * sizeof(*v));
-		if (!v) {
-			free(tmp);
+		if (!v)
 			return -ENOMEM;
-		}
 		for (size_t i = 0; i < c->size; i++)
 			if (c->slot[i].guid)
-				v[n++] = c->slot[i];
-		qsort(v, n, sizeof(*v), cmp_entry);
+				v[a.n++] = c->slot[i];
+		qsort(v, a.n, sizeof(*v), cmp_entry);
 	}
-
-	memcpy(tmp, path, len);
-	memcpy(tmp + len, ".tmp.XXXXXX", sizeof(".tmp.XXXXXX"));
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		goto out;
-	}
-	/* mkstemp() makes it 0600; the LID map is no secret */
-	if (fchmod(fd, 0644) < 0) {
-		rc = -errno;
-		goto fail;
-	}
-	fp = fdopen(fd, "w");
-	if (!fp) {
-		rc = -errno;
-		goto fail;
-	}
-	for (size_t i = 0; i < n; i++) {
-		/* OpenSM's reader wants a blank line after every entry. */
-		if (fprintf(fp, "0x%016llx 0x%04x 0x%04x\n\n",
-			    (unsigned long long)v[i].guid, v[i].min,
-			    v[i].max) < 0) {
-			rc = errno ? -errno : -EIO;
-			goto fail;
-		}
-	}
-	if (fflush(fp) != 0 || fsync(fd) < 0) {
-		rc = errno ? -errno : -EIO;
-		goto fail;
-	}
-	if (fclose(fp) != 0) {
-		fp = NULL;
-		fd = -1;
-		rc = errno ? -errno : -EIO;
-		goto fail;
-	}
-	fp = NULL;
-	fd = -1;
-	if (rename(tmp, path) < 0) {
-		rc = -errno;
-		goto fail;
-	}
-
-	/* Make the rename itself durable; the data already is. */
-	char *slash = strrchr(tmp, '/');
-	const char *dir = ".";
-
-	if (slash) {
-		slash[1] = '\0';
-		dir = tmp;
-	}
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (dfd >= 0) {
-		(void)fsync(dfd);
-		close(dfd);
-	}
-	goto out;
-
-fail:
-	if (fp)
-		fclose(fp);
-	else if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-out:
-	free(tmp);
+	a.v = v;
+	rc = write_file_if_changed(path, write_entries, &a, 0);
 	free(v);
-	return rc;
+	return rc < 0 ? rc : 0;
 }
 
 /* ---------------------------------------------------------------------

@@ -31,7 +31,11 @@ void lid_cache_free(struct lid_cache *c);
  */
 int lid_cache_load(struct lid_cache *c, const char *path,
 		   void (*warn)(void *arg, const char *msg), void *arg);
-/* Write atomically (temp file + rename).  Returns 0 or -errno. */
+/*
+ * Write atomically (temp file + fsync + rename), and only when the
+ * content differs from the file's: an unchanged cache leaves the file (its
+ * inode and mtime) alone.  Returns 0 or -errno.
+ */
 int lid_cache_save(const struct lid_cache *c, const char *path);
 
 /* Lookup: true, with min and max set, when the GUID has an entry. */

@@ -79,6 +79,10 @@ bool log_enabled(enum log_level level)
 	return level <= log_level;
 }
 
+/* The va_list helper of every log function: a format checked at the
+ * callers (their attributes), passed on here. */
+static void vlog(enum log_level level, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 static void vlog(enum log_level level, const char *fmt, va_list ap)
 {
 	static const char *const tag[] = { "ERR", "WARN", "INFO", "DEBUG" };
@@ -135,6 +139,7 @@ struct rl_bucket {
 
 static struct rl_bucket rl_table[LOG_RL_CODES];
 static double (*rl_clock)(void);
+static double rl_burst = LOG_RL_BURST, rl_rate = LOG_RL_RATE;
 
 static double rl_now(void)
 {
@@ -161,7 +166,7 @@ static struct rl_bucket *rl_find(unsigned code, double now)
 			return b;
 		if (!b->code) {
 			b->code = code;
-			b->tokens = LOG_RL_BURST;
+			b->tokens = rl_burst;
 			b->last = now;
 			return b;
 		}
@@ -172,11 +177,20 @@ static struct rl_bucket *rl_find(unsigned code, double now)
 static void rl_refill(struct rl_bucket *b, double now)
 {
 	if (now > b->last) {
-		b->tokens += (now - b->last) * LOG_RL_RATE;
-		if (b->tokens > LOG_RL_BURST)
-			b->tokens = LOG_RL_BURST;
+		b->tokens += (now - b->last) * rl_rate;
+		if (b->tokens > rl_burst)
+			b->tokens = rl_burst;
 	}
 	b->last = now;
+}
+
+void log_ratelimit_set(unsigned burst, double rate)
+{
+	rl_burst = burst ? burst : LOG_RL_BURST;
+	rl_rate = rate > 0 ? rate : LOG_RL_RATE;
+	for (unsigned i = 0; i < LOG_RL_CODES; i++)
+		if (rl_table[i].tokens > rl_burst)
+			rl_table[i].tokens = rl_burst;
 }
 
 void log_ratelimited(enum log_level level, unsigned code, const char *fmt, ...)
@@ -228,4 +242,13 @@ unsigned long log_ratelimit_dropped(unsigned code)
 		if (rl_table[i].code == code)
 			return rl_table[i].dropped;
 	return 0;
+}
+
+unsigned long log_ratelimit_dropped_total(void)
+{
+	unsigned long n = 0;
+
+	for (unsigned i = 0; i < LOG_RL_CODES; i++)
+		n += rl_table[i].dropped;
+	return n;
 }

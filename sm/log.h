@@ -38,6 +38,8 @@ void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * log_ratelimit_flush() (called every few seconds by the daemon) writes
  * "ERR <code>: N similar messages suppressed" for codes that went quiet.
  * Codes beyond the table's LOG_RL_CODES slots share one bucket.
+ * LOG_RL_BURST and LOG_RL_RATE are the defaults of --log-burst and
+ * --log-rate (log_ratelimit_set()).
  */
 #define LOG_RL_BURST	10
 #define LOG_RL_RATE	1.0	/* lines per second per code, after a burst */
@@ -45,8 +47,16 @@ void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_ratelimited(enum log_level level, unsigned code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void log_ratelimit_flush(void);
+/*
+ * Change the budget of every code: burst lines at once, then rate per
+ * second (0 for either: its default).  Buckets already full keep at most
+ * the new burst.
+ */
+void log_ratelimit_set(unsigned burst, double rate);
 /* Lines of `code` dropped so far (all time), for tests and summaries. */
 unsigned long log_ratelimit_dropped(unsigned code);
+/* Lines of every code dropped so far (all time), for the exit summary. */
+unsigned long log_ratelimit_dropped_total(void);
 /* Tests: a clock in seconds instead of CLOCK_MONOTONIC (NULL: back). */
 void log_ratelimit_clock(double (*now)(void));
 

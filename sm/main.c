@@ -23,6 +23,7 @@
 #include "mad/umad_io.h"
 #include "sm/discover.h"
 #include "sm/fabric.h"
+#include "sm/limits.h"
 #include "sm/log.h"
 #include "sm/program.h"
 #include "sm/sa/sa.h"
@@ -76,6 +77,7 @@ static void usage(FILE *fp)
 "                         (default 2097152; beyond it NO_RESOURCES)\n"
 "  -h, --help             this help\n"
 "      --version          print the version and exit\n");
+	limits_usage(fp);
 }
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
@@ -124,13 +126,17 @@ static const struct sa_limit_opt {
 	{ "sa-report-queue", offsetof(struct sm_config, sa_report_queue), 1024 },
 	{ "sa-report-failures", offsetof(struct sm_config, sa_report_failures), 1000 },
 };
+/* The limits of sm/limits.h: getopt values from here on. */
+enum { OPT_LIMIT_FIRST = 512 };
+
 #define N_SA_LIMIT_OPTS (sizeof(sa_limit_opts) / sizeof(sa_limit_opts[0]))
 _Static_assert(N_SA_LIMIT_OPTS == 9, "one SA_OPT() per sa_limit_opts entry");
 
 static int parse_options(int argc, char **argv, struct sm_config *o,
 			 bool *discover_only)
 {
-	static const struct option longopts[] = {
+	/* Not static: SA_OPT() reads sa_limit_opts, no constant for clang. */
+	const struct option longopts[] = {
 		{ "guid", required_argument, NULL, 'g' },
 		{ "once", no_argument, NULL, 'o' },
 		{ "log_file", required_argument, NULL, 'f' },
@@ -158,8 +164,18 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
+	/* longopts, then the limits of sm/limits.c, then the terminator. */
+	struct option all[sizeof(longopts) / sizeof(longopts[0]) + 32];
+	const size_t n_base = sizeof(longopts) / sizeof(longopts[0]) - 1;
 	unsigned long v;
 	int c;
+
+	_Static_assert(OPT_LIMIT_FIRST > OPT_SA_FIRST + 64, "getopt values");
+	memcpy(all, longopts, n_base * sizeof(all[0]));
+	if (n_limit_opts > 31)
+		abort();	/* all[] is too short: a programming error */
+	all[n_base + limits_longopts(all + n_base, OPT_LIMIT_FIRST)] =
+		(struct option){ NULL, 0, NULL, 0 };
 
 	/* OpenSM's defaults (opensm -c). */
 	*o = (struct sm_config){
@@ -177,11 +193,12 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 		.max_op_vls = 5,
 		.sa_work_budget = SA_WORK_BUDGET_DEFAULT,
 	};
+	limits_defaults(o);
 	dir_default(o->cache_dir, sizeof(o->cache_dir), "OSM_CACHE_DIR",
 		    "/var/cache/opensm");
 	dir_default(o->dump_dir, sizeof(o->dump_dir), "OSM_TMP_DIR", "/var/log");
 	*discover_only = false;
-	while ((c = getopt_long(argc, argv, "g:of:VD:t:n:p:l:rs:R:h", longopts,
+	while ((c = getopt_long(argc, argv, "g:of:VD:t:n:p:l:rs:R:h", all,
 				NULL)) != -1) {
 		switch (c) {
 		case 'g': {
@@ -285,6 +302,17 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 			printf("ibsm %s\n", PACKAGE_VERSION);
 			exit(0);
 		default:
+			if (c >= OPT_LIMIT_FIRST &&
+			    c < OPT_LIMIT_FIRST + (int)n_limit_opts) {
+				char err[160];
+
+				if (limit_parse(o, (size_t)(c - OPT_LIMIT_FIRST),
+						optarg, err, sizeof(err)) < 0) {
+					fprintf(stderr, "ibsm: %s\n", err);
+					return -EINVAL;
+				}
+				break;
+			}
 			if (c >= OPT_SA_FIRST &&
 			    c < OPT_SA_FIRST + (int)N_SA_LIMIT_OPTS) {
 				const struct sa_limit_opt *so =
@@ -346,11 +374,39 @@ static void log_mad_counters(struct sm *sm)
 		 " of them answers; queue peak %u of %u; %" PRIu64 " receive errors;"
 		 " %" PRIu64 " unmatched, %" PRIu64 " misrouted answers; %" PRIu64
 		 " requests refused (engine queue full), engine queue peaks"
-		 " %u SMPs, %u GMPs",
+		 " %u of %u SMPs, %u of %u GMPs",
 		 ps.queue.queued, ps.queue.dropped_full, ps.queue.dropped_source,
 		 ps.queue.dropped_responses, ps.queue.high_water, ps.queue.cap,
 		 ps.recv_errors, st->unmatched, st->misrouted, st->refused,
-		 st->max_queued[0], st->max_queued[1]);
+		 st->max_queued[0], SM_LIMIT(sm->cfg.max_queued_smps,
+					     ENGINE_MAX_QUEUED_SMPS),
+		 st->max_queued[1], SM_LIMIT(sm->cfg.max_queued_gmps,
+					     ENGINE_MAX_QUEUED_GMPS));
+}
+
+/* At exit: the traps and network-driven log lines, with their limits. */
+static void log_trap_counters(const struct sm *sm)
+{
+	log_info("traps: %u received, %u rejected, %u over their source's"
+		 " budget (%g at once, %g per second, %u sources); %u heavy"
+		 " sweeps started by traps (hold-off %g ms, at most every %g s)",
+		 sm->stats.traps, sm->stats.traps_rejected,
+		 sm->stats.traps_limited, sm_trap_burst(sm), sm_trap_rate(sm),
+		 sm_trap_sources(sm), sm->stats.trap_sweeps,
+		 sm_trap_holdoff(sm) * 1e3, sm_trap_sweep_interval(sm));
+	log_info("log: %lu rate-limited lines suppressed (%u at once, %g per"
+		 " second per code)", log_ratelimit_dropped_total(),
+		 SM_LIMIT(sm->cfg.log_burst, LOG_RL_BURST),
+		 SM_LIMIT(sm->cfg.log_rate, LOG_RL_RATE));
+}
+
+/* At start: every limit of sm/limits.c in force. */
+static void log_limits(const struct sm *sm)
+{
+	char buf[1024];
+
+	limits_format(&sm->cfg, buf, sizeof(buf));
+	log_info("limits: %s", buf);
 }
 
 static long peak_rss_kb(void)
@@ -414,6 +470,8 @@ int main(int argc, char **argv)
 			sm.cfg.log_file, strerror(-rc));
 		return 1;
 	}
+	log_ratelimit_set(sm.cfg.log_burst, sm.cfg.log_rate);
+	log_limits(&sm);
 	signal(SIGPIPE, SIG_IGN);
 	sm.loop = ev_default_loop(EVFLAG_AUTO);
 	fabric_init(&sm.fabric);
@@ -436,6 +494,7 @@ int main(int argc, char **argv)
 	sm.port_guid = pi->port_guid;
 	log_info("ibsm %s bound to %s port %d, port GUID 0x%016" PRIx64,
 		 PACKAGE_VERSION, pi->ca, pi->port, pi->port_guid);
+	umad_io_set_queue_len(sm.io, sm.cfg.rx_queue);
 
 	struct mad_transport tr = umad_io_transport(sm.io);
 	struct mad_engine_opts eo = {
@@ -445,6 +504,9 @@ int main(int argc, char **argv)
 		.retries = sm.cfg.transaction_retries,
 	};
 	rc = mad_engine_new(&sm.engine, sm.loop, &tr, &eo);
+	if (rc == 0)
+		mad_engine_set_queue_limits(sm.engine, sm.cfg.max_queued_smps,
+					    sm.cfg.max_queued_gmps);
 	if (rc == 0 && !discover_only)
 		rc = sm_agents_start(&sm);
 	if (rc == 0 && !discover_only)
@@ -469,6 +531,8 @@ int main(int argc, char **argv)
 		ev_run(sm.loop, 0);
 
 	log_mad_counters(&sm);
+	if (!discover_only)
+		log_trap_counters(&sm);
 	/* Stop the pump before the engine it feeds; cancelled requests call
 	 * back into the sweeps, which are told to ignore them first. */
 	umad_io_close(sm.io);

@@ -53,7 +53,23 @@ struct sm_config {
 	unsigned sa_report_queue;	/* Reports waiting per subscriber */
 	unsigned sa_report_failures;	/* unanswered in a row: unsubscribed */
 	uint64_t sa_work_budget;	/* work units per SA request (sm/sa/sa.h) */
+	/* Limits (sm/limits.h); 0: the built-in default below */
+	unsigned trap_sources;		/* SM_TRAP_SOURCES */
+	unsigned trap_burst;		/* SM_TRAP_BURST */
+	double   trap_rate;		/* SM_TRAP_RATE, per second */
+	unsigned trap_holdoff_ms;	/* SM_TRAP_HOLDOFF */
+	double   trap_sweep_interval;	/* SM_TRAP_SWEEP_INTERVAL, s */
+	unsigned log_burst;		/* LOG_RL_BURST (sm/log.h) */
+	double   log_rate;		/* LOG_RL_RATE, lines per second */
+	unsigned max_queued_smps;	/* ENGINE_MAX_QUEUED_SMPS */
+	unsigned max_queued_gmps;	/* ENGINE_MAX_QUEUED_GMPS */
+	unsigned rx_queue;		/* RXQ_DEFAULT_CAP (mad/rxq.h) */
+	unsigned sa_max_jobs;		/* SA_MAX_JOBS */
+	unsigned sa_jobs_per_port;	/* SA_MAX_JOBS_PER_PORT */
 };
+
+/* A limit of the config, or its default when the field is 0. */
+#define SM_LIMIT(v, def)	((v) ? (v) : (def))
 
 /* SMInfo:SMState (14.4.1); STANDBY is entered only by a later feature. */
 enum sm_state {
@@ -83,13 +99,23 @@ enum sm_event {
  * SM_TRAP_SOURCES sources (the longest idle one is reused).  An accepted
  * trap that asks for a heavy sweep starts a hold-off of SM_TRAP_HOLDOFF
  * seconds that collects the rest of a burst; trap-driven heavy sweeps
- * start at most once per SM_TRAP_SWEEP_INTERVAL seconds.
+ * start at most once per SM_TRAP_SWEEP_INTERVAL seconds.  These are the
+ * defaults of --trap-sources, --trap-burst, --trap-rate, --trap-holdoff-ms
+ * and --trap-sweep-interval (sm_config; sm/limits.c); the table has room
+ * for SM_TRAP_SOURCES_MAX sources and uses trap_sources of them.
  */
+#define SM_TRAP_SOURCES_MAX	4096
 #define SM_TRAP_SOURCES		256
 #define SM_TRAP_BURST		8
 #define SM_TRAP_RATE		2.0
 #define SM_TRAP_HOLDOFF		0.2
 #define SM_TRAP_SWEEP_INTERVAL	5.0
+/*
+ * SA requests answered in slices (sm/sa/sa.c): jobs at once and per
+ * requesting port; the defaults of --sa-max-jobs and --sa-jobs-per-port.
+ */
+#define SA_MAX_JOBS		16
+#define SA_MAX_JOBS_PER_PORT	2
 /* SM port down: its PortInfo is read this often until the link is up. */
 #define SM_PORT_POLL		1.0
 
@@ -153,7 +179,7 @@ struct sm {
 	ev_timer retry_timer;
 	ev_timer trap_timer;		/* hold-off: a burst becomes one sweep */
 	ev_tstamp last_trap_sweep;	/* when the hold-off last fired */
-	struct trap_bucket trap_buckets[SM_TRAP_SOURCES];
+	struct trap_bucket trap_buckets[SM_TRAP_SOURCES_MAX];
 	bool     port_down;		/* our own link is down: waiting */
 	bool     port_polling;		/* a PortInfo Get of it is in flight */
 	ev_timer port_timer;		/* polls our port while it is down */
@@ -186,5 +212,30 @@ void sweep_light_abort(struct sm *sm);
 
 /* Our own port's LID as assigned, 0 before the first sweep. */
 uint16_t sm_local_lid(const struct sm *sm);
+
+/* The trap limits in force (the config's, or the defaults above). */
+static inline unsigned sm_trap_sources(const struct sm *sm)
+{
+	unsigned n = SM_LIMIT(sm->cfg.trap_sources, SM_TRAP_SOURCES);
+
+	return n < SM_TRAP_SOURCES_MAX ? n : SM_TRAP_SOURCES_MAX;
+}
+static inline double sm_trap_burst(const struct sm *sm)
+{
+	return SM_LIMIT(sm->cfg.trap_burst, SM_TRAP_BURST);
+}
+static inline double sm_trap_rate(const struct sm *sm)
+{
+	return SM_LIMIT(sm->cfg.trap_rate, SM_TRAP_RATE);
+}
+static inline double sm_trap_holdoff(const struct sm *sm)
+{
+	return sm->cfg.trap_holdoff_ms ? sm->cfg.trap_holdoff_ms / 1e3
+				       : SM_TRAP_HOLDOFF;
+}
+static inline double sm_trap_sweep_interval(const struct sm *sm)
+{
+	return SM_LIMIT(sm->cfg.trap_sweep_interval, SM_TRAP_SWEEP_INTERVAL);
+}
 
 #endif /* IBSM_SM_SM_H */

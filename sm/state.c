@@ -183,13 +183,13 @@ static void sweep_failed(struct sm *sm)
 /* An accepted trap asks for a heavy sweep: collect the burst first. */
 static void trap_holdoff(struct sm *sm)
 {
-	ev_tstamp now = ev_now(sm->loop), wait = SM_TRAP_HOLDOFF;
+	ev_tstamp now = ev_now(sm->loop), wait = sm_trap_holdoff(sm);
 
 	if (ev_is_active(&sm->trap_timer))
 		return;
 	if (sm->last_trap_sweep > 0. &&
-	    now + wait < sm->last_trap_sweep + SM_TRAP_SWEEP_INTERVAL)
-		wait = sm->last_trap_sweep + SM_TRAP_SWEEP_INTERVAL - now;
+	    now + wait < sm->last_trap_sweep + sm_trap_sweep_interval(sm))
+		wait = sm->last_trap_sweep + sm_trap_sweep_interval(sm) - now;
 	ev_timer_set(&sm->trap_timer, wait, 0.);
 	ev_timer_start(sm->loop, &sm->trap_timer);
 }
@@ -335,7 +335,7 @@ static bool trap_budget(struct sm *sm, uint16_t lid)
 	lid &= (uint16_t)~((1u << sm->cfg.lmc) - 1);
 	if (!lid)
 		lid = 0xffff;		/* LID 0 of an LMC range: still a key */
-	for (unsigned i = 0; i < SM_TRAP_SOURCES; i++) {
+	for (unsigned i = 0; i < sm_trap_sources(sm); i++) {
 		struct trap_bucket *t = &sm->trap_buckets[i];
 
 		if (t->lid == lid) {
@@ -352,12 +352,12 @@ static bool trap_budget(struct sm *sm, uint16_t lid)
 	if (!b) {
 		b = victim;
 		b->lid = lid;
-		b->tokens = SM_TRAP_BURST;
+		b->tokens = sm_trap_burst(sm);
 		b->last = now;
 	}
-	b->tokens += (now - b->last) * SM_TRAP_RATE;
-	if (b->tokens > SM_TRAP_BURST)
-		b->tokens = SM_TRAP_BURST;
+	b->tokens += (now - b->last) * sm_trap_rate(sm);
+	if (b->tokens > sm_trap_burst(sm))
+		b->tokens = sm_trap_burst(sm);
 	b->last = now;
 	if (b->tokens < 1.)
 		return false;
@@ -488,7 +488,7 @@ static void on_trap(void *arg, const void *mad, size_t len,
 		sm->stats.traps_limited++;
 		log_ratelimited(LOG_LVL_WARN, 309, "trap %u from LID %u: over the"
 				" rate of %g per second: dropped", num, src,
-				SM_TRAP_RATE);
+				sm_trap_rate(sm));
 		return;
 	}
 	enum trap_verdict v = trap_judge(sm, n, src, num);

@@ -71,9 +71,6 @@
  * (s); sa_stop() logs it always. */
 #define SA_STATS_PERIOD			300.
 
-#define SA_MAX_JOBS		16	/* requests answered in slices at once */
-#define SA_MAX_JOBS_PER_PORT	2	/* ... of them from one requesting port */
-
 /* A request answered in slices (see the top of this file). */
 struct sa_job {
 	struct sa_job *next;
@@ -448,8 +445,9 @@ static void run_generator(struct sa_agent *sa, const struct sa_mad *req,
 	struct sa_job *j;
 	int rc;
 
-	if (sa->n_jobs >= SA_MAX_JOBS ||
-	    jobs_of(sa, owner) >= SA_MAX_JOBS_PER_PORT) {
+	if (sa->n_jobs >= SM_LIMIT(sm->cfg.sa_max_jobs, SA_MAX_JOBS) ||
+	    jobs_of(sa, owner) >= SM_LIMIT(sm->cfg.sa_jobs_per_port,
+					   SA_MAX_JOBS_PER_PORT)) {
 		sa->work_stats.busy++;
 		answer(sa, req, from, MAD_STATUS_BUSY, NULL, a->rec_size);
 		return;
@@ -593,18 +591,20 @@ static void on_report_done(void *arg, int status, const void *mad, size_t len)
 		/* One line when a subscriber stops answering, not one per
 		 * Report: the rest are counted (sa_stop's summary). */
 		if (d->fails++ == 0)
-			log_warnx("ERR 0501: Report of trap %u to LID %u QPN %u got"
-				  " no ReportResp: %s", trap, d->to.lid,
-				  d->to.qpn, strerror(-status));
+			log_ratelimited(LOG_LVL_WARN, 501, "Report of trap %u"
+					" to LID %u QPN %u got no ReportResp:"
+					" %s", trap, d->to.lid, d->to.qpn,
+					strerror(-status));
 		if (d->fails >= sa->report_failures) {
 			size_t n = sa_inform_drop_dest(sa->state, &d->to);
 
 			sa->stats.subscribers_dropped++;
 			sa->stats.reports_dropped += d->n_queued;
-			log_warnx("ERR 0502: LID %u QPN %u answered none of %u"
-				  " Reports in a row: %zu subscriptions removed,"
-				  " %u queued Reports dropped", d->to.lid,
-				  d->to.qpn, d->fails, n, d->n_queued);
+			log_ratelimited(LOG_LVL_WARN, 502, "LID %u QPN %u"
+					" answered none of %u Reports in a row:"
+					" %zu subscriptions removed, %u queued"
+					" Reports dropped", d->to.lid,
+					d->to.qpn, d->fails, n, d->n_queued);
 			dest_free(d);
 			return;
 		}
@@ -681,9 +681,10 @@ static void report_to(void *arg, const struct mad_addr *to)
 	if (d->n_queued == sa->report_queue) {
 		sa->stats.reports_dropped++;
 		if (!d->overflow_logged)
-			log_warnx("ERR 0503: Reports to LID %u QPN %u: %u waiting,"
-				  " more are dropped (counted)", d->to.lid,
-				  d->to.qpn, d->n_queued);
+			log_ratelimited(LOG_LVL_WARN, 503, "Reports to LID %u"
+					" QPN %u: %u waiting, more are dropped"
+					" (counted)", d->to.lid, d->to.qpn,
+					d->n_queued);
 		d->overflow_logged = true;
 		return;
 	}

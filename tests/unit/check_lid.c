@@ -11,9 +11,11 @@
 #include <dirent.h>
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -860,6 +862,75 @@ START_TEST(cache_save_atomic)
 }
 END_TEST
 
+/*
+ * Every heavy sweep saves the cache; one that changed nothing must leave
+ * the file alone (no write, no fsync on the loop thread): same inode,
+ * same mtime.  One that changed something replaces the file by rename, so
+ * a reader holding the old file (here: a hard link to it) keeps the old
+ * content whole.
+ */
+START_TEST(cache_save_skips_unchanged)
+{
+	struct lid_cache *c = lid_cache_new();
+	char path[128], old[128], text[256];
+	struct timespec past[2] = { { 1000000000, 0 }, { 1000000000, 0 } };
+	struct stat st1, st2;
+	DIR *dir;
+	struct dirent *de;
+	unsigned files = 0;
+
+	make_tmpdir();
+	tmpfile_path(path, sizeof(path), "guid2lid");
+	tmpfile_path(old, sizeof(old), "guid2lid.old");
+	ck_assert_int_eq(lid_cache_set(c, 0x42, 1, 1), 0);
+	ck_assert_int_eq(lid_cache_set(c, 0x43, 4, 7), 0);
+	ck_assert_int_eq(lid_cache_save(c, path), 0);
+	/* An mtime far in the past: any write would move it. */
+	ck_assert_int_eq(utimensat(AT_FDCWD, path, past, 0), 0);
+	ck_assert_int_eq(stat(path, &st1), 0);
+
+	ck_assert_int_eq(lid_cache_save(c, path), 0);
+	ck_assert_int_eq(stat(path, &st2), 0);
+	ck_assert_uint_eq(st2.st_ino, st1.st_ino);
+	ck_assert_int_eq(st2.st_mtim.tv_sec, 1000000000);
+	ck_assert_int_eq(st2.st_mtim.tv_nsec, 0);
+
+	/* A change: a new file renamed over the old one. */
+	ck_assert_int_eq(link(path, old), 0);
+	ck_assert_int_eq(lid_cache_set(c, 0x44, 8, 11), 0);
+	ck_assert_int_eq(lid_cache_save(c, path), 0);
+	ck_assert_int_eq(stat(path, &st2), 0);
+	ck_assert_uint_ne(st2.st_ino, st1.st_ino);
+	ck_assert_int_gt(st2.st_mtim.tv_sec, 1000000000);
+	ck_assert_uint_eq(st2.st_mode & 0777, 0644);
+	read_file(path, text, sizeof(text));
+	ck_assert_str_eq(text, "0x0000000000000042 0x0001 0x0001\n\n"
+			       "0x0000000000000043 0x0004 0x0007\n\n"
+			       "0x0000000000000044 0x0008 0x000b\n\n");
+	read_file(old, text, sizeof(text));
+	ck_assert_str_eq(text, "0x0000000000000042 0x0001 0x0001\n\n"
+			       "0x0000000000000043 0x0004 0x0007\n\n");
+	/* No temp file left behind. */
+	dir = opendir(tmpdir);
+	ck_assert_ptr_nonnull(dir);
+	while ((de = readdir(dir)))
+		files += de->d_name[0] != '.';
+	closedir(dir);
+	ck_assert_uint_eq(files, 2);
+
+	/* A file changed behind our back is rewritten even if the cache
+	 * did not change. */
+	write_file(path, "garbage\n");
+	ck_assert_int_eq(lid_cache_save(c, path), 0);
+	read_file(path, text, sizeof(text));
+	ck_assert_str_eq(text, "0x0000000000000042 0x0001 0x0001\n\n"
+			       "0x0000000000000043 0x0004 0x0007\n\n"
+			       "0x0000000000000044 0x0008 0x000b\n\n");
+	lid_cache_free(c);
+	remove_tmpdir();
+}
+END_TEST
+
 START_TEST(cache_load_missing_file)
 {
 	struct lid_cache *c = lid_cache_new();
@@ -1044,6 +1115,7 @@ static Suite *lid_suite(void)
 	tcase_add_test(tc, cache_drop_many);
 	tcase_add_test(tc, cache_file_round_trip);
 	tcase_add_test(tc, cache_save_atomic);
+	tcase_add_test(tc, cache_save_skips_unchanged);
 	tcase_add_test(tc, cache_load_missing_file);
 	tcase_add_test(tc, cache_load_malformed_lines);
 	suite_add_tcase(s, tc);

@@ -1,0 +1,161 @@
+/*
+ * limits.c - the limits as options (see limits.h).
+ *
+ * Where each is used: the trap budgets and hold-off in sm/state.c, the
+ * log's token buckets in sm/log.c, the engine's queues in mad/engine.c
+ * (mad_engine_set_queue_limits), the receive queue in mad/rxq.c (its
+ * shares are fractions of it: requests half, one source 1/16 of requests
+ * and 1/4 of answers), the SA's jobs in sm/sa/sa.c.  main.c applies them.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mad/engine.h"
+#include "mad/rxq.h"
+#include "sm/limits.h"
+#include "sm/log.h"
+#include "sm/sm.h"
+
+#define U(name, field, lo, hi, def, unit, help) \
+	{ name, offsetof(struct sm_config, field), false, lo, hi, def, unit, help }
+#define R(name, field, lo, hi, def, unit, help) \
+	{ name, offsetof(struct sm_config, field), true, lo, hi, def, unit, help }
+
+const struct limit_opt limit_opts[] = {
+	U("trap-sources", trap_sources, 1, SM_TRAP_SOURCES_MAX,
+	  SM_TRAP_SOURCES, "sources",
+	  "sources with a trap budget"),
+	U("trap-burst", trap_burst, 1, 100000, SM_TRAP_BURST, "traps",
+	  "traps at once from one source LID"),
+	R("trap-rate", trap_rate, 0.001, 100000, SM_TRAP_RATE,
+	  "traps per second",
+	  "... then traps per second"),
+	U("trap-holdoff-ms", trap_holdoff_ms, 1, 60000,
+	  SM_TRAP_HOLDOFF * 1000, "ms",
+	  "wait after a trap for the rest"),
+	R("trap-sweep-interval", trap_sweep_interval, 0.1, 3600,
+	  SM_TRAP_SWEEP_INTERVAL, "seconds",
+	  "s between trap-driven heavy sweeps"),
+	U("log-burst", log_burst, 1, 1000000, LOG_RL_BURST, "lines",
+	  "log lines of one code at once"),
+	R("log-rate", log_rate, 0.001, 1000000, LOG_RL_RATE,
+	  "lines per second",
+	  "... then lines per second"),
+	U("max-queued-smps", max_queued_smps, 256, 1u << 24,
+	  ENGINE_MAX_QUEUED_SMPS, "SMPs",
+	  "SMPs waiting for the wire"),
+	U("max-queued-gmps", max_queued_gmps, 16, 1u << 20,
+	  ENGINE_MAX_QUEUED_GMPS, "GMPs",
+	  "GMPs waiting for the wire"),
+	U("rx-queue", rx_queue, 16, 65535, RXQ_DEFAULT_CAP, "MADs",
+	  "received MADs waiting for the loop"),
+	U("sa-max-jobs", sa_max_jobs, 1, 4096, SA_MAX_JOBS, "requests",
+	  "SA requests in slices at once"),
+	U("sa-jobs-per-port", sa_jobs_per_port, 1, 4096,
+	  SA_MAX_JOBS_PER_PORT, "requests",
+	  "... from one requesting port"),
+};
+const size_t n_limit_opts = sizeof(limit_opts) / sizeof(limit_opts[0]);
+
+#undef U
+#undef R
+
+static void *field(struct sm_config *c, size_t i)
+{
+	return (char *)c + limit_opts[i].off;
+}
+
+static void set(struct sm_config *c, size_t i, double v)
+{
+	if (limit_opts[i].real)
+		*(double *)field(c, i) = v;
+	else
+		*(unsigned *)field(c, i) = (unsigned)v;
+}
+
+void limits_defaults(struct sm_config *c)
+{
+	for (size_t i = 0; i < n_limit_opts; i++)
+		set(c, i, limit_opts[i].def);
+}
+
+double limit_value(const struct sm_config *c, size_t i)
+{
+	const void *f = (const char *)c + limit_opts[i].off;
+	double v = limit_opts[i].real ? *(const double *)f
+				      : (double)*(const unsigned *)f;
+
+	return v > 0 ? v : limit_opts[i].def;
+}
+
+int limit_parse(struct sm_config *c, size_t i, const char *arg, char *err,
+		size_t errlen)
+{
+	const struct limit_opt *l = &limit_opts[i];
+	const char *s = arg;
+	char *end;
+	double v;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	errno = 0;
+	if (l->real) {
+		v = strtod(s, &end);
+	} else {
+		unsigned long u = *s == '-' || *s == '+' ? 0 : strtoul(s, &end, 0);
+		if (*s == '-' || *s == '+')
+			end = (char *)s;
+		v = (double)u;
+	}
+	if (errno || end == s || *end || !isfinite(v) || v < l->min ||
+	    v > l->max) {
+		snprintf(err, errlen, "--%s %s: expected %s%.15g-%.15g %s",
+			 limit_opts[i].name, arg, l->real ? "" : "an integer ",
+			 l->min, l->max, l->unit);
+		return -EINVAL;
+	}
+	set(c, i, v);
+	return 0;
+}
+
+size_t limits_longopts(struct option *out, int first_val)
+{
+	for (size_t i = 0; i < n_limit_opts; i++)
+		out[i] = (struct option){ limit_opts[i].name, required_argument, NULL,
+					  first_val + (int)i };
+	return n_limit_opts;
+}
+
+void limits_usage(FILE *fp)
+{
+	fprintf(fp, "  Limits (ranges and their use: ibsm(8)):\n");
+	for (size_t i = 0; i < n_limit_opts; i++) {
+		char opt[48];
+
+		snprintf(opt, sizeof(opt), "--%s N", limit_opts[i].name);
+		fprintf(fp, "      %-24s %s (%.15g)\n", opt, limit_opts[i].help,
+			limit_opts[i].def);
+	}
+}
+
+int limits_format(const struct sm_config *c, char *buf, size_t len)
+{
+	size_t n = 0;
+	int rc = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; i < n_limit_opts; i++) {
+		rc = snprintf(n < len ? buf + n : NULL, n < len ? len - n : 0,
+			      "%s%s %.15g", i ? ", " : "", limit_opts[i].name,
+			      limit_value(c, i));
+		if (rc < 0)
+			return rc;
+		n += (size_t)rc;
+	}
+	return (int)n;
+}

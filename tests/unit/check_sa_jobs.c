@@ -1,0 +1,208 @@
+/*
+ * check_sa_jobs.c - --sa-max-jobs and --sa-jobs-per-port as the SA agent
+ * applies them (sm/sa/sa.c): a request whose answer needs more than one
+ * slice becomes a job; one that finds no job slot (for its port, or at
+ * all) is answered BUSY at once, before any work.
+ *
+ * A struct sm as the daemon builds it (the fixture of check_sa_agent.c):
+ * the fake transport under its engine, fat2-128 with minhop routes.  An
+ * open PathRecord GetTable (every pair of ports) on it takes several
+ * slices, so it stays a job until the loop runs.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mad/sa_wire.h"
+#include "routing/routing.h"
+#include "sm/fabric.h"
+#include "sm/limits.h"
+#include "sm/lid.h"
+#include "sm/sa/sa.h"
+#include "sm/sm.h"
+#include "sm/topo_load.h"
+#include "tests/unit/fake_transport.h"
+
+struct fx {
+	struct sm sm;
+	struct fake fk;
+	uint16_t ca_lid[8];
+	unsigned n_ca;
+	uint64_t tid;
+};
+
+/* argv: limit options as on ibsm's command line (NULL-terminated). */
+static void fx_init(struct fx *x, const char *const *opts)
+{
+	char path[512], err[256];
+	struct lid_policy pol = { 0 };
+	struct mad_engine_opts eo = { 4, 64, 20, 1 };
+
+	memset(x, 0, sizeof(*x));
+	for (size_t i = 0; opts && opts[i]; i += 2) {
+		size_t k;
+
+		for (k = 0; k < n_limit_opts; k++)
+			if (!strcmp(limit_opts[k].name, opts[i]))
+				break;
+		ck_assert_uint_lt(k, n_limit_opts);
+		ck_assert_msg(limit_parse(&x->sm.cfg, k, opts[i + 1], err,
+					  sizeof(err)) == 0, "%s", err);
+	}
+	x->sm.loop = ev_loop_new(EVFLAG_AUTO);
+	ck_assert_ptr_nonnull(x->sm.loop);
+	ck_assert_int_eq(fake_init(&x->fk, x->sm.loop, &eo), 0);
+	x->sm.engine = x->fk.engine;
+	x->sm.cfg.transaction_timeout = 20;
+	x->sm.cfg.transaction_retries = 1;
+	x->sm.cfg.subnet_prefix = 0xfe80000000000000ull;
+	x->sm.cfg.subnet_timeout = 18;
+	fabric_init(&x->sm.fabric);
+	snprintf(path, sizeof(path), "%s/fat2-128.net", TOPO_DIR);
+	ck_assert_msg(topo_load(&x->sm.fabric, path, err, sizeof(err)) == 0,
+		      "%s: %s", path, err);
+	ck_assert_int_eq(lid_assign(&x->sm.fabric, NULL, &pol, NULL), 0);
+	ck_assert_msg(routing_run("minhop", &x->sm.fabric, &x->sm.routes, err,
+				  sizeof(err)) == 0, "minhop: %s", err);
+	x->sm.port_guid = x->sm.fabric.local_port_guid;
+	x->sm.state = SM_MASTER;
+	x->sm.subnet_up = true;
+	for (size_t i = 0; i < x->sm.fabric.n_nodes && x->n_ca < 8; i++) {
+		const struct fab_node *n = &x->sm.fabric.nodes[i];
+
+		if (n->type == NODE_TYPE_CA && n->ports[1].lid)
+			x->ca_lid[x->n_ca++] = n->ports[1].lid;
+	}
+	ck_assert_uint_ge(x->n_ca, 4);
+	ck_assert_int_eq(sa_start(&x->sm), 0);
+}
+
+static void fx_free(struct fx *x)
+{
+	sa_stop(&x->sm);
+	fake_fini(&x->fk);
+	routing_result_free(&x->sm.routes);
+	fabric_free(&x->sm.fabric);
+	ev_loop_destroy(x->sm.loop);
+}
+
+/* An open PathRecord GetTable from `lid`, handed to the engine. */
+static void open_paths(struct fx *x, uint16_t lid)
+{
+	struct mad_addr from = { .lid = lid, .qpn = 1, .qkey = 0x80010000u };
+	struct sa_mad m;
+
+	memset(&m, 0, sizeof(m));
+	sa_request_hdr(&m, MAD_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0);
+	m.hdr.tid = htobe64(++x->tid);
+	mad_engine_recv(x->sm.engine, &m, sizeof(m), &from, 0);
+}
+
+/* Answers sent so far to `lid` with status BUSY. */
+static unsigned busy_to(const struct fx *x, uint16_t lid)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < x->fk.n_sent; i++) {
+		const struct sa_mad *m = (const void *)x->fk.sent[i].mad;
+
+		n += x->fk.sent[i].addr.lid == lid &&
+		     (be16toh(m->hdr.status) & 0x7fff) == MAD_STATUS_BUSY;
+	}
+	return n;
+}
+
+static void on_stop(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)w;
+	(void)revents;
+	ev_break(loop, EVBREAK_ALL);
+}
+
+static void fx_run(struct fx *x, double s)
+{
+	ev_timer t;
+
+	ev_timer_init(&t, on_stop, s, 0.);
+	ev_timer_start(x->sm.loop, &t);
+	ev_run(x->sm.loop, 0);
+	ev_timer_stop(x->sm.loop, &t);
+}
+
+/* Defaults (a zero config): 2 jobs per port, the third request BUSY. */
+START_TEST(test_default_two_per_port)
+{
+	struct fx x;
+
+	fx_init(&x, NULL);
+	open_paths(&x, x.ca_lid[0]);
+	ck_assert_uint_eq(x.fk.n_sent, 0);	/* a job: no answer yet */
+	open_paths(&x, x.ca_lid[0]);
+	ck_assert_uint_eq(x.fk.n_sent, 0);
+	open_paths(&x, x.ca_lid[0]);
+	ck_assert_uint_eq(x.fk.n_sent, 1);
+	ck_assert_uint_eq(busy_to(&x, x.ca_lid[0]), 1);
+	fx_free(&x);
+}
+END_TEST
+
+/* --sa-jobs-per-port 1: the second request of a port is BUSY, another
+ * port still gets a job; --sa-max-jobs 2: a third port is BUSY.  Once the
+ * jobs are answered, slots are free again. */
+START_TEST(test_options_applied)
+{
+	static const char *const opts[] = { "sa-jobs-per-port", "1",
+					    "sa-max-jobs", "2", NULL };
+	struct fx x;
+	size_t before;
+
+	fx_init(&x, opts);
+	open_paths(&x, x.ca_lid[0]);
+	ck_assert_uint_eq(x.fk.n_sent, 0);
+	open_paths(&x, x.ca_lid[0]);
+	ck_assert_uint_eq(busy_to(&x, x.ca_lid[0]), 1);
+	open_paths(&x, x.ca_lid[1]);
+	ck_assert_uint_eq(busy_to(&x, x.ca_lid[1]), 0);
+	open_paths(&x, x.ca_lid[2]);
+	ck_assert_uint_eq(busy_to(&x, x.ca_lid[2]), 1);
+	ck_assert_uint_eq(x.fk.n_sent, 2);
+	/* The loop runs the two jobs to their answers (first segments). */
+	fx_run(&x, 1.0);
+	ck_assert_uint_gt(x.fk.n_sent, 2);
+	ck_assert_uint_eq(busy_to(&x, x.ca_lid[0]), 1);
+	ck_assert_uint_eq(busy_to(&x, x.ca_lid[1]), 0);
+	/* Free again: port 2 gets a job now. */
+	before = x.fk.n_sent;
+	open_paths(&x, x.ca_lid[2]);
+	ck_assert_uint_eq(busy_to(&x, x.ca_lid[2]), 1);
+	ck_assert_uint_eq(x.fk.n_sent, before);
+	fx_free(&x);
+}
+END_TEST
+
+static Suite *sa_jobs_suite(void)
+{
+	Suite *s = suite_create("sa_jobs");
+	TCase *tc = tcase_create("sa_jobs");
+
+	tcase_add_test(tc, test_default_two_per_port);
+	tcase_add_test(tc, test_options_applied);
+	tcase_set_timeout(tc, 60);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(sa_jobs_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
