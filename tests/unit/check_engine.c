@@ -938,11 +938,13 @@ END_TEST
 START_TEST(interleaved_deadlines)
 {
 	struct rec a = { 0 }, b = { 0 };
-	const double T = 0.030, eps = 0.002;
+	/* Long enough that a loaded machine (CI, other tests) cannot stall
+	 * the test past a's deadline before b is submitted. */
+	const double T = 0.200, eps = 0.002;
 
-	open_engine(4, 4, 30, 1);
+	open_engine(4, 4, 200, 1);
 	submit_smp(1, &a);
-	run_for(0.012);
+	run_for(0.050);
 	ev_now_update(L);
 	submit_smp(2, &b);
 	ck_assert(run_until(rec_called, &b, 2.0));
