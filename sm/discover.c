@@ -177,15 +177,55 @@ static void send_query(struct discovery *d, enum query_kind kind,
 	d->result.smps++;
 }
 
-/* Ask every block of the P_Key table of port `pn` (when managed). */
+/*
+ * How much of a P_Key table is read.  PartitionCap (NodeInfo) and
+ * PartitionEnforcementCap (SwitchInfo) come from the node and may say
+ * 65,535: OpenSM 3.3.23 then reads all 2,048 blocks of every such port,
+ * so one node with 255 ports would cost half a million SMPs and 32 MB per
+ * sweep.  Real devices have a few blocks per port (HCAs 128 P_Keys, switch
+ * ports 32), and the SM never needs more entries than the partitions it
+ * configures; so at most PKEY_READ_PORT_BLOCKS blocks are read per port
+ * and PKEY_READ_NODE_BLOCKS per node (every managed port still gets block
+ * 0, where the default P_Key lives).  The rest of the table is treated as
+ * not there: nothing is read or written beyond what was read.
+ */
+#define PKEY_READ_PORT_BLOCKS	64	/* 2,048 P_Keys */
+#define PKEY_READ_NODE_BLOCKS	512
+
+/* Ask the blocks of the P_Key table of port `pn` (when managed), within
+ * the bounds above. */
 static void read_pkeys(struct discovery *d, int32_t id, uint8_t pn,
 		       const uint8_t *path, unsigned hops)
 {
 	struct fab_node *n = fabric_node(d->fabric, id);
-	unsigned blocks = fabric_pkey_blocks(n, pn);
+	unsigned blocks = fabric_pkey_blocks(n, pn), want = blocks, used = 0;
 
 	if (!blocks)
 		return;
+	bool told = false;	/* an earlier port of the node was cut */
+	for (unsigned i = 0; i <= n->num_ports; i++) {
+		if (i == pn)
+			continue;
+		used += n->ports[i].pkey_blocks;
+		if (n->ports[i].pkey_blocks &&
+		    n->ports[i].pkey_blocks < fabric_pkey_blocks(n, i))
+			told = true;
+	}
+	if (blocks > PKEY_READ_PORT_BLOCKS)
+		blocks = PKEY_READ_PORT_BLOCKS;
+	if (used + blocks > PKEY_READ_NODE_BLOCKS)
+		blocks = used < PKEY_READ_NODE_BLOCKS ?
+			 PKEY_READ_NODE_BLOCKS - used : 1;
+	if (blocks < want && !told) {	/* one line per node and sweep */
+		char ps[4 * (SMP_MAX_HOPS + 1)];
+
+		path_str(path, hops, ps, sizeof(ps));
+		log_ratelimited(LOG_LVL_ERR, 107, "node 0x%016" PRIx64
+				" (path %s) port %u advertises %u P_Key blocks:"
+				" reading %u (at most %u per port, %u per node)",
+				n->guid, ps, pn, want, blocks,
+				PKEY_READ_PORT_BLOCKS, PKEY_READ_NODE_BLOCKS);
+	}
 	if (fabric_pkey_alloc(n, pn, blocks) < 0) {
 		d->result.failed++;
 		return;

@@ -619,6 +619,73 @@ START_TEST(dead_end)
 }
 END_TEST
 
+/* PartitionCap / PartitionEnforcementCap of 65,535 (2,048 blocks). */
+static void ni_pcap_max(struct smp_dr *r)
+{
+	((struct smp_node_info *)r->data)->partition_cap = htobe16(0xffff);
+}
+
+static void si_enf_cap_max(struct smp_dr *r)
+{
+	((struct smp_switch_info *)r->data)->partition_enf_cap = htobe16(0xffff);
+}
+
+static bool pkey_caps_max(struct fake_fabric *ff, int id, uint8_t in_port,
+			  struct smp_dr *resp, void *arg)
+{
+	const int *which = arg;
+
+	(void)ff;
+	(void)in_port;
+	if (id != which[0] && id != which[1])
+		return true;
+	if (be16toh(resp->hdr.attr_id) == SMP_ATTR_NODE_INFO)
+		ni_pcap_max(resp);
+	if (be16toh(resp->hdr.attr_id) == SMP_ATTR_SWITCH_INFO)
+		si_enf_cap_max(resp);
+	return true;
+}
+
+/*
+ * Nodes that advertise the largest P_Key tables: at most 64 blocks are
+ * read per port and 512 per node (before: 2,048 per port, 71,680 SMPs
+ * for the 36-port switch below), with ERR 0107 naming the node.
+ */
+START_TEST(pkey_cap_huge)
+{
+	int big;
+
+	small_fabric();
+	big = ff_add(&FF, NODE_TYPE_SWITCH, 36, G_SW(9), "big");
+	ff_link(&FF, leaf, 7, big, 1);
+	for (uint8_t p = 2; p < 36; p += 2)
+		ff_link(&FF, big, p, big, (uint8_t)(p + 1));
+	int which[2] = { h[5], big };
+	FF.mutate = pkey_caps_max;
+	FF.mutate_arg = which;
+	discover();
+	ck_assert_uint_eq(R.dup_guids, 0);
+	/* The 2-port CA: 64 blocks on each port. */
+	ck_assert_uint_eq(FF.node[h[5]].gets[SMP_ATTR_PKEY_TABLE], 2 * 64);
+	ck_assert_uint_eq(node(G_H(5))->ports[1].pkey_blocks, 64);
+	ck_assert_uint_eq(node(G_H(5))->ports[1].pkey_read, 64);
+	/* The 36-port switch: 512 blocks, and one at least for every port
+	 * that is managed after the node's budget is spent. */
+	unsigned got = FF.node[big].gets[SMP_ATTR_PKEY_TABLE];
+	ck_assert_uint_ge(got, 512);
+	ck_assert_uint_le(got, 512 + 36);
+	unsigned blocks = 0;
+	for (unsigned p = 0; p <= 36; p++)
+		blocks += node(G_SW(9))->ports[p].pkey_blocks;
+	ck_assert_uint_eq(blocks, got);
+	ck_assert(log_has("ERR 0107", "0x0000000000200009", "advertises 2048"));
+	ck_assert(log_has("ERR 0107", "0x000000000010000a", NULL));
+	ck_assert(!log_has("ERR 0107", "0x0000000000200001", NULL));
+	/* Only the first block of a port holds the default P_Key here. */
+	ck_assert_uint_eq(be16toh(node(G_H(5))->ports[1].pkeys[0]), 0xffff);
+}
+END_TEST
+
 static Suite *discover_suite(void)
 {
 	Suite *s = suite_create("discover");
@@ -658,6 +725,7 @@ static Suite *discover_suite(void)
 	tcase_add_test(tc, node_desc_unterminated);
 	tcase_add_test(tc, mute_switch);
 	tcase_add_test(tc, dead_end);
+	tcase_add_test(tc, pkey_cap_huge);
 	suite_add_tcase(s, tc);
 	return s;
 }
