@@ -30,7 +30,9 @@ int rxq_init(struct rxq *q, unsigned cap)
 	q->cap = cap;
 	q->req_max = cap / 2;
 	q->req_per_source = cap / 16;
-	q->resp_per_source = cap / 4;
+	q->resp_per_source = cap / 8;
+	q->resp_max = cap - cap / 4;
+	q->lid_resp_max = cap / 4;
 	q->stats.cap = cap;
 	return 0;
 }
@@ -74,6 +76,11 @@ int rxq_push(struct rxq *q, const void *mad, size_t len,
 	if (q->count == q->cap)
 		return drop(q, resp, &q->stats.dropped_full);
 	if (resp) {
+		bool routed = lid != 0xffff && !status;
+
+		if (q->responses >= q->resp_max ||
+		    (routed && q->lid_responses >= q->lid_resp_max))
+			return drop(q, resp, &q->stats.dropped_full);
 		if (lid != 0xffff && q->per_lid_resp[lid] >= q->resp_per_source)
 			return drop(q, resp, &q->stats.dropped_source);
 	} else {
@@ -90,6 +97,9 @@ int rxq_push(struct rxq *q, const void *mad, size_t len,
 	e->response = resp;
 	if (resp) {
 		q->per_lid_resp[lid]++;
+		q->responses++;
+		if (lid != 0xffff && !status)
+			q->lid_responses++;
 	} else {
 		q->per_lid_req[lid]++;
 		q->requests++;
@@ -110,6 +120,9 @@ void rxq_pop(struct rxq *q, unsigned n)
 
 		if (e->response) {
 			q->per_lid_resp[e->from.lid]--;
+			q->responses--;
+			if (e->from.lid != 0xffff && !e->status)
+				q->lid_responses--;
 		} else {
 			q->per_lid_req[e->from.lid]--;
 			q->requests--;

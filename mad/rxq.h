@@ -11,11 +11,17 @@
  * not crowd out the answers to our own requests nor other hosts:
  *
  *   responses    (R bit set, Trap Repress, or a non-zero umad status: the
- *                kernel handing back one of our sends) may use the whole
- *                ring, so at least cap/2 slots are always theirs;
+ *                kernel handing back one of our sends) may hold 3/4 of the
+ *                ring, so at least cap/4 slots stay free for requests;
+ *   LID-routed   responses from a LID other than the permissive one (any
+ *                host can send a MAD with the R bit set) may hold cap/4 in
+ *                all, so directed-route answers to our own sweep (from LID
+ *                0xffff) and our own sends keep at least cap/4 slots
+ *                whatever hosts send; before, requests from 8 LIDs and
+ *                forged answers from 2 filled the ring;
  *   requests     (everything else: traps, SA queries, SMInfo from other
  *                SMs) may hold at most cap/2 slots in all;
- *   per source   one source LID may hold at most cap/16 requests and cap/4
+ *   per source   one source LID may hold at most cap/16 requests and cap/8
  *                responses.  Directed-route answers all come from the
  *                permissive LID 0xffff and are exempt from the per-source
  *                share of responses (they are answers to our own sweep).
@@ -56,7 +62,10 @@ struct rxq {
 	struct rxq_entry *ring;
 	unsigned cap, head, count;
 	unsigned requests;		/* requests among the queued */
+	unsigned responses;		/* responses among the queued */
+	unsigned lid_responses;		/* of those, not from LID 0xffff */
 	unsigned req_max, req_per_source, resp_per_source;
+	unsigned resp_max, lid_resp_max;
 	uint16_t *per_lid_req, *per_lid_resp;	/* queued per source LID */
 	struct rxq_stats stats;
 };
