@@ -61,6 +61,9 @@ struct pump;
 int  pump_start(struct pump **out, struct ev_loop *loop, pump_recv_fn recv,
 		void *recv_ctx, unsigned queue_len, pump_deliver_cb deliver,
 		void *arg);
+/* Count the LIDs of one LMC range as one source in the queue's fairness
+ * (rxq_set_source_lmc()); any thread, before or after start. */
+void pump_set_source_lmc(struct pump *p, unsigned lmc);
 /* Set before or after start; NULL for none. */
 void pump_on_error(struct pump *p, pump_error_cb cb, void *arg);
 /* Stop and join the thread, drop what is queued, free. */

@@ -28,6 +28,7 @@ int rxq_init(struct rxq *q, unsigned cap)
 		return -ENOMEM;
 	}
 	q->cap = cap;
+	q->src_mask = 0xffff;
 	q->req_max = cap / 2;
 	q->req_per_source = cap / 16;
 	q->resp_per_source = cap / 8;
@@ -43,6 +44,11 @@ void rxq_fini(struct rxq *q)
 	free(q->per_lid_req);
 	free(q->per_lid_resp);
 	memset(q, 0, sizeof(*q));
+}
+
+void rxq_set_source_lmc(struct rxq *q, unsigned lmc)
+{
+	q->src_mask = (uint16_t)~((1u << (lmc & 7)) - 1);
 }
 
 bool rxq_is_response(const void *mad, size_t len, int status)
@@ -69,7 +75,8 @@ int rxq_push(struct rxq *q, const void *mad, size_t len,
 	     const struct mad_addr *from, int status)
 {
 	bool resp = rxq_is_response(mad, len, status);
-	uint16_t lid = from->lid;
+	/* The permissive LID stays itself (directed-route answers). */
+	uint16_t lid = from->lid == 0xffff ? 0xffff : from->lid & q->src_mask;
 
 	if (len > MAD_SIZE)
 		len = MAD_SIZE;
@@ -95,6 +102,7 @@ int rxq_push(struct rxq *q, const void *mad, size_t len,
 	e->status = status;
 	e->from = *from;
 	e->response = resp;
+	e->key = lid;
 	if (resp) {
 		q->per_lid_resp[lid]++;
 		q->responses++;
@@ -119,12 +127,12 @@ void rxq_pop(struct rxq *q, unsigned n)
 		const struct rxq_entry *e = rxq_at(q, i);
 
 		if (e->response) {
-			q->per_lid_resp[e->from.lid]--;
+			q->per_lid_resp[e->key]--;
 			q->responses--;
 			if (e->from.lid != 0xffff && !e->status)
 				q->lid_responses--;
 		} else {
-			q->per_lid_req[e->from.lid]--;
+			q->per_lid_req[e->key]--;
 			q->requests--;
 		}
 	}

@@ -25,6 +25,9 @@
  *                responses.  Directed-route answers all come from the
  *                permissive LID 0xffff and are exempt from the per-source
  *                share of responses (they are answers to our own sweep).
+ *                A "source" is a port: with rxq_set_source_lmc(), the LMC
+ *                bits of the LID are cleared, so a host whose port has an
+ *                LMC range of 2^LMC LIDs gets one share, not 2^LMC.
  *
  * Not thread-safe by itself: the pump serialises push() and the loop's
  * pop() with its own lock (mad/pump.c).  Slots [0, count) seen by the
@@ -45,6 +48,7 @@ struct rxq_entry {
 	size_t		len;
 	int		status;
 	bool		response;
+	uint16_t	key;		/* source key counted at push */
 	struct mad_addr	from;
 	uint8_t		mad[MAD_SIZE];
 };
@@ -66,6 +70,7 @@ struct rxq {
 	unsigned lid_responses;		/* of those, not from LID 0xffff */
 	unsigned req_max, req_per_source, resp_per_source;
 	unsigned resp_max, lid_resp_max;
+	uint16_t src_mask;		/* LID -> source key (LMC bits off) */
 	uint16_t *per_lid_req, *per_lid_resp;	/* queued per source LID */
 	struct rxq_stats stats;
 };
@@ -73,6 +78,10 @@ struct rxq {
 /* cap 0 means RXQ_DEFAULT_CAP; at least 16.  Returns 0 or -ENOMEM. */
 int  rxq_init(struct rxq *q, unsigned cap);
 void rxq_fini(struct rxq *q);
+
+/* Count the LIDs of one LMC range (lmc 0-7) as one source.  Takes effect
+ * for MADs queued from then on. */
+void rxq_set_source_lmc(struct rxq *q, unsigned lmc);
 
 /* Is this MAD an answer (see above)?  Looks at the method only. */
 bool rxq_is_response(const void *mad, size_t len, int status);

@@ -741,6 +741,10 @@ int sm_agents_start(struct sm *sm)
 	static const uint8_t classes[] = { MAD_CLASS_SMI, MAD_CLASS_SMI_DR };
 	int rc = 0;
 
+	/* One host, one share of the receive queue, whatever its LMC. */
+	if (sm->io)
+		umad_io_set_source_lmc(sm->io, sm->cfg.lmc);
+
 	for (unsigned i = 0; i < 2 && rc == 0; i++) {
 		rc = mad_engine_on_unsolicited(sm->engine, classes[i],
 					       MAD_METHOD_GET, SMP_ATTR_SM_INFO,

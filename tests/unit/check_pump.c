@@ -221,6 +221,52 @@ START_TEST(rxq_forged_answers_leave_room)
 }
 END_TEST
 
+/*
+ * A host whose port has LMC 3 owns LIDs 8-15: with the SM's LMC set, its
+ * requests from all of them are one source's share.  Before: eight
+ * shares, the whole requests' half of the ring, and no other host's
+ * query or trap got in.
+ */
+START_TEST(rxq_lmc_range_is_one_source)
+{
+	struct rxq q;
+	uint8_t m[MAD_SIZE];
+	struct mad_addr from = { 0 };
+	uint32_t seq = 0;
+
+	ck_assert_int_eq(rxq_init(&q, 256), 0);
+	rxq_set_source_lmc(&q, 3);
+	for (int i = 0; i < 1000; i++) {
+		from.lid = (uint16_t)(8 + i % 8);
+		make_mad(m, seq++, MAD_METHOD_GET);
+		(void)rxq_push(&q, m, MAD_SIZE, &from, 0);
+	}
+	ck_assert_uint_eq(rxq_count(&q), 16);
+	/* Another host still gets in. */
+	from.lid = 16;
+	make_mad(m, seq++, MAD_METHOD_GET);
+	ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &from, 0), 0);
+	/* Forged answers from the range: one source's share too. */
+	for (int i = 0; i < 1000; i++) {
+		from.lid = (uint16_t)(8 + i % 8);
+		make_mad(m, seq++, MAD_METHOD_GET | MAD_METHOD_RESP);
+		(void)rxq_push(&q, m, MAD_SIZE, &from, 0);
+	}
+	ck_assert_uint_eq(rxq_count(&q), 17 + 32);
+	/* Directed-route answers are not folded into a range. */
+	from.lid = 0xffff;
+	make_mad(m, seq++, MAD_METHOD_GET | MAD_METHOD_RESP);
+	ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &from, 0), 0);
+	/* Popping gives every share back, also after the LMC changes. */
+	rxq_set_source_lmc(&q, 0);
+	rxq_pop(&q, rxq_count(&q));
+	ck_assert_uint_eq(q.requests, 0);
+	for (unsigned l = 0; l < 65536; l++)
+		CHECK(!q.per_lid_req[l] && !q.per_lid_resp[l], "LID %u", l);
+	rxq_fini(&q);
+}
+END_TEST
+
 /* 400,000 MADs at a queue nobody drains: it holds its capacity, no more
  * (the old queue took one malloc per MAD: 110 MB for this). */
 START_TEST(rxq_flood_bounded)
@@ -528,6 +574,7 @@ static Suite *pump_suite(void)
 	tcase_add_test(tc, rxq_fifo_and_bounds);
 	tcase_add_test(tc, rxq_fairness);
 	tcase_add_test(tc, rxq_forged_answers_leave_room);
+	tcase_add_test(tc, rxq_lmc_range_is_one_source);
 	tcase_add_test(tc, rxq_flood_bounded);
 	suite_add_tcase(s, tc);
 
