@@ -425,18 +425,31 @@ static void status_invalid(struct smp_dr *r)
 	r->hdr.status |= htobe16(MAD_STATUS_INVALID_FIELD);
 }
 
+/*
+ * Discover small_fabric() with every `attr` answer of node *which (an
+ * index small_fabric() fills in) rewritten by fn; returns how many were.
+ */
+static unsigned discover_rewriting(const int *which, uint16_t attr,
+				   void (*fn)(struct smp_dr *))
+{
+	struct rewrite rw = { .attr = attr, .fn = fn };
+
+	small_fabric();
+	rw.node = *which;
+	FF.mutate = mutate;
+	FF.mutate_arg = &rw;
+	discover();
+	FF.mutate = NULL;
+	FF.mutate_arg = NULL;
+	return rw.times;
+}
+
 /* A NodeInfo that is not sane: the node is left out, the query failed. */
 static void insane_node_info(void (*fn)(struct smp_dr *), int which,
 			     uint64_t guid)
 {
-	struct rewrite rw = { .attr = SMP_ATTR_NODE_INFO, .fn = fn };
-
-	small_fabric();
-	rw.node = which == 0 ? h[3] : sp2;
-	FF.mutate = mutate;
-	FF.mutate_arg = &rw;
-	discover();
-	ck_assert_uint_gt(rw.times, 0);
+	ck_assert_uint_gt(discover_rewriting(which == 0 ? &h[3] : &sp2,
+					     SMP_ATTR_NODE_INFO, fn), 0);
 	ck_assert_uint_ge(R.failed, 1);
 	ck_assert_int_eq(fabric_find(&M, guid), FAB_NONE);
 	ck_assert(log_has("ERR 0102", NULL, NULL));
@@ -464,13 +477,7 @@ END_TEST
 
 START_TEST(node_guid_zero)
 {
-	struct rewrite rw = { .attr = SMP_ATTR_NODE_INFO, .fn = ni_guid_zero };
-
-	small_fabric();
-	rw.node = h[2];
-	FF.mutate = mutate;
-	FF.mutate_arg = &rw;
-	discover();
+	discover_rewriting(&h[2], SMP_ATTR_NODE_INFO, ni_guid_zero);
 	ck_assert_uint_ge(R.failed, 1);
 	ck_assert_int_eq(fabric_find(&M, 0), FAB_NONE);
 	ck_assert(unlinked(G_SW(1), 2));
@@ -480,13 +487,7 @@ END_TEST
 /* An error status on a NodeInfo answer: a failed query, nothing added. */
 START_TEST(node_info_error_status)
 {
-	struct rewrite rw = { .attr = SMP_ATTR_NODE_INFO, .fn = status_invalid };
-
-	small_fabric();
-	rw.node = h[4];
-	FF.mutate = mutate;
-	FF.mutate_arg = &rw;
-	discover();
+	discover_rewriting(&h[4], SMP_ATTR_NODE_INFO, status_invalid);
 	ck_assert_uint_ge(R.failed, 1);
 	ck_assert_int_eq(fabric_find(&M, G_H(4)), FAB_NONE);
 }
@@ -520,13 +521,7 @@ END_TEST
 /* SwitchInfo refused: the switch's ports are still read. */
 START_TEST(switch_info_error_status)
 {
-	struct rewrite rw = { .attr = SMP_ATTR_SWITCH_INFO, .fn = status_invalid };
-
-	small_fabric();
-	rw.node = leaf;
-	FF.mutate = mutate;
-	FF.mutate_arg = &rw;
-	discover();
+	discover_rewriting(&leaf, SMP_ATTR_SWITCH_INFO, status_invalid);
 	ck_assert_uint_ge(R.failed, 1);
 	ck_assert(!node(G_SW(1))->has_switch_info);
 	ck_assert(linked(G_SW(1), 2, G_H(2), 1));
@@ -537,13 +532,7 @@ END_TEST
 /* PortInfo of a CA port refused: the port is not valid, no P_Keys read. */
 START_TEST(port_info_error_status)
 {
-	struct rewrite rw = { .attr = SMP_ATTR_PORT_INFO, .fn = status_invalid };
-
-	small_fabric();
-	rw.node = h[2];
-	FF.mutate = mutate;
-	FF.mutate_arg = &rw;
-	discover();
+	discover_rewriting(&h[2], SMP_ATTR_PORT_INFO, status_invalid);
 	ck_assert_uint_ge(R.failed, 1);
 	ck_assert(!node(G_H(2))->ports[1].valid);
 	ck_assert_ptr_null(node(G_H(2))->ports[1].pkeys);
@@ -558,13 +547,7 @@ static void nd_full(struct smp_dr *r)
 
 START_TEST(node_desc_unterminated)
 {
-	struct rewrite rw = { .attr = SMP_ATTR_NODE_DESC, .fn = nd_full };
-
-	small_fabric();
-	rw.node = h[2];
-	FF.mutate = mutate;
-	FF.mutate_arg = &rw;
-	discover();
+	discover_rewriting(&h[2], SMP_ATTR_NODE_DESC, nd_full);
 	ck_assert_uint_eq(strlen(node(G_H(2))->desc), 64);
 	ck_assert_uint_eq(R.failed, 0);
 }
