@@ -371,11 +371,13 @@ static bool trap_budget(struct sm *sm, uint16_t lid)
  * trap needs the port of its source and of its IssuerLID, and traps come
  * from anywhere (a flood from unknown or spoofed LIDs is never limited by
  * a source's budget, since it is rejected first): a walk of every node
- * per trap would cost O(nodes) of loop time per MAD.  The map is built
+ * per trap would cost O(nodes) of loop time per MAD.  The map covers the
+ * whole LID space (512 KB, allocated on the first trap) and is refilled
  * once per model (known by its generation, like the SA index) on the
- * first trap after a heavy sweep published it: O(nodes + LIDs), at most
- * 64 Ki entries of 8 bytes.
+ * first trap after a heavy sweep published it: O(LIDs + nodes).
  */
+#define TRAP_LIDS	0x10000
+
 struct lid_owner {
 	int32_t node;		/* FAB_NONE: no port has this LID */
 	uint8_t port;
@@ -383,8 +385,8 @@ struct lid_owner {
 
 static struct {
 	uint64_t gen;
-	size_t	 n;		/* entries: max_lid + 1 */
-	struct lid_owner *map;
+	bool	 filled;
+	struct lid_owner *map;	/* TRAP_LIDS entries */
 } trap_lids;
 
 static void trap_lids_free(void)
@@ -396,10 +398,13 @@ static void trap_lids_free(void)
 /* 0, or -ENOMEM (traps are then judged as from unknown ports). */
 static int trap_lids_build(const struct fabric *f)
 {
-	if (trap_lids.map && trap_lids.gen == f->gen)
+	if (trap_lids.filled && trap_lids.gen == f->gen)
 		return 0;
-	trap_lids_free();
-	size_t n = (size_t)f->max_lid + 1;
+	if (!trap_lids.map &&
+	    !(trap_lids.map = malloc(TRAP_LIDS * sizeof(*trap_lids.map))))
+		return -ENOMEM;
+	for (size_t l = 0; l < TRAP_LIDS; l++)
+		trap_lids.map[l].node = FAB_NONE;
 	for (size_t i = 0; i < f->n_nodes; i++) {
 		const struct fab_node *nd = &f->nodes[i];
 		bool sw = nd->type == NODE_TYPE_SWITCH;
@@ -409,30 +414,10 @@ static int trap_lids_build(const struct fabric *f)
 			const struct fab_port *p = &nd->ports[pn];
 			size_t top = (size_t)p->lid + (1u << (p->lmc & 7));
 
-			if (p->lid && top > n)
-				n = top < 0x10000 ? top : 0x10000;
-		}
-	}
-	trap_lids.map = malloc(n * sizeof(*trap_lids.map));
-	if (!trap_lids.map)
-		return -ENOMEM;
-	for (size_t l = 0; l < n; l++)
-		trap_lids.map[l].node = FAB_NONE;
-	for (size_t i = 0; i < f->n_nodes; i++) {
-		const struct fab_node *nd = &f->nodes[i];
-		bool sw = nd->type == NODE_TYPE_SWITCH;
-
-		for (unsigned pn = sw ? 0 : 1; pn <= (sw ? 0u : nd->num_ports);
-		     pn++) {
-			const struct fab_port *p = &nd->ports[pn];
-
 			if (!p->lid)
 				continue;
-			/* An LMC range ends at 0xffff at most (the top LID
-			 * is the permissive one, never a port's). */
-			for (size_t l = p->lid;
-			     l < (size_t)p->lid + (1u << (p->lmc & 7)) && l < n;
-			     l++) {
+			/* Never past the LID space, whatever the model. */
+			for (size_t l = p->lid; l < top && l < TRAP_LIDS; l++) {
 				if (trap_lids.map[l].node != FAB_NONE)
 					continue;	/* first owner wins */
 				trap_lids.map[l].node = (int32_t)i;
@@ -440,8 +425,8 @@ static int trap_lids_build(const struct fabric *f)
 			}
 		}
 	}
-	trap_lids.n = n;
 	trap_lids.gen = f->gen;
+	trap_lids.filled = true;
 	return 0;
 }
 
@@ -453,7 +438,7 @@ static bool port_by_lid(const struct fabric *f, uint16_t lid, int32_t *node,
 			uint8_t *port)
 {
 	if (!lid || lid == 0xffff || trap_lids_build(f) < 0 ||
-	    lid >= trap_lids.n || trap_lids.map[lid].node == FAB_NONE)
+	    trap_lids.map[lid].node == FAB_NONE)
 		return false;
 	*node = trap_lids.map[lid].node;
 	*port = trap_lids.map[lid].port;
