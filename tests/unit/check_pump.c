@@ -123,6 +123,24 @@ START_TEST(rxq_fifo_and_bounds)
 }
 END_TEST
 
+/* Push n MADs of `method` from LIDs lid .. lid + nlids - 1 in turn;
+ * returns how many were queued. */
+static unsigned flood(struct rxq *q, uint16_t lid, unsigned nlids,
+		      unsigned n, uint8_t method)
+{
+	static uint32_t seq = 1u << 20;
+	uint8_t m[MAD_SIZE];
+	unsigned in = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct mad_addr from = { .lid = (uint16_t)(lid + i % nlids) };
+
+		make_mad(m, seq++, method);
+		in += rxq_push(q, m, MAD_SIZE, &from, 0) == 0;
+	}
+	return in;
+}
+
 /* Requests get half the ring and one source a sixteenth: a flooding host
  * can neither fill the ring nor take the requests' share from others. */
 START_TEST(rxq_fairness)
@@ -134,19 +152,11 @@ START_TEST(rxq_fairness)
 
 	ck_assert_int_eq(rxq_init(&q, 256), 0);
 	/* one host floods requests: 256/16 = 16 of them get in */
-	from.lid = 7;
-	for (int i = 0; i < 1000; i++) {
-		make_mad(m, seq++, MAD_METHOD_GET);
-		(void)rxq_push(&q, m, MAD_SIZE, &from, 0);
-	}
+	ck_assert_uint_eq(flood(&q, 7, 1, 1000, MAD_METHOD_GET), 16);
 	ck_assert_uint_eq(rxq_count(&q), 16);
 	ck_assert_uint_eq(q.stats.dropped_source, 984);
 	/* others still get in, up to half the ring for requests in all */
-	for (uint16_t lid = 100; lid < 300; lid++) {
-		from.lid = lid;
-		make_mad(m, seq++, MAD_METHOD_SET);
-		(void)rxq_push(&q, m, MAD_SIZE, &from, 0);
-	}
+	(void)flood(&q, 100, 200, 200, MAD_METHOD_SET);
 	ck_assert_uint_eq(rxq_count(&q), 128);
 	ck_assert_uint_eq(q.stats.dropped_full, 200 - (128 - 16));
 	/* answers still have the other half */
@@ -159,11 +169,8 @@ START_TEST(rxq_fairness)
 	ck_assert_uint_eq(q.stats.dropped_responses, 0);
 	/* forged answers from one LID: an eighth of the ring at most */
 	rxq_pop(&q, 256);
-	from.lid = 9;
-	for (int i = 0; i < 200; i++) {
-		make_mad(m, seq++, MAD_METHOD_GET | MAD_METHOD_RESP);
-		(void)rxq_push(&q, m, MAD_SIZE, &from, 0);
-	}
+	ck_assert_uint_eq(flood(&q, 9, 1, 200, MAD_METHOD_GET | MAD_METHOD_RESP),
+			  32);
 	ck_assert_uint_eq(rxq_count(&q), 32);
 	ck_assert_uint_eq(q.stats.dropped_responses, 168);
 	/* popping gives the share back */
@@ -190,21 +197,9 @@ START_TEST(rxq_forged_answers_leave_room)
 	uint32_t seq = 0;
 
 	ck_assert_int_eq(rxq_init(&q, 256), 0);
-	for (uint16_t lid = 8; lid < 16; lid++) {
-		from.lid = lid;
-		for (int i = 0; i < 100; i++) {
-			make_mad(m, seq++, MAD_METHOD_GET);
-			(void)rxq_push(&q, m, MAD_SIZE, &from, 0);
-		}
-	}
+	(void)flood(&q, 8, 8, 800, MAD_METHOD_GET);
 	ck_assert_uint_eq(rxq_count(&q), 128);
-	for (uint16_t lid = 16; lid < 48; lid++) {
-		from.lid = lid;
-		for (int i = 0; i < 100; i++) {
-			make_mad(m, seq++, MAD_METHOD_GET | MAD_METHOD_RESP);
-			(void)rxq_push(&q, m, MAD_SIZE, &from, 0);
-		}
-	}
+	(void)flood(&q, 16, 32, 3200, MAD_METHOD_GET | MAD_METHOD_RESP);
 	ck_assert_uint_le(rxq_count(&q), 128 + 64);
 	from.lid = 0xffff;
 	for (int i = 0; i < 64; i++) {
@@ -236,22 +231,14 @@ START_TEST(rxq_lmc_range_is_one_source)
 
 	ck_assert_int_eq(rxq_init(&q, 256), 0);
 	rxq_set_source_lmc(&q, 3);
-	for (int i = 0; i < 1000; i++) {
-		from.lid = (uint16_t)(8 + i % 8);
-		make_mad(m, seq++, MAD_METHOD_GET);
-		(void)rxq_push(&q, m, MAD_SIZE, &from, 0);
-	}
-	ck_assert_uint_eq(rxq_count(&q), 16);
+	ck_assert_uint_eq(flood(&q, 8, 8, 1000, MAD_METHOD_GET), 16);
 	/* Another host still gets in. */
 	from.lid = 16;
 	make_mad(m, seq++, MAD_METHOD_GET);
 	ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &from, 0), 0);
 	/* Forged answers from the range: one source's share too. */
-	for (int i = 0; i < 1000; i++) {
-		from.lid = (uint16_t)(8 + i % 8);
-		make_mad(m, seq++, MAD_METHOD_GET | MAD_METHOD_RESP);
-		(void)rxq_push(&q, m, MAD_SIZE, &from, 0);
-	}
+	ck_assert_uint_eq(flood(&q, 8, 8, 1000, MAD_METHOD_GET | MAD_METHOD_RESP),
+			  32);
 	ck_assert_uint_eq(rxq_count(&q), 17 + 32);
 	/* Directed-route answers are not folded into a range. */
 	from.lid = 0xffff;
