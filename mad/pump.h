@@ -64,6 +64,9 @@ int  pump_start(struct pump **out, struct ev_loop *loop, pump_recv_fn recv,
 /* Count the LIDs of one LMC range as one source in the queue's fairness
  * (rxq_set_source_lmc()); any thread, before or after start. */
 void pump_set_source_lmc(struct pump *p, unsigned lmc);
+/* Drop SMP answers to no request on the wire (rxq_set_tid_filter());
+ * any thread, before or after start; the counters must outlive the pump. */
+void pump_set_tid_filter(struct pump *p, const _Atomic uint16_t *wire_tids);
 /* Set before or after start; NULL for none. */
 void pump_on_error(struct pump *p, pump_error_cb cb, void *arg);
 /* Stop and join the thread, drop what is queued, free. */

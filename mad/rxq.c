@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,26 @@ void rxq_set_source_lmc(struct rxq *q, unsigned lmc)
 	q->src_mask = (uint16_t)~((1u << (lmc & 7)) - 1);
 }
 
+void rxq_set_tid_filter(struct rxq *q, const _Atomic uint16_t *wire_tids)
+{
+	q->tid_filter = wire_tids;
+}
+
+/* An SMP answer whose TID no request on the wire has (see rxq.h). */
+static bool unexpected(const struct rxq *q, const uint8_t *mad, size_t len,
+		       int status)
+{
+	const struct mad_hdr *h = (const struct mad_hdr *)mad;
+
+	if (!q->tid_filter || status || len < MAD_HDR_SIZE)
+		return false;
+	if (h->mgmt_class != MAD_CLASS_SMI && h->mgmt_class != MAD_CLASS_SMI_DR)
+		return false;
+	uint32_t tid = (uint32_t)be64toh(h->tid);
+	return atomic_load_explicit(&q->tid_filter[MAD_TID_FILTER_INDEX(tid)],
+				    memory_order_relaxed) == 0;
+}
+
 bool rxq_is_response(const void *mad, size_t len, int status)
 {
 	const struct mad_hdr *h = mad;
@@ -80,6 +101,8 @@ int rxq_push(struct rxq *q, const void *mad, size_t len,
 
 	if (len > MAD_SIZE)
 		len = MAD_SIZE;
+	if (resp && unexpected(q, mad, len, status))
+		return drop(q, resp, &q->stats.dropped_unexpected);
 	if (q->count == q->cap)
 		return drop(q, resp, &q->stats.dropped_full);
 	if (resp) {

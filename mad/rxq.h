@@ -29,6 +29,14 @@
  *                bits of the LID are cleared, so a host whose port has an
  *                LMC range of 2^LMC LIDs gets one share, not 2^LMC.
  *
+ * Answers nobody asked for.  With rxq_set_tid_filter() (the engine's
+ * on-wire TID counters, mad/engine.h), an SMP answer (classes 0x01 and
+ * 0x81, R bit set, umad status 0) whose TID no request on the wire has
+ * is dropped at once (stats.dropped_unexpected) instead of taking a slot:
+ * forged directed-route answers from the permissive LID, which the shares
+ * above cannot tell from the sweep's own, no longer crowd them out.  GMP
+ * answers are not filtered: RMPP ACKs carry the requester's TIDs.
+ *
  * Not thread-safe by itself: the pump serialises push() and the loop's
  * pop() with its own lock (mad/pump.c).  Slots [0, count) seen by the
  * consumer stay valid until it pops them: push() only writes past them.
@@ -36,6 +44,7 @@
 #ifndef IBSM_MAD_RXQ_H
 #define IBSM_MAD_RXQ_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -58,6 +67,7 @@ struct rxq_stats {
 	uint64_t dropped_full;		/* ring (or the requests' half) full */
 	uint64_t dropped_source;	/* one source LID over its share */
 	uint64_t dropped_responses;	/* of the drops above, responses */
+	uint64_t dropped_unexpected;	/* SMP answers to no request on the wire */
 	unsigned high_water;		/* most MADs queued at once */
 	unsigned cap;
 };
@@ -71,6 +81,7 @@ struct rxq {
 	unsigned req_max, req_per_source, resp_per_source;
 	unsigned resp_max, lid_resp_max;
 	uint16_t src_mask;		/* LID -> source key (LMC bits off) */
+	const _Atomic uint16_t *tid_filter;	/* NULL: none */
 	uint16_t *per_lid_req, *per_lid_resp;	/* queued per source LID */
 	struct rxq_stats stats;
 };
@@ -82,6 +93,9 @@ void rxq_fini(struct rxq *q);
 /* Count the LIDs of one LMC range (lmc 0-7) as one source.  Takes effect
  * for MADs queued from then on. */
 void rxq_set_source_lmc(struct rxq *q, unsigned lmc);
+
+/* The engine's on-wire TID counters (mad_engine_wire_tids()), or NULL. */
+void rxq_set_tid_filter(struct rxq *q, const _Atomic uint16_t *wire_tids);
 
 /* Is this MAD an answer (see above)?  Looks at the method only. */
 bool rxq_is_response(const void *mad, size_t len, int status);

@@ -727,8 +727,11 @@ int sm_agents_start(struct sm *sm)
 	int rc = 0;
 
 	/* One host, one share of the receive queue, whatever its LMC. */
-	if (sm->io)
+	if (sm->io) {
 		umad_io_set_source_lmc(sm->io, sm->cfg.lmc);
+		/* SMP answers nobody asked for never take a slot. */
+		umad_io_set_tid_filter(sm->io, mad_engine_wire_tids(sm->engine));
+	}
 
 	for (unsigned i = 0; i < 2 && rc == 0; i++) {
 		rc = mad_engine_on_unsolicited(sm->engine, classes[i],

@@ -254,6 +254,57 @@ START_TEST(rxq_lmc_range_is_one_source)
 }
 END_TEST
 
+/*
+ * With the engine's on-wire TID counters, SMP answers whose TID no
+ * request on the wire has never take a slot: a host forging
+ * directed-route answers from the permissive LID (which no share can
+ * tell from the sweep's) cannot crowd out the sweep's own answers.
+ * Before: the forgeries filled 3/4 of the ring and the genuine answer
+ * was dropped.
+ */
+START_TEST(rxq_tid_filter)
+{
+	static _Atomic uint16_t wire[MAD_TID_FILTER_SIZE];
+	struct rxq q;
+	uint8_t m[MAD_SIZE];
+	struct mad_addr dr = { .lid = 0xffff }, host = { .lid = 9 };
+	struct mad_hdr *h = (struct mad_hdr *)m;
+
+	ck_assert_int_eq(rxq_init(&q, 256), 0);
+	rxq_set_tid_filter(&q, wire);
+	wire[0x1234] = 1;			/* our one request */
+	for (uint32_t i = 0; i < 1000; i++) {
+		make_mad(m, i, MAD_METHOD_GET | MAD_METHOD_RESP);
+		h->mgmt_class = MAD_CLASS_SMI_DR;
+		h->tid = htobe64(0xabcd00000000ull | (i * 7919u % 65536u));
+		if ((be64toh(h->tid) & 0xffff) == 0x1234)
+			continue;
+		(void)rxq_push(&q, m, MAD_SIZE, &dr, 0);
+	}
+	ck_assert_uint_eq(rxq_count(&q), 0);
+	ck_assert_uint_ge(q.stats.dropped_unexpected, 999);
+	/* the answer to our request gets in (agent bits ignored) */
+	h->tid = htobe64(0x0000000700001234ull);
+	ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &dr, 0), 0);
+	/* LID-routed SMPs too; Trap Represses (we send no traps) too */
+	h->mgmt_class = MAD_CLASS_SMI;
+	h->tid = htobe64(0x4321);
+	ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &host, 0), -ENOBUFS);
+	h->method = MAD_METHOD_TRAP_REPRESS;
+	ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &host, 0), -ENOBUFS);
+	/* our own sends handed back, requests and GMP answers are not
+	 * filtered (RMPP ACKs carry the client's TIDs) */
+	h->method = MAD_METHOD_GET;
+	ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &host, ETIMEDOUT), 0);
+	ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &host, 0), 0);
+	h->method = MAD_METHOD_GET_TABLE | MAD_METHOD_RESP;
+	h->mgmt_class = MAD_CLASS_SA;
+	ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &host, 0), 0);
+	ck_assert_uint_eq(rxq_count(&q), 4);
+	rxq_fini(&q);
+}
+END_TEST
+
 /* 400,000 MADs at a queue nobody drains: it holds its capacity, no more
  * (the old queue took one malloc per MAD: 110 MB for this). */
 START_TEST(rxq_flood_bounded)
@@ -562,6 +613,7 @@ static Suite *pump_suite(void)
 	tcase_add_test(tc, rxq_fairness);
 	tcase_add_test(tc, rxq_forged_answers_leave_room);
 	tcase_add_test(tc, rxq_lmc_range_is_one_source);
+	tcase_add_test(tc, rxq_tid_filter);
 	tcase_add_test(tc, rxq_flood_bounded);
 	suite_add_tcase(s, tc);
 
