@@ -57,6 +57,8 @@ struct discovery {
 	bool finished;
 	bool clear_psc;
 	const struct fabric *prev;	/* last sweep's model, or NULL */
+	unsigned max_nodes;		/* DISCOVER_MAX_NODES, or a test's */
+	bool full;			/* max_nodes reached (ERR 0108 told) */
 };
 
 struct query {
@@ -516,6 +518,20 @@ static void got_node_info(struct discovery *d, struct query *q,
 		d->result.failed++;
 		return;
 	}
+	if (id == FAB_NONE && f->n_nodes >= d->max_nodes) {
+		/* A node that answers for a whole made-up fabric behind it
+		 * (a new GUID on every path) must not grow the model for
+		 * ever: a subnet cannot hold more nodes than unicast LIDs. */
+		if (!d->full) {
+			path_str(q->path, q->hops, ps, sizeof(ps));
+			log_err("ERR 0108: path %s: more than %u nodes: the"
+				" subnet has no LIDs for more; nodes beyond are"
+				" not explored this sweep", ps, d->max_nodes);
+		}
+		d->full = true;
+		d->result.failed++;
+		return;
+	}
 	if (id == FAB_NONE) {
 		id = fabric_add_node(f, guid, ni->node_type, ni->num_ports);
 		if (id < 0) {
@@ -745,6 +761,7 @@ int discover_start(struct discovery **out, struct mad_engine *e,
 	d->cb = cb;
 	d->cb_arg = arg;
 	d->clear_psc = clear_psc;
+	d->max_nodes = DISCOVER_MAX_NODES;
 	clock_gettime(CLOCK_MONOTONIC, &d->start);
 	*out = d;
 	send_query(d, Q_NODE_INFO, path, 0, FAB_NONE, 0, FAB_NONE, 0);
@@ -759,6 +776,11 @@ int discover_start(struct discovery **out, struct mad_engine *e,
 void discover_set_previous(struct discovery *d, const struct fabric *prev)
 {
 	d->prev = prev && prev->n_nodes ? prev : NULL;
+}
+
+void discover_set_max_nodes(struct discovery *d, unsigned n)
+{
+	d->max_nodes = n ? n : DISCOVER_MAX_NODES;
 }
 
 void discover_free(struct discovery *d)

@@ -33,6 +33,7 @@ static struct discover_result R;
 static bool done;
 static char logpath[64];
 static const struct fabric *PREV;	/* the last sweep's model, or NULL */
+static unsigned MAXN;			/* discover_set_max_nodes(), 0: default */
 
 static void setup(void)
 {
@@ -50,6 +51,7 @@ static void setup(void)
 	memset(&R, 0, sizeof(R));
 	done = false;
 	PREV = NULL;
+	MAXN = 0;
 	snprintf(logpath, sizeof(logpath), "/tmp/check_discover.XXXXXX");
 	fd = mkstemp(logpath);
 	ck_assert_int_ge(fd, 0);
@@ -105,6 +107,7 @@ static void discover(void)
 
 	ck_assert_int_eq(discover_start(&d, F.engine, &M, true, on_done, NULL), 0);
 	discover_set_previous(d, PREV);
+	discover_set_max_nodes(d, MAXN);
 	ev_timer_init(&guard, on_guard, 10., 0.);
 	ev_timer_start(L, &guard);
 	while (!done && ev_run(L, 0))
@@ -669,6 +672,44 @@ START_TEST(pkey_cap_huge)
 }
 END_TEST
 
+/*
+ * The switches answer every NodeInfo with a GUID never seen: every turn
+ * of the leaf-spine loops leads to "new" switches, a made-up fabric that
+ * doubles every three hops as deep as directed routes go.  The model stops at the node limit, with
+ * ERR 0108 once and the sweep counted incomplete.  Before: no limit (a
+ * node answering for a made-up tree of 255-port switches could grow the
+ * model and the SMPs without bound).
+ */
+static bool fresh_switch_guids(struct fake_fabric *ff, int id, uint8_t in_port,
+			      struct smp_dr *resp, void *arg)
+{
+	static uint64_t next = 0x900000;
+	struct smp_node_info *ni = (void *)resp->data;
+
+	(void)ff;
+	(void)in_port;
+	(void)arg;
+	if ((id == leaf || id == sp1 || id == sp2) &&
+	    be16toh(resp->hdr.attr_id) == SMP_ATTR_NODE_INFO) {
+		ni->node_guid = htobe64(next);
+		ni->port_guid = htobe64(next++);
+	}
+	return true;
+}
+
+START_TEST(made_up_fabric_bounded)
+{
+	small_fabric();
+	FF.mutate = fresh_switch_guids;
+	MAXN = 24;
+	discover();
+	ck_assert_uint_eq(M.n_nodes, 24);
+	ck_assert_uint_ge(R.failed, 1);
+	ck_assert(log_has("ERR 0108", "more than 24 nodes", NULL));
+	ck_assert_int_eq(M.local_node, fabric_find(&M, G_H(1)));
+}
+END_TEST
+
 static Suite *discover_suite(void)
 {
 	Suite *s = suite_create("discover");
@@ -709,6 +750,7 @@ static Suite *discover_suite(void)
 	tcase_add_test(tc, mute_switch);
 	tcase_add_test(tc, dead_end);
 	tcase_add_test(tc, pkey_cap_huge);
+	tcase_add_test(tc, made_up_fabric_bounded);
 	suite_add_tcase(s, tc);
 	return s;
 }
