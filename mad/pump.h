@@ -4,9 +4,11 @@
  * MAD to the loop thread through the bounded queue of mad/rxq.h and an
  * ev_async.
  *
- * The thread never looks inside a MAD beyond its method byte (to tell an
- * answer from a request for the queue's fairness rules) and never calls
- * anything but the receive function.  Everything else runs on the loop.
+ * The thread looks inside a MAD only at its header: the method (to tell
+ * an answer from a request for the queue's fairness rules) and, for SMP
+ * answers, the class and TID (the engine's on-wire TID counters, read
+ * with relaxed atomic loads).  It never calls anything but the receive
+ * function.  Everything else runs on the loop.
  *
  * Receive errors.  "Nothing yet" (-ETIMEDOUT, -EAGAIN/-EWOULDBLOCK,
  * -EINTR) is the normal idle state.  Any other error is counted and the
