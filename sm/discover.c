@@ -300,9 +300,9 @@ static void explore(struct discovery *d, int32_t id, uint8_t port,
 	uint8_t next[SMP_MAX_HOPS + 1];
 
 	if (hops >= SMP_MAX_HOPS) {
-		log_warnx("ERR 0101: path %u hops deep at node 0x%016" PRIx64
-			  " port %u: not exploring further",
-			  hops, fabric_node(d->fabric, id)->guid, port);
+		log_ratelimited(LOG_LVL_WARN, 101, "path %u hops deep at node"
+				" 0x%016" PRIx64 " port %u: not exploring further",
+				hops, fabric_node(d->fabric, id)->guid, port);
 		return;
 	}
 	memcpy(next, path, hops + 1);
@@ -512,9 +512,9 @@ static void got_node_info(struct discovery *d, struct query *q,
 
 	if (!node_info_sane(ni, q->hops)) {
 		path_str(q->path, q->hops, ps, sizeof(ps));
-		log_warnx("ERR 0102: path %s: invalid NodeInfo (type %u, ports %u,"
-			  " local port %u): node ignored", ps, ni->node_type,
-			  ni->num_ports, ni->local_port);
+		log_ratelimited(LOG_LVL_WARN, 102, "path %s: invalid NodeInfo"
+				" (type %u, ports %u, local port %u): node ignored",
+				ps, ni->node_type, ni->num_ports, ni->local_port);
 		d->result.failed++;
 		return;
 	}
@@ -601,7 +601,8 @@ static void got_node_info(struct discovery *d, struct query *q,
 	if (q->from_node != FAB_NONE &&
 	    fabric_link(f, q->from_node, q->from_port, id, lp) < 0) {
 		path_str(q->path, q->hops, ps, sizeof(ps));
-		log_warnx("ERR 0104: path %s: cannot link port %u", ps, lp);
+		log_ratelimited(LOG_LVL_WARN, 104, "path %s: cannot link port %u",
+				ps, lp);
 	}
 }
 
@@ -696,12 +697,14 @@ static void on_answer(void *arg, int status, const void *mad, size_t len)
 		path_str(q->path, q->hops, ps, sizeof(ps));
 		if (status < 0 && q->kind == Q_NODE_INFO && q->hops) {
 			d->result.dead_ends++;
-			log_warnx("ERR 0105: path %s: no answer to NodeInfo (%s):"
-				  " dead end", ps, strerror(-status));
+			log_ratelimited(LOG_LVL_WARN, 105, "path %s: no answer to"
+					" NodeInfo (%s): dead end", ps,
+					strerror(-status));
 		} else {
-			log_warnx("ERR 0106: path %s: attribute 0x%04x port %u"
-				  " failed: %s", ps, query_attr[q->kind], q->port,
-				  status < 0 ? strerror(-status) : "bad MAD status");
+			log_ratelimited(LOG_LVL_WARN, 106, "path %s: attribute"
+					" 0x%04x port %u failed: %s", ps,
+					query_attr[q->kind], q->port, status < 0 ?
+					strerror(-status) : "bad MAD status");
 		}
 		d->result.failed++;
 		if (q->kind == Q_SWITCH_INFO || q->kind == Q_PSC_CLEAR)

@@ -710,6 +710,51 @@ START_TEST(made_up_fabric_bounded)
 }
 END_TEST
 
+/* How many lines of the log hold `s`. */
+static unsigned log_count(const char *s)
+{
+	char line[1024];
+	unsigned n = 0;
+	FILE *fp = fopen(logpath, "r");
+
+	ck_assert_ptr_nonnull(fp);
+	while (fgets(line, sizeof(line), fp))
+		n += strstr(line, s) != NULL;
+	fclose(fp);
+	return n;
+}
+
+static bool refuse_desc_and_pkeys(struct fake_fabric *ff, int id,
+				  uint8_t in_port, struct smp_dr *resp, void *arg)
+{
+	uint16_t attr = be16toh(resp->hdr.attr_id);
+
+	(void)ff;
+	(void)id;
+	(void)in_port;
+	(void)arg;
+	if (attr == SMP_ATTR_NODE_DESC || attr == SMP_ATTR_PKEY_TABLE)
+		status_invalid(resp);
+	return true;
+}
+
+/*
+ * Every node refuses its NodeDescription and P_Key blocks (a failed
+ * query each): the log gets a burst of ERR 0106 lines, not one line per
+ * hostile answer (issue 10 finding 8: network-driven log lines are
+ * rate-limited).  Before: one line each.
+ */
+START_TEST(error_lines_rate_limited)
+{
+	small_fabric();
+	FF.mutate = refuse_desc_and_pkeys;
+	discover();
+	ck_assert_uint_ge(R.failed, 2 * (LOG_RL_BURST + 1));
+	ck_assert_uint_ge(log_count("ERR 0106"), 1);
+	ck_assert_uint_le(log_count("ERR 0106"), LOG_RL_BURST + 1);
+}
+END_TEST
+
 static Suite *discover_suite(void)
 {
 	Suite *s = suite_create("discover");
@@ -751,6 +796,7 @@ static Suite *discover_suite(void)
 	tcase_add_test(tc, dead_end);
 	tcase_add_test(tc, pkey_cap_huge);
 	tcase_add_test(tc, made_up_fabric_bounded);
+	tcase_add_test(tc, error_lines_rate_limited);
 	suite_add_tcase(s, tc);
 	return s;
 }
