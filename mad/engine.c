@@ -30,6 +30,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -84,6 +85,9 @@ struct mad_engine {
 	unsigned		 outstanding[2];/* ON_WIRE, per kind */
 	struct txn_list		 wait;		/* ON_WIRE, deadline order */
 	struct txn		*bucket[TID_BUCKETS];
+	/* On-wire requests per low 16 bits of their TID, read by the
+	 * receive thread (mad_engine_wire_tids()). */
+	_Atomic uint16_t	 wire_tids[MAD_TID_FILTER_SIZE];
 	ev_timer		 timer;
 	struct unsol_handler	*handlers;
 	struct unsol_handler	*unmatched;	/* per class, for RMPP */
@@ -157,8 +161,11 @@ static void hash_remove(struct mad_engine *e, struct txn *t)
 
 	while (*pp && *pp != t)
 		pp = &(*pp)->hash_next;
-	if (*pp)
+	if (*pp) {
 		*pp = t->hash_next;
+		atomic_fetch_sub_explicit(&e->wire_tids[MAD_TID_FILTER_INDEX(t->tid)],
+					  1, memory_order_relaxed);
+	}
 	t->hash_next = NULL;
 }
 
@@ -221,6 +228,10 @@ static void pump(struct mad_engine *e)
 			t->state = TXN_ON_WIRE;
 			t->hash_next = *bucket_of(e, t->tid);
 			*bucket_of(e, t->tid) = t;
+			/* Counted before it is sent: its answer can only
+			 * come after. */
+			atomic_fetch_add_explicit(&e->wire_tids[MAD_TID_FILTER_INDEX(t->tid)],
+						  1, memory_order_relaxed);
 			e->outstanding[k]++;
 			unsigned total = e->outstanding[0] + e->outstanding[1];
 			if (total > e->stats.max_outstanding)
@@ -638,6 +649,11 @@ void mad_engine_recv(struct mad_engine *e, const void *mad, size_t len,
 	t->cb(t->arg, 0, mad, len);
 	free(t);
 	pump(e);
+}
+
+const _Atomic uint16_t *mad_engine_wire_tids(const struct mad_engine *e)
+{
+	return e->wire_tids;
 }
 
 unsigned mad_engine_pending(const struct mad_engine *e)

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <ev.h>
 
@@ -88,9 +89,21 @@ struct mad_engine_stats {
 	unsigned max_queued[2];	/* most requests queued at once: SMP, GMP */
 };
 
+/*
+ * The receive thread may drop an SMP answer early when no request with
+ * its TID is on the wire: the engine counts its on-wire requests per low
+ * 16 bits of the TID in an array of MAD_TID_FILTER_SIZE atomic counters
+ * (mad_engine_wire_tids(), read with relaxed loads from any thread while
+ * the engine lives).  TIDs are not guessable, so a forged answer finds a
+ * non-zero counter only by chance (outstanding / 65,536).
+ */
+#define MAD_TID_FILTER_SIZE	65536
+#define MAD_TID_FILTER_INDEX(tid)	((uint32_t)(tid) & 0xffffu)
+
 int  mad_engine_new(struct mad_engine **out, struct ev_loop *loop,
 		    const struct mad_transport *tr,
 		    const struct mad_engine_opts *opts);
+const _Atomic uint16_t *mad_engine_wire_tids(const struct mad_engine *e);
 /* 0 keeps a limit as it is.  Requests already queued stay queued. */
 void mad_engine_set_queue_limits(struct mad_engine *e, unsigned max_smps,
 				 unsigned max_gmps);

@@ -216,6 +216,20 @@ int pump_start(struct pump **out, struct ev_loop *loop, pump_recv_fn recv,
 	return 0;
 }
 
+void pump_set_source_lmc(struct pump *p, unsigned lmc)
+{
+	pthread_mutex_lock(&p->lock);
+	rxq_set_source_lmc(&p->q, lmc);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void pump_set_tid_filter(struct pump *p, const _Atomic uint16_t *wire_tids)
+{
+	pthread_mutex_lock(&p->lock);
+	rxq_set_tid_filter(&p->q, wire_tids);
+	pthread_mutex_unlock(&p->lock);
+}
+
 void pump_on_error(struct pump *p, pump_error_cb cb, void *arg)
 {
 	p->err_cb = cb;

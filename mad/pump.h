@@ -4,9 +4,11 @@
  * MAD to the loop thread through the bounded queue of mad/rxq.h and an
  * ev_async.
  *
- * The thread never looks inside a MAD beyond its method byte (to tell an
- * answer from a request for the queue's fairness rules) and never calls
- * anything but the receive function.  Everything else runs on the loop.
+ * The thread looks inside a MAD only at its header: the method (to tell
+ * an answer from a request for the queue's fairness rules) and, for SMP
+ * answers, the class and TID (the engine's on-wire TID counters, read
+ * with relaxed atomic loads).  It never calls anything but the receive
+ * function.  Everything else runs on the loop.
  *
  * Receive errors.  "Nothing yet" (-ETIMEDOUT, -EAGAIN/-EWOULDBLOCK,
  * -EINTR) is the normal idle state.  Any other error is counted and the
@@ -61,6 +63,12 @@ struct pump;
 int  pump_start(struct pump **out, struct ev_loop *loop, pump_recv_fn recv,
 		void *recv_ctx, unsigned queue_len, pump_deliver_cb deliver,
 		void *arg);
+/* Count the LIDs of one LMC range as one source in the queue's fairness
+ * (rxq_set_source_lmc()); any thread, before or after start. */
+void pump_set_source_lmc(struct pump *p, unsigned lmc);
+/* Drop SMP answers to no request on the wire (rxq_set_tid_filter());
+ * any thread, before or after start; the counters must outlive the pump. */
+void pump_set_tid_filter(struct pump *p, const _Atomic uint16_t *wire_tids);
 /* Set before or after start; NULL for none. */
 void pump_on_error(struct pump *p, pump_error_cb cb, void *arg);
 /* Stop and join the thread, drop what is queued, free. */

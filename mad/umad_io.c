@@ -24,6 +24,8 @@ struct umad_io {
 	int agent[256];			/* agent id per management class */
 	struct pump *pump;		/* the receive thread and its queue */
 	unsigned queue_len;		/* its capacity (0: default) */
+	unsigned src_lmc;		/* its source key (rxq_set_source_lmc) */
+	const _Atomic uint16_t *wire_tids;	/* its TID filter, or NULL */
 	uint8_t *rxbuf;			/* umad header + one MAD, pump only */
 };
 
@@ -201,8 +203,27 @@ int umad_io_start(struct umad_io *io, umad_io_recv_cb cb, void *arg)
 		io->rxbuf = malloc(umad_size() + MAD_SIZE);
 	if (!io->rxbuf)
 		return -ENOMEM;
-	return pump_start(&io->pump, io->loop, io_recv, io, io->queue_len,
-			  cb, arg);
+	int rc = pump_start(&io->pump, io->loop, io_recv, io, io->queue_len,
+			    cb, arg);
+	if (rc == 0) {
+		pump_set_source_lmc(io->pump, io->src_lmc);
+		pump_set_tid_filter(io->pump, io->wire_tids);
+	}
+	return rc;
+}
+
+void umad_io_set_tid_filter(struct umad_io *io, const _Atomic uint16_t *wire_tids)
+{
+	io->wire_tids = wire_tids;
+	if (io->pump)
+		pump_set_tid_filter(io->pump, wire_tids);
+}
+
+void umad_io_set_source_lmc(struct umad_io *io, unsigned lmc)
+{
+	io->src_lmc = lmc;
+	if (io->pump)
+		pump_set_source_lmc(io->pump, lmc);
 }
 
 void umad_io_set_queue_len(struct umad_io *io, unsigned n)

@@ -48,6 +48,17 @@ int umad_io_open(struct umad_io **out, struct ev_loop *loop, uint64_t guid,
  * umad_io_start().  Drop policy and fairness: mad/rxq.h.
  */
 void umad_io_set_queue_len(struct umad_io *io, unsigned n);
+/*
+ * The LMC the SM gives end ports: the receive queue then counts a port's
+ * whole LID range as one source (mad/rxq.h).  Before or after start.
+ */
+void umad_io_set_source_lmc(struct umad_io *io, unsigned lmc);
+/*
+ * The engine's on-wire TID counters (mad_engine_wire_tids()): SMP answers
+ * to no request on the wire are dropped by the receive thread (mad/rxq.h).
+ * The engine must outlive the receive thread (umad_io_close() first).
+ */
+void umad_io_set_tid_filter(struct umad_io *io, const _Atomic uint16_t *wire_tids);
 /* Start the receive thread; MADs go to cb(arg, ...). */
 int umad_io_start(struct umad_io *io, umad_io_recv_cb cb, void *arg);
 /* After umad_io_start(): tell cb when receiving fails for good or works

@@ -57,6 +57,8 @@ struct discovery {
 	bool finished;
 	bool clear_psc;
 	const struct fabric *prev;	/* last sweep's model, or NULL */
+	unsigned max_nodes;		/* DISCOVER_MAX_NODES, or a test's */
+	bool full;			/* max_nodes reached (ERR 0108 told) */
 };
 
 struct query {
@@ -177,15 +179,55 @@ static void send_query(struct discovery *d, enum query_kind kind,
 	d->result.smps++;
 }
 
-/* Ask every block of the P_Key table of port `pn` (when managed). */
+/*
+ * How much of a P_Key table is read.  PartitionCap (NodeInfo) and
+ * PartitionEnforcementCap (SwitchInfo) come from the node and may say
+ * 65,535: OpenSM 3.3.23 then reads all 2,048 blocks of every such port,
+ * so one node with 255 ports would cost half a million SMPs and 32 MB per
+ * sweep.  Real devices have a few blocks per port (HCAs 128 P_Keys, switch
+ * ports 32), and the SM never needs more entries than the partitions it
+ * configures; so at most PKEY_READ_PORT_BLOCKS blocks are read per port
+ * and PKEY_READ_NODE_BLOCKS per node (every managed port still gets block
+ * 0, where the default P_Key lives).  The rest of the table is treated as
+ * not there: nothing is read or written beyond what was read.
+ */
+#define PKEY_READ_PORT_BLOCKS	64	/* 2,048 P_Keys */
+#define PKEY_READ_NODE_BLOCKS	512
+
+/* Ask the blocks of the P_Key table of port `pn` (when managed), within
+ * the bounds above. */
 static void read_pkeys(struct discovery *d, int32_t id, uint8_t pn,
 		       const uint8_t *path, unsigned hops)
 {
 	struct fab_node *n = fabric_node(d->fabric, id);
-	unsigned blocks = fabric_pkey_blocks(n, pn);
+	unsigned blocks = fabric_pkey_blocks(n, pn), want = blocks, used = 0;
 
 	if (!blocks)
 		return;
+	bool told = false;	/* an earlier port of the node was cut */
+	for (unsigned i = 0; i <= n->num_ports; i++) {
+		if (i == pn)
+			continue;
+		used += n->ports[i].pkey_blocks;
+		if (n->ports[i].pkey_blocks &&
+		    n->ports[i].pkey_blocks < fabric_pkey_blocks(n, i))
+			told = true;
+	}
+	if (blocks > PKEY_READ_PORT_BLOCKS)
+		blocks = PKEY_READ_PORT_BLOCKS;
+	if (used + blocks > PKEY_READ_NODE_BLOCKS)
+		blocks = used < PKEY_READ_NODE_BLOCKS ?
+			 PKEY_READ_NODE_BLOCKS - used : 1;
+	if (blocks < want && !told) {	/* one line per node and sweep */
+		char ps[4 * (SMP_MAX_HOPS + 1)];
+
+		path_str(path, hops, ps, sizeof(ps));
+		log_ratelimited(LOG_LVL_ERR, 107, "node 0x%016" PRIx64
+				" (path %s) port %u advertises %u P_Key blocks:"
+				" reading %u (at most %u per port, %u per node)",
+				n->guid, ps, pn, want, blocks,
+				PKEY_READ_PORT_BLOCKS, PKEY_READ_NODE_BLOCKS);
+	}
 	if (fabric_pkey_alloc(n, pn, blocks) < 0) {
 		d->result.failed++;
 		return;
@@ -258,9 +300,9 @@ static void explore(struct discovery *d, int32_t id, uint8_t port,
 	uint8_t next[SMP_MAX_HOPS + 1];
 
 	if (hops >= SMP_MAX_HOPS) {
-		log_warnx("ERR 0101: path %u hops deep at node 0x%016" PRIx64
-			  " port %u: not exploring further",
-			  hops, fabric_node(d->fabric, id)->guid, port);
+		log_ratelimited(LOG_LVL_WARN, 101, "path %u hops deep at node"
+				" 0x%016" PRIx64 " port %u: not exploring further",
+				hops, fabric_node(d->fabric, id)->guid, port);
 		return;
 	}
 	memcpy(next, path, hops + 1);
@@ -470,9 +512,23 @@ static void got_node_info(struct discovery *d, struct query *q,
 
 	if (!node_info_sane(ni, q->hops)) {
 		path_str(q->path, q->hops, ps, sizeof(ps));
-		log_warnx("ERR 0102: path %s: invalid NodeInfo (type %u, ports %u,"
-			  " local port %u): node ignored", ps, ni->node_type,
-			  ni->num_ports, ni->local_port);
+		log_ratelimited(LOG_LVL_WARN, 102, "path %s: invalid NodeInfo"
+				" (type %u, ports %u, local port %u): node ignored",
+				ps, ni->node_type, ni->num_ports, ni->local_port);
+		d->result.failed++;
+		return;
+	}
+	if (id == FAB_NONE && f->n_nodes >= d->max_nodes) {
+		/* A node that answers for a whole made-up fabric behind it
+		 * (a new GUID on every path) must not grow the model for
+		 * ever: a subnet cannot hold more nodes than unicast LIDs. */
+		if (!d->full) {
+			path_str(q->path, q->hops, ps, sizeof(ps));
+			log_err("ERR 0108: path %s: more than %u nodes: the"
+				" subnet has no LIDs for more; nodes beyond are"
+				" not explored this sweep", ps, d->max_nodes);
+		}
+		d->full = true;
 		d->result.failed++;
 		return;
 	}
@@ -545,7 +601,8 @@ static void got_node_info(struct discovery *d, struct query *q,
 	if (q->from_node != FAB_NONE &&
 	    fabric_link(f, q->from_node, q->from_port, id, lp) < 0) {
 		path_str(q->path, q->hops, ps, sizeof(ps));
-		log_warnx("ERR 0104: path %s: cannot link port %u", ps, lp);
+		log_ratelimited(LOG_LVL_WARN, 104, "path %s: cannot link port %u",
+				ps, lp);
 	}
 }
 
@@ -640,12 +697,14 @@ static void on_answer(void *arg, int status, const void *mad, size_t len)
 		path_str(q->path, q->hops, ps, sizeof(ps));
 		if (status < 0 && q->kind == Q_NODE_INFO && q->hops) {
 			d->result.dead_ends++;
-			log_warnx("ERR 0105: path %s: no answer to NodeInfo (%s):"
-				  " dead end", ps, strerror(-status));
+			log_ratelimited(LOG_LVL_WARN, 105, "path %s: no answer to"
+					" NodeInfo (%s): dead end", ps,
+					strerror(-status));
 		} else {
-			log_warnx("ERR 0106: path %s: attribute 0x%04x port %u"
-				  " failed: %s", ps, query_attr[q->kind], q->port,
-				  status < 0 ? strerror(-status) : "bad MAD status");
+			log_ratelimited(LOG_LVL_WARN, 106, "path %s: attribute"
+					" 0x%04x port %u failed: %s", ps,
+					query_attr[q->kind], q->port, status < 0 ?
+					strerror(-status) : "bad MAD status");
 		}
 		d->result.failed++;
 		if (q->kind == Q_SWITCH_INFO || q->kind == Q_PSC_CLEAR)
@@ -705,6 +764,7 @@ int discover_start(struct discovery **out, struct mad_engine *e,
 	d->cb = cb;
 	d->cb_arg = arg;
 	d->clear_psc = clear_psc;
+	d->max_nodes = DISCOVER_MAX_NODES;
 	clock_gettime(CLOCK_MONOTONIC, &d->start);
 	*out = d;
 	send_query(d, Q_NODE_INFO, path, 0, FAB_NONE, 0, FAB_NONE, 0);
@@ -719,6 +779,11 @@ int discover_start(struct discovery **out, struct mad_engine *e,
 void discover_set_previous(struct discovery *d, const struct fabric *prev)
 {
 	d->prev = prev && prev->n_nodes ? prev : NULL;
+}
+
+void discover_set_max_nodes(struct discovery *d, unsigned n)
+{
+	d->max_nodes = n ? n : DISCOVER_MAX_NODES;
 }
 
 void discover_free(struct discovery *d)

@@ -41,6 +41,14 @@ int discover_start(struct discovery **out, struct mad_engine *e,
  * handled before the loop runs).
  */
 void discover_set_previous(struct discovery *d, const struct fabric *prev);
+/*
+ * At most this many nodes per sweep (0: DISCOVER_MAX_NODES, one per
+ * unicast LID); a new GUID beyond is not added or explored, the query
+ * counts as failed and ERR 0108 is logged once.  Call right after
+ * discover_start(), like discover_set_previous().
+ */
+#define DISCOVER_MAX_NODES	0xbfff
+void discover_set_max_nodes(struct discovery *d, unsigned n);
 void discover_free(struct discovery *d);
 
 #endif /* IBSM_SM_DISCOVER_H */

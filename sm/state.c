@@ -27,6 +27,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sm/sa/sa.h"
@@ -366,30 +367,82 @@ static bool trap_budget(struct sm *sm, uint16_t lid)
 }
 
 /*
+ * LID -> end port of the published model, for the trap receiver.  Every
+ * trap needs the port of its source and of its IssuerLID, and traps come
+ * from anywhere (a flood from unknown or spoofed LIDs is never limited by
+ * a source's budget, since it is rejected first): a walk of every node
+ * per trap would cost O(nodes) of loop time per MAD.  The map covers the
+ * whole LID space (512 KB, allocated on the first trap) and is refilled
+ * once per model (known by its generation, like the SA index) on the
+ * first trap after a heavy sweep published it: O(LIDs + nodes).
+ */
+#define TRAP_LIDS	0x10000
+
+struct lid_owner {
+	int32_t node;		/* FAB_NONE: no port has this LID */
+	uint8_t port;
+};
+
+static struct {
+	uint64_t gen;
+	bool	 filled;
+	struct lid_owner *map;	/* TRAP_LIDS entries */
+} trap_lids;
+
+static void trap_lids_free(void)
+{
+	free(trap_lids.map);
+	memset(&trap_lids, 0, sizeof(trap_lids));
+}
+
+/* 0, or -ENOMEM (traps are then judged as from unknown ports). */
+static int trap_lids_build(const struct fabric *f)
+{
+	if (trap_lids.filled && trap_lids.gen == f->gen)
+		return 0;
+	if (!trap_lids.map &&
+	    !(trap_lids.map = malloc(TRAP_LIDS * sizeof(*trap_lids.map))))
+		return -ENOMEM;
+	for (size_t l = 0; l < TRAP_LIDS; l++)
+		trap_lids.map[l].node = FAB_NONE;
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *nd = &f->nodes[i];
+		bool sw = nd->type == NODE_TYPE_SWITCH;
+
+		for (unsigned pn = sw ? 0 : 1; pn <= (sw ? 0u : nd->num_ports);
+		     pn++) {
+			const struct fab_port *p = &nd->ports[pn];
+			size_t top = (size_t)p->lid + (1u << (p->lmc & 7));
+
+			if (!p->lid)
+				continue;
+			/* Never past the LID space, whatever the model. */
+			for (size_t l = p->lid; l < top && l < TRAP_LIDS; l++) {
+				if (trap_lids.map[l].node != FAB_NONE)
+					continue;	/* first owner wins */
+				trap_lids.map[l].node = (int32_t)i;
+				trap_lids.map[l].port = (uint8_t)pn;
+			}
+		}
+	}
+	trap_lids.gen = f->gen;
+	trap_lids.filled = true;
+	return 0;
+}
+
+/*
  * The port of the model that owns `lid` (switch port 0 or a CA/router
- * port, with its LMC range).  A linear walk: traps are rate-limited per
- * source before they get here.
+ * port, with its LMC range): one look-up in the map above.
  */
 static bool port_by_lid(const struct fabric *f, uint16_t lid, int32_t *node,
 			uint8_t *port)
 {
-	for (size_t i = 0; i < f->n_nodes; i++) {
-		const struct fab_node *n = &f->nodes[i];
-		bool sw = n->type == NODE_TYPE_SWITCH;
-
-		for (unsigned pn = sw ? 0 : 1; pn <= (sw ? 0u : n->num_ports);
-		     pn++) {
-			const struct fab_port *p = &n->ports[pn];
-
-			if (p->lid && lid >= p->lid &&
-			    lid < p->lid + (1u << p->lmc)) {
-				*node = (int32_t)i;
-				*port = (uint8_t)pn;
-				return true;
-			}
-		}
-	}
-	return false;
+	if (!lid || lid == 0xffff || trap_lids_build(f) < 0 ||
+	    trap_lids.map[lid].node == FAB_NONE)
+		return false;
+	*node = trap_lids.map[lid].node;
+	*port = trap_lids.map[lid].port;
+	return true;
 }
 
 enum trap_verdict {
@@ -484,6 +537,16 @@ static void on_trap(void *arg, const void *mad, size_t len,
 		mad_engine_send_oneway(sm->engine, resp, MAD_SIZE, &to);
 
 	unsigned num = notice_is_generic(n) ? be16toh(n->trap_num) : 0;
+	int32_t snode;
+	uint8_t sport;
+	/* A source no port of the model has is rejected before it can take
+	 * (or evict) a budget: spoofed LIDs do not refill a genuine port's. */
+	if (!port_by_lid(&sm->fabric, src, &snode, &sport)) {
+		sm->stats.traps_rejected++;
+		log_ratelimited(LOG_LVL_WARN, 306, "trap %u from LID %u: no such"
+				" port in the subnet: rejected", num, src);
+		return;
+	}
 	if (!trap_budget(sm, src)) {
 		sm->stats.traps_limited++;
 		log_ratelimited(LOG_LVL_WARN, 309, "trap %u from LID %u: over the"
@@ -644,6 +707,7 @@ void sm_watchers_start(struct sm *sm)
 
 void sm_watchers_stop(struct sm *sm)
 {
+	trap_lids_free();
 	ev_signal *w[] = { &sm->sig_int, &sm->sig_term, &sm->sig_hup,
 			   &sm->sig_usr1 };
 
@@ -661,6 +725,13 @@ int sm_agents_start(struct sm *sm)
 {
 	static const uint8_t classes[] = { MAD_CLASS_SMI, MAD_CLASS_SMI_DR };
 	int rc = 0;
+
+	/* One host, one share of the receive queue, whatever its LMC. */
+	if (sm->io) {
+		umad_io_set_source_lmc(sm->io, sm->cfg.lmc);
+		/* SMP answers nobody asked for never take a slot. */
+		umad_io_set_tid_filter(sm->io, mad_engine_wire_tids(sm->engine));
+	}
 
 	for (unsigned i = 0; i < 2 && rc == 0; i++) {
 		rc = mad_engine_on_unsolicited(sm->engine, classes[i],

@@ -66,6 +66,7 @@ static const struct sa_field inform_record_fields[] = {
 struct service {
 	struct sa_service_record rec;
 	ev_tstamp expires;		/* 0: never */
+	uint8_t by[16];			/* GID of the port whose quota it uses */
 };
 
 struct subscriber {
@@ -166,13 +167,20 @@ static bool same_rid(const struct sa_service_record *a,
 
 static const uint64_t RID_MASK = 0x7;	/* ServiceID, GID, P_Key */
 
-/* Records whose ServiceGID names the same port as `gid`. */
+/*
+ * Records charged to the port of `gid`.  A record is charged to the port
+ * that registered it: its own ServiceGID's port, or a trusted requester's
+ * port when that one registered it for another GID.  The SM_Key is the
+ * SM's well-known default (SA_SM_KEY_TRUSTED), so trust lets a host act
+ * for any port but not hold more than its own quota: before, one host
+ * with that key filled the global table by naming 64 made-up GIDs.
+ */
 static size_t services_of(const struct sa_state *st, const uint8_t gid[16])
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < st->n_svc; i++)
-		if (!memcmp(st->svc[i].rec.service_gid, gid, 16))
+		if (!memcmp(st->svc[i].by, gid, 16))
 			n++;
 	return n;
 }
@@ -230,7 +238,12 @@ static int service_set(struct sa_state *st, const struct sa_query *q,
 			st->stats.svc_full++;
 			return -SA_STATUS_NO_RESOURCES;
 		}
-		if (services_of(st, t->service_gid) >= st->lim.services_per_port) {
+		/* Charged to the requester (the ServiceGID's port unless a
+		 * trusted requester acts for it; a trusted one the model
+		 * does not know is charged to the ServiceGID). */
+		const uint8_t *by = memcmp(requester_gid, zero, 16) ?
+				    requester_gid : t->service_gid;
+		if (services_of(st, by) >= st->lim.services_per_port) {
 			st->stats.svc_quota++;
 			return -SA_STATUS_NO_RESOURCES;
 		}
@@ -239,6 +252,7 @@ static int service_set(struct sa_state *st, const struct sa_query *q,
 			return -ENOMEM;
 		st->svc = n;
 		s = &st->svc[st->n_svc++];
+		memcpy(s->by, by, 16);
 	}
 	s->rec = *t;
 	/* ServiceLease not given: infinite, as OpenSM takes it; then cut. */

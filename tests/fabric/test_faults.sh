@@ -92,6 +92,17 @@ check_genuine() {
 # takes the GUIDs of the CA at PATH (DESC); two SIGHUP sweeps: the twin is
 # named each time, the genuine port keeps its LID and routes (PORTS: how
 # leaf-01 reaches it), sminfo and the SA still answer.
+# in_log NAME FILE REGEX WHY: pass when FILE has a line matching REGEX,
+# else fail with WHY and show the first ERR lines of FILE.
+in_log() {
+	if grep -q "$3" "$2"; then
+		fab_pass "$1"
+	else
+		fab_fail "$1" "$4"
+		grep ERR "$2" | head -n 5 | sed 's/^/    /'
+	fi
+}
+
 twin_daemon() {
 	local name=$1 path=$2 desc=$3 ports=$4 dir g lid sm_pid rc
 	fab_sim_start "$NET" "$name" || return 1
@@ -153,13 +164,9 @@ else
 		fab_fail "a1-up-degraded" "exit $rc (want 2 and a SUBNET UP line)"
 		tail -n 5 "$out.log" | sed 's/^/    /'
 	fi
-	if grep -q "ERR 0103: duplicate node GUID $g2: path 0,1,4 .* path 0,1,2 " \
-		"$out.log"; then
-		fab_pass "a1-both-routes-named"
-	else
-		fab_fail "a1-both-routes-named" "no ERR 0103 naming 0,1,4 and 0,1,2"
-		grep ERR "$out.log" | head -n 5 | sed 's/^/    /'
-	fi
+	in_log a1-both-routes-named "$out.log" \
+		"ERR 0103: duplicate node GUID $g2: path 0,1,4 .* path 0,1,2 " \
+		"no ERR 0103 naming 0,1,4 and 0,1,2"
 	if grep -q "SUBNET UP in .* 15 CAs" "$out.summary"; then
 		fab_pass "a1-rest-up"
 	else
@@ -198,18 +205,11 @@ g4=$(fab_run H0001 smpquery -D nodeinfo 0,1,5,4 2>/dev/null | field Guid)
 dir=$FAB_TMP/mute
 if FAB_UP_TIMEOUT=90 fab_ibsm_start H0001 "$dir" -s 3; then
 	fab_pass "b1-subnet-up"
-	if grep -q "ERR 0220: Switch $g4 \"leaf-04\" did not acknowledge [1-9][0-9]* LFT" \
-		"$dir/ibsm.log"; then
-		fab_pass "b1-fault-named"
-	else
-		fab_fail "b1-fault-named" "no ERR 0220 naming leaf-04 ($g4) and its LFT Sets"
-		grep ERR "$dir/ibsm.log" | head -n 5 | sed 's/^/    /'
-	fi
-	if grep -q "ERR 0221: excluding Switch $g4 \"leaf-04\"" "$dir/ibsm.log"; then
-		fab_pass "b1-excluded"
-	else
-		fab_fail "b1-excluded" "no ERR 0221 for leaf-04"
-	fi
+	in_log b1-fault-named "$dir/ibsm.log" \
+		"ERR 0220: Switch $g4 \"leaf-04\" did not acknowledge [1-9][0-9]* LFT" \
+		"no ERR 0220 naming leaf-04 ($g4) and its LFT Sets"
+	in_log b1-excluded "$dir/ibsm.log" \
+		"ERR 0221: excluding Switch $g4 \"leaf-04\"" "no ERR 0221 for leaf-04"
 	if fab_run H0005 sminfo 2>/dev/null | grep -q SMINFO_MASTER; then
 		fab_pass "b1-sminfo-master"
 	else

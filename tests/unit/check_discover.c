@@ -33,6 +33,7 @@ static struct discover_result R;
 static bool done;
 static char logpath[64];
 static const struct fabric *PREV;	/* the last sweep's model, or NULL */
+static unsigned MAXN;			/* discover_set_max_nodes(), 0: default */
 
 static void setup(void)
 {
@@ -50,6 +51,7 @@ static void setup(void)
 	memset(&R, 0, sizeof(R));
 	done = false;
 	PREV = NULL;
+	MAXN = 0;
 	snprintf(logpath, sizeof(logpath), "/tmp/check_discover.XXXXXX");
 	fd = mkstemp(logpath);
 	ck_assert_int_ge(fd, 0);
@@ -105,6 +107,7 @@ static void discover(void)
 
 	ck_assert_int_eq(discover_start(&d, F.engine, &M, true, on_done, NULL), 0);
 	discover_set_previous(d, PREV);
+	discover_set_max_nodes(d, MAXN);
 	ev_timer_init(&guard, on_guard, 10., 0.);
 	ev_timer_start(L, &guard);
 	while (!done && ev_run(L, 0))
@@ -425,18 +428,31 @@ static void status_invalid(struct smp_dr *r)
 	r->hdr.status |= htobe16(MAD_STATUS_INVALID_FIELD);
 }
 
+/*
+ * Discover small_fabric() with every `attr` answer of node *which (an
+ * index small_fabric() fills in) rewritten by fn; returns how many were.
+ */
+static unsigned discover_rewriting(const int *which, uint16_t attr,
+				   void (*fn)(struct smp_dr *))
+{
+	struct rewrite rw = { .attr = attr, .fn = fn };
+
+	small_fabric();
+	rw.node = *which;
+	FF.mutate = mutate;
+	FF.mutate_arg = &rw;
+	discover();
+	FF.mutate = NULL;
+	FF.mutate_arg = NULL;
+	return rw.times;
+}
+
 /* A NodeInfo that is not sane: the node is left out, the query failed. */
 static void insane_node_info(void (*fn)(struct smp_dr *), int which,
 			     uint64_t guid)
 {
-	struct rewrite rw = { .attr = SMP_ATTR_NODE_INFO, .fn = fn };
-
-	small_fabric();
-	rw.node = which == 0 ? h[3] : sp2;
-	FF.mutate = mutate;
-	FF.mutate_arg = &rw;
-	discover();
-	ck_assert_uint_gt(rw.times, 0);
+	ck_assert_uint_gt(discover_rewriting(which == 0 ? &h[3] : &sp2,
+					     SMP_ATTR_NODE_INFO, fn), 0);
 	ck_assert_uint_ge(R.failed, 1);
 	ck_assert_int_eq(fabric_find(&M, guid), FAB_NONE);
 	ck_assert(log_has("ERR 0102", NULL, NULL));
@@ -464,13 +480,7 @@ END_TEST
 
 START_TEST(node_guid_zero)
 {
-	struct rewrite rw = { .attr = SMP_ATTR_NODE_INFO, .fn = ni_guid_zero };
-
-	small_fabric();
-	rw.node = h[2];
-	FF.mutate = mutate;
-	FF.mutate_arg = &rw;
-	discover();
+	discover_rewriting(&h[2], SMP_ATTR_NODE_INFO, ni_guid_zero);
 	ck_assert_uint_ge(R.failed, 1);
 	ck_assert_int_eq(fabric_find(&M, 0), FAB_NONE);
 	ck_assert(unlinked(G_SW(1), 2));
@@ -480,13 +490,7 @@ END_TEST
 /* An error status on a NodeInfo answer: a failed query, nothing added. */
 START_TEST(node_info_error_status)
 {
-	struct rewrite rw = { .attr = SMP_ATTR_NODE_INFO, .fn = status_invalid };
-
-	small_fabric();
-	rw.node = h[4];
-	FF.mutate = mutate;
-	FF.mutate_arg = &rw;
-	discover();
+	discover_rewriting(&h[4], SMP_ATTR_NODE_INFO, status_invalid);
 	ck_assert_uint_ge(R.failed, 1);
 	ck_assert_int_eq(fabric_find(&M, G_H(4)), FAB_NONE);
 }
@@ -520,13 +524,7 @@ END_TEST
 /* SwitchInfo refused: the switch's ports are still read. */
 START_TEST(switch_info_error_status)
 {
-	struct rewrite rw = { .attr = SMP_ATTR_SWITCH_INFO, .fn = status_invalid };
-
-	small_fabric();
-	rw.node = leaf;
-	FF.mutate = mutate;
-	FF.mutate_arg = &rw;
-	discover();
+	discover_rewriting(&leaf, SMP_ATTR_SWITCH_INFO, status_invalid);
 	ck_assert_uint_ge(R.failed, 1);
 	ck_assert(!node(G_SW(1))->has_switch_info);
 	ck_assert(linked(G_SW(1), 2, G_H(2), 1));
@@ -537,13 +535,7 @@ END_TEST
 /* PortInfo of a CA port refused: the port is not valid, no P_Keys read. */
 START_TEST(port_info_error_status)
 {
-	struct rewrite rw = { .attr = SMP_ATTR_PORT_INFO, .fn = status_invalid };
-
-	small_fabric();
-	rw.node = h[2];
-	FF.mutate = mutate;
-	FF.mutate_arg = &rw;
-	discover();
+	discover_rewriting(&h[2], SMP_ATTR_PORT_INFO, status_invalid);
 	ck_assert_uint_ge(R.failed, 1);
 	ck_assert(!node(G_H(2))->ports[1].valid);
 	ck_assert_ptr_null(node(G_H(2))->ports[1].pkeys);
@@ -558,13 +550,7 @@ static void nd_full(struct smp_dr *r)
 
 START_TEST(node_desc_unterminated)
 {
-	struct rewrite rw = { .attr = SMP_ATTR_NODE_DESC, .fn = nd_full };
-
-	small_fabric();
-	rw.node = h[2];
-	FF.mutate = mutate;
-	FF.mutate_arg = &rw;
-	discover();
+	discover_rewriting(&h[2], SMP_ATTR_NODE_DESC, nd_full);
 	ck_assert_uint_eq(strlen(node(G_H(2))->desc), 64);
 	ck_assert_uint_eq(R.failed, 0);
 }
@@ -619,6 +605,156 @@ START_TEST(dead_end)
 }
 END_TEST
 
+/* PartitionCap / PartitionEnforcementCap of 65,535 (2,048 blocks). */
+static void ni_pcap_max(struct smp_dr *r)
+{
+	((struct smp_node_info *)r->data)->partition_cap = htobe16(0xffff);
+}
+
+static void si_enf_cap_max(struct smp_dr *r)
+{
+	((struct smp_switch_info *)r->data)->partition_enf_cap = htobe16(0xffff);
+}
+
+static bool pkey_caps_max(struct fake_fabric *ff, int id, uint8_t in_port,
+			  struct smp_dr *resp, void *arg)
+{
+	const int *which = arg;
+
+	(void)ff;
+	(void)in_port;
+	if (id != which[0] && id != which[1])
+		return true;
+	if (be16toh(resp->hdr.attr_id) == SMP_ATTR_NODE_INFO)
+		ni_pcap_max(resp);
+	if (be16toh(resp->hdr.attr_id) == SMP_ATTR_SWITCH_INFO)
+		si_enf_cap_max(resp);
+	return true;
+}
+
+/*
+ * Nodes that advertise the largest P_Key tables: at most 64 blocks are
+ * read per port and 512 per node (before: 2,048 per port, 71,680 SMPs
+ * for the 36-port switch below), with ERR 0107 naming the node.
+ */
+START_TEST(pkey_cap_huge)
+{
+	int big;
+
+	small_fabric();
+	big = ff_add(&FF, NODE_TYPE_SWITCH, 36, G_SW(9), "big");
+	ff_link(&FF, leaf, 7, big, 1);
+	for (uint8_t p = 2; p < 36; p += 2)
+		ff_link(&FF, big, p, big, (uint8_t)(p + 1));
+	int which[2] = { h[5], big };
+	FF.mutate = pkey_caps_max;
+	FF.mutate_arg = which;
+	discover();
+	ck_assert_uint_eq(R.dup_guids, 0);
+	/* The 2-port CA: 64 blocks on each port. */
+	ck_assert_uint_eq(FF.node[h[5]].gets[SMP_ATTR_PKEY_TABLE], 2 * 64);
+	ck_assert_uint_eq(node(G_H(5))->ports[1].pkey_blocks, 64);
+	ck_assert_uint_eq(node(G_H(5))->ports[1].pkey_read, 64);
+	/* The 36-port switch: 512 blocks, and one at least for every port
+	 * that is managed after the node's budget is spent. */
+	unsigned got = FF.node[big].gets[SMP_ATTR_PKEY_TABLE];
+	ck_assert_uint_ge(got, 512);
+	ck_assert_uint_le(got, 512 + 36);
+	unsigned blocks = 0;
+	for (unsigned p = 0; p <= 36; p++)
+		blocks += node(G_SW(9))->ports[p].pkey_blocks;
+	ck_assert_uint_eq(blocks, got);
+	ck_assert(log_has("ERR 0107", "0x0000000000200009", "advertises 2048"));
+	ck_assert(log_has("ERR 0107", "0x000000000010000a", NULL));
+	ck_assert(!log_has("ERR 0107", "0x0000000000200001", NULL));
+	/* Only the first block of a port holds the default P_Key here. */
+	ck_assert_uint_eq(be16toh(node(G_H(5))->ports[1].pkeys[0]), 0xffff);
+}
+END_TEST
+
+/*
+ * The switches answer every NodeInfo with a GUID never seen: every turn
+ * of the leaf-spine loops leads to "new" switches, a made-up fabric that
+ * doubles every three hops as deep as directed routes go.  The model stops at the node limit, with
+ * ERR 0108 once and the sweep counted incomplete.  Before: no limit (a
+ * node answering for a made-up tree of 255-port switches could grow the
+ * model and the SMPs without bound).
+ */
+static bool fresh_switch_guids(struct fake_fabric *ff, int id, uint8_t in_port,
+			      struct smp_dr *resp, void *arg)
+{
+	static uint64_t next = 0x900000;
+	struct smp_node_info *ni = (void *)resp->data;
+
+	(void)ff;
+	(void)in_port;
+	(void)arg;
+	if ((id == leaf || id == sp1 || id == sp2) &&
+	    be16toh(resp->hdr.attr_id) == SMP_ATTR_NODE_INFO) {
+		ni->node_guid = htobe64(next);
+		ni->port_guid = htobe64(next++);
+	}
+	return true;
+}
+
+START_TEST(made_up_fabric_bounded)
+{
+	small_fabric();
+	FF.mutate = fresh_switch_guids;
+	MAXN = 24;
+	discover();
+	ck_assert_uint_eq(M.n_nodes, 24);
+	ck_assert_uint_ge(R.failed, 1);
+	ck_assert(log_has("ERR 0108", "more than 24 nodes", NULL));
+	ck_assert_int_eq(M.local_node, fabric_find(&M, G_H(1)));
+}
+END_TEST
+
+/* How many lines of the log hold `s`. */
+static unsigned log_count(const char *s)
+{
+	char line[1024];
+	unsigned n = 0;
+	FILE *fp = fopen(logpath, "r");
+
+	ck_assert_ptr_nonnull(fp);
+	while (fgets(line, sizeof(line), fp))
+		n += strstr(line, s) != NULL;
+	fclose(fp);
+	return n;
+}
+
+static bool refuse_desc_and_pkeys(struct fake_fabric *ff, int id,
+				  uint8_t in_port, struct smp_dr *resp, void *arg)
+{
+	uint16_t attr = be16toh(resp->hdr.attr_id);
+
+	(void)ff;
+	(void)id;
+	(void)in_port;
+	(void)arg;
+	if (attr == SMP_ATTR_NODE_DESC || attr == SMP_ATTR_PKEY_TABLE)
+		status_invalid(resp);
+	return true;
+}
+
+/*
+ * Every node refuses its NodeDescription and P_Key blocks (a failed
+ * query each): the log gets a burst of ERR 0106 lines, not one line per
+ * hostile answer (issue 10 finding 8: network-driven log lines are
+ * rate-limited).  Before: one line each.
+ */
+START_TEST(error_lines_rate_limited)
+{
+	small_fabric();
+	FF.mutate = refuse_desc_and_pkeys;
+	discover();
+	ck_assert_uint_ge(R.failed, 2 * (LOG_RL_BURST + 1));
+	ck_assert_uint_ge(log_count("ERR 0106"), 1);
+	ck_assert_uint_le(log_count("ERR 0106"), LOG_RL_BURST + 1);
+}
+END_TEST
+
 static Suite *discover_suite(void)
 {
 	Suite *s = suite_create("discover");
@@ -658,6 +794,9 @@ static Suite *discover_suite(void)
 	tcase_add_test(tc, node_desc_unterminated);
 	tcase_add_test(tc, mute_switch);
 	tcase_add_test(tc, dead_end);
+	tcase_add_test(tc, pkey_cap_huge);
+	tcase_add_test(tc, made_up_fabric_bounded);
+	tcase_add_test(tc, error_lines_rate_limited);
 	suite_add_tcase(s, tc);
 	return s;
 }

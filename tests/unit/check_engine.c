@@ -1863,6 +1863,47 @@ static void teardown(void)
 	close_engine();
 }
 
+/*
+ * The on-wire TID counters the receive thread filters SMP answers with:
+ * counted while a request is on the wire (not while it waits for the
+ * window), released by its answer and by its timeout.
+ */
+START_TEST(wire_tid_counters)
+{
+	struct rec r[3] = { 0 };
+	const _Atomic uint16_t *w;
+	uint32_t tid[3];
+
+	open_engine(2, 2, 20, 0);
+	w = mad_engine_wire_tids(F.engine);
+	ck_assert_ptr_nonnull(w);
+	for (unsigned i = 0; i < 3; i++)
+		submit_smp(i, &r[i]);
+	ck_assert_uint_eq(F.n_sent, 2);		/* the third waits */
+	for (unsigned i = 0; i < 2; i++) {
+		tid[i] = (uint32_t)be64toh(((const struct mad_hdr *)F.sent[i].mad)->tid);
+		ck_assert_uint_ge(w[MAD_TID_FILTER_INDEX(tid[i])], 1);
+	}
+	unsigned total = 0;
+	for (unsigned i = 0; i < MAD_TID_FILTER_SIZE; i++)
+		total += w[i];
+	ck_assert_uint_eq(total, 2);
+	fake_answer(&F, 0);
+	ck_assert_int_eq(r[0].calls, 1);
+	ck_assert_uint_eq(F.n_sent, 3);
+	tid[2] = (uint32_t)be64toh(((const struct mad_hdr *)F.sent[2].mad)->tid);
+	ck_assert_uint_ge(w[MAD_TID_FILTER_INDEX(tid[2])], 1);
+	/* the other two time out */
+	ck_assert(run_until(rec_called, &r[2], 2.0));
+	ck_assert(run_until(rec_called, &r[1], 2.0));
+	total = 0;
+	for (unsigned i = 0; i < MAD_TID_FILTER_SIZE; i++)
+		total += w[i];
+	ck_assert_uint_eq(total, 0);
+	close_engine();
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -1948,6 +1989,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, spoofed_gmp_answer_rejected);
 	tcase_add_test(tc, spoofed_lid_smp_answer_rejected);
 	tcase_add_test(tc, spoofed_dr_answer_rejected);
+	tcase_add_test(tc, wire_tid_counters);
 	suite_add_tcase(s, tc);
 
 	{

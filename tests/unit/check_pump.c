@@ -74,29 +74,41 @@ START_TEST(rxq_fifo_and_bounds)
 
 	ck_assert_int_eq(rxq_init(&q, 64), 0);
 	ck_assert_uint_eq(q.stats.cap, 64);
-	/* answers from the permissive LID fill the whole ring, no more */
+	/* answers from the permissive LID fill 3/4 of the ring, no more */
 	for (uint32_t i = 0; i < 100; i++) {
 		make_mad(m, i, MAD_METHOD_GET | MAD_METHOD_RESP);
 		int rc = rxq_push(&q, m, MAD_SIZE, &from, 0);
-		CHECK(rc == (i < 64 ? 0 : -ENOBUFS), "push %u: %d", i, rc);
+		CHECK(rc == (i < 48 ? 0 : -ENOBUFS), "push %u: %d", i, rc);
 	}
-	ck_assert_uint_eq(rxq_count(&q), 64);
-	ck_assert_uint_eq(q.stats.queued, 64);
-	ck_assert_uint_eq(q.stats.dropped_full, 36);
-	ck_assert_uint_eq(q.stats.dropped_responses, 36);
-	ck_assert_uint_eq(q.stats.high_water, 64);
+	ck_assert_uint_eq(rxq_count(&q), 48);
+	ck_assert_uint_eq(q.stats.queued, 48);
+	ck_assert_uint_eq(q.stats.dropped_full, 52);
+	ck_assert_uint_eq(q.stats.dropped_responses, 52);
+	ck_assert_uint_eq(q.stats.high_water, 48);
 	/* oldest first; the newest were dropped */
-	for (unsigned i = 0; i < 64; i++)
+	for (unsigned i = 0; i < 48; i++)
 		CHECK(seq_of(rxq_at(&q, i)->mad) == i, "slot %u", i);
+	/* the last quarter is the requests' */
+	from.lid = 5;
+	for (uint32_t i = 0; i < 4; i++) {
+		make_mad(m, 1000 + i, MAD_METHOD_GET);
+		ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &from, 0), 0);
+	}
+	rxq_pop(&q, 1000);
+	from.lid = 0xffff;
+	for (uint32_t i = 0; i < 48; i++) {
+		make_mad(m, i, MAD_METHOD_GET | MAD_METHOD_RESP);
+		ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &from, 0), 0);
+	}
 	rxq_pop(&q, 10);
-	ck_assert_uint_eq(rxq_count(&q), 54);
+	ck_assert_uint_eq(rxq_count(&q), 38);
 	ck_assert_uint_eq(seq_of(rxq_at(&q, 0)->mad), 10);
 	/* wraps around the ring */
 	for (uint32_t i = 100; i < 110; i++) {
 		make_mad(m, i, MAD_METHOD_GET | MAD_METHOD_RESP);
 		ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &from, 0), 0);
 	}
-	ck_assert_uint_eq(seq_of(rxq_at(&q, 63)->mad), 109);
+	ck_assert_uint_eq(seq_of(rxq_at(&q, 47)->mad), 109);
 	rxq_pop(&q, 1000);
 	ck_assert_uint_eq(rxq_count(&q), 0);
 	rxq_fini(&q);
@@ -111,6 +123,24 @@ START_TEST(rxq_fifo_and_bounds)
 }
 END_TEST
 
+/* Push n MADs of `method` from LIDs lid .. lid + nlids - 1 in turn;
+ * returns how many were queued. */
+static unsigned flood(struct rxq *q, uint16_t lid, unsigned nlids,
+		      unsigned n, uint8_t method)
+{
+	static uint32_t seq = 1u << 20;
+	uint8_t m[MAD_SIZE];
+	unsigned in = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct mad_addr from = { .lid = (uint16_t)(lid + i % nlids) };
+
+		make_mad(m, seq++, method);
+		in += rxq_push(q, m, MAD_SIZE, &from, 0) == 0;
+	}
+	return in;
+}
+
 /* Requests get half the ring and one source a sixteenth: a flooding host
  * can neither fill the ring nor take the requests' share from others. */
 START_TEST(rxq_fairness)
@@ -122,19 +152,11 @@ START_TEST(rxq_fairness)
 
 	ck_assert_int_eq(rxq_init(&q, 256), 0);
 	/* one host floods requests: 256/16 = 16 of them get in */
-	from.lid = 7;
-	for (int i = 0; i < 1000; i++) {
-		make_mad(m, seq++, MAD_METHOD_GET);
-		(void)rxq_push(&q, m, MAD_SIZE, &from, 0);
-	}
+	ck_assert_uint_eq(flood(&q, 7, 1, 1000, MAD_METHOD_GET), 16);
 	ck_assert_uint_eq(rxq_count(&q), 16);
 	ck_assert_uint_eq(q.stats.dropped_source, 984);
 	/* others still get in, up to half the ring for requests in all */
-	for (uint16_t lid = 100; lid < 300; lid++) {
-		from.lid = lid;
-		make_mad(m, seq++, MAD_METHOD_SET);
-		(void)rxq_push(&q, m, MAD_SIZE, &from, 0);
-	}
+	(void)flood(&q, 100, 200, 200, MAD_METHOD_SET);
 	ck_assert_uint_eq(rxq_count(&q), 128);
 	ck_assert_uint_eq(q.stats.dropped_full, 200 - (128 - 16));
 	/* answers still have the other half */
@@ -145,20 +167,140 @@ START_TEST(rxq_fairness)
 	}
 	ck_assert_uint_eq(rxq_count(&q), 256);
 	ck_assert_uint_eq(q.stats.dropped_responses, 0);
-	/* forged answers from one LID: a quarter of the ring at most */
+	/* forged answers from one LID: an eighth of the ring at most */
 	rxq_pop(&q, 256);
-	from.lid = 9;
-	for (int i = 0; i < 200; i++) {
-		make_mad(m, seq++, MAD_METHOD_GET | MAD_METHOD_RESP);
-		(void)rxq_push(&q, m, MAD_SIZE, &from, 0);
-	}
-	ck_assert_uint_eq(rxq_count(&q), 64);
-	ck_assert_uint_eq(q.stats.dropped_responses, 136);
+	ck_assert_uint_eq(flood(&q, 9, 1, 200, MAD_METHOD_GET | MAD_METHOD_RESP),
+			  32);
+	ck_assert_uint_eq(rxq_count(&q), 32);
+	ck_assert_uint_eq(q.stats.dropped_responses, 168);
 	/* popping gives the share back */
-	rxq_pop(&q, 64);
+	rxq_pop(&q, 32);
 	from.lid = 7;
 	make_mad(m, seq++, MAD_METHOD_GET);
 	ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &from, 0), 0);
+	rxq_fini(&q);
+}
+END_TEST
+
+/*
+ * Hosts flood requests from 8 LIDs (a host with LMC 3 has them) and
+ * forged answers (R bit set) from many LIDs while the loop is busy: the
+ * answers to the SM's own directed-route SMPs (from LID 0xffff) still
+ * find room.  Before: requests took half the ring, forged answers the
+ * other half, and every answer of the sweep was dropped.
+ */
+START_TEST(rxq_forged_answers_leave_room)
+{
+	struct rxq q;
+	uint8_t m[MAD_SIZE];
+	struct mad_addr from = { 0 };
+	uint32_t seq = 0;
+
+	ck_assert_int_eq(rxq_init(&q, 256), 0);
+	(void)flood(&q, 8, 8, 800, MAD_METHOD_GET);
+	ck_assert_uint_eq(rxq_count(&q), 128);
+	(void)flood(&q, 16, 32, 3200, MAD_METHOD_GET | MAD_METHOD_RESP);
+	ck_assert_uint_le(rxq_count(&q), 128 + 64);
+	from.lid = 0xffff;
+	for (int i = 0; i < 64; i++) {
+		make_mad(m, seq++, MAD_METHOD_GET | MAD_METHOD_RESP);
+		CHECK(rxq_push(&q, m, MAD_SIZE, &from, 0) == 0,
+		      "answer %d of the sweep dropped", i);
+	}
+	/* our own sends handed back by the kernel get in as well */
+	rxq_pop(&q, 1);
+	from.lid = 3;
+	make_mad(m, seq++, MAD_METHOD_GET);
+	ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &from, ETIMEDOUT), 0);
+	rxq_fini(&q);
+}
+END_TEST
+
+/*
+ * A host whose port has LMC 3 owns LIDs 8-15: with the SM's LMC set, its
+ * requests from all of them are one source's share.  Before: eight
+ * shares, the whole requests' half of the ring, and no other host's
+ * query or trap got in.
+ */
+START_TEST(rxq_lmc_range_is_one_source)
+{
+	struct rxq q;
+	uint8_t m[MAD_SIZE];
+	struct mad_addr from = { 0 };
+	uint32_t seq = 0;
+
+	ck_assert_int_eq(rxq_init(&q, 256), 0);
+	rxq_set_source_lmc(&q, 3);
+	ck_assert_uint_eq(flood(&q, 8, 8, 1000, MAD_METHOD_GET), 16);
+	/* Another host still gets in. */
+	from.lid = 16;
+	make_mad(m, seq++, MAD_METHOD_GET);
+	ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &from, 0), 0);
+	/* Forged answers from the range: one source's share too. */
+	ck_assert_uint_eq(flood(&q, 8, 8, 1000, MAD_METHOD_GET | MAD_METHOD_RESP),
+			  32);
+	ck_assert_uint_eq(rxq_count(&q), 17 + 32);
+	/* Directed-route answers are not folded into a range. */
+	from.lid = 0xffff;
+	make_mad(m, seq++, MAD_METHOD_GET | MAD_METHOD_RESP);
+	ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &from, 0), 0);
+	/* Popping gives every share back, also after the LMC changes. */
+	rxq_set_source_lmc(&q, 0);
+	rxq_pop(&q, rxq_count(&q));
+	ck_assert_uint_eq(q.requests, 0);
+	for (unsigned l = 0; l < 65536; l++)
+		CHECK(!q.per_lid_req[l] && !q.per_lid_resp[l], "LID %u", l);
+	rxq_fini(&q);
+}
+END_TEST
+
+/*
+ * With the engine's on-wire TID counters, SMP answers whose TID no
+ * request on the wire has never take a slot: a host forging
+ * directed-route answers from the permissive LID (which no share can
+ * tell from the sweep's) cannot crowd out the sweep's own answers.
+ * Before: the forgeries filled 3/4 of the ring and the genuine answer
+ * was dropped.
+ */
+START_TEST(rxq_tid_filter)
+{
+	static _Atomic uint16_t wire[MAD_TID_FILTER_SIZE];
+	struct rxq q;
+	uint8_t m[MAD_SIZE];
+	struct mad_addr dr = { .lid = 0xffff }, host = { .lid = 9 };
+	struct mad_hdr *h = (struct mad_hdr *)m;
+
+	ck_assert_int_eq(rxq_init(&q, 256), 0);
+	rxq_set_tid_filter(&q, wire);
+	wire[0x1234] = 1;			/* our one request */
+	for (uint32_t i = 0; i < 1000; i++) {
+		make_mad(m, i, MAD_METHOD_GET | MAD_METHOD_RESP);
+		h->mgmt_class = MAD_CLASS_SMI_DR;
+		h->tid = htobe64(0xabcd00000000ull | (i * 7919u % 65536u));
+		if ((be64toh(h->tid) & 0xffff) == 0x1234)
+			continue;
+		(void)rxq_push(&q, m, MAD_SIZE, &dr, 0);
+	}
+	ck_assert_uint_eq(rxq_count(&q), 0);
+	ck_assert_uint_ge(q.stats.dropped_unexpected, 999);
+	/* the answer to our request gets in (agent bits ignored) */
+	h->tid = htobe64(0x0000000700001234ull);
+	ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &dr, 0), 0);
+	/* LID-routed SMPs too; Trap Represses (we send no traps) too */
+	h->mgmt_class = MAD_CLASS_SMI;
+	h->tid = htobe64(0x4321);
+	ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &host, 0), -ENOBUFS);
+	h->method = MAD_METHOD_TRAP_REPRESS;
+	ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &host, 0), -ENOBUFS);
+	/* our own sends handed back, requests and GMP answers are not
+	 * filtered (RMPP ACKs carry the client's TIDs) */
+	h->method = MAD_METHOD_GET;
+	ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &host, ETIMEDOUT), 0);
+	ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &host, 0), 0);
+	h->method = MAD_METHOD_GET_TABLE | MAD_METHOD_RESP;
+	h->mgmt_class = MAD_CLASS_SA;
+	ck_assert_int_eq(rxq_push(&q, m, MAD_SIZE, &host, 0), 0);
+	ck_assert_uint_eq(rxq_count(&q), 4);
 	rxq_fini(&q);
 }
 END_TEST
@@ -469,6 +611,9 @@ static Suite *pump_suite(void)
 	tcase_add_test(tc, rxq_classifies);
 	tcase_add_test(tc, rxq_fifo_and_bounds);
 	tcase_add_test(tc, rxq_fairness);
+	tcase_add_test(tc, rxq_forged_answers_leave_room);
+	tcase_add_test(tc, rxq_lmc_range_is_one_source);
+	tcase_add_test(tc, rxq_tid_filter);
 	tcase_add_test(tc, rxq_flood_bounded);
 	suite_add_tcase(s, tc);
 

@@ -31,9 +31,9 @@
 #include "sm/sa/index.h"
 #include "sm/sa/sa.h"
 #include "sm/topo_load.h"
+#include "tests/unit/topo_fixture.h"
 
 #define B(n)	(1ull << (n))
-#define SUBNET_PREFIX	0xfe80000000000000ull
 
 /* PathRecord components (table 204) */
 enum { PR_SGID = 3, PR_DLID = 4, PR_SLID = 5, PR_NUMB_PATH = 12,
@@ -47,45 +47,6 @@ enum { MPR_SGID_COUNT = 19, MPR_DGID_COUNT = 20 };
  * fat trees here have switches of 36 ports at most (SL2VL: 37 x 37).
  */
 #define MAX_ITEM	(37u * 37u)
-
-struct fx {
-	struct fabric f;
-	struct routing_result r;
-	struct sa_view v;
-};
-
-static void fx_load(struct fx *x, const char *name, unsigned lmc)
-{
-	char path[512], err[256];
-	struct lid_policy pol = { .lmc = (uint8_t)lmc };
-
-	memset(x, 0, sizeof(*x));
-	fabric_init(&x->f);
-	snprintf(path, sizeof(path), "%s/%s", TOPO_DIR, name);
-	ck_assert_msg(topo_load(&x->f, path, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_int_eq(lid_assign(&x->f, NULL, &pol, NULL), 0);
-	ck_assert_msg(routing_run("minhop", &x->f, &x->r, err, sizeof(err)) == 0,
-		      "minhop: %s", err);
-	x->v.f = &x->f;
-	x->v.routes = &x->r;
-	x->v.subnet_prefix = SUBNET_PREFIX;
-	x->v.subnet_timeout = 18;
-}
-
-static void fx_free(struct fx *x)
-{
-	routing_result_free(&x->r);
-	fabric_free(&x->f);
-}
-
-static int32_t by_desc(const struct fabric *f, const char *desc)
-{
-	for (size_t i = 0; i < f->n_nodes; i++)
-		if (!strcmp(f->nodes[i].desc, desc))
-			return (int32_t)i;
-	ck_abort_msg("no node '%s'", desc);
-	return -1;
-}
 
 static void port_gid(const struct fabric *f, int32_t id, unsigned pn,
 		     uint8_t gid[16])

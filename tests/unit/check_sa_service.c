@@ -258,6 +258,49 @@ START_TEST(test_service_quota)
 }
 END_TEST
 
+/*
+ * The SM_Key that makes a requester trusted is the well-known default:
+ * a host using it may act for any port, but what it registers is charged
+ * to its own port.  Before: one host registered records for made-up GIDs
+ * (64 each) until the global table was full and every port was refused.
+ */
+START_TEST(test_trusted_quota)
+{
+	struct sa_state *st = sa_state_new(NULL);
+	uint8_t rgid[16];
+	int rc = 0;
+	unsigned ok = 0;
+
+	gid_of(2, rgid);
+	for (unsigned g = 100; g < 100 + 200 && rc != -SA_STATUS_NO_RESOURCES;
+	     g++) {
+		struct req r;
+		struct sa_service_record *t = req_init(&r, MAD_METHOD_SET, SR_RID);
+
+		t->service_id = htobe64(g);
+		gid_of(g, t->service_gid);
+		t->service_pkey = htobe16(0xffff);
+		r.q.sm_key = SA_SM_KEY_TRUSTED;
+		rc = sa_service_request(st, &r.q, rgid, 0, &r.out);
+		free(r.out.buf);
+		ok += rc == 0;
+	}
+	ck_assert_int_eq(rc, -SA_STATUS_NO_RESOURCES);
+	ck_assert_uint_eq(ok, SA_DEF_SERVICES_PER_PORT);
+	ck_assert_uint_eq(sa_state_stats(st)->svc_quota, 1);
+	/* The ports it named still have their own quota. */
+	ck_assert_int_eq(svc_set(st, 100, 0x77, 100, 600, 0, NULL), 0);
+	/* The trusting host's own records share that quota. */
+	ck_assert_int_eq(svc_set(st, 2, 0x78, 2, 600, 0, NULL),
+			 -SA_STATUS_NO_RESOURCES);
+	/* A record it made for port 100 is still port 100's to delete. */
+	size_t n;
+	ck_assert_int_eq(svc_delete(st, 100, SR_RID, 100, 100, 0, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	sa_state_free(st);
+}
+END_TEST
+
 START_TEST(test_lease_cap)
 {
 	struct sa_state *st = sa_state_new(NULL);
@@ -432,6 +475,7 @@ static Suite *sa_service_suite(void)
 	tcase_add_test(tc, test_set_needs_identity);
 	tcase_add_test(tc, test_delete_rules);
 	tcase_add_test(tc, test_service_quota);
+	tcase_add_test(tc, test_trusted_quota);
 	tcase_add_test(tc, test_lease_cap);
 	tcase_add_test(tc, test_inform_quota);
 	tcase_add_test(tc, test_prune_departed);

@@ -344,6 +344,16 @@ START_TEST(test_bring_up)
 }
 END_TEST
 
+/* After the hold-off: `n` traps were rejected, and none of them caused
+ * a heavy sweep or a Report. */
+static void rejected_quietly(unsigned n)
+{
+	run_for(SM_TRAP_HOLDOFF + 0.2);
+	ck_assert_uint_eq(S->stats.traps_rejected, n);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);
+	ck_assert_uint_eq(reports(), 0);
+}
+
 /* A genuine trap 128 from the switch: repressed, reported, one heavy
  * sweep after the hold-off (not at once). */
 START_TEST(test_trap_128_from_switch)
@@ -368,10 +378,7 @@ START_TEST(test_trap_forged_issuer)
 	bring_up();
 	ck_assert(subscribe(144));
 	send_trap(3, 144, 2);		/* B claims to be A */
-	run_for(SM_TRAP_HOLDOFF + 0.2);
-	ck_assert_uint_eq(S->stats.traps_rejected, 1);
-	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);
-	ck_assert_uint_eq(reports(), 0);
+	rejected_quietly(1);
 	ck_assert_uint_eq(represses(3), 1);
 }
 END_TEST
@@ -382,10 +389,7 @@ START_TEST(test_trap_128_from_ca)
 	bring_up();
 	ck_assert(subscribe(128));
 	send_trap(3, 128, 3);
-	run_for(SM_TRAP_HOLDOFF + 0.2);
-	ck_assert_uint_eq(S->stats.traps_rejected, 1);
-	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);
-	ck_assert_uint_eq(reports(), 0);
+	rejected_quietly(1);
 }
 END_TEST
 
@@ -396,10 +400,7 @@ START_TEST(test_trap_sa_notices_from_host)
 	ck_assert(subscribe(65));
 	for (unsigned t = 64; t <= 67; t++)
 		send_trap(3, t, 3);
-	run_for(SM_TRAP_HOLDOFF + 0.2);
-	ck_assert_uint_eq(S->stats.traps_rejected, 4);
-	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);
-	ck_assert_uint_eq(reports(), 0);
+	rejected_quietly(4);
 }
 END_TEST
 
@@ -472,8 +473,9 @@ START_TEST(test_trap_rate_per_source)
 }
 END_TEST
 
-/* The source table is bounded (old sources are reused) and a port's LMC
- * range is one source. */
+/* Sources no port of the subnet has take no slot of the source table
+ * (so they cannot evict a genuine port's budget), and a port's LMC range
+ * is one source. */
 START_TEST(test_trap_sources_bounded)
 {
 	bring_up();
@@ -484,12 +486,41 @@ START_TEST(test_trap_sources_bounded)
 	unsigned used = 0;
 	for (unsigned i = 0; i < SM_TRAP_SOURCES; i++)
 		used += S->trap_buckets[i].lid != 0;
-	ck_assert_uint_eq(used, SM_TRAP_SOURCES);
+	ck_assert_uint_eq(used, 0);
+	/* The LMC 2 range below is the switch's and CA A's: give port B
+	 * (LID 3) the range 40-43 in the model. */
+	int32_t b = fabric_find(&S->fabric, GUID_B);
+	ck_assert_int_ne(b, FAB_NONE);
+	fabric_node(&S->fabric, b)->ports[1].lid = 40;
+	fabric_node(&S->fabric, b)->ports[1].lmc = 2;
+	S->fabric.gen++;		/* as a new model */
 	/* LMC 2: LIDs 40-43 are one port, one budget. */
 	S->cfg.lmc = 2;
 	for (unsigned i = 0; i < 12; i++)
 		send_trap((uint16_t)(40 + i % 4), 128, 40);
 	ck_assert_uint_eq(S->stats.traps_limited, 12 - SM_TRAP_BURST);
+}
+END_TEST
+
+/*
+ * The switch spends its burst; then traps from 300 LIDs no port has
+ * (spoofed sources, more than the source table holds) must not give it
+ * a fresh budget.  Before: each evicted the longest idle slot, the
+ * switch's among them, and its next trap was accepted again.
+ */
+START_TEST(test_trap_spoofed_sources_keep_budgets)
+{
+	bring_up();
+	for (unsigned i = 0; i < SM_TRAP_BURST; i++)
+		send_trap(1, 144, 1);
+	ck_assert_uint_eq(S->stats.traps_limited, 0);
+	send_trap(1, 144, 1);
+	ck_assert_uint_eq(S->stats.traps_limited, 1);
+	for (unsigned i = 0; i < 300; i++)
+		send_trap((uint16_t)(2000 + i), 144, (uint16_t)(2000 + i));
+	ck_assert_uint_eq(S->stats.traps_rejected, 300);
+	send_trap(1, 144, 1);
+	ck_assert_uint_eq(S->stats.traps_limited, 2);
 }
 END_TEST
 
@@ -628,6 +659,7 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_trap_burst_coalesces);
 	tcase_add_test(tc, test_trap_rate_per_source);
 	tcase_add_test(tc, test_trap_sources_bounded);
+	tcase_add_test(tc, test_trap_spoofed_sources_keep_budgets);
 	tcase_add_test(tc, test_heavy_waits_for_light);
 	tcase_add_test(tc, test_sm_port_down_then_up);
 	tcase_add_test(tc, test_sigusr1_reopens_log);
