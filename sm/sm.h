@@ -53,6 +53,7 @@ struct sm_config {
 	unsigned sa_report_queue;	/* Reports waiting per subscriber */
 	unsigned sa_report_failures;	/* unanswered in a row: unsubscribed */
 	uint64_t sa_work_budget;	/* work units per SA request (sm/sa/sa.h) */
+	uint64_t sa_answer_bytes;	/* SA answer bytes per port; 0: 8 MiB */
 };
 
 /* SMInfo:SMState (14.4.1); STANDBY is entered only by a later feature. */

@@ -25,6 +25,21 @@
  */
 #define PR_MAX_RECORDS		(1u << 17)
 
+/*
+ * Memory (issue 10): a GetTable with an end open that may give more than
+ * PR_COUNT_FIRST records (the LID pairs of its ends, or port pairs x
+ * NumbPath, say so) is walked twice.  The first pass counts the records
+ * and stores none, so a query that ends NO_RESOURCES (over its budget or
+ * PR_MAX_RECORDS: every pair of the subnet) never held a byte for them;
+ * the second allocates the table at its exact size, within what the
+ * agent lets the requester hold (struct sa_table.max_bytes), and builds
+ * it.  Twice the CPU for large answers, each pass within the budget
+ * (the second gets the budget again); no table grown by doubling to
+ * twice what it needs.  work->phase says which pass it is.
+ */
+#define PR_COUNT_FIRST		4096u
+enum { PR_PHASE_START, PR_PHASE_BUILD, PR_PHASE_COUNT, PR_PHASE_COUNTED };
+
 enum { PR_SID_MSB, PR_SID_LSB, PR_DGID, PR_SGID, PR_DLID, PR_SLID, PR_RAW,
        PR_RESV0, PR_FLOW_LABEL, PR_HOP_LIMIT, PR_TCLASS, PR_REVERSIBLE,
        PR_NUMB_PATH, PR_PKEY, PR_QOS_CLASS, PR_SL, PR_MTU_SEL, PR_MTU,
@@ -594,6 +609,64 @@ static int pr_endpoint(const struct pr_ctx *c, int gid_bit, const uint8_t gid[16
 	return rc < 0 ? rc : rc ? 1 : -ENOENT;
 }
 
+/* The LIDs a query may use at end `r` (pr_lids()), 0 when none; bit < 0:
+ * an open end, its whole LMC range. */
+static uint64_t pr_nlids(const struct pr_ctx *c, struct port_ref r, int bit,
+			 uint16_t lid)
+{
+	const struct fab_port *p = &fabric_node(c->v->f, r.node)->ports[r.port];
+	uint16_t lo, hi;
+
+	if (bit < 0)
+		return p->lid ? 1u << (p->lmc & 7) : 0;
+	return pr_lids(c, r, bit, lid, &lo, &hi) ? (uint64_t)(hi - lo) + 1 : 0;
+}
+
+/*
+ * At most how many records a query with an open end gives: the LID pairs
+ * of its ends (an open end has every LID of every end port), or port
+ * pairs x NumbPath when that is less.
+ */
+static uint64_t pr_bound(const struct pr_ctx *c, const struct port_ref *src,
+			 const struct port_ref *dst)
+{
+	uint64_t all = 0, ns, nd, ps, pd;
+
+	for (size_t i = 0; i < sa_idx.n_ends; i++)
+		all += pr_nlids(c, sa_idx.ends[i], -1, 0);
+	ns = src ? pr_nlids(c, *src, PR_SLID, be16toh(c->t->slid)) : all;
+	nd = dst ? pr_nlids(c, *dst, PR_DLID, be16toh(c->t->dlid)) : all;
+	ps = src ? 1 : sa_idx.n_ends;
+	pd = dst ? 1 : sa_idx.n_ends;
+	if (ps * pd * c->iterations < ns * nd)
+		return ps * pd * c->iterations;
+	return ns * nd;
+}
+
+/*
+ * The first pass of a counted table is over (see PR_COUNT_FIRST): make
+ * room for exactly the records it counted and start the second.
+ */
+static int pr_counted(const struct sa_query *q, struct sa_table *out)
+{
+	struct sa_work *w = q->work;
+	size_t n = out->count;
+	int rc;
+
+	out->count = 0;
+	out->count_only = false;
+	if (!n)
+		return 0;
+	if ((rc = sa_table_reserve(out, n)) < 0)
+		return rc;
+	memset(w->pos, 0, sizeof(w->pos));
+	w->phase = PR_PHASE_COUNTED;
+	/* the second pass spends what the first did: a budget of its own */
+	if (w->budget)
+		w->budget += w->used;
+	return SA_MORE;
+}
+
 /* A Get is answered by its first record. */
 static bool pr_done(const struct pr_ctx *c)
 {
@@ -669,6 +742,14 @@ int gen_path_record(const struct sa_view *v, const struct sa_query *q,
 	 */
 	if ((rc = index_get(v)) < 0)
 		return rc;
+	if (q->work && q->work->phase == PR_PHASE_START) {
+		q->work->phase = PR_PHASE_BUILD;
+		if (!c.get && pr_bound(&c, has_src ? &src : NULL,
+				       has_dst ? &dst : NULL) > PR_COUNT_FIRST) {
+			q->work->phase = PR_PHASE_COUNT;
+			out->count_only = true;
+		}
+	}
 	nj = has_dst ? 1 : sa_idx.n_ends;
 	ni = has_src ? 1 : sa_idx.n_ends;
 	for (; *j < nj && !pr_done(&c); ++*j, *i = 0) {
@@ -684,6 +765,8 @@ int gen_path_record(const struct sa_view *v, const struct sa_query *q,
 				return rc;
 		}
 	}
+	if (q->work && q->work->phase == PR_PHASE_COUNT)
+		return pr_counted(q, out);
 	return 0;
 }
 
