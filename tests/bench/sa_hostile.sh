@@ -124,4 +124,5 @@ for lmc in $lmcs; do
 		else print "no hostile query answered" }'
 	fab_ibsm_stop
 	sed -n 's/.*\(SA: [0-9]* requests answered in slices.*\)/  \1/p' "$dir/ibsm.log"
+	sed -n 's/.*SA limits: .*\(answer bytes .*\)/  SA \1/p' "$dir/ibsm.log" | tail -n 1
 done
