@@ -26,16 +26,20 @@
 #define PR_MAX_RECORDS		(1u << 17)
 
 /*
- * Memory (issue 10): a GetTable with an end open that may give more than
- * PR_COUNT_FIRST records (the LID pairs of its ends, or port pairs x
- * NumbPath, say so) is walked twice.  The first pass counts the records
- * and stores none, so a query that ends NO_RESOURCES (over its budget or
- * PR_MAX_RECORDS: every pair of the subnet) never held a byte for them;
- * the second allocates the table at its exact size, within what the
- * agent lets the requester hold (struct sa_table.max_bytes), and builds
- * it.  Twice the CPU for large answers, each pass within the budget
- * (the second gets the budget again); no table grown by doubling to
- * twice what it needs.  work->phase says which pass it is.
+ * Memory (issue 10).  How many records a GetTable with an end open may
+ * give is known before any walk: at most the LID pairs of its ends, or
+ * port pairs x NumbPath (pr_bound()).  Up to PR_COUNT_FIRST the table
+ * grows as records come.  Up to PR_MAX_RECORDS it is allocated at that
+ * bound at once (a block of its own, mmapped: pages no record reaches
+ * are never touched) and cut to what it holds when sent: no doubling,
+ * no copy.  Beyond PR_MAX_RECORDS (every pair of a large subnet), or
+ * when the bound is more than the agent lets the requester hold (struct
+ * sa_table.max_bytes), the query is walked twice: the first pass counts
+ * the records and stores none, so a query that ends NO_RESOURCES never
+ * held a byte for them; the second allocates exactly what was counted
+ * and builds it.  The two passes share the request's budget, half each
+ * (the second spends what the first did).  work->phase says which pass
+ * it is.
  */
 #define PR_COUNT_FIRST		4096u
 enum { PR_PHASE_START, PR_PHASE_BUILD, PR_PHASE_COUNT, PR_PHASE_COUNTED };
@@ -644,6 +648,32 @@ static uint64_t pr_bound(const struct pr_ctx *c, const struct port_ref *src,
 }
 
 /*
+ * How to build a table with an open end (see PR_COUNT_FIRST): as it
+ * comes, at its bound at once, or counted first with half the budget.
+ * 0 or -ENOMEM.
+ */
+static int pr_plan(struct pr_ctx *c, const struct port_ref *src,
+		   const struct port_ref *dst)
+{
+	struct sa_work *w = c->q->work;
+	uint64_t bound = pr_bound(c, src, dst);
+	int rc;
+
+	w->phase = PR_PHASE_BUILD;
+	if (bound <= PR_COUNT_FIRST)
+		return 0;
+	if (bound <= PR_MAX_RECORDS &&
+	    (rc = sa_table_reserve(c->out, bound)) != -ENOBUFS)
+		return rc;
+	w->phase = PR_PHASE_COUNT;
+	c->out->count_only = true;
+	w->full_budget = w->budget;
+	if (w->budget && w->budget > w->used)
+		w->budget = w->used + (w->budget - w->used) / 2;
+	return 0;
+}
+
+/*
  * The first pass of a counted table is over (see PR_COUNT_FIRST): make
  * room for exactly the records it counted and start the second.
  */
@@ -661,9 +691,7 @@ static int pr_counted(const struct sa_query *q, struct sa_table *out)
 		return rc;
 	memset(w->pos, 0, sizeof(w->pos));
 	w->phase = PR_PHASE_COUNTED;
-	/* the second pass spends what the first did: a budget of its own */
-	if (w->budget)
-		w->budget += w->used;
+	w->budget = w->full_budget;	/* the first spent at most half */
 	return SA_MORE;
 }
 
@@ -742,14 +770,9 @@ int gen_path_record(const struct sa_view *v, const struct sa_query *q,
 	 */
 	if ((rc = index_get(v)) < 0)
 		return rc;
-	if (q->work && q->work->phase == PR_PHASE_START) {
-		q->work->phase = PR_PHASE_BUILD;
-		if (!c.get && pr_bound(&c, has_src ? &src : NULL,
-				       has_dst ? &dst : NULL) > PR_COUNT_FIRST) {
-			q->work->phase = PR_PHASE_COUNT;
-			out->count_only = true;
-		}
-	}
+	if (q->work && q->work->phase == PR_PHASE_START && !c.get &&
+	    (rc = pr_plan(&c, has_src ? &src : NULL, has_dst ? &dst : NULL)) < 0)
+		return rc;
 	nj = has_dst ? 1 : sa_idx.n_ends;
 	ni = has_src ? 1 : sa_idx.n_ends;
 	for (; *j < nj && !pr_done(&c); ++*j, *i = 0) {

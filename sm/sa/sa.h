@@ -91,6 +91,7 @@ struct sa_work {
 	uint64_t slice_end;		/* yield at this `used`; 0: never */
 	uint32_t pos[4];		/* the generator's cursor, 0 at start */
 	uint32_t phase;			/* the generator's pass (path.c), 0 at start */
+	uint64_t full_budget;		/* path.c: the budget of a counted query */
 };
 
 /* What a request asks for, validated by the agent. */

@@ -42,7 +42,7 @@
 /* PathRecord components (table 204) */
 enum { PR_SGID = 3, PR_DLID = 4, PR_SLID = 5, PR_NUMB_PATH = 12,
        PR_PKEY = 13, PR_MTU_SEL = 16, PR_MTU = 17, PR_RATE_SEL = 18,
-       PR_RATE = 19 };
+       PR_RATE = 19, PR_PKT_LIFE_SEL = 20, PR_PKT_LIFE = 21 };
 enum { MPR_SGID_COUNT = 19, MPR_DGID_COUNT = 20 };
 
 /*
@@ -229,8 +229,9 @@ END_TEST
  * Open ends, LMC 7: more work than any budget allows.  A query that
  * matches nothing (rate exactly 1200 Gb/s: no link has it, and no
  * check before the walk can tell) ends NO_RESOURCES once the budget is
- * spent, never more than one item past it, and no slice is longer than
- * its units plus one item.  In the default partition the table reaches
+ * spent (half of it: such a query is counted before it is built, each
+ * pass with half), never more than one item past it, and no slice is
+ * longer than its units plus one item.  In the default partition the table reaches
  * its record limit first: NO_RESOURCES too.
  */
 START_TEST(test_open_paths_budget)
@@ -250,10 +251,10 @@ START_TEST(test_open_paths_budget)
 			SA_WORK_BUDGET_DEFAULT, SA_SLICE_UNITS, &t, &w, &s);
 	ck_assert_int_eq(rc, -SA_STATUS_NO_RESOURCES);
 	ck_assert_uint_eq(t.count, 0);
-	ck_assert_uint_gt(w.used, SA_WORK_BUDGET_DEFAULT);
-	ck_assert_uint_le(w.used, SA_WORK_BUDGET_DEFAULT + MAX_ITEM);
+	ck_assert_uint_gt(w.used, SA_WORK_BUDGET_DEFAULT / 2);
+	ck_assert_uint_le(w.used, SA_WORK_BUDGET_DEFAULT / 2 + MAX_ITEM);
 	ck_assert_uint_le(s.max_units, SA_SLICE_UNITS + MAX_ITEM);
-	ck_assert_uint_ge(s.n, SA_WORK_BUDGET_DEFAULT / (SA_SLICE_UNITS + MAX_ITEM));
+	ck_assert_uint_ge(s.n, SA_WORK_BUDGET_DEFAULT / 2 / (SA_SLICE_UNITS + MAX_ITEM));
 	free(t.buf);
 	memset(&p, 0, sizeof(p));
 	rc = run_sliced(&x.v, SA_ATTR_PATH_RECORD, MAD_METHOD_GET_TABLE, 0, 0,
@@ -371,6 +372,28 @@ START_TEST(test_count_first)
 	ck_assert_mem_eq(t.buf, whole.buf, whole.count * 64);
 	free(t.buf);
 	free(whole.buf);
+	/*
+	 * PacketLifeTime below 1: only loopback paths, one per end port, of
+	 * 19,600 pairs.  Allowed less than the 19,600 records it might give,
+	 * the query is counted and then built at its size.
+	 */
+	p.pkt_life = 1 << 6 | 1;
+	ck_assert_int_eq(run_whole(&x.v, SA_ATTR_PATH_RECORD,
+				   MAD_METHOD_GET_TABLE,
+				   B(PR_PKT_LIFE_SEL) | B(PR_PKT_LIFE), 0, &p,
+				   sizeof(p), &whole), 0);
+	ck_assert_uint_eq(whole.count, 140);
+	rc = run_limited(&x.v, B(PR_PKT_LIFE_SEL) | B(PR_PKT_LIFE), &p,
+			 65536, &t, &w);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_uint_eq(t.count, 140);
+	ck_assert_uint_eq(t.cap, 140);
+	ck_assert_uint_eq(w.phase, 3);		/* counted, then built */
+	ck_assert_uint_le(w.used, SA_WORK_BUDGET_DEFAULT);
+	ck_assert_mem_eq(t.buf, whole.buf, whole.count * 64);
+	free(t.buf);
+	free(whole.buf);
+	p.pkt_life = 0;
 	/* A small answer is built as it comes, within its limit. */
 	p.slid = htobe16(x.f.nodes[by_desc(&x.f, "H0001 HCA-1")].ports[1].lid);
 	p.dlid = htobe16(x.f.nodes[by_desc(&x.f, "H0002 HCA-1")].ports[1].lid);
