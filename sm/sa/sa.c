@@ -461,9 +461,8 @@ static int job_slice(struct sa_agent *sa, struct sa_job *j)
 {
 	struct sa_view v;
 	ev_tstamp t0 = ev_time(), dt;
-	int rc;
-
 	size_t all, mine = bytes_held(sa, j->who, j, &all);
+	int rc;
 
 	sa_view_of(sa->sm, &v);
 	/* What its port and everyone may still hold; 1: nothing more. */
