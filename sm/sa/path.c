@@ -32,9 +32,11 @@
  * grows as records come.  Up to PR_MAX_RECORDS it is allocated at that
  * bound at once (a block of its own, mmapped: pages no record reaches
  * are never touched) and cut to what it holds when sent: no doubling,
- * no copy.  Beyond PR_MAX_RECORDS (every pair of a large subnet), or
- * when the bound is more than the agent lets the requester hold (struct
- * sa_table.max_bytes), the query is walked twice: the first pass counts
+ * no copy; when the requester's other answers leave too little room for
+ * that (struct sa_table.max_bytes, but it fits max_ever), -ENOBUFS at
+ * once: BUSY, with no walk.  Beyond PR_MAX_RECORDS (every pair of a large
+ * subnet), or when the bound is more than the requester may hold at all,
+ * the query is walked twice: the first pass counts
  * the records and stores none, so a query that ends NO_RESOURCES never
  * held a byte for them; the second allocates exactly what was counted
  * and builds it.  The two passes share the request's budget, half each
@@ -662,9 +664,14 @@ static int pr_plan(struct pr_ctx *c, const struct port_ref *src,
 	w->phase = PR_PHASE_BUILD;
 	if (bound <= PR_COUNT_FIRST)
 		return 0;
-	if (bound <= PR_MAX_RECORDS &&
-	    (rc = sa_table_reserve(c->out, bound)) != -ENOBUFS)
-		return rc;
+	if (bound <= PR_MAX_RECORDS) {
+		if ((rc = sa_table_reserve(c->out, bound)) != -ENOBUFS)
+			return rc;
+		/* It would fit were the requester's other answers gone:
+		 * BUSY now (ask again), not a walk to find out. */
+		if (c->out->max_ever && c->out->wanted <= c->out->max_ever)
+			return rc;
+	}
 	w->phase = PR_PHASE_COUNT;
 	c->out->count_only = true;
 	w->full_budget = w->budget;

@@ -563,6 +563,8 @@ static void run_generator(struct sa_agent *sa, const struct sa_mad *req,
 	j->q.work = &j->work;
 	j->t.rec_size = a->rec_size;
 	j->t.stride = sa_record_stride(a->rec_size) * 8;
+	j->t.max_ever = sa->answer_bytes < sa->answer_bytes_all ?
+			sa->answer_bytes : sa->answer_bytes_all;
 	j->who = requester_key(sm, from->lid);
 	j->work.budget = sm->cfg.sa_work_budget ? sm->cfg.sa_work_budget
 						: SA_WORK_BUDGET_DEFAULT;

@@ -38,7 +38,8 @@ struct sa_field {
  *
  * Memory (issue 10): buf never grows beyond max_bytes (0: no limit); an
  * add or reserve that would need more fails with -ENOBUFS and leaves in
- * `wanted` the bytes it needed.  A table with count_only set stores
+ * `wanted` the bytes it needed (max_ever tells a generator whether
+ * asking again later could help).  A table with count_only set stores
  * nothing: it counts the records added (a generator's first pass over an
  * answer that may be large, see sm/sa/path.c).
  */
@@ -48,6 +49,7 @@ struct sa_table {
 	size_t   count, cap;
 	size_t   stride;		/* bytes per record in buf; 0: rec_size */
 	size_t   max_bytes;		/* buf's limit; 0: none */
+	size_t   max_ever;		/* the limit were nothing else held; 0: unknown */
 	size_t   wanted;		/* bytes the last -ENOBUFS asked for */
 	bool     count_only;		/* count records, store none */
 };

@@ -357,6 +357,27 @@ START_TEST(test_count_first)
 	ck_assert_int_eq(rc, -ENOBUFS);
 	ck_assert_ptr_null(t.buf);
 	ck_assert_uint_eq(t.wanted, whole.count * 64);
+	/* ... and when it would fit were nothing else held: at once, no
+	 * walk (the agent answers BUSY). */
+	memset(&t, 0, sizeof(t));
+	{
+		uint8_t data[SA_DATA_SIZE] = { 0 };
+		struct sa_query q = { .method = MAD_METHOD_GET_TABLE,
+				      .attr_id = SA_ATTR_PATH_RECORD,
+				      .comp_mask = B(PR_SGID), .tmpl = data,
+				      .tmpl_len = SA_DATA_SIZE, .work = &w };
+
+		memcpy(data, &p, sizeof(p));
+		memset(&w, 0, sizeof(w));
+		w.budget = SA_WORK_BUDGET_DEFAULT;
+		w.slice_end = SA_SLICE_UNITS;
+		t.rec_size = t.stride = 64;
+		t.max_bytes = 4096;
+		t.max_ever = whole.count * 64;
+		ck_assert_int_eq(gen_path_record(&x.v, &q, &t), -ENOBUFS);
+		ck_assert_uint_eq(w.used, 0);
+		ck_assert_ptr_null(t.buf);
+	}
 	free(whole.buf);
 	/* Both ends open, LMC 0: every pair (about 20,000), exact too. */
 	fx_free(&x);
