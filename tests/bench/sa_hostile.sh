@@ -125,4 +125,9 @@ for lmc in $lmcs; do
 	fab_ibsm_stop
 	sed -n 's/.*\(SA: [0-9]* requests answered in slices.*\)/  \1/p' "$dir/ibsm.log"
 	sed -n 's/.*SA limits: .*\(answer bytes .*\)/  SA \1/p' "$dir/ibsm.log" | tail -n 1
+	# per query the SA worked on: BUSY for want of a job slot costs ~0
+	slotbusy=$(sed -n 's/.* \([0-9]*\) BUSY for want of a slot.*/\1/p' "$dir/ibsm.log" | tail -n 1)
+	awk -v a="$((c1 - c0))" -v b="$((c2 - c1))" -v n="${answered:-0}" \
+		-v s="${slotbusy:-0}" -v hz="$hz" 'BEGIN {
+		if (n - s > 0) printf "  SM CPU per hostile query worked on (%d, not BUSY for want of a slot): %.1f us\n", n - s, (b - a) / hz * 1e6 / (n - s) }'
 done
