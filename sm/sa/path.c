@@ -34,14 +34,13 @@
  * are never touched) and cut to what it holds when sent: no doubling,
  * no copy; when the requester's other answers leave too little room for
  * that (struct sa_table.max_bytes, but it fits max_ever), -ENOBUFS at
- * once: BUSY, with no walk.  Beyond PR_MAX_RECORDS (every pair of a large
- * subnet), or when the bound is more than the requester may hold at all,
- * the query is walked twice: the first pass counts
- * the records and stores none, so a query that ends NO_RESOURCES never
- * held a byte for them; the second allocates exactly what was counted
- * and builds it.  The two passes share the request's budget, half each
- * (the second spends what the first did).  work->phase says which pass
- * it is.
+ * once: BUSY, with no walk.  Beyond PR_MAX_RECORDS (every pair of a
+ * large subnet), or when the bound is more than the requester may hold
+ * at all, the query is walked twice: the first pass counts the records
+ * and stores none, so a query that ends NO_RESOURCES never held a byte
+ * for them; the second allocates exactly what was counted and builds it.
+ * The two passes share the request's budget, half each (the second
+ * spends what the first did).  work->phase says which pass it is.
  */
 #define PR_COUNT_FIRST		4096u
 enum { PR_PHASE_START, PR_PHASE_BUILD, PR_PHASE_COUNT, PR_PHASE_COUNTED };
