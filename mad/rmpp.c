@@ -145,24 +145,22 @@ static void on_timeout(struct ev_loop *loop, ev_timer *w, int revents)
 
 int rmpp_send(struct rmpp_sender **out, struct ev_loop *loop,
 	      struct mad_engine *e, const struct sa_mad *hdr,
-	      const uint8_t *payload, size_t len, const struct mad_addr *to,
+	      uint8_t *payload, size_t len, const struct mad_addr *to,
 	      unsigned timeout_ms, unsigned retries,
 	      void (*done)(void *arg, int status), void *arg)
 {
 	struct rmpp_sender *s;
 
-	if (len > (size_t)RMPP_SEG_DATA * 0x100000)
+	if (len > (size_t)RMPP_SEG_DATA * 0x100000 || (len && !payload)) {
+		free(payload);
 		return -EMSGSIZE;
+	}
 	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	s->payload = malloc(len ? len : 1);
-	if (!s->payload) {
-		free(s);
+	if (!s) {
+		free(payload);
 		return -ENOMEM;
 	}
-	if (len)
-		memcpy(s->payload, payload, len);
+	s->payload = payload;
 	s->loop = loop;
 	s->engine = e;
 	s->hdr = *hdr;

@@ -78,13 +78,16 @@ struct rmpp_sender;
  * Send `len` bytes of payload as an RMPP transfer.  `hdr` is the first 56
  * bytes every segment starts with (MAD header with method, status and
  * TID of the answer; the class header); the RMPP header is filled in here.
- * The sender owns copies of everything; done(arg, status) runs once when
- * the receiver has acknowledged the last segment (0) or the transfer was
- * given up (-ETIMEDOUT, -ECONNABORTED on ABORT/STOP from the receiver).
+ * The sender takes `payload` (from malloc; NULL when len is 0) and frees
+ * it when it is freed, or at once when rmpp_send fails: an SA answer of
+ * megabytes is never copied (issue 10, bounded memory).  It copies the
+ * rest.  done(arg, status) runs once when the receiver has acknowledged
+ * the last segment (0) or the transfer was given up (-ETIMEDOUT,
+ * -ECONNABORTED on ABORT/STOP from the receiver).
  */
 int rmpp_send(struct rmpp_sender **out, struct ev_loop *loop,
 	      struct mad_engine *e, const struct sa_mad *hdr,
-	      const uint8_t *payload, size_t len, const struct mad_addr *to,
+	      uint8_t *payload, size_t len, const struct mad_addr *to,
 	      unsigned timeout_ms, unsigned retries,
 	      void (*done)(void *arg, int status), void *arg);
 
@@ -92,7 +95,7 @@ int rmpp_send(struct rmpp_sender **out, struct ev_loop *loop,
 void rmpp_sender_input(struct rmpp_sender *s, const struct sa_mad *m);
 bool rmpp_sender_matches(const struct rmpp_sender *s, uint64_t tid,
 			 const struct mad_addr *from);
-/* Stop and free without calling done. */
+/* Stop and free (with its payload) without calling done. */
 void rmpp_sender_free(struct rmpp_sender *s);
 
 #endif /* IBSM_MAD_RMPP_H */

@@ -11,6 +11,9 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -75,6 +78,9 @@ static void usage(FILE *fp)
 "                                  subscriber is dropped (3)\n"
 "      --sa-work-budget N work units one SA request may cost, 1000-1e9\n"
 "                         (default 2097152; beyond it NO_RESOURCES)\n"
+"      --sa-answer-bytes N bytes of SA answers one requesting port may\n"
+"                         hold, 65536-4294967296 (default 8388608; all\n"
+"                         ports: 8x); over it NO_RESOURCES or BUSY\n"
 "  -h, --help             this help\n"
 "      --version          print the version and exit\n");
 	limits_usage(fp);
@@ -109,6 +115,7 @@ enum {
 	OPT_DUMP_DIR, OPT_DISCOVER_ONLY, OPT_DUMP_LFTS, OPT_SA_WORK_BUDGET,
 	OPT_SA_FIRST,
 };
+enum { OPT_SA_ANSWER_BYTES = OPT_SA_FIRST + 64 };
 
 /* The SA limits: one numeric option each, stored in sm_config. */
 static const struct sa_limit_opt {
@@ -156,6 +163,7 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 		{ "discover-only", no_argument, NULL, OPT_DISCOVER_ONLY },
 		{ "dump-lfts", no_argument, NULL, OPT_DUMP_LFTS },
 		{ "sa-work-budget", required_argument, NULL, OPT_SA_WORK_BUDGET },
+		{ "sa-answer-bytes", required_argument, NULL, OPT_SA_ANSWER_BYTES },
 #define SA_OPT(i) { sa_limit_opts[i].name, required_argument, NULL, OPT_SA_FIRST + i }
 		SA_OPT(0), SA_OPT(1), SA_OPT(2), SA_OPT(3), SA_OPT(4), SA_OPT(5),
 		SA_OPT(6), SA_OPT(7), SA_OPT(8),
@@ -290,6 +298,12 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 				return bad_value("--sa-work-budget", optarg,
 						 "1000-1000000000 work units");
 			o->sa_work_budget = v;
+			break;
+		case OPT_SA_ANSWER_BYTES:
+			if (parse_uint(optarg, 1ul << 32, &v) < 0 || v < 65536)
+				return bad_value("--sa-answer-bytes", optarg,
+						 "65536-4294967296 bytes");
+			o->sa_answer_bytes = v;
 			break;
 		case OPT_DISCOVER_ONLY:
 			*discover_only = true;
@@ -466,6 +480,16 @@ int main(int argc, char **argv)
 
 	if (parse_options(argc, argv, &sm.cfg, &discover_only) < 0)
 		return 2;
+#ifdef __GLIBC__
+	/*
+	 * SA answers of megabytes come and go (sm/sa/sa.c).  glibc raises
+	 * its mmap threshold to the size of each mmapped block freed, after
+	 * which such buffers come from the heap and their pages stay in the
+	 * RSS for good; a fixed threshold keeps them mmapped, returned to
+	 * the kernel when freed.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#endif
 	rc = log_open(sm.cfg.log_file, sm.cfg.log_level);
 	if (rc < 0) {
 		fprintf(stderr, "ibsm: cannot open log file %s: %s\n",

@@ -66,6 +66,7 @@ struct sm_config {
 	unsigned rx_queue;		/* RXQ_DEFAULT_CAP (mad/rxq.h) */
 	unsigned sa_max_jobs;		/* SA_MAX_JOBS */
 	unsigned sa_jobs_per_port;	/* SA_MAX_JOBS_PER_PORT */
+	uint64_t sa_answer_bytes;	/* SA answer bytes per port; 0: 8 MiB */
 };
 
 /* A limit of the config, or its default when the field is 0. */

@@ -25,6 +25,26 @@
  */
 #define PR_MAX_RECORDS		(1u << 17)
 
+/*
+ * Memory (issue 10).  How many records a GetTable with an end open may
+ * give is known before any walk: at most the LID pairs of its ends, or
+ * port pairs x NumbPath (pr_bound()).  Up to PR_COUNT_FIRST the table
+ * grows as records come.  Up to PR_MAX_RECORDS it is allocated at that
+ * bound at once (a block of its own, mmapped: pages no record reaches
+ * are never touched) and cut to what it holds when sent: no doubling,
+ * no copy; when the requester's other answers leave too little room for
+ * that (struct sa_table.max_bytes, but it fits max_ever), -ENOBUFS at
+ * once: BUSY, with no walk.  Beyond PR_MAX_RECORDS (every pair of a
+ * large subnet), or when the bound is more than the requester may hold
+ * at all, the query is walked twice: the first pass counts the records
+ * and stores none, so a query that ends NO_RESOURCES never held a byte
+ * for them; the second allocates exactly what was counted and builds it.
+ * The two passes share the request's budget, half each (the second
+ * spends what the first did).  work->phase says which pass it is.
+ */
+#define PR_COUNT_FIRST		4096u
+enum { PR_PHASE_START, PR_PHASE_BUILD, PR_PHASE_COUNT, PR_PHASE_COUNTED };
+
 enum { PR_SID_MSB, PR_SID_LSB, PR_DGID, PR_SGID, PR_DLID, PR_SLID, PR_RAW,
        PR_RESV0, PR_FLOW_LABEL, PR_HOP_LIMIT, PR_TCLASS, PR_REVERSIBLE,
        PR_NUMB_PATH, PR_PKEY, PR_QOS_CLASS, PR_SL, PR_MTU_SEL, PR_MTU,
@@ -594,6 +614,93 @@ static int pr_endpoint(const struct pr_ctx *c, int gid_bit, const uint8_t gid[16
 	return rc < 0 ? rc : rc ? 1 : -ENOENT;
 }
 
+/* The LIDs a query may use at end `r` (pr_lids()), 0 when none; bit < 0:
+ * an open end, its whole LMC range. */
+static uint64_t pr_nlids(const struct pr_ctx *c, struct port_ref r, int bit,
+			 uint16_t lid)
+{
+	const struct fab_port *p = &fabric_node(c->v->f, r.node)->ports[r.port];
+	uint16_t lo, hi;
+
+	if (bit < 0)
+		return p->lid ? 1u << (p->lmc & 7) : 0;
+	return pr_lids(c, r, bit, lid, &lo, &hi) ? (uint64_t)(hi - lo) + 1 : 0;
+}
+
+/*
+ * At most how many records a query with an open end gives: the LID pairs
+ * of its ends (an open end has every LID of every end port), or port
+ * pairs x NumbPath when that is less.
+ */
+static uint64_t pr_bound(const struct pr_ctx *c, const struct port_ref *src,
+			 const struct port_ref *dst)
+{
+	uint64_t all = 0, ns, nd, ps, pd;
+
+	for (size_t i = 0; i < sa_idx.n_ends; i++)
+		all += pr_nlids(c, sa_idx.ends[i], -1, 0);
+	ns = src ? pr_nlids(c, *src, PR_SLID, be16toh(c->t->slid)) : all;
+	nd = dst ? pr_nlids(c, *dst, PR_DLID, be16toh(c->t->dlid)) : all;
+	ps = src ? 1 : sa_idx.n_ends;
+	pd = dst ? 1 : sa_idx.n_ends;
+	if (ps * pd * c->iterations < ns * nd)
+		return ps * pd * c->iterations;
+	return ns * nd;
+}
+
+/*
+ * How to build a table with an open end (see PR_COUNT_FIRST): as it
+ * comes, at its bound at once, or counted first with half the budget.
+ * 0 or -ENOMEM.
+ */
+static int pr_plan(struct pr_ctx *c, const struct port_ref *src,
+		   const struct port_ref *dst)
+{
+	struct sa_work *w = c->q->work;
+	uint64_t bound = pr_bound(c, src, dst);
+	int rc;
+
+	w->phase = PR_PHASE_BUILD;
+	if (bound <= PR_COUNT_FIRST)
+		return 0;
+	if (bound <= PR_MAX_RECORDS) {
+		if ((rc = sa_table_reserve(c->out, bound)) != -ENOBUFS)
+			return rc;
+		/* It would fit were the requester's other answers gone:
+		 * BUSY now (ask again), not a walk to find out. */
+		if (c->out->max_ever && c->out->wanted <= c->out->max_ever)
+			return rc;
+	}
+	w->phase = PR_PHASE_COUNT;
+	c->out->count_only = true;
+	w->full_budget = w->budget;
+	if (w->budget && w->budget > w->used)
+		w->budget = w->used + (w->budget - w->used) / 2;
+	return 0;
+}
+
+/*
+ * The first pass of a counted table is over (see PR_COUNT_FIRST): make
+ * room for exactly the records it counted and start the second.
+ */
+static int pr_counted(const struct sa_query *q, struct sa_table *out)
+{
+	struct sa_work *w = q->work;
+	size_t n = out->count;
+	int rc;
+
+	out->count = 0;
+	out->count_only = false;
+	if (!n)
+		return 0;
+	if ((rc = sa_table_reserve(out, n)) < 0)
+		return rc;
+	memset(w->pos, 0, sizeof(w->pos));
+	w->phase = PR_PHASE_COUNTED;
+	w->budget = w->full_budget;	/* the first spent at most half */
+	return SA_MORE;
+}
+
 /* A Get is answered by its first record. */
 static bool pr_done(const struct pr_ctx *c)
 {
@@ -669,6 +776,9 @@ int gen_path_record(const struct sa_view *v, const struct sa_query *q,
 	 */
 	if ((rc = index_get(v)) < 0)
 		return rc;
+	if (q->work && q->work->phase == PR_PHASE_START && !c.get &&
+	    (rc = pr_plan(&c, has_src ? &src : NULL, has_dst ? &dst : NULL)) < 0)
+		return rc;
 	nj = has_dst ? 1 : sa_idx.n_ends;
 	ni = has_src ? 1 : sa_idx.n_ends;
 	for (; *j < nj && !pr_done(&c); ++*j, *i = 0) {
@@ -684,6 +794,8 @@ int gen_path_record(const struct sa_view *v, const struct sa_query *q,
 				return rc;
 		}
 	}
+	if (q->work && q->work->phase == PR_PHASE_COUNT)
+		return pr_counted(q, out);
 	return 0;
 }
 

@@ -28,6 +28,17 @@
  * any work is done.  A job whose model was replaced by a sweep meanwhile
  * (struct fabric.gen), or whose SM left MASTER, is answered BUSY too: the
  * client asks again and gets an answer from one model.
+ *
+ * Bounded memory: the bytes an answer holds (a job's table, then the
+ * payload of its RMPP transfer until the client has acknowledged it or the
+ * retries give up) count against its requesting port, at most
+ * answer_bytes (--sa-answer-bytes, 8 MiB), and against all ports together,
+ * at most SA_ANSWER_BYTES_ALL times that.  A table never grows beyond what
+ * is left to its port (struct sa_table.max_bytes, set before each slice);
+ * an answer that would need more than the port may hold at all is
+ * NO_RESOURCES, one that would fit once the port's other answers are gone
+ * is BUSY.  The table is built at the wire stride and handed to RMPP as
+ * its payload: one copy of the records, never three.
  */
 #include "config.h"
 
@@ -71,6 +82,11 @@
  * (s); sa_stop() logs it always. */
 #define SA_STATS_PERIOD			300.
 
+/* Bytes of answers (tables being built, RMPP payloads) one requesting
+ * port may hold, and all ports together: SA_ANSWER_BYTES_ALL x that. */
+#define SA_DEF_ANSWER_BYTES		(8u << 20)
+#define SA_ANSWER_BYTES_ALL		8
+
 /* A request answered in slices (see the top of this file). */
 struct sa_job {
 	struct sa_job *next;
@@ -82,6 +98,7 @@ struct sa_job {
 	struct sa_work work;		/* budget spent, cursor */
 	uint64_t gen;			/* the model it is answered from */
 	uint16_t owner;			/* requesting port's base LID */
+	uint64_t who;			/* requester_key(): whose bytes */
 };
 
 struct transfer {
@@ -89,6 +106,7 @@ struct transfer {
 	struct sa_agent *sa;
 	struct rmpp_sender *sender;
 	uint64_t who;			/* requester: port GUID, or LID */
+	size_t bytes;			/* its payload */
 };
 
 struct report_dest {
@@ -108,6 +126,7 @@ struct sa_agent {
 	struct transfer *transfers;
 	unsigned n_transfers;
 	unsigned max_transfers, transfers_per_port;
+	size_t answer_bytes, answer_bytes_all;	/* per port, all ports */
 	struct report_dest *dests;
 	unsigned report_queue, report_failures;
 	struct sa_state *state;		/* services, subscriptions */
@@ -122,6 +141,8 @@ struct sa_agent {
 		uint64_t xfer_port_quota, xfer_full;
 		uint64_t reports_answered, reports_failed;
 		uint64_t reports_coalesced, reports_dropped, subscribers_dropped;
+		uint64_t mem_too_big, mem_busy;	/* answers over the byte caps */
+		size_t mem_peak;		/* most bytes held at once */
 	} stats;
 	struct {
 		uint64_t jobs, slices, busy, exhausted, stale;
@@ -240,9 +261,43 @@ static uint64_t requester_key(const struct sm *sm, uint16_t lid)
 	return guid ? guid : 1ull << 63 | lid;
 }
 
+/*
+ * Bytes held by answers: of requester `who` (and, in *all, of everyone),
+ * jobs' tables and transfers' payloads, leaving out job `except`.
+ */
+static size_t bytes_held(const struct sa_agent *sa, uint64_t who,
+			 const struct sa_job *except, size_t *all)
+{
+	size_t mine = 0, sum = 0, b;
+
+	for (const struct sa_job *j = sa->jobs; j; j = j->next) {
+		if (j == except)
+			continue;
+		b = sa_table_bytes(&j->t);
+		sum += b;
+		mine += j->who == who ? b : 0;
+	}
+	for (const struct transfer *t = sa->transfers; t; t = t->next) {
+		sum += t->bytes;
+		mine += t->who == who ? t->bytes : 0;
+	}
+	*all = sum;
+	return mine;
+}
+
+/* Note the bytes held now, plus `extra` not yet in any list. */
+static void note_peak(struct sa_agent *sa, size_t extra)
+{
+	size_t all;
+
+	bytes_held(sa, 0, NULL, &all);
+	if (all + extra > sa->stats.mem_peak)
+		sa->stats.mem_peak = all + extra;
+}
+
 /* GetTable answer: records padded to the stride, sent through RMPP. */
 static void answer_table(struct sa_agent *sa, const struct sa_mad *req,
-			 const struct mad_addr *from, const struct sa_table *t)
+			 const struct mad_addr *from, struct sa_table *t)
 {
 	struct sm *sm = sa->sm;
 	unsigned stride = sa_record_stride(t->rec_size) * 8;
@@ -250,7 +305,7 @@ static void answer_table(struct sa_agent *sa, const struct sa_mad *req,
 	struct mad_addr to = reply_addr(from);
 	struct sa_mad hdr = *req;
 	struct transfer *tr;
-	uint8_t *payload;
+	uint8_t *payload, *payload2;
 	int rc;
 
 	hdr.hdr.method = response_method(req->hdr.method);
@@ -258,9 +313,11 @@ static void answer_table(struct sa_agent *sa, const struct sa_mad *req,
 	hdr.attr_offset = htobe16((uint16_t)(stride / 8));
 	if (len <= RMPP_SEG_DATA) {
 		/* One segment: no acknowledgement round to wait for. */
+		size_t es = t->stride ? t->stride : t->rec_size;
+
 		memset(hdr.data, 0, sizeof(hdr.data));
 		for (size_t i = 0; i < t->count; i++)
-			memcpy(hdr.data + i * stride, t->buf + i * t->rec_size,
+			memcpy(hdr.data + i * stride, t->buf + i * es,
 			       t->rec_size);
 		rmpp_set_single(&hdr, len);
 		sa->stats.answered++;
@@ -285,22 +342,39 @@ static void answer_table(struct sa_agent *sa, const struct sa_mad *req,
 		answer(sa, req, from, SA_STATUS_NO_RESOURCES, NULL, t->rec_size);
 		return;
 	}
-	payload = calloc(1, len ? len : 1);
-	tr = calloc(1, sizeof(*tr));
-	if (!payload || !tr) {
-		free(payload);
-		free(tr);
+	if (!(tr = calloc(1, sizeof(*tr)))) {
 		answer(sa, req, from, SA_STATUS_NO_RESOURCES, NULL, t->rec_size);
 		return;
 	}
-	for (size_t i = 0; i < t->count; i++)
-		memcpy(payload + i * stride, t->buf + i * t->rec_size, t->rec_size);
+	if (t->stride == stride) {
+		/* The table is the payload: take it, its unused tail given
+		 * back (a shrinking realloc does not move it). */
+		payload = t->buf;
+		t->buf = NULL;
+		t->cap = 0;
+		if (len && (payload2 = realloc(payload, len)))
+			payload = payload2;
+	} else {
+		/* A table of records at their own size (a caller that did
+		 * not set the stride): one strided copy. */
+		if (!(payload = calloc(1, len ? len : 1))) {
+			free(tr);
+			answer(sa, req, from, SA_STATUS_NO_RESOURCES, NULL,
+			       t->rec_size);
+			return;
+		}
+		for (size_t i = 0; i < t->count; i++)
+			memcpy(payload + i * stride, t->buf + i * t->rec_size,
+			       t->rec_size);
+	}
 	tr->sa = sa;
 	tr->who = who;
+	tr->bytes = len;
+	note_peak(sa, len);
+	/* rmpp_send takes the payload, also when it fails. */
 	rc = rmpp_send(&tr->sender, sm->loop, sm->engine, &hdr, payload, len,
 		       &to, sm->cfg.transaction_timeout,
 		       sm->cfg.transaction_retries, transfer_done, tr);
-	free(payload);
 	if (rc < 0) {
 		free(tr);
 		answer(sa, req, from, SA_STATUS_NO_RESOURCES, NULL, t->rec_size);
@@ -319,9 +393,21 @@ static void on_unmatched(void *arg, const void *mad, size_t len,
 /* Answer a request once its records are all there (or it failed: rc). */
 static void finish(struct sa_agent *sa, const struct sa_mad *req,
 		   const struct mad_addr *from, const struct sa_attr *a,
-		   uint8_t method, const struct sa_table *t, int rc)
+		   uint8_t method, struct sa_table *t, int rc)
 {
-	if (rc < 0) {
+	if (rc == -ENOBUFS) {
+		/* Over the bytes its port may hold: for good when the answer
+		 * alone needs more, else until the port's others are gone. */
+		bool never = t->wanted > sa->answer_bytes ||
+			     t->wanted > sa->answer_bytes_all;
+
+		if (never)
+			sa->stats.mem_too_big++;
+		else
+			sa->stats.mem_busy++;
+		answer(sa, req, from, never ? SA_STATUS_NO_RESOURCES :
+		       MAD_STATUS_BUSY, NULL, a->rec_size);
+	} else if (rc < 0) {
 		uint16_t st = rc == -ENOMEM ? SA_STATUS_NO_RESOURCES
 					    : (uint16_t)-rc;
 
@@ -372,12 +458,23 @@ static int job_slice(struct sa_agent *sa, struct sa_job *j)
 {
 	struct sa_view v;
 	ev_tstamp t0 = ev_time(), dt;
+	size_t all, mine = bytes_held(sa, j->who, j, &all);
 	int rc;
 
 	sa_view_of(sa->sm, &v);
+	/* What its port and everyone may still hold; 1: nothing more. */
+	j->t.max_bytes = 1;
+	if (mine < sa->answer_bytes && all < sa->answer_bytes_all) {
+		size_t left = sa->answer_bytes - mine;
+
+		if (sa->answer_bytes_all - all < left)
+			left = sa->answer_bytes_all - all;
+		j->t.max_bytes = left > 1 ? left : 1;
+	}
 	j->work.slice_end = j->work.used + SA_SLICE_UNITS;
 	sa->work_stats.slices++;
 	rc = j->a->gen(&v, &j->q, &j->t);
+	note_peak(sa, sa_table_bytes(&j->t));
 	dt = ev_time() - t0;
 	if (dt > sa->work_stats.longest)
 		sa->work_stats.longest = dt;
@@ -463,6 +560,10 @@ static void run_generator(struct sa_agent *sa, const struct sa_mad *req,
 	j->q.tmpl = j->req.data;
 	j->q.work = &j->work;
 	j->t.rec_size = a->rec_size;
+	j->t.stride = sa_record_stride(a->rec_size) * 8;
+	j->t.max_ever = sa->answer_bytes < sa->answer_bytes_all ?
+			sa->answer_bytes : sa->answer_bytes_all;
+	j->who = requester_key(sm, from->lid);
 	j->work.budget = sm->cfg.sa_work_budget ? sm->cfg.sa_work_budget
 						: SA_WORK_BUDGET_DEFAULT;
 	j->gen = sm->fabric.gen;
@@ -515,7 +616,8 @@ static void on_request(void *arg, const void *mad, size_t len,
 		run_generator(sa, req, from, a, &q);
 		return;
 	}
-	struct sa_table t = { .rec_size = a->rec_size };
+	struct sa_table t = { .rec_size = a->rec_size,
+			      .stride = sa_record_stride(a->rec_size) * 8 };
 	if (q.attr_id == SA_ATTR_SERVICE_RECORD) {
 		uint8_t gid[16];
 		gid_of_lid(sm, from->lid, gid);
@@ -780,7 +882,8 @@ static void log_limits(const struct sa_agent *sa)
 		 " pruned, %" PRIu64 " dropped; Reports (queue %u, drop after"
 		 " %u): %" PRIu64 " answered, %" PRIu64 " unanswered, %" PRIu64
 		 " coalesced, %" PRIu64 " dropped, %" PRIu64 " subscribers"
-		 " dropped",
+		 " dropped; answer bytes %zu/port (%zu in all): refused %" PRIu64
+		 " too big, %" PRIu64 " busy, peak %zu",
 		 sa->max_transfers, sa->transfers_per_port, sa->stats.xfer_full,
 		 sa->stats.xfer_port_quota, sl->max_services,
 		 sl->services_per_port, sl->max_lease, ss->svc_full,
@@ -790,7 +893,9 @@ static void log_limits(const struct sa_agent *sa)
 		 sa->report_queue, sa->report_failures,
 		 sa->stats.reports_answered, sa->stats.reports_failed,
 		 sa->stats.reports_coalesced, sa->stats.reports_dropped,
-		 sa->stats.subscribers_dropped);
+		 sa->stats.subscribers_dropped, sa->answer_bytes,
+		 sa->answer_bytes_all, sa->stats.mem_too_big,
+		 sa->stats.mem_busy, sa->stats.mem_peak);
 }
 
 /* Everything log_limits() counts, summed: has anything moved? */
@@ -802,7 +907,8 @@ static uint64_t limit_events(const struct sa_agent *sa)
 	       ss->svc_full + ss->svc_quota + ss->svc_not_owner +
 	       ss->svc_lease_cut + ss->sub_full + ss->sub_quota +
 	       ss->sub_pruned + ss->sub_dropped + sa->stats.reports_failed +
-	       sa->stats.reports_coalesced + sa->stats.reports_dropped;
+	       sa->stats.reports_coalesced + sa->stats.reports_dropped +
+	       sa->stats.mem_too_big + sa->stats.mem_busy;
 }
 
 static void on_expire(struct ev_loop *loop, ev_timer *w, int revents)
@@ -822,6 +928,17 @@ static void on_expire(struct ev_loop *loop, ev_timer *w, int revents)
 	}
 }
 
+void sa_answer_bytes(const struct sm *sm, size_t *now, size_t *peak)
+{
+	const struct sa_agent *sa = sm->sa;
+
+	*now = *peak = 0;
+	if (!sa)
+		return;
+	bytes_held(sa, 0, NULL, now);
+	*peak = sa->stats.mem_peak;
+}
+
 int sa_start(struct sm *sm)
 {
 	struct sa_agent *sa = calloc(1, sizeof(*sa));
@@ -834,6 +951,9 @@ int sa_start(struct sm *sm)
 						      : SA_DEF_MAX_TRANSFERS;
 	sa->transfers_per_port = sm->cfg.sa_transfers_per_port ?
 		sm->cfg.sa_transfers_per_port : SA_DEF_TRANSFERS_PER_PORT;
+	sa->answer_bytes = sm->cfg.sa_answer_bytes ?
+		(size_t)sm->cfg.sa_answer_bytes : SA_DEF_ANSWER_BYTES;
+	sa->answer_bytes_all = sa->answer_bytes * SA_ANSWER_BYTES_ALL;
 	sa->report_queue = sm->cfg.sa_report_queue ? sm->cfg.sa_report_queue
 						   : SA_DEF_REPORT_QUEUE;
 	sa->report_failures = sm->cfg.sa_report_failures ?

@@ -30,15 +30,40 @@ struct sa_field {
 	uint16_t bits;
 };
 
-/* The records of one answer, appended one by one. */
+/*
+ * The records of one answer, appended one by one.  Each takes `stride`
+ * bytes of buf (0: rec_size), the record then zeros: the agent sets the
+ * wire stride (AttributeOffset x 8, 15.2.1.1) so that buf is the RMPP
+ * payload itself, sent without a copy.
+ *
+ * Memory (issue 10): buf never grows beyond max_bytes (0: no limit); an
+ * add or reserve that would need more fails with -ENOBUFS and leaves in
+ * `wanted` the bytes it needed (max_ever tells a generator whether
+ * asking again later could help).  A table with count_only set stores
+ * nothing: it counts the records added (a generator's first pass over an
+ * answer that may be large, see sm/sa/path.c).
+ */
 struct sa_table {
 	uint8_t *buf;
 	size_t   rec_size;
 	size_t   count, cap;
+	size_t   stride;		/* bytes per record in buf; 0: rec_size */
+	size_t   max_bytes;		/* buf's limit; 0: none */
+	size_t   max_ever;		/* the limit were nothing else held; 0: unknown */
+	size_t   wanted;		/* bytes the last -ENOBUFS asked for */
+	bool     count_only;		/* count records, store none */
 };
 
-/* Append one record (rec_size bytes).  Returns 0 or -ENOMEM. */
+/* Append one record (rec_size bytes).  Returns 0, -ENOMEM or -ENOBUFS. */
 int sa_table_add(struct sa_table *t, const void *rec);
+/* Make room for `n` records in all (exactly, when it must grow): 0,
+ * -ENOMEM or -ENOBUFS (over max_bytes). */
+int sa_table_reserve(struct sa_table *t, size_t n);
+/* Bytes of buf (its capacity), what the table holds. */
+static inline size_t sa_table_bytes(const struct sa_table *t)
+{
+	return t->cap * (t->stride ? t->stride : t->rec_size);
+}
 
 /*
  * Bounded work (issue 10, finding 1).  Every request the SA answers from
@@ -67,6 +92,8 @@ struct sa_work {
 	uint64_t budget;		/* 0: no limit */
 	uint64_t slice_end;		/* yield at this `used`; 0: never */
 	uint32_t pos[4];		/* the generator's cursor, 0 at start */
+	uint32_t phase;			/* the generator's pass (path.c), 0 at start */
+	uint64_t full_budget;		/* path.c: the budget of a counted query */
 };
 
 /* What a request asks for, validated by the agent. */
@@ -169,6 +196,13 @@ int sa_request_parse(const void *mad, size_t len, uint16_t requester_lid,
 		     struct sa_query *q, const struct sa_attr **a);
 /* Attributes whose records live in the SA itself (sm/sa/service.c). */
 bool sa_attr_stateful(uint16_t attr_id);
+
+/*
+ * Bytes SA answers hold now (tables being built, RMPP payloads in flight)
+ * and the most they held at once since sa_start(): what the byte caps
+ * (--sa-answer-bytes) bound.
+ */
+void sa_answer_bytes(const struct sm *sm, size_t *now, size_t *peak);
 
 /* sm/sa/sa.c: register the SA agent on the engine.  Returns 0 or -errno. */
 int sa_start(struct sm *sm);

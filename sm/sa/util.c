@@ -9,18 +9,53 @@
 
 #include "sm/sa/sa.h"
 
+/* Grow buf to `cap` records, within max_bytes. */
+static int table_grow(struct sa_table *t, size_t cap)
+{
+	size_t es = t->stride ? t->stride : t->rec_size;
+	uint8_t *buf;
+
+	if (t->max_bytes && cap * es > t->max_bytes) {
+		t->wanted = cap * es;
+		return -ENOBUFS;
+	}
+	if (!(buf = realloc(t->buf, cap * es)))
+		return -ENOMEM;
+	t->buf = buf;
+	t->cap = cap;
+	return 0;
+}
+
+int sa_table_reserve(struct sa_table *t, size_t n)
+{
+	return n <= t->cap || t->count_only ? 0 : table_grow(t, n);
+}
+
 int sa_table_add(struct sa_table *t, const void *rec)
 {
+	size_t es = t->stride ? t->stride : t->rec_size;
+	int rc;
+
+	if (t->count_only) {
+		t->count++;
+		return 0;
+	}
 	if (t->count == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 16;
-		uint8_t *buf = realloc(t->buf, cap * t->rec_size);
 
-		if (!buf)
-			return -ENOMEM;
-		t->buf = buf;
-		t->cap = cap;
+		/* Doubling would pass the limit: as much as it allows. */
+		if (t->max_bytes && cap * es > t->max_bytes &&
+		    t->max_bytes / es > t->count)
+			cap = t->max_bytes / es;
+		if ((rc = table_grow(t, cap)) < 0) {
+			if (rc == -ENOBUFS)
+				t->wanted = (t->count + 1) * es;
+			return rc;
+		}
 	}
-	memcpy(t->buf + t->count * t->rec_size, rec, t->rec_size);
+	memcpy(t->buf + t->count * es, rec, t->rec_size);
+	if (es > t->rec_size)
+		memset(t->buf + t->count * es + t->rec_size, 0, es - t->rec_size);
 	t->count++;
 	return 0;
 }

@@ -3,7 +3,7 @@
 # (issue 10, finding 1; by hand, not part of tests/run).
 #
 #   tests/bench/sa_hostile.sh [-t SECONDS] [-r RATE] [-k PKEY|none]
-#                             [-L "LMC ..."] [TOPOLOGY.net]
+#                             [-L "LMC ..."] [-s] [TOPOLOGY.net]
 #
 # For each LMC (default "0 3") on the 1,152-host fat tree (default): ibsm
 # is master on H0001; after SUBNET UP its idle RSS is read, then for
@@ -13,7 +13,9 @@
 #     second, PathRecord Gets to random LIDs and SMInfo Gets, alternately),
 #   - flood: the same probes while H0003 sends RATE (default 100) hostile
 #     PathRecord GetTables a second, both ends open, P_Key PKEY (default
-#     0x1234; "none": the default partition, every pair of the subnet).
+#     0x1234; "none": the default partition, every pair of the subnet);
+#     with -s the source is the flooding host's own GID, the destination
+#     open ("all my paths": 8 x 1,152 x 8 = 73,728 records with LMC 3).
 #
 # Prints per LMC the probes' p50/p99/max latency idle and under flood,
 # the hostile queries' answers by status, the SM's RSS (idle, and the
@@ -32,13 +34,16 @@ secs=20
 rate=100
 pkey=0x1234
 lmcs="0 3"
-while getopts t:r:k:L: opt; do
+src=
+ends="ends open"
+while getopts t:r:k:L:s opt; do
 	case $opt in
 	t) secs=$OPTARG ;;
 	r) rate=$OPTARG ;;
 	k) pkey=$OPTARG ;;
 	L) lmcs=$OPTARG ;;
-	*) echo "usage: $0 [-t SECONDS] [-r RATE] [-k PKEY|none] [-L \"LMC ...\"]" \
+	s) src=-s; ends="source given" ;;
+	*) echo "usage: $0 [-t SECONDS] [-r RATE] [-k PKEY|none] [-L \"LMC ...\"] [-s]" \
 		"[TOPOLOGY.net]" >&2; exit 2 ;;
 	esac
 done
@@ -96,7 +101,7 @@ for lmc in $lmcs; do
 
 	rss_watch "$pid" "$dir/rss" &
 	watch=$!
-	fab_spawn H0003 "$hostile" flood -r "$rate" -t "$secs" -k "$pkey" \
+	fab_spawn H0003 "$hostile" flood -r "$rate" -t "$secs" -k "$pkey" ${src:+-s} \
 		>"$dir/flood" 2>&1
 	fpid=$FAB_SPAWN_PID
 	fab_run H0005 "$hostile" probe -r 20 -t "$secs" -l "$top" >"$dir/flood.probe" 2>&1
@@ -107,7 +112,7 @@ for lmc in $lmcs; do
 	wait "$watch"
 
 	answered=$(sed -n 's/.* answered \([0-9]*\).*/\1/p' "$dir/flood")
-	echo "== LMC $lmc, $rate hostile PathRecord GetTables/s (P_Key $pkey, ends open), ${secs} s"
+	echo "== LMC $lmc, $rate hostile PathRecord GetTables/s (P_Key $pkey, $ends), ${secs} s"
 	sed 's/^/  idle:  /' "$dir/idle.probe"
 	sed 's/^/  flood: /' "$dir/flood.probe"
 	sed 's/^/  /' "$dir/flood"
@@ -119,4 +124,10 @@ for lmc in $lmcs; do
 		else print "no hostile query answered" }'
 	fab_ibsm_stop
 	sed -n 's/.*\(SA: [0-9]* requests answered in slices.*\)/  \1/p' "$dir/ibsm.log"
+	sed -n 's/.*SA limits: .*\(answer bytes .*\)/  SA \1/p' "$dir/ibsm.log" | tail -n 1
+	# per query the SA worked on: BUSY for want of a job slot costs ~0
+	slotbusy=$(sed -n 's/.* \([0-9]*\) BUSY for want of a slot.*/\1/p' "$dir/ibsm.log" | tail -n 1)
+	awk -v a="$((c1 - c0))" -v b="$((c2 - c1))" -v n="${answered:-0}" \
+		-v s="${slotbusy:-0}" -v hz="$hz" 'BEGIN {
+		if (n - s > 0) printf "  SM CPU per hostile query worked on (%d, not BUSY for want of a slot): %.1f us\n", n - s, (b - a) / hz * 1e6 / (n - s) }'
 done

@@ -2,13 +2,15 @@
  * sa_hostile.c - a hostile SA client and a well-behaved one, for the
  * bounded-work test and benchmark (issue 10, finding 1).
  *
- *   sa_hostile flood [-r RATE] [-t SECONDS] [-k PKEY|none]
+ *   sa_hostile flood [-r RATE] [-t SECONDS] [-k PKEY|none] [-s]
  *   sa_hostile probe [-r RATE] [-t SECONDS] [-l MAXLID]
  *
  * flood sends RATE PathRecord GetTables a second with both ends left
  * open, with P_Key PKEY in the ComponentMask (default 0x1234, a partition
  * nobody is in; "none": no P_Key component, the default partition: every
- * pair of the subnet), for SECONDS, and counts the answers by status:
+ * pair of the subnet), for SECONDS, and counts the answers by status
+ * (-s: the source is this port's GID, the destination open: "all my
+ * paths", a legitimate question that a flood repeats):
  *   "flood sent N answered A ok O busy B no_resources R other X"
  *
  * probe asks what a normal host asks, RATE times a second in all,
@@ -39,6 +41,7 @@
 
 #define PR_COMP_DLID	(1ull << 4)
 #define PR_COMP_SLID	(1ull << 5)
+#define PR_COMP_SGID	(1ull << 3)
 #define PR_COMP_PKEY	(1ull << 13)
 #define QP1_QKEY	0x80010000u
 #define MAD_CLASS_SUBN_LID	0x01
@@ -49,6 +52,7 @@
 struct client {
 	int portid, sa_agent, smp_agent;
 	uint16_t slid, sm_lid, max_lid;
+	uint8_t gid[16];		/* this port's GID (link-local) */
 	uint64_t rng;
 	void *sbuf, *rbuf;
 	uint32_t tid;
@@ -83,6 +87,9 @@ static int open_port(struct client *c)
 		return -1;
 	}
 	c->slid = (uint16_t)port.base_lid;
+	c->gid[0] = 0xfe;
+	c->gid[1] = 0x80;
+	memcpy(c->gid + 8, &port.port_guid, 8);	/* network order already */
 	c->sm_lid = (uint16_t)port.sm_lid;
 	c->portid = umad_open_port(port.ca_name, port.portnum);
 	umad_release_port(&port);
@@ -101,7 +108,7 @@ static int open_port(struct client *c)
 	return c->sbuf && c->rbuf ? 0 : -1;
 }
 
-static int send_kind(struct client *c, int kind, int pkey)
+static int send_kind(struct client *c, int kind, int pkey, bool src)
 {
 	struct sa_mad *m = umad_get_mad(c->sbuf);
 	struct sa_path_record *pr = (struct sa_path_record *)m->data;
@@ -112,9 +119,12 @@ static int send_kind(struct client *c, int kind, int pkey)
 	switch (kind) {
 	case K_FLOOD:
 		sa_request_hdr(m, MAD_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD,
-			       pkey >= 0 ? PR_COMP_PKEY : 0);
+			       (pkey >= 0 ? PR_COMP_PKEY : 0) |
+			       (src ? PR_COMP_SGID : 0));
 		if (pkey >= 0)
 			pr->pkey = htobe16((uint16_t)pkey);
+		if (src)
+			memcpy(pr->sgid, c->gid, 16);
 		break;
 	case K_PATH:
 		c->rng = c->rng * 6364136223846793005ull + 1442695040888963407ull;
@@ -205,6 +215,7 @@ int main(int argc, char **argv)
 	struct tally ty[K_N];
 	double rate = 10, secs = 5, t0, end, next;
 	int pkey = 0x1234, opt, flood;
+	bool src = false;
 	unsigned long n = 0;
 
 	if (!c || argc < 2)
@@ -214,7 +225,7 @@ int main(int argc, char **argv)
 		goto usage;
 	optind = 2;
 	c->rng = 1;
-	while ((opt = getopt(argc, argv, "r:t:k:l:")) != -1) {
+	while ((opt = getopt(argc, argv, "r:t:k:l:s")) != -1) {
 		switch (opt) {
 		case 'r': rate = strtod(optarg, NULL); break;
 		case 't': secs = strtod(optarg, NULL); break;
@@ -222,6 +233,7 @@ int main(int argc, char **argv)
 			pkey = !strcmp(optarg, "none") ? -1 :
 			       (int)(strtoul(optarg, NULL, 0) & 0xffff);
 			break;
+		case 's': src = true; break;
 		case 'l': c->max_lid = (uint16_t)strtoul(optarg, NULL, 0); break;
 		default: goto usage;
 		}
@@ -243,7 +255,7 @@ int main(int argc, char **argv)
 		if (t < end && t >= next) {
 			int kind = flood ? K_FLOOD : n % 2 ? K_SMINFO : K_PATH;
 
-			if (send_kind(c, kind, pkey) == 0)
+			if (send_kind(c, kind, pkey, src) == 0)
 				ty[kind].sent++;
 			n++;
 			next = t0 + (double)n / rate;
@@ -289,7 +301,7 @@ int main(int argc, char **argv)
 	return rc;
 usage:
 	free(c);
-	fprintf(stderr, "usage: sa_hostile flood [-r RATE] [-t SECONDS] [-k PKEY|none]\n"
+	fprintf(stderr, "usage: sa_hostile flood [-r RATE] [-t SECONDS] [-k PKEY|none] [-s]\n"
 		"       sa_hostile probe [-r RATE] [-t SECONDS] [-l MAXLID]\n");
 	return 2;
 }

@@ -39,6 +39,10 @@ struct fx {
 	uint64_t tid;
 };
 
+/* SA limits off their defaults for the next fx_init() (0: default). */
+static size_t fx_answer_bytes;
+static unsigned fx_transfers_per_port;
+
 static void fx_init(struct fx *x, const char *topo, bool up)
 {
 	char path[512], err[256];
@@ -71,6 +75,8 @@ static void fx_init(struct fx *x, const char *topo, bool up)
 			x->ca_lid[x->n_ca++] = n->ports[1].lid;
 	}
 	ck_assert_uint_ge(x->n_ca, 4);
+	x->sm.cfg.sa_answer_bytes = fx_answer_bytes;
+	x->sm.cfg.sa_transfers_per_port = fx_transfers_per_port;
 	ck_assert_int_eq(sa_start(&x->sm), 0);
 }
 
@@ -252,6 +258,98 @@ START_TEST(test_transfer_quota_per_port)
 	count_answers(&x, x.ca_lid[0], &first, &nores);
 	ck_assert_uint_eq(first, 5);
 	ck_assert_uint_eq(nores, 6);
+	fx_free(&x);
+}
+END_TEST
+
+/* Answers to `lid` with MAD status `st` (not RMPP segments of tables). */
+static unsigned count_status(const struct fx *x, uint16_t lid, unsigned st)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < x->fk.n_sent; i++) {
+		const struct sa_mad *m = sent(x, i);
+
+		n += x->fk.sent[i].addr.lid == lid &&
+		     (m->hdr.method & MAD_METHOD_RESP) &&
+		     be16toh(m->hdr.status) == st;
+	}
+	return n;
+}
+
+/* A PathRecord GetTable from `lid`: SLID = `slid` (0: both ends open). */
+static void path_table(struct fx *x, uint16_t lid, uint16_t slid)
+{
+	struct sa_mad m;
+
+	req_build(x, &m, MAD_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD,
+		  slid ? 1ull << 5 : 0);
+	((struct sa_path_record *)m.data)->slid = htobe16(slid);
+	fx_send(x, &m, sizeof(m), lid);
+}
+
+/*
+ * Bounded memory (issue 10): with 64 KiB of answers per port (and 64
+ * transfers, so that bytes are what binds), one host that never ACKs.
+ * Every pair of fat2-128 (1.25 MB) is NO_RESOURCES without a byte held
+ * (counted first); its own paths (about 9 KB each) are answered until
+ * its 64 KiB are taken, then BUSY; another host is served meanwhile; the
+ * bytes held never pass the cap and all come back when the transfers
+ * time out.
+ */
+START_TEST(test_answer_bytes_bounded)
+{
+	const size_t cap = 65536;
+	unsigned first, nores, busy, again;
+	size_t now, peak, each;
+	struct fx x;
+	uint16_t a, b;
+
+	fx_answer_bytes = cap;
+	fx_transfers_per_port = 64;
+	fx_init(&x, "fat2-128.net", true);
+	fx_answer_bytes = 0;
+	fx_transfers_per_port = 0;
+	a = x.ca_lid[0];
+	b = x.ca_lid[1];
+
+	path_table(&x, a, 0);
+	for (int i = 0; i < 100 && !count_status(&x, a, SA_STATUS_NO_RESOURCES); i++)
+		fx_run(&x, 0.01);
+	ck_assert_uint_eq(count_status(&x, a, SA_STATUS_NO_RESOURCES), 1);
+	sa_answer_bytes(&x.sm, &now, &peak);
+	ck_assert_uint_eq(now, 0);
+	ck_assert_uint_eq(peak, 0);		/* counted, never stored */
+
+	for (int i = 0; i < 20; i++)
+		path_table(&x, a, a);
+	count_answers(&x, a, &first, &nores);
+	busy = count_status(&x, a, MAD_STATUS_BUSY);
+	sa_answer_bytes(&x.sm, &now, &peak);
+	ck_assert_uint_ge(first, 2);
+	ck_assert_uint_eq(first + busy, 20);
+	ck_assert_uint_eq(nores, 1);
+	each = now / first;
+	ck_assert_uint_eq(each % 64, 0);	/* PathRecords at their stride */
+	ck_assert_uint_le(now, cap);
+	ck_assert_uint_le(peak, cap);
+	ck_assert_uint_gt(now + each, cap);	/* the next would not fit */
+
+	/* Another port has its own bytes. */
+	path_table(&x, b, b);
+	count_answers(&x, b, &first, &nores);
+	ck_assert_uint_eq(first, 1);
+	ck_assert_uint_eq(count_status(&x, b, MAD_STATUS_BUSY), 0);
+
+	/* The transfers give up: every byte is back, a is served again. */
+	fx_run(&x, (TIMEOUT_MS / 1000. + 0.02) * (RETRIES + 2) * 4);
+	sa_answer_bytes(&x.sm, &now, &peak);
+	ck_assert_uint_eq(now, 0);
+	ck_assert_uint_le(peak, 2 * cap);	/* a's and b's, each within its cap */
+	count_answers(&x, a, &first, &nores);
+	path_table(&x, a, a);
+	count_answers(&x, a, &again, &nores);
+	ck_assert_uint_eq(again, first + 1);
 	fx_free(&x);
 }
 END_TEST
@@ -465,6 +563,7 @@ static Suite *sa_agent_suite(void)
 	tcase_add_test(tc, test_busy_before_subnet_up);
 	tcase_add_test(tc, test_malformed_answered);
 	tcase_add_test(tc, test_transfer_quota_per_port);
+	tcase_add_test(tc, test_answer_bytes_bounded);
 	tcase_add_test(tc, test_reports_coalesced_and_bounded);
 	tcase_add_test(tc, test_reports_answered_in_order);
 	tcase_add_test(tc, test_service_owner_by_lid);

@@ -13,12 +13,16 @@
  *     its units by more than one item;
  *   - every generator answered in slices of a few units gives exactly the
  *     records it gives in one go (the cursors resume where they stopped);
+ *   - an open PathRecord GetTable that may be large is counted before
+ *     anything is stored: one that cannot be answered holds no memory,
+ *     one that can is built at its exact size, within the table's limit;
  *   - the SA index follows the model's generation, not its addresses;
  *   - sa_request_parse() refuses what the agent must refuse.
  */
 #include "config.h"
 
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +42,7 @@
 /* PathRecord components (table 204) */
 enum { PR_SGID = 3, PR_DLID = 4, PR_SLID = 5, PR_NUMB_PATH = 12,
        PR_PKEY = 13, PR_MTU_SEL = 16, PR_MTU = 17, PR_RATE_SEL = 18,
-       PR_RATE = 19 };
+       PR_RATE = 19, PR_PKT_LIFE_SEL = 20, PR_PKT_LIFE = 21 };
 enum { MPR_SGID_COUNT = 19, MPR_DGID_COUNT = 20 };
 
 /*
@@ -186,8 +190,9 @@ END_TEST
  * Open ends, LMC 7: more work than any budget allows.  A query that
  * matches nothing (rate exactly 1200 Gb/s: no link has it, and no
  * check before the walk can tell) ends NO_RESOURCES once the budget is
- * spent, never more than one item past it, and no slice is longer than
- * its units plus one item.  In the default partition the table reaches
+ * spent (half of it: such a query is counted before it is built, each
+ * pass with half), never more than one item past it, and no slice is
+ * longer than its units plus one item.  In the default partition the table reaches
  * its record limit first: NO_RESOURCES too.
  */
 START_TEST(test_open_paths_budget)
@@ -207,10 +212,10 @@ START_TEST(test_open_paths_budget)
 			SA_WORK_BUDGET_DEFAULT, SA_SLICE_UNITS, &t, &w, &s);
 	ck_assert_int_eq(rc, -SA_STATUS_NO_RESOURCES);
 	ck_assert_uint_eq(t.count, 0);
-	ck_assert_uint_gt(w.used, SA_WORK_BUDGET_DEFAULT);
-	ck_assert_uint_le(w.used, SA_WORK_BUDGET_DEFAULT + MAX_ITEM);
+	ck_assert_uint_gt(w.used, SA_WORK_BUDGET_DEFAULT / 2);
+	ck_assert_uint_le(w.used, SA_WORK_BUDGET_DEFAULT / 2 + MAX_ITEM);
 	ck_assert_uint_le(s.max_units, SA_SLICE_UNITS + MAX_ITEM);
-	ck_assert_uint_ge(s.n, SA_WORK_BUDGET_DEFAULT / (SA_SLICE_UNITS + MAX_ITEM));
+	ck_assert_uint_ge(s.n, SA_WORK_BUDGET_DEFAULT / 2 / (SA_SLICE_UNITS + MAX_ITEM));
 	free(t.buf);
 	memset(&p, 0, sizeof(p));
 	rc = run_sliced(&x.v, SA_ATTR_PATH_RECORD, MAD_METHOD_GET_TABLE, 0, 0,
@@ -220,6 +225,9 @@ START_TEST(test_open_paths_budget)
 	ck_assert_uint_le(w.used, SA_WORK_BUDGET_DEFAULT + MAX_ITEM);
 	ck_assert_uint_le(t.count, 1u << 17);
 	ck_assert_uint_le(s.max_units, SA_SLICE_UNITS + MAX_ITEM);
+	/* counted, never stored: no table (before: up to 8 MB of one) */
+	ck_assert_ptr_null(t.buf);
+	ck_assert_uint_eq(t.cap, 0);
 	free(t.buf);
 	/* An SLID no port has: no records, no work. */
 	p.slid = htobe16(0xbfff);
@@ -244,6 +252,137 @@ START_TEST(test_open_paths_budget)
 			SA_WORK_BUDGET_DEFAULT, SA_SLICE_UNITS, &t, &w, &s);
 	ck_assert_int_eq(rc, 0);
 	ck_assert_uint_ge(t.count, 128);
+	free(t.buf);
+	fx_free(&x);
+}
+END_TEST
+
+/*
+ * Bounded memory (issue 10): a PathRecord GetTable with an end open that
+ * may give more than a few thousand records is counted first and then
+ * built in a table of exactly its size (no doubling slack), with the
+ * records a one-go run gives; with a limit below that size it fails
+ * -ENOBUFS, naming the bytes it needed, before anything is stored.
+ */
+static int run_limited(const struct sa_view *v, uint64_t mask, const void *tmpl,
+		       size_t max_bytes, struct sa_table *t, struct sa_work *w)
+{
+	uint8_t data[SA_DATA_SIZE] = { 0 };
+	struct sa_query q;
+	int rc;
+
+	memcpy(data, tmpl, sizeof(struct sa_path_record));
+	memset(w, 0, sizeof(*w));
+	w->budget = SA_WORK_BUDGET_DEFAULT;
+	q = (struct sa_query){ .method = MAD_METHOD_GET_TABLE,
+			       .attr_id = SA_ATTR_PATH_RECORD, .comp_mask = mask,
+			       .tmpl = data, .tmpl_len = SA_DATA_SIZE,
+			       .requester_lid = 1, .work = w };
+	memset(t, 0, sizeof(*t));
+	t->rec_size = t->stride = 64;
+	t->max_bytes = max_bytes;
+	do {
+		w->slice_end = w->used + SA_SLICE_UNITS;
+		rc = gen_path_record(v, &q, t);
+		/* the limit holds at every slice */
+		ck_assert(!max_bytes || sa_table_bytes(t) <= max_bytes);
+	} while (rc == SA_MORE);
+	return rc;
+}
+
+START_TEST(test_count_first)
+{
+	struct sa_path_record p;
+	struct sa_table t, whole;
+	struct sa_work w;
+	struct fx x;
+	int rc;
+
+	/* "All my paths" with LMC 3: 8 LIDs x every LID of the subnet. */
+	fx_load(&x, "fat2-128.net", 3);
+	memset(&p, 0, sizeof(p));
+	port_gid(&x.f, by_desc(&x.f, "H0001 HCA-1"), 1, p.sgid);
+	ck_assert_int_eq(run_whole(&x.v, SA_ATTR_PATH_RECORD,
+				   MAD_METHOD_GET_TABLE, B(PR_SGID), 0, &p,
+				   sizeof(p), &whole), 0);
+	ck_assert_uint_gt(whole.count, 8 * 128);
+	rc = run_limited(&x.v, B(PR_SGID), &p, 0, &t, &w);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_uint_eq(t.count, whole.count);
+	ck_assert_uint_eq(t.cap, t.count);		/* its exact size */
+	ck_assert_mem_eq(t.buf, whole.buf, whole.count * 64);
+	ck_assert_uint_gt(w.phase, 0);
+	free(t.buf);
+	/* One byte less than it needs: refused before a record is stored. */
+	rc = run_limited(&x.v, B(PR_SGID), &p, whole.count * 64 - 1, &t, &w);
+	ck_assert_int_eq(rc, -ENOBUFS);
+	ck_assert_ptr_null(t.buf);
+	ck_assert_uint_eq(t.wanted, whole.count * 64);
+	/* ... and when it would fit were nothing else held: at once, no
+	 * walk (the agent answers BUSY). */
+	memset(&t, 0, sizeof(t));
+	{
+		uint8_t data[SA_DATA_SIZE] = { 0 };
+		struct sa_query q = { .method = MAD_METHOD_GET_TABLE,
+				      .attr_id = SA_ATTR_PATH_RECORD,
+				      .comp_mask = B(PR_SGID), .tmpl = data,
+				      .tmpl_len = SA_DATA_SIZE, .work = &w };
+
+		memcpy(data, &p, sizeof(p));
+		memset(&w, 0, sizeof(w));
+		w.budget = SA_WORK_BUDGET_DEFAULT;
+		w.slice_end = SA_SLICE_UNITS;
+		t.rec_size = t.stride = 64;
+		t.max_bytes = 4096;
+		t.max_ever = whole.count * 64;
+		ck_assert_int_eq(gen_path_record(&x.v, &q, &t), -ENOBUFS);
+		ck_assert_uint_eq(w.used, 0);
+		ck_assert_ptr_null(t.buf);
+	}
+	free(whole.buf);
+	/* Both ends open, LMC 0: every pair (about 20,000), exact too. */
+	fx_free(&x);
+	fx_load(&x, "fat2-128.net", 0);
+	memset(&p, 0, sizeof(p));
+	ck_assert_int_eq(run_whole(&x.v, SA_ATTR_PATH_RECORD,
+				   MAD_METHOD_GET_TABLE, 0, 0, &p, sizeof(p),
+				   &whole), 0);
+	ck_assert_uint_gt(whole.count, 128 * 128);
+	rc = run_limited(&x.v, 0, &p, 0, &t, &w);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_uint_eq(t.cap, whole.count);
+	ck_assert_mem_eq(t.buf, whole.buf, whole.count * 64);
+	free(t.buf);
+	free(whole.buf);
+	/*
+	 * PacketLifeTime below 1: only loopback paths, one per end port, of
+	 * 19,600 pairs.  Allowed less than the 19,600 records it might give,
+	 * the query is counted and then built at its size.
+	 */
+	p.pkt_life = 1 << 6 | 1;
+	ck_assert_int_eq(run_whole(&x.v, SA_ATTR_PATH_RECORD,
+				   MAD_METHOD_GET_TABLE,
+				   B(PR_PKT_LIFE_SEL) | B(PR_PKT_LIFE), 0, &p,
+				   sizeof(p), &whole), 0);
+	ck_assert_uint_eq(whole.count, 140);
+	rc = run_limited(&x.v, B(PR_PKT_LIFE_SEL) | B(PR_PKT_LIFE), &p,
+			 65536, &t, &w);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_uint_eq(t.count, 140);
+	ck_assert_uint_eq(t.cap, 140);
+	ck_assert_uint_eq(w.phase, 3);		/* counted, then built */
+	ck_assert_uint_le(w.used, SA_WORK_BUDGET_DEFAULT);
+	ck_assert_mem_eq(t.buf, whole.buf, whole.count * 64);
+	free(t.buf);
+	free(whole.buf);
+	p.pkt_life = 0;
+	/* A small answer is built as it comes, within its limit. */
+	p.slid = htobe16(x.f.nodes[by_desc(&x.f, "H0001 HCA-1")].ports[1].lid);
+	p.dlid = htobe16(x.f.nodes[by_desc(&x.f, "H0002 HCA-1")].ports[1].lid);
+	rc = run_limited(&x.v, B(PR_SLID) | B(PR_DLID), &p, 64, &t, &w);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_uint_eq(t.count, 1);
+	ck_assert_uint_eq(w.phase, 0);
 	free(t.buf);
 	fx_free(&x);
 }
@@ -457,6 +596,7 @@ static Suite *sa_budget_suite(void)
 	tcase_add_test(tc, test_hostile_pkey_lmc7);
 	tcase_add_test(tc, test_open_paths_budget);
 	tcase_add_test(tc, test_slices_resume);
+	tcase_add_test(tc, test_count_first);
 	tcase_add_test(tc, test_index_generation);
 	tcase_add_test(tc, test_request_parse);
 	suite_add_tcase(s, tc);
