@@ -5,7 +5,9 @@
  * log's token buckets in sm/log.c, the engine's queues in mad/engine.c
  * (mad_engine_set_queue_limits), the receive queue in mad/rxq.c (its
  * shares are fractions of it: requests half, one source 1/16 of requests
- * and 1/4 of answers), the SA's jobs in sm/sa/sa.c.  main.c applies them.
+ * and 1/4 of answers), the SA's jobs, budget, answer bytes, transfers and
+ * Reports in sm/sa/sa.c, its ServiceRecords, leases and subscriptions in
+ * sm/sa/service.c.  main.c applies the first ones; the SA reads its own.
  */
 #include "config.h"
 
@@ -18,12 +20,19 @@
 #include "mad/rxq.h"
 #include "sm/limits.h"
 #include "sm/log.h"
+#include "sm/sa/sa.h"
+#include "sm/sa/service.h"
 #include "sm/sm.h"
 
 #define U(name, field, lo, hi, def, unit, help) \
-	{ name, offsetof(struct sm_config, field), false, lo, hi, def, unit, help }
+	{ name, offsetof(struct sm_config, field), false, false, lo, hi, def, \
+	  unit, help }
+#define W(name, field, lo, hi, def, unit, help) \
+	{ name, offsetof(struct sm_config, field), false, true, lo, hi, def, \
+	  unit, help }
 #define R(name, field, lo, hi, def, unit, help) \
-	{ name, offsetof(struct sm_config, field), true, lo, hi, def, unit, help }
+	{ name, offsetof(struct sm_config, field), true, false, lo, hi, def, \
+	  unit, help }
 
 const struct limit_opt limit_opts[] = {
 	U("trap-sources", trap_sources, 1, SM_TRAP_SOURCES_MAX,
@@ -58,10 +67,38 @@ const struct limit_opt limit_opts[] = {
 	U("sa-jobs-per-port", sa_jobs_per_port, 1, 4096,
 	  SA_MAX_JOBS_PER_PORT, "requests",
 	  "... from one requesting port"),
+	W("sa-work-budget", sa_work_budget, 1000, 1e9, SA_WORK_BUDGET_DEFAULT,
+	  "work units", "work units one SA request may cost"),
+	W("sa-answer-bytes", sa_answer_bytes, 65536, 4294967296.,
+	  SA_DEF_ANSWER_BYTES, "bytes",
+	  "bytes of SA answers one port may hold"),
+	U("sa-max-transfers", sa_max_transfers, 1, 65535, SA_DEF_MAX_TRANSFERS,
+	  "transfers", "RMPP answers in flight"),
+	U("sa-transfers-per-port", sa_transfers_per_port, 1, 65535,
+	  SA_DEF_TRANSFERS_PER_PORT, "transfers",
+	  "... to one requesting port"),
+	U("sa-max-services", sa_max_services, 1, 1000000, SA_DEF_MAX_SERVICES,
+	  "records", "ServiceRecords kept"),
+	U("sa-services-per-port", sa_services_per_port, 1, 1000000,
+	  SA_DEF_SERVICES_PER_PORT, "records", "... per ServiceGID"),
+	U("sa-max-lease", sa_max_lease, 1, 4294967295., SA_DEF_MAX_LEASE,
+	  "seconds", "longest lease (4294967295: infinite)"),
+	U("sa-max-subscriptions", sa_max_subscriptions, 1, 1000000,
+	  SA_DEF_MAX_SUBSCRIPTIONS, "subscriptions",
+	  "InformInfo subscriptions kept"),
+	U("sa-subscriptions-per-port", sa_subscriptions_per_port, 1, 1000000,
+	  SA_DEF_SUBSCRIPTIONS_PER_PORT, "subscriptions",
+	  "... per subscriber port"),
+	U("sa-report-queue", sa_report_queue, 1, 1024, SA_DEF_REPORT_QUEUE,
+	  "Reports", "Reports waiting per subscriber"),
+	U("sa-report-failures", sa_report_failures, 1, 1000,
+	  SA_DEF_REPORT_FAILURES, "Reports",
+	  "unanswered Reports: unsubscribed"),
 };
 const size_t n_limit_opts = sizeof(limit_opts) / sizeof(limit_opts[0]);
 
 #undef U
+#undef W
 #undef R
 
 static void *field(struct sm_config *c, size_t i)
@@ -73,6 +110,8 @@ static void set(struct sm_config *c, size_t i, double v)
 {
 	if (limit_opts[i].real)
 		*(double *)field(c, i) = v;
+	else if (limit_opts[i].wide)
+		*(uint64_t *)field(c, i) = (uint64_t)v;
 	else
 		*(unsigned *)field(c, i) = (unsigned)v;
 }
@@ -87,7 +126,8 @@ double limit_value(const struct sm_config *c, size_t i)
 {
 	const void *f = (const char *)c + limit_opts[i].off;
 	double v = limit_opts[i].real ? *(const double *)f
-				      : (double)*(const unsigned *)f;
+		   : limit_opts[i].wide ? (double)*(const uint64_t *)f
+		   : (double)*(const unsigned *)f;
 
 	return v > 0 ? v : limit_opts[i].def;
 }

@@ -1,7 +1,9 @@
 /*
  * limits.h - the daemon's bounds on what the network can make it hold or
  * do, as long options: trap budgets, the log's rate limiter, the MAD
- * engine's queues, the receive queue and the SA's jobs.  One table
+ * engine's queues, the receive queue, and the SA's jobs, work budget,
+ * answer bytes, RMPP transfers, ServiceRecords, leases, subscriptions and
+ * Reports.  One table
  * (limits.c) drives parsing with range checks, --help, the "limits:" log
  * line and the defaults, so that none of them can drift from the others.
  *
@@ -22,7 +24,8 @@ struct sm_config;
 struct limit_opt {
 	const char *name;	/* the long option without "--" */
 	size_t	 off;		/* its field in struct sm_config */
-	bool	 real;		/* a double; else an unsigned */
+	bool	 real;		/* a double; else an integer: */
+	bool	 wide;		/* ... a uint64_t, else an unsigned */
 	double	 min, max;	/* accepted range, both included */
 	double	 def;		/* the built-in default */
 	const char *unit;	/* what the number counts, for messages */

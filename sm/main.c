@@ -64,23 +64,6 @@ static void usage(FILE *fp)
 "      --dump-fabric FILE write the discovered fabric in ibnetdiscover's\n"
 "                         topology format (atomically)\n"
 "      --discover-only    discover, report and exit without changing anything\n"
-"  SA limits (0 or absent: the default; see ibsm(8)):\n"
-"      --sa-max-transfers N        RMPP answers in flight (256)\n"
-"      --sa-transfers-per-port N   ... to one requesting port (4)\n"
-"      --sa-max-services N         ServiceRecords (4096)\n"
-"      --sa-services-per-port N    ... per ServiceGID (64)\n"
-"      --sa-max-lease S            longest ServiceRecord lease (86400;\n"
-"                                  4294967295: infinite allowed)\n"
-"      --sa-max-subscriptions N    InformInfo subscriptions (1024)\n"
-"      --sa-subscriptions-per-port N  ... per subscriber port (16)\n"
-"      --sa-report-queue N         Reports waiting per subscriber (4)\n"
-"      --sa-report-failures N      unanswered Reports in a row before a\n"
-"                                  subscriber is dropped (3)\n"
-"      --sa-work-budget N work units one SA request may cost, 1000-1e9\n"
-"                         (default 2097152; beyond it NO_RESOURCES)\n"
-"      --sa-answer-bytes N bytes of SA answers one requesting port may\n"
-"                         hold, 65536-4294967296 (default 8388608; all\n"
-"                         ports: 8x); over it NO_RESOURCES or BUSY\n"
 "  -h, --help             this help\n"
 "      --version          print the version and exit\n");
 	limits_usage(fp);
@@ -112,38 +95,15 @@ static void dir_default(char *dst, size_t sz, const char *env, const char *def)
 
 enum {
 	OPT_RETRIES = 256, OPT_VERSION, OPT_DUMP_FABRIC, OPT_CACHE_DIR,
-	OPT_DUMP_DIR, OPT_DISCOVER_ONLY, OPT_DUMP_LFTS, OPT_SA_WORK_BUDGET,
-	OPT_SA_FIRST,
-};
-enum { OPT_SA_ANSWER_BYTES = OPT_SA_FIRST + 64 };
-
-/* The SA limits: one numeric option each, stored in sm_config. */
-static const struct sa_limit_opt {
-	const char *name;
-	size_t off;
-	unsigned long max;
-} sa_limit_opts[] = {
-	{ "sa-max-transfers", offsetof(struct sm_config, sa_max_transfers), 65535 },
-	{ "sa-transfers-per-port", offsetof(struct sm_config, sa_transfers_per_port), 65535 },
-	{ "sa-max-services", offsetof(struct sm_config, sa_max_services), 1000000 },
-	{ "sa-services-per-port", offsetof(struct sm_config, sa_services_per_port), 1000000 },
-	{ "sa-max-lease", offsetof(struct sm_config, sa_max_lease), 0xffffffffu },
-	{ "sa-max-subscriptions", offsetof(struct sm_config, sa_max_subscriptions), 1000000 },
-	{ "sa-subscriptions-per-port", offsetof(struct sm_config, sa_subscriptions_per_port), 1000000 },
-	{ "sa-report-queue", offsetof(struct sm_config, sa_report_queue), 1024 },
-	{ "sa-report-failures", offsetof(struct sm_config, sa_report_failures), 1000 },
+	OPT_DUMP_DIR, OPT_DISCOVER_ONLY, OPT_DUMP_LFTS,
 };
 /* The limits of sm/limits.h: getopt values from here on. */
 enum { OPT_LIMIT_FIRST = 512 };
 
-#define N_SA_LIMIT_OPTS (sizeof(sa_limit_opts) / sizeof(sa_limit_opts[0]))
-_Static_assert(N_SA_LIMIT_OPTS == 9, "one SA_OPT() per sa_limit_opts entry");
-
 static int parse_options(int argc, char **argv, struct sm_config *o,
 			 bool *discover_only)
 {
-	/* Not static: SA_OPT() reads sa_limit_opts, no constant for clang. */
-	const struct option longopts[] = {
+	static const struct option longopts[] = {
 		{ "guid", required_argument, NULL, 'g' },
 		{ "once", no_argument, NULL, 'o' },
 		{ "log_file", required_argument, NULL, 'f' },
@@ -162,12 +122,6 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 		{ "dump-fabric", required_argument, NULL, OPT_DUMP_FABRIC },
 		{ "discover-only", no_argument, NULL, OPT_DISCOVER_ONLY },
 		{ "dump-lfts", no_argument, NULL, OPT_DUMP_LFTS },
-		{ "sa-work-budget", required_argument, NULL, OPT_SA_WORK_BUDGET },
-		{ "sa-answer-bytes", required_argument, NULL, OPT_SA_ANSWER_BYTES },
-#define SA_OPT(i) { sa_limit_opts[i].name, required_argument, NULL, OPT_SA_FIRST + i }
-		SA_OPT(0), SA_OPT(1), SA_OPT(2), SA_OPT(3), SA_OPT(4), SA_OPT(5),
-		SA_OPT(6), SA_OPT(7), SA_OPT(8),
-#undef SA_OPT
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -178,7 +132,7 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 	unsigned long v;
 	int c;
 
-	_Static_assert(OPT_LIMIT_FIRST > OPT_SA_FIRST + 64, "getopt values");
+	_Static_assert((int)OPT_LIMIT_FIRST > (int)OPT_DUMP_LFTS, "getopt values");
 	memcpy(all, longopts, n_base * sizeof(all[0]));
 	if (n_limit_opts > 31)
 		abort();	/* all[] is too short: a programming error */
@@ -199,7 +153,6 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 		.head_of_queue_lifetime = 0x12,
 		.leaf_head_of_queue_lifetime = 0x10,
 		.max_op_vls = 5,
-		.sa_work_budget = SA_WORK_BUDGET_DEFAULT,
 	};
 	limits_defaults(o);
 	dir_default(o->cache_dir, sizeof(o->cache_dir), "OSM_CACHE_DIR",
@@ -293,18 +246,6 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 		case OPT_DUMP_LFTS:
 			o->dump_lfts = true;
 			break;
-		case OPT_SA_WORK_BUDGET:
-			if (parse_uint(optarg, 1000000000, &v) < 0 || v < 1000)
-				return bad_value("--sa-work-budget", optarg,
-						 "1000-1000000000 work units");
-			o->sa_work_budget = v;
-			break;
-		case OPT_SA_ANSWER_BYTES:
-			if (parse_uint(optarg, 1ul << 32, &v) < 0 || v < 65536)
-				return bad_value("--sa-answer-bytes", optarg,
-						 "65536-4294967296 bytes");
-			o->sa_answer_bytes = v;
-			break;
 		case OPT_DISCOVER_ONLY:
 			*discover_only = true;
 			o->once = true;
@@ -325,23 +266,6 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 					fprintf(stderr, "ibsm: %s\n", err);
 					return -EINVAL;
 				}
-				break;
-			}
-			if (c >= OPT_SA_FIRST &&
-			    c < OPT_SA_FIRST + (int)N_SA_LIMIT_OPTS) {
-				const struct sa_limit_opt *so =
-					&sa_limit_opts[c - OPT_SA_FIRST];
-				char opt[40];
-
-				snprintf(opt, sizeof(opt), "--%s", so->name);
-				if (parse_uint(optarg, so->max, &v) < 0)
-					return bad_value(opt, optarg, so->max == 0xffffffffu ?
-							 "a number of seconds" :
-							 "a count (0: default)");
-				if (so->off == offsetof(struct sm_config, sa_max_lease))
-					o->sa_max_lease = (uint32_t)v;
-				else
-					*(unsigned *)((char *)o + so->off) = (unsigned)v;
 				break;
 			}
 			usage(stderr);

@@ -47,7 +47,7 @@ struct sm_config {
 	unsigned sa_transfers_per_port;
 	unsigned sa_max_services;	/* ServiceRecords */
 	unsigned sa_services_per_port;
-	uint32_t sa_max_lease;		/* s; 0xffffffff: infinite allowed */
+	unsigned sa_max_lease;		/* s; 0xffffffff: infinite allowed */
 	unsigned sa_max_subscriptions;	/* InformInfo */
 	unsigned sa_subscriptions_per_port;
 	unsigned sa_report_queue;	/* Reports waiting per subscriber */

@@ -61,9 +61,8 @@
  * transfers_per_port to one requesting port, so that a host that never
  * ACKs (each of its transfers lives until the RMPP timeouts give up)
  * cannot take every slot.  Over either: NO_RESOURCES, as for a full table.
+ * (Defaults: SA_DEF_MAX_TRANSFERS, SA_DEF_TRANSFERS_PER_PORT in sa.h.)
  */
-#define SA_DEF_MAX_TRANSFERS		256
-#define SA_DEF_TRANSFERS_PER_PORT	4
 
 /*
  * Reports (13.4.8.2): one in flight per subscriber address (LID, QPN),
@@ -72,10 +71,8 @@
  * it, one over the queue is dropped (both counted).  After
  * report_failures Reports in a row that got no ReportResp, the address's
  * subscriptions are removed: it is gone or not listening (OpenSM keeps
- * sending to it, one error line per Report).
+ * sending to it, one error line per Report).  Defaults in sa.h.
  */
-#define SA_DEF_REPORT_QUEUE		4
-#define SA_DEF_REPORT_FAILURES		3
 #define SA_NOTICE_LEN			80	/* Notice (13.4.8.2) + IssuerGID */
 
 /* While refusals or drops happen, an "SA limits:" line at most this often
@@ -83,8 +80,8 @@
 #define SA_STATS_PERIOD			300.
 
 /* Bytes of answers (tables being built, RMPP payloads) one requesting
- * port may hold, and all ports together: SA_ANSWER_BYTES_ALL x that. */
-#define SA_DEF_ANSWER_BYTES		(8u << 20)
+ * port may hold (SA_DEF_ANSWER_BYTES, sa.h), and all ports together:
+ * SA_ANSWER_BYTES_ALL x that. */
 #define SA_ANSWER_BYTES_ALL		8
 
 /* A request answered in slices (see the top of this file). */

@@ -87,6 +87,13 @@ static inline size_t sa_table_bytes(const struct sa_table *t)
 #define SA_SLICE_UNITS		20000u		/* units per slice */
 #define SA_MORE			1		/* generator: call again */
 
+/* Defaults of the agent's limits (sm/sa/sa.c; options in sm/limits.c). */
+#define SA_DEF_MAX_TRANSFERS		256	/* RMPP answers in flight */
+#define SA_DEF_TRANSFERS_PER_PORT	4	/* ... to one requesting port */
+#define SA_DEF_REPORT_QUEUE		4	/* Reports waiting per subscriber */
+#define SA_DEF_REPORT_FAILURES		3	/* unanswered in a row: dropped */
+#define SA_DEF_ANSWER_BYTES		(8u << 20) /* answer bytes per port */
+
 struct sa_work {
 	uint64_t used;			/* units spent, all slices so far */
 	uint64_t budget;		/* 0: no limit */

@@ -73,7 +73,11 @@ START_TEST(test_table)
 		"trap-sources", "trap-burst", "trap-rate", "trap-holdoff-ms",
 		"trap-sweep-interval", "log-burst", "log-rate",
 		"max-queued-smps", "max-queued-gmps", "rx-queue",
-		"sa-max-jobs", "sa-jobs-per-port",
+		"sa-max-jobs", "sa-jobs-per-port", "sa-work-budget",
+		"sa-answer-bytes", "sa-max-transfers", "sa-transfers-per-port",
+		"sa-max-services", "sa-services-per-port", "sa-max-lease",
+		"sa-max-subscriptions", "sa-subscriptions-per-port",
+		"sa-report-queue", "sa-report-failures",
 	};
 	ck_assert_uint_eq(n_limit_opts, sizeof(names) / sizeof(names[0]));
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -81,8 +85,10 @@ START_TEST(test_table)
 
 		ck_assert(l->min > 0);		/* 0 is the "default" marker */
 		ck_assert(l->min <= l->def && l->def <= l->max);
-		ck_assert(l->off + (l->real ? sizeof(double) : sizeof(unsigned))
+		ck_assert(l->off + (l->real ? sizeof(double) : l->wide ?
+				    sizeof(uint64_t) : sizeof(unsigned))
 			  <= sizeof(struct sm_config));
+		ck_assert(!(l->real && l->wide));
 		for (size_t j = 0; j < i; j++)
 			ck_assert_uint_ne(index_of(names[j]), index_of(names[i]));
 	}
@@ -108,6 +114,10 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(c.rx_queue, 4096);
 	ck_assert_uint_eq(c.sa_max_jobs, 16);
 	ck_assert_uint_eq(c.sa_jobs_per_port, 2);
+	ck_assert_uint_eq(c.sa_work_budget, 2097152);
+	ck_assert_uint_eq(c.sa_answer_bytes, 8u << 20);
+	ck_assert_uint_eq(c.sa_max_lease, 86400);
+	ck_assert_uint_eq(c.sa_report_failures, 3);
 	/* A config left zero (a test's) means the same values. */
 	for (size_t i = 0; i < n_limit_opts; i++)
 		ck_assert(limit_value(&z, i) == limit_value(&c, i));
@@ -116,14 +126,24 @@ START_TEST(test_defaults)
 			 " trap-holdoff-ms 200, trap-sweep-interval 5,"
 			 " log-burst 10, log-rate 1, max-queued-smps 1048576,"
 			 " max-queued-gmps 4096, rx-queue 4096, sa-max-jobs 16,"
-			 " sa-jobs-per-port 2");
+			 " sa-jobs-per-port 2, sa-work-budget 2097152,"
+			 " sa-answer-bytes 8388608, sa-max-transfers 256,"
+			 " sa-transfers-per-port 4, sa-max-services 4096,"
+			 " sa-services-per-port 64, sa-max-lease 86400,"
+			 " sa-max-subscriptions 1024, sa-subscriptions-per-port 16,"
+			 " sa-report-queue 4, sa-report-failures 3");
 	/* Cut short: still a string, and the length it wanted. */
 	ck_assert_int_eq(limits_format(&c, line, 10), (int)strlen(
 		"trap-sources 256, trap-burst 8, trap-rate 2,"
 		" trap-holdoff-ms 200, trap-sweep-interval 5,"
 		" log-burst 10, log-rate 1, max-queued-smps 1048576,"
 		" max-queued-gmps 4096, rx-queue 4096, sa-max-jobs 16,"
-		" sa-jobs-per-port 2"));
+		" sa-jobs-per-port 2, sa-work-budget 2097152,"
+		" sa-answer-bytes 8388608, sa-max-transfers 256,"
+		" sa-transfers-per-port 4, sa-max-services 4096,"
+		" sa-services-per-port 64, sa-max-lease 86400,"
+		" sa-max-subscriptions 1024, sa-subscriptions-per-port 16,"
+		" sa-report-queue 4, sa-report-failures 3"));
 	ck_assert_str_eq(line, "trap-sour");
 }
 END_TEST
