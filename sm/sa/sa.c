@@ -26,8 +26,10 @@
  * requesting port (its base LID, so that the LIDs of an LMC range count
  * as one requester); a request that finds no slot is answered BUSY before
  * any work is done.  A job whose model was replaced by a sweep meanwhile
- * (struct fabric.gen), or whose SM left MASTER, is answered BUSY too: the
- * client asks again and gets an answer from one model.
+ * (struct fabric.gen) starts again from nothing on the new model, with a
+ * new budget, at most SA_JOB_RESTARTS times, so that every answer comes
+ * from one model; after that, or when the SM left MASTER, it is answered
+ * BUSY and the client asks again.
  *
  * Bounded memory: the bytes an answer holds (a job's table, then the
  * payload of its RMPP transfer until the client has acknowledged it or the
@@ -84,6 +86,9 @@
  * SA_ANSWER_BYTES_ALL x that. */
 #define SA_ANSWER_BYTES_ALL		8
 
+/* Restarts of a job on a newer model before it is answered BUSY. */
+#define SA_JOB_RESTARTS		2
+
 /* A request answered in slices (see the top of this file). */
 struct sa_job {
 	struct sa_job *next;
@@ -94,6 +99,7 @@ struct sa_job {
 	struct sa_table t;		/* the records so far */
 	struct sa_work work;		/* budget spent, cursor */
 	uint64_t gen;			/* the model it is answered from */
+	unsigned restarts;		/* on a newer model, so far */
 	uint16_t owner;			/* requesting port's base LID */
 	uint64_t who;			/* requester_key(): whose bytes */
 };
@@ -142,7 +148,7 @@ struct sa_agent {
 		size_t mem_peak;		/* most bytes held at once */
 	} stats;
 	struct {
-		uint64_t jobs, slices, busy, exhausted, stale;
+		uint64_t jobs, slices, busy, exhausted, stale, restarted;
 		double longest;		/* s, the longest slice */
 	} work_stats;
 };
@@ -485,6 +491,26 @@ static void job_free(struct sa_job *j)
 }
 
 /*
+ * A sweep published another model while the job was being answered: its
+ * records so far and its cursor belong to the old one.  Start over on the
+ * new model with the whole budget again (restarts are bounded).
+ */
+static void job_restart(struct sa_agent *sa, struct sa_job *j)
+{
+	uint64_t budget = j->work.budget;
+
+	free(j->t.buf);
+	j->t.buf = NULL;
+	j->t.count = j->t.cap = j->t.wanted = 0;
+	j->t.count_only = false;
+	memset(&j->work, 0, sizeof(j->work));
+	j->work.budget = budget;
+	j->gen = sa->sm->fabric.gen;
+	j->restarts++;
+	sa->work_stats.restarted++;
+}
+
+/*
  * The idle watcher: one slice of the job at the head of the list, which
  * then goes to the tail (or is answered).  libev runs idle watchers only
  * when no other event is pending, so every MAD that arrives meanwhile is
@@ -506,9 +532,13 @@ static void on_slice(struct ev_loop *loop, ev_idle *w, int revents)
 	if (!sa->jobs)
 		sa->jobs_tail = &sa->jobs;
 	j->next = NULL;
+	if (j->gen != sm->fabric.gen && j->restarts < SA_JOB_RESTARTS &&
+	    sm->state == SM_MASTER && sm->subnet_up)
+		job_restart(sa, j);
 	if (j->gen != sm->fabric.gen || sm->state != SM_MASTER ||
 	    !sm->subnet_up) {
-		/* A sweep published another model: ask again. */
+		/* The model keeps changing, or we are no longer master:
+		 * ask again later. */
 		sa->work_stats.stale++;
 		answer(sa, &j->req, &j->from, MAD_STATUS_BUSY, NULL,
 		       j->a->rec_size);
@@ -1002,10 +1032,11 @@ void sa_stop(struct sm *sm)
 	log_info("SA: %" PRIu64 " requests answered in slices (%" PRIu64
 		 " slices, the longest %.1f ms), %" PRIu64 " BUSY for want of"
 		 " a slot, %" PRIu64 " over their work budget, %" PRIu64
-		 " outlived their model", sa->work_stats.jobs,
+		 " restarted on a new model, %" PRIu64 " outlived their"
+		 " model", sa->work_stats.jobs,
 		 sa->work_stats.slices, sa->work_stats.longest * 1e3,
 		 sa->work_stats.busy, sa->work_stats.exhausted,
-		 sa->work_stats.stale);
+		 sa->work_stats.restarted, sa->work_stats.stale);
 	ev_timer_stop(sm->loop, &sa->expire);
 	ev_idle_stop(sm->loop, &sa->slices);
 	while (sa->jobs) {

@@ -7,7 +7,8 @@
  * A struct sm as the daemon builds it (the fixture of check_sa_agent.c):
  * the fake transport under its engine, fat2-128 with minhop routes.  An
  * open PathRecord GetTable (every pair of ports) on it takes several
- * slices, so it stays a job until the loop runs.
+ * slices, so it stays a job until the loop runs.  A job whose model a
+ * sweep replaced starts over on the new one (at most twice).
  */
 #include "config.h"
 
@@ -184,6 +185,49 @@ START_TEST(test_options_applied)
 }
 END_TEST
 
+/* The answer to `lid`: the MAD status of the first MAD sent to it, or -1. */
+static int status_to(const struct fx *x, uint16_t lid)
+{
+	for (size_t i = 0; i < x->fk.n_sent; i++) {
+		const struct sa_mad *m = (const void *)x->fk.sent[i].mad;
+
+		if (x->fk.sent[i].addr.lid == lid)
+			return be16toh(m->hdr.status) & 0x7fff;
+	}
+	return -1;
+}
+
+/*
+ * A sweep publishes a new model while a job is being answered: the job
+ * starts over on the new model and is answered from it (records, not
+ * BUSY: before, every such job was answered BUSY, which clients like
+ * saquery do not retry).  A job whose model keeps changing is BUSY after
+ * two restarts.
+ */
+START_TEST(test_new_model_restarts)
+{
+	struct fx x;
+
+	fx_init(&x, NULL);
+	open_paths(&x, x.ca_lid[0]);
+	ck_assert_uint_eq(x.fk.n_sent, 0);	/* a job */
+	x.sm.fabric.gen++;			/* as a sweep publishing anew */
+	fx_run(&x, 1.0);
+	ck_assert_int_eq(status_to(&x, x.ca_lid[0]), 0);
+	ck_assert_uint_eq(busy_to(&x, x.ca_lid[0]), 0);
+
+	/* A model that changes before every slice: BUSY in the end. */
+	open_paths(&x, x.ca_lid[1]);
+	ck_assert_int_eq(status_to(&x, x.ca_lid[1]), -1);
+	for (int i = 0; i < 10 && status_to(&x, x.ca_lid[1]) < 0; i++) {
+		x.sm.fabric.gen++;
+		ev_run(x.sm.loop, EVRUN_NOWAIT);
+	}
+	ck_assert_int_eq(status_to(&x, x.ca_lid[1]), MAD_STATUS_BUSY);
+	fx_free(&x);
+}
+END_TEST
+
 static Suite *sa_jobs_suite(void)
 {
 	Suite *s = suite_create("sa_jobs");
@@ -191,6 +235,7 @@ static Suite *sa_jobs_suite(void)
 
 	tcase_add_test(tc, test_default_two_per_port);
 	tcase_add_test(tc, test_options_applied);
+	tcase_add_test(tc, test_new_model_restarts);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;
