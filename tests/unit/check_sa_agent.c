@@ -26,88 +26,27 @@
 #include "sm/sa/service.h"
 #include "sm/sm.h"
 #include "sm/topo_load.h"
-#include "tests/unit/fake_transport.h"
+#include "tests/unit/agent_fixture.h"
 
 #define TIMEOUT_MS	20
 #define RETRIES		1
-
-struct fx {
-	struct sm sm;
-	struct fake fk;
-	uint16_t ca_lid[8];		/* LIDs of the first CA ports */
-	unsigned n_ca;
-	uint64_t tid;
-};
 
 /* SA limits off their defaults for the next fx_init() (0: default). */
 static size_t fx_answer_bytes;
 static unsigned fx_transfers_per_port;
 
-static void fx_init(struct fx *x, const char *topo, bool up)
+static void fx_init(struct agent_fx *x, const char *topo, bool up)
 {
-	char path[512], err[256];
-	struct lid_policy pol = { 0 };
-	struct mad_engine_opts eo = { 4, 64, TIMEOUT_MS, RETRIES };
-
-	memset(x, 0, sizeof(*x));
-	x->sm.loop = ev_loop_new(EVFLAG_AUTO);
-	ck_assert_ptr_nonnull(x->sm.loop);
-	ck_assert_int_eq(fake_init(&x->fk, x->sm.loop, &eo), 0);
-	x->sm.engine = x->fk.engine;
-	x->sm.cfg.transaction_timeout = TIMEOUT_MS;
-	x->sm.cfg.transaction_retries = RETRIES;
-	x->sm.cfg.subnet_prefix = 0xfe80000000000000ull;
-	x->sm.cfg.subnet_timeout = 18;
-	fabric_init(&x->sm.fabric);
-	snprintf(path, sizeof(path), "%s/%s", TOPO_DIR, topo);
-	ck_assert_msg(topo_load(&x->sm.fabric, path, err, sizeof(err)) == 0,
-		      "%s: %s", path, err);
-	ck_assert_int_eq(lid_assign(&x->sm.fabric, NULL, &pol, NULL), 0);
-	ck_assert_msg(routing_run("minhop", &x->sm.fabric, &x->sm.routes, err,
-				  sizeof(err)) == 0, "minhop: %s", err);
-	x->sm.port_guid = x->sm.fabric.local_port_guid;
-	x->sm.state = up ? SM_MASTER : SM_DISCOVERING;
-	x->sm.subnet_up = up;
-	for (size_t i = 0; i < x->sm.fabric.n_nodes && x->n_ca < 8; i++) {
-		const struct fab_node *n = &x->sm.fabric.nodes[i];
-
-		if (n->type == NODE_TYPE_CA && n->ports[1].lid)
-			x->ca_lid[x->n_ca++] = n->ports[1].lid;
-	}
-	ck_assert_uint_ge(x->n_ca, 4);
+	agent_fx_init(x, topo, up, TIMEOUT_MS, RETRIES);
 	x->sm.cfg.sa_answer_bytes = fx_answer_bytes;
 	x->sm.cfg.sa_transfers_per_port = fx_transfers_per_port;
-	ck_assert_int_eq(sa_start(&x->sm), 0);
+	agent_fx_start(x);
 }
 
-static void fx_free(struct fx *x)
-{
-	sa_stop(&x->sm);
-	fake_fini(&x->fk);
-	routing_result_free(&x->sm.routes);
-	fabric_free(&x->sm.fabric);
-	ev_loop_destroy(x->sm.loop);
-}
+#define fx_free	agent_fx_free
+#define fx_run	agent_fx_run
 
-static void on_stop(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	(void)w;
-	(void)revents;
-	ev_break(loop, EVBREAK_ALL);
-}
-
-/* Let the loop run for `s` seconds (timeouts, retries, deliveries). */
-static void fx_run(struct fx *x, double s)
-{
-	ev_timer t;
-
-	ev_timer_init(&t, on_stop, s, 0.);
-	ev_timer_start(x->sm.loop, &t);
-	ev_run(x->sm.loop, 0);
-	ev_timer_stop(x->sm.loop, &t);
-}
-
-static void req_build(struct fx *x, struct sa_mad *m, uint8_t method,
+static void req_build(struct agent_fx *x, struct sa_mad *m, uint8_t method,
 		      uint16_t attr, uint64_t mask)
 {
 	memset(m, 0, sizeof(*m));
@@ -116,20 +55,20 @@ static void req_build(struct fx *x, struct sa_mad *m, uint8_t method,
 }
 
 /* Hand one request to the engine as if it came from `lid`. */
-static void fx_send(struct fx *x, const void *mad, size_t len, uint16_t lid)
+static void fx_send(struct agent_fx *x, const void *mad, size_t len, uint16_t lid)
 {
 	struct mad_addr from = { .lid = lid, .qpn = 1, .qkey = 0x80010000u };
 
 	mad_engine_recv(x->sm.engine, mad, len, &from, 0);
 }
 
-static const struct sa_mad *sent(const struct fx *x, size_t i)
+static const struct sa_mad *sent(const struct agent_fx *x, size_t i)
 {
 	return (const struct sa_mad *)x->fk.sent[i].mad;
 }
 
 /* The status of the last thing sent, which must be an answer to `lid`. */
-static unsigned last_status(const struct fx *x, uint16_t lid)
+static unsigned last_status(const struct agent_fx *x, uint16_t lid)
 {
 	ck_assert_uint_gt(x->fk.n_sent, 0);
 	ck_assert_uint_eq(x->fk.sent[x->fk.n_sent - 1].addr.lid, lid);
@@ -138,7 +77,7 @@ static unsigned last_status(const struct fx *x, uint16_t lid)
 
 START_TEST(test_busy_before_subnet_up)
 {
-	struct fx x;
+	struct agent_fx x;
 	struct sa_mad m;
 
 	fx_init(&x, "fat2-small.net", false);
@@ -155,7 +94,7 @@ END_TEST
 
 START_TEST(test_malformed_answered)
 {
-	struct fx x;
+	struct agent_fx x;
 	struct sa_mad m;
 	uint16_t lid;
 
@@ -205,7 +144,7 @@ static bool first_segment(const struct sa_mad *m)
 	       !m->hdr.status;
 }
 
-static void count_answers(const struct fx *x, uint16_t lid, unsigned *first,
+static void count_answers(const struct agent_fx *x, uint16_t lid, unsigned *first,
 			  unsigned *nores)
 {
 	*first = *nores = 0;
@@ -232,7 +171,7 @@ static void count_answers(const struct fx *x, uint16_t lid, unsigned *first,
 
 START_TEST(test_transfer_quota_per_port)
 {
-	struct fx x;
+	struct agent_fx x;
 	struct sa_mad m;
 	unsigned first, nores;
 
@@ -263,7 +202,7 @@ START_TEST(test_transfer_quota_per_port)
 END_TEST
 
 /* Answers to `lid` with MAD status `st` (not RMPP segments of tables). */
-static unsigned count_status(const struct fx *x, uint16_t lid, unsigned st)
+static unsigned count_status(const struct agent_fx *x, uint16_t lid, unsigned st)
 {
 	unsigned n = 0;
 
@@ -278,7 +217,7 @@ static unsigned count_status(const struct fx *x, uint16_t lid, unsigned st)
 }
 
 /* A PathRecord GetTable from `lid`: SLID = `slid` (0: both ends open). */
-static void path_table(struct fx *x, uint16_t lid, uint16_t slid)
+static void path_table(struct agent_fx *x, uint16_t lid, uint16_t slid)
 {
 	struct sa_mad m;
 
@@ -302,7 +241,7 @@ START_TEST(test_answer_bytes_bounded)
 	const size_t cap = 65536;
 	unsigned first, nores, busy, again;
 	size_t now, peak, each;
-	struct fx x;
+	struct agent_fx x;
 	uint16_t a, b;
 
 	fx_answer_bytes = cap;
@@ -355,7 +294,7 @@ START_TEST(test_answer_bytes_bounded)
 END_TEST
 
 /* InformInfo Set from `lid`: every generic trap to its QP 1. */
-static void subscribe_all(struct fx *x, uint16_t lid)
+static void subscribe_all(struct agent_fx *x, uint16_t lid)
 {
 	struct sa_mad m;
 	struct sa_inform_info *ii = (struct sa_inform_info *)m.data;
@@ -381,7 +320,7 @@ static void notice(struct smp_notice *n, unsigned trap, uint16_t lid)
 
 /* Reports sent to `lid`: all sends, and distinct TIDs (Reports, not
  * re-sends). */
-static void count_reports(const struct fx *x, uint16_t lid, unsigned *sends,
+static void count_reports(const struct agent_fx *x, uint16_t lid, unsigned *sends,
 			  unsigned *distinct)
 {
 	*sends = *distinct = 0;
@@ -402,7 +341,7 @@ static void count_reports(const struct fx *x, uint16_t lid, unsigned *sends,
 
 START_TEST(test_reports_coalesced_and_bounded)
 {
-	struct fx x;
+	struct agent_fx x;
 	struct smp_notice n;
 	unsigned sends, distinct;
 	uint16_t sub;
@@ -442,7 +381,7 @@ START_TEST(test_reports_coalesced_and_bounded)
 END_TEST
 
 /* Answer Report `i` with a ReportResp from the subscriber's LID. */
-static void report_resp(struct fx *x, size_t i)
+static void report_resp(struct agent_fx *x, size_t i)
 {
 	struct sa_mad r = *sent(x, i);
 
@@ -452,7 +391,7 @@ static void report_resp(struct fx *x, size_t i)
 
 START_TEST(test_reports_answered_in_order)
 {
-	struct fx x;
+	struct agent_fx x;
 	struct smp_notice n;
 	unsigned sends, distinct;
 	uint16_t sub;
@@ -489,7 +428,7 @@ END_TEST
 /* Two ports: each owns its ServiceRecord; the other cannot take it. */
 START_TEST(test_service_owner_by_lid)
 {
-	struct fx x;
+	struct agent_fx x;
 	struct sa_mad m;
 	struct sa_service_record *sr = (struct sa_service_record *)m.data;
 	uint64_t prefix = htobe64(0xfe80000000000000ull), guid = 0;
@@ -525,7 +464,7 @@ END_TEST
 /* A heavy sweep without the subscriber's port: its subscription goes. */
 START_TEST(test_subscription_pruned_when_port_leaves)
 {
-	struct fx x;
+	struct agent_fx x;
 	struct smp_notice n;
 	unsigned sends, distinct;
 	uint16_t sub;

@@ -26,24 +26,14 @@
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
 #include "sm/topo_load.h"
-#include "tests/unit/fake_transport.h"
-
-struct fx {
-	struct sm sm;
-	struct fake fk;
-	uint16_t ca_lid[8];
-	unsigned n_ca;
-	uint64_t tid;
-};
+#include "tests/unit/agent_fixture.h"
 
 /* argv: limit options as on ibsm's command line (NULL-terminated). */
-static void fx_init(struct fx *x, const char *const *opts)
+static void fx_init(struct agent_fx *x, const char *const *opts)
 {
-	char path[512], err[256];
-	struct lid_policy pol = { 0 };
-	struct mad_engine_opts eo = { 4, 64, 20, 1 };
+	char err[256];
 
-	memset(x, 0, sizeof(*x));
+	agent_fx_init(x, "fat2-128.net", true, 20, 1);
 	for (size_t i = 0; opts && opts[i]; i += 2) {
 		size_t k;
 
@@ -54,45 +44,14 @@ static void fx_init(struct fx *x, const char *const *opts)
 		ck_assert_msg(limit_parse(&x->sm.cfg, k, opts[i + 1], err,
 					  sizeof(err)) == 0, "%s", err);
 	}
-	x->sm.loop = ev_loop_new(EVFLAG_AUTO);
-	ck_assert_ptr_nonnull(x->sm.loop);
-	ck_assert_int_eq(fake_init(&x->fk, x->sm.loop, &eo), 0);
-	x->sm.engine = x->fk.engine;
-	x->sm.cfg.transaction_timeout = 20;
-	x->sm.cfg.transaction_retries = 1;
-	x->sm.cfg.subnet_prefix = 0xfe80000000000000ull;
-	x->sm.cfg.subnet_timeout = 18;
-	fabric_init(&x->sm.fabric);
-	snprintf(path, sizeof(path), "%s/fat2-128.net", TOPO_DIR);
-	ck_assert_msg(topo_load(&x->sm.fabric, path, err, sizeof(err)) == 0,
-		      "%s: %s", path, err);
-	ck_assert_int_eq(lid_assign(&x->sm.fabric, NULL, &pol, NULL), 0);
-	ck_assert_msg(routing_run("minhop", &x->sm.fabric, &x->sm.routes, err,
-				  sizeof(err)) == 0, "minhop: %s", err);
-	x->sm.port_guid = x->sm.fabric.local_port_guid;
-	x->sm.state = SM_MASTER;
-	x->sm.subnet_up = true;
-	for (size_t i = 0; i < x->sm.fabric.n_nodes && x->n_ca < 8; i++) {
-		const struct fab_node *n = &x->sm.fabric.nodes[i];
-
-		if (n->type == NODE_TYPE_CA && n->ports[1].lid)
-			x->ca_lid[x->n_ca++] = n->ports[1].lid;
-	}
-	ck_assert_uint_ge(x->n_ca, 4);
-	ck_assert_int_eq(sa_start(&x->sm), 0);
+	agent_fx_start(x);
 }
 
-static void fx_free(struct fx *x)
-{
-	sa_stop(&x->sm);
-	fake_fini(&x->fk);
-	routing_result_free(&x->sm.routes);
-	fabric_free(&x->sm.fabric);
-	ev_loop_destroy(x->sm.loop);
-}
+#define fx_free	agent_fx_free
+#define fx_run	agent_fx_run
 
 /* An open PathRecord GetTable from `lid`, handed to the engine. */
-static void open_paths(struct fx *x, uint16_t lid)
+static void open_paths(struct agent_fx *x, uint16_t lid)
 {
 	struct mad_addr from = { .lid = lid, .qpn = 1, .qkey = 0x80010000u };
 	struct sa_mad m;
@@ -104,7 +63,7 @@ static void open_paths(struct fx *x, uint16_t lid)
 }
 
 /* Answers sent so far to `lid` with status BUSY. */
-static unsigned busy_to(const struct fx *x, uint16_t lid)
+static unsigned busy_to(const struct agent_fx *x, uint16_t lid)
 {
 	unsigned n = 0;
 
@@ -117,27 +76,10 @@ static unsigned busy_to(const struct fx *x, uint16_t lid)
 	return n;
 }
 
-static void on_stop(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	(void)w;
-	(void)revents;
-	ev_break(loop, EVBREAK_ALL);
-}
-
-static void fx_run(struct fx *x, double s)
-{
-	ev_timer t;
-
-	ev_timer_init(&t, on_stop, s, 0.);
-	ev_timer_start(x->sm.loop, &t);
-	ev_run(x->sm.loop, 0);
-	ev_timer_stop(x->sm.loop, &t);
-}
-
 /* Defaults (a zero config): 2 jobs per port, the third request BUSY. */
 START_TEST(test_default_two_per_port)
 {
-	struct fx x;
+	struct agent_fx x;
 
 	fx_init(&x, NULL);
 	open_paths(&x, x.ca_lid[0]);
@@ -158,7 +100,7 @@ START_TEST(test_options_applied)
 {
 	static const char *const opts[] = { "sa-jobs-per-port", "1",
 					    "sa-max-jobs", "2", NULL };
-	struct fx x;
+	struct agent_fx x;
 	size_t before;
 
 	fx_init(&x, opts);
@@ -186,7 +128,7 @@ START_TEST(test_options_applied)
 END_TEST
 
 /* The answer to `lid`: the MAD status of the first MAD sent to it, or -1. */
-static int status_to(const struct fx *x, uint16_t lid)
+static int status_to(const struct agent_fx *x, uint16_t lid)
 {
 	for (size_t i = 0; i < x->fk.n_sent; i++) {
 		const struct sa_mad *m = (const void *)x->fk.sent[i].mad;
@@ -206,7 +148,7 @@ static int status_to(const struct fx *x, uint16_t lid)
  */
 START_TEST(test_new_model_restarts)
 {
-	struct fx x;
+	struct agent_fx x;
 
 	fx_init(&x, NULL);
 	open_paths(&x, x.ca_lid[0]);
