@@ -53,25 +53,8 @@ hostile=${SA_HOSTILE:-$(dirname "$IBSM")/../tests/fabric/sa_hostile}
 [ -x "$hostile" ] || { echo "sa_hostile: $hostile not built" >&2; exit 1; }
 hz=$(getconf CLK_TCK)
 
-cpu_ticks() {
-	awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
-}
-
 rss_kb() {
 	awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0
-}
-
-# descendant ROOT NAME: the PID of the process called NAME under ROOT.
-descendant() {
-	local p
-	for p in $(pgrep -P "$1"); do
-		if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$2" ]; then
-			echo "$p"
-			return 0
-		fi
-		descendant "$p" "$2" && return 0
-	done
-	return 1
 }
 
 # rss_watch PID OUT: the largest VmRSS seen until OUT.stop exists.
@@ -90,14 +73,14 @@ fab_sim_start "$net" hostile || exit 1
 for lmc in $lmcs; do
 	dir=$FAB_TMP/sm-$lmc
 	FAB_UP_TIMEOUT=600 fab_ibsm_start H0001 "$dir" -l "$lmc" -s 0 -r || exit 1
-	pid=$(descendant "$FAB_SM_BG" ibsm)
+	pid=$(fab_descendant "$FAB_SM_BG" ibsm)
 	sleep 2
 	idle_rss=$(rss_kb "$pid")
 	top=$((maxlid << lmc))
 
-	c0=$(cpu_ticks "$pid")
+	c0=$(fab_cpu_ticks "$pid")
 	fab_run H0005 "$hostile" probe -r 20 -t "$secs" -l "$top" >"$dir/idle.probe" 2>&1
-	c1=$(cpu_ticks "$pid")
+	c1=$(fab_cpu_ticks "$pid")
 
 	rss_watch "$pid" "$dir/rss" &
 	watch=$!
@@ -107,7 +90,7 @@ for lmc in $lmcs; do
 	fab_run H0005 "$hostile" probe -r 20 -t "$secs" -l "$top" >"$dir/flood.probe" 2>&1
 	wait "$fpid"
 	rm -f "$FAB_TMP/pids/$fpid"
-	c2=$(cpu_ticks "$pid")
+	c2=$(fab_cpu_ticks "$pid")
 	: >"$dir/rss.stop"
 	wait "$watch"
 

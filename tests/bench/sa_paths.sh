@@ -57,25 +57,7 @@ maxlid=$(grep -cE '^(Hca|Ca|Switch)' "$net")
 
 fab_sim_start "$net" paths || exit 1
 
-# cpu_ticks PID: user+system clock ticks the process has used so far.
-cpu_ticks() {
-	awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
-}
 hz=$(getconf CLK_TCK)
-
-# descendant ROOT NAME: the PID of the process called NAME started under
-# ROOT (fab_run puts timeout and env between them).
-descendant() {
-	local p
-	for p in $(pgrep -P "$1"); do
-		if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$2" ]; then
-			echo "$p"
-			return 0
-		fi
-		descendant "$p" "$2" && return 0
-	done
-	return 1
-}
 
 # us_per_query TICKS QPS: CPU microseconds per query, for TICKS clock
 # ticks spent over a run of $secs seconds at QPS queries per second.
@@ -89,8 +71,8 @@ us_per_query() {
 # cpu_sim.
 run_clients() {
 	local smpid=$1 n=$2 i pids=() total=0 q s0 s1 m0 m1
-	s0=$(cpu_ticks "$smpid")
-	m0=$(cpu_ticks "$FAB_SIM_PID")
+	s0=$(fab_cpu_ticks "$smpid")
+	m0=$(fab_cpu_ticks "$FAB_SIM_PID")
 	for ((i = 0; i < n; i++)); do
 		fab_run "$(printf 'H%04d' $((i + 2)))" "$bench" $direct \
 			-t "$secs" -w "$window" \
@@ -102,8 +84,8 @@ run_clients() {
 		q=$(sed -n 's/.*: \([0-9]*\) qps$/\1/p' "$FAB_TMP/bench-$n-$i.out")
 		total=$((total + ${q:-0}))
 	done
-	s1=$(cpu_ticks "$smpid")
-	m1=$(cpu_ticks "$FAB_SIM_PID")
+	s1=$(fab_cpu_ticks "$smpid")
+	m1=$(fab_cpu_ticks "$FAB_SIM_PID")
 	cpu_sm=$(us_per_query $((s1 - s0)) "$total")
 	cpu_sim=$(us_per_query $((m1 - m0)) "$total")
 	echo "$total"
@@ -184,7 +166,7 @@ OSM_CACHE_DIR=$FAB_TMP/osm OSM_TMP_DIR=$FAB_TMP/osm \
 osm_bg=$!
 fab_wait_master || { echo "OpenSM did not become master" >&2; exit 1; }
 sleep 1
-measure opensm "$(descendant "$osm_bg" opensm)"
+measure opensm "$(fab_descendant "$osm_bg" opensm)"
 pkill -TERM -P "$osm_bg" 2>/dev/null
 for f in "$FAB_TMP"/pids/*; do
 	pid=${f##*/}
@@ -195,7 +177,7 @@ sleep 1
 
 # ibsm
 fab_ibsm_start H0001 "$FAB_TMP/ibsm" || exit 1
-measure ibsm "$(descendant "$FAB_SM_BG" ibsm)"
+measure ibsm "$(fab_descendant "$FAB_SM_BG" ibsm)"
 fab_ibsm_stop
 
 # table TITLE ARRAY MODE: OpenSM and ibsm for 1 and 4 clients, and the

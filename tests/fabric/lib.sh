@@ -406,3 +406,22 @@ fab_summary() {
 fab_time_field() {
 	sed -n "s/^[[:space:]]*$2.*: //p" "$1" | tail -n 1
 }
+
+# fab_cpu_ticks PID: user+system clock ticks the process has used so far.
+fab_cpu_ticks() {
+	awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+
+# fab_descendant ROOT NAME: the PID of the process called NAME started
+# under ROOT (fab_run puts timeout and env between them).
+fab_descendant() {
+	local p
+	for p in $(pgrep -P "$1"); do
+		if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$2" ]; then
+			echo "$p"
+			return 0
+		fi
+		fab_descendant "$p" "$2" && return 0
+	done
+	return 1
+}
