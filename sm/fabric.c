@@ -23,8 +23,10 @@ void fabric_free(struct fabric *f)
 	for (size_t i = 0; i < f->n_nodes; i++) {
 		struct fab_node *n = &f->nodes[i];
 
-		for (unsigned p = 0; n->ports && p <= n->num_ports; p++)
+		for (unsigned p = 0; n->ports && p <= n->num_ports; p++) {
 			free(n->ports[p].pkeys);
+			free(n->ports[p].want_pkeys);
+		}
 		free(n->ports);
 		free(n->mft);
 	}

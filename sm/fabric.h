@@ -37,6 +37,17 @@ struct fab_port {
 	__be16  *pkeys;
 	uint16_t pkey_blocks;
 	uint16_t pkey_read;
+	/*
+	 * The P_Key table this port should hold, as the partitions resolve
+	 * (partitions/): want_pkeys[i] is the entry at index i, host order,
+	 * membership bit included (0x8000 full), 0 for an empty slot;
+	 * n_want_pkeys entries, at most pkey_blocks * PKEY_BLOCK_SIZE.  NULL:
+	 * no partition configuration applies to the port (program.c then
+	 * sets up the default partition as OpenSM does without a
+	 * partitions.conf).  Owned by the model: fabric_free() frees it.
+	 */
+	uint16_t *want_pkeys;
+	uint16_t n_want_pkeys;
 };
 
 /* P_Key table entries per block (14.2.5.7) and the most blocks a port can

@@ -1,0 +1,141 @@
+/*
+ * partitions.h - OpenSM's partitions.conf: the parser, the partition model
+ * and its resolution against a fabric model.  A library with no I/O beyond
+ * reading the file (the daemon and ibsmctl link it); every function
+ * returns 0 or a negative errno and never logs.
+ *
+ * Grammar (opensm partitions.conf(5)):
+ *
+ *   Name[=PKey][,flag[=value]]... : member[,member]... ;
+ *   mgid=MGID[,flag=value]... ;        (inside a definition, before ';')
+ *
+ * flags: ipoib, indx0, rate=N, mtu=N, sl=N, scope=N, Q_Key=N, TClass=N,
+ * FlowLabel=N, defmember=full|limited|both; members: GUID, ALL, ALL_CAS,
+ * ALL_SWITCHES, ALL_ROUTERS, SELF, NONE, each optionally =full|limited|
+ * both.  '#' starts a comment; a definition may span lines.  Only the low
+ * 15 bits of a P_Key name the partition.
+ */
+#ifndef IBSM_PARTITIONS_PARTITIONS_H
+#define IBSM_PARTITIONS_PARTITIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sm/fabric.h"
+
+#define PART_PKEY_DEFAULT	0x7fff
+#define PART_FULL_BIT		0x8000
+
+enum part_membership {
+	PART_LIMITED,
+	PART_FULL,
+	PART_BOTH,		/* full and limited (needs allow_both_pkeys) */
+};
+
+enum part_member_kind {
+	PART_M_GUID,		/* a port GUID (or a node GUID: see resolve) */
+	PART_M_ALL,		/* every end port and switch port 0 */
+	PART_M_ALL_CAS,
+	PART_M_ALL_SWITCHES,
+	PART_M_ALL_ROUTERS,
+	PART_M_SELF,		/* the SM's own port */
+};
+
+struct part_member {
+	enum part_member_kind kind;
+	uint64_t guid;			/* PART_M_GUID */
+	enum part_membership membership;
+	unsigned line, col;		/* where it was written */
+};
+
+/* An mgid= line: a multicast group the SM creates (multicast issue). */
+struct part_mgroup {
+	uint8_t  mgid[16];
+	uint8_t  rate, mtu, sl, scope, tclass;
+	uint32_t qkey, flow_label;
+	unsigned line;
+};
+
+struct part {
+	char     name[64];
+	uint16_t pkey;			/* 15-bit key (full bit clear) */
+	bool     pkey_given;		/* else generated */
+	bool     ipoib, indx0;
+	uint8_t  rate, mtu, sl, scope, tclass;	/* 0: not given */
+	uint32_t qkey, flow_label;
+	enum part_membership defmember;	/* default: limited */
+	struct part_member *members;
+	size_t   n_members;
+	struct part_mgroup *mgroups;
+	size_t   n_mgroups;
+	unsigned line;			/* of its definition (first, if merged) */
+};
+
+struct part_config {
+	struct part *parts;		/* in file order; merged by P_Key */
+	size_t   n_parts;
+	char     file[256];		/* for messages; "" when built in */
+};
+
+/* What went wrong where: FILE:LINE:COLUMN: expected ... */
+struct part_error {
+	unsigned line, col;
+	char     msg[192];
+};
+
+/* What a parse may report besides errors (OpenSM accepts, but guesses). */
+struct part_diag {
+	struct part_error *errors;	/* every error found, in order */
+	size_t   n_errors;
+	struct part_error *warnings;
+	size_t   n_warnings;
+};
+
+struct part_options {
+	bool allow_both_pkeys;		/* opensm.conf allow_both_pkeys */
+};
+
+/*
+ * Parse `len` bytes of a partitions.conf named `file` (for messages).
+ * On success *out holds the partitions (the default partition added when
+ * the file defines none with 0x7fff, as OpenSM does, and the SM's port
+ * always a full member of it).  On errors returns -EINVAL with every
+ * error in diag (the caller keeps its previous configuration).
+ */
+int part_parse(const char *file, const char *text, size_t len,
+	       const struct part_options *opt, struct part_config *out,
+	       struct part_diag *diag);
+/* Read and parse a file (the only I/O of the library). */
+int part_load(const char *path, const struct part_options *opt,
+	      struct part_config *out, struct part_diag *diag);
+/* What OpenSM does without a file: Default=0x7fff,ipoib : ALL=full ; */
+int part_config_default(struct part_config *out);
+void part_config_free(struct part_config *c);
+void part_diag_free(struct part_diag *d);
+/* "FILE:LINE:COLUMN: msg" for one error. */
+int part_error_format(const struct part_config *c, const char *file,
+		      const struct part_error *e, char *buf, size_t len);
+
+/* The resolution's account of what it did (the daemon logs it). */
+struct part_resolve_report {
+	unsigned ports;			/* ports given a table */
+	unsigned dropped;		/* keys that did not fit a table */
+	unsigned unknown_guids;		/* members that are no port here */
+};
+
+/*
+ * Resolve the partitions against the model: set want_pkeys of every CA
+ * and router port and every switch external port linked to an end port
+ * (a switch port gets the keys of the end port it faces: the union, full
+ * over limited), sized by PartitionCap / PartitionEnforcementCap.  The
+ * default partition's key goes to index 0 unless another partition says
+ * indx0; keys that do not fit are dropped in a documented priority order
+ * and counted.  `sm_port_guid` is SELF.  Pure: reads the model, writes
+ * only want_pkeys.
+ */
+int part_resolve(const struct part_config *c, struct fabric *f,
+		 uint64_t sm_port_guid, struct part_resolve_report *rep);
+
+#endif /* IBSM_PARTITIONS_PARTITIONS_H */
