@@ -47,7 +47,8 @@ struct part_member {
 	enum part_member_kind kind;
 	uint64_t guid;			/* PART_M_GUID */
 	enum part_membership membership;
-	unsigned line, col;		/* where it was written */
+	bool     indx0;			/* its definition said indx0 */
+	unsigned line, col;		/* where it was written (0: built in) */
 };
 
 /* An mgid= line: a multicast group the SM creates (multicast issue). */
@@ -102,7 +103,9 @@ struct part_options {
  * On success *out holds the partitions (the default partition added when
  * the file defines none with 0x7fff, as OpenSM does, and the SM's port
  * always a full member of it).  On errors returns -EINVAL with every
- * error in diag (the caller keeps its previous configuration).
+ * error in diag and *out empty (the caller keeps its previous
+ * configuration); warnings are in diag either way.  The caller frees
+ * diag (part_diag_free) in every case, *out on success.
  */
 int part_parse(const char *file, const char *text, size_t len,
 	       const struct part_options *opt, struct part_config *out,
