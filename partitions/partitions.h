@@ -86,7 +86,8 @@ struct part_error {
 	char     msg[192];
 };
 
-/* What a parse may report besides errors (OpenSM accepts, but guesses). */
+/* What a parse found: errors (OpenSM rejects the file) and warnings
+ * (OpenSM accepts, but guesses).  Lines and columns count from 1. */
 struct part_diag {
 	struct part_error *errors;	/* every error found, in order */
 	size_t   n_errors;
@@ -125,18 +126,25 @@ int part_error_format(const struct part_config *c, const char *file,
 struct part_resolve_report {
 	unsigned ports;			/* ports given a table */
 	unsigned dropped;		/* keys that did not fit a table */
-	unsigned unknown_guids;		/* members that are no port here */
+	unsigned unknown_guids;		/* GUID members that are no end port */
 };
 
 /*
- * Resolve the partitions against the model: set want_pkeys of every CA
- * and router port and every switch external port linked to an end port
- * (a switch port gets the keys of the end port it faces: the union, full
- * over limited), sized by PartitionCap / PartitionEnforcementCap.  The
- * default partition's key goes to index 0 unless another partition says
- * indx0; keys that do not fit are dropped in a documented priority order
- * and counted.  `sm_port_guid` is SELF.  Pure: reads the model, writes
- * only want_pkeys.
+ * Resolve the partitions against the model: set want_pkeys of every end
+ * port (linked CA and router ports, the SM's port, and switch port 0, which
+ * OpenSM programs too) sized by NodeInfo.PartitionCap, and of every switch
+ * external port linked to a CA or router port (that port's keys, a limited
+ * key left out where the full one is there: full over limited) sized by
+ * SwitchInfo.PartitionEnforcementCap (0: no table).  Every other port's
+ * want_pkeys is freed and set NULL.  Members are port GUIDs (a switch's
+ * node GUID is its port 0's; a CA's node GUID names nobody, as in
+ * OpenSM).  Table order, also the priority when keys do not fit: the
+ * index-0 key (the last indx0 partition naming the port, else the
+ * default partition's), the default key, full keys, limited keys, each
+ * group in file order; keys that do not fit are dropped and counted.
+ * n_want_pkeys is the number of keys placed (no empty slots).
+ * `sm_port_guid` is SELF, and always a full member of the default
+ * partition.  Pure: reads the model, writes only want_pkeys.  0 or -ENOMEM.
  */
 int part_resolve(const struct part_config *c, struct fabric *f,
 		 uint64_t sm_port_guid, struct part_resolve_report *rep);
