@@ -313,8 +313,9 @@ static enum part_membership membership(struct parser *p, struct span w,
 		m = PART_LIMITED;
 	}
 	if (m == PART_BOTH && !p->opt->allow_both_pkeys) {
-		add_diag(p, false, col_of(p, w.b), "'both' needs "
-			 "allow_both_pkeys; read as full, as OpenSM does");
+		add_diag(p, false, col_of(p, w.b), "expected full or "
+			 "limited: 'both' needs allow_both_pkeys; read as "
+			 "full, as OpenSM does");
 		m = PART_FULL;
 	}
 	return m;
@@ -350,12 +351,12 @@ static bool header(struct parser *p, struct span h)
 			return false;
 		}
 		if (v > 0xffff)
-			add_diag(p, false, col_of(p, id.b), "P_Key wider than 16 "
-				 "bits; OpenSM keeps the low 15");
+			add_diag(p, false, col_of(p, id.b), "expected a P_Key of "
+				 "16 bits at most; OpenSM keeps the low 15");
 		pkey = (uint16_t)v & 0x7fff;
 		if (!pkey)
-			add_diag(p, false, col_of(p, id.b), "P_Key 0 names no "
-				 "partition; a P_Key is generated, as OpenSM does");
+			add_diag(p, false, col_of(p, id.b), "expected a non-zero "
+				 "P_Key; one is generated, as OpenSM does");
 	}
 
 	p->defmember = PART_LIMITED;

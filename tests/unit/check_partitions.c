@@ -407,8 +407,8 @@ START_TEST(warnings)
 		{ "P=0x10 :\n  mgid=fe80::1 ;", 2, 8, "multicast GID" },
 		{ "P=0x10 :\n  mgid=ff12::1,bogus=1 ;", 2, 16, "group flag" },
 		{ "P=0x10 : ALL", 1, 1, "expected ';'" },
-		{ "P=0x8000 : ALL ;", 1, 3, "P_Key 0" },
-		{ "P=0x18001 : ALL ;", 1, 3, "wider than 16" },
+		{ "P=0x8000 : ALL ;", 1, 3, "non-zero P_Key" },
+		{ "P=0x18001 : ALL ;", 1, 3, "16 bits at most" },
 	};
 
 	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
