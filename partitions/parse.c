@@ -46,6 +46,9 @@
 
 #include "partitions/partitions.h"
 
+/* OpenSM's osm_prtn_t.name holds 31 characters. */
+#define PART_NAME_MAX	31
+
 /* A piece of the current line: [b, e) in the text. */
 struct span {
 	const char *b, *e;
@@ -400,7 +403,10 @@ static bool header(struct parser *p, struct span h)
 	if (pkey) {
 		idx = p->by_pkey[pkey];
 	} else {
-		if (!no_name) {
+		/* OpenSM compares the stored name (31 characters at most,
+		 * never empty) with the whole name given: an empty or longer
+		 * name never finds a partition. */
+		if (!no_name && span_len(name) && span_len(name) <= PART_NAME_MAX) {
 			for (size_t i = 0; i < p->c->n_parts; i++)
 				if (strlen(p->c->parts[i].name) == span_len(name) &&
 				    !memcmp(p->c->parts[i].name, name.b,
@@ -426,6 +432,17 @@ static bool header(struct parser *p, struct span h)
 		}
 	}
 	if (idx < 0) {
+		char hex[8];
+
+		if (!span_len(name)) {	/* OpenSM names it after its key */
+			snprintf(hex, sizeof(hex), "%04x", pkey);
+			name = (struct span){ hex, hex + 4 };
+		} else if (span_len(name) > PART_NAME_MAX) {
+			add_diag(p, false, col_of(p, name.b), "expected a name of "
+				 "at most %d characters; OpenSM keeps the first "
+				 "%d", PART_NAME_MAX, PART_NAME_MAX);
+			name.e = name.b + PART_NAME_MAX;
+		}
 		idx = new_part(p, name.b, span_len(name), pkey, has_id);
 		if (idx < 0)
 			return false;
@@ -624,6 +641,7 @@ int part_parse(const char *file, const char *text, size_t len,
 	static const struct part_options no_opt;
 	struct parser p;
 	const char *s = text, *end = text + len;
+	bool cr_told = false;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -652,6 +670,12 @@ int part_parse(const char *file, const char *text, size_t len,
 
 		p.lineno++;
 		p.line = s;
+		if (!cr_told && le > s && le[-1] == '\r') {
+			add_diag(&p, false, col_of(&p, le - 1), "expected a line "
+				 "end without '\\r' (DOS line ends): ibsm reads "
+				 "it as white space, OpenSM does not");
+			cr_told = true;
+		}
 		if (nul) {
 			add_diag(&p, false, col_of(&p, nul), "expected text, "
 				 "not a NUL byte; the rest of the line is "

@@ -409,6 +409,9 @@ START_TEST(warnings)
 		{ "P=0x10 : ALL", 1, 1, "expected ';'" },
 		{ "P=0x8000 : ALL ;", 1, 3, "non-zero P_Key" },
 		{ "P=0x18001 : ALL ;", 1, 3, "16 bits at most" },
+		{ "P=0x10 : ALL ;\r\n", 1, 15, "DOS line ends" },
+		{ "abcdefghijklmnopqrstuvwxyz0123456789=0x10 : ALL ;", 1, 1,
+		  "at most 31" },
 	};
 
 	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
@@ -458,7 +461,7 @@ START_TEST(merges_and_generated)
 	ck_assert_int_eq(p->members[0].membership, PART_LIMITED);
 	ck_assert_int_eq(p->members[1].membership, PART_FULL);
 	p = find_pkey(&c, 0x2);
-	ck_assert_str_eq(p->name, "");
+	ck_assert_str_eq(p->name, "0002");	/* OpenSM's name for it */
 	ck_assert(p->pkey_given);
 	p = find_pkey(&c, 0x3);
 	ck_assert_str_eq(p->name, "G2");
@@ -467,6 +470,14 @@ START_TEST(merges_and_generated)
 	ck_assert_str_eq(p->name, "Default");
 	ck_assert_uint_eq(p->n_members, 3);	/* ALL, SELF, 0x5 */
 	ck_assert_uint_eq(p->members[2].guid, 5);
+	part_config_free(&c);
+
+	/* Empty names never merge by name: each gets a key and is named
+	 * after it. */
+	parse_ok(": 0x1 ;\n : 0x2 ;\n", &no_both, &c);
+	ck_assert_uint_eq(c.n_parts, 3);
+	ck_assert_str_eq(find_pkey(&c, 0x1)->name, "0001");
+	ck_assert_str_eq(find_pkey(&c, 0x2)->name, "0002");
 	part_config_free(&c);
 
 	/* An empty file: only the built-in default, ALL limited. */
