@@ -472,6 +472,7 @@ static void mgid_line(struct parser *p, struct span gid, const char *s,
 	char buf[INET6_ADDRSTRLEN + 8];
 	size_t n = span_len(gid);
 
+	g.tclass = 0;		/* OpenSM's groups inherit all flags but TClass */
 	g.line = p->lineno;
 	if (n >= sizeof(buf) - 1)
 		n = sizeof(buf) - 1;
