@@ -116,6 +116,14 @@ static int index_build(const struct fabric *f)
 								    (uint8_t)pn };
 			if (p->guid)
 				guid_insert(p->guid, (int32_t)i, (uint8_t)pn);
+			struct pkey_tab t;
+			pkey_tab_of_port(p, &t);
+			for (unsigned k = 0; k < t.n; k++) {
+				uint16_t key = pkey_at(&t, k), base = PKEY_BASE(key);
+
+				if (key & 0x8000)
+					sa_idx.pkey_full[base / 64] |= 1ull << (base % 64);
+			}
 			for (uint32_t l = p->lid; p->lid && l <= lid_range_top(p) &&
 			     l <= f->max_lid; l++)
 				if (sa_idx.by_lid[l].node == FAB_NONE)
