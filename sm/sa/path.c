@@ -1,7 +1,8 @@
 /*
  * path.c - PathRecord (15.2.5.16): the paths between end ports as the
  * LFTs the SM programmed route them, with MTU, rate and packet lifetime
- * along the path, selectors, P_Key, SL, Reversible, NumbPath and the LID
+ * along the path, selectors, P_Key (only between ports sharing a
+ * partition with a full member), SL, Reversible, NumbPath and the LID
  * pairs of LMC ranges.  MultiPathRecord (at the end of this file) answers with
  * the same records.
  */
