@@ -463,6 +463,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "ibsm: cannot open an InfiniBand port: %s\n",
 				strerror(-rc));
 		log_err("ERR 0004: cannot open port: %s", strerror(-rc));
+		port_memos_free(sm.memos);
+		lft_images_free(sm.images);
 		return 1;
 	}
 	const struct umad_port_info *pi = umad_io_port(sm.io);
