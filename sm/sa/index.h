@@ -54,6 +54,12 @@ struct sa_index {
 	/* partitions (15-bit base) some end port is a full member of: a
 	 * requested P_Key no one is full member of has no path at all */
 	uint64_t pkey_full[32768 / 64];
+	/* the non-empty P_Keys of every end port (pkey_tab_of_port()):
+	 * port pn of node i is slot pk_base[i] + pn, its keys
+	 * pk_keys[pk_off[slot] .. pk_off[slot + 1]) in table order */
+	uint32_t *pk_base;		/* n_nodes */
+	uint32_t *pk_off;		/* slots + 1 */
+	uint16_t *pk_keys;
 };
 extern struct sa_index sa_idx;
 
@@ -139,6 +145,15 @@ int index_get(const struct sa_view *v);
 extern unsigned long sa_index_builds;
 int lid_lookup(const struct sa_view *v, uint16_t lid, struct port_ref *out);
 int guid_lookup(const struct sa_view *v, uint64_t guid, struct port_ref *out);
+/* The non-empty P_Keys of end port `r` of the indexed model. */
+static inline const uint16_t *index_port_pkeys(struct port_ref r, unsigned *n)
+{
+	size_t s = sa_idx.pk_base[r.node] + r.port;
+
+	*n = sa_idx.pk_off[s + 1] - sa_idx.pk_off[s];
+	return sa_idx.pk_keys + sa_idx.pk_off[s];
+}
+
 /* Is some end port of the indexed model a full member of `base`? */
 static inline bool index_pkey_full(uint16_t base)
 {

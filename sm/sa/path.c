@@ -436,9 +436,11 @@ static inline uint16_t osm_pkey_order(uint16_t base)
  * such a partition (its low 15 bits; the record carries it as asked, as
  * OpenSM's does).  Without one, the shared partition OpenSM picks
  * (osm_physp_find_common_pkey(): the first in its map order, above),
- * with the source's membership bit.  Tables are small (a block or two):
- * a pair costs a scan of each, charged to the query's budget with the
- * src x dst comparisons at 64 per unit, before any path is walked.
+ * with the source's membership bit.  The tables come from the SA's
+ * index without their empty entries (a key or two per port: a pair costs
+ * a few comparisons); comparisons are charged to the query's budget at
+ * 64 per unit, before any path is walked (a port that claims thousands
+ * of keys cannot make a pair unbounded work).
  * 1: shared (*pkey set), 0: none, -SA_STATUS_NO_RESOURCES: out of budget.
  */
 static int pair_pkey(const struct pr_ctx *c, struct port_ref src,
@@ -453,8 +455,15 @@ static int pair_pkey(const struct pr_ctx *c, struct port_ref src,
 		*pkey = 0;
 		return 1;
 	}
-	pkey_tab_of(c->v, src, &a);
-	pkey_tab_of(c->v, dst, &b);
+	if (index_get(c->v) == 0) {
+		/* the tables without their empty entries: a key or two */
+		a.net = b.net = NULL;
+		a.host = index_port_pkeys(src, &a.n);
+		b.host = index_port_pkeys(dst, &b.n);
+	} else {
+		pkey_tab_of(c->v, src, &a);
+		pkey_tab_of(c->v, dst, &b);
+	}
 	if (c->pkey_given) {
 		uint16_t base = PKEY_BASE(c->pkey);
 		unsigned ma, mb;
