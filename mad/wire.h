@@ -314,6 +314,11 @@ static inline void pi_set_subnet_timeout(struct smp_port_info *p, unsigned v)
 static inline void pi_set_client_rereg(struct smp_port_info *p, unsigned v)
 { p->rereg_subnet_timeout = (uint8_t)((p->rereg_subnet_timeout & 0x7f) | ((v & 1) << 7)); }
 
+/* PortInfo byte 43: PartitionEnforcementInbound/Outbound (14.2.5.6) */
+#define PI_PART_ENFORCE_IN	0x08u
+#define PI_PART_ENFORCE_OUT	0x04u
+#define PI_PART_ENFORCE_MASK	(PI_PART_ENFORCE_IN | PI_PART_ENFORCE_OUT)
+
 /* PortInfo:CapabilityMask bits used by the SM */
 #define PI_CAP_IS_SM		(1u << 1)
 #define PI_CAP_HAS_EXT_SPEEDS	(1u << 14)

@@ -64,6 +64,11 @@ static void usage(FILE *fp)
 "      --dump-fabric FILE write the discovered fabric in ibnetdiscover's\n"
 "                         topology format (atomically)\n"
 "      --discover-only    discover, report and exit without changing anything\n"
+"      --part_enforce WHAT partition enforcement on switch ports facing\n"
+"                         partitioned end ports: both, in, out, off\n"
+"                         (opensm.conf part_enforce; default both)\n"
+"      --allow_both_pkeys a partition member may be both full and limited\n"
+"                         (opensm.conf allow_both_pkeys)\n"
 "  -h, --help             this help\n"
 "      --version          print the version and exit\n");
 	limits_usage(fp);
@@ -96,6 +101,7 @@ static void dir_default(char *dst, size_t sz, const char *env, const char *def)
 enum {
 	OPT_RETRIES = 256, OPT_VERSION, OPT_DUMP_FABRIC, OPT_CACHE_DIR,
 	OPT_DUMP_DIR, OPT_DISCOVER_ONLY, OPT_DUMP_LFTS,
+	OPT_PART_ENFORCE, OPT_ALLOW_BOTH_PKEYS,
 };
 /* The limits of sm/limits.h: getopt values from here on. */
 enum { OPT_LIMIT_FIRST = 512 };
@@ -122,6 +128,8 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 		{ "dump-fabric", required_argument, NULL, OPT_DUMP_FABRIC },
 		{ "discover-only", no_argument, NULL, OPT_DISCOVER_ONLY },
 		{ "dump-lfts", no_argument, NULL, OPT_DUMP_LFTS },
+		{ "part_enforce", required_argument, NULL, OPT_PART_ENFORCE },
+		{ "allow_both_pkeys", no_argument, NULL, OPT_ALLOW_BOTH_PKEYS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -132,7 +140,7 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 	unsigned long v;
 	int c;
 
-	_Static_assert((int)OPT_LIMIT_FIRST > (int)OPT_DUMP_LFTS, "getopt values");
+	_Static_assert((int)OPT_LIMIT_FIRST > (int)OPT_ALLOW_BOTH_PKEYS, "getopt values");
 	memcpy(all, longopts, n_base * sizeof(all[0]));
 	if (n_limit_opts > 31)
 		abort();	/* all[] is too short: a programming error */
@@ -245,6 +253,23 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 			break;
 		case OPT_DUMP_LFTS:
 			o->dump_lfts = true;
+			break;
+		case OPT_PART_ENFORCE:
+			/* opensm.conf part_enforce: the same four words */
+			if (!strcmp(optarg, "both"))
+				o->part_enforce = SM_PART_ENFORCE_BOTH;
+			else if (!strcmp(optarg, "in"))
+				o->part_enforce = SM_PART_ENFORCE_IN;
+			else if (!strcmp(optarg, "out"))
+				o->part_enforce = SM_PART_ENFORCE_OUT;
+			else if (!strcmp(optarg, "off"))
+				o->part_enforce = SM_PART_ENFORCE_OFF;
+			else
+				return bad_value("--part_enforce", optarg,
+						 "both, in, out or off");
+			break;
+		case OPT_ALLOW_BOTH_PKEYS:
+			o->allow_both_pkeys = true;
 			break;
 		case OPT_DISCOVER_ONLY:
 			*discover_only = true;
@@ -438,6 +463,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "ibsm: cannot open an InfiniBand port: %s\n",
 				strerror(-rc));
 		log_err("ERR 0004: cannot open port: %s", strerror(-rc));
+		port_memos_free(sm.memos);
+		lft_images_free(sm.images);
 		return 1;
 	}
 	const struct umad_port_info *pi = umad_io_port(sm.io);

@@ -374,6 +374,29 @@ void port_path(const struct fabric *f, int32_t id, uint8_t pn,
 	}
 }
 
+/*
+ * PortInfo:PartitionEnforcementInbound (0x8) and Outbound (0x4) of byte
+ * 43 (14.2.5.6) as opensm.conf part_enforce sets them on a switch port
+ * facing an end port with partitions: both, in, out, or neither.  The
+ * switch then drops packets whose P_Key that port's table lacks
+ * (10.9.3).  Without partitions (no want_pkeys) the bits are left as
+ * they are: nothing changes on the wire.
+ */
+static unsigned pi_part_enforce_bits(enum sm_part_enforce e)
+{
+	switch (e) {
+	case SM_PART_ENFORCE_BOTH:
+		return PI_PART_ENFORCE_IN | PI_PART_ENFORCE_OUT;
+	case SM_PART_ENFORCE_IN:
+		return PI_PART_ENFORCE_IN;
+	case SM_PART_ENFORCE_OUT:
+		return PI_PART_ENFORCE_OUT;
+	case SM_PART_ENFORCE_OFF:
+		break;
+	}
+	return 0;
+}
+
 static unsigned min3(unsigned a, unsigned b, unsigned c)
 {
 	unsigned m = a < b ? a : b;
@@ -456,6 +479,18 @@ bool port_desired(const struct sm_config *cfg, const struct fabric *f,
 				((cur->speed_active_enabled & 0xf0) | 0xf);
 			differs = true;
 		}
+		if (n->type == NODE_TYPE_SWITCH &&
+		    peer->type != NODE_TYPE_SWITCH &&
+		    (pp->want_pkeys || p->want_pkeys) && p->pkey_blocks) {
+			unsigned bits = pi_part_enforce_bits(cfg->part_enforce);
+
+			if ((cur->op_vls_enforce & PI_PART_ENFORCE_MASK) != bits) {
+				out->op_vls_enforce = (uint8_t)
+					((out->op_vls_enforce & ~PI_PART_ENFORCE_MASK) |
+					 bits);
+				differs = true;
+			}
+		}
 		if (n->type == NODE_TYPE_SWITCH) {
 			unsigned hoq = peer->type == NODE_TYPE_SWITCH
 				       ? cfg->head_of_queue_lifetime
@@ -487,6 +522,7 @@ void pi_key_of(const struct smp_port_info *pi, struct pi_key *k)
 	k->mtu = (uint8_t)pi_neighbor_mtu(pi);
 	k->vls = (uint8_t)pi_op_vls(pi);
 	k->hoq = pi->vl_stall_hoq_life & 0x1f;
+	k->enforce = pi->op_vls_enforce & PI_PART_ENFORCE_MASK;
 }
 
 struct port_memo {
@@ -645,28 +681,60 @@ static void on_pkey_set(struct smp_batch *b, int32_t node, uint8_t port,
 	free(c);
 }
 
+/*
+ * Block `blk` of the table port `p` should hold: the partitions' table
+ * (want_pkeys, entries past n_want_pkeys empty) when the model has one,
+ * else the default partition's 0xFFFF at index `at`.
+ */
+static void pkey_want_block(const struct fab_port *p, int at, unsigned blk,
+			    __be16 want[PKEY_BLOCK_SIZE])
+{
+	memset(want, 0, PKEY_BLOCK_SIZE * sizeof(*want));
+	if (p->want_pkeys) {
+		for (unsigned i = 0; i < PKEY_BLOCK_SIZE; i++) {
+			unsigned idx = blk * PKEY_BLOCK_SIZE + i;
+
+			if (idx < p->n_want_pkeys)
+				want[i] = htobe16(p->want_pkeys[idx]);
+		}
+	} else if (at >= 0 && (unsigned)at / PKEY_BLOCK_SIZE == blk) {
+		want[at % PKEY_BLOCK_SIZE] = htobe16(0xffff);
+	}
+}
+
 int program_pkeys(struct smp_batch *b, struct fabric *f, int32_t id,
 		  unsigned pn)
 {
 	struct fab_node *n = fabric_node(f, id);
 	struct fab_port *p = &n->ports[pn];
-	int at = pkey_want_index(f, id, pn);
+	bool known = fabric_pkey_known(p);
+	int at = -1;
 	const uint8_t *path;
 	unsigned hops;
 	int queued = 0;
 
-	if (at < 0)
-		return 0;
-	if ((unsigned)at >= (unsigned)p->pkey_blocks * PKEY_BLOCK_SIZE)
-		at = 0;		/* the CA's index does not fit this table */
+	if (p->want_pkeys) {
+		/* The partitions say what the table holds.  A table the
+		 * discovery could not read entirely is written whole: we
+		 * cannot tell which blocks already hold the keys.  Entries
+		 * beyond the port's own size (pkey_blocks) are never sent:
+		 * the resolution sizes the table, this is the last guard. */
+		if (!p->pkey_blocks)
+			return 0;
+	} else {
+		at = pkey_want_index(f, id, pn);
+		if (at < 0)
+			return 0;
+		if ((unsigned)at >= (unsigned)p->pkey_blocks * PKEY_BLOCK_SIZE)
+			at = 0;	/* the CA's index does not fit this table */
+	}
 	port_path(f, id, (uint8_t)pn, &path, &hops);
 	for (unsigned blk = 0; blk < p->pkey_blocks; blk++) {
-		__be16 want[PKEY_BLOCK_SIZE] = { 0 };
-		const __be16 *have = p->pkeys + (size_t)blk * PKEY_BLOCK_SIZE;
+		__be16 want[PKEY_BLOCK_SIZE];
 
-		if ((unsigned)at / PKEY_BLOCK_SIZE == blk)
-			want[at % PKEY_BLOCK_SIZE] = htobe16(0xffff);
-		if (!memcmp(want, have, sizeof(want)))
+		pkey_want_block(p, at, blk, want);
+		if (known && !memcmp(want, p->pkeys + (size_t)blk * PKEY_BLOCK_SIZE,
+				     sizeof(want)))
 			continue;
 		struct pkey_ctx *c = malloc(sizeof(*c));
 		if (!c)

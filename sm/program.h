@@ -105,7 +105,7 @@ bool port_desired(const struct sm_config *cfg, const struct fabric *f,
 struct pi_key {
 	uint64_t prefix, mkey;
 	uint16_t lid, sm_lid;
-	uint8_t  lmc, sm_sl, timeout, mtu, vls, hoq;
+	uint8_t  lmc, sm_sl, timeout, mtu, vls, hoq, enforce;
 };
 void pi_key_of(const struct smp_port_info *pi, struct pi_key *k);
 
@@ -119,9 +119,11 @@ bool port_memos_settled(const struct port_memos *m, uint64_t node_guid,
 
 /*
  * Queue the P_KeyTable Sets port `pn` of node `id` needs to hold the
+ * table the partitions give it (fab_port.want_pkeys), or without them the
  * default partition the way OpenSM 3.3.23 sets it up without a
  * partitions.conf (see program.c), only for blocks that differ from the
- * table read by the discovery.  The model's table is updated from each
+ * table read by the discovery (every block when that read was
+ * incomplete), never past the port's pkey_blocks.  The model's table is updated from each
  * answer.  Returns the number of Sets queued, or -errno.
  */
 int program_pkeys(struct smp_batch *b, struct fabric *f, int32_t id,

@@ -18,6 +18,18 @@
 #include "sm/log.h"
 
 /* Options, named after their opensm.conf keys where OpenSM has one. */
+/*
+ * PortInfo:PartitionEnforcementInbound/Outbound on switch external ports
+ * facing an end port with partitions (opensm.conf part_enforce).  BOTH is
+ * 0 so that a zeroed config means OpenSM's default.
+ */
+enum sm_part_enforce {
+	SM_PART_ENFORCE_BOTH = 0,
+	SM_PART_ENFORCE_IN,
+	SM_PART_ENFORCE_OUT,
+	SM_PART_ENFORCE_OFF,
+};
+
 struct sm_config {
 	uint64_t guid;			/* guid: port to bind (0: first up) */
 	bool     once;			/* -o */
@@ -67,6 +79,9 @@ struct sm_config {
 	unsigned sa_max_jobs;		/* SA_MAX_JOBS */
 	unsigned sa_jobs_per_port;	/* SA_MAX_JOBS_PER_PORT */
 	uint64_t sa_answer_bytes;	/* SA answer bytes per port; 0: 8 MiB */
+	/* Partitions (opensm.conf part_enforce, allow_both_pkeys) */
+	enum sm_part_enforce part_enforce;	/* default (0): both */
+	bool     allow_both_pkeys;	/* a member may be full and limited */
 };
 
 /* A limit of the config, or its default when the field is 0. */

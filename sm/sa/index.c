@@ -22,6 +22,9 @@ static void index_free(void)
 	free(sa_idx.by_guid);
 	free(sa_idx.nodes_sorted);
 	free(sa_idx.ends);
+	free(sa_idx.pk_base);
+	free(sa_idx.pk_off);
+	free(sa_idx.pk_keys);
 	memset(&sa_idx, 0, sizeof(sa_idx));
 }
 
@@ -82,6 +85,65 @@ static void guid_insert(uint64_t guid, int32_t node, uint8_t port)
 	}
 }
 
+/*
+ * The P_Keys of every end port, the empty entries left out (a table of
+ * 32 or 64 entries holds a key or two): a port pair's partitions are then
+ * compared in a few steps (path.c).  And which partitions have a full
+ * member at all.  0 or -ENOMEM.
+ */
+static int index_pkeys(const struct fabric *f)
+{
+	size_t slots = 0, keys = 0;
+
+	sa_idx.pk_base = malloc((f->n_nodes + 1) * sizeof(*sa_idx.pk_base));
+	if (!sa_idx.pk_base)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		sa_idx.pk_base[i] = (uint32_t)slots;
+		slots += f->nodes[i].num_ports + 1u;
+	}
+	sa_idx.pk_off = calloc(slots + 1, sizeof(*sa_idx.pk_off));
+	if (!sa_idx.pk_off)
+		return -ENOMEM;
+	for (int pass = 0; pass < 2; pass++) {
+		keys = 0;
+		for (size_t i = 0; i < f->n_nodes; i++) {
+			const struct fab_node *n = &f->nodes[i];
+
+			for (unsigned pn = 0; pn <= n->num_ports; pn++) {
+				struct pkey_tab t;
+				size_t s = sa_idx.pk_base[i] + pn;
+
+				sa_idx.pk_off[s] = (uint32_t)keys;
+				if (!is_endport(n, pn))
+					continue;
+				pkey_tab_of_port(&n->ports[pn], &t);
+				for (unsigned k = 0; k < t.n; k++) {
+					uint16_t key = pkey_at(&t, k);
+					uint16_t base = PKEY_BASE(key);
+
+					if (!base)
+						continue;
+					if (pass) {
+						sa_idx.pk_keys[keys] = key;
+					} else if (key & 0x8000) {
+						sa_idx.pkey_full[base / 64] |=
+							1ull << (base % 64);
+					}
+					keys++;
+				}
+			}
+		}
+		sa_idx.pk_off[slots] = (uint32_t)keys;
+		if (!pass) {
+			sa_idx.pk_keys = malloc((keys + 1) * sizeof(*sa_idx.pk_keys));
+			if (!sa_idx.pk_keys)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 static int index_build(const struct fabric *f)
 {
 	size_t ends = 0;
@@ -122,6 +184,10 @@ static int index_build(const struct fabric *f)
 					sa_idx.by_lid[l] = (struct port_ref){
 						(int32_t)i, (uint8_t)pn };
 		}
+	}
+	if (index_pkeys(f) < 0) {
+		index_free();
+		return -ENOMEM;
 	}
 	sa_idx.f = f;
 	sa_idx.gen = f->gen;

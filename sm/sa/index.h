@@ -51,6 +51,15 @@ struct sa_index {
 	int32_t *nodes_sorted;		/* n_nodes */
 	struct port_ref *ends;		/* n_ends */
 	size_t n_ends;
+	/* partitions (15-bit base) some end port is a full member of: a
+	 * requested P_Key no one is full member of has no path at all */
+	uint64_t pkey_full[32768 / 64];
+	/* the non-empty P_Keys of every end port (pkey_tab_of_port()):
+	 * port pn of node i is slot pk_base[i] + pn, its keys
+	 * pk_keys[pk_off[slot] .. pk_off[slot + 1]) in table order */
+	uint32_t *pk_base;		/* n_nodes */
+	uint32_t *pk_off;		/* slots + 1 */
+	uint16_t *pk_keys;
 };
 extern struct sa_index sa_idx;
 
@@ -85,6 +94,49 @@ static inline bool lid_in_range(const struct fab_port *p, uint16_t lid)
 }
 
 /*
+ * The P_Key table of an end port as the SA sees it: the partitions'
+ * table (want_pkeys) when the model has one, else the table the
+ * discovery read and the sweep programmed, else (never read) the default
+ * partition alone, full member, as the SM programs it without a
+ * partitions file.  A switch end is its port 0 and port 0's table.
+ */
+struct pkey_tab {
+	const uint16_t *host;		/* want_pkeys */
+	const __be16 *net;		/* the table as read */
+	unsigned n;
+};
+
+static inline void pkey_tab_of_port(const struct fab_port *p,
+				    struct pkey_tab *t)
+{
+	t->host = NULL;
+	t->net = NULL;
+	if (p->want_pkeys) {
+		t->host = p->want_pkeys;
+		t->n = p->n_want_pkeys;
+	} else if (fabric_pkey_known(p)) {
+		t->net = p->pkeys;
+		t->n = (unsigned)p->pkey_blocks * PKEY_BLOCK_SIZE;
+	} else {
+		static const uint16_t default_tab[1] = { DEFAULT_PKEY };
+
+		t->host = default_tab;
+		t->n = 1;
+	}
+}
+
+static inline void pkey_tab_of(const struct sa_view *v, struct port_ref r,
+			       struct pkey_tab *t)
+{
+	pkey_tab_of_port(&fabric_node(v->f, r.node)->ports[r.port], t);
+}
+
+static inline uint16_t pkey_at(const struct pkey_tab *t, unsigned i)
+{
+	return t->host ? t->host[i] : be16toh(t->net[i]);
+}
+
+/*
  * The index of the view's model, built on first use after a change:
  * 0 or -ENOMEM.  Lookups return 1 (found, *out set), 0, or -ENOMEM.
  */
@@ -93,6 +145,21 @@ int index_get(const struct sa_view *v);
 extern unsigned long sa_index_builds;
 int lid_lookup(const struct sa_view *v, uint16_t lid, struct port_ref *out);
 int guid_lookup(const struct sa_view *v, uint64_t guid, struct port_ref *out);
+/* The non-empty P_Keys of end port `r` of the indexed model. */
+static inline const uint16_t *index_port_pkeys(struct port_ref r, unsigned *n)
+{
+	size_t s = sa_idx.pk_base[r.node] + r.port;
+
+	*n = sa_idx.pk_off[s + 1] - sa_idx.pk_off[s];
+	return sa_idx.pk_keys + sa_idx.pk_off[s];
+}
+
+/* Is some end port of the indexed model a full member of `base`? */
+static inline bool index_pkey_full(uint16_t base)
+{
+	base = PKEY_BASE(base);
+	return sa_idx.pkey_full[base / 64] >> (base % 64) & 1;
+}
 /*
  * Call fn for every node of the model, in OpenSM's order, until it fails;
  * resumable: the node to go on with is q->work->pos[0], charged 1 + its

@@ -1,7 +1,8 @@
 /*
  * path.c - PathRecord (15.2.5.16): the paths between end ports as the
  * LFTs the SM programmed route them, with MTU, rate and packet lifetime
- * along the path, selectors, P_Key, SL, Reversible, NumbPath and the LID
+ * along the path, selectors, P_Key (only between ports sharing a
+ * partition with a full member), SL, Reversible, NumbPath and the LID
  * pairs of LMC ranges.  MultiPathRecord (at the end of this file) answers with
  * the same records.
  */
@@ -196,7 +197,9 @@ struct pr_ctx {
 	struct sa_table *out;
 	unsigned iterations;		/* records per port pair */
 	bool get;			/* SubnAdmGet: one record in all */
-	uint16_t pkey;			/* the P_Key every record carries */
+	bool pkey_raw;			/* raw traffic: P_Key 0, no check */
+	bool pkey_given;		/* the query names a P_Key (pkey) */
+	uint16_t pkey;			/* the P_Key the pair's records carry */
 	/*
 	 * Where the query is (the work's cursor): pos[0], pos[1] the port
 	 * pair (the caller's), pos[2] the LID pair within it and pos[3] the
@@ -375,27 +378,128 @@ static bool path_parms(const struct pr_ctx *c, struct port_ref src,
 }
 
 /*
- * The P_Key of the path: the requested one when both ends share it, else
- * the default partition's; 0 for raw traffic.  Partitions other than the
- * default one are not modelled yet: every port is a full member of it.
- * It does not depend on the ends, so it is decided once per query,
- * before any path is walked: a P_Key of another partition matches no
- * pair, and the query costs nothing (finding 1 of issue 10).
+ * The P_Key part of the query, decided once before any pair: raw traffic
+ * (no BTH, so no partition check: P_Key 0 in the record, as before), a
+ * requested P_Key, or none (each pair gets the one its ends share).  A
+ * requested P_Key whose low 15 bits are 0 names no partition (10.9.1.2:
+ * the invalid P_Key) and matches no pair: the query costs nothing.
  */
-static bool path_pkey(const struct pr_ctx *c, uint16_t *pkey)
+static bool path_pkey(struct pr_ctx *c)
 {
 	uint64_t m = c->q->comp_mask;
 
+	c->pkey_raw = false;
+	c->pkey_given = false;
 	if ((m & BIT(PR_RAW)) && (be32toh(c->t->hop_flow_raw) & 0x80000000u)) {
-		*pkey = 0;
+		c->pkey_raw = true;
+		c->pkey = 0;
 		return true;
 	}
 	if (m & BIT(PR_PKEY)) {
-		*pkey = be16toh(c->t->pkey);
-		return PKEY_BASE(*pkey) == PKEY_BASE(DEFAULT_PKEY);
+		c->pkey_given = true;
+		c->pkey = be16toh(c->t->pkey);
+		return PKEY_BASE(c->pkey) != 0;
 	}
-	*pkey = DEFAULT_PKEY;
+	c->pkey = DEFAULT_PKEY;
 	return true;
+}
+
+/* Does table `t` hold partition `base`: 0 no, 1 limited, 2 full. */
+static unsigned pkey_member(const struct pkey_tab *t, uint16_t base)
+{
+	unsigned got = 0;
+
+	for (unsigned i = 0; i < t->n && got < 2; i++) {
+		uint16_t k = pkey_at(t, i);
+
+		if (PKEY_BASE(k) == base)
+			got = k & 0x8000 ? 2 : 1;
+	}
+	return got;
+}
+
+/*
+ * OpenSM looks for a shared P_Key in the order of its per-port key map:
+ * keys sorted by the 15-bit base in network byte order read as a host
+ * integer, on the little-endian hosts it runs on: low byte first.  So
+ * with Default (0x7fff) and 0x0002 both shared, 0x0002 comes first.
+ */
+static inline uint16_t osm_pkey_order(uint16_t base)
+{
+	return (uint16_t)((base & 0xff) << 8 | base >> 8);
+}
+
+/*
+ * The P_Key of the paths between `src` and `dst` (10.9.3, 15.2.5.16):
+ * they must share a partition in which at least one of them is a full
+ * member; two limited members cannot talk.  A requested P_Key must be
+ * such a partition (its low 15 bits; the record carries it as asked, as
+ * OpenSM's does).  Without one, the shared partition OpenSM picks
+ * (osm_physp_find_common_pkey(): the first in its map order, above),
+ * with the source's membership bit.  The tables come from the SA's
+ * index without their empty entries (a key or two per port: a pair costs
+ * a few comparisons); comparisons are charged to the query's budget at
+ * 64 per unit, before any path is walked (a port that claims thousands
+ * of keys cannot make a pair unbounded work).
+ * 1: shared (*pkey set), 0: none, -SA_STATUS_NO_RESOURCES: out of budget.
+ */
+static int pair_pkey(const struct pr_ctx *c, struct port_ref src,
+		     struct port_ref dst, uint16_t *pkey)
+{
+	struct pkey_tab a, b;
+	unsigned nz = 0;
+	bool found = false;
+	uint16_t best = 0, key = 0;
+
+	if (c->pkey_raw) {
+		*pkey = 0;
+		return 1;
+	}
+	if (index_get(c->v) == 0) {
+		/* the tables without their empty entries: a key or two */
+		a.net = b.net = NULL;
+		a.host = index_port_pkeys(src, &a.n);
+		b.host = index_port_pkeys(dst, &b.n);
+	} else {
+		pkey_tab_of(c->v, src, &a);
+		pkey_tab_of(c->v, dst, &b);
+	}
+	if (c->pkey_given) {
+		uint16_t base = PKEY_BASE(c->pkey);
+		unsigned ma, mb;
+
+		if (!sa_charge(c->q, (a.n + b.n) / 64))
+			return -SA_STATUS_NO_RESOURCES;
+		ma = pkey_member(&a, base);
+		mb = pkey_member(&b, base);
+		if (!ma || !mb || (ma < 2 && mb < 2))
+			return 0;
+		*pkey = c->pkey;
+		return 1;
+	}
+	for (unsigned i = 0; i < a.n; i++)
+		nz += PKEY_BASE(pkey_at(&a, i)) != 0;
+	if (!sa_charge(c->q, (a.n + (uint64_t)nz * (a.n + b.n)) / 64))
+		return -SA_STATUS_NO_RESOURCES;
+	for (unsigned i = 0; i < a.n; i++) {
+		uint16_t k = pkey_at(&a, i), base = PKEY_BASE(k);
+		unsigned ma = k & 0x8000 ? 2 : 1, mb;
+
+		if (!base || (found && osm_pkey_order(base) >= best))
+			continue;
+		mb = pkey_member(&b, base);
+		if (ma < 2)
+			ma = pkey_member(&a, base);	/* a full entry later? */
+		if (!mb || (ma < 2 && mb < 2))
+			continue;
+		found = true;
+		best = osm_pkey_order(base);
+		key = (uint16_t)(base | (ma == 2 ? 0x8000 : 0));
+	}
+	if (!found)
+		return 0;
+	*pkey = key;
+	return 1;
 }
 
 /* Can PacketLifeTime `life` pass the query's selector? */
@@ -413,7 +517,7 @@ static bool pkt_life_possible(const struct pr_ctx *c, unsigned life)
 
 /*
  * The checks that need no path: false when no pair of ends can give a
- * record, whatever the paths are.  The P_Key (above); an MTU selector
+ * record, whatever the paths are.  An invalid P_Key (above); an MTU selector
  * asking for more than 4096 or less than 256; a rate selector asking for
  * more than the fastest rate or less than the slowest; a PacketLifeTime
  * selector that neither a loopback path (0) nor any other (SubnetTimeout)
@@ -424,7 +528,13 @@ static bool pr_possible(struct pr_ctx *c)
 	uint64_t m = c->q->comp_mask;
 	const struct sa_path_record *t = c->t;
 
-	if (!path_pkey(c, &c->pkey))
+	if (!path_pkey(c))
+		return false;
+	/* A requested P_Key no end port is a full member of: no pair can
+	 * share it, and the query costs no pair (issue 10, finding 1).
+	 * Without the index (no memory) the pairs decide. */
+	if (c->pkey_given && index_get(c->v) == 0 &&
+	    !index_pkey_full(c->pkey))
 		return false;
 	if ((m & BIT(PR_MTU_SEL)) && (m & BIT(PR_MTU))) {
 		unsigned sel = t->mtu >> 6, want = t->mtu & 0x3f;
@@ -457,7 +567,7 @@ static void port_gid(const struct sa_view *v, struct port_ref r, uint8_t gid[16]
 }
 
 /* The components the record must still agree on once it is built (the
- * P_Key is path_pkey()'s: raw traffic answers 0 whatever was asked). */
+ * P_Key is pair_pkey()'s: raw traffic answers 0 whatever was asked). */
 #define PR_MATCHED	(BIT(PR_DLID) | BIT(PR_SLID) | BIT(PR_SL))
 
 /* One record for (slid, dlid), when the path exists and qualifies. */
@@ -543,6 +653,12 @@ static int pr_port_pair(struct pr_ctx *c, struct port_ref src,
 	bool added, first = true;
 	int rc;
 
+	/* Ports in no common partition have no path: decided before the
+	 * LIDs and any walk (the tables are small). */
+	if ((rc = pair_pkey(c, src, dst, &c->pkey)) <= 0) {
+		*k = *n = 0;
+		return rc;
+	}
 	if (!pr_lids(c, src, PR_SLID, be16toh(c->t->slid), &slo, &shi) ||
 	    !pr_lids(c, dst, PR_DLID, be16toh(c->t->dlid), &dlo, &dhi)) {
 		*k = *n = 0;

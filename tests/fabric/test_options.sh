@@ -55,6 +55,20 @@ bad sa-max-transfers 0 "1-65535 transfers"
 bad sa-max-lease 4294967296 "1-4294967295 seconds"
 bad sa-work-budget 999 "1000-1000000000 work units"
 bad sa-answer-bytes 65535 "65536-4294967296 bytes"
+bad part_enforce bogus "both, in, out or off"
+bad part_enforce BOTH "both, in, out or off"
+# The partition options in their accepted spellings: not refused (the run
+# then fails to bind the missing port, which is not exit status 2).
+for v in both in out off; do
+	out=$(timeout 20 "$IBSM" -g "$NO_PORT" -f "$FAB_TMP/part.log" -o \
+		--part_enforce "$v" --allow_both_pkeys 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" -ne 2 ] && ! grep -qF "expected" <<<"$out"; then
+		fab_pass "part_enforce-$v"
+	else
+		fab_fail "part_enforce-$v" "exit $rc, stderr: $out"
+	fi
+done
 if [ ! -e "$FAB_TMP/bad.log" ]; then
 	fab_pass bad-values-open-no-log
 else

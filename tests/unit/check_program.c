@@ -360,6 +360,251 @@ START_TEST(pkeys_diff)
 }
 END_TEST
 
+/* ---------------------------------------------- partitions' tables */
+
+/* The P_KeyTable Sets to node `node` in F.sent from index `from` on:
+ * their AttributeModifiers in `mods` and their blocks in `blocks`. */
+static unsigned pkey_sets(size_t from, uint32_t *mods, __be16 (*blocks)[32],
+			  unsigned max)
+{
+	unsigned n = 0;
+
+	for (size_t i = from; i < F.n_sent && n < max; i++) {
+		const struct smp_dr *s = (const void *)F.sent[i].mad;
+
+		if (s->hdr.method != MAD_METHOD_SET ||
+		    be16toh(s->hdr.attr_id) != SMP_ATTR_PKEY_TABLE)
+			continue;
+		mods[n] = be32toh(s->hdr.attr_mod);
+		memcpy(blocks[n], s->data, sizeof(blocks[n]));
+		n++;
+	}
+	return n;
+}
+
+static int run_pkeys(int32_t id, unsigned pn)
+{
+	int queued;
+
+	batch_init(&B, F.engine, on_done, NULL);
+	done = false;
+	queued = program_pkeys(&B, &M, id, pn);
+	ck_assert_int_ge(queued, 0);
+	B.sealed = true;
+	if (B.pending)
+		run_until_done();
+	return queued;
+}
+
+/* A CA with a 3-block table (96 entries) and want_pkeys of 40 entries:
+ * block 0 and block 1 differ from what the port holds and are Set with
+ * exactly the wanted entries (the rest of block 1 empty); block 2, empty
+ * already, is not sent.  A second run sends nothing; one changed entry in
+ * block 1 sends block 1 only. */
+START_TEST(pkeys_want_blocks)
+{
+	int32_t id = fabric_find(&M, 0x100002);
+	struct fab_node *n = fabric_node(&M, id);
+	struct fab_port *p = &n->ports[1];
+	uint32_t mods[8];
+	__be16 blocks[8][32];
+
+	ck_assert_int_eq(fabric_pkey_alloc(n, 1, 3), 0);
+	p->pkey_read = 3;
+	p->pkeys[0] = htobe16(0xffff);		/* as read */
+	p->want_pkeys = calloc(40, sizeof(*p->want_pkeys));
+	ck_assert_ptr_nonnull(p->want_pkeys);
+	p->n_want_pkeys = 40;
+	p->want_pkeys[0] = 0xffff;
+	p->want_pkeys[1] = 0x8002;
+	p->want_pkeys[2] = 0x0003;
+	p->want_pkeys[33] = 0x8004;
+	p->want_pkeys[39] = 0x0005;
+
+	size_t from = F.n_sent;
+	ck_assert_int_eq(run_pkeys(id, 1), 2);
+	ck_assert_uint_eq(pkey_sets(from, mods, blocks, 8), 2);
+	ck_assert_uint_eq(mods[0], 0);
+	ck_assert_uint_eq(mods[1], 1);
+	ck_assert_uint_eq(be16toh(blocks[0][0]), 0xffff);
+	ck_assert_uint_eq(be16toh(blocks[0][1]), 0x8002);
+	ck_assert_uint_eq(be16toh(blocks[0][2]), 0x0003);
+	ck_assert_uint_eq(be16toh(blocks[0][3]), 0);
+	ck_assert_uint_eq(be16toh(blocks[1][0]), 0);
+	ck_assert_uint_eq(be16toh(blocks[1][1]), 0x8004);
+	ck_assert_uint_eq(be16toh(blocks[1][7]), 0x0005);
+	ck_assert_uint_eq(be16toh(blocks[1][8]), 0);
+	/* The model holds what the port answered. */
+	ck_assert_uint_eq(be16toh(p->pkeys[33]), 0x8004);
+	ck_assert_uint_eq(be16toh(p->pkeys[39]), 0x0005);
+
+	from = F.n_sent;
+	ck_assert_int_eq(run_pkeys(id, 1), 0);
+	ck_assert_uint_eq(pkey_sets(from, mods, blocks, 8), 0);
+
+	p->want_pkeys[39] = 0x8005;
+	from = F.n_sent;
+	ck_assert_int_eq(run_pkeys(id, 1), 1);
+	ck_assert_uint_eq(pkey_sets(from, mods, blocks, 8), 1);
+	ck_assert_uint_eq(mods[0], 1);
+	ck_assert_uint_eq(be16toh(blocks[0][7]), 0x8005);
+}
+END_TEST
+
+/* want_pkeys larger than the port's table (64 entries for a 1-block
+ * port): only block 0 is ever written, never a block past the port's
+ * size.  On a switch external port the AttributeModifier carries the
+ * port number (14.2.5.7). */
+START_TEST(pkeys_want_bigger_than_port)
+{
+	struct fab_node *n = fabric_node(&M, sw_id);
+	struct fab_port *p = &n->ports[2];
+	uint32_t mods[8];
+	__be16 blocks[8][32];
+
+	ck_assert(fabric_pkey_known(p));
+	ck_assert_uint_eq(p->pkey_blocks, 1);
+	p->want_pkeys = calloc(64, sizeof(*p->want_pkeys));
+	ck_assert_ptr_nonnull(p->want_pkeys);
+	p->n_want_pkeys = 64;
+	for (unsigned i = 0; i < 64; i++)
+		p->want_pkeys[i] = (uint16_t)(0x8000 | (i + 1));
+
+	size_t from = F.n_sent;
+	ck_assert_int_eq(run_pkeys(sw_id, 2), 1);
+	ck_assert_uint_eq(pkey_sets(from, mods, blocks, 8), 1);
+	ck_assert_uint_eq(mods[0], 2u << 16 | 0);
+	ck_assert_uint_eq(be16toh(blocks[0][0]), 0x8001);
+	ck_assert_uint_eq(be16toh(blocks[0][31]), 0x8020);
+}
+END_TEST
+
+/* A table the discovery could not read entirely: every block is Set. */
+START_TEST(pkeys_want_unread_table)
+{
+	int32_t id = fabric_find(&M, 0x100004);
+	struct fab_node *n = fabric_node(&M, id);
+	struct fab_port *p = &n->ports[1];
+
+	ck_assert_int_eq(fabric_pkey_alloc(n, 1, 2), 0);
+	p->pkey_read = 1;		/* block 1 never answered */
+	p->want_pkeys = calloc(1, sizeof(*p->want_pkeys));
+	ck_assert_ptr_nonnull(p->want_pkeys);
+	p->n_want_pkeys = 1;
+	p->want_pkeys[0] = 0xffff;
+	ck_assert_int_eq(run_pkeys(id, 1), 2);
+}
+END_TEST
+
+/* Without want_pkeys nothing changes: the default partition as before. */
+START_TEST(pkeys_no_want_default)
+{
+	int32_t id = fabric_find(&M, 0x100002);
+	struct fab_port *p = &fabric_node(&M, id)->ports[1];
+
+	ck_assert_ptr_null(p->want_pkeys);
+	ck_assert_int_eq(run_pkeys(id, 1), 0);
+	p->pkeys[0] = htobe16(0x8002);
+	ck_assert_int_eq(run_pkeys(id, 1), 1);
+	ck_assert_uint_eq(be16toh(p->pkeys[0]), 0xffff);
+}
+END_TEST
+
+/* ------------------------------------------------------ enforcement */
+
+/*
+ * The PortInfo Set of a switch port facing a CA with partitions carries
+ * PartitionEnforcementInbound (0x8) and Outbound (0x4) as part_enforce
+ * says (OpenSM: both 0xc, in 0x8, out 0x4, off 0).  port_desired()'s
+ * answer is the payload the sweep sends.  A switch port facing a CA
+ * without partitions, and the CA port itself, keep their bits.
+ */
+START_TEST(enforce_bits_per_setting)
+{
+	static const struct { enum sm_part_enforce e; unsigned bits; } rows[] = {
+		{ SM_PART_ENFORCE_BOTH, 0xc }, { SM_PART_ENFORCE_IN, 0x8 },
+		{ SM_PART_ENFORCE_OUT, 0x4 }, { SM_PART_ENFORCE_OFF, 0x0 },
+	};
+	int32_t h2_id = fabric_find(&M, 0x100002);
+	struct fab_port *ca = &fabric_node(&M, h2_id)->ports[1];
+	struct fab_port *swp = &fabric_node(&M, sw_id)->ports[2];
+	struct fab_port *swp3 = &fabric_node(&M, sw_id)->ports[3];
+	struct smp_port_info pi;
+	struct sm_config c = cfg;
+
+	/* Settle every other field first. */
+	ck_assert(port_desired(&cfg, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi));
+	swp->pi = pi;
+	ck_assert(port_desired(&cfg, &M, sw_id, 3, 1, PORT_STATE_NOP, false, &pi));
+	swp3->pi = pi;
+	ck_assert(!port_desired(&cfg, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi));
+
+	ca->want_pkeys = calloc(1, sizeof(*ca->want_pkeys));
+	ck_assert_ptr_nonnull(ca->want_pkeys);
+	ca->n_want_pkeys = 1;
+	ca->want_pkeys[0] = 0xffff;
+	for (unsigned r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		c.part_enforce = rows[r].e;
+		swp->pi.op_vls_enforce = (uint8_t)(swp->pi.op_vls_enforce & 0xf0);
+		bool due = port_desired(&c, &M, sw_id, 2, 1, PORT_STATE_NOP,
+					false, &pi);
+		ck_assert_msg(due == (rows[r].bits != 0), "row %u", r);
+		ck_assert_uint_eq(pi.op_vls_enforce & 0x0c, rows[r].bits);
+		/* OperationalVLs and FilterRaw bits untouched. */
+		ck_assert_uint_eq(pi_op_vls(&pi), pi_op_vls(&swp->pi));
+		ck_assert_uint_eq(pi.op_vls_enforce & 0x3, swp->pi.op_vls_enforce & 0x3);
+		/* Once the port holds them, nothing is due. */
+		swp->pi = pi;
+		ck_assert(!port_desired(&c, &M, sw_id, 2, 1, PORT_STATE_NOP,
+					false, &pi));
+		/* The other switch port faces a CA without partitions. */
+		ck_assert(!port_desired(&c, &M, sw_id, 3, 1, PORT_STATE_NOP,
+					false, &pi));
+	}
+	/* "off" clears bits someone else set. */
+	swp->pi.op_vls_enforce |= 0x0c;
+	c.part_enforce = SM_PART_ENFORCE_OFF;
+	ck_assert(port_desired(&c, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi));
+	ck_assert_uint_eq(pi.op_vls_enforce & 0x0c, 0);
+}
+END_TEST
+
+/* ibsim does not store the enforcement bits: the memo settles such a
+ * port, and a new part_enforce makes the Set due again (the bits are in
+ * the memo's key). */
+START_TEST(enforce_memo_key)
+{
+	int32_t h2_id = fabric_find(&M, 0x100002);
+	struct fab_port *ca = &fabric_node(&M, h2_id)->ports[1];
+	struct fab_port *swp = &fabric_node(&M, sw_id)->ports[2];
+	struct smp_port_info pi;
+	struct pi_key want, got, want2;
+	struct sm_config c = cfg;
+	struct port_memos *memos = port_memos_new();
+
+	ck_assert_ptr_nonnull(memos);
+	ca->want_pkeys = calloc(1, sizeof(*ca->want_pkeys));
+	ck_assert_ptr_nonnull(ca->want_pkeys);
+	ca->n_want_pkeys = 1;
+	ca->want_pkeys[0] = 0xffff;
+	ck_assert(port_desired(&c, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi));
+	swp->pi = pi;
+	swp->pi.op_vls_enforce &= 0xf3;		/* what ibsim answers */
+	pi_key_of(&pi, &want);
+	pi_key_of(&swp->pi, &got);
+	ck_assert_uint_eq(want.enforce, 0xc);
+	port_memos_record(memos, 0x200000, 2, &want, &got);
+	ck_assert(port_desired(&c, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi));
+	pi_key_of(&pi, &want2);
+	ck_assert(port_memos_settled(memos, 0x200000, 2, &want2, &got));
+	c.part_enforce = SM_PART_ENFORCE_IN;
+	ck_assert(port_desired(&c, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi));
+	pi_key_of(&pi, &want2);
+	ck_assert(!port_memos_settled(memos, 0x200000, 2, &want2, &got));
+	port_memos_free(memos);
+}
+END_TEST
+
 static Suite *program_suite(void)
 {
 	Suite *s = suite_create("program");
@@ -379,6 +624,16 @@ static Suite *program_suite(void)
 	tcase_add_test(tc, port_desired_endport);
 	tcase_add_test(tc, port_desired_switch_port);
 	tcase_add_test(tc, pkeys_diff);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("partitions");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, pkeys_want_blocks);
+	tcase_add_test(tc, pkeys_want_bigger_than_port);
+	tcase_add_test(tc, pkeys_want_unread_table);
+	tcase_add_test(tc, pkeys_no_want_default);
+	tcase_add_test(tc, enforce_bits_per_setting);
+	tcase_add_test(tc, enforce_memo_key);
 	suite_add_tcase(s, tc);
 	return s;
 }
