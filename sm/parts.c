@@ -29,14 +29,14 @@ static void report(const char *file, const struct part_diag *d,
 
 	for (size_t i = 0; i < d->n_errors; i++) {
 		part_error_format(NULL, file, &d->errors[i], line, sizeof(line));
-		log_err("ERR 0401: %s", line);
+		log_err("ERR 0701: %s", line);
 		if (to_stderr)
 			fprintf(stderr, "ibsm: %s\n", line);
 	}
 	for (size_t i = 0; i < d->n_warnings; i++) {
 		part_error_format(NULL, file, &d->warnings[i], line,
 				  sizeof(line));
-		log_warnx("ERR 0402: %s", line);
+		log_warnx("ERR 0702: %s", line);
 		if (to_stderr)
 			fprintf(stderr, "ibsm: warning: %s\n", line);
 	}
@@ -115,14 +115,14 @@ int sm_parts_load(struct sm *sm, bool startup)
 	if (rc < 0) {
 		part_config_free(&now);
 		if (rc != -EINVAL) {
-			log_err("ERR 0403: cannot read %s: %s", path,
+			log_err("ERR 0703: cannot read %s: %s", path,
 				strerror(-rc));
 			if (startup)
 				fprintf(stderr, "ibsm: cannot read %s: %s\n",
 					path, strerror(-rc));
 		}
 		if (!startup)
-			log_err("ERR 0404: %s not applied: the partitions in"
+			log_err("ERR 0704: %s not applied: the partitions in"
 				" force stay as they were", path);
 		return rc;
 	}
@@ -160,12 +160,12 @@ int sm_parts_resolve(struct sm *sm, struct fabric *f)
 	memset(&rep, 0, sizeof(rep));
 	rc = part_resolve(sm->parts, f, sm->port_guid, &rep);
 	if (rc < 0) {
-		log_err("ERR 0405: cannot resolve the partitions: %s",
+		log_err("ERR 0705: cannot resolve the partitions: %s",
 			strerror(-rc));
 		return rc;
 	}
 	if (rep.dropped)
-		log_warnx("ERR 0406: %u P_Keys did not fit their ports' tables"
+		log_warnx("ERR 0706: %u P_Keys did not fit their ports' tables"
 			  " (see the partitions section of ibsm(8))",
 			  rep.dropped);
 	if (rep.unknown_guids)
