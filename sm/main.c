@@ -54,6 +54,8 @@ static void usage(FILE *fp)
 "  -r, --reassign_lids    give every port a new LID (ignore the cache)\n"
 "  -s, --sweep N          light sweep every N s, 0 = off (default 10)\n"
 "  -R, --routing_engine L routing engines to try in order (default minhop)\n"
+"  -P, --Pconfig FILE     partitions.conf (OpenSM's format); without it\n"
+"                         every port is in the default partition only\n"
 "      --cache-dir DIR    guid2lid cache directory (default $OSM_CACHE_DIR\n"
 "                         or /var/cache/opensm)\n"
 "      --dump-dir DIR     opensm-subnet.lst, opensm-lfts.dump (default\n"
@@ -123,6 +125,7 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 		{ "reassign_lids", no_argument, NULL, 'r' },
 		{ "sweep", required_argument, NULL, 's' },
 		{ "routing_engine", required_argument, NULL, 'R' },
+		{ "Pconfig", required_argument, NULL, 'P' },
 		{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
 		{ "dump-dir", required_argument, NULL, OPT_DUMP_DIR },
 		{ "dump-fabric", required_argument, NULL, OPT_DUMP_FABRIC },
@@ -167,7 +170,7 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 		    "/var/cache/opensm");
 	dir_default(o->dump_dir, sizeof(o->dump_dir), "OSM_TMP_DIR", "/var/log");
 	*discover_only = false;
-	while ((c = getopt_long(argc, argv, "g:of:VD:t:n:p:l:rs:R:h", all,
+	while ((c = getopt_long(argc, argv, "g:of:VD:t:n:p:l:rs:R:P:h", all,
 				NULL)) != -1) {
 		switch (c) {
 		case 'g': {
@@ -242,6 +245,9 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 			o->routing_engine = optarg;
 			break;
 		}
+		case 'P':
+			o->partition_config = optarg;
+			break;
 		case OPT_CACHE_DIR:
 			snprintf(o->cache_dir, sizeof(o->cache_dir), "%s", optarg);
 			break;
@@ -447,6 +453,12 @@ int main(int argc, char **argv)
 	}
 	log_ratelimit_set(sm.cfg.log_burst, sm.cfg.log_rate);
 	log_limits(&sm);
+	if (sm_parts_load(&sm, true) < 0) {
+		fprintf(stderr, "ibsm: %s: not started (see the errors above)\n",
+			sm.cfg.partition_config);
+		log_close();
+		return 2;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	sm.loop = ev_default_loop(EVFLAG_AUTO);
 	fabric_init(&sm.fabric);
@@ -525,6 +537,7 @@ int main(int argc, char **argv)
 	lid_cache_free(sm.lids);
 	lft_images_free(sm.images);
 	port_memos_free(sm.memos);
+	sm_parts_free(&sm);
 	log_close();
 	return sm.exit_code;
 }

@@ -54,6 +54,7 @@ struct sm_config {
 	uint8_t  max_op_vls;		/* PortInfo:OperationalVLs encoding */
 	bool     summary;		/* print a bring-up summary on stdout */
 	bool     dump_lfts;		/* write opensm-lfts.dump (-D 0x40) */
+	const char *partition_config;	/* -P/--Pconfig: partitions.conf */
 	/* SA limits (sm/sa/sa.c, sm/sa/service.c); 0: the built-in default */
 	unsigned sa_max_transfers;	/* RMPP answers in flight */
 	unsigned sa_transfers_per_port;
@@ -146,6 +147,7 @@ struct light_sweep;
 struct lft_images;
 struct port_memos;
 struct sa_agent;
+struct part_config;
 
 struct sm_stats {
 	unsigned heavy_sweeps;
@@ -190,6 +192,7 @@ struct sm {
 	struct sweep *sweep;		/* heavy sweep in progress */
 	struct light_sweep *light;	/* light sweep in progress */
 	struct sa_agent *sa;		/* Subnet Administration (sm/sa/sa.c) */
+	struct part_config *parts;	/* partitions in force (sm/parts.c) */
 
 	ev_timer light_timer;
 	ev_timer retry_timer;
@@ -225,6 +228,16 @@ void sweep_heavy_abort(struct sm *sm);
 /* sm/sweep.c: light sweep: SwitchInfo of every switch, PSC bits. */
 int  sweep_light_start(struct sm *sm);
 void sweep_light_abort(struct sm *sm);
+
+/*
+ * sm/parts.c: the partitions of -P.  sm_parts_load() reads the file (at
+ * start: errors printed; later, SIGHUP: a bad file leaves the partitions
+ * in force); 0 or -errno.  sm_parts_resolve() sets the desired P_Key
+ * tables of a sweep's model.  Without -P both do nothing.
+ */
+int  sm_parts_load(struct sm *sm, bool startup);
+int  sm_parts_resolve(struct sm *sm, struct fabric *f);
+void sm_parts_free(struct sm *sm);
 
 /* Our own port's LID as assigned, 0 before the first sweep. */
 uint16_t sm_local_lid(const struct sm *sm);

@@ -639,6 +639,11 @@ static void on_discovered(void *arg, const struct discover_result *r)
 		if (id != FAB_NONE)
 			fabric_unlink_node(&sw->f, id);
 	}
+	/* The partitions' P_Key tables for this model (-P; program.c). */
+	if (sm_parts_resolve(sm, &sw->f) < 0) {
+		sweep_finish(sw, false, "partitions could not be resolved");
+		return;
+	}
 
 	rc = routing_run(sm->cfg.routing_engine ? sm->cfg.routing_engine
 						: "minhop",

@@ -1,0 +1,176 @@
+/*
+ * parts.c - the daemon's partitions: the file given with -P (OpenSM's
+ * --Pconfig), read at start and on every SIGHUP, and resolved into the
+ * desired P_Key table of every port during each heavy sweep.
+ *
+ * A bad file never takes effect: at start ibsm refuses to run (every
+ * error logged and printed as FILE:LINE:COLUMN), on a reload it keeps the
+ * partitions in force and says so (OpenSM falls back to ALL=full on one
+ * bad line, dropping every partition boundary).  Without -P the default
+ * partition is set up as OpenSM does without a partitions.conf
+ * (sm/program.c), and nothing here runs.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "partitions/partitions.h"
+#include "sm/sm.h"
+
+/* Log (and with `to_stderr`, print) every error and warning of a parse. */
+static void report(const char *file, const struct part_diag *d,
+		   bool to_stderr)
+{
+	char line[320];
+
+	for (size_t i = 0; i < d->n_errors; i++) {
+		part_error_format(NULL, file, &d->errors[i], line, sizeof(line));
+		log_err("ERR 0701: %s", line);
+		if (to_stderr)
+			fprintf(stderr, "ibsm: %s\n", line);
+	}
+	for (size_t i = 0; i < d->n_warnings; i++) {
+		part_error_format(NULL, file, &d->warnings[i], line,
+				  sizeof(line));
+		log_warnx("ERR 0702: %s", line);
+		if (to_stderr)
+			fprintf(stderr, "ibsm: warning: %s\n", line);
+	}
+}
+
+static const struct part *find_pkey(const struct part_config *c, uint16_t pkey)
+{
+	for (size_t i = 0; i < c->n_parts; i++)
+		if (c->parts[i].pkey == pkey)
+			return &c->parts[i];
+	return NULL;
+}
+
+/* Same partition, same flags and members (what the ports would hold). */
+static bool same_part(const struct part *a, const struct part *b)
+{
+	if (a->ipoib != b->ipoib || a->indx0 != b->indx0 ||
+	    a->defmember != b->defmember || a->n_members != b->n_members ||
+	    a->rate != b->rate || a->mtu != b->mtu || a->sl != b->sl)
+		return false;
+	for (size_t i = 0; i < a->n_members; i++) {
+		const struct part_member *x = &a->members[i], *y = &b->members[i];
+
+		if (x->kind != y->kind || x->guid != y->guid ||
+		    x->membership != y->membership)
+			return false;
+	}
+	return true;
+}
+
+/* One line per partition added, removed or changed by a reload. */
+static void log_changes(const struct part_config *old,
+			const struct part_config *now)
+{
+	unsigned added = 0, removed = 0, changed = 0;
+
+	for (size_t i = 0; i < now->n_parts; i++) {
+		const struct part *p = &now->parts[i];
+		const struct part *o = find_pkey(old, p->pkey);
+
+		if (!o) {
+			log_info("partitions: added %s (0x%04x)", p->name, p->pkey);
+			added++;
+		} else if (!same_part(o, p)) {
+			log_info("partitions: changed %s (0x%04x)", p->name,
+				 p->pkey);
+			changed++;
+		}
+	}
+	for (size_t i = 0; i < old->n_parts; i++) {
+		if (!find_pkey(now, old->parts[i].pkey)) {
+			log_info("partitions: removed %s (0x%04x)",
+				 old->parts[i].name, old->parts[i].pkey);
+			removed++;
+		}
+	}
+	log_info("partitions: %u added, %u removed, %u changed; applied in"
+		 " the next heavy sweep", added, removed, changed);
+}
+
+int sm_parts_load(struct sm *sm, bool startup)
+{
+	const char *path = sm->cfg.partition_config;
+	struct part_options opt = { .allow_both_pkeys = sm->cfg.allow_both_pkeys };
+	struct part_config now;
+	struct part_diag diag;
+	int rc;
+
+	if (!path)
+		return 0;
+	memset(&now, 0, sizeof(now));
+	memset(&diag, 0, sizeof(diag));
+	rc = part_load(path, &opt, &now, &diag);
+	report(path, &diag, startup);
+	part_diag_free(&diag);
+	if (rc < 0) {
+		part_config_free(&now);
+		if (rc != -EINVAL) {
+			log_err("ERR 0703: cannot read %s: %s", path,
+				strerror(-rc));
+			if (startup)
+				fprintf(stderr, "ibsm: cannot read %s: %s\n",
+					path, strerror(-rc));
+		}
+		if (!startup)
+			log_err("ERR 0704: %s not applied: the partitions in"
+				" force stay as they were", path);
+		return rc;
+	}
+	if (sm->parts) {
+		log_changes(sm->parts, &now);
+		part_config_free(sm->parts);
+	} else {
+		sm->parts = calloc(1, sizeof(*sm->parts));
+		if (!sm->parts) {
+			part_config_free(&now);
+			return -ENOMEM;
+		}
+		log_info("partitions: %zu from %s", now.n_parts, path);
+	}
+	*sm->parts = now;
+	return 0;
+}
+
+void sm_parts_free(struct sm *sm)
+{
+	if (!sm->parts)
+		return;
+	part_config_free(sm->parts);
+	free(sm->parts);
+	sm->parts = NULL;
+}
+
+int sm_parts_resolve(struct sm *sm, struct fabric *f)
+{
+	struct part_resolve_report rep;
+	int rc;
+
+	if (!sm->parts)
+		return 0;
+	memset(&rep, 0, sizeof(rep));
+	rc = part_resolve(sm->parts, f, sm->port_guid, &rep);
+	if (rc < 0) {
+		log_err("ERR 0705: cannot resolve the partitions: %s",
+			strerror(-rc));
+		return rc;
+	}
+	if (rep.dropped)
+		log_warnx("ERR 0706: %u P_Keys did not fit their ports' tables"
+			  " (see the partitions section of ibsm(8))",
+			  rep.dropped);
+	if (rep.unknown_guids)
+		log_info("partitions: %u member GUIDs are no port of the"
+			 " subnet", rep.unknown_guids);
+	log_debug("partitions: tables for %u ports", rep.ports);
+	return 0;
+}

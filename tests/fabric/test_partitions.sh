@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# tests/fabric/test_partitions.sh - partitions.conf (-P) on ibsim, judged
+# by infiniband-diags only.
+#
+# 1. For each topology, OpenSM (`opensm -o -P FILE`) and ibsm (`ibsm -o
+#    -P FILE`) bring up a fresh simulator with the same file: the RHEL
+#    example of the seeds' guide (Default=0x7fff and 0x0002, ipoib, mgid
+#    lines) plus partitions with explicit GUID members (full and
+#    limited), defmember=limited, ALL_CAS, ALL_SWITCHES and a partition
+#    without a P_Key.  `smpquery pkeys` of every CA port and every switch
+#    port facing a CA must be the same under both SMs, keyed by GUID: the
+#    same set of keys, the same key at index 0.
+# 2. saquery PathRecord under ibsm: two limited members of the only
+#    partition they share get no path in it; full and limited get one,
+#    with that P_Key.
+# 3. A running ibsm that gets a broken file on SIGHUP keeps every table
+#    and logs FILE:LINE; the fixed file on the next SIGHUP is applied.
+# shellcheck source=tests/fabric/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+TOPOS=${PART_TOPOS:-"fat2-small.net dualrail-32.net mesh-4x4.net"}
+DIAG=H0002
+
+# guid_of HOST: the port GUID of HOST's first port (ibstat).
+guid_of() {
+	fab_run "$1" ibstat | sed -n 's/.*Port GUID: //p' | head -n 1
+}
+
+# write_conf FILE: the partitions of this test, with H0003-H0006's GUIDs.
+write_conf() {
+	local g3 g4 g5 g6
+	g3=$(guid_of H0003)
+	g4=$(guid_of H0004)
+	g5=$(guid_of H0005)
+	g6=$(guid_of H0006)
+	cat >"$1" <<EOF
+# The RHEL example (seeds' guide, section 5.5), its typos fixed.
+Default=0x7fff, rate=3, mtu=4, scope=2, defmember=full:
+  ALL, ALL_SWITCHES=full;
+Default=0x7fff, ipoib, rate=3, mtu=4, scope=2:
+  mgid=ff12:401b::ffff:ffff   # IPv4 Broadcast address
+  mgid=ff12:401b::1           # IPv4 All Hosts group
+  mgid=ff12:601b::1           # IPv6 All Hosts group
+  ALL=full, ALL_SWITCHES=full;
+ib0_2=0x0002, rate=7, mtu=4, scope=2, defmember=full:
+    ALL, ALL_SWITCHES=full;
+# Explicit members, full and limited.
+storage=0x0010, ipoib : $g3=full, $g4=limited, $g5 ;
+# Limited by default.
+compute=0x0011, defmember=limited : ALL_CAS, $g6=full ;
+switches=0x0012 : ALL_SWITCHES=full ;
+# No P_Key: the SM makes one up.
+nokey : $g5=full, $g6 ;
+EOF
+}
+
+# pkey_sets OUT: one line per CA port and per switch port facing a CA,
+# "CA <guid> <index-0 key> <other keys sorted>" or "SW <guid>:<port> ...".
+pkey_sets() {
+	local topo=$FAB_TMP/p.topo
+	fab_run "$DIAG" ibnetdiscover -p >"$topo" 2>/dev/null
+	# CA lid port guid ... - SW lid port guid
+	awk '$1 == "CA" && $8 == "SW" { print $2, $3, $4, $9, $10, $11 }' \
+		"$topo" | while read -r clid cport cguid slid sport sguid; do
+		echo "CA $cguid $(keys "$clid" "$cport")"
+		echo "SW $sguid:$sport $(keys "$slid" "$sport")"
+	done | sort >"$1"
+}
+
+# keys LID PORT: the table's index-0 key, then the other keys, sorted.
+keys() {
+	fab_run "$DIAG" smpquery pkeys "$1" "$2" 2>/dev/null |
+		sed -n 's/^ *[0-9]*: //p' | tr -s ' ' '\n' | grep -n . |
+		awk -F: '$2 != "0x0000" { if ($1 == 1) first = $2; else rest = rest " " $2 }
+			END { print (first == "" ? "-" : first) "|" rest }' |
+		awk -F'|' '{ n = split($2, a, " "); asort(a); s = $1
+			for (i = 1; i <= n; i++) s = s " " a[i]; print s }'
+}
+
+conf=$FAB_TMP/partitions.conf
+
+for topo in $TOPOS; do
+	name=${topo%.net}
+	net=$FAB_TOPO/$topo
+	[ -e "$net" ] || { fab_fail "$name-exists" "$net missing"; continue; }
+
+	# OpenSM first, on a fresh simulator.
+	if ! command -v opensm >/dev/null; then
+		fab_fail "$name-opensm" "opensm is not installed (tools/bootstrap.sh installs it)"
+		continue
+	fi
+	fab_sim_start "$net" "p-osm-$name" || { fab_fail "$name-sim" "ibsim"; continue; }
+	write_conf "$conf"
+	mkdir -p "$FAB_TMP/osm-$name"
+	OSM_CACHE_DIR=$FAB_TMP/osm-$name OSM_TMP_DIR=$FAB_TMP/osm-$name \
+		fab_run H0001 opensm -o -P "$conf" -f "$FAB_TMP/osm-$name/osm.log" \
+		>"$FAB_TMP/osm-$name/out" 2>&1
+	pkey_sets "$FAB_TMP/osm-$name.sets"
+	fab_sim_stop
+
+	fab_sim_start "$net" "p-ibsm-$name" || { fab_fail "$name-sim" "ibsim"; continue; }
+	if fab_ibsm H0001 "$FAB_TMP/ibsm-$name" -P "$conf"; then
+		fab_pass "$name-ibsm-up"
+	else
+		fab_fail "$name-ibsm-up" "$(tail -n 5 "$FAB_TMP/ibsm-$name.err" "$FAB_TMP/ibsm-$name.log")"
+	fi
+	pkey_sets "$FAB_TMP/ibsm-$name.sets"
+	n=$(wc -l <"$FAB_TMP/ibsm-$name.sets")
+	if [ "$n" -gt 0 ] && diff "$FAB_TMP/osm-$name.sets" "$FAB_TMP/ibsm-$name.sets" \
+		>"$FAB_TMP/$name.diff"; then
+		fab_pass "$name-pkeys-as-opensm ($n ports)"
+	else
+		fab_fail "$name-pkeys-as-opensm" "$(head -n 12 "$FAB_TMP/$name.diff")"
+	fi
+	# Something beyond the default partition really was programmed.
+	if grep -q "0x8010" "$FAB_TMP/ibsm-$name.sets" &&
+		grep -q " 0x0011" "$FAB_TMP/ibsm-$name.sets"; then
+		fab_pass "$name-partitions-programmed"
+	else
+		fab_fail "$name-partitions-programmed" "$(head -n 4 "$FAB_TMP/ibsm-$name.sets")"
+	fi
+	fab_sim_stop
+done
+
+# ------------------------------------------------ SA paths and SIGHUP
+fab_sim_start "$FAB_TOPO/fat2-small.net" p-sa || { fab_summary; exit 1; }
+write_conf "$conf"
+if ! fab_ibsm_start H0001 "$FAB_TMP/sm" -P "$conf" -s 0; then
+	fab_fail sa-ibsm-up "no SUBNET UP"
+	fab_summary
+	exit 1
+fi
+topo=$FAB_TMP/sa.topo
+fab_run "$DIAG" ibnetdiscover -p >"$topo" 2>/dev/null
+lid_of() {
+	awk -v h="'$1 HCA-1'" '$1 == "CA" && index($0, h) { print $2; exit }' "$topo"
+}
+l4=$(lid_of H0004)
+l5=$(lid_of H0005)
+l3=$(lid_of H0003)
+
+# paths SLID DLID PKEY: the P_Keys of the PathRecords saquery gets.
+paths() {
+	fab_run "$DIAG" saquery PR --slid "$1" --dlid "$2" --pkey "$3" 2>/dev/null |
+		sed -n 's/^[[:space:]]*pkey[. ]*//p'
+}
+# H0004 and H0005 are both limited members of storage (0x0010), the only
+# partition of theirs in which nobody is full between them.
+got=$(paths "$l4" "$l5" 0x0010)
+if [ -z "$got" ]; then
+	fab_pass sa-limited-limited-no-path
+else
+	fab_fail sa-limited-limited-no-path "got P_Key $got"
+fi
+# H0003 is a full member of storage: a path, with storage's key.
+got=$(paths "$l3" "$l4" 0x0010)
+if grep -qi "0x8010\|0x0010" <<<"$got"; then
+	fab_pass "sa-full-limited-path ($got)"
+else
+	fab_fail sa-full-limited-path "got '${got:-no path}'"
+fi
+
+# A broken file on SIGHUP: nothing changes, the log names FILE:LINE.
+before=$FAB_TMP/before.sets
+pkey_sets "$before"
+cp "$conf" "$conf.good"
+printf 'broken=0x0020 : ALL=full\n# no semicolon above, and:\nbad=0xZZ : ALL ;\n' >>"$conf"
+kill -HUP "$FAB_SM_PID"
+for ((i = 0; i < 50; i++)); do
+	grep -q "partitions.conf:[0-9]*:[0-9]*:" "$FAB_TMP/sm/ibsm.log" && break
+	sleep 0.1
+done
+sleep 1		# the heavy sweep SIGHUP asked for
+if grep -q "partitions.conf:[0-9]*:[0-9]*:" "$FAB_TMP/sm/ibsm.log" &&
+	grep -q "ERR 0704" "$FAB_TMP/sm/ibsm.log"; then
+	fab_pass sighup-broken-file-logged
+else
+	fab_fail sighup-broken-file-logged "$(grep ERR "$FAB_TMP/sm/ibsm.log" | tail -n 3)"
+fi
+after=$FAB_TMP/after.sets
+pkey_sets "$after"
+if diff "$before" "$after" >/dev/null; then
+	fab_pass sighup-broken-file-tables-unchanged
+else
+	fab_fail sighup-broken-file-tables-unchanged "$(diff "$before" "$after" | head -n 5)"
+fi
+
+# The fixed file (one more partition with H0007) applies without restart.
+cp "$conf.good" "$conf"
+g7=$(guid_of H0007)
+echo "late=0x0030 : $g7=full ;" >>"$conf"
+kill -HUP "$FAB_SM_PID"
+l7=$(awk -v h="'H0007 HCA-1'" '$1 == "CA" && index($0, h) { print $2; exit }' "$topo")
+for ((i = 0; i < 50; i++)); do
+	fab_run "$DIAG" smpquery pkeys "$l7" 1 2>/dev/null | grep -q 0x8030 && break
+	sleep 0.2
+done
+if fab_run "$DIAG" smpquery pkeys "$l7" 1 2>/dev/null | grep -q 0x8030; then
+	fab_pass sighup-fixed-file-applied
+else
+	fab_fail sighup-fixed-file-applied "no 0x8030 on H0007"
+fi
+if fab_ibsm_stop; then
+	fab_pass partitions-ibsm-clean-exit
+else
+	fab_fail partitions-ibsm-clean-exit "exit status or sanitizer report"
+fi
+fab_sim_stop
+fab_summary
