@@ -69,12 +69,13 @@ pkey_sets() {
 
 # keys LID PORT: the table's index-0 key, then the other keys, sorted.
 keys() {
-	fab_run "$DIAG" smpquery pkeys "$1" "$2" 2>/dev/null |
-		sed -n 's/^ *[0-9]*: //p' | tr -s ' ' '\n' | grep -n . |
-		awk -F: '$2 != "0x0000" { if ($1 == 1) first = $2; else rest = rest " " $2 }
-			END { print (first == "" ? "-" : first) "|" rest }' |
-		awk -F'|' '{ n = split($2, a, " "); asort(a); s = $1
-			for (i = 1; i <= n; i++) s = s " " a[i]; print s }'
+	local all first rest
+	all=$(fab_run "$DIAG" smpquery pkeys "$1" "$2" 2>/dev/null |
+		sed -n 's/^ *[0-9]*: //p' | tr -s ' ' '\n' | grep -v '^$')
+	first=$(head -n 1 <<<"$all")
+	rest=$(tail -n +2 <<<"$all" | grep -v '^0x0000$' | sort | tr '\n' ' ')
+	[ "${first:-0x0000}" = 0x0000 ] && first=-
+	echo "$first ${rest% }"
 }
 
 conf=$FAB_TMP/partitions.conf
