@@ -94,6 +94,7 @@ static void usage(FILE *f)
 "       ibsmctl [options] query nodes|ports|links|switches|lfts|services\n"
 "       ibsmctl [options] query paths [SLID DLID]\n"
 "       ibsmctl [options] query multipath SGID[,SGID...] DGID[,DGID...]\n"
+"       ibsmctl partitions check|list|show|add|remove|set FILE ...\n"
 "options:\n"
 "  -g, --guid PORTGUID   local port to use (default: first port that is up)\n"
 "  -s, --sm-lid LID      ask this LID instead of the port's SM LID\n"
@@ -545,6 +546,9 @@ int main(int argc, char **argv)
 	int option_index = 0;
 	int opt, rc;
 
+	/* partitions works on a file: no port, none of the options. */
+	if (argc > 1 && !strcmp(argv[1], "partitions"))
+		return part_main(argc - 1, argv + 1);
 	mpr_opts_init(&c.mpr);
 
 	while ((opt = getopt_long(argc, argv, "g:s:jt:r:vh", longopts,

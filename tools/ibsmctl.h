@@ -81,4 +81,9 @@ void mpr_opts_init(struct mpr_opts *o);
 int mpr_build(struct sa_mad *m, const struct mpr_opts *o, const char *src,
 	      const char *dst);
 
+/* ----------------------------------------------------- ibsmctl_part.c */
+
+/* `ibsmctl partitions ...` (argv[0] is "partitions"): the exit status. */
+int part_main(int argc, char **argv);
+
 #endif /* IBSM_TOOLS_IBSMCTL_H */
