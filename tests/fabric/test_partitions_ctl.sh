@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# tests/fabric/test_partitions_ctl.sh - `ibsmctl partitions` on files,
+# with no simulator (the subcommand opens no port): check on good and
+# broken files (exit 0 / 1, the exact FILE:LINE:COLUMN lines of the
+# broken files' .err), list/show, and add/remove/set round trips compared
+# with cmp against expected files: every byte around the edit kept, the
+# old file kept as FILE~, a refused edit leaving the file untouched.
+set -uo pipefail
+
+# shellcheck source=tests/fabric/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+unset LD_PRELOAD
+CTL=${IBSMCTL:-$(dirname "$IBSM")/../tools/ibsmctl}
+PD=$FAB_TOP/tests/partitions
+T=$FAB_TMP
+
+# check on every good file: exit 0, no error line.
+for f in "$PD"/*.conf; do
+	fab_check "check-good-$(basename "$f" .conf)" \
+		"$CTL" partitions check "$f"
+done
+
+# check on every broken file: exit 1 and exactly the .err lines.
+for f in "$PD"/bad/*.conf; do
+	n=$(basename "$f" .conf)
+	out=$(cd "$PD" && "$CTL" partitions check "bad/$n.conf" 2>&1)
+	rc=$?
+	if [ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$out" | grep -v ': warning: ')" = \
+		"$(cat "$PD/bad/$n.err")" ]; then
+		fab_pass "check-bad-$n"
+	else
+		fab_fail "check-bad-$n" "exit $rc"
+		printf '%s\n' "$out" | head -n 5 | sed 's/^/    /'
+	fi
+done
+
+# list/show
+out=$("$CTL" partitions list "$PD/rhel-5.5.conf")
+fab_check list-rhel grep -q '^ib0 2 *0x0002 ipoib' <<<"$out"
+out=$("$CTL" partitions show "$PD/rhel-5.5.conf" 'ib0 2')
+fab_check show-rhel-mgid grep -q 'mgid=ff12:601b::1:3' <<<"$out"
+"$CTL" partitions show "$PD/rhel-5.5.conf" nosuch >/dev/null 2>&1
+fab_check show-missing-exit1 test $? -eq 1
+
+# The file under edit, and what each edit must give.
+cat >"$T/p.conf" <<'CONF'
+# lab partitions
+Default=0x7fff, ipoib : ALL=full ;
+
+storage=0x0002, defmember=full :   # filers
+    0x0002c90300000001,
+    # b is out for repair
+    0x0002c90300000002=limited ;
+compute=0x0003 : ALL_CAS=limited;
+CONF
+cp "$T/p.conf" "$T/orig.conf"
+
+cat >"$T/want-add.conf" <<'CONF'
+# lab partitions
+Default=0x7fff, ipoib : ALL=full ;
+
+storage=0x0002, defmember=full :   # filers
+    0x0002c90300000001,
+    # b is out for repair
+    0x0002c90300000002=limited ;
+compute=0x0003 : ALL_CAS=limited;
+gpu=0x0004, ipoib : ALL_CAS=full;
+CONF
+"$CTL" partitions add "$T/p.conf" 'gpu=0x0004, ipoib : ALL_CAS=full'
+fab_check add-exit0 test $? -eq 0
+fab_check add-bytes cmp "$T/p.conf" "$T/want-add.conf"
+fab_check add-backup cmp "$T/p.conf~" "$T/orig.conf"
+
+cat >"$T/want-set.conf" <<'CONF'
+# lab partitions
+Default=0x7fff, ipoib : ALL=full ;
+
+storage=0x0002, defmember=full :   # filers
+    0x0002c90300000001,
+    # b is out for repair
+    0x0002c90300000002=full, 0x0002c90300000003=limited ;
+compute=0x0003 : ALL_CAS=limited;
+gpu=0x0004, ipoib : ALL_CAS=full;
+CONF
+"$CTL" partitions set "$T/p.conf" storage 0x0002c90300000002=full &&
+	"$CTL" partitions set "$T/p.conf" storage 0x0002c90300000003=limited
+fab_check set-exit0 test $? -eq 0
+fab_check set-bytes cmp "$T/p.conf" "$T/want-set.conf"
+
+"$CTL" partitions remove "$T/p.conf" gpu
+fab_check remove-exit0 test $? -eq 0
+grep -v '^gpu=' "$T/want-set.conf" >"$T/want-rm.conf"
+fab_check remove-bytes cmp "$T/p.conf" "$T/want-rm.conf"
+
+# Refused: an edit giving a broken file, a missing partition, a bad
+# definition.  Exit 1, the file and its backup as they were.
+cp "$T/p.conf" "$T/before.conf"
+cp "$T/p.conf~" "$T/before.bak"
+out=$("$CTL" partitions add "$T/p.conf" 'bad=0xzz : ALL' 2>&1)
+rc=$?
+fab_check refuse-add-exit1 test "$rc" -eq 1
+fab_check refuse-add-names-line grep -q "^$T/p.conf:9:[0-9]*: " <<<"$out"
+"$CTL" partitions set "$T/p.conf" storage 'zz=full' 2>/dev/null
+fab_check refuse-set-exit1 test $? -eq 1
+"$CTL" partitions remove "$T/p.conf" nosuch 2>/dev/null
+fab_check refuse-remove-exit1 test $? -eq 1
+fab_check refuse-file-untouched cmp "$T/p.conf" "$T/before.conf"
+fab_check refuse-backup-untouched cmp "$T/p.conf~" "$T/before.bak"
+fab_check no-temp-files test "$(find "$T" -maxdepth 1 -name 'p.conf?*' | wc -l)" -eq 1
+
+fab_summary
