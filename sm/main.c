@@ -20,11 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <ev.h>
 
 #include "mad/engine.h"
 #include "mad/umad_io.h"
 #include "sm/discover.h"
+#include "sm/fileutil.h"
 #include "sm/fabric.h"
 #include "sm/limits.h"
 #include "sm/log.h"
@@ -54,6 +56,8 @@ static void usage(FILE *fp)
 "  -r, --reassign_lids    give every port a new LID (ignore the cache)\n"
 "  -s, --sweep N          light sweep every N s, 0 = off (default 10)\n"
 "  -R, --routing_engine L routing engines to try in order (default minhop)\n"
+"  -J, --pidfile FILE     write the daemon's pid to FILE (atomically) once\n"
+"                         it runs; removed at exit (ibsmctl partitions apply)\n"
 "  -P, --Pconfig FILE     partitions.conf (OpenSM's format); without it\n"
 "                         every port is in the default partition only\n"
 "      --cache-dir DIR    guid2lid cache directory (default $OSM_CACHE_DIR\n"
@@ -105,6 +109,10 @@ enum {
 	OPT_DUMP_DIR, OPT_DISCOVER_ONLY, OPT_DUMP_LFTS,
 	OPT_PART_ENFORCE, OPT_ALLOW_BOTH_PKEYS,
 };
+
+/* -J/--pidfile (OpenSM's spelling): where `ibsmctl partitions apply`
+ * finds the pid to send SIGHUP to, until a control socket exists. */
+static const char *pid_file;
 /* The limits of sm/limits.h: getopt values from here on. */
 enum { OPT_LIMIT_FIRST = 512 };
 
@@ -126,6 +134,7 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 		{ "sweep", required_argument, NULL, 's' },
 		{ "routing_engine", required_argument, NULL, 'R' },
 		{ "Pconfig", required_argument, NULL, 'P' },
+		{ "pidfile", required_argument, NULL, 'J' },
 		{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
 		{ "dump-dir", required_argument, NULL, OPT_DUMP_DIR },
 		{ "dump-fabric", required_argument, NULL, OPT_DUMP_FABRIC },
@@ -170,7 +179,7 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 		    "/var/cache/opensm");
 	dir_default(o->dump_dir, sizeof(o->dump_dir), "OSM_TMP_DIR", "/var/log");
 	*discover_only = false;
-	while ((c = getopt_long(argc, argv, "g:of:VD:t:n:p:l:rs:R:P:h", all,
+	while ((c = getopt_long(argc, argv, "g:of:VD:t:n:p:l:rs:R:P:J:h", all,
 				NULL)) != -1) {
 		switch (c) {
 		case 'g': {
@@ -247,6 +256,9 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 		}
 		case 'P':
 			o->partition_config = optarg;
+			break;
+		case 'J':
+			pid_file = optarg;
 			break;
 		case OPT_CACHE_DIR:
 			snprintf(o->cache_dir, sizeof(o->cache_dir), "%s", optarg);
@@ -424,6 +436,12 @@ static void on_discovered_only(void *arg, const struct discover_result *r)
 	ev_break(sm->loop, EVBREAK_ALL);
 }
 
+static int write_pid(FILE *fp, const void *arg)
+{
+	(void)arg;
+	return fprintf(fp, "%ld\n", (long)getpid()) < 0 ? -EIO : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const uint8_t classes[] = { MAD_CLASS_SMI, MAD_CLASS_SMI_DR,
@@ -516,8 +534,23 @@ int main(int argc, char **argv)
 				    on_discovered_only, &job);
 	else
 		sm_event(&sm, SM_EV_START);
+	/* The pid file once the SM runs, so a pid in it is one that takes
+	 * SIGHUP; written whole (temp + rename), removed at exit. */
+	if (rc == 0 && pid_file) {
+		rc = write_file_atomic(pid_file, write_pid, NULL);
+		if (rc < 0) {
+			log_err("ERR 0008: cannot write the pid file %s: %s",
+				pid_file, strerror(-rc));
+			fprintf(stderr, "ibsm: cannot write the pid file %s: %s\n",
+				pid_file, strerror(-rc));
+			pid_file = NULL;
+			sm.exit_code = 1;
+		}
+	}
 	if (rc == 0)
 		ev_run(sm.loop, 0);
+	if (pid_file)
+		unlink(pid_file);
 
 	log_mad_counters(&sm);
 	if (!discover_only)

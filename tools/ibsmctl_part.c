@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,7 +32,8 @@ static void part_usage(FILE *f)
 "       ibsmctl partitions show FILE NAME\n"
 "       ibsmctl partitions add FILE 'DEFINITION'\n"
 "       ibsmctl partitions remove FILE NAME\n"
-"       ibsmctl partitions set FILE NAME MEMBER[=full|limited|both]\n");
+"       ibsmctl partitions set FILE NAME MEMBER[=full|limited|both]\n"
+"       ibsmctl partitions apply FILE [--from NEWFILE] --pidfile PIDFILE\n");
 }
 
 /* The whole file in memory (NUL-terminated).  0 or -errno. */
@@ -308,6 +310,103 @@ static int cmd_edit(const char *op, int argc, char **argv)
 	return rc;
 }
 
+/* The pid in `path` (ibsm -J): > 1 and a process named ibsm or opensm,
+ * so a stale file naming a reused pid gets no SIGHUP.  0 or -1. */
+static int read_pid(const char *path, pid_t *pid)
+{
+	char *text, comm[64] = "", proc[64], *end;
+	size_t len;
+	long v;
+	FILE *fp;
+
+	if (load(path, &text, &len) < 0)
+		return -1;
+	errno = 0;
+	v = strtol(text, &end, 10);
+	while (*end == '\n' || *end == ' ')
+		end++;
+	if (errno || end == text || *end || v <= 1 || v != (pid_t)v) {
+		fprintf(stderr, "ibsmctl: %s: expected a pid (one number "
+			"above 1)\n", path);
+		free(text);
+		return -1;
+	}
+	free(text);
+	snprintf(proc, sizeof(proc), "/proc/%ld/comm", v);
+	fp = fopen(proc, "r");
+	if (fp) {
+		if (!fgets(comm, sizeof(comm), fp))
+			comm[0] = '\0';
+		fclose(fp);
+		if (!strstr(comm, "ibsm") && !strstr(comm, "opensm")) {
+			fprintf(stderr, "ibsmctl: %s: pid %ld is no ibsm or "
+				"opensm (stale pid file?)\n", path, v);
+			return -1;
+		}
+	} else if (kill((pid_t)v, 0) < 0) {
+		fprintf(stderr, "ibsmctl: %s: pid %ld: %s\n", path, v,
+			strerror(errno));
+		return -1;
+	}
+	*pid = (pid_t)v;
+	return 0;
+}
+
+/* apply: FILE valid (or NEWFILE, then written over FILE with FILE~
+ * kept), then SIGHUP to the SM, which re-reads FILE. */
+static int cmd_apply(int argc, char **argv)
+{
+	const char *file = NULL, *from = NULL, *pidf = NULL;
+	char *text, *cur;
+	size_t len, cur_len;
+	pid_t pid;
+	int i, rc;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--pidfile") && i + 1 < argc)
+			pidf = argv[++i];
+		else if (!strcmp(argv[i], "--from") && i + 1 < argc)
+			from = argv[++i];
+		else if (!file && argv[i][0] != '-')
+			file = argv[i];
+		else
+			file = NULL, i = argc;
+	}
+	if (!file || !pidf) {
+		part_usage(stderr);
+		return 2;
+	}
+	if (read_pid(pidf, &pid) < 0)
+		return 1;
+	if (load(from ? from : file, &text, &len) < 0)
+		return 1;
+	if (from) {
+		/* The new content over FILE, the old one kept as FILE~. */
+		if (load(file, &cur, &cur_len) < 0) {
+			free(text);
+			return 1;
+		}
+		rc = commit(file, cur, cur_len, text, len);
+		free(cur);
+	} else {
+		rc = validate(file, text, len, NULL) ? 1 : 0;
+		if (rc)
+			fprintf(stderr, "ibsmctl: %s: not applied (the SM keeps "
+				"its partitions)\n", file);
+	}
+	free(text);
+	if (rc)
+		return 1;
+	if (kill(pid, SIGHUP) < 0) {
+		fprintf(stderr, "ibsmctl: cannot signal pid %ld: %s\n",
+			(long)pid, strerror(errno));
+		return 1;
+	}
+	printf("%s: valid; SIGHUP sent to pid %ld (applied in its next heavy "
+	       "sweep)\n", file, (long)pid);
+	return 0;
+}
+
 int part_main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "";
@@ -337,6 +436,8 @@ int part_main(int argc, char **argv)
 		return cmd_edit(cmd, argc, argv);
 	if (!strcmp(cmd, "set") && argc == 3)
 		return cmd_edit(cmd, argc, argv);
+	if (!strcmp(cmd, "apply"))
+		return cmd_apply(argc, argv);
 	part_usage(stderr);
 	return 2;
 }

@@ -109,4 +109,32 @@ fab_check refuse-file-untouched cmp "$T/p.conf" "$T/before.conf"
 fab_check refuse-backup-untouched cmp "$T/p.conf~" "$T/before.bak"
 fab_check no-temp-files test "$(find "$T" -maxdepth 1 -name 'p.conf?*' | wc -l)" -eq 1
 
+# apply: a stand-in SM (sleep under the name ibsm, which SIGHUP ends
+# with status 129) shows who gets the signal.  A broken file or a pid
+# file naming no ibsm sends nothing; a valid file sends one SIGHUP.
+cp "$(command -v sleep)" "$T/ibsm"
+"$T/ibsm" 60 &
+fake=$!
+echo "$fake" >"$T/sm.pid"
+printf 'x=0x0005 : ALL\n' >"$T/broken.conf"	# an unfinished definition
+printf 'y=0xZZ : ALL ;\n' >>"$T/broken.conf"
+"$CTL" partitions apply "$T/broken.conf" --pidfile "$T/sm.pid" 2>/dev/null
+fab_check apply-broken-exit1 test $? -eq 1
+cp "$T/p.conf" "$T/q.conf"
+"$CTL" partitions apply "$T/q.conf" --from "$T/broken.conf" \
+	--pidfile "$T/sm.pid" 2>/dev/null
+fab_check apply-from-broken-exit1 test $? -eq 1
+fab_check apply-from-broken-untouched cmp "$T/q.conf" "$T/p.conf"
+echo $$ >"$T/bash.pid"
+"$CTL" partitions apply "$T/p.conf" --pidfile "$T/bash.pid" 2>/dev/null
+fab_check apply-not-an-sm-exit1 test $? -eq 1
+fab_check apply-no-signal-yet kill -0 "$fake"
+"$CTL" partitions apply "$T/q.conf" --from "$T/want-add.conf" \
+	--pidfile "$T/sm.pid" >/dev/null
+fab_check apply-exit0 test $? -eq 0
+fab_check apply-from-written cmp "$T/q.conf" "$T/want-add.conf"
+fab_check apply-from-backup cmp "$T/q.conf~" "$T/p.conf"
+wait "$fake"
+fab_check apply-sighup-sent test $? -eq 129
+
 fab_summary
