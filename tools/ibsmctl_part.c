@@ -99,7 +99,8 @@ static void print_diag(const char *file, const struct part_diag *d)
 static int validate(const char *file, const char *text, size_t len,
 		    struct part_config *c)
 {
-	struct part_options opt = { .allow_both_pkeys = true };
+	/* As ibsm without --allow_both_pkeys: `both` warns (read as full). */
+	struct part_options opt = { .allow_both_pkeys = false };
 	struct part_config tmp;
 	struct part_diag d = { 0 };
 	int rc = part_parse(file, text, len, &opt, c ? c : &tmp, &d);

@@ -126,7 +126,7 @@ done
 # ------------------------------------------------ SA paths and SIGHUP
 fab_sim_start "$FAB_TOPO/fat2-small.net" p-sa || { fab_summary; exit 1; }
 write_conf "$conf"
-if ! fab_ibsm_start H0001 "$FAB_TMP/sm" -P "$conf" -s 0; then
+if ! fab_ibsm_start H0001 "$FAB_TMP/sm" -P "$conf" -s 0 -J "$FAB_TMP/sm/ibsm.pid"; then
 	fab_fail sa-ibsm-up "no SUBNET UP"
 	fab_summary
 	exit 1
@@ -205,10 +205,33 @@ if fab_run "$DIAG" smpquery pkeys "$l7" 1 2>/dev/null | grep -q 0x8030; then
 else
 	fab_fail sighup-fixed-file-applied "no 0x8030 on H0007"
 fi
+# -J wrote ibsm's pid; ibsmctl partitions add + apply through it.
+CTL=${IBSMCTL:-$(dirname "$IBSM")/../tools/ibsmctl}
+if [ "$(cat "$FAB_TMP/sm/ibsm.pid" 2>/dev/null)" = "$smpid" ]; then
+	fab_pass pidfile-holds-pid
+else
+	fab_fail pidfile-holds-pid "'$(cat "$FAB_TMP/sm/ibsm.pid" 2>&1)' vs $smpid"
+fi
+fab_check ctl-add "$CTL" partitions add "$conf" "applied=0x0031 : $g7=full"
+fab_check ctl-apply "$CTL" partitions apply "$conf" --pidfile "$FAB_TMP/sm/ibsm.pid"
+for ((i = 0; i < 50; i++)); do
+	fab_run "$DIAG" smpquery pkeys "$l7" 1 2>/dev/null | grep -q 0x8031 && break
+	sleep 0.2
+done
+if fab_run "$DIAG" smpquery pkeys "$l7" 1 2>/dev/null | grep -q 0x8031; then
+	fab_pass ctl-apply-programmed
+else
+	fab_fail ctl-apply-programmed "no 0x8031 on H0007"
+fi
 if fab_ibsm_stop; then
 	fab_pass partitions-ibsm-clean-exit
 else
 	fab_fail partitions-ibsm-clean-exit "exit status or sanitizer report"
+fi
+if [ ! -e "$FAB_TMP/sm/ibsm.pid" ]; then
+	fab_pass pidfile-removed-at-exit
+else
+	fab_fail pidfile-removed-at-exit
 fi
 fab_sim_stop
 fab_summary
