@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sm/sa/index.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
 
@@ -367,81 +368,24 @@ static bool trap_budget(struct sm *sm, uint16_t lid)
 }
 
 /*
- * LID -> end port of the published model, for the trap receiver.  Every
- * trap needs the port of its source and of its IssuerLID, and traps come
- * from anywhere (a flood from unknown or spoofed LIDs is never limited by
- * a source's budget, since it is rejected first): a walk of every node
- * per trap would cost O(nodes) of loop time per MAD.  The map covers the
- * whole LID space (512 KB, allocated on the first trap) and is refilled
- * once per model (known by its generation, like the SA index) on the
- * first trap after a heavy sweep published it: O(LIDs + nodes).
- */
-#define TRAP_LIDS	0x10000
-
-struct lid_owner {
-	int32_t node;		/* FAB_NONE: no port has this LID */
-	uint8_t port;
-};
-
-static struct {
-	uint64_t gen;
-	bool	 filled;
-	struct lid_owner *map;	/* TRAP_LIDS entries */
-} trap_lids;
-
-static void trap_lids_free(void)
-{
-	free(trap_lids.map);
-	memset(&trap_lids, 0, sizeof(trap_lids));
-}
-
-/* 0, or -ENOMEM (traps are then judged as from unknown ports). */
-static int trap_lids_build(const struct fabric *f)
-{
-	if (trap_lids.filled && trap_lids.gen == f->gen)
-		return 0;
-	if (!trap_lids.map &&
-	    !(trap_lids.map = malloc(TRAP_LIDS * sizeof(*trap_lids.map))))
-		return -ENOMEM;
-	for (size_t l = 0; l < TRAP_LIDS; l++)
-		trap_lids.map[l].node = FAB_NONE;
-	for (size_t i = 0; i < f->n_nodes; i++) {
-		const struct fab_node *nd = &f->nodes[i];
-		bool sw = nd->type == NODE_TYPE_SWITCH;
-
-		for (unsigned pn = sw ? 0 : 1; pn <= (sw ? 0u : nd->num_ports);
-		     pn++) {
-			const struct fab_port *p = &nd->ports[pn];
-			size_t top = (size_t)p->lid + (1u << (p->lmc & 7));
-
-			if (!p->lid)
-				continue;
-			/* Never past the LID space, whatever the model. */
-			for (size_t l = p->lid; l < top && l < TRAP_LIDS; l++) {
-				if (trap_lids.map[l].node != FAB_NONE)
-					continue;	/* first owner wins */
-				trap_lids.map[l].node = (int32_t)i;
-				trap_lids.map[l].port = (uint8_t)pn;
-			}
-		}
-	}
-	trap_lids.gen = f->gen;
-	trap_lids.filled = true;
-	return 0;
-}
-
-/*
- * The port of the model that owns `lid` (switch port 0 or a CA/router
- * port, with its LMC range): one look-up in the map above.
+ * The port of the published model that owns `lid` (switch port 0 or a
+ * CA/router port, with its LMC range).  Every trap needs the port of its
+ * source and of its IssuerLID, and traps come from anywhere (a flood from
+ * unknown or spoofed LIDs is rejected before any budget), so this must
+ * not walk the model: it is one look-up in the SA's LID index
+ * (sm/sa/index.c), built once per model generation for the SA and the
+ * trap receiver alike.
  */
 static bool port_by_lid(const struct fabric *f, uint16_t lid, int32_t *node,
 			uint8_t *port)
 {
-	if (!lid || lid == 0xffff || trap_lids_build(f) < 0 ||
-	    trap_lids.map[lid].node == FAB_NONE)
+	struct sa_view v = { .f = f };
+	struct port_ref r;
+
+	if (lid_lookup(&v, lid, &r) != 1)
 		return false;
-	*node = trap_lids.map[lid].node;
-	*port = trap_lids.map[lid].port;
+	*node = r.node;
+	*port = r.port;
 	return true;
 }
 
@@ -708,7 +652,6 @@ void sm_watchers_start(struct sm *sm)
 
 void sm_watchers_stop(struct sm *sm)
 {
-	trap_lids_free();
 	ev_signal *w[] = { &sm->sig_int, &sm->sig_term, &sm->sig_hup,
 			   &sm->sig_usr1 };
 
