@@ -1,7 +1,10 @@
 /*
  * ibsmctl_part.c - `ibsmctl partitions`: check, list and show a
  * partitions.conf, and edit it (add, remove, set) keeping every byte
- * around the edit.  Works on the file alone: no port is opened.
+ * around the edit; plan: which ports' P_Key tables a file would change on
+ * the running fabric.  check and the edits work on the file alone; plan
+ * reads the fabric through the SA (tools/ibsmctl_fabric.c), and list and
+ * show do too unless --offline or no SM answers (they say which).
  *
  * An edit is validated with part_parse before anything is written; an
  * edit that would give a file with errors is refused with those errors
@@ -23,18 +26,28 @@
 #include "partitions/partitions.h"
 #include "sm/fileutil.h"
 #include "tools/ibsmctl.h"
+#include "tools/ibsmctl_fabric.h"
 
 static void part_usage(FILE *f)
 {
 	fprintf(f,
 "usage: ibsmctl partitions check FILE\n"
-"       ibsmctl partitions list FILE\n"
-"       ibsmctl partitions show FILE NAME\n"
+"       ibsmctl partitions list FILE [LIVE-OPTIONS] [--offline]\n"
+"       ibsmctl partitions show FILE NAME [LIVE-OPTIONS] [--offline]\n"
+"       ibsmctl partitions plan FILE [--from NEWFILE] [--json] [LIVE-OPTIONS]\n"
 "       ibsmctl partitions add FILE 'DEFINITION'\n"
 "       ibsmctl partitions remove FILE NAME\n"
 "       ibsmctl partitions set FILE NAME MEMBER[=full|limited|both]\n"
-"       ibsmctl partitions apply FILE [--from NEWFILE] --pidfile PIDFILE\n");
+"       ibsmctl partitions apply FILE [--from NEWFILE] --pidfile PIDFILE\n"
+"LIVE-OPTIONS (reading the fabric through the SA):\n"
+"  -g, --guid PORTGUID   local port to use (default: first port that is up)\n"
+"  -s, --sm-lid LID      ask this LID instead of the port's SM LID\n"
+"  -t, --timeout MS      per-request timeout (default 500)\n"
+"      --allow_both_pkeys  read 'both' as ibsm --allow_both_pkeys does\n");
 }
+
+/* --allow_both_pkeys: parse as ibsm with that option does. */
+static bool allow_both;
 
 /* The whole file in memory (NUL-terminated).  0 or -errno. */
 static int read_all(const char *path, char **text, size_t *len)
@@ -99,8 +112,9 @@ static void print_diag(const char *file, const struct part_diag *d)
 static int validate(const char *file, const char *text, size_t len,
 		    struct part_config *c)
 {
-	/* As ibsm without --allow_both_pkeys: `both` warns (read as full). */
-	struct part_options opt = { .allow_both_pkeys = false };
+	/* As ibsm without --allow_both_pkeys: `both` warns (read as full);
+	 * list, show and plan take --allow_both_pkeys like ibsm. */
+	struct part_options opt = { .allow_both_pkeys = allow_both };
 	struct part_config tmp;
 	struct part_diag d = { 0 };
 	int rc = part_parse(file, text, len, &opt, c ? c : &tmp, &d);
@@ -198,33 +212,575 @@ static void print_part(const struct part *p, bool detail)
 	}
 }
 
-/* list / show: 0, 1 (errors in the file), -errno. */
-static int cmd_list(const char *file, const char *name)
-{
-	struct part_config c;
-	char *text;
-	size_t len, i;
-	int rc = load(file, &text, &len), found = 0;
+/* ------------------------------------------------------------ live */
 
-	if (rc < 0)
+/* Options of the commands that read the running fabric. */
+struct live_opts {
+	const char *file, *name, *from;
+	bool json, offline;
+	struct sa_fabric_opts sa;
+};
+
+/* The fabric as the SM's SA tells it, the partitions resolved on it. */
+struct live {
+	struct fabric f;
+	struct sa_fabric_info info;
+	bool ok;			/* read; else why says why not */
+	char why[256];
+};
+
+static bool parse_ull(const char *s, unsigned long long max,
+		      unsigned long long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return !errno && end != s && !*end && *v <= max && s[0] != '-';
+}
+
+/*
+ * FILE [NAME] and the options of list, show and plan; `names` is how many
+ * positional words the command takes.  0, or 2 (usage, said).
+ */
+static int live_args(int argc, char **argv, unsigned names,
+		     struct live_opts *o)
+{
+	unsigned long long v;
+	unsigned pos = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->sa.sm_lid = -1;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		bool more = i + 1 < argc;
+
+		if (!strcmp(a, "--json") || !strcmp(a, "-j"))
+			o->json = true;
+		else if (!strcmp(a, "--offline"))
+			o->offline = true;
+		else if (!strcmp(a, "--allow_both_pkeys"))
+			allow_both = true;
+		else if (!strcmp(a, "--from") && more)
+			o->from = argv[++i];
+		else if ((!strcmp(a, "--guid") || !strcmp(a, "-g")) && more) {
+			if (!parse_ull(argv[++i], UINT64_MAX, &v) || !v) {
+				fprintf(stderr, "ibsmctl: bad port GUID '%s'\n",
+					argv[i]);
+				return 2;
+			}
+			o->sa.guid = v;
+		} else if ((!strcmp(a, "--sm-lid") || !strcmp(a, "-s")) && more) {
+			if (!parse_ull(argv[++i], 0xbfff, &v) || !v) {
+				fprintf(stderr, "ibsmctl: bad SM LID '%s' (unicast "
+					"LIDs 1-49151)\n", argv[i]);
+				return 2;
+			}
+			o->sa.sm_lid = (long)v;
+		} else if ((!strcmp(a, "--timeout") || !strcmp(a, "-t")) && more) {
+			if (!parse_ull(argv[++i], 600000, &v) || !v) {
+				fprintf(stderr, "ibsmctl: bad timeout '%s' "
+					"(1-600000 ms)\n", argv[i]);
+				return 2;
+			}
+			o->sa.timeout_ms = (unsigned)v;
+			o->sa.retries = 3;
+		} else if (a[0] == '-' && a[1]) {
+			part_usage(stderr);
+			return 2;
+		} else if (pos == 0) {
+			o->file = a;
+			pos++;
+		} else if (pos < names) {
+			o->name = a;
+			pos++;
+		} else {
+			part_usage(stderr);
+			return 2;
+		}
+	}
+	if (pos != names) {
+		part_usage(stderr);
+		return 2;
+	}
+	return 0;
+}
+
+static void live_read(struct live *l, const struct live_opts *o)
+{
+	fabric_init(&l->f);
+	memset(&l->info, 0, sizeof(l->info));
+	l->ok = sa_fabric_read(&o->sa, &l->f, &l->info, l->why,
+			       sizeof(l->why)) == 0;
+	if (!l->ok) {
+		fabric_free(&l->f);
+		fabric_init(&l->f);
+	}
+}
+
+/*
+ * The P_Key table port `pn` of node `id` holds after the SM's next heavy
+ * sweep: sm/program.c's program_pkeys() and its helpers, step for step,
+ * on the model part_resolve() has just filled.  `tbl` gets pkey_blocks *
+ * 32 entries (host order).  false: the SM leaves the table alone.
+ *
+ *  - want_pkeys set (the partitions give the port a table): those keys
+ *    from index 0, the rest of the table empty; no table (pkey_blocks
+ *    0): nothing sent.
+ *  - no want_pkeys (no partition names the port, or it is a switch port
+ *    facing such a port): the default partition as OpenSM programs it
+ *    without a partitions.conf: 0xFFFF alone, at the index the port (a
+ *    switch external port: the end port behind it) already has a
+ *    0x7FFF/0xFFFF at, else 0; nothing on switch-to-switch ports or
+ *    unread tables.
+ */
+static unsigned default_index(const struct fab_port *p)
+{
+	for (unsigned i = 0; i < (unsigned)p->pkey_blocks * PKEY_BLOCK_SIZE; i++)
+		if ((be16toh(p->pkeys[i]) & 0x7fff) == 0x7fff)
+			return i;
+	return 0;
+}
+
+static bool predict(const struct fabric *f, int32_t id, unsigned pn,
+		    uint16_t *tbl)
+{
+	const struct fab_node *n = fabric_node(f, id);
+	const struct fab_port *p = &n->ports[pn];
+	unsigned size = (unsigned)p->pkey_blocks * PKEY_BLOCK_SIZE;
+	int at;
+
+	if (p->want_pkeys) {
+		if (!p->pkey_blocks)
+			return false;
+		memset(tbl, 0, size * sizeof(*tbl));
+		for (unsigned i = 0; i < p->n_want_pkeys && i < size; i++)
+			tbl[i] = p->want_pkeys[i];
+		return true;
+	}
+	if (!fabric_pkey_known(p))
+		return false;
+	if (n->type != NODE_TYPE_SWITCH || pn == 0) {
+		at = (int)default_index(p);
+	} else {
+		if (p->peer_node == FAB_NONE)
+			return false;
+		const struct fab_node *peer = fabric_node(f, p->peer_node);
+		const struct fab_port *pp = &peer->ports[p->peer_port];
+
+		if (peer->type == NODE_TYPE_SWITCH || !fabric_pkey_known(pp))
+			return false;
+		at = (int)default_index(pp);
+	}
+	if ((unsigned)at >= size)
+		at = 0;
+	memset(tbl, 0, size * sizeof(*tbl));
+	tbl[at] = 0xffff;
+	return true;
+}
+
+/* Parse the file and resolve it on the live model.  0, 1 (said). */
+static int live_resolve(const char *file, struct part_config *c,
+			struct live *l)
+{
+	struct part_resolve_report rep;
+	char *text;
+	size_t len;
+	int rc;
+
+	if (load(file, &text, &len) < 0)
 		return 1;
-	rc = validate(file, text, len, &c);
+	rc = validate(file, text, len, c);
 	free(text);
 	if (rc)
 		return 1;
-	for (i = 0; i < c.n_parts; i++) {
-		if (name && strcmp(c.parts[i].name, name))
-			continue;
-		print_part(&c.parts[i], name != NULL);
-		found++;
-	}
-	part_config_free(&c);
-	if (name && !found) {
-		fprintf(stderr, "ibsmctl: %s: no partition named '%s'\n",
-			file, name);
+	if (l->ok && part_resolve(c, &l->f, l->info.sm_port_guid, &rep) < 0) {
+		fprintf(stderr, "ibsmctl: out of memory\n");
+		part_config_free(c);
 		return 1;
 	}
 	return 0;
+}
+
+/* An end port: what partitions name (CA and router ports, switch port 0). */
+static bool is_endport(const struct fab_node *n, unsigned pn)
+{
+	return n->type == NODE_TYPE_SWITCH ? pn == 0 : pn != 0;
+}
+
+/* How port (id, pn) is a member of partition `pkey` once programmed:
+ * 0 none, 1 limited, 2 full, 3 both. */
+static unsigned member_of(const struct fabric *f, int32_t id, unsigned pn,
+			  uint16_t pkey, uint16_t *tbl)
+{
+	const struct fab_port *p = &fabric_node(f, id)->ports[pn];
+	unsigned size = (unsigned)p->pkey_blocks * PKEY_BLOCK_SIZE, m = 0;
+
+	if (!predict(f, id, pn, tbl))
+		return 0;
+	for (unsigned i = 0; i < size; i++) {
+		if (!tbl[i] || (tbl[i] & 0x7fff) != pkey)
+			continue;
+		m |= tbl[i] & PART_FULL_BIT ? 2 : 1;
+	}
+	return m;
+}
+
+static const char *const member_words[] = { "none", "limited", "full", "both" };
+
+/* Print the trimmed description of a node. */
+static const char *desc_of(const struct fab_node *n)
+{
+	return n->has_desc ? n->desc : "";
+}
+
+/* list / show: 0, 1 (errors in the file, unknown name). */
+static int cmd_list(int argc, char **argv, bool show)
+{
+	struct live_opts o;
+	struct live l = { .ok = false };
+	struct part_config c;
+	uint16_t *tbl = NULL;
+	int rc, found = 0;
+
+	rc = live_args(argc, argv, show ? 2 : 1, &o);
+	if (rc)
+		return rc;
+	if (!o.offline)
+		live_read(&l, &o);
+	else
+		fabric_init(&l.f);
+	if (live_resolve(o.file, &c, &l)) {
+		fabric_free(&l.f);
+		return 1;
+	}
+	if (l.ok)
+		printf("# resolved against the running fabric: the SA of SM "
+		       "LID %u, %u nodes, SM port 0x%016llx\n", l.info.sm_lid,
+		       l.info.nodes, (unsigned long long)l.info.sm_port_guid);
+	else
+		printf("# file only (members not resolved): %s\n",
+		       o.offline ? "--offline" : l.why);
+	tbl = malloc(PKEY_MAX_BLOCKS * PKEY_BLOCK_SIZE * sizeof(*tbl));
+	if (!tbl) {
+		part_config_free(&c);
+		fabric_free(&l.f);
+		return 1;
+	}
+	for (size_t i = 0; i < c.n_parts; i++) {
+		const struct part *pa = &c.parts[i];
+		unsigned cnt[4] = { 0 };
+
+		if (show && strcmp(pa->name, o.name))
+			continue;
+		found++;
+		if (!show && !l.ok) {
+			print_part(pa, false);
+			continue;
+		}
+		if (show)
+			print_part(pa, true);
+		/* The ports that hold the key once the SM has programmed
+		 * this file: every end port, by port GUID. */
+		for (size_t id = 0; l.ok && id < l.f.n_nodes; id++) {
+			const struct fab_node *n = &l.f.nodes[id];
+
+			for (unsigned pn = 0; pn <= n->num_ports; pn++) {
+				unsigned m;
+
+				if (!is_endport(n, pn))
+					continue;
+				m = member_of(&l.f, (int32_t)id, pn, pa->pkey, tbl);
+				if (!m)
+					continue;
+				cnt[m]++;
+				cnt[0]++;
+				if (!show)
+					continue;
+				printf("  port 0x%016llx %-7s LID %-5u port %-3u %s\n",
+				       (unsigned long long)n->ports[pn].guid,
+				       member_words[m], n->ports[pn].lid, pn,
+				       desc_of(n));
+			}
+		}
+		if (!l.ok)
+			continue;
+		if (show) {
+			printf("  %u ports on the fabric: %u full, %u limited, "
+			       "%u both\n", cnt[0], cnt[2], cnt[1], cnt[3]);
+			continue;
+		}
+		printf("%-20s 0x%04x%s ", pa->name, pa->pkey,
+		       pa->pkey_given ? "" : "*");
+		print_flags(stdout, pa);
+		printf(" members=%zu ports=%u full=%u limited=%u both=%u\n",
+		       pa->n_members, cnt[0], cnt[2], cnt[1], cnt[3]);
+	}
+	free(tbl);
+	part_config_free(&c);
+	fabric_free(&l.f);
+	if (show && !found) {
+		fprintf(stderr, "ibsmctl: %s: no partition named '%s'\n",
+			o.file, o.name);
+		return 1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- plan */
+
+struct change {
+	int32_t node;
+	unsigned port;
+	unsigned blocks;		/* blocks that differ */
+	unsigned size;
+	uint16_t *old, *now;		/* size entries each */
+};
+
+/* Index of `key` in t (size), or -1. */
+static int find_key(const uint16_t *t, unsigned size, uint16_t key)
+{
+	for (unsigned i = 0; i < size; i++)
+		if (t[i] == key)
+			return (int)i;
+	return -1;
+}
+
+/* "0x8002@1 0x0003@4" (JSON: "[\"0x8002@1\",...]") of the keys of `a`
+ * that are not in `b` (moved: that are in b at another index). */
+static void keys_text(FILE *fp, const struct change *c, bool added,
+		      bool moved, bool json)
+{
+	const uint16_t *a = added ? c->now : c->old;
+	const uint16_t *b = added ? c->old : c->now;
+	const char *sep = "";
+	int n = 0;
+
+	if (json)
+		fputc('[', fp);
+	for (unsigned i = 0; i < c->size; i++) {
+		int j;
+
+		if (!a[i])
+			continue;
+		j = find_key(b, c->size, a[i]);
+		if (moved ? j < 0 || (unsigned)j == i : j >= 0)
+			continue;
+		if (json)
+			fprintf(fp, "%s\"0x%04x@%u", sep, a[i], i);
+		else
+			fprintf(fp, "%s0x%04x@%u", sep, a[i], i);
+		if (moved)
+			fprintf(fp, "->%d", j);
+		if (json)
+			fputc('"', fp);
+		sep = json ? "," : " ";
+		n++;
+	}
+	if (json)
+		fputc(']', fp);
+	else if (!n)
+		fputc('-', fp);
+}
+
+static void table_json(FILE *fp, const uint16_t *t, unsigned size)
+{
+	const char *sep = "";
+
+	fputc('[', fp);
+	for (unsigned i = 0; i < size; i++) {
+		if (!t[i])
+			continue;
+		fprintf(fp, "%s\"%u:0x%04x\"", sep, i, t[i]);
+		sep = ",";
+	}
+	fputc(']', fp);
+}
+
+static void json_str(FILE *fp, const char *s)
+{
+	fputc('"', fp);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(fp, "\\%c", ch);
+		else if (ch < 0x20 || ch >= 0x7f)
+			fprintf(fp, "\\u%04x", ch);
+		else
+			fputc(ch, fp);
+	}
+	fputc('"', fp);
+}
+
+/*
+ * plan FILE [--from NEWFILE]: the tables the SM would program from
+ * NEWFILE (else FILE) on the fabric as its SA describes it, against the
+ * tables it holds now; one row per port whose table changes.  Exit 0
+ * (the plan printed, changes or not), 1 (no SM, bad file).
+ */
+static int cmd_plan(int argc, char **argv)
+{
+	struct live_opts o;
+	struct live l = { .ok = false };
+	struct part_config c;
+	struct change *ch = NULL;
+	size_t n_ch = 0, cap_ch = 0;
+	unsigned tables = 0, blocks = 0;
+	int rc;
+
+	rc = live_args(argc, argv, 1, &o);
+	if (rc)
+		return rc;
+	if (o.offline) {
+		fprintf(stderr, "ibsmctl: plan needs the running fabric: "
+			"--offline makes no sense here\n");
+		return 2;
+	}
+	live_read(&l, &o);
+	if (!l.ok) {
+		fprintf(stderr, "ibsmctl: cannot read the fabric through the "
+			"SA: %s\n", l.why);
+		return 1;
+	}
+	if (live_resolve(o.from ? o.from : o.file, &c, &l)) {
+		fabric_free(&l.f);
+		return 1;
+	}
+	rc = 0;
+	for (size_t id = 0; id < l.f.n_nodes && !rc; id++) {
+		const struct fab_node *n = &l.f.nodes[id];
+
+		for (unsigned pn = 0; pn <= n->num_ports && !rc; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+			unsigned size = (unsigned)p->pkey_blocks * PKEY_BLOCK_SIZE;
+			unsigned diff = 0;
+			uint16_t *now, *old;
+
+			if (!size)
+				continue;
+			now = calloc(size, sizeof(*now));
+			old = calloc(size, sizeof(*old));
+			if (!now || !old) {
+				free(now);
+				free(old);
+				rc = -ENOMEM;
+				break;
+			}
+			if (!predict(&l.f, (int32_t)id, pn, now)) {
+				free(now);
+				free(old);
+				continue;
+			}
+			tables++;
+			for (unsigned i = 0; i < size; i++)
+				old[i] = be16toh(p->pkeys[i]);
+			for (unsigned b = 0; b < p->pkey_blocks; b++)
+				if (!fabric_pkey_known(p) ||
+				    memcmp(now + b * PKEY_BLOCK_SIZE,
+					   old + b * PKEY_BLOCK_SIZE,
+					   PKEY_BLOCK_SIZE * sizeof(*now)))
+					diff++;
+			if (!diff) {
+				free(now);
+				free(old);
+				continue;
+			}
+			if (n_ch == cap_ch) {
+				size_t nc = cap_ch ? cap_ch * 2 : 64;
+				struct change *nch = realloc(ch, nc * sizeof(*nch));
+
+				if (!nch) {
+					free(now);
+					free(old);
+					rc = -ENOMEM;
+					break;
+				}
+				ch = nch;
+				cap_ch = nc;
+			}
+			ch[n_ch++] = (struct change){ .node = (int32_t)id,
+				.port = pn, .blocks = diff, .size = size,
+				.old = old, .now = now };
+			blocks += diff;
+		}
+	}
+	if (rc < 0) {
+		fprintf(stderr, "ibsmctl: out of memory\n");
+		rc = 1;
+		goto out;
+	}
+	if (o.json) {
+		printf("{\"sm_lid\":%u,\"sm_port_guid\":\"0x%016llx\","
+		       "\"file\":", l.info.sm_lid,
+		       (unsigned long long)l.info.sm_port_guid);
+		json_str(stdout, o.from ? o.from : o.file);
+		printf(",\"nodes\":%u,\"tables\":%u,\"changed\":%zu,"
+		       "\"blocks\":%u,\"ports\":[", l.info.nodes, tables, n_ch,
+		       blocks);
+		for (size_t i = 0; i < n_ch; i++) {
+			const struct change *x = &ch[i];
+			const struct fab_node *n = fabric_node(&l.f, x->node);
+			const struct fab_port *p = &n->ports[x->port];
+			bool sw = n->type == NODE_TYPE_SWITCH;
+
+			printf("%s\n{\"node_guid\":\"0x%016llx\",\"port_guid\":"
+			       "\"0x%016llx\",\"type\":\"%s\",\"description\":",
+			       i ? "," : "", (unsigned long long)n->guid,
+			       (unsigned long long)(p->guid ? p->guid :
+						   n->ports[0].guid),
+			       sw ? "Switch" : n->type == NODE_TYPE_ROUTER ?
+			       "Router" : "CA");
+			json_str(stdout, desc_of(n));
+			printf(",\"port\":%u,\"lid\":%u,\"blocks\":%u,\"added\":",
+			       x->port, n->ports[sw ? 0 : x->port].lid,
+			       x->blocks);
+			keys_text(stdout, x, true, false, true);
+			printf(",\"removed\":");
+			keys_text(stdout, x, false, false, true);
+			printf(",\"moved\":");
+			keys_text(stdout, x, false, true, true);
+			printf(",\"old\":");
+			table_json(stdout, x->old, x->size);
+			printf(",\"new\":");
+			table_json(stdout, x->now, x->size);
+			printf("}");
+		}
+		printf("\n]}\n");
+	} else {
+		printf("%-18s  %-4s  %-5s  %-24s  %-24s  %-24s  %s\n",
+		       "NodeGUID", "Port", "LID", "Description", "Added",
+		       "Removed", "Moved");
+		for (size_t i = 0; i < n_ch; i++) {
+			const struct change *x = &ch[i];
+			const struct fab_node *n = fabric_node(&l.f, x->node);
+			bool sw = n->type == NODE_TYPE_SWITCH;
+
+			printf("0x%016llx  %-4u  %-5u  %-24.24s  ",
+			       (unsigned long long)n->guid, x->port,
+			       n->ports[sw ? 0 : x->port].lid, desc_of(n));
+			keys_text(stdout, x, true, false, false);
+			printf("  ");
+			keys_text(stdout, x, false, false, false);
+			printf("  ");
+			keys_text(stdout, x, false, true, false);
+			printf("\n");
+		}
+		printf("# %zu of %u P_Key tables change (%u blocks to send), "
+		       "from %s on the fabric of SM LID %u (%u nodes)\n", n_ch,
+		       tables, blocks, o.from ? o.from : o.file, l.info.sm_lid,
+		       l.info.nodes);
+	}
+	rc = 0;
+out:
+	for (size_t i = 0; i < n_ch; i++) {
+		free(ch[i].old);
+		free(ch[i].now);
+	}
+	free(ch);
+	part_config_free(&c);
+	fabric_free(&l.f);
+	return rc;
 }
 
 static int write_text(FILE *fp, const void *arg)
@@ -429,10 +985,12 @@ int part_main(int argc, char **argv)
 		free(text);
 		return rc ? 1 : 0;
 	}
-	if (!strcmp(cmd, "list") && argc == 1)
-		return cmd_list(argv[0], NULL);
-	if (!strcmp(cmd, "show") && argc == 2)
-		return cmd_list(argv[0], argv[1]);
+	if (!strcmp(cmd, "list"))
+		return cmd_list(argc, argv, false);
+	if (!strcmp(cmd, "show"))
+		return cmd_list(argc, argv, true);
+	if (!strcmp(cmd, "plan"))
+		return cmd_plan(argc, argv);
 	if ((!strcmp(cmd, "add") || !strcmp(cmd, "remove")) && argc == 2)
 		return cmd_edit(cmd, argc, argv);
 	if (!strcmp(cmd, "set") && argc == 3)
