@@ -613,6 +613,54 @@ static void json_str(FILE *fp, const char *s)
 	fputc('"', fp);
 }
 
+/* One cell of keys (keys_text) as a string. */
+static void keys_cell(struct out *o, const char *key, const char *hdr,
+		      const struct change *c, bool added, bool moved)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+
+	if (!fp)
+		return;
+	keys_text(fp, c, added, moved, false);
+	if (fclose(fp) == 0 && buf)
+		out_raw(o, key, hdr, buf, "null", false);
+	free(buf);
+}
+
+/* The plan as an aligned table (ibsmctl_out.c), a row per port. */
+static int plan_table(const struct fabric *f, const struct change *ch,
+		      size_t n)
+{
+	struct out *o;
+	int rc;
+
+	if (!n)
+		return 0;
+	o = out_new();
+	if (!o)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct change *x = &ch[i];
+		const struct fab_node *nd = fabric_node(f, x->node);
+		bool sw = nd->type == NODE_TYPE_SWITCH;
+
+		out_row(o);
+		out_hex(o, "node_guid", "NodeGUID", nd->guid, 16);
+		out_num(o, "port", "Port", x->port);
+		out_num(o, "lid", "LID", nd->ports[sw ? 0 : x->port].lid);
+		out_str(o, "description", "Description", desc_of(nd),
+			strlen(desc_of(nd)));
+		keys_cell(o, "added", "Added", x, true, false);
+		keys_cell(o, "removed", "Removed", x, false, false);
+		keys_cell(o, "moved", "Moved", x, false, true);
+	}
+	rc = out_print(o, stdout, false, false);
+	out_free(o);
+	return rc;
+}
+
 /*
  * plan FILE [--from NEWFILE]: the tables the SM would program from
  * NEWFILE (else FILE) on the fabric as its SA describes it, against the
@@ -748,23 +796,12 @@ static int cmd_plan(int argc, char **argv)
 		}
 		printf("\n]}\n");
 	} else {
-		printf("%-18s  %-4s  %-5s  %-24s  %-24s  %-24s  %s\n",
-		       "NodeGUID", "Port", "LID", "Description", "Added",
-		       "Removed", "Moved");
-		for (size_t i = 0; i < n_ch; i++) {
-			const struct change *x = &ch[i];
-			const struct fab_node *n = fabric_node(&l.f, x->node);
-			bool sw = n->type == NODE_TYPE_SWITCH;
-
-			printf("0x%016llx  %-4u  %-5u  %-24.24s  ",
-			       (unsigned long long)n->guid, x->port,
-			       n->ports[sw ? 0 : x->port].lid, desc_of(n));
-			keys_text(stdout, x, true, false, false);
-			printf("  ");
-			keys_text(stdout, x, false, false, false);
-			printf("  ");
-			keys_text(stdout, x, false, true, false);
-			printf("\n");
+		rc = plan_table(&l.f, ch, n_ch);
+		if (rc < 0) {
+			fprintf(stderr, "ibsmctl: cannot print the plan: %s\n",
+				strerror(-rc));
+			rc = 1;
+			goto out;
 		}
 		printf("# %zu of %u P_Key tables change (%u blocks to send), "
 		       "from %s on the fabric of SM LID %u (%u nodes)\n", n_ch,
