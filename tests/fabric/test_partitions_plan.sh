@@ -2,7 +2,9 @@
 # tests/fabric/test_partitions_plan.sh - `ibsmctl partitions plan` predicts
 # what `apply` changes, judged with smpquery (infiniband-diags).
 #
-# ibsm runs with -P on fat2-small.  For each of two edits of its file:
+# ibsm runs with -P on fat2-small and on dualrail-32 (two-port HCAs, two
+# rails: a CA's ports have LIDs of their own and NodeRecords each).  For
+# each of two edits of its file:
 #   1. add a partition with GUID members (one full, one limited) and make
 #      a limited member of another partition full;
 #   2. remove a partition (ALL_CAS=limited: every CA port and the switch
@@ -21,34 +23,11 @@
 
 CTL=${IBSMCTL:-$(dirname "$IBSM")/../tools/ibsmctl}
 DIAG=H0002
-T=$FAB_TMP
-
-fab_sim_start "$FAB_TOPO/fat2-small.net" plan || exit 1
+TOPOS=${PLAN_TOPOS:-"fat2-small.net dualrail-32.net"}
 
 guid_of() {
 	fab_run "$1" ibstat | sed -n 's/.*Port GUID: //p' | head -n 1
 }
-g3=$(guid_of H0003)
-g4=$(guid_of H0004)
-g5=$(guid_of H0005)
-g6=$(guid_of H0006)
-
-conf=$T/partitions.conf
-cat >"$conf" <<EOF
-# partitions under test
-Default=0x7fff, ipoib : ALL=full ;
-storage=0x0010, ipoib : $g3=full, $g4=limited ;
-compute=0x0011 : ALL_CAS=limited ;
-scratch=0x0012 : $g5=full, $g6=full ;
-EOF
-
-if ! fab_ibsm_start H0001 "$T/sm" -P "$conf" -J "$T/sm/ibsm.pid"; then
-	fab_fail plan-ibsm-up "no SUBNET UP"
-	fab_summary
-	exit 1
-fi
-fab_pass plan-ibsm-up
-
 # tables OUT: "LID:PORT index:key ..." (non-zero entries, smpquery's
 # order) for every CA port and every linked switch external port.
 tables() {
@@ -111,41 +90,6 @@ sys.exit(0 if ok and seen else 1)
 PY
 }
 
-# ------------------------------------------------ plan of the file in force
-out=$(fab_run "$DIAG" "$CTL" partitions plan "$conf" --json 2>&1)
-if [ "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["changed"])' \
-	<<<"$out" 2>/dev/null)" = 0 ]; then
-	fab_pass plan-in-force-no-change
-else
-	fab_fail plan-in-force-no-change "$(head -c 400 <<<"$out")"
-fi
-
-# ------------------------------------------------ live list / show
-out=$(fab_run "$DIAG" "$CTL" partitions show "$conf" storage 2>&1)
-if grep -q '^# resolved against the running fabric' <<<"$out" &&
-	grep -q "port $g3 full .*H0003" <<<"$out" &&
-	grep -q "port $g4 limited .*H0004" <<<"$out" &&
-	grep -q '2 ports on the fabric: 1 full, 1 limited' <<<"$out"; then
-	fab_pass show-live-members
-else
-	fab_fail show-live-members "$(head -n 12 <<<"$out")"
-fi
-out=$(fab_run "$DIAG" "$CTL" partitions list "$conf" 2>&1)
-n_ca=$(fab_run "$DIAG" ibnetdiscover -p 2>/dev/null | awk '$1 == "CA" && $8 != ""' | wc -l)
-if grep -q '^# resolved against the running fabric' <<<"$out" &&
-	grep -Eq "^compute .* ports=$n_ca full=0 limited=$n_ca " <<<"$out"; then
-	fab_pass "list-live-counts ($n_ca CA ports in compute)"
-else
-	fab_fail list-live-counts "$out"
-fi
-out=$(fab_run "$DIAG" "$CTL" partitions list "$conf" --offline 2>&1)
-if grep -q '^# file only (members not resolved): --offline' <<<"$out" &&
-	grep -q '^compute .* members=1$' <<<"$out"; then
-	fab_pass list-offline
-else
-	fab_fail list-offline "$out"
-fi
-
 # ------------------------------------------------ edits, plan, apply
 # run_edit NAME NEWFILE: plan, apply, compare with smpquery.
 run_edit() {
@@ -153,7 +97,7 @@ run_edit() {
 	tables "$T/$name.before"
 	if ! fab_run "$DIAG" "$CTL" partitions plan "$conf" --from "$new" --json \
 		>"$T/$name.plan.json" 2>"$T/$name.plan.err"; then
-		fab_fail "$name-plan" "$(cat "$T/$name.plan.err")"
+		fab_fail "$N-$name-plan" "$(cat "$T/$name.plan.err")"
 		return
 	fi
 	fab_run "$DIAG" "$CTL" partitions plan "$conf" --from "$new" \
@@ -161,59 +105,127 @@ run_edit() {
 	echo "  plan ($name):"
 	sed 's/^/    /' "$T/$name.plan.txt"
 	n=$(ups)
-	fab_check "$name-apply" "$CTL" partitions apply "$conf" --from "$new" \
+	fab_check "$N-$name-apply" "$CTL" partitions apply "$conf" --from "$new" \
 		--pidfile "$T/sm/ibsm.pid"
 	if ! wait_up "$n"; then
-		fab_fail "$name-subnet-up" "no SUBNET UP after the SIGHUP"
+		fab_fail "$N-$name-subnet-up" "no SUBNET UP after the SIGHUP"
 		return
 	fi
 	tables "$T/$name.after"
 	if out=$(check_plan "$name" "$T/$name.plan.json" "$T/$name.before" \
 		"$T/$name.after"); then
-		fab_pass "$name-plan-equals-apply (${out##*: })"
+		fab_pass "$N-$name-plan-equals-apply (${out##*: })"
 	else
-		fab_fail "$name-plan-equals-apply" "$out"
+		fab_fail "$N-$name-plan-equals-apply" "$out"
 	fi
 }
 
-# 1: a new partition with GUID members; H0004 limited -> full in storage.
-cp "$conf" "$T/new1.conf"
-"$CTL" partitions add "$T/new1.conf" "gpu=0x0020 : $g5=full, $g6=limited" &&
-	"$CTL" partitions set "$T/new1.conf" storage "$g4=full"
-fab_check edit1-made test $? -eq 0
-run_edit edit1 "$T/new1.conf"
-# The new key really is on H0005 (full) and H0006 (limited).
-if grep -q '0x8020' "$T/edit1.after" && grep -q ':0x0020' "$T/edit1.after"; then
-	fab_pass edit1-gpu-programmed
-else
-	fab_fail edit1-gpu-programmed
-fi
+# run_topo NET: every check on one topology, names prefixed with its name.
+run_topo() {
+	local out n_ca
+	N=$(basename "$1" .net)
+	T=$FAB_TMP/$N
+	mkdir -p "$T"
+	fab_sim_start "$1" "plan-$N" || { fab_fail "$N-sim" ibsim; return; }
+	g3=$(guid_of H0003)
+	g4=$(guid_of H0004)
+	g5=$(guid_of H0005)
+	g6=$(guid_of H0006)
 
-# 2: compute removed (every CA port loses 0x0011), scratch loses H0006.
-cp "$conf" "$T/new2.conf"
-"$CTL" partitions remove "$T/new2.conf" compute &&
-	sed -i "s/^scratch=0x0012 : $g5=full, $g6=full ;/scratch=0x0012 : $g5=full ;/" \
-		"$T/new2.conf" && "$CTL" partitions check "$T/new2.conf"
-fab_check edit2-made test $? -eq 0
-run_edit edit2 "$T/new2.conf"
-if ! grep -q '0x0011' "$T/edit2.after" && grep -q '0x0011' "$T/edit2.before"; then
-	fab_pass edit2-compute-gone
-else
-	fab_fail edit2-compute-gone
-fi
+	conf=$T/partitions.conf
+	cat >"$conf" <<-EOF
+	# partitions under test
+	Default=0x7fff, ipoib : ALL=full ;
+	storage=0x0010, ipoib : $g3=full, $g4=limited ;
+	compute=0x0011 : ALL_CAS=limited ;
+	scratch=0x0012 : $g5=full, $g6=full ;
+	EOF
 
-# Nothing left to do: plan of the file now in force lists nothing.
-out=$(fab_run "$DIAG" "$CTL" partitions plan "$conf" 2>&1)
-if grep -q '^# 0 of [0-9]* P_Key tables change' <<<"$out"; then
-	fab_pass plan-after-apply-no-change
-else
-	fab_fail plan-after-apply-no-change "$(tail -n 3 <<<"$out")"
-fi
+	if ! fab_ibsm_start H0001 "$T/sm" -P "$conf" -J "$T/sm/ibsm.pid"; then
+		fab_fail "$N-ibsm-up" "no SUBNET UP"
+		fab_ibsm_stop
+		return
+	fi
+	fab_pass "$N-ibsm-up"
 
-if fab_ibsm_stop; then
-	fab_pass plan-ibsm-clean-exit
-else
-	fab_fail plan-ibsm-clean-exit "exit status or sanitizer report"
-fi
-fab_sim_stop
+	# ------------------------------------------------ plan of the file in force
+	out=$(fab_run "$DIAG" "$CTL" partitions plan "$conf" --json 2>&1)
+	if [ "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["changed"])' \
+		<<<"$out" 2>/dev/null)" = 0 ]; then
+		fab_pass "$N-plan-in-force-no-change"
+	else
+		fab_fail "$N-plan-in-force-no-change" "$(head -c 400 <<<"$out")"
+	fi
+
+	# ------------------------------------------------ live list / show
+	out=$(fab_run "$DIAG" "$CTL" partitions show "$conf" storage 2>&1)
+	if grep -q '^# resolved against the running fabric' <<<"$out" &&
+		grep -q "port $g3 full .*H0003" <<<"$out" &&
+		grep -q "port $g4 limited .*H0004" <<<"$out" &&
+		grep -q '2 ports on the fabric: 1 full, 1 limited' <<<"$out"; then
+		fab_pass "$N-show-live-members"
+	else
+		fab_fail "$N-show-live-members" "$(head -n 12 <<<"$out")"
+	fi
+	out=$(fab_run "$DIAG" "$CTL" partitions list "$conf" 2>&1)
+	n_ca=$(fab_run "$DIAG" ibnetdiscover -p 2>/dev/null | awk '$1 == "CA" && $8 != ""' | wc -l)
+	if grep -q '^# resolved against the running fabric' <<<"$out" &&
+		grep -Eq "^compute .* ports=$n_ca full=0 limited=$n_ca " <<<"$out"; then
+		fab_pass "$N-list-live-counts ($n_ca CA ports in compute)"
+	else
+		fab_fail "$N-list-live-counts" "$out"
+	fi
+	out=$(fab_run "$DIAG" "$CTL" partitions list "$conf" --offline 2>&1)
+	if grep -q '^# file only (members not resolved): --offline' <<<"$out" &&
+		grep -q '^compute .* members=1$' <<<"$out"; then
+		fab_pass "$N-list-offline"
+	else
+		fab_fail "$N-list-offline" "$out"
+	fi
+
+	# 1: a new partition with GUID members; H0004 limited -> full in storage.
+	cp "$conf" "$T/new1.conf"
+	"$CTL" partitions add "$T/new1.conf" "gpu=0x0020 : $g5=full, $g6=limited" &&
+		"$CTL" partitions set "$T/new1.conf" storage "$g4=full"
+	fab_check "$N-edit1-made" test $? -eq 0
+	run_edit edit1 "$T/new1.conf"
+	# The new key really is on H0005 (full) and H0006 (limited).
+	if grep -q '0x8020' "$T/edit1.after" && grep -q ':0x0020' "$T/edit1.after"; then
+		fab_pass "$N-edit1-gpu-programmed"
+	else
+		fab_fail "$N-edit1-gpu-programmed"
+	fi
+
+	# 2: compute removed (every CA port loses 0x0011), scratch loses H0006.
+	cp "$conf" "$T/new2.conf"
+	"$CTL" partitions remove "$T/new2.conf" compute &&
+		sed -i "s/^scratch=0x0012 : $g5=full, $g6=full ;/scratch=0x0012 : $g5=full ;/" \
+			"$T/new2.conf" && "$CTL" partitions check "$T/new2.conf"
+	fab_check "$N-edit2-made" test $? -eq 0
+	run_edit edit2 "$T/new2.conf"
+	if ! grep -q '0x0011' "$T/edit2.after" && grep -q '0x0011' "$T/edit2.before"; then
+		fab_pass "$N-edit2-compute-gone"
+	else
+		fab_fail "$N-edit2-compute-gone"
+	fi
+
+	# Nothing left to do: plan of the file now in force lists nothing.
+	out=$(fab_run "$DIAG" "$CTL" partitions plan "$conf" 2>&1)
+	if grep -q '^# 0 of [0-9]* P_Key tables change' <<<"$out"; then
+		fab_pass "$N-plan-after-apply-no-change"
+	else
+		fab_fail "$N-plan-after-apply-no-change" "$(tail -n 3 <<<"$out")"
+	fi
+
+	if fab_ibsm_stop; then
+		fab_pass "$N-ibsm-clean-exit"
+	else
+		fab_fail "$N-ibsm-clean-exit" "exit status or sanitizer report"
+	fi
+	fab_sim_stop
+}
+
+for topo in $TOPOS; do
+	run_topo "$FAB_TOPO/$topo"
+done
 fab_summary
