@@ -3,9 +3,9 @@
  * ibsmctl_fabric.h).
  *
  * A walk from the SM's port along LinkRecords: every LID found is asked
- * for its NodeRecord; every port of that node for its PortInfoRecord and
- * LinkRecord (the far end's LID joins the walk); every switch for its
- * SwitchInfoRecord.  Then every port that has a P_Key table in the SM's
+ * for its NodeRecord; every port of that node for its PortInfoRecord,
+ * and a port that is not down for its LinkRecord (the far end's LID joins
+ * the walk); every switch for its SwitchInfoRecord.  Then every port that has a P_Key table in the SM's
  * model (fabric_pkey_blocks(), as the SM's discovery decides) is asked
  * for each block's P_KeyTableRecord.  Requests go out together through the
  * MAD engine (its window and queue) and are answered from the loop; each
@@ -214,6 +214,9 @@ static struct fab_node *node_of_lid(struct rd *r, uint16_t lid, unsigned *port)
 
 /* ------------------------------------------------------------ records */
 
+static void on_link(struct rd *r, const uint8_t *rec, size_t len,
+		    uint16_t lid, unsigned port, unsigned block);
+
 static void on_portinfo(struct rd *r, const uint8_t *rec, size_t len,
 			uint16_t lid, unsigned port, unsigned block)
 {
@@ -236,10 +239,15 @@ static void on_portinfo(struct rd *r, const uint8_t *rec, size_t len,
 	n->ports[port].pi = pir.port_info;
 	n->ports[port].valid = true;
 	r->info->ports++;
-}
+	/* A port that is down has no link to ask about. */
+	if (port && pi_port_state(&pir.port_info) >= PORT_STATE_INIT) {
+		struct sa_link_record lr = { .from_lid = htobe16(lid),
+					     .from_port = (uint8_t)port };
 
-static void on_link(struct rd *r, const uint8_t *rec, size_t len,
-		    uint16_t lid, unsigned port, unsigned block);
+		ask(r, SA_ATTR_LINK_RECORD, LR_FROM_LID | LR_FROM_PORT, &lr,
+		    sizeof(lr), on_link, lid, port, 0);
+	}
+}
 
 static void visit(struct rd *r, uint16_t lid);
 
@@ -299,12 +307,11 @@ static void on_switchinfo(struct rd *r, const uint8_t *rec, size_t len,
 }
 
 /* The port of a CA or router that owns a LID, or port 0 of a switch: its
- * PortInfo and its link; on a switch every port's. */
+ * PortInfo (then its link: on_portinfo()); on a switch every port's. */
 static void ask_ports(struct rd *r, struct fab_node *n, uint16_t lid,
 		      unsigned lp)
 {
 	struct sa_port_info_record pir = { .lid = htobe16(lid) };
-	struct sa_link_record lr = { .from_lid = htobe16(lid) };
 	unsigned first = lp, last = lp;
 
 	if (n->type == NODE_TYPE_SWITCH) {
@@ -319,11 +326,6 @@ static void ask_ports(struct rd *r, struct fab_node *n, uint16_t lid,
 		pir.port_num = (uint8_t)p;
 		ask(r, SA_ATTR_PORT_INFO_RECORD, PIR_LID | PIR_PORT, &pir,
 		    sizeof(pir), on_portinfo, lid, p, 0);
-		if (!p)
-			continue;
-		lr.from_port = (uint8_t)p;
-		ask(r, SA_ATTR_LINK_RECORD, LR_FROM_LID | LR_FROM_PORT, &lr,
-		    sizeof(lr), on_link, lid, p, 0);
 	}
 }
 
