@@ -94,7 +94,7 @@ static void usage(FILE *f)
 "       ibsmctl [options] query nodes|ports|links|switches|lfts|services\n"
 "       ibsmctl [options] query paths [SLID DLID]\n"
 "       ibsmctl [options] query multipath SGID[,SGID...] DGID[,DGID...]\n"
-"       ibsmctl partitions check|list|show|add|remove|set FILE ...\n"
+"       ibsmctl partitions check|list|show|plan|add|remove|set|apply FILE ...\n"
 "options:\n"
 "  -g, --guid PORTGUID   local port to use (default: first port that is up)\n"
 "  -s, --sm-lid LID      ask this LID instead of the port's SM LID\n"
