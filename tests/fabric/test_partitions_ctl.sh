@@ -38,6 +38,8 @@ done
 # list/show
 out=$("$CTL" partitions list "$PD/rhel-5.5.conf")
 fab_check list-rhel grep -q '^ib0 2 *0x0002 ipoib' <<<"$out"
+# No simulator here: no SM to resolve members with, and list says so.
+fab_check list-says-file-only grep -q '^# file only (members not resolved): ' <<<"$out"
 out=$("$CTL" partitions show "$PD/rhel-5.5.conf" 'ib0 2')
 fab_check show-rhel-mgid grep -q 'mgid=ff12:601b::1:3' <<<"$out"
 "$CTL" partitions show "$PD/rhel-5.5.conf" nosuch >/dev/null 2>&1
