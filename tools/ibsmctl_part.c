@@ -446,6 +446,10 @@ static int cmd_list(int argc, char **argv, bool show)
 	rc = live_args(argc, argv, show ? 2 : 1, &o);
 	if (rc)
 		return rc;
+	if (o.from || o.json) {		/* plan's options only */
+		part_usage(stderr);
+		return 2;
+	}
 	if (!o.offline)
 		live_read(&l, &o);
 	else
