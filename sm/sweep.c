@@ -5,10 +5,11 @@
  *
  *   DISCOVER   directed-route discovery into a new model (sm/discover.c)
  *   PLAN       LIDs (sm/lid.c, guid2lid cache), routes (routing/)
- *   PROGRAM    every Set that changes something, all in flight together:
+ *   PROGRAM    every Set that changes something, all in flight together,
+ *              per node: P_Key blocks that differ from what the port
+ *              should hold (partitions, or the default partition),
  *              SwitchInfo, LFT blocks that differ from the switch's image,
- *              PortInfo (LIDs, link parameters, INIT -> ARMED), P_Key
- *              blocks that differ from the default partition
+ *              PortInfo (LIDs, link parameters, enforcement, INIT -> ARMED)
  *   ACTIVATE   PortInfo ARMED -> ACTIVE (both ends are ARMED by now)
  *   UP         the new model replaces the old one; dumps are written
  *
@@ -260,7 +261,18 @@ static bool more_program(struct smp_batch *b, void *arg)
 	struct fab_node *n = fabric_node(f, id);
 	bool endport = n->type != NODE_TYPE_SWITCH;
 
-	if (!endport) {
+	/*
+	 * P_Key tables before the PortInfo Sets: a switch port's enforcement
+	 * bits ride on its PortInfo Set, and must never enforce the table it
+	 * held before (OpenSM orders them the same way).
+	 */
+	for (unsigned pn = 0; pn <= n->num_ports && rc >= 0; pn++) {
+		rc = program_pkeys(b, f, id, pn);
+		if (rc > 0)
+			log_debug("P_KeyTable Set 0x%016" PRIx64 " port %u: %d "
+				  "block(s)", n->guid, pn, rc);
+	}
+	if (!endport && rc >= 0) {
 		rc = program_switch(b, sm->images, &sm->cfg, f, id,
 				    &sw->routes.lft[id]);
 		if (rc >= 0 && n->ports[0].valid)
@@ -275,12 +287,6 @@ static bool more_program(struct smp_batch *b, void *arg)
 			pi_port_state(&p->pi) == PORT_STATE_INIT
 			? PORT_STATE_ARMED : PORT_STATE_NOP;
 		rc = set_port(sw, id, (uint8_t)pn, want, sw->rereg && endport);
-	}
-	for (unsigned pn = 0; pn <= n->num_ports && rc >= 0; pn++) {
-		rc = program_pkeys(b, f, id, pn);
-		if (rc > 0)
-			log_debug("P_KeyTable Set 0x%016" PRIx64 " port %u: %d "
-				  "block(s)", n->guid, pn, rc);
 	}
 	if (rc < 0) {
 		log_err("ERR 0202: cannot queue Sets: %s", strerror(-rc));
