@@ -76,9 +76,10 @@ static void usage(FILE *fp)
 "                         (opensm.conf part_enforce; default both)\n"
 "      --allow_both_pkeys a partition member may be both full and limited\n"
 "                         (opensm.conf allow_both_pkeys)\n"
-"      --keep_pkey_indexes TRUE|FALSE  a P_Key keeps its index in a\n"
-"                         port's table across partition changes\n"
-"                         (opensm.conf keep_pkey_indexes; default TRUE)\n"
+"      --keep_pkey_indexes TRUE|FALSE\n"
+"                         a P_Key keeps its index in a port's table\n"
+"                         across partition changes (opensm.conf\n"
+"                         keep_pkey_indexes; default TRUE)\n"
 "  -h, --help             this help\n"
 "      --version          print the version and exit\n");
 	limits_usage(fp);

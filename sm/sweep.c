@@ -48,6 +48,7 @@ struct sweep {
 	uint16_t sm_lid;
 	ev_tstamp t0, t_disc, t_prog;
 	unsigned disc_smps, prog_smps, act_smps, failed;
+	unsigned pkey_sets;		/* P_KeyTable blocks queued in PROGRAM */
 	/* What went wrong, for the failure policy (sm/sweep_policy.c). */
 	unsigned holes_failed, holes_dead, twins;	/* accepted from discovery */
 	unsigned unacked;		/* Sets never acknowledged */
@@ -268,6 +269,8 @@ static bool more_program(struct smp_batch *b, void *arg)
 	 */
 	for (unsigned pn = 0; pn <= n->num_ports && rc >= 0; pn++) {
 		rc = program_pkeys(b, f, id, pn);
+		if (rc > 0)
+			sw->pkey_sets += (unsigned)rc;
 		if (rc > 0)
 			log_debug("P_KeyTable Set 0x%016" PRIx64 " port %u: %d "
 				  "block(s)", n->guid, pn, rc);
@@ -496,10 +499,10 @@ static void stage_done(struct smp_batch *b, void *arg)
 	fabric_count(&sw->f, &c);
 	log_info("heavy sweep: %zu switches, %zu CAs, %zu links, max LID %u,"
 		 " routing %s; discovery %.3f s (%u SMPs), program %.3f s"
-		 " (%u Sets), activate %.3f s (%u Sets)",
+		 " (%u Sets, %u of them P_KeyTable), activate %.3f s (%u Sets)",
 		 c.switches, c.cas, c.links, sw->f.max_lid, sw->routes.engine,
 		 sw->t_disc - sw->t0, sw->disc_smps, sw->t_prog - sw->t_disc,
-		 sw->prog_smps, now - sw->t_prog, sw->act_smps);
+		 sw->prog_smps, sw->pkey_sets, now - sw->t_prog, sw->act_smps);
 	sw->stage = ST_DONE;
 	dumps_write(sm, &sw->f, &sw->routes);
 	if (sm->cfg.dump_fabric) {
