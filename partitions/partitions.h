@@ -122,11 +122,39 @@ void part_diag_free(struct part_diag *d);
 int part_error_format(const struct part_config *c, const char *file,
 		      const struct part_error *e, char *buf, size_t len);
 
+/* One key that did not fit a port's table (the daemon logs it). */
+struct part_drop {
+	int32_t  node;			/* index in the model */
+	uint64_t node_guid;
+	uint8_t  port;
+	uint16_t key;			/* with the full bit */
+};
+
+/* Drops described one by one in a report; the rest are only counted. */
+#define PART_DROP_DETAIL	64
+
 /* The resolution's account of what it did (the daemon logs it). */
 struct part_resolve_report {
 	unsigned ports;			/* ports given a table */
 	unsigned dropped;		/* keys that did not fit a table */
+	unsigned drop_ports;		/* ports that lost at least one key */
 	unsigned unknown_guids;		/* GUID members that are no end port */
+	unsigned moved;			/* keys kept but not at their index */
+	unsigned n_drops;		/* drops[] filled, <= PART_DROP_DETAIL */
+	struct part_drop drops[PART_DROP_DETAIL];	/* the first drops */
+};
+
+/* How to resolve (opensm.conf keys). */
+struct part_resolve_opts {
+	/*
+	 * keep_pkey_indexes (OpenSM's default TRUE): a key an end port's
+	 * table already holds stays at its index (read by the discovery,
+	 * fab_port.pkeys) and a new key takes a free index, so the index a
+	 * host uses for a partition (IPoIB child interfaces, verbs
+	 * applications) does not move when another partition is added or
+	 * removed.  FALSE: every table is laid out afresh in priority order.
+	 */
+	bool keep_pkey_indexes;
 };
 
 /*
@@ -141,11 +169,22 @@ struct part_resolve_report {
  * OpenSM).  Table order, also the priority when keys do not fit: the
  * index-0 key (the last indx0 partition naming the port, else the
  * default partition's), the default key, full keys, limited keys, each
- * group in file order; keys that do not fit are dropped and counted.
- * n_want_pkeys is the number of keys placed (no empty slots).
- * `sm_port_guid` is SELF, and always a full member of the default
- * partition.  Pure: reads the model, writes only want_pkeys.  0 or -ENOMEM.
+ * group in file order; keys that do not fit are dropped, counted, and the
+ * first PART_DROP_DETAIL described in the report.  Where the keys sit:
+ * the index-0 key at 0; with keep_pkey_indexes, on an end port whose
+ * table the discovery read, every other key where that table has it
+ * (same key, else same 15-bit partition) and a new key at the first free
+ * index past the last one kept, else in the first hole; otherwise (and
+ * always on switch external ports, as OpenSM does) packed in priority
+ * order.  n_want_pkeys is one past the last index used; unused indexes
+ * below it hold 0.  `sm_port_guid` is SELF, and always a full member of
+ * the default partition.  Pure: reads the model, writes only want_pkeys.
+ * 0 or -ENOMEM.
  */
+int part_resolve_opts(const struct part_config *c, struct fabric *f,
+		      uint64_t sm_port_guid, const struct part_resolve_opts *o,
+		      struct part_resolve_report *rep);
+/* part_resolve_opts() with OpenSM's defaults (keep_pkey_indexes TRUE). */
 int part_resolve(const struct part_config *c, struct fabric *f,
 		 uint64_t sm_port_guid, struct part_resolve_report *rep);
 

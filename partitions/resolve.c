@@ -33,9 +33,24 @@
  *    key (when an indx0 key took index 0), then full-membership keys before
  *    limited ones, then partitions in file order (the default partition is
  *    the first; a merged partition ranks where it was first defined).
- *    Keys past the table size are dropped and counted.
- *  - n_want_pkeys is the number of keys placed (no empty slots); the
- *    programmer pads the rest of the table with 0.
+ *    Keys past the table size are dropped, counted, and the first
+ *    PART_DROP_DETAIL of them described (node, port, key) for the daemon
+ *    to log port by port.  Which keys fit depends on this order only,
+ *    never on where they sat before.
+ *  - Indexes (keep_pkey_indexes, OpenSM's default TRUE): the index-0 key
+ *    goes to index 0.  On an end port whose table the discovery read
+ *    (fab_port.pkeys), every other key stays at the index that table
+ *    gives it (the same key, else the same 15-bit partition: a change of
+ *    membership keeps the index, as in OpenSM), and a new key takes the
+ *    index after the last one kept, or when the table is full there, the
+ *    first free index.  A host's P_Key index (which IPoIB child
+ *    interfaces and verbs applications hold) then survives another
+ *    partition being added or removed; a removed key leaves a hole (0).
+ *    Without keep_pkey_indexes, and always on switch external ports
+ *    (OpenSM copies the end port's keys there packed, in its index
+ *    order), keys are packed in priority order.
+ *  - n_want_pkeys is one past the last index used; the programmer pads
+ *    the rest of the table with 0.
  */
 #include "config.h"
 
@@ -111,22 +126,137 @@ static void apply(uint8_t *st, bool *ix, size_t i, enum part_membership m,
 	ix[i] = indx0;
 }
 
-/* Copy `keys` (n) to the port, at most cap; returns the keys dropped. */
-static unsigned set_table(struct fab_port *pt, const uint16_t *keys,
-			  size_t n, unsigned cap, int *err)
-{
-	size_t fit = n < cap ? n : cap;
+/* Per-resolution scratch of the table layout (keep_pkey_indexes). */
+struct layout {
+	bool      keep;
+	uint32_t *pos;		/* [0x10000] key -> index + 1 in the table read */
+	uint32_t *bpos;		/* [0x8000] 15-bit key -> index + 1 */
+	uint8_t  *taken;	/* [PKEY_MAX_BLOCKS * PKEY_BLOCK_SIZE] */
+	uint8_t  *placed;	/* per key of one port: has its index */
+	uint16_t *out;		/* the table being laid out */
+};
 
-	if (!fit)
-		return (unsigned)n;
-	pt->want_pkeys = malloc(fit * sizeof(*pt->want_pkeys));
-	if (!pt->want_pkeys) {
-		*err = -ENOMEM;
-		return 0;
+/* Note the keys `n` (node `id`, port `pn`) could not hold. */
+static void note_drops(struct part_resolve_report *rep,
+		       const struct fab_node *n, int32_t id, unsigned pn,
+		       const uint16_t *keys, size_t from, size_t to)
+{
+	if (from >= to)
+		return;
+	rep->dropped += (unsigned)(to - from);
+	rep->drop_ports++;
+	for (size_t j = from; j < to && rep->n_drops < PART_DROP_DETAIL; j++)
+		rep->drops[rep->n_drops++] = (struct part_drop){
+			.node = id, .node_guid = n->guid, .port = (uint8_t)pn,
+			.key = keys[j],
+		};
+}
+
+/*
+ * Where the `fit` keys of `keys` (priority order) sit in a table of `cap`
+ * entries, given the table `pt` holds now (see part_resolve_opts()):
+ * lays them out in L->out and returns the entries used (one past the
+ * last index taken).  keys[0] always goes to index 0.
+ */
+static size_t lay_out(struct layout *L, const struct fab_port *pt,
+		      const uint16_t *keys, size_t fit, unsigned cap,
+		      unsigned *moved)
+{
+	size_t tsize = (size_t)pt->pkey_blocks * PKEY_BLOCK_SIZE;
+	size_t top = 1, hole = 1;
+
+	memset(L->out, 0, cap * sizeof(*L->out));
+	memset(L->taken, 0, cap);
+	memset(L->placed, 0, fit);
+	L->out[0] = keys[0];
+	L->taken[0] = 1;
+	L->placed[0] = 1;
+	/* The table as read; index 0 is not kept for anyone else: it
+	 * belongs to the index-0 key (OpenSM moves any other key away). */
+	for (size_t i = 1; i < tsize; i++) {
+		uint16_t k = be16toh(pt->pkeys[i]);
+
+		if (!(k & 0x7fff))
+			continue;
+		if (!L->pos[k])
+			L->pos[k] = (uint32_t)i + 1;
+		if (!L->bpos[k & 0x7fff])
+			L->bpos[k & 0x7fff] = (uint32_t)i + 1;
 	}
-	memcpy(pt->want_pkeys, keys, fit * sizeof(*keys));
-	pt->n_want_pkeys = (uint16_t)fit;
-	return (unsigned)(n - fit);
+	if ((be16toh(pt->pkeys[0]) & 0x7fff) != (keys[0] & 0x7fff) &&
+	    (be16toh(pt->pkeys[0]) & 0x7fff))
+		(*moved)++;
+	/* The same key where it is, then the same partition (a membership
+	 * changed: the index stays, as in OpenSM). */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t j = 1; j < fit; j++) {
+			uint32_t at = pass ? L->bpos[keys[j] & 0x7fff]
+					   : L->pos[keys[j]];
+
+			if (L->placed[j] || !at || at - 1 >= cap ||
+			    L->taken[at - 1])
+				continue;
+			L->out[at - 1] = keys[j];
+			L->taken[at - 1] = 1;
+			L->placed[j] = 1;
+			if (at > top)
+				top = at;
+		}
+	}
+	/* New keys after the last index kept, then in the holes. */
+	for (size_t j = 1; j < fit; j++) {
+		size_t at;
+
+		if (L->placed[j])
+			continue;
+		if (L->bpos[keys[j] & 0x7fff])
+			(*moved)++;
+		if (top < cap) {
+			at = top++;
+		} else {
+			while (L->taken[hole])
+				hole++;
+			at = hole;
+		}
+		L->out[at] = keys[j];
+		L->taken[at] = 1;
+	}
+	for (size_t i = 1; i < tsize; i++) {
+		uint16_t k = be16toh(pt->pkeys[i]);
+
+		L->pos[k] = 0;
+		L->bpos[k & 0x7fff] = 0;
+	}
+	return top;
+}
+
+/*
+ * Give port `pn` of node `id` the first keys of `keys` (n, priority
+ * order) that fit `cap`, laid out as lay_out() says when `keep` and the
+ * port's table is known, else packed; the rest are dropped and noted.
+ */
+static int set_table(struct layout *L, struct part_resolve_report *rep,
+		     struct fab_node *nd, int32_t id, unsigned pn,
+		     const uint16_t *keys, size_t n, unsigned cap, bool keep)
+{
+	struct fab_port *pt = &nd->ports[pn];
+	size_t fit = n < cap ? n : cap, used = fit;
+	const uint16_t *src = keys;
+
+	note_drops(rep, nd, id, pn, keys, fit, n);
+	if (!fit)
+		return 0;
+	if (keep && L->keep && fabric_pkey_known(pt)) {
+		used = lay_out(L, pt, keys, fit, cap, &rep->moved);
+		src = L->out;
+	}
+	pt->want_pkeys = malloc(used * sizeof(*pt->want_pkeys));
+	if (!pt->want_pkeys)
+		return -ENOMEM;
+	memcpy(pt->want_pkeys, src, used * sizeof(*src));
+	pt->n_want_pkeys = (uint16_t)used;
+	rep->ports++;
+	return 0;
 }
 
 static unsigned port_cap(const struct fab_port *pt, unsigned cap)
@@ -139,6 +269,16 @@ static unsigned port_cap(const struct fab_port *pt, unsigned cap)
 int part_resolve(const struct part_config *c, struct fabric *f,
 		 uint64_t sm_port_guid, struct part_resolve_report *rep)
 {
+	const struct part_resolve_opts o = { .keep_pkey_indexes = true };
+
+	return part_resolve_opts(c, f, sm_port_guid, &o, rep);
+}
+
+int part_resolve_opts(const struct part_config *c, struct fabric *f,
+		      uint64_t sm_port_guid, const struct part_resolve_opts *o,
+		      struct part_resolve_report *rep)
+{
+	struct layout L = { .keep = o->keep_pkey_indexes };
 	struct endport *eps = NULL;
 	size_t n_eps = 0, cap_eps = 0;
 	struct entry *ents = NULL;
@@ -307,6 +447,18 @@ int part_resolve(const struct part_config *c, struct fabric *f,
 		rc = -ENOMEM;
 		goto out;
 	}
+	if (L.keep) {
+		L.pos = calloc(0x10000, sizeof(*L.pos));
+		L.bpos = calloc(0x8000, sizeof(*L.bpos));
+		L.taken = malloc(PKEY_MAX_BLOCKS * PKEY_BLOCK_SIZE);
+		L.out = malloc(PKEY_MAX_BLOCKS * PKEY_BLOCK_SIZE *
+			       sizeof(*L.out));
+		L.placed = malloc(c->n_parts * 2 + 1);
+		if (!L.pos || !L.bpos || !L.taken || !L.out || !L.placed) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	}
 	for (size_t a = 0; a < n_ents;) {
 		size_t b = a, n = 0;
 		const struct endport *ep = &eps[ents[a].ep];
@@ -315,12 +467,10 @@ int part_resolve(const struct part_config *c, struct fabric *f,
 
 		while (b < n_ents && ents[b].ep == ents[a].ep)
 			keys[n++] = ents[b++].key;
-		rep->dropped += set_table(pt, keys, n,
-					  port_cap(pt, nd->partition_cap), &rc);
+		rc = set_table(&L, rep, nd, ep->node, ep->port, keys, n,
+			       port_cap(pt, nd->partition_cap), true);
 		if (rc)
 			goto out;
-		if (pt->want_pkeys)
-			rep->ports++;
 		a = b;
 	}
 
@@ -356,21 +506,23 @@ int part_resolve(const struct part_config *c, struct fabric *f,
 					fullset[(key & 0x7fff) >> 3] |=
 						(uint8_t)(1u << (key & 7));
 			}
+			/* The end port's keys in its index order, packed
+			 * (empty entries skipped), as OpenSM copies them. */
 			for (size_t j = 0; j < peer->n_want_pkeys; j++) {
 				uint16_t key = peer->want_pkeys[j];
 
+				if (!(key & 0x7fff))
+					continue;
 				if ((key & PART_FULL_BIT) ||
 				    !(fullset[key >> 3] & (1u << (key & 7))))
 					keys[k++] = key;
 			}
 			for (size_t j = 0; j < peer->n_want_pkeys; j++)
 				fullset[(peer->want_pkeys[j] & 0x7fff) >> 3] = 0;
-			rep->dropped += set_table(pt, keys, k, port_cap(pt, cap),
-						  &rc);
+			rc = set_table(&L, rep, n, (int32_t)i, p, keys, k,
+				       port_cap(pt, cap), false);
 			if (rc)
 				goto out;
-			if (pt->want_pkeys)
-				rep->ports++;
 		}
 	}
 out:
@@ -380,5 +532,10 @@ out:
 	free(ix);
 	free(keys);
 	free(fullset);
+	free(L.pos);
+	free(L.bpos);
+	free(L.taken);
+	free(L.out);
+	free(L.placed);
 	return rc;
 }

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <ev.h>
@@ -75,6 +76,10 @@ static void usage(FILE *fp)
 "                         (opensm.conf part_enforce; default both)\n"
 "      --allow_both_pkeys a partition member may be both full and limited\n"
 "                         (opensm.conf allow_both_pkeys)\n"
+"      --keep_pkey_indexes TRUE|FALSE\n"
+"                         a P_Key keeps its index in a port's table\n"
+"                         across partition changes (opensm.conf\n"
+"                         keep_pkey_indexes; default TRUE)\n"
 "  -h, --help             this help\n"
 "      --version          print the version and exit\n");
 	limits_usage(fp);
@@ -107,7 +112,7 @@ static void dir_default(char *dst, size_t sz, const char *env, const char *def)
 enum {
 	OPT_RETRIES = 256, OPT_VERSION, OPT_DUMP_FABRIC, OPT_CACHE_DIR,
 	OPT_DUMP_DIR, OPT_DISCOVER_ONLY, OPT_DUMP_LFTS,
-	OPT_PART_ENFORCE, OPT_ALLOW_BOTH_PKEYS,
+	OPT_PART_ENFORCE, OPT_ALLOW_BOTH_PKEYS, OPT_KEEP_PKEY_INDEXES,
 };
 
 /* -J/--pidfile (OpenSM's spelling): where `ibsmctl partitions apply`
@@ -142,6 +147,8 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 		{ "dump-lfts", no_argument, NULL, OPT_DUMP_LFTS },
 		{ "part_enforce", required_argument, NULL, OPT_PART_ENFORCE },
 		{ "allow_both_pkeys", no_argument, NULL, OPT_ALLOW_BOTH_PKEYS },
+		{ "keep_pkey_indexes", required_argument, NULL,
+		  OPT_KEEP_PKEY_INDEXES },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -152,7 +159,7 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 	unsigned long v;
 	int c;
 
-	_Static_assert((int)OPT_LIMIT_FIRST > (int)OPT_ALLOW_BOTH_PKEYS, "getopt values");
+	_Static_assert((int)OPT_LIMIT_FIRST > (int)OPT_KEEP_PKEY_INDEXES, "getopt values");
 	memcpy(all, longopts, n_base * sizeof(all[0]));
 	if (n_limit_opts > 31)
 		abort();	/* all[] is too short: a programming error */
@@ -288,6 +295,16 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 			break;
 		case OPT_ALLOW_BOTH_PKEYS:
 			o->allow_both_pkeys = true;
+			break;
+		case OPT_KEEP_PKEY_INDEXES:
+			/* opensm.conf booleans: TRUE/FALSE */
+			if (!strcasecmp(optarg, "TRUE"))
+				o->no_keep_pkey_indexes = false;
+			else if (!strcasecmp(optarg, "FALSE"))
+				o->no_keep_pkey_indexes = true;
+			else
+				return bad_value("--keep_pkey_indexes", optarg,
+						 "TRUE or FALSE");
 			break;
 		case OPT_DISCOVER_ONLY:
 			*discover_only = true;

@@ -150,24 +150,58 @@ void sm_parts_free(struct sm *sm)
 	sm->parts = NULL;
 }
 
+/*
+ * The keys that did not fit (enforcement stays on: the port drops the
+ * partitions it does not hold).  One line per port and key, rate-limited
+ * under one code so that a fabric-wide shortfall (every switch of a model
+ * with a small PartitionEnforcementCap) cannot flood the log: the report
+ * describes the first PART_DROP_DETAIL, and the summary counts them all.
+ */
+static void log_drops(const struct part_config *c, const struct fabric *f,
+		      const struct part_resolve_report *rep)
+{
+	if (!rep->dropped)
+		return;
+	for (unsigned i = 0; i < rep->n_drops; i++) {
+		const struct part_drop *d = &rep->drops[i];
+		const struct fab_node *n = (size_t)d->node < f->n_nodes
+					   ? &f->nodes[d->node] : NULL;
+		const struct part *p = find_pkey(c, d->key & 0x7fff);
+
+		log_ratelimited(LOG_LVL_WARN, 707, "node 0x%016" PRIx64
+				" (%s) port %u: no room for P_Key 0x%04x of"
+				" partition %s (%s member)", d->node_guid,
+				n && n->has_desc ? n->desc : "",
+				d->port, d->key, p ? p->name : "?",
+				d->key & PART_FULL_BIT ? "full" : "limited");
+	}
+	log_warnx("ERR 0706: %u P_Keys did not fit the tables of %u ports"
+		  " (%u listed under ERR 0707; enforcement stays on: see the"
+		  " partitions section of ibsm(8))", rep->dropped,
+		  rep->drop_ports, rep->n_drops);
+}
+
 int sm_parts_resolve(struct sm *sm, struct fabric *f)
 {
 	struct part_resolve_report rep;
+	const struct part_resolve_opts opts = {
+		.keep_pkey_indexes = !sm->cfg.no_keep_pkey_indexes,
+	};
 	int rc;
 
 	if (!sm->parts)
 		return 0;
 	memset(&rep, 0, sizeof(rep));
-	rc = part_resolve(sm->parts, f, sm->port_guid, &rep);
+	rc = part_resolve_opts(sm->parts, f, sm->port_guid, &opts, &rep);
 	if (rc < 0) {
 		log_err("ERR 0705: cannot resolve the partitions: %s",
 			strerror(-rc));
 		return rc;
 	}
-	if (rep.dropped)
-		log_warnx("ERR 0706: %u P_Keys did not fit their ports' tables"
-			  " (see the partitions section of ibsm(8))",
-			  rep.dropped);
+	log_drops(sm->parts, f, &rep);
+	if (rep.moved)
+		log_info("partitions: %u P_Keys could not keep their index"
+			 " (keep_pkey_indexes)", rep.moved);
 	if (rep.unknown_guids)
 		log_info("partitions: %u member GUIDs are no port of the"
 			 " subnet", rep.unknown_guids);

@@ -380,7 +380,8 @@ void port_path(const struct fabric *f, int32_t id, uint8_t pn,
  * facing an end port with partitions: both, in, out, or neither.  The
  * switch then drops packets whose P_Key that port's table lacks
  * (10.9.3).  Without partitions (no want_pkeys) the bits are left as
- * they are: nothing changes on the wire.
+ * they are: nothing changes on the wire.  A port without a table
+ * (PartitionEnforcementCap 0) gets none: see port_desired().
  */
 static unsigned pi_part_enforce_bits(enum sm_part_enforce e)
 {
@@ -481,8 +482,16 @@ bool port_desired(const struct sm_config *cfg, const struct fabric *f,
 		}
 		if (n->type == NODE_TYPE_SWITCH &&
 		    peer->type != NODE_TYPE_SWITCH &&
-		    (pp->want_pkeys || p->want_pkeys) && p->pkey_blocks) {
-			unsigned bits = pi_part_enforce_bits(cfg->part_enforce);
+		    (pp->want_pkeys || p->want_pkeys)) {
+			/* A switch whose SwitchInfo:PartitionEnforcementCap
+			 * is 0 has no table on its external ports: nothing to
+			 * enforce with, so no bits (bits someone else set
+			 * there are cleared).  OpenSM 3.3.23 skips such a
+			 * port and leaves its bits as they are. */
+			bool table = n->has_switch_info &&
+				     n->si.partition_enf_cap && p->pkey_blocks;
+			unsigned bits = table ?
+				pi_part_enforce_bits(cfg->part_enforce) : 0;
 
 			if ((cur->op_vls_enforce & PI_PART_ENFORCE_MASK) != bits) {
 				out->op_vls_enforce = (uint8_t)

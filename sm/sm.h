@@ -83,6 +83,8 @@ struct sm_config {
 	/* Partitions (opensm.conf part_enforce, allow_both_pkeys) */
 	enum sm_part_enforce part_enforce;	/* default (0): both */
 	bool     allow_both_pkeys;	/* a member may be full and limited */
+	bool     no_keep_pkey_indexes;	/* keep_pkey_indexes FALSE (default
+					 * TRUE, as OpenSM: partitions.h) */
 };
 
 /* A limit of the config, or its default when the field is 0. */

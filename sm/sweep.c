@@ -5,10 +5,11 @@
  *
  *   DISCOVER   directed-route discovery into a new model (sm/discover.c)
  *   PLAN       LIDs (sm/lid.c, guid2lid cache), routes (routing/)
- *   PROGRAM    every Set that changes something, all in flight together:
+ *   PROGRAM    every Set that changes something, all in flight together,
+ *              per node: P_Key blocks that differ from what the port
+ *              should hold (partitions, or the default partition),
  *              SwitchInfo, LFT blocks that differ from the switch's image,
- *              PortInfo (LIDs, link parameters, INIT -> ARMED), P_Key
- *              blocks that differ from the default partition
+ *              PortInfo (LIDs, link parameters, enforcement, INIT -> ARMED)
  *   ACTIVATE   PortInfo ARMED -> ACTIVE (both ends are ARMED by now)
  *   UP         the new model replaces the old one; dumps are written
  *
@@ -47,6 +48,7 @@ struct sweep {
 	uint16_t sm_lid;
 	ev_tstamp t0, t_disc, t_prog;
 	unsigned disc_smps, prog_smps, act_smps, failed;
+	unsigned pkey_sets;		/* P_KeyTable blocks queued in PROGRAM */
 	/* What went wrong, for the failure policy (sm/sweep_policy.c). */
 	unsigned holes_failed, holes_dead, twins;	/* accepted from discovery */
 	unsigned unacked;		/* Sets never acknowledged */
@@ -260,7 +262,20 @@ static bool more_program(struct smp_batch *b, void *arg)
 	struct fab_node *n = fabric_node(f, id);
 	bool endport = n->type != NODE_TYPE_SWITCH;
 
-	if (!endport) {
+	/*
+	 * P_Key tables before the PortInfo Sets: a switch port's enforcement
+	 * bits ride on its PortInfo Set, and must never enforce the table it
+	 * held before (OpenSM orders them the same way).
+	 */
+	for (unsigned pn = 0; pn <= n->num_ports && rc >= 0; pn++) {
+		rc = program_pkeys(b, f, id, pn);
+		if (rc > 0)
+			sw->pkey_sets += (unsigned)rc;
+		if (rc > 0)
+			log_debug("P_KeyTable Set 0x%016" PRIx64 " port %u: %d "
+				  "block(s)", n->guid, pn, rc);
+	}
+	if (!endport && rc >= 0) {
 		rc = program_switch(b, sm->images, &sm->cfg, f, id,
 				    &sw->routes.lft[id]);
 		if (rc >= 0 && n->ports[0].valid)
@@ -275,12 +290,6 @@ static bool more_program(struct smp_batch *b, void *arg)
 			pi_port_state(&p->pi) == PORT_STATE_INIT
 			? PORT_STATE_ARMED : PORT_STATE_NOP;
 		rc = set_port(sw, id, (uint8_t)pn, want, sw->rereg && endport);
-	}
-	for (unsigned pn = 0; pn <= n->num_ports && rc >= 0; pn++) {
-		rc = program_pkeys(b, f, id, pn);
-		if (rc > 0)
-			log_debug("P_KeyTable Set 0x%016" PRIx64 " port %u: %d "
-				  "block(s)", n->guid, pn, rc);
 	}
 	if (rc < 0) {
 		log_err("ERR 0202: cannot queue Sets: %s", strerror(-rc));
@@ -490,10 +499,10 @@ static void stage_done(struct smp_batch *b, void *arg)
 	fabric_count(&sw->f, &c);
 	log_info("heavy sweep: %zu switches, %zu CAs, %zu links, max LID %u,"
 		 " routing %s; discovery %.3f s (%u SMPs), program %.3f s"
-		 " (%u Sets), activate %.3f s (%u Sets)",
+		 " (%u Sets, %u of them P_KeyTable), activate %.3f s (%u Sets)",
 		 c.switches, c.cas, c.links, sw->f.max_lid, sw->routes.engine,
 		 sw->t_disc - sw->t0, sw->disc_smps, sw->t_prog - sw->t_disc,
-		 sw->prog_smps, now - sw->t_prog, sw->act_smps);
+		 sw->prog_smps, sw->pkey_sets, now - sw->t_prog, sw->act_smps);
 	sw->stage = ST_DONE;
 	dumps_write(sm, &sw->f, &sw->routes);
 	if (sm->cfg.dump_fabric) {

@@ -5,10 +5,12 @@
  * line) and resolve it against a topology file.  By hand, on a release
  * build (tools/bootstrap.sh release):
  *
- *   build/release/tests/bench/part_bench [LINES] [tests/topologies/fat2-1152.net]
+ *   build/release/tests/bench/part_bench [-o FILE] [LINES] [tests/topologies/fat2-1152.net]
  *
  * Prints the mean parse time over 20 parses and one resolution's time and
  * report (PartitionCap 128 on end ports, PartitionEnforcementCap 32).
+ * -o FILE also writes the generated file there (tests/bench/part_reload.sh
+ * hands the same file to OpenSM and ibsm).
  */
 #include "config.h"
 
@@ -51,6 +53,13 @@ static void add(char **t, size_t *n, size_t *cap, const char *fmt, ...)
 
 int main(int argc, char **argv)
 {
+	const char *out = NULL;
+
+	if (argc > 2 && !strcmp(argv[1], "-o")) {
+		out = argv[2];
+		argv += 2;
+		argc -= 2;
+	}
 	unsigned want = argc > 1 ? (unsigned)atoi(argv[1]) : 10000, lines = 0;
 	size_t n = 0, cap = 0;
 	char *t = NULL;
@@ -77,6 +86,14 @@ int main(int argc, char **argv)
 		lines += 6;
 	}
 
+	if (out) {
+		FILE *fp = fopen(out, "w");
+
+		if (!fp || fwrite(t, 1, n, fp) != n || fclose(fp)) {
+			perror(out);
+			return 1;
+		}
+	}
 	double t0 = now();
 	for (int i = 0; i < reps; i++) {
 		rc = part_parse("gen.conf", t, n, NULL, &c, &d);

@@ -3,7 +3,8 @@
 
   sa_compare.py lidmap IBNETDISCOVER_P_OUTPUT        LID -> GUID, one a line
   sa_compare.py lid MAPFILE GUID                     the LID of a GUID
-  sa_compare.py diff MAP_A OUT_A MAP_B OUT_B          compare two outputs
+  sa_compare.py diff MAP_A OUT_A MAP_B OUT_B [FIELD=V1,V2...]
+                                                     compare two outputs
   sa_compare.py lftcheck LFTR_OUT IBROUTE_OUT         LFTRecord = switch LFT
 
 `diff` parses the text saquery prints (one "... dump:" block per record,
@@ -14,6 +15,15 @@ it may legitimately differ), and prints every remaining difference.
 Exit status 0: same records, same order, same fields; 1: differences
 (listed); 2: OUT_A holds no record at all (a comparison of two empty
 answers proves nothing, so the tests ask only queries that have answers).
+
+FIELD=V1,V2... (saquery's field name, any case): that field may differ
+between the two answers as long as each holds one of the values listed;
+a value outside the list is a difference.  For a field that records a
+race of the SM rather than a fact of the subnet: a switch's PortInfo
+LocalPortNum is the port the SM's last PortInfo SMP entered the switch
+by, on the directed route of the first NodeInfo answer of the sweep
+(OpenSM and ibsm alike), so a switch reachable over two equal paths
+reports either entry port, depending on which answer came back first.
 """
 
 import re
@@ -128,9 +138,13 @@ def parse(path, lids):
     return recs
 
 
-def diff(map_a, out_a, map_b, out_b):
+def diff(map_a, out_a, map_b, out_b, *either_args):
     a = parse(out_a, read_map(map_a))
     b = parse(out_b, read_map(map_b))
+    either = {}
+    for arg in either_args:
+        name, _, vals = arg.partition("=")
+        either[name.lower()] = {as_int(v) for v in vals.split(",")}
     if not a:
         print("no record in %s" % out_a)
         return 2
@@ -147,7 +161,11 @@ def diff(map_a, out_a, map_b, out_b):
         for j in range(max(len(fa), len(fb))):
             x = fa[j] if j < len(fa) else ("-", "")
             y = fb[j] if j < len(fb) else ("-", "")
-            if x != y:
+            ok = either.get(x[0].lower())
+            if x != y and x[0] == y[0] and ok is not None and \
+                    as_int(x[1]) in ok and as_int(y[1]) in ok:
+                continue
+            if x != y or (ok is not None and as_int(x[1]) not in ok):
                 print("record %d (%s) %s: %s | %s" %
                       (i, ra[0], x[0], x[1] or "-", y[1] or "-") if x[0] == y[0]
                       else "record %d (%s): %r | %r" % (i, ra[0], x, y))
@@ -208,7 +226,7 @@ def main(argv):
         return 1
     if len(argv) == 4 and argv[1] == "lftcheck":
         return lftcheck(argv[2], argv[3])
-    if len(argv) == 6 and argv[1] == "diff":
+    if len(argv) >= 6 and argv[1] == "diff":
         return diff(*argv[2:])
     print(__doc__, file=sys.stderr)
     return 2

@@ -15,6 +15,8 @@
 #    with that P_Key.
 # 3. A running ibsm that gets a broken file on SIGHUP keeps every table
 #    and logs FILE:LINE; the fixed file on the next SIGHUP is applied.
+# 4. keep_pkey_indexes: a partition removed and one added on SIGHUP leave
+#    a host's other keys at their index (smpquery pkeys).
 # shellcheck source=tests/fabric/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -222,6 +224,37 @@ if fab_run "$DIAG" smpquery pkeys "$l7" 1 2>/dev/null | grep -q 0x8031; then
 	fab_pass ctl-apply-programmed
 else
 	fab_fail ctl-apply-programmed "no 0x8031 on H0007"
+fi
+
+# keep_pkey_indexes (the default, as OpenSM's): a partition removed and
+# another added leave H0007's other keys at their index, which is what
+# its IPoIB child interfaces hold.  late (0x0030) sits before applied
+# (0x0031) in H0007's table; without keep_pkey_indexes the table would be
+# packed anew and 0x8031 would move into late's place.
+# idx LID KEY: the index of KEY in port 1's table (nothing when absent).
+idx() {
+	fab_run "$DIAG" smpquery pkeys "$1" 1 2>/dev/null |
+		sed -n 's/^ *[0-9]*: //p' | tr -s ' ' '\n' | grep -v '^$' |
+		awk -v k="$2" '$1 == k { print NR - 1; exit }'
+}
+i30=$(idx "$l7" 0x8030)
+i31=$(idx "$l7" 0x8031)
+grep -v '^late=0x0030' "$conf" >"$conf.new"
+echo "later=0x0032 : $g7=full ;" >>"$conf.new"
+mv -f "$conf.new" "$conf"
+kill -HUP "$smpid"
+for ((i = 0; i < 50; i++)); do
+	[ -n "$(idx "$l7" 0x8032)" ] && break
+	sleep 0.2
+done
+n30=$(idx "$l7" 0x8030)
+n31=$(idx "$l7" 0x8031)
+n32=$(idx "$l7" 0x8032)
+if [ -n "$i30" ] && [ -n "$i31" ] && [ "$i30" -lt "$i31" ] &&
+	[ -z "$n30" ] && [ "$n31" = "$i31" ] && [ -n "$n32" ] && [ "$n32" -gt "$n31" ]; then
+	fab_pass "keep-pkey-indexes (0x8031 stays at $i31, 0x8032 at $n32)"
+else
+	fab_fail keep-pkey-indexes "before 0x8030@$i30 0x8031@$i31; after 0x8030@$n30 0x8031@$n31 0x8032@$n32"
 fi
 if fab_ibsm_stop; then
 	fab_pass partitions-ibsm-clean-exit

@@ -99,6 +99,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc)
 		return 0;
 	build(&f);
+	/* The P_Key tables the end ports hold now come from the network: the
+	 * input's bytes, read as tables (keep_pkey_indexes lays the new ones
+	 * out from them). */
+	for (size_t i = 0, at = 0; i < f.n_nodes; i++) {
+		struct fab_node *n = &f.nodes[i];
+		unsigned last = n->type == NODE_TYPE_SWITCH ? 0 : n->num_ports;
+
+		for (unsigned p = n->type == NODE_TYPE_SWITCH ? 0 : 1; p <= last;
+		     p++) {
+			struct fab_port *pt = &n->ports[p];
+
+			if (fabric_pkey_alloc(n, p, 1))
+				abort();
+			for (unsigned k = 0; k < PKEY_BLOCK_SIZE; k++, at += 2)
+				pt->pkeys[k] = size ? (__be16)(data[at % size] |
+					data[(at + 1) % size] << 8) : 0;
+			pt->pkey_read = 1;
+		}
+	}
 	if (part_resolve(&c, &f, f.local_port_guid, &r))
 		abort();
 	for (size_t i = 0; i < f.n_nodes; i++) {
@@ -114,9 +133,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				continue;
 			if (!pt->n_want_pkeys || pt->n_want_pkeys > cap)
 				abort();
+			/* index 0 and the last index used hold keys; holes
+			 * (0) only between them; no key twice */
+			if (!(pt->want_pkeys[0] & 0x7fff) ||
+			    !(pt->want_pkeys[pt->n_want_pkeys - 1] & 0x7fff))
+				abort();
 			for (unsigned k = 0; k < pt->n_want_pkeys; k++)
-				if (!(pt->want_pkeys[k] & 0x7fff))
-					abort();
+				for (unsigned j = 0; j < k; j++)
+					if (pt->want_pkeys[k] &&
+					    pt->want_pkeys[k] == pt->want_pkeys[j])
+						abort();
 		}
 	}
 	const struct fab_port *sm = &f.nodes[2].ports[1];

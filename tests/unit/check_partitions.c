@@ -22,8 +22,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "partitions/partitions.h"
+#include "sm/log.h"
+#include "sm/sm.h"
 #include "sm/topo_load.h"
 
 static const struct part_options no_both = { .allow_both_pkeys = false };
@@ -675,6 +678,18 @@ START_TEST(resolve_too_small)
 	 * leaf-01 ports (H0001, H0003, H0004) hold 1 or 2 keys. */
 	want(port_of(&f, "leaf-01", 2), 2, 0x7fff, 0x8011);
 	ck_assert_uint_eq(r.dropped, 3);
+	/* each drop described: H0002 port 1 lost A and C (limited, last
+	 * in priority), leaf-01 port 2 lost D */
+	ck_assert_uint_eq(r.drop_ports, 2);
+	ck_assert_uint_eq(r.n_drops, 3);
+	ck_assert_uint_eq(r.drops[0].node_guid,
+			  f.nodes[(size_t)sw->ports[2].peer_node].guid);
+	ck_assert_uint_eq(r.drops[0].port, 1);
+	ck_assert_uint_eq(r.drops[0].key, 0x0010);
+	ck_assert_uint_eq(r.drops[1].key, 0x0012);
+	ck_assert_uint_eq(r.drops[2].node_guid, sw->guid);
+	ck_assert_uint_eq(r.drops[2].port, 2);
+	ck_assert_uint_eq(r.drops[2].key, 0x8013);
 
 	/* PartitionEnforcementCap 0: the switch does not enforce. */
 	sw->si.partition_enf_cap = 0;
@@ -682,6 +697,270 @@ START_TEST(resolve_too_small)
 	ck_assert_ptr_null(port_of(&f, "leaf-01", 2)->want_pkeys);
 	ck_assert_ptr_nonnull(port_of(&f, "leaf-02", 1)->want_pkeys);
 	fabric_free(&f);
+}
+END_TEST
+
+/*
+ * What the sweep does after a resolution: every port with a table now
+ * holds it (as the discovery of the next sweep reads it back), end
+ * ports in tables of PartitionCap entries.
+ */
+static void program_model(struct fabric *f)
+{
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		struct fab_node *n = &f->nodes[i];
+
+		for (unsigned p = 0; p <= n->num_ports; p++) {
+			struct fab_port *pt = &n->ports[p];
+			unsigned blocks = (n->partition_cap + 31) / 32;
+
+			if (!pt->want_pkeys)
+				continue;
+			ck_assert_int_eq(fabric_pkey_alloc(n, p, blocks), 0);
+			ck_assert_uint_le(pt->n_want_pkeys, blocks * 32);
+			for (unsigned k = 0; k < pt->n_want_pkeys; k++)
+				pt->pkeys[k] = htobe16(pt->want_pkeys[k]);
+			pt->pkey_read = pt->pkey_blocks;
+		}
+	}
+}
+
+static void resolve_opts_str(const char *text, bool keep, struct fabric *f,
+			     struct part_resolve_report *r)
+{
+	struct part_config c;
+	const struct part_resolve_opts o = { .keep_pkey_indexes = keep };
+	char t[512];
+	uint64_t g = port_of(f, "H0002", 1)->guid;
+
+	/* %2: H0002's port GUID (at most twice in a text here) */
+	ck_assert_uint_lt(strlen(text), 256);
+	t[0] = '\0';
+	for (const char *x = text; *x; x++) {
+		if (x[0] == '%' && x[1] == '2') {
+			snprintf(t + strlen(t), 24, "0x%" PRIx64, g);
+			x++;
+		} else {
+			size_t l = strlen(t);
+
+			t[l] = *x;
+			t[l + 1] = '\0';
+		}
+	}
+	parse_ok(t, &no_both, &c);
+	ck_assert_int_eq(part_resolve_opts(&c, f, f->local_port_guid, &o, r), 0);
+	part_config_free(&c);
+}
+
+/*
+ * keep_pkey_indexes (OpenSM's default): adding or removing a partition
+ * leaves every other key of a host at its index; a removed key leaves
+ * a hole, a new key goes after the last index in use, a changed
+ * membership keeps the index.  The switch port facing the host gets the
+ * same keys packed.  Without it, tables are packed afresh each time.
+ */
+START_TEST(resolve_keep_indexes)
+{
+	struct fabric f;
+	struct part_resolve_report r;
+	const struct fab_port *h2, *sp;
+
+	load_model(&f);
+	h2 = port_of(&f, "H0002", 1);
+	sp = port_of(&f, "leaf-01", 2);
+	resolve_opts_str("Default=0x7fff : ALL=full ;\nA=0x10 : %2=full ;\n"
+			 "B=0x11 : %2=full ;\nC=0x12 : %2=full ;\n", true, &f, &r);
+	/* nothing read yet: packed in priority order */
+	want(h2, 4, 0xffff, 0x8010, 0x8011, 0x8012);
+	program_model(&f);
+
+	/* A removed: B and C stay at 2 and 3, index 1 is a hole. */
+	resolve_opts_str("Default=0x7fff : ALL=full ;\n"
+			 "B=0x11 : %2=full ;\nC=0x12 : %2=full ;\n", true, &f, &r);
+	want(h2, 4, 0xffff, 0x0000, 0x8011, 0x8012);
+	want(sp, 3, 0xffff, 0x8011, 0x8012);
+	ck_assert_uint_eq(r.moved, 0);
+	program_model(&f);
+
+	/* D added, before B and C in the file (and in priority): it goes
+	 * after the last index in use, B and C do not move. */
+	resolve_opts_str("Default=0x7fff : ALL=full ;\nD=0x13 : %2=full ;\n"
+			 "B=0x11 : %2=full ;\nC=0x12 : %2=full ;\n", true, &f, &r);
+	want(h2, 5, 0xffff, 0x0000, 0x8011, 0x8012, 0x8013);
+	want(sp, 4, 0xffff, 0x8011, 0x8012, 0x8013);
+	program_model(&f);
+
+	/* B becomes limited: same partition, same index. */
+	resolve_opts_str("Default=0x7fff : ALL=full ;\nD=0x13 : %2=full ;\n"
+			 "B=0x11 : %2=limited ;\nC=0x12 : %2=full ;\n", true,
+			 &f, &r);
+	want(h2, 5, 0xffff, 0x0000, 0x0011, 0x8012, 0x8013);
+	program_model(&f);
+
+	/* Without keep_pkey_indexes the same file packs the table. */
+	resolve_opts_str("Default=0x7fff : ALL=full ;\nD=0x13 : %2=full ;\n"
+			 "B=0x11 : %2=limited ;\nC=0x12 : %2=full ;\n", false,
+			 &f, &r);
+	want(h2, 4, 0xffff, 0x8013, 0x8012, 0x0011);
+	program_model(&f);
+
+	/* An indx0 partition takes index 0; the default key it displaces
+	 * is placed like a new key (after the last index in use). */
+	resolve_opts_str("Default=0x7fff : ALL=full ;\nD=0x13 : %2=full ;\n"
+			 "B=0x11 : %2=limited ;\nC=0x12 : %2=full ;\n"
+			 "E=0x14, indx0 : %2=full ;\n", true, &f, &r);
+	want(h2, 5, 0x8014, 0x8013, 0x8012, 0x0011, 0xffff);
+	ck_assert_uint_eq(r.moved, 1);
+	fabric_free(&f);
+}
+END_TEST
+
+/*
+ * keep_pkey_indexes with a full table: a new key takes the hole a
+ * removed one left; which keys fit depends on the priority order only.
+ */
+START_TEST(resolve_keep_indexes_full_table)
+{
+	struct fabric f;
+	struct part_resolve_report r;
+	const struct fab_port *h2;
+
+	load_model(&f);
+	for (size_t i = 0; i < f.n_nodes; i++)
+		if (!strncmp(f.nodes[i].desc, "H0002 ", 6))
+			f.nodes[i].partition_cap = 4;
+	h2 = port_of(&f, "H0002", 1);
+	resolve_opts_str("Default=0x7fff : ALL=full ;\nA=0x10 : %2=full ;\n"
+			 "B=0x11 : %2=full ;\nC=0x12 : %2=full ;\n", true, &f, &r);
+	want(h2, 4, 0xffff, 0x8010, 0x8011, 0x8012);
+	program_model(&f);
+	/* B out, D in: D takes B's index 2 (the table is full past 3). */
+	resolve_opts_str("Default=0x7fff : ALL=full ;\nA=0x10 : %2=full ;\n"
+			 "C=0x12 : %2=full ;\nD=0x13 : %2=full ;\n", true, &f, &r);
+	want(h2, 4, 0xffff, 0x8010, 0x8013, 0x8012);
+	ck_assert_uint_eq(r.dropped, 0);
+	program_model(&f);
+	/* One key too many: the last in priority (E, limited) is dropped,
+	 * the others keep their indexes. */
+	resolve_opts_str("Default=0x7fff : ALL=full ;\nE=0x14 : %2 ;\n"
+			 "A=0x10 : %2=full ;\nC=0x12 : %2=full ;\n"
+			 "D=0x13 : %2=full ;\n", true, &f, &r);
+	want(h2, 4, 0xffff, 0x8010, 0x8013, 0x8012);
+	ck_assert_uint_eq(r.dropped, 1);
+	ck_assert_uint_eq(r.drops[0].key, 0x0014);
+	fabric_free(&f);
+}
+END_TEST
+
+/*
+ * Every dropped key is described (node, port, key) up to
+ * PART_DROP_DETAIL and counted beyond, with the ports that lost keys.
+ */
+START_TEST(resolve_drop_detail)
+{
+	struct fabric f;
+	struct part_resolve_report r;
+
+	load_model(&f);
+	for (size_t i = 0; i < f.n_nodes; i++)
+		if (f.nodes[i].type != NODE_TYPE_SWITCH)
+			f.nodes[i].partition_cap = 1;
+	/* 16 CA ports, each in 6 partitions with room for 1: 80 drops. */
+	resolve_opts_str("Default=0x7fff : ALL=full ;\nA=0x10 : ALL_CAS ;\n"
+			 "B=0x11 : ALL_CAS ;\nC=0x12 : ALL_CAS ;\n"
+			 "D=0x13 : ALL_CAS ;\nE=0x14 : ALL_CAS ;\n", true, &f, &r);
+	ck_assert_uint_eq(r.dropped, 80);
+	ck_assert_uint_eq(r.drop_ports, 16);
+	ck_assert_uint_eq(r.n_drops, PART_DROP_DETAIL);
+	for (unsigned i = 0; i < r.n_drops; i++) {
+		const struct part_drop *d = &r.drops[i];
+		const struct fab_node *n = &f.nodes[d->node];
+
+		ck_assert_uint_eq(n->type, NODE_TYPE_CA);
+		ck_assert_uint_eq(n->guid, d->node_guid);
+		ck_assert_uint_eq(d->port, 1);
+		/* per port, in priority order: A..E (limited) */
+		ck_assert_uint_eq(d->key, 0x10 + i % 5);
+	}
+	fabric_free(&f);
+}
+END_TEST
+
+static double frozen_clock(void)
+{
+	return 1000.0;
+}
+
+/*
+ * The daemon's account of keys that did not fit (sm/parts.c): one line
+ * per port and key (ERR 0707: node, description, port, key, partition,
+ * membership), rate-limited so that a fabric-wide shortfall cannot flood
+ * the log (a frozen clock: only the burst passes), then one ERR 0706
+ * summary with the totals.
+ */
+START_TEST(daemon_drop_log)
+{
+	static struct sm sm;
+	struct fabric f;
+	char dir[] = "/tmp/check_partitions.XXXXXX", conf[64], logp[64];
+	char line[512];
+	unsigned l707 = 0, l706 = 0;
+	unsigned long before;
+	bool first_ok = false;
+	FILE *fp;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(conf, sizeof(conf), "%s/p.conf", dir);
+	snprintf(logp, sizeof(logp), "%s/log", dir);
+	fp = fopen(conf, "w");
+	ck_assert_ptr_nonnull(fp);
+	fputs("Default=0x7fff : ALL=full ;\nA=0x10 : ALL_CAS ;\n"
+	      "B=0x11 : ALL_CAS ;\nC=0x12 : ALL_CAS ;\n"
+	      "D=0x13 : ALL_CAS ;\nE=0x14 : ALL_CAS ;\n", fp);
+	ck_assert_int_eq(fclose(fp), 0);
+
+	load_model(&f);
+	for (size_t i = 0; i < f.n_nodes; i++)
+		if (f.nodes[i].type != NODE_TYPE_SWITCH)
+			f.nodes[i].partition_cap = 1;
+	memset(&sm, 0, sizeof(sm));
+	sm.cfg.partition_config = conf;
+	sm.port_guid = f.local_port_guid;
+	ck_assert_int_eq(log_open(logp, LOG_LVL_INFO), 0);
+	ck_assert_int_eq(sm_parts_load(&sm, true), 0);
+	log_ratelimit_clock(frozen_clock);
+	log_ratelimit_set(0, 0);
+	before = log_ratelimit_dropped(707);
+	ck_assert_int_eq(sm_parts_resolve(&sm, &f), 0);
+	/* 64 described, LOG_RL_BURST written, the rest suppressed */
+	ck_assert_uint_eq(log_ratelimit_dropped(707) - before,
+			  PART_DROP_DETAIL - LOG_RL_BURST);
+	log_close();
+	log_ratelimit_clock(NULL);
+
+	fp = fopen(logp, "r");
+	ck_assert_ptr_nonnull(fp);
+	while (fgets(line, sizeof(line), fp)) {
+		if (strstr(line, "ERR 0707: node 0x")) {
+			if (!l707++)
+				first_ok = strstr(line, " (H0") &&
+					   strstr(line, ") port 1: no room for"
+						  " P_Key 0x0010 of partition"
+						  " A (limited member)");
+		}
+		if (strstr(line, "ERR 0706: 80 P_Keys did not fit the tables"
+			   " of 16 ports (64 listed under ERR 0707"))
+			l706++;
+	}
+	fclose(fp);
+	ck_assert_msg(first_ok, "first ERR 0707 line");
+	ck_assert_uint_eq(l707, LOG_RL_BURST);
+	ck_assert_uint_eq(l706, 1);
+	sm_parts_free(&sm);
+	fabric_free(&f);
+	unlink(conf);
+	unlink(logp);
+	rmdir(dir);
 }
 END_TEST
 
@@ -701,6 +980,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, resolve_basic);
 	tcase_add_test(tc, resolve_indx0);
 	tcase_add_test(tc, resolve_too_small);
+	tcase_add_test(tc, resolve_keep_indexes);
+	tcase_add_test(tc, resolve_keep_indexes_full_table);
+	tcase_add_test(tc, resolve_drop_detail);
+	tcase_add_test(tc, daemon_drop_log);
 	suite_add_tcase(s, tc);
 	return s;
 }

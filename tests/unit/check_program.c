@@ -605,6 +605,49 @@ START_TEST(enforce_memo_key)
 }
 END_TEST
 
+/*
+ * A switch whose SwitchInfo:PartitionEnforcementCap is 0 has no P_Key
+ * table on its external ports: the PortInfo Set of a port facing a CA
+ * with partitions carries no enforcement bits (nothing to enforce with:
+ * the switch would drop every packet it cannot check), and bits someone
+ * else left there are cleared.  With a table the same port gets both.
+ */
+START_TEST(enforce_none_without_table)
+{
+	int32_t h2_id = fabric_find(&M, 0x100002);
+	struct fab_node *swn = fabric_node(&M, sw_id);
+	struct fab_port *ca = &fabric_node(&M, h2_id)->ports[1];
+	struct fab_port *swp = &swn->ports[2];
+	struct smp_port_info pi;
+	__be16 cap = swn->si.partition_enf_cap;
+
+	ck_assert(cap != 0);
+	ck_assert(port_desired(&cfg, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi));
+	swp->pi = pi;
+	swp->pi.op_vls_enforce &= 0xf3;
+	ca->want_pkeys = calloc(1, sizeof(*ca->want_pkeys));
+	ck_assert_ptr_nonnull(ca->want_pkeys);
+	ca->n_want_pkeys = 1;
+	ca->want_pkeys[0] = 0xffff;
+
+	/* With a table: both bits (part_enforce's default). */
+	ck_assert(port_desired(&cfg, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi));
+	ck_assert_uint_eq(pi.op_vls_enforce & 0x0c, 0x0c);
+
+	/* No table: nothing due, no bits in what would be sent. */
+	swn->si.partition_enf_cap = 0;
+	ck_assert(!port_desired(&cfg, &M, sw_id, 2, 1, PORT_STATE_NOP, false,
+				&pi));
+	ck_assert_uint_eq(pi.op_vls_enforce & 0x0c, 0);
+	/* Bits left by someone else: the Set clears them, and only them. */
+	swp->pi.op_vls_enforce |= 0x0c;
+	ck_assert(port_desired(&cfg, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi));
+	ck_assert_uint_eq(pi.op_vls_enforce & 0x0c, 0);
+	ck_assert_uint_eq(pi.op_vls_enforce & 0xf3, swp->pi.op_vls_enforce & 0xf3);
+	swn->si.partition_enf_cap = cap;
+}
+END_TEST
+
 static Suite *program_suite(void)
 {
 	Suite *s = suite_create("program");
@@ -634,6 +677,7 @@ static Suite *program_suite(void)
 	tcase_add_test(tc, pkeys_no_want_default);
 	tcase_add_test(tc, enforce_bits_per_setting);
 	tcase_add_test(tc, enforce_memo_key);
+	tcase_add_test(tc, enforce_none_without_table);
 	suite_add_tcase(s, tc);
 	return s;
 }
