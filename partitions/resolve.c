@@ -244,8 +244,19 @@ static int set_table(struct layout *L, struct part_resolve_report *rep,
 	const uint16_t *src = keys;
 
 	note_drops(rep, nd, id, pn, keys, fit, n);
-	if (!fit)
+	if (!fit) {
+		/*
+		 * A port in no partition (a file whose Default names
+		 * explicit members) holds an empty table, as OpenSM clears
+		 * it: never NULL, which would mean "no partitions here" and
+		 * give it the default partition's full key.
+		 */
+		pt->want_pkeys = malloc(sizeof(*pt->want_pkeys));
+		if (!pt->want_pkeys)
+			return -ENOMEM;
+		pt->n_want_pkeys = 0;
 		return 0;
+	}
 	if (keep && L->keep && fabric_pkey_known(pt)) {
 		used = lay_out(L, pt, keys, fit, cap, &rep->moved);
 		src = L->out;
@@ -472,6 +483,19 @@ int part_resolve_opts(const struct part_config *c, struct fabric *f,
 		if (rc)
 			goto out;
 		a = b;
+	}
+
+	/* End ports no partition names: an empty table. */
+	for (size_t e = 0; e < n_eps; e++) {
+		struct fab_node *nd = &f->nodes[eps[e].node];
+
+		if (nd->ports[eps[e].port].want_pkeys)
+			continue;
+		rc = set_table(&L, rep, nd, eps[e].node, eps[e].port, keys, 0,
+			       port_cap(&nd->ports[eps[e].port],
+					nd->partition_cap), false);
+		if (rc)
+			goto out;
 	}
 
 	/* Switch external ports facing a CA or router port. */

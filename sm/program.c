@@ -711,32 +711,58 @@ static void pkey_want_block(const struct fab_port *p, int at, unsigned blk,
 	}
 }
 
-int program_pkeys(struct smp_batch *b, struct fabric *f, int32_t id,
-		  unsigned pn)
+/*
+ * Does the SM manage the table of port `pn`, and from what: the
+ * partitions' table (want_pkeys, *at = -1), or without partitions the
+ * default partition's 0xFFFF at index *at.
+ */
+static bool pkey_managed(const struct fabric *f, int32_t id, unsigned pn,
+			 int *at)
 {
-	struct fab_node *n = fabric_node(f, id);
-	struct fab_port *p = &n->ports[pn];
-	bool known = fabric_pkey_known(p);
-	int at = -1;
-	const uint8_t *path;
-	unsigned hops;
-	int queued = 0;
+	const struct fab_port *p = &fabric_node(f, id)->ports[pn];
 
+	*at = -1;
 	if (p->want_pkeys) {
 		/* The partitions say what the table holds.  A table the
 		 * discovery could not read entirely is written whole: we
 		 * cannot tell which blocks already hold the keys.  Entries
 		 * beyond the port's own size (pkey_blocks) are never sent:
 		 * the resolution sizes the table, this is the last guard. */
-		if (!p->pkey_blocks)
-			return 0;
-	} else {
-		at = pkey_want_index(f, id, pn);
-		if (at < 0)
-			return 0;
-		if ((unsigned)at >= (unsigned)p->pkey_blocks * PKEY_BLOCK_SIZE)
-			at = 0;	/* the CA's index does not fit this table */
+		return p->pkey_blocks != 0;
 	}
+	*at = pkey_want_index(f, id, pn);
+	if (*at < 0)
+		return false;
+	if ((unsigned)*at >= (unsigned)p->pkey_blocks * PKEY_BLOCK_SIZE)
+		*at = 0;	/* the CA's index does not fit this table */
+	return true;
+}
+
+bool program_pkey_block(const struct fabric *f, int32_t id, unsigned pn,
+			unsigned blk, __be16 want[PKEY_BLOCK_SIZE])
+{
+	const struct fab_port *p = &fabric_node(f, id)->ports[pn];
+	int at;
+
+	if (!pkey_managed(f, id, pn, &at) || blk >= p->pkey_blocks)
+		return false;
+	pkey_want_block(p, at, blk, want);
+	return true;
+}
+
+int program_pkeys(struct smp_batch *b, struct fabric *f, int32_t id,
+		  unsigned pn)
+{
+	struct fab_node *n = fabric_node(f, id);
+	struct fab_port *p = &n->ports[pn];
+	bool known = fabric_pkey_known(p);
+	int at;
+	const uint8_t *path;
+	unsigned hops;
+	int queued = 0;
+
+	if (!pkey_managed(f, id, pn, &at))
+		return 0;
 	port_path(f, id, (uint8_t)pn, &path, &hops);
 	for (unsigned blk = 0; blk < p->pkey_blocks; blk++) {
 		__be16 want[PKEY_BLOCK_SIZE];

@@ -129,6 +129,14 @@ bool port_memos_settled(const struct port_memos *m, uint64_t node_guid,
 int program_pkeys(struct smp_batch *b, struct fabric *f, int32_t id,
 		  unsigned pn);
 
+/*
+ * Block `blk` of the table program_pkeys() makes port `pn` hold (wire
+ * order), for tools that predict it (ibsmctl partitions plan); false when
+ * the SM leaves that port's table alone or blk is past its end.
+ */
+bool program_pkey_block(const struct fabric *f, int32_t id, unsigned pn,
+			unsigned blk, __be16 want[PKEY_BLOCK_SIZE]);
+
 /* DR path to a node's port (CA ports have their own; else the node's). */
 void port_path(const struct fabric *f, int32_t id, uint8_t pn,
 	       const uint8_t **path, unsigned *hops);

@@ -24,6 +24,7 @@
 
 #include "partitions/edit.h"
 #include "partitions/partitions.h"
+#include "sm/program.h"
 #include "sm/fileutil.h"
 #include "tools/ibsmctl.h"
 #include "tools/ibsmctl_fabric.h"
@@ -319,64 +320,25 @@ static void live_read(struct live *l, const struct live_opts *o)
 }
 
 /*
- * The P_Key table port `pn` of node `id` holds after the SM's next heavy
- * sweep: sm/program.c's program_pkeys() and its helpers, step for step,
- * on the model part_resolve() has just filled.  `tbl` gets pkey_blocks *
- * 32 entries (host order).  false: the SM leaves the table alone.
- *
- *  - want_pkeys set (the partitions give the port a table): those keys
- *    from index 0, the rest of the table empty; no table (pkey_blocks
- *    0): nothing sent.
- *  - no want_pkeys (no partition names the port, or it is a switch port
- *    facing such a port): the default partition as OpenSM programs it
- *    without a partitions.conf: 0xFFFF alone, at the index the port (a
- *    switch external port: the end port behind it) already has a
- *    0x7FFF/0xFFFF at, else 0; nothing on switch-to-switch ports or
- *    unread tables.
+ * The table port (id, pn) will hold once the SM programs the model's
+ * want_pkeys: program_pkey_block(), the daemon's own rule, block by
+ * block, into `tbl` (pkey_blocks * 32 entries, host order).  false: the
+ * SM leaves the table alone.
  */
-static unsigned default_index(const struct fab_port *p)
-{
-	for (unsigned i = 0; i < (unsigned)p->pkey_blocks * PKEY_BLOCK_SIZE; i++)
-		if ((be16toh(p->pkeys[i]) & 0x7fff) == 0x7fff)
-			return i;
-	return 0;
-}
-
 static bool predict(const struct fabric *f, int32_t id, unsigned pn,
 		    uint16_t *tbl)
 {
-	const struct fab_node *n = fabric_node(f, id);
-	const struct fab_port *p = &n->ports[pn];
-	unsigned size = (unsigned)p->pkey_blocks * PKEY_BLOCK_SIZE;
-	int at;
+	const struct fab_port *p = &fabric_node(f, id)->ports[pn];
 
-	if (p->want_pkeys) {
-		if (!p->pkey_blocks)
-			return false;
-		memset(tbl, 0, size * sizeof(*tbl));
-		for (unsigned i = 0; i < p->n_want_pkeys && i < size; i++)
-			tbl[i] = p->want_pkeys[i];
-		return true;
-	}
-	if (!fabric_pkey_known(p))
-		return false;
-	if (n->type != NODE_TYPE_SWITCH || pn == 0) {
-		at = (int)default_index(p);
-	} else {
-		if (p->peer_node == FAB_NONE)
-			return false;
-		const struct fab_node *peer = fabric_node(f, p->peer_node);
-		const struct fab_port *pp = &peer->ports[p->peer_port];
+	for (unsigned blk = 0; blk < p->pkey_blocks; blk++) {
+		__be16 want[PKEY_BLOCK_SIZE];
 
-		if (peer->type == NODE_TYPE_SWITCH || !fabric_pkey_known(pp))
+		if (!program_pkey_block(f, id, pn, blk, want))
 			return false;
-		at = (int)default_index(pp);
+		for (unsigned i = 0; i < PKEY_BLOCK_SIZE; i++)
+			tbl[blk * PKEY_BLOCK_SIZE + i] = be16toh(want[i]);
 	}
-	if ((unsigned)at >= size)
-		at = 0;
-	memset(tbl, 0, size * sizeof(*tbl));
-	tbl[at] = 0xffff;
-	return true;
+	return p->pkey_blocks != 0;
 }
 
 /* Parse the file and resolve it on the live model.  0, 1 (said). */

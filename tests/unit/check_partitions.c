@@ -639,6 +639,32 @@ START_TEST(resolve_basic)
 }
 END_TEST
 
+/* A port no partition names (possible only in a model built by hand:
+ * OpenSM's built-in Default has ALL) holds an empty table, and so does
+ * the switch port facing it: never NULL, which would give it 0xFFFF. */
+START_TEST(resolve_no_partition)
+{
+	struct fabric f;
+	struct part_resolve_report r;
+	struct part_config c;
+
+	load_model(&f);
+	parse_ok("P=0x10 : ALL_SWITCHES=full ;\n", &no_both, &c);
+	for (size_t i = 0; i < c.parts[0].n_members; i++)
+		if (c.parts[0].members[i].kind == PART_M_ALL) {
+			c.parts[0].members[i].kind = PART_M_GUID;
+			c.parts[0].members[i].guid = 0x1;
+		}
+	ck_assert_int_eq(part_resolve(&c, &f, f.local_port_guid, &r), 0);
+	part_config_free(&c);
+	want(port_of(&f, "H0001", 1), 1, 0xffff);	/* SELF */
+	want(port_of(&f, "H0002", 1), 0);
+	want(port_of(&f, "leaf-01", 2), 0);
+	want(port_of(&f, "leaf-01", 0), 1, 0x8010);
+	fabric_free(&f);
+}
+END_TEST
+
 START_TEST(resolve_indx0)
 {
 	struct fabric f;
@@ -978,6 +1004,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, warnings);
 	tcase_add_test(tc, merges_and_generated);
 	tcase_add_test(tc, resolve_basic);
+	tcase_add_test(tc, resolve_no_partition);
 	tcase_add_test(tc, resolve_indx0);
 	tcase_add_test(tc, resolve_too_small);
 	tcase_add_test(tc, resolve_keep_indexes);
