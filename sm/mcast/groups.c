@@ -1,0 +1,277 @@
+/*
+ * groups.c - the multicast group table: groups by MGID and by MLID, MLID
+ * allocation, members.  No I/O, no logging (see mcast.h).
+ *
+ * Groups are held by pointer (a group's address never changes while it
+ * lives), in an array for iteration (deleting swaps the last one in), an
+ * open-addressing hash by MGID for lookups, and an array indexed by
+ * MLID - MC_MLID_MIN for MLID lookups and allocation.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sm/fabric.h"
+#include "sm/mcast/mcast.h"
+
+#define MC_MLIDS	(MC_MLID_MAX - MC_MLID_MIN + 1)
+
+struct mc_table {
+	struct mc_limits lim;
+	struct mc_group **groups;
+	size_t   n, cap;
+	struct mc_group **hash;		/* NULL: empty; MC_TOMB: deleted */
+	size_t   hash_size;		/* power of two, > 2 * max_groups */
+	struct mc_group **by_mlid;	/* MC_MLIDS entries */
+	uint16_t top;			/* highest MLID handed out */
+	size_t   mlids_used;
+};
+
+static struct mc_group mc_tomb;
+#define MC_TOMB	(&mc_tomb)
+
+static size_t mgid_hash(const uint8_t mgid[16])
+{
+	uint64_t a, b;
+
+	memcpy(&a, mgid, 8);
+	memcpy(&b, mgid + 8, 8);
+	return guid_hash(a ^ guid_hash(b));
+}
+
+struct mc_table *mc_table_new(const struct mc_limits *lim)
+{
+	struct mc_table *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	if (lim)
+		t->lim = *lim;
+	if (!t->lim.max_groups)
+		t->lim.max_groups = MC_DEF_MAX_GROUPS;
+	if (!t->lim.members_per_group)
+		t->lim.members_per_group = MC_DEF_MEMBERS_PER_GROUP;
+	if (!t->lim.groups_per_port)
+		t->lim.groups_per_port = MC_DEF_GROUPS_PER_PORT;
+	t->hash_size = 16;
+	while (t->hash_size < 2 * (size_t)t->lim.max_groups + 1)
+		t->hash_size <<= 1;
+	t->hash = calloc(t->hash_size, sizeof(*t->hash));
+	t->by_mlid = calloc(MC_MLIDS, sizeof(*t->by_mlid));
+	t->top = MC_MLID_MAX;
+	if (!t->hash || !t->by_mlid) {
+		mc_table_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static void group_free(struct mc_group *g)
+{
+	free(g->members);
+	free(g);
+}
+
+void mc_table_free(struct mc_table *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n; i++)
+		group_free(t->groups[i]);
+	free(t->groups);
+	free(t->hash);
+	free(t->by_mlid);
+	free(t);
+}
+
+void mc_table_set_mlid_top(struct mc_table *t, uint16_t top)
+{
+	if (top < MC_MLID_MIN)
+		top = MC_MLID_MIN;
+	if (top > MC_MLID_MAX)
+		top = MC_MLID_MAX;
+	t->top = top;
+}
+
+uint16_t mc_table_mlid_top(const struct mc_table *t)
+{
+	return t->top;
+}
+
+size_t mc_table_count(const struct mc_table *t)
+{
+	return t->n;
+}
+
+struct mc_group *mc_table_at(struct mc_table *t, size_t i)
+{
+	return i < t->n ? t->groups[i] : NULL;
+}
+
+size_t mc_table_mlids_used(const struct mc_table *t)
+{
+	return t->mlids_used;
+}
+
+/* Slot of `mgid` in the hash: its group's, or the empty slot ending the
+ * probe (the first tombstone on the way when `for_insert`). */
+static size_t hash_slot(const struct mc_table *t, const uint8_t mgid[16],
+			bool for_insert)
+{
+	size_t mask = t->hash_size - 1, i = mgid_hash(mgid) & mask;
+	size_t tomb = SIZE_MAX;
+
+	for (;; i = (i + 1) & mask) {
+		struct mc_group *g = t->hash[i];
+
+		if (!g)
+			return for_insert && tomb != SIZE_MAX ? tomb : i;
+		if (g == MC_TOMB) {
+			if (tomb == SIZE_MAX)
+				tomb = i;
+			continue;
+		}
+		if (!memcmp(g->mgid, mgid, 16))
+			return i;
+	}
+}
+
+struct mc_group *mc_find(struct mc_table *t, const uint8_t mgid[16])
+{
+	struct mc_group *g = t->hash[hash_slot(t, mgid, false)];
+
+	return g == MC_TOMB ? NULL : g;
+}
+
+struct mc_group *mc_find_mlid(struct mc_table *t, uint16_t mlid)
+{
+	if (mlid < MC_MLID_MIN || mlid > MC_MLID_MAX)
+		return NULL;
+	return t->by_mlid[mlid - MC_MLID_MIN];
+}
+
+struct mc_group *mc_group_create(struct mc_table *t, const uint8_t mgid[16],
+				 int *err)
+{
+	struct mc_group *g;
+	unsigned mlid;
+
+	if (mc_find(t, mgid)) {
+		*err = -EEXIST;
+		return NULL;
+	}
+	if (t->n >= t->lim.max_groups) {
+		*err = -ENOBUFS;
+		return NULL;
+	}
+	for (mlid = MC_MLID_MIN; mlid <= t->top; mlid++)
+		if (!t->by_mlid[mlid - MC_MLID_MIN])
+			break;
+	if (mlid > t->top) {
+		*err = -ENOSPC;
+		return NULL;
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 64;
+		struct mc_group **ng = realloc(t->groups, cap * sizeof(*ng));
+
+		if (!ng) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		t->groups = ng;
+		t->cap = cap;
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	memcpy(g->mgid, mgid, 16);
+	g->mlid = (uint16_t)mlid;
+	g->gen = 1;
+	t->groups[t->n++] = g;
+	t->hash[hash_slot(t, mgid, true)] = g;
+	t->by_mlid[mlid - MC_MLID_MIN] = g;
+	t->mlids_used++;
+	*err = 0;
+	return g;
+}
+
+void mc_group_delete(struct mc_table *t, struct mc_group *g)
+{
+	size_t h = hash_slot(t, g->mgid, false);
+
+	if (t->hash[h] == g)
+		t->hash[h] = MC_TOMB;
+	if (g->mlid >= MC_MLID_MIN && t->by_mlid[g->mlid - MC_MLID_MIN] == g) {
+		t->by_mlid[g->mlid - MC_MLID_MIN] = NULL;
+		t->mlids_used--;
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->groups[i] == g) {
+			t->groups[i] = t->groups[--t->n];
+			break;
+		}
+	}
+	group_free(g);
+	/* A table of tombstones probes long: rebuild when none is live. */
+	if (t->n == 0)
+		memset(t->hash, 0, t->hash_size * sizeof(*t->hash));
+}
+
+struct mc_member *mc_group_member(struct mc_group *g, uint64_t port_guid)
+{
+	for (size_t i = 0; i < g->n_members; i++)
+		if (g->members[i].port_guid == port_guid)
+			return &g->members[i];
+	return NULL;
+}
+
+bool mc_member_remove(struct mc_table *t, struct mc_group *g,
+		      uint64_t port_guid)
+{
+	struct mc_member *m = mc_group_member(g, port_guid);
+
+	(void)t;
+	if (!m)
+		return false;
+	*m = g->members[--g->n_members];
+	g->gen++;
+	return true;
+}
+
+int mc_member_set(struct mc_table *t, struct mc_group *g, uint64_t port_guid,
+		  const uint8_t port_gid[16], uint8_t join_state, bool proxy)
+{
+	struct mc_member *m = mc_group_member(g, port_guid);
+
+	if (!join_state) {
+		mc_member_remove(t, g, port_guid);
+		return 0;
+	}
+	if (!m) {
+		if (g->n_members >= t->lim.members_per_group)
+			return -ENOBUFS;
+		if (g->n_members == g->cap_members) {
+			size_t cap = g->cap_members ? 2 * g->cap_members : 8;
+			struct mc_member *nm;
+
+			nm = realloc(g->members, cap * sizeof(*nm));
+			if (!nm)
+				return -ENOMEM;
+			g->members = nm;
+			g->cap_members = cap;
+		}
+		m = &g->members[g->n_members++];
+		memset(m, 0, sizeof(*m));
+		m->port_guid = port_guid;
+	}
+	memcpy(m->port_gid, port_gid, 16);
+	m->join_state = join_state;
+	m->proxy = proxy;
+	g->gen++;
+	return 0;
+}
