@@ -31,6 +31,8 @@
 #include "sm/limits.h"
 #include "sm/log.h"
 #include "sm/program.h"
+#include "sm/mcast/mcast.h"
+#include "sm/sa/mcmember.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
 #include "sm/topo_dump.h"
@@ -477,6 +479,15 @@ int main(int argc, char **argv)
 		log_close();
 		return 2;
 	}
+	/* Multicast groups live as long as the daemon (sm/mcast/mcast.h);
+	 * the partitions' groups exist from the start. */
+	sm.mc = mc_table_new(NULL);
+	if (!sm.mc) {
+		fprintf(stderr, "ibsm: out of memory\n");
+		log_close();
+		return 1;
+	}
+	sa_mcast_precreate(&sm);
 	signal(SIGPIPE, SIG_IGN);
 	sm.loop = ev_default_loop(EVFLAG_AUTO);
 	fabric_init(&sm.fabric);
@@ -495,6 +506,7 @@ int main(int argc, char **argv)
 		log_err("ERR 0004: cannot open port: %s", strerror(-rc));
 		port_memos_free(sm.memos);
 		lft_images_free(sm.images);
+		mc_table_free(sm.mc);
 		return 1;
 	}
 	const struct umad_port_info *pi = umad_io_port(sm.io);
@@ -571,6 +583,7 @@ int main(int argc, char **argv)
 	lft_images_free(sm.images);
 	port_memos_free(sm.memos);
 	sm_parts_free(&sm);
+	mc_table_free(sm.mc);
 	log_close();
 	return sm.exit_code;
 }

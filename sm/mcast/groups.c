@@ -5,7 +5,14 @@
  * Groups are held by pointer (a group's address never changes while it
  * lives), in an array for iteration (deleting swaps the last one in), an
  * open-addressing hash by MGID for lookups, and an array indexed by
- * MLID - MC_MLID_MIN for MLID lookups and allocation.
+ * MLID - MC_MLID_MIN for MLID lookups and allocation.  Deleted groups
+ * leave tombstones in the hash; when they reach a quarter of it, the hash
+ * is rebuilt from the array, so that a table that creates and deletes
+ * groups for ever keeps short probes and always an empty slot.
+ *
+ * The groups of each port are counted in a second open-addressing hash
+ * (port GUID -> count; linear probing with backward-shift deletion, so a
+ * port whose count drops to 0 leaves no trace): the groups_per_port quota.
  */
 #include "config.h"
 
@@ -25,8 +32,17 @@ struct mc_table {
 	struct mc_group **hash;		/* NULL: empty; MC_TOMB: deleted */
 	size_t   hash_size;		/* power of two, > 2 * max_groups */
 	struct mc_group **by_mlid;	/* MC_MLIDS entries */
+	size_t   tombs;			/* MC_TOMB slots in hash */
 	uint16_t top;			/* highest MLID handed out */
 	size_t   mlids_used;
+	struct port_count *pc;		/* groups per port */
+	size_t   pc_size, pc_used;	/* power of two; slots in use */
+	uint32_t mgid_counter;		/* mc_assign_mgid() */
+};
+
+struct port_count {
+	uint64_t guid;			/* 0: empty */
+	uint32_t n;
 };
 
 static struct mc_group mc_tomb;
@@ -61,7 +77,9 @@ struct mc_table *mc_table_new(const struct mc_limits *lim)
 	t->hash = calloc(t->hash_size, sizeof(*t->hash));
 	t->by_mlid = calloc(MC_MLIDS, sizeof(*t->by_mlid));
 	t->top = MC_MLID_MAX;
-	if (!t->hash || !t->by_mlid) {
+	t->pc_size = 64;
+	t->pc = calloc(t->pc_size, sizeof(*t->pc));
+	if (!t->hash || !t->by_mlid || !t->pc) {
 		mc_table_free(t);
 		return NULL;
 	}
@@ -83,7 +101,84 @@ void mc_table_free(struct mc_table *t)
 	free(t->groups);
 	free(t->hash);
 	free(t->by_mlid);
+	free(t->pc);
 	free(t);
+}
+
+const struct mc_limits *mc_table_limits(const struct mc_table *t)
+{
+	return &t->lim;
+}
+
+/* Slot of `guid` in the per-port counts, or the empty slot it would take. */
+static size_t pc_slot(const struct mc_table *t, uint64_t guid)
+{
+	size_t mask = t->pc_size - 1, i = guid_hash(guid) & mask;
+
+	while (t->pc[i].guid && t->pc[i].guid != guid)
+		i = (i + 1) & mask;
+	return i;
+}
+
+size_t mc_port_groups(const struct mc_table *t, uint64_t port_guid)
+{
+	size_t i = pc_slot(t, port_guid);
+
+	return t->pc[i].guid ? t->pc[i].n : 0;
+}
+
+/* Room for one more port (kept at most half full): 0 or -ENOMEM. */
+static int pc_reserve(struct mc_table *t)
+{
+	struct port_count *old = t->pc;
+	size_t old_size = t->pc_size;
+
+	if (2 * (t->pc_used + 1) <= t->pc_size)
+		return 0;
+	t->pc = calloc(2 * old_size, sizeof(*t->pc));
+	if (!t->pc) {
+		t->pc = old;
+		return -ENOMEM;
+	}
+	t->pc_size = 2 * old_size;
+	for (size_t i = 0; i < old_size; i++)
+		if (old[i].guid)
+			t->pc[pc_slot(t, old[i].guid)] = old[i];
+	free(old);
+	return 0;
+}
+
+/* One group more for a port (pc_reserve() done). */
+static void pc_inc(struct mc_table *t, uint64_t guid)
+{
+	size_t i = pc_slot(t, guid);
+
+	if (!t->pc[i].guid) {
+		t->pc[i].guid = guid;
+		t->pc_used++;
+	}
+	t->pc[i].n++;
+}
+
+/* One group less; at 0 the slot is emptied by backward shift. */
+static void pc_dec(struct mc_table *t, uint64_t guid)
+{
+	size_t mask = t->pc_size - 1, i = pc_slot(t, guid), j;
+
+	if (!t->pc[i].guid || --t->pc[i].n)
+		return;
+	t->pc_used--;
+	for (j = (i + 1) & mask; t->pc[j].guid; j = (j + 1) & mask) {
+		size_t home = guid_hash(t->pc[j].guid) & mask;
+
+		/* Move j into the hole at i unless its home lies in (i, j]. */
+		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
+			continue;
+		t->pc[i] = t->pc[j];
+		i = j;
+	}
+	t->pc[i].guid = 0;
+	t->pc[i].n = 0;
 }
 
 void mc_table_set_mlid_top(struct mc_table *t, uint16_t top)
@@ -157,6 +252,7 @@ struct mc_group *mc_group_create(struct mc_table *t, const uint8_t mgid[16],
 {
 	struct mc_group *g;
 	unsigned mlid;
+	size_t h;
 
 	if (mc_find(t, mgid)) {
 		*err = -EEXIST;
@@ -193,7 +289,10 @@ struct mc_group *mc_group_create(struct mc_table *t, const uint8_t mgid[16],
 	g->mlid = (uint16_t)mlid;
 	g->gen = 1;
 	t->groups[t->n++] = g;
-	t->hash[hash_slot(t, mgid, true)] = g;
+	h = hash_slot(t, mgid, true);
+	if (t->hash[h] == MC_TOMB)
+		t->tombs--;
+	t->hash[h] = g;
 	t->by_mlid[mlid - MC_MLID_MIN] = g;
 	t->mlids_used++;
 	*err = 0;
@@ -204,8 +303,12 @@ void mc_group_delete(struct mc_table *t, struct mc_group *g)
 {
 	size_t h = hash_slot(t, g->mgid, false);
 
-	if (t->hash[h] == g)
+	if (t->hash[h] == g) {
 		t->hash[h] = MC_TOMB;
+		t->tombs++;
+	}
+	for (size_t i = 0; i < g->n_members; i++)
+		pc_dec(t, g->members[i].port_guid);
 	if (g->mlid >= MC_MLID_MIN && t->by_mlid[g->mlid - MC_MLID_MIN] == g) {
 		t->by_mlid[g->mlid - MC_MLID_MIN] = NULL;
 		t->mlids_used--;
@@ -217,9 +320,14 @@ void mc_group_delete(struct mc_table *t, struct mc_group *g)
 		}
 	}
 	group_free(g);
-	/* A table of tombstones probes long: rebuild when none is live. */
-	if (t->n == 0)
+	/* A table of tombstones probes long: rebuild it from the array. */
+	if (t->tombs > t->hash_size / 4 || t->n == 0) {
 		memset(t->hash, 0, t->hash_size * sizeof(*t->hash));
+		t->tombs = 0;
+		for (size_t i = 0; i < t->n; i++)
+			t->hash[hash_slot(t, t->groups[i]->mgid, true)] =
+				t->groups[i];
+	}
 }
 
 struct mc_member *mc_group_member(struct mc_group *g, uint64_t port_guid)
@@ -235,9 +343,11 @@ bool mc_member_remove(struct mc_table *t, struct mc_group *g,
 {
 	struct mc_member *m = mc_group_member(g, port_guid);
 
-	(void)t;
 	if (!m)
 		return false;
+	if (m->join_state & MC_JOIN_COUNTS)
+		g->n_full--;
+	pc_dec(t, port_guid);
 	*m = g->members[--g->n_members];
 	g->gen++;
 	return true;
@@ -255,6 +365,10 @@ int mc_member_set(struct mc_table *t, struct mc_group *g, uint64_t port_guid,
 	if (!m) {
 		if (g->n_members >= t->lim.members_per_group)
 			return -ENOBUFS;
+		if (mc_port_groups(t, port_guid) >= t->lim.groups_per_port)
+			return -EDQUOT;
+		if (pc_reserve(t) < 0)
+			return -ENOMEM;
 		if (g->n_members == g->cap_members) {
 			size_t cap = g->cap_members ? 2 * g->cap_members : 8;
 			struct mc_member *nm;
@@ -268,10 +382,90 @@ int mc_member_set(struct mc_table *t, struct mc_group *g, uint64_t port_guid,
 		m = &g->members[g->n_members++];
 		memset(m, 0, sizeof(*m));
 		m->port_guid = port_guid;
+		pc_inc(t, port_guid);
 	}
+	if ((m->join_state & MC_JOIN_COUNTS) && !(join_state & MC_JOIN_COUNTS))
+		g->n_full--;
+	else if (!(m->join_state & MC_JOIN_COUNTS) && (join_state & MC_JOIN_COUNTS))
+		g->n_full++;
 	memcpy(m->port_gid, port_gid, 16);
 	m->join_state = join_state;
 	m->proxy = proxy;
 	g->gen++;
 	return 0;
+}
+
+int mc_join(struct mc_table *t, struct mc_group *g, uint64_t port_guid,
+	    const uint8_t port_gid[16], uint8_t join_state, bool proxy,
+	    uint8_t *held)
+{
+	struct mc_member *m = mc_group_member(g, port_guid);
+	uint8_t now = (uint8_t)((m ? m->join_state : 0) | (join_state & MC_JOIN_ALL));
+	bool first = g->n_full == 0 && (now & MC_JOIN_COUNTS);
+	int rc;
+
+	if (!(join_state & MC_JOIN_ALL))
+		return -EINVAL;
+	/* A repeated join keeps how the port first joined (ProxyJoin). */
+	rc = mc_member_set(t, g, port_guid, port_gid, now, m ? m->proxy : proxy);
+	if (rc < 0)
+		return rc;
+	*held = now;
+	return first ? MC_TRAP_CREATED : 0;
+}
+
+int mc_leave(struct mc_table *t, struct mc_group *g, uint64_t port_guid,
+	     uint8_t join_state, uint8_t *held, bool *deleted)
+{
+	struct mc_member *m = mc_group_member(g, port_guid);
+	bool had_full = g->n_full > 0;
+	uint8_t now;
+
+	*deleted = false;
+	join_state &= MC_JOIN_ALL;
+	if (!m)
+		return -ENOENT;
+	/* o15-0.1.14: some bit held, and none that is not. */
+	if (!join_state || (join_state & ~m->join_state))
+		return -EINVAL;
+	now = m->join_state & (uint8_t)~join_state;
+	*held = now;
+	if (now) {
+		uint8_t gid[16];
+
+		memcpy(gid, m->port_gid, 16);
+		mc_member_set(t, g, port_guid, gid, now, m->proxy);
+	}
+	else
+		mc_member_remove(t, g, port_guid);
+	if (!had_full || g->n_full)
+		return 0;
+	/* The last member that counts left: the others go with it. */
+	while (g->n_members)
+		mc_member_remove(t, g, g->members[g->n_members - 1].port_guid);
+	if (!g->precreated) {
+		mc_group_delete(t, g);
+		*deleted = true;
+	}
+	return MC_TRAP_DELETED;
+}
+
+int mc_assign_mgid(struct mc_table *t, uint8_t scope, uint64_t subnet_prefix,
+		   uint8_t mgid[16])
+{
+	uint64_t prefix = htobe64(subnet_prefix);
+
+	for (unsigned i = 0; i < 1000; i++) {
+		uint32_t id = htobe32(t->mgid_counter++);
+
+		mgid[0] = 0xff;
+		mgid[1] = (uint8_t)(0x10 | (scope & 0xf));
+		mgid[2] = 0xa0;
+		mgid[3] = 0x1b;
+		memcpy(mgid + 4, &prefix, 8);
+		memcpy(mgid + 10, &id, 4);
+		if (!mc_find(t, mgid))
+			return 0;
+	}
+	return -ENOSPC;
 }
