@@ -487,9 +487,9 @@ int main(int argc, char **argv)
 		log_close();
 		return 1;
 	}
-	sa_mcast_precreate(&sm);
 	signal(SIGPIPE, SIG_IGN);
 	sm.loop = ev_default_loop(EVFLAG_AUTO);
+	sa_mcast_precreate(&sm);
 	fabric_init(&sm.fabric);
 	sm.images = lft_images_new();
 	sm.memos = port_memos_new();

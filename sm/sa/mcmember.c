@@ -842,7 +842,9 @@ void sa_mcast_precreate(struct sm *sm)
 		 " longer pre-created (%u of them deleted); %zu groups, %zu"
 		 " MLIDs in use", r.created, r.kept, r.released, r.deleted,
 		 mc_table_count(sm->mc), mc_table_mlids_used(sm->mc));
-	if (r.created || r.deleted)
+	/* Before the first SUBNET UP the heavy sweep programs every group
+	 * anyway; after it, the MFT code learns of the change here. */
+	if ((r.created || r.deleted) && sm->subnet_up)
 		mcast_changed(sm);
 }
 

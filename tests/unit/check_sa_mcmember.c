@@ -619,10 +619,33 @@ static void agent_req(struct agent_fx *x, uint8_t method, uint64_t mask,
 	mad_engine_recv(x->sm.engine, &m, sizeof(m), &from, 0);
 }
 
+/* Let queued Reports go out (the engine sends from the loop). */
+static void fx_run_briefly(struct agent_fx *x)
+{
+	agent_fx_run(x, 0.05);
+}
+
 static const struct sa_mad *last_sent(const struct agent_fx *x)
 {
 	ck_assert_uint_gt(x->fk.n_sent, 0);
 	return (const struct sa_mad *)x->fk.sent[x->fk.n_sent - 1].mad;
+}
+
+/* The last Report of trap `trap` sent to `lid`, or NULL. */
+static const struct sa_mad *report_to(const struct agent_fx *x, uint16_t lid,
+				      unsigned trap)
+{
+	for (size_t i = x->fk.n_sent; i-- > 0;) {
+		const struct sa_mad *m = (const struct sa_mad *)x->fk.sent[i].mad;
+		const struct smp_notice *n = (const struct smp_notice *)m->data;
+
+		if (x->fk.sent[i].addr.lid == lid &&
+		    m->hdr.method == MAD_METHOD_REPORT &&
+		    be16toh(m->hdr.attr_id) == SA_ATTR_NOTICE &&
+		    be16toh(n->trap_num) == trap)
+			return m;
+	}
+	return NULL;
 }
 
 static uint64_t guid_of_lid(struct agent_fx *x, uint16_t lid, struct fab_port **pp)
@@ -654,6 +677,25 @@ START_TEST(test_agent_methods_and_prune)
 	agent_fx_start(&x);
 	sa_mcast_precreate(&x.sm);		/* the default broadcast group */
 	ck_assert_uint_eq(mc_table_count(x.sm.mc), 1);
+	/* ca_lid[2] subscribes to every generic trap */
+	{
+		struct sa_mad m;
+		struct sa_inform_info *ii = (struct sa_inform_info *)m.data;
+		struct mad_addr from = { .lid = x.ca_lid[2], .qpn = 1,
+					 .qkey = 0x80010000u };
+
+		memset(&m, 0, sizeof(m));
+		sa_request_hdr(&m, MAD_METHOD_SET, SA_ATTR_INFORM_INFO, 0);
+		m.hdr.tid = htobe64(++x.tid);
+		ii->lid_range_begin = htobe16(0xffff);
+		ii->is_generic = 1;
+		ii->subscribe = 1;
+		ii->type = htobe16(0xffff);
+		ii->trap_num = htobe16(0xffff);
+		ii->qpn_resp_time = htobe32(1u << 8);
+		mad_engine_recv(x.sm.engine, &m, sizeof(m), &from, 0);
+		ck_assert_uint_eq(be16toh(last_sent(&x)->hdr.status), 0);
+	}
 	g1 = guid_of_lid(&x, x.ca_lid[0], &p1);
 	g2 = guid_of_lid(&x, x.ca_lid[1], &p2);
 
@@ -672,6 +714,17 @@ START_TEST(test_agent_methods_and_prune)
 	ck_assert_uint_eq(a->hdr.method, MAD_METHOD_GET | MAD_METHOD_RESP);
 	ar = (const struct sa_mcmember_record *)a->data;
 	ck_assert_uint_eq(be16toh(ar->mlid), 0xc001);
+	/* trap 66 went to the subscriber, the MGID in its data details */
+	{
+		const struct sa_mad *rep = report_to(&x, x.ca_lid[2], 66);
+		const struct smp_notice *n;
+
+		ck_assert_ptr_nonnull(rep);
+		n = (const struct smp_notice *)rep->data;
+		ck_assert_uint_eq(n->generic_type, 0x80 | 3);
+		ck_assert(!memcmp(n->data_details + 6, r.mgid, 16));
+		ck_assert_ptr_null(report_to(&x, x.ca_lid[2], 67));
+	}
 	/* another port joins */
 	be = htobe64(g2);
 	memcpy(r.port_gid + 8, &be, 8);
@@ -715,6 +768,8 @@ START_TEST(test_agent_methods_and_prune)
 	sa_fabric_changed(&x.sm);
 	ck_assert_ptr_null(mc_find(x.sm.mc, r.mgid));
 	ck_assert_uint_eq(mc_table_count(x.sm.mc), 1);
+	fx_run_briefly(&x);
+	ck_assert_ptr_nonnull(report_to(&x, x.ca_lid[2], 67));
 	ck_assert_uint_eq(mc_table_mlids_used(x.sm.mc), 1);
 	p1->guid = g1;
 	mc_table_free(x.sm.mc);
