@@ -212,6 +212,38 @@ struct sa_service_record {
 } __attribute__((packed));
 static_assert(sizeof(struct sa_service_record) == 176, "ServiceRecord is 176");
 
+/* MCMemberRecord (15.2.5.17) */
+struct sa_mcmember_record {
+	uint8_t  mgid[16];
+	uint8_t  port_gid[16];
+	__be32   qkey;
+	__be16   mlid;
+	uint8_t  mtu;			/* MTUSelector:2 MTU:6 */
+	uint8_t  tclass;
+	__be16   pkey;
+	uint8_t  rate;			/* RateSelector:2 Rate:6 */
+	uint8_t  pkt_life;		/* PacketLifeTimeSelector:2 PacketLifeTime:6 */
+	__be32   sl_flow_hop;		/* SL:4 FlowLabel:20 HopLimit:8 */
+	uint8_t  scope_state;		/* Scope:4 JoinState:4 */
+	uint8_t  proxy_join;		/* ProxyJoin:1 reserved:7 */
+	uint8_t  resv[2];
+} __attribute__((packed));
+static_assert(sizeof(struct sa_mcmember_record) == 52, "MCMemberRecord is 52");
+
+/* Its components (ComponentMask bits, 15.2.5.17). */
+enum {
+	MCM_MGID, MCM_PORT_GID, MCM_QKEY, MCM_MLID, MCM_MTU_SEL, MCM_MTU,
+	MCM_TCLASS, MCM_PKEY, MCM_RATE_SEL, MCM_RATE, MCM_LIFE_SEL, MCM_LIFE,
+	MCM_SL, MCM_FLOW_LABEL, MCM_HOP_LIMIT, MCM_SCOPE, MCM_JOIN_STATE,
+	MCM_PROXY_JOIN,
+};
+
+/* JoinState bits (15.2.5.17 table 197 note). */
+#define MC_JOIN_FULL		0x1	/* full member */
+#define MC_JOIN_NON		0x2	/* non member */
+#define MC_JOIN_SENDONLY	0x4	/* send-only non member */
+#define MC_JOIN_SENDONLY_FULL	0x8	/* send-only full member (1.3) */
+
 /* InformInfo (13.4.8.3), generic form */
 struct sa_inform_info {
 	uint8_t  gid[16];

@@ -32,6 +32,8 @@
 #include "sm/limits.h"
 #include "sm/log.h"
 #include "sm/program.h"
+#include "sm/mcast/mcast.h"
+#include "sm/sa/mcmember.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
 #include "sm/topo_dump.h"
@@ -494,8 +496,17 @@ int main(int argc, char **argv)
 		log_close();
 		return 2;
 	}
+	/* Multicast groups live as long as the daemon (sm/mcast/mcast.h);
+	 * the partitions' groups exist from the start. */
+	sm.mc = mc_table_new(NULL);
+	if (!sm.mc) {
+		fprintf(stderr, "ibsm: out of memory\n");
+		log_close();
+		return 1;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	sm.loop = ev_default_loop(EVFLAG_AUTO);
+	sa_mcast_precreate(&sm);
 	fabric_init(&sm.fabric);
 	sm.images = lft_images_new();
 	sm.memos = port_memos_new();
@@ -512,6 +523,7 @@ int main(int argc, char **argv)
 		log_err("ERR 0004: cannot open port: %s", strerror(-rc));
 		port_memos_free(sm.memos);
 		lft_images_free(sm.images);
+		mc_table_free(sm.mc);
 		return 1;
 	}
 	const struct umad_port_info *pi = umad_io_port(sm.io);
@@ -588,6 +600,7 @@ int main(int argc, char **argv)
 	lft_images_free(sm.images);
 	port_memos_free(sm.memos);
 	sm_parts_free(&sm);
+	mc_table_free(sm.mc);
 	log_close();
 	return sm.exit_code;
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "partitions/partitions.h"
+#include "sm/sa/mcmember.h"
 #include "sm/sm.h"
 
 /* Log (and with `to_stderr`, print) every error and warning of a parse. */
@@ -138,6 +139,7 @@ int sm_parts_load(struct sm *sm, bool startup)
 		log_info("partitions: %zu from %s", now.n_parts, path);
 	}
 	*sm->parts = now;
+	sa_mcast_precreate(sm);		/* no-op at start: sm->mc comes later */
 	return 0;
 }
 

@@ -150,6 +150,8 @@ struct lft_images;
 struct port_memos;
 struct sa_agent;
 struct part_config;
+struct mc_table;
+struct mft_state;
 
 struct sm_stats {
 	unsigned heavy_sweeps;
@@ -195,6 +197,8 @@ struct sm {
 	struct light_sweep *light;	/* light sweep in progress */
 	struct sa_agent *sa;		/* Subnet Administration (sm/sa/sa.c) */
 	struct part_config *parts;	/* partitions in force (sm/parts.c) */
+	struct mc_table *mc;		/* multicast groups (sm/mcast/groups.c) */
+	struct mft_state *mft;		/* MFTs as programmed (sm/mcast/mft.c) */
 
 	ev_timer light_timer;
 	ev_timer retry_timer;
@@ -240,6 +244,14 @@ void sweep_light_abort(struct sm *sm);
 int  sm_parts_load(struct sm *sm, bool startup);
 int  sm_parts_resolve(struct sm *sm, struct fabric *f);
 void sm_parts_free(struct sm *sm);
+
+/*
+ * sm/mcast/mft.c: the members of a multicast group changed (a join or a
+ * leave the SA accepted, a group created or deleted): the group's tree
+ * and the MFT blocks it changes are sent soon, coalescing a burst of
+ * joins into one update, or by the heavy sweep in progress.
+ */
+void mcast_changed(struct sm *sm);
 
 /* Our own port's LID as assigned, 0 before the first sweep. */
 uint16_t sm_local_lid(const struct sm *sm);

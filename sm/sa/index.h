@@ -192,4 +192,11 @@ extern const struct sa_field mpr_fields[MPR_NFIELDS];
 int gen_multipath_record(const struct sa_view *v, const struct sa_query *q,
 			 struct sa_table *out);
 
+/* sm/sa/path.c: rate codes (15.2.5.16) ordered by bandwidth, for
+ * MCMemberRecord's selectors, and the rate of a port's active link. */
+bool sa_rate_valid(unsigned code);
+int sa_rate_cmp(unsigned a, unsigned b);
+unsigned sa_rate_below(unsigned code);
+uint8_t sa_port_rate(const struct fab_node *n, unsigned pn);
+
 #endif /* IBSM_SM_SA_INDEX_H */

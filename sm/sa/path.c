@@ -1074,3 +1074,25 @@ int gen_multipath_record(const struct sa_view *v, const struct sa_query *q,
 	}
 	return 0;
 }
+
+/* For MCMemberRecord (sm/sa/mcmember.c): the same rate order and port
+ * rates as paths use. */
+bool sa_rate_valid(unsigned code)
+{
+	return rate_valid(code);
+}
+
+int sa_rate_cmp(unsigned a, unsigned b)
+{
+	return rate_cmp(a, b);
+}
+
+unsigned sa_rate_below(unsigned code)
+{
+	return rate_below(code);
+}
+
+uint8_t sa_port_rate(const struct fab_node *n, unsigned pn)
+{
+	return port_rate(n, pn);
+}

@@ -22,6 +22,9 @@ static const struct sa_attr stateful_attrs[] = {
 	  sizeof(struct sa_inform_info), NULL, 64, NULL },
 	{ SA_ATTR_INFORM_INFO_RECORD, "InformInfoRecord",
 	  sizeof(struct sa_inform_info_record), NULL, 16, NULL },
+	/* sm/sa/mcmember.c: the groups of sm/mcast/groups.c */
+	{ SA_ATTR_MCMEMBER_RECORD, "MCMemberRecord",
+	  sizeof(struct sa_mcmember_record), NULL, 18, NULL },
 };
 
 static const struct sa_attr *attr_lookup(uint16_t attr)
@@ -56,6 +59,7 @@ static bool method_allowed(uint16_t attr, uint8_t m)
 	case SA_ATTR_MULTIPATH_RECORD:
 		return true;
 	case SA_ATTR_SERVICE_RECORD:
+	case SA_ATTR_MCMEMBER_RECORD:	/* Get, GetTable, Set, Delete */
 		return true;
 	case SA_ATTR_INFORM_INFO:
 		return m == MAD_METHOD_SET;

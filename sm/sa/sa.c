@@ -53,6 +53,7 @@
 #include "mad/rmpp.h"
 #include "sm/sa/sa.h"
 #include "sm/sa/index.h"
+#include "sm/sa/mcmember.h"
 #include "sm/sa/service.h"
 #include "sm/sm.h"
 
@@ -153,7 +154,7 @@ struct sa_agent {
 	} work_stats;
 };
 
-static void sa_view_of(const struct sm *sm, struct sa_view *v)
+void sa_view_of(const struct sm *sm, struct sa_view *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->f = &sm->fabric;
@@ -655,6 +656,8 @@ static void on_request(void *arg, const void *mad, size_t len,
 		rc = sa_inform_set(sa->state, &q, from, gid, &t);
 	} else if (q.attr_id == SA_ATTR_INFORM_INFO_RECORD) {
 		rc = sa_inform_records(sa->state, &q, &t);
+	} else if (q.attr_id == SA_ATTR_MCMEMBER_RECORD) {
+		rc = sa_mcmember_serve(sm, &q, &t);
 	} else {
 		rc = -MAD_STATUS_ATTR_UNSUPP;
 	}
@@ -883,6 +886,7 @@ void sa_fabric_changed(struct sm *sm)
 	}
 	gone = sa_state_prune(sa->state, port_present, &m);
 	free(m.guid_at);
+	sa_mcast_prune(sm);
 	if (gone)
 		log_info("SA: %zu subscriptions of ports that left the fabric"
 			 " removed", gone);

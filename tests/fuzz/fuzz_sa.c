@@ -15,6 +15,16 @@
  * can answer.  The stateful attributes (ServiceRecord, InformInfo) stop
  * after parsing: their state is sm/sa/service.c's.
  *
+ * MCMemberRecord requests (Set, Delete, Get, GetTable) go to
+ * sa_mcmember_request() on one group table that lives across inputs
+ * (small limits, so that it fills up): a PortGID whose GUID bytes are
+ * zero but the last names the model's end port of that index, and the
+ * requester's LID comes from the TID, so that joins and leaves of real
+ * ports are reached.  Checked after each: the status is one the agent
+ * can send, every group holds its own MLID, every member some JoinState,
+ * each group's full-member count is right, and no group that is not
+ * pre-created is left without a full member (an MLID leak).
+ *
  *   clang -fsanitize=fuzzer,address,undefined -I. -Ibuild/fuzz \
  *       tests/fuzz/fuzz_sa.c build/fuzz/sm/libsm.a \
  *       build/fuzz/routing/librouting.a build/fuzz/mad/libmad.a ...
@@ -31,6 +41,9 @@
 #include "routing/routing.h"
 #include "sm/fabric.h"
 #include "sm/lid.h"
+#include "sm/mcast/mcast.h"
+#include "sm/sa/index.h"
+#include "sm/sa/mcmember.h"
 #include "sm/sa/sa.h"
 #include "sm/topo_load.h"
 
@@ -83,6 +96,84 @@ static void model_load(void)
 	view.gen = model.gen;
 }
 
+static struct mc_table *groups;
+static uint64_t end_guid[64];
+static unsigned n_end;
+
+/* The group table's invariants (see the top of the file). */
+static void groups_check(void)
+{
+	size_t n = mc_table_count(groups), used = mc_table_mlids_used(groups);
+
+	if (used != n)
+		abort();
+	for (size_t i = 0; i < n; i++) {
+		struct mc_group *g = mc_table_at(groups, i);
+		size_t full = 0;
+
+		if (mc_find_mlid(groups, g->mlid) != g || mc_find(groups, g->mgid) != g)
+			abort();
+		for (size_t k = 0; k < g->n_members; k++) {
+			if (!(g->members[k].join_state & MC_JOIN_ALL))
+				abort();
+			full += (g->members[k].join_state & MC_JOIN_COUNTS) != 0;
+		}
+		if (full != g->n_full || (!g->precreated && !full))
+			abort();
+	}
+}
+
+static void mcmember(const uint8_t *mad, struct sa_query *q)
+{
+	const struct sa_mad *m = (const struct sa_mad *)mad;
+	uint8_t tmpl[SA_DATA_SIZE];
+	struct sa_mcmember_record *r = (struct sa_mcmember_record *)tmpl;
+	struct mcm_outcome o;
+	struct sa_table t;
+	struct sa_work w;
+	uint64_t tid = be64toh(m->hdr.tid);
+	static const uint8_t zero[7];
+	int rc;
+
+	if (!groups) {
+		struct mc_limits lim = { .max_groups = 16,
+					 .members_per_group = 4,
+					 .groups_per_port = 8 };
+
+		groups = mc_table_new(&lim);
+		if (!groups)
+			abort();
+		mc_table_set_mlid_top(groups, MC_MLID_MIN + 11);
+		for (size_t i = 0; i < model.n_nodes && n_end < 64; i++)
+			for (unsigned pn = 0; pn <= model.nodes[i].num_ports; pn++)
+				if (is_endport(&model.nodes[i], pn) && n_end < 64)
+					end_guid[n_end++] = model.nodes[i].ports[pn].guid;
+	}
+	memcpy(tmpl, q->tmpl, sizeof(tmpl));
+	if (!memcmp(r->port_gid + 8, zero, 7) && n_end) {
+		uint64_t g = htobe64(end_guid[r->port_gid[15] % n_end]);
+
+		memcpy(r->port_gid + 8, &g, 8);
+	}
+	q->tmpl = tmpl;
+	q->requester_lid = (uint16_t)(1 + tid % model.max_lid);
+	memset(&w, 0, sizeof(w));
+	w.budget = BUDGET;
+	q->work = &w;
+	memset(&t, 0, sizeof(t));
+	t.rec_size = sizeof(*r);
+	rc = sa_mcmember_request(groups, &view, q, &o, &t);
+	if (rc > 0 || (rc < 0 && rc != -ENOMEM && -rc > 0xffff))
+		abort();
+	if (rc == 0 && (q->method == MAD_METHOD_SET ||
+			q->method == MAD_METHOD_DELETE) && t.count != 1)
+		abort();		/* a Set/Delete answers its record */
+	if (w.used > BUDGET + MAX_ITEM)
+		abort();
+	free(t.buf);
+	groups_check();
+}
+
 static void one(const uint8_t *mad, size_t len)
 {
 	const struct sa_attr *a;
@@ -97,6 +188,10 @@ static void one(const uint8_t *mad, size_t len)
 		/* -1 only for a MAD of the wrong size; a status otherwise */
 		if ((rc < 0) != (len != MAD_SIZE) || (rc > 0 && rc > 0xffff))
 			abort();
+		return;
+	}
+	if (a && a->attr_id == SA_ATTR_MCMEMBER_RECORD) {
+		mcmember(mad, &q);
 		return;
 	}
 	if (!a || !a->gen)

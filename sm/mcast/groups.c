@@ -1,0 +1,471 @@
+/*
+ * groups.c - the multicast group table: groups by MGID and by MLID, MLID
+ * allocation, members.  No I/O, no logging (see mcast.h).
+ *
+ * Groups are held by pointer (a group's address never changes while it
+ * lives), in an array for iteration (deleting swaps the last one in), an
+ * open-addressing hash by MGID for lookups, and an array indexed by
+ * MLID - MC_MLID_MIN for MLID lookups and allocation.  Deleted groups
+ * leave tombstones in the hash; when they reach a quarter of it, the hash
+ * is rebuilt from the array, so that a table that creates and deletes
+ * groups for ever keeps short probes and always an empty slot.
+ *
+ * The groups of each port are counted in a second open-addressing hash
+ * (port GUID -> count; linear probing with backward-shift deletion, so a
+ * port whose count drops to 0 leaves no trace): the groups_per_port quota.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sm/fabric.h"
+#include "sm/mcast/mcast.h"
+
+#define MC_MLIDS	(MC_MLID_MAX - MC_MLID_MIN + 1)
+
+struct mc_table {
+	struct mc_limits lim;
+	struct mc_group **groups;
+	size_t   n, cap;
+	struct mc_group **hash;		/* NULL: empty; MC_TOMB: deleted */
+	size_t   hash_size;		/* power of two, > 2 * max_groups */
+	struct mc_group **by_mlid;	/* MC_MLIDS entries */
+	size_t   tombs;			/* MC_TOMB slots in hash */
+	uint16_t top;			/* highest MLID handed out */
+	size_t   mlids_used;
+	struct port_count *pc;		/* groups per port */
+	size_t   pc_size, pc_used;	/* power of two; slots in use */
+	uint32_t mgid_counter;		/* mc_assign_mgid() */
+};
+
+struct port_count {
+	uint64_t guid;			/* 0: empty */
+	uint32_t n;
+};
+
+static struct mc_group mc_tomb;
+#define MC_TOMB	(&mc_tomb)
+
+static size_t mgid_hash(const uint8_t mgid[16])
+{
+	uint64_t a, b;
+
+	memcpy(&a, mgid, 8);
+	memcpy(&b, mgid + 8, 8);
+	return guid_hash(a ^ guid_hash(b));
+}
+
+struct mc_table *mc_table_new(const struct mc_limits *lim)
+{
+	struct mc_table *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	if (lim)
+		t->lim = *lim;
+	if (!t->lim.max_groups)
+		t->lim.max_groups = MC_DEF_MAX_GROUPS;
+	if (!t->lim.members_per_group)
+		t->lim.members_per_group = MC_DEF_MEMBERS_PER_GROUP;
+	if (!t->lim.groups_per_port)
+		t->lim.groups_per_port = MC_DEF_GROUPS_PER_PORT;
+	t->hash_size = 16;
+	while (t->hash_size < 2 * (size_t)t->lim.max_groups + 1)
+		t->hash_size <<= 1;
+	t->hash = calloc(t->hash_size, sizeof(*t->hash));
+	t->by_mlid = calloc(MC_MLIDS, sizeof(*t->by_mlid));
+	t->top = MC_MLID_MAX;
+	t->pc_size = 64;
+	t->pc = calloc(t->pc_size, sizeof(*t->pc));
+	if (!t->hash || !t->by_mlid || !t->pc) {
+		mc_table_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static void group_free(struct mc_group *g)
+{
+	free(g->members);
+	free(g);
+}
+
+void mc_table_free(struct mc_table *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n; i++)
+		group_free(t->groups[i]);
+	free(t->groups);
+	free(t->hash);
+	free(t->by_mlid);
+	free(t->pc);
+	free(t);
+}
+
+const struct mc_limits *mc_table_limits(const struct mc_table *t)
+{
+	return &t->lim;
+}
+
+/* Slot of `guid` in the per-port counts, or the empty slot it would take. */
+static size_t pc_slot(const struct mc_table *t, uint64_t guid)
+{
+	size_t mask = t->pc_size - 1, i = guid_hash(guid) & mask;
+
+	while (t->pc[i].guid && t->pc[i].guid != guid)
+		i = (i + 1) & mask;
+	return i;
+}
+
+size_t mc_port_groups(const struct mc_table *t, uint64_t port_guid)
+{
+	size_t i = pc_slot(t, port_guid);
+
+	return t->pc[i].guid ? t->pc[i].n : 0;
+}
+
+/* Room for one more port (kept at most half full): 0 or -ENOMEM. */
+static int pc_reserve(struct mc_table *t)
+{
+	struct port_count *old = t->pc;
+	size_t old_size = t->pc_size;
+
+	if (2 * (t->pc_used + 1) <= t->pc_size)
+		return 0;
+	t->pc = calloc(2 * old_size, sizeof(*t->pc));
+	if (!t->pc) {
+		t->pc = old;
+		return -ENOMEM;
+	}
+	t->pc_size = 2 * old_size;
+	for (size_t i = 0; i < old_size; i++)
+		if (old[i].guid)
+			t->pc[pc_slot(t, old[i].guid)] = old[i];
+	free(old);
+	return 0;
+}
+
+/* One group more for a port (pc_reserve() done). */
+static void pc_inc(struct mc_table *t, uint64_t guid)
+{
+	size_t i = pc_slot(t, guid);
+
+	if (!t->pc[i].guid) {
+		t->pc[i].guid = guid;
+		t->pc_used++;
+	}
+	t->pc[i].n++;
+}
+
+/* One group less; at 0 the slot is emptied by backward shift. */
+static void pc_dec(struct mc_table *t, uint64_t guid)
+{
+	size_t mask = t->pc_size - 1, i = pc_slot(t, guid), j;
+
+	if (!t->pc[i].guid || --t->pc[i].n)
+		return;
+	t->pc_used--;
+	for (j = (i + 1) & mask; t->pc[j].guid; j = (j + 1) & mask) {
+		size_t home = guid_hash(t->pc[j].guid) & mask;
+
+		/* Move j into the hole at i unless its home lies in (i, j]. */
+		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
+			continue;
+		t->pc[i] = t->pc[j];
+		i = j;
+	}
+	t->pc[i].guid = 0;
+	t->pc[i].n = 0;
+}
+
+void mc_table_set_mlid_top(struct mc_table *t, uint16_t top)
+{
+	if (top < MC_MLID_MIN)
+		top = MC_MLID_MIN;
+	if (top > MC_MLID_MAX)
+		top = MC_MLID_MAX;
+	t->top = top;
+}
+
+uint16_t mc_table_mlid_top(const struct mc_table *t)
+{
+	return t->top;
+}
+
+size_t mc_table_count(const struct mc_table *t)
+{
+	return t->n;
+}
+
+struct mc_group *mc_table_at(struct mc_table *t, size_t i)
+{
+	return i < t->n ? t->groups[i] : NULL;
+}
+
+size_t mc_table_mlids_used(const struct mc_table *t)
+{
+	return t->mlids_used;
+}
+
+/* Slot of `mgid` in the hash: its group's, or the empty slot ending the
+ * probe (the first tombstone on the way when `for_insert`). */
+static size_t hash_slot(const struct mc_table *t, const uint8_t mgid[16],
+			bool for_insert)
+{
+	size_t mask = t->hash_size - 1, i = mgid_hash(mgid) & mask;
+	size_t tomb = SIZE_MAX;
+
+	for (;; i = (i + 1) & mask) {
+		struct mc_group *g = t->hash[i];
+
+		if (!g)
+			return for_insert && tomb != SIZE_MAX ? tomb : i;
+		if (g == MC_TOMB) {
+			if (tomb == SIZE_MAX)
+				tomb = i;
+			continue;
+		}
+		if (!memcmp(g->mgid, mgid, 16))
+			return i;
+	}
+}
+
+struct mc_group *mc_find(struct mc_table *t, const uint8_t mgid[16])
+{
+	struct mc_group *g = t->hash[hash_slot(t, mgid, false)];
+
+	return g == MC_TOMB ? NULL : g;
+}
+
+struct mc_group *mc_find_mlid(struct mc_table *t, uint16_t mlid)
+{
+	if (mlid < MC_MLID_MIN || mlid > MC_MLID_MAX)
+		return NULL;
+	return t->by_mlid[mlid - MC_MLID_MIN];
+}
+
+struct mc_group *mc_group_create(struct mc_table *t, const uint8_t mgid[16],
+				 int *err)
+{
+	struct mc_group *g;
+	unsigned mlid;
+	size_t h;
+
+	if (mc_find(t, mgid)) {
+		*err = -EEXIST;
+		return NULL;
+	}
+	if (t->n >= t->lim.max_groups) {
+		*err = -ENOBUFS;
+		return NULL;
+	}
+	for (mlid = MC_MLID_MIN; mlid <= t->top; mlid++)
+		if (!t->by_mlid[mlid - MC_MLID_MIN])
+			break;
+	if (mlid > t->top) {
+		*err = -ENOSPC;
+		return NULL;
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 64;
+		struct mc_group **ng = realloc(t->groups, cap * sizeof(*ng));
+
+		if (!ng) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		t->groups = ng;
+		t->cap = cap;
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	memcpy(g->mgid, mgid, 16);
+	g->mlid = (uint16_t)mlid;
+	g->gen = 1;
+	t->groups[t->n++] = g;
+	h = hash_slot(t, mgid, true);
+	if (t->hash[h] == MC_TOMB)
+		t->tombs--;
+	t->hash[h] = g;
+	t->by_mlid[mlid - MC_MLID_MIN] = g;
+	t->mlids_used++;
+	*err = 0;
+	return g;
+}
+
+void mc_group_delete(struct mc_table *t, struct mc_group *g)
+{
+	size_t h = hash_slot(t, g->mgid, false);
+
+	if (t->hash[h] == g) {
+		t->hash[h] = MC_TOMB;
+		t->tombs++;
+	}
+	for (size_t i = 0; i < g->n_members; i++)
+		pc_dec(t, g->members[i].port_guid);
+	if (g->mlid >= MC_MLID_MIN && t->by_mlid[g->mlid - MC_MLID_MIN] == g) {
+		t->by_mlid[g->mlid - MC_MLID_MIN] = NULL;
+		t->mlids_used--;
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->groups[i] == g) {
+			t->groups[i] = t->groups[--t->n];
+			break;
+		}
+	}
+	group_free(g);
+	/* A table of tombstones probes long: rebuild it from the array. */
+	if (t->tombs > t->hash_size / 4 || t->n == 0) {
+		memset(t->hash, 0, t->hash_size * sizeof(*t->hash));
+		t->tombs = 0;
+		for (size_t i = 0; i < t->n; i++)
+			t->hash[hash_slot(t, t->groups[i]->mgid, true)] =
+				t->groups[i];
+	}
+}
+
+struct mc_member *mc_group_member(struct mc_group *g, uint64_t port_guid)
+{
+	for (size_t i = 0; i < g->n_members; i++)
+		if (g->members[i].port_guid == port_guid)
+			return &g->members[i];
+	return NULL;
+}
+
+bool mc_member_remove(struct mc_table *t, struct mc_group *g,
+		      uint64_t port_guid)
+{
+	struct mc_member *m = mc_group_member(g, port_guid);
+
+	if (!m)
+		return false;
+	if (m->join_state & MC_JOIN_COUNTS)
+		g->n_full--;
+	pc_dec(t, port_guid);
+	*m = g->members[--g->n_members];
+	g->gen++;
+	return true;
+}
+
+int mc_member_set(struct mc_table *t, struct mc_group *g, uint64_t port_guid,
+		  const uint8_t port_gid[16], uint8_t join_state, bool proxy)
+{
+	struct mc_member *m = mc_group_member(g, port_guid);
+
+	if (!join_state) {
+		mc_member_remove(t, g, port_guid);
+		return 0;
+	}
+	if (!m) {
+		if (g->n_members >= t->lim.members_per_group)
+			return -ENOBUFS;
+		if (mc_port_groups(t, port_guid) >= t->lim.groups_per_port)
+			return -EDQUOT;
+		if (pc_reserve(t) < 0)
+			return -ENOMEM;
+		if (g->n_members == g->cap_members) {
+			size_t cap = g->cap_members ? 2 * g->cap_members : 8;
+			struct mc_member *nm;
+
+			nm = realloc(g->members, cap * sizeof(*nm));
+			if (!nm)
+				return -ENOMEM;
+			g->members = nm;
+			g->cap_members = cap;
+		}
+		m = &g->members[g->n_members++];
+		memset(m, 0, sizeof(*m));
+		m->port_guid = port_guid;
+		pc_inc(t, port_guid);
+	}
+	if ((m->join_state & MC_JOIN_COUNTS) && !(join_state & MC_JOIN_COUNTS))
+		g->n_full--;
+	else if (!(m->join_state & MC_JOIN_COUNTS) && (join_state & MC_JOIN_COUNTS))
+		g->n_full++;
+	memcpy(m->port_gid, port_gid, 16);
+	m->join_state = join_state;
+	m->proxy = proxy;
+	g->gen++;
+	return 0;
+}
+
+int mc_join(struct mc_table *t, struct mc_group *g, uint64_t port_guid,
+	    const uint8_t port_gid[16], uint8_t join_state, bool proxy,
+	    uint8_t *held)
+{
+	struct mc_member *m = mc_group_member(g, port_guid);
+	uint8_t now = (uint8_t)((m ? m->join_state : 0) | (join_state & MC_JOIN_ALL));
+	bool first = g->n_full == 0 && (now & MC_JOIN_COUNTS);
+	int rc;
+
+	if (!(join_state & MC_JOIN_ALL))
+		return -EINVAL;
+	/* A repeated join keeps how the port first joined (ProxyJoin). */
+	rc = mc_member_set(t, g, port_guid, port_gid, now, m ? m->proxy : proxy);
+	if (rc < 0)
+		return rc;
+	*held = now;
+	return first ? MC_TRAP_CREATED : 0;
+}
+
+int mc_leave(struct mc_table *t, struct mc_group *g, uint64_t port_guid,
+	     uint8_t join_state, uint8_t *held, bool *deleted)
+{
+	struct mc_member *m = mc_group_member(g, port_guid);
+	bool had_full = g->n_full > 0;
+	uint8_t now;
+
+	*deleted = false;
+	join_state &= MC_JOIN_ALL;
+	if (!m)
+		return -ENOENT;
+	/* o15-0.1.14: some bit held, and none that is not. */
+	if (!join_state || (join_state & ~m->join_state))
+		return -EINVAL;
+	now = m->join_state & (uint8_t)~join_state;
+	*held = now;
+	if (now) {
+		uint8_t gid[16];
+
+		memcpy(gid, m->port_gid, 16);
+		mc_member_set(t, g, port_guid, gid, now, m->proxy);
+	}
+	else
+		mc_member_remove(t, g, port_guid);
+	if (!had_full || g->n_full)
+		return 0;
+	/* The last member that counts left: the others go with it. */
+	while (g->n_members)
+		mc_member_remove(t, g, g->members[g->n_members - 1].port_guid);
+	if (!g->precreated) {
+		mc_group_delete(t, g);
+		*deleted = true;
+	}
+	return MC_TRAP_DELETED;
+}
+
+int mc_assign_mgid(struct mc_table *t, uint8_t scope, uint64_t subnet_prefix,
+		   uint8_t mgid[16])
+{
+	uint64_t prefix = htobe64(subnet_prefix);
+
+	for (unsigned i = 0; i < 1000; i++) {
+		uint32_t id = htobe32(t->mgid_counter++);
+
+		mgid[0] = 0xff;
+		mgid[1] = (uint8_t)(0x10 | (scope & 0xf));
+		mgid[2] = 0xa0;
+		mgid[3] = 0x1b;
+		memcpy(mgid + 4, &prefix, 8);
+		memcpy(mgid + 10, &id, 4);
+		if (!mc_find(t, mgid))
+			return 0;
+	}
+	return -ENOSPC;
+}

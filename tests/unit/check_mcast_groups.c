@@ -1,0 +1,535 @@
+/*
+ * check_mcast_groups.c - the multicast group table (sm/mcast/groups.c)
+ * and the pre-created groups (sm/mcast/precreate.c): every JoinState
+ * transition, group life (the last full member), MLID allocation,
+ * exhaustion and reuse, the limits, long join/leave runs that must leave
+ * nothing behind (linux-rdma/opensm PR #43's leak), and the groups
+ * partitions.conf pre-creates, as OpenSM 3.3.23 creates them.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "partitions/partitions.h"
+#include "sm/mcast/mcast.h"
+
+static const uint8_t zero_gid[16];
+
+static void mgid_of(unsigned n, uint8_t mgid[16])
+{
+	memset(mgid, 0, 16);
+	mgid[0] = 0xff;
+	mgid[1] = 0x15;
+	mgid[2] = 0xa0;
+	mgid[3] = 0x1c;
+	mgid[12] = (uint8_t)(n >> 24);
+	mgid[13] = (uint8_t)(n >> 16);
+	mgid[14] = (uint8_t)(n >> 8);
+	mgid[15] = (uint8_t)n;
+}
+
+static struct mc_group *make(struct mc_table *t, unsigned n)
+{
+	uint8_t mgid[16];
+	int err = 1;
+	struct mc_group *g;
+
+	mgid_of(n, mgid);
+	g = mc_group_create(t, mgid, &err);
+	ck_assert_ptr_nonnull(g);
+	ck_assert_int_eq(err, 0);
+	return g;
+}
+
+START_TEST(test_first_full_join_and_last_full_leave)
+{
+	struct mc_table *t = mc_table_new(NULL);
+	struct mc_group *g = make(t, 1);
+	uint8_t held, mgid[16];
+	bool deleted;
+
+	memcpy(mgid, g->mgid, 16);
+	/* The first full member: trap 66; another: none. */
+	ck_assert_int_eq(mc_join(t, g, 0xa, zero_gid, MC_JOIN_FULL, false, &held),
+			 MC_TRAP_CREATED);
+	ck_assert_uint_eq(held, MC_JOIN_FULL);
+	ck_assert_int_eq(mc_join(t, g, 0xb, zero_gid, MC_JOIN_NON, false, &held), 0);
+	ck_assert_int_eq(mc_join(t, g, 0xa, zero_gid, MC_JOIN_NON, false, &held), 0);
+	ck_assert_uint_eq(held, MC_JOIN_FULL | MC_JOIN_NON);
+	ck_assert_uint_eq(g->n_full, 1);
+	ck_assert_uint_eq(g->n_members, 2);
+	/* Leaves that do not hold the bits: refused, nothing changes. */
+	ck_assert_int_eq(mc_leave(t, g, 0xb, MC_JOIN_FULL, &held, &deleted), -EINVAL);
+	ck_assert_int_eq(mc_leave(t, g, 0xb, 0, &held, &deleted), -EINVAL);
+	ck_assert_int_eq(mc_leave(t, g, 0xc, MC_JOIN_NON, &held, &deleted), -ENOENT);
+	ck_assert_uint_eq(g->n_members, 2);
+	/* A partial leave keeps the other state. */
+	ck_assert_int_eq(mc_leave(t, g, 0xa, MC_JOIN_NON, &held, &deleted), 0);
+	ck_assert_uint_eq(held, MC_JOIN_FULL);
+	ck_assert(!deleted);
+	/* The last full member leaves: the non member goes, the group and
+	 * its MLID too, trap 67. */
+	ck_assert_uint_eq(mc_table_mlids_used(t), 1);
+	ck_assert_int_eq(mc_leave(t, g, 0xa, MC_JOIN_FULL, &held, &deleted),
+			 MC_TRAP_DELETED);
+	ck_assert(deleted);
+	ck_assert_uint_eq(held, 0);
+	ck_assert_ptr_null(mc_find(t, mgid));
+	ck_assert_uint_eq(mc_table_mlids_used(t), 0);
+	ck_assert_uint_eq(mc_port_groups(t, 0xa), 0);
+	ck_assert_uint_eq(mc_port_groups(t, 0xb), 0);
+	mc_table_free(t);
+}
+END_TEST
+
+/*
+ * Every JoinState a port may hold (1..15) and every leave (1..15), with
+ * another full member keeping the group: the port keeps exactly the bits
+ * it did not give up, or the leave is refused when it names a bit the
+ * port does not hold (o15-0.1.14).
+ */
+START_TEST(test_every_transition)
+{
+	struct mc_table *t = mc_table_new(NULL);
+	struct mc_group *g = make(t, 2);
+	uint8_t held;
+	bool deleted;
+
+	ck_assert_int_eq(mc_join(t, g, 0x1, zero_gid, MC_JOIN_FULL, false, &held),
+			 MC_TRAP_CREATED);
+	for (unsigned have = 1; have <= 15; have++) {
+		for (unsigned give = 1; give <= 15; give++) {
+			int rc;
+
+			ck_assert_int_eq(mc_join(t, g, 0x2, zero_gid, (uint8_t)have,
+						 false, &held), 0);
+			ck_assert_uint_eq(held, have);
+			ck_assert_uint_eq(g->n_full, 1 + ((have & MC_JOIN_COUNTS) != 0));
+			rc = mc_leave(t, g, 0x2, (uint8_t)give, &held, &deleted);
+			if (give & ~have) {
+				ck_assert_int_eq(rc, -EINVAL);
+				ck_assert_uint_eq(mc_group_member(g, 0x2)->join_state,
+						  have);
+			} else {
+				ck_assert_int_eq(rc, 0);
+				ck_assert(!deleted);
+				ck_assert_uint_eq(held, have & ~give);
+				if (held)
+					ck_assert_uint_eq(mc_group_member(g, 0x2)->join_state,
+							  held);
+				else
+					ck_assert_ptr_null(mc_group_member(g, 0x2));
+			}
+			{
+				unsigned final = rc < 0 ? have : have & ~give;
+
+				ck_assert_uint_eq(g->n_full,
+						  1 + ((final & MC_JOIN_COUNTS) != 0));
+			}
+			/* back to no membership for the next pair */
+			if (mc_group_member(g, 0x2))
+				ck_assert_int_eq(mc_leave(t, g, 0x2,
+					mc_group_member(g, 0x2)->join_state,
+					&held, &deleted), 0);
+			ck_assert_uint_eq(g->n_full, 1);
+		}
+	}
+	/* JoinState 0 is no join. */
+	ck_assert_int_eq(mc_join(t, g, 0x2, zero_gid, 0, false, &held), -EINVAL);
+	mc_table_free(t);
+}
+END_TEST
+
+/* A port that keeps send-only full membership still keeps the group;
+ * only the last counting bit of the last port deletes it. */
+START_TEST(test_send_only_full_counts)
+{
+	struct mc_table *t = mc_table_new(NULL);
+	struct mc_group *g = make(t, 3);
+	uint8_t held;
+	bool deleted;
+
+	ck_assert_int_eq(mc_join(t, g, 0x5, zero_gid, MC_JOIN_SENDONLY_FULL,
+				 false, &held), MC_TRAP_CREATED);
+	ck_assert_int_eq(mc_join(t, g, 0x5, zero_gid, MC_JOIN_FULL, false, &held), 0);
+	ck_assert_uint_eq(held, MC_JOIN_FULL | MC_JOIN_SENDONLY_FULL);
+	/* OpenSM removes the port here and keeps counting it (PR #43). */
+	ck_assert_int_eq(mc_leave(t, g, 0x5, MC_JOIN_FULL, &held, &deleted), 0);
+	ck_assert_uint_eq(held, MC_JOIN_SENDONLY_FULL);
+	ck_assert_uint_eq(g->n_full, 1);
+	ck_assert_ptr_nonnull(mc_group_member(g, 0x5));
+	ck_assert_int_eq(mc_leave(t, g, 0x5, MC_JOIN_SENDONLY_FULL, &held,
+				  &deleted), MC_TRAP_DELETED);
+	ck_assert(deleted);
+	ck_assert_uint_eq(mc_table_mlids_used(t), 0);
+	mc_table_free(t);
+}
+END_TEST
+
+START_TEST(test_mlid_exhaustion_and_reuse)
+{
+	struct mc_table *t = mc_table_new(NULL);
+	struct mc_group *g[4];
+	uint8_t mgid[16];
+	int err = 0;
+
+	mc_table_set_mlid_top(t, MC_MLID_MIN + 3);
+	ck_assert_uint_eq(mc_table_mlid_top(t), MC_MLID_MIN + 3);
+	for (unsigned i = 0; i < 4; i++) {
+		g[i] = make(t, 10 + i);
+		ck_assert_uint_eq(g[i]->mlid, MC_MLID_MIN + i);
+		ck_assert_ptr_eq(mc_find_mlid(t, g[i]->mlid), g[i]);
+	}
+	mgid_of(99, mgid);
+	ck_assert_ptr_null(mc_group_create(t, mgid, &err));
+	ck_assert_int_eq(err, -ENOSPC);
+	/* The same MGID twice: EEXIST. */
+	ck_assert_ptr_null(mc_group_create(t, g[0]->mgid, &err));
+	ck_assert_int_eq(err, -EEXIST);
+	/* A freed MLID is the next one handed out (the lowest free). */
+	mc_group_delete(t, g[1]);
+	ck_assert_ptr_null(mc_find_mlid(t, MC_MLID_MIN + 1));
+	ck_assert_uint_eq(mc_table_mlids_used(t), 3);
+	g[1] = mc_group_create(t, mgid, &err);
+	ck_assert_ptr_nonnull(g[1]);
+	ck_assert_uint_eq(g[1]->mlid, MC_MLID_MIN + 1);
+	ck_assert_uint_eq(mc_table_mlids_used(t), 4);
+	/* Bounds of the top. */
+	mc_table_set_mlid_top(t, 5);
+	ck_assert_uint_eq(mc_table_mlid_top(t), MC_MLID_MIN);
+	mc_table_set_mlid_top(t, 0xffff);
+	ck_assert_uint_eq(mc_table_mlid_top(t), MC_MLID_MAX);
+	mc_table_free(t);
+}
+END_TEST
+
+START_TEST(test_limits)
+{
+	struct mc_limits lim = { .max_groups = 3, .members_per_group = 2,
+				 .groups_per_port = 2 };
+	struct mc_table *t = mc_table_new(&lim);
+	struct mc_group *a = make(t, 1), *b = make(t, 2), *c = make(t, 3);
+	uint8_t mgid[16], held;
+	bool deleted;
+	int err = 0;
+
+	mgid_of(4, mgid);
+	ck_assert_ptr_null(mc_group_create(t, mgid, &err));
+	ck_assert_int_eq(err, -ENOBUFS);
+	/* members per group */
+	ck_assert_int_eq(mc_join(t, a, 0x1, zero_gid, MC_JOIN_FULL, false, &held),
+			 MC_TRAP_CREATED);
+	ck_assert_int_eq(mc_join(t, a, 0x2, zero_gid, MC_JOIN_NON, false, &held), 0);
+	ck_assert_int_eq(mc_join(t, a, 0x3, zero_gid, MC_JOIN_NON, false, &held),
+			 -ENOBUFS);
+	ck_assert_ptr_null(mc_group_member(a, 0x3));
+	/* a member changing its state is no new member */
+	ck_assert_int_eq(mc_join(t, a, 0x2, zero_gid, MC_JOIN_SENDONLY, false,
+				 &held), 0);
+	/* groups per port */
+	ck_assert_int_eq(mc_join(t, b, 0x1, zero_gid, MC_JOIN_FULL, false, &held),
+			 MC_TRAP_CREATED);
+	ck_assert_uint_eq(mc_port_groups(t, 0x1), 2);
+	ck_assert_int_eq(mc_join(t, c, 0x1, zero_gid, MC_JOIN_FULL, false, &held),
+			 -EDQUOT);
+	ck_assert_uint_eq(c->n_members, 0);
+	ck_assert_uint_eq(mc_port_groups(t, 0x1), 2);
+	/* a leave makes room again */
+	ck_assert_int_eq(mc_leave(t, b, 0x1, MC_JOIN_FULL, &held, &deleted),
+			 MC_TRAP_DELETED);
+	ck_assert_uint_eq(mc_port_groups(t, 0x1), 1);
+	ck_assert_int_eq(mc_join(t, c, 0x1, zero_gid, MC_JOIN_FULL, false, &held),
+			 MC_TRAP_CREATED);
+	ck_assert_uint_eq(mc_table_limits(t)->groups_per_port, 2);
+	mc_table_free(t);
+}
+END_TEST
+
+/* Many ports in many groups: the per-port counts stay exact through
+ * growth and backward-shift deletion. */
+START_TEST(test_port_counts)
+{
+	struct mc_table *t = mc_table_new(NULL);
+	struct mc_group *g[8];
+	uint8_t held;
+	bool deleted;
+
+	for (unsigned i = 0; i < 8; i++) {
+		g[i] = make(t, 100 + i);
+		ck_assert_int_eq(mc_join(t, g[i], 0xffff, zero_gid, MC_JOIN_FULL,
+					 false, &held), MC_TRAP_CREATED);
+	}
+	for (uint64_t p = 1; p <= 2000; p++)
+		for (unsigned i = 0; i < p % 8 + 1; i++)
+			ck_assert_int_eq(mc_join(t, g[i], p * 0x9e3779b97f4a7c15ull,
+						 zero_gid, MC_JOIN_NON, false,
+						 &held), 0);
+	for (uint64_t p = 1; p <= 2000; p++)
+		ck_assert_uint_eq(mc_port_groups(t, p * 0x9e3779b97f4a7c15ull),
+				  p % 8 + 1);
+	for (uint64_t p = 1; p <= 2000; p += 2)
+		for (unsigned i = 0; i < p % 8 + 1; i++)
+			ck_assert_int_eq(mc_leave(t, g[i], p * 0x9e3779b97f4a7c15ull,
+						  MC_JOIN_NON, &held, &deleted), 0);
+	for (uint64_t p = 1; p <= 2000; p++)
+		ck_assert_uint_eq(mc_port_groups(t, p * 0x9e3779b97f4a7c15ull),
+				  p % 2 ? 0 : p % 8 + 1);
+	/* deleting a group uncounts its members */
+	ck_assert_int_eq(mc_leave(t, g[0], 0xffff, MC_JOIN_FULL, &held, &deleted),
+			 MC_TRAP_DELETED);
+	ck_assert(deleted);
+	ck_assert_uint_eq(mc_port_groups(t, 2 * 0x9e3779b97f4a7c15ull), 2);
+	mc_table_free(t);
+}
+END_TEST
+
+/*
+ * 5,000 join/leave cycles, among them OpenSM's leaking sequence
+ * (send-only full join, full join, full leave, then the rest): the MLIDs
+ * and groups in use and the per-port counts end as they began, and
+ * create/delete of ever new MGIDs keeps the MGID hash usable (tombstones
+ * are swept) with a small max_groups.
+ */
+START_TEST(test_cycles_leave_nothing)
+{
+	struct mc_limits lim = { .max_groups = 4 };
+	struct mc_table *t = mc_table_new(&lim);
+	struct mc_group *keep = make(t, 0), *g;
+	uint8_t held;
+	bool deleted;
+	uint16_t first_mlid = 0;
+
+	keep->precreated = true;
+	ck_assert_uint_eq(mc_table_mlids_used(t), 1);
+	for (unsigned i = 1; i <= 5000; i++) {
+		g = make(t, i);
+		if (!first_mlid)
+			first_mlid = g->mlid;
+		ck_assert_uint_eq(g->mlid, first_mlid);
+		ck_assert_int_eq(mc_join(t, g, 0x77, zero_gid,
+					 MC_JOIN_SENDONLY_FULL, false, &held),
+				 MC_TRAP_CREATED);
+		ck_assert_int_eq(mc_join(t, keep, 0x77, zero_gid, MC_JOIN_NON,
+					 false, &held), i == 1 ? 0 : 0);
+		switch (i % 3) {
+		case 0:		/* PR #43: full join, full leave, then the rest */
+			ck_assert_int_eq(mc_join(t, g, 0x77, zero_gid, MC_JOIN_FULL,
+						 false, &held), 0);
+			ck_assert_int_eq(mc_leave(t, g, 0x77, MC_JOIN_FULL, &held,
+						  &deleted), 0);
+			ck_assert_uint_eq(held, MC_JOIN_SENDONLY_FULL);
+			ck_assert_int_eq(mc_leave(t, g, 0x77, MC_JOIN_SENDONLY_FULL,
+						  &held, &deleted), MC_TRAP_DELETED);
+			break;
+		case 1:		/* full join, one leave of both */
+			ck_assert_int_eq(mc_join(t, g, 0x77, zero_gid, MC_JOIN_FULL,
+						 false, &held), 0);
+			ck_assert_int_eq(mc_leave(t, g, 0x77, MC_JOIN_FULL |
+						  MC_JOIN_SENDONLY_FULL, &held,
+						  &deleted), MC_TRAP_DELETED);
+			break;
+		default:	/* a second port, then the send-only full leaves */
+			ck_assert_int_eq(mc_join(t, g, 0x78, zero_gid, MC_JOIN_NON,
+						 false, &held), 0);
+			ck_assert_int_eq(mc_leave(t, g, 0x77, MC_JOIN_SENDONLY_FULL,
+						  &held, &deleted), MC_TRAP_DELETED);
+			break;
+		}
+		ck_assert(deleted);
+		ck_assert_int_eq(mc_leave(t, keep, 0x77, MC_JOIN_NON, &held,
+					  &deleted), 0);
+		ck_assert(!deleted);
+	}
+	ck_assert_uint_eq(mc_table_mlids_used(t), 1);
+	ck_assert_uint_eq(mc_table_count(t), 1);
+	ck_assert_uint_eq(mc_port_groups(t, 0x77), 0);
+	ck_assert_uint_eq(mc_port_groups(t, 0x78), 0);
+	ck_assert_ptr_eq(mc_find(t, keep->mgid), keep);
+	/* A pre-created group outlives its last full member, MLID and all. */
+	ck_assert_int_eq(mc_join(t, keep, 0x79, zero_gid, MC_JOIN_FULL, false,
+				 &held), MC_TRAP_CREATED);
+	ck_assert_int_eq(mc_leave(t, keep, 0x79, MC_JOIN_FULL, &held, &deleted),
+			 MC_TRAP_DELETED);
+	ck_assert(!deleted);
+	ck_assert_uint_eq(keep->mlid, MC_MLID_MIN);
+	ck_assert_uint_eq(mc_table_mlids_used(t), 1);
+	mc_table_free(t);
+}
+END_TEST
+
+START_TEST(test_assign_mgid)
+{
+	struct mc_table *t = mc_table_new(NULL);
+	uint8_t a[16], b[16];
+
+	ck_assert_int_eq(mc_assign_mgid(t, 5, 0xfe80000000000000ull, a), 0);
+	ck_assert_uint_eq(a[0], 0xff);
+	ck_assert_uint_eq(a[1], 0x15);
+	ck_assert_uint_eq(a[2], 0xa0);
+	ck_assert_uint_eq(a[3], 0x1b);
+	ck_assert_uint_eq(a[4], 0xfe);
+	ck_assert_uint_eq(a[5], 0x80);
+	ck_assert_int_eq(mc_assign_mgid(t, 5, 0xfe80000000000000ull, b), 0);
+	ck_assert(memcmp(a, b, 16) != 0);
+	mc_table_free(t);
+}
+END_TEST
+
+static const uint8_t bcast_default[16] = {
+	0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0, 0, 0, 0, 0, 0,
+	0xff, 0xff, 0xff, 0xff,
+};
+
+/* Without a partitions.conf: OpenSM's default broadcast group. */
+START_TEST(test_precreate_default)
+{
+	struct mc_table *t = mc_table_new(NULL);
+	struct part_config c;
+	struct mc_precreate_report r;
+	struct mc_group *g;
+
+	ck_assert_int_eq(part_config_default(&c), 0);
+	ck_assert_int_eq(mc_precreate(t, &c, 18, &r), 0);
+	ck_assert_uint_eq(r.created, 1);
+	g = mc_find(t, bcast_default);
+	ck_assert_ptr_nonnull(g);
+	ck_assert(g->precreated);
+	ck_assert_uint_eq(g->mlid, 0xc000);
+	ck_assert_uint_eq(g->pkey, 0xffff);
+	ck_assert_uint_eq(g->qkey, 0x0b1b);
+	ck_assert_uint_eq(g->rate, 3);
+	ck_assert_uint_eq(g->mtu, 4);
+	ck_assert_uint_eq(g->sl, 0);
+	ck_assert_uint_eq(g->scope, 2);
+	ck_assert_uint_eq(g->hop_limit, 0);
+	ck_assert_uint_eq(g->pkt_life, 18);
+	/* again: nothing new */
+	ck_assert_int_eq(mc_precreate(t, &c, 18, &r), 0);
+	ck_assert_uint_eq(r.created, 0);
+	ck_assert_uint_eq(r.kept, 1);
+	ck_assert_uint_eq(mc_table_count(t), 1);
+	part_config_free(&c);
+	mc_table_free(t);
+}
+END_TEST
+
+static void parse(const char *text, struct part_config *c)
+{
+	struct part_options opt = { 0 };
+	struct part_diag d;
+
+	memset(&d, 0, sizeof(d));
+	ck_assert_int_eq(part_parse("t.conf", text, strlen(text), &opt, c, &d), 0);
+	part_diag_free(&d);
+}
+
+START_TEST(test_precreate_partitions_and_reload)
+{
+	struct mc_table *t = mc_table_new(NULL);
+	struct part_config c, c2;
+	struct mc_precreate_report r;
+	const uint8_t b7fff[16] = { 0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0, 0, 0,
+				    0, 0, 0, 0xff, 0xff, 0xff, 0xff };
+	const uint8_t b0002[16] = { 0xff, 0x12, 0x40, 0x1b, 0x80, 0x02, 0, 0, 0,
+				    0, 0, 0, 0xff, 0xff, 0xff, 0xff };
+	/* mgid= lines: an IPv6 all-nodes group (P_Key filled in, Q_Key
+	 * 0x0b1b, the partition's scope 5), a non-IP group with its own
+	 * Q_Key and SL, and an IPoIB group with a foreign rate (skipped). */
+	const uint8_t v6[16] = { 0xff, 0x15, 0x60, 0x1b, 0x80, 0x02, 0, 0, 0, 0,
+				 0, 0, 0, 0, 0, 1 };
+	const uint8_t other[16] = { 0xff, 0x15, 0xa0, 0x1c, 0, 0, 0, 0, 0, 0, 0,
+				    0, 0, 0, 0, 9 };
+	struct mc_group *g;
+	uint8_t held;
+	bool deleted;
+
+	parse("Default=0x7fff, ipoib : ALL=full ;\n"
+	      "p2=0x0002, ipoib, rate=7, mtu=5, sl=3, scope=5 :\n"
+	      "  mgid=ff12:601b::1\n"
+	      "  mgid=ff12:a01c::9, Q_Key=0x1234, sl=2\n"
+	      "  mgid=ff12:401b::2, rate=3\n"
+	      "  ALL=full ;\n", &c);
+	ck_assert_int_eq(mc_precreate(t, &c, 18, &r), 0);
+	ck_assert_uint_eq(r.created, 4);
+	ck_assert_uint_eq(r.skipped, 1);
+	g = mc_find(t, b7fff);
+	ck_assert_ptr_nonnull(g);
+	g = mc_find(t, b0002);
+	ck_assert_ptr_nonnull(g);
+	ck_assert_uint_eq(g->pkey, 0x8002);
+	ck_assert_uint_eq(g->rate, 7);
+	ck_assert_uint_eq(g->mtu, 5);
+	ck_assert_uint_eq(g->sl, 0);		/* no QoS: OpenSM's SL 0 */
+	ck_assert_uint_eq(g->scope, 2);		/* broadcast: link-local */
+	ck_assert_uint_eq(g->qkey, 0x0b1b);
+	g = mc_find(t, v6);
+	ck_assert_ptr_nonnull(g);
+	ck_assert_uint_eq(g->scope, 5);
+	ck_assert_uint_eq(g->hop_limit, 0xff);
+	ck_assert_uint_eq(g->qkey, 0x0b1b);
+	ck_assert_uint_eq(g->rate, 7);
+	g = mc_find(t, other);
+	ck_assert_ptr_nonnull(g);
+	ck_assert_uint_eq(g->qkey, 0x1234);
+	ck_assert_uint_eq(g->sl, 2);
+	ck_assert_uint_eq(g->pkey, 0x8002);
+	ck_assert_uint_eq(mc_table_mlids_used(t), 4);
+
+	/* p2 gone: its groups stop being pre-created; the one with a full
+	 * member lives until that member leaves, the others go now. */
+	g = mc_find(t, b0002);
+	ck_assert_int_eq(mc_join(t, g, 0x42, zero_gid, MC_JOIN_FULL, false,
+				 &held), MC_TRAP_CREATED);
+	parse("Default=0x7fff, ipoib : ALL=full ;\n", &c2);
+	ck_assert_int_eq(mc_precreate(t, &c2, 18, &r), 0);
+	ck_assert_uint_eq(r.kept, 1);
+	ck_assert_uint_eq(r.released, 3);
+	ck_assert_uint_eq(r.deleted, 2);
+	ck_assert_ptr_null(mc_find(t, v6));
+	ck_assert_ptr_null(mc_find(t, other));
+	ck_assert_ptr_eq(mc_find(t, b0002), g);
+	ck_assert(!g->precreated);
+	ck_assert_int_eq(mc_leave(t, g, 0x42, MC_JOIN_FULL, &held, &deleted),
+			 MC_TRAP_DELETED);
+	ck_assert(deleted);
+	ck_assert_uint_eq(mc_table_count(t), 1);
+	ck_assert_uint_eq(mc_table_mlids_used(t), 1);
+	part_config_free(&c);
+	part_config_free(&c2);
+	mc_table_free(t);
+}
+END_TEST
+
+static Suite *mcast_groups_suite(void)
+{
+	Suite *s = suite_create("mcast_groups");
+	TCase *tc = tcase_create("groups");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_first_full_join_and_last_full_leave);
+	tcase_add_test(tc, test_every_transition);
+	tcase_add_test(tc, test_send_only_full_counts);
+	tcase_add_test(tc, test_mlid_exhaustion_and_reuse);
+	tcase_add_test(tc, test_limits);
+	tcase_add_test(tc, test_port_counts);
+	tcase_add_test(tc, test_cycles_leave_nothing);
+	tcase_add_test(tc, test_assign_mgid);
+	tcase_add_test(tc, test_precreate_default);
+	tcase_add_test(tc, test_precreate_partitions_and_reload);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(mcast_groups_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
