@@ -850,9 +850,13 @@ static void mlid_ceiling(struct sm *sm)
 
 void mft_sweep_done(struct sm *sm)
 {
-	struct mft_state *s = state_get(sm);
+	struct mft_state *s;
 
 	mlid_ceiling(sm);
+	/* No group has ever been programmed: nothing to hold or clear. */
+	if (!sm->mft && !group_count(sm))
+		return;
+	s = state_get(sm);
 	if (!s) {
 		log_err("ERR 0851: out of memory: no multicast forwarding");
 		return;
