@@ -974,6 +974,39 @@ START_TEST(mft_top)
 }
 END_TEST
 
+static void on_stop(struct ev_loop *l, ev_timer *w, int revents)
+{
+	(void)w;
+	(void)revents;
+	ev_break(l, EVBREAK_ALL);
+}
+
+/* A join during a heavy sweep waits for it; if the sweep brings no new
+ * model (it failed), the join's update still goes out after it. */
+START_TEST(mft_join_waits_for_sweep)
+{
+	struct mc_group *g = group(1);
+	ev_timer t;
+
+	join(g, "H0001", MC_JOIN_FULL);
+	mft_sweep_done(&S);
+	run_updates(1);
+	size_t before = F.n_sent;
+	S.sweep = (struct sweep *)&t;		/* a heavy sweep runs */
+	join(g, "H0128", MC_JOIN_FULL);
+	mcast_changed(&S);
+	ev_timer_init(&t, on_stop, 0.1, 0.);
+	ev_timer_start(L, &t);
+	ev_run(L, 0);
+	ck_assert_uint_eq(F.n_sent, before);	/* nothing meanwhile */
+	ck_assert_uint_eq(mft_stats(&S, NULL)->updates, 1);
+	S.sweep = NULL;				/* it failed: no new model */
+	run_updates(2);
+	ck_assert_uint_gt(F.n_sent, before);
+	check_programmed(g);
+}
+END_TEST
+
 /* The MLID ceiling follows the smallest MulticastFDBCap. */
 START_TEST(mft_mlid_ceiling)
 {
@@ -1022,6 +1055,7 @@ static Suite *mcast_suite(void)
 	tcase_add_test(tc, mft_leave_clears);
 	tcase_add_test(tc, mft_unanswered_resent);
 	tcase_add_test(tc, mft_top);
+	tcase_add_test(tc, mft_join_waits_for_sweep);
 	tcase_add_test(tc, mft_mlid_ceiling);
 	suite_add_tcase(s, tc);
 	return s;
