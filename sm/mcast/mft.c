@@ -82,6 +82,7 @@ struct mft_state {
 	bool     stopped;		/* shutting down: ignore callbacks */
 	bool     busy;			/* Sets of an update are out */
 	bool     again;			/* another update asked for meanwhile */
+	bool     exit_after;		/* -o: break the loop when done */
 
 	uint64_t model_gen;		/* sm->fabric.gen the trees are for */
 	struct mcast_ctx *ctx;
@@ -681,6 +682,10 @@ static void update_done(struct smp_batch *b, void *arg)
 		s->again = false;
 		update_run(s);
 	}
+	if (s->exit_after && !s->busy) {
+		s->exit_after = false;
+		ev_break(s->sm->loop, EVBREAK_ALL);
+	}
 }
 
 /* A new model: context, port map and images for it; every tree anew. */
@@ -886,6 +891,16 @@ void mft_abort(struct sm *sm)
 	free(s->img);
 	free(s);
 	sm->mft = NULL;
+}
+
+bool mft_hold_exit(struct sm *sm)
+{
+	struct mft_state *s = sm->mft;
+
+	if (!s || !s->busy || s->stopped)
+		return false;
+	s->exit_after = true;
+	return true;
 }
 
 const struct mft_stats *mft_stats(const struct sm *sm, bool *busy)

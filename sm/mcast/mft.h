@@ -31,6 +31,12 @@ struct sm;
  */
 void mft_sweep_done(struct sm *sm);
 
+/*
+ * -o: the subnet is up; true when MFT Sets are still out, and the loop
+ * is then broken (ev_break) once they are answered instead.
+ */
+bool mft_hold_exit(struct sm *sm);
+
 /* Shutdown: first call marks the state so cancelled Sets are ignored;
  * second call (after the engine is freed) frees it. */
 void mft_abort(struct sm *sm);
