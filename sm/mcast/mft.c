@@ -18,8 +18,9 @@
  * What the switches hold: an image per switch GUID, surviving sweeps,
  * of the PortMasks each switch confirmed (the answer to a Set carries the
  * block as the switch now holds it).  A switch we have not seen before is
- * taken to hold an empty table, so it gets the blocks that have a bit
- * set; a Set without an answer leaves its block unknown, and an unknown
+ * taken to hold an empty table above its MulticastFDBTop (below it, when
+ * it reports one, every block is written, cleared where no group is), so
+ * it gets the blocks that have a bit set; a Set without an answer leaves its block unknown, and an unknown
  * block is sent again whatever it should hold.  A switch that leaves the
  * fabric loses its image (it may come back reset).  The model's
  * fab_node.mft mirrors the image, so the SA's
@@ -57,6 +58,7 @@ struct mft_image {
 	uint16_t entries;		/* MLIDs covered (multiple of 32) */
 	uint8_t  positions;
 	bool     seen;			/* in the model being programmed */
+	bool     fresh;			/* not programmed by us yet */
 	__be16  *mask;			/* [mlid index * positions + pos] */
 	uint8_t *unknown;		/* [block * positions + pos] */
 	/* MulticastFDBTop: what we asked for and what the switch answered */
@@ -170,6 +172,7 @@ static struct mft_image *img_get(struct mft_state *s, uint64_t guid)
 	while (s->img[i].guid)
 		i = (i + 1) & (s->img_size - 1);
 	s->img[i].guid = guid;
+	s->img[i].fresh = true;
 	s->img_used++;
 	return &s->img[i];
 }
@@ -596,15 +599,29 @@ static int program_mft(struct mft_state *s, int32_t id)
 	im->seen = true;
 	unsigned want = s->want_entries < cap ? s->want_entries : cap;
 	unsigned entries = (want + MFT_BLOCK - 1) / MFT_BLOCK * MFT_BLOCK;
-	bool grew = entries > im->entries || im->positions != positions;
-	if (img_reserve(im, entries, positions) < 0)
+	/*
+	 * A switch we never programmed may hold entries from an SM before
+	 * us: up to its MulticastFDBTop, when it reports one, its blocks
+	 * are unknown and get written (cleared where no group is).
+	 */
+	unsigned stale = 0, top = be16toh(n->si.mft_top);
+	if (im->fresh && top >= MC_MLID_MIN && top - MC_MLID_MIN < cap)
+		stale = (top - MC_MLID_MIN) / MFT_BLOCK * MFT_BLOCK + MFT_BLOCK;
+	bool grew = entries > im->entries || stale > im->entries ||
+		    im->positions != positions;
+	if (img_reserve(im, entries > stale ? entries : stale, positions) < 0)
 		return -ENOMEM;
+	if (im->fresh) {
+		memset(im->unknown, 1, stale / MFT_BLOCK * positions);
+		im->fresh = false;
+	}
 	if (grew || !n->mft || n->mft_entries != im->entries)
 		if (mirror(n, im) < 0)
 			return -ENOMEM;
 
 	for (unsigned blk = 0; blk < im->entries / MFT_BLOCK; blk++) {
-		if (!s->all_blocks && !s->dirty[blk])
+		if (!s->all_blocks && !s->dirty[blk] &&
+		    !(blk < stale / MFT_BLOCK))
 			continue;
 		for (unsigned pos = 0; pos < positions; pos++) {
 			__be16 w[MFT_BLOCK];

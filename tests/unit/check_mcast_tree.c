@@ -941,6 +941,40 @@ START_TEST(mft_unanswered_resent)
 }
 END_TEST
 
+/* A switch we never programmed that reports a MulticastFDBTop may hold
+ * an earlier SM's entries: every block up to it is written once. */
+START_TEST(mft_stale_below_top)
+{
+	struct mc_group *g = group(1);
+	int32_t leaf = node_named(&S.fabric, "leaf-08");
+
+	fabric_node(&S.fabric, leaf)->si.mft_top = htobe16(0xc05f);
+	join(g, "H0001", MC_JOIN_FULL);
+	join(g, "H0002", MC_JOIN_FULL);		/* leaf-08 not on the tree */
+	mft_sweep_done(&S);
+	run_updates(1);
+	unsigned to_leaf = 0, blocks = 0;
+	for (size_t i = 0; i < F.n_sent; i++)
+		if (((const struct smp_dr *)F.sent[i].mad)->initial_path[1] ==
+		    leaf + 1) {
+			to_leaf++;
+			blocks |= 1u << (fake_attr_mod(&F, i) & 0x1ff);
+		}
+	ck_assert_uint_eq(to_leaf, 3 * 3);	/* blocks 0-2, 3 positions */
+	ck_assert_uint_eq(blocks, 7);
+	ck_assert_uint_eq(fabric_node(&S.fabric, leaf)->mft_entries, 96);
+	check_programmed(g);
+	/* Once written, not again. */
+	size_t before = F.n_sent;
+	fx_load(&X, "fat2-128.net", 0);
+	publish(&X);
+	fabric_node(&S.fabric, leaf)->si.mft_top = htobe16(0xc05f);
+	mft_sweep_done(&S);
+	run_updates(2);
+	ck_assert_uint_eq(F.n_sent, before);
+}
+END_TEST
+
 /* MulticastFDBTop where port 0 says it is supported; once. */
 START_TEST(mft_top)
 {
@@ -1055,6 +1089,7 @@ static Suite *mcast_suite(void)
 	tcase_add_test(tc, mft_leave_clears);
 	tcase_add_test(tc, mft_unanswered_resent);
 	tcase_add_test(tc, mft_top);
+	tcase_add_test(tc, mft_stale_below_top);
 	tcase_add_test(tc, mft_join_waits_for_sweep);
 	tcase_add_test(tc, mft_mlid_ceiling);
 	suite_add_tcase(s, tc);
