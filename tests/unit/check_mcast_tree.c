@@ -980,6 +980,40 @@ START_TEST(mft_stale_below_top)
 }
 END_TEST
 
+/* Groups sharing an MLID (consolidated IPv6 solicited-node groups):
+ * one tree over all their members; a change in either rebuilds it. */
+START_TEST(mft_shared_mlid)
+{
+	struct mc_group *g1 = group(1), *g2 = group(2);
+	uint16_t own = g2->mlid;
+	int32_t l1 = node_named(&S.fabric, "leaf-01");
+	int32_t l8 = node_named(&S.fabric, "leaf-08");
+
+	join(g1, "H0001", MC_JOIN_FULL);
+	join(g2, "H0128", MC_JOIN_FULL);
+	g2->mlid = g1->mlid;		/* as a consolidating SA would */
+	mft_sweep_done(&S);
+	run_updates(1);
+	ck_assert_uint_eq(mft_stats(&S, NULL)->last_trees, 1);
+	/* MLID 0xC000: H0001 is leaf-01 port 1 (position 0, bit 1), H0128
+	 * leaf-08 port 16 (position 1, bit 0); 0xC001 holds nothing. */
+	const struct fab_node *a = fabric_node(&S.fabric, l1);
+	const struct fab_node *b = fabric_node(&S.fabric, l8);
+	ck_assert_uint_eq(be16toh(a->mft[0]) & 0x2, 0x2);
+	ck_assert_uint_eq(be16toh(b->mft[1]) & 0x1, 0x1);
+	ck_assert_uint_eq(entries_nonzero(0xc001), 0);
+	/* A member of the second group leaves: that MLID's tree shrinks. */
+	mc_member_remove(S.mc, g2, fabric_node(&S.fabric,
+		node_named(&S.fabric, "H0128"))->ports[1].guid);
+	mcast_changed(&S);
+	run_updates(2);
+	ck_assert_uint_eq(mft_stats(&S, NULL)->last_trees, 1);
+	ck_assert_uint_eq(be16toh(b->mft[1]), 0);
+	ck_assert_uint_eq(be16toh(a->mft[0]), 0x2);	/* H0001 alone */
+	g2->mlid = own;
+}
+END_TEST
+
 /* MulticastFDBTop where port 0 says it is supported; once. */
 START_TEST(mft_top)
 {
@@ -1094,6 +1128,7 @@ static Suite *mcast_suite(void)
 	tcase_add_test(tc, mft_leave_clears);
 	tcase_add_test(tc, mft_unanswered_resent);
 	tcase_add_test(tc, mft_top);
+	tcase_add_test(tc, mft_shared_mlid);
 	tcase_add_test(tc, mft_stale_below_top);
 	tcase_add_test(tc, mft_join_waits_for_sweep);
 	tcase_add_test(tc, mft_mlid_ceiling);
