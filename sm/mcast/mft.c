@@ -85,6 +85,8 @@ struct mft_state {
 	bool     busy;			/* Sets of an update are out */
 	bool     again;			/* another update asked for meanwhile */
 	bool     exit_after;		/* -o: break the loop when done */
+	bool     rescan;		/* next update compares every block */
+	unsigned retries;		/* updates in a row with lost Sets */
 
 	uint64_t model_gen;		/* sm->fabric.gen the trees are for */
 	struct mcast_ctx *ctx;
@@ -691,10 +693,25 @@ static void update_done(struct smp_batch *b, void *arg)
 				s->st.last_groups, s->st.last_trees,
 				s->st.last_build_s * 1e3, sets, tops,
 				(ev_time() - s->t0) * 1e3);
-	if (failed)
+	if (!failed) {
+		s->retries = 0;
+	} else if (s->retries < MFT_RETRIES) {
+		s->retries++;
+		s->rescan = true;
 		log_ratelimited(LOG_LVL_ERR, 852, "%u MFT or SwitchInfo Sets not"
-				" acknowledged: sent again on the next update",
-				failed);
+				" acknowledged: sent again in %.1f s (try %u of"
+				" %u)", failed, MFT_RETRY_DELAY, s->retries,
+				MFT_RETRIES);
+		if (!ev_is_active(&s->timer)) {
+			ev_timer_set(&s->timer, MFT_RETRY_DELAY, 0.);
+			ev_timer_start(s->sm->loop, &s->timer);
+		}
+	} else {
+		s->rescan = true;
+		log_ratelimited(LOG_LVL_ERR, 852, "%u MFT or SwitchInfo Sets not"
+				" acknowledged after %u tries: sent again at the"
+				" next heavy sweep or change", failed, MFT_RETRIES);
+	}
 	if (s->again) {
 		s->again = false;
 		update_run(s);
@@ -753,7 +770,8 @@ static void update_run(struct mft_state *s)
 		return;
 	s->t0 = ev_time();
 	memset(s->dirty, 0, sizeof(s->dirty));
-	s->all_blocks = false;
+	s->all_blocks = s->rescan;
+	s->rescan = false;
 	if (sm->fabric.gen != s->model_gen) {
 		rc = model_prepare(s);
 		if (rc < 0) {

@@ -22,6 +22,13 @@ struct sm;
 #define MFT_COALESCE		0.005
 /* While a heavy sweep runs, a pending update looks again this often. */
 #define MFT_SWEEP_POLL		0.02
+/*
+ * Sets not acknowledged: every block is compared again (the unanswered
+ * ones are sent again) after MFT_RETRY_DELAY seconds, up to MFT_RETRIES
+ * updates in a row; after that, at the next heavy sweep.
+ */
+#define MFT_RETRY_DELAY		0.5
+#define MFT_RETRIES		3
 
 /*
  * Called by the heavy sweep once its model is sm->fabric: set the MLID

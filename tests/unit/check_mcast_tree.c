@@ -897,6 +897,7 @@ START_TEST(mft_leave_clears)
 }
 END_TEST
 
+static void on_stop(struct ev_loop *l, ev_timer *w, int revents);
 static uint8_t drop_path;		/* MFT Sets to this switch are lost */
 
 static enum fake_action drop_one(struct fake *fk, const struct fake_sent *s,
@@ -1014,6 +1015,42 @@ START_TEST(mft_shared_mlid)
 }
 END_TEST
 
+/* Without a sweep: lost Sets are retried a moment later, and only they
+ * are sent; a switch that never answers is given up after a few tries. */
+START_TEST(mft_lost_retried)
+{
+	struct mc_group *g = group(1);
+	int32_t leaf = node_named(&S.fabric, "leaf-01");
+
+	join(g, "H0001", MC_JOIN_FULL);
+	join(g, "H0128", MC_JOIN_FULL);
+	drop_path = (uint8_t)(leaf + 1);
+	F.policy = drop_one;
+	mft_sweep_done(&S);
+	run_updates(1);
+	unsigned lost = mft_stats(&S, NULL)->failed;
+	ck_assert_uint_gt(lost, 0);
+	size_t before = F.n_sent;
+	drop_path = 0;
+	run_updates(2);				/* the retry */
+	ck_assert_uint_eq(mft_sets(before), lost);
+	ck_assert_uint_eq(mft_stats(&S, NULL)->failed, lost);
+	check_programmed(g);
+
+	/* Now leaf-01 never answers: 1 + MFT_RETRIES updates, then quiet. */
+	join(g, "H0002", MC_JOIN_FULL);
+	drop_path = (uint8_t)(leaf + 1);
+	mcast_changed(&S);
+	run_updates(3 + MFT_RETRIES);
+	unsigned n = mft_stats(&S, NULL)->updates;
+	ev_timer t;
+	ev_timer_init(&t, on_stop, 2 * MFT_RETRY_DELAY, 0.);
+	ev_timer_start(L, &t);
+	ev_run(L, 0);
+	ck_assert_uint_eq(mft_stats(&S, NULL)->updates, n);
+}
+END_TEST
+
 /* MulticastFDBTop where port 0 says it is supported; once. */
 START_TEST(mft_top)
 {
@@ -1128,6 +1165,7 @@ static Suite *mcast_suite(void)
 	tcase_add_test(tc, mft_leave_clears);
 	tcase_add_test(tc, mft_unanswered_resent);
 	tcase_add_test(tc, mft_top);
+	tcase_add_test(tc, mft_lost_retried);
 	tcase_add_test(tc, mft_shared_mlid);
 	tcase_add_test(tc, mft_stale_below_top);
 	tcase_add_test(tc, mft_join_waits_for_sweep);
