@@ -842,8 +842,16 @@ void mcast_changed(struct sm *sm)
 			" sweep");
 		return;
 	}
-	if (s->stopped || ev_is_active(&s->timer))
+	if (s->stopped)
 		return;
+	/* Already due soon (a burst in progress, or a sweep being waited
+	 * for): that update covers this change too.  A retry due later is
+	 * brought forward. */
+	if (ev_is_active(&s->timer)) {
+		if (ev_timer_remaining(sm->loop, &s->timer) <= MFT_SWEEP_POLL)
+			return;
+		ev_timer_stop(sm->loop, &s->timer);
+	}
 	ev_timer_set(&s->timer, MFT_COALESCE, 0.);
 	ev_timer_start(sm->loop, &s->timer);
 }
