@@ -31,6 +31,7 @@
 #include "sm/fabric.h"
 #include "sm/limits.h"
 #include "sm/log.h"
+#include "sm/mcast/mft.h"
 #include "sm/program.h"
 #include "sm/mcast/mcast.h"
 #include "sm/sa/mcmember.h"
@@ -589,10 +590,12 @@ int main(int argc, char **argv)
 	umad_io_close(sm.io);
 	sweep_heavy_abort(&sm);
 	sweep_light_abort(&sm);
+	mft_abort(&sm);
 	sa_stop(&sm);
 	mad_engine_free(sm.engine);
 	sweep_heavy_abort(&sm);
 	sweep_light_abort(&sm);
+	mft_abort(&sm);
 	discover_free(job.disc);
 	fabric_free(&sm.fabric);
 	routing_result_free(&sm.routes);

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sm/mcast/mft.h"
 #include "sm/sa/index.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
@@ -156,7 +157,9 @@ static void subnet_up(struct sm *sm)
 		fflush(stdout);
 	}
 	if (sm->cfg.once) {
-		ev_break(sm->loop, EVBREAK_ALL);
+		/* The MFT Sets of this sweep are answered before we exit. */
+		if (!mft_hold_exit(sm))
+			ev_break(sm->loop, EVBREAK_ALL);
 		return;
 	}
 	if (sm->change_pending)

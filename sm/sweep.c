@@ -26,6 +26,7 @@
 
 #include "sm/discover.h"
 #include "sm/fileutil.h"
+#include "sm/mcast/mft.h"
 #include "sm/dumps.h"
 #include "sm/program.h"
 #include "sm/sa/sa.h"
@@ -137,6 +138,9 @@ static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 		sm->routes = sw->routes;
 		memset(&sw->routes, 0, sizeof(sw->routes));
 		sa_fabric_changed(sm);
+		/* LFTs are in place: the multicast trees of the new model and
+		 * the MFT blocks that differ (sm/mcast/mft.c). */
+		mft_sweep_done(sm);
 	} else {
 		log_warnx("ERR 0201: heavy sweep failed: %s", why);
 	}

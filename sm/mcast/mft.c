@@ -1,13 +1,956 @@
 /*
- * mft.c - MulticastForwardingTables: PLACEHOLDER of the shared base
- * branch so that the SA's branch links; the MFT branch replaces this
- * file.  Never merged as is.
+ * mft.c - MulticastForwardingTables (14.2.5.12): the trees of the groups
+ * composed into each switch's MFT, and the blocks that differ sent.
+ *
+ * When: after every heavy sweep (mft_sweep_done(), the new model) and
+ * MFT_COALESCE after the SA accepted a join or leave (mcast_changed()),
+ * so that a burst of joins becomes one update.  A heavy sweep in progress
+ * does the work itself when it ends; an update asked for while Sets of
+ * the last one are out runs when they are answered.
+ *
+ * What: a tree per MLID (groups that share an MLID share one tree over
+ * all their members).  Each tree remembers a signature of its groups'
+ * MGIDs and generations (mc_group.gen moves on every member change), so a
+ * join or leave rebuilds the trees whose groups changed and no other; a
+ * new model rebuilds them all.  Only the MFT blocks of the MLIDs whose
+ * trees changed are compared on a join (every block on a new model).
+ *
+ * What the switches hold: an image per switch GUID, surviving sweeps,
+ * of the PortMasks each switch confirmed (the answer to a Set carries the
+ * block as the switch now holds it).  A switch we have not seen before is
+ * taken to hold an empty table above its MulticastFDBTop (below it, when
+ * it reports one, every block is written, cleared where no group is), so
+ * it gets the blocks that have a bit set; a Set without an answer leaves its block unknown, and an unknown
+ * block is sent again whatever it should hold.  A switch that leaves the
+ * fabric loses its image (it may come back reset).  The model's
+ * fab_node.mft mirrors the image, so the SA's
+ * MulticastForwardingTableRecords show what the switches confirmed.
+ *
+ * MulticastFDBTop (SwitchInfo, 14.2.5.4) is set as OpenSM sets it, where
+ * port 0's CapabilityMask has IsMulticastFDBTopSupported: the last MLID
+ * of the highest block in use, 0xBFFF when none is.  A switch that does
+ * not keep the value is not asked again for the same one.
  */
 #include "config.h"
 
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "routing/mcast.h"
+#include "sm/mcast/mcast.h"
+#include "sm/mcast/mft.h"
+#include "sm/program.h"
 #include "sm/sm.h"
+
+#define MLIDS		(MC_MLID_MAX - MC_MLID_MIN + 1)	/* 16383 */
+#define MFT_BLOCK	32			/* MLIDs per MFT block */
+#define MFT_BLOCKS	((MLIDS + MFT_BLOCK - 1) / MFT_BLOCK)	/* 512 */
+#define MFT_POSITIONS	16			/* 16-port groups, 0..255 */
+/* PortInfo:CapabilityMask IsMulticastFDBTopSupported (14.2.5.6) */
+#define PI_CAP_MCAST_FDB_TOP	(1u << 30)
+#define MFT_TOP_EMPTY	0xbfff
+
+/* What one switch holds, as it confirmed. */
+struct mft_image {
+	uint64_t guid;			/* node GUID; 0: empty slot */
+	uint16_t entries;		/* MLIDs covered (multiple of 32) */
+	uint8_t  positions;
+	bool     seen;			/* in the model being programmed */
+	bool     fresh;			/* not programmed by us yet */
+	__be16  *mask;			/* [mlid index * positions + pos] */
+	uint8_t *unknown;		/* [block * positions + pos] */
+	/* MulticastFDBTop: what we asked for and what the switch answered */
+	bool     top_memo;
+	uint16_t top_want, top_got;
+};
+
+struct mlid_tree {
+	uint64_t sig;			/* of the groups it was built for */
+	struct mcast_tree t;
+};
+
+/* Port GUID -> end port of the model. */
+struct pm_slot {
+	uint64_t guid;
+	int32_t  node;
+	uint8_t  port;
+};
+
+struct mft_state {
+	struct sm *sm;
+	ev_timer timer;
+	bool     stopped;		/* shutting down: ignore callbacks */
+	bool     busy;			/* Sets of an update are out */
+	bool     again;			/* another update asked for meanwhile */
+	bool     exit_after;		/* -o: break the loop when done */
+	bool     rescan;		/* next update compares every block */
+	unsigned retries;		/* updates in a row with lost Sets */
+
+	uint64_t model_gen;		/* sm->fabric.gen the trees are for */
+	struct mcast_ctx *ctx;
+	struct pm_slot *pm;
+	size_t   pm_size;
+	struct mlid_tree *trees[MLIDS];
+	uint64_t sig[MLIDS];		/* scratch: this update's signatures */
+	uint32_t off[MLIDS + 1];	/* scratch: members per MLID */
+	uint8_t  dirty[MFT_BLOCKS];	/* blocks to compare in this update */
+	bool     all_blocks;
+	uint16_t want_entries;		/* MLIDs covered by trees, rounded up */
+
+	struct mft_image *img;
+	size_t   img_size, img_used;
+
+	struct smp_batch batch;
+	size_t   cursor;		/* next node id for the producer */
+	ev_tstamp t0;
+	unsigned sets0, tops0, failed0;
+	struct mft_stats st;
+};
+
+/* ------------------------------------------------------------ images */
+
+static struct mft_image *img_find(const struct mft_state *s, uint64_t guid)
+{
+	if (!s->img_size)
+		return NULL;
+	for (size_t i = guid_hash(guid) & (s->img_size - 1);;
+	     i = (i + 1) & (s->img_size - 1)) {
+		if (s->img[i].guid == guid)
+			return &s->img[i];
+		if (!s->img[i].guid)
+			return NULL;
+	}
+}
+
+static void img_clear(struct mft_image *im)
+{
+	free(im->mask);
+	free(im->unknown);
+	memset(im, 0, sizeof(*im));
+}
+
+/* Rehash into `size` slots, keeping only images marked seen when
+ * `only_seen` (a new model: switches gone lose theirs). */
+static int img_rehash(struct mft_state *s, size_t size, bool only_seen)
+{
+	struct mft_image *n = calloc(size, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	s->img_used = 0;
+	for (size_t i = 0; i < s->img_size; i++) {
+		struct mft_image *im = &s->img[i];
+
+		if (!im->guid)
+			continue;
+		if (only_seen && !im->seen) {
+			img_clear(im);
+			continue;
+		}
+		size_t j = guid_hash(im->guid) & (size - 1);
+		while (n[j].guid)
+			j = (j + 1) & (size - 1);
+		n[j] = *im;
+		s->img_used++;
+	}
+	free(s->img);
+	s->img = n;
+	s->img_size = size;
+	return 0;
+}
+
+static struct mft_image *img_get(struct mft_state *s, uint64_t guid)
+{
+	struct mft_image *im = img_find(s, guid);
+
+	if (im)
+		return im;
+	if ((s->img_used + 1) * 2 > s->img_size &&
+	    img_rehash(s, s->img_size ? s->img_size * 2 : 64, false) < 0)
+		return NULL;
+	size_t i = guid_hash(guid) & (s->img_size - 1);
+	while (s->img[i].guid)
+		i = (i + 1) & (s->img_size - 1);
+	s->img[i].guid = guid;
+	s->img[i].fresh = true;
+	s->img_used++;
+	return &s->img[i];
+}
+
+/*
+ * Make the image cover `entries` MLIDs with `positions` positions.  New
+ * entries hold nothing (a switch's table starts empty) and are known; a
+ * change of positions (a different switch behind the GUID) starts over.
+ */
+static int img_reserve(struct mft_image *im, unsigned entries,
+		       unsigned positions)
+{
+	if (im->positions != positions) {
+		free(im->mask);
+		free(im->unknown);
+		im->mask = NULL;
+		im->unknown = NULL;
+		im->entries = 0;
+		im->positions = (uint8_t)positions;
+		im->top_memo = false;
+	}
+	if (entries <= im->entries)
+		return 0;
+	__be16 *mask = realloc(im->mask, (size_t)entries * positions *
+			       sizeof(*mask));
+	if (!mask)
+		return -ENOMEM;
+	im->mask = mask;
+	uint8_t *unk = realloc(im->unknown, (size_t)entries / MFT_BLOCK *
+			       positions);
+	if (!unk)
+		return -ENOMEM;
+	im->unknown = unk;
+	memset(mask + (size_t)im->entries * positions, 0,
+	       (size_t)(entries - im->entries) * positions * sizeof(*mask));
+	memset(unk + (size_t)im->entries / MFT_BLOCK * positions, 0,
+	       (size_t)(entries - im->entries) / MFT_BLOCK * positions);
+	im->entries = (uint16_t)entries;
+	return 0;
+}
+
+/* The model's copy of a switch's image (what the SA answers with). */
+static int mirror(struct fab_node *n, const struct mft_image *im)
+{
+	size_t sz = (size_t)im->entries * im->positions * sizeof(*n->mft);
+
+	if (n->mft_entries != im->entries || n->mft_positions != im->positions) {
+		__be16 *m = realloc(n->mft, sz ? sz : 1);
+
+		if (!m)
+			return -ENOMEM;
+		n->mft = m;
+		n->mft_entries = im->entries;
+		n->mft_positions = im->positions;
+	}
+	if (sz)
+		memcpy(n->mft, im->mask, sz);
+	return 0;
+}
+
+/* ---------------------------------------------------------- port map */
+
+static int pm_build(struct mft_state *s, const struct fabric *f)
+{
+	size_t ports = 0, size = 16;
+
+	for (size_t i = 0; i < f->n_nodes; i++)
+		ports += f->nodes[i].type == NODE_TYPE_SWITCH ? 1
+			 : f->nodes[i].num_ports;
+	while (size < 2 * ports + 1)
+		size <<= 1;
+	struct pm_slot *pm = calloc(size, sizeof(*pm));
+	if (!pm)
+		return -ENOMEM;
+	free(s->pm);
+	s->pm = pm;
+	s->pm_size = size;
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *n = &f->nodes[i];
+		bool sw = n->type == NODE_TYPE_SWITCH;
+
+		for (unsigned pn = sw ? 0 : 1; pn <= (sw ? 0u : n->num_ports); pn++) {
+			const struct fab_port *p = &n->ports[pn];
+			uint64_t g = p->guid;
+
+			if (!g || (!sw && !p->valid))
+				continue;
+			size_t j = guid_hash(g) & (size - 1);
+			while (pm[j].guid && pm[j].guid != g)
+				j = (j + 1) & (size - 1);
+			if (pm[j].guid)
+				continue;	/* a twin: the first one counts */
+			pm[j] = (struct pm_slot){ g, (int32_t)i, (uint8_t)pn };
+		}
+	}
+	return 0;
+}
+
+static const struct pm_slot *pm_find(const struct mft_state *s, uint64_t g)
+{
+	if (!s->pm_size || !g)
+		return NULL;
+	for (size_t j = guid_hash(g) & (s->pm_size - 1);;
+	     j = (j + 1) & (s->pm_size - 1)) {
+		if (s->pm[j].guid == g)
+			return &s->pm[j];
+		if (!s->pm[j].guid)
+			return NULL;
+	}
+}
+
+/* ------------------------------------------------------------- trees */
+
+static void trees_clear(struct mft_state *s)
+{
+	for (size_t i = 0; i < MLIDS; i++) {
+		if (!s->trees[i])
+			continue;
+		mcast_tree_free(&s->trees[i]->t);
+		free(s->trees[i]);
+		s->trees[i] = NULL;
+	}
+}
+
+static uint64_t group_sig(const struct mc_group *g)
+{
+	uint64_t a, b;
+
+	memcpy(&a, g->mgid, 8);
+	memcpy(&b, g->mgid + 8, 8);
+	return guid_hash(a ^ guid_hash(b ^ guid_hash(g->gen))) | 1;
+}
+
+static size_t group_count(const struct sm *sm)
+{
+	return sm->mc ? mc_table_count(sm->mc) : 0;
+}
+
+/*
+ * Rebuild the trees whose groups changed (all of them when the model is
+ * new) and mark the MFT blocks of their MLIDs.  0 or -ENOMEM.
+ */
+static int trees_update(struct mft_state *s, unsigned *built)
+{
+	struct sm *sm = s->sm;
+	size_t ng = group_count(sm);
+	size_t total = 0;
+	int rc = 0;
+
+	*built = 0;
+	memset(s->sig, 0, sizeof(s->sig));
+	memset(s->off, 0, sizeof(s->off));
+	for (size_t i = 0; i < ng; i++) {
+		const struct mc_group *g = mc_table_at(sm->mc, i);
+
+		if (g->mlid < MC_MLID_MIN || g->mlid > MC_MLID_MAX)
+			continue;
+		s->sig[g->mlid - MC_MLID_MIN] += group_sig(g);
+	}
+	/* Changed MLIDs: count their members (off[] as counts first). */
+	for (size_t i = 0; i < ng; i++) {
+		const struct mc_group *g = mc_table_at(sm->mc, i);
+
+		if (g->mlid < MC_MLID_MIN || g->mlid > MC_MLID_MAX)
+			continue;
+		size_t x = g->mlid - MC_MLID_MIN;
+		if (s->trees[x] && s->trees[x]->sig == s->sig[x])
+			continue;
+		s->off[x + 1] += (uint32_t)g->n_members;
+		total += g->n_members;
+	}
+	for (size_t x = 0; x < MLIDS; x++)
+		s->off[x + 1] += s->off[x];
+	struct mcast_member *mem = malloc((total ? total : 1) * sizeof(*mem));
+	uint32_t *fill = calloc(MLIDS, sizeof(*fill));
+	if (!mem || !fill) {
+		free(mem);
+		free(fill);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < ng; i++) {
+		const struct mc_group *g = mc_table_at(sm->mc, i);
+
+		if (g->mlid < MC_MLID_MIN || g->mlid > MC_MLID_MAX)
+			continue;
+		size_t x = g->mlid - MC_MLID_MIN;
+		if (s->trees[x] && s->trees[x]->sig == s->sig[x])
+			continue;
+		for (size_t j = 0; j < g->n_members; j++) {
+			const struct mc_member *m = &g->members[j];
+			const struct pm_slot *p = pm_find(s, m->port_guid);
+			struct mcast_member *o = &mem[s->off[x] + fill[x]++];
+
+			/* A member the model does not have (gone since it
+			 * joined) is left out of the tree. */
+			o->node = p ? p->node : FAB_NONE;
+			o->port = p ? p->port : 0;
+			o->receives = mc_member_receives(m);
+		}
+	}
+	free(fill);
+
+	uint16_t hi = 0;
+	for (size_t x = 0; x < MLIDS; x++) {
+		bool has = s->sig[x] != 0;
+
+		if (s->trees[x] && s->trees[x]->sig == s->sig[x]) {
+			hi = (uint16_t)(x + 1);
+			continue;
+		}
+		if (!has && !s->trees[x])
+			continue;
+		s->dirty[x / MFT_BLOCK] = 1;
+		if (!has) {
+			mcast_tree_free(&s->trees[x]->t);
+			free(s->trees[x]);
+			s->trees[x] = NULL;
+			continue;
+		}
+		if (!s->trees[x]) {
+			s->trees[x] = calloc(1, sizeof(*s->trees[x]));
+			if (!s->trees[x]) {
+				rc = -ENOMEM;
+				break;
+			}
+		} else {
+			mcast_tree_free(&s->trees[x]->t);
+		}
+		rc = mcast_tree_build(s->ctx, mem + s->off[x],
+				      s->off[x + 1] - s->off[x],
+				      (uint32_t)(MC_MLID_MIN + x), &s->trees[x]->t);
+		if (rc < 0) {
+			free(s->trees[x]);
+			s->trees[x] = NULL;
+			break;
+		}
+		s->trees[x]->sig = s->sig[x];
+		hi = (uint16_t)(x + 1);
+		(*built)++;
+	}
+	free(mem);
+	s->want_entries = (uint16_t)((hi + MFT_BLOCK - 1) / MFT_BLOCK * MFT_BLOCK);
+	return rc;
+}
+
+/* PortMask of MLID index x on node `id`, position `pos`, host order. */
+static uint16_t want_mask(const struct mft_state *s, size_t x, int32_t id,
+			  unsigned pos)
+{
+	const struct mlid_tree *t = x < MLIDS ? s->trees[x] : NULL;
+	const struct mcast_sw *w;
+
+	if (!t || !(w = mcast_tree_find(&t->t, id)))
+		return 0;
+	return mcast_mask_word16(w->mask, pos);
+}
+
+/* --------------------------------------------------------- the Sets */
+
+struct set_ctx {
+	struct mft_state *s;
+	uint64_t guid, gen;
+	int32_t  node;
+	uint16_t block;
+	uint8_t  pos;
+	uint16_t top;			/* SwitchInfo Sets: the top asked for */
+};
+
+static void on_block_set(struct smp_batch *b, int32_t node, uint8_t port,
+			 const uint8_t *data, void *arg)
+{
+	struct set_ctx *c = arg;
+	struct mft_state *s = c->s;
+	struct mft_image *im;
+
+	(void)b;
+	(void)port;
+	if (s->stopped || !(im = img_find(s, c->guid)) ||
+	    (unsigned)c->block * MFT_BLOCK >= im->entries ||
+	    c->pos >= im->positions) {
+		free(c);
+		return;
+	}
+	size_t u = (size_t)c->block * im->positions + c->pos;
+	if (!data) {
+		im->unknown[u] = 1;
+		s->st.failed++;
+		free(c);
+		return;
+	}
+	const __be16 *got = (const void *)data;
+	struct fabric *f = &s->sm->fabric;
+	struct fab_node *n = f->gen == c->gen && node >= 0 &&
+			     (size_t)node < f->n_nodes ? fabric_node(f, node) : NULL;
+	if (n && (n->guid != c->guid || n->mft_positions != im->positions))
+		n = NULL;
+	im->unknown[u] = 0;
+	for (unsigned i = 0; i < MFT_BLOCK; i++) {
+		size_t x = (size_t)c->block * MFT_BLOCK + i;
+
+		im->mask[x * im->positions + c->pos] = got[i];
+		if (n && n->mft && x < n->mft_entries)
+			n->mft[x * n->mft_positions + c->pos] = got[i];
+	}
+	free(c);
+}
+
+static void on_top_set(struct smp_batch *b, int32_t node, uint8_t port,
+		       const uint8_t *data, void *arg)
+{
+	struct set_ctx *c = arg;
+	struct mft_state *s = c->s;
+	struct mft_image *im;
+
+	(void)b;
+	(void)node;
+	(void)port;
+	if (!s->stopped && (im = img_find(s, c->guid))) {
+		if (data) {
+			const struct smp_switch_info *si = (const void *)data;
+
+			im->top_memo = true;
+			im->top_want = c->top;
+			im->top_got = be16toh(si->mft_top);
+		} else {
+			im->top_memo = false;
+			s->st.failed++;
+		}
+	}
+	free(c);
+}
+
+static int queue_block(struct mft_state *s, int32_t id, const uint64_t guid,
+		       unsigned blk, unsigned pos, const __be16 want[MFT_BLOCK])
+{
+	const struct fab_node *n = fabric_node(&s->sm->fabric, id);
+	struct set_ctx *c = malloc(sizeof(*c));
+	int rc;
+
+	if (!c)
+		return -ENOMEM;
+	*c = (struct set_ctx){ .s = s, .guid = guid, .gen = s->model_gen,
+			       .node = id, .block = (uint16_t)blk,
+			       .pos = (uint8_t)pos };
+	/* AttributeModifier: block in bits 0-8, position in bits 28-31. */
+	rc = batch_smp(&s->batch, MAD_METHOD_SET, n->path, n->hops, SMP_ATTR_MFT,
+		       (uint32_t)pos << 28 | blk, want, MFT_BLOCK * sizeof(*want),
+		       id, 0, on_block_set, c);
+	if (rc < 0)
+		free(c);
+	else
+		s->st.sets++;
+	return rc;
+}
+
+/* SwitchInfo Set of MulticastFDBTop, when the switch supports it. */
+static int queue_top(struct mft_state *s, int32_t id, struct mft_image *im,
+		     unsigned entries)
+{
+	struct sm *sm = s->sm;
+	const struct fab_node *n = fabric_node(&sm->fabric, id);
+	uint16_t want = entries ? (uint16_t)(MC_MLID_MIN + entries - 1)
+				: MFT_TOP_EMPTY;
+	uint16_t now = im->top_memo ? im->top_got : be16toh(n->si.mft_top);
+
+	if (!(fabric_port_cap_mask(n, 0) & PI_CAP_MCAST_FDB_TOP) || now == want)
+		return 0;
+	/* Asked before, and the switch answered with what it still holds:
+	 * it does not keep the value; asking again changes nothing. */
+	if (im->top_memo && im->top_want == want)
+		return 0;
+
+	struct smp_switch_info si = n->si;
+	int lft_top = lft_images_top(sm->images, n->guid);
+	if (lft_top >= 0)
+		si.lft_top = htobe16((uint16_t)lft_top);
+	/* As program_switch() sets them; PortStateChange 0: left alone. */
+	si.life_psc_osl = (uint8_t)((sm->cfg.packet_life_time & 0x1f) << 3 |
+				    (si.life_psc_osl & 3));
+	si.mft_top = htobe16(want);
+
+	struct set_ctx *c = malloc(sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	*c = (struct set_ctx){ .s = s, .guid = n->guid, .gen = s->model_gen,
+			       .node = id, .top = want };
+	int rc = batch_smp(&s->batch, MAD_METHOD_SET, n->path, n->hops,
+			   SMP_ATTR_SWITCH_INFO, 0, &si, sizeof(si), id, 0,
+			   on_top_set, c);
+	if (rc < 0)
+		free(c);
+	else
+		s->st.top_sets++;
+	return rc;
+}
+
+/* MLIDs a switch's table has room for, by its MulticastFDBCap. */
+static unsigned switch_mlids(const struct fab_node *n)
+{
+	unsigned cap = be16toh(n->si.mft_cap);
+
+	return cap < MLIDS ? cap : MLIDS;
+}
+
+/*
+ * Queue what switch `id` needs: every MFT block (and position) it should
+ * hold that differs from its image, among the blocks of this update.
+ */
+static int program_mft(struct mft_state *s, int32_t id)
+{
+	struct fab_node *n = fabric_node(&s->sm->fabric, id);
+	unsigned cap = switch_mlids(n);
+	unsigned positions = (n->num_ports + 1u + 15u) / 16u;
+	struct mft_image *im;
+	int rc;
+
+	if (n->type != NODE_TYPE_SWITCH || !n->has_switch_info || !cap)
+		return 0;
+	if (positions > MFT_POSITIONS)
+		positions = MFT_POSITIONS;
+	im = img_get(s, n->guid);
+	if (!im)
+		return -ENOMEM;
+	im->seen = true;
+	unsigned want = s->want_entries < cap ? s->want_entries : cap;
+	unsigned entries = (want + MFT_BLOCK - 1) / MFT_BLOCK * MFT_BLOCK;
+	/*
+	 * A switch we never programmed may hold entries from an SM before
+	 * us: up to its MulticastFDBTop, when it reports one, its blocks
+	 * are unknown and get written (cleared where no group is).
+	 */
+	unsigned stale = 0, top = be16toh(n->si.mft_top);
+	if (im->fresh && top >= MC_MLID_MIN && top - MC_MLID_MIN < cap)
+		stale = (top - MC_MLID_MIN) / MFT_BLOCK * MFT_BLOCK + MFT_BLOCK;
+	bool grew = entries > im->entries || stale > im->entries ||
+		    im->positions != positions;
+	if (img_reserve(im, entries > stale ? entries : stale, positions) < 0)
+		return -ENOMEM;
+	if (im->fresh) {
+		memset(im->unknown, 1, stale / MFT_BLOCK * positions);
+		im->fresh = false;
+	}
+	if (grew || !n->mft || n->mft_entries != im->entries)
+		if (mirror(n, im) < 0)
+			return -ENOMEM;
+
+	for (unsigned blk = 0; blk < im->entries / MFT_BLOCK; blk++) {
+		if (!s->all_blocks && !s->dirty[blk] &&
+		    !(blk < stale / MFT_BLOCK))
+			continue;
+		for (unsigned pos = 0; pos < positions; pos++) {
+			__be16 w[MFT_BLOCK];
+			bool same = !im->unknown[blk * positions + pos];
+
+			for (unsigned i = 0; i < MFT_BLOCK; i++) {
+				size_t x = (size_t)blk * MFT_BLOCK + i;
+
+				w[i] = htobe16(x < cap ? want_mask(s, x, id, pos) : 0);
+				if (w[i] != im->mask[x * positions + pos])
+					same = false;
+			}
+			if (same)
+				continue;
+			rc = queue_block(s, id, n->guid, blk, pos, w);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return queue_top(s, id, im, want);
+}
+
+static void update_done(struct smp_batch *b, void *arg);
+static void update_run(struct mft_state *s);
+
+/* Producer: one switch per call. */
+static bool more_mft(struct smp_batch *b, void *arg)
+{
+	struct mft_state *s = arg;
+	const struct fabric *f = &s->sm->fabric;
+
+	if (s->stopped || s->sm->fabric.gen != s->model_gen)
+		return false;		/* the model went: the next update */
+	while (s->cursor < f->n_nodes) {
+		int32_t id = (int32_t)s->cursor++;
+
+		if (f->nodes[id].type != NODE_TYPE_SWITCH)
+			continue;
+		int rc = program_mft(s, id);
+		if (rc < 0) {
+			log_err("ERR 0851: cannot queue MFT Sets for switch 0x%016"
+				PRIx64 ": %s", f->nodes[id].guid, strerror(-rc));
+			b->failed++;
+			return false;
+		}
+		return true;
+	}
+	return false;
+}
+
+static void update_done(struct smp_batch *b, void *arg)
+{
+	struct mft_state *s = arg;
+	unsigned sets = s->st.sets - s->sets0, tops = s->st.top_sets - s->tops0;
+	unsigned failed = s->st.failed - s->failed0;
+
+	(void)b;
+	s->busy = false;
+	if (s->stopped)
+		return;
+	s->st.updates++;
+	s->st.last_sets = sets;
+	if (sets || tops || s->st.last_trees)
+		log_ratelimited(LOG_LVL_INFO, 850, "multicast: %u groups, %u"
+				" trees rebuilt (%.3f ms), %u MFT block Sets, %u"
+				" MulticastFDBTop Sets in %.3f ms",
+				s->st.last_groups, s->st.last_trees,
+				s->st.last_build_s * 1e3, sets, tops,
+				(ev_time() - s->t0) * 1e3);
+	if (!failed) {
+		s->retries = 0;
+	} else if (s->retries < MFT_RETRIES) {
+		s->retries++;
+		s->rescan = true;
+		log_ratelimited(LOG_LVL_ERR, 852, "%u MFT or SwitchInfo Sets not"
+				" acknowledged: sent again in %.1f s (try %u of"
+				" %u)", failed, MFT_RETRY_DELAY, s->retries,
+				MFT_RETRIES);
+		if (!ev_is_active(&s->timer)) {
+			ev_timer_set(&s->timer, MFT_RETRY_DELAY, 0.);
+			ev_timer_start(s->sm->loop, &s->timer);
+		}
+	} else {
+		s->rescan = true;
+		log_ratelimited(LOG_LVL_ERR, 852, "%u MFT or SwitchInfo Sets not"
+				" acknowledged after %u tries: sent again at the"
+				" next heavy sweep or change", failed, MFT_RETRIES);
+	}
+	if (s->again) {
+		s->again = false;
+		update_run(s);
+	}
+	if (s->exit_after && !s->busy) {
+		s->exit_after = false;
+		ev_break(s->sm->loop, EVBREAK_ALL);
+	}
+}
+
+/* A new model: context, port map and images for it; every tree anew. */
+static int model_prepare(struct mft_state *s)
+{
+	struct sm *sm = s->sm;
+	const struct fabric *f = &sm->fabric;
+	int rc;
+
+	trees_clear(s);
+	mcast_ctx_free(s->ctx);
+	s->ctx = NULL;
+	s->model_gen = 0;
+	rc = mcast_ctx_new(&s->ctx, f, &sm->routes);
+	if (rc == 0)
+		rc = pm_build(s, f);
+	if (rc < 0)
+		return rc;
+	/* Switches gone from the fabric lose their images. */
+	for (size_t i = 0; i < s->img_size; i++)
+		s->img[i].seen = false;
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		struct mft_image *im;
+
+		if (f->nodes[i].type == NODE_TYPE_SWITCH &&
+		    (im = img_find(s, f->nodes[i].guid)))
+			im->seen = true;
+	}
+	if (s->img_size && img_rehash(s, s->img_size, true) < 0)
+		return -ENOMEM;
+	s->model_gen = f->gen;
+	return 0;
+}
+
+static void update_run(struct mft_state *s)
+{
+	struct sm *sm = s->sm;
+	unsigned built = 0;
+	int rc;
+
+	if (s->stopped)
+		return;
+	if (s->busy) {
+		s->again = true;
+		return;
+	}
+	if (!sm->fabric.n_nodes || sm->fabric.local_node == FAB_NONE)
+		return;
+	s->t0 = ev_time();
+	memset(s->dirty, 0, sizeof(s->dirty));
+	s->all_blocks = s->rescan;
+	s->rescan = false;
+	if (sm->fabric.gen != s->model_gen) {
+		rc = model_prepare(s);
+		if (rc < 0) {
+			log_err("ERR 0851: cannot prepare multicast trees: %s",
+				strerror(-rc));
+			return;
+		}
+		s->all_blocks = true;
+	}
+	rc = trees_update(s, &built);
+	s->st.trees += built;
+	s->st.last_trees = built;
+	s->st.last_groups = (unsigned)group_count(sm);
+	s->st.last_build_s = ev_time() - s->t0;
+	if (rc < 0) {
+		log_err("ERR 0851: cannot build multicast trees: %s: the MFTs"
+			" are rebuilt at the next sweep", strerror(-rc));
+		s->model_gen = 0;	/* start over next time */
+		return;
+	}
+	s->busy = true;
+	s->cursor = 0;
+	s->sets0 = s->st.sets;
+	s->tops0 = s->st.top_sets;
+	s->failed0 = s->st.failed;
+	batch_init(&s->batch, sm->engine, update_done, s);
+	batch_run(&s->batch, more_mft);
+}
+
+static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct mft_state *s = w->data;
+
+	(void)loop;
+	(void)revents;
+	/* The heavy sweep under way rebuilds everything when it ends; look
+	 * again later in case it fails. */
+	if (s->sm->sweep) {
+		ev_timer_set(&s->timer, MFT_SWEEP_POLL, 0.);
+		ev_timer_start(s->sm->loop, &s->timer);
+		return;
+	}
+	update_run(s);
+}
+
+static struct mft_state *state_get(struct sm *sm)
+{
+	struct mft_state *s = sm->mft;
+
+	if (s)
+		return s;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->sm = sm;
+	ev_timer_init(&s->timer, on_timer, MFT_COALESCE, 0.);
+	s->timer.data = s;
+	sm->mft = s;
+	return s;
+}
 
 void mcast_changed(struct sm *sm)
 {
-	(void)sm;
+	struct mft_state *s = state_get(sm);
+
+	if (!s) {
+		log_err("ERR 0851: out of memory: the MFTs follow at the next"
+			" sweep");
+		return;
+	}
+	if (s->stopped)
+		return;
+	/* Already due soon (a burst in progress, or a sweep being waited
+	 * for): that update covers this change too.  A retry due later is
+	 * brought forward. */
+	if (ev_is_active(&s->timer)) {
+		if (ev_timer_remaining(sm->loop, &s->timer) <= MFT_SWEEP_POLL)
+			return;
+		ev_timer_stop(sm->loop, &s->timer);
+	}
+	ev_timer_set(&s->timer, MFT_COALESCE, 0.);
+	ev_timer_start(sm->loop, &s->timer);
+}
+
+/*
+ * The MLID ceiling: every switch on a tree must hold the MLID, so MLIDs
+ * go up to the smallest MulticastFDBCap (switches without a table, cap
+ * 0, hold none and are left out).
+ */
+static void mlid_ceiling(struct sm *sm)
+{
+	const struct fabric *f = &sm->fabric;
+	unsigned cap = 0;
+
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *n = &f->nodes[i];
+		unsigned c;
+
+		if (n->type != NODE_TYPE_SWITCH || !n->has_switch_info ||
+		    !(c = switch_mlids(n)))
+			continue;
+		if (!cap || c < cap)
+			cap = c;
+	}
+	if (!cap || !sm->mc)
+		return;
+	uint16_t top = (uint16_t)(MC_MLID_MIN + cap - 1);
+	if (top == mc_table_mlid_top(sm->mc))
+		return;
+	mc_table_set_mlid_top(sm->mc, top);
+	size_t above = 0;
+	for (size_t i = 0; i < mc_table_count(sm->mc); i++)
+		if (mc_table_at(sm->mc, i)->mlid > top)
+			above++;
+	if (above)
+		log_warnx("ERR 0853: MLIDs now end at 0x%04x (the smallest"
+			  " MulticastFDBCap is %u): %zu groups hold MLIDs above"
+			  " it and are not forwarded by switches too small for"
+			  " them", top, cap, above);
+	else
+		log_info("multicast: MLIDs 0x%04x-0x%04x (smallest"
+			 " MulticastFDBCap %u)", MC_MLID_MIN, top, cap);
+}
+
+void mft_sweep_done(struct sm *sm)
+{
+	struct mft_state *s;
+
+	mlid_ceiling(sm);
+	/* No group has ever been programmed: nothing to hold or clear. */
+	if (!sm->mft && !group_count(sm))
+		return;
+	s = state_get(sm);
+	if (!s) {
+		log_err("ERR 0851: out of memory: no multicast forwarding");
+		return;
+	}
+	if (s->stopped)
+		return;
+	ev_timer_stop(sm->loop, &s->timer);	/* this update covers it */
+	update_run(s);
+}
+
+void mft_abort(struct sm *sm)
+{
+	struct mft_state *s = sm->mft;
+
+	if (!s)
+		return;
+	if (!s->stopped) {
+		s->stopped = true;
+		ev_timer_stop(sm->loop, &s->timer);
+		return;
+	}
+	trees_clear(s);
+	mcast_ctx_free(s->ctx);
+	free(s->pm);
+	for (size_t i = 0; i < s->img_size; i++)
+		img_clear(&s->img[i]);
+	free(s->img);
+	free(s);
+	sm->mft = NULL;
+}
+
+bool mft_hold_exit(struct sm *sm)
+{
+	struct mft_state *s = sm->mft;
+
+	if (!s || !s->busy || s->stopped)
+		return false;
+	s->exit_after = true;
+	return true;
+}
+
+const struct mft_stats *mft_stats(const struct sm *sm, bool *busy)
+{
+	const struct mft_state *s = sm->mft;
+
+	if (busy)
+		*busy = s && s->busy;
+	return s ? &s->st : NULL;
 }

@@ -30,6 +30,7 @@
 #include "mad/sa_wire.h"
 #include "mad/wire.h"
 #include "sm/lid.h"
+#include "sm/mcast/mft.h"
 #include "sm/program.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
@@ -210,10 +211,12 @@ static void teardown(void)
 	sm_watchers_stop(S);
 	sweep_heavy_abort(S);
 	sweep_light_abort(S);
+	mft_abort(S);
 	sa_stop(S);
 	fake_fini(&F);
 	sweep_heavy_abort(S);
 	sweep_light_abort(S);
+	mft_abort(S);
 	fabric_free(&S->fabric);
 	routing_result_free(&S->routes);
 	lid_cache_free(S->lids);

@@ -1,0 +1,98 @@
+/*
+ * mcast_bench.c - offline timing of multicast trees (routing/mcast.c):
+ * load a topology file, assign LIDs, route with minhop, then time the
+ * per-model context and the tree of one group holding every host (and
+ * of groups of a few random hosts).  No fabric, no ibsim.
+ *
+ *   tests/bench/mcast_bench tests/topologies/fat2-1152.net [rounds]
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "routing/mcast.h"
+#include "routing/routing.h"
+#include "sm/fabric.h"
+#include "sm/lid.h"
+#include "sm/topo_load.h"
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	struct fabric f;
+	struct routing_result r = { 0 };
+	struct lid_policy pol = { 0 };
+	struct mcast_ctx *c;
+	struct mcast_tree t;
+	char err[256];
+	unsigned rounds = argc > 2 ? (unsigned)atoi(argv[2]) : 100;
+
+	if (argc < 2 || !rounds) {
+		fprintf(stderr, "usage: %s TOPOLOGY [rounds]\n", argv[0]);
+		return 2;
+	}
+	fabric_init(&f);
+	if (topo_load(&f, argv[1], err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: %s\n", argv[1], err);
+		return 1;
+	}
+	if (lid_assign(&f, NULL, &pol, NULL) < 0 ||
+	    routing_run("minhop", &f, &r, err, sizeof(err)) < 0) {
+		fprintf(stderr, "routing: %s\n", err);
+		return 1;
+	}
+	struct mcast_member *m = malloc(f.n_nodes * sizeof(*m));
+	size_t n = 0;
+	for (size_t i = 0; i < f.n_nodes; i++)
+		if (f.nodes[i].type != NODE_TYPE_SWITCH)
+			m[n++] = (struct mcast_member){ (int32_t)i, 1, true };
+
+	double t0 = now();
+	if (mcast_ctx_new(&c, &f, &r) < 0)
+		return 1;
+	double t_ctx = now() - t0;
+
+	t0 = now();
+	for (unsigned i = 0; i < rounds; i++) {
+		if (mcast_tree_build(c, m, n, 0xc000 + i, &t) < 0)
+			return 1;
+		if (i + 1 < rounds)
+			mcast_tree_free(&t);
+	}
+	double t_all = (now() - t0) / rounds;
+	printf("%s: %zu hosts; context %.3f ms; tree of all hosts %.3f ms"
+	       " (%zu switches, depth %u)\n", argv[1], n, t_ctx * 1e3,
+	       t_all * 1e3, t.n, t.depth);
+	mcast_tree_free(&t);
+
+	/* Groups of 8 random hosts, the IPoIB-group-of-a-few case. */
+	uint32_t x = 1;
+	struct mcast_member few[8];
+	t0 = now();
+	for (unsigned i = 0; i < rounds * 10; i++) {
+		for (unsigned k = 0; k < 8; k++) {
+			x = x * 1103515245u + 12345u;
+			few[k] = m[(x >> 8) % n];
+		}
+		if (mcast_tree_build(c, few, 8, i, &t) < 0)
+			return 1;
+		mcast_tree_free(&t);
+	}
+	printf("tree of 8 random hosts %.3f ms\n",
+	       (now() - t0) / (rounds * 10) * 1e3);
+	mcast_ctx_free(c);
+	free(m);
+	routing_result_free(&r);
+	fabric_free(&f);
+	return 0;
+}
