@@ -18,6 +18,7 @@
 #include "routing/routing.h"
 #include "sm/fabric.h"
 #include "sm/lid.h"
+#include "sm/mcast/mft.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
 #include "sm/topo_load.h"
@@ -75,7 +76,9 @@ static inline void agent_fx_start(struct agent_fx *x)
 static inline void agent_fx_free(struct agent_fx *x)
 {
 	sa_stop(&x->sm);
+	mft_abort(&x->sm);	/* an MFT update a join started: stop it */
 	fake_fini(&x->fk);
+	mft_abort(&x->sm);	/* ... and free it, the engine gone */
 	routing_result_free(&x->sm.routes);
 	fabric_free(&x->sm.fabric);
 	ev_loop_destroy(x->sm.loop);
