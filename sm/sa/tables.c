@@ -27,10 +27,12 @@
  *                      switch port 0..NumPorts, of the CA's port (port
  *                      component ignored for CAs); BlockNum outside 1-4
  *                      matches nothing.
- *   MFTRecord          nothing: its default IPoIB broadcast group
- *                      (0xC000) has no members, so no switch holds an
- *                      MFT entry.  ibsm has no groups yet: the model holds
- *                      no MFT and the answer is empty as well.
+ *   MFTRecord          what the switch confirmed holding (sm/mcast/
+ *                      mft.c): every position of blocks 0 up to the last
+ *                      block with an entry, as OpenSM answers up to the
+ *                      highest block in use; none on a switch no tree
+ *                      crosses (a group without members, such as the
+ *                      default broadcast group before any join).
  *
  * Tables without a LID component list end ports in OpenSM's port-GUID
  * order (as records.c does); a LID component matches every LID of
@@ -383,6 +385,18 @@ static int mftr_switch(const struct sa_query *q, const struct fab_node *n,
 
 	if (!n->mft || !n->mft_positions)
 		return 0;
+	/* Blocks past the last one with an entry are not in use. */
+	while (blocks > 0) {
+		size_t from = (size_t)(blocks - 1) * MFT_BLOCK_SIZE * n->mft_positions;
+		size_t to = (size_t)n->mft_entries * n->mft_positions;
+		bool used = false;
+
+		for (size_t i = from; i < to && !used; i++)
+			used = n->mft[i] != 0;
+		if (used)
+			break;
+		blocks--;
+	}
 	for (unsigned b = 0; b < blocks && rc == 0; b++) {
 		if ((q->comp_mask & BIT(MFTR_BLOCK)) && b != want_blk)
 			continue;
