@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sm/fileutil.h"
+#include "config/fileutil.h"
 #include "sm/lid.h"
 
 #define LID_MAX_LMC	7

@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 
 #include "sm/discover.h"
-#include "sm/fileutil.h"
+#include "config/fileutil.h"
 #include "sm/dumps.h"
 #include "sm/program.h"
 #include "sm/sa/sa.h"

@@ -21,7 +21,7 @@
 
 #include "partitions/edit.h"
 #include "partitions/partitions.h"
-#include "sm/fileutil.h"
+#include "config/fileutil.h"
 #include "tools/ibsmctl.h"
 
 static void part_usage(FILE *f)

@@ -1,6 +1,7 @@
 /*
- * fileutil.c - atomic file replacement, and replacement only when the
- * content changed (see fileutil.h).
+ * fileutil.c - the file helpers of the daemon and the tools: whole-file
+ * reads, atomic file replacement (with a backup), replacement only when
+ * the content changed, directories (see fileutil.h).
  */
 #include "config.h"
 
@@ -12,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sm/fileutil.h"
+#include "config/fileutil.h"
 
 /* Make a rename in the directory of `path` durable (the data is). */
 static void fsync_dir(const char *path)
@@ -187,4 +188,53 @@ int write_file_if_changed(const char *path, int (*fn)(FILE *fp, const void *arg)
 	rc = write_file_atomic(path, write_mem, &m);
 	free(buf);
 	return rc;
+}
+
+int read_file_all(const char *path, char **buf, size_t *len)
+{
+	struct stat st;
+	size_t cap, n = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *b;
+
+	if (fd < 0)
+		return -errno;
+	cap = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : 65536;
+	b = malloc(cap);
+	if (!b) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (n + 1 == cap) {
+			char *nb = realloc(b, cap * 2);
+
+			if (!nb) {
+				free(b);
+				close(fd);
+				return -ENOMEM;
+			}
+			b = nb;
+			cap *= 2;
+		}
+		r = read(fd, b + n, cap - n - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = -errno;
+			free(b);
+			close(fd);
+			return e;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	return 0;
 }
