@@ -456,11 +456,12 @@ int cfg_apply(const struct cfg *c, struct sm_config *o)
 			*(uint64_t *)f = u;
 			break;
 		case F_STR:
-			/* partitions.conf at its default path: only if there
-			 * is one (OpenSM runs without partitions then too) */
+			/* partitions.conf at OpenSM's default path, from the
+			 * default or a file written by opensm -c: only if
+			 * there is one (OpenSM runs without it then too) */
 			if (is_null(v) ||
 			    (!strcmp(k->name, "partition_config_file") &&
-			     c->v[i].src == CFG_SRC_DEFAULT && access(v, F_OK)))
+			     !strcmp(v, k->def) && access(v, F_OK)))
 				*(const char **)f = NULL;
 			else
 				*(const char **)f = v;
