@@ -427,6 +427,7 @@ int cfg_apply(const struct cfg *c, struct sm_config *o)
 	size_t n;
 	const struct cfg_key *keys = cfg_keys(&n);
 	char err[160];
+	bool no_enforce = false;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct cfg_key *k = &keys[i];
@@ -493,8 +494,7 @@ int cfg_apply(const struct cfg *c, struct sm_config *o)
 				       u & 0x01 ? LOG_LVL_WARN : LOG_LVL_ERR;
 			break;
 		case F_NO_PART_ENF:
-			if (!strcmp(v, "TRUE"))
-				o->part_enforce = SM_PART_ENFORCE_OFF;
+			no_enforce = !strcmp(v, "TRUE");
 			break;
 		case F_LIMIT:
 			if (limit_parse(o, k->off, v, err, sizeof(err)) < 0)
@@ -502,6 +502,9 @@ int cfg_apply(const struct cfg *c, struct sm_config *o)
 			break;
 		}
 	}
+	/* OpenSM's older key (-N) wins over part_enforce, whatever the order */
+	if (no_enforce)
+		o->part_enforce = SM_PART_ENFORCE_OFF;
 	return 0;
 }
 

@@ -127,6 +127,39 @@ else
 	fab_fail config-opensm-c-checks-clean "exit $rc: $out"
 fi
 
+# tests/config/bad/: each file rejected by --check-config (exit 1) with
+# the exact FILE:LINE message its first line names; unknown keys are
+# errors there, a warning at start.
+nbad=0
+badout=
+for f in "$FAB_TOP"/tests/config/bad/*.conf; do
+	want=$(sed -n '1s/^# expect: \([0-9]*\): /\1: /p' "$f")
+	out=$("$IBSM" -F "$f" --check-config 2>&1)
+	rc=$?
+	nbad=$((nbad + 1))
+	if [ "$rc" -ne 1 ] || ! grep -qxF "ibsm: $f:$want" <<<"$out"; then
+		badout="$badout ${f##*/}: exit $rc: $out;"
+	fi
+done
+out=$("$IBSM" -F "$FAB_TOP/tests/config/unknown.conf" --check-config 2>&1)
+rc=$?
+grep -qxF "ibsm: $FAB_TOP/tests/config/unknown.conf:3: unknown key 'sm_prority'" <<<"$out" &&
+	[ "$rc" -eq 1 ] || badout="$badout unknown.conf: exit $rc: $out"
+if [ "$nbad" -ge 25 ] && [ -z "$badout" ]; then
+	fab_pass config-check-bad-files
+else
+	fab_fail config-check-bad-files "$nbad files;$badout"
+fi
+# A file naming a partitions.conf with errors: its FILE:LINE too.
+printf 'partition_config_file %s\n' "$FAB_TOP/tests/partitions/bad/$(ls "$FAB_TOP/tests/partitions/bad" | head -1)" >"$FAB_TMP/parts.conf"
+out=$("$IBSM" -F "$FAB_TMP/parts.conf" --check-config 2>&1)
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "^ibsm: $FAB_TOP/tests/partitions/bad/[^:]*:[0-9]*:" <<<"$out"; then
+	fab_pass config-check-names-partitions
+else
+	fab_fail config-check-names-partitions "exit $rc: $out"
+fi
+
 # ibsm -c, read back by OpenSM (its -c after -F writes what it read).
 if "$IBSM" -c "$FAB_TMP/ibsm.conf" >/dev/null 2>&1 &&
 	out=$(opensm -F "$FAB_TMP/ibsm.conf" -c "$FAB_TMP/back.conf" 2>&1) &&
