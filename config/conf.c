@@ -518,6 +518,7 @@ void cfg_unimplemented(const struct cfg *c, char *buf, size_t len, size_t *n)
 		buf[0] = '\0';
 	for (size_t i = 0; i < nk; i++) {
 		if (keys[i].flags & CFG_IMPL || !c->v[i].val ||
+		    c->v[i].src != CFG_SRC_FILE ||
 		    !strcmp(c->v[i].val, keys[i].def))
 			continue;
 		(*n)++;

@@ -120,8 +120,9 @@ int cfg_read_file(struct cfg *c, const char *path);
 int cfg_apply(const struct cfg *c, struct sm_config *o);
 
 /*
- * The keys ibsm accepts but does not implement whose value differs from
- * the default, as "a, b, c" (empty when none); *n counts them.
+ * The keys ibsm accepts but does not implement whose value in the file
+ * differs from the default, as "a, b, c" (empty when none); *n counts
+ * them.  (The daemon names such command-line options itself.)
  */
 void cfg_unimplemented(const struct cfg *c, char *buf, size_t len, size_t *n);
 

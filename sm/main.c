@@ -573,7 +573,7 @@ int main(int argc, char **argv)
 	sm.reload = reload_config;
 	pid_file = sm.cfg.pid_file;
 	cfg_unimplemented(&conf, unimpl, sizeof(unimpl), &n_unimpl);
-	if (n_unimpl)
+	if (n_unimpl && ro.config_file)
 		fprintf(stderr, "ibsm: %s: %zu key%s not implemented yet and"
 			" ignored: %s\n", ro.config_file, n_unimpl,
 			n_unimpl == 1 ? "" : "s", unimpl);
@@ -598,7 +598,7 @@ int main(int argc, char **argv)
 		log_info("config: %s", ro.config_file);
 	for (size_t i = 0; i < conf.unknown.n; i++)
 		log_warnx("ERR 0903: %s (ignored)", conf.unknown.msg[i]);
-	if (n_unimpl)
+	if (n_unimpl && ro.config_file)
 		log_warnx("ERR 0905: %s: %zu key%s not implemented yet and"
 			  " ignored: %s", ro.config_file, n_unimpl,
 			  n_unimpl == 1 ? "" : "s", unimpl);

@@ -37,6 +37,14 @@ static int set(struct cfg *c, const char *name, const char *val)
 		       sizeof(err));
 }
 
+static int set_file(struct cfg *c, const char *name, const char *val)
+{
+	char err[200];
+
+	return cfg_set(c, key_index(name), val, CFG_SRC_FILE, 1, err,
+		       sizeof(err));
+}
+
 static char *write_tmp(const char *text)
 {
 	static char path[64];
@@ -371,10 +379,11 @@ START_TEST(unimplemented_listed)
 	cfg_init(&c);
 	cfg_unimplemented(&c, buf, sizeof(buf), &n);
 	ck_assert_uint_eq(n, 0);
-	ck_assert_int_eq(set(&c, "qos", "TRUE"), 0);
-	ck_assert_int_eq(set(&c, "perfmgr", "FALSE"), 0);	/* default */
-	ck_assert_int_eq(set(&c, "sm_priority", "4"), 0);	/* implemented */
-	ck_assert_int_eq(set(&c, "m_key", "0x5"), 0);
+	ck_assert_int_eq(set_file(&c, "qos", "TRUE"), 0);
+	ck_assert_int_eq(set_file(&c, "perfmgr", "FALSE"), 0);	/* default */
+	ck_assert_int_eq(set_file(&c, "sm_priority", "4"), 0);	/* implemented */
+	ck_assert_int_eq(set_file(&c, "m_key", "0x5"), 0);
+	ck_assert_int_eq(set(&c, "congestion_control", "TRUE"), 0); /* command line */
 	cfg_unimplemented(&c, buf, sizeof(buf), &n);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_str_eq(buf, "m_key, qos");
