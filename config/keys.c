@@ -3,7 +3,8 @@
  *
  * OpenSM 3.3.23's keys in the order `opensm -c` writes them, with its
  * defaults, and in `flags` CFG_RT where OpenSM re-applies the key on a
- * SIGHUP (its option table's can_update), CFG_IMPL where ibsm does
+ * SIGHUP (its option table's can_update; not max_wire_smps, which ibsm
+ * takes only at start), CFG_IMPL where ibsm does
  * something with it.  Ranges are those of the field OpenSM stores the
  * value in (uint8 0-255, uint16 0-65535, uint32), narrowed where the IB
  * spec fixes them (SMInfo:Priority 4 bits, LMC 3 bits, PortInfo's 5-bit
@@ -108,7 +109,7 @@ static struct cfg_key keys[] = {
 	K("sminfo_polling_timeout", CFG_INT, "10000", 0, 4294967295, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
 	K("polling_retry_number", CFG_INT, "4", 0, 4294967295, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
 	K("honor_guid2lid_file", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
-	K("max_wire_smps", CFG_INT, "4", 1, 65535, NULL, RT|IMPL, F_UINT_(max_wire_smps), "TIMING AND THREADING OPTIONS"),
+	K("max_wire_smps", CFG_INT, "4", 1, 65535, NULL, IMPL, /* the MAD engine takes it at start */ F_UINT_(max_wire_smps), "TIMING AND THREADING OPTIONS"),
 	K("max_wire_smps2", CFG_INT, "4", 0, 4294967295, NULL, RT, F_NONE_, "TIMING AND THREADING OPTIONS"),
 	K("max_smps_timeout", CFG_INT, "600000", 0, 4294967295, NULL, RT, F_NONE_, "TIMING AND THREADING OPTIONS"),
 	K("transaction_timeout", CFG_INT, "200", 1, 60000, NULL, IMPL, F_UINT_(transaction_timeout), "TIMING AND THREADING OPTIONS"),
