@@ -385,24 +385,32 @@ static int on_key(void *user, const char *section, const char *name,
 	return 1;
 }
 
+int cfg_read_text(struct cfg *c, const char *name, const char *text,
+		  size_t len)
+{
+	struct reader r = { c, text, text + len, 0, name };
+	int rc;
+
+	free(c->file);
+	c->file = strdup(name);
+	/* Only the reader's own errors (it hands inih nothing else bad). */
+	rc = ini_parse_stream(reader_next, &r, on_key, &r);
+	if (rc > 0)
+		msg_add(&c->errors, "%s:%d: expected 'key value'", name, rc);
+	return c->errors.n ? -EINVAL : 0;
+}
+
 int cfg_read_file(struct cfg *c, const char *path)
 {
 	char *text = NULL;
 	size_t len = 0;
-	struct reader r;
 	int rc = read_file_all(path, &text, &len);
 
 	if (rc < 0)
 		return rc;
-	free(c->file);
-	c->file = strdup(path);
-	r = (struct reader){ c, text, text + len, 0, path };
-	/* Only the reader's own errors (it hands inih nothing else bad). */
-	rc = ini_parse_stream(reader_next, &r, on_key, &r);
-	if (rc > 0)
-		msg_add(&c->errors, "%s:%d: expected 'key value'", path, rc);
+	rc = cfg_read_text(c, path, text, len);
 	free(text);
-	return c->errors.n ? -EINVAL : 0;
+	return rc;
 }
 
 /* ------------------------------------------------------------ applying */

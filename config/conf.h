@@ -112,6 +112,9 @@ int cfg_set(struct cfg *c, size_t i, const char *val, enum cfg_src src,
  * read.
  */
 int cfg_read_file(struct cfg *c, const char *path);
+/* The same for `len` bytes of text named `name` in messages. */
+int cfg_read_text(struct cfg *c, const char *name, const char *text,
+		  size_t len);
 
 /*
  * Copy every implemented key into `o` (limits included).  0, or -EINVAL
