@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "config/conf.h"
+#include "config/fileutil.h"
 #include "config/opts.h"
 #include "sm/limits.h"
 #include "sm/sm.h"
@@ -419,6 +420,43 @@ START_TEST(options_table)
 }
 END_TEST
 
+static int put(FILE *fp, const void *arg)
+{
+	return fputs(arg, fp) < 0 ? -EIO : 0;
+}
+
+/* config/fileutil: whole-file reads, with a cap; atomic write + backup. */
+START_TEST(file_helpers)
+{
+	char dir[] = "/tmp/check_config_files.XXXXXX", path[128], bak[128];
+	char *buf;
+	size_t len;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/f.conf", dir);
+	snprintf(bak, sizeof(bak), "%s/f.conf~", dir);
+	ck_assert_int_eq(read_file_all(path, &buf, &len), -ENOENT);
+	/* no old file: no backup, the new one written */
+	ck_assert_int_eq(write_file_atomic_backup(path, "~", put, "one\n"), 0);
+	ck_assert_int_eq(access(bak, F_OK), -1);
+	ck_assert_int_eq(write_file_atomic_backup(path, "~", put, "two\n"), 0);
+	ck_assert_int_eq(read_file_all(path, &buf, &len), 0);
+	ck_assert_str_eq(buf, "two\n");
+	ck_assert_uint_eq(len, 4);
+	free(buf);
+	ck_assert_int_eq(read_file_all(bak, &buf, &len), 0);
+	ck_assert_str_eq(buf, "one\n");
+	free(buf);
+	ck_assert_int_eq(read_file_max(path, 4, &buf, &len), 0);
+	free(buf);
+	ck_assert_int_eq(read_file_max(path, 3, &buf, &len), -EFBIG);
+	ck_assert_int_eq(read_file_max(dir, 100, &buf, &len), -EINVAL);
+	unlink(bak);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("config");
@@ -436,6 +474,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, create_round_trip);
 	tcase_add_test(tc, unimplemented_listed);
 	tcase_add_test(tc, options_table);
+	tcase_add_test(tc, file_helpers);
 	suite_add_tcase(s, tc);
 	return s;
 }
