@@ -138,11 +138,12 @@ const size_t n_cfg_opts = sizeof(cfg_opts) / sizeof(cfg_opts[0]);
 
 int cfg_opts_getopt(char *shorts, size_t len, struct option **longs)
 {
-	size_t n = 0, k = 0;
+	size_t n = 1, k = 0;
 	struct option *lo = calloc(n_cfg_opts + n_limit_opts + 1, sizeof(*lo));
 
 	if (!lo)
 		return -ENOMEM;
+	shorts[0] = ':';	/* a missing argument returns ':', not '?' */
 	for (size_t i = 0; i < n_cfg_opts; i++) {
 		const struct cfg_opt *o = &cfg_opts[i];
 
@@ -168,7 +169,7 @@ const struct cfg_opt *cfg_opt_of(int c)
 	if (c >= OPT_LONG_BASE && c < OPT_LONG_BASE + (int)n_cfg_opts)
 		return &cfg_opts[c - OPT_LONG_BASE];
 	for (size_t i = 0; i < n_cfg_opts; i++)
-		if (c > 0 && cfg_opts[i].sht == c)
+		if (c > 0 && c != '?' && cfg_opts[i].sht == c)
 			return &cfg_opts[i];
 	return NULL;
 }

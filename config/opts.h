@@ -48,7 +48,8 @@ extern const size_t n_cfg_opts;
 #define OPT_LIMIT_BASE	2000
 
 /*
- * The getopt_long tables: shorts ("F:c:..."), and *longs (malloc'd, with
+ * The getopt_long tables: shorts (":F:c:...", the leading ':' for
+ * missing arguments), and *longs (malloc'd, with
  * the limits of sm/limits.c and a terminator).  Returns 0 or -ENOMEM.
  */
 int cfg_opts_getopt(char *shorts, size_t len, struct option **longs);

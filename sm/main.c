@@ -128,7 +128,7 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 	cfg_init(conf);
 	if (cfg_opts_getopt(shorts, sizeof(shorts), &longs) < 0)
 		return -ENOMEM;
-	opterr = 1;
+	opterr = 0;
 	while (rc == 0 && (c = getopt_long(argc, argv, shorts, longs,
 					   NULL)) != -1) {
 		const struct cfg_opt *op = cfg_opt_of(c);
@@ -141,8 +141,32 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 			rc = set_key(conf, r, spell, name, optarg);
 			continue;
 		}
-		if (c == '?' && optopt == '?')
-			op = cfg_opt_of('?');
+		if (c == '?' || c == ':') {
+			/* getopt's own errors (opterr is 0); "-?" is help */
+			if (c == '?' && optopt == '?') {
+				op = cfg_opt_of('h');
+			} else {
+				const struct cfg_opt *lo = cfg_opt_of(optopt);
+
+				if (optopt >= OPT_LONG_BASE && lo)
+					snprintf(spell, sizeof(spell), "--%s",
+						 lo->lng);
+				else if (optopt >= OPT_LIMIT_BASE)
+					snprintf(spell, sizeof(spell), "--%s",
+						 limit_opts[optopt -
+							    OPT_LIMIT_BASE].name);
+				else if (optopt > 0 && optopt < 256)
+					snprintf(spell, sizeof(spell), "-%c", optopt);
+				else
+					snprintf(spell, sizeof(spell), "%s",
+						 argv[optind - 1]);
+				fprintf(stderr, "ibsm: %s: %s (ibsm --help lists"
+					" the options)\n", spell, c == ':' ?
+					"expected an argument" : "unknown option");
+				rc = -EINVAL;
+				break;
+			}
+		}
 		if (!op) {
 			cfg_opts_usage(stderr);
 			rc = -EINVAL;

@@ -67,7 +67,7 @@ walked=0
 bad_opts=
 while IFS= read -r line; do
 	# "--name, -x <arg>", "--name <arg>", "--name, -x [a|b]", "--name"
-	[[ $line =~ ^(--[A-Za-z0-9_-]+)(,\ (-[A-Za-z?]))?(\ ([<[].*))?$ ]] || continue
+	[[ $line =~ ^(--[A-Za-z][A-Za-z0-9_-]*)(,\ (-[A-Za-z?]))?(\ ([<[].*))?$ ]] || continue
 	long=${BASH_REMATCH[1]}
 	short=${BASH_REMATCH[3]}
 	meta=${BASH_REMATCH[5]}
@@ -99,6 +99,18 @@ for o in -h --help -?; do
 		fab_pass "config-help$o"
 	else
 		fab_fail "config-help$o"
+	fi
+done
+
+# Unknown options and missing arguments still exit 2.
+for args in "--no-such-option" "-j" "--------" "-p" "--config"; do
+	# shellcheck disable=SC2086 # one or two words
+	out=$("$IBSM" $args 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" -eq 2 ] && grep -q "^ibsm: .*\(unknown option\|expected an argument\)" <<<"$out"; then
+		fab_pass "config-refused$args"
+	else
+		fab_fail "config-refused$args" "exit $rc: $out"
 	fi
 done
 
