@@ -44,6 +44,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config/fileutil.h"
 #include "partitions/partitions.h"
 
 /* OpenSM's osm_prtn_t.name holds 31 characters. */
@@ -708,40 +709,16 @@ fail:
 int part_load(const char *path, const struct part_options *opt,
 	      struct part_config *out, struct part_diag *diag)
 {
-	struct stat st;
 	char *buf;
-	size_t got = 0;
-	int fd, rc;
+	size_t got;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	memset(diag, 0, sizeof(*diag));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		rc = errno ? -errno : -EINVAL;
-		close(fd);
-		return rc ? rc : -EINVAL;
-	}
-	if (st.st_size > (64 << 20)) {		/* a partitions.conf, not a disk */
-		close(fd);
-		return -EFBIG;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
+	/* a partitions.conf, not a disk */
+	rc = read_file_max(path, 64 << 20, &buf, &got);
+	if (rc < 0)
+		return rc;
 	rc = part_parse(path, buf, got, opt, out, diag);
 	free(buf);
 	return rc;

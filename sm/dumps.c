@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "sm/dumps.h"
-#include "sm/fileutil.h"
+#include "config/fileutil.h"
 #include "sm/sm.h"
 #include "sm/topo_dump.h"
 

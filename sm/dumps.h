@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "routing/routing.h"
-#include "sm/fileutil.h"	/* write_file_if_changed(), for the callers */
+#include "config/fileutil.h"	/* write_file_if_changed(), for the callers */
 #include "sm/fabric.h"
 
 struct sm;

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sm/fileutil.h"
+#include "config/fileutil.h"
 #include "sm/lid.h"
 
 #define LID_MAX_LMC	7
@@ -415,7 +415,7 @@ static int write_entries(FILE *fp, const void *arg)
  * saves the cache and most change no LID: the content is built in memory
  * and compared with the file, which is replaced (temp file in the same
  * directory, fsync, rename: a reader sees the old file or the new one,
- * never half of one) only when it differs (sm/fileutil.h).
+ * never half of one) only when it differs (config/fileutil.h).
  */
 int lid_cache_save(const struct lid_cache *c, const char *path)
 {

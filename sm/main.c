@@ -19,327 +19,415 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <ev.h>
 
+#include "config/conf.h"
+#include "config/fileutil.h"
+#include "config/opts.h"
 #include "mad/engine.h"
 #include "mad/umad_io.h"
 #include "sm/discover.h"
-#include "sm/fileutil.h"
 #include "sm/fabric.h"
 #include "sm/limits.h"
 #include "sm/log.h"
+#include "partitions/partitions.h"
+#include "sm/mcast/mcast.h"
 #include "sm/mcast/mft.h"
 #include "sm/program.h"
-#include "sm/mcast/mcast.h"
 #include "sm/sa/mcmember.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
 #include "sm/topo_dump.h"
 
-static void usage(FILE *fp)
+/*
+ * The command line and the config file (config/conf.h, config/opts.h):
+ * options set opensm.conf keys, the -F file fills in the keys the
+ * command line left alone, and the keys in force are copied into
+ * struct sm_config.  What else the command line asks for is here.
+ */
+struct run_opts {
+	bool	 discover_only;
+	bool	 check;			/* --check-config */
+	const char *config_file;	/* -F */
+	const char *create_file;	/* -c */
+	char	 notes[1024];		/* options ibsm ignores, for the log */
+};
+
+/* The not-implemented note of an option (once per key), to stderr now
+ * and to the log once it is open. */
+static void note_ignored(struct run_opts *r, const char *spell,
+			 const char *key)
 {
-	fprintf(fp,
-"Usage: ibsm [options]\n"
-"InfiniBand subnet manager (OpenSM-compatible command line).\n\n"
-"  -g, --guid GUID        bind to the local port with this port GUID\n"
-"                         (default: the first port whose link is up)\n"
-"  -o, --once             sweep once, report and exit\n"
-"  -f, --log_file FILE    log file; 'stdout' or '-' for the terminal\n"
-"                         (default /var/log/ibsm.log)\n"
-"  -V, --verbose          maximum verbosity (debug log)\n"
-"  -D, --debug FLAGS      OpenSM log flags: 0x01 error, 0x02 info,\n"
-"                         0x04 and above debug (default 0x03)\n"
-"  -t, --timeout MS       per-SMP timeout in ms (default 200)\n"
-"      --retries N        re-sends of an unanswered SMP (default 3)\n"
-"  -n, --maxsmps N        SMPs on the wire at once (default 4)\n"
-"  -p, --priority N       SM priority 0-15 (default 0)\n"
-"  -l, --lmc N            LMC 0-7: 2^N LIDs per CA port (default 0)\n"
-"  -r, --reassign_lids    give every port a new LID (ignore the cache)\n"
-"  -s, --sweep N          light sweep every N s, 0 = off (default 10)\n"
-"  -R, --routing_engine L routing engines to try in order (default minhop)\n"
-"  -J, --pidfile FILE     write the daemon's pid to FILE (atomically) once\n"
-"                         it runs; removed at exit (ibsmctl partitions apply)\n"
-"  -P, --Pconfig FILE     partitions.conf (OpenSM's format); without it\n"
-"                         every port is in the default partition only\n"
-"      --cache-dir DIR    guid2lid cache directory (default $OSM_CACHE_DIR\n"
-"                         or /var/cache/opensm)\n"
-"      --dump-dir DIR     opensm-subnet.lst, opensm-lfts.dump (default\n"
-"                         $OSM_TMP_DIR or /var/log)\n"
-"      --dump-lfts        also write opensm-lfts.dump (as -D 0x40 does;\n"
-"                         one line per switch and LID: large fabrics give\n"
-"                         large files)\n"
-"      --dump-fabric FILE write the discovered fabric in ibnetdiscover's\n"
-"                         topology format (atomically)\n"
-"      --discover-only    discover, report and exit without changing anything\n"
-"      --part_enforce WHAT partition enforcement on switch ports facing\n"
-"                         partitioned end ports: both, in, out, off\n"
-"                         (opensm.conf part_enforce; default both)\n"
-"      --allow_both_pkeys a partition member may be both full and limited\n"
-"                         (opensm.conf allow_both_pkeys)\n"
-"      --keep_pkey_indexes TRUE|FALSE\n"
-"                         a P_Key keeps its index in a port's table\n"
-"                         across partition changes (opensm.conf\n"
-"                         keep_pkey_indexes; default TRUE)\n"
-"  -h, --help             this help\n"
-"      --version          print the version and exit\n");
-	limits_usage(fp);
+	size_t n = strlen(r->notes);
+
+	if (strstr(r->notes, key))
+		return;
+	fprintf(stderr, "ibsm: %s: %s is not implemented yet; ignored\n",
+		spell, key);
+	snprintf(r->notes + n, sizeof(r->notes) - n, "%s%s (%s)",
+		 n ? ", " : "", spell, key);
 }
 
-static int parse_uint(const char *s, unsigned long max, unsigned long *out)
+static int set_key(struct cfg *conf, struct run_opts *r, const char *spell,
+		   const char *key, const char *val)
 {
-	char *end;
+	size_t i;
+	const struct cfg_key *k = cfg_key_find(key, &i);
+	char err[200];
 
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 0);
-	if (errno || end == s || *end || v > max || s[0] == '-')
+	if (!k)
+		abort();	/* the option table names a missing key */
+	if (cfg_set(conf, i, val, CFG_SRC_CMDLINE, 0, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ibsm: %s %s: expected %s\n", spell, val, err);
 		return -EINVAL;
-	*out = v;
+	}
+	if (!(k->flags & CFG_IMPL))
+		note_ignored(r, spell, key);
 	return 0;
 }
 
-static int bad_value(const char *opt, const char *val, const char *expected)
+/* OpenSM's -d N debug switches. */
+static int debug_switch(struct cfg *conf, struct run_opts *r,
+			const char *spell, const char *arg)
 {
-	fprintf(stderr, "ibsm: %s %s: expected %s\n", opt, val, expected);
+	static const char *const keys[] = { "ignore_other_sm", "single_thread",
+					    "force_log_flush",
+					    "disable_multicast" };
+	char *end;
+	long v = strtol(arg, &end, 0);
+
+	if (*arg && !*end && v >= 0 && v <= 3)
+		return set_key(conf, r, spell, keys[v], "TRUE");
+	if (*arg && !*end && v == 10) {
+		note_ignored(r, spell, "testability mode");
+		return 0;
+	}
+	fprintf(stderr, "ibsm: %s %s: expected 0, 1, 2, 3 or 10\n", spell, arg);
 	return -EINVAL;
 }
 
-static void dir_default(char *dst, size_t sz, const char *env, const char *def)
+/* -v: one more level of log flags, as OpenSM counts them. */
+static int verbose_more(struct cfg *conf, struct run_opts *r)
 {
-	const char *v = getenv(env);
-	snprintf(dst, sz, "%s", v && *v ? v : def);
+	size_t i;
+	char v[16];
+
+	cfg_key_find("log_flags", &i);
+	snprintf(v, sizeof(v), "0x%02lx",
+		 ((strtoul(cfg_get(conf, i), NULL, 0) << 1) | 1) & 0xff);
+	return set_key(conf, r, "-v", "log_flags", v);
 }
 
-enum {
-	OPT_RETRIES = 256, OPT_VERSION, OPT_DUMP_FABRIC, OPT_CACHE_DIR,
-	OPT_DUMP_DIR, OPT_DISCOVER_ONLY, OPT_DUMP_LFTS,
-	OPT_PART_ENFORCE, OPT_ALLOW_BOTH_PKEYS, OPT_KEEP_PKEY_INDEXES,
-};
-
-/* -J/--pidfile (OpenSM's spelling): where `ibsmctl partitions apply`
- * finds the pid to send SIGHUP to, until a control socket exists. */
-static const char *pid_file;
-/* The limits of sm/limits.h: getopt values from here on. */
-enum { OPT_LIMIT_FIRST = 512 };
-
 static int parse_options(int argc, char **argv, struct sm_config *o,
-			 bool *discover_only)
+			 struct cfg *conf, struct run_opts *r)
 {
-	static const struct option longopts[] = {
-		{ "guid", required_argument, NULL, 'g' },
-		{ "once", no_argument, NULL, 'o' },
-		{ "log_file", required_argument, NULL, 'f' },
-		{ "verbose", no_argument, NULL, 'V' },
-		{ "debug", required_argument, NULL, 'D' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "retries", required_argument, NULL, OPT_RETRIES },
-		{ "maxsmps", required_argument, NULL, 'n' },
-		{ "priority", required_argument, NULL, 'p' },
-		{ "lmc", required_argument, NULL, 'l' },
-		{ "reassign_lids", no_argument, NULL, 'r' },
-		{ "sweep", required_argument, NULL, 's' },
-		{ "routing_engine", required_argument, NULL, 'R' },
-		{ "Pconfig", required_argument, NULL, 'P' },
-		{ "pidfile", required_argument, NULL, 'J' },
-		{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
-		{ "dump-dir", required_argument, NULL, OPT_DUMP_DIR },
-		{ "dump-fabric", required_argument, NULL, OPT_DUMP_FABRIC },
-		{ "discover-only", no_argument, NULL, OPT_DISCOVER_ONLY },
-		{ "dump-lfts", no_argument, NULL, OPT_DUMP_LFTS },
-		{ "part_enforce", required_argument, NULL, OPT_PART_ENFORCE },
-		{ "allow_both_pkeys", no_argument, NULL, OPT_ALLOW_BOTH_PKEYS },
-		{ "keep_pkey_indexes", required_argument, NULL,
-		  OPT_KEEP_PKEY_INDEXES },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ NULL, 0, NULL, 0 },
-	};
-	/* longopts, then the limits of sm/limits.c, then the terminator. */
-	struct option all[sizeof(longopts) / sizeof(longopts[0]) + 32];
-	const size_t n_base = sizeof(longopts) / sizeof(longopts[0]) - 1;
-	unsigned long v;
-	int c;
+	struct option *longs;
+	char shorts[256], spell[64];
+	int c, rc = 0;
 
-	_Static_assert((int)OPT_LIMIT_FIRST > (int)OPT_KEEP_PKEY_INDEXES, "getopt values");
-	memcpy(all, longopts, n_base * sizeof(all[0]));
-	if (n_limit_opts > 31)
-		abort();	/* all[] is too short: a programming error */
-	all[n_base + limits_longopts(all + n_base, OPT_LIMIT_FIRST)] =
-		(struct option){ NULL, 0, NULL, 0 };
+	memset(r, 0, sizeof(*r));
+	cfg_init(conf);
+	if (cfg_opts_getopt(shorts, sizeof(shorts), &longs) < 0)
+		return -ENOMEM;
+	opterr = 0;
+	while (rc == 0 && (c = getopt_long(argc, argv, shorts, longs,
+					   NULL)) != -1) {
+		const struct cfg_opt *op = cfg_opt_of(c);
 
-	/* OpenSM's defaults (opensm -c). */
-	*o = (struct sm_config){
-		.log_file = "/var/log/ibsm.log",
-		.log_level = LOG_LVL_INFO,
-		.transaction_timeout = 200,
-		.transaction_retries = 3,
-		.max_wire_smps = 4,
-		.sweep_interval = 10,
-		.subnet_prefix = 0xfe80000000000000ull,
-		.subnet_timeout = 18,
-		.packet_life_time = 0x12,
-		.head_of_queue_lifetime = 0x12,
-		.leaf_head_of_queue_lifetime = 0x10,
-		.max_op_vls = 5,
-	};
-	limits_defaults(o);
-	dir_default(o->cache_dir, sizeof(o->cache_dir), "OSM_CACHE_DIR",
-		    "/var/cache/opensm");
-	dir_default(o->dump_dir, sizeof(o->dump_dir), "OSM_TMP_DIR", "/var/log");
-	*discover_only = false;
-	while ((c = getopt_long(argc, argv, "g:of:VD:t:n:p:l:rs:R:P:J:h", all,
-				NULL)) != -1) {
-		switch (c) {
-		case 'g': {
-			char *end;
-			errno = 0;
-			o->guid = strtoull(optarg, &end, 0);
-			if (errno || end == optarg || *end || !o->guid)
-				return bad_value("-g", optarg, "a port GUID such"
-						 " as 0x0002c90300001234");
-			break;
+		if (c >= OPT_LIMIT_BASE &&
+		    c < OPT_LIMIT_BASE + (int)n_limit_opts) {
+			const char *name = limit_opts[c - OPT_LIMIT_BASE].name;
+
+			snprintf(spell, sizeof(spell), "--%s", name);
+			rc = set_key(conf, r, spell, name, optarg);
+			continue;
 		}
-		case 'o':
-			o->once = true;
-			break;
-		case 'f':
-			o->log_file = optarg;
-			break;
-		case 'V':
-			o->log_level = LOG_LVL_DEBUG;
-			break;
-		case 'D':
-			if (parse_uint(optarg, 0xff, &v) < 0)
-				return bad_value("-D", optarg, "log flags 0x00-0xff");
-			/* OpenSM writes its LFT dump with OSM_LOG_ROUTING. */
-			o->dump_lfts |= (v & 0x40) != 0;
-			o->log_level = v >= 0x04 ? LOG_LVL_DEBUG :
-				       v & 0x02 ? LOG_LVL_INFO :
-				       v & 0x01 ? LOG_LVL_WARN : LOG_LVL_ERR;
-			break;
-		case 't':
-			if (parse_uint(optarg, 60000, &v) < 0 || !v)
-				return bad_value("-t", optarg, "a timeout of 1-60000 ms");
-			o->transaction_timeout = (unsigned)v;
-			break;
-		case OPT_RETRIES:
-			if (parse_uint(optarg, 100, &v) < 0)
-				return bad_value("--retries", optarg, "0-100");
-			o->transaction_retries = (unsigned)v;
-			break;
-		case 'n':
-			if (parse_uint(optarg, 65535, &v) < 0 || !v)
-				return bad_value("-n", optarg, "1-65535 SMPs");
-			o->max_wire_smps = (unsigned)v;
-			break;
-		case 'p':
-			if (parse_uint(optarg, 15, &v) < 0)
-				return bad_value("-p", optarg, "a priority 0-15");
-			o->sm_priority = (uint8_t)v;
-			break;
-		case 'l':
-			if (parse_uint(optarg, 7, &v) < 0)
-				return bad_value("-l", optarg, "an LMC 0-7");
-			o->lmc = (uint8_t)v;
-			break;
-		case 'r':
-			o->reassign_lids = true;
-			break;
-		case 's':
-			if (parse_uint(optarg, 86400, &v) < 0)
-				return bad_value("-s", optarg, "0-86400 seconds");
-			o->sweep_interval = (unsigned)v;
-			break;
-		case 'R': {
-			char list[256], *save = NULL;
-			snprintf(list, sizeof(list), "%s", optarg);
-			for (char *t = strtok_r(list, ",", &save); t;
-			     t = strtok_r(NULL, ",", &save))
-				if (!routing_find(t))
-					return bad_value("-R", optarg,
-							 "a comma list of routing"
-							 " engines (known: minhop)");
-			o->routing_engine = optarg;
-			break;
-		}
-		case 'P':
-			o->partition_config = optarg;
-			break;
-		case 'J':
-			pid_file = optarg;
-			break;
-		case OPT_CACHE_DIR:
-			snprintf(o->cache_dir, sizeof(o->cache_dir), "%s", optarg);
-			break;
-		case OPT_DUMP_DIR:
-			snprintf(o->dump_dir, sizeof(o->dump_dir), "%s", optarg);
-			break;
-		case OPT_DUMP_FABRIC:
-			o->dump_fabric = optarg;
-			break;
-		case OPT_DUMP_LFTS:
-			o->dump_lfts = true;
-			break;
-		case OPT_PART_ENFORCE:
-			/* opensm.conf part_enforce: the same four words */
-			if (!strcmp(optarg, "both"))
-				o->part_enforce = SM_PART_ENFORCE_BOTH;
-			else if (!strcmp(optarg, "in"))
-				o->part_enforce = SM_PART_ENFORCE_IN;
-			else if (!strcmp(optarg, "out"))
-				o->part_enforce = SM_PART_ENFORCE_OUT;
-			else if (!strcmp(optarg, "off"))
-				o->part_enforce = SM_PART_ENFORCE_OFF;
-			else
-				return bad_value("--part_enforce", optarg,
-						 "both, in, out or off");
-			break;
-		case OPT_ALLOW_BOTH_PKEYS:
-			o->allow_both_pkeys = true;
-			break;
-		case OPT_KEEP_PKEY_INDEXES:
-			/* opensm.conf booleans: TRUE/FALSE */
-			if (!strcasecmp(optarg, "TRUE"))
-				o->no_keep_pkey_indexes = false;
-			else if (!strcasecmp(optarg, "FALSE"))
-				o->no_keep_pkey_indexes = true;
-			else
-				return bad_value("--keep_pkey_indexes", optarg,
-						 "TRUE or FALSE");
-			break;
-		case OPT_DISCOVER_ONLY:
-			*discover_only = true;
-			o->once = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case OPT_VERSION:
-			printf("ibsm %s\n", PACKAGE_VERSION);
-			exit(0);
-		default:
-			if (c >= OPT_LIMIT_FIRST &&
-			    c < OPT_LIMIT_FIRST + (int)n_limit_opts) {
-				char err[160];
+		if (c == '?' || c == ':') {
+			/* getopt's own errors (opterr is 0); "-?" is help */
+			if (c == '?' && optopt == '?') {
+				op = cfg_opt_of('h');
+			} else {
+				const struct cfg_opt *lo = cfg_opt_of(optopt);
 
-				if (limit_parse(o, (size_t)(c - OPT_LIMIT_FIRST),
-						optarg, err, sizeof(err)) < 0) {
-					fprintf(stderr, "ibsm: %s\n", err);
-					return -EINVAL;
-				}
+				if (optopt >= OPT_LONG_BASE && lo)
+					snprintf(spell, sizeof(spell), "--%s",
+						 lo->lng);
+				else if (optopt >= OPT_LIMIT_BASE)
+					snprintf(spell, sizeof(spell), "--%s",
+						 limit_opts[optopt -
+							    OPT_LIMIT_BASE].name);
+				else if (optopt > 0 && optopt < 256)
+					snprintf(spell, sizeof(spell), "-%c", optopt);
+				else
+					snprintf(spell, sizeof(spell), "%s",
+						 argv[optind - 1]);
+				fprintf(stderr, "ibsm: %s: %s (ibsm --help lists"
+					" the options)\n", spell, c == ':' ?
+					"expected an argument" : "unknown option");
+				rc = -EINVAL;
 				break;
 			}
-			usage(stderr);
-			return -EINVAL;
+		}
+		if (!op) {
+			cfg_opts_usage(stderr);
+			rc = -EINVAL;
+			break;
+		}
+		if (c >= OPT_LONG_BASE || !op->sht)
+			snprintf(spell, sizeof(spell), "--%s", op->lng);
+		else
+			snprintf(spell, sizeof(spell), "-%c", op->sht);
+		if (op->key) {
+			rc = set_key(conf, r, spell, op->key,
+				     op->fixed ? op->fixed : optarg);
+			continue;
+		}
+		switch (op->sp) {
+		case OPT_SP_NONE:
+			break;
+		case OPT_SP_CONFIG:
+			r->config_file = optarg;
+			break;
+		case OPT_SP_CREATE:
+			r->create_file = optarg;
+			break;
+		case OPT_SP_CHECK:
+			r->check = true;
+			break;
+		case OPT_SP_ONCE:
+			o->once = true;
+			break;
+		case OPT_SP_HELP:
+			cfg_opts_usage(stdout);
+			free(longs);
+			cfg_free(conf);
+			exit(0);
+		case OPT_SP_VERSION:
+			printf("ibsm %s\n", PACKAGE_VERSION);
+			free(longs);
+			cfg_free(conf);
+			exit(0);
+		case OPT_SP_VERBOSE:
+			rc = verbose_more(conf, r);
+			break;
+		case OPT_SP_DEBUG:
+			rc = debug_switch(conf, r, spell, optarg);
+			break;
+		case OPT_SP_IGNORE_GUIDS:
+			rc = set_key(conf, r, spell, "port_prof_ignore_file",
+				     optarg);
+			if (rc == 0)
+				rc = set_key(conf, r, spell,
+					     "port_profile_switch_nodes", "TRUE");
+			break;
+		case OPT_SP_DUMP_FABRIC:
+			o->dump_fabric = optarg;
+			break;
+		case OPT_SP_DISCOVER_ONLY:
+			r->discover_only = true;
+			o->once = true;
+			break;
+		case OPT_SP_DUMP_LFTS:
+			o->dump_lfts = true;
+			break;
 		}
 	}
+	free(longs);
+	if (rc < 0)
+		return rc;
 	if (optind < argc) {
 		fprintf(stderr, "ibsm: unexpected argument '%s'\n", argv[optind]);
 		return -EINVAL;
 	}
 	o->summary = o->once;
+	return 0;
+}
+
+/*
+ * The -F file: 0, or -EINVAL after printing every error (the daemon does
+ * not start on a file with errors).  Unknown keys only warn (OpenSM
+ * does the same) except under --check-config.
+ */
+static int read_config(struct cfg *conf, const struct run_opts *r)
+{
+	int rc;
+
+	if (!r->config_file)
+		return 0;
+	rc = cfg_read_file(conf, r->config_file);
+	if (rc < 0 && rc != -EINVAL) {
+		fprintf(stderr, "ibsm: cannot read %s: %s\n", r->config_file,
+			strerror(-rc));
+		return rc;
+	}
+	for (size_t i = 0; i < conf->errors.n; i++)
+		fprintf(stderr, "ibsm: %s\n", conf->errors.msg[i]);
+	if (!r->check)
+		for (size_t i = 0; i < conf->unknown.n; i++)
+			fprintf(stderr, "ibsm: warning: %s (ignored)\n",
+				conf->unknown.msg[i]);
+	return rc;
+}
+
+/* Where key i was set, for messages: "FILE:LINE" or "command line". */
+static void key_where(const struct cfg *conf, size_t i, char *buf, size_t len)
+{
+	if (conf->v[i].src == CFG_SRC_FILE)
+		snprintf(buf, len, "%s:%u", conf->file, conf->v[i].line);
+	else
+		snprintf(buf, len, "command line");
+}
+
+/*
+ * --check-config: the -F file (every error, unknown keys included) and
+ * every file it names: the keys naming files set in the file or on the
+ * command line (a file at OpenSM's default path may be missing, as for
+ * OpenSM), partitions.conf parsed in full.
+ * Prints each problem as FILE:LINE; 0 when there is none.
+ */
+static int check_config(const struct cfg *conf, const struct run_opts *r)
+{
+	size_t n, errors = conf->errors.n + conf->unknown.n;
+	const struct cfg_key *keys = cfg_keys(&n);
+	char where[600], line[400];
+
+	for (size_t i = 0; i < conf->unknown.n; i++)
+		fprintf(stderr, "ibsm: %s\n", conf->unknown.msg[i]);
+	for (size_t i = 0; i < n; i++) {
+		const char *v = cfg_get(conf, i);
+
+		if (keys[i].type != CFG_PATH || conf->v[i].src == CFG_SRC_DEFAULT ||
+		    !strcmp(v, "(null)") || !strcmp(keys[i].name, "log_file") ||
+		    !strcmp(keys[i].name, "pidfile") ||
+		    !strcmp(keys[i].name, "lid_matrix_dump_file") ||
+		    !strcmp(keys[i].name, "event_db_dump_file"))
+			continue;	/* files ibsm or OpenSM would write */
+		key_where(conf, i, where, sizeof(where));
+		/* OpenSM's default files are optional: missing is fine */
+		if (!strcmp(v, keys[i].def) && access(v, F_OK) < 0)
+			continue;
+		if (access(v, R_OK) < 0) {
+			fprintf(stderr, "ibsm: %s: %s %s: cannot read: %s\n",
+				where, keys[i].name, v, strerror(errno));
+			errors++;
+			continue;
+		}
+		if (!strcmp(keys[i].name, "partition_config_file")) {
+			struct part_options po = { .allow_both_pkeys = false };
+			struct part_config pc;
+			struct part_diag d;
+			size_t ab;
+
+			if (cfg_key_find("allow_both_pkeys", &ab))
+				po.allow_both_pkeys =
+					!strcmp(cfg_get(conf, ab), "TRUE");
+			memset(&pc, 0, sizeof(pc));
+			memset(&d, 0, sizeof(d));
+			(void)part_load(v, &po, &pc, &d);
+			for (size_t e = 0; e < d.n_errors; e++) {
+				part_error_format(NULL, v, &d.errors[e], line,
+						  sizeof(line));
+				fprintf(stderr, "ibsm: %s\n", line);
+			}
+			errors += d.n_errors;
+			part_diag_free(&d);
+			part_config_free(&pc);
+		}
+	}
+	if (errors)
+		fprintf(stderr, "ibsm: %s: %zu error%s\n",
+			r->config_file ? r->config_file : "command line",
+			errors, errors == 1 ? "" : "s");
+	else
+		printf("ibsm: %s: no errors\n",
+		       r->config_file ? r->config_file : "command line");
+	return errors ? 1 : 0;
+}
+
+static int write_conf(FILE *fp, const void *arg)
+{
+	return cfg_write(fp, arg);
+}
+
+/*
+ * SIGHUP (sm->reload, from sm/state.c before the heavy sweep it asks
+ * for): the -F file again.  Keys OpenSM re-applies at run time take
+ * their new values now, each change logged; the others keep their old
+ * values until a restart, named in a warning; a file with errors changes
+ * nothing.  Command-line values stay over the file.
+ */
+static int reload_config(struct sm *sm)
+{
+	struct cfg *conf = sm->conf, next;
+	size_t n;
+	const struct cfg_key *keys = cfg_keys(&n);
+	char restart[1024] = "", ignored[1024] = "";
+	int rc;
+
+	if (!conf || !conf->file)
+		return 0;
+	cfg_init(&next);
+	for (size_t i = 0; i < n; i++)
+		if (conf->v[i].src == CFG_SRC_CMDLINE) {
+			next.v[i] = conf->v[i];
+			next.v[i].val = strdup(conf->v[i].val);
+		}
+	rc = cfg_read_file(&next, conf->file);
+	if (rc < 0) {
+		if (rc != -EINVAL)
+			log_err("ERR 0901: SIGHUP: cannot read %s: %s; the"
+				" configuration in force stays", conf->file,
+				strerror(-rc));
+		for (size_t i = 0; i < next.errors.n; i++)
+			log_err("ERR 0902: %s", next.errors.msg[i]);
+		if (rc == -EINVAL)
+			log_err("ERR 0901: SIGHUP: %s has %zu error%s: nothing"
+				" changed; the configuration in force stays",
+				conf->file, next.errors.n,
+				next.errors.n == 1 ? "" : "s");
+		cfg_free(&next);
+		return rc;
+	}
+	for (size_t i = 0; i < next.unknown.n; i++)
+		log_warnx("ERR 0903: %s (ignored)", next.unknown.msg[i]);
+	for (size_t i = 0; i < n; i++) {
+		const char *was = cfg_get(conf, i), *now = cfg_get(&next, i);
+		char *list = keys[i].flags & CFG_IMPL ? restart : ignored;
+		size_t used;
+
+		if (!strcmp(was, now))
+			continue;
+		if (keys[i].flags & CFG_RT && keys[i].flags & CFG_IMPL) {
+			log_info("config: %s %s -> %s", keys[i].name, was, now);
+			free(conf->v[i].val);
+			conf->v[i] = next.v[i];
+			next.v[i].val = NULL;
+			continue;
+		}
+		if (keys[i].flags & CFG_RT && !(keys[i].flags & CFG_IMPL)) {
+			/* kept, to be reported as not implemented */
+			free(conf->v[i].val);
+			conf->v[i] = next.v[i];
+			next.v[i].val = NULL;
+		}
+		used = strlen(list);
+		snprintf(list + used, 1024 - used, "%s%s", used ? ", " : "",
+			 keys[i].name);
+	}
+	if (*restart)
+		log_warnx("ERR 0904: SIGHUP: %s changed in %s but take effect"
+			  " only at a restart; the values in force stay",
+			  restart, conf->file);
+	if (*ignored)
+		log_warnx("ERR 0905: SIGHUP: %s changed in %s: not implemented"
+			  " in ibsm yet; ignored", ignored, conf->file);
+	cfg_free(&next);
+	if (cfg_apply(conf, &sm->cfg) < 0)
+		return -EINVAL;	/* checked values: cannot happen */
+	log_set_level(sm->cfg.log_level);
+	log_ratelimit_set(sm->cfg.log_burst, sm->cfg.log_rate);
 	return 0;
 }
 
@@ -468,11 +556,54 @@ int main(int argc, char **argv)
 					   MAD_CLASS_SA };
 	struct sm sm = { 0 };
 	struct discover_job job = { &sm, NULL };
+	static struct cfg conf;
+	struct run_opts ro;
 	bool discover_only;
+	const char *pid_file;
+	char unimpl[1024];
+	size_t n_unimpl;
 	int rc;
 
-	if (parse_options(argc, argv, &sm.cfg, &discover_only) < 0)
+	if (parse_options(argc, argv, &sm.cfg, &conf, &ro) < 0) {
+		cfg_free(&conf);
 		return 2;
+	}
+	discover_only = ro.discover_only;
+	rc = read_config(&conf, &ro);
+	if (ro.check) {
+		rc = rc < 0 && rc != -EINVAL ? 1 : check_config(&conf, &ro);
+		cfg_free(&conf);
+		return rc;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "ibsm: %s: not started (see the errors above)\n",
+			ro.config_file);
+		cfg_free(&conf);
+		return 1;
+	}
+	if (ro.create_file) {
+		rc = write_file_atomic(ro.create_file, write_conf, &conf);
+		if (rc < 0)
+			fprintf(stderr, "ibsm: cannot write %s: %s\n",
+				ro.create_file, strerror(-rc));
+		else
+			printf("ibsm: configuration written to %s\n",
+			       ro.create_file);
+		cfg_free(&conf);
+		return rc < 0 ? 1 : 0;
+	}
+	if (cfg_apply(&conf, &sm.cfg) < 0) {
+		cfg_free(&conf);
+		return 2;	/* values were checked: cannot happen */
+	}
+	sm.conf = &conf;
+	sm.reload = reload_config;
+	pid_file = sm.cfg.pid_file;
+	cfg_unimplemented(&conf, unimpl, sizeof(unimpl), &n_unimpl);
+	if (n_unimpl && ro.config_file)
+		fprintf(stderr, "ibsm: %s: %zu key%s not implemented yet and"
+			" ignored: %s\n", ro.config_file, n_unimpl,
+			n_unimpl == 1 ? "" : "s", unimpl);
 #ifdef __GLIBC__
 	/*
 	 * SA answers of megabytes come and go (sm/sa/sa.c).  glibc raises
@@ -490,6 +621,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	log_ratelimit_set(sm.cfg.log_burst, sm.cfg.log_rate);
+	if (ro.config_file)
+		log_info("config: %s", ro.config_file);
+	for (size_t i = 0; i < conf.unknown.n; i++)
+		log_warnx("ERR 0903: %s (ignored)", conf.unknown.msg[i]);
+	if (n_unimpl && ro.config_file)
+		log_warnx("ERR 0905: %s: %zu key%s not implemented yet and"
+			  " ignored: %s", ro.config_file, n_unimpl,
+			  n_unimpl == 1 ? "" : "s", unimpl);
+	if (*ro.notes)
+		log_warnx("ERR 0905: options not implemented yet and ignored:"
+			  " %s", ro.notes);
 	log_limits(&sm);
 	if (sm_parts_load(&sm, true) < 0) {
 		fprintf(stderr, "ibsm: %s: not started (see the errors above)\n",
@@ -605,5 +747,6 @@ int main(int argc, char **argv)
 	sm_parts_free(&sm);
 	mc_table_free(sm.mc);
 	log_close();
+	cfg_free(&conf);
 	return sm.exit_code;
 }

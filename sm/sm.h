@@ -30,6 +30,9 @@ enum sm_part_enforce {
 	SM_PART_ENFORCE_OFF,
 };
 
+struct sm;
+struct cfg;
+
 struct sm_config {
 	uint64_t guid;			/* guid: port to bind (0: first up) */
 	bool     once;			/* -o */
@@ -85,6 +88,7 @@ struct sm_config {
 	bool     allow_both_pkeys;	/* a member may be full and limited */
 	bool     no_keep_pkey_indexes;	/* keep_pkey_indexes FALSE (default
 					 * TRUE, as OpenSM: partitions.h) */
+	const char *pid_file;		/* -J/--pidfile, pidfile key */
 };
 
 /* A limit of the config, or its default when the field is 0. */
@@ -212,6 +216,10 @@ struct sm {
 	ev_signal sig_int, sig_term, sig_hup, sig_usr1;
 	struct sm_stats stats;
 	int exit_code;
+	/* The configuration sm->cfg came from (config/conf.h), read again on
+	 * SIGHUP by reload() (sm/main.c); NULL in unit tests. */
+	struct cfg *conf;
+	int      (*reload)(struct sm *sm);
 };
 
 /* The one entry point of the state machine (sm/state.c). */

@@ -573,6 +573,8 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	(void)revents;
 	if (w->signum == SIGHUP) {
 		log_info("SIGHUP: heavy sweep requested");
+		if (sm->reload)		/* the -F file again (sm/main.c) */
+			sm->reload(sm);
 		sm_parts_load(sm, false);	/* a bad file keeps the old */
 		sm_event(sm, SM_EV_CHANGE);
 		return;

@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 
 #include "sm/discover.h"
-#include "sm/fileutil.h"
+#include "config/fileutil.h"
 #include "sm/mcast/mft.h"
 #include "sm/dumps.h"
 #include "sm/program.h"

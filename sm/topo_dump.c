@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "sm/dumps.h"
-#include "sm/fileutil.h"
+#include "config/fileutil.h"
 #include "sm/topo_dump.h"
 
 const char *topo_link_str(const struct smp_port_info *pi, uint32_t cap_mask,

@@ -45,6 +45,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config/fileutil.h"
 #include "sm/topo_load.h"
 
 /*
@@ -644,54 +645,6 @@ static int parse_line(struct loader *l, char *s)
 		    "[port], got \"%.20s\"", s);
 }
 
-static int read_file(const char *path, char **buf, size_t *len)
-{
-	struct stat st;
-	size_t cap, n = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	char *b;
-
-	if (fd < 0)
-		return -errno;
-	cap = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : 65536;
-	b = malloc(cap);
-	if (!b) {
-		close(fd);
-		return -ENOMEM;
-	}
-	for (;;) {
-		ssize_t r;
-
-		if (n + 1 == cap) {
-			char *nb = realloc(b, cap * 2);
-
-			if (!nb) {
-				free(b);
-				close(fd);
-				return -ENOMEM;
-			}
-			b = nb;
-			cap *= 2;
-		}
-		r = read(fd, b + n, cap - n - 1);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			int e = -errno;
-			free(b);
-			close(fd);
-			return e;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	b[n] = '\0';
-	*buf = b;
-	*len = n;
-	return 0;
-}
 
 /* Add every record to the fabric, in file order. */
 static int add_nodes(struct loader *l, struct fabric *f)
@@ -921,7 +874,7 @@ int topo_load(struct fabric *f, const char *path, char *err, size_t errlen)
 
 	if (errlen)
 		err[0] = '\0';
-	rc = read_file(path, &buf, &len);
+	rc = read_file_all(path, &buf, &len);
 	if (rc < 0) {
 		if (errlen)
 			snprintf(err, errlen, "%s: %s", path, strerror(-rc));

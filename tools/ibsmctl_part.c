@@ -24,8 +24,8 @@
 
 #include "partitions/edit.h"
 #include "partitions/partitions.h"
+#include "config/fileutil.h"
 #include "sm/program.h"
-#include "sm/fileutil.h"
 #include "tools/ibsmctl.h"
 #include "tools/ibsmctl_fabric.h"
 
@@ -49,48 +49,6 @@ static void part_usage(FILE *f)
 
 /* --allow_both_pkeys: parse as ibsm with that option does. */
 static bool allow_both;
-
-/* The whole file in memory (NUL-terminated).  0 or -errno. */
-static int read_all(const char *path, char **text, size_t *len)
-{
-	FILE *fp = fopen(path, "r");
-	char *buf = NULL;
-	size_t n = 0, cap = 0;
-
-	if (!fp)
-		return -errno;
-	for (;;) {
-		if (cap - n < 4096) {
-			char *nb;
-
-			cap = cap ? cap * 2 : 65536;
-			nb = realloc(buf, cap + 1);
-			if (!nb) {
-				free(buf);
-				fclose(fp);
-				return -ENOMEM;
-			}
-			buf = nb;
-		}
-		size_t r = fread(buf + n, 1, cap - n, fp);
-
-		n += r;
-		if (r == 0)
-			break;
-	}
-	if (ferror(fp)) {
-		int e = errno ? errno : EIO;
-
-		free(buf);
-		fclose(fp);
-		return -e;
-	}
-	fclose(fp);
-	buf[n] = '\0';
-	*text = buf;
-	*len = n;
-	return 0;
-}
 
 static void print_diag(const char *file, const struct part_diag *d)
 {
@@ -133,7 +91,7 @@ static int validate(const char *file, const char *text, size_t len,
 
 static int load(const char *file, char **text, size_t *len)
 {
-	int rc = read_all(file, text, len);
+	int rc = read_file_all(file, text, len);
 
 	if (rc < 0)
 		fprintf(stderr, "ibsmctl: cannot read %s: %s\n", file,
@@ -794,11 +752,9 @@ static int write_text(FILE *fp, const void *arg)
 }
 
 /* Validate `text` and write it to `file`, the old one kept as FILE~. */
-static int commit(const char *file, const char *old, size_t old_len,
-		  const char *text, size_t len)
+static int commit(const char *file, const char *text, size_t len)
 {
-	struct { const char *p; size_t n; } o = { old, old_len }, n = { text, len };
-	char bak[4096];
+	struct { const char *p; size_t n; } n = { text, len };
 	int rc = validate(file, text, len, NULL);
 
 	if (rc) {
@@ -807,13 +763,7 @@ static int commit(const char *file, const char *old, size_t old_len,
 				"would not parse); file unchanged\n", file);
 		return 1;
 	}
-	if ((size_t)snprintf(bak, sizeof(bak), "%s~", file) >= sizeof(bak)) {
-		fprintf(stderr, "ibsmctl: %s: name too long\n", file);
-		return 1;
-	}
-	rc = write_file_atomic(bak, write_text, &o);
-	if (rc == 0)
-		rc = write_file_atomic(file, write_text, &n);
+	rc = write_file_atomic_backup(file, "~", write_text, &n);
 	if (rc < 0) {
 		fprintf(stderr, "ibsmctl: cannot write %s: %s\n", file,
 			strerror(-rc));
@@ -861,7 +811,7 @@ static int cmd_edit(const char *op, int argc, char **argv)
 	else if (rc < 0)
 		fprintf(stderr, "ibsmctl: %s\n", strerror(-rc));
 	if (rc == 0)
-		rc = commit(file, text, len, out, out_len);
+		rc = commit(file, out, out_len);
 	else
 		rc = 1;
 	free(out);
@@ -946,7 +896,7 @@ static int cmd_apply(int argc, char **argv)
 			free(text);
 			return 1;
 		}
-		rc = commit(file, cur, cur_len, text, len);
+		rc = commit(file, text, len);
 		free(cur);
 	} else {
 		rc = validate(file, text, len, NULL) ? 1 : 0;

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config/fileutil.h"
 #include "tools/ibhost/util.h"
 
 static void oom(void)
@@ -153,38 +154,19 @@ void sb_free(struct sbuf *b)
 
 int read_file(const char *path, char **out)
 {
-	struct sbuf b = { 0 };
-	char buf[8192];
-	ssize_t n;
-	int fd, rc = 0;
+	size_t len;
+	int rc = read_file_all(path, out, &len);
 
-	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		n = read(fd, buf, sizeof(buf));
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		sb_addn(&b, buf, (size_t)n);
-	}
-	close(fd);
-	if (rc) {
-		sb_free(&b);
+	if (rc < 0) {
+		*out = NULL;
 		return rc;
 	}
 	/* A NUL inside a text file would cut it short everywhere else. */
-	if (b.s && strlen(b.s) != b.len) {
-		sb_free(&b);
+	if (strlen(*out) != len) {
+		free(*out);
+		*out = NULL;
 		return -EILSEQ;
 	}
-	*out = sb_steal(&b);
 	return 0;
 }
 

@@ -1,18 +1,20 @@
 /*
- * fileutil.c - atomic file replacement, and replacement only when the
- * content changed (see fileutil.h).
+ * fileutil.c - the file helpers of the daemon and the tools: whole-file
+ * reads, atomic file replacement (with a backup), replacement only when
+ * the content changed, directories (see fileutil.h).
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sm/fileutil.h"
+#include "config/fileutil.h"
 
 /* Make a rename in the directory of `path` durable (the data is). */
 static void fsync_dir(const char *path)
@@ -187,4 +189,122 @@ int write_file_if_changed(const char *path, int (*fn)(FILE *fp, const void *arg)
 	rc = write_file_atomic(path, write_mem, &m);
 	free(buf);
 	return rc;
+}
+
+
+/* Read all of fd (closed here), at most `max` bytes: -EFBIG beyond. */
+static int read_fd(int fd, size_t max, char **buf, size_t *len)
+{
+	struct stat st;
+	size_t cap, n = 0;
+	char *b;
+
+	cap = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : 65536;
+	b = malloc(cap);
+	if (!b) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (n + 1 == cap) {
+			char *nb = realloc(b, cap * 2);
+
+			if (!nb) {
+				free(b);
+				close(fd);
+				return -ENOMEM;
+			}
+			b = nb;
+			cap *= 2;
+		}
+		r = read(fd, b + n, cap - n - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = -errno;
+			free(b);
+			close(fd);
+			return e;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n > max) {		/* it grew while we read */
+			free(b);
+			close(fd);
+			return -EFBIG;
+		}
+	}
+	close(fd);
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+int read_file_all(const char *path, char **buf, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	return read_fd(fd, SIZE_MAX, buf, len);
+}
+
+int read_file_max(const char *path, size_t max, char **buf, size_t *len)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		int rc = fstat(fd, &st) < 0 ? -errno : -EINVAL;
+
+		close(fd);
+		return rc;
+	}
+	if ((uint64_t)st.st_size > max) {
+		close(fd);
+		return -EFBIG;
+	}
+	return read_fd(fd, max, buf, len);
+}
+
+struct bytes {
+	const char *p;
+	size_t n;
+};
+
+static int write_bytes(FILE *fp, const void *arg)
+{
+	const struct bytes *b = arg;
+
+	return fwrite(b->p, 1, b->n, fp) == b->n ? 0 : -EIO;
+}
+
+int write_file_atomic_backup(const char *path, const char *suffix,
+			     int (*fn)(FILE *fp, const void *arg),
+			     const void *arg)
+{
+	char bak[4096];
+	char *old = NULL;
+	size_t len = 0;
+	int rc;
+
+	if ((size_t)snprintf(bak, sizeof(bak), "%s%s", path, suffix) >=
+	    sizeof(bak))
+		return -ENAMETOOLONG;
+	rc = read_file_all(path, &old, &len);
+	if (rc == 0) {
+		struct bytes b = { old, len };
+
+		rc = write_file_atomic(bak, write_bytes, &b);
+		free(old);
+	} else if (rc == -ENOENT) {
+		rc = 0;		/* nothing to keep */
+	}
+	return rc < 0 ? rc : write_file_atomic(path, fn, arg);
 }

@@ -1,0 +1,606 @@
+/*
+ * conf.c - values of the keys of config/keys.c: checking, reading
+ * opensm.conf through inih, applying to struct sm_config and writing the
+ * file back in OpenSM's format.
+ *
+ * inih reads INI files (`key=value`, [sections]); opensm.conf is `key
+ * value` lines.  inih takes a reader callback of fgets' shape, called once
+ * per line, so the reader below hands inih one converted line for each
+ * line of the file: the count of lines handed over is the number of the
+ * line whose key the handler sees, which inih (built without
+ * INI_HANDLER_LINENO in Debian) does not pass.  The reader also keeps
+ * lines inih would misread from it: a line that is not `key value`
+ * becomes an error here and an empty line there; leading blanks (inih's
+ * continuation lines) are dropped.  inih's inline comments start with ';',
+ * which OpenSM does not have; no OpenSM value contains one.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config/conf.h"
+#include "config/fileutil.h"
+#include "routing/routing.h"
+#include "sm/limits.h"
+#include "sm/sm.h"
+
+static void msg_add(struct cfg_msgs *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void msg_add(struct cfg_msgs *m, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+	char **n;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (!s)
+		return;
+	n = realloc(m->msg, (m->n + 1) * sizeof(*n));
+	if (!n) {
+		free(s);
+		return;
+	}
+	m->msg = n;
+	m->msg[m->n++] = s;
+}
+
+void cfg_msgs_free(struct cfg_msgs *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->msg[i]);
+	free(m->msg);
+	m->msg = NULL;
+	m->n = 0;
+}
+
+void cfg_init(struct cfg *c)
+{
+	size_t n;
+
+	cfg_keys(&n);
+	memset(c, 0, sizeof(*c));
+	c->v = calloc(n, sizeof(*c->v));
+	if (!c->v)
+		abort();	/* a few KB at start */
+}
+
+void cfg_free(struct cfg *c)
+{
+	size_t n;
+
+	cfg_keys(&n);
+	if (c->v)
+		for (size_t i = 0; i < n; i++)
+			free(c->v[i].val);
+	free(c->v);
+	free(c->file);
+	cfg_msgs_free(&c->errors);
+	cfg_msgs_free(&c->unknown);
+	memset(c, 0, sizeof(*c));
+}
+
+const char *cfg_get(const struct cfg *c, size_t i)
+{
+	return c->v[i].val ? c->v[i].val : cfg_keys(NULL)[i].def;
+}
+
+/* ------------------------------------------------------------ values */
+
+static void words_list(const char *words, char *buf, size_t len)
+{
+	size_t n = 0, commas = 0;
+	const char *w;
+
+	for (w = words; *w; w++)
+		commas += *w == ',';
+	buf[0] = '\0';
+	for (w = words; *w && n + 8 < len; w++) {
+		if (*w != ',') {
+			buf[n++] = *w;
+			continue;
+		}
+		commas--;
+		n += (size_t)snprintf(buf + n, len - n, commas ? ", " : " or ");
+	}
+	buf[n < len ? n : len - 1] = '\0';
+}
+
+void cfg_expected(const struct cfg_key *k, char *buf, size_t len)
+{
+	char w[128];
+
+	switch (k->type) {
+	case CFG_BOOL:
+		snprintf(buf, len, "TRUE or FALSE");
+		break;
+	case CFG_INT:
+		snprintf(buf, len, "an integer %.15g-%.15g", k->min, k->max);
+		break;
+	case CFG_REAL:
+		snprintf(buf, len, "a number %.15g-%.15g", k->min, k->max);
+		break;
+	case CFG_U64:
+		snprintf(buf, len, "a 64-bit number such as 0x0000000000000001");
+		break;
+	case CFG_GUID:
+		snprintf(buf, len, "a port GUID such as 0x0002c90300001234");
+		break;
+	case CFG_ENUM:
+		words_list(k->words, w, sizeof(w));
+		snprintf(buf, len, "%s", w);
+		break;
+	case CFG_PATH:
+	case CFG_DIR:
+		snprintf(buf, len, "a file name");
+		break;
+	case CFG_STR:
+		snprintf(buf, len, "a value");
+		break;
+	}
+}
+
+static bool is_null(const char *v)
+{
+	return !strcmp(v, "(null)");
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (!*s || *s == '-' || *s == '+' || isspace((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, 0);
+	return errno || *end ? -EINVAL : 0;
+}
+
+static int parse_int(const char *s, double lo, double hi, long long *out)
+{
+	char *end;
+
+	if (!*s || *s == '+' || isspace((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	*out = strtoll(s, &end, 0);
+	if (errno || *end || (double)*out < lo || (double)*out > hi)
+		return -EINVAL;
+	return 0;
+}
+
+static int check_engines(const char *val)
+{
+	char list[256], *save = NULL;
+
+	if (strlen(val) >= sizeof(list))
+		return -EINVAL;
+	snprintf(list, sizeof(list), "%s", val);
+	for (char *t = strtok_r(list, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save))
+		if (!routing_find(t))
+			return -EINVAL;
+	return 0;
+}
+
+int cfg_check_value(const struct cfg_key *k, const char *val, char *err,
+		    size_t errlen)
+{
+	uint64_t u;
+	long long ll;
+	int rc = 0;
+
+	if (k->field == F_LIMIT) {
+		struct sm_config scratch;
+		char e[160];
+
+		memset(&scratch, 0, sizeof(scratch));
+		rc = limit_parse(&scratch, k->off, val, e, sizeof(e));
+		if (rc < 0) {
+			/* "--name val: expected ..." without its option part */
+			const char *x = strstr(e, ": expected ");
+			snprintf(err, errlen, "%s", x ? x + 11 : e);
+		}
+		return rc;
+	}
+	switch (k->type) {
+	case CFG_BOOL:
+		rc = strcmp(val, "TRUE") && strcmp(val, "FALSE") ? -EINVAL : 0;
+		break;
+	case CFG_INT:
+		rc = parse_int(val, k->min, k->max, &ll);
+		break;
+	case CFG_REAL: {
+		char *end;
+		double d = strtod(val, &end);
+		rc = !*val || *end || !isfinite(d) || d < k->min || d > k->max ?
+		     -EINVAL : 0;
+		break;
+	}
+	case CFG_U64:
+		rc = parse_u64(val, &u);
+		break;
+	case CFG_GUID:
+		rc = parse_u64(val, &u);
+		break;
+	case CFG_ENUM: {
+		size_t n = strlen(val);
+		const char *w = k->words;
+
+		rc = -EINVAL;
+		while (n && *w) {
+			size_t l = strcspn(w, ",");
+			if (l == n && !strncmp(w, val, n)) {
+				rc = 0;
+				break;
+			}
+			w += l + (w[l] == ',');
+		}
+		break;
+	}
+	case CFG_STR:
+	case CFG_PATH:
+	case CFG_DIR:
+		rc = *val ? 0 : -EINVAL;
+		if (!rc && !strcmp(k->name, "routing_engine") && !is_null(val))
+			rc = check_engines(val);
+		break;
+	}
+	if (rc < 0) {
+		if (!strcmp(k->name, "routing_engine"))
+			snprintf(err, errlen, "a comma list of routing engines"
+				 " (known: minhop)");
+		else
+			cfg_expected(k, err, errlen);
+	}
+	return rc;
+}
+
+int cfg_set(struct cfg *c, size_t i, const char *val, enum cfg_src src,
+	    unsigned line, char *err, size_t errlen)
+{
+	const struct cfg_key *k = &cfg_keys(NULL)[i];
+	char *dup;
+	int rc = cfg_check_value(k, val, err, errlen);
+
+	if (rc < 0)
+		return rc;
+	dup = strdup(val);
+	if (!dup)
+		return -ENOMEM;
+	free(c->v[i].val);
+	c->v[i] = (struct cfg_value){ dup, src, line };
+	return 0;
+}
+
+/* ------------------------------------------------------------ reading */
+
+struct reader {
+	struct cfg *c;
+	const char *p, *end;	/* what is left of the file */
+	unsigned line;		/* lines handed to inih so far */
+	const char *file;
+};
+
+/*
+ * inih's fgets: the next line of the file as `key=value\n`, or an empty
+ * line for a comment, a blank line or a line with an error.
+ */
+static char *reader_next(char *str, int num, void *stream)
+{
+	struct reader *r = stream;
+	const char *s, *nl, *e, *key, *kend, *val;
+	size_t klen, vlen;
+
+	if (r->p >= r->end)
+		return NULL;
+	s = r->p;
+	nl = memchr(s, '\n', (size_t)(r->end - s));
+	e = nl ? nl : r->end;
+	r->p = nl ? nl + 1 : r->end;
+	r->line++;
+	str[0] = '\n';
+	str[1] = '\0';
+	while (e > s && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	while (s < e && (*s == ' ' || *s == '\t'))
+		s++;
+	if (s == e || *s == '#')
+		return str;
+	if (memchr(s, '\0', (size_t)(e - s))) {
+		msg_add(&r->c->errors, "%s:%u: a NUL byte: expected text",
+			r->file, r->line);
+		return str;
+	}
+	key = s;
+	for (kend = key; kend < e && *kend != ' ' && *kend != '\t'; kend++)
+		;
+	klen = (size_t)(kend - key);
+	for (size_t i = 0; i < klen; i++)
+		if (!isalnum((unsigned char)key[i]) && key[i] != '_' &&
+		    key[i] != '-') {
+			msg_add(&r->c->errors, "%s:%u: '%.*s': expected 'key"
+				" value' (a key is letters, digits, '_', '-')",
+				r->file, r->line, (int)(e - s > 60 ? 60 : e - s),
+				s);
+			return str;
+		}
+	for (val = kend; val < e && (*val == ' ' || *val == '\t'); val++)
+		;
+	vlen = (size_t)(e - val);
+	if (klen + vlen + 3 > (size_t)num) {
+		msg_add(&r->c->errors, "%s:%u: %.*s: expected a line shorter"
+			" than %d characters", r->file, r->line, (int)klen, key,
+			num - 2);
+		return str;
+	}
+	if (!vlen) {
+		msg_add(&r->c->errors, "%s:%u: %.*s: expected a value after the"
+			" key", r->file, r->line, (int)klen, key);
+		return str;
+	}
+	if (memchr(val, ';', vlen)) {
+		msg_add(&r->c->errors, "%s:%u: %.*s: expected a value without"
+			" ';'", r->file, r->line, (int)klen, key);
+		return str;
+	}
+	memcpy(str, key, klen);
+	str[klen] = '=';
+	memcpy(str + klen + 1, val, vlen);
+	str[klen + 1 + vlen] = '\n';
+	str[klen + 2 + vlen] = '\0';
+	return str;
+}
+
+static int on_key(void *user, const char *section, const char *name,
+		  const char *value)
+{
+	struct reader *r = user;
+	size_t i;
+	char err[200];
+
+	(void)section;
+	if (!cfg_key_find(name, &i)) {
+		msg_add(&r->c->unknown, "%s:%u: unknown key '%s'", r->file,
+			r->line, name);
+		return 1;
+	}
+	if (r->c->v[i].src == CFG_SRC_CMDLINE)
+		return 1;	/* the command line wins */
+	if (cfg_set(r->c, i, value, CFG_SRC_FILE, r->line, err,
+		    sizeof(err)) < 0)
+		msg_add(&r->c->errors, "%s:%u: %s %s: expected %s", r->file,
+			r->line, name, value, err);
+	return 1;
+}
+
+int cfg_read_text(struct cfg *c, const char *name, const char *text,
+		  size_t len)
+{
+	struct reader r = { c, text, text + len, 0, name };
+	int rc;
+
+	free(c->file);
+	c->file = strdup(name);
+	/* Only the reader's own errors (it hands inih nothing else bad). */
+	rc = ini_parse_stream(reader_next, &r, on_key, &r);
+	if (rc > 0)
+		msg_add(&c->errors, "%s:%d: expected 'key value'", name, rc);
+	return c->errors.n ? -EINVAL : 0;
+}
+
+int cfg_read_file(struct cfg *c, const char *path)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int rc = read_file_all(path, &text, &len);
+
+	if (rc < 0)
+		return rc;
+	rc = cfg_read_text(c, path, text, len);
+	free(text);
+	return rc;
+}
+
+/* ------------------------------------------------------------ applying */
+
+static const char *env_default(const struct cfg *c, size_t i)
+{
+	const struct cfg_key *k = &cfg_keys(NULL)[i];
+	const char *env = NULL, *v;
+
+	/* OpenSM's variables move these two when the file does not. */
+	if (!strcmp(k->name, "dump_files_dir"))
+		env = "OSM_TMP_DIR";
+	else if (!strcmp(k->name, "cache_dir"))
+		env = "OSM_CACHE_DIR";
+	if (env && c->v[i].src == CFG_SRC_DEFAULT && (v = getenv(env)) && *v)
+		return v;
+	return cfg_get(c, i);
+}
+
+int cfg_apply(const struct cfg *c, struct sm_config *o)
+{
+	size_t n;
+	const struct cfg_key *keys = cfg_keys(&n);
+	char err[160];
+	bool no_enforce = false;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct cfg_key *k = &keys[i];
+		const char *v = env_default(c, i);
+		void *f = (char *)o + k->off;
+		uint64_t u = 0;
+
+		if (!(k->flags & CFG_IMPL))
+			continue;
+		if (k->type == CFG_INT || k->type == CFG_U64 ||
+		    k->type == CFG_GUID)
+			if (parse_u64(v, &u) < 0 && k->field != F_LIMIT)
+				return -EINVAL;
+		switch (k->field) {
+		case F_NONE:
+			break;
+		case F_BOOL:
+			*(bool *)f = !strcmp(v, "TRUE");
+			break;
+		case F_BOOL_NOT:
+			*(bool *)f = strcmp(v, "TRUE") != 0;
+			break;
+		case F_U8:
+			*(uint8_t *)f = (uint8_t)u;
+			break;
+		case F_UINT:
+			*(unsigned *)f = (unsigned)u;
+			break;
+		case F_U64:
+			*(uint64_t *)f = u;
+			break;
+		case F_STR:
+			/* partitions.conf at OpenSM's default path, from the
+			 * default or a file written by opensm -c: only if
+			 * there is one (OpenSM runs without it then too) */
+			if (is_null(v) ||
+			    (!strcmp(k->name, "partition_config_file") &&
+			     !strcmp(v, k->def) && access(v, F_OK)))
+				*(const char **)f = NULL;
+			else
+				*(const char **)f = v;
+			break;
+		case F_BUF:
+			snprintf(f, k->size, "%s", v);
+			break;
+		case F_ENUM: {
+			int idx = 0;
+			const char *w = k->words;
+			size_t l = strlen(v);
+
+			while (*w) {
+				size_t wl = strcspn(w, ",");
+				if (wl == l && !strncmp(w, v, l))
+					break;
+				idx++;
+				w += wl + (w[wl] == ',');
+			}
+			*(int *)f = idx;
+			break;
+		}
+		case F_LOG_FLAGS:
+			/* OpenSM writes its LFT dump with OSM_LOG_ROUTING. */
+			if (u & 0x40)
+				o->dump_lfts = true;
+			o->log_level = u >= 0x04 ? LOG_LVL_DEBUG :
+				       u & 0x02 ? LOG_LVL_INFO :
+				       u & 0x01 ? LOG_LVL_WARN : LOG_LVL_ERR;
+			break;
+		case F_NO_PART_ENF:
+			no_enforce = !strcmp(v, "TRUE");
+			break;
+		case F_LIMIT:
+			if (limit_parse(o, k->off, v, err, sizeof(err)) < 0)
+				return -EINVAL;
+			break;
+		}
+	}
+	/* OpenSM's older key (-N) wins over part_enforce, whatever the order */
+	if (no_enforce)
+		o->part_enforce = SM_PART_ENFORCE_OFF;
+	return 0;
+}
+
+void cfg_unimplemented(const struct cfg *c, char *buf, size_t len, size_t *n)
+{
+	size_t nk, used = 0;
+	const struct cfg_key *keys = cfg_keys(&nk);
+
+	*n = 0;
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; i < nk; i++) {
+		if (keys[i].flags & CFG_IMPL || !c->v[i].val ||
+		    c->v[i].src != CFG_SRC_FILE ||
+		    !strcmp(c->v[i].val, keys[i].def))
+			continue;
+		(*n)++;
+		if (used < len) {
+			int w = snprintf(buf + used, len - used, "%s%s",
+					 used ? ", " : "", keys[i].name);
+			used += w > 0 ? (size_t)w : 0;
+		}
+	}
+}
+
+/* ------------------------------------------------------------ writing */
+
+static const char *type_word(const struct cfg_key *k, char *buf, size_t len)
+{
+	switch (k->type) {
+	case CFG_BOOL: return "TRUE or FALSE";
+	case CFG_INT:
+	case CFG_REAL:
+		snprintf(buf, len, "%.15g-%.15g", k->min, k->max);
+		return buf;
+	case CFG_U64: return "64-bit hex";
+	case CFG_GUID: return "port GUID";
+	case CFG_PATH: return "file";
+	case CFG_DIR: return "directory";
+	case CFG_ENUM:
+		words_list(k->words, buf, len);
+		return buf;
+	case CFG_STR: break;
+	}
+	return "text";
+}
+
+/*
+ * OpenSM's format: `key value` lines under commented section headings.
+ * ibsm's own keys are written commented out: OpenSM warns about keys it
+ * does not know, and their values are the defaults anyway.
+ */
+int cfg_write(FILE *fp, const struct cfg *c)
+{
+	size_t n;
+	const struct cfg_key *keys = cfg_keys(&n);
+	const char *sect = NULL;
+	char w[128];
+
+	fprintf(fp, "# ibsm configuration in OpenSM's opensm.conf format"
+		" (ibsm -c).\n"
+		"# One `key value` per line; booleans are TRUE or FALSE.  Each"
+		" key's comment\n"
+		"# gives what it takes, whether a SIGHUP applies it at run time"
+		" (\"reload\")\n"
+		"# or it needs a restart, and whether ibsm implements it (keys"
+		" it does not\n"
+		"# are accepted and reported at start).  ibsm's own keys are"
+		" commented out\n"
+		"# so that OpenSM can read this file too: remove the '#' to"
+		" set one.\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct cfg_key *k = &keys[i];
+
+		if (!sect || strcmp(sect, k->section)) {
+			sect = k->section;
+			fprintf(fp, "\n#\n# %s\n#\n", sect);
+		}
+		fprintf(fp, "\n# %s: %s; %s; %s\n", k->name,
+			type_word(k, w, sizeof(w)),
+			k->flags & CFG_RT ? "reload" : "restart",
+			k->flags & CFG_IMPL ? "implemented" :
+			"not implemented in ibsm yet");
+		fprintf(fp, "%s%s %s\n", k->flags & CFG_IBSM ? "#" : "",
+			k->name, cfg_get(c, i));
+	}
+	return ferror(fp) ? -EIO : 0;
+}

@@ -1,0 +1,141 @@
+/*
+ * conf.h - ibsm's configuration: one table of every key of OpenSM
+ * 3.3.23's opensm.conf (and ibsm's own keys), with its type, default,
+ * range, whether a SIGHUP may change it at run time and whether ibsm
+ * implements it.  The same table drives the file reader (OpenSM's
+ * `key value` lines, read through inih), the command line (config/opts.c),
+ * `-c FILE` (the default file in OpenSM's format) and the daemon's
+ * reload.  Library code: it returns errors as text for the daemon to
+ * print, and never logs.
+ */
+#ifndef IBSM_CONFIG_CONF_H
+#define IBSM_CONFIG_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct sm_config;
+
+enum cfg_type {
+	CFG_BOOL,	/* TRUE or FALSE (OpenSM's spelling, exactly) */
+	CFG_INT,	/* integer in [min, max], decimal or 0x hex */
+	CFG_REAL,	/* number in [min, max] (ibsm's limits) */
+	CFG_U64,	/* 64-bit number, 0x hex (keys, subnet prefix) */
+	CFG_GUID,	/* 64-bit port GUID */
+	CFG_STR,	/* any text; "(null)" is unset */
+	CFG_PATH,	/* a file name; "(null)" is unset */
+	CFG_DIR,	/* a directory name */
+	CFG_ENUM,	/* one of the comma list `words` */
+};
+
+/* Key flags */
+#define CFG_RT		0x01	/* a SIGHUP (heavy sweep) may change it */
+#define CFG_IMPL	0x02	/* ibsm implements it */
+#define CFG_IBSM	0x04	/* ibsm's own key, not in OpenSM's opensm.conf */
+#define CFG_LIMIT	0x08	/* one of sm/limits.c's limits (field = index) */
+
+/* How a key's value lands in struct sm_config (cfg_apply). */
+enum cfg_field {
+	F_NONE, F_BOOL,
+	F_BOOL_NOT,	/* a bool stored inverted (sm_config's no_... fields,
+			 * so that a zeroed config means OpenSM's TRUE) */
+	F_U8, F_UINT, F_U64, F_STR, F_BUF, F_ENUM,
+	F_LOG_FLAGS,	/* log_flags: sets log_level (and dump_lfts on 0x40) */
+	F_NO_PART_ENF,	/* no_partition_enforcement TRUE: part_enforce off */
+	F_LIMIT,	/* limit_opts[off] of sm/limits.c */
+};
+
+struct cfg_key {
+	const char *name;	/* the opensm.conf key */
+	enum cfg_type type;
+	const char *def;	/* default, as written in the file */
+	double	 min, max;	/* CFG_INT, CFG_REAL */
+	const char *words;	/* CFG_ENUM: "both,in,out,off" */
+	unsigned flags;		/* CFG_RT, CFG_IMPL, CFG_IBSM, CFG_LIMIT */
+	enum cfg_field field;
+	size_t	 off;		/* offset in struct sm_config (limit index) */
+	size_t	 size;		/* F_BUF: the buffer's size */
+	const char *section;	/* heading in -c output */
+};
+
+/* The whole table: OpenSM's keys in opensm -c order, then ibsm's own. */
+const struct cfg_key *cfg_keys(size_t *n);
+/* The key called `name`, or NULL. */
+const struct cfg_key *cfg_key_find(const char *name, size_t *index);
+
+/* Where a value came from. */
+enum cfg_src { CFG_SRC_DEFAULT, CFG_SRC_FILE, CFG_SRC_CMDLINE };
+
+struct cfg_value {
+	char	*val;		/* as written; NULL = the key's default */
+	enum cfg_src src;
+	unsigned line;		/* CFG_SRC_FILE */
+};
+
+/* Messages for the user: "FILE:LINE: ...", one per problem. */
+struct cfg_msgs {
+	char	**msg;
+	size_t	 n;
+};
+
+struct cfg {
+	struct cfg_value *v;	/* one per cfg_keys() entry */
+	char	*file;		/* the file read, or NULL */
+	struct cfg_msgs errors;	/* bad values, unreadable lines */
+	struct cfg_msgs unknown; /* unknown keys (a warning at start) */
+};
+
+void cfg_init(struct cfg *c);
+void cfg_free(struct cfg *c);
+void cfg_msgs_free(struct cfg_msgs *m);
+
+/* The value in force of key i (its default when unset). */
+const char *cfg_get(const struct cfg *c, size_t i);
+
+/*
+ * Check `val` for key k.  0, or -EINVAL with "expected ..." in err (the
+ * part after "key value: ").
+ */
+int cfg_check_value(const struct cfg_key *k, const char *val, char *err,
+		    size_t errlen);
+
+/*
+ * Set key i from the command line or a file (line > 0).  The value is
+ * checked: -EINVAL with the reason in err.
+ */
+int cfg_set(struct cfg *c, size_t i, const char *val, enum cfg_src src,
+	    unsigned line, char *err, size_t errlen);
+
+/*
+ * Read an opensm.conf: `key value` lines, '#' comments, blank lines.
+ * Every problem goes to c->errors or c->unknown as "FILE:LINE: ...";
+ * values set on the command line (CFG_SRC_CMDLINE) are kept.  Returns 0,
+ * -EINVAL when c->errors has entries, or -errno when the file cannot be
+ * read.
+ */
+int cfg_read_file(struct cfg *c, const char *path);
+/* The same for `len` bytes of text named `name` in messages. */
+int cfg_read_text(struct cfg *c, const char *name, const char *text,
+		  size_t len);
+
+/*
+ * Copy every implemented key into `o` (limits included).  0, or -EINVAL
+ * if a value does not convert (cannot happen after cfg_set's checks).
+ */
+int cfg_apply(const struct cfg *c, struct sm_config *o);
+
+/*
+ * The keys ibsm accepts but does not implement whose value in the file
+ * differs from the default, as "a, b, c" (empty when none); *n counts
+ * them.  (The daemon names such command-line options itself.)
+ */
+void cfg_unimplemented(const struct cfg *c, char *buf, size_t len, size_t *n);
+
+/* Write the configuration in force in OpenSM's format, commented. */
+int cfg_write(FILE *fp, const struct cfg *c);
+
+/* "a 64-bit GUID ..." etc.: what a value of key k must look like. */
+void cfg_expected(const struct cfg_key *k, char *buf, size_t len);
+
+#endif /* IBSM_CONFIG_CONF_H */

@@ -1,0 +1,258 @@
+/*
+ * keys.c - the table of every opensm.conf key (conf.h).
+ *
+ * OpenSM 3.3.23's keys in the order `opensm -c` writes them, with its
+ * defaults, and in `flags` CFG_RT where OpenSM re-applies the key on a
+ * SIGHUP (its option table's can_update; not max_wire_smps, which ibsm
+ * takes only at start), CFG_IMPL where ibsm does
+ * something with it.  Ranges are those of the field OpenSM stores the
+ * value in (uint8 0-255, uint16 0-65535, uint32), narrowed where the IB
+ * spec fixes them (SMInfo:Priority 4 bits, LMC 3 bits, PortInfo's 5-bit
+ * time values, 14.2.5.6).  ibsm's own keys follow: pidfile, cache_dir and
+ * the limits of sm/limits.c (added from its table, once, by cfg_keys()).
+ */
+#include "config.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config/conf.h"
+#include "sm/limits.h"
+#include "sm/sm.h"
+
+#define RT	CFG_RT
+#define IMPL	CFG_IMPL
+#define F_NONE_		F_NONE, 0, 0
+#define F_GUID(m)	F_U64, offsetof(struct sm_config, m), 0
+#define F_U64_(m)	F_U64, offsetof(struct sm_config, m), 0
+#define F_U8_(m)	F_U8, offsetof(struct sm_config, m), 0
+#define F_UINT_(m)	F_UINT, offsetof(struct sm_config, m), 0
+#define F_BOOL_(m)	F_BOOL, offsetof(struct sm_config, m), 0
+#define F_BOOL_NOT_(m)	F_BOOL_NOT, offsetof(struct sm_config, m), 0
+#define F_STR_(m)	F_STR, offsetof(struct sm_config, m), 0
+#define F_ENUM_(m)	F_ENUM, offsetof(struct sm_config, m), 0
+#define F_BUF_(m)	F_BUF, offsetof(struct sm_config, m), \
+			sizeof(((struct sm_config *)0)->m)
+#define F_SPECIAL(k)	k, 0, 0
+#define SP_LOG_FLAGS	F_LOG_FLAGS
+#define SP_NO_PART_ENF	F_NO_PART_ENF
+#define K(name, type, def, lo, hi, words, flags, field, sect) \
+	{ name, type, def, lo, hi, words, flags, field, sect }
+
+#define N_LIMITS_MAX	32
+
+static struct cfg_key keys[] = {
+	K("guid", CFG_GUID, "0x0000000000000000", 0, 0, NULL, IMPL, F_GUID(guid), "DEVICE ATTRIBUTES OPTIONS"),
+	K("m_key", CFG_U64, "0x0000000000000000", 0, 0, NULL, RT, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
+	K("m_key_lease_period", CFG_INT, "0", 0, 65535, NULL, RT, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
+	K("m_key_protection_level", CFG_INT, "0", 0, 3, NULL, RT, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
+	K("m_key_lookup", CFG_BOOL, "TRUE", 0, 0, NULL, RT, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
+	K("sm_key", CFG_U64, "0x0000000000000001", 0, 0, NULL, RT, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
+	K("sa_key", CFG_U64, "0x0000000000000001", 0, 0, NULL, RT, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
+	K("subnet_prefix", CFG_U64, "0xfe80000000000000", 0, 0, NULL, IMPL, F_U64_(subnet_prefix), "DEVICE ATTRIBUTES OPTIONS"),
+	K("lmc", CFG_INT, "0", 0, 7, NULL, IMPL, F_U8_(lmc), "DEVICE ATTRIBUTES OPTIONS"),
+	K("lmc_esp0", CFG_BOOL, "FALSE", 0, 0, NULL, 0, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
+	K("sm_sl", CFG_INT, "0", 0, 15, NULL, RT, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
+	K("packet_life_time", CFG_INT, "0x12", 0, 19, NULL, RT|IMPL, F_U8_(packet_life_time), "DEVICE ATTRIBUTES OPTIONS"),
+	K("vl_stall_count", CFG_INT, "0x07", 0, 7, NULL, RT, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
+	K("leaf_vl_stall_count", CFG_INT, "0x07", 0, 7, NULL, RT, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
+	K("head_of_queue_lifetime", CFG_INT, "0x12", 0, 20, NULL, RT|IMPL, F_U8_(head_of_queue_lifetime), "DEVICE ATTRIBUTES OPTIONS"),
+	K("leaf_head_of_queue_lifetime", CFG_INT, "0x10", 0, 20, NULL, RT|IMPL, F_U8_(leaf_head_of_queue_lifetime), "DEVICE ATTRIBUTES OPTIONS"),
+	K("max_op_vls", CFG_INT, "5", 1, 15, NULL, RT|IMPL, F_U8_(max_op_vls), "DEVICE ATTRIBUTES OPTIONS"),
+	K("force_link_speed", CFG_INT, "15", 0, 15, NULL, RT, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
+	K("force_link_speed_ext", CFG_INT, "31", 0, 31, NULL, RT, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
+	K("force_link_width", CFG_INT, "255", 0, 255, NULL, 0, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
+	K("fdr10", CFG_INT, "1", 0, 2, NULL, RT, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
+	K("subnet_timeout", CFG_INT, "18", 0, 31, NULL, RT|IMPL, F_U8_(subnet_timeout), "DEVICE ATTRIBUTES OPTIONS"),
+	K("local_phy_errors_threshold", CFG_INT, "0x08", 0, 15, NULL, RT, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
+	K("overrun_errors_threshold", CFG_INT, "0x08", 0, 15, NULL, RT, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
+	K("use_mfttop", CFG_BOOL, "TRUE", 0, 0, NULL, RT, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
+	K("partition_config_file", CFG_PATH, "/etc/opensm/partitions.conf", 0, 0, NULL, IMPL, F_STR_(partition_config), "PARTITIONING OPTIONS"),
+	K("no_partition_enforcement", CFG_BOOL, "FALSE", 0, 0, NULL, RT|IMPL, F_SPECIAL(SP_NO_PART_ENF), "PARTITIONING OPTIONS"),
+	K("part_enforce", CFG_ENUM, "both", 0, 0, "both,in,out,off", RT|IMPL, F_ENUM_(part_enforce), "PARTITIONING OPTIONS"),
+	K("allow_both_pkeys", CFG_BOOL, "FALSE", 0, 0, NULL, IMPL, F_BOOL_(allow_both_pkeys), "PARTITIONING OPTIONS"),
+	K("keep_pkey_indexes", CFG_BOOL, "TRUE", 0, 0, NULL, RT|IMPL, F_BOOL_NOT_(no_keep_pkey_indexes), "PARTITIONING OPTIONS"),
+	K("sm_assigned_guid", CFG_INT, "0x00", 0, 255, NULL, RT, F_NONE_, "PARTITIONING OPTIONS"),
+	K("sweep_interval", CFG_INT, "10", 0, 86400, NULL, RT|IMPL, F_UINT_(sweep_interval), "SWEEP OPTIONS"),
+	K("reassign_lids", CFG_BOOL, "FALSE", 0, 0, NULL, RT|IMPL, F_BOOL_(reassign_lids), "SWEEP OPTIONS"),
+	K("force_heavy_sweep", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "SWEEP OPTIONS"),
+	K("sweep_on_trap", CFG_BOOL, "TRUE", 0, 0, NULL, RT, F_NONE_, "SWEEP OPTIONS"),
+	K("port_profile_switch_nodes", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
+	K("port_prof_ignore_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
+	K("hop_weights_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
+	K("port_search_ordering_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
+	K("routing_engine", CFG_STR, "(null)", 0, 0, NULL, IMPL, F_STR_(routing_engine), "ROUTING OPTIONS"),
+	K("avoid_throttled_links", CFG_BOOL, "FALSE", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
+	K("connect_roots", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
+	K("use_ucast_cache", CFG_BOOL, "FALSE", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
+	K("lid_matrix_dump_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
+	K("lfts_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
+	K("root_guid_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
+	K("cn_guid_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
+	K("io_guid_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
+	K("quasi_ftree_indexing", CFG_BOOL, "FALSE", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
+	K("max_reverse_hops", CFG_INT, "0", 0, 65535, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
+	K("ids_guid_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
+	K("guid_routing_order_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
+	K("do_mesh_analysis", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
+	K("lash_start_vl", CFG_INT, "0", 0, 15, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
+	K("nue_max_num_vls", CFG_INT, "1", 0, 15, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
+	K("nue_include_switches", CFG_BOOL, "FALSE", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
+	K("port_shifting", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
+	K("scatter_ports", CFG_INT, "0", 0, 4294967295, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
+	K("guid_routing_order_no_scatter", CFG_BOOL, "FALSE", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
+	K("sa_db_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
+	K("sa_db_dump", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
+	K("torus_config", CFG_PATH, "/etc/opensm/torus-2QoS.conf", 0, 0, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
+	K("sm_priority", CFG_INT, "0", 0, 15, NULL, RT|IMPL, F_U8_(sm_priority), "ROUTING OPTIONS"),
+	K("ignore_other_sm", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
+	K("sminfo_polling_timeout", CFG_INT, "10000", 0, 4294967295, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
+	K("polling_retry_number", CFG_INT, "4", 0, 4294967295, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
+	K("honor_guid2lid_file", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
+	K("max_wire_smps", CFG_INT, "4", 1, 65535, NULL, IMPL, /* the MAD engine takes it at start */ F_UINT_(max_wire_smps), "TIMING AND THREADING OPTIONS"),
+	K("max_wire_smps2", CFG_INT, "4", 0, 4294967295, NULL, RT, F_NONE_, "TIMING AND THREADING OPTIONS"),
+	K("max_smps_timeout", CFG_INT, "600000", 0, 4294967295, NULL, RT, F_NONE_, "TIMING AND THREADING OPTIONS"),
+	K("transaction_timeout", CFG_INT, "200", 1, 60000, NULL, IMPL, F_UINT_(transaction_timeout), "TIMING AND THREADING OPTIONS"),
+	K("transaction_retries", CFG_INT, "3", 0, 100, NULL, IMPL, F_UINT_(transaction_retries), "TIMING AND THREADING OPTIONS"),
+	K("long_transaction_timeout", CFG_INT, "500", 0, 4294967295, NULL, 0, F_NONE_, "TIMING AND THREADING OPTIONS"),
+	K("max_msg_fifo_timeout", CFG_INT, "10000", 0, 4294967295, NULL, RT, F_NONE_, "TIMING AND THREADING OPTIONS"),
+	K("single_thread", CFG_BOOL, "FALSE", 0, 0, NULL, 0, F_NONE_, "TIMING AND THREADING OPTIONS"),
+	K("daemon", CFG_BOOL, "FALSE", 0, 0, NULL, 0, F_NONE_, "MISC OPTIONS"),
+	K("sm_inactive", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "MISC OPTIONS"),
+	K("babbling_port_policy", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "MISC OPTIONS"),
+	K("drop_event_subscriptions", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "MISC OPTIONS"),
+	K("ipoib_mcgroup_creation_validation", CFG_BOOL, "TRUE", 0, 0, NULL, RT, F_NONE_, "MISC OPTIONS"),
+	K("mcgroup_join_validation", CFG_BOOL, "TRUE", 0, 0, NULL, RT, F_NONE_, "MISC OPTIONS"),
+	K("use_original_extended_sa_rates_only", CFG_BOOL, "FALSE", 0, 0, NULL, 0, F_NONE_, "MISC OPTIONS"),
+	K("use_optimized_slvl", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "MISC OPTIONS"),
+	K("fsync_high_avail_files", CFG_BOOL, "TRUE", 0, 0, NULL, RT, F_NONE_, "MISC OPTIONS"),
+	K("perfmgr", CFG_BOOL, "FALSE", 0, 0, NULL, 0, F_NONE_, "MISC OPTIONS"),
+	K("perfmgr_redir", CFG_BOOL, "TRUE", 0, 0, NULL, 0, F_NONE_, "MISC OPTIONS"),
+	K("perfmgr_sweep_time_s", CFG_INT, "180", 0, 65535, NULL, 0, F_NONE_, "MISC OPTIONS"),
+	K("perfmgr_max_outstanding_queries", CFG_INT, "500", 0, 4294967295, NULL, 0, F_NONE_, "MISC OPTIONS"),
+	K("perfmgr_ignore_cas", CFG_BOOL, "FALSE", 0, 0, NULL, 0, F_NONE_, "MISC OPTIONS"),
+	K("perfmgr_rm_nodes", CFG_BOOL, "TRUE", 0, 0, NULL, 0, F_NONE_, "MISC OPTIONS"),
+	K("perfmgr_log_errors", CFG_BOOL, "TRUE", 0, 0, NULL, 0, F_NONE_, "MISC OPTIONS"),
+	K("perfmgr_query_cpi", CFG_BOOL, "TRUE", 0, 0, NULL, 0, F_NONE_, "MISC OPTIONS"),
+	K("perfmgr_xmit_wait_log", CFG_BOOL, "FALSE", 0, 0, NULL, 0, F_NONE_, "MISC OPTIONS"),
+	K("perfmgr_xmit_wait_threshold", CFG_INT, "65535", 0, 4294967295, NULL, 0, F_NONE_, "MISC OPTIONS"),
+	K("event_db_dump_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "MISC OPTIONS"),
+	K("event_plugin_name", CFG_STR, "(null)", 0, 0, NULL, 0, F_NONE_, "MISC OPTIONS"),
+	K("event_plugin_options", CFG_STR, "(null)", 0, 0, NULL, 0, F_NONE_, "MISC OPTIONS"),
+	K("node_name_map_name", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "MISC OPTIONS"),
+	K("log_flags", CFG_INT, "0x03", 0, 255, NULL, RT|IMPL, F_SPECIAL(SP_LOG_FLAGS), "DEBUG FEATURES"),
+	K("force_log_flush", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "DEBUG FEATURES"),
+	K("log_file", CFG_PATH, "/var/log/ibsm.log", 0, 0, NULL, IMPL, F_STR_(log_file), "DEBUG FEATURES"),
+	K("log_max_size", CFG_INT, "0", 0, 4294967295, NULL, RT, F_NONE_, "DEBUG FEATURES"),
+	K("accum_log_file", CFG_BOOL, "TRUE", 0, 0, NULL, RT, F_NONE_, "DEBUG FEATURES"),
+	K("per_module_logging_file", CFG_PATH, "/etc/opensm/per-module-logging.conf", 0, 0, NULL, 0, F_NONE_, "DEBUG FEATURES"),
+	K("dump_files_dir", CFG_DIR, "/var/log/", 0, 0, NULL, IMPL, F_BUF_(dump_dir), "DEBUG FEATURES"),
+	K("enable_quirks", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "DEBUG FEATURES"),
+	K("no_clients_rereg", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "DEBUG FEATURES"),
+	K("disable_multicast", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "DEBUG FEATURES"),
+	K("exit_on_fatal", CFG_BOOL, "TRUE", 0, 0, NULL, RT, F_NONE_, "DEBUG FEATURES"),
+	K("console", CFG_ENUM, "off", 0, 0, "off,local,loopback,socket", 0, F_NONE_, "DEBUG FEATURES"),
+	K("console_port", CFG_INT, "10000", 0, 65535, NULL, 0, F_NONE_, "DEBUG FEATURES"),
+	K("qos", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_policy_file", CFG_PATH, "/etc/opensm/qos-policy.conf", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("suppress_sl2vl_mad_status_errors", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_max_vls", CFG_INT, "0", 0, 15, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_high_limit", CFG_INT, "-1", -1, 255, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_vlarb_high", CFG_STR, "(null)", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_vlarb_low", CFG_STR, "(null)", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_sl2vl", CFG_STR, "(null)", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_ca_max_vls", CFG_INT, "0", 0, 15, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_ca_high_limit", CFG_INT, "-1", -1, 255, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_ca_vlarb_high", CFG_STR, "(null)", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_ca_vlarb_low", CFG_STR, "(null)", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_ca_sl2vl", CFG_STR, "(null)", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_sw0_max_vls", CFG_INT, "0", 0, 15, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_sw0_high_limit", CFG_INT, "-1", -1, 255, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_sw0_vlarb_high", CFG_STR, "(null)", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_sw0_vlarb_low", CFG_STR, "(null)", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_sw0_sl2vl", CFG_STR, "(null)", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_swe_max_vls", CFG_INT, "0", 0, 15, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_swe_high_limit", CFG_INT, "-1", -1, 255, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_swe_vlarb_high", CFG_STR, "(null)", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_swe_vlarb_low", CFG_STR, "(null)", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_swe_sl2vl", CFG_STR, "(null)", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_rtr_max_vls", CFG_INT, "0", 0, 15, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_rtr_high_limit", CFG_INT, "-1", -1, 255, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_rtr_vlarb_high", CFG_STR, "(null)", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_rtr_vlarb_low", CFG_STR, "(null)", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_rtr_sl2vl", CFG_STR, "(null)", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("congestion_control", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "Congestion Control OPTIONS (EXPERIMENTAL)"),
+	K("cc_key", CFG_U64, "0x0000000000000000", 0, 0, NULL, 0, F_NONE_, "Congestion Control OPTIONS (EXPERIMENTAL)"),
+	K("cc_max_outstanding_mads", CFG_INT, "500", 0, 4294967295, NULL, 0, F_NONE_, "Congestion Control OPTIONS (EXPERIMENTAL)"),
+	K("cc_sw_cong_setting_control_map", CFG_INT, "0x0", 0, 4294967295, NULL, RT, F_NONE_, "Congestion Control OPTIONS (EXPERIMENTAL)"),
+	K("cc_sw_cong_setting_victim_mask", CFG_STR, "0x0000000000000000000000000000000000000000000000000000000000000000", 0, 0, NULL, RT, F_NONE_, "Congestion Control OPTIONS (EXPERIMENTAL)"),
+	K("cc_sw_cong_setting_credit_mask", CFG_STR, "0x0000000000000000000000000000000000000000000000000000000000000000", 0, 0, NULL, RT, F_NONE_, "Congestion Control OPTIONS (EXPERIMENTAL)"),
+	K("cc_sw_cong_setting_threshold", CFG_INT, "0x00", 0, 255, NULL, RT, F_NONE_, "Congestion Control OPTIONS (EXPERIMENTAL)"),
+	K("cc_sw_cong_setting_packet_size", CFG_INT, "0", 0, 255, NULL, RT, F_NONE_, "Congestion Control OPTIONS (EXPERIMENTAL)"),
+	K("cc_sw_cong_setting_credit_starvation_threshold", CFG_INT, "0x00", 0, 255, NULL, RT, F_NONE_, "Congestion Control OPTIONS (EXPERIMENTAL)"),
+	K("cc_sw_cong_setting_credit_starvation_return_delay", CFG_STR, "0:0", 0, 0, NULL, RT, F_NONE_, "Congestion Control OPTIONS (EXPERIMENTAL)"),
+	K("cc_sw_cong_setting_marking_rate", CFG_INT, "0", 0, 65535, NULL, RT, F_NONE_, "Congestion Control OPTIONS (EXPERIMENTAL)"),
+	K("cc_ca_cong_setting_port_control", CFG_INT, "0x0000", 0, 65535, NULL, RT, F_NONE_, "Congestion Control OPTIONS (EXPERIMENTAL)"),
+	K("cc_ca_cong_setting_control_map", CFG_INT, "0x0000", 0, 65535, NULL, RT, F_NONE_, "Congestion Control OPTIONS (EXPERIMENTAL)"),
+	K("cc_ca_cong_setting_ccti_timer", CFG_STR, "0 0", 0, 0, NULL, RT, F_NONE_, "Congestion Control OPTIONS (EXPERIMENTAL)"),
+	K("cc_ca_cong_setting_ccti_increase", CFG_STR, "0 0", 0, 0, NULL, RT, F_NONE_, "Congestion Control OPTIONS (EXPERIMENTAL)"),
+	K("cc_ca_cong_setting_trigger_threshold", CFG_STR, "0 0", 0, 0, NULL, RT, F_NONE_, "Congestion Control OPTIONS (EXPERIMENTAL)"),
+	K("cc_ca_cong_setting_ccti_min", CFG_STR, "0 0", 0, 0, NULL, RT, F_NONE_, "Congestion Control OPTIONS (EXPERIMENTAL)"),
+	K("cc_cct", CFG_STR, "(null)", 0, 0, NULL, RT, F_NONE_, "Congestion Control OPTIONS (EXPERIMENTAL)"),
+	K("prefix_routes_file", CFG_PATH, "/etc/opensm/prefix-routes.conf", 0, 0, NULL, 0, F_NONE_, "OTHER OPTIONS"),
+	K("consolidate_ipv6_snm_req", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "OTHER OPTIONS"),
+	K("log_prefix", CFG_STR, "(null)", 0, 0, NULL, 0, F_NONE_, "OTHER OPTIONS"),
+
+	/* ibsm's own keys (OpenSM has command-line options or variables) */
+	K("pidfile", CFG_PATH, "(null)", 0, 0, NULL, IMPL | CFG_IBSM,
+	  F_STR_(pid_file), "IBSM OPTIONS"),
+	K("cache_dir", CFG_DIR, "/var/cache/opensm", 0, 0, NULL,
+	  IMPL | CFG_IBSM, F_BUF_(cache_dir), "IBSM OPTIONS"),
+};
+
+#define N_KEYS	(sizeof(keys) / sizeof(keys[0]))
+
+/* keys[], then one key per limit of sm/limits.c. */
+static struct cfg_key all[N_KEYS + N_LIMITS_MAX];
+static char limit_defs[N_LIMITS_MAX][32];
+static size_t n_all;
+
+const struct cfg_key *cfg_keys(size_t *n)
+{
+	if (!n_all) {
+		memcpy(all, keys, sizeof(keys));
+		n_all = N_KEYS;
+		for (size_t i = 0; i < n_limit_opts && i < N_LIMITS_MAX; i++) {
+			const struct limit_opt *l = &limit_opts[i];
+
+			snprintf(limit_defs[i], sizeof(limit_defs[i]), "%.15g",
+				 l->def);
+			all[n_all++] = (struct cfg_key){
+				.name = l->name,
+				.type = l->real ? CFG_REAL : CFG_INT,
+				.def = limit_defs[i], .min = l->min, .max = l->max,
+				.flags = CFG_IMPL | CFG_IBSM | CFG_LIMIT,
+				.field = F_LIMIT, .off = i,
+				.section = "IBSM LIMITS",
+			};
+		}
+	}
+	if (n)
+		*n = n_all;
+	return all;
+}
+
+const struct cfg_key *cfg_key_find(const char *name, size_t *index)
+{
+	size_t n;
+	const struct cfg_key *k = cfg_keys(&n);
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(k[i].name, name)) {
+			if (index)
+				*index = i;
+			return &k[i];
+		}
+	return NULL;
+}

@@ -1,0 +1,491 @@
+/*
+ * check_config.c - config/: the opensm.conf key table, values of every
+ * type with their ranges, the file reader (line numbers through inih),
+ * the broken files of tests/config/bad/ each with its exact FILE:LINE
+ * message, `opensm -c` output read with no error, the command line over
+ * the file, `-c` output read back unchanged, and cfg_apply into struct
+ * sm_config.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config/conf.h"
+#include "config/fileutil.h"
+#include "config/opts.h"
+#include "sm/limits.h"
+#include "sm/sm.h"
+
+static size_t key_index(const char *name)
+{
+	size_t i;
+
+	ck_assert_msg(cfg_key_find(name, &i) != NULL, "no key %s", name);
+	return i;
+}
+
+static int set(struct cfg *c, const char *name, const char *val)
+{
+	char err[200];
+
+	return cfg_set(c, key_index(name), val, CFG_SRC_CMDLINE, 0, err,
+		       sizeof(err));
+}
+
+static int set_file(struct cfg *c, const char *name, const char *val)
+{
+	char err[200];
+
+	return cfg_set(c, key_index(name), val, CFG_SRC_FILE, 1, err,
+		       sizeof(err));
+}
+
+static char *write_tmp(const char *text)
+{
+	static char path[64];
+	FILE *fp;
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/check_config.XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	fp = fdopen(fd, "w");
+	ck_assert_ptr_nonnull(fp);
+	fputs(text, fp);
+	fclose(fp);
+	return path;
+}
+
+START_TEST(table_has_every_opensm_key)
+{
+	size_t n, opensm = 0, impl = 0, rt = 0;
+	const struct cfg_key *k = cfg_keys(&n);
+
+	for (size_t i = 0; i < n; i++) {
+		if (!(k[i].flags & CFG_IBSM))
+			opensm++;
+		impl += (k[i].flags & CFG_IMPL) != 0;
+		rt += (k[i].flags & CFG_RT) != 0;
+		/* every default passes its own check */
+		char err[200];
+		ck_assert_msg(cfg_check_value(&k[i], k[i].def, err,
+					      sizeof(err)) == 0,
+			      "%s default %s: %s", k[i].name, k[i].def, err);
+		for (size_t j = 0; j < i; j++)
+			ck_assert_str_ne(k[i].name, k[j].name);
+	}
+	ck_assert_uint_eq(opensm, 160);	/* opensm -c of 3.3.23 */
+	ck_assert_uint_eq(n, 160 + 2 + n_limit_opts);
+	ck_assert_uint_ge(impl, 20);
+	ck_assert_uint_ge(rt, 50);
+	ck_assert(cfg_key_find("sm_priority", NULL)->flags & CFG_RT);
+	ck_assert(!(cfg_key_find("lmc", NULL)->flags & CFG_RT));
+	ck_assert(!(cfg_key_find("qos", NULL)->flags & CFG_IMPL));
+}
+END_TEST
+
+START_TEST(every_type)
+{
+	struct cfg c;
+
+	cfg_init(&c);
+	/* bool: OpenSM's spelling only */
+	ck_assert_int_eq(set(&c, "reassign_lids", "TRUE"), 0);
+	ck_assert_int_eq(set(&c, "reassign_lids", "FALSE"), 0);
+	ck_assert_int_eq(set(&c, "reassign_lids", "true"), -EINVAL);
+	ck_assert_int_eq(set(&c, "reassign_lids", ""), -EINVAL);
+	/* int with range, decimal or hex, both ends included */
+	ck_assert_int_eq(set(&c, "sm_priority", "0"), 0);
+	ck_assert_int_eq(set(&c, "sm_priority", "15"), 0);
+	ck_assert_int_eq(set(&c, "sm_priority", "0xf"), 0);
+	ck_assert_int_eq(set(&c, "sm_priority", "16"), -EINVAL);
+	ck_assert_int_eq(set(&c, "sm_priority", "-1"), -EINVAL);
+	ck_assert_int_eq(set(&c, "sm_priority", " 3"), -EINVAL);
+	ck_assert_int_eq(set(&c, "qos_high_limit", "-1"), 0);
+	ck_assert_int_eq(set(&c, "qos_high_limit", "-2"), -EINVAL);
+	ck_assert_int_eq(set(&c, "max_smps_timeout", "4294967295"), 0);
+	ck_assert_int_eq(set(&c, "max_smps_timeout", "4294967296"), -EINVAL);
+	/* 64-bit numbers and GUIDs */
+	ck_assert_int_eq(set(&c, "guid", "0x0002c90300001234"), 0);
+	ck_assert_int_eq(set(&c, "guid", "0xffffffffffffffff"), 0);
+	ck_assert_int_eq(set(&c, "guid", "0x1ffffffffffffffff"), -EINVAL);
+	ck_assert_int_eq(set(&c, "guid", "0x12g4"), -EINVAL);
+	ck_assert_int_eq(set(&c, "subnet_prefix", "0xfe80000000000000"), 0);
+	ck_assert_int_eq(set(&c, "sm_key", "-5"), -EINVAL);
+	/* enums */
+	ck_assert_int_eq(set(&c, "part_enforce", "off"), 0);
+	ck_assert_int_eq(set(&c, "part_enforce", "of"), -EINVAL);
+	ck_assert_int_eq(set(&c, "part_enforce", "offf"), -EINVAL);
+	ck_assert_int_eq(set(&c, "console", "loopback"), 0);
+	/* strings, paths; "(null)" is unset */
+	ck_assert_int_eq(set(&c, "log_prefix", "ibsm"), 0);
+	ck_assert_int_eq(set(&c, "qos_policy_file", "(null)"), 0);
+	ck_assert_int_eq(set(&c, "routing_engine", "minhop"), 0);
+	ck_assert_int_eq(set(&c, "routing_engine", "ftree"), -EINVAL);
+	/* limits: sm/limits.c's ranges, real and integer */
+	ck_assert_int_eq(set(&c, "trap-rate", "0.5"), 0);
+	ck_assert_int_eq(set(&c, "trap-rate", "0"), -EINVAL);
+	ck_assert_int_eq(set(&c, "sa-max-jobs", "1.5"), -EINVAL);
+	ck_assert_int_eq(set(&c, "sa-max-jobs", "4096"), 0);
+	/* the last good value stays after a refused one */
+	ck_assert_str_eq(cfg_get(&c, key_index("sm_priority")), "0xf");
+	cfg_free(&c);
+}
+END_TEST
+
+START_TEST(apply_to_sm_config)
+{
+	struct cfg c;
+	struct sm_config o;
+
+	cfg_init(&c);
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(cfg_apply(&c, &o), 0);
+	/* OpenSM's defaults */
+	ck_assert_uint_eq(o.transaction_timeout, 200);
+	ck_assert_uint_eq(o.transaction_retries, 3);
+	ck_assert_uint_eq(o.max_wire_smps, 4);
+	ck_assert_uint_eq(o.sweep_interval, 10);
+	ck_assert_uint_eq(o.subnet_prefix, 0xfe80000000000000ull);
+	ck_assert_uint_eq(o.subnet_timeout, 18);
+	ck_assert_uint_eq(o.packet_life_time, 0x12);
+	ck_assert_uint_eq(o.head_of_queue_lifetime, 0x12);
+	ck_assert_uint_eq(o.leaf_head_of_queue_lifetime, 0x10);
+	ck_assert_uint_eq(o.max_op_vls, 5);
+	ck_assert_int_eq(o.log_level, LOG_LVL_INFO);
+	ck_assert_ptr_null(o.routing_engine);
+	ck_assert_uint_eq(o.trap_burst, SM_TRAP_BURST);
+	ck_assert_str_eq(o.log_file, "/var/log/ibsm.log");
+	ck_assert_int_eq(set(&c, "sm_priority", "7"), 0);
+	ck_assert_int_eq(set(&c, "lmc", "2"), 0);
+	ck_assert_int_eq(set(&c, "guid", "0x0002c90300001234"), 0);
+	ck_assert_int_eq(set(&c, "part_enforce", "out"), 0);
+	ck_assert_int_eq(set(&c, "allow_both_pkeys", "TRUE"), 0);
+	ck_assert_int_eq(set(&c, "log_flags", "0x41"), 0);
+	ck_assert_int_eq(set(&c, "dump_files_dir", "/tmp/d"), 0);
+	ck_assert_int_eq(set(&c, "partition_config_file", "/tmp/p.conf"), 0);
+	ck_assert_int_eq(set(&c, "trap-rate", "0.25"), 0);
+	ck_assert_int_eq(cfg_apply(&c, &o), 0);
+	ck_assert_uint_eq(o.sm_priority, 7);
+	ck_assert_uint_eq(o.lmc, 2);
+	ck_assert_uint_eq(o.guid, 0x0002c90300001234ull);
+	ck_assert_int_eq(o.part_enforce, SM_PART_ENFORCE_OUT);
+	ck_assert(o.allow_both_pkeys);
+	ck_assert(o.dump_lfts);		/* 0x40: OpenSM's routing flag */
+	ck_assert_int_eq(o.log_level, LOG_LVL_DEBUG);
+	ck_assert_str_eq(o.dump_dir, "/tmp/d");
+	ck_assert_str_eq(o.partition_config, "/tmp/p.conf");
+	ck_assert(o.trap_rate == 0.25);
+	ck_assert_int_eq(set(&c, "log_flags", "0x01"), 0);
+	ck_assert_int_eq(set(&c, "no_partition_enforcement", "TRUE"), 0);
+	ck_assert_int_eq(cfg_apply(&c, &o), 0);
+	ck_assert_int_eq(o.part_enforce, SM_PART_ENFORCE_OFF);
+	ck_assert_int_eq(o.log_level, LOG_LVL_WARN);
+	cfg_free(&c);
+}
+END_TEST
+
+/* Line numbers survive comments, blank and indented lines, CRLF. */
+START_TEST(reader_lines)
+{
+	struct cfg c;
+	char *path = write_tmp("# comment\n\n  sm_priority 4\r\n"
+			       "\tlmc\t 1  \n#x\nsm_key 0x2\n"
+			       "log_prefix two words\nbogus_key 1\nlmc 9\n");
+	size_t p = key_index("sm_priority"), l = key_index("lmc");
+	char want[160];
+
+	cfg_init(&c);
+	ck_assert_int_eq(cfg_read_file(&c, path), -EINVAL);
+	ck_assert_str_eq(cfg_get(&c, p), "4");
+	ck_assert_uint_eq(c.v[p].line, 3);
+	ck_assert_uint_eq(c.v[p].src, CFG_SRC_FILE);
+	ck_assert_str_eq(cfg_get(&c, l), "1");
+	ck_assert_uint_eq(c.v[l].line, 4);
+	ck_assert_str_eq(cfg_get(&c, key_index("sm_key")), "0x2");
+	ck_assert_uint_eq(c.v[key_index("sm_key")].line, 6);
+	ck_assert_str_eq(cfg_get(&c, key_index("log_prefix")), "two words");
+	ck_assert_uint_eq(c.unknown.n, 1);
+	snprintf(want, sizeof(want), "%s:8: unknown key 'bogus_key'", path);
+	ck_assert_str_eq(c.unknown.msg[0], want);
+	ck_assert_uint_eq(c.errors.n, 1);
+	snprintf(want, sizeof(want), "%s:9: lmc 9: expected an integer 0-7",
+		 path);
+	ck_assert_str_eq(c.errors.msg[0], want);
+	cfg_free(&c);
+	unlink(path);
+}
+END_TEST
+
+/* tests/config/bad/: the first line says the error the file must give. */
+START_TEST(bad_files)
+{
+	DIR *d = opendir(CONF_DIR "/bad");
+	struct dirent *e;
+	unsigned files = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d))) {
+		char path[512], first[512], want[1024];
+		unsigned line;
+		int off = 0;
+		FILE *fp;
+		struct cfg c;
+
+		if (!strstr(e->d_name, ".conf"))
+			continue;
+		snprintf(path, sizeof(path), "%s/bad/%s", CONF_DIR, e->d_name);
+		fp = fopen(path, "r");
+		ck_assert_ptr_nonnull(fp);
+		ck_assert_ptr_nonnull(fgets(first, sizeof(first), fp));
+		fclose(fp);
+		first[strcspn(first, "\n")] = '\0';
+		ck_assert_int_eq(sscanf(first, "# expect: %u: %n", &line, &off), 1);
+		ck_assert_int_gt(off, 0);
+		snprintf(want, sizeof(want), "%s:%u: %s", path, line, first + off);
+		cfg_init(&c);
+		ck_assert_int_eq(cfg_read_file(&c, path), -EINVAL);
+		ck_assert_msg(c.errors.n == 1, "%s: %zu errors", path, c.errors.n);
+		ck_assert_str_eq(c.errors.msg[0], want);
+		ck_assert_uint_eq(c.unknown.n, 0);
+		/* the good lines around it were read */
+		ck_assert_str_eq(cfg_get(&c, key_index("sweep_interval")), "10");
+		ck_assert_uint_eq(c.v[key_index("sweep_interval")].line, line + 1);
+		cfg_free(&c);
+		files++;
+	}
+	closedir(d);
+	ck_assert_uint_ge(files, 25);
+}
+END_TEST
+
+START_TEST(unknown_key_only_warns)
+{
+	struct cfg c;
+	char want[512];
+
+	cfg_init(&c);
+	ck_assert_int_eq(cfg_read_file(&c, CONF_DIR "/unknown.conf"), 0);
+	ck_assert_uint_eq(c.errors.n, 0);
+	ck_assert_uint_eq(c.unknown.n, 1);
+	snprintf(want, sizeof(want), "%s:3: unknown key 'sm_prority'",
+		 CONF_DIR "/unknown.conf");
+	ck_assert_str_eq(c.unknown.msg[0], want);
+	ck_assert_str_eq(cfg_get(&c, key_index("sm_priority")), "3");
+	cfg_free(&c);
+}
+END_TEST
+
+START_TEST(missing_file)
+{
+	struct cfg c;
+
+	cfg_init(&c);
+	ck_assert_int_eq(cfg_read_file(&c, "/nonexistent/opensm.conf"), -ENOENT);
+	cfg_free(&c);
+}
+END_TEST
+
+/* OpenSM's own default file: every key known, every value accepted. */
+START_TEST(opensm_c_output)
+{
+	char path[] = "/tmp/check_config_opensm.XXXXXX", cmd[128];
+	struct cfg c;
+	size_t n, set_from_file = 0;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "opensm -c %s >/dev/null 2>&1", path);
+	ck_assert_int_eq(system(cmd), 0);
+	cfg_init(&c);
+	ck_assert_int_eq(cfg_read_file(&c, path), 0);
+	ck_assert_uint_eq(c.errors.n, 0);
+	ck_assert_uint_eq(c.unknown.n, 0);
+	cfg_keys(&n);
+	for (size_t i = 0; i < n; i++)
+		set_from_file += c.v[i].src == CFG_SRC_FILE;
+	ck_assert_uint_eq(set_from_file, 160);
+	cfg_free(&c);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(cmdline_over_file)
+{
+	struct cfg c;
+	char *path = write_tmp("sm_priority 7\nlmc 1\n");
+	struct sm_config o;
+
+	cfg_init(&c);
+	ck_assert_int_eq(set(&c, "sm_priority", "3"), 0);
+	ck_assert_int_eq(cfg_read_file(&c, path), 0);
+	ck_assert_str_eq(cfg_get(&c, key_index("sm_priority")), "3");
+	ck_assert_uint_eq(c.v[key_index("sm_priority")].src, CFG_SRC_CMDLINE);
+	ck_assert_str_eq(cfg_get(&c, key_index("lmc")), "1");
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(cfg_apply(&c, &o), 0);
+	ck_assert_uint_eq(o.sm_priority, 3);
+	ck_assert_uint_eq(o.lmc, 1);
+	cfg_free(&c);
+	unlink(path);
+}
+END_TEST
+
+/* -c output, read back: no error, no unknown key, the same values. */
+START_TEST(create_round_trip)
+{
+	char path[] = "/tmp/check_config_c.XXXXXX";
+	struct cfg c, back;
+	size_t n;
+	FILE *fp;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	fp = fdopen(fd, "w");
+	cfg_init(&c);
+	ck_assert_int_eq(set(&c, "sm_priority", "9"), 0);
+	ck_assert_int_eq(set(&c, "log_prefix", "a b"), 0);
+	ck_assert_int_eq(set(&c, "part_enforce", "in"), 0);
+	ck_assert_int_eq(cfg_write(fp, &c), 0);
+	fclose(fp);
+	cfg_init(&back);
+	ck_assert_int_eq(cfg_read_file(&back, path), 0);
+	ck_assert_uint_eq(back.unknown.n, 0);
+	cfg_keys(&n);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_str_eq(cfg_get(&back, i), cfg_get(&c, i));
+	ck_assert_uint_eq(back.v[key_index("sm_priority")].src, CFG_SRC_FILE);
+	/* ibsm's own keys are written commented out (OpenSM reads it) */
+	ck_assert_uint_eq(back.v[key_index("trap-burst")].src, CFG_SRC_DEFAULT);
+	cfg_free(&back);
+	cfg_free(&c);
+	unlink(path);
+}
+END_TEST
+
+/* The keys set to something ibsm does not do are named, once. */
+START_TEST(unimplemented_listed)
+{
+	struct cfg c;
+	char buf[256];
+	size_t n;
+
+	cfg_init(&c);
+	cfg_unimplemented(&c, buf, sizeof(buf), &n);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(set_file(&c, "qos", "TRUE"), 0);
+	ck_assert_int_eq(set_file(&c, "perfmgr", "FALSE"), 0);	/* default */
+	ck_assert_int_eq(set_file(&c, "sm_priority", "4"), 0);	/* implemented */
+	ck_assert_int_eq(set_file(&c, "m_key", "0x5"), 0);
+	ck_assert_int_eq(set(&c, "congestion_control", "TRUE"), 0); /* command line */
+	cfg_unimplemented(&c, buf, sizeof(buf), &n);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(buf, "m_key, qos");
+	cfg_free(&c);
+}
+END_TEST
+
+/* Every option names an existing key, every OpenSM short option once. */
+START_TEST(options_table)
+{
+	char shorts[256];
+	struct option *lo;
+	size_t nlong = 0;
+
+	for (size_t i = 0; i < n_cfg_opts; i++)
+		if (cfg_opts[i].key)
+			ck_assert_msg(cfg_key_find(cfg_opts[i].key, NULL),
+				      "option %s: no key %s", cfg_opts[i].lng,
+				      cfg_opts[i].key);
+	ck_assert_int_eq(cfg_opts_getopt(shorts, sizeof(shorts), &lo), 0);
+	/* OpenSM 3.3.23's getopt string, every letter */
+	for (const char *s = "Fciw:OfedDglLstaumXRzMUSPYANZWBIQvVhoryxpnqkCGH";
+	     *s; s++)
+		if (*s != ':')
+			ck_assert_msg(strchr(shorts, *s), "-%c missing", *s);
+	for (; lo[nlong].name; nlong++)
+		for (size_t j = 0; j < nlong; j++)
+			ck_assert_str_ne(lo[nlong].name, lo[j].name);
+	ck_assert_uint_ge(nlong, 66 + n_limit_opts);
+	ck_assert_ptr_eq(cfg_opt_of('p'), cfg_opt_of(OPT_LONG_BASE +
+		(int)(cfg_opt_of('p') - cfg_opts)));
+	free(lo);
+}
+END_TEST
+
+static int put(FILE *fp, const void *arg)
+{
+	return fputs(arg, fp) < 0 ? -EIO : 0;
+}
+
+/* config/fileutil: whole-file reads, with a cap; atomic write + backup. */
+START_TEST(file_helpers)
+{
+	char dir[] = "/tmp/check_config_files.XXXXXX", path[128], bak[128];
+	char *buf;
+	size_t len;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/f.conf", dir);
+	snprintf(bak, sizeof(bak), "%s/f.conf~", dir);
+	ck_assert_int_eq(read_file_all(path, &buf, &len), -ENOENT);
+	/* no old file: no backup, the new one written */
+	ck_assert_int_eq(write_file_atomic_backup(path, "~", put, "one\n"), 0);
+	ck_assert_int_eq(access(bak, F_OK), -1);
+	ck_assert_int_eq(write_file_atomic_backup(path, "~", put, "two\n"), 0);
+	ck_assert_int_eq(read_file_all(path, &buf, &len), 0);
+	ck_assert_str_eq(buf, "two\n");
+	ck_assert_uint_eq(len, 4);
+	free(buf);
+	ck_assert_int_eq(read_file_all(bak, &buf, &len), 0);
+	ck_assert_str_eq(buf, "one\n");
+	free(buf);
+	ck_assert_int_eq(read_file_max(path, 4, &buf, &len), 0);
+	free(buf);
+	ck_assert_int_eq(read_file_max(path, 3, &buf, &len), -EFBIG);
+	ck_assert_int_eq(read_file_max(dir, 100, &buf, &len), -EINVAL);
+	unlink(bak);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("config");
+
+	tcase_add_test(tc, table_has_every_opensm_key);
+	tcase_add_test(tc, every_type);
+	tcase_add_test(tc, apply_to_sm_config);
+	tcase_add_test(tc, reader_lines);
+	tcase_add_test(tc, bad_files);
+	tcase_add_test(tc, unknown_key_only_warns);
+	tcase_add_test(tc, missing_file);
+	tcase_add_test(tc, opensm_c_output);
+	tcase_add_test(tc, cmdline_over_file);
+	tcase_add_test(tc, create_round_trip);
+	tcase_add_test(tc, unimplemented_listed);
+	tcase_add_test(tc, options_table);
+	tcase_add_test(tc, file_helpers);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
