@@ -45,7 +45,7 @@ static void usage(FILE *fp)
 "                         (default: the first port whose link is up)\n"
 "  -o, --once             sweep once, report and exit\n"
 "  -f, --log_file FILE    log file; 'stdout' or '-' for the terminal\n"
-"                         (default /var/log/ibsm.log)\n"
+"                         (default /var/log/opensm.log, as OpenSM)\n"
 "  -V, --verbose          maximum verbosity (debug log)\n"
 "  -D, --debug FLAGS      OpenSM log flags: 0x01 error, 0x02 info,\n"
 "                         0x04 and above debug (default 0x03)\n"
@@ -168,7 +168,7 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 
 	/* OpenSM's defaults (opensm -c). */
 	*o = (struct sm_config){
-		.log_file = "/var/log/ibsm.log",
+		.log_file = "/var/log/opensm.log",
 		.log_level = LOG_LVL_INFO,
 		.transaction_timeout = 200,
 		.transaction_retries = 3,

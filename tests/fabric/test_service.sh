@@ -218,6 +218,13 @@ else
 	fab_fail service-journal-stdout-prefixed "exit $rc, $unprefixed lines without a priority: $(head -n 3 "$J/stdout")"
 fi
 
+# OpenSM's default log file when -f is not given (opensm(8)).
+if "$IBSM" --help | grep -q 'default /var/log/opensm.log'; then
+	fab_pass service-default-log-file
+else
+	fab_fail service-default-log-file "$("$IBSM" --help | grep -A1 log_file)"
+fi
+
 # ------------------------------------------------------- 3. make install
 DEST=$FAB_TMP/dest
 if make -s -C "$BUILD" install DESTDIR="$DEST" >"$FAB_TMP/install.out" 2>&1; then
@@ -359,6 +366,13 @@ if [ "$got" = "0x0002c90300000011 0x0002c90300000012 0x0002c90300000013 " ]; the
 	fab_pass service-launcher-debian-ports
 else
 	fab_fail service-launcher-debian-ports "'$got' $(cat "$FAB_TMP/launch.err")"
+fi
+printf 'PORTS=NONE\n' >"$DEB/default/opensm"
+got=$(list_of "$DEB")
+if [ -z "$got" ]; then
+	fab_pass service-launcher-debian-ports-none
+else
+	fab_fail service-launcher-debian-ports-none "'$got'"
 fi
 printf 'PORTS=ALL\n' >"$DEB/default/opensm"
 SYSFS=$FAB_TMP/sysfs
