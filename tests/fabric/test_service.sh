@@ -19,9 +19,11 @@
 # 4. The launcher/generator on fake /etc trees: RHEL opensm.conf.1, .2,
 #    .2~ and .rpmnew give exactly instances 1 and 2; GUIDS= + PRIORITY=;
 #    Debian PORTS= gives one instance per GUID; PORTS=ALL reads a fake
-#    sysfs.  Then `ibsm-launch exec 0xGUID` (ibsm@0xGUID.service's
-#    ExecStart) brings the simulated subnet up with its own log, cache
-#    and pid file, and the logrotate file's postrotate command makes it
+#    sysfs; PORTS=NONE none.  Then, as doc/migration.md moves a host:
+#    OpenSM's guid2lid is copied into the instance's cache directory and
+#    `ibsm-launch exec 0xGUID` (ibsm@0xGUID.service's ExecStart) brings
+#    the simulated subnet up with its own log, cache and pid file, keeping
+#    OpenSM's LIDs; the logrotate file's postrotate command makes it
 #    reopen its log.
 set -uo pipefail
 
@@ -394,6 +396,14 @@ printf 'PORTS="%s"\n' "$guid" >"$DEB/default/opensm"
 inst=$(list_of "$DEB" | tr -d ' ')
 I=$FAB_TMP/inst
 mkdir -p "$I/log"
+# The guide's move: OpenSM ran here and wrote its guid2lid; it is copied
+# into the instance's cache directory before the instance first starts.
+OC=$FAB_TMP/opensm-cache
+mkdir -p "$OC"
+fab_run H0001 env OSM_CACHE_DIR="$OC" OSM_TMP_DIR="$OC" opensm -o \
+	-f "$OC/opensm.log" >"$OC/out" 2>&1
+install -d "$I/cache/$inst"
+cp "$OC/guid2lid" "$I/cache/$inst/"
 fab_spawn H0001 env IBSM="$IBSM" IBSM_ETC="$DEB" IBSM_LOG_DIR="$I/log" \
 	RUNTIME_DIRECTORY="$I/run/$inst" CACHE_DIRECTORY="$I/cache/$inst" \
 	OSM_TMP_DIR="$I/cache/$inst" "$LAUNCH" exec "$inst" >"$I/out" 2>&1
@@ -413,6 +423,15 @@ if [ -n "$guid" ] && wait_for 60 grep -qs 'SUBNET UP' "$ilog" &&
 	fab_pass service-launcher-exec-guid-instance
 else
 	fab_fail service-launcher-exec-guid-instance "guid '$guid' inst '$inst': $(tail -n 5 "$ilog" "$I/out" 2>&1)"
+fi
+
+lids() {
+	grep '^0x' "$1" | sort
+}
+if [ -s "$OC/guid2lid" ] && [ "$(lids "$OC/guid2lid")" = "$(lids "$I/cache/$inst/guid2lid")" ]; then
+	fab_pass service-opensm-guid2lid-kept
+else
+	fab_fail service-opensm-guid2lid-kept "$(tail -n 3 "$OC/out"; diff <(lids "$OC/guid2lid") <(lids "$I/cache/$inst/guid2lid"))"
 fi
 
 # The logrotate file's postrotate command, pointed at this run dir.
