@@ -333,10 +333,22 @@ if [ "$c1" = "OSM_CACHE_DIR=/var/cache/ibsm/1 $IBSM -F $RH/rdma/opensm.conf.1 -f
 else
 	fab_fail service-launcher-rhel-commands "$c1 / $c2"
 fi
-if ! launch "$RH" command 3 >/dev/null 2>&1 && ! launch "$RH" command 'x;y' >/dev/null 2>&1; then
+# Exit 2 (not restarted by the unit), with a message naming what was
+# expected.
+launch "$RH" command 3 >/dev/null 2>"$FAB_TMP/bad3.err"
+rc3=$?
+launch "$RH" command 'x;y' >/dev/null 2>"$FAB_TMP/badxy.err"
+rcxy=$?
+if [ "$rc3" -eq 2 ] && grep -q "instance 3: no $RH/rdma/opensm.conf.3" "$FAB_TMP/bad3.err" &&
+	[ "$rcxy" -eq 2 ] && grep -q "expected a number N" "$FAB_TMP/badxy.err"; then
 	fab_pass service-launcher-refuses-bad-instance
 else
-	fab_fail service-launcher-refuses-bad-instance
+	fab_fail service-launcher-refuses-bad-instance "exit $rc3, $rcxy: $(cat "$FAB_TMP"/bad*.err)"
+fi
+if grep -q '^RestartPreventExitStatus=2$' "$UNIT/ibsm@.service"; then
+	fab_pass service-unit-no-restart-on-exit-2
+else
+	fab_fail service-unit-no-restart-on-exit-2
 fi
 
 # RHEL's simple method: GUIDS= and PRIORITY= without numbered files.
