@@ -2,7 +2,8 @@
 """notify_listen.py SOCKET OUT [SECONDS]: the service manager's side of
 sd_notify(3) for tests.  Binds a unix datagram socket at SOCKET and
 appends every message to OUT as one line: "<monotonic seconds> <message
-with newlines as |>", until SECONDS (default 300) pass or SIGTERM."""
+with newlines as |>", until SECONDS (default 300) pass or SIGTERM.
+SOCKET "@name" is in the abstract namespace, as systemd may name it."""
 import os
 import signal
 import socket
@@ -14,12 +15,16 @@ def main():
     path, out = sys.argv[1], sys.argv[2]
     limit = float(sys.argv[3]) if len(sys.argv) > 3 else 300.0
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
+    if path.startswith("@"):
+        addr = "\0" + path[1:]
+    else:
+        addr = path
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
     s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    s.bind(path)
+    s.bind(addr)
     end = time.monotonic() + limit
     with open(out, "a", buffering=1) as f:
         print("listening", file=f)

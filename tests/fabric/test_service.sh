@@ -201,6 +201,27 @@ else
 	fab_fail service-stopping "$(tail -n 3 "$NLOG")"
 fi
 
+# An abstract NOTIFY_SOCKET ("@name") works too; a watchdog meant for
+# another process (WATCHDOG_PID not ours) is not fed.
+A=$FAB_TMP/abstract
+mkdir -p "$A"
+start_listener "@ibsm-test-$$" "$A/notify.log"
+fab_spawn H0001 env NOTIFY_SOCKET="@ibsm-test-$$" WATCHDOG_USEC=100000 \
+	WATCHDOG_PID=1 "$IBSM" -f "$A/ibsm.log" --cache-dir "$A" --dump-dir "$A" \
+	>"$A/out" 2>&1
+apid=$FAB_SPAWN_PID
+wait_for 30 grep -q 'READY=1' "$A/notify.log"
+sleep 1
+kill -TERM "$(fab_descendant "$apid" ibsm)" 2>/dev/null
+wait "$apid"
+rm -f "$FAB_TMP/pids/$apid"
+if grep -q 'READY=1' "$A/notify.log" && ! grep -q 'WATCHDOG=1' "$A/notify.log" &&
+	! grep -q 'systemd watchdog' "$A/ibsm.log"; then
+	fab_pass service-abstract-socket-foreign-watchdog
+else
+	fab_fail service-abstract-socket-foreign-watchdog "$(cat "$A/notify.log")"
+fi
+
 # -f stdout on the journal: every line with its priority, no timestamp.
 J=$FAB_TMP/journal
 mkdir -p "$J"
