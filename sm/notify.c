@@ -213,13 +213,15 @@ void notify_event(struct sm *sm, enum sm_event ev)
 		send_msg("STOPPING=1\nSTATUS=NOTACTIVE: stopping");
 		return;
 	}
+	bool ready = !nt.ready && ((sm->state == SM_MASTER && sm->subnet_up) ||
+				   sm->state == SM_STANDBY);
+
 	notify_status_format(sm, msg + 7, sizeof(nt.status));
-	if (!strcmp(msg + 7, nt.status) && nt.ready)
-		return;
+	if (!ready && !strcmp(msg + 7, nt.status))
+		return;		/* nothing new (a trap, a failed sweep) */
 	memcpy(nt.status, msg + 7, sizeof(nt.status));	/* NUL within */
 	memcpy(msg, "STATUS=", 7);
-	if (!nt.ready && ((sm->state == SM_MASTER && sm->subnet_up) ||
-			  sm->state == SM_STANDBY)) {
+	if (ready) {
 		/* One datagram: READY=1 with the status it is ready in. */
 		size_t l = strlen(msg);
 
