@@ -315,7 +315,8 @@ fi
 
 # --------------------------------------------------- 4. launcher/generator
 launch() {
-	IBSM=$IBSM IBSM_ETC=$1 IBSM_SYSFS=${SYSFS:-/nonexistent} "$LAUNCH" "${@:2}"
+	env -u OSM_TMP_DIR -u RUNTIME_DIRECTORY -u CACHE_DIRECTORY IBSM="$IBSM" \
+		IBSM_ETC="$1" IBSM_SYSFS="${SYSFS:-/nonexistent}" "$LAUNCH" "${@:2}"
 }
 list_of() {
 	launch "$@" list 2>"$FAB_TMP/launch.err" | tr '\n' ' '
@@ -348,8 +349,8 @@ else
 fi
 c1=$(launch "$RH" command 1)
 c2=$(launch "$RH" command 2)
-if [ "$c1" = "OSM_CACHE_DIR=/var/cache/ibsm/1 $IBSM -F $RH/rdma/opensm.conf.1 -f /var/log/ibsm.1.log -J /run/ibsm/1/ibsm.pid" ] &&
-	[ "$c2" = "OSM_CACHE_DIR=/var/cache/ibsm/2 $IBSM -F $RH/rdma/opensm.conf.2 -J /run/ibsm/2/ibsm.pid" ]; then
+if [ "$c1" = "OSM_CACHE_DIR=/var/cache/ibsm/1 OSM_TMP_DIR=/var/cache/ibsm/1 $IBSM -F $RH/rdma/opensm.conf.1 -f /var/log/ibsm.1.log -J /run/ibsm/1/ibsm.pid" ] &&
+	[ "$c2" = "OSM_CACHE_DIR=/var/cache/ibsm/2 OSM_TMP_DIR=/var/cache/ibsm/2 $IBSM -F $RH/rdma/opensm.conf.2 -J /run/ibsm/2/ibsm.pid" ]; then
 	fab_pass service-launcher-rhel-commands
 else
 	fab_fail service-launcher-rhel-commands "$c1 / $c2"
@@ -378,7 +379,7 @@ printf 'GUIDS="0x0002C90300000001 0002c90300000002"\nPRIORITY=5\n' >"$RH/sysconf
 got=$(list_of "$RH")
 c=$(launch "$RH" command 0x0002c90300000002)
 if [ "$got" = "0x0002c90300000001 0x0002c90300000002 " ] &&
-	[ "$c" = "OSM_CACHE_DIR=/var/cache/ibsm/0x0002c90300000002 $IBSM -F $RH/rdma/opensm.conf -g 0x0002c90300000002 -p 5 -f /var/log/ibsm.0x0002c90300000002.log -J /run/ibsm/0x0002c90300000002/ibsm.pid" ]; then
+	[ "$c" = "OSM_CACHE_DIR=/var/cache/ibsm/0x0002c90300000002 OSM_TMP_DIR=/var/cache/ibsm/0x0002c90300000002 $IBSM -F $RH/rdma/opensm.conf -g 0x0002c90300000002 -p 5 -f /var/log/ibsm.0x0002c90300000002.log -J /run/ibsm/0x0002c90300000002/ibsm.pid" ]; then
 	fab_pass service-launcher-rhel-guids-priority
 else
 	fab_fail service-launcher-rhel-guids-priority "'$got' / $c"
@@ -439,7 +440,7 @@ install -d "$I/cache/$inst"
 cp "$OC/guid2lid" "$I/cache/$inst/"
 fab_spawn H0001 env IBSM="$IBSM" IBSM_ETC="$DEB" IBSM_LOG_DIR="$I/log" \
 	RUNTIME_DIRECTORY="$I/run/$inst" CACHE_DIRECTORY="$I/cache/$inst" \
-	OSM_TMP_DIR="$I/cache/$inst" "$LAUNCH" exec "$inst" >"$I/out" 2>&1
+	"$LAUNCH" exec "$inst" >"$I/out" 2>&1
 ipid=$FAB_SPAWN_PID
 # sminfo names the master by its GUID without leading zeros.
 sminfo_master_guid() {
@@ -452,6 +453,7 @@ ilog=$I/log/ibsm.$inst.log
 if [ -n "$guid" ] && wait_for 60 grep -qs 'SUBNET UP' "$ilog" &&
 	grep -q "port GUID $inst" "$ilog" &&
 	[ -s "$I/run/$inst/ibsm.pid" ] && [ -s "$I/cache/$inst/guid2lid" ] &&
+	[ -s "$I/cache/$inst/opensm-subnet.lst" ] &&
 	sminfo_master_guid "$inst"; then
 	fab_pass service-launcher-exec-guid-instance
 else
