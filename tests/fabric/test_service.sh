@@ -438,7 +438,7 @@ fab_run H0001 env OSM_CACHE_DIR="$OC" OSM_TMP_DIR="$OC" opensm -o \
 	-f "$OC/opensm.log" >"$OC/out" 2>&1
 install -d "$I/cache/$inst"
 cp "$OC/guid2lid" "$I/cache/$inst/"
-fab_spawn H0001 env IBSM="$IBSM" IBSM_ETC="$DEB" IBSM_LOG_DIR="$I/log" \
+fab_spawn H0001 env -u OSM_TMP_DIR IBSM="$IBSM" IBSM_ETC="$DEB" IBSM_LOG_DIR="$I/log" \
 	RUNTIME_DIRECTORY="$I/run/$inst" CACHE_DIRECTORY="$I/cache/$inst" \
 	"$LAUNCH" exec "$inst" >"$I/out" 2>&1
 ipid=$FAB_SPAWN_PID
