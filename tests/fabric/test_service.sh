@@ -242,10 +242,11 @@ else
 fi
 
 # OpenSM's default log file when -f is not given (opensm(8)).
-if "$IBSM" --help | grep -q 'default /var/log/opensm.log'; then
+help=$("$IBSM" --help)
+if grep -q 'default /var/log/opensm.log' <<<"$help"; then
 	fab_pass service-default-log-file
 else
-	fab_fail service-default-log-file "$("$IBSM" --help | grep -A1 log_file)"
+	fab_fail service-default-log-file "$(grep -A1 log_file <<<"$help")"
 fi
 
 # ------------------------------------------------------- 3. make install
