@@ -316,7 +316,7 @@ fi
 
 # --------------------------------------------------- 4. launcher/generator
 launch() {
-	env -u OSM_TMP_DIR -u RUNTIME_DIRECTORY -u CACHE_DIRECTORY IBSM="$IBSM" \
+	env -u RUNTIME_DIRECTORY -u CACHE_DIRECTORY IBSM="$IBSM" \
 		IBSM_ETC="$1" IBSM_SYSFS="${SYSFS:-/nonexistent}" "$LAUNCH" "${@:2}"
 }
 list_of() {
@@ -329,6 +329,10 @@ for f in opensm.conf opensm.conf.1 opensm.conf.2 opensm.conf.2~ opensm.conf.rpmn
 	opensm.conf.rpmsave opensm.conf.orig opensm.conf.1.bak; do
 	echo "sm_priority 3" >"$RH/rdma/$f"
 done
+# opensm.conf.1: a copy of `opensm -c` output, naming OpenSM's default
+# log and dump directory (every instance would share them); .2 names its
+# own log file.
+printf 'log_file /var/log/opensm.log\ndump_files_dir /var/log/\n' >>"$RH/rdma/opensm.conf.1"
 echo "log_file /var/log/subnet2.log" >>"$RH/rdma/opensm.conf.2"
 printf 'GUIDS="0x0002c90300000001"\nPRIORITY=5\n' >"$RH/sysconfig/opensm"
 got=$(list_of "$RH")
@@ -350,8 +354,8 @@ else
 fi
 c1=$(launch "$RH" command 1)
 c2=$(launch "$RH" command 2)
-if [ "$c1" = "OSM_CACHE_DIR=/var/cache/ibsm/1 OSM_TMP_DIR=/var/cache/ibsm/1 $IBSM -F $RH/rdma/opensm.conf.1 -f /var/log/ibsm.1.log -J /run/ibsm/1/ibsm.pid" ] &&
-	[ "$c2" = "OSM_CACHE_DIR=/var/cache/ibsm/2 OSM_TMP_DIR=/var/cache/ibsm/2 $IBSM -F $RH/rdma/opensm.conf.2 -J /run/ibsm/2/ibsm.pid" ]; then
+if [ "$c1" = "$IBSM -F $RH/rdma/opensm.conf.1 -f /var/log/ibsm.1.log --cache-dir /var/cache/ibsm/1 --dump-dir /var/cache/ibsm/1 -J /run/ibsm/1/ibsm.pid" ] &&
+	[ "$c2" = "$IBSM -F $RH/rdma/opensm.conf.2 --cache-dir /var/cache/ibsm/2 --dump-dir /var/cache/ibsm/2 -J /run/ibsm/2/ibsm.pid" ]; then
 	fab_pass service-launcher-rhel-commands
 else
 	fab_fail service-launcher-rhel-commands "$c1 / $c2"
@@ -380,7 +384,7 @@ printf 'GUIDS="0x0002C90300000001 0002c90300000002"\nPRIORITY=5\n' >"$RH/sysconf
 got=$(list_of "$RH")
 c=$(launch "$RH" command 0x0002c90300000002)
 if [ "$got" = "0x0002c90300000001 0x0002c90300000002 " ] &&
-	[ "$c" = "OSM_CACHE_DIR=/var/cache/ibsm/0x0002c90300000002 OSM_TMP_DIR=/var/cache/ibsm/0x0002c90300000002 $IBSM -F $RH/rdma/opensm.conf -g 0x0002c90300000002 -p 5 -f /var/log/ibsm.0x0002c90300000002.log -J /run/ibsm/0x0002c90300000002/ibsm.pid" ]; then
+	[ "$c" = "$IBSM -F $RH/rdma/opensm.conf -g 0x0002c90300000002 -p 5 -f /var/log/ibsm.0x0002c90300000002.log --cache-dir /var/cache/ibsm/0x0002c90300000002 --dump-dir /var/cache/ibsm/0x0002c90300000002 -J /run/ibsm/0x0002c90300000002/ibsm.pid" ]; then
 	fab_pass service-launcher-rhel-guids-priority
 else
 	fab_fail service-launcher-rhel-guids-priority "'$got' / $c"
@@ -439,7 +443,7 @@ fab_run H0001 env OSM_CACHE_DIR="$OC" OSM_TMP_DIR="$OC" opensm -o \
 	-f "$OC/opensm.log" >"$OC/out" 2>&1
 install -d "$I/cache/$inst"
 cp "$OC/guid2lid" "$I/cache/$inst/"
-fab_spawn H0001 env -u OSM_TMP_DIR IBSM="$IBSM" IBSM_ETC="$DEB" IBSM_LOG_DIR="$I/log" \
+fab_spawn H0001 env IBSM="$IBSM" IBSM_ETC="$DEB" IBSM_LOG_DIR="$I/log" \
 	RUNTIME_DIRECTORY="$I/run/$inst" CACHE_DIRECTORY="$I/cache/$inst" \
 	"$LAUNCH" exec "$inst" >"$I/out" 2>&1
 ipid=$FAB_SPAWN_PID
