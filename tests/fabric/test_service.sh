@@ -241,9 +241,13 @@ else
 	fab_fail service-journal-stdout-prefixed "exit $rc, $unprefixed lines without a priority: $(head -n 3 "$J/stdout")"
 fi
 
-# OpenSM's default log file when -f is not given (opensm(8)).
+# OpenSM's default log file when -f is not given (opensm(8)): as --help
+# says it, or as the default configuration (-c FILE, where ibsm has it)
+# writes it.
 help=$("$IBSM" --help)
-if grep -q 'default /var/log/opensm.log' <<<"$help"; then
+if grep -q 'default /var/log/opensm.log' <<<"$help" ||
+	{ "$IBSM" -c "$FAB_TMP/default.conf" >/dev/null 2>&1 &&
+		grep -q '^log_file /var/log/opensm.log$' "$FAB_TMP/default.conf"; }; then
 	fab_pass service-default-log-file
 else
 	fab_fail service-default-log-file "$(grep -A1 log_file <<<"$help")"
