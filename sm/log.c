@@ -1,5 +1,16 @@
 /*
  * log.c - timestamped lines to a file or the terminal (see log.h).
+ *
+ * Started by systemd, stdout and stderr are often a stream to the
+ * journal; systemd then sets $JOURNAL_STREAM to "DEV:INODE" of that
+ * stream.  A line written there may begin with "<N>", its syslog
+ * priority (sd-daemon.h's SD_ERR "<3>", SD_WARNING "<4>", SD_INFO "<6>",
+ * SD_DEBUG "<7>"), which journald strips and keeps as the entry's
+ * priority: `journalctl -p err -u ibsm@1` then lists the errors.  So:
+ * a log on such a stream gets the prefix (and no timestamp: the journal
+ * has its own); a log in a file gets a copy of each error and warning
+ * on stderr when stderr is the journal, so the journal holds what needs
+ * attention and the file holds everything.
  */
 #include "config.h"
 
@@ -8,14 +19,37 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sm/log.h"
 
 static FILE *log_fp;
 static char *log_path;		/* NULL: the terminal */
 static enum log_level log_level = LOG_LVL_INFO;
+static bool log_journal;	/* log_fp is the journal's stream */
+static bool err_journal;	/* stderr is (a copy of errors goes there) */
+
+/* sd-daemon.h's priorities (syslog's) of our levels. */
+static const int journal_prio[] = { 3, 4, 6, 7 };
+
+/* Is `fd` the stream systemd names in $JOURNAL_STREAM ("DEV:INODE")? */
+static bool is_journal(int fd)
+{
+	const char *e = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+	char tail;
+
+	if (!e || sscanf(e, "%llu:%llu%c", &dev, &ino, &tail) != 2)
+		return false;
+	if (fstat(fd, &st) < 0)
+		return false;
+	return (unsigned long long)st.st_dev == dev &&
+	       (unsigned long long)st.st_ino == ino;
+}
 
 static FILE *open_file(const char *path)
 {
@@ -31,8 +65,13 @@ int log_open(const char *path, enum log_level level)
 	log_level = level;
 	free(log_path);
 	log_path = NULL;
+	err_journal = is_journal(STDERR_FILENO);
+	log_journal = false;
 	if (!path || !strcmp(path, "stdout") || !strcmp(path, "-")) {
 		log_fp = stdout;
+		/* A pipe or the journal's socket: a line at a time. */
+		setvbuf(stdout, NULL, _IOLBF, 0);
+		log_journal = is_journal(STDOUT_FILENO);
 		return 0;
 	}
 	FILE *fp = open_file(path);
@@ -65,6 +104,7 @@ void log_close(void)
 	if (log_fp && log_fp != stdout && log_fp != stderr)
 		fclose(log_fp);
 	log_fp = NULL;
+	log_journal = false;
 	free(log_path);
 	log_path = NULL;
 }
@@ -93,6 +133,21 @@ static void vlog(enum log_level level, const char *fmt, va_list ap)
 
 	if (!log_enabled(level))
 		return;
+	if (log_journal || (!log_fp && err_journal)) {
+		fprintf(fp, "<%d>[%s] ", journal_prio[level], tag[level]);
+		vfprintf(fp, fmt, ap);
+		fputc('\n', fp);
+		return;
+	}
+	if (err_journal && level <= LOG_LVL_WARN && fp != stderr) {
+		va_list cp;
+
+		va_copy(cp, ap);
+		fprintf(stderr, "<%d>[%s] ", journal_prio[level], tag[level]);
+		vfprintf(stderr, fmt, cp);
+		fputc('\n', stderr);
+		va_end(cp);
+	}
 	gettimeofday(&tv, NULL);
 	localtime_r(&tv.tv_sec, &tm);
 	strftime(ts, sizeof(ts), "%b %d %H:%M:%S", &tm);

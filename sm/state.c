@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "sm/mcast/mft.h"
+#include "sm/notify.h"
 #include "sm/sa/index.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
@@ -257,6 +258,8 @@ void sm_event(struct sm *sm, enum sm_event ev)
 		ev_break(sm->loop, EVBREAK_ALL);
 		break;
 	}
+	/* systemd: READY=1, STATUS= (sm/notify.c); nothing without it. */
+	notify_event(sm, ev);
 }
 
 /* --------------------------------------------------------- SMInfo agent */
@@ -653,6 +656,7 @@ void sm_watchers_start(struct sm *sm)
 	ev_timer_start(sm->loop, &sm->log_timer);
 	/* The flush timer alone must not keep a finished loop running. */
 	ev_unref(sm->loop);
+	notify_start(sm);	/* NOTIFY_SOCKET, WATCHDOG_USEC */
 }
 
 void sm_watchers_stop(struct sm *sm)
@@ -668,6 +672,7 @@ void sm_watchers_stop(struct sm *sm)
 	ev_timer_stop(sm->loop, &sm->port_timer);
 	ev_ref(sm->loop);
 	ev_timer_stop(sm->loop, &sm->log_timer);
+	notify_stop(sm);
 }
 
 int sm_agents_start(struct sm *sm)

@@ -1,0 +1,234 @@
+/*
+ * notify.c - tell systemd how the SM is doing (see notify.h).
+ *
+ * The protocol (sd_notify(3)) is a datagram of "KEY=VALUE" lines to the
+ * unix socket named by $NOTIFY_SOCKET (a path, or "@name" in the
+ * abstract namespace).  libsystemd's sd_notify() sends on a blocking
+ * socket: should the manager be slow to read, the event loop would stall
+ * in it.  So the few lines are sent here, on one non-blocking socket
+ * opened at start; a message that does not fit is lost and the next one
+ * (at most half a watchdog period later) carries on.
+ *
+ * READY=1 means "the subnet is managed": after the first SUBNET UP as
+ * master, or on entering STANDBY (another SM is master).  Until then
+ * `systemctl start` waits, and a unit ordered After=ibsm@X.service starts
+ * with a fabric that is up.  WATCHDOG=1 comes from a loop timer, so a
+ * loop that stops turning (a bug that blocks it) stops the pings and
+ * systemd restarts the instance after WatchdogSec.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sm/notify.h"
+
+static struct {
+	int fd;				/* -1: no NOTIFY_SOCKET */
+	struct sockaddr_un addr;
+	socklen_t addr_len;
+	bool ready;			/* READY=1 sent */
+	bool stopping;			/* STOPPING=1 sent */
+	ev_timer watchdog;
+	bool watchdog_on;
+	char status[320];		/* the last STATUS= sent */
+	/* The last completed sweep, for STATUS= */
+	time_t last_sweep;
+	bool last_light;
+	struct fabric_counts counts;	/* of the model, after each heavy sweep */
+	unsigned errors;		/* send failures so far */
+} nt = { .fd = -1 };
+
+/*
+ * Send one message; 0 or -errno.  A full socket (EAGAIN) drops it.  Only
+ * the first failure is logged: systemd gone away must not fill the log
+ * every half watchdog period.
+ */
+static int send_msg(const char *msg)
+{
+	ssize_t n;
+
+	if (nt.fd < 0)
+		return 0;
+	n = sendto(nt.fd, msg, strlen(msg), MSG_DONTWAIT | MSG_NOSIGNAL,
+		   (const struct sockaddr *)&nt.addr, nt.addr_len);
+	if (n >= 0)
+		return 0;
+	int err = errno;
+	if (nt.errors++ == 0)
+		log_warnx("ERR 0320: cannot notify the service manager"
+			  " (NOTIFY_SOCKET): %s", strerror(err));
+	return -err;
+}
+
+/* $NOTIFY_SOCKET: "/path" or "@abstract"; 0 or -errno. */
+static int open_socket(const char *name)
+{
+	size_t len = strlen(name);
+
+	if ((name[0] != '/' && name[0] != '@') || len < 2 ||
+	    len >= sizeof(nt.addr.sun_path))
+		return -EINVAL;
+	memset(&nt.addr, 0, sizeof(nt.addr));
+	nt.addr.sun_family = AF_UNIX;
+	memcpy(nt.addr.sun_path, name, len);
+	if (name[0] == '@')
+		nt.addr.sun_path[0] = '\0';
+	nt.addr_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len +
+				  (name[0] == '/'));
+	nt.fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	return nt.fd < 0 ? -errno : 0;
+}
+
+/*
+ * $WATCHDOG_USEC, when meant for us ($WATCHDOG_PID absent or our pid);
+ * 0: no watchdog.
+ */
+static uint64_t watchdog_usec(void)
+{
+	const char *usec = getenv("WATCHDOG_USEC");
+	const char *pid = getenv("WATCHDOG_PID");
+	unsigned long long v;
+	char *end;
+
+	if (!usec || !*usec)
+		return 0;
+	if (pid && *pid) {
+		errno = 0;
+		v = strtoull(pid, &end, 10);
+		if (errno || *end || v != (unsigned long long)getpid())
+			return 0;
+	}
+	errno = 0;
+	v = strtoull(usec, &end, 10);
+	if (errno || *end || end == usec)
+		return 0;
+	return v;
+}
+
+static void on_watchdog(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)w;
+	(void)revents;
+	send_msg("WATCHDOG=1");
+}
+
+void notify_start(struct sm *sm)
+{
+	const char *name = getenv("NOTIFY_SOCKET");
+	uint64_t usec;
+	int rc;
+
+	if (!name || !*name || nt.fd >= 0)
+		return;
+	rc = open_socket(name);
+	if (rc < 0) {
+		log_warnx("ERR 0321: NOTIFY_SOCKET=%s: expected a unix socket"
+			  " path or @name: %s", name, strerror(-rc));
+		return;
+	}
+	usec = watchdog_usec();
+	if (usec) {
+		/* Half the period, as sd_watchdog_enabled(3) advises. */
+		double period = (double)usec / 2e6;
+
+		ev_timer_init(&nt.watchdog, on_watchdog, 0., period);
+		ev_timer_start(sm->loop, &nt.watchdog);
+		/* The watchdog alone must not keep a finished loop running. */
+		ev_unref(sm->loop);
+		nt.watchdog_on = true;
+		log_info("systemd watchdog: WATCHDOG=1 every %.3f s", period);
+	}
+	log_info("notifying the service manager at %s", name);
+}
+
+void notify_stop(struct sm *sm)
+{
+	if (nt.watchdog_on) {
+		ev_ref(sm->loop);
+		ev_timer_stop(sm->loop, &nt.watchdog);
+		nt.watchdog_on = false;
+	}
+}
+
+void notify_status_format(const struct sm *sm, char *buf, size_t len)
+{
+	const char *state = sm_state_name(sm->state);
+	const struct fabric_counts *c = &nt.counts;
+	size_t nodes = c->switches + c->cas + c->routers;
+	char when[64] = "";
+	int n;
+
+	if (nt.last_sweep) {
+		struct tm tm;
+
+		gmtime_r(&nt.last_sweep, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	}
+	if (!sm->subnet_up) {
+		n = snprintf(buf, len, "%s: %s", state,
+			     sm->state == SM_NOTACTIVE ? "stopping" :
+			     sm->port_down ? "waiting for the SM port's link" :
+			     "first heavy sweep");
+	} else {
+		n = snprintf(buf, len, "%s: %zu nodes (%zu switches, %zu CAs),"
+			     " LIDs 1-%u", state, nodes, c->switches, c->cas,
+			     sm->fabric.max_lid);
+	}
+	if (n < 0 || (size_t)n >= len)
+		return;
+	if (nt.last_sweep)
+		snprintf(buf + n, len - (size_t)n, "; last sweep %s at %s;"
+			 " %u heavy, %u light sweeps",
+			 nt.last_light ? "light" : "heavy", when,
+			 sm->stats.heavy_sweeps, sm->stats.light_sweeps);
+}
+
+void notify_event(struct sm *sm, enum sm_event ev)
+{
+	char msg[sizeof(nt.status) + 32];
+
+	if (nt.fd < 0)
+		return;
+	if (ev == SM_EV_SWEEP_DONE || ev == SM_EV_LIGHT_DONE) {
+		nt.last_sweep = time(NULL);
+		nt.last_light = ev == SM_EV_LIGHT_DONE;
+		/* The model changes in heavy sweeps only. */
+		if (ev == SM_EV_SWEEP_DONE)
+			fabric_count(&sm->fabric, &nt.counts);
+	}
+	if (ev == SM_EV_STOP) {
+		if (nt.stopping)
+			return;
+		nt.stopping = true;
+		send_msg("STOPPING=1\nSTATUS=NOTACTIVE: stopping");
+		return;
+	}
+	bool ready = !nt.ready && ((sm->state == SM_MASTER && sm->subnet_up) ||
+				   sm->state == SM_STANDBY);
+
+	notify_status_format(sm, msg + 7, sizeof(nt.status));
+	if (!ready && !strcmp(msg + 7, nt.status))
+		return;		/* nothing new (a trap, a failed sweep) */
+	memcpy(nt.status, msg + 7, sizeof(nt.status));	/* NUL within */
+	memcpy(msg, "STATUS=", 7);
+	if (ready) {
+		/* One datagram: READY=1 with the status it is ready in. */
+		size_t l = strlen(msg);
+
+		snprintf(msg + l, sizeof(msg) - l, "\nREADY=1");
+		nt.ready = true;
+		log_info("READY=1 sent to the service manager (%s)",
+			 sm_state_name(sm->state));
+	}
+	send_msg(msg);
+}
