@@ -161,7 +161,7 @@ START_TEST(apply_to_sm_config)
 	ck_assert_int_eq(o.log_level, LOG_LVL_INFO);
 	ck_assert_ptr_null(o.routing_engine);
 	ck_assert_uint_eq(o.trap_burst, SM_TRAP_BURST);
-	ck_assert_str_eq(o.log_file, "/var/log/ibsm.log");
+	ck_assert_str_eq(o.log_file, "/var/log/opensm.log");
 	ck_assert_int_eq(set(&c, "sm_priority", "7"), 0);
 	ck_assert_int_eq(set(&c, "lmc", "2"), 0);
 	ck_assert_int_eq(set(&c, "guid", "0x0002c90300001234"), 0);
