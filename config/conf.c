@@ -32,10 +32,7 @@
 #include "sm/limits.h"
 #include "sm/sm.h"
 
-static void msg_add(struct cfg_msgs *m, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void msg_add(struct cfg_msgs *m, const char *fmt, ...)
+void cfg_msgs_add(struct cfg_msgs *m, const char *fmt, ...)
 {
 	va_list ap;
 	char *s = NULL;
@@ -319,7 +316,7 @@ static char *reader_next(char *str, int num, void *stream)
 	if (s == e || *s == '#')
 		return str;
 	if (memchr(s, '\0', (size_t)(e - s))) {
-		msg_add(&r->c->errors, "%s:%u: a NUL byte: expected text",
+		cfg_msgs_add(&r->c->errors, "%s:%u: a NUL byte: expected text",
 			r->file, r->line);
 		return str;
 	}
@@ -330,7 +327,7 @@ static char *reader_next(char *str, int num, void *stream)
 	for (size_t i = 0; i < klen; i++)
 		if (!isalnum((unsigned char)key[i]) && key[i] != '_' &&
 		    key[i] != '-') {
-			msg_add(&r->c->errors, "%s:%u: '%.*s': expected 'key"
+			cfg_msgs_add(&r->c->errors, "%s:%u: '%.*s': expected 'key"
 				" value' (a key is letters, digits, '_', '-')",
 				r->file, r->line, (int)(e - s > 60 ? 60 : e - s),
 				s);
@@ -340,18 +337,18 @@ static char *reader_next(char *str, int num, void *stream)
 		;
 	vlen = (size_t)(e - val);
 	if (klen + vlen + 3 > (size_t)num) {
-		msg_add(&r->c->errors, "%s:%u: %.*s: expected a line shorter"
+		cfg_msgs_add(&r->c->errors, "%s:%u: %.*s: expected a line shorter"
 			" than %d characters", r->file, r->line, (int)klen, key,
 			num - 2);
 		return str;
 	}
 	if (!vlen) {
-		msg_add(&r->c->errors, "%s:%u: %.*s: expected a value after the"
+		cfg_msgs_add(&r->c->errors, "%s:%u: %.*s: expected a value after the"
 			" key", r->file, r->line, (int)klen, key);
 		return str;
 	}
 	if (memchr(val, ';', vlen)) {
-		msg_add(&r->c->errors, "%s:%u: %.*s: expected a value without"
+		cfg_msgs_add(&r->c->errors, "%s:%u: %.*s: expected a value without"
 			" ';'", r->file, r->line, (int)klen, key);
 		return str;
 	}
@@ -372,7 +369,7 @@ static int on_key(void *user, const char *section, const char *name,
 
 	(void)section;
 	if (!cfg_key_find(name, &i)) {
-		msg_add(&r->c->unknown, "%s:%u: unknown key '%s'", r->file,
+		cfg_msgs_add(&r->c->unknown, "%s:%u: unknown key '%s'", r->file,
 			r->line, name);
 		return 1;
 	}
@@ -380,7 +377,7 @@ static int on_key(void *user, const char *section, const char *name,
 		return 1;	/* the command line wins */
 	if (cfg_set(r->c, i, value, CFG_SRC_FILE, r->line, err,
 		    sizeof(err)) < 0)
-		msg_add(&r->c->errors, "%s:%u: %s %s: expected %s", r->file,
+		cfg_msgs_add(&r->c->errors, "%s:%u: %s %s: expected %s", r->file,
 			r->line, name, value, err);
 	return 1;
 }
@@ -396,7 +393,7 @@ int cfg_read_text(struct cfg *c, const char *name, const char *text,
 	/* Only the reader's own errors (it hands inih nothing else bad). */
 	rc = ini_parse_stream(reader_next, &r, on_key, &r);
 	if (rc > 0)
-		msg_add(&c->errors, "%s:%d: expected 'key value'", name, rc);
+		cfg_msgs_add(&c->errors, "%s:%d: expected 'key value'", name, rc);
 	return c->errors.n ? -EINVAL : 0;
 }
 
@@ -415,7 +412,8 @@ int cfg_read_file(struct cfg *c, const char *path)
 
 /* ------------------------------------------------------------ applying */
 
-static const char *env_default(const struct cfg *c, size_t i)
+/* The environment variable that overrides key i's default, if any. */
+static const char *env_of(const struct cfg *c, size_t i)
 {
 	const struct cfg_key *k = &cfg_keys(NULL)[i];
 	const char *env = NULL, *v;
@@ -426,9 +424,32 @@ static const char *env_default(const struct cfg *c, size_t i)
 	else if (!strcmp(k->name, "cache_dir"))
 		env = "OSM_CACHE_DIR";
 	if (env && c->v[i].src == CFG_SRC_DEFAULT && (v = getenv(env)) && *v)
-		return v;
-	return cfg_get(c, i);
+		return env;
+	return NULL;
 }
+
+const char *cfg_effective(const struct cfg *c, size_t i)
+{
+	const char *env = env_of(c, i);
+
+	return env ? getenv(env) : cfg_get(c, i);
+}
+
+void cfg_source(const struct cfg *c, size_t i, char *buf, size_t len)
+{
+	const char *env = env_of(c, i);
+
+	if (env)
+		snprintf(buf, len, "environment %s", env);
+	else if (c->v[i].src == CFG_SRC_FILE)
+		snprintf(buf, len, "%s:%u", c->file ? c->file : "?",
+			 c->v[i].line);
+	else if (c->v[i].src == CFG_SRC_CMDLINE)
+		snprintf(buf, len, "command line");
+	else
+		snprintf(buf, len, "default");
+}
+
 
 int cfg_apply(const struct cfg *c, struct sm_config *o)
 {
@@ -439,7 +460,7 @@ int cfg_apply(const struct cfg *c, struct sm_config *o)
 
 	for (size_t i = 0; i < n; i++) {
 		const struct cfg_key *k = &keys[i];
-		const char *v = env_default(c, i);
+		const char *v = cfg_effective(c, i);
 		void *f = (char *)o + k->off;
 		uint64_t u = 0;
 

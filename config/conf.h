@@ -86,12 +86,28 @@ struct cfg {
 	struct cfg_msgs unknown; /* unknown keys (a warning at start) */
 };
 
+/* Append one message (printf-style) to m; dropped when out of memory. */
+void cfg_msgs_add(struct cfg_msgs *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 void cfg_init(struct cfg *c);
 void cfg_free(struct cfg *c);
 void cfg_msgs_free(struct cfg_msgs *m);
 
 /* The value in force of key i (its default when unset). */
 const char *cfg_get(const struct cfg *c, size_t i);
+
+/*
+ * The value of key i as the daemon applies it (cfg_apply): cfg_get's,
+ * or for dump_files_dir and cache_dir left at their defaults OpenSM's
+ * OSM_TMP_DIR and OSM_CACHE_DIR when set.
+ */
+const char *cfg_effective(const struct cfg *c, size_t i);
+/*
+ * Where that value came from, for dump-config: "default", "FILE:LINE",
+ * "command line" or "environment OSM_CACHE_DIR".
+ */
+void cfg_source(const struct cfg *c, size_t i, char *buf, size_t len);
 
 /*
  * Check `val` for key k.  0, or -EINVAL with "expected ..." in err (the

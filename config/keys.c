@@ -209,6 +209,9 @@ static struct cfg_key keys[] = {
 	  F_STR_(pid_file), "IBSM OPTIONS"),
 	K("cache_dir", CFG_DIR, "/var/cache/opensm", 0, 0, NULL,
 	  IMPL | CFG_IBSM, F_BUF_(cache_dir), "IBSM OPTIONS"),
+	/* the control socket (sm/ctl.c); "(null)": none */
+	K("control_socket", CFG_PATH, "/run/ibsm/ibsm.sock", 0, 0, NULL,
+	  IMPL | CFG_IBSM, F_STR_(control_socket), "IBSM OPTIONS"),
 };
 
 #define N_KEYS	(sizeof(keys) / sizeof(keys[0]))

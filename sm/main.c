@@ -39,6 +39,7 @@
 #include "sm/sa/mcmember.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
+#include "sm/ctl.h"
 #include "sm/topo_dump.h"
 
 /*
@@ -352,13 +353,15 @@ static int write_conf(FILE *fp, const void *arg)
 }
 
 /*
- * SIGHUP (sm->reload, from sm/state.c before the heavy sweep it asks
- * for): the -F file again.  Keys OpenSM re-applies at run time take
- * their new values now, each change logged; the others keep their old
- * values until a restart, named in a warning; a file with errors changes
- * nothing.  Command-line values stay over the file.
+ * SIGHUP and the control socket's reload (sm->reload, from sm_reload()
+ * in sm/ctl.c before the heavy sweep it asks for): the -F file again.
+ * Keys OpenSM re-applies at run time take their new values now, each
+ * change logged; the others keep their old values until a restart,
+ * named in a warning; a file with errors changes nothing.  Command-line
+ * values stay over the file.  With `report`, every line logged here also
+ * goes to the caller ("error: ", "warning: ", "changed: ").
  */
-static int reload_config(struct sm *sm)
+static int reload_config(struct sm *sm, struct cfg_msgs *report)
 {
 	struct cfg *conf = sm->conf, next;
 	size_t n;
@@ -376,22 +379,42 @@ static int reload_config(struct sm *sm)
 		}
 	rc = cfg_read_file(&next, conf->file);
 	if (rc < 0) {
-		if (rc != -EINVAL)
+		if (rc != -EINVAL) {
 			log_err("ERR 0901: SIGHUP: cannot read %s: %s; the"
 				" configuration in force stays", conf->file,
 				strerror(-rc));
-		for (size_t i = 0; i < next.errors.n; i++)
+			if (report)
+				cfg_msgs_add(report, "error: cannot read %s: %s;"
+					     " the configuration in force stays",
+					     conf->file, strerror(-rc));
+		}
+		for (size_t i = 0; i < next.errors.n; i++) {
 			log_err("ERR 0902: %s", next.errors.msg[i]);
-		if (rc == -EINVAL)
+			if (report)
+				cfg_msgs_add(report, "error: %s",
+					     next.errors.msg[i]);
+		}
+		if (rc == -EINVAL) {
 			log_err("ERR 0901: SIGHUP: %s has %zu error%s: nothing"
 				" changed; the configuration in force stays",
 				conf->file, next.errors.n,
 				next.errors.n == 1 ? "" : "s");
+			if (report)
+				cfg_msgs_add(report, "refused: %s has %zu error%s:"
+					     " nothing changed; the configuration"
+					     " in force stays", conf->file,
+					     next.errors.n,
+					     next.errors.n == 1 ? "" : "s");
+		}
 		cfg_free(&next);
 		return rc;
 	}
-	for (size_t i = 0; i < next.unknown.n; i++)
+	for (size_t i = 0; i < next.unknown.n; i++) {
 		log_warnx("ERR 0903: %s (ignored)", next.unknown.msg[i]);
+		if (report)
+			cfg_msgs_add(report, "warning: %s (ignored)",
+				     next.unknown.msg[i]);
+	}
 	for (size_t i = 0; i < n; i++) {
 		const char *was = cfg_get(conf, i), *now = cfg_get(&next, i);
 		char *list = keys[i].flags & CFG_IMPL ? restart : ignored;
@@ -401,6 +424,9 @@ static int reload_config(struct sm *sm)
 			continue;
 		if (keys[i].flags & CFG_RT && keys[i].flags & CFG_IMPL) {
 			log_info("config: %s %s -> %s", keys[i].name, was, now);
+			if (report)
+				cfg_msgs_add(report, "changed: %s %s -> %s",
+					     keys[i].name, was, now);
 			free(conf->v[i].val);
 			conf->v[i] = next.v[i];
 			next.v[i].val = NULL;
@@ -416,13 +442,23 @@ static int reload_config(struct sm *sm)
 		snprintf(list + used, 1024 - used, "%s%s", used ? ", " : "",
 			 keys[i].name);
 	}
-	if (*restart)
+	if (*restart) {
 		log_warnx("ERR 0904: SIGHUP: %s changed in %s but take effect"
 			  " only at a restart; the values in force stay",
 			  restart, conf->file);
-	if (*ignored)
+		if (report)
+			cfg_msgs_add(report, "warning: %s changed in %s but take"
+				     " effect only at a restart; the values in"
+				     " force stay", restart, conf->file);
+	}
+	if (*ignored) {
 		log_warnx("ERR 0905: SIGHUP: %s changed in %s: not implemented"
 			  " in ibsm yet; ignored", ignored, conf->file);
+		if (report)
+			cfg_msgs_add(report, "warning: %s changed in %s: not"
+				     " implemented in ibsm yet; ignored",
+				     ignored, conf->file);
+	}
 	cfg_free(&next);
 	if (cfg_apply(conf, &sm->cfg) < 0)
 		return -EINVAL;	/* checked values: cannot happen */
@@ -701,6 +737,8 @@ int main(int argc, char **argv)
 	}
 	umad_io_on_error(sm.io, on_recv_error, &sm);
 	sm_watchers_start(&sm);
+	if (!discover_only)
+		(void)ctl_start(&sm);	/* logged; ibsm runs on without it */
 	if (discover_only)
 		rc = discover_start(&job.disc, sm.engine, &sm.fabric, false,
 				    on_discovered_only, &job);
@@ -723,6 +761,7 @@ int main(int argc, char **argv)
 		ev_run(sm.loop, 0);
 	if (pid_file)
 		unlink(pid_file);
+	ctl_stop(&sm);
 
 	log_mad_counters(&sm);
 	if (!discover_only)

@@ -18,13 +18,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/conf.h"
 #include "partitions/partitions.h"
 #include "sm/sa/mcmember.h"
 #include "sm/sm.h"
 
-/* Log (and with `to_stderr`, print) every error and warning of a parse. */
+/*
+ * Log (and with `to_stderr`, print) every error and warning of a parse;
+ * with `out`, also hand them to the caller of a reload (sm/ctl.c).
+ */
 static void report(const char *file, const struct part_diag *d,
-		   bool to_stderr)
+		   bool to_stderr, struct cfg_msgs *out)
 {
 	char line[320];
 
@@ -33,6 +37,8 @@ static void report(const char *file, const struct part_diag *d,
 		log_err("ERR 0701: %s", line);
 		if (to_stderr)
 			fprintf(stderr, "ibsm: %s\n", line);
+		if (out)
+			cfg_msgs_add(out, "error: %s", line);
 	}
 	for (size_t i = 0; i < d->n_warnings; i++) {
 		part_error_format(NULL, file, &d->warnings[i], line,
@@ -40,6 +46,8 @@ static void report(const char *file, const struct part_diag *d,
 		log_warnx("ERR 0702: %s", line);
 		if (to_stderr)
 			fprintf(stderr, "ibsm: warning: %s\n", line);
+		if (out)
+			cfg_msgs_add(out, "warning: %s", line);
 	}
 }
 
@@ -70,7 +78,7 @@ static bool same_part(const struct part *a, const struct part *b)
 
 /* One line per partition added, removed or changed by a reload. */
 static void log_changes(const struct part_config *old,
-			const struct part_config *now)
+			const struct part_config *now, struct cfg_msgs *out)
 {
 	unsigned added = 0, removed = 0, changed = 0;
 
@@ -96,9 +104,12 @@ static void log_changes(const struct part_config *old,
 	}
 	log_info("partitions: %u added, %u removed, %u changed; applied in"
 		 " the next heavy sweep", added, removed, changed);
+	if (out)
+		cfg_msgs_add(out, "changed: partitions: %u added, %u removed,"
+			     " %u changed", added, removed, changed);
 }
 
-int sm_parts_load(struct sm *sm, bool startup)
+static int parts_load(struct sm *sm, bool startup, struct cfg_msgs *out)
 {
 	const char *path = sm->cfg.partition_config;
 	struct part_options opt = { .allow_both_pkeys = sm->cfg.allow_both_pkeys };
@@ -111,13 +122,16 @@ int sm_parts_load(struct sm *sm, bool startup)
 	memset(&now, 0, sizeof(now));
 	memset(&diag, 0, sizeof(diag));
 	rc = part_load(path, &opt, &now, &diag);
-	report(path, &diag, startup);
+	report(path, &diag, startup, out);
 	part_diag_free(&diag);
 	if (rc < 0) {
 		part_config_free(&now);
 		if (rc != -EINVAL) {
 			log_err("ERR 0703: cannot read %s: %s", path,
 				strerror(-rc));
+			if (out)
+				cfg_msgs_add(out, "error: cannot read %s: %s",
+					     path, strerror(-rc));
 			if (startup)
 				fprintf(stderr, "ibsm: cannot read %s: %s\n",
 					path, strerror(-rc));
@@ -125,10 +139,14 @@ int sm_parts_load(struct sm *sm, bool startup)
 		if (!startup)
 			log_err("ERR 0704: %s not applied: the partitions in"
 				" force stay as they were", path);
+		if (out)
+			cfg_msgs_add(out, "refused: %s not applied: the"
+				     " partitions in force stay as they were",
+				     path);
 		return rc;
 	}
 	if (sm->parts) {
-		log_changes(sm->parts, &now);
+		log_changes(sm->parts, &now, out);
 		part_config_free(sm->parts);
 	} else {
 		sm->parts = calloc(1, sizeof(*sm->parts));
@@ -141,6 +159,16 @@ int sm_parts_load(struct sm *sm, bool startup)
 	*sm->parts = now;
 	sa_mcast_precreate(sm);		/* no-op at start: sm->mc comes later */
 	return 0;
+}
+
+int sm_parts_load(struct sm *sm, bool startup)
+{
+	return parts_load(sm, startup, NULL);
+}
+
+int sm_parts_reload(struct sm *sm, struct cfg_msgs *report)
+{
+	return parts_load(sm, false, report);
 }
 
 void sm_parts_free(struct sm *sm)

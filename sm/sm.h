@@ -32,6 +32,8 @@ enum sm_part_enforce {
 
 struct sm;
 struct cfg;
+struct cfg_msgs;
+struct ctl_server;
 
 struct sm_config {
 	uint64_t guid;			/* guid: port to bind (0: first up) */
@@ -89,6 +91,7 @@ struct sm_config {
 	bool     no_keep_pkey_indexes;	/* keep_pkey_indexes FALSE (default
 					 * TRUE, as OpenSM: partitions.h) */
 	const char *pid_file;		/* -J/--pidfile, pidfile key */
+	const char *control_socket;	/* --control-socket (sm/ctl.c) */
 };
 
 /* A limit of the config, or its default when the field is 0. */
@@ -217,9 +220,12 @@ struct sm {
 	struct sm_stats stats;
 	int exit_code;
 	/* The configuration sm->cfg came from (config/conf.h), read again on
-	 * SIGHUP by reload() (sm/main.c); NULL in unit tests. */
+	 * SIGHUP by reload() (sm/main.c); NULL in unit tests.  reload()
+	 * adds its errors, warnings and changes to `report` when not NULL
+	 * (the control socket's reload: sm/ctl.c). */
 	struct cfg *conf;
-	int      (*reload)(struct sm *sm);
+	int      (*reload)(struct sm *sm, struct cfg_msgs *report);
+	struct ctl_server *ctl;		/* control socket (sm/ctl.c) */
 };
 
 /* The one entry point of the state machine (sm/state.c). */
@@ -250,6 +256,9 @@ void sweep_light_abort(struct sm *sm);
  * tables of a sweep's model.  Without -P both do nothing.
  */
 int  sm_parts_load(struct sm *sm, bool startup);
+/* The same as a reload, each error and warning also added to `report`
+ * (config/conf.h's cfg_msgs, "error: ..." lines; may be NULL). */
+int  sm_parts_reload(struct sm *sm, struct cfg_msgs *report);
 int  sm_parts_resolve(struct sm *sm, struct fabric *f);
 void sm_parts_free(struct sm *sm);
 

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sm/ctl.h"
 #include "sm/mcast/mft.h"
 #include "sm/notify.h"
 #include "sm/sa/index.h"
@@ -576,10 +577,8 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	(void)revents;
 	if (w->signum == SIGHUP) {
 		log_info("SIGHUP: heavy sweep requested");
-		if (sm->reload)		/* the -F file again (sm/main.c) */
-			sm->reload(sm);
-		sm_parts_load(sm, false);	/* a bad file keeps the old */
-		sm_event(sm, SM_EV_CHANGE);
+		/* -F and -P again (a bad file keeps the old), then a sweep */
+		(void)sm_reload(sm, NULL);
 		return;
 	}
 	if (w->signum == SIGUSR1) {

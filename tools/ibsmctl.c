@@ -95,6 +95,8 @@ static void usage(FILE *f)
 "       ibsmctl [options] query paths [SLID DLID]\n"
 "       ibsmctl [options] query multipath SGID[,SGID...] DGID[,DGID...]\n"
 "       ibsmctl partitions check|list|show|plan|add|remove|set|apply FILE ...\n"
+"       ibsmctl [--socket PATH] [--json] status|resweep [heavy|light]|reroute|\n"
+"               loglevel LEVEL|reload|dump-config   (ibsm's control socket)\n"
 "options:\n"
 "  -g, --guid PORTGUID   local port to use (default: first port that is up)\n"
 "  -s, --sm-lid LID      ask this LID instead of the port's SM LID\n"
@@ -549,6 +551,19 @@ int main(int argc, char **argv)
 	/* partitions works on a file: no port, none of the options. */
 	if (argc > 1 && !strcmp(argv[1], "partitions"))
 		return part_main(argc - 1, argv + 1);
+	/* The control socket's commands (tools/ibsmctl_ctl.c): no port. */
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--socket") && i + 1 < argc) {
+			i++;
+			continue;
+		}
+		if (!strncmp(argv[i], "--socket=", 9) ||
+		    !strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
+			continue;
+		if (ctl_is_command(argv[i]))
+			return ctl_main(argc, argv);
+		break;
+	}
 	mpr_opts_init(&c.mpr);
 
 	while ((opt = getopt_long(argc, argv, "g:s:jt:r:vh", longopts,

@@ -86,4 +86,32 @@ int mpr_build(struct sa_mad *m, const struct mpr_opts *o, const char *src,
 /* `ibsmctl partitions ...` (argv[0] is "partitions"): the exit status. */
 int part_main(int argc, char **argv);
 
+/* ---------------------------------------------------- ibsmctl_ctl.c */
+
+/* ibsm's control socket (ibsm(8), CONTROL SOCKET) */
+#define CTL_DEFAULT_SOCKET	"/run/ibsm/ibsm.sock"
+
+/* An answer: its lines, the last one the terminator ("OK ..."/"ERR ..."). */
+struct ctl_reply {
+	char	**lines;
+	size_t	 n;
+	bool	 ok;
+};
+
+/*
+ * Send one request line to the socket at `path` and read the answer.
+ * 0 (r->ok tells OK from ERR), or -errno after saying why on stderr (no
+ * daemon, timeout, connection closed early).
+ */
+int  ctl_request(const char *path, const char *request, struct ctl_reply *r);
+void ctl_reply_free(struct ctl_reply *r);
+/* The text of the terminator, after "OK " or "ERR ". */
+const char *ctl_reply_text(const struct ctl_reply *r);
+/* A reload's "error: ..." or "refused: ..." line (printed on stderr). */
+bool ctl_line_is_problem(const char *line);
+/* `word` is one of the control socket's commands. */
+bool ctl_is_command(const char *word);
+/* ibsmctl [--socket PATH] [--json] COMMAND [ARG]: exit status. */
+int  ctl_main(int argc, char **argv);
+
 #endif /* IBSM_TOOLS_IBSMCTL_H */

@@ -39,7 +39,8 @@ static void part_usage(FILE *f)
 "       ibsmctl partitions add FILE 'DEFINITION'\n"
 "       ibsmctl partitions remove FILE NAME\n"
 "       ibsmctl partitions set FILE NAME MEMBER[=full|limited|both]\n"
-"       ibsmctl partitions apply FILE [--from NEWFILE] --pidfile PIDFILE\n"
+"       ibsmctl partitions apply FILE [--from NEWFILE] [--socket PATH |\n"
+"                                 --pidfile PIDFILE]\n"
 "LIVE-OPTIONS (reading the fabric through the SA):\n"
 "  -g, --guid PORTGUID   local port to use (default: first port that is up)\n"
 "  -s, --sm-lid LID      ask this LID instead of the port's SM LID\n"
@@ -862,11 +863,51 @@ static int read_pid(const char *path, pid_t *pid)
 	return 0;
 }
 
+/*
+ * The SM re-reads its files: through its control socket, which answers
+ * with the outcome of the reload (every FILE:LINE error the SM found),
+ * or with --pidfile (and no --socket) a SIGHUP, whose outcome only the
+ * SM's log tells.  0 or 1.
+ */
+static int tell_sm(const char *file, const char *sock, const char *pidf)
+{
+	struct ctl_reply r;
+	pid_t pid;
+	int rc;
+
+	if (pidf && !sock) {
+		if (read_pid(pidf, &pid) < 0)
+			return 1;
+		if (kill(pid, SIGHUP) < 0) {
+			fprintf(stderr, "ibsmctl: cannot signal pid %ld: %s\n",
+				(long)pid, strerror(errno));
+			return 1;
+		}
+		printf("%s: valid; SIGHUP sent to pid %ld (applied in its next "
+		       "heavy sweep)\n", file, (long)pid);
+		return 0;
+	}
+	if (ctl_request(sock ? sock : CTL_DEFAULT_SOCKET, "reload", &r) < 0)
+		return 1;
+	for (size_t i = 0; i + 1 < r.n; i++)
+		fprintf(!ctl_line_is_problem(r.lines[i]) ? stdout : stderr,
+			"%s\n", r.lines[i]);
+	if (r.ok)
+		printf("%s: valid; the SM reloaded it: %s\n", file,
+		       ctl_reply_text(&r));
+	else
+		fprintf(stderr, "ibsmctl: %s: the SM's reload failed: %s\n",
+			file, ctl_reply_text(&r));
+	rc = r.ok ? 0 : 1;
+	ctl_reply_free(&r);
+	return rc;
+}
+
 /* apply: FILE valid (or NEWFILE, then written over FILE with FILE~
- * kept), then SIGHUP to the SM, which re-reads FILE. */
+ * kept), then the SM re-reads FILE (tell_sm). */
 static int cmd_apply(int argc, char **argv)
 {
-	const char *file = NULL, *from = NULL, *pidf = NULL;
+	const char *file = NULL, *from = NULL, *pidf = NULL, *sock = NULL;
 	char *text, *cur;
 	size_t len, cur_len;
 	pid_t pid;
@@ -875,6 +916,8 @@ static int cmd_apply(int argc, char **argv)
 	for (i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--pidfile") && i + 1 < argc)
 			pidf = argv[++i];
+		else if (!strcmp(argv[i], "--socket") && i + 1 < argc)
+			sock = argv[++i];
 		else if (!strcmp(argv[i], "--from") && i + 1 < argc)
 			from = argv[++i];
 		else if (!file && argv[i][0] != '-')
@@ -882,11 +925,12 @@ static int cmd_apply(int argc, char **argv)
 		else
 			file = NULL, i = argc;
 	}
-	if (!file || !pidf) {
+	if (!file) {
 		part_usage(stderr);
 		return 2;
 	}
-	if (read_pid(pidf, &pid) < 0)
+	/* A pid file naming no SM: nothing is written or sent. */
+	if (pidf && !sock && read_pid(pidf, &pid) < 0)
 		return 1;
 	if (load(from ? from : file, &text, &len) < 0)
 		return 1;
@@ -907,14 +951,7 @@ static int cmd_apply(int argc, char **argv)
 	free(text);
 	if (rc)
 		return 1;
-	if (kill(pid, SIGHUP) < 0) {
-		fprintf(stderr, "ibsmctl: cannot signal pid %ld: %s\n",
-			(long)pid, strerror(errno));
-		return 1;
-	}
-	printf("%s: valid; SIGHUP sent to pid %ld (applied in its next heavy "
-	       "sweep)\n", file, (long)pid);
-	return 0;
+	return tell_sm(file, sock, pidf);
 }
 
 int part_main(int argc, char **argv)

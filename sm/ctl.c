@@ -1,0 +1,921 @@
+/*
+ * ctl.c - the control socket (see ctl.h for the protocol).
+ *
+ * Who may talk: the socket file is created 0600 (under umask 0177, so it
+ * never exists with wider rights), and every connection's peer is checked
+ * with SO_PEERCRED when it is accepted: root or the user the daemon runs
+ * as (the socket's owner), nobody else, whatever the file's mode is
+ * changed to later.  A refused peer gets one "ERR" line and is closed.
+ *
+ * How it stays off the loop's critical path: the listening socket and
+ * every connection are non-blocking and watched by libev io watchers.  A
+ * connection is read only while it has no answer waiting to be written,
+ * so at most one answer (CTL_MAX_ANSWER bytes) and one request line
+ * (CTL_MAX_LINE bytes) are buffered per client, and at most
+ * CTL_MAX_CLIENTS clients are connected.  A line longer than CTL_MAX_LINE
+ * gets "ERR" and the connection is closed after it (what follows cannot be
+ * told apart from the rest of that line); a malformed line gets "ERR" and
+ * the connection goes on.  A client that makes no progress, reading or
+ * writing, for CTL_IDLE_TIMEOUT seconds is dropped.
+ *
+ * The commands run on the loop like a signal's handler: status and
+ * dump-config read the model, resweep/reroute ask the state machine for a
+ * sweep (which runs later, as for a trap), reload reads the -F and -P
+ * files (local files, as SIGHUP does) and answers with what it found.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "config/conf.h"
+#include "sm/ctl.h"
+#include "sm/mcast/mcast.h"
+#include "sm/mcast/mft.h"
+#include "sm/program.h"
+#include "sm/sm.h"
+#include "partitions/partitions.h"
+
+#define CTL_ACCEPT_BURST	16	/* connections accepted per wakeup */
+#define CTL_LINE_OUT		1024	/* bytes of one answer line */
+
+struct ctl_client {
+	struct ctl_server *srv;
+	int	 fd;
+	uid_t	 uid;
+	ev_io	 io;
+	ev_timer timer;
+	char	 in[CTL_MAX_LINE];
+	size_t	 in_len;
+	struct ctl_answer out;
+	size_t	 out_off;
+	bool	 eof;			/* the peer sent all it will */
+	bool	 closing;		/* close once the answer is written */
+};
+
+struct ctl_server {
+	struct sm *sm;
+	int	 fd;
+	ev_io	 io;
+	char	 path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	dev_t	 dev;			/* the socket file we made */
+	ino_t	 ino;
+	uid_t	 owner;
+	struct ctl_client *clients[CTL_MAX_CLIENTS];
+};
+
+/* ------------------------------------------------------------ protocol */
+
+long ctl_line(const char *buf, size_t len, size_t *line_len)
+{
+	size_t scan = len < CTL_MAX_LINE ? len : CTL_MAX_LINE;
+	const char *nl = memchr(buf, '\n', scan);
+	size_t l;
+
+	if (!nl)
+		return len >= CTL_MAX_LINE ? -E2BIG : 0;
+	l = (size_t)(nl - buf);
+	*line_len = l && buf[l - 1] == '\r' ? l - 1 : l;
+	return (long)(l + 1);
+}
+
+static const char *const level_names[] = { "err", "warn", "info", "debug" };
+
+static int parse_level(const char *w, size_t n)
+{
+	static const struct { const char *name; int level; } words[] = {
+		{ "err", LOG_LVL_ERR }, { "error", LOG_LVL_ERR },
+		{ "0", LOG_LVL_ERR }, { "warn", LOG_LVL_WARN },
+		{ "warning", LOG_LVL_WARN }, { "1", LOG_LVL_WARN },
+		{ "info", LOG_LVL_INFO }, { "2", LOG_LVL_INFO },
+		{ "debug", LOG_LVL_DEBUG }, { "3", LOG_LVL_DEBUG },
+	};
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strlen(words[i].name) == n && !memcmp(words[i].name, w, n))
+			return words[i].level;
+	return -1;
+}
+
+static bool word_is(const char *w, size_t n, const char *s)
+{
+	return strlen(s) == n && !memcmp(w, s, n);
+}
+
+int ctl_parse(const char *line, size_t len, struct ctl_request *req,
+	      char *err, size_t errlen)
+{
+	const char *w[CTL_MAX_ARGS + 1];
+	size_t wl[CTL_MAX_ARGS + 1], nw = 0, i = 0;
+
+	memset(req, 0, sizeof(*req));
+	for (size_t k = 0; k < len; k++) {
+		unsigned char ch = (unsigned char)line[k];
+
+		if ((ch < 0x20 && ch != '\t') || ch >= 0x7f) {
+			snprintf(err, errlen, "malformed request: byte 0x%02x at"
+				 " %zu: expected a printable command line", ch,
+				 k + 1);
+			return -EINVAL;
+		}
+	}
+	while (i < len) {
+		while (i < len && (line[i] == ' ' || line[i] == '\t'))
+			i++;
+		if (i == len)
+			break;
+		if (nw == CTL_MAX_ARGS + 1) {
+			snprintf(err, errlen, "too many words: expected a"
+				 " command and at most %d arguments",
+				 CTL_MAX_ARGS);
+			return -EINVAL;
+		}
+		w[nw] = line + i;
+		while (i < len && line[i] != ' ' && line[i] != '\t')
+			i++;
+		wl[nw] = (size_t)(line + i - w[nw]);
+		nw++;
+	}
+	if (!nw) {
+		snprintf(err, errlen, "empty request: expected a command"
+			 " ('help' lists them)");
+		return -EINVAL;
+	}
+#define NOARGS(name) do { if (nw > 1) { \
+		snprintf(err, errlen, "%s takes no argument", name); \
+		return -EINVAL; } } while (0)
+	if (word_is(w[0], wl[0], "status")) {
+		NOARGS("status");
+		req->cmd = CTL_CMD_STATUS;
+	} else if (word_is(w[0], wl[0], "resweep")) {
+		req->cmd = CTL_CMD_RESWEEP;
+		req->heavy = true;
+		if (nw > 2 || (nw == 2 && !word_is(w[1], wl[1], "heavy") &&
+			       !word_is(w[1], wl[1], "light"))) {
+			snprintf(err, errlen, "resweep: expected 'resweep',"
+				 " 'resweep heavy' or 'resweep light'");
+			return -EINVAL;
+		}
+		if (nw == 2)
+			req->heavy = word_is(w[1], wl[1], "heavy");
+	} else if (word_is(w[0], wl[0], "reroute")) {
+		NOARGS("reroute");
+		req->cmd = CTL_CMD_REROUTE;
+	} else if (word_is(w[0], wl[0], "loglevel")) {
+		req->cmd = CTL_CMD_LOGLEVEL;
+		if (nw != 2 || (req->level = parse_level(w[1], wl[1])) < 0) {
+			snprintf(err, errlen, "loglevel: expected one level: err,"
+				 " warn, info or debug (or 0-3)");
+			return -EINVAL;
+		}
+	} else if (word_is(w[0], wl[0], "reload")) {
+		NOARGS("reload");
+		req->cmd = CTL_CMD_RELOAD;
+	} else if (word_is(w[0], wl[0], "dump-config")) {
+		NOARGS("dump-config");
+		req->cmd = CTL_CMD_DUMP_CONFIG;
+	} else if (word_is(w[0], wl[0], "help")) {
+		NOARGS("help");
+		req->cmd = CTL_CMD_HELP;
+	} else {
+		snprintf(err, errlen, "unknown command '%.*s': expected status,"
+			 " resweep, reroute, loglevel, reload, dump-config or"
+			 " help", (int)(wl[0] > 40 ? 40 : wl[0]), w[0]);
+		return -EINVAL;
+	}
+#undef NOARGS
+	return 0;
+}
+
+/* ------------------------------------------------------------- answers */
+
+static void answer_put(struct ctl_answer *a, const char *s, size_t n)
+{
+	if (a->len + n + 1 > a->cap) {
+		size_t cap = a->cap ? a->cap : 1024;
+		char *b;
+
+		while (cap < a->len + n + 1)
+			cap *= 2;
+		b = realloc(a->buf, cap);
+		if (!b) {
+			a->full = true;
+			return;
+		}
+		a->buf = b;
+		a->cap = cap;
+	}
+	memcpy(a->buf + a->len, s, n);
+	a->len += n;
+	a->buf[a->len] = '\0';
+}
+
+static bool looks_final(const char *s)
+{
+	return !strncmp(s, "ERR", 3) ||
+	       (!strncmp(s, "OK", 2) && (s[2] == '\0' || s[2] == ' '));
+}
+
+/* One line: control characters made harmless, '\n' added. */
+static void vline(struct ctl_answer *a, bool data, const char *fmt,
+		  va_list ap)
+{
+	char line[CTL_LINE_OUT + 3];
+	size_t n, off = 0;
+	int w;
+
+	if (data && looks_final(fmt)) {
+		/* never mistaken for the terminator (ctl.h) */
+		line[0] = '-';
+		line[1] = ' ';
+		off = 2;
+	}
+	w = vsnprintf(line + off, CTL_LINE_OUT - off, fmt, ap);
+	if (w < 0)
+		w = 0;
+	n = off + (size_t)w;
+	if (n > CTL_LINE_OUT - 1)
+		n = CTL_LINE_OUT - 1;
+	if (data && !off && looks_final(line)) {
+		memmove(line + 2, line, n < CTL_LINE_OUT - 3 ? n : CTL_LINE_OUT - 3);
+		line[0] = '-';
+		line[1] = ' ';
+		n = n + 2 < CTL_LINE_OUT - 1 ? n + 2 : CTL_LINE_OUT - 1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+			line[i] = '?';
+	line[n++] = '\n';
+	if (data && a->len + n > CTL_MAX_ANSWER) {
+		a->full = true;
+		return;
+	}
+	answer_put(a, line, n);
+}
+
+void ctl_line_add(struct ctl_answer *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (a->full)
+		return;
+	va_start(ap, fmt);
+	vline(a, true, fmt, ap);
+	va_end(ap);
+}
+
+static int answer_end(struct ctl_answer *a, bool ok, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The terminator: "OK[ text]" or "ERR text". */
+static int answer_end(struct ctl_answer *a, bool ok, const char *fmt, ...)
+{
+	char text[CTL_LINE_OUT - 8], line[CTL_LINE_OUT];
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (a->full) {
+		a->full = false;	/* room for the terminator */
+		ok = false;
+		snprintf(text, sizeof(text), "answer longer than %d bytes: cut",
+			 CTL_MAX_ANSWER);
+	}
+	snprintf(line, sizeof(line), "%s%s%s", ok ? "OK" : "ERR",
+		 *text ? " " : "", text);
+	n = strlen(line);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+			line[i] = '?';
+	answer_put(a, line, n);
+	answer_put(a, "\n", 1);
+	return ok ? 0 : -1;
+}
+
+void ctl_answer_free(struct ctl_answer *a)
+{
+	free(a->buf);
+	memset(a, 0, sizeof(*a));
+}
+
+/* ------------------------------------------------------------ commands */
+
+static bool sweeps_allowed(const struct sm *sm)
+{
+	return sm->state != SM_NOTACTIVE && sm->state != SM_STANDBY;
+}
+
+static int cmd_status(struct sm *sm, struct ctl_answer *a)
+{
+	struct fabric_counts c;
+	bool mft_busy = false;
+	const struct mft_stats *ms = mft_stats(sm, &mft_busy);
+
+	fabric_count(&sm->fabric, &c);
+	ctl_line_add(a, "state %s", sm_state_name(sm->state));
+	ctl_line_add(a, "priority %u", sm->cfg.sm_priority);
+	ctl_line_add(a, "port_guid 0x%016" PRIx64, sm->port_guid);
+	ctl_line_add(a, "sm_lid %u", sm_local_lid(sm));
+	ctl_line_add(a, "subnet_up %s", sm->subnet_up ? "yes" : "no");
+	ctl_line_add(a, "sweeping %s", sm->sweep ? "heavy" :
+		     sm->light ? "light" : "none");
+	ctl_line_add(a, "heavy_sweeps %u", sm->stats.heavy_sweeps);
+	ctl_line_add(a, "light_sweeps %u", sm->stats.light_sweeps);
+	ctl_line_add(a, "failed_sweeps %u", sm->failed_sweeps);
+	ctl_line_add(a, "uptime_s %.3f", sm->stats.started > 0 ?
+		     ev_time() - sm->stats.started : 0.);
+	ctl_line_add(a, "first_up_s %.3f", sm->stats.first_up_seconds);
+	ctl_line_add(a, "switches %zu", c.switches);
+	ctl_line_add(a, "cas %zu", c.cas);
+	ctl_line_add(a, "routers %zu", c.routers);
+	ctl_line_add(a, "ports %zu", c.ports);
+	ctl_line_add(a, "links %zu", c.links);
+	ctl_line_add(a, "max_lid %u", sm->fabric.max_lid);
+	ctl_line_add(a, "excluded_nodes %u", sm->n_excluded);
+	ctl_line_add(a, "partitions %zu", sm->parts ? sm->parts->n_parts : 0);
+	ctl_line_add(a, "mcast_groups %zu", sm->mc ? mc_table_count(sm->mc) : 0);
+	ctl_line_add(a, "mcast_mlids %zu",
+		     sm->mc ? mc_table_mlids_used(sm->mc) : 0);
+	ctl_line_add(a, "mft_updates %u", ms ? ms->updates : 0);
+	ctl_line_add(a, "mft_sets %u", ms ? ms->sets : 0);
+	ctl_line_add(a, "mft_busy %s", mft_busy ? "yes" : "no");
+	ctl_line_add(a, "traps %u", sm->stats.traps);
+	ctl_line_add(a, "traps_rejected %u", sm->stats.traps_rejected);
+	ctl_line_add(a, "traps_limited %u", sm->stats.traps_limited);
+	ctl_line_add(a, "trap_sweeps %u", sm->stats.trap_sweeps);
+	if (sm->engine) {
+		const struct mad_engine_stats *st = mad_engine_stats(sm->engine);
+
+		ctl_line_add(a, "mads_sent %" PRIu64, st->sent);
+		ctl_line_add(a, "smps_sent %" PRIu64, st->smps_sent);
+		ctl_line_add(a, "mads_resent %" PRIu64, st->resends);
+		ctl_line_add(a, "mad_timeouts %" PRIu64, st->timeouts);
+	}
+	ctl_line_add(a, "log_level %s", sm->cfg.log_level <= LOG_LVL_DEBUG ?
+		     level_names[sm->cfg.log_level] : "?");
+	return answer_end(a, true, "%s", "");
+}
+
+static int cmd_resweep(struct sm *sm, bool heavy, struct ctl_answer *a)
+{
+	int rc;
+
+	if (!sweeps_allowed(sm))
+		return answer_end(a, false, "no sweep: the SM is %s",
+				  sm_state_name(sm->state));
+	if (heavy) {
+		bool busy = sm->sweep || sm->light;
+
+		log_info("control socket: heavy sweep requested");
+		sm_event(sm, SM_EV_CHANGE);
+		return answer_end(a, true, "heavy sweep requested%s", busy ?
+				  " (after the sweep in progress)" : "");
+	}
+	if (sm->state != SM_MASTER)
+		return answer_end(a, false, "no light sweep: the SM is %s",
+				  sm_state_name(sm->state));
+	if (sm->sweep || sm->light)
+		return answer_end(a, false, "no light sweep: a %s sweep is in"
+				  " progress", sm->sweep ? "heavy" : "light");
+	log_info("control socket: light sweep requested");
+	rc = sweep_light_start(sm);
+	if (rc < 0)
+		return answer_end(a, false, "cannot start a light sweep: %s",
+				  strerror(-rc));
+	return answer_end(a, true, "light sweep started");
+}
+
+/*
+ * reroute: a heavy sweep computes the routes again anyway; what reroute
+ * adds is forgetting what each switch's LFT holds (sm/program.c's
+ * images), so that every block is sent again instead of only those the
+ * SM believes changed: a switch whose table was changed behind the SM's
+ * back gets it back.  Images are only forgotten between sweeps (a sweep
+ * in progress programs from them).
+ */
+static int cmd_reroute(struct sm *sm, struct ctl_answer *a)
+{
+	const struct fabric *f = &sm->fabric;
+	unsigned n = 0;
+	bool busy = sm->sweep || sm->light;
+
+	if (!sweeps_allowed(sm))
+		return answer_end(a, false, "no sweep: the SM is %s",
+				  sm_state_name(sm->state));
+	if (!sm->sweep && sm->images)
+		for (size_t i = 0; i < f->n_nodes; i++)
+			if (f->nodes[i].type == NODE_TYPE_SWITCH) {
+				lft_images_forget(sm->images, f->nodes[i].guid);
+				n++;
+			}
+	log_info("control socket: reroute: heavy sweep requested, LFTs of %u"
+		 " switches sent whole", n);
+	sm_event(sm, SM_EV_CHANGE);
+	return answer_end(a, true, "heavy sweep requested: routes computed"
+			  " again, LFTs of %u switches sent whole%s", n, busy ?
+			  " (after the sweep in progress)" : "");
+}
+
+static int cmd_loglevel(struct sm *sm, int level, struct ctl_answer *a)
+{
+	enum log_level was = sm->cfg.log_level;
+
+	sm->cfg.log_level = (enum log_level)level;
+	log_set_level(sm->cfg.log_level);
+	log_info("control socket: log level %s -> %s",
+		 was <= LOG_LVL_DEBUG ? level_names[was] : "?",
+		 level_names[level]);
+	return answer_end(a, true, "log level %s -> %s",
+			  was <= LOG_LVL_DEBUG ? level_names[was] : "?",
+			  level_names[level]);
+}
+
+static int cmd_reload(struct sm *sm, struct ctl_answer *a)
+{
+	struct cfg_msgs rep = { NULL, 0 };
+	size_t errors = 0;
+	int rc;
+	bool files = (sm->conf && sm->conf->file) || sm->cfg.partition_config;
+
+	log_info("control socket: reload requested");
+	rc = sm_reload(sm, &rep);
+	for (size_t i = 0; i < rep.n; i++) {
+		ctl_line_add(a, "%s", rep.msg[i]);
+		errors += !strncmp(rep.msg[i], "error: ", 7);
+	}
+	cfg_msgs_free(&rep);
+	if (rc < 0)
+		return answer_end(a, false, "reload: %zu error%s: the files with"
+				  " errors were not applied (heavy sweep"
+				  " requested)", errors, errors == 1 ? "" : "s");
+	return answer_end(a, true, "%s; heavy sweep requested", files ?
+			  "reloaded" : "nothing to reload (no -F, no -P)");
+}
+
+static int cmd_dump_config(struct sm *sm, struct ctl_answer *a)
+{
+	size_t n;
+	const struct cfg_key *keys = cfg_keys(&n);
+	char src[600];
+
+	if (!sm->conf)
+		return answer_end(a, false, "no configuration");
+	ctl_line_add(a, "# the configuration in force: key value # where it"
+		     " came from");
+	for (size_t i = 0; i < n; i++) {
+		cfg_source(sm->conf, i, src, sizeof(src));
+		ctl_line_add(a, "%s %s # %s%s", keys[i].name,
+			     cfg_effective(sm->conf, i), src,
+			     keys[i].flags & CFG_IMPL ? "" :
+			     " (not implemented)");
+	}
+	return answer_end(a, true, "%zu keys", n);
+}
+
+static int cmd_help(struct ctl_answer *a)
+{
+	ctl_line_add(a, "status                 state, sweeps, timings, counts");
+	ctl_line_add(a, "resweep [heavy|light]  ask for a sweep (default heavy)");
+	ctl_line_add(a, "reroute                heavy sweep, every LFT sent whole");
+	ctl_line_add(a, "loglevel LEVEL         err, warn, info or debug");
+	ctl_line_add(a, "reload                 as SIGHUP, with its outcome");
+	ctl_line_add(a, "dump-config            the keys in force and their source");
+	return answer_end(a, true, "%s", "");
+}
+
+int ctl_execute(struct sm *sm, const struct ctl_request *req,
+		struct ctl_answer *a)
+{
+	switch (req->cmd) {
+	case CTL_CMD_STATUS:
+		return cmd_status(sm, a);
+	case CTL_CMD_RESWEEP:
+		return cmd_resweep(sm, req->heavy, a);
+	case CTL_CMD_REROUTE:
+		return cmd_reroute(sm, a);
+	case CTL_CMD_LOGLEVEL:
+		return cmd_loglevel(sm, req->level, a);
+	case CTL_CMD_RELOAD:
+		return cmd_reload(sm, a);
+	case CTL_CMD_DUMP_CONFIG:
+		return cmd_dump_config(sm, a);
+	case CTL_CMD_HELP:
+		return cmd_help(a);
+	}
+	return answer_end(a, false, "unknown command");
+}
+
+int ctl_handle_line(struct sm *sm, const char *line, size_t len,
+		    struct ctl_answer *a)
+{
+	struct ctl_request req;
+	char err[200];
+
+	if (ctl_parse(line, len, &req, err, sizeof(err)) < 0)
+		return answer_end(a, false, "%s", err);
+	return ctl_execute(sm, &req, a);
+}
+
+bool ctl_peer_allowed(uid_t peer, uid_t owner)
+{
+	return peer == 0 || peer == owner;
+}
+
+int sm_reload(struct sm *sm, struct cfg_msgs *report)
+{
+	int rc = 0, r;
+
+	if (sm->reload)
+		rc = sm->reload(sm, report);
+	r = sm_parts_reload(sm, report);
+	if (rc == 0)
+		rc = r;
+	sm_event(sm, SM_EV_CHANGE);
+	return rc;
+}
+
+/* -------------------------------------------------------------- socket */
+
+static void client_drop(struct ctl_client *c)
+{
+	struct ctl_server *s = c->srv;
+
+	for (unsigned i = 0; i < CTL_MAX_CLIENTS; i++)
+		if (s->clients[i] == c)
+			s->clients[i] = NULL;
+	ev_io_stop(s->sm->loop, &c->io);
+	ev_timer_stop(s->sm->loop, &c->timer);
+	close(c->fd);
+	ctl_answer_free(&c->out);
+	free(c);
+}
+
+/* Read while no answer waits, write while one does. */
+static void client_watch(struct ctl_client *c)
+{
+	struct ev_loop *loop = c->srv->sm->loop;
+	int want = c->out.len > c->out_off ? EV_WRITE : EV_READ;
+
+	if (ev_is_active(&c->io) && (c->io.events & (EV_READ | EV_WRITE)) == want)
+		return;
+	ev_io_stop(loop, &c->io);
+	ev_io_set(&c->io, c->fd, want);
+	ev_io_start(loop, &c->io);
+}
+
+static void client_progress(struct ctl_client *c)
+{
+	ev_timer_again(c->srv->sm->loop, &c->timer);
+}
+
+/* Answer the next complete request in c->in, if no answer is waiting. */
+static void client_requests(struct ctl_client *c)
+{
+	struct sm *sm = c->srv->sm;
+
+	while (!c->closing && c->out.len == 0) {
+		size_t ll = 0;
+		long used = ctl_line(c->in, c->in_len, &ll);
+		struct ctl_request req;
+		char err[200];
+
+		if (used == 0)
+			break;
+		if (used < 0) {
+			answer_end(&c->out, false, "request longer than %d bytes:"
+				   " closing", CTL_MAX_LINE - 1);
+			c->closing = true;
+			c->in_len = 0;
+			break;
+		}
+		if (ctl_parse(c->in, ll, &req, err, sizeof(err)) < 0) {
+			log_debug("control socket: uid %u: %s", (unsigned)c->uid,
+				  err);
+			answer_end(&c->out, false, "%s", err);
+		} else {
+			if (req.cmd != CTL_CMD_STATUS &&
+			    req.cmd != CTL_CMD_DUMP_CONFIG &&
+			    req.cmd != CTL_CMD_HELP)
+				log_info("control socket: uid %u: %.*s",
+					 (unsigned)c->uid, (int)ll, c->in);
+			ctl_execute(sm, &req, &c->out);
+		}
+		memmove(c->in, c->in + used, c->in_len - (size_t)used);
+		c->in_len -= (size_t)used;
+	}
+	if (c->eof && c->out.len == 0)
+		c->closing = true;	/* answered all it sent */
+}
+
+static void on_client(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct ctl_client *c = w->data;
+
+	(void)loop;
+	if (revents & EV_WRITE && c->out.len > c->out_off) {
+		ssize_t n = send(c->fd, c->out.buf + c->out_off,
+				 c->out.len - c->out_off,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+		    errno != EINTR) {
+			client_drop(c);
+			return;
+		}
+		if (n > 0) {
+			c->out_off += (size_t)n;
+			client_progress(c);
+		}
+		if (c->out_off == c->out.len) {
+			c->out.len = 0;
+			c->out_off = 0;
+			c->out.full = false;
+			if (c->closing) {
+				client_drop(c);
+				return;
+			}
+			client_requests(c);
+		}
+	} else if (revents & EV_READ && c->in_len < sizeof(c->in)) {
+		ssize_t n = recv(c->fd, c->in + c->in_len,
+				 sizeof(c->in) - c->in_len, MSG_DONTWAIT);
+
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+		    errno != EINTR) {
+			client_drop(c);
+			return;
+		}
+		if (n == 0) {
+			/* Whatever whole lines came are answered; a half
+			 * line is dropped with the connection. */
+			c->eof = true;
+		} else if (n > 0) {
+			c->in_len += (size_t)n;
+			client_progress(c);
+		}
+		client_requests(c);
+	}
+	if (c->closing && c->out.len == c->out_off) {
+		client_drop(c);
+		return;
+	}
+	if (c->eof && c->out.len == c->out_off) {
+		client_drop(c);
+		return;
+	}
+	client_watch(c);
+}
+
+static void on_client_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct ctl_client *c = w->data;
+
+	(void)loop;
+	(void)revents;
+	log_debug("control socket: uid %u: no progress for %g s: dropped",
+		  (unsigned)c->uid, CTL_IDLE_TIMEOUT);
+	client_drop(c);
+}
+
+/* One line to a connection we will not serve, then close it. */
+static void refuse(int fd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void refuse(int fd, const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	(void)!send(fd, line, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	close(fd);
+}
+
+static void on_accept(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct ctl_server *s = w->data;
+
+	(void)revents;
+	for (int k = 0; k < CTL_ACCEPT_BURST; k++) {
+		struct ucred cred;
+		socklen_t cl = sizeof(cred);
+		struct ctl_client *c;
+		unsigned slot;
+		int fd = accept4(s->fd, NULL, NULL,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK &&
+			    errno != EINTR && errno != ECONNABORTED)
+				log_ratelimited(LOG_LVL_WARN, 1005, "control"
+						" socket: accept: %s",
+						strerror(errno));
+			return;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0) {
+			refuse(fd, "ERR cannot check the peer's credentials");
+			continue;
+		}
+		if (!ctl_peer_allowed(cred.uid, s->owner)) {
+			log_ratelimited(LOG_LVL_WARN, 1003, "control socket:"
+					" pid %ld uid %u refused: neither root"
+					" nor the socket's owner (uid %u)",
+					(long)cred.pid, (unsigned)cred.uid,
+					(unsigned)s->owner);
+			refuse(fd, "ERR permission denied: uid %u is neither"
+			       " root nor the socket's owner", (unsigned)cred.uid);
+			continue;
+		}
+		for (slot = 0; slot < CTL_MAX_CLIENTS && s->clients[slot]; slot++)
+			;
+		if (slot == CTL_MAX_CLIENTS) {
+			log_ratelimited(LOG_LVL_WARN, 1004, "control socket:"
+					" %d clients connected: one more"
+					" refused", CTL_MAX_CLIENTS);
+			refuse(fd, "ERR busy: %d clients connected already",
+			       CTL_MAX_CLIENTS);
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			refuse(fd, "ERR out of memory");
+			continue;
+		}
+		c->srv = s;
+		c->fd = fd;
+		c->uid = cred.uid;
+		ev_io_init(&c->io, on_client, fd, EV_READ);
+		c->io.data = c;
+		ev_init(&c->timer, on_client_timer);
+		c->timer.repeat = CTL_IDLE_TIMEOUT;
+		c->timer.data = c;
+		s->clients[slot] = c;
+		ev_io_start(loop, &c->io);
+		ev_timer_again(loop, &c->timer);
+	}
+}
+
+/* The socket's directory (/run/ibsm): made when missing, one level. */
+static void make_dir(const char *path)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return;
+	*slash = '\0';
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return;	/* bind() says why */
+}
+
+/*
+ * A socket file at our path: another daemon's (it accepts: in use), or
+ * one left by a daemon that died (connection refused: stale).  0 when it
+ * was stale and is gone, else -errno.  Only sockets are ever removed.
+ */
+static int remove_stale(const struct sockaddr_un *addr)
+{
+	struct stat st;
+	int fd, rc;
+
+	if (lstat(addr->sun_path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	rc = connect(fd, (const struct sockaddr *)addr, sizeof(*addr));
+	if (rc == 0 || errno == EAGAIN || errno == EINPROGRESS) {
+		close(fd);
+		return -EADDRINUSE;
+	}
+	rc = errno;
+	close(fd);
+	if (rc != ECONNREFUSED)
+		return -rc;
+	return unlink(addr->sun_path) < 0 ? -errno : 0;
+}
+
+int ctl_start(struct sm *sm)
+{
+	const char *path = sm->cfg.control_socket;
+	struct sockaddr_un addr;
+	struct ctl_server *s;
+	struct stat st;
+	mode_t old;
+	int fd, rc;
+
+	if (!path || !*path)
+		return 0;
+	if (strlen(path) >= sizeof(addr.sun_path)) {
+		log_err("ERR 1001: control socket %s: expected a path shorter"
+			" than %zu bytes; running without one", path,
+			sizeof(addr.sun_path));
+		return -ENAMETOOLONG;
+	}
+	memset(&addr, 0, sizeof(addr));
+	addr.sun_family = AF_UNIX;
+	memcpy(addr.sun_path, path, strlen(path));
+	make_dir(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		rc = -errno;
+		log_err("ERR 1001: control socket %s: %s; running without one",
+			path, strerror(-rc));
+		return rc;
+	}
+	/* 0600 from the start: no moment where others could connect. */
+	old = umask(0177);
+	rc = bind(fd, (struct sockaddr *)&addr, sizeof(addr));
+	if (rc < 0 && errno == EADDRINUSE) {
+		rc = remove_stale(&addr);
+		if (rc == 0)
+			rc = bind(fd, (struct sockaddr *)&addr, sizeof(addr));
+		else
+			errno = -rc;
+	}
+	umask(old);
+	if (rc < 0) {
+		rc = -errno;
+		close(fd);
+		if (rc == -EADDRINUSE)
+			log_err("ERR 1002: control socket %s is in use by another"
+				" process (another ibsm?); running without a"
+				" control socket", path);
+		else
+			log_err("ERR 1001: control socket %s: %s; running"
+				" without one", path, strerror(-rc));
+		return rc;
+	}
+	if (listen(fd, CTL_MAX_CLIENTS) < 0 || stat(path, &st) < 0 ||
+	    chmod(path, 0600) < 0) {
+		rc = -errno;
+		log_err("ERR 1001: control socket %s: %s; running without one",
+			path, strerror(-rc));
+		unlink(path);
+		close(fd);
+		return rc;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		unlink(path);
+		close(fd);
+		return -ENOMEM;
+	}
+	s->sm = sm;
+	s->fd = fd;
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
+	s->owner = geteuid();
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	ev_io_init(&s->io, on_accept, fd, EV_READ);
+	s->io.data = s;
+	ev_io_start(sm->loop, &s->io);
+	/* Like the log flush timer: no reason by itself to keep the loop
+	 * running once everything else has stopped. */
+	ev_unref(sm->loop);
+	sm->ctl = s;
+	log_info("control socket %s (mode 0600, root and uid %u)", path,
+		 (unsigned)s->owner);
+	return 0;
+}
+
+void ctl_stop(struct sm *sm)
+{
+	struct ctl_server *s = sm->ctl;
+	struct stat st;
+
+	if (!s)
+		return;
+	for (unsigned i = 0; i < CTL_MAX_CLIENTS; i++)
+		if (s->clients[i])
+			client_drop(s->clients[i]);
+	ev_ref(sm->loop);
+	ev_io_stop(sm->loop, &s->io);
+	close(s->fd);
+	/* Only our own file: a later daemon may have replaced it. */
+	if (stat(s->path, &st) == 0 && st.st_dev == s->dev &&
+	    st.st_ino == s->ino)
+		unlink(s->path);
+	free(s);
+	sm->ctl = NULL;
+}

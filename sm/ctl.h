@@ -1,0 +1,120 @@
+/*
+ * ctl.h - the control socket: a unix stream socket per instance that
+ * ibsmctl (or any local program run by root or the socket's owner) talks
+ * to with one request line and gets answer lines back.
+ *
+ * Protocol (ibsm(8), CONTROL SOCKET): a request is one line of at most
+ * CTL_MAX_LINE bytes ending in '\n', a command word and its arguments
+ * separated by blanks.  The answer is zero or more data lines, then one
+ * terminator line: "OK" (optionally followed by a blank and a short
+ * text) when the command was carried out, "ERR <why>" when it was not.
+ * No data line is "OK", starts with "OK " or starts with "ERR", so a
+ * client reads lines until the first that does.  Requests on one
+ * connection are answered in order; a client may send the next before
+ * reading an answer, but one answer at a time is buffered.
+ *
+ * Commands: status, resweep [heavy|light], reroute, loglevel LEVEL,
+ * reload, dump-config, help.
+ *
+ * The socket lives on the daemon's event loop: every fd is non-blocking,
+ * requests are bounded (CTL_MAX_LINE), clients are bounded
+ * (CTL_MAX_CLIENTS), and a client that makes no progress for
+ * CTL_IDLE_TIMEOUT seconds (a half line, an answer it does not read) is
+ * dropped.  The parser and the dispatcher are separate from the socket
+ * code so that unit tests and the fuzz target call them directly.
+ */
+#ifndef IBSM_SM_CTL_H
+#define IBSM_SM_CTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct sm;
+
+#define CTL_MAX_LINE		512	/* bytes of one request, '\n' included */
+#define CTL_MAX_ARGS		4	/* words after the command */
+#define CTL_MAX_CLIENTS		16	/* connections at once */
+#define CTL_IDLE_TIMEOUT	10.0	/* s without progress: dropped */
+#define CTL_MAX_ANSWER		(256 * 1024)	/* bytes of one answer */
+
+enum ctl_cmd {
+	CTL_CMD_STATUS,
+	CTL_CMD_RESWEEP,
+	CTL_CMD_REROUTE,
+	CTL_CMD_LOGLEVEL,
+	CTL_CMD_RELOAD,
+	CTL_CMD_DUMP_CONFIG,
+	CTL_CMD_HELP,
+};
+
+struct ctl_request {
+	enum ctl_cmd cmd;
+	bool	 heavy;			/* resweep: heavy (default) or light */
+	int	 level;			/* loglevel: enum log_level */
+};
+
+/*
+ * Find the first complete request line in buf[0..len): its length without
+ * the '\n' (and a '\r' before it) in *line_len; returns the bytes it
+ * takes up ('\n' included), 0 when no '\n' came yet and fewer than
+ * CTL_MAX_LINE bytes are there, -E2BIG when CTL_MAX_LINE bytes hold no
+ * '\n' (the request is too long: the connection is closed).
+ */
+long ctl_line(const char *buf, size_t len, size_t *line_len);
+
+/*
+ * Parse one request line (without its '\n', not terminated): 0, or
+ * -EINVAL with what was expected in err (the text after "ERR ").
+ */
+int ctl_parse(const char *line, size_t len, struct ctl_request *req,
+	      char *err, size_t errlen);
+
+/* An answer being built: data lines, then the terminator. */
+struct ctl_answer {
+	char	*buf;
+	size_t	 len, cap;
+	bool	 full;			/* CTL_MAX_ANSWER reached: cut */
+};
+
+/* Append one data line (printf-style; control characters become '?'). */
+void ctl_line_add(struct ctl_answer *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void ctl_answer_free(struct ctl_answer *a);
+
+/*
+ * Carry out `req` on the SM and write its whole answer (terminator
+ * included) into `a`.  Returns 0 when the answer ends in OK, -1 for ERR.
+ */
+int ctl_execute(struct sm *sm, const struct ctl_request *req,
+		struct ctl_answer *a);
+/* A line as the socket handles it: parse, then execute or answer ERR. */
+int ctl_handle_line(struct sm *sm, const char *line, size_t len,
+		    struct ctl_answer *a);
+
+/* SO_PEERCRED's check: root, or the user who owns the socket. */
+bool ctl_peer_allowed(uid_t peer, uid_t owner);
+
+/*
+ * Open the socket at sm->cfg.control_socket (none when NULL): a stale
+ * socket file is replaced, a live one (another daemon answers on it) is
+ * left alone and the daemon goes on without a control socket.  Its
+ * directory is created (0755) when missing.  0 or -errno (logged; the
+ * daemon runs on without it).
+ */
+int  ctl_start(struct sm *sm);
+/* Close every connection and remove the socket file (if still ours). */
+void ctl_stop(struct sm *sm);
+
+/*
+ * SIGHUP and `reload`: the -F file again (sm->reload, sm/main.c), the
+ * partitions file again (sm_parts_reload), then a heavy sweep.  Every
+ * error, warning and change goes to the log and, with `report`, to
+ * report as "error: ..." (one problem, FILE:LINE first), "warning: ...",
+ * "changed: ..." and "refused: FILE ..." (a file not applied) lines.  0,
+ * or the first -errno (a file with errors: nothing of it was applied).
+ */
+struct cfg_msgs;
+int  sm_reload(struct sm *sm, struct cfg_msgs *report);
+
+#endif /* IBSM_SM_CTL_H */
