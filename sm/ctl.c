@@ -227,6 +227,8 @@ static bool looks_final(const char *s)
 
 /* One line: control characters made harmless, '\n' added. */
 static void vline(struct ctl_answer *a, bool data, const char *fmt,
+		  va_list ap) __attribute__((format(printf, 3, 0)));
+static void vline(struct ctl_answer *a, bool data, const char *fmt,
 		  va_list ap)
 {
 	char line[CTL_LINE_OUT + 3];

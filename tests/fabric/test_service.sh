@@ -296,7 +296,7 @@ fi
 if command -v systemd-analyze >/dev/null; then
 	V=$FAB_TMP/verify
 	mkdir -p "$V"
-	sed "s|=$prefix/sbin/|=$DEST$prefix/sbin/|" "$UNIT/ibsm@.service" >"$V/ibsm@.service"
+	sed "s|=$prefix/sbin/|=$DEST$prefix/sbin/|; s|=$prefix/bin/|=$DEST$prefix/bin/|" "$UNIT/ibsm@.service" >"$V/ibsm@.service"
 	cp "$UNIT/ibsm.target" "$V/"
 	if systemd-analyze verify --man=no "$V/ibsm@.service" "$V/ibsm.target" \
 		>"$V/out" 2>&1 && ! grep -q . "$V/out"; then
@@ -358,8 +358,8 @@ else
 fi
 c1=$(launch "$RH" command 1)
 c2=$(launch "$RH" command 2)
-if [ "$c1" = "$IBSM -F $RH/rdma/opensm.conf.1 -f /var/log/ibsm.1.log --cache-dir /var/cache/ibsm/1 --dump-dir /var/cache/ibsm/1 -J /run/ibsm/1/ibsm.pid" ] &&
-	[ "$c2" = "$IBSM -F $RH/rdma/opensm.conf.2 --cache-dir /var/cache/ibsm/2 --dump-dir /var/cache/ibsm/2 -J /run/ibsm/2/ibsm.pid" ]; then
+if [ "$c1" = "$IBSM -F $RH/rdma/opensm.conf.1 -f /var/log/ibsm.1.log --cache-dir /var/cache/ibsm/1 --dump-dir /var/cache/ibsm/1 -J /run/ibsm/1/ibsm.pid --control-socket /run/ibsm/1/ibsm.sock" ] &&
+	[ "$c2" = "$IBSM -F $RH/rdma/opensm.conf.2 --cache-dir /var/cache/ibsm/2 --dump-dir /var/cache/ibsm/2 -J /run/ibsm/2/ibsm.pid --control-socket /run/ibsm/2/ibsm.sock" ]; then
 	fab_pass service-launcher-rhel-commands
 else
 	fab_fail service-launcher-rhel-commands "$c1 / $c2"
@@ -388,7 +388,7 @@ printf 'GUIDS="0x0002C90300000001 0002c90300000002"\nPRIORITY=5\n' >"$RH/sysconf
 got=$(list_of "$RH")
 c=$(launch "$RH" command 0x0002c90300000002)
 if [ "$got" = "0x0002c90300000001 0x0002c90300000002 " ] &&
-	[ "$c" = "$IBSM -F $RH/rdma/opensm.conf -g 0x0002c90300000002 -p 5 -f /var/log/ibsm.0x0002c90300000002.log --cache-dir /var/cache/ibsm/0x0002c90300000002 --dump-dir /var/cache/ibsm/0x0002c90300000002 -J /run/ibsm/0x0002c90300000002/ibsm.pid" ]; then
+	[ "$c" = "$IBSM -F $RH/rdma/opensm.conf -g 0x0002c90300000002 -p 5 -f /var/log/ibsm.0x0002c90300000002.log --cache-dir /var/cache/ibsm/0x0002c90300000002 --dump-dir /var/cache/ibsm/0x0002c90300000002 -J /run/ibsm/0x0002c90300000002/ibsm.pid --control-socket /run/ibsm/0x0002c90300000002/ibsm.sock" ]; then
 	fab_pass service-launcher-rhel-guids-priority
 else
 	fab_fail service-launcher-rhel-guids-priority "'$got' / $c"
@@ -467,6 +467,15 @@ if [ -n "$guid" ] && wait_for 60 grep -qs 'SUBNET UP' "$ilog" &&
 	fab_pass service-launcher-exec-guid-instance
 else
 	fab_fail service-launcher-exec-guid-instance "guid '$guid' inst '$inst': $(tail -n 5 "$ilog" "$I/out" 2>&1)"
+fi
+
+# The instance's control socket, in its run directory.
+CTL=${IBSMCTL:-$(dirname "$IBSM")/../tools/ibsmctl}
+if [ -S "$I/run/$inst/ibsm.sock" ] &&
+	"$CTL" --socket "$I/run/$inst/ibsm.sock" status | grep -qx "port_guid $inst"; then
+	fab_pass service-launcher-control-socket
+else
+	fab_fail service-launcher-control-socket "$(ls -l "$I/run/$inst" 2>&1)"
 fi
 
 lids() {

@@ -130,6 +130,21 @@ else
 	fab_fail instances-subnet-prefixes "$(on 1 smpquery portinfo -G "$guid1" 1 | grep -i gidprefix; on 2 smpquery portinfo -G "$guid2" 1 | grep -i gidprefix)"
 fi
 
+# Each instance answers its own control socket (ibsm-launch puts it in
+# the instance's run directory): its own port and priority.
+CTL=${IBSMCTL:-$(dirname "$IBSM")/../tools/ibsmctl}
+for n in 1 2; do
+	eval "g=\$guid$n"
+	p=$([ "$n" = 1 ] && echo 3 || echo 7)
+	st=$("$CTL" --socket "$T/run/$n/ibsm.sock" status 2>&1)
+	if grep -qx "port_guid $g" <<<"$st" && grep -qx "priority $p" <<<"$st" &&
+		grep -qx 'state MASTER' <<<"$st"; then
+		fab_pass "instance-$n-own-control-socket"
+	else
+		fab_fail "instance-$n-own-control-socket" "$st"
+	fi
+done
+
 for n in 1 2; do
 	kill -TERM "$(cat "$T/run/$n/ibsm.pid")" 2>/dev/null
 	eval "p=\$PID$n"
