@@ -829,9 +829,9 @@ int ctl_start(struct sm *sm)
 	if (!path || !*path)
 		return 0;
 	if (strlen(path) >= sizeof(addr.sun_path)) {
-		log_err("ERR 1001: control socket %s: expected a path shorter"
-			" than %zu bytes; running without one", path,
-			sizeof(addr.sun_path));
+		log_warnx("ERR 1001: control socket %s: expected a path shorter"
+			  " than %zu bytes; running without one", path,
+			  sizeof(addr.sun_path));
 		return -ENAMETOOLONG;
 	}
 	memset(&addr, 0, sizeof(addr));
@@ -841,8 +841,8 @@ int ctl_start(struct sm *sm)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		rc = -errno;
-		log_err("ERR 1001: control socket %s: %s; running without one",
-			path, strerror(-rc));
+		log_warnx("ERR 1001: control socket %s: %s; running without one",
+			  path, strerror(-rc));
 		return rc;
 	}
 	/* 0600 from the start: no moment where others could connect. */
@@ -860,19 +860,19 @@ int ctl_start(struct sm *sm)
 		rc = -errno;
 		close(fd);
 		if (rc == -EADDRINUSE)
-			log_err("ERR 1002: control socket %s is in use by another"
-				" process (another ibsm?); running without a"
-				" control socket", path);
+			log_warnx("ERR 1002: control socket %s is in use by another"
+				  " process (another ibsm?); running without a"
+				  " control socket", path);
 		else
-			log_err("ERR 1001: control socket %s: %s; running"
-				" without one", path, strerror(-rc));
+			log_warnx("ERR 1001: control socket %s: %s; running"
+				  " without one", path, strerror(-rc));
 		return rc;
 	}
 	if (listen(fd, CTL_MAX_CLIENTS) < 0 || stat(path, &st) < 0 ||
 	    chmod(path, 0600) < 0) {
 		rc = -errno;
-		log_err("ERR 1001: control socket %s: %s; running without one",
-			path, strerror(-rc));
+		log_warnx("ERR 1001: control socket %s: %s; running without one",
+			  path, strerror(-rc));
 		unlink(path);
 		close(fd);
 		return rc;

@@ -737,7 +737,8 @@ int main(int argc, char **argv)
 	}
 	umad_io_on_error(sm.io, on_recv_error, &sm);
 	sm_watchers_start(&sm);
-	if (!discover_only)
+	/* The control socket, for a daemon (-o sweeps once and exits). */
+	if (!discover_only && !sm.cfg.once)
 		(void)ctl_start(&sm);	/* logged; ibsm runs on without it */
 	if (discover_only)
 		rc = discover_start(&job.disc, sm.engine, &sm.fabric, false,
