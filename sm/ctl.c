@@ -225,39 +225,33 @@ static bool looks_final(const char *s)
 	       (!strncmp(s, "OK", 2) && (s[2] == '\0' || s[2] == ' '));
 }
 
-/* One line: control characters made harmless, '\n' added. */
-static void vline(struct ctl_answer *a, bool data, const char *fmt,
-		  va_list ap) __attribute__((format(printf, 3, 0)));
-static void vline(struct ctl_answer *a, bool data, const char *fmt,
-		  va_list ap)
+/*
+ * One data line: printed after two bytes of room, which become "- " when
+ * the line would pass for a terminator (ctl.h); control characters made
+ * harmless; '\n' added.  Past CTL_MAX_ANSWER the answer is marked full.
+ */
+static void vline(struct ctl_answer *a, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+static void vline(struct ctl_answer *a, const char *fmt, va_list ap)
 {
-	char line[CTL_LINE_OUT + 3];
-	size_t n, off = 0;
-	int w;
+	char buf[CTL_LINE_OUT + 3], *line = buf + 2;
+	int w = vsnprintf(line, CTL_LINE_OUT, fmt, ap);
+	size_t n = w < 0 ? 0 : (size_t)w;
 
-	if (data && looks_final(fmt)) {
-		/* never mistaken for the terminator (ctl.h) */
-		line[0] = '-';
-		line[1] = ' ';
-		off = 2;
-	}
-	w = vsnprintf(line + off, CTL_LINE_OUT - off, fmt, ap);
-	if (w < 0)
-		w = 0;
-	n = off + (size_t)w;
 	if (n > CTL_LINE_OUT - 1)
 		n = CTL_LINE_OUT - 1;
-	if (data && !off && looks_final(line)) {
-		memmove(line + 2, line, n < CTL_LINE_OUT - 3 ? n : CTL_LINE_OUT - 3);
+	line[n] = '\0';
+	if (looks_final(line)) {
+		line = buf;
 		line[0] = '-';
 		line[1] = ' ';
-		n = n + 2 < CTL_LINE_OUT - 1 ? n + 2 : CTL_LINE_OUT - 1;
+		n += 2;
 	}
 	for (size_t i = 0; i < n; i++)
 		if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
 			line[i] = '?';
 	line[n++] = '\n';
-	if (data && a->len + n > CTL_MAX_ANSWER) {
+	if (a->len + n > CTL_MAX_ANSWER) {
 		a->full = true;
 		return;
 	}
@@ -271,7 +265,7 @@ void ctl_line_add(struct ctl_answer *a, const char *fmt, ...)
 	if (a->full)
 		return;
 	va_start(ap, fmt);
-	vline(a, true, fmt, ap);
+	vline(a, fmt, ap);
 	va_end(ap);
 }
 
