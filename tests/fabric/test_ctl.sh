@@ -8,7 +8,10 @@
 # 10,000 malformed requests, a stalled client, too many clients, and the
 # daemon still answers status and exits clean under ASan; the socket is
 # 0600 and a second user is refused (by the file's mode and, with the
-# mode opened, by the SO_PEERCRED check).
+# mode opened, by the SO_PEERCRED check); ibsm run by that user serves
+# that user and root and refuses a third uid.  The user parts need root,
+# useradd and setpriv (else they are skipped, saying so; check_ctl tests
+# ctl_peer_allowed).
 set -uo pipefail
 
 # shellcheck source=tests/fabric/lib.sh
@@ -198,6 +201,7 @@ fab_check too-many-clients python3 "$FAB_LIB/ctl_flood.py" "$SOCK" clients 16
 fab_check status-after-abuse grep -qx 'state MASTER' <<<"$(ctl status)"
 fab_check daemon-alive sm_alive
 
+uid=
 # A second user: refused by the 0600 file, and with the mode opened (a
 # mistake an admin could make) by the SO_PEERCRED check.
 if [ "$(id -u)" -eq 0 ] && command -v useradd >/dev/null &&
@@ -237,5 +241,33 @@ rc=$?
 fab_check sm-stop-exit0 test "$rc" -eq 0
 fab_check socket-removed test ! -e "$SOCK"
 fab_check no-sanitizer-report bash -c "! grep -q 'ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error:' '$T/sm.out'"
+
+# ibsm run by that second user: the socket is the user's, the user and
+# root are served, a third uid (with the mode opened) is refused.
+if [ -n "${uid:-}" ]; then
+	U=$T/user
+	mkdir -p "$U/sm.cache"
+	: >"$U/sm.log"
+	chown -R "$uid:$(id -g "$user")" "$U"
+	chmod 0777 "$T/run"	# umad2sim writes sys-<pid> there
+	FAB_WRAP=(setpriv --reuid="$uid" --regid="$(id -g "$user")" --clear-groups)
+	sm_start H0001 "$U/sm" --control-socket "$U/ibsm.sock"
+	FAB_WRAP=()
+	if sm_wait_up "$U/sm" 0 60 >/dev/null; then
+		fab_check owner-socket-mode test "$(stat -c '%F %a %u' "$U/ibsm.sock")" = "socket 600 $uid"
+		fab_check owner-served bash -c "setpriv --reuid=$uid --regid=$(id -g "$user") --clear-groups '$CTL' --socket '$U/ibsm.sock' status | grep -qx 'state MASTER'"
+		fab_check owner-root-served grep -qx 'state MASTER' <<<"$("$CTL" --socket "$U/ibsm.sock" status)"
+		chmod 0666 "$U/ibsm.sock"
+		out=$(setpriv --reuid=65001 --regid=65001 --clear-groups "$CTL" --socket "$U/ibsm.sock" status 2>&1)
+		rc=$?
+		fab_check owner-third-uid-refused test "$rc" -eq 1
+		fab_check owner-third-uid-refused-says grep -q "permission denied: uid 65001 is neither root nor the socket's owner" <<<"$out"
+	else
+		fab_fail owner-sm-up "$(tail -n 3 "$U/sm.out")"
+	fi
+	sm_stop
+	rc=$?
+	fab_check owner-sm-stop-exit0 test "$rc" -eq 0
+fi
 
 fab_summary
