@@ -32,7 +32,9 @@ ctl() {
 
 fab_sim_start "$FAB_TOPO/tiny.net" ctl || {
 	fab_fail sim-start
-	fab_summary
+	[ -n "${made_user:-}" ] && userdel "$user" 2>/dev/null
+
+fab_summary
 	exit 1
 }
 
@@ -51,7 +53,9 @@ sm_start H0001 "$T/sm" -F "$T/opensm.conf" -P "$T/partitions.conf" \
 if ! sm_wait_up "$T/sm" 0 60 >/dev/null; then
 	fab_fail subnet-up
 	tail -n 20 "$T/sm.log" "$T/sm.out"
-	fab_summary
+	[ -n "${made_user:-}" ] && userdel "$user" 2>/dev/null
+
+fab_summary
 	exit 1
 fi
 fab_pass subnet-up
@@ -207,8 +211,10 @@ uid=
 if [ "$(id -u)" -eq 0 ] && command -v useradd >/dev/null &&
 	command -v setpriv >/dev/null; then
 	user=ibsmctltest
-	id "$user" >/dev/null 2>&1 ||
-		useradd -r -M -d /nonexistent -s /usr/sbin/nologin "$user" 2>/dev/null
+	if ! id "$user" >/dev/null 2>&1 &&
+		useradd -r -M -d /nonexistent -s /usr/sbin/nologin "$user" 2>/dev/null; then
+		made_user=1	# removed again at the end
+	fi
 	if id "$user" >/dev/null 2>&1; then
 		uid=$(id -u "$user")
 		as_user() {
@@ -269,5 +275,7 @@ if [ -n "${uid:-}" ]; then
 	rc=$?
 	fab_check owner-sm-stop-exit0 test "$rc" -eq 0
 fi
+
+[ -n "${made_user:-}" ] && userdel "$user" 2>/dev/null
 
 fab_summary
