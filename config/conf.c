@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config/conf.h"
@@ -395,6 +396,19 @@ int cfg_read_text(struct cfg *c, const char *name, const char *text,
 	if (rc > 0)
 		cfg_msgs_add(&c->errors, "%s:%d: expected 'key value'", name, rc);
 	return c->errors.n ? -EINVAL : 0;
+}
+
+const char *cfg_default_file(const char *const *paths)
+{
+	/* RHEL builds OpenSM with /etc/rdma, upstream and Debian with
+	 * /etc/opensm; a host has one or the other. */
+	static const char *const builtin[] = { CFG_DEFAULT_FILES, NULL };
+	struct stat st;
+
+	for (paths = paths ? paths : builtin; *paths; paths++)
+		if (stat(*paths, &st) == 0 && S_ISREG(st.st_mode))
+			return *paths;
+	return NULL;
 }
 
 int cfg_read_file(struct cfg *c, const char *path)

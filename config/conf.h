@@ -131,6 +131,15 @@ int cfg_set(struct cfg *c, size_t i, const char *val, enum cfg_src src,
  * read.
  */
 int cfg_read_file(struct cfg *c, const char *path);
+/*
+ * The opensm.conf read when -F is not given, as OpenSM reads its
+ * compiled-in default when it exists (opensm(8)): the first of `paths`
+ * (NULL-terminated; NULL: CFG_DEFAULT_FILES) that is a regular file, or
+ * NULL for none.
+ */
+#define CFG_DEFAULT_FILES	"/etc/rdma/opensm.conf", "/etc/opensm/opensm.conf"
+const char *cfg_default_file(const char *const *paths);
+
 /* The same for `len` bytes of text named `name` in messages. */
 int cfg_read_text(struct cfg *c, const char *name, const char *text,
 		  size_t len);

@@ -605,6 +605,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	discover_only = ro.discover_only;
+	if (!ro.config_file)
+		ro.config_file = cfg_default_file(NULL);
 	rc = read_config(&conf, &ro);
 	if (ro.check) {
 		rc = rc < 0 && rc != -EINVAL ? 1 : check_config(&conf, &ro);

@@ -9,6 +9,8 @@
 #include "config.h"
 
 #include <check.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -457,6 +459,33 @@ START_TEST(file_helpers)
 }
 END_TEST
 
+/* Without -F: the first default opensm.conf that is a regular file. */
+START_TEST(default_file)
+{
+	char dir[] = "/tmp/check_config.XXXXXX";
+	char a[64], b[64];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/rdma.conf", dir);
+	snprintf(b, sizeof(b), "%s/opensm.conf", dir);
+	{
+		const char *const paths[] = { a, b, NULL };
+
+		ck_assert_ptr_null(cfg_default_file(paths));
+		ck_assert_int_eq(mkdir(a, 0700), 0);	/* a directory: no */
+		ck_assert_ptr_null(cfg_default_file(paths));
+		fclose(fopen(b, "w"));
+		ck_assert_str_eq(cfg_default_file(paths), b);
+		ck_assert_int_eq(rmdir(a), 0);
+		fclose(fopen(a, "w"));
+		ck_assert_str_eq(cfg_default_file(paths), a);
+	}
+	unlink(a);
+	unlink(b);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("config");
@@ -475,6 +504,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, unimplemented_listed);
 	tcase_add_test(tc, options_table);
 	tcase_add_test(tc, file_helpers);
+	tcase_add_test(tc, default_file);
 	suite_add_tcase(s, tc);
 	return s;
 }
