@@ -1,0 +1,571 @@
+#!/usr/bin/env bash
+# tests/fabric/test_mcast.sh - multicast on ibsim, judged by
+# infiniband-diags (saquery MCMR, ibroute -M) and by hosts joining with
+# tests/fabric/mc_join like IPoIB would.
+#
+# a. Pre-created groups: for a partitions.conf with several ipoib
+#    partitions (rate=, mtu=, sl=, scope=, Q_Key= variations, mgid=
+#    lines) and for no partitions file, the MCMemberRecords saquery finds
+#    (MLID by MLID from 0xC000) are the same under OpenSM and under ibsm:
+#    MGID, P_Key, Q_Key, MTU, rate, SL, scope, TClass, FlowLabel, as a set
+#    (MLIDs only >= 0xC000).  ibsmctl query groups lists the same groups.
+# b. Joins from several hosts, one mc_join process per join: full, non
+#    and send-only members of a group created by a join, an SM-assigned
+#    MGID with a send-only full member, the IPv4 broadcast group.  SA
+#    records as joined; `ibroute -M` of every switch forwards each MLID
+#    on a loop-free tree that reaches every receiving member (full, non)
+#    from every member and no other host (send-only members included).
+#    ibsmctl query group lists the members with their JoinStates.  Then
+#    every member leaves: the created groups and their MLIDs are gone,
+#    no switch forwards any of the MLIDs any more.
+# c. Refusals: a partition with rate=7 (40 Gb/s, 4x QDR) on mc-rate.net,
+#    where H0006 links at 4x DDR (20 Gb/s): its join is refused with
+#    ERR_REQ_INVALID (15.4.3: the port cannot meet the group's rate);
+#    H0003 (4x QDR) joins.  ibsim gives every port the same MTU (no MTU
+#    in its topology files): the MTU refusal uses an mtu= partition
+#    above what ibsim's ports support (MtuCap from smpquery portinfo),
+#    refused for every host.  A join asking for parameters the group
+#    does not have (MTU, rate, Q_Key selector mismatch) is refused too.
+# d. 5,000 join/leave cycles (full, non, send-only, send-only-full join
+#    then full leave) from one process: the groups the SA knows and the
+#    MLIDs the switches forward are the same before and after, and the
+#    SM's resident memory grows by less than MC_RSS_SLACK_KB (default
+#    2048 KB, see below).
+#
+# MC_SM=ibsm (default) runs the ibsm checks, OpenSM serving as the
+# reference of a.  MC_SM=opensm runs every check against OpenSM 3.3.23
+# instead (the reference the test was validated on); a check OpenSM is
+# known to fail (the issue asks more of ibsm than OpenSM does) is
+# reported "XFAIL" and not counted.  MC_CYCLES sets d's cycle count.
+#
+# shellcheck source=tests/fabric/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+MC_SM=${MC_SM:-ibsm}
+MC_CYCLES=${MC_CYCLES:-5000}
+BUILD=${IBSM_BUILD:-$(cd "$(dirname "$IBSM")/.." && pwd)}
+MJ=${MC_JOIN:-$BUILD/tests/fabric/mc_join}
+CTL=${IBSMCTL:-$BUILD/tools/ibsmctl}
+CHECK="python3 $FAB_LIB/mc_check.py"
+DIAG=H0002
+XFAILED=0
+SM_KIND=
+SM_DIR=
+OSM_PID=
+
+case $MC_SM in
+ibsm | opensm) ;;
+*)
+	echo "MC_SM must be ibsm or opensm" >&2
+	exit 2
+	;;
+esac
+for f in "$MJ" "$CTL"; do
+	[ -x "$f" ] || {
+		fab_fail setup "$f is not built"
+		fab_summary
+		exit 1
+	}
+done
+command -v opensm >/dev/null || {
+	fab_fail setup "opensm is not installed (tools/bootstrap.sh installs it)"
+	fab_summary
+	exit 1
+}
+
+# xfail NAME WHY: a check OpenSM fails, under MC_SM=opensm only.
+xfail() {
+	XFAILED=$((XFAILED + 1))
+	echo "XFAIL $1 (OpenSM: $2)"
+}
+
+# verdict NAME OK [WHY] [OSM-KNOWN]: pass or fail; with MC_SM=opensm and
+# OSM-KNOWN given, a failure is OpenSM's known departure (xfail).
+verdict() {
+	if [ "$2" = 0 ]; then
+		fab_pass "$1"
+	elif [ "$SM_KIND" = opensm ] && [ -n "${4:-}" ]; then
+		xfail "$1" "$4${3:+; $3}"
+	else
+		fab_fail "$1" "${3:-}"
+	fi
+}
+
+# sm_up KIND DIR [-P CONF]: start OpenSM or ibsm on H0001 of the running
+# simulator, wait for SUBNET UP.
+sm_up() {
+	local kind=$1 dir=$2 i
+	shift 2
+	SM_KIND=$kind
+	SM_DIR=$dir
+	mkdir -p "$dir"
+	if [ "$kind" = ibsm ]; then
+		fab_ibsm_start H0001 "$dir" -s 0 "$@"
+		return
+	fi
+	# OpenSM: its own cache and dump dirs, not the host's config file;
+	# its log is buffered unless told to flush every line.
+	echo "force_log_flush TRUE" >"$dir/opensm.conf"
+	fab_spawn H0001 env OSM_CACHE_DIR="$dir" OSM_TMP_DIR="$dir" \
+		opensm -F "$dir/opensm.conf" -f "$dir/osm.log" "$@" || return 1
+	OSM_PID=$FAB_SPAWN_PID
+	for ((i = 0; i < 600; i++)); do
+		grep -q "SUBNET UP" "$dir/osm.log" 2>/dev/null && return 0
+		kill -0 "$OSM_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	fab_log "sm_up: no SUBNET UP from OpenSM"
+	tail -n 5 "$dir/osm.log" >&2
+	return 1
+}
+
+# sm_down: stop the SM sm_up started (OpenSM by its own PID: it does not
+# always leave on timeout's relayed SIGTERM).
+sm_down() {
+	local p i
+	if [ "$SM_KIND" = ibsm ]; then
+		fab_ibsm_stop
+		return
+	fi
+	[ -n "$OSM_PID" ] || return 0
+	p=$(fab_descendant "$OSM_PID" opensm)
+	[ -n "$p" ] && kill -TERM "$p" 2>/dev/null
+	for ((i = 0; i < 30; i++)); do
+		kill -0 "$OSM_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ -n "$p" ] && kill -KILL "$p" 2>/dev/null
+	kill -KILL "$OSM_PID" 2>/dev/null
+	wait "$OSM_PID" 2>/dev/null
+	rm -f "$FAB_TMP/pids/$OSM_PID"
+	OSM_PID=
+	return 0
+}
+
+# sm_rss_kb: the running SM's resident set (VmRSS, kB).
+sm_rss_kb() {
+	local root p name=ibsm
+	root=$FAB_SM_BG
+	if [ "$SM_KIND" = opensm ]; then
+		root=$OSM_PID
+		name=opensm
+	fi
+	p=$(fab_descendant "$root" "$name") || return 1
+	awk '/^VmRSS:/ { print $2 }' "/proc/$p/status"
+}
+
+# mj HOST ARGS...: mc_join as HOST.  umad2sim copies 320 bytes out of a
+# 288-byte buffer when a MAD shorter than 256 bytes arrives (OpenSM's
+# error answers): ASan's check of that memcpy, inside the preload, is
+# turned off when talking to OpenSM.
+mj() {
+	local host=$1
+	shift
+	if [ "$SM_KIND" = opensm ]; then
+		ASAN_OPTIONS="${ASAN_OPTIONS:-}:intercept_intrin=0" \
+			fab_run "$host" "$MJ" "$@"
+	else
+		fab_run "$host" "$MJ" "$@"
+	fi
+}
+
+# field LINE KEY: the value of KEY=... in an mc_join line.
+field() {
+	sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<"$1" | head -n 1
+}
+
+# scan_groups OUT: every group's MCMemberRecord, asked MLID by MLID from
+# 0xC000 on (saquery -g is cut to one MAD under ibsim), until 8 MLIDs in
+# a row have none.
+scan_groups() {
+	local out=$1 mlid miss=0
+	: >"$out"
+	for ((mlid = 0xc000; mlid < 0xc000 + 256 && miss < 8; mlid++)); do
+		if fab_run "$DIAG" saquery MCMR --mlid "$(printf '0x%04x' "$mlid")" \
+			>"$out.one" 2>/dev/null && grep -q MGID "$out.one"; then
+			cat "$out.one" >>"$out"
+			miss=0
+		else
+			miss=$((miss + 1))
+		fi
+	done
+}
+
+# all_mfts OUT: ibroute -M of every switch (LIDs from ibnetdiscover -p).
+all_mfts() {
+	local lid
+	: >"$1"
+	for lid in $(awk '$1 == "SW" { print $2 }' "$FAB_TMP/topo" | sort -un); do
+		fab_run "$DIAG" ibroute -M "$lid" >>"$1" 2>&1
+	done
+}
+
+# ctl ARGS...: ibsmctl from the diag host.
+ctl() {
+	fab_run "$DIAG" "$CTL" "$@"
+}
+
+# ---------------------------------------------------- a. pre-created
+conf=$FAB_TMP/partitions.conf
+cat >"$conf" <<'EOF'
+# ipoib partitions with rate, mtu, sl, scope and Q_Key variations, and
+# extra groups from mgid= lines (with and without flags of their own).
+Default=0x7fff, ipoib, rate=3, mtu=4, scope=2, defmember=full:
+  mgid=ff12:401b::1
+  mgid=ff12:601b::1
+  mgid=ff12:601b::2, rate=6, mtu=2
+  ALL, ALL_SWITCHES=full;
+fast=0x0002, ipoib, rate=7, mtu=5, sl=1, scope=5, defmember=full: ALL, ALL_SWITCHES=full;
+slow=0x0003, ipoib, rate=6, mtu=2, sl=2 : ALL=full, ALL_SWITCHES=full;
+keyed=0x0004, ipoib, rate=3, mtu=4, Q_Key=0x00001234, TClass=8 : ALL=full, ALL_SWITCHES=full;
+site=0x0005, ipoib, scope=8 : ALL=full, ALL_SWITCHES=full;
+noip=0x0006, rate=3 : ALL=full, ALL_SWITCHES=full;
+EOF
+
+# groups_under KIND NAME [-P CONF]: the sorted group lines under an SM.
+groups_under() {
+	local kind=$1 name=$2
+	shift 2
+	fab_sim_start "$FAB_TOPO/fat2-small.net" "a-$kind-$name" || return 1
+	if ! sm_up "$kind" "$FAB_TMP/a-$kind-$name" "$@"; then
+		fab_sim_stop
+		return 1
+	fi
+	scan_groups "$FAB_TMP/a-$kind-$name.raw"
+	$CHECK groups "$FAB_TMP/a-$kind-$name.raw" >"$FAB_TMP/a-$kind-$name.groups"
+	local rc=$?
+	if [ "$kind" = ibsm ]; then
+		ctl query groups --json >"$FAB_TMP/a-$kind-$name.ctl.json" \
+			2>"$FAB_TMP/a-$kind-$name.ctl.err"
+		ctl query groups >"$FAB_TMP/a-$kind-$name.ctl" 2>&1
+	fi
+	sm_down
+	fab_sim_stop
+	return "$rc"
+}
+
+for variant in conf none; do
+	pargs=()
+	[ "$variant" = conf ] && pargs=(-P "$conf")
+	groups_under opensm "$variant" "${pargs[@]}" ||
+		fab_fail "a-$variant-opensm" "OpenSM run or MLIDs below 0xC000"
+	ref=$FAB_TMP/a-opensm-$variant.groups
+	n=$(wc -l <"$ref")
+	if [ "$MC_SM" = opensm ]; then
+		# The reference alone: what it holds is what the test expects.
+		verdict "a-$variant-opensm-groups ($n)" "$([ "$n" -ge 1 ] && echo 0 || echo 1)"
+		continue
+	fi
+	groups_under ibsm "$variant" "${pargs[@]}" ||
+		fab_fail "a-$variant-ibsm-mlids" "ibsm did not come up or an MLID is below 0xC000"
+	got=$FAB_TMP/a-ibsm-$variant.groups
+	if [ "$n" -gt 0 ] && diff "$ref" "$got" >"$FAB_TMP/a-$variant.diff"; then
+		fab_pass "a-$variant-groups-as-opensm ($n groups)"
+	else
+		fab_fail "a-$variant-groups-as-opensm" "$(head -n 12 "$FAB_TMP/a-$variant.diff")"
+	fi
+	# ibsmctl query groups: the same MGIDs as saquery found.
+	python3 - "$FAB_TMP/a-ibsm-$variant.ctl.json" "$got" \
+		>"$FAB_TMP/a-$variant.ctl.diff" 2>&1 <<'PY'
+import json, sys
+want = sorted(l.split()[0].split("=")[1] for l in open(sys.argv[2]))
+got = sorted(g["mgid"].lower() for g in json.load(open(sys.argv[1])))
+if want != got:
+    print("saquery:", want)
+    print("ibsmctl:", got)
+    sys.exit(1)
+PY
+	verdict "a-$variant-ibsmctl-groups" $? "$(head -n 3 "$FAB_TMP/a-$variant.ctl.diff" "$FAB_TMP/a-ibsm-$variant.ctl.err" 2>/dev/null)"
+done
+[ "$MC_SM" = opensm ] && SM_KIND=opensm || SM_KIND=ibsm
+KIND=$SM_KIND
+
+# ------------------------------------------------------- b. joins, trees
+fab_sim_start "$FAB_TOPO/fat2-small.net" b || {
+	fab_summary
+	exit 1
+}
+if ! sm_up "$KIND" "$FAB_TMP/b"; then
+	fab_fail b-sm-up "no SUBNET UP"
+	fab_summary
+	exit 1
+fi
+fab_run "$DIAG" ibnetdiscover -p >"$FAB_TMP/topo" 2>/dev/null
+
+GA=ff12:e01b::a1		# created by the first join (not IPoIB)
+BCAST=ff12:401b:ffff::ffff:ffff	# the default partition's IPv4 broadcast
+members=$FAB_TMP/members
+: >"$members"
+declare -A MLID_OF
+
+# join NAME HOST STATE ARGS...: one join in its own process; records the
+# member for the tree check, checks the answer.
+join() {
+	local name=$1 host=$2 state=$3 line mlid js
+	shift 3
+	line=$(mj "$host" -J "$state" "$@" join 2>&1)
+	mlid=$(field "$line" mlid)
+	js=$(field "$line" join)
+	if [ "$(field "$line" status)" = SUCCESS ] && [ -n "$mlid" ] &&
+		((mlid >= 0xc000 && mlid <= 0xfffe)); then
+		fab_pass "b-join-$name-$host ($state, mlid $mlid)"
+	else
+		fab_fail "b-join-$name-$host" "$line"
+		return 1
+	fi
+	MLID_OF[$name]=$mlid
+	echo "$mlid $host $js" >>"$members"
+	LAST_MGID=$(field "$line" mgid)
+}
+
+join A H0003 full -m "$GA" -c
+join A H0004 sendonly -m "$GA"
+join A H0005 non -m "$GA"
+join A H0010 full -m "$GA"
+join B H0007 full -c		# MGID 0: the SM assigns one
+GB=$LAST_MGID
+join B H0012 full -m "$GB"
+join B H0015 sendonly-full -m "$GB"
+join C H0006 full -m "$BCAST"
+join C H0016 non -m "$BCAST"
+if [ -n "$GB" ] && [ "$GB" != "::" ] && [ "${MLID_OF[A]}" != "${MLID_OF[B]}" ] &&
+	[ "${MLID_OF[A]}" != "${MLID_OF[C]}" ]; then
+	fab_pass "b-sm-assigned-mgid ($GB)"
+else
+	fab_fail b-sm-assigned-mgid "MGID '$GB', MLIDs ${MLID_OF[*]}"
+fi
+
+# The SA's record of a member (trusted: --smkey 1, OpenSM's default
+# SM_Key; ibsm answers member records to any requester) names its
+# JoinState.
+fab_run "$DIAG" saquery --smkey 1 MCMR --mgid "$GA" 2>/dev/null |
+	awk '/PortGid\.+/ { g = $0; sub(/.*\.+/, "", g) }
+	     /JoinState\.+/ { s = $0; sub(/.*\.+/, "", s); print g, s }' |
+	sort >"$FAB_TMP/a-members"
+# saquery gets one MAD (3 records) under ibsim: whichever members come
+# first, each with the JoinState it joined with.
+n=$(wc -l <"$FAB_TMP/a-members")
+ok=$([ "$n" -ge 3 ] && echo 0 || echo 1)
+while read -r gid st; do
+	case "$gid $st" in
+	"fe80::10:5 0x1" | "fe80::10:7 0x4" | "fe80::10:9 0x2" | "fe80::10:13 0x1") ;;
+	*) ok=1 ;;
+	esac
+done <"$FAB_TMP/a-members"
+verdict b-sa-member-records "$ok" "$(tr '\n' ';' <"$FAB_TMP/a-members")"
+
+# MFTs: programmed shortly after the joins.  Poll until the trees check
+# (at most 10 s), then judge the last dump.
+for ((i = 0; i < 20; i++)); do
+	all_mfts "$FAB_TMP/mfts"
+	$CHECK tree "$FAB_TMP/topo" "$FAB_TMP/mfts" "$members" >"$FAB_TMP/tree.out" && break
+	sleep 0.5
+done
+$CHECK tree "$FAB_TMP/topo" "$FAB_TMP/mfts" "$members" >"$FAB_TMP/tree.out"
+rc=$?
+osm_why=
+grep -q "reaches non-receivers" "$FAB_TMP/tree.out" &&
+	! grep -qv "reaches non-receivers" "$FAB_TMP/tree.out" &&
+	osm_why="forwards to send-only members"
+verdict b-mft-trees "$rc" "$(head -n 6 "$FAB_TMP/tree.out")" "$osm_why"
+
+# The checker itself: moving a receiver to another host must fail.
+if [ "$rc" = 0 ] || [ -n "$osm_why" ]; then
+	grep -v "^H0005 \| H0005 " "$members" >"$FAB_TMP/members.short"
+	echo "${MLID_OF[A]} H0008 1" >>"$FAB_TMP/members.short"
+	if $CHECK tree "$FAB_TMP/topo" "$FAB_TMP/mfts" "$FAB_TMP/members.short" \
+		>"$FAB_TMP/tree.neg" 2>&1; then
+		fab_fail b-tree-check-negative "the checker accepted a wrong member set"
+	else
+		fab_pass b-tree-check-negative
+	fi
+fi
+
+# ibsmctl (ibsm only: its GetTable needs RMPP): the members of A with
+# their JoinStates, and every group with its member count.
+if [ "$KIND" = ibsm ]; then
+	ctl query group "$GA" >"$FAB_TMP/ctl-a" 2>&1
+	ok=0
+	for pair in "fe80::10:5 full" "fe80::10:7 send-only" "fe80::10:9 non" \
+		"fe80::10:13 full"; do
+		set -- $pair
+		grep -q "$1 .*$2" "$FAB_TMP/ctl-a" || ok=1
+	done
+	verdict b-ibsmctl-group-members "$ok" "$(head -n 6 "$FAB_TMP/ctl-a")"
+	ctl query groups --json >"$FAB_TMP/ctl-groups.json" 2>&1
+	python3 - "$FAB_TMP/ctl-groups.json" "$GA" "$GB" "$BCAST" \
+		"${MLID_OF[A]}" <<'PY' >"$FAB_TMP/ctl-groups.out" 2>&1
+import ipaddress, json, sys
+groups = json.load(open(sys.argv[1]))
+want = {ipaddress.ip_address(sys.argv[2]): 4, ipaddress.ip_address(sys.argv[3]): 3,
+        ipaddress.ip_address(sys.argv[4]): 2}
+bad = 0
+for g in groups:
+    m = ipaddress.ip_address(g["mgid"])
+    if m in want and g["members"] != want[m]:
+        print(g["mgid"], "members", g["members"], "expected", want[m]); bad = 1
+    if m == ipaddress.ip_address(sys.argv[2]) and int(g["mlid"], 16) != int(sys.argv[5], 16):
+        print("MLID", g["mlid"], "expected", sys.argv[5]); bad = 1
+found = {ipaddress.ip_address(g["mgid"]) for g in groups}
+for m in want:
+    if m not in found:
+        print("missing", m); bad = 1
+sys.exit(bad)
+PY
+	verdict b-ibsmctl-groups-counts $? "$(head -n 4 "$FAB_TMP/ctl-groups.out")"
+fi
+
+# Leaves: every member leaves with the JoinState it joined with, in the
+# reverse order of the joins (full members last: when the last full member
+# leaves, the group goes, 15.4.4).
+tac "$members" | while read -r mlid host js; do
+	for n in A B C; do
+		[ "${MLID_OF[$n]}" = "$mlid" ] || continue
+		case $n in
+		A) g=$GA ;;
+		B) g=$GB ;;
+		C) g=$BCAST ;;
+		esac
+		line=$(mj "$host" -m "$g" -J "$js" leave 2>&1)
+		[ "$(field "$line" status)" = SUCCESS ] || echo "$n-$host: $line"
+	done
+done >"$FAB_TMP/leaves.out"
+verdict b-leaves-accepted "$([ -s "$FAB_TMP/leaves.out" ] && echo 1 || echo 0)" \
+	"$(head -n 3 "$FAB_TMP/leaves.out")"
+gone=0
+for g in "$GA" "$GB"; do
+	fab_run "$DIAG" saquery MCMR --mgid "$g" 2>/dev/null | grep -q MGID && gone=1
+done
+for m in "${MLID_OF[A]}" "${MLID_OF[B]}"; do
+	fab_run "$DIAG" saquery MCMR --mlid "$m" 2>/dev/null | grep -q MGID && gone=1
+done
+verdict b-leave-groups-gone "$gone" "a group or its MLID is still in the SA"
+for ((i = 0; i < 20; i++)); do
+	all_mfts "$FAB_TMP/mfts.after"
+	$CHECK empty "$FAB_TMP/mfts.after" "${MLID_OF[@]}" >"$FAB_TMP/empty.out" && break
+	sleep 0.5
+done
+$CHECK empty "$FAB_TMP/mfts.after" "${MLID_OF[@]}" >"$FAB_TMP/empty.out"
+verdict b-leave-mfts-cleared $? "$(head -n 4 "$FAB_TMP/empty.out")"
+# The pre-created broadcast group stays (as OpenSM keeps it).
+fab_run "$DIAG" saquery MCMR --mgid "$BCAST" 2>/dev/null | grep -q MGID
+verdict b-precreated-group-stays $?
+
+# ------------------------------------------------------ d. 5,000 cycles
+# groups_mlids: "GROUPS MLIDS" the SA knows (scan from 0xC000).
+groups_mlids() {
+	scan_groups "$FAB_TMP/d.scan"
+	echo "$(grep -c 'MGID' "$FAB_TMP/d.scan") $(sed -n 's/.*mlid\.*//p' \
+		"$FAB_TMP/d.scan" | sort -u | wc -l)"
+}
+# cycles NAME HOST MGID JOIN LEAVE ARGS...: N cycles in one process.
+cycles() {
+	local name=$1 host=$2 g=$3 js=$4 ls=$5 line
+	shift 5
+	line=$(mj "$host" -m "$g" -J "$js" -L "$ls" -n "$per" -T 120 "$@" join 2>&1)
+	grep -v '^cycles' <<<"$line" | head -n 2 | sed "s/^/$name: /" >>"$FAB_TMP/d.runs"
+	line=$(grep '^cycles' <<<"$line")
+	echo "$name: $line" >>"$FAB_TMP/d.runs"
+	[ "$(field "$line" ok)" = "$per" ] && [ "$(field "$line" leave_failed)" = 0 ]
+}
+read -r before_groups before_mlids <<<"$(groups_mlids)"
+all_mfts "$FAB_TMP/d.mft0"
+before_mft=$(grep -c '^0x' "$FAB_TMP/d.mft0")
+# Warm up (allocator, tables grown once), then measure.
+mj H0009 -m ff12:e01b::d0 -c -n 200 join >"$FAB_TMP/d.warm" 2>&1
+rss0=$(sm_rss_kb)
+per=$((MC_CYCLES / 4))
+: >"$FAB_TMP/d.runs"
+ok=0
+# Full join, full leave: the group is created and deleted every cycle.
+cycles full H0009 ff12:e01b::d1 full full -c || ok=1
+# Send-only full join, full leave: created and deleted every cycle too
+# (OpenSM leaked an MLID on each, linux-rdma/opensm PR #43).
+cycles sendonly-full H0009 ff12:e01b::d1 sendonly-full full -c || ok=1
+# Non and send-only members of a group H0008 holds (only full members
+# create).
+mj H0008 -m ff12:e01b::d2 -c join >>"$FAB_TMP/d.runs" 2>&1 || ok=1
+cycles non H0009 ff12:e01b::d2 non non || ok=1
+cycles sendonly H0009 ff12:e01b::d2 sendonly sendonly || ok=1
+mj H0008 -m ff12:e01b::d2 leave >>"$FAB_TMP/d.runs" 2>&1 || ok=1
+rss1=$(sm_rss_kb)
+read -r after_groups after_mlids <<<"$(groups_mlids)"
+all_mfts "$FAB_TMP/d.mft1"
+after_mft=$(grep -c '^0x' "$FAB_TMP/d.mft1")
+osm_why=
+grep -q '^sendonly-full:.*leave_failed=[1-9]' "$FAB_TMP/d.runs" &&
+	osm_why="refuses the full leave of a send-only full member, the group stays"
+verdict "d-cycles-accepted ($((per * 4)) cycles)" "$ok" \
+	"$(grep -v '^$' "$FAB_TMP/d.runs" | cut -c1-160 | head -n 8)" "$osm_why"
+verdict "d-groups-unchanged ($before_groups -> $after_groups)" \
+	"$([ "$before_groups" = "$after_groups" ] && echo 0 || echo 1)" "" "$osm_why"
+verdict "d-mlids-unchanged ($before_mlids -> $after_mlids)" \
+	"$([ "$before_mlids" = "$after_mlids" ] && echo 0 || echo 1)" "" "$osm_why"
+verdict "d-mft-mlids-unchanged ($before_mft -> $after_mft)" \
+	"$([ "$before_mft" = "$after_mft" ] && echo 0 || echo 1)"
+# A leak of one member record (~64 B) or group (~200 B) per cycle would be
+# 320 KB - 1 MB over 5,000 cycles; 2 MB bounds allocator noise (ASan's
+# quarantine keeps freed blocks, up to 256 MB by default, so the bound is
+# only meaningful without it: the quarantine is what this slack covers
+# for the log lines and MADs in flight).
+slack=${MC_RSS_SLACK_KB:-2048}
+grow=$(( ${rss1:-0} - ${rss0:-0} ))
+verdict "d-rss (${rss0:-?} -> ${rss1:-?} kB, +$grow)" \
+	"$([ -n "$rss0" ] && [ -n "$rss1" ] && [ "$grow" -lt "$slack" ] && echo 0 || echo 1)"
+sm_down || fab_fail b-sm-clean-exit "exit status or sanitizer report"
+fab_sim_stop
+
+# ------------------------------------------------------ c. refusals
+cat >"$FAB_TMP/rate.conf" <<'EOF'
+Default=0x7fff, ipoib, rate=3, mtu=4, defmember=full : ALL, ALL_SWITCHES=full ;
+qdr=0x0010, ipoib, rate=7, mtu=4, defmember=full : ALL, ALL_SWITCHES=full ;
+big=0x0011, ipoib, rate=3, mtu=5, defmember=full : ALL, ALL_SWITCHES=full ;
+EOF
+fab_sim_start "$FAB_TOPO/mc-rate.net" c || {
+	fab_summary
+	exit 1
+}
+if sm_up "$KIND" "$FAB_TMP/c" -P "$FAB_TMP/rate.conf"; then
+	QDR=ff12:401b:8010::ffff:ffff
+	BIG=ff12:401b:8011::ffff:ffff
+	line=$(mj H0003 -m "$QDR" join 2>&1)
+	verdict c-rate-qdr-host-joins "$([ "$(field "$line" status)" = SUCCESS ] && echo 0 || echo 1)" "$line"
+	line=$(mj H0006 -m "$QDR" join 2>&1)
+	st=$(field "$line" status)
+	verdict "c-rate-ddr-host-refused (${st:-no answer})" \
+		"$([ "$st" = ERR_REQ_INVALID ] && echo 0 || echo 1)" "$line" \
+		"$([ "$st" = SUCCESS ] && echo "does not enforce the group's rate")"
+	mtucap=$(fab_run "$DIAG" smpquery portinfo -G "$(fab_run H0003 ibstat | sed -n 's/.*Port GUID: //p' | head -n 1)" 2>/dev/null |
+		sed -n 's/^MtuCap:\.*//p')
+	echo "    (ibsim's MtuCap of H0003: ${mtucap:-?}; partition big has mtu=5, 4096)"
+	line=$(mj H0003 -m "$BIG" join 2>&1)
+	st=$(field "$line" status)
+	if [ "${mtucap:-0}" != 4096 ]; then
+		verdict "c-mtu-refused (${st:-no answer})" \
+			"$([ "$st" = ERR_REQ_INVALID ] && echo 0 || echo 1)" "$line" \
+			"$([ "$st" = SUCCESS ] && echo "does not enforce the group's MTU")"
+	else
+		fab_fail c-mtu-refused "ibsim's ports support 4096: no port's MTU is below a group's"
+	fi
+	# Parameters the group does not have (15.4.3: a join's components
+	# must match the group's).
+	line=$(mj H0004 -m ff12:401b:ffff::ffff:ffff --mtu 2:5 join 2>&1)
+	st=$(field "$line" status)
+	verdict "c-mtu-mismatch-refused (${st:-no answer})" \
+		"$([ "$st" = ERR_REQ_INVALID ] && echo 0 || echo 1)" "$line"
+	line=$(mj H0004 -m ff12:401b:ffff::ffff:ffff --rate 2:7 join 2>&1)
+	st=$(field "$line" status)
+	verdict "c-rate-mismatch-refused (${st:-no answer})" \
+		"$([ "$st" = ERR_REQ_INVALID ] && echo 0 || echo 1)" "$line"
+	line=$(mj H0004 -m ff12:401b:ffff::ffff:ffff -q 0x1234 join 2>&1)
+	st=$(field "$line" status)
+	verdict "c-qkey-mismatch-refused (${st:-no answer})" \
+		"$([ "$st" = ERR_REQ_INVALID ] && echo 0 || echo 1)" "$line"
+	sm_down || fab_fail c-sm-clean-exit "exit status or sanitizer report"
+else
+	fab_fail c-sm-up "no SUBNET UP"
+fi
+fab_sim_stop
+
+[ "$XFAILED" -gt 0 ] && echo "$XFAILED known OpenSM departures (XFAIL)"
+fab_summary
