@@ -8,7 +8,8 @@
 #    lines) and for no partitions file, the MCMemberRecords saquery finds
 #    (MLID by MLID from 0xC000) are the same under OpenSM and under ibsm:
 #    MGID, P_Key, Q_Key, MTU, rate, SL, scope, TClass, FlowLabel, as a set
-#    (MLIDs only >= 0xC000).  ibsmctl query groups lists the same groups.
+#    (MLIDs only >= 0xC000).  ibsmctl query groups lists the same groups
+#    (MGID, MLID, P_Key, Q_Key).
 # b. Joins from several hosts, one mc_join process per join: full, non
 #    and send-only members of a group created by a join, an SM-assigned
 #    MGID with a send-only full member, the IPv4 broadcast group.  SA
@@ -235,9 +236,9 @@ groups_under() {
 	$CHECK groups "$FAB_TMP/a-$kind-$name.raw" >"$FAB_TMP/a-$kind-$name.groups"
 	local rc=$?
 	if [ "$kind" = ibsm ]; then
-		ctl query groups --json >"$FAB_TMP/a-$kind-$name.ctl.json" \
+		ctl --sm-key 1 query groups --json >"$FAB_TMP/a-$kind-$name.ctl.json" \
 			2>"$FAB_TMP/a-$kind-$name.ctl.err"
-		ctl query groups >"$FAB_TMP/a-$kind-$name.ctl" 2>&1
+		ctl --sm-key 1 query groups >"$FAB_TMP/a-$kind-$name.ctl" 2>&1
 	fi
 	sm_down
 	fab_sim_stop
@@ -264,15 +265,27 @@ for variant in conf none; do
 	else
 		fab_fail "a-$variant-groups-as-opensm" "$(head -n 12 "$FAB_TMP/a-$variant.diff")"
 	fi
-	# ibsmctl query groups: the same MGIDs as saquery found.
-	python3 - "$FAB_TMP/a-ibsm-$variant.ctl.json" "$got" \
+	# ibsmctl query groups: the groups saquery found, with the same
+	# MLID, P_Key and Q_Key.
+	python3 - "$FAB_TMP/a-ibsm-$variant.ctl.json" "$FAB_TMP/a-ibsm-$variant.raw" \
 		>"$FAB_TMP/a-$variant.ctl.diff" 2>&1 <<'PY'
-import json, sys
-want = sorted(l.split()[0].split("=")[1] for l in open(sys.argv[2]))
-got = sorted(g["mgid"].lower() for g in json.load(open(sys.argv[1])))
-if want != got:
-    print("saquery:", want)
-    print("ibsmctl:", got)
+import ipaddress, json, re, sys
+want, cur = {}, None
+for line in open(sys.argv[2]):
+    m = re.match(r"\s*(\w+)\.+(\S+)", line)
+    if not m:
+        continue
+    k, v = m.groups()
+    if k == "MGID":
+        cur = want.setdefault(str(ipaddress.ip_address(v)), {})
+    elif cur is not None and k in ("mlid", "pkey", "qkey") and k not in cur:
+        cur[k] = int(v, 16)
+got = {str(ipaddress.ip_address(g["mgid"])):
+       {k: int(g[k], 16) for k in ("mlid", "pkey", "qkey")}
+       for g in json.load(open(sys.argv[1]))}
+if want != got or not want:
+    print("saquery:", sorted(want.items()))
+    print("ibsmctl:", sorted(got.items()))
     sys.exit(1)
 PY
 	verdict "a-$variant-ibsmctl-groups" $? "$(head -n 3 "$FAB_TMP/a-$variant.ctl.diff" "$FAB_TMP/a-ibsm-$variant.ctl.err" 2>/dev/null)"
@@ -384,7 +397,7 @@ fi
 # ibsmctl (ibsm only: its GetTable needs RMPP): the members of A with
 # their JoinStates, and every group with its member count.
 if [ "$KIND" = ibsm ]; then
-	ctl query group "$GA" >"$FAB_TMP/ctl-a" 2>&1
+	ctl --sm-key 1 query group "$GA" >"$FAB_TMP/ctl-a" 2>&1
 	ok=0
 	for pair in "fe80::10:5 full" "fe80::10:7 send-only" "fe80::10:9 non" \
 		"fe80::10:13 full"; do
@@ -392,7 +405,7 @@ if [ "$KIND" = ibsm ]; then
 		grep -q "$1 .*$2" "$FAB_TMP/ctl-a" || ok=1
 	done
 	verdict b-ibsmctl-group-members "$ok" "$(head -n 6 "$FAB_TMP/ctl-a")"
-	ctl query groups --json >"$FAB_TMP/ctl-groups.json" 2>&1
+	ctl --sm-key 1 query groups --json >"$FAB_TMP/ctl-groups.json" 2>&1
 	python3 - "$FAB_TMP/ctl-groups.json" "$GA" "$GB" "$BCAST" \
 		"${MLID_OF[A]}" <<'PY' >"$FAB_TMP/ctl-groups.out" 2>&1
 import ipaddress, json, sys
