@@ -155,19 +155,12 @@ sm_rss_kb() {
 	awk '/^VmRSS:/ { print $2 }' "/proc/$p/status"
 }
 
-# mj HOST ARGS...: mc_join as HOST.  umad2sim copies 320 bytes out of a
-# 288-byte buffer when a MAD shorter than 256 bytes arrives (OpenSM's
-# error answers): ASan's check of that memcpy, inside the preload, is
-# turned off when talking to OpenSM.
+# mj HOST ARGS...: mc_join as HOST.  (umad2sim's over-read of short MADs,
+# which OpenSM's error answers are, is suppressed by tests/asan.supp.)
 mj() {
 	local host=$1
 	shift
-	if [ "$SM_KIND" = opensm ]; then
-		ASAN_OPTIONS="${ASAN_OPTIONS:-}:intercept_intrin=0" \
-			fab_run "$host" "$MJ" "$@"
-	else
-		fab_run "$host" "$MJ" "$@"
-	fi
+	fab_run "$host" "$MJ" "$@"
 }
 
 # field LINE KEY: the value of KEY=... in an mc_join line.
@@ -298,7 +291,10 @@ fab_sim_start "$FAB_TOPO/fat2-small.net" b || {
 	fab_summary
 	exit 1
 }
-if ! sm_up "$KIND" "$FAB_TMP/b"; then
+# ASan keeps freed blocks in a quarantine (up to 256 MB) that d's RSS
+# would measure: none for this SM.
+if ! ASAN_OPTIONS="${ASAN_OPTIONS:-}:quarantine_size_mb=0:thread_local_quarantine_size_kb=0" \
+	sm_up "$KIND" "$FAB_TMP/b"; then
 	fab_fail b-sm-up "no SUBNET UP"
 	fab_summary
 	exit 1
@@ -376,6 +372,12 @@ for ((i = 0; i < 20; i++)); do
 done
 $CHECK tree "$FAB_TMP/topo" "$FAB_TMP/mfts" "$members" >"$FAB_TMP/tree.out"
 rc=$?
+# Nothing to walk without the nine members.
+NJOINED=$(wc -l <"$members")
+if [ "$NJOINED" -ne 9 ]; then
+	echo "only $NJOINED of 9 joins accepted: no trees to check" >>"$FAB_TMP/tree.out"
+	rc=1
+fi
 osm_why=
 grep -q "reaches non-receivers" "$FAB_TMP/tree.out" &&
 	! grep -qv "reaches non-receivers" "$FAB_TMP/tree.out" &&
@@ -443,9 +445,12 @@ tac "$members" | while read -r mlid host js; do
 		[ "$(field "$line" status)" = SUCCESS ] || echo "$n-$host: $line"
 	done
 done >"$FAB_TMP/leaves.out"
+[ "$NJOINED" -eq 9 ] || echo "only $NJOINED of 9 joins accepted" >>"$FAB_TMP/leaves.out"
 verdict b-leaves-accepted "$([ -s "$FAB_TMP/leaves.out" ] && echo 1 || echo 0)" \
 	"$(head -n 3 "$FAB_TMP/leaves.out")"
 gone=0
+# Without the joins there is nothing that could be gone.
+[ "$NJOINED" -eq 9 ] || gone=1
 for g in "$GA" "$GB"; do
 	fab_run "$DIAG" saquery MCMR --mgid "$g" 2>/dev/null | grep -q MGID && gone=1
 done
@@ -459,7 +464,12 @@ for ((i = 0; i < 20; i++)); do
 	sleep 0.5
 done
 $CHECK empty "$FAB_TMP/mfts.after" "${MLID_OF[@]}" >"$FAB_TMP/empty.out"
-verdict b-leave-mfts-cleared $? "$(head -n 4 "$FAB_TMP/empty.out")"
+rc=$?
+if [ "$NJOINED" -ne 9 ] || [ "${#MLID_OF[@]}" -ne 3 ]; then
+	echo "the joins failed: no MLIDs to look for" >>"$FAB_TMP/empty.out"
+	rc=1
+fi
+verdict b-leave-mfts-cleared "$rc" "$(head -n 4 "$FAB_TMP/empty.out")"
 # The pre-created broadcast group stays (as OpenSM keeps it).
 fab_run "$DIAG" saquery MCMR --mgid "$BCAST" 2>/dev/null | grep -q MGID
 verdict b-precreated-group-stays $?
@@ -484,23 +494,32 @@ cycles() {
 read -r before_groups before_mlids <<<"$(groups_mlids)"
 all_mfts "$FAB_TMP/d.mft0"
 before_mft=$(grep -c '^0x' "$FAB_TMP/d.mft0")
-# Warm up (allocator, tables grown once), then measure.
-mj H0009 -m ff12:e01b::d0 -c -n 200 join >"$FAB_TMP/d.warm" 2>&1
+# round N: N cycles of each kind; fails if any join or leave was refused.
+round() {
+	local ok=0
+	per=$1
+	# Full join, full leave: the group is created and deleted every cycle.
+	cycles full H0009 ff12:e01b::d1 full full -c || ok=1
+	# Send-only full join, full leave: created and deleted every cycle
+	# too (OpenSM leaked an MLID on each, linux-rdma/opensm PR #43).
+	cycles sendonly-full H0009 ff12:e01b::d1 sendonly-full full -c || ok=1
+	# Non and send-only members of a group H0008 holds (only full
+	# members create).
+	mj H0008 -m ff12:e01b::d2 -c join >>"$FAB_TMP/d.runs" 2>&1 || ok=1
+	cycles non H0009 ff12:e01b::d2 non non || ok=1
+	cycles sendonly H0009 ff12:e01b::d2 sendonly sendonly || ok=1
+	mj H0008 -m ff12:e01b::d2 leave >>"$FAB_TMP/d.runs" 2>&1 || ok=1
+	return "$ok"
+}
+: >"$FAB_TMP/d.runs"
+# Warm up (allocator arenas, tables grown once: measured to settle within
+# one round), then measure over MC_CYCLES.
+round 50
 rss0=$(sm_rss_kb)
-per=$((MC_CYCLES / 4))
 : >"$FAB_TMP/d.runs"
 ok=0
-# Full join, full leave: the group is created and deleted every cycle.
-cycles full H0009 ff12:e01b::d1 full full -c || ok=1
-# Send-only full join, full leave: created and deleted every cycle too
-# (OpenSM leaked an MLID on each, linux-rdma/opensm PR #43).
-cycles sendonly-full H0009 ff12:e01b::d1 sendonly-full full -c || ok=1
-# Non and send-only members of a group H0008 holds (only full members
-# create).
-mj H0008 -m ff12:e01b::d2 -c join >>"$FAB_TMP/d.runs" 2>&1 || ok=1
-cycles non H0009 ff12:e01b::d2 non non || ok=1
-cycles sendonly H0009 ff12:e01b::d2 sendonly sendonly || ok=1
-mj H0008 -m ff12:e01b::d2 leave >>"$FAB_TMP/d.runs" 2>&1 || ok=1
+round $((MC_CYCLES / 4)) || ok=1
+per=$((MC_CYCLES / 4))
 rss1=$(sm_rss_kb)
 read -r after_groups after_mlids <<<"$(groups_mlids)"
 all_mfts "$FAB_TMP/d.mft1"
@@ -510,18 +529,23 @@ grep -q '^sendonly-full:.*leave_failed=[1-9]' "$FAB_TMP/d.runs" &&
 	osm_why="refuses the full leave of a send-only full member, the group stays"
 verdict "d-cycles-accepted ($((per * 4)) cycles)" "$ok" \
 	"$(grep -v '^$' "$FAB_TMP/d.runs" | cut -c1-160 | head -n 8)" "$osm_why"
+# The counts mean something only when the cycles ran and the SA holds
+# the pre-created broadcast group (at least one group) to count.
+same() {
+	[ "$ok" = 0 ] && [ "$before_groups" -ge 1 ] && [ "$1" = "$2" ] && echo 0 || echo 1
+}
+why="cycles refused or no group to count"
 verdict "d-groups-unchanged ($before_groups -> $after_groups)" \
-	"$([ "$before_groups" = "$after_groups" ] && echo 0 || echo 1)" "" "$osm_why"
+	"$(same "$before_groups" "$after_groups")" "$why" "$osm_why"
 verdict "d-mlids-unchanged ($before_mlids -> $after_mlids)" \
-	"$([ "$before_mlids" = "$after_mlids" ] && echo 0 || echo 1)" "" "$osm_why"
+	"$(same "$before_mlids" "$after_mlids")" "$why" "$osm_why"
 verdict "d-mft-mlids-unchanged ($before_mft -> $after_mft)" \
-	"$([ "$before_mft" = "$after_mft" ] && echo 0 || echo 1)"
-# A leak of one member record (~64 B) or group (~200 B) per cycle would be
-# 320 KB - 1 MB over 5,000 cycles; 2 MB bounds allocator noise (ASan's
-# quarantine keeps freed blocks, up to 256 MB by default, so the bound is
-# only meaningful without it: the quarantine is what this slack covers
-# for the log lines and MADs in flight).
-slack=${MC_RSS_SLACK_KB:-2048}
+	"$(same "$before_mft" "$after_mft")" "$why" "$osm_why"
+# A leak of one member record (~64 B) or group (~200 B) per cycle is
+# 320 KB - 1 MB over 5,000 cycles (more under ASan, whose redzones at
+# least double every block); allocator noise after the warm-up is a few
+# pages.  512 KB lies between the two.
+slack=${MC_RSS_SLACK_KB:-512}
 grow=$(( ${rss1:-0} - ${rss0:-0} ))
 verdict "d-rss (${rss0:-?} -> ${rss1:-?} kB, +$grow)" \
 	"$([ -n "$rss0" ] && [ -n "$rss1" ] && [ "$grow" -lt "$slack" ] && echo 0 || echo 1)"
