@@ -13,7 +13,10 @@
  *				read MulticastForwardingTable blocks
  *				(SubnGet, 14.2.5.12) until every
  *				"SWITCH-LID PORT MLID" line of FILE has its
- *				port bit set; print when (epoch seconds)
+ *				port bit set; print when (epoch seconds).
+ *				FILE may appear later (renamed into place):
+ *				the client attaches first and waits for it,
+ *				so its start-up is not measured
  *
  * Options (a record component is in the ComponentMask when given):
  *   -m, --mgid GID		the group; default :: (join: the SM assigns
@@ -38,6 +41,7 @@
  *				bits + 0 .. N-1), -w at once, no leave;
  *				prints a "joins" summary line with joins/s
  *   -w, --window W		requests outstanding at once (default 1)
+ *   -v, --verbose		-N: a "joined" line (the record) per join
  *   -t, --timeout MS  -r, --retries N
  *   -T, --wait S		mft-wait: give up after S seconds (default 30)
  *
@@ -59,6 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <ev.h>
 
 #include "mad/engine.h"
@@ -102,6 +107,7 @@ struct client {
 	unsigned long count, groups, window;
 	unsigned long sent, done, ok, failed, leave_failed;
 	bool cycle_leave;		/* -n: the answer awaited is a leave's */
+	bool verbose;			/* -N: print every record */
 	double t0;
 	int result;
 	/* mft-wait */
@@ -111,6 +117,7 @@ struct client {
 	size_t n_queries;
 	unsigned outstanding, rounds;
 	ev_timer poll;
+	const char *mft_file;
 };
 
 static double now(void)
@@ -284,6 +291,12 @@ static void on_answer(void *arg, int status, const void *mad, size_t len)
 		note_refusal(c, "join", st);
 	} else {
 		c->ok++;
+		if (c->verbose) {
+			struct sa_mcmember_record r;
+
+			memcpy(&r, m->data, sizeof(r));
+			print_record("joined", st, &r);
+		}
 	}
 	if (c->sent < c->groups && submit_next(c) < 0) {
 		c->failed++;
@@ -459,6 +472,28 @@ static int mft_load(struct client *c, const char *file)
 	return 0;
 }
 
+/* mft-wait: FILE is there (checked every 5 ms): load it, start polling. */
+static void on_file(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct client *c = w->data;
+
+	(void)revents;
+	if (access(c->mft_file, R_OK) != 0) {
+		ev_timer_set(w, 0.005, 0.);
+		ev_timer_start(loop, w);
+		return;
+	}
+	if (mft_load(c, c->mft_file) < 0) {
+		c->result = 1;
+		ev_break(loop, EVBREAK_ALL);
+		return;
+	}
+	printf("mft start=%.6f\n", now());
+	ev_timer_init(&c->poll, on_poll, 0., 0.);
+	c->poll.data = c;
+	ev_timer_start(loop, &c->poll);
+}
+
 /* ------------------------------------------------------------- main */
 
 static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
@@ -480,7 +515,7 @@ static int usage(void)
 "  -m MGID  -J STATE  -L STATE  -p PKEY  -q QKEY  --sl N  --scope N\n"
 "  --tclass N  --flow N  --hop N  --mtu [SEL:]C  --rate [SEL:]C\n"
 "  --life [SEL:]C  -c (create)  -x PROXY-GID  -M MASK  -n CYCLES\n"
-"  -N GROUPS  -w WINDOW  -t MS  -r N  -T SECONDS\n"
+"  -N GROUPS  -w WINDOW  -v  -t MS  -r N  -T SECONDS\n"
 "JoinState: full, non, sendonly, sendonly-full, joined with '+', or bits\n");
 	return 2;
 }
@@ -559,6 +594,7 @@ int main(int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ "groups", required_argument, NULL, 'N' },
 		{ "window", required_argument, NULL, 'w' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "retries", required_argument, NULL, 'r' },
 		{ "wait", required_argument, NULL, 'T' },
@@ -590,7 +626,7 @@ int main(int argc, char **argv)
 	ev_timer timer;
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, "m:J:L:p:q:cx:M:n:N:w:t:r:T:",
+	while ((opt = getopt_long(argc, argv, "m:J:L:p:q:cx:M:n:N:w:vt:r:T:",
 				  longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'm':
@@ -654,6 +690,7 @@ int main(int argc, char **argv)
 				return usage();
 			c.window = v;
 			break;
+		case 'v': c.verbose = true; break;
 		case 't':
 			if (!num(optarg, 600000, &timeout) || !timeout)
 				return usage();
@@ -814,12 +851,12 @@ int main(int argc, char **argv)
 	ev_timer_init(&timer, on_timer, wait, 0.);
 	timer.data = &c;
 	c.t0 = now();
+	ev_timer file_timer;
 	if (c.op == OP_MFT_WAIT) {
-		if (mft_load(&c, argv[optind + 1]) < 0)
-			return 1;
-		ev_timer_init(&c.poll, on_poll, 0., 0.);
-		c.poll.data = &c;
-		ev_timer_start(c.loop, &c.poll);
+		c.mft_file = argv[optind + 1];
+		ev_timer_init(&file_timer, on_file, 0., 0.);
+		file_timer.data = &c;
+		ev_timer_start(c.loop, &file_timer);
 	} else {
 		memset(&c.req, 0, sizeof(c.req));
 		sa_request_hdr(&c.req, methods[c.op], SA_ATTR_MCMEMBER_RECORD, mask);
