@@ -51,7 +51,7 @@ CHECK="python3 $FAB_LIB/mc_check.py"
 DIAG=H0002
 XFAILED=0
 SM_KIND=
-SM_DIR=
+
 OSM_PID=
 
 case $MC_SM in
@@ -98,7 +98,6 @@ sm_up() {
 	local kind=$1 dir=$2 i
 	shift 2
 	SM_KIND=$kind
-	SM_DIR=$dir
 	mkdir -p "$dir"
 	if [ "$kind" = ibsm ]; then
 		fab_ibsm_start H0001 "$dir" -s 0 "$@"
@@ -403,6 +402,7 @@ if [ "$KIND" = ibsm ]; then
 	ok=0
 	for pair in "fe80::10:5 full" "fe80::10:7 send-only" "fe80::10:9 non" \
 		"fe80::10:13 full"; do
+		# shellcheck disable=SC2086 # two words
 		set -- $pair
 		grep -q "$1 .*$2" "$FAB_TMP/ctl-a" || ok=1
 	done
