@@ -69,6 +69,7 @@ struct ctl {
 	struct mpr_opts mpr;		/* query multipath */
 	bool multipath;
 	bool mcast;			/* query groups / group MGID */
+	bool mcast_members;		/* groups: the trusted query is out */
 	uint64_t sm_key;		/* SM_Key of SA requests */
 	bool single;			/* print one object, not an array */
 	bool header_only;		/* an empty table */
@@ -255,9 +256,9 @@ static bool add_records(struct ctl *c, const struct sa_mad *first,
 	if (len == 0)
 		return true;
 	if (c->mcast) {
-		/* Multicast groups: rows fold or list the records. */
-		int rc = mcast_rows(c->out, c->kind, p, whole ? len : c->kind->rec_size,
-				    stride ? stride : c->kind->rec_size);
+		/* Multicast groups: kept, rows made at the end (mcast_done). */
+		int rc = mcast_collect(p, whole ? len : c->kind->rec_size,
+				       stride ? stride : c->kind->rec_size);
 
 		if (rc == -EPROTO)
 			err("the SA's AttributeOffset (%zu bytes) is smaller "
@@ -307,6 +308,27 @@ static void warn_umad2sim(const struct ctl *c, size_t len)
 
 static void on_query(void *arg, const struct rmpp_result *res);
 
+/*
+ * A multicast table is complete: `groups` with an SM_Key asks again,
+ * trusted, for the member records; then the rows.
+ */
+static void mcast_done(struct ctl *c)
+{
+	if (!c->mcast_members && c->sm_key && mcast_second_query(c->kind)) {
+		c->mcast_members = true;
+		c->req.sm_key = htobe64(c->sm_key);
+		c->busy_tries = 0;
+		if (rmpp_client_query(c->client, &c->req, sizeof(c->req),
+				      &c->sa, on_query, c) < 0) {
+			err("cannot send the request");
+			finish(c, 1);
+		}
+		return;
+	}
+	mcast_rows(c->out, c->kind);
+	finish(c, 0);
+}
+
 /* The SA said BUSY a moment ago: the same request again. */
 static void on_busy_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
@@ -346,6 +368,8 @@ static void on_query(void *arg, const struct rmpp_result *res)
 			    "segment(s) that arrived", res->segments);
 			warn_umad2sim(c, res->len);
 			if (add_records(c, f, res->payload, res->len, true, true)) {
+				if (c->mcast)
+					mcast_rows(c->out, c->kind);
 				finish(c, 0);
 				return;
 			}
@@ -366,7 +390,10 @@ static void on_query(void *arg, const struct rmpp_result *res)
 		return;
 	}
 	if (st == SA_STATUS_NO_RECORDS && c->method != MAD_METHOD_GET) {
-		finish(c, 0);		/* an empty table */
+		if (c->mcast)
+			mcast_done(c);
+		else
+			finish(c, 0);		/* an empty table */
 		return;
 	}
 	if (st) {
@@ -402,7 +429,10 @@ static void on_query(void *arg, const struct rmpp_result *res)
 		finish(c, 1);
 		return;
 	}
-	finish(c, 0);
+	if (c->mcast)
+		mcast_done(c);
+	else
+		finish(c, 0);
 }
 
 static int start_query(struct ctl *c, int argc, char **argv)
@@ -423,7 +453,9 @@ static int start_query(struct ctl *c, int argc, char **argv)
 	}
 	c->method = MAD_METHOD_GET_TABLE;
 	if (c->mcast) {
-		int rc = mcast_build(&m, argc == 1 ? argv[0] : NULL, c->sm_key);
+		/* groups: every group first, untrusted (see ibsmctl_mcast.c) */
+		int rc = mcast_build(&m, argc == 1 ? argv[0] : NULL,
+				     mcast_second_query(c->kind) ? 0 : c->sm_key);
 
 		if (rc < 0)
 			return rc;

@@ -91,13 +91,14 @@ const struct rec_kind *mcast_kind(const char *name);
  * (said on stderr).
  */
 int mcast_build(struct sa_mad *m, const char *mgid, uint64_t sm_key);
-/*
- * Rows for the records of a complete answer: one per group with its
- * member count (groups), one per member port (group).  0, -EPROTO
- * (stride smaller than a record) or -ENOMEM.
- */
-int mcast_rows(struct out *o, const struct rec_kind *kind, const uint8_t *p,
-	       size_t len, size_t stride);
+/* Keep the records of an answer: 0, -EPROTO (stride smaller than a
+ * record) or -ENOMEM. */
+int mcast_collect(const uint8_t *p, size_t len, size_t stride);
+/* Rows for every record kept (then forgotten): one per group with its
+ * member count (groups), one per member port (group). */
+void mcast_rows(struct out *o, const struct rec_kind *kind);
+/* `groups` with an SM_Key asks a second time, trusted, for the members. */
+bool mcast_second_query(const struct rec_kind *kind);
 
 /* ----------------------------------------------------- ibsmctl_part.c */
 

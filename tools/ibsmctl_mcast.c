@@ -4,13 +4,15 @@
  * MCMemberRecords (IB spec 15.2.5.17), received through RMPP like every
  * ibsmctl table.
  *
- * An SA answers such a table with one record per member port of each
- * group (PortGID and JoinState set), and a group without members as one
- * record with a zero PortGID (a pre-created group).  `groups` folds the
- * records into one row per group with its member count; `group MGID`
- * asks for that MGID only and prints one row per member.  An SA that
- * lists members only to a trusted requester (OpenSM: SM_Key) needs
- * --sm-key, or the counts are those of the records it gives.
+ * An SA answers an untrusted requester (SM_Key 0) with one record per
+ * group, PortGID zero, and a trusted one (the SM_Key, --sm-key) with one
+ * record per member port of each group (PortGID and JoinState set), so
+ * that a group without members has none (OpenSM and ibsm alike).
+ * `groups` therefore asks twice when given --sm-key: untrusted for every
+ * group, trusted for the members, and folds both into one row per group
+ * with its member count (without --sm-key the counts are those of the
+ * records the SA gave, 0 for such SAs).  `group MGID` asks once, with
+ * the SM_Key, for that MGID's members, one row each.
  */
 #include "config.h"
 
@@ -173,22 +175,35 @@ static int cmp_group(const void *a, const void *b)
 	return c ? c : memcmp(x->port_gid, y->port_gid, 16);
 }
 
-int mcast_rows(struct out *o, const struct rec_kind *kind, const uint8_t *p,
-	       size_t len, size_t stride)
+/* The records of every answer so far, packed (mcast_collect). */
+static struct sa_mcmember_record *recs;
+static size_t n_recs;
+
+int mcast_collect(const uint8_t *p, size_t len, size_t stride)
 {
-	struct sa_mcmember_record *recs;
 	size_t n, i;
+	struct sa_mcmember_record *grown;
 
 	if (stride < MCM_REC_SIZE)
 		return -EPROTO;
 	n = len / stride;
 	if (!n)
 		return 0;
-	recs = calloc(n, sizeof(*recs));
-	if (!recs)
+	grown = realloc(recs, (n_recs + n) * sizeof(*recs));
+	if (!grown)
 		return -ENOMEM;
+	recs = grown;
 	for (i = 0; i < n; i++)
-		memcpy(&recs[i], p + i * stride, MCM_REC_SIZE);
+		memcpy(&recs[n_recs++], p + i * stride, MCM_REC_SIZE);
+	return 0;
+}
+
+void mcast_rows(struct out *o, const struct rec_kind *kind)
+{
+	size_t n = n_recs, i;
+
+	if (!n)
+		return;
 	qsort(recs, n, sizeof(*recs), cmp_group);
 	if (kind == &group_kind) {
 		for (i = 0; i < n; i++) {
@@ -197,8 +212,7 @@ int mcast_rows(struct out *o, const struct rec_kind *kind, const uint8_t *p,
 			out_row(o);
 			member_row(o, &recs[i]);
 		}
-		free(recs);
-		return 0;
+		goto out;
 	}
 	/* One row per MGID; members: records with a port and a JoinState
 	 * (sorted, so a port listed twice is counted once). */
@@ -206,8 +220,7 @@ int mcast_rows(struct out *o, const struct rec_kind *kind, const uint8_t *p,
 		size_t j = i;
 		unsigned members = 0;
 
-		for (; j < n && !memcmp(recs[j].mgid, recs[i].mgid, 16) &&
-		       recs[j].mlid == recs[i].mlid; j++) {
+		for (; j < n && !memcmp(recs[j].mgid, recs[i].mgid, 16); j++) {
 			if (gid_zero(recs[j].port_gid) ||
 			    !(recs[j].scope_state & 0xf))
 				continue;
@@ -220,6 +233,13 @@ int mcast_rows(struct out *o, const struct rec_kind *kind, const uint8_t *p,
 		group_row(o, &recs[i], members);
 		i = j;
 	}
+out:
 	free(recs);
-	return 0;
+	recs = NULL;
+	n_recs = 0;
+}
+
+bool mcast_second_query(const struct rec_kind *kind)
+{
+	return kind == &groups_kind;
 }

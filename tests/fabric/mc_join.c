@@ -36,7 +36,11 @@
  *   -x, --proxy GID		join/leave for another port (ProxyJoin)
  *   -M, --mask MASK		send this ComponentMask instead
  *   -n, --count N		N cycles: join then leave, one at a time;
- *				prints a "cycles" summary line
+ *				prints a "cycles" summary line ("ok": joins
+ *				accepted)
+ *   -S, --steps LIST	the steps of a cycle instead: +STATE (join),
+ *				-STATE (leave), comma-separated, e.g.
+ *				+sendonly-full,+full,-full,-sendonly-full
  *   -N, --groups N		N joins of distinct groups (the MGID's low 32
  *				bits + 0 .. N-1), -w at once, no leave;
  *				prints a "joins" summary line with joins/s
@@ -103,10 +107,13 @@ struct client {
 	enum op op;
 	struct sa_mad req;		/* the request as built from options */
 	uint8_t leave_state;
+	/* -n: the steps of a cycle, a join (Set) or leave (Delete) each */
+	struct { bool leave; uint8_t state; } steps[8];
+	unsigned n_steps, step;
+	unsigned long cycles_done;
 	/* -n / -N */
 	unsigned long count, groups, window;
 	unsigned long sent, done, ok, failed, leave_failed;
-	bool cycle_leave;		/* -n: the answer awaited is a leave's */
 	bool verbose;			/* -N: print every record */
 	double t0;
 	int result;
@@ -200,10 +207,11 @@ static int submit_next(struct client *c)
 		memcpy(&low, r->mgid + 12, 4);
 		low = htobe32(be32toh(low) + (uint32_t)c->sent);
 		memcpy(r->mgid + 12, &low, 4);
-	} else if (c->count && c->cycle_leave) {
-		m.hdr.method = MAD_METHOD_DELETE;
+	} else if (c->count) {
+		if (c->steps[c->step].leave)
+			m.hdr.method = MAD_METHOD_DELETE;
 		r->scope_state = (uint8_t)((r->scope_state & 0xf0) |
-					   c->leave_state);
+					   c->steps[c->step].state);
 	}
 	c->sent++;
 	return mad_engine_submit(c->engine, &m, sizeof(m), &c->sa, on_answer, c);
@@ -215,9 +223,9 @@ static void finish_run(struct client *c)
 
 	if (c->count)
 		printf("cycles count=%lu ok=%lu failed=%lu leave_failed=%lu "
-		       "seconds=%.3f cycles_per_s=%.1f end=%.6f\n", c->count,
-		       c->ok, c->failed, c->leave_failed, t,
-		       t > 0 ? c->done / 2 / t : 0., end);
+		       "seconds=%.3f cycles_per_s=%.1f end=%.6f\n",
+		       c->cycles_done, c->ok, c->failed, c->leave_failed, t,
+		       t > 0 ? c->cycles_done / t : 0., end);
 	else
 		printf("joins count=%lu ok=%lu failed=%lu seconds=%.3f "
 		       "joins_per_s=%.1f end=%.6f\n", c->groups, c->ok,
@@ -265,24 +273,23 @@ static void on_answer(void *arg, int status, const void *mad, size_t len)
 	}
 	c->done++;
 	if (c->count) {
-		/* One request at a time: join, leave, join, ... */
-		if (!c->cycle_leave) {
-			if (st) {
-				c->failed++;
-				note_refusal(c, "join", st);
-				c->done++;	/* no leave in this cycle */
-			} else {
-				c->ok++;
-				c->cycle_leave = true;
-			}
-		} else {
-			if (st) {
+		/* One request at a time, the steps of a cycle in turn. */
+		bool leave = c->steps[c->step].leave;
+
+		if (st) {
+			if (leave)
 				c->leave_failed++;
-				note_refusal(c, "leave", st);
-			}
-			c->cycle_leave = false;
+			else
+				c->failed++;
+			note_refusal(c, leave ? "leave" : "join", st);
+		} else if (!leave) {
+			c->ok++;
 		}
-		if (c->done >= 2 * c->count || submit_next(c) < 0)
+		if (++c->step == c->n_steps) {
+			c->step = 0;
+			c->cycles_done++;
+		}
+		if (c->cycles_done >= c->count || submit_next(c) < 0)
 			finish_run(c);
 		return;
 	}
@@ -515,7 +522,7 @@ static int usage(void)
 "  -m MGID  -J STATE  -L STATE  -p PKEY  -q QKEY  --sl N  --scope N\n"
 "  --tclass N  --flow N  --hop N  --mtu [SEL:]C  --rate [SEL:]C\n"
 "  --life [SEL:]C  -c (create)  -x PROXY-GID  -M MASK  -n CYCLES\n"
-"  -N GROUPS  -w WINDOW  -v  -t MS  -r N  -T SECONDS\n"
+"  -S +STATE,-STATE,...  -N GROUPS  -w WINDOW  -v  -t MS  -r N  -T SECONDS\n"
 "JoinState: full, non, sendonly, sendonly-full, joined with '+', or bits\n");
 	return 2;
 }
@@ -595,6 +602,7 @@ int main(int argc, char **argv)
 		{ "groups", required_argument, NULL, 'N' },
 		{ "window", required_argument, NULL, 'w' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "steps", required_argument, NULL, 'S' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "retries", required_argument, NULL, 'r' },
 		{ "wait", required_argument, NULL, 'T' },
@@ -626,7 +634,7 @@ int main(int argc, char **argv)
 	ev_timer timer;
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, "m:J:L:p:q:cx:M:n:N:w:vt:r:T:",
+	while ((opt = getopt_long(argc, argv, "m:J:L:p:q:cx:M:n:N:w:vS:t:r:T:",
 				  longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'm':
@@ -691,6 +699,27 @@ int main(int argc, char **argv)
 			c.window = v;
 			break;
 		case 'v': c.verbose = true; break;
+		case 'S': {
+			char buf[256], *save = NULL;
+
+			snprintf(buf, sizeof(buf), "%s", optarg);
+			c.n_steps = 0;
+			for (char *t = strtok_r(buf, ",", &save); t;
+			     t = strtok_r(NULL, ",", &save)) {
+				uint8_t st;
+
+				if ((*t != '+' && *t != '-') ||
+				    c.n_steps == sizeof(c.steps) / sizeof(c.steps[0]) ||
+				    !join_state(t + 1, &st)) {
+					fprintf(stderr, "mc_join: bad step '%s' "
+						"(+STATE or -STATE)\n", t);
+					return 2;
+				}
+				c.steps[c.n_steps].leave = *t == '-';
+				c.steps[c.n_steps++].state = st;
+			}
+			break;
+		}
 		case 't':
 			if (!num(optarg, 600000, &timeout) || !timeout)
 				return usage();
@@ -779,6 +808,13 @@ int main(int argc, char **argv)
 	}
 	if (!have_leave)
 		c.leave_state = state;
+	if (!c.n_steps) {
+		c.steps[0].leave = false;
+		c.steps[0].state = state;
+		c.steps[1].leave = true;
+		c.steps[1].state = c.leave_state;
+		c.n_steps = 2;
+	}
 
 	c.loop = ev_default_loop(0);
 	rc = umad_io_open(&io, c.loop, 0, classes, sizeof(classes), true);

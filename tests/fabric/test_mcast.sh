@@ -8,8 +8,8 @@
 #    lines) and for no partitions file, the MCMemberRecords saquery finds
 #    (MLID by MLID from 0xC000) are the same under OpenSM and under ibsm:
 #    MGID, P_Key, Q_Key, MTU, rate, SL, scope, TClass, FlowLabel, as a set
-#    (MLIDs only >= 0xC000).  ibsmctl query groups lists the same groups
-#    (MGID, MLID, P_Key, Q_Key).
+#    (MLIDs only >= 0xC000).  ibsmctl query groups lists the same group
+#    (MGID, MLID, P_Key, Q_Key) without partitions file.
 # b. Joins from several hosts, one mc_join process per join: full, non
 #    and send-only members of a group created by a join, an SM-assigned
 #    MGID with a send-only full member, the IPv4 broadcast group.  SA
@@ -18,7 +18,8 @@
 #    from every member and no other host (send-only members included).
 #    ibsmctl query group lists the members with their JoinStates.  Then
 #    every member leaves: the created groups and their MLIDs are gone,
-#    no switch forwards any of the MLIDs any more.
+#    no switch forwards any of the MLIDs any more; ibsmctl query groups
+#    agrees with saquery on the group left, and counts its members.
 # c. Refusals: a partition with rate=7 (40 Gb/s, 4x QDR) on mc-rate.net,
 #    where H0006 links at 4x DDR (20 Gb/s): its join is refused with
 #    ERR_REQ_INVALID (15.4.3: the port cannot meet the group's rate);
@@ -27,11 +28,13 @@
 #    above what ibsim's ports support (MtuCap from smpquery portinfo),
 #    refused for every host.  A join asking for parameters the group
 #    does not have (MTU, rate, Q_Key selector mismatch) is refused too.
-# d. 5,000 join/leave cycles (full, non, send-only, send-only-full join
-#    then full leave) from one process: the groups the SA knows and the
-#    MLIDs the switches forward are the same before and after, and the
-#    SM's resident memory grows by less than MC_RSS_SLACK_KB (default
-#    2048 KB, see below).
+# d. 5,000 join/leave cycles from one process: full; send-only full join,
+#    full join, full leave, send-only full leave (the sequence OpenSM
+#    leaks an MLID on, linux-rdma/opensm PR #43); send-only full; non;
+#    send-only.  The groups and MLIDs the SA knows and the MLIDs the
+#    switches forward are the same before and after, and the SM's
+#    resident memory grows by less than MC_RSS_SLACK_KB (default 192 KB,
+#    see below) after a warm-up.
 #
 # MC_SM=ibsm (default) runs the ibsm checks, OpenSM serving as the
 # reference of a.  MC_SM=opensm runs every check against OpenSM 3.3.23
@@ -258,7 +261,10 @@ for variant in conf none; do
 		fab_fail "a-$variant-groups-as-opensm" "$(head -n 12 "$FAB_TMP/a-$variant.diff")"
 	fi
 	# ibsmctl query groups: the groups saquery found, with the same
-	# MLID, P_Key and Q_Key.
+	# MLID, P_Key and Q_Key.  Only without partitions: the 7 groups of
+	# the file take 392 bytes, and umad2sim loses bytes 168-199 of every
+	# segment (see b).
+	[ "$variant" = none ] || continue
 	python3 - "$FAB_TMP/a-ibsm-$variant.ctl.json" "$FAB_TMP/a-ibsm-$variant.raw" \
 		>"$FAB_TMP/a-$variant.ctl.diff" 2>&1 <<'PY'
 import ipaddress, json, re, sys
@@ -395,39 +401,22 @@ if [ "$rc" = 0 ] || [ -n "$osm_why" ]; then
 	fi
 fi
 
-# ibsmctl (ibsm only: its GetTable needs RMPP): the members of A with
-# their JoinStates, and every group with its member count.
+# ibsmctl (ibsm only: its GetTable needs RMPP; OpenSM's answer stops
+# after one MAD under ibsim): the members of B with their JoinStates.
+# umad2sim hands over 224 of every MAD's 256 bytes (tests/asan.supp,
+# test_sa_tables_complete.sh): SA data bytes 168-199 of every segment are
+# lost, so ibsmctl is judged on answers of at most 3 records (168 bytes):
+# B's 3 members, and a groups table of 1 group (a-none, and below).
 if [ "$KIND" = ibsm ]; then
-	ctl --sm-key 1 query group "$GA" >"$FAB_TMP/ctl-a" 2>&1
+	ctl --sm-key 1 query group "$GB" >"$FAB_TMP/ctl-b" 2>&1
 	ok=0
-	for pair in "fe80::10:5 full" "fe80::10:7 send-only" "fe80::10:9 non" \
-		"fe80::10:13 full"; do
+	[ "$(grep -c '^fe80::' "$FAB_TMP/ctl-b")" = 3 ] || ok=1
+	for pair in "fe80::10:d full" "fe80::10:17 full" "fe80::10:1d send-only-full"; do
 		# shellcheck disable=SC2086 # two words
 		set -- $pair
-		grep -q "$1 .*$2" "$FAB_TMP/ctl-a" || ok=1
+		grep -q "^$1  *$2  *no  *$GB  *${MLID_OF[B]}" "$FAB_TMP/ctl-b" || ok=1
 	done
-	verdict b-ibsmctl-group-members "$ok" "$(head -n 6 "$FAB_TMP/ctl-a")"
-	ctl --sm-key 1 query groups --json >"$FAB_TMP/ctl-groups.json" 2>&1
-	python3 - "$FAB_TMP/ctl-groups.json" "$GA" "$GB" "$BCAST" \
-		"${MLID_OF[A]}" <<'PY' >"$FAB_TMP/ctl-groups.out" 2>&1
-import ipaddress, json, sys
-groups = json.load(open(sys.argv[1]))
-want = {ipaddress.ip_address(sys.argv[2]): 4, ipaddress.ip_address(sys.argv[3]): 3,
-        ipaddress.ip_address(sys.argv[4]): 2}
-bad = 0
-for g in groups:
-    m = ipaddress.ip_address(g["mgid"])
-    if m in want and g["members"] != want[m]:
-        print(g["mgid"], "members", g["members"], "expected", want[m]); bad = 1
-    if m == ipaddress.ip_address(sys.argv[2]) and int(g["mlid"], 16) != int(sys.argv[5], 16):
-        print("MLID", g["mlid"], "expected", sys.argv[5]); bad = 1
-found = {ipaddress.ip_address(g["mgid"]) for g in groups}
-for m in want:
-    if m not in found:
-        print("missing", m); bad = 1
-sys.exit(bad)
-PY
-	verdict b-ibsmctl-groups-counts $? "$(head -n 4 "$FAB_TMP/ctl-groups.out")"
+	verdict b-ibsmctl-group-members "$ok" "$(head -n 6 "$FAB_TMP/ctl-b")"
 fi
 
 # Leaves: every member leaves with the JoinState it joined with, in the
@@ -471,8 +460,43 @@ if [ "$NJOINED" -ne 9 ] || [ "${#MLID_OF[@]}" -ne 3 ]; then
 fi
 verdict b-leave-mfts-cleared "$rc" "$(head -n 4 "$FAB_TMP/empty.out")"
 # The pre-created broadcast group stays (as OpenSM keeps it).
-fab_run "$DIAG" saquery MCMR --mgid "$BCAST" 2>/dev/null | grep -q MGID
+fab_run "$DIAG" saquery MCMR --mgid "$BCAST" >"$FAB_TMP/bcast" 2>/dev/null
+grep -q MGID "$FAB_TMP/bcast"
 verdict b-precreated-group-stays $?
+
+# ibsmctl query groups: the one group left, then with two members (full,
+# non): as saquery has it, with the member count.
+if [ "$KIND" = ibsm ]; then
+	ctl_groups() {
+		ctl --sm-key 1 --json query groups >"$FAB_TMP/ctl-groups.json" \
+			2>"$FAB_TMP/ctl-groups.err"
+		python3 - "$FAB_TMP/ctl-groups.json" "$FAB_TMP/bcast" "$1" <<'PY'
+import ipaddress, json, re, sys
+rec = {}
+for line in open(sys.argv[2]):
+    m = re.match(r"\s*(\w+)\.+(\S+)", line)
+    if m and m.group(1) not in rec:
+        rec[m.group(1)] = m.group(2)
+want = {"mgid": str(ipaddress.ip_address(rec["MGID"])), "mlid": int(rec["mlid"], 16),
+        "pkey": int(rec["pkey"], 16), "qkey": int(rec["qkey"], 16),
+        "members": int(sys.argv[3])}
+got = [{"mgid": str(ipaddress.ip_address(g["mgid"])), "mlid": int(g["mlid"], 16),
+        "pkey": int(g["pkey"], 16), "qkey": int(g["qkey"], 16),
+        "members": g["members"]} for g in json.load(open(sys.argv[1]))]
+if got != [want]:
+    print("saquery:", want, "ibsmctl:", got)
+    sys.exit(1)
+PY
+	}
+	out=$(ctl_groups 0 2>&1)
+	verdict b-ibsmctl-groups-after-leaves $? "$out $(head -n 2 "$FAB_TMP/ctl-groups.err")"
+	mj H0011 -m "$BCAST" join >/dev/null 2>&1
+	mj H0013 -m "$BCAST" -J non join >/dev/null 2>&1
+	out=$(ctl_groups 2 2>&1)
+	verdict b-ibsmctl-groups-members $? "$out $(head -n 2 "$FAB_TMP/ctl-groups.err")"
+	mj H0013 -m "$BCAST" -J non leave >/dev/null 2>&1
+	mj H0011 -m "$BCAST" leave >/dev/null 2>&1
+fi
 
 # ------------------------------------------------------ d. 5,000 cycles
 # groups_mlids: "GROUPS MLIDS" the SA knows (scan from 0xC000).
@@ -481,15 +505,17 @@ groups_mlids() {
 	echo "$(grep -c 'MGID' "$FAB_TMP/d.scan") $(sed -n 's/.*mlid\.*//p' \
 		"$FAB_TMP/d.scan" | sort -u | wc -l)"
 }
-# cycles NAME HOST MGID JOIN LEAVE ARGS...: N cycles in one process.
+# cycles NAME HOST MGID STEPS ARGS...: $per cycles of STEPS (mc_join -S)
+# in one process; fails if any join or leave was refused.
 cycles() {
-	local name=$1 host=$2 g=$3 js=$4 ls=$5 line
-	shift 5
-	line=$(mj "$host" -m "$g" -J "$js" -L "$ls" -n "$per" -T 120 "$@" join 2>&1)
+	local name=$1 host=$2 g=$3 steps=$4 line
+	shift 4
+	line=$(mj "$host" -m "$g" -S "$steps" -n "$per" -T 120 "$@" join 2>&1)
 	grep -v '^cycles' <<<"$line" | head -n 2 | sed "s/^/$name: /" >>"$FAB_TMP/d.runs"
 	line=$(grep '^cycles' <<<"$line")
 	echo "$name: $line" >>"$FAB_TMP/d.runs"
-	[ "$(field "$line" ok)" = "$per" ] && [ "$(field "$line" leave_failed)" = 0 ]
+	[ "$(field "$line" count)" = "$per" ] && [ "$(field "$line" failed)" = 0 ] &&
+		[ "$(field "$line" leave_failed)" = 0 ]
 }
 read -r before_groups before_mlids <<<"$(groups_mlids)"
 all_mfts "$FAB_TMP/d.mft0"
@@ -499,53 +525,62 @@ round() {
 	local ok=0
 	per=$1
 	# Full join, full leave: the group is created and deleted every cycle.
-	cycles full H0009 ff12:e01b::d1 full full -c || ok=1
-	# Send-only full join, full leave: created and deleted every cycle
-	# too (OpenSM leaked an MLID on each, linux-rdma/opensm PR #43).
-	cycles sendonly-full H0009 ff12:e01b::d1 sendonly-full full -c || ok=1
+	cycles full H0009 ff12:e01b::d1 +full,-full -c || ok=1
+	# The sequence OpenSM leaked an MLID on (linux-rdma/opensm PR #43):
+	# send-only full join (creates), full join, full leave, send-only
+	# full leave (deletes).  A full leave alone of a port that holds only
+	# send-only full membership asks to drop a state it does not hold
+	# and is refused (ERR_REQ_INVALID) by OpenSM and ibsm alike.
+	cycles pr43 H0009 ff12:e01b::d1 +sendonly-full,+full,-full,-sendonly-full -c || ok=1
+	cycles sendonly-full H0009 ff12:e01b::d1 +sendonly-full,-sendonly-full -c || ok=1
 	# Non and send-only members of a group H0008 holds (only full
 	# members create).
 	mj H0008 -m ff12:e01b::d2 -c join >>"$FAB_TMP/d.runs" 2>&1 || ok=1
-	cycles non H0009 ff12:e01b::d2 non non || ok=1
-	cycles sendonly H0009 ff12:e01b::d2 sendonly sendonly || ok=1
+	cycles non H0009 ff12:e01b::d2 +non,-non || ok=1
+	cycles sendonly H0009 ff12:e01b::d2 +sendonly,-sendonly || ok=1
 	mj H0008 -m ff12:e01b::d2 leave >>"$FAB_TMP/d.runs" 2>&1 || ok=1
 	return "$ok"
 }
 : >"$FAB_TMP/d.runs"
-# Warm up (allocator arenas, tables grown once: measured to settle within
-# one round), then measure over MC_CYCLES.
-round 50
+# Warm up (allocator arenas, tables grown once: 2,000 cycles measured to
+# be enough, 250 not), then measure over MC_CYCLES.
+round 400
 rss0=$(sm_rss_kb)
 : >"$FAB_TMP/d.runs"
 ok=0
-round $((MC_CYCLES / 4)) || ok=1
-per=$((MC_CYCLES / 4))
+round $((MC_CYCLES / 5)) || ok=1
+per=$((MC_CYCLES / 5))
 rss1=$(sm_rss_kb)
 read -r after_groups after_mlids <<<"$(groups_mlids)"
 all_mfts "$FAB_TMP/d.mft1"
 after_mft=$(grep -c '^0x' "$FAB_TMP/d.mft1")
 osm_why=
-grep -q '^sendonly-full:.*leave_failed=[1-9]' "$FAB_TMP/d.runs" &&
-	osm_why="refuses the full leave of a send-only full member, the group stays"
-verdict "d-cycles-accepted ($((per * 4)) cycles)" "$ok" \
+grep -q '^pr43:.*leave_failed=[1-9]' "$FAB_TMP/d.runs" &&
+	osm_why="refuses a leave of PR #43's sequence, the group stays"
+verdict "d-cycles-accepted ($((per * 5)) cycles)" "$ok" \
 	"$(grep -v '^$' "$FAB_TMP/d.runs" | cut -c1-160 | head -n 8)" "$osm_why"
 # The counts mean something only when the cycles ran and the SA holds
 # the pre-created broadcast group (at least one group) to count.
 same() {
 	[ "$ok" = 0 ] && [ "$before_groups" -ge 1 ] && [ "$1" = "$2" ] && echo 0 || echo 1
 }
-why="cycles refused or no group to count"
+why=
+[ "$ok" = 0 ] || why="cycles refused"
+[ "$before_groups" -ge 1 ] || why="no group to count"
+osm_leak=${osm_why:-"keeps a group after the cycles (PR #43's leak: send-only full + full member, full leave)"}
 verdict "d-groups-unchanged ($before_groups -> $after_groups)" \
-	"$(same "$before_groups" "$after_groups")" "$why" "$osm_why"
+	"$(same "$before_groups" "$after_groups")" "$why" "$osm_leak"
 verdict "d-mlids-unchanged ($before_mlids -> $after_mlids)" \
-	"$(same "$before_mlids" "$after_mlids")" "$why" "$osm_why"
+	"$(same "$before_mlids" "$after_mlids")" "$why" "$osm_leak"
 verdict "d-mft-mlids-unchanged ($before_mft -> $after_mft)" \
 	"$(same "$before_mft" "$after_mft")" "$why" "$osm_why"
-# A leak of one member record (~64 B) or group (~200 B) per cycle is
-# 320 KB - 1 MB over 5,000 cycles (more under ASan, whose redzones at
-# least double every block); allocator noise after the warm-up is a few
-# pages.  512 KB lies between the two.
-slack=${MC_RSS_SLACK_KB:-512}
+# RSS after 2,000 warm-up cycles vs after the 5,000 measured ones.  The
+# smallest block a join can allocate is a member record; under ASan it
+# costs at least 48 bytes (header and redzone), so leaking one per cycle
+# grows RSS by 240 KB or more over 5,000 cycles.  Without a leak the
+# growth measured on ibsim was 32-44 KB (allocator noise; 300 KB and
+# more before the warm-up was 2,000 cycles long).  192 KB lies between.
+slack=${MC_RSS_SLACK_KB:-192}
 grow=$(( ${rss1:-0} - ${rss0:-0} ))
 verdict "d-rss (${rss0:-?} -> ${rss1:-?} kB, +$grow)" \
 	"$([ -n "$rss0" ] && [ -n "$rss1" ] && [ "$grow" -lt "$slack" ] && echo 0 || echo 1)"
