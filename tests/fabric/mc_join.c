@@ -38,6 +38,8 @@
  *   -n, --count N		N cycles: join then leave, one at a time;
  *				prints a "cycles" summary line ("ok": joins
  *				accepted)
+ *   -I, --new-mgid		-n: each cycle its own group (the MGID's low
+ *				32 bits + the cycle number)
  *   -S, --steps LIST	the steps of a cycle instead: +STATE (join),
  *				-STATE (leave), comma-separated, e.g.
  *				+sendonly-full,+full,-full,-sendonly-full
@@ -111,6 +113,7 @@ struct client {
 	struct { bool leave; uint8_t state; } steps[8];
 	unsigned n_steps, step;
 	unsigned long cycles_done;
+	bool new_mgid;			/* -I */
 	/* -n / -N */
 	unsigned long count, groups, window;
 	unsigned long sent, done, ok, failed, leave_failed;
@@ -208,6 +211,13 @@ static int submit_next(struct client *c)
 		low = htobe32(be32toh(low) + (uint32_t)c->sent);
 		memcpy(r->mgid + 12, &low, 4);
 	} else if (c->count) {
+		if (c->new_mgid) {
+			uint32_t low;
+
+			memcpy(&low, r->mgid + 12, 4);
+			low = htobe32(be32toh(low) + (uint32_t)c->cycles_done);
+			memcpy(r->mgid + 12, &low, 4);
+		}
 		if (c->steps[c->step].leave)
 			m.hdr.method = MAD_METHOD_DELETE;
 		r->scope_state = (uint8_t)((r->scope_state & 0xf0) |
@@ -522,7 +532,7 @@ static int usage(void)
 "  -m MGID  -J STATE  -L STATE  -p PKEY  -q QKEY  --sl N  --scope N\n"
 "  --tclass N  --flow N  --hop N  --mtu [SEL:]C  --rate [SEL:]C\n"
 "  --life [SEL:]C  -c (create)  -x PROXY-GID  -M MASK  -n CYCLES\n"
-"  -S +STATE,-STATE,...  -N GROUPS  -w WINDOW  -v  -t MS  -r N  -T SECONDS\n"
+"  -S +STATE,-STATE,...  -I  -N GROUPS  -w WINDOW  -v  -t MS  -r N  -T SECONDS\n"
 "JoinState: full, non, sendonly, sendonly-full, joined with '+', or bits\n");
 	return 2;
 }
@@ -603,6 +613,7 @@ int main(int argc, char **argv)
 		{ "window", required_argument, NULL, 'w' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "steps", required_argument, NULL, 'S' },
+		{ "new-mgid", no_argument, NULL, 'I' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "retries", required_argument, NULL, 'r' },
 		{ "wait", required_argument, NULL, 'T' },
@@ -634,7 +645,7 @@ int main(int argc, char **argv)
 	ev_timer timer;
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, "m:J:L:p:q:cx:M:n:N:w:vS:t:r:T:",
+	while ((opt = getopt_long(argc, argv, "m:J:L:p:q:cx:M:n:N:w:vS:It:r:T:",
 				  longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'm':
@@ -699,6 +710,7 @@ int main(int argc, char **argv)
 			c.window = v;
 			break;
 		case 'v': c.verbose = true; break;
+		case 'I': c.new_mgid = true; break;
 		case 'S': {
 			char buf[256], *save = NULL;
 
