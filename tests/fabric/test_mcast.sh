@@ -36,6 +36,17 @@
 #    resident memory grows by less than MC_RSS_SLACK_KB (default 192 KB,
 #    see below) after a warm-up.
 #
+# d runs on b's fabric and SM, before c.
+#
+# What OpenSM 3.3.23 does here (MC_SM=opensm): a. 7 groups for the file
+# (sl= and scope= of a partition are not applied: SL 0, scope 2; the mgid=
+# line with rate=6 above the broadcast group's rate 3 is refused, "invalid
+# rate"), 1 without; b. forwards to send-only members (XFAIL); c. refuses
+# the 4x DDR host (rate 7) and every host for mtu=5 (ibsim's MtuCap is
+# 2048) with ERR_REQ_INVALID, and the MTU/rate/Q_Key mismatches too;
+# d. accepts PR #43's full leave and then refuses the send-only full
+# leave: one group and MLID leaked per cycle (XFAIL), RSS +572 KB.
+#
 # MC_SM=ibsm (default) runs the ibsm checks, OpenSM serving as the
 # reference of a.  MC_SM=opensm runs every check against OpenSM 3.3.23
 # instead (the reference the test was validated on); a check OpenSM is
@@ -54,7 +65,6 @@ CHECK="python3 $FAB_LIB/mc_check.py"
 DIAG=H0002
 XFAILED=0
 SM_KIND=
-
 OSM_PID=
 
 case $MC_SM in
