@@ -15,6 +15,8 @@
 #
 #  - joins/s: joins the SA accepted (all hosts) / (last answer - first
 #    request);
+#  - SM CPU/join: CPU time of the SM's threads over the joins
+#    (/proc/PID/task/*/schedstat) / joins accepted;
 #  - settle: from the last accepted join to the moment every member's
 #    port is set in its leaf switch's MulticastForwardingTable entry for
 #    the group's MLID (mc_join mft-wait, attached before the joins, reads
@@ -114,7 +116,14 @@ sm_down() {
 	SMPID=
 }
 
-hz=$(getconf CLK_TCK)
+# sm_cpu_ns: CPU time the SM's threads have used (ns, schedstat).
+sm_cpu_ns() {
+	local t sum=0
+	for t in /proc/"$SMPID"/task/*/schedstat; do
+		sum=$((sum + $(cut -d' ' -f1 "$t" 2>/dev/null || echo 0)))
+	done
+	echo "$sum"
+}
 declare -A RATE SETTLE TREES CPU
 for kind in $sms; do
 	dir=$FAB_TMP/$kind
@@ -139,7 +148,7 @@ for kind in $sms; do
 	fab_spawn "$DIAG" "$MJ" -T 300 mft-wait "$dir/checks" >"$dir/mft" 2>&1
 	poller=$FAB_SPAWN_PID
 	sleep 1
-	cpu0=$(fab_cpu_ticks "$SMPID")
+	cpu0=$(sm_cpu_ns)
 	# Every host at once, each its own process.
 	pids=()
 	for h in "${hosts[@]}"; do
@@ -151,7 +160,7 @@ for kind in $sms; do
 		wait "$p"
 		rm -f "$FAB_TMP/pids/$p"
 	done
-	cpu1=$(fab_cpu_ticks "$SMPID")
+	cpu1=$(sm_cpu_ns)
 	# What each member's leaf must forward: its port, for every MLID.
 	sed -n 's/^joined .* mlid=\(0x[0-9a-f]*\) .*/\1/p' "$dir/join-${hosts[0]}" |
 		sort -u >"$dir/mlids"
@@ -171,8 +180,8 @@ for kind in $sms; do
 	} END { printf "%d %.6f %.6f\n", ok, t0, t1 }')
 	RATE[$kind]=$(awk -v n="$ok" -v a="$t0" -v b="$t1" \
 		'BEGIN { printf "%.0f", (b > a) ? n / (b - a) : 0 }')
-	CPU[$kind]=$(awk -v c=$((cpu1 - cpu0)) -v hz="$hz" -v n="$ok" \
-		'BEGIN { printf "%.1f", n ? c / hz * 1e6 / n : 0 }')
+	CPU[$kind]=$(awk -v c=$((cpu1 - cpu0)) -v n="$ok" \
+		'BEGIN { printf "%.1f", n ? c / 1e3 / n : 0 }')
 	echo "$kind: $ok of $((groups * nhosts)) joins accepted" >&2
 	wait "$poller"
 	rm -f "$FAB_TMP/pids/$poller"
