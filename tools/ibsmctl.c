@@ -5,6 +5,7 @@
  *   ibsmctl [options] query nodes|ports|links|switches|lfts|services
  *   ibsmctl [options] query paths [SLID DLID]
  *   ibsmctl [options] query multipath SGID[,SGID...] DGID[,DGID...]
+ *   ibsmctl [options] query groups | query group MGID
  *
  * It talks MADs over umad like saquery and sminfo do (mad/umad_io.c, the
  * engine of mad/engine.c), so it works against any SM.  Tables come as
@@ -67,6 +68,9 @@ struct ctl {
 	struct out *out;
 	struct mpr_opts mpr;		/* query multipath */
 	bool multipath;
+	bool mcast;			/* query groups / group MGID */
+	bool mcast_members;		/* groups: the trusted query is out */
+	uint64_t sm_key;		/* SM_Key of SA requests */
 	bool single;			/* print one object, not an array */
 	bool header_only;		/* an empty table */
 	int rc;				/* exit status */
@@ -94,6 +98,7 @@ static void usage(FILE *f)
 "       ibsmctl [options] query nodes|ports|links|switches|lfts|services\n"
 "       ibsmctl [options] query paths [SLID DLID]\n"
 "       ibsmctl [options] query multipath SGID[,SGID...] DGID[,DGID...]\n"
+"       ibsmctl [options] query groups | query group MGID\n"
 "       ibsmctl partitions check|list|show|plan|add|remove|set|apply FILE ...\n"
 "       ibsmctl [--socket PATH] [--json] status|resweep [heavy|light]|reroute|\n"
 "               loglevel LEVEL|reload|dump-config   (ibsm's control socket)\n"
@@ -104,6 +109,7 @@ static void usage(FILE *f)
 "  -t, --timeout MS      per-attempt timeout (default %d)\n"
 "  -r, --retries N       re-sends after the first attempt (default %d)\n"
 "      --partial         print what arrived of a table whose transfer stopped\n"
+"      --sm-key KEY      SM_Key of SA requests (default 0: untrusted)\n"
 "      --resp-acks       send RMPP ACKs with the response method (0x92)\n"
 "                        instead of the request method (the kernel's way)\n"
 "  -v, --verbose         RMPP and MAD counters on stderr\n"
@@ -251,6 +257,18 @@ static bool add_records(struct ctl *c, const struct sa_mad *first,
 
 	if (len == 0)
 		return true;
+	if (c->mcast) {
+		/* Multicast groups: kept, rows made at the end (mcast_done). */
+		int rc = mcast_collect(p, whole ? len : c->kind->rec_size,
+				       stride ? stride : c->kind->rec_size);
+
+		if (rc == -EPROTO)
+			err("the SA's AttributeOffset (%zu bytes) is smaller "
+			    "than an MCMemberRecord", stride);
+		else if (rc < 0)
+			err("out of memory");
+		return rc == 0;
+	}
 	if (stride == 0 && !whole) {
 		/* A single record (Get) may come without AttributeOffset. */
 		stride = c->kind->rec_size;
@@ -292,6 +310,27 @@ static void warn_umad2sim(const struct ctl *c, size_t len)
 
 static void on_query(void *arg, const struct rmpp_result *res);
 
+/*
+ * A multicast table is complete: `groups` with an SM_Key asks again,
+ * trusted, for the member records; then the rows.
+ */
+static void mcast_done(struct ctl *c)
+{
+	if (!c->mcast_members && c->sm_key && mcast_second_query(c->kind)) {
+		c->mcast_members = true;
+		c->req.sm_key = htobe64(c->sm_key);
+		c->busy_tries = 0;
+		if (rmpp_client_query(c->client, &c->req, sizeof(c->req),
+				      &c->sa, on_query, c) < 0) {
+			err("cannot send the request");
+			finish(c, 1);
+		}
+		return;
+	}
+	mcast_rows(c->out, c->kind);
+	finish(c, 0);
+}
+
 /* The SA said BUSY a moment ago: the same request again. */
 static void on_busy_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
@@ -331,6 +370,8 @@ static void on_query(void *arg, const struct rmpp_result *res)
 			    "segment(s) that arrived", res->segments);
 			warn_umad2sim(c, res->len);
 			if (add_records(c, f, res->payload, res->len, true, true)) {
+				if (c->mcast)
+					mcast_rows(c->out, c->kind);
 				finish(c, 0);
 				return;
 			}
@@ -351,7 +392,10 @@ static void on_query(void *arg, const struct rmpp_result *res)
 		return;
 	}
 	if (st == SA_STATUS_NO_RECORDS && c->method != MAD_METHOD_GET) {
-		finish(c, 0);		/* an empty table */
+		if (c->mcast)
+			mcast_done(c);
+		else
+			finish(c, 0);		/* an empty table */
 		return;
 	}
 	if (st) {
@@ -387,7 +431,10 @@ static void on_query(void *arg, const struct rmpp_result *res)
 		finish(c, 1);
 		return;
 	}
-	finish(c, 0);
+	if (c->mcast)
+		mcast_done(c);
+	else
+		finish(c, 0);
 }
 
 static int start_query(struct ctl *c, int argc, char **argv)
@@ -407,6 +454,17 @@ static int start_query(struct ctl *c, int argc, char **argv)
 					 on_query, c);
 	}
 	c->method = MAD_METHOD_GET_TABLE;
+	if (c->mcast) {
+		/* groups: every group first, untrusted (see ibsmctl_mcast.c) */
+		int rc = mcast_build(&m, argc == 1 ? argv[0] : NULL,
+				     mcast_second_query(c->kind) ? 0 : c->sm_key);
+
+		if (rc < 0)
+			return rc;
+		c->req = m;
+		return rmpp_client_query(c->client, &m, sizeof(m), &c->sa,
+					 on_query, c);
+	}
 	if (c->kind->attr_id == SA_ATTR_PATH_RECORD) {
 		struct sa_path_record pr = { 0 };
 
@@ -535,6 +593,7 @@ int main(int argc, char **argv)
 		{ "sgid-count",	 required_argument, NULL, 6 },
 		{ "dgid-count",	 required_argument, NULL, 7 },
 		{ "payload-len", required_argument, NULL, 8 },
+		{ "sm-key",	 required_argument, NULL, 9 },
 		{ "help",	 no_argument,	    NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -623,6 +682,13 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 5: c.mpr.reversible = true; break;
+		case 9:
+			if (!parse_num(optarg, UINT64_MAX, &v)) {
+				err("bad SM_Key '%s'", optarg);
+				return 2;
+			}
+			c.sm_key = v;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -632,13 +698,20 @@ int main(int argc, char **argv)
 	bool sminfo = argc == 1 && !strcmp(argv[0], "sminfo");
 	if (!sminfo) {
 		if (argc < 2 || strcmp(argv[0], "query") ||
-		    !(c.kind = rec_kind_find(argv[1]))) {
+		    !((c.kind = rec_kind_find(argv[1])) ||
+		      (c.kind = mcast_kind(argv[1])))) {
+			usage(stderr);
+			return 2;
+		}
+		c.mcast = mcast_kind(argv[1]) != NULL;
+		if (c.mcast && argc != (strcmp(argv[1], "group") ? 2 : 3)) {
 			usage(stderr);
 			return 2;
 		}
 		bool paths = c.kind->attr_id == SA_ATTR_PATH_RECORD;
 		c.multipath = !strcmp(argv[1], "multipath");
-		if (c.multipath ? argc != 4 : argc != 2 && !(paths && argc == 4)) {
+		if (!c.mcast &&
+		    (c.multipath ? argc != 4 : argc != 2 && !(paths && argc == 4))) {
 			usage(stderr);
 			return 2;
 		}

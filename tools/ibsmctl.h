@@ -81,6 +81,25 @@ void mpr_opts_init(struct mpr_opts *o);
 int mpr_build(struct sa_mad *m, const struct mpr_opts *o, const char *src,
 	      const char *dst);
 
+/* ---------------------------------------------------- ibsmctl_mcast.c */
+
+/* "groups" or "group": the kind of `query groups|group MGID`, else NULL. */
+const struct rec_kind *mcast_kind(const char *name);
+/*
+ * The GetTable(MCMemberRecord) request in `m` (zeroed by the caller):
+ * every record, or those of MGID `mgid`; SM_Key `sm_key`.  0 or -EINVAL
+ * (said on stderr).
+ */
+int mcast_build(struct sa_mad *m, const char *mgid, uint64_t sm_key);
+/* Keep the records of an answer: 0, -EPROTO (stride smaller than a
+ * record) or -ENOMEM. */
+int mcast_collect(const uint8_t *p, size_t len, size_t stride);
+/* Rows for every record kept (then forgotten): one per group with its
+ * member count (groups), one per member port (group). */
+void mcast_rows(struct out *o, const struct rec_kind *kind);
+/* `groups` with an SM_Key asks a second time, trusted, for the members. */
+bool mcast_second_query(const struct rec_kind *kind);
+
 /* ----------------------------------------------------- ibsmctl_part.c */
 
 /* `ibsmctl partitions ...` (argv[0] is "partitions"): the exit status. */

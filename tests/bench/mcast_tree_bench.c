@@ -4,7 +4,7 @@
  * per-model context and the tree of one group holding every host (and
  * of groups of a few random hosts).  No fabric, no ibsim.
  *
- *   tests/bench/mcast_bench tests/topologies/fat2-1152.net [rounds]
+ *   tests/bench/mcast_tree_bench tests/topologies/fat2-1152.net [rounds]
  */
 #include "config.h"
 

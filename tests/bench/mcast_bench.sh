@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# tests/bench/mcast_bench.sh - multicast joins per second and MFT settle
+# time, OpenSM vs ibsm, in the same run.  By hand, not in tests/run.
+#
+#   tests/bench/mcast_bench.sh [-n GROUPS] [-h HOSTS] [-w WINDOW]
+#                              [-s SMS] [TOPOLOGY.net]
+#
+# For each SM in turn (default "opensm ibsm"), on a fresh ibsim of the
+# topology (default: the bundled 1,152-host fat tree), the SM comes up on
+# H0001; then HOSTS hosts on different leaves (default 8: H0003, H0021,
+# ..., 18 apart) each join the same GROUPS groups (default 250, as ibsm
+# lets a port into at most 256 groups; ff12:e01b::b:0 on, created by
+# whichever join comes first) from one mc_join process each, all at
+# once, WINDOW joins in flight per host (default 8).  Reported:
+#
+#  - joins/s: joins the SA accepted (all hosts) / (last answer - first
+#    request);
+#  - SM CPU/join: CPU time of the SM's threads over the joins
+#    (/proc/PID/task/*/schedstat) / joins accepted;
+#  - settle: from the last accepted join to the moment every member's
+#    port is set in its leaf switch's MulticastForwardingTable entry for
+#    the group's MLID (mc_join mft-wait, attached before the joins, reads
+#    the MFT blocks with SMPs every 10 ms once it has the MLIDs); "<= T"
+#    when its first poll already found them all (T: the time the script
+#    took to hand it the MLIDs);
+#  - trees: after settling, ibroute -M of every switch checked with
+#    tests/fabric/mc_check.py tree for the groups' MLIDs (every member
+#    reaches every receiver, no loop, no other host): "ok" or the number
+#    of problems.  OpenSM forwards to send-only members; all members
+#    here are full.
+#
+# Under ibsim every join also costs the simulator and the clients CPU on
+# the same cores; the rates compare the SMs on equal terms, not with
+# hardware.  At most 10 clients attach to ibsim at once (SM + HOSTS +
+# the poller after the joins): HOSTS <= 8.
+#
+# Measure a release build (tools/bootstrap.sh release; IBSM=.../sm/ibsm,
+# IBSM_BUILD=... for mc_join): under ASan ibsm is several times slower.
+# shellcheck source=tests/fabric/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../fabric/lib.sh"
+
+groups=250
+nhosts=8
+window=8
+sms="opensm ibsm"
+while getopts n:h:w:s: opt; do
+	case $opt in
+	n) groups=$OPTARG ;;
+	h) nhosts=$OPTARG ;;
+	w) window=$OPTARG ;;
+	s) sms=$OPTARG ;;
+	*)
+		echo "usage: $0 [-n GROUPS] [-h HOSTS] [-w WINDOW] [-s SMS] [TOPOLOGY.net]" >&2
+		exit 2
+		;;
+	esac
+done
+shift $((OPTIND - 1))
+case "$groups$nhosts$window" in
+*[!0-9]*) echo "mcast_bench: -n, -h, -w want numbers" >&2; exit 2 ;;
+esac
+((nhosts >= 1 && nhosts <= 8)) || { echo "mcast_bench: -h 1-8" >&2; exit 2; }
+((groups >= 1 && groups <= 1000)) ||
+	{ echo "mcast_bench: -n 1-1000 (ibsim has 1024 MLIDs)" >&2; exit 2; }
+net=${1:-$FAB_TOPO/fat2-1152.net}
+BUILD=${IBSM_BUILD:-$(cd "$(dirname "$IBSM")/.." && pwd)}
+MJ=${MC_JOIN:-$BUILD/tests/fabric/mc_join}
+[ -x "$MJ" ] || { echo "mcast_bench: $MJ not built" >&2; exit 1; }
+[ -x "$IBSM" ] || { echo "mcast_bench: $IBSM not built" >&2; exit 1; }
+MGID=ff12:e01b::b:0
+# An ASan build under the umad2sim preload needs these (as tests/run).
+export ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=0:suppressions=$FAB_TOP/tests/asan.supp${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+DIAG=H0002
+
+hosts=()
+for ((k = 0; k < nhosts; k++)); do
+	hosts+=("$(printf 'H%04d' $((3 + 18 * k)))")
+done
+
+# sm_up KIND DIR: start the SM on H0001, wait for SUBNET UP.  SMPID: the
+# SM process itself (for its CPU time).
+SPAWN=
+sm_up() {
+	local kind=$1 dir=$2 i log
+	mkdir -p "$dir"
+	if [ "$kind" = ibsm ]; then
+		log=$dir/ibsm.log
+		fab_spawn H0001 "$IBSM" -f "$log" --cache-dir "$dir" \
+			--dump-dir "$dir" -s 0 >"$dir/out" 2>&1
+	else
+		log=$dir/osm.log
+		echo "force_log_flush TRUE" >"$dir/opensm.conf"
+		fab_spawn H0001 env OSM_CACHE_DIR="$dir" OSM_TMP_DIR="$dir" \
+			opensm -F "$dir/opensm.conf" -f "$log" >"$dir/out" 2>&1
+	fi
+	SPAWN=$FAB_SPAWN_PID
+	for ((i = 0; i < 3000; i++)); do
+		grep -q "SUBNET UP" "$log" 2>/dev/null && break
+		kill -0 "$SPAWN" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q "SUBNET UP" "$log" || { tail -n 5 "$log" >&2; return 1; }
+	SMPID=$(fab_descendant "$SPAWN" "$kind")
+}
+
+sm_down() {
+	[ -n "$SMPID" ] && kill -TERM "$SMPID" 2>/dev/null
+	for ((i = 0; i < 30; i++)); do
+		kill -0 "$SPAWN" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ -n "$SMPID" ] && kill -KILL "$SMPID" 2>/dev/null
+	kill -KILL "$SPAWN" 2>/dev/null
+	wait "$SPAWN" 2>/dev/null
+	rm -f "$FAB_TMP/pids/$SPAWN"
+	SMPID=
+}
+
+# sm_cpu_ns: CPU time the SM's threads have used (ns, schedstat).
+sm_cpu_ns() {
+	local t sum=0
+	for t in /proc/"$SMPID"/task/*/schedstat; do
+		sum=$((sum + $(cut -d' ' -f1 "$t" 2>/dev/null || echo 0)))
+	done
+	echo "$sum"
+}
+declare -A RATE SETTLE TREES CPU
+for kind in $sms; do
+	dir=$FAB_TMP/$kind
+	mkdir -p "$dir"
+	fab_sim_start "$net" "mc-$kind" || exit 1
+	echo "$kind: bringing the subnet up..." >&2
+	if ! sm_up "$kind" "$dir"; then
+		echo "$kind: no SUBNET UP" >&2
+		RATE[$kind]=-
+		fab_sim_stop
+		continue
+	fi
+	fab_run "$DIAG" ibnetdiscover -p >"$dir/topo" 2>/dev/null
+	sleep 1
+	for h in "${hosts[@]}"; do
+		awk -v h="'$h HCA-1'" -v n="$h" \
+			'$1 == "CA" && index($0, h) { print n, $9, $10; exit }' "$dir/topo"
+	done >"$dir/hostports"
+	# The poller attaches first and waits for its checks file, so its
+	# start-up does not count in the settle time.
+	rm -f "$dir/checks"
+	fab_spawn "$DIAG" "$MJ" -T 300 mft-wait "$dir/checks" >"$dir/mft" 2>&1
+	poller=$FAB_SPAWN_PID
+	sleep 1
+	cpu0=$(sm_cpu_ns)
+	# Every host at once, each its own process.
+	pids=()
+	for h in "${hosts[@]}"; do
+		fab_spawn "$h" "$MJ" -m "$MGID" -c -N "$groups" -w "$window" -v \
+			-T 300 join >"$dir/join-$h" 2>&1
+		pids+=("$FAB_SPAWN_PID")
+	done
+	for p in "${pids[@]}"; do
+		wait "$p"
+		rm -f "$FAB_TMP/pids/$p"
+	done
+	cpu1=$(sm_cpu_ns)
+	# What each member's leaf must forward: its port, for every MLID.
+	sed -n 's/^joined .* mlid=\(0x[0-9a-f]*\) .*/\1/p' "$dir/join-${hosts[0]}" |
+		sort -u >"$dir/mlids"
+	: >"$dir/checks.tmp"
+	awk 'FNR == NR { h[++nh] = $0; next }
+	     { for (i = 1; i <= nh; i++) { split(h[i], f, " ");
+		print f[2], f[3], $1 > CHECKS; print $1, f[1], "0x1" > MEMBERS } }' \
+		CHECKS="$dir/checks.tmp" MEMBERS="$dir/members" \
+		"$dir/hostports" "$dir/mlids"
+	mv "$dir/checks.tmp" "$dir/checks"
+	# joins/s over all hosts: first request to last answer.
+	read -r ok t0 t1 < <(cat "$dir"/join-H* | awk '/^joins / {
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		ok += v["ok"]; s = v["end"] - v["seconds"]
+		if (t0 == "" || s < t0) t0 = s
+		if (v["end"] > t1) t1 = v["end"]
+	} END { printf "%d %.6f %.6f\n", ok, t0, t1 }')
+	RATE[$kind]=$(awk -v n="$ok" -v a="$t0" -v b="$t1" \
+		'BEGIN { printf "%.0f", (b > a) ? n / (b - a) : 0 }')
+	CPU[$kind]=$(awk -v c=$((cpu1 - cpu0)) -v n="$ok" \
+		'BEGIN { printf "%.1f", n ? c / 1e3 / n : 0 }')
+	echo "$kind: $ok of $((groups * nhosts)) joins accepted" >&2
+	wait "$poller"
+	rm -f "$FAB_TMP/pids/$poller"
+	if [ -s "$dir/mlids" ]; then
+		line=$(grep '^mft consistent' "$dir/mft")
+		done_at=$(sed -n 's/.*consistent=\([0-9.]*\).*/\1/p' <<<"$line")
+		rounds=$(sed -n 's/.*rounds=\([0-9]*\).*/\1/p' <<<"$line")
+		if [ -n "$done_at" ]; then
+			# Consistent at the first poll: it took at most this.
+			SETTLE[$kind]=$(awk -v a="$t1" -v b="$done_at" -v r="$rounds" \
+				'BEGIN { printf "%s%.0f ms", r == 1 ? "<= " : "", (b - a) * 1000 }')
+		else
+			SETTLE[$kind]="> 300 s"
+		fi
+		# The trees themselves, once.
+		: >"$dir/mfts"
+		for lid in $(awk '$1 == "SW" { print $2 }' "$dir/topo" | sort -un); do
+			fab_run "$DIAG" ibroute -M "$lid" >>"$dir/mfts" 2>&1
+		done
+		n=$(python3 "$FAB_LIB/mc_check.py" tree "$dir/topo" "$dir/mfts" \
+			"$dir/members" | wc -l)
+		TREES[$kind]=$([ "$n" = 0 ] && echo ok || echo "$n problems")
+	else
+		SETTLE[$kind]=-
+		TREES[$kind]=-
+	fi
+	sm_down
+	fab_sim_stop
+done
+
+printf '\n%s, %d hosts x %d groups, window %d\n' "$(basename "$net")" \
+	"$nhosts" "$groups" "$window"
+printf '%-8s %10s %14s %16s %s\n' SM joins/s "SM CPU/join" "MFT settle" trees
+for kind in $sms; do
+	printf '%-8s %10s %11s us %16s %s\n' "$kind" "${RATE[$kind]:--}" \
+		"${CPU[$kind]:--}" "${SETTLE[$kind]:--}" "${TREES[$kind]:--}"
+done
+if [ -n "${RATE[opensm]:-}" ] && [ -n "${RATE[ibsm]:-}" ] &&
+	[ "${RATE[opensm]}" != - ] && [ "${RATE[ibsm]}" != - ] && [ "${RATE[opensm]}" -gt 0 ]; then
+	awk -v a="${RATE[ibsm]}" -v b="${RATE[opensm]}" \
+		'BEGIN { printf "ibsm/OpenSM joins/s: %.2f\n", a / b }'
+fi
