@@ -13,7 +13,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 packages=(
 	build-essential autoconf automake libtool pkg-config
-	libibumad-dev libibmad-dev libev-dev libinih-dev libsystemd-dev check
+	libibumad-dev libibmad-dev libev-dev libinih-dev check
 	ibsim-utils infiniband-diags opensm libopensm-dev
 	python3 time procps
 )
