@@ -86,7 +86,6 @@ struct mft_state {
 	bool     again;			/* another update asked for meanwhile */
 	bool     exit_after;		/* -o: break the loop when done */
 	bool     rescan;		/* next update compares every block */
-	bool     in_gap;		/* the timer is a burst's gap */
 	unsigned retries;		/* updates in a row with lost Sets */
 
 	uint64_t model_gen;		/* sm->fabric.gen the trees are for */
@@ -714,29 +713,8 @@ static void update_done(struct smp_batch *b, void *arg)
 				" next heavy sweep or change", failed, MFT_RETRIES);
 	}
 	if (s->again) {
-		/* Changes came while the Sets were out: a burst of joins.
-		 * The next update waits as long as this one took (at least
-		 * MFT_COALESCE, at most MFT_BURST_GAP), so that a burst
-		 * costs fewer trees and Sets per join than updates back to
-		 * back would (each rebuilds every tree whose group changed
-		 * and sends its blocks), and the MFTs follow the last join
-		 * within about two updates. */
-		ev_tstamp gap = ev_time() - s->t0;
-
 		s->again = false;
-		if (s->exit_after)		/* -o: no waiting */
-			gap = 0;
-		else if (gap < MFT_COALESCE)
-			gap = MFT_COALESCE;
-		if (gap > MFT_BURST_GAP)
-			gap = MFT_BURST_GAP;
-		if (!gap) {
-			update_run(s);
-		} else if (!ev_is_active(&s->timer)) {
-			ev_timer_set(&s->timer, gap, 0.);
-			ev_timer_start(s->sm->loop, &s->timer);
-			s->in_gap = true;
-		}
+		update_run(s);
 	}
 	if (s->exit_after && !s->busy) {
 		s->exit_after = false;
@@ -829,7 +807,6 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	s->in_gap = false;
 	/* The heavy sweep under way rebuilds everything when it ends; look
 	 * again later in case it fails. */
 	if (s->sm->sweep) {
@@ -871,8 +848,7 @@ void mcast_changed(struct sm *sm)
 	 * for): that update covers this change too.  A retry due later is
 	 * brought forward. */
 	if (ev_is_active(&s->timer)) {
-		if (s->in_gap ||
-		    ev_timer_remaining(sm->loop, &s->timer) <= MFT_SWEEP_POLL)
+		if (ev_timer_remaining(sm->loop, &s->timer) <= MFT_SWEEP_POLL)
 			return;
 		ev_timer_stop(sm->loop, &s->timer);
 	}
@@ -936,7 +912,6 @@ void mft_sweep_done(struct sm *sm)
 	if (s->stopped)
 		return;
 	ev_timer_stop(sm->loop, &s->timer);	/* this update covers it */
-	s->in_gap = false;
 	update_run(s);
 }
 

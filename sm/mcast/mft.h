@@ -20,8 +20,6 @@ struct sm;
 
 /* Coalescing delay after mcast_changed(), seconds. */
 #define MFT_COALESCE		0.005
-/* The longest wait between two updates of a burst (see update_done()). */
-#define MFT_BURST_GAP		0.03
 /* While a heavy sweep runs, a pending update looks again this often. */
 #define MFT_SWEEP_POLL		0.02
 /*

@@ -3,7 +3,8 @@
 # time, OpenSM vs ibsm, in the same run.  By hand, not in tests/run.
 #
 #   tests/bench/mcast_bench.sh [-n GROUPS] [-h HOSTS] [-w WINDOW]
-#                              [-s SMS] [TOPOLOGY.net]
+#                              [-s SMS] [-c PERCENT] [-r RUNS]
+#                              [TOPOLOGY.net]
 #
 # For each SM in turn (default "opensm ibsm"), on a fresh ibsim of the
 # topology (default: the bundled 1,152-host fat tree), the SM comes up on
@@ -11,19 +12,32 @@
 # ..., 18 apart) each join the same GROUPS groups (default 250, as ibsm
 # lets a port into at most 256 groups; ff12:e01b::b:0 on, created by
 # whichever join comes first) from one mc_join process each, all at
-# once, WINDOW joins in flight per host (default 8).  Reported:
+# once, WINDOW joins in flight per host (default 8).  RUNS times
+# (default 3) on the same SM: every host leaves the groups again between
+# runs, and each run has its own MGIDs (ff12:e01b::RUN:0 on).
+#
+# SM-bound: after SUBNET UP the SM (all its threads) is held to PERCENT
+# of one core by a cpu cgroup (default 20; 0: not held; the period is
+# 10 ms so that a burst of a few hundred ms sees the cap), the same for
+# both SMs, while ibsim and the clients keep the rest, as sa_paths.sh
+# does.  Reported, the median of the runs (and every run's figures):
 #
 #  - joins/s: joins the SA accepted (all hosts) / (last answer - first
 #    request);
-#  - SM CPU/join: CPU time of the SM's threads over the joins
-#    (/proc/PID/task/*/schedstat) / joins accepted;
+#  - SM CPU/join: CPU time of the SM's threads over the joins and the
+#    MFT work they cause until the clients are done
+#    (/proc/PID/task/*/schedstat) / joins accepted; ibsim CPU/join the
+#    same for the simulator;
 #  - settle: from the last accepted join to the moment every member's
 #    port is set in its leaf switch's MulticastForwardingTable entry for
-#    the group's MLID (mc_join mft-wait, attached before the joins, reads
-#    the MFT blocks with SMPs every 10 ms once it has the MLIDs); "<= T"
-#    when its first poll already found them all (T: the time the script
-#    took to hand it the MLIDs);
-#  - trees: after settling, ibroute -M of every switch checked with
+#    the group's MLID.  Both SMs hand out the lowest free MLIDs, so the
+#    MLIDs are known before the joins (0xC001 on; then what the run
+#    before got): the poller (mc_join --serial mft-wait) watches those
+#    entries throughout the joins, one block at a time, every 2 ms, and
+#    the time is measured to within a poll round.  If the join answers
+#    show other MLIDs, a poller started after the joins gives a bound
+#    ("<= T");
+#  - trees: after the last run, ibroute -M of every switch checked with
 #    tests/fabric/mc_check.py tree for the groups' MLIDs (every member
 #    reaches every receiver, no loop, no other host): "ok" or the number
 #    of problems.  OpenSM forwards to send-only members; all members
@@ -32,7 +46,7 @@
 # Under ibsim every join also costs the simulator and the clients CPU on
 # the same cores; the rates compare the SMs on equal terms, not with
 # hardware.  At most 10 clients attach to ibsim at once (SM + HOSTS +
-# the poller after the joins): HOSTS <= 8.
+# the poller): HOSTS <= 8.  The cgroup needs root (cgroup v1 or v2).
 #
 # Measure a release build (tools/bootstrap.sh release; IBSM=.../sm/ibsm,
 # IBSM_BUILD=... for mc_join): under ASan ibsm is several times slower.
@@ -43,7 +57,7 @@ groups=250
 nhosts=8
 window=8
 sms="opensm ibsm"
-cap=50
+cap=20
 runs=3
 while getopts n:h:w:s:c:r: opt; do
 	case $opt in
