@@ -581,6 +581,7 @@ static int usage(void)
 "  --tclass N  --flow N  --hop N  --mtu [SEL:]C  --rate [SEL:]C\n"
 "  --life [SEL:]C  -c (create)  -x PROXY-GID  -M MASK  -n CYCLES\n"
 "  -S +STATE,-STATE,...  -I  -N GROUPS  -w WINDOW  -v  -t MS  -r N  -T SECONDS\n"
+"  --serial (mft-wait: bits only get set; one block per round)\n"
 "JoinState: full, non, sendonly, sendonly-full, joined with '+', or bits\n");
 	return 2;
 }
