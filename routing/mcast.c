@@ -62,7 +62,19 @@ struct mcast_ctx {
 	uint32_t *mstamp, *tstamp, stamp;
 	uint32_t *mem, *tree;
 	uint64_t (*mask)[MCAST_MASK_WORDS];
+	/*
+	 * Hop distances from a switch to every switch, kept per source
+	 * switch for the life of the context (the model does not change
+	 * under it): a burst of joins rebuilds the same groups' trees again
+	 * and again, and their member switches are mostly the same leaves,
+	 * so the BFS of each is done once.  At most MCAST_BFS_CACHE bytes;
+	 * past that, BFS as before.
+	 */
+	uint32_t **rows;		/* [S]: row or NULL */
+	size_t    rows_bytes;
 };
+
+#define MCAST_BFS_CACHE	(16u << 20)
 
 void mcast_ctx_free(struct mcast_ctx *c)
 {
@@ -81,6 +93,10 @@ void mcast_ctx_free(struct mcast_ctx *c)
 	free(c->mem);
 	free(c->tree);
 	free(c->mask);
+	if (c->rows)
+		for (size_t k = 0; k < c->S; k++)
+			free(c->rows[k]);
+	free(c->rows);
 	free(c);
 }
 
@@ -249,8 +265,12 @@ const struct mcast_sw *mcast_tree_find(const struct mcast_tree *t,
 /* Hop counts from switch `src` into d[] (UNREACHED elsewhere). */
 static void bfs(struct mcast_ctx *c, uint32_t src, uint32_t *d)
 {
-	size_t head = 0, tail = 0;
+	size_t head = 0, tail = 0, row = c->S * sizeof(*d);
 
+	if (c->rows && c->rows[src]) {
+		memcpy(d, c->rows[src], row);
+		return;
+	}
 	for (size_t k = 0; k < c->S; k++)
 		d[k] = UNREACHED;
 	d[src] = 0;
@@ -266,6 +286,15 @@ static void bfs(struct mcast_ctx *c, uint32_t src, uint32_t *d)
 				c->queue[tail++] = w;
 			}
 		}
+	}
+	/* Keep it if there is room (no room, no memory: not kept). */
+	if (c->rows_bytes + row > MCAST_BFS_CACHE)
+		return;
+	if (!c->rows && !(c->rows = calloc(c->S, sizeof(*c->rows))))
+		return;
+	if ((c->rows[src] = malloc(row))) {
+		memcpy(c->rows[src], d, row);
+		c->rows_bytes += row;
 	}
 }
 

@@ -766,9 +766,13 @@ static void log_group_event(unsigned trap, const uint8_t mgid[16])
 	char gs[INET6_ADDRSTRLEN];
 
 	fmt_gid(mgid, gs, sizeof(gs));
-	log_info("multicast: group %s %s", gs, trap == MC_TRAP_CREATED ?
-		 "has a full member (trap 66)" :
-		 "lost its last full member (trap 67)");
+	/* Rate-limited: a burst of IPoIB joins creates a group every few
+	 * joins, and a line each cost a write() per group in the SA's
+	 * path (tests/bench/mcast_bench.sh). */
+	log_ratelimited(LOG_LVL_INFO, MCM_LOG_GROUP, "multicast: group %s %s",
+			gs, trap == MC_TRAP_CREATED ?
+			"has a full member (trap 66)" :
+			"lost its last full member (trap 67)");
 }
 
 int sa_mcmember_serve(struct sm *sm, const struct sa_query *q,

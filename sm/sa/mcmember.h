@@ -21,6 +21,7 @@ enum {
 	MCM_LOG_PRECREATE	= 805,	/* pre-created groups: skipped lines */
 	MCM_LOG_PRECREATE_ROOM	= 806,	/* pre-created groups: no room */
 	MCM_LOG_NOMEM		= 807,	/* out of memory */
+	MCM_LOG_GROUP		= 808,	/* group created or deleted (info) */
 };
 
 /* What a request did, for the daemon to act on and log. */

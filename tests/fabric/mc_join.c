@@ -45,11 +45,22 @@
  *				+sendonly-full,+full,-full,-sendonly-full
  *   -N, --groups N		N joins of distinct groups (the MGID's low 32
  *				bits + 0 .. N-1), -w at once, no leave;
- *				prints a "joins" summary line with joins/s
+ *				prints a "joins" summary line with joins/s.
+ *				With leave: N leaves of those groups (the
+ *				summary line counts them as its "joins")
  *   -w, --window W		requests outstanding at once (default 1)
  *   -v, --verbose		-N: a "joined" line (the record) per join
  *   -t, --timeout MS  -r, --retries N
  *   -T, --wait S		mft-wait: give up after S seconds (default 30)
+ *   --serial		mft-wait: bits that are set stay set (joins
+ *				only): each round reads the first block with a
+ *				bit still missing, and the next ones at once
+ *				while they are complete, so that polling
+ *				throughout a join burst costs the simulator
+ *				one SMP per round; when the last is complete,
+ *				one round reads them all again to confirm, and
+ *				"consistent" is the time the last one was
+ *				found complete.  Rounds every 2 ms.
  *
  * Output, one line per answer, "key=value" words:
  *   join status=SUCCESS raw=0x0000 mgid=ff12:401b:ffff::ffff:ffff
@@ -126,6 +137,9 @@ struct client {
 	struct mft_query *queries;
 	size_t n_queries;
 	unsigned outstanding, rounds;
+	bool serial, confirming;	/* --serial; its final full round */
+	size_t next;			/* --serial: first block not complete */
+	double complete_at;		/* --serial: when the last was */
 	ev_timer poll;
 	const char *mft_file;
 };
@@ -372,6 +386,20 @@ static void on_table(void *arg, const struct rmpp_result *res)
 /* ---------------------------------------------------------- mft-wait */
 
 static void mft_round(struct client *c);
+static void on_mft(void *arg, int status, const void *mad, size_t len);
+
+static int mft_submit(struct client *c, struct mft_query *q)
+{
+	struct mad_addr to = { .lid = q->lid, .qpn = 0 };
+	struct smp_lid smp;
+
+	mad_build_smp_lid(&smp, MAD_METHOD_GET, SMP_ATTR_MFT,
+			  (uint32_t)q->pos << 28 | q->block);
+	if (mad_engine_submit(c->engine, &smp, sizeof(smp), &to, on_mft, q))
+		return -1;
+	c->outstanding++;
+	return 0;
+}
 
 static void on_mft(void *arg, int status, const void *mad, size_t len)
 {
@@ -398,6 +426,14 @@ static void on_mft(void *arg, int status, const void *mad, size_t len)
 		}
 		q->done = all;
 	}
+	if (c->serial && !c->confirming) {
+		/* The next block at once while they are complete. */
+		if (q->done && ++c->next < c->n_queries &&
+		    mft_submit(c, &c->queries[c->next]) == 0)
+			return;
+		if (c->next >= c->n_queries)
+			c->complete_at = now();
+	}
 	if (!c->outstanding)
 		mft_round(c);
 }
@@ -405,22 +441,17 @@ static void on_mft(void *arg, int status, const void *mad, size_t len)
 static void on_poll(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct client *c = w->data;
-	struct smp_lid smp;
 
 	(void)loop;
 	(void)revents;
 	c->rounds++;
-	for (size_t i = 0; i < c->n_queries; i++) {
-		struct mft_query *q = &c->queries[i];
-		struct mad_addr to = { .lid = q->lid, .qpn = 0 };
-
-		if (q->done)
-			continue;
-		mad_build_smp_lid(&smp, MAD_METHOD_GET, SMP_ATTR_MFT,
-				  (uint32_t)q->pos << 28 | q->block);
-		if (mad_engine_submit(c->engine, &smp, sizeof(smp), &to,
-				      on_mft, q) == 0)
-			c->outstanding++;
+	if (c->serial && !c->confirming) {
+		if (c->next < c->n_queries)
+			mft_submit(c, &c->queries[c->next]);
+	} else {
+		for (size_t i = 0; i < c->n_queries; i++)
+			if (!c->queries[i].done)
+				mft_submit(c, &c->queries[i]);
 	}
 	if (!c->outstanding)
 		mft_round(c);
@@ -433,14 +464,31 @@ static void mft_round(struct client *c)
 
 	for (size_t i = 0; i < c->n_checks; i++)
 		left += !c->checks[i].ok;
-	if (!left) {
-		printf("mft consistent=%.6f rounds=%u checks=%zu\n", now(),
-		       c->rounds, c->n_checks);
+	if (c->serial && !c->confirming && c->next >= c->n_queries) {
+		/* Every block was found complete once: read them all again
+		 * (a bit cleared meanwhile: serial again from the start). */
+		c->confirming = true;
+		for (size_t i = 0; i < c->n_queries; i++)
+			c->queries[i].done = false;
+		ev_timer_set(&c->poll, 0., 0.);
+		ev_timer_start(c->loop, &c->poll);
+		return;
+	}
+	if (c->serial && c->confirming && left) {
+		c->confirming = false;
+		c->next = 0;
+		for (size_t i = 0; i < c->n_queries; i++)
+			c->queries[i].done = false;
+	}
+	if (!left && (!c->serial || c->confirming)) {
+		printf("mft consistent=%.6f rounds=%u checks=%zu confirmed=%.6f\n",
+		       c->serial ? c->complete_at : now(), c->rounds,
+		       c->n_checks, now());
 		c->result = 0;
 		ev_break(c->loop, EVBREAK_ALL);
 		return;
 	}
-	ev_timer_set(&c->poll, 0.01, 0.);
+	ev_timer_set(&c->poll, c->serial ? 0.002 : 0.01, 0.);
 	ev_timer_start(c->loop, &c->poll);
 }
 
@@ -533,6 +581,7 @@ static int usage(void)
 "  --tclass N  --flow N  --hop N  --mtu [SEL:]C  --rate [SEL:]C\n"
 "  --life [SEL:]C  -c (create)  -x PROXY-GID  -M MASK  -n CYCLES\n"
 "  -S +STATE,-STATE,...  -I  -N GROUPS  -w WINDOW  -v  -t MS  -r N  -T SECONDS\n"
+"  --serial (mft-wait: bits only get set; one block per round)\n"
 "JoinState: full, non, sendonly, sendonly-full, joined with '+', or bits\n");
 	return 2;
 }
@@ -625,6 +674,7 @@ int main(int argc, char **argv)
 		{ "mtu", required_argument, NULL, 6 },
 		{ "rate", required_argument, NULL, 7 },
 		{ "life", required_argument, NULL, 8 },
+		{ "serial", no_argument, NULL, 9 },
 		{ NULL, 0, NULL, 0 },
 	};
 	/* Every class a MAD may arrive in: umad2sim crashes on a MAD of a
@@ -745,6 +795,9 @@ int main(int argc, char **argv)
 			if (wait <= 0)
 				return usage();
 			break;
+		case 9:
+			c.serial = true;
+			break;
 		case 1:
 			if (!num(optarg, 15, &v))
 				return usage();
@@ -810,8 +863,10 @@ int main(int argc, char **argv)
 		return usage();
 	if (c.op != OP_MFT_WAIT && optind + 1 != argc)
 		return usage();
-	if ((c.count || c.groups) && c.op != OP_JOIN) {
-		fprintf(stderr, "mc_join: -n and -N go with join\n");
+	if ((c.count && c.op != OP_JOIN) ||
+	    (c.groups && c.op != OP_JOIN && c.op != OP_LEAVE)) {
+		fprintf(stderr, "mc_join: -n goes with join, -N with join or"
+			" leave\n");
 		return 2;
 	}
 	if (c.count && c.groups) {
