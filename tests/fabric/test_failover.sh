@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# tests/fabric/test_failover.sh - two ibsm on one fabric: election,
+# takeover after kill -9, handover on SIGTERM and to a later better SM,
+# SM_Key mismatch (IB spec 14.4.1).  Judged by `sminfo` at each SM's LID
+# from a third host and by the diags (ibnetdiscover -p LIDs, routes).
+#
+# 1. prio 5 on H0001 first, then prio 10 on H0002: the 10 takes over by
+#    HANDOVER; the 5 stands by.  LIDs unchanged.  SIGTERM to the 10: the
+#    5 is master within 1 s (measured), LIDs unchanged.
+# 2. prio 10 first, then 5: the 10 stays master, the 5 stands by.  kill -9
+#    of the 10 (fresh ibsim: a killed client keeps its slot): the 5 is
+#    master within 5 s (measured), 0 LID changes, every route verified.
+# 3. SM_Key 2 on the prio-10 SM, 1 on the prio-5 one: each ignores the
+#    other (ERR 1110) and the 5 stays master of its own view.
+# Takeover times are printed ("takeover ... s"); they are not asserted
+# beyond the issue's bounds.
+# shellcheck source=tests/fabric/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=tests/fabric/lib_sm.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib_sm.sh"
+
+NET=${FAILOVER_NET:-$FAB_TOPO/fat2-small.net}
+DIAG=H0004
+A_PID= B_PID=
+
+# start_sm NAME HOST ARGS...: an ibsm daemon; its timeout PID in NAME_PID.
+start_sm() {
+	local name=$1 host=$2
+	shift 2
+	mkdir -p "$FAB_TMP/$name.cache"
+	fab_spawn "$host" "$IBSM" -f "$FAB_TMP/$name.log" \
+		--cache-dir "$FAB_TMP/$name.cache" --dump-dir "$FAB_TMP/$name.cache" \
+		"$@" >>"$FAB_TMP/$name.out" 2>&1
+	printf -v "${name}_PID" '%s' "$FAB_SPAWN_PID"
+}
+
+# stop_sm NAME [SIGNAL]: signal it (TERM) and wait; sanitizer reports fail.
+stop_sm() {
+	local var="${1}_PID" pid rc
+	pid=${!var}
+	[ -n "$pid" ] || return 0
+	if [ "${2:-TERM}" = KILL ]; then
+		kill -KILL "$(fab_descendant "$pid" ibsm)" 2>/dev/null
+	else
+		kill -TERM "$pid" 2>/dev/null
+	fi
+	wait "$pid" 2>/dev/null
+	rc=$?
+	rm -f "$FAB_TMP/pids/$pid"
+	printf -v "$var" '%s' ''
+	if grep -q 'ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error:' \
+		"$FAB_TMP/$1.out" 2>/dev/null; then
+		fab_log "sanitizer report in $FAB_TMP/$1.out"
+		sed -n 1,30p "$FAB_TMP/$1.out" >&2
+		return 99
+	fi
+	[ "${2:-TERM}" = KILL ] && return 0
+	return "$rc"
+}
+
+# lid_of HOST: the LID of HOST's port 1 as the diags see it.
+lid_of() {
+	fab_run "$DIAG" ibnetdiscover -p 2>/dev/null |
+		awk -v h="'$1 " '$1 == "CA" && index($0, h) { print $2; exit }'
+}
+
+# state_at LID: SMINFO_MASTER, SMINFO_STANDBY, ... as sminfo reads it.
+state_at() {
+	fab_run "$DIAG" sminfo "$1" 2>/dev/null | grep -o 'SMINFO_[A-Z]*' | head -n 1
+}
+
+# wait_state LID STATE SECONDS: poll sminfo until LID is in STATE; prints
+# the seconds it took.
+wait_state() {
+	local t0 now
+	t0=$(date +%s.%N)
+	while :; do
+		[ "$(state_at "$1")" = "$2" ] && break
+		now=$(date +%s.%N)
+		if awk -v a="$t0" -v b="$now" -v l="$3" 'BEGIN { exit !(b - a > l) }'; then
+			echo "timeout"
+			return 1
+		fi
+		sleep 0.05
+	done
+	sm_elapsed "$t0" "$(date +%s.%N)"
+}
+
+# lids FILE: "GUID LID" of every port, from ibnetdiscover -p.
+lids() {
+	fab_run "$DIAG" ibnetdiscover -p 2>/dev/null |
+		awk '$1 == "CA" || $1 == "SW" { print $4, $2 }' | sort >"$1"
+	[ -s "$1" ]
+}
+
+routes_ok() {
+	sm_diags "$DIAG" "$FAB_TMP/diags-$1" && sm_verify "$FAB_TMP/diags-$1"
+}
+
+wait_up() {	# wait_up NAME SECONDS
+	local i
+	for ((i = 0; i < $2 * 20; i++)); do
+		grep -q 'SUBNET UP' "$FAB_TMP/$1.log" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# ---------------------------------------------------------------- 1
+fab_sim_start "$NET" order1 || exit 1
+start_sm A H0001 -p 5
+wait_up A 60 && fab_pass "1: prio 5 alone brings the subnet up" ||
+	fab_fail "1: prio 5 alone brings the subnet up"
+LA=$(lid_of H0001)
+lids "$FAB_TMP/lids1.before"
+start_sm B H0002 -p 10
+LB=$(lid_of H0002)
+t=$(wait_state "$LB" SMINFO_MASTER 20)
+fab_check "1: later prio 10 (LID $LB) takes over ($t s)" [ "$t" != timeout ]
+t=$(wait_state "$LA" SMINFO_STANDBY 10)
+fab_check "1: prio 5 (LID $LA) is STANDBY" [ "$t" != timeout ]
+fab_check "1: prio 5 logged the handover" grep -q 'ERR 1109' "$FAB_TMP/A.log"
+fab_check "1: prio 10 logged HANDOVER" grep -q 'ERR 1114' "$FAB_TMP/B.log"
+sleep 2
+lids "$FAB_TMP/lids1.mid"
+fab_check "1: 0 LID changes after the handover" \
+	diff "$FAB_TMP/lids1.before" "$FAB_TMP/lids1.mid"
+# SIGTERM to the master: it hands over before exiting.
+t0=$(date +%s.%N)
+kill -TERM "$B_PID"
+t=$(wait_state "$LA" SMINFO_MASTER 5)
+echo "takeover after SIGTERM: $t s (sminfo at LID $LA)"
+fab_check "1: SIGTERM: standby master within 1 s ($t s)" \
+	awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 1.0) }'
+stop_sm B
+fab_check "1: SIGTERM: prio 10 exits cleanly" [ $? -eq 0 ]
+fab_check "1: SIGTERM: handed over (ERR 1109 in B's log)" \
+	grep -q 'ERR 1109: handed over' "$FAB_TMP/B.log"
+sleep 1
+lids "$FAB_TMP/lids1.after"
+fab_check "1: 0 LID changes after SIGTERM" \
+	diff "$FAB_TMP/lids1.before" "$FAB_TMP/lids1.after"
+fab_check "1: routes verified after SIGTERM" routes_ok 1
+stop_sm A
+fab_check "1: prio 5 exits cleanly" [ $? -eq 0 ]
+fab_sim_stop
+
+# ---------------------------------------------------------------- 2
+rm -f "$FAB_TMP"/[AB].log
+fab_sim_start "$NET" order2 || exit 1
+start_sm B H0002 -p 10
+wait_up B 60
+start_sm A H0001 -p 5
+LA=$(lid_of H0001)
+LB=$(lid_of H0002)
+t=$(wait_state "$LA" SMINFO_STANDBY 20)
+fab_check "2: prio 5 started second is STANDBY ($t s)" [ "$t" != timeout ]
+fab_check "2: prio 10 is MASTER" [ "$(state_at "$LB")" = SMINFO_MASTER ]
+sleep 2
+fab_check "2: prio 5 did not sweep" bash -c "! grep -q 'SUBNET UP' '$FAB_TMP/A.log'"
+lids "$FAB_TMP/lids2.before"
+stop_sm B KILL
+t0=$(date +%s.%N)
+t=$(wait_state "$LA" SMINFO_MASTER 10)
+up=$(wait_up A 10 && date +%s.%N)
+echo "takeover after kill -9: $t s to MASTER (sminfo at LID $LA)"
+fab_check "2: kill -9: standby master within 5 s ($t s)" \
+	awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 5.0) }'
+fab_check "2: kill -9: SUBNET UP logged" [ -n "$up" ]
+fab_check "2: kill -9: cause logged (ERR 1107)" grep -q 'ERR 1107' "$FAB_TMP/A.log"
+lids "$FAB_TMP/lids2.after"
+fab_check "2: kill -9: routes verified" routes_ok 2
+t1=$(date +%s.%N)
+echo "takeover after kill -9, routes verified by the diags: $(sm_elapsed "$t0" "$t1") s"
+fab_check "2: 0 LID changes after kill -9" \
+	diff "$FAB_TMP/lids2.before" "$FAB_TMP/lids2.after"
+stop_sm A
+fab_check "2: prio 5 exits cleanly" [ $? -eq 0 ]
+fab_sim_stop
+
+# ---------------------------------------------------------------- 3
+rm -f "$FAB_TMP"/[AB].log
+fab_sim_start "$NET" smkey || exit 1
+start_sm A H0001 -p 5
+wait_up A 60
+start_sm B H0002 -p 10 -k 2
+LA=$(lid_of H0001)
+sleep 4
+fab_check "3: SM_Key mismatch: prio 5 stays MASTER" [ "$(state_at "$LA")" = SMINFO_MASTER ]
+fab_check "3: SM_Key mismatch logged (ERR 1110)" \
+	grep -q 'ERR 1110' "$FAB_TMP/A.log" "$FAB_TMP/B.log"
+fab_check "3: prio 5 never left MASTER" bash -c "! grep -q 'ERR 1109\|ERR 1105' '$FAB_TMP/A.log'"
+stop_sm B
+fab_check "3: prio 10 exits cleanly" [ $? -eq 0 ]
+stop_sm A
+fab_check "3: prio 5 exits cleanly" [ $? -eq 0 ]
+fab_sim_stop
+
+fab_summary
