@@ -254,6 +254,7 @@ struct sm {
 	struct sm_remote remotes[SM_MAX_REMOTE];
 	uint64_t master_guid;		/* the master we stand by for */
 	uint16_t master_lid;
+	uint16_t port_lid;		/* our port's LID as it holds it */
 	uint8_t  master_priority;
 	unsigned poll_misses;		/* consecutive failed polls */
 	bool     poll_inflight;

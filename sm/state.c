@@ -540,6 +540,13 @@ static void on_elect_discovered(void *arg, const struct discover_result *r)
 		fabric_free(&sm->elect_fabric);
 		return;
 	}
+	if (sm->elect_fabric.local_node != FAB_NONE) {
+		const struct fab_node *ln = fabric_node(&sm->elect_fabric,
+						sm->elect_fabric.local_node);
+		if (sm->elect_fabric.local_port <= ln->num_ports)
+			sm->port_lid = be16toh(
+				ln->ports[sm->elect_fabric.local_port].pi.lid);
+	}
 	/* Forget what the table says of states: only answers count now. */
 	for (unsigned i = 0; i < SM_MAX_REMOTE; i++)
 		if (sm->remotes[i].guid)
@@ -598,11 +605,11 @@ static void master_lost(struct sm *sm, const char *why)
 
 	snprintf(cause, sizeof(cause), "master 0x%016" PRIx64 " LID %u: %s",
 		 sm->master_guid, sm->master_lid, why);
-	sm->master_lid = 0;
-	sm->master_guid = 0;
 	for (unsigned i = 0; i < SM_MAX_REMOTE; i++)
 		if (sm->remotes[i].guid == sm->master_guid)
 			sm->remotes[i].state = SM_STATE_NOTACTIVE;
+	sm->master_lid = 0;
+	sm->master_guid = 0;
 	transition(sm, SM_DISCOVERING, 1107, cause);
 	sm->takeover = true;
 	sm->elect_waits = 0;

@@ -19,6 +19,7 @@
 # shellcheck source=tests/fabric/lib_sm.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib_sm.sh"
 
+BUILD=${IBSM_BUILD:-$(dirname "$IBSM")/..}
 NET=${FAILOVER_NET:-$FAB_TOPO/fat2-small.net}
 DIAG=H0004
 A_PID= B_PID=
@@ -148,9 +149,9 @@ fab_sim_stop
 # ---------------------------------------------------------------- 2
 rm -f "$FAB_TMP"/[AB].log
 fab_sim_start "$NET" order2 || exit 1
-start_sm B H0002 -p 10
+start_sm B H0002 -p 10 --control-socket "$FAB_TMP/B.sock"
 wait_up B 60
-start_sm A H0001 -p 5
+start_sm A H0001 -p 5 --control-socket "$FAB_TMP/A.sock"
 LA=$(lid_of H0001)
 LB=$(lid_of H0002)
 t=$(wait_state "$LA" SMINFO_STANDBY 20)
@@ -158,6 +159,22 @@ fab_check "2: prio 5 started second is STANDBY ($t s)" [ "$t" != timeout ]
 fab_check "2: prio 10 is MASTER" [ "$(state_at "$LB")" = SMINFO_MASTER ]
 sleep 2
 fab_check "2: prio 5 did not sweep" bash -c "! grep -q 'SUBNET UP' '$FAB_TMP/A.log'"
+# ibsmctl: each SM's role and master, and every SM from SMInfo.
+CTL=${IBSMCTL:-$BUILD/tools/ibsmctl}
+"$CTL" --socket "$FAB_TMP/A.sock" status >"$FAB_TMP/A.status" 2>&1
+"$CTL" --socket "$FAB_TMP/B.sock" sms >"$FAB_TMP/B.sms" 2>&1
+"$CTL" --socket "$FAB_TMP/A.sock" sms >"$FAB_TMP/A.sms" 2>&1
+GA=$(awk '$1 == "port_guid" { print $2 }' "$FAB_TMP/A.status")
+fab_check "2: ibsmctl status: STANDBY, master at LID $LB" \
+	grep -q "^master 0x[0-9a-f]* lid $LB priority 10" "$FAB_TMP/A.status"
+fab_check "2: ibsmctl status: state STANDBY" grep -qx "state STANDBY" "$FAB_TMP/A.status"
+fab_check "2: ibsmctl sms on the master lists the standby" \
+	grep -q "^$GA $LA 5 STANDBY " "$FAB_TMP/B.sms"
+fab_check "2: ibsmctl sms on the standby lists the master" \
+	grep -q "^0x[0-9a-f]* $LB 10 MASTER " "$FAB_TMP/A.sms"
+fab_check "2: ibsmctl sms: 2 SMs" grep -q "^2 SMs" "$FAB_TMP/A.sms"
+fab_check "2: ibsmctl sms on the standby: itself, LID $LA" \
+	grep -q "^$GA $LA 5 STANDBY 0 self" "$FAB_TMP/A.sms"
 lids "$FAB_TMP/lids2.before"
 stop_sm B KILL
 t0=$(date +%s.%N)
