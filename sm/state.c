@@ -945,10 +945,13 @@ static void smp_reply(struct sm *sm, const void *req, const struct mad_addr *fro
 }
 
 /*
- * SMInfo Get (14.2.5.13): anyone may ask.  The requester's own SMInfo is
- * the payload (an SM polling us); our SM_Key goes back only to one that
- * presented it, zeroed to anyone else (14.4.1).  A master polled by a
- * better standby hands over to it (14.4.1.2).
+ * SMInfo Get (14.2.5.13): anyone may ask.  The requester's own SMInfo may
+ * be the payload (ibsm polling us; OpenSM sends an empty one).  The spec
+ * gives SM_Key only to a requester that passes the M_Key check; ibsm sets
+ * no M_Key, so every requester does, as with OpenSM: our key goes back
+ * unless the requester presents another, non-zero key (an SM of another
+ * SM_Key), which gets it zeroed.  A master polled by a better standby
+ * hands over to it (14.4.1.2).
  */
 static void on_sm_info(void *arg, const void *mad, size_t len,
 		       const struct mad_addr *from)
@@ -965,7 +968,7 @@ static void on_sm_info(void *arg, const void *mad, size_t len,
 		(h->mgmt_class == MAD_CLASS_SMI_DR ? offsetof(struct smp_dr, data)
 						   : offsetof(struct smp_lid, data)));
 	keyed = be64toh(rq->sm_key) == sm_key(sm);
-	fill_sm_info(sm, (struct smp_sm_info *)data, keyed);
+	fill_sm_info(sm, (struct smp_sm_info *)data, keyed || !rq->sm_key);
 	smp_reply(sm, mad, from, 0, data);
 	if (!keyed || !rq->guid || be64toh(rq->guid) == sm->port_guid ||
 	    h->mgmt_class != MAD_CLASS_SMI || !from->lid)

@@ -965,7 +965,7 @@ START_TEST(test_sigterm_alone)
 END_TEST
 
 /* Another SM_Key: a Set is ignored (no answer, no change), a Get gets
- * the key zeroed; the right key gets it back. */
+ * the key zeroed; the right key (or none) gets it back. */
 START_TEST(test_sm_key)
 {
 	bring_up();
@@ -977,7 +977,10 @@ START_TEST(test_sm_key)
 	ck_assert_uint_eq(be64toh(last_sminfo_resp()->sm_key), 0);
 	from_b(MAD_METHOD_GET, 0, 1);
 	ck_assert_uint_eq(be64toh(last_sminfo_resp()->sm_key), 1);
-	/* A discovering SM ignores a master of another key. */
+	/* No key presented (OpenSM's empty payload): no M_Key in force, so
+	 * the requester is authenticated and gets it. */
+	from_b(MAD_METHOD_GET, 0, 0);
+	ck_assert_uint_eq(be64toh(last_sminfo_resp()->sm_key), 1);
 }
 END_TEST
 
