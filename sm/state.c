@@ -154,6 +154,7 @@ static void subnet_up(struct sm *sm)
 		sm->master_since = ev_now(sm->loop);
 	}
 	sm->takeover = false;
+	sm->adopt_lids = false;
 	sm->master_lid = 0;
 	sm->master_guid = 0;
 	fabric_count(&sm->fabric, &c);
@@ -282,6 +283,7 @@ static void transition(struct sm *sm, enum sm_state s, unsigned code,
 	set_state(sm, s);
 	if (s == SM_STANDBY && old != SM_STANDBY) {
 		sm->standby_since = ev_now(sm->loop);
+		sm->adopt_lids = true;
 		ev_timer_stop(sm->loop, &sm->light_timer);
 		ev_timer_stop(sm->loop, &sm->trap_timer);
 		sm->poll_misses = 0;

@@ -12,6 +12,10 @@
 #    master within 5 s (measured), 0 LID changes, every route verified.
 # 3. SM_Key 2 on the prio-10 SM, 1 on the prio-5 one: each ignores the
 #    other (ERR 1110) and the 5 stays master of its own view.
+# 4. ibsm with OpenSM (both SM_Key 1): OpenSM prio 5 stands by under
+#    ibsm prio 10 and is master within 1 s of ibsm's SIGTERM (handover);
+#    ibsm prio 5 stands by under OpenSM prio 10 and takes over within 5 s
+#    of OpenSM's kill -9, 0 LID changes, routes verified.
 # Takeover times are printed ("takeover ... s"); they are not asserted
 # beyond the issue's bounds.
 # shellcheck source=tests/fabric/lib.sh
@@ -212,5 +216,83 @@ fab_check "3: prio 10 exits cleanly" [ $? -eq 0 ]
 stop_sm A
 fab_check "3: prio 5 exits cleanly" [ $? -eq 0 ]
 fab_sim_stop
+
+# ---------------------------------------------------------------- 4
+# ibsm with OpenSM (default SM_Key 1 on both), both arrangements.
+start_osm() {	# start_osm HOST PRIO: OpenSM daemon; its PID in O_PID
+	mkdir -p "$FAB_TMP/osm"
+	fab_spawn "$1" env OSM_CACHE_DIR="$FAB_TMP/osm" OSM_TMP_DIR="$FAB_TMP/osm" \
+		opensm -p "$2" -f "$FAB_TMP/osm/log" >>"$FAB_TMP/osm/out" 2>&1
+	O_PID=$FAB_SPAWN_PID
+}
+stop_osm() {
+	kill -"${1:-TERM}" "$(fab_descendant "$O_PID" opensm)" 2>/dev/null
+	kill -TERM "$O_PID" 2>/dev/null
+	wait "$O_PID" 2>/dev/null
+	rm -f "$FAB_TMP/pids/$O_PID"
+}
+if command -v opensm >/dev/null; then
+	# 4a: ibsm prio 10 first, OpenSM prio 5: OpenSM stands by; SIGTERM
+	# to ibsm hands over to OpenSM.
+	rm -rf "$FAB_TMP"/[AB].log "$FAB_TMP/osm"
+	fab_sim_start "$NET" osm1 || exit 1
+	start_sm A H0001 -p 10
+	wait_up A 60
+	start_osm H0002 5
+	LA=$(lid_of H0001)
+	LO=$(lid_of H0002)
+	t=$(wait_state "$LO" SMINFO_STANDBY 20)
+	fab_check "4a: OpenSM prio 5 stands by under ibsm prio 10 ($t s)" [ "$t" != timeout ]
+	fab_check "4a: ibsm is MASTER" [ "$(state_at "$LA")" = SMINFO_MASTER ]
+	lids "$FAB_TMP/lids4.before"
+	kill -TERM "$A_PID"
+	t=$(wait_state "$LO" SMINFO_MASTER 10)
+	echo "OpenSM master after ibsm's SIGTERM: $t s"
+	fab_check "4a: SIGTERM: OpenSM master within 1 s ($t s)" \
+		awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 1.0) }'
+	stop_sm A
+	fab_check "4a: ibsm exits cleanly" [ $? -eq 0 ]
+	sleep 2
+	lids "$FAB_TMP/lids4.after"
+	fab_check "4a: 0 LID changes (OpenSM after ibsm)" \
+		diff "$FAB_TMP/lids4.before" "$FAB_TMP/lids4.after"
+	stop_osm
+	fab_sim_stop
+
+	# 4b: OpenSM prio 10 first, ibsm prio 5: ibsm stands by; kill -9 of
+	# OpenSM: ibsm takes over within 5 s with no LID change.
+	rm -rf "$FAB_TMP"/[AB].log "$FAB_TMP/osm"
+	fab_sim_start "$NET" osm2 || exit 1
+	start_osm H0002 10
+	LO=$(lid_of H0002)
+	for ((i = 0; i < 100; i++)); do
+		[ "$(state_at "$LO")" = SMINFO_MASTER ] && break
+		sleep 0.2
+	done
+	start_sm A H0001 -p 5
+	LA=$(lid_of H0001)
+	t=$(wait_state "$LA" SMINFO_STANDBY 20)
+	fab_check "4b: ibsm prio 5 stands by under OpenSM prio 10 ($t s)" [ "$t" != timeout ]
+	fab_check "4b: ibsm did not sweep" bash -c "! grep -q 'SUBNET UP' '$FAB_TMP/A.log'"
+	lids "$FAB_TMP/lids5.before"
+	stop_osm KILL
+	t0=$(date +%s.%N)
+	t=$(wait_state "$LA" SMINFO_MASTER 10)
+	echo "ibsm master after OpenSM's kill -9: $t s"
+	fab_check "4b: kill -9 of OpenSM: ibsm master within 5 s ($t s)" \
+		awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 5.0) }'
+	wait_up A 10
+	fab_check "4b: routes verified" routes_ok 4b
+	echo "ibsm takeover from OpenSM, routes verified: $(sm_elapsed "$t0" "$(date +%s.%N)") s"
+	lids "$FAB_TMP/lids5.after"
+	fab_check "4b: 0 LID changes (ibsm after OpenSM)" \
+		diff "$FAB_TMP/lids5.before" "$FAB_TMP/lids5.after"
+	stop_sm A
+	fab_check "4b: ibsm exits cleanly" [ $? -eq 0 ]
+	fab_sim_stop
+else
+	echo "opensm not installed: phase 4 not run"
+	fab_fail "4: opensm installed"
+fi
 
 fab_summary
