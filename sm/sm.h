@@ -272,7 +272,9 @@ struct sm {
 	ev_timer poll_timer;		/* standby: next poll of the master */
 	ev_timer elect_timer;		/* discovering: retry the election */
 	ev_timer stop_timer;		/* SIGTERM: handover deadline */
+	ev_timer sms_timer;		/* master: ask the other SMs again */
 	ev_tstamp standby_since, master_since;
+	ev_tstamp last_repair;		/* repair sweep after another master */
 	char     last_transition[160];	/* cause of the last state change */
 };
 

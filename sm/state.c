@@ -35,6 +35,7 @@
 #include "sm/election.h"
 #include "sm/mcast/mft.h"
 #include "sm/notify.h"
+#include "sm/program.h"
 #include "sm/sa/index.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
@@ -239,6 +240,9 @@ static void trap_holdoff(struct sm *sm)
 #define SM_ELECT_MAX_WAITS	5	/* then we take the role ourselves */
 #define SM_HANDOVER_WAIT	1.0	/* s: SIGTERM waits this for the answer */
 #define SM_REMOTE_FRESH		30.0	/* s: remotes older are forgotten */
+#define SM_REQUERY		1.0	/* s: ask a discovering SM again */
+#define SM_REPAIR_DELAY		0.5	/* s: a worse master stands by first */
+#define SM_REPAIR_EVERY		5.0	/* s: at most one repair sweep per */
 
 uint16_t sm_master_lid(const struct sm *sm)
 {
@@ -334,6 +338,7 @@ static void enter_standby(struct sm *sm, const struct sm_remote *m,
 }
 
 static void handover_to(struct sm *sm, const struct sm_remote *r);
+static void elect_start(struct sm *sm);
 
 /* The election's discovery is over and every SMInfo Get answered or
  * failed: apply 14.4.1.1. */
@@ -448,12 +453,34 @@ static void master_consider(struct sm *sm, struct sm_remote *r)
 		return;
 	switch (master_review(sm->cfg.sm_priority, sm->port_guid, r)) {
 	case MASTER_KEEP:
+		if (r->state != SM_STATE_MASTER)
+			break;
+		/* A worse master (a split fabric joined): it stands by when
+		 * it reads our SMInfo, but what it programmed meanwhile
+		 * (LIDs, LFTs) must be repaired: a heavy sweep that sends
+		 * every LFT whole, soon, at most every SM_REPAIR_EVERY s. */
+		if (sm->last_repair > 0. &&
+		    ev_now(sm->loop) - sm->last_repair < SM_REPAIR_EVERY)
+			break;
+		sm->last_repair = ev_now(sm->loop);
+		log_ratelimited(LOG_LVL_WARN, 1119, "another master 0x%016"
+				PRIx64 " LID %u priority %u: we win; it will"
+				" stand by: heavy sweep to repair its Sets",
+				r->guid, r->lid, r->priority);
+		ev_timer_stop(sm->loop, &sm->elect_timer);
+		ev_timer_set(&sm->elect_timer, SM_REPAIR_DELAY, 0.);
+		ev_timer_start(sm->loop, &sm->elect_timer);
 		break;
 	case MASTER_YIELD:
+		/* Discover again (read-only) before standing by: the LIDs
+		 * the winner gives the ports are read from them. */
 		snprintf(why, sizeof(why), "two masters met: 0x%016" PRIx64
 			 " priority %u wins over us (priority %u)", r->guid,
 			 r->priority, sm->cfg.sm_priority);
-		enter_standby(sm, r, 1105, why);
+		ev_timer_stop(sm->loop, &sm->light_timer);
+		transition(sm, SM_DISCOVERING, 1105, why);
+		sm->elect_waits = 0;
+		elect_start(sm);
 		break;
 	case MASTER_HANDOVER:
 		log_info("ERR 1106: MASTER: SM 0x%016" PRIx64 " LID %u priority"
@@ -485,6 +512,13 @@ static void on_elect_sminfo(void *arg, int status, const void *mad, size_t len)
 			  sm_state_name(r->state));
 		if (!election)
 			master_consider(sm, r);
+		/* One still discovering settles soon: ask again, so that a
+		 * handover (SIGTERM) knows the standbys. */
+		if (!election && r->state == SM_STATE_DISCOVERING &&
+		    sm->state == SM_MASTER && !ev_is_active(&sm->sms_timer)) {
+			ev_timer_set(&sm->sms_timer, SM_REQUERY, 0.);
+			ev_timer_start(sm->loop, &sm->sms_timer);
+		}
 	}
 	if (election && sm->elect_pending && --sm->elect_pending == 0)
 		elect_decide_now(sm);
@@ -515,12 +549,12 @@ static void sms_query(struct sm *sm, bool election)
 				continue;
 			if (!election)
 				lid = p->lid;
-			int rc = election ?
-				 sminfo_get(sm, lid, n->type == NODE_TYPE_SWITCH ?
+			/* Directed route: two masters of one fabric may
+			 * disagree about LIDs (a split fabric joined). */
+			int rc = sminfo_get(sm, lid, n->type == NODE_TYPE_SWITCH ?
 					    n->path : p->path,
 					    n->type == NODE_TYPE_SWITCH ?
-					    n->hops : p->hops, true) :
-				 (lid ? sminfo_get(sm, lid, NULL, 0, false) : -EINVAL);
+					    n->hops : p->hops, election);
 			if (rc == 0 && election)
 				sm->elect_pending++;
 		}
@@ -588,8 +622,19 @@ static void on_elect_timer(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	if (sm->state == SM_DISCOVERING)
+	if (sm->state == SM_DISCOVERING) {
 		elect_start(sm);
+		return;
+	}
+	if (sm->state != SM_MASTER)
+		return;
+	/* The repair after another master was found (master_consider). */
+	const struct fabric *f = &sm->fabric;
+	if (!sm->sweep && sm->images)
+		for (size_t i = 0; i < f->n_nodes; i++)
+			if (f->nodes[i].type == NODE_TYPE_SWITCH)
+				lft_images_forget(sm->images, f->nodes[i].guid);
+	sm_event(sm, SM_EV_CHANGE);
 }
 
 /* ---- standby: watch the master */
@@ -754,6 +799,16 @@ static void handover_to(struct sm *sm, const struct sm_remote *r)
 	sm->handing_over = true;
 }
 
+static void on_sms_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct sm *sm = w->data;
+
+	(void)loop;
+	(void)revents;
+	if (sm->state == SM_MASTER)
+		sms_query(sm, false);
+}
+
 static void on_stop_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	(void)loop;
@@ -905,6 +960,7 @@ void sm_event(struct sm *sm, enum sm_event ev)
 		ev_timer_stop(sm->loop, &sm->poll_timer);
 		ev_timer_stop(sm->loop, &sm->elect_timer);
 		ev_timer_stop(sm->loop, &sm->stop_timer);
+		ev_timer_stop(sm->loop, &sm->sms_timer);
 		sm->elect_abort = true;
 		if (sm->state != SM_NOTACTIVE)
 			transition(sm, SM_NOTACTIVE, 1115, "stopped");
@@ -1393,6 +1449,8 @@ void sm_watchers_start(struct sm *sm)
 	sm->elect_timer.data = sm;
 	ev_timer_init(&sm->stop_timer, on_stop_timer, 0., 0.);
 	sm->stop_timer.data = sm;
+	ev_timer_init(&sm->sms_timer, on_sms_timer, 0., 0.);
+	sm->sms_timer.data = sm;
 	ev_timer_init(&sm->log_timer, on_log_timer, LOG_FLUSH_PERIOD,
 		      LOG_FLUSH_PERIOD);
 	sm->log_timer.data = sm;
@@ -1416,6 +1474,7 @@ void sm_watchers_stop(struct sm *sm)
 	ev_timer_stop(sm->loop, &sm->poll_timer);
 	ev_timer_stop(sm->loop, &sm->elect_timer);
 	ev_timer_stop(sm->loop, &sm->stop_timer);
+	ev_timer_stop(sm->loop, &sm->sms_timer);
 	ev_ref(sm->loop);
 	ev_timer_stop(sm->loop, &sm->log_timer);
 	notify_stop(sm);

@@ -12,6 +12,8 @@
 #    master within 5 s (measured), 0 LID changes, every route verified.
 # 3. SM_Key 2 on the prio-10 SM, 1 on the prio-5 one: each ignores the
 #    other (ERR 1110) and the 5 stays master of its own view.
+# 5. Split brain: two halves, a master in each; joined again, the worse
+#    stands by (ERR 1105) and the diags verify the routes.
 # 4. ibsm with OpenSM (both SM_Key 1): OpenSM prio 5 stands by under
 #    ibsm prio 10 and is master within 1 s of ibsm's SIGTERM (handover);
 #    ibsm prio 5 stands by under OpenSM prio 10 and takes over within 5 s
@@ -102,6 +104,15 @@ routes_ok() {
 	sm_diags "$DIAG" "$FAB_TMP/diags-$1" && sm_verify "$FAB_TMP/diags-$1"
 }
 
+# phase_logs N: keep the last phase's logs as A.log.N, B.log.N.
+phase_logs() {
+	local f
+	for f in A B; do
+		[ -e "$FAB_TMP/$f.log" ] && mv "$FAB_TMP/$f.log" "$FAB_TMP/$f.log.$1"
+	done
+	return 0
+}
+
 wait_up() {	# wait_up NAME SECONDS
 	local i
 	for ((i = 0; i < $2 * 20; i++)); do
@@ -151,7 +162,7 @@ fab_check "1: prio 5 exits cleanly" [ $? -eq 0 ]
 fab_sim_stop
 
 # ---------------------------------------------------------------- 2
-rm -f "$FAB_TMP"/[AB].log
+phase_logs 1
 fab_sim_start "$NET" order2 || exit 1
 start_sm B H0002 -p 10 --control-socket "$FAB_TMP/B.sock"
 wait_up B 60
@@ -200,7 +211,7 @@ fab_check "2: prio 5 exits cleanly" [ $? -eq 0 ]
 fab_sim_stop
 
 # ---------------------------------------------------------------- 3
-rm -f "$FAB_TMP"/[AB].log
+phase_logs 2
 fab_sim_start "$NET" smkey || exit 1
 start_sm A H0001 -p 5
 wait_up A 60
@@ -215,6 +226,46 @@ stop_sm B
 fab_check "3: prio 10 exits cleanly" [ $? -eq 0 ]
 stop_sm A
 fab_check "3: prio 5 exits cleanly" [ $? -eq 0 ]
+fab_sim_stop
+
+# ---------------------------------------------------------------- 5
+# Split brain: tiny.net cut in two (sw-a's links 3 and 4 to sw-b), an SM
+# in each half (H0001 prio 5 on sw-a, H0002 prio 10 on sw-b): both are
+# master.  The links come back: the trap 128s make both sweep; the 5
+# finds the 10 master and stands by, naming why (ERR 1105).
+phase_logs 3
+rm -rf "$FAB_TMP"/[AB].cache
+fab_sim_start "$FAB_TOPO/tiny.net" split || exit 1
+fab_cmd 'Unlink "sw-a"[3]' 'Unlink "sw-a"[4]' >/dev/null
+start_sm A H0001 -p 5 -s 2
+start_sm B H0002 -p 10 -s 2
+wait_up A 60
+wait_up B 60
+sleep 1
+fab_check "5: split: prio 5 is master of its half" \
+	bash -c "grep -q 'ERR 1101' '$FAB_TMP/A.log' && ! grep -q 'ERR 1105' '$FAB_TMP/A.log'"
+fab_check "5: split: prio 10 is master of its half" grep -q 'ERR 1101' "$FAB_TMP/B.log"
+fab_cmd 'ReLink "sw-a"[3]' 'ReLink "sw-a"[4]' >/dev/null
+t0=$(date +%s.%N)
+for ((i = 0; i < 200; i++)); do
+	grep -q 'ERR 1105' "$FAB_TMP/A.log" && break
+	sleep 0.05
+done
+echo "split brain resolved after $(sm_elapsed "$t0" "$(date +%s.%N)") s"
+fab_check "5: joined: prio 5 stands by, says why (ERR 1105)" \
+	grep -q 'ERR 1105: MASTER -> DISCOVERING: two masters met' "$FAB_TMP/A.log"
+sleep 3
+fab_check "5: joined: prio 10 still master" bash -c "! grep -q 'ERR 1105' '$FAB_TMP/B.log'"
+fab_check "5: joined: prio 10 repairs (ERR 1119)" grep -q 'ERR 1119' "$FAB_TMP/B.log"
+LB=$(lid_of H0002)
+LA=$(lid_of H0001)
+fab_check "5: joined: sminfo: 10 MASTER, 5 STANDBY" \
+	bash -c "[ '$(state_at "$LB")' = SMINFO_MASTER ] && [ '$(state_at "$LA")' = SMINFO_STANDBY ]"
+fab_check "5: joined: routes verified" routes_ok 5
+stop_sm A
+fab_check "5: prio 5 exits cleanly" [ $? -eq 0 ]
+stop_sm B
+fab_check "5: prio 10 exits cleanly" [ $? -eq 0 ]
 fab_sim_stop
 
 # ---------------------------------------------------------------- 4
@@ -234,7 +285,8 @@ stop_osm() {
 if command -v opensm >/dev/null; then
 	# 4a: ibsm prio 10 first, OpenSM prio 5: OpenSM stands by; SIGTERM
 	# to ibsm hands over to OpenSM.
-	rm -rf "$FAB_TMP"/[AB].log "$FAB_TMP/osm"
+	phase_logs 5
+	rm -rf "$FAB_TMP/osm"
 	fab_sim_start "$NET" osm1 || exit 1
 	start_sm A H0001 -p 10
 	wait_up A 60
@@ -261,7 +313,8 @@ if command -v opensm >/dev/null; then
 
 	# 4b: OpenSM prio 10 first, ibsm prio 5: ibsm stands by; kill -9 of
 	# OpenSM: ibsm takes over within 5 s with no LID change.
-	rm -rf "$FAB_TMP"/[AB].log "$FAB_TMP/osm"
+	phase_logs 4a
+	mv "$FAB_TMP/osm" "$FAB_TMP/osm.4a"
 	fab_sim_start "$NET" osm2 || exit 1
 	start_osm H0002 10
 	LO=$(lid_of H0002)
