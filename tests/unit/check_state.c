@@ -1036,6 +1036,26 @@ START_TEST(test_bad_control)
 }
 END_TEST
 
+/* sm_priority lowered at run time (SIGHUP, reload): the next light
+ * sweep's SMInfo queries find a better standby and hand over. */
+START_TEST(test_priority_change_hands_over)
+{
+	b_sm = true;		/* IsSM in the model of the sweep */
+	b_prio = 3;
+	b_takes_handover = true;
+	bring_up();
+	sm_event(S, SM_EV_LIGHT_TIMER);
+	run_for(0.3);
+	ck_assert_int_eq(S->state, SM_MASTER);
+	ck_assert_uint_eq(sminfo_sets(SMINFO_HANDOVER), 0);
+	S->cfg.sm_priority = 1;
+	sm_event(S, SM_EV_LIGHT_TIMER);
+	RUN_UNTIL(S->state == SM_STANDBY, 2.);
+	ck_assert_uint_eq(sminfo_sets(SMINFO_HANDOVER), 1);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+}
+END_TEST
+
 /* The pure rules (sm/election.c). */
 START_TEST(test_election_rules)
 {
@@ -1129,6 +1149,7 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_standby_set_while_discovering);
 	tcase_add_test(tc, test_bad_control);
 	tcase_add_test(tc, test_election_rules);
+	tcase_add_test(tc, test_priority_change_hands_over);
 	tcase_add_test(tc, test_remote_table_bounded);
 	suite_add_tcase(s, tc);
 	return s;
