@@ -183,13 +183,16 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req,
 	} else if (word_is(w[0], wl[0], "dump-config")) {
 		NOARGS("dump-config");
 		req->cmd = CTL_CMD_DUMP_CONFIG;
+	} else if (word_is(w[0], wl[0], "sms")) {
+		NOARGS("sms");
+		req->cmd = CTL_CMD_SMS;
 	} else if (word_is(w[0], wl[0], "help")) {
 		NOARGS("help");
 		req->cmd = CTL_CMD_HELP;
 	} else {
 		snprintf(err, errlen, "unknown command '%.*s': expected status,"
-			 " resweep, reroute, loglevel, reload, dump-config or"
-			 " help", (int)(wl[0] > 40 ? 40 : wl[0]), w[0]);
+			 " resweep, reroute, loglevel, reload, dump-config,"
+			 " sms or help", (int)(wl[0] > 40 ? 40 : wl[0]), w[0]);
 		return -EINVAL;
 	}
 #undef NOARGS
@@ -322,6 +325,18 @@ static int cmd_status(struct sm *sm, struct ctl_answer *a)
 	ctl_line_add(a, "state %s", sm_state_name(sm->state));
 	ctl_line_add(a, "priority %u", sm->cfg.sm_priority);
 	ctl_line_add(a, "port_guid 0x%016" PRIx64, sm->port_guid);
+	/* The election (sm/state.c): whom we stand by for, and why. */
+	if (sm->state == SM_MASTER)
+		ctl_line_add(a, "master self");
+	else if (sm->master_guid)
+		ctl_line_add(a, "master 0x%016" PRIx64 " lid %u priority %u",
+			     sm->master_guid, sm->master_lid,
+			     sm->master_priority);
+	else
+		ctl_line_add(a, "master none");
+	ctl_line_add(a, "act_count %u", sm->act_count);
+	ctl_line_add(a, "last_transition %s", sm->last_transition[0] ?
+		     sm->last_transition : "none");
 	ctl_line_add(a, "sm_lid %u", sm_local_lid(sm));
 	ctl_line_add(a, "subnet_up %s", sm->subnet_up ? "yes" : "no");
 	ctl_line_add(a, "sweeping %s", sm->sweep ? "heavy" :
@@ -479,6 +494,35 @@ static int cmd_dump_config(struct sm *sm, struct ctl_answer *a)
 	return answer_end(a, true, "%zu keys", n);
 }
 
+/*
+ * sms: this SM and every other SM it heard from (SMInfo answers to its
+ * Gets, polls and Sets from them: sm/state.c), one line each, with the
+ * seconds since it was last heard from.
+ */
+static int cmd_sms(struct sm *sm, struct ctl_answer *a)
+{
+	ev_tstamp now = ev_now(sm->loop);
+	unsigned n = 1;
+
+	ctl_line_add(a, "# guid lid priority state act_count heard_s");
+	ctl_line_add(a, "0x%016" PRIx64 " %u %u %s %u self", sm->port_guid,
+		     sm_local_lid(sm) ? sm_local_lid(sm) : sm->port_lid,
+		     sm->cfg.sm_priority, sm_state_name(sm->state),
+		     sm->act_count);
+	for (unsigned i = 0; i < SM_MAX_REMOTE; i++) {
+		const struct sm_remote *r = &sm->remotes[i];
+
+		if (!r->guid)
+			continue;
+		ctl_line_add(a, "0x%016" PRIx64 " %u %u %s %u %.1f", r->guid,
+			     r->lid, r->priority,
+			     sm_state_name((enum sm_state)r->state),
+			     r->act_count, now - r->seen);
+		n++;
+	}
+	return answer_end(a, true, "%u SMs", n);
+}
+
 static int cmd_help(struct ctl_answer *a)
 {
 	ctl_line_add(a, "status                 state, sweeps, timings, counts");
@@ -487,6 +531,7 @@ static int cmd_help(struct ctl_answer *a)
 	ctl_line_add(a, "loglevel LEVEL         err, warn, info or debug");
 	ctl_line_add(a, "reload                 as SIGHUP, with its outcome");
 	ctl_line_add(a, "dump-config            the keys in force and their source");
+	ctl_line_add(a, "sms                    every SM known from SMInfo");
 	return answer_end(a, true, "%s", "");
 }
 
@@ -508,6 +553,8 @@ int ctl_execute(struct sm *sm, const struct ctl_request *req,
 		return cmd_dump_config(sm, a);
 	case CTL_CMD_HELP:
 		return cmd_help(a);
+	case CTL_CMD_SMS:
+		return cmd_sms(sm, a);
 	}
 	return answer_end(a, false, "unknown command");
 }

@@ -14,7 +14,7 @@
  * reading an answer, but one answer at a time is buffered.
  *
  * Commands: status, resweep [heavy|light], reroute, loglevel LEVEL,
- * reload, dump-config, help.
+ * reload, dump-config, sms, help.
  *
  * The socket lives on the daemon's event loop: every fd is non-blocking,
  * requests are bounded (CTL_MAX_LINE), clients are bounded
@@ -46,6 +46,7 @@ enum ctl_cmd {
 	CTL_CMD_RELOAD,
 	CTL_CMD_DUMP_CONFIG,
 	CTL_CMD_HELP,
+	CTL_CMD_SMS,			/* every SM known from SMInfo */
 };
 
 struct ctl_request {

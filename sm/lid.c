@@ -630,6 +630,51 @@ static void update_cache(struct lid_cache *c, const struct lport *v, size_t n,
 		cache_del(c, drop[i]);
 }
 
+/* Pass 1: the cache, for every port before any current LID. */
+static void pass_cache(const struct lid_cache *c, const struct lid_policy *p,
+		       struct lport *v, size_t n, struct lid_bitmap *used,
+		       struct lid_report *r)
+{
+	for (size_t i = 0; c && !p->reassign && i < n; i++) {
+		struct lport *lp = &v[i];
+
+		if (lp->lid || !lp->cmin ||
+		    (unsigned)(lp->cmax - lp->cmin + 1) != 1u << lp->lmc ||
+		    bm_any(used, lp->cmin, 1u << lp->lmc))
+			continue;
+		take(used, lp, lp->cmin);
+		r->kept_cache++;
+	}
+}
+
+/*
+ * Pass 2: current LIDs, lowest GUID first among ports claiming the
+ * same LIDs (one whose cache entry agreed has already won above).
+ * A range the cache keeps for an absent port does not stop a port
+ * that is using it now; the stale entry is dropped instead.
+ */
+static void pass_fabric(const struct lid_policy *p, struct lport *v, size_t n,
+			struct lid_bitmap *used, struct lid_report *r)
+{
+	for (size_t i = 0; !p->reassign && i < n; i++) {
+		struct lport *lp = &v[i];
+		unsigned size = 1u << lp->lmc;
+
+		if (lp->lid || !lp->cur)
+			continue;
+		if (lp->cur > LID_UNICAST_MAX || lp->cur % size) {
+			r->fixed_range++;
+			continue;
+		}
+		if (bm_any(used, lp->cur, size)) {
+			r->fixed_dup++;
+			continue;
+		}
+		take(used, lp, lp->cur);
+		r->kept_fabric++;
+	}
+}
+
 int lid_assign(struct fabric *f, struct lid_cache *c,
 	       const struct lid_policy *p, struct lid_report *r)
 {
@@ -671,40 +716,12 @@ int lid_assign(struct fabric *f, struct lid_cache *c,
 	if (c && !p->reassign)
 		any_reserved = mark_present(c, v, n, reserved);
 
-	/* Pass 1: the cache, for every port before any current LID. */
-	for (size_t i = 0; c && !p->reassign && i < n; i++) {
-		struct lport *lp = &v[i];
-
-		if (!lp->cmin ||
-		    (unsigned)(lp->cmax - lp->cmin + 1) != 1u << lp->lmc ||
-		    bm_any(used, lp->cmin, 1u << lp->lmc))
-			continue;
-		take(used, lp, lp->cmin);
-		r->kept_cache++;
-	}
-
-	/*
-	 * Pass 2: current LIDs, lowest GUID first among ports claiming the
-	 * same LIDs (one whose cache entry agreed has already won above).
-	 * A range the cache keeps for an absent port does not stop a port
-	 * that is using it now; the stale entry is dropped instead.
-	 */
-	for (size_t i = 0; !p->reassign && i < n; i++) {
-		struct lport *lp = &v[i];
-		unsigned size = 1u << lp->lmc;
-
-		if (lp->lid || !lp->cur)
-			continue;
-		if (lp->cur > LID_UNICAST_MAX || lp->cur % size) {
-			r->fixed_range++;
-			continue;
-		}
-		if (bm_any(used, lp->cur, size)) {
-			r->fixed_dup++;
-			continue;
-		}
-		take(used, lp, lp->cur);
-		r->kept_fabric++;
+	/* Passes 1 and 2, in the order the policy says. */
+	for (int round = 0; round < 2; round++) {
+		if ((round == 0) != p->prefer_fabric)
+			pass_cache(c, p, v, n, used, r);
+		else
+			pass_fabric(p, v, n, used, r);
 	}
 
 	/*

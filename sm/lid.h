@@ -47,6 +47,9 @@ size_t lid_cache_count(const struct lid_cache *c);
 struct lid_policy {
 	uint8_t lmc;		/* 0-7: CA/router ports get 2^lmc LIDs */
 	bool    reassign;	/* -r: ignore cache and current LIDs */
+	bool    prefer_fabric;	/* current LIDs before the cache: a takeover,
+				 * where the LIDs ports hold are the master's
+				 * and this SM's cache may be stale */
 };
 
 struct lid_report {

@@ -777,6 +777,7 @@ int main(int argc, char **argv)
 	mft_abort(&sm);
 	sa_stop(&sm);
 	mad_engine_free(sm.engine);
+	sm_election_free(&sm);
 	sweep_heavy_abort(&sm);
 	sweep_light_abort(&sm);
 	mft_abort(&sm);

@@ -45,6 +45,9 @@ struct sm_config {
 	unsigned max_wire_smps;
 	const char *dump_fabric;	/* --dump-fabric FILE */
 	uint8_t  sm_priority;		/* 0-15 */
+	uint64_t sm_key;		/* -k/sm_key: SMInfo and SA (14.4.1) */
+	unsigned sminfo_polling_timeout; /* ms: standby polls the master */
+	unsigned polling_retry_number;	/* failed polls: master is dead */
 	uint8_t  lmc;			/* 0-7 */
 	bool     reassign_lids;
 	unsigned sweep_interval;	/* s, 0 = no light sweeps */
@@ -117,6 +120,25 @@ enum sm_event {
 	SM_EV_TRAP,		/* an accepted trap asks for a heavy sweep */
 	SM_EV_PORT_UP,		/* the SM's own port, down, has a link again */
 	SM_EV_STOP,		/* signal: shut down */
+	SM_EV_ELECT_DONE,	/* the election's discovery found the SMs */
+	SM_EV_MASTER_LOST,	/* standby: the master stopped answering */
+	SM_EV_HANDOVER,		/* SubnSet(SMInfo, HANDOVER) accepted */
+	SM_EV_YIELD,		/* master: a better SM is master or takes over */
+};
+
+/*
+ * Another SM as its SMInfo last said (14.2.5.13).  The table of them is
+ * bounded (SM_MAX_REMOTE); an SM not heard from for a while is dropped.
+ */
+#define SM_MAX_REMOTE	16
+struct sm_remote {
+	uint64_t  guid;			/* 0: free slot */
+	uint16_t  lid;
+	uint8_t   priority, state;
+	uint32_t  act_count;
+	ev_tstamp seen;
+	uint8_t   hops;			/* DR path (discovery) */
+	uint8_t   path[SMP_MAX_HOPS + 1];
 };
 
 /*
@@ -152,6 +174,7 @@ struct trap_bucket {
 };
 
 struct sweep;
+struct discovery;
 struct light_sweep;
 struct lft_images;
 struct port_memos;
@@ -226,7 +249,49 @@ struct sm {
 	struct cfg *conf;
 	int      (*reload)(struct sm *sm, struct cfg_msgs *report);
 	struct ctl_server *ctl;		/* control socket (sm/ctl.c) */
+
+	/* Election and master/standby (sm/election.c, sm/state.c). */
+	struct sm_remote remotes[SM_MAX_REMOTE];
+	uint64_t master_guid;		/* the master we stand by for */
+	uint16_t master_lid;
+	uint16_t port_lid;		/* our port's LID as it holds it */
+	uint8_t  master_priority;
+	unsigned poll_misses;		/* consecutive failed polls */
+	bool     poll_inflight;
+	bool     stopping;		/* SIGTERM: handing over, then exit */
+	bool     elect_running;		/* the election's discovery runs */
+	bool     elect_abort;		/* shutdown: its callback does nothing */
+	bool     takeover;		/* DISCOVERING after the master was lost */
+	bool     handing_over;		/* a HANDOVER Set is in flight */
+	bool     adopt_lids;		/* was standby: keep the LIDs ports hold
+					 * over our cache (sm/lid.c) */
+	unsigned elect_waits;		/* waits for a better SM to take over */
+	struct discovery *elect_disc;
+	struct fabric elect_fabric;
+	unsigned elect_pending;		/* SMInfo Gets of the election */
+	ev_timer poll_timer;		/* standby: next poll of the master */
+	ev_timer elect_timer;		/* discovering: retry the election */
+	ev_timer stop_timer;		/* SIGTERM: handover deadline */
+	ev_timer sms_timer;		/* master: ask the other SMs again */
+	ev_tstamp standby_since, master_since;
+	ev_tstamp last_repair;		/* repair sweep after another master */
+	char     last_transition[160];	/* cause of the last state change */
 };
+
+/*
+ * The contract with the standby's copy of the master's SA state
+ * (sm/standby/, branch sm14-sync).  sm_master_lid() is the master's LID,
+ * 0 when this SM is master or knows none.  state.c calls
+ * standby_sync_start() on entering STANDBY, standby_sync_stop() on
+ * leaving it, and standby_sync_adopt() when it becomes MASTER after a
+ * takeover, before the first sweep's SA opens; adopt returns true when
+ * the copy is complete (then no ClientReregister is sent).
+ * sm/standby_hooks.c holds minimal versions until sm/standby/ replaces it.
+ */
+uint16_t sm_master_lid(const struct sm *sm);
+void standby_sync_start(struct sm *sm);
+void standby_sync_stop(struct sm *sm);
+bool standby_sync_adopt(struct sm *sm);
 
 /* The one entry point of the state machine (sm/state.c). */
 void sm_event(struct sm *sm, enum sm_event ev);
@@ -241,6 +306,8 @@ int sm_agents_start(struct sm *sm);
  */
 void sm_watchers_start(struct sm *sm);
 void sm_watchers_stop(struct sm *sm);
+/* sm/state.c: after the engine is freed, what the election holds. */
+void sm_election_free(struct sm *sm);
 
 /* sm/sweep.c: heavy sweep: discover, LIDs, routes, program, activate. */
 int  sweep_heavy_start(struct sm *sm);

@@ -621,7 +621,8 @@ static void on_discovered(void *arg, const struct discover_result *r)
 	}
 
 	struct lid_policy pol = { .lmc = sm->cfg.lmc,
-				  .reassign = sm->cfg.reassign_lids };
+				  .reassign = sm->cfg.reassign_lids,
+				  .prefer_fabric = sm->adopt_lids };
 	if (cache_ensure(sm) < 0) {
 		sweep_finish(sw, false, "out of memory");
 		return;

@@ -101,7 +101,7 @@ static void usage(FILE *f)
 "       ibsmctl [options] query groups | query group MGID\n"
 "       ibsmctl partitions check|list|show|plan|add|remove|set|apply FILE ...\n"
 "       ibsmctl [--socket PATH] [--json] status|resweep [heavy|light]|reroute|\n"
-"               loglevel LEVEL|reload|dump-config   (ibsm's control socket)\n"
+"               loglevel LEVEL|reload|dump-config|sms   (ibsm's control socket)\n"
 "options:\n"
 "  -g, --guid PORTGUID   local port to use (default: first port that is up)\n"
 "  -s, --sm-lid LID      ask this LID instead of the port's SM LID\n"

@@ -294,13 +294,15 @@ static void ctl_usage(FILE *f)
 "       ibsmctl [--socket PATH] loglevel err|warn|info|debug\n"
 "       ibsmctl [--socket PATH] reload\n"
 "       ibsmctl [--socket PATH] [--json] dump-config\n"
+"       ibsmctl [--socket PATH] [--json] sms\n"
 "  --socket PATH   ibsm's control socket (default %s)\n", CTL_DEFAULT_SOCKET);
 }
 
 bool ctl_is_command(const char *word)
 {
 	static const char *const cmds[] = { "status", "resweep", "reroute",
-					    "loglevel", "reload", "dump-config" };
+					    "loglevel", "reload", "dump-config",
+					    "sms" };
 
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(word, cmds[i]))

@@ -636,6 +636,11 @@ static void on_request(void *arg, const void *mad, size_t len,
 		answer(sa, req, from, (uint16_t)rc, NULL, a ? a->rec_size : 0);
 		return;
 	}
+	/* Trust (15.2.2.1) comes from presenting our SM_Key (-k, sm_key):
+	 * the handlers compare with SA_SM_KEY_TRUSTED, so a match becomes
+	 * that value and anything else (1 too, when our key is another)
+	 * becomes 0.  A key of 0 is never trusted. */
+	q.sm_key = q.sm_key && q.sm_key == sm->cfg.sm_key ? SA_SM_KEY_TRUSTED : 0;
 	if (sm->state != SM_MASTER || !sm->subnet_up) {
 		answer(sa, req, from, MAD_STATUS_BUSY, NULL, a->rec_size);
 		return;

@@ -49,6 +49,7 @@ static inline void agent_fx_init(struct agent_fx *x, const char *topo, bool up,
 	x->sm.cfg.transaction_retries = retries;
 	x->sm.cfg.subnet_prefix = 0xfe80000000000000ull;
 	x->sm.cfg.subnet_timeout = 18;
+	x->sm.cfg.sm_key = 1;		/* opensm.conf sm_key default */
 	fabric_init(&x->sm.fabric);
 	snprintf(path, sizeof(path), "%s/%s", TOPO_DIR, topo);
 	ck_assert_msg(topo_load(&x->sm.fabric, path, err, sizeof(err)) == 0,

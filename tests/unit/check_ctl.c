@@ -217,7 +217,7 @@ START_TEST(errors_answered)
 	ck_assert_int_eq(run("bogus", &a), -1);
 	ck_assert_str_eq(last_line(&a), "ERR unknown command 'bogus': expected"
 			 " status, resweep, reroute, loglevel, reload,"
-			 " dump-config or help");
+			 " dump-config, sms or help");
 	ctl_answer_free(&a);
 	/* no sweep when the SM is not active */
 	ck_assert_int_eq(run("resweep", &a), -1);

@@ -493,6 +493,43 @@ START_TEST(duplicate_prefers_cache_agreement)
 }
 END_TEST
 
+/*
+ * A takeover (prefer_fabric): the LIDs ports hold are the old master's
+ * and win over this SM's stale cache; the cache still serves a port
+ * without a usable LID.  Without it, the cache wins.
+ */
+START_TEST(takeover_prefers_current_lids)
+{
+	struct fabric f;
+	struct lid_policy pol = { .lmc = 0, .prefer_fabric = true };
+	struct lid_cache *c = lid_cache_new();
+	struct lid_report r;
+
+	fabric_init(&f);
+	add_ca(&f, CA_GUID(1), 1, 7);
+	add_ca(&f, CA_GUID(2), 1, 0);
+	ck_assert_int_eq(lid_cache_set(c, CA_PORT(1, 1), 3, 3), 0);
+	ck_assert_int_eq(lid_cache_set(c, CA_PORT(2, 1), 5, 5), 0);
+	ck_assert_int_eq(lid_assign(&f, c, &pol, &r), 0);
+	ck_assert_uint_eq(lid_of(&f, CA_GUID(1), 1), 7);
+	ck_assert_uint_eq(lid_of(&f, CA_GUID(2), 1), 5);
+	ck_assert_uint_eq(r.kept_fabric, 1);
+	ck_assert_uint_eq(r.kept_cache, 1);
+	fabric_free(&f);
+	lid_cache_free(c);
+
+	pol.prefer_fabric = false;
+	c = lid_cache_new();
+	fabric_init(&f);
+	add_ca(&f, CA_GUID(1), 1, 7);
+	ck_assert_int_eq(lid_cache_set(c, CA_PORT(1, 1), 3, 3), 0);
+	ck_assert_int_eq(lid_assign(&f, c, &pol, &r), 0);
+	ck_assert_uint_eq(lid_of(&f, CA_GUID(1), 1), 3);
+	fabric_free(&f);
+	lid_cache_free(c);
+}
+END_TEST
+
 START_TEST(invalid_current_lids_fixed)
 {
 	struct fabric f;
@@ -1098,6 +1135,7 @@ static Suite *lid_suite(void)
 	tcase_add_test(tc, fresh_port_does_not_steal);
 	tcase_add_test(tc, duplicate_current_lids_fixed);
 	tcase_add_test(tc, duplicate_prefers_cache_agreement);
+	tcase_add_test(tc, takeover_prefers_current_lids);
 	tcase_add_test(tc, invalid_current_lids_fixed);
 	tcase_add_test(tc, cache_size_mismatch);
 	tcase_add_test(tc, reassign_ignores_cache_and_current);

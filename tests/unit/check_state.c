@@ -32,6 +32,7 @@
 #include "sm/lid.h"
 #include "sm/mcast/mft.h"
 #include "sm/program.h"
+#include "sm/election.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
 #include "tests/unit/fake_transport.h"
@@ -47,6 +48,12 @@ static char tmpdir[64];
 static bool local_down;		/* the SM's own port answers DOWN */
 static bool hold_light;		/* SwitchInfo Gets go unanswered */
 static unsigned held;		/* ... and how many were held */
+/* CA B as another SM (IsSM on its port): its SMInfo, and whether it
+ * answers at all (a killed SM does not). */
+static bool b_sm, b_alive;
+static uint8_t b_prio, b_state;
+static uint64_t b_key;
+static bool b_takes_handover;	/* B becomes MASTER on HANDOVER */
 
 /* ------------------------------------------------ the simulated fabric */
 
@@ -102,6 +109,37 @@ static void fill_port_info(int node, unsigned pn, struct smp_port_info *pi)
 	pi->init_type_reply_mtu_cap = 4;
 	pi_set_op_vls(pi, 1);
 	pi->rereg_subnet_timeout = 18;
+	if (node == 2 && b_sm)
+		pi->cap_mask = htobe32(PI_CAP_IS_SM);
+}
+
+static void fill_b_sminfo(struct smp_sm_info *si)
+{
+	memset(si, 0, sizeof(*si));
+	si->guid = htobe64(GUID_B + 1);
+	si->sm_key = htobe64(b_key);
+	si->act_count = htobe32(7);
+	si->prio_state = (uint8_t)(b_prio << 4 | b_state);
+}
+
+/* An SMInfo Get or Set for B, LID-routed to LID 3 or DR to node 2. */
+static bool b_sminfo(const struct fake_sent *s, uint8_t *resp, uint32_t tid_high)
+{
+	const struct smp_lid *lr = (const void *)s->mad;
+	const struct smp_dr *dr = (const void *)s->mad;
+	bool is_dr = lr->hdr.mgmt_class == MAD_CLASS_SMI_DR;
+
+	if (be16toh(lr->hdr.attr_id) != SMP_ATTR_SM_INFO || !b_sm || !b_alive)
+		return false;
+	if (is_dr ? dr_target(dr) != 2 : s->addr.lid != 3)
+		return false;
+	fake_make_response(s->mad, s->len, tid_high, resp);
+	if (lr->hdr.method == MAD_METHOD_SET &&
+	    be32toh(lr->hdr.attr_mod) == SMINFO_HANDOVER && b_takes_handover)
+		b_state = SM_STATE_MASTER;
+	fill_b_sminfo((struct smp_sm_info *)(resp + (is_dr ?
+		offsetof(struct smp_dr, data) : offsetof(struct smp_lid, data))));
+	return true;
 }
 
 /* Answer the SMPs of a sweep as the fabric above; everything else
@@ -116,6 +154,10 @@ static enum fake_action fabric_policy(struct fake *fk, const struct fake_sent *s
 	int node;
 
 	(void)arg;
+	if (s->timeout_ms && b_sminfo(s, resp, fk->tid_high)) {
+		fake_schedule(fk, resp, MAD_SIZE, &s->addr, 0, 0.);
+		return FAKE_DROP;
+	}
 	if (req->hdr.mgmt_class != MAD_CLASS_SMI_DR || s->timeout_ms == 0)
 		return FAKE_DROP;
 	node = dr_target(req);
@@ -179,6 +221,11 @@ static void setup(void)
 	F.policy = fabric_policy;
 	local_down = hold_light = false;
 	held = 0;
+	b_sm = b_takes_handover = false;
+	b_alive = true;
+	b_prio = 0;
+	b_state = SM_STATE_STANDBY;
+	b_key = 1;
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/check_state.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 
@@ -194,6 +241,8 @@ static void setup(void)
 		.subnet_prefix = 0xfe80000000000000ull, .subnet_timeout = 18,
 		.packet_life_time = 0x12, .head_of_queue_lifetime = 0x12,
 		.leaf_head_of_queue_lifetime = 0x10, .max_op_vls = 5,
+		.sm_key = 1, .sm_priority = 5,
+		.sminfo_polling_timeout = 10000, .polling_retry_number = 4,
 	};
 	snprintf(S->cfg.cache_dir, sizeof(S->cfg.cache_dir), "%s", tmpdir);
 	fabric_init(&S->fabric);
@@ -209,11 +258,13 @@ static void teardown(void)
 	char path[128];
 
 	sm_watchers_stop(S);
+	S->elect_abort = true;
 	sweep_heavy_abort(S);
 	sweep_light_abort(S);
 	mft_abort(S);
 	sa_stop(S);
 	fake_fini(&F);
+	sm_election_free(S);
 	sweep_heavy_abort(S);
 	sweep_light_abort(S);
 	mft_abort(S);
@@ -647,6 +698,416 @@ START_TEST(test_log_ratelimit)
 }
 END_TEST
 
+/* ------------------------------------------- election (IB spec 14.4.1) */
+
+/* SMInfo Sets with AttributeModifier `mod` sent to LID 3 so far. */
+static unsigned sminfo_sets(uint32_t mod)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < F.n_sent; i++) {
+		const struct smp_lid *r = (const void *)F.sent[i].mad;
+		if (r->hdr.mgmt_class == MAD_CLASS_SMI &&
+		    r->hdr.method == MAD_METHOD_SET &&
+		    be16toh(r->hdr.attr_id) == SMP_ATTR_SM_INFO &&
+		    be32toh(r->hdr.attr_mod) == mod && F.sent[i].addr.lid == 3)
+			n++;
+	}
+	return n;
+}
+
+/* SMInfo Gets LID-routed to LID 3 (polls of the master, queries). */
+static unsigned sminfo_gets_to_b(void)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < F.n_sent; i++) {
+		const struct smp_lid *r = (const void *)F.sent[i].mad;
+		if (r->hdr.mgmt_class == MAD_CLASS_SMI &&
+		    r->hdr.method == MAD_METHOD_GET &&
+		    be16toh(r->hdr.attr_id) == SMP_ATTR_SM_INFO &&
+		    F.sent[i].addr.lid == 3)
+			n++;
+	}
+	return n;
+}
+
+/* The last SMInfo answer (GetResp) we sent, or NULL. */
+static const struct smp_sm_info *last_sminfo_resp(void)
+{
+	for (size_t i = F.n_sent; i-- > 0;) {
+		const struct smp_lid *r = (const void *)F.sent[i].mad;
+		if (r->hdr.method == (MAD_METHOD_GET | MAD_METHOD_RESP) &&
+		    be16toh(r->hdr.attr_id) == SMP_ATTR_SM_INFO)
+			return (const void *)r->data;
+	}
+	return NULL;
+}
+
+/* Hand B's SMInfo Get or Set (`mod`) to the engine, LID-routed from 3. */
+static void from_b(uint8_t method, uint32_t mod, uint64_t key)
+{
+	static uint32_t tid = 5000;
+	uint8_t mad[MAD_SIZE] = { 0 };
+	struct smp_lid *smp = (struct smp_lid *)mad;
+	struct mad_addr from = { .lid = 3, .qpn = 0 };
+
+	smp->hdr.base_version = 1;
+	smp->hdr.mgmt_class = MAD_CLASS_SMI;
+	smp->hdr.class_version = 1;
+	smp->hdr.method = method;
+	smp->hdr.tid = htobe64(tid++);
+	smp->hdr.attr_id = htobe16(SMP_ATTR_SM_INFO);
+	smp->hdr.attr_mod = htobe32(mod);
+	fill_b_sminfo((struct smp_sm_info *)smp->data);
+	((struct smp_sm_info *)smp->data)->sm_key = htobe64(key);
+	mad_engine_recv(F.engine, mad, MAD_SIZE, &from, 0);
+	run_for(0.02);
+}
+
+/* DISCOVERING finds a master (even a worse one): STANDBY, no sweep. */
+START_TEST(test_elect_standby_under_master)
+{
+	b_sm = true;
+	b_state = SM_STATE_MASTER;
+	sm_event(S, SM_EV_START);
+	RUN_UNTIL(S->state == SM_STANDBY, 3.);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 0);
+	ck_assert_uint_eq(sm_master_lid(S), 3);
+	ck_assert_uint_eq(S->master_guid, GUID_B + 1);
+	ck_assert(strstr(S->last_transition, "DISCOVERING -> STANDBY"));
+	/* It polls the master (LID-routed SMInfo Gets) and stays. */
+	run_for(2.2);
+	ck_assert_uint_ge(sminfo_gets_to_b(), 2);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 0);
+}
+END_TEST
+
+/* No master; B is discovering with a lower priority: we are master. */
+START_TEST(test_elect_master_over_worse)
+{
+	b_sm = true;
+	b_state = SM_STATE_DISCOVERING;
+	b_prio = 4;
+	bring_up();
+	ck_assert_uint_eq(sm_master_lid(S), 0);
+}
+END_TEST
+
+/* No master; B is better and standing by: wait, then stand by once it
+ * is master. */
+START_TEST(test_elect_waits_for_better)
+{
+	b_sm = true;
+	b_state = SM_STATE_STANDBY;
+	b_prio = 10;
+	sm_event(S, SM_EV_START);
+	RUN_UNTIL(S->elect_waits == 1, 3.);
+	ck_assert_uint_eq(S->elect_waits, 1);
+	ck_assert_int_eq(S->state, SM_DISCOVERING);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 0);
+	b_state = SM_STATE_MASTER;
+	RUN_UNTIL(S->state == SM_STANDBY, 3.);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 0);
+}
+END_TEST
+
+/* The same priority: the lower GUID wins (B's GUID is higher). */
+START_TEST(test_elect_equal_priority_lower_guid)
+{
+	b_sm = true;
+	b_state = SM_STATE_DISCOVERING;
+	b_prio = 5;
+	bring_up();
+}
+END_TEST
+
+/* STANDBY -> DISCOVERING -> MASTER when the master stops answering. */
+START_TEST(test_standby_takeover)
+{
+	b_sm = true;
+	b_state = SM_STATE_MASTER;
+	b_prio = 10;
+	sm_event(S, SM_EV_START);
+	RUN_UNTIL(S->state == SM_STANDBY, 3.);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	b_alive = false;		/* kill -9 */
+	ev_tstamp t0 = ev_time();
+	RUN_UNTIL(S->state == SM_MASTER && S->subnet_up, 6.);
+	ck_assert_int_eq(S->state, SM_MASTER);
+	ck_assert(S->subnet_up);
+	ck_assert_double_lt(ev_time() - t0, 5.);
+	ck_assert_uint_eq(sm_master_lid(S), 0);
+	ck_assert(strstr(S->last_transition, "took over"));
+	/* The LIDs the ports hold were kept. */
+	ck_assert_uint_eq(sm_local_lid(S), 2);
+}
+END_TEST
+
+/* STANDBY, a master that stood down (answers, not MASTER): re-elect. */
+START_TEST(test_standby_master_stood_down)
+{
+	b_sm = true;
+	b_state = SM_STATE_MASTER;
+	sm_event(S, SM_EV_START);
+	RUN_UNTIL(S->state == SM_STANDBY, 3.);
+	b_state = SM_STATE_NOTACTIVE;
+	RUN_UNTIL(S->state == SM_MASTER, 4.);
+	ck_assert_int_eq(S->state, SM_MASTER);
+}
+END_TEST
+
+/* STANDBY gets HANDOVER: answers as MASTER, ACKNOWLEDGEs, sweeps. */
+START_TEST(test_standby_receives_handover)
+{
+	b_sm = true;
+	b_state = SM_STATE_MASTER;
+	sm_event(S, SM_EV_START);
+	RUN_UNTIL(S->state == SM_STANDBY, 3.);
+	from_b(MAD_METHOD_SET, SMINFO_HANDOVER, 1);
+	ck_assert_int_eq(S->state, SM_MASTER);
+	const struct smp_sm_info *r = last_sminfo_resp();
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(r->prio_state & 0xf, SM_STATE_MASTER);
+	ck_assert_uint_eq(sminfo_sets(SMINFO_ACKNOWLEDGE), 1);
+	RUN_UNTIL(S->subnet_up && !S->sweep, 3.);
+	ck_assert(S->subnet_up);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);
+}
+END_TEST
+
+/* MASTER polled by a better standby: HANDOVER to it, then STANDBY. */
+START_TEST(test_master_hands_over_to_better)
+{
+	bring_up();
+	b_sm = true;
+	b_prio = 10;
+	b_state = SM_STATE_STANDBY;
+	b_takes_handover = true;
+	from_b(MAD_METHOD_GET, 0, 1);
+	RUN_UNTIL(S->state == SM_STANDBY, 2.);
+	ck_assert_uint_eq(sminfo_sets(SMINFO_HANDOVER), 1);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	ck_assert_uint_eq(sm_master_lid(S), 3);
+}
+END_TEST
+
+/* MASTER polled by a worse standby: nothing. */
+START_TEST(test_master_keeps_over_worse)
+{
+	bring_up();
+	b_sm = true;
+	b_prio = 1;
+	from_b(MAD_METHOD_GET, 0, 1);
+	run_for(0.2);
+	ck_assert_uint_eq(sminfo_sets(SMINFO_HANDOVER), 0);
+	ck_assert_int_eq(S->state, SM_MASTER);
+}
+END_TEST
+
+/* Two masters meet (split fabric joined): after a sweep the worse one
+ * stands by, naming why. */
+START_TEST(test_split_brain_loser_stands_by)
+{
+	bring_up();
+	b_sm = true;
+	b_prio = 12;
+	b_state = SM_STATE_MASTER;
+	sm_event(S, SM_EV_CHANGE);
+	RUN_UNTIL(S->state == SM_STANDBY, 3.);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	ck_assert(strstr(S->last_transition, "DISCOVERING -> STANDBY"));
+	ck_assert_uint_eq(sm_master_lid(S), 3);
+}
+END_TEST
+
+/* ... and the better one stays master. */
+START_TEST(test_split_brain_winner_stays)
+{
+	bring_up();
+	b_sm = true;
+	b_prio = 2;
+	b_state = SM_STATE_MASTER;
+	sm_event(S, SM_EV_CHANGE);
+	RUN_UNTIL(S->stats.heavy_sweeps == 2 && !S->sweep, 3.);
+	run_for(0.1);
+	ck_assert_int_eq(S->state, SM_MASTER);
+}
+END_TEST
+
+/* SIGTERM on a master with a standby: HANDOVER first, then exit. */
+START_TEST(test_sigterm_hands_over)
+{
+	bring_up();
+	b_sm = true;
+	b_prio = 1;
+	b_takes_handover = true;
+	from_b(MAD_METHOD_GET, 0, 1);	/* a standby polls us */
+	raise(SIGTERM);
+	RUN_UNTIL(S->state == SM_NOTACTIVE, 2.);
+	ck_assert_int_eq(S->state, SM_NOTACTIVE);
+	ck_assert_uint_eq(sminfo_sets(SMINFO_HANDOVER), 1);
+}
+END_TEST
+
+/* SIGTERM on a master alone: exit at once, no Set. */
+START_TEST(test_sigterm_alone)
+{
+	bring_up();
+	raise(SIGTERM);
+	RUN_UNTIL(S->state == SM_NOTACTIVE, 1.);
+	ck_assert_int_eq(S->state, SM_NOTACTIVE);
+	ck_assert_uint_eq(sminfo_sets(SMINFO_HANDOVER), 0);
+}
+END_TEST
+
+/* Another SM_Key: a Set is ignored (no answer, no change), a Get gets
+ * the key zeroed; the right key (or none) gets it back. */
+START_TEST(test_sm_key)
+{
+	bring_up();
+	size_t before = F.n_sent;
+	from_b(MAD_METHOD_SET, SMINFO_DISABLE, 2);
+	ck_assert_int_eq(S->state, SM_MASTER);
+	ck_assert_uint_eq(F.n_sent, before);
+	from_b(MAD_METHOD_GET, 0, 2);
+	ck_assert_uint_eq(be64toh(last_sminfo_resp()->sm_key), 0);
+	from_b(MAD_METHOD_GET, 0, 1);
+	ck_assert_uint_eq(be64toh(last_sminfo_resp()->sm_key), 1);
+	/* No key presented (OpenSM's empty payload): no M_Key in force, so
+	 * the requester is authenticated and gets it. */
+	from_b(MAD_METHOD_GET, 0, 0);
+	ck_assert_uint_eq(be64toh(last_sminfo_resp()->sm_key), 1);
+}
+END_TEST
+
+START_TEST(test_sm_key_other_master_ignored)
+{
+	b_sm = true;
+	b_state = SM_STATE_MASTER;
+	b_prio = 15;
+	b_key = 2;
+	bring_up();
+}
+END_TEST
+
+/* DISABLE -> NOTACTIVE; DISCOVER -> DISCOVERING (and an election);
+ * STANDBY to a discovering SM -> STANDBY. */
+START_TEST(test_disable_and_discover)
+{
+	bring_up();
+	from_b(MAD_METHOD_SET, SMINFO_DISABLE, 1);
+	ck_assert_int_eq(S->state, SM_NOTACTIVE);
+	ck_assert_uint_eq(last_sminfo_resp()->prio_state & 0xf, SM_STATE_NOTACTIVE);
+	b_sm = true;
+	b_state = SM_STATE_MASTER;
+	from_b(MAD_METHOD_SET, SMINFO_DISCOVER, 1);
+	ck_assert(S->state == SM_DISCOVERING || S->state == SM_STANDBY);
+	RUN_UNTIL(S->state == SM_STANDBY, 3.);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+}
+END_TEST
+
+START_TEST(test_standby_set_while_discovering)
+{
+	b_sm = true;
+	b_state = SM_STATE_STANDBY;
+	b_prio = 10;		/* we wait for it */
+	sm_event(S, SM_EV_START);
+	RUN_UNTIL(S->elect_waits == 1, 3.);
+	b_state = SM_STATE_MASTER;
+	from_b(MAD_METHOD_SET, SMINFO_STANDBY, 1);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	ck_assert_uint_eq(sm_master_lid(S), 3);
+}
+END_TEST
+
+/* An unknown AttributeModifier: answered with an error status. */
+START_TEST(test_bad_control)
+{
+	bring_up();
+	from_b(MAD_METHOD_SET, 9, 1);
+	const struct smp_lid *r = (const void *)F.sent[F.n_sent - 1].mad;
+	ck_assert_uint_eq(be16toh(r->hdr.status) & 0x7fff, MAD_STATUS_INVALID_FIELD);
+	ck_assert_int_eq(S->state, SM_MASTER);
+}
+END_TEST
+
+/* sm_priority lowered at run time (SIGHUP, reload): the next light
+ * sweep's SMInfo queries find a better standby and hand over. */
+START_TEST(test_priority_change_hands_over)
+{
+	b_sm = true;		/* IsSM in the model of the sweep */
+	b_prio = 3;
+	b_takes_handover = true;
+	bring_up();
+	sm_event(S, SM_EV_LIGHT_TIMER);
+	run_for(0.3);
+	ck_assert_int_eq(S->state, SM_MASTER);
+	ck_assert_uint_eq(sminfo_sets(SMINFO_HANDOVER), 0);
+	S->cfg.sm_priority = 1;
+	sm_event(S, SM_EV_LIGHT_TIMER);
+	RUN_UNTIL(S->state == SM_STANDBY, 2.);
+	ck_assert_uint_eq(sminfo_sets(SMINFO_HANDOVER), 1);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+}
+END_TEST
+
+/* The pure rules (sm/election.c). */
+START_TEST(test_election_rules)
+{
+	struct sm_remote r[3] = { { 0 } };
+	int who;
+
+	ck_assert(sm_better(5, 9, 4, 1));
+	ck_assert(!sm_better(4, 1, 5, 9));
+	ck_assert(sm_better(5, 1, 5, 2));
+	ck_assert(!sm_better(5, 2, 5, 1));
+	ck_assert_int_eq(elect_decide(5, 10, r, 3, &who), ELECT_MASTER);
+	r[0] = (struct sm_remote){ .guid = 20, .priority = 1,
+				   .state = SM_STATE_MASTER };
+	ck_assert_int_eq(elect_decide(5, 10, r, 3, &who), ELECT_STANDBY);
+	ck_assert_int_eq(who, 0);
+	r[1] = (struct sm_remote){ .guid = 30, .priority = 9,
+				   .state = SM_STATE_MASTER };
+	ck_assert_int_eq(elect_decide(5, 10, r, 3, &who), ELECT_STANDBY);
+	ck_assert_int_eq(who, 1);		/* the better of two masters */
+	r[0].state = r[1].state = SM_STATE_NOTACTIVE;
+	ck_assert_int_eq(elect_decide(5, 10, r, 3, &who), ELECT_MASTER);
+	r[2] = (struct sm_remote){ .guid = 5, .priority = 5,
+				   .state = SM_STATE_DISCOVERING };
+	ck_assert_int_eq(elect_decide(5, 10, r, 3, &who), ELECT_WAIT);
+	ck_assert_int_eq(who, 2);
+	ck_assert_int_eq(master_review(5, 10, &r[2]), MASTER_KEEP);
+	r[2].state = SM_STATE_STANDBY;
+	ck_assert_int_eq(master_review(5, 10, &r[2]), MASTER_HANDOVER);
+	r[2].state = SM_STATE_MASTER;
+	ck_assert_int_eq(master_review(5, 10, &r[2]), MASTER_YIELD);
+	r[2].priority = 4;
+	ck_assert_int_eq(master_review(5, 10, &r[2]), MASTER_KEEP);
+	ck_assert_str_eq(sminfo_control_name(SMINFO_ACKNOWLEDGE), "ACKNOWLEDGE");
+}
+END_TEST
+
+/* The table of other SMs is bounded: the longest unheard is replaced. */
+START_TEST(test_remote_table_bounded)
+{
+	struct sm_remote t[2] = { { 0 } };
+
+	sm_remote_note(t, 2, 1, 1, 0, SM_STATE_STANDBY, 0, 1.);
+	sm_remote_note(t, 2, 2, 2, 0, SM_STATE_STANDBY, 0, 2.);
+	sm_remote_note(t, 2, 1, 0, 3, SM_STATE_STANDBY, 0, 3.);
+	ck_assert_uint_eq(t[0].lid, 1);		/* LID 0: kept */
+	struct sm_remote *n = sm_remote_note(t, 2, 9, 9, 0, SM_STATE_MASTER, 0, 4.);
+	ck_assert_ptr_eq(n, &t[1]);		/* 2 was heard from longest ago */
+	ck_assert_ptr_eq(sm_best_standby(t, 2, 0.), &t[0]);
+	ck_assert_ptr_null(sm_best_standby(t, 2, 3.5));
+}
+END_TEST
+
 static Suite *state_suite(void)
 {
 	Suite *s = suite_create("state");
@@ -669,6 +1130,27 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_sm_port_down_then_up);
 	tcase_add_test(tc, test_sigusr1_reopens_log);
 	tcase_add_test(tc, test_log_ratelimit);
+	tcase_add_test(tc, test_elect_standby_under_master);
+	tcase_add_test(tc, test_elect_master_over_worse);
+	tcase_add_test(tc, test_elect_waits_for_better);
+	tcase_add_test(tc, test_elect_equal_priority_lower_guid);
+	tcase_add_test(tc, test_standby_takeover);
+	tcase_add_test(tc, test_standby_master_stood_down);
+	tcase_add_test(tc, test_standby_receives_handover);
+	tcase_add_test(tc, test_master_hands_over_to_better);
+	tcase_add_test(tc, test_master_keeps_over_worse);
+	tcase_add_test(tc, test_split_brain_loser_stands_by);
+	tcase_add_test(tc, test_split_brain_winner_stays);
+	tcase_add_test(tc, test_sigterm_hands_over);
+	tcase_add_test(tc, test_sigterm_alone);
+	tcase_add_test(tc, test_sm_key);
+	tcase_add_test(tc, test_sm_key_other_master_ignored);
+	tcase_add_test(tc, test_disable_and_discover);
+	tcase_add_test(tc, test_standby_set_while_discovering);
+	tcase_add_test(tc, test_bad_control);
+	tcase_add_test(tc, test_election_rules);
+	tcase_add_test(tc, test_priority_change_hands_over);
+	tcase_add_test(tc, test_remote_table_bounded);
 	suite_add_tcase(s, tc);
 	return s;
 }

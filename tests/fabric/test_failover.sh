@@ -1,0 +1,351 @@
+#!/usr/bin/env bash
+# tests/fabric/test_failover.sh - two ibsm on one fabric: election,
+# takeover after kill -9, handover on SIGTERM and to a later better SM,
+# SM_Key mismatch (IB spec 14.4.1).  Judged by `sminfo` at each SM's LID
+# from a third host and by the diags (ibnetdiscover -p LIDs, routes).
+#
+# 1. prio 5 on H0001 first, then prio 10 on H0002: the 10 takes over by
+#    HANDOVER; the 5 stands by.  LIDs unchanged.  SIGTERM to the 10: the
+#    5 is master within 1 s (measured), LIDs unchanged.
+# 2. prio 10 first, then 5: the 10 stays master, the 5 stands by.  kill -9
+#    of the 10 (fresh ibsim: a killed client keeps its slot): the 5 is
+#    master within 5 s (measured), 0 LID changes, every route verified.
+# 3. SM_Key 2 on the prio-10 SM, 1 on the prio-5 one: each ignores the
+#    other (ERR 1110) and the 5 stays master of its own view.
+# 5. Split brain: two halves, a master in each; joined again, the worse
+#    stands by (ERR 1105) and the diags verify the routes.
+# 4. ibsm with OpenSM (both SM_Key 1): OpenSM prio 5 stands by under
+#    ibsm prio 10 and is master within 1 s of ibsm's SIGTERM (handover);
+#    ibsm prio 5 stands by under OpenSM prio 10 and takes over within 5 s
+#    of OpenSM's kill -9, 0 LID changes, routes verified.
+# Takeover times are printed ("takeover ... s"); they are not asserted
+# beyond the issue's bounds.
+# shellcheck source=tests/fabric/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=tests/fabric/lib_sm.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib_sm.sh"
+
+BUILD=${IBSM_BUILD:-$(dirname "$IBSM")/..}
+NET=${FAILOVER_NET:-$FAB_TOPO/fat2-small.net}
+DIAG=H0004
+A_PID= B_PID=
+
+# start_sm NAME HOST ARGS...: an ibsm daemon; its timeout PID in NAME_PID.
+start_sm() {
+	local name=$1 host=$2
+	shift 2
+	mkdir -p "$FAB_TMP/$name.cache"
+	fab_spawn "$host" "$IBSM" -f "$FAB_TMP/$name.log" \
+		--cache-dir "$FAB_TMP/$name.cache" --dump-dir "$FAB_TMP/$name.cache" \
+		"$@" >>"$FAB_TMP/$name.out" 2>&1
+	printf -v "${name}_PID" '%s' "$FAB_SPAWN_PID"
+}
+
+# stop_sm NAME [SIGNAL]: signal it (TERM) and wait; sanitizer reports fail.
+stop_sm() {
+	local var="${1}_PID" pid rc
+	pid=${!var}
+	[ -n "$pid" ] || return 0
+	if [ "${2:-TERM}" = KILL ]; then
+		kill -KILL "$(fab_descendant "$pid" ibsm)" 2>/dev/null
+	else
+		kill -TERM "$pid" 2>/dev/null
+	fi
+	wait "$pid" 2>/dev/null
+	rc=$?
+	rm -f "$FAB_TMP/pids/$pid"
+	printf -v "$var" '%s' ''
+	if grep -q 'ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error:' \
+		"$FAB_TMP/$1.out" 2>/dev/null; then
+		fab_log "sanitizer report in $FAB_TMP/$1.out"
+		sed -n 1,30p "$FAB_TMP/$1.out" >&2
+		return 99
+	fi
+	[ "${2:-TERM}" = KILL ] && return 0
+	return "$rc"
+}
+
+# lid_of HOST: the LID of HOST's port 1 as the diags see it.
+lid_of() {
+	fab_run "$DIAG" ibnetdiscover -p 2>/dev/null |
+		awk -v h="'$1 " '$1 == "CA" && index($0, h) { print $2; exit }'
+}
+
+# state_at LID: SMINFO_MASTER, SMINFO_STANDBY, ... as sminfo reads it.
+state_at() {
+	fab_run "$DIAG" sminfo "$1" 2>/dev/null | grep -o 'SMINFO_[A-Z]*' | head -n 1
+}
+
+# wait_state LID STATE SECONDS: poll sminfo until LID is in STATE; prints
+# the seconds it took.
+wait_state() {
+	local t0 now
+	t0=$(date +%s.%N)
+	while :; do
+		[ "$(state_at "$1")" = "$2" ] && break
+		now=$(date +%s.%N)
+		if awk -v a="$t0" -v b="$now" -v l="$3" 'BEGIN { exit !(b - a > l) }'; then
+			echo "timeout"
+			return 1
+		fi
+		sleep 0.05
+	done
+	sm_elapsed "$t0" "$(date +%s.%N)"
+}
+
+# lids FILE: "GUID LID" of every port, from ibnetdiscover -p.
+lids() {
+	fab_run "$DIAG" ibnetdiscover -p 2>/dev/null |
+		awk '$1 == "CA" || $1 == "SW" { print $4, $2 }' | sort >"$1"
+	[ -s "$1" ]
+}
+
+routes_ok() {
+	sm_diags "$DIAG" "$FAB_TMP/diags-$1" && sm_verify "$FAB_TMP/diags-$1"
+}
+
+# phase_logs N: keep the last phase's logs as A.log.N, B.log.N.
+phase_logs() {
+	local f
+	for f in A B; do
+		[ -e "$FAB_TMP/$f.log" ] && mv "$FAB_TMP/$f.log" "$FAB_TMP/$f.log.$1"
+	done
+	return 0
+}
+
+wait_up() {	# wait_up NAME SECONDS
+	local i
+	for ((i = 0; i < $2 * 20; i++)); do
+		grep -q 'SUBNET UP' "$FAB_TMP/$1.log" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# ---------------------------------------------------------------- 1
+fab_sim_start "$NET" order1 || exit 1
+start_sm A H0001 -p 5
+wait_up A 60 && fab_pass "1: prio 5 alone brings the subnet up" ||
+	fab_fail "1: prio 5 alone brings the subnet up"
+LA=$(lid_of H0001)
+lids "$FAB_TMP/lids1.before"
+start_sm B H0002 -p 10
+LB=$(lid_of H0002)
+t=$(wait_state "$LB" SMINFO_MASTER 20)
+fab_check "1: later prio 10 (LID $LB) takes over ($t s)" [ "$t" != timeout ]
+t=$(wait_state "$LA" SMINFO_STANDBY 10)
+fab_check "1: prio 5 (LID $LA) is STANDBY" [ "$t" != timeout ]
+fab_check "1: prio 5 logged the handover" grep -q 'ERR 1109' "$FAB_TMP/A.log"
+fab_check "1: prio 10 logged HANDOVER" grep -q 'ERR 1114' "$FAB_TMP/B.log"
+sleep 2
+lids "$FAB_TMP/lids1.mid"
+fab_check "1: 0 LID changes after the handover" \
+	diff "$FAB_TMP/lids1.before" "$FAB_TMP/lids1.mid"
+# SIGTERM to the master: it hands over before exiting.
+t0=$(date +%s.%N)
+kill -TERM "$B_PID"
+t=$(wait_state "$LA" SMINFO_MASTER 5)
+echo "takeover after SIGTERM: $t s (sminfo at LID $LA)"
+fab_check "1: SIGTERM: standby master within 1 s ($t s)" \
+	awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 1.0) }'
+stop_sm B
+fab_check "1: SIGTERM: prio 10 exits cleanly" [ $? -eq 0 ]
+fab_check "1: SIGTERM: handed over (ERR 1109 in B's log)" \
+	grep -q 'ERR 1109: handed over' "$FAB_TMP/B.log"
+sleep 1
+lids "$FAB_TMP/lids1.after"
+fab_check "1: 0 LID changes after SIGTERM" \
+	diff "$FAB_TMP/lids1.before" "$FAB_TMP/lids1.after"
+fab_check "1: routes verified after SIGTERM" routes_ok 1
+stop_sm A
+fab_check "1: prio 5 exits cleanly" [ $? -eq 0 ]
+fab_sim_stop
+
+# ---------------------------------------------------------------- 2
+phase_logs 1
+fab_sim_start "$NET" order2 || exit 1
+start_sm B H0002 -p 10 --control-socket "$FAB_TMP/B.sock"
+wait_up B 60
+start_sm A H0001 -p 5 --control-socket "$FAB_TMP/A.sock"
+LA=$(lid_of H0001)
+LB=$(lid_of H0002)
+t=$(wait_state "$LA" SMINFO_STANDBY 20)
+fab_check "2: prio 5 started second is STANDBY ($t s)" [ "$t" != timeout ]
+fab_check "2: prio 10 is MASTER" [ "$(state_at "$LB")" = SMINFO_MASTER ]
+sleep 2
+fab_check "2: prio 5 did not sweep" bash -c "! grep -q 'SUBNET UP' '$FAB_TMP/A.log'"
+# ibsmctl: each SM's role and master, and every SM from SMInfo.
+CTL=${IBSMCTL:-$BUILD/tools/ibsmctl}
+"$CTL" --socket "$FAB_TMP/A.sock" status >"$FAB_TMP/A.status" 2>&1
+"$CTL" --socket "$FAB_TMP/B.sock" sms >"$FAB_TMP/B.sms" 2>&1
+"$CTL" --socket "$FAB_TMP/A.sock" sms >"$FAB_TMP/A.sms" 2>&1
+GA=$(awk '$1 == "port_guid" { print $2 }' "$FAB_TMP/A.status")
+fab_check "2: ibsmctl status: STANDBY, master at LID $LB" \
+	grep -q "^master 0x[0-9a-f]* lid $LB priority 10" "$FAB_TMP/A.status"
+fab_check "2: ibsmctl status: state STANDBY" grep -qx "state STANDBY" "$FAB_TMP/A.status"
+fab_check "2: ibsmctl sms on the master lists the standby" \
+	grep -q "^$GA $LA 5 STANDBY " "$FAB_TMP/B.sms"
+fab_check "2: ibsmctl sms on the standby lists the master" \
+	grep -q "^0x[0-9a-f]* $LB 10 MASTER " "$FAB_TMP/A.sms"
+fab_check "2: ibsmctl sms: 2 SMs" grep -q "^2 SMs" "$FAB_TMP/A.sms"
+fab_check "2: ibsmctl sms on the standby: itself, LID $LA" \
+	grep -q "^$GA $LA 5 STANDBY 0 self" "$FAB_TMP/A.sms"
+lids "$FAB_TMP/lids2.before"
+stop_sm B KILL
+t0=$(date +%s.%N)
+t=$(wait_state "$LA" SMINFO_MASTER 10)
+up=$(wait_up A 10 && date +%s.%N)
+echo "takeover after kill -9: $t s to MASTER (sminfo at LID $LA)"
+fab_check "2: kill -9: standby master within 5 s ($t s)" \
+	awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 5.0) }'
+fab_check "2: kill -9: SUBNET UP logged" [ -n "$up" ]
+fab_check "2: kill -9: cause logged (ERR 1107)" grep -q 'ERR 1107' "$FAB_TMP/A.log"
+lids "$FAB_TMP/lids2.after"
+fab_check "2: kill -9: routes verified" routes_ok 2
+t1=$(date +%s.%N)
+echo "takeover after kill -9, routes verified by the diags: $(sm_elapsed "$t0" "$t1") s"
+fab_check "2: 0 LID changes after kill -9" \
+	diff "$FAB_TMP/lids2.before" "$FAB_TMP/lids2.after"
+stop_sm A
+fab_check "2: prio 5 exits cleanly" [ $? -eq 0 ]
+fab_sim_stop
+
+# ---------------------------------------------------------------- 3
+phase_logs 2
+fab_sim_start "$NET" smkey || exit 1
+start_sm A H0001 -p 5
+wait_up A 60
+start_sm B H0002 -p 10 -k 2
+LA=$(lid_of H0001)
+sleep 4
+fab_check "3: SM_Key mismatch: prio 5 stays MASTER" [ "$(state_at "$LA")" = SMINFO_MASTER ]
+fab_check "3: SM_Key mismatch logged (ERR 1110)" \
+	grep -q 'ERR 1110' "$FAB_TMP/A.log" "$FAB_TMP/B.log"
+fab_check "3: prio 5 never left MASTER" bash -c "! grep -q 'ERR 1109\|ERR 1105' '$FAB_TMP/A.log'"
+stop_sm B
+fab_check "3: prio 10 exits cleanly" [ $? -eq 0 ]
+stop_sm A
+fab_check "3: prio 5 exits cleanly" [ $? -eq 0 ]
+fab_sim_stop
+
+# ---------------------------------------------------------------- 5
+# Split brain: tiny.net cut in two (sw-a's links 3 and 4 to sw-b), an SM
+# in each half (H0001 prio 5 on sw-a, H0002 prio 10 on sw-b): both are
+# master.  The links come back: the trap 128s make both sweep; the 5
+# finds the 10 master and stands by, naming why (ERR 1105).
+phase_logs 3
+rm -rf "$FAB_TMP"/[AB].cache
+fab_sim_start "$FAB_TOPO/tiny.net" split || exit 1
+fab_cmd 'Unlink "sw-a"[3]' 'Unlink "sw-a"[4]' >/dev/null
+start_sm A H0001 -p 5 -s 2
+start_sm B H0002 -p 10 -s 2
+wait_up A 60
+wait_up B 60
+sleep 1
+fab_check "5: split: prio 5 is master of its half" \
+	bash -c "grep -q 'ERR 1101' '$FAB_TMP/A.log' && ! grep -q 'ERR 1105' '$FAB_TMP/A.log'"
+fab_check "5: split: prio 10 is master of its half" grep -q 'ERR 1101' "$FAB_TMP/B.log"
+fab_cmd 'ReLink "sw-a"[3]' 'ReLink "sw-a"[4]' >/dev/null
+t0=$(date +%s.%N)
+for ((i = 0; i < 200; i++)); do
+	grep -q 'ERR 1105' "$FAB_TMP/A.log" && break
+	sleep 0.05
+done
+echo "split brain resolved after $(sm_elapsed "$t0" "$(date +%s.%N)") s"
+fab_check "5: joined: prio 5 stands by, says why (ERR 1105)" \
+	grep -q 'ERR 1105: MASTER -> DISCOVERING: two masters met' "$FAB_TMP/A.log"
+sleep 3
+fab_check "5: joined: prio 10 still master" bash -c "! grep -q 'ERR 1105' '$FAB_TMP/B.log'"
+fab_check "5: joined: prio 10 repairs (ERR 1119)" grep -q 'ERR 1119' "$FAB_TMP/B.log"
+LB=$(lid_of H0002)
+LA=$(lid_of H0001)
+fab_check "5: joined: sminfo: 10 MASTER, 5 STANDBY" \
+	bash -c "[ '$(state_at "$LB")' = SMINFO_MASTER ] && [ '$(state_at "$LA")' = SMINFO_STANDBY ]"
+fab_check "5: joined: routes verified" routes_ok 5
+stop_sm A
+fab_check "5: prio 5 exits cleanly" [ $? -eq 0 ]
+stop_sm B
+fab_check "5: prio 10 exits cleanly" [ $? -eq 0 ]
+fab_sim_stop
+
+# ---------------------------------------------------------------- 4
+# ibsm with OpenSM (default SM_Key 1 on both), both arrangements.
+start_osm() {	# start_osm HOST PRIO: OpenSM daemon; its PID in O_PID
+	mkdir -p "$FAB_TMP/osm"
+	fab_spawn "$1" env OSM_CACHE_DIR="$FAB_TMP/osm" OSM_TMP_DIR="$FAB_TMP/osm" \
+		opensm -p "$2" -f "$FAB_TMP/osm/log" >>"$FAB_TMP/osm/out" 2>&1
+	O_PID=$FAB_SPAWN_PID
+}
+stop_osm() {
+	kill -"${1:-TERM}" "$(fab_descendant "$O_PID" opensm)" 2>/dev/null
+	kill -TERM "$O_PID" 2>/dev/null
+	wait "$O_PID" 2>/dev/null
+	rm -f "$FAB_TMP/pids/$O_PID"
+}
+if command -v opensm >/dev/null; then
+	# 4a: ibsm prio 10 first, OpenSM prio 5: OpenSM stands by; SIGTERM
+	# to ibsm hands over to OpenSM.
+	phase_logs 5
+	rm -rf "$FAB_TMP/osm"
+	fab_sim_start "$NET" osm1 || exit 1
+	start_sm A H0001 -p 10
+	wait_up A 60
+	start_osm H0002 5
+	LA=$(lid_of H0001)
+	LO=$(lid_of H0002)
+	t=$(wait_state "$LO" SMINFO_STANDBY 20)
+	fab_check "4a: OpenSM prio 5 stands by under ibsm prio 10 ($t s)" [ "$t" != timeout ]
+	fab_check "4a: ibsm is MASTER" [ "$(state_at "$LA")" = SMINFO_MASTER ]
+	lids "$FAB_TMP/lids4.before"
+	kill -TERM "$A_PID"
+	t=$(wait_state "$LO" SMINFO_MASTER 10)
+	echo "OpenSM master after ibsm's SIGTERM: $t s"
+	fab_check "4a: SIGTERM: OpenSM master within 1 s ($t s)" \
+		awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 1.0) }'
+	stop_sm A
+	fab_check "4a: ibsm exits cleanly" [ $? -eq 0 ]
+	sleep 2
+	lids "$FAB_TMP/lids4.after"
+	fab_check "4a: 0 LID changes (OpenSM after ibsm)" \
+		diff "$FAB_TMP/lids4.before" "$FAB_TMP/lids4.after"
+	stop_osm
+	fab_sim_stop
+
+	# 4b: OpenSM prio 10 first, ibsm prio 5: ibsm stands by; kill -9 of
+	# OpenSM: ibsm takes over within 5 s with no LID change.
+	phase_logs 4a
+	mv "$FAB_TMP/osm" "$FAB_TMP/osm.4a"
+	fab_sim_start "$NET" osm2 || exit 1
+	start_osm H0002 10
+	LO=$(lid_of H0002)
+	for ((i = 0; i < 100; i++)); do
+		[ "$(state_at "$LO")" = SMINFO_MASTER ] && break
+		sleep 0.2
+	done
+	start_sm A H0001 -p 5
+	LA=$(lid_of H0001)
+	t=$(wait_state "$LA" SMINFO_STANDBY 20)
+	fab_check "4b: ibsm prio 5 stands by under OpenSM prio 10 ($t s)" [ "$t" != timeout ]
+	fab_check "4b: ibsm did not sweep" bash -c "! grep -q 'SUBNET UP' '$FAB_TMP/A.log'"
+	lids "$FAB_TMP/lids5.before"
+	stop_osm KILL
+	t0=$(date +%s.%N)
+	t=$(wait_state "$LA" SMINFO_MASTER 10)
+	echo "ibsm master after OpenSM's kill -9: $t s"
+	fab_check "4b: kill -9 of OpenSM: ibsm master within 5 s ($t s)" \
+		awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 5.0) }'
+	wait_up A 10
+	fab_check "4b: routes verified" routes_ok 4b
+	echo "ibsm takeover from OpenSM, routes verified: $(sm_elapsed "$t0" "$(date +%s.%N)") s"
+	lids "$FAB_TMP/lids5.after"
+	fab_check "4b: 0 LID changes (ibsm after OpenSM)" \
+		diff "$FAB_TMP/lids5.before" "$FAB_TMP/lids5.after"
+	stop_sm A
+	fab_check "4b: ibsm exits cleanly" [ $? -eq 0 ]
+	fab_sim_stop
+else
+	echo "opensm not installed: phase 4 not run"
+	fab_fail "4: opensm installed"
+fi
+
+fab_summary
