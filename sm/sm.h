@@ -159,6 +159,7 @@ struct sa_agent;
 struct part_config;
 struct mc_table;
 struct mft_state;
+struct standby_sync;
 
 struct sm_stats {
 	unsigned heavy_sweeps;
@@ -226,6 +227,10 @@ struct sm {
 	struct cfg *conf;
 	int      (*reload)(struct sm *sm, struct cfg_msgs *report);
 	struct ctl_server *ctl;		/* control socket (sm/ctl.c) */
+	/* STANDBY: the master's LID (0: none known), set by the state
+	 * machine; the standby copies the master's SA state from it. */
+	uint16_t master_lid;
+	struct standby_sync *sync;	/* that copy (sm/standby/sync.c) */
 };
 
 /* The one entry point of the state machine (sm/state.c). */
@@ -269,6 +274,17 @@ void sm_parts_free(struct sm *sm);
  * joins into one update, or by the heavy sweep in progress.
  */
 void mcast_changed(struct sm *sm);
+
+/*
+ * sm/standby/sync.c: the standby's copy of the master's SA state.  start
+ * on entering STANDBY (copies from sm->master_lid every
+ * STANDBY_SYNC_INTERVAL seconds), stop on leaving it, adopt when becoming
+ * MASTER after a takeover, before the SA answers: installs the last copy
+ * (LIDs into the guid2lid cache, groups, services, subscriptions).
+ */
+void standby_sync_start(struct sm *sm);
+void standby_sync_stop(struct sm *sm);
+void standby_sync_adopt(struct sm *sm);
 
 /* Our own port's LID as assigned, 0 before the first sweep. */
 uint16_t sm_local_lid(const struct sm *sm);

@@ -214,6 +214,28 @@ static int answer_add(const struct sa_query *q, struct sa_table *out,
 	return sa_table_add(out, &r);
 }
 
+/*
+ * A Get/GetTable answer gives the lease that remains (whole seconds,
+ * rounded up), as OpenSM's lease timer rewrites ServiceLease every
+ * second: a standby that copies the table (sm/standby/sync.c) then knows
+ * when each record runs out.
+ */
+static int answer_remaining(const struct sa_query *q, struct sa_table *out,
+			    const struct service *s, ev_tstamp now)
+{
+	struct sa_service_record r = s->rec;
+
+	if (s->expires) {
+		double left = s->expires - now;
+		uint32_t sec = left <= 0 ? 0 : (uint32_t)left;
+
+		if (left > sec)
+			sec++;
+		r.service_lease = htobe32(sec);
+	}
+	return answer_add(q, out, &r);
+}
+
 static int service_set(struct sa_state *st, const struct sa_query *q,
 		       const uint8_t requester_gid[16], ev_tstamp now,
 		       struct sa_table *out)
@@ -314,7 +336,7 @@ int sa_service_request(struct sa_state *st, const struct sa_query *q,
 		for (size_t i = 0; i < st->n_svc; i++)
 			if (sa_match(service_fields, 37, q->comp_mask,
 				     &st->svc[i].rec, t) &&
-			    (rc = answer_add(q, out, &st->svc[i].rec)) < 0)
+			    (rc = answer_remaining(q, out, &st->svc[i], now)) < 0)
 				return rc;
 		return 0;
 	case MAD_METHOD_DELETE:
@@ -417,6 +439,11 @@ int sa_inform_records(const struct sa_state *st, const struct sa_query *q,
 		memcpy(r.subscriber_gid, st->sub[i].gid, 16);
 		r.subscriber_enum = htobe16(st->sub[i].enumr);
 		r.inform_info = st->sub[i].ii;
+		/* The QPN Reports go to, also when the subscriber left it 0
+		 * (its request's QP): a standby's copy needs it. */
+		if (!(be32toh(r.inform_info.qpn_resp_time) >> 8))
+			r.inform_info.qpn_resp_time |=
+				htobe32((st->sub[i].to.qpn & 0xffffffu) << 8);
 		if (sa_match(inform_record_fields, n, q->comp_mask, &r, q->tmpl) &&
 		    (rc = sa_table_add(out, &r)) < 0)
 			return rc;
@@ -481,4 +508,75 @@ size_t sa_inform_dest_count(const struct sa_state *st, const struct mad_addr *to
 	for (size_t i = 0; i < st->n_sub; i++)
 		n += st->sub[i].to.lid == to->lid && st->sub[i].to.qpn == to->qpn;
 	return n;
+}
+
+/*
+ * Imports of a standby's copy (sm/standby/sync.c) at takeover.  Both keep
+ * the table's caps and per-port quotas, so a copy can never hold more
+ * than the SA itself would have taken.
+ */
+int sa_service_import(struct sa_state *st, const struct sa_service_record *rec,
+		      uint32_t remaining, ev_tstamp now)
+{
+	static const uint8_t zero[16];
+	struct service *s = NULL;
+
+	if (!memcmp(rec->service_gid, zero, 16))
+		return -EINVAL;
+	if (remaining != SA_LEASE_INFINITE && st->lim.max_lease != SA_LEASE_INFINITE &&
+	    remaining > st->lim.max_lease)
+		remaining = st->lim.max_lease;
+	for (size_t i = 0; i < st->n_svc && !s; i++)
+		if (same_rid(&st->svc[i].rec, rec))
+			s = &st->svc[i];
+	if (!s) {
+		if (st->n_svc >= st->lim.max_services)
+			return -ENOBUFS;
+		if (services_of(st, rec->service_gid) >= st->lim.services_per_port)
+			return -EDQUOT;
+		struct service *n = realloc(st->svc, (st->n_svc + 1) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		st->svc = n;
+		s = &st->svc[st->n_svc++];
+		/* Charged to its ServiceGID's port: the copy does not say
+		 * which port registered it. */
+		memcpy(s->by, rec->service_gid, 16);
+	}
+	s->rec = *rec;
+	s->rec.service_lease = htobe32(remaining);
+	s->expires = remaining == SA_LEASE_INFINITE ? 0 : now + remaining;
+	return 0;
+}
+
+int sa_inform_import(struct sa_state *st, const struct sa_inform_info *ii,
+		     const uint8_t subscriber_gid[16], const struct mad_addr *to)
+{
+	static const uint8_t zero[16];
+	size_t mine = 0;
+
+	if (ii->subscribe != 1 || !ii->is_generic || !memcmp(subscriber_gid, zero, 16) ||
+	    !to->lid)
+		return -EINVAL;
+	for (size_t i = 0; i < st->n_sub; i++) {
+		if (same_subscription(&st->sub[i], ii, to))
+			return 0;
+		if (!memcmp(st->sub[i].gid, subscriber_gid, 16))
+			mine++;
+	}
+	if (st->n_sub >= st->lim.max_subscriptions)
+		return -ENOBUFS;
+	if (mine >= st->lim.subscriptions_per_port)
+		return -EDQUOT;
+	struct subscriber *n = realloc(st->sub, (st->n_sub + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	st->sub = n;
+	struct subscriber *s = &st->sub[st->n_sub++];
+	memset(s, 0, sizeof(*s));
+	s->ii = *ii;
+	s->to = *to;
+	s->enumr = st->next_enum++;
+	memcpy(s->gid, subscriber_gid, 16);
+	return 0;
 }
