@@ -412,13 +412,25 @@ static void round_fail(struct standby_sync *s, const char *what, int err)
 	s->busy = false;
 }
 
+static void take_table(struct standby_sync *s, const struct rmpp_result *res);
+
+/* A table is in (or the transfer failed): the receiver that holds its
+ * payload is freed once the payload is taken. */
 static void on_table(void *arg, const struct rmpp_result *res)
 {
 	struct standby_sync *s = arg;
+	struct rmpp_receiver *rx = s->rx;
+
+	s->rx = NULL;
+	take_table(s, res);
+	rmpp_receiver_free(rx);
+}
+
+static void take_table(struct standby_sync *s, const struct rmpp_result *res)
+{
 	uint16_t attr = round_attrs[s->step];
 	int rc;
 
-	s->rx = NULL;
 	if (res->status < 0 || !res->first) {
 		round_fail(s, "no table", res->status < 0 ? res->status : -EPROTO);
 		return;
@@ -443,15 +455,22 @@ static void on_table(void *arg, const struct rmpp_result *res)
 	round_next(s);
 }
 
+/*
+ * A query in flight belongs to the engine until it calls back, maybe
+ * after the sync was stopped or freed (-ECANCELED when the engine goes):
+ * it names the SM and a generation, never the sync itself.
+ */
 struct pending {
-	struct standby_sync *s;
+	struct sm *sm;
 	uint64_t gen;
 };
+
+static uint64_t generations;	/* loop thread only */
 
 static void on_first(void *arg, int status, const void *mad, size_t len)
 {
 	struct pending *p = arg;
-	struct standby_sync *s = p->s;
+	struct standby_sync *s = p->sm->sync;
 	uint64_t gen = p->gen;
 
 	free(p);
@@ -508,7 +527,7 @@ static void round_next(struct standby_sync *s)
 	memset(&m, 0, sizeof(m));
 	sa_request_hdr(&m, MAD_METHOD_GET_TABLE, round_attrs[s->step], 0);
 	m.sm_key = htobe64(SA_SM_KEY_TRUSTED);	/* every group's members */
-	p->s = s;
+	p->sm = sm;
 	p->gen = s->gen;
 	int rc = mad_engine_submit(sm->engine, &m, sizeof(m), &to, on_first, p);
 	if (rc < 0) {
@@ -540,6 +559,7 @@ static struct standby_sync *sync_get(struct sm *sm)
 		if (!sm->sync)
 			return NULL;
 		sm->sync->sm = sm;
+		sm->sync->gen = ++generations;
 		ev_timer_init(&sm->sync->timer, on_timer, 0., STANDBY_SYNC_INTERVAL);
 		sm->sync->timer.data = sm->sync;
 	}
@@ -573,7 +593,7 @@ void standby_sync_stop(struct sm *sm)
 		rmpp_receiver_free(s->rx);
 		s->rx = NULL;
 	}
-	s->gen++;		/* a first segment still coming is ignored */
+	s->gen = ++generations;	/* a first segment still coming is ignored */
 	s->busy = false;
 	s->running = false;
 	sb_copy_free(&s->next);

@@ -8,9 +8,12 @@
 #include "config.h"
 
 #include <check.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <endian.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mad/sa_wire.h"
 #include "sm/mcast/mcast.h"
@@ -362,6 +365,192 @@ START_TEST(test_caps_and_lengths)
 }
 END_TEST
 
+/*
+ * The whole path: standby B fetches from master A through both MAD
+ * engines (each fake transport's sent MADs handed to the other engine),
+ * GetTable answered by A's SA agent with RMPP, ACKs back, then B takes
+ * over.  `groups` groups of two members and `services` services on A.
+ */
+struct bridge {
+	struct agent_fx *a, *b;
+	size_t seen_a, seen_b;
+	uint16_t a_lid, b_lid;
+};
+
+static unsigned bridge_pump(struct bridge *br)
+{
+	unsigned moved = 0;
+
+	ev_run(br->b->sm.loop, EVRUN_NOWAIT);
+	ev_run(br->a->sm.loop, EVRUN_NOWAIT);
+	while (br->seen_b < br->b->fk.n_sent) {
+		struct fake_sent *f = &br->b->fk.sent[br->seen_b++];
+		struct mad_addr from = { .lid = br->b_lid, .qpn = 1,
+					 .qkey = 0x80010000u };
+
+		if (f->addr.lid == br->a_lid && f->addr.qpn == 1) {
+			mad_engine_recv(br->a->sm.engine, f->mad, f->len, &from, 0);
+			moved++;
+		}
+	}
+	while (br->seen_a < br->a->fk.n_sent) {
+		struct fake_sent *f = &br->a->fk.sent[br->seen_a++];
+		struct mad_addr from = { .lid = br->a_lid, .qpn = 1,
+					 .qkey = 0x80010000u };
+
+		if (f->addr.lid == br->b_lid && f->addr.qpn == 1) {
+			mad_engine_recv(br->b->sm.engine, f->mad, f->len, &from, 0);
+			moved++;
+		}
+	}
+	return moved;
+}
+
+static void many(struct agent_fx *a, unsigned groups, unsigned services)
+{
+	int err;
+
+	for (unsigned i = 0; i < groups; i++) {
+		uint8_t mgid[16] = { 0xff, 0x15, 0xa0, 0x1b };
+		struct mc_group *g;
+
+		mgid[14] = (uint8_t)(i >> 8);
+		mgid[15] = (uint8_t)i;
+		g = mc_group_create(a->sm.mc, mgid, &err);
+		ck_assert_msg(g, "group %u: %d", i, err);
+		g->pkey = 0xffff;
+		g->qkey = 0x0b1b;
+		g->mtu = 4;
+		g->rate = 3;
+		g->scope = 5;
+		for (unsigned k = 0; k < 2; k++) {
+			uint64_t guid = guid_of_lid(a, a->ca_lid[(i + k) % a->n_ca]);
+			uint8_t gid[16];
+
+			gid_of(guid, gid);
+			ck_assert_int_eq(mc_member_set(a->sm.mc, g, guid, gid,
+						       MC_JOIN_FULL, false), 0);
+		}
+	}
+	for (unsigned i = 0; i < services; i++) {
+		struct sa_service_record r;
+
+		memset(&r, 0, sizeof(r));
+		r.service_id = htobe64(0x5000 + i);
+		gid_of(guid_of_lid(a, a->ca_lid[i % a->n_ca]), r.service_gid);
+		r.service_pkey = htobe16(0xffff);
+		snprintf(r.service_name, sizeof(r.service_name), "svc-%u", i);
+		ck_assert_int_eq(sa_service_import(sa_agent_state(&a->sm), &r,
+						   3600, ev_now(a->sm.loop)), 0);
+	}
+}
+
+static void run_bridge(unsigned groups, unsigned services)
+{
+	struct agent_fx a, b;
+	struct bridge br = { .a = &a, .b = &b };
+	const struct sb_copy *c;
+	uint8_t mgid[2][16];
+	struct mc_limits ml = { .groups_per_port = 4096 };
+	clock_t t0;
+	unsigned rounds = 0;
+
+	agent_fx_init(&a, "fat2-small.net", true, 200, 3);
+	a.sm.mc = mc_table_new(&ml);
+	a.sm.cfg.sa_services_per_port = 4096;
+	agent_fx_start(&a);
+	master_state(&a, mgid);
+	many(&a, groups, services);
+	agent_fx_init(&b, "fat2-small.net", false, 200, 3);
+	b.sm.mc = mc_table_new(&ml);
+	b.sm.cfg.sa_services_per_port = 4096;
+	agent_fx_start(&b);
+	b.sm.state = SM_STANDBY;
+	br.a_lid = a.ca_lid[0];		/* where A's port is, for this test */
+	br.b_lid = a.ca_lid[3];
+	b.sm.master_lid = br.a_lid;
+
+	standby_sync_start(&b.sm);
+	t0 = clock();
+	while (!standby_sync_copy(&b.sm) && ++rounds < 200000)
+		bridge_pump(&br);
+	c = standby_sync_copy(&b.sm);
+	ck_assert_msg(c, "no copy after %u pumps", rounds);
+	fprintf(stderr, "standby copy of %u groups (%zu members), %zu services,"
+		" %zu subscriptions, %zu LIDs: %.3f s of CPU for both sides,"
+		" %zu MADs from the master, %zu to it\n", groups + 2, c->n_mcm,
+		c->n_svc, c->n_inf, c->n_lids,
+		(double)(clock() - t0) / CLOCKS_PER_SEC, br.seen_a, br.seen_b);
+	ck_assert_uint_eq(c->n_mcm, 5 + 2 * groups);
+	ck_assert_uint_eq(c->n_svc, 2 + services);
+	ck_assert_uint_eq(c->n_inf, 1);
+	ck_assert_uint_eq(c->dropped, 0);
+
+	/* The master dies; B becomes master and installs the copy. */
+	b.sm.state = SM_MASTER;
+	standby_sync_adopt(&b.sm);
+	ck_assert_ptr_null(b.sm.sync);
+	ck_assert_uint_eq(mc_table_count(b.sm.mc), groups + 2);
+	ck_assert_uint_eq(mc_find(b.sm.mc, mgid[1])->mlid, 0xc010);
+	same_table(&a, &b, SA_ATTR_MCMEMBER_RECORD,
+		   sizeof(struct sa_mcmember_record), 5 + 2 * groups,
+		   sizeof(struct sa_mcmember_record));
+	/* Leases: the same record, the lease within a second. */
+	same_table(&a, &b, SA_ATTR_SERVICE_RECORD,
+		   sizeof(struct sa_service_record), 2 + services,
+		   offsetof(struct sa_service_record, service_lease));
+	same_table(&a, &b, SA_ATTR_INFORM_INFO_RECORD,
+		   sizeof(struct sa_inform_info_record), 1,
+		   sizeof(struct sa_inform_info_record));
+	fx_free(&a);
+	fx_free(&b);
+}
+
+START_TEST(test_fetch_through_sa)
+{
+	run_bridge(0, 0);
+}
+END_TEST
+
+START_TEST(test_fetch_1000)
+{
+	run_bridge(1000, 1000);
+}
+END_TEST
+
+/* Stopped in the middle of a round (the state machine left STANDBY):
+ * nothing leaks, a late answer is ignored, there is no copy. */
+START_TEST(test_stop_mid_round)
+{
+	struct agent_fx a, b;
+	struct bridge br = { .a = &a, .b = &b };
+	uint8_t mgid[2][16];
+
+	agent_fx_init(&a, "fat2-small.net", true, 200, 3);
+	a.sm.mc = mc_table_new(NULL);
+	agent_fx_start(&a);
+	master_state(&a, mgid);
+	agent_fx_init(&b, "fat2-small.net", false, 200, 3);
+	b.sm.mc = mc_table_new(NULL);
+	agent_fx_start(&b);
+	br.a_lid = a.ca_lid[0];
+	br.b_lid = a.ca_lid[3];
+	b.sm.master_lid = br.a_lid;
+	standby_sync_start(&b.sm);
+	for (int i = 0; i < 3; i++)
+		bridge_pump(&br);
+	standby_sync_stop(&b.sm);
+	for (int i = 0; i < 50; i++)
+		bridge_pump(&br);
+	ck_assert_ptr_null(standby_sync_copy(&b.sm));
+	/* Adopting without a copy leaves the new master empty. */
+	standby_sync_adopt(&b.sm);
+	ck_assert_uint_eq(mc_table_count(b.sm.mc), 0);
+	fx_free(&a);
+	fx_free(&b);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("standby_sync");
@@ -372,6 +561,9 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_copy_validate_adopt);
 	tcase_add_test(tc, test_caps_and_lengths);
+	tcase_add_test(tc, test_fetch_through_sa);
+	tcase_add_test(tc, test_fetch_1000);
+	tcase_add_test(tc, test_stop_mid_round);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
