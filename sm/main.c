@@ -38,6 +38,7 @@
 #include "sm/program.h"
 #include "sm/sa/mcmember.h"
 #include "sm/sa/sa.h"
+#include "sm/standby/sync.h"
 #include "sm/sm.h"
 #include "sm/ctl.h"
 #include "sm/topo_dump.h"
@@ -776,6 +777,7 @@ int main(int argc, char **argv)
 	sweep_light_abort(&sm);
 	mft_abort(&sm);
 	sa_stop(&sm);
+	standby_sync_free(&sm);		/* the standby's copy, if any */
 	mad_engine_free(sm.engine);
 	sweep_heavy_abort(&sm);
 	sweep_light_abort(&sm);

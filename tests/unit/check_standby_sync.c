@@ -375,6 +375,7 @@ struct bridge {
 	struct agent_fx *a, *b;
 	size_t seen_a, seen_b;
 	uint16_t a_lid, b_lid;
+	bool spoil;		/* AttributeOffset 1 in A's answers */
 };
 
 static unsigned bridge_pump(struct bridge *br)
@@ -399,6 +400,8 @@ static unsigned bridge_pump(struct bridge *br)
 					 .qkey = 0x80010000u };
 
 		if (f->addr.lid == br->b_lid && f->addr.qpn == 1) {
+			if (br->spoil)
+				((struct sa_mad *)f->mad)->attr_offset = htobe16(1);
 			mad_engine_recv(br->b->sm.engine, f->mad, f->len, &from, 0);
 			moved++;
 		}
@@ -551,6 +554,66 @@ START_TEST(test_stop_mid_round)
 }
 END_TEST
 
+/* A master whose answers turn bad: the round fails, the last good copy
+ * stays; when they are good again the next round replaces it. */
+START_TEST(test_bad_round_keeps_copy)
+{
+	struct agent_fx a, b;
+	struct bridge br = { .a = &a, .b = &b };
+	const struct sb_copy *c;
+	uint8_t mgid[2][16];
+	ev_tstamp until;
+
+	agent_fx_init(&a, "fat2-small.net", true, 200, 3);
+	a.sm.mc = mc_table_new(NULL);
+	agent_fx_start(&a);
+	master_state(&a, mgid);
+	agent_fx_init(&b, "fat2-small.net", false, 200, 3);
+	b.sm.mc = mc_table_new(NULL);
+	agent_fx_start(&b);
+	br.a_lid = a.ca_lid[0];
+	br.b_lid = a.ca_lid[3];
+	b.sm.master_lid = br.a_lid;
+	standby_sync_start(&b.sm);
+	for (int i = 0; i < 1000 && !standby_sync_copy(&b.sm); i++)
+		bridge_pump(&br);
+	c = standby_sync_copy(&b.sm);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->n_mcm, 5);
+	/* One more group on A; the answers are spoiled for the next round
+	 * (a stride shorter than any record). */
+	{
+		struct mc_group *g;
+		uint8_t m[16] = { 0xff, 0x12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9 };
+		uint8_t gid[16];
+		int err;
+
+		g = mc_group_create(a.sm.mc, m, &err);
+		ck_assert_ptr_nonnull(g);
+		g->pkey = 0xffff;
+		g->mtu = 4;
+		g->rate = 3;
+		gid_of(guid_of_lid(&a, a.ca_lid[0]), gid);
+		ck_assert_int_eq(mc_member_set(a.sm.mc, g, guid_of_lid(&a, a.ca_lid[0]),
+					       gid, MC_JOIN_FULL, false), 0);
+	}
+	br.spoil = true;
+	until = ev_time() + 2.5;		/* one timer period and some */
+	while (ev_time() < until)
+		bridge_pump(&br);
+	c = standby_sync_copy(&b.sm);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->n_mcm, 5);		/* the last good round */
+	br.spoil = false;
+	until = ev_time() + 2.5;
+	while (ev_time() < until && standby_sync_copy(&b.sm)->n_mcm == 5)
+		bridge_pump(&br);
+	ck_assert_uint_eq(standby_sync_copy(&b.sm)->n_mcm, 6);
+	fx_free(&a);
+	fx_free(&b);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("standby_sync");
@@ -564,6 +627,7 @@ int main(void)
 	tcase_add_test(tc, test_fetch_through_sa);
 	tcase_add_test(tc, test_fetch_1000);
 	tcase_add_test(tc, test_stop_mid_round);
+	tcase_add_test(tc, test_bad_round_keeps_copy);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
