@@ -15,6 +15,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -651,4 +652,40 @@ void standby_sync_free(struct sm *sm)
 	sb_copy_free(&sm->sync->cur);
 	free(sm->sync);
 	sm->sync = NULL;
+}
+
+void sb_copy_print(const struct sb_copy *c, FILE *fp)
+{
+	fprintf(fp, "copy lids %zu members %zu services %zu subscriptions %zu"
+		" dropped %" PRIu64 " over %" PRIu64 "\n", c->n_lids, c->n_mcm,
+		c->n_svc, c->n_inf, c->dropped, c->over);
+	for (size_t i = 0; i < c->n_lids; i++)
+		fprintf(fp, "lid 0x%016" PRIx64 " %u\n", c->lids[i].guid,
+			c->lids[i].lid);
+	for (size_t i = 0; i < c->n_mcm; i++) {
+		const struct sa_mcmember_record *m = &c->mcm[i];
+
+		fprintf(fp, "member ");
+		for (int k = 0; k < 16; k += 2)
+			fprintf(fp, "%02x%02x%s", m->mgid[k], m->mgid[k + 1],
+				k < 14 ? ":" : "");
+		fprintf(fp, " mlid 0x%04x port 0x%016" PRIx64 " join 0x%x\n",
+			be16toh(m->mlid), gid_guid(m->port_gid),
+			m->scope_state & 0x0f);
+	}
+	for (size_t i = 0; i < c->n_svc; i++) {
+		const struct sa_service_record *r = &c->svc[i];
+
+		fprintf(fp, "service 0x%" PRIx64 " %.*s lease %u port 0x%016" PRIx64
+			"\n", be64toh(r->service_id), (int)strnlen(r->service_name,
+			sizeof(r->service_name)), r->service_name,
+			be32toh(r->service_lease), gid_guid(r->service_gid));
+	}
+	for (size_t i = 0; i < c->n_inf; i++) {
+		const struct sa_inform_info *ii = &c->inf[i].inform_info;
+
+		fprintf(fp, "subscription port 0x%016" PRIx64 " trap %u qpn %u\n",
+			gid_guid(c->inf[i].subscriber_gid), be16toh(ii->trap_num),
+			be32toh(ii->qpn_resp_time) >> 8);
+	}
 }

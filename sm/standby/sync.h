@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <ev.h>
 
 #include "mad/engine.h"
@@ -93,6 +94,10 @@ struct sb_adopt_report {
  */
 int sb_copy_install(struct sm *sm, const struct sb_copy *c, ev_tstamp now,
 		    struct sb_adopt_report *r);
+
+/* One line per record, for the hidden debug mode of sm/main.c
+ * (IBSM_DEBUG_COPY_FROM) and tests/fabric/test_standby_sync.sh. */
+void sb_copy_print(const struct sb_copy *c, FILE *fp);
 
 /* At exit (sm/main.c): stop and free, whatever the state. */
 void standby_sync_free(struct sm *sm);
