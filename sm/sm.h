@@ -280,11 +280,14 @@ void mcast_changed(struct sm *sm);
  * on entering STANDBY (copies from sm->master_lid every
  * STANDBY_SYNC_INTERVAL seconds), stop on leaving it, adopt when becoming
  * MASTER after a takeover, before the SA answers: installs the last copy
- * (LIDs into the guid2lid cache, groups, services, subscriptions).
+ * (LIDs into the guid2lid cache, groups, services, subscriptions);
+ * adopt returns true when the copy is complete (every record installed,
+ * taken at most STANDBY_SYNC_FRESH seconds before): no ClientReregister
+ * is needed then.
  */
 void standby_sync_start(struct sm *sm);
 void standby_sync_stop(struct sm *sm);
-void standby_sync_adopt(struct sm *sm);
+bool standby_sync_adopt(struct sm *sm);
 
 /* Our own port's LID as assigned, 0 before the first sweep. */
 uint16_t sm_local_lid(const struct sm *sm);

@@ -382,6 +382,7 @@ struct standby_sync {
 	struct sb_copy next;		/* the round being fetched */
 	struct sb_copy cur;		/* the last complete round */
 	bool have;
+	ev_tstamp cur_at;		/* when cur's round ended */
 	struct rmpp_receiver *rx;
 	ev_tstamp round_start;
 	unsigned rounds, failures;
@@ -504,6 +505,7 @@ static void round_next(struct standby_sync *s)
 		s->cur = s->next;
 		memset(&s->next, 0, sizeof(s->next));
 		s->have = true;
+		s->cur_at = ev_now(sm->loop);
 		s->busy = false;
 		s->last_round_s = ev_now(sm->loop) - s->round_start;
 		if (s->rounds++ == 0 || s->failures)
@@ -600,13 +602,17 @@ void standby_sync_stop(struct sm *sm)
 	sb_copy_free(&s->next);
 }
 
-void standby_sync_adopt(struct sm *sm)
+bool standby_sync_adopt(struct sm *sm)
 {
 	struct standby_sync *s = sm->sync;
 	struct sb_adopt_report r;
+	bool complete = false;
 
-	if (!s)
-		return;
+	if (!s) {
+		log_warnx("ERR 1453: standby copy: none taken from the old master;"
+			  " groups, services and subscriptions start empty");
+		return false;
+	}
 	standby_sync_stop(sm);
 	if (!s->have) {
 		log_warnx("ERR 1453: standby copy: none taken from the old master;"
@@ -614,15 +620,23 @@ void standby_sync_adopt(struct sm *sm)
 	} else if (sb_copy_install(sm, &s->cur, ev_now(sm->loop), &r) < 0) {
 		log_warnx("ERR 1452: standby copy: out of memory while installing");
 	} else {
+		double age = ev_now(sm->loop) - s->cur_at;
+
+		/* In sync: everything taken and no older than hosts can have
+		 * changed much since (a join in the last seconds before the
+		 * master died is the risk; ClientReregister covers it). */
+		complete = r.refused == 0 && age <= STANDBY_SYNC_FRESH;
 		log_info("standby copy installed: %u LIDs, %u groups with %u"
-			 " members, %u services, %u subscriptions (%u refused)",
-			 r.lids, r.groups, r.members, r.services,
-			 r.subscriptions, r.refused);
+			 " members, %u services, %u subscriptions (%u refused),"
+			 " taken %.1f s ago: %s", r.lids, r.groups, r.members,
+			 r.services, r.subscriptions, r.refused, age,
+			 complete ? "in sync" : "not in sync");
 	}
 	sb_copy_free(&s->cur);
 	sb_copy_free(&s->next);
 	free(s);
 	sm->sync = NULL;
+	return complete;
 }
 
 const struct sb_copy *standby_sync_copy(const struct sm *sm)

@@ -31,6 +31,8 @@
 #include "mad/sa_wire.h"
 
 #define STANDBY_SYNC_INTERVAL	2.0	/* s between rounds */
+/* A copy at most this old (s) when installed counts as in sync. */
+#define STANDBY_SYNC_FRESH	10.0
 #define SB_MAX_LIDS		49151	/* unicast LIDs 1..0xBFFF */
 
 struct sm;
