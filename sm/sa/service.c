@@ -216,9 +216,10 @@ static int answer_add(const struct sa_query *q, struct sa_table *out,
 
 /*
  * A Get/GetTable answer gives the lease that remains (whole seconds,
- * rounded up), as OpenSM's lease timer rewrites ServiceLease every
- * second: a standby that copies the table (sm/standby/sync.c) then knows
- * when each record runs out.
+ * rounded up): ServiceLease is the lease period remaining (15.2.5.14).
+ * OpenSM 3.3.23 counts it down internally and answers the lease as
+ * registered.  A standby that copies the table (sm/standby/sync.c) then
+ * knows when each record runs out.
  */
 static int answer_remaining(const struct sa_query *q, struct sa_table *out,
 			    const struct service *s, ev_tstamp now)
