@@ -550,6 +550,103 @@ int sa_service_import(struct sa_state *st, const struct sa_service_record *rec,
 	return 0;
 }
 
+/* Order of a bulk import: ServiceGID, ServiceID, ServiceP_Key, then
+ * position (the last of equal identities wins). */
+struct import_ref {
+	const struct sa_service_record *rec;
+	uint32_t lease;
+	size_t pos;
+};
+
+static int cmp_import(const void *a, const void *b)
+{
+	const struct import_ref *x = a, *y = b;
+	int c = memcmp(x->rec->service_gid, y->rec->service_gid, 16);
+
+	if (c)
+		return c;
+	if (x->rec->service_id != y->rec->service_id)
+		return be64toh(x->rec->service_id) < be64toh(y->rec->service_id) ? -1 : 1;
+	if (x->rec->service_pkey != y->rec->service_pkey)
+		return be16toh(x->rec->service_pkey) < be16toh(y->rec->service_pkey) ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+int sa_service_import_all(struct sa_state *st, const struct sa_service_record *recs,
+			  const uint32_t *remaining, size_t n, ev_tstamp now,
+			  size_t *imported, size_t *refused)
+{
+	struct import_ref *ref;
+	size_t i, k, per_gid = 0;
+	int rc = 0;
+
+	*imported = *refused = 0;
+	if (st->n_svc) {
+		/* Records held already: one by one (each checks them all). */
+		for (i = 0; i < n; i++) {
+			rc = sa_service_import(st, &recs[i], remaining[i], now);
+			if (rc == -ENOMEM)
+				return rc;
+			if (rc < 0)
+				(*refused)++;
+			else
+				(*imported)++;
+		}
+		return 0;
+	}
+	/* An empty table (a new master): sorted, so that duplicates and
+	 * each port's quota are found in one pass. */
+	if (!n)
+		return 0;
+	ref = malloc(n * sizeof(*ref));
+	if (!ref)
+		return -ENOMEM;
+	{
+		size_t room = n < st->lim.max_services ? n : st->lim.max_services;
+		struct service *nv = realloc(st->svc, room * sizeof(*nv));
+
+		if (!nv) {
+			free(ref);
+			return -ENOMEM;
+		}
+		st->svc = nv;
+	}
+	for (i = 0; i < n; i++)
+		ref[i] = (struct import_ref){ &recs[i], remaining[i], i };
+	qsort(ref, n, sizeof(*ref), cmp_import);
+	for (i = 0; i < n; i = k) {
+		const struct sa_service_record *r;
+		static const uint8_t zero[16];
+		struct service *s;
+
+		/* The last of a run of equal identities. */
+		for (k = i + 1; k < n && same_rid(ref[k].rec, ref[i].rec); k++)
+			(*refused)++;
+		r = ref[k - 1].rec;
+		if (i == 0 || memcmp(r->service_gid, ref[i - 1].rec->service_gid, 16))
+			per_gid = 0;
+		if (!memcmp(r->service_gid, zero, 16) ||
+		    st->n_svc >= st->lim.max_services ||
+		    per_gid >= st->lim.services_per_port) {
+			(*refused)++;
+			continue;
+		}
+		uint32_t lease = ref[k - 1].lease;
+		if (lease != SA_LEASE_INFINITE && st->lim.max_lease != SA_LEASE_INFINITE &&
+		    lease > st->lim.max_lease)
+			lease = st->lim.max_lease;
+		s = &st->svc[st->n_svc++];
+		s->rec = *r;
+		s->rec.service_lease = htobe32(lease);
+		s->expires = lease == SA_LEASE_INFINITE ? 0 : now + lease;
+		memcpy(s->by, r->service_gid, 16);
+		per_gid++;
+		(*imported)++;
+	}
+	free(ref);
+	return rc;
+}
+
 int sa_inform_import(struct sa_state *st, const struct sa_inform_info *ii,
 		     const uint8_t subscriber_gid[16], const struct mad_addr *to)
 {

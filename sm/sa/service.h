@@ -117,6 +117,15 @@ size_t sa_inform_dest_count(const struct sa_state *st, const struct mad_addr *to
  */
 int sa_service_import(struct sa_state *st, const struct sa_service_record *rec,
 		      uint32_t remaining, ev_tstamp now);
+/*
+ * Every service of a copy at once: into an empty table in O(n log n)
+ * (sorted: a duplicate identity keeps its last record, each port's quota
+ * and the cap hold), else one by one.  0 or -ENOMEM; *imported and
+ * *refused count the records.
+ */
+int sa_service_import_all(struct sa_state *st, const struct sa_service_record *recs,
+			  const uint32_t *remaining, size_t n, ev_tstamp now,
+			  size_t *imported, size_t *refused);
 int sa_inform_import(struct sa_state *st, const struct sa_inform_info *ii,
 		     const uint8_t subscriber_gid[16], const struct mad_addr *to);
 

@@ -322,25 +322,39 @@ int sb_copy_install(struct sm *sm, const struct sb_copy *c, ev_tstamp now,
 		return rc;
 	if (!st)
 		return 0;
-	for (size_t i = 0; i < c->n_svc; i++) {
-		uint32_t lease = be32toh(c->svc[i].service_lease);
+	if (c->n_svc) {
+		/* The time since the copy was taken comes off each lease; a
+		 * lease that ran out meanwhile is not installed. */
+		struct sa_service_record *keep = malloc(c->n_svc * sizeof(*keep));
+		uint32_t *lease = malloc(c->n_svc * sizeof(*lease));
+		double gone = now - c->svc_at;
+		uint32_t g = gone > 0 ? (uint32_t)gone : 0;
+		size_t n = 0, imported, refused;
 
-		/* The time since the copy was taken comes off the lease. */
-		if (lease != SA_LEASE_INFINITE) {
-			double gone = now - c->svc_at;
-			uint32_t g = gone > 0 ? (uint32_t)gone : 0;
-
-			if (g >= lease)
-				continue;	/* ran out meanwhile */
-			lease -= g;
+		if (!keep || !lease) {
+			free(keep);
+			free(lease);
+			return -ENOMEM;
 		}
-		rc = sa_service_import(st, &c->svc[i], lease, now);
-		if (rc == -ENOMEM)
-			return rc;
+		for (size_t i = 0; i < c->n_svc; i++) {
+			uint32_t l = be32toh(c->svc[i].service_lease);
+
+			if (l != SA_LEASE_INFINITE) {
+				if (g >= l)
+					continue;
+				l -= g;
+			}
+			keep[n] = c->svc[i];
+			lease[n++] = l;
+		}
+		rc = sa_service_import_all(st, keep, lease, n, now, &imported,
+					   &refused);
+		free(keep);
+		free(lease);
 		if (rc < 0)
-			r->refused++;
-		else
-			r->services++;
+			return rc;
+		r->services = (unsigned)imported;
+		r->refused += (unsigned)refused;
 	}
 	for (size_t i = 0; i < c->n_inf; i++) {
 		const struct sa_inform_info_record *f = &c->inf[i];

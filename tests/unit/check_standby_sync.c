@@ -620,6 +620,62 @@ START_TEST(test_bad_round_keeps_copy)
 }
 END_TEST
 
+/* Services of a copy at once: duplicates keep the last, each port's
+ * quota and the cap hold, in an empty table and in one that has some. */
+START_TEST(test_service_import_all)
+{
+	struct sa_state_limits lim = { .max_services = 3, .services_per_port = 2 };
+	struct sa_state *st = sa_state_new(&lim);
+	struct sa_service_record r[6];
+	uint32_t lease[6] = { 10, 20, 30, 40, 50, SA_LEASE_INFINITE };
+	size_t imp, ref;
+
+	ck_assert_ptr_nonnull(st);
+	memset(r, 0, sizeof(r));
+	for (int i = 0; i < 6; i++) {
+		gid_of(i < 4 ? 0x1000 : 0x2000, r[i].service_gid);
+		r[i].service_id = htobe64(0x10 + (uint64_t)i);
+		r[i].service_pkey = htobe16(0xffff);
+	}
+	r[3].service_id = r[0].service_id;	/* a duplicate: the last wins */
+	ck_assert_int_eq(sa_service_import_all(st, r, lease, 6, 100.0, &imp, &ref), 0);
+	/* port 0x1000: ids 0x10 (lease 40), 0x11; 0x12 over its quota;
+	 * port 0x2000: 0x14; 0x15 over the cap of 3. */
+	ck_assert_uint_eq(imp, 3);
+	ck_assert_uint_eq(ref, 3);
+	ck_assert_uint_eq(sa_state_services(st), 3);
+	{
+		uint8_t tmpl[SA_DATA_SIZE] = { 0 };
+		static const uint8_t zero[16];
+		struct sa_query q = { .method = MAD_METHOD_GET_TABLE,
+				      .attr_id = SA_ATTR_SERVICE_RECORD,
+				      .tmpl = tmpl, .tmpl_len = sizeof(tmpl) };
+		struct sa_table t = { .rec_size = sizeof(struct sa_service_record) };
+		bool found = false;
+
+		ck_assert_int_eq(sa_service_request(st, &q, zero, 100.0, &t), 0);
+		ck_assert_uint_eq(t.count, 3);
+		for (size_t i = 0; i < t.count; i++) {
+			const struct sa_service_record *a =
+				(const void *)(t.buf + i * sizeof(*a));
+
+			if (be64toh(a->service_id) == 0x10) {
+				found = true;
+				ck_assert_uint_eq(be32toh(a->service_lease), 40);
+			}
+		}
+		ck_assert(found);
+		free(t.buf);
+	}
+	/* Not empty now: one by one, the same rules. */
+	ck_assert_int_eq(sa_service_import_all(st, &r[5], &lease[5], 1, 100.0,
+					       &imp, &ref), 0);
+	ck_assert_uint_eq(imp, 0);
+	ck_assert_uint_eq(ref, 1);
+	sa_state_free(st);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("standby_sync");
@@ -634,6 +690,7 @@ int main(void)
 	tcase_add_test(tc, test_fetch_1000);
 	tcase_add_test(tc, test_stop_mid_round);
 	tcase_add_test(tc, test_bad_round_keeps_copy);
+	tcase_add_test(tc, test_service_import_all);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
