@@ -38,6 +38,7 @@
 #include "sm/program.h"
 #include "sm/sa/mcmember.h"
 #include "sm/sa/sa.h"
+#include "sm/standby/sync.h"
 #include "sm/sm.h"
 #include "sm/ctl.h"
 #include "sm/topo_dump.h"
@@ -586,6 +587,54 @@ static int write_pid(FILE *fp, const void *arg)
 	return fprintf(fp, "%ld\n", (long)getpid()) < 0 ? -EIO : 0;
 }
 
+/*
+ * Hidden debug mode (tests/fabric/test_standby_sync.sh), until the state
+ * machine has a STANDBY: IBSM_DEBUG_COPY_FROM=LID makes this ibsm a
+ * standby of the SM at LID (no sweep), print its first complete copy of
+ * that SM's SA state on stdout (sb_copy_print()) and exit; 20 s without
+ * one: exit 1.
+ */
+static ev_timer debug_copy_timer;
+static unsigned debug_copy_ticks;
+
+static void on_debug_copy(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct sm *sm = w->data;
+	const struct sb_copy *c = standby_sync_copy(sm);
+
+	(void)revents;
+	if (!c && ++debug_copy_ticks < 200)
+		return;
+	if (c) {
+		sb_copy_print(c, stdout);
+		fflush(stdout);
+	} else {
+		sm->exit_code = 1;
+	}
+	ev_timer_stop(loop, w);
+	standby_sync_stop(sm);
+	ev_break(loop, EVBREAK_ALL);
+}
+
+static int debug_copy_start(struct sm *sm, const char *lid)
+{
+	char *end;
+	unsigned long v = strtoul(lid, &end, 0);
+
+	if (*end || v == 0 || v > 0xbfff) {
+		fprintf(stderr, "ibsm: IBSM_DEBUG_COPY_FROM: expected a unicast"
+			" LID, not \"%s\"\n", lid);
+		return -EINVAL;
+	}
+	sm->state = SM_STANDBY;
+	sm->master_lid = (uint16_t)v;
+	standby_sync_start(sm);
+	ev_timer_init(&debug_copy_timer, on_debug_copy, 0.1, 0.1);
+	debug_copy_timer.data = sm;
+	ev_timer_start(sm->loop, &debug_copy_timer);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const uint8_t classes[] = { MAD_CLASS_SMI, MAD_CLASS_SMI_DR,
@@ -745,6 +794,8 @@ int main(int argc, char **argv)
 	if (discover_only)
 		rc = discover_start(&job.disc, sm.engine, &sm.fabric, false,
 				    on_discovered_only, &job);
+	else if (getenv("IBSM_DEBUG_COPY_FROM"))
+		rc = debug_copy_start(&sm, getenv("IBSM_DEBUG_COPY_FROM"));
 	else
 		sm_event(&sm, SM_EV_START);
 	/* The pid file once the SM runs, so a pid in it is one that takes
@@ -776,6 +827,7 @@ int main(int argc, char **argv)
 	sweep_light_abort(&sm);
 	mft_abort(&sm);
 	sa_stop(&sm);
+	standby_sync_free(&sm);		/* the standby's copy, if any */
 	mad_engine_free(sm.engine);
 	sm_election_free(&sm);
 	sweep_heavy_abort(&sm);

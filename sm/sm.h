@@ -182,6 +182,7 @@ struct sa_agent;
 struct part_config;
 struct mc_table;
 struct mft_state;
+struct standby_sync;
 
 struct sm_stats {
 	unsigned heavy_sweeps;
@@ -276,22 +277,15 @@ struct sm {
 	ev_tstamp standby_since, master_since;
 	ev_tstamp last_repair;		/* repair sweep after another master */
 	char     last_transition[160];	/* cause of the last state change */
+	struct standby_sync *sync;	/* the standby's copy (sm/standby/sync.c) */
 };
 
 /*
  * The contract with the standby's copy of the master's SA state
- * (sm/standby/, branch sm14-sync).  sm_master_lid() is the master's LID,
- * 0 when this SM is master or knows none.  state.c calls
- * standby_sync_start() on entering STANDBY, standby_sync_stop() on
- * leaving it, and standby_sync_adopt() when it becomes MASTER after a
- * takeover, before the first sweep's SA opens; adopt returns true when
- * the copy is complete (then no ClientReregister is sent).
- * sm/standby_hooks.c holds minimal versions until sm/standby/ replaces it.
+ * (sm/standby/sync.c, declared below).  sm_master_lid() is the
+ * master's LID, 0 when this SM is master or knows none.
  */
 uint16_t sm_master_lid(const struct sm *sm);
-void standby_sync_start(struct sm *sm);
-void standby_sync_stop(struct sm *sm);
-bool standby_sync_adopt(struct sm *sm);
 
 /* The one entry point of the state machine (sm/state.c). */
 void sm_event(struct sm *sm, enum sm_event ev);
@@ -336,6 +330,20 @@ void sm_parts_free(struct sm *sm);
  * joins into one update, or by the heavy sweep in progress.
  */
 void mcast_changed(struct sm *sm);
+
+/*
+ * sm/standby/sync.c: the standby's copy of the master's SA state.  start
+ * on entering STANDBY (copies from sm->master_lid every
+ * STANDBY_SYNC_INTERVAL seconds), stop on leaving it, adopt when becoming
+ * MASTER after a takeover, before the SA answers: installs the last copy
+ * (LIDs into the guid2lid cache, groups, services, subscriptions);
+ * adopt returns true when the copy is complete (every record installed,
+ * taken at most STANDBY_SYNC_FRESH seconds before): no ClientReregister
+ * is needed then.
+ */
+void standby_sync_start(struct sm *sm);
+void standby_sync_stop(struct sm *sm);
+bool standby_sync_adopt(struct sm *sm);
 
 /* Our own port's LID as assigned, 0 before the first sweep. */
 uint16_t sm_local_lid(const struct sm *sm);

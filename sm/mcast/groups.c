@@ -250,6 +250,12 @@ struct mc_group *mc_find_mlid(struct mc_table *t, uint16_t mlid)
 struct mc_group *mc_group_create(struct mc_table *t, const uint8_t mgid[16],
 				 int *err)
 {
+	return mc_group_create_mlid(t, mgid, 0, err);
+}
+
+struct mc_group *mc_group_create_mlid(struct mc_table *t, const uint8_t mgid[16],
+				      uint16_t want, int *err)
+{
 	struct mc_group *g;
 	unsigned mlid;
 	size_t h;
@@ -262,12 +268,27 @@ struct mc_group *mc_group_create(struct mc_table *t, const uint8_t mgid[16],
 		*err = -ENOBUFS;
 		return NULL;
 	}
-	for (mlid = MC_MLID_MIN; mlid <= t->top; mlid++)
-		if (!t->by_mlid[mlid - MC_MLID_MIN])
-			break;
-	if (mlid > t->top) {
-		*err = -ENOSPC;
-		return NULL;
+	if (want) {
+		/* A group that had this MLID on another master keeps it:
+		 * hosts attached their QPs to it.  Above top is fine (as a
+		 * group whose top was lowered, see mc_table_set_mlid_top). */
+		if (want < MC_MLID_MIN || want > MC_MLID_MAX) {
+			*err = -EINVAL;
+			return NULL;
+		}
+		if (t->by_mlid[want - MC_MLID_MIN]) {
+			*err = -EADDRINUSE;
+			return NULL;
+		}
+		mlid = want;
+	} else {
+		for (mlid = MC_MLID_MIN; mlid <= t->top; mlid++)
+			if (!t->by_mlid[mlid - MC_MLID_MIN])
+				break;
+		if (mlid > t->top) {
+			*err = -ENOSPC;
+			return NULL;
+		}
 	}
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? 2 * t->cap : 64;

@@ -118,6 +118,13 @@ size_t mc_table_mlids_used(const struct mc_table *t);
  */
 struct mc_group *mc_group_create(struct mc_table *t, const uint8_t mgid[16],
 				 int *err);
+/*
+ * The same with a given MLID (a standby's copy at takeover keeps the old
+ * master's MLIDs; 0: the lowest free one).  More errors: -EINVAL (not a
+ * multicast LID), -EADDRINUSE (another group holds it).
+ */
+struct mc_group *mc_group_create_mlid(struct mc_table *t, const uint8_t mgid[16],
+				      uint16_t mlid, int *err);
 /* Delete a group: its MLID is free again; g is invalid afterwards. */
 void mc_group_delete(struct mc_table *t, struct mc_group *g);
 

@@ -54,6 +54,7 @@
 #include "sm/sa/sa.h"
 #include "sm/sa/index.h"
 #include "sm/sa/mcmember.h"
+#include "sm/standby/sync.h"
 #include "sm/sa/service.h"
 #include "sm/sm.h"
 
@@ -686,6 +687,13 @@ static void on_unmatched(void *arg, const void *mad, size_t len,
 			return;
 		}
 	}
+	/* Segments of a table a standby fetches from its master. */
+	standby_sync_unmatched(sa->sm, mad, len, from);
+}
+
+struct sa_state *sa_agent_state(struct sm *sm)
+{
+	return sm->sa ? sm->sa->state : NULL;
 }
 
 static void report_next(struct report_dest *d);

@@ -212,6 +212,8 @@ bool sa_attr_stateful(uint16_t attr_id);
 void sa_answer_bytes(const struct sm *sm, size_t *now, size_t *peak);
 
 /* sm/sa/sa.c: register the SA agent on the engine.  Returns 0 or -errno. */
+/* The agent's services and subscriptions (NULL before sa_start()). */
+struct sa_state *sa_agent_state(struct sm *sm);
 int sa_start(struct sm *sm);
 void sa_stop(struct sm *sm);
 

@@ -214,6 +214,29 @@ static int answer_add(const struct sa_query *q, struct sa_table *out,
 	return sa_table_add(out, &r);
 }
 
+/*
+ * A Get/GetTable answer gives the lease that remains (whole seconds,
+ * rounded up): ServiceLease is the lease period remaining (15.2.5.14).
+ * OpenSM 3.3.23 counts it down internally and answers the lease as
+ * registered.  A standby that copies the table (sm/standby/sync.c) then
+ * knows when each record runs out.
+ */
+static int answer_remaining(const struct sa_query *q, struct sa_table *out,
+			    const struct service *s, ev_tstamp now)
+{
+	struct sa_service_record r = s->rec;
+
+	if (s->expires) {
+		double left = s->expires - now;
+		uint32_t sec = left <= 0 ? 0 : (uint32_t)left;
+
+		if (left > sec)
+			sec++;
+		r.service_lease = htobe32(sec);
+	}
+	return answer_add(q, out, &r);
+}
+
 static int service_set(struct sa_state *st, const struct sa_query *q,
 		       const uint8_t requester_gid[16], ev_tstamp now,
 		       struct sa_table *out)
@@ -314,7 +337,7 @@ int sa_service_request(struct sa_state *st, const struct sa_query *q,
 		for (size_t i = 0; i < st->n_svc; i++)
 			if (sa_match(service_fields, 37, q->comp_mask,
 				     &st->svc[i].rec, t) &&
-			    (rc = answer_add(q, out, &st->svc[i].rec)) < 0)
+			    (rc = answer_remaining(q, out, &st->svc[i], now)) < 0)
 				return rc;
 		return 0;
 	case MAD_METHOD_DELETE:
@@ -417,6 +440,11 @@ int sa_inform_records(const struct sa_state *st, const struct sa_query *q,
 		memcpy(r.subscriber_gid, st->sub[i].gid, 16);
 		r.subscriber_enum = htobe16(st->sub[i].enumr);
 		r.inform_info = st->sub[i].ii;
+		/* The QPN Reports go to, also when the subscriber left it 0
+		 * (its request's QP): a standby's copy needs it. */
+		if (!(be32toh(r.inform_info.qpn_resp_time) >> 8))
+			r.inform_info.qpn_resp_time |=
+				htobe32((st->sub[i].to.qpn & 0xffffffu) << 8);
 		if (sa_match(inform_record_fields, n, q->comp_mask, &r, q->tmpl) &&
 		    (rc = sa_table_add(out, &r)) < 0)
 			return rc;
@@ -481,4 +509,172 @@ size_t sa_inform_dest_count(const struct sa_state *st, const struct mad_addr *to
 	for (size_t i = 0; i < st->n_sub; i++)
 		n += st->sub[i].to.lid == to->lid && st->sub[i].to.qpn == to->qpn;
 	return n;
+}
+
+/*
+ * Imports of a standby's copy (sm/standby/sync.c) at takeover.  Both keep
+ * the table's caps and per-port quotas, so a copy can never hold more
+ * than the SA itself would have taken.
+ */
+int sa_service_import(struct sa_state *st, const struct sa_service_record *rec,
+		      uint32_t remaining, ev_tstamp now)
+{
+	static const uint8_t zero[16];
+	struct service *s = NULL;
+
+	if (!memcmp(rec->service_gid, zero, 16))
+		return -EINVAL;
+	if (remaining != SA_LEASE_INFINITE && st->lim.max_lease != SA_LEASE_INFINITE &&
+	    remaining > st->lim.max_lease)
+		remaining = st->lim.max_lease;
+	for (size_t i = 0; i < st->n_svc && !s; i++)
+		if (same_rid(&st->svc[i].rec, rec))
+			s = &st->svc[i];
+	if (!s) {
+		if (st->n_svc >= st->lim.max_services)
+			return -ENOBUFS;
+		if (services_of(st, rec->service_gid) >= st->lim.services_per_port)
+			return -EDQUOT;
+		struct service *n = realloc(st->svc, (st->n_svc + 1) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		st->svc = n;
+		s = &st->svc[st->n_svc++];
+		/* Charged to its ServiceGID's port: the copy does not say
+		 * which port registered it. */
+		memcpy(s->by, rec->service_gid, 16);
+	}
+	s->rec = *rec;
+	s->rec.service_lease = htobe32(remaining);
+	s->expires = remaining == SA_LEASE_INFINITE ? 0 : now + remaining;
+	return 0;
+}
+
+/* Order of a bulk import: ServiceGID, ServiceID, ServiceP_Key, then
+ * position (the last of equal identities wins). */
+struct import_ref {
+	const struct sa_service_record *rec;
+	uint32_t lease;
+	size_t pos;
+};
+
+static int cmp_import(const void *a, const void *b)
+{
+	const struct import_ref *x = a, *y = b;
+	int c = memcmp(x->rec->service_gid, y->rec->service_gid, 16);
+
+	if (c)
+		return c;
+	if (x->rec->service_id != y->rec->service_id)
+		return be64toh(x->rec->service_id) < be64toh(y->rec->service_id) ? -1 : 1;
+	if (x->rec->service_pkey != y->rec->service_pkey)
+		return be16toh(x->rec->service_pkey) < be16toh(y->rec->service_pkey) ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+int sa_service_import_all(struct sa_state *st, const struct sa_service_record *recs,
+			  const uint32_t *remaining, size_t n, ev_tstamp now,
+			  size_t *imported, size_t *refused)
+{
+	struct import_ref *ref;
+	size_t i, k, per_gid = 0;
+	int rc = 0;
+
+	*imported = *refused = 0;
+	if (st->n_svc) {
+		/* Records held already: one by one (each checks them all). */
+		for (i = 0; i < n; i++) {
+			rc = sa_service_import(st, &recs[i], remaining[i], now);
+			if (rc == -ENOMEM)
+				return rc;
+			if (rc < 0)
+				(*refused)++;
+			else
+				(*imported)++;
+		}
+		return 0;
+	}
+	/* An empty table (a new master): sorted, so that duplicates and
+	 * each port's quota are found in one pass. */
+	if (!n)
+		return 0;
+	ref = malloc(n * sizeof(*ref));
+	if (!ref)
+		return -ENOMEM;
+	{
+		size_t room = n < st->lim.max_services ? n : st->lim.max_services;
+		struct service *nv = realloc(st->svc, room * sizeof(*nv));
+
+		if (!nv) {
+			free(ref);
+			return -ENOMEM;
+		}
+		st->svc = nv;
+	}
+	for (i = 0; i < n; i++)
+		ref[i] = (struct import_ref){ &recs[i], remaining[i], i };
+	qsort(ref, n, sizeof(*ref), cmp_import);
+	for (i = 0; i < n; i = k) {
+		const struct sa_service_record *r;
+		static const uint8_t zero[16];
+		struct service *s;
+
+		/* The last of a run of equal identities. */
+		for (k = i + 1; k < n && same_rid(ref[k].rec, ref[i].rec); k++)
+			(*refused)++;
+		r = ref[k - 1].rec;
+		if (i == 0 || memcmp(r->service_gid, ref[i - 1].rec->service_gid, 16))
+			per_gid = 0;
+		if (!memcmp(r->service_gid, zero, 16) ||
+		    st->n_svc >= st->lim.max_services ||
+		    per_gid >= st->lim.services_per_port) {
+			(*refused)++;
+			continue;
+		}
+		uint32_t lease = ref[k - 1].lease;
+		if (lease != SA_LEASE_INFINITE && st->lim.max_lease != SA_LEASE_INFINITE &&
+		    lease > st->lim.max_lease)
+			lease = st->lim.max_lease;
+		s = &st->svc[st->n_svc++];
+		s->rec = *r;
+		s->rec.service_lease = htobe32(lease);
+		s->expires = lease == SA_LEASE_INFINITE ? 0 : now + lease;
+		memcpy(s->by, r->service_gid, 16);
+		per_gid++;
+		(*imported)++;
+	}
+	free(ref);
+	return rc;
+}
+
+int sa_inform_import(struct sa_state *st, const struct sa_inform_info *ii,
+		     const uint8_t subscriber_gid[16], const struct mad_addr *to)
+{
+	static const uint8_t zero[16];
+	size_t mine = 0;
+
+	if (ii->subscribe != 1 || !ii->is_generic || !memcmp(subscriber_gid, zero, 16) ||
+	    !to->lid)
+		return -EINVAL;
+	for (size_t i = 0; i < st->n_sub; i++) {
+		if (same_subscription(&st->sub[i], ii, to))
+			return 0;
+		if (!memcmp(st->sub[i].gid, subscriber_gid, 16))
+			mine++;
+	}
+	if (st->n_sub >= st->lim.max_subscriptions)
+		return -ENOBUFS;
+	if (mine >= st->lim.subscriptions_per_port)
+		return -EDQUOT;
+	struct subscriber *n = realloc(st->sub, (st->n_sub + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	st->sub = n;
+	struct subscriber *s = &st->sub[st->n_sub++];
+	memset(s, 0, sizeof(*s));
+	s->ii = *ii;
+	s->to = *to;
+	s->enumr = st->next_enum++;
+	memcpy(s->gid, subscriber_gid, 16);
+	return 0;
 }

@@ -107,4 +107,26 @@ size_t sa_inform_drop_dest(struct sa_state *st, const struct mad_addr *to);
 /* How many subscriptions send their Reports to `to` (LID and QPN). */
 size_t sa_inform_dest_count(const struct sa_state *st, const struct mad_addr *to);
 
+/*
+ * A standby's copy at takeover (sm/standby/sync.c): a ServiceRecord with
+ * the lease that remained on the old master (SA_LEASE_INFINITE: none),
+ * charged to its ServiceGID's port; a subscription whose Reports go to
+ * `to`.  0, or -EINVAL, -ENOBUFS (the cap), -EDQUOT (the port's quota),
+ * -ENOMEM.  A record already held is replaced (service) or kept
+ * (subscription).
+ */
+int sa_service_import(struct sa_state *st, const struct sa_service_record *rec,
+		      uint32_t remaining, ev_tstamp now);
+/*
+ * Every service of a copy at once: into an empty table in O(n log n)
+ * (sorted: a duplicate identity keeps its last record, each port's quota
+ * and the cap hold), else one by one.  0 or -ENOMEM; *imported and
+ * *refused count the records.
+ */
+int sa_service_import_all(struct sa_state *st, const struct sa_service_record *recs,
+			  const uint32_t *remaining, size_t n, ev_tstamp now,
+			  size_t *imported, size_t *refused);
+int sa_inform_import(struct sa_state *st, const struct sa_inform_info *ii,
+		     const uint8_t subscriber_gid[16], const struct mad_addr *to);
+
 #endif /* IBSM_SM_SA_SERVICE_H */
