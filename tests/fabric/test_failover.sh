@@ -288,7 +288,7 @@ if command -v opensm >/dev/null; then
 	phase_logs 5
 	rm -rf "$FAB_TMP/osm"
 	fab_sim_start "$NET" osm1 || exit 1
-	start_sm A H0001 -p 10
+	start_sm A H0001 -p 10 --control-socket "$FAB_TMP/A4.sock"
 	wait_up A 60
 	start_osm H0002 5
 	LA=$(lid_of H0001)
@@ -296,6 +296,15 @@ if command -v opensm >/dev/null; then
 	t=$(wait_state "$LO" SMINFO_STANDBY 20)
 	fab_check "4a: OpenSM prio 5 stands by under ibsm prio 10 ($t s)" [ "$t" != timeout ]
 	fab_check "4a: ibsm is MASTER" [ "$(state_at "$LA")" = SMINFO_MASTER ]
+	# ibsm learns OpenSM is a standby from its next sweep (OpenSM's trap
+	# 144 when it sets IsSM) or light sweep: wait for it in `ibsmctl sms`.
+	for ((i = 0; i < 150; i++)); do
+		"$CTL" --socket "$FAB_TMP/A4.sock" sms 2>/dev/null |
+			grep -q " $LO 5 STANDBY " && break
+		sleep 0.1
+	done
+	fab_check "4a: ibsmctl sms on ibsm lists OpenSM as STANDBY" \
+		bash -c "'$CTL' --socket '$FAB_TMP/A4.sock' sms | grep -q ' $LO 5 STANDBY '"
 	lids "$FAB_TMP/lids4.before"
 	kill -TERM "$A_PID"
 	t=$(wait_state "$LO" SMINFO_MASTER 10)
