@@ -445,7 +445,23 @@ static bool sminfo_answer(struct sm *sm, int status, const void *mad,
 	return !!(*si)->guid;
 }
 
-static void master_consider(struct sm *sm, struct sm_remote *r)
+/* Is `guid` an SM we have heard from before? */
+static bool remote_known(const struct sm *sm, uint64_t guid)
+{
+	for (unsigned i = 0; i < SM_MAX_REMOTE; i++)
+		if (sm->remotes[i].guid == guid)
+			return true;
+	return false;
+}
+
+/*
+ * A master's review of another SM.  `fresh`: first heard from in a query
+ * after one of our sweeps.  Such an SM may have been master of a part of
+ * the fabric that was cut off and joined again, and may have stood down
+ * (it found us first) before we could see it as master: what it
+ * programmed there must be repaired all the same.
+ */
+static void master_consider(struct sm *sm, struct sm_remote *r, bool fresh)
 {
 	char why[160];
 
@@ -453,7 +469,7 @@ static void master_consider(struct sm *sm, struct sm_remote *r)
 		return;
 	switch (master_review(sm->cfg.sm_priority, sm->port_guid, r)) {
 	case MASTER_KEEP:
-		if (r->state != SM_STATE_MASTER)
+		if (r->state != SM_STATE_MASTER && !fresh)
 			break;
 		/* A worse master (a split fabric joined): it stands by when
 		 * it reads our SMInfo, but what it programmed meanwhile
@@ -463,10 +479,12 @@ static void master_consider(struct sm *sm, struct sm_remote *r)
 		    ev_now(sm->loop) - sm->last_repair < SM_REPAIR_EVERY)
 			break;
 		sm->last_repair = ev_now(sm->loop);
-		log_ratelimited(LOG_LVL_WARN, 1119, "another master 0x%016"
-				PRIx64 " LID %u priority %u: we win; it will"
-				" stand by: heavy sweep to repair its Sets",
-				r->guid, r->lid, r->priority);
+		log_ratelimited(LOG_LVL_WARN, 1119, "%s SM 0x%016" PRIx64
+				" LID %u priority %u (%s): we win; it stands"
+				" by: heavy sweep to repair what it set",
+				fresh ? "newly seen" : "another master",
+				r->guid, r->lid, r->priority,
+				sm_state_name(r->state));
 		ev_timer_stop(sm->loop, &sm->elect_timer);
 		ev_timer_set(&sm->elect_timer, SM_REPAIR_DELAY, 0.);
 		ev_timer_start(sm->loop, &sm->elect_timer);
@@ -505,13 +523,14 @@ static void on_elect_sminfo(void *arg, int status, const void *mad, size_t len)
 	if (sminfo_answer(sm, status, mad, len, &si) &&
 	    be64toh(si->guid) != sm->port_guid) {
 		struct sm_remote *r;
+		bool fresh = !remote_known(sm, be64toh(si->guid));
 
 		remote_note_si(sm, si, lid, &r);
 		log_debug("SM 0x%016" PRIx64 " LID %u priority %u %s",
 			  r->guid, r->lid, r->priority,
 			  sm_state_name(r->state));
 		if (!election)
-			master_consider(sm, r);
+			master_consider(sm, r, fresh);
 		/* One still discovering settles soon: ask again, so that a
 		 * handover (SIGTERM) knows the standbys. */
 		if (!election && r->state == SM_STATE_DISCOVERING &&
@@ -1036,7 +1055,7 @@ static void on_sm_info(void *arg, const void *mad, size_t len,
 		return;
 	struct sm_remote *r;
 	remote_note_si(sm, rq, from->lid, &r);
-	master_consider(sm, r);
+	master_consider(sm, r, false);
 }
 
 /*

@@ -16,6 +16,8 @@
  */
 #include "config.h"
 
+#include <ev.h>
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -62,6 +64,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!ready) {
 		fabric_init(&sm.fabric);
 		cfg_init(&conf);
+		/* the daemon always has its loop (sms reads its clock) */
+		sm.loop = ev_loop_new(EVFLAG_AUTO);
+		if (!sm.loop)
+			abort();
 		sm.conf = &conf;
 		ready = true;
 	}
