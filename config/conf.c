@@ -169,7 +169,10 @@ static int parse_int(const char *s, double lo, double hi, long long *out)
 {
 	char *end;
 
-	if (!*s || *s == '+' || isspace((unsigned char)*s))
+	/* "-0" is in 0..N, but the key is applied as unsigned: a minus
+	 * sign only where the range has negatives */
+	if (!*s || *s == '+' || isspace((unsigned char)*s) ||
+	    (*s == '-' && lo >= 0))
 		return -EINVAL;
 	errno = 0;
 	*out = strtoll(s, &end, 0);
