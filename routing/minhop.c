@@ -621,12 +621,14 @@ static void route_switch(struct minhop *m, size_t x)
 	}
 }
 
-static int minhop_route(const struct fabric *f, struct routing_result *out,
+static int minhop_route(const struct fabric *f, const struct routing_opts *o,
+			struct routing_result *out,
 			char *err, size_t errlen)
 {
 	struct minhop m = { .f = f, .out = out, .top = f->max_lid };
 	int rc;
 
+	(void)o;	/* min-hop needs no options */
 	if (!f->max_lid) {
 		snprintf(err, errlen, "no LIDs assigned");
 		return -EINVAL;

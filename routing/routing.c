@@ -83,6 +83,15 @@ static int parse_list(const char *list, const struct routing_engine **chain,
 int routing_run(const char *list, const struct fabric *f,
 		struct routing_result *out, char *err, size_t errlen)
 {
+	return routing_run_opts(list, f, NULL, out, err, errlen);
+}
+
+int routing_run_opts(const char *list, const struct fabric *f,
+		     const struct routing_opts *o, struct routing_result *out,
+		     char *err, size_t errlen)
+{
+	static const struct routing_opts none;
+
 	const struct routing_engine *chain[MAX_CHAIN];
 	char reason[256];
 	size_t n, used = 0;
@@ -98,7 +107,8 @@ int routing_run(const char *list, const struct fabric *f,
 	/* Collect every engine's reason: "updn: no roots; minhop: ...". */
 	for (size_t i = 0; i < n; i++) {
 		reason[0] = '\0';
-		rc = chain[i]->route(f, out, reason, sizeof(reason));
+		rc = chain[i]->route(f, o ? o : &none, out, reason,
+				     sizeof(reason));
 		if (rc == 0) {
 			out->engine = chain[i]->name;
 			out->n_nodes = f->n_nodes;
@@ -124,6 +134,10 @@ void routing_result_free(struct routing_result *r)
 		for (size_t i = 0; i < r->n_nodes; i++)
 			free(r->lft[i].port);
 	free(r->lft);
+	if (r->sl)
+		for (size_t i = 0; i < r->n_nodes; i++)
+			free(r->sl[i]);
+	free(r->sl);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -20,10 +20,52 @@ struct lft {
 	uint8_t *port;		/* top + 1 entries; LFT_NO_PATH when unreachable */
 };
 
+/*
+ * Virtual layers (deadlock-free engines).  A path is the walk through the
+ * LFTs from the switch a packet enters the fabric at (the switch a CA or
+ * router port hangs off, or the switch itself for its own traffic) to a
+ * destination LID.  An engine that splits paths into layers gives each
+ * (source switch, destination LID) pair a layer; the layer is the SL the
+ * SA hands out in PathRecords and, through SLtoVLMappingTables that map
+ * SL i to VL i on every port, the VL the packet travels on at every hop.
+ * Engines that need no layers leave n_layers 0 and sl NULL: SL 0, VL 0.
+ */
+#define ROUTING_MAX_LAYERS	15	/* data VLs 0..14 */
+
 struct routing_result {
 	size_t n_nodes;		/* = fabric n_nodes when computed */
 	struct lft *lft;	/* indexed by node id; .port NULL for non-switches */
 	const char *engine;	/* name of the engine that produced it */
+
+	/* Layers: 0 (no layers: every path SL 0) or 1..ROUTING_MAX_LAYERS. */
+	uint8_t n_layers;
+	/*
+	 * sl[node][lid], for switch node ids and LIDs 0..lft[node].top: the
+	 * layer of the path from that switch to that LID.  NULL when
+	 * n_layers is 0; sl[node] NULL for non-switches.  Freed by
+	 * routing_result_free().
+	 */
+	uint8_t **sl;
+	/* One line on what the engine found and chose ("fat tree, 3 levels,
+	 * 36 roots"; "torus-like, 2 layers"), or "" */
+	char summary[160];
+};
+
+/*
+ * What the daemon tells the engines (opensm.conf keys and their files).
+ * Every field may be zero/NULL: engines then decide from the fabric.
+ */
+struct routing_opts {
+	/* root_guid_file: node GUIDs of the root (top-level) switches */
+	const uint64_t *root_guids;
+	size_t n_root_guids;
+	/* cn_guid_file: port GUIDs of the compute nodes (ftree) */
+	const uint64_t *cn_guids;
+	size_t n_cn_guids;
+	/* Layers a deadlock-free engine may use: at most this many, and at
+	 * most what every inter-switch port's OperationalVLs (or VLCap, when
+	 * OperationalVLs is 0) allows.  0: from the fabric alone. */
+	unsigned max_layers;
 };
 
 struct routing_engine {
@@ -33,8 +75,8 @@ struct routing_engine {
 	 * 0, or -errno with a one-line reason in err (e.g. -ENOENT "no root
 	 * switches found") so the chain can fall back to the next engine.
 	 */
-	int (*route)(const struct fabric *f, struct routing_result *out,
-		     char *err, size_t errlen);
+	int (*route)(const struct fabric *f, const struct routing_opts *o,
+		     struct routing_result *out, char *err, size_t errlen);
 };
 
 /* The engine called `name`, or NULL. */
@@ -47,6 +89,20 @@ const struct routing_engine *routing_find(const char *name);
  */
 int routing_run(const char *list, const struct fabric *f,
 		struct routing_result *out, char *err, size_t errlen);
+/* The same with options (NULL: none); `o` is passed to every engine. */
+int routing_run_opts(const char *list, const struct fabric *f,
+		     const struct routing_opts *o, struct routing_result *out,
+		     char *err, size_t errlen);
+
+/* The layer (SL) of the path from switch `sw` to `lid`: 0 without layers. */
+static inline unsigned routing_layer(const struct routing_result *r,
+				     int32_t sw, uint16_t lid)
+{
+	if (!r->sl || sw < 0 || (size_t)sw >= r->n_nodes || !r->sl[sw] ||
+	    lid > r->lft[sw].top)
+		return 0;
+	return r->sl[sw][lid];
+}
 
 void routing_result_free(struct routing_result *r);
 

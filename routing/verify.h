@@ -39,4 +39,36 @@ static inline uint64_t routing_check_failures(const struct routing_check *c)
 int routing_check(const struct fabric *f, const struct routing_result *r,
 		  struct routing_check *c);
 
+/*
+ * Deadlock freedom (Dally and Seitz): a channel is one direction of an
+ * inter-switch link; a path that arrives on channel a and leaves on
+ * channel b makes b a dependency of a, in the path's layer (VL).  The
+ * routes cannot deadlock when every layer's channel dependency graph is
+ * acyclic.  Paths are those of routing_layer(): from every switch that
+ * has a CA/router port or is itself a source (every switch: its own
+ * management traffic), to every assigned LID, through the LFTs.
+ */
+struct routing_cdg {
+	unsigned layers;		/* layers examined: max(1, n_layers) */
+	uint64_t channels;		/* inter-switch channels in use */
+	uint64_t deps[ROUTING_MAX_LAYERS];	/* dependency edges per layer */
+	/* per layer: dependency edges that close a cycle (the back edges of
+	 * a depth-first search): 0 exactly when the layer is acyclic */
+	uint64_t cycles[ROUTING_MAX_LAYERS];
+};
+
+static inline uint64_t routing_cdg_cycles(const struct routing_cdg *c)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < c->layers && i < ROUTING_MAX_LAYERS; i++)
+		n += c->cycles[i];
+	return n;
+}
+
+/* Build every layer's channel dependency graph and count its cycles.
+ * Cost O(switches x LIDs + dependency edges).  0 or -ENOMEM. */
+int routing_check_cdg(const struct fabric *f, const struct routing_result *r,
+		      struct routing_cdg *c);
+
 #endif /* IBSM_ROUTING_VERIFY_H */
