@@ -92,7 +92,72 @@ struct mc_table *mc_table_new(const struct mc_limits *lim)
 static void group_free(struct mc_group *g)
 {
 	free(g->members);
+	free(g->midx);
 	free(g);
+}
+
+/*
+ * The member index of a group: open addressing by port GUID over
+ * positions in g->members (position + 1; 0: empty), linear probing,
+ * backward-shift deletion (no tombstones), sized a power of two at least
+ * twice the members array's capacity, so it is at most half full and
+ * bounded by members_per_group like the array.  It replaces a scan of
+ * the members on each of the ~4 lookups of a join or leave (a 1,152-host
+ * broadcast group made that 1,152 compares per lookup).
+ */
+static size_t midx_home(const struct mc_group *g, uint64_t guid)
+{
+	return guid_hash(guid) & (g->midx_size - 1);
+}
+
+/* Slot holding `guid`, or the empty slot where it would go. */
+static size_t midx_slot(const struct mc_group *g, uint64_t guid)
+{
+	size_t mask = g->midx_size - 1, i = midx_home(g, guid);
+
+	while (g->midx[i] && g->members[g->midx[i] - 1].port_guid != guid)
+		i = (i + 1) & mask;
+	return i;
+}
+
+/* Index sized for the array's capacity, rebuilt: 0 or -ENOMEM. */
+static int midx_rebuild(struct mc_group *g)
+{
+	size_t size = 16;
+	uint32_t *idx;
+
+	while (size < 2 * g->cap_members)
+		size <<= 1;
+	if (size != g->midx_size) {
+		idx = calloc(size, sizeof(*idx));
+		if (!idx)
+			return -ENOMEM;
+		free(g->midx);
+		g->midx = idx;
+		g->midx_size = size;
+	} else {
+		memset(g->midx, 0, size * sizeof(*g->midx));
+	}
+	for (size_t k = 0; k < g->n_members; k++)
+		g->midx[midx_slot(g, g->members[k].port_guid)] = (uint32_t)k + 1;
+	return 0;
+}
+
+/* Empty slot i, moving later entries of its probe run back into it. */
+static void midx_delete(struct mc_group *g, size_t i)
+{
+	size_t mask = g->midx_size - 1, j;
+
+	for (j = (i + 1) & mask; g->midx[j]; j = (j + 1) & mask) {
+		size_t home = midx_home(g, g->members[g->midx[j] - 1].port_guid);
+
+		/* Leave j where it is when its home lies in (i, j]. */
+		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
+			continue;
+		g->midx[i] = g->midx[j];
+		i = j;
+	}
+	g->midx[i] = 0;
 }
 
 void mc_table_free(struct mc_table *t)
@@ -464,23 +529,36 @@ void mc_group_delete(struct mc_table *t, struct mc_group *g)
 
 struct mc_member *mc_group_member(struct mc_group *g, uint64_t port_guid)
 {
-	for (size_t i = 0; i < g->n_members; i++)
-		if (g->members[i].port_guid == port_guid)
-			return &g->members[i];
-	return NULL;
+	uint32_t k;
+
+	if (!g->n_members)
+		return NULL;
+	k = g->midx[midx_slot(g, port_guid)];
+	return k ? &g->members[k - 1] : NULL;
 }
 
 bool mc_member_remove(struct mc_table *t, struct mc_group *g,
 		      uint64_t port_guid)
 {
-	struct mc_member *m = mc_group_member(g, port_guid);
+	size_t s, last;
+	uint32_t k;
 
-	if (!m)
+	if (!g->n_members)
 		return false;
-	if (m->join_state & MC_JOIN_COUNTS)
+	s = midx_slot(g, port_guid);
+	if (!(k = g->midx[s]))
+		return false;
+	if (g->members[k - 1].join_state & MC_JOIN_COUNTS)
 		g->n_full--;
 	pc_dec(t, port_guid);
-	*m = g->members[--g->n_members];
+	midx_delete(g, s);
+	/* The last member fills the hole: its slot names the new place. */
+	last = g->n_members - 1;
+	if (k - 1 != last) {
+		g->midx[midx_slot(g, g->members[last].port_guid)] = k;
+		g->members[k - 1] = g->members[last];
+	}
+	g->n_members--;
 	g->gen++;
 	return true;
 }
@@ -511,9 +589,15 @@ int mc_member_set(struct mc_table *t, struct mc_group *g, uint64_t port_guid,
 			g->members = nm;
 			g->cap_members = cap;
 		}
+		/* The index grows with the array (a failure leaves the
+		 * array larger and the index as it was, still right and
+		 * grown at the next join). */
+		if (g->midx_size < 2 * g->cap_members && midx_rebuild(g) < 0)
+			return -ENOMEM;
 		m = &g->members[g->n_members++];
 		memset(m, 0, sizeof(*m));
 		m->port_guid = port_guid;
+		g->midx[midx_slot(g, port_guid)] = (uint32_t)g->n_members;
 		pc_inc(t, port_guid);
 	}
 	if ((m->join_state & MC_JOIN_COUNTS) && !(join_state & MC_JOIN_COUNTS))

@@ -73,6 +73,8 @@ struct mc_group {
 	bool     precreated;
 	struct mc_member *members;	/* unordered */
 	size_t   n_members, cap_members;
+	uint32_t *midx;			/* port GUID -> position + 1 (groups.c) */
+	size_t   midx_size;
 	size_t   n_full;		/* members holding MC_JOIN_COUNTS */
 	/*
 	 * Bumped on every change of the member set or of a member's
@@ -229,7 +231,8 @@ struct mc_precreate_report {
 int mc_precreate(struct mc_table *t, const struct part_config *c,
 		 uint8_t pkt_life, struct mc_precreate_report *r);
 
-/* Member of `g` by port GUID, or NULL. */
+/* Member of `g` by port GUID, or NULL: O(1), through the group's index.
+ * The pointer is valid until the group's members change. */
 struct mc_member *mc_group_member(struct mc_group *g, uint64_t port_guid);
 
 /*

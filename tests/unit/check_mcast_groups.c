@@ -678,6 +678,110 @@ START_TEST(test_requested_mlid)
 }
 END_TEST
 
+/*
+ * A 1,152-member group (a fat2-1152 partition's broadcast group): the
+ * member index finds every member and no other port through joins,
+ * partial leaves, full leaves in scattered order and re-joins, checked
+ * against a plain array after every step; its size stays bounded.
+ */
+#define BIG	1152
+START_TEST(test_big_group_index)
+{
+	struct mc_table *t = mc_table_new(NULL);
+	struct mc_group *g = make(t, 5);
+	static uint8_t want[BIG];		/* JoinState, 0: not a member */
+	uint64_t guid[BIG];
+	uint8_t held;
+	bool deleted;
+
+	/* GUIDs as a vendor hands them out (consecutive), and some that
+	 * differ only in high bits (the same low bits collide more). */
+	for (unsigned i = 0; i < BIG; i++)
+		guid[i] = i % 3 ? 0x0002c90300001000ull + i
+				: ((uint64_t)i << 40) | 0x77;
+	memset(want, 0, sizeof(want));
+	for (unsigned i = 0; i < BIG; i++) {
+		uint8_t js = i % 4 ? MC_JOIN_FULL : MC_JOIN_NON | MC_JOIN_SENDONLY;
+
+		ck_assert_int_ge(mc_join(t, g, guid[i], zero_gid, js, false, &held), 0);
+		want[i] = js;
+	}
+	for (int round = 0; round < 3; round++) {
+		/* Every port: a member with its state, or none. */
+		size_t n = 0;
+		for (unsigned i = 0; i < BIG; i++) {
+			struct mc_member *m = mc_group_member(g, guid[i]);
+
+			if (want[i]) {
+				ck_assert_ptr_nonnull(m);
+				ck_assert_uint_eq(m->port_guid, guid[i]);
+				ck_assert_uint_eq(m->join_state, want[i]);
+				ck_assert_uint_eq(mc_port_groups(t, guid[i]), 1);
+				n++;
+			} else {
+				ck_assert_ptr_null(m);
+				ck_assert_uint_eq(mc_port_groups(t, guid[i]), 0);
+			}
+			ck_assert_ptr_null(mc_group_member(g, guid[i] ^ 0x1000000000ull));
+		}
+		ck_assert_uint_eq(g->n_members, n);
+		ck_assert_uint_le(g->midx_size, 4 * 2048);
+		/* Leaves in a scattered order: partial, then whole. */
+		for (unsigned k = 0; k < BIG; k++) {
+			unsigned i = (k * 7 + (unsigned)round) % BIG;
+
+			if (!want[i] || (k + (unsigned)round) % 3)
+				continue;
+			if (want[i] & MC_JOIN_NON) {
+				ck_assert_int_eq(mc_leave(t, g, guid[i], MC_JOIN_NON,
+							  &held, &deleted), 0);
+				want[i] &= (uint8_t)~MC_JOIN_NON;
+			} else {
+				ck_assert_int_ge(mc_leave(t, g, guid[i], want[i],
+							  &held, &deleted), 0);
+				ck_assert(!deleted);
+				want[i] = 0;
+			}
+			ck_assert_uint_eq(held, want[i]);
+		}
+		/* Some come back. */
+		for (unsigned i = (unsigned)round; i < BIG; i += 5) {
+			if (want[i])
+				continue;
+			ck_assert_int_ge(mc_join(t, g, guid[i], zero_gid,
+						 MC_JOIN_FULL, false, &held), 0);
+			want[i] = MC_JOIN_FULL;
+		}
+	}
+	/* Everyone leaves: the last full member takes the group along. */
+	for (unsigned i = 0; i < BIG; i++) {
+		if (!want[i] || want[i] & MC_JOIN_FULL)
+			continue;
+		ck_assert_int_eq(mc_leave(t, g, guid[i], want[i], &held, &deleted), 0);
+		want[i] = 0;
+	}
+	size_t left = 0;
+	for (unsigned i = 0; i < BIG; i++)
+		left += want[i] != 0;
+	for (unsigned i = 0; i < BIG; i++) {
+		if (!want[i])
+			continue;
+		int rc = mc_leave(t, g, guid[i], want[i], &held, &deleted);
+		if (--left) {
+			ck_assert_int_eq(rc, 0);
+			ck_assert_ptr_null(mc_group_member(g, guid[i]));
+		} else {
+			ck_assert_int_eq(rc, MC_TRAP_DELETED);
+			ck_assert(deleted);
+		}
+	}
+	ck_assert_uint_eq(mc_table_count(t), 0);
+	for (unsigned i = 0; i < BIG; i++)
+		ck_assert_uint_eq(mc_port_groups(t, guid[i]), 0);
+	mc_table_free(t);
+}
+END_TEST
+
 static Suite *mcast_groups_suite(void)
 {
 	Suite *s = suite_create("mcast_groups");
@@ -697,6 +801,7 @@ static Suite *mcast_groups_suite(void)
 	tcase_add_test(tc, test_snm_match);
 	tcase_add_test(tc, test_snm_consolidation);
 	tcase_add_test(tc, test_requested_mlid);
+	tcase_add_test(tc, test_big_group_index);
 	suite_add_tcase(s, tc);
 	return s;
 }
