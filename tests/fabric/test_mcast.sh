@@ -42,7 +42,8 @@
 #    They leave; the file says TRUE and SIGHUP applies it; H0003, H0005,
 #    H0010 and H0012 create their solicited-node groups, H0007 joins
 #    H0003's as a non member and H0015 H0010's as a send-only member:
-#    every answer and saquery give one MLID, saquery --mlid finds the
+#    every answer and saquery give one MLID (saquery -g lists them with
+#    it), saquery --mlid finds the
 #    groups under it, and `ibroute -M` shows one tree over that MLID that
 #    reaches every receiving member of all the groups and no other host.
 #    The groups leave one by one: the MLID stays while one of them
@@ -745,6 +746,18 @@ if [ "$KIND" = ibsm ]; then
 		# ibsim: 3 records at most).
 		n=$(fab_run "$DIAG" saquery MCMR --mlid "$SHARED" 2>/dev/null | grep -c 'MGID')
 		verdict "e-snm-saquery-mlid ($n groups)" "$([ "$n" -ge 3 ] && echo 0 || echo 1)"
+		# saquery -g (one MAD under ibsim: the first 3 records): every
+		# solicited-node group it lists has the one MLID.
+		fab_run "$DIAG" saquery -g >"$FAB_TMP/e.g" 2>/dev/null
+		awk 'tolower($0) ~ /mgid\.+/ { g = $0; sub(/.*\.+/, "", g) }
+		     tolower($0) ~ /mlid\.+/ { m = $0; sub(/.*\.+/, "", m)
+						   if (g ~ /^ff12:601b:/) print g, tolower(m) }' \
+			"$FAB_TMP/e.g" | sort -u >"$FAB_TMP/e.g.snm"
+		n=$(wc -l <"$FAB_TMP/e.g.snm")
+		bad=$(awk -v m="$SHARED" '$2 != m' "$FAB_TMP/e.g.snm" | wc -l)
+		verdict "e-snm-saquery-g ($n solicited-node records, all $SHARED)" \
+			"$([ "$n" -ge 1 ] && [ "$bad" = 0 ] && echo 0 || echo 1)" \
+			"$(tr '\n' ';' <"$FAB_TMP/e.g.snm")"
 		# One tree over the MLID reaching the receivers of every group.
 		for ((i = 0; i < 20; i++)); do
 			all_mfts "$FAB_TMP/e.mfts"
