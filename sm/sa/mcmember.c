@@ -795,7 +795,9 @@ int sa_mcmember_serve(struct sm *sm, const struct sa_query *q,
 
 	sa_view_of(sm, &v);
 	/* A reload may have changed it: the value in force for this one. */
-	mc_table_set_snm_consolidation(sm->mc, sm->cfg.consolidate_ipv6_snm_req);
+	if (sm->mc)
+		mc_table_set_snm_consolidation(sm->mc,
+					       sm->cfg.consolidate_ipv6_snm_req);
 	w.budget = sm->cfg.sa_work_budget ? sm->cfg.sa_work_budget
 					  : SA_WORK_BUDGET_DEFAULT;
 	qq.work = &w;
