@@ -4,8 +4,11 @@
  *
  * Groups are held by pointer (a group's address never changes while it
  * lives), in an array for iteration (deleting swaps the last one in), an
- * open-addressing hash by MGID for lookups, and an array indexed by
- * MLID - MC_MLID_MIN for MLID lookups and allocation.  Deleted groups
+ * open-addressing hash by MGID for lookups, and arrays indexed by
+ * MLID - MC_MLID_MIN for MLID lookups and allocation: a group holding
+ * each MLID and how many do (more than one only for IPv6 solicited-node
+ * groups consolidated onto one MLID).  Each group indexes its members by
+ * port GUID (see midx_slot()).  Deleted groups
  * leave tombstones in the hash; when they reach a quarter of it, the hash
  * is rebuilt from the array, so that a table that creates and deletes
  * groups for ever keeps short probes and always an empty slot.
