@@ -201,7 +201,7 @@ static struct cfg_key keys[] = {
 	K("cc_ca_cong_setting_ccti_min", CFG_STR, "0 0", 0, 0, NULL, RT, F_NONE_, "Congestion Control OPTIONS (EXPERIMENTAL)"),
 	K("cc_cct", CFG_STR, "(null)", 0, 0, NULL, RT, F_NONE_, "Congestion Control OPTIONS (EXPERIMENTAL)"),
 	K("prefix_routes_file", CFG_PATH, "/etc/opensm/prefix-routes.conf", 0, 0, NULL, 0, F_NONE_, "OTHER OPTIONS"),
-	K("consolidate_ipv6_snm_req", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "OTHER OPTIONS"),
+	K("consolidate_ipv6_snm_req", CFG_BOOL, "FALSE", 0, 0, NULL, RT|IMPL, F_BOOL_(consolidate_ipv6_snm_req), "OTHER OPTIONS"),
 	K("log_prefix", CFG_STR, "(null)", 0, 0, NULL, 0, F_NONE_, "OTHER OPTIONS"),
 
 	/* ibsm's own keys (OpenSM has command-line options or variables) */

@@ -91,6 +91,7 @@ struct sm_config {
 	/* Partitions (opensm.conf part_enforce, allow_both_pkeys) */
 	enum sm_part_enforce part_enforce;	/* default (0): both */
 	bool     allow_both_pkeys;	/* a member may be full and limited */
+	bool     consolidate_ipv6_snm_req; /* IPv6 SNM groups share MLIDs */
 	bool     no_keep_pkey_indexes;	/* keep_pkey_indexes FALSE (default
 					 * TRUE, as OpenSM: partitions.h) */
 	const char *pid_file;		/* -J/--pidfile, pidfile key */

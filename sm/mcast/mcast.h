@@ -73,6 +73,8 @@ struct mc_group {
 	bool     precreated;
 	struct mc_member *members;	/* unordered */
 	size_t   n_members, cap_members;
+	uint32_t *midx;			/* port GUID -> position + 1 (groups.c) */
+	size_t   midx_size;
 	size_t   n_full;		/* members holding MC_JOIN_COUNTS */
 	/*
 	 * Bumped on every change of the member set or of a member's
@@ -106,22 +108,48 @@ uint16_t mc_table_mlid_top(const struct mc_table *t);
 size_t mc_table_count(const struct mc_table *t);
 struct mc_group *mc_table_at(struct mc_table *t, size_t i);
 struct mc_group *mc_find(struct mc_table *t, const uint8_t mgid[16]);
+/* A group holding `mlid` (one of them when solicited-node groups share
+ * it), or NULL. */
 struct mc_group *mc_find_mlid(struct mc_table *t, uint16_t mlid);
-/* MLIDs in use (groups that hold one). */
+/* MLIDs in use (held by at least one group). */
 size_t mc_table_mlids_used(const struct mc_table *t);
+/* Groups holding `mlid` (more than one only when consolidated). */
+size_t mc_mlid_groups(const struct mc_table *t, uint16_t mlid);
+
+/*
+ * consolidate_ipv6_snm_req: IPv6 solicited-node groups
+ * (ff1S:601b:<P_Key>::1:ffXX:XXXX, mc_mgid_is_ipv6_snm()) created while
+ * it is on take the MLID of an existing solicited-node group of the same
+ * flags, scope and P_Key, as OpenSM does, so a partition's hosts need one
+ * MLID (and one tree, over the members of all of them) instead of one
+ * each.  The MLID is freed when the last of its groups is deleted.
+ * Turning it off changes no group that exists; later ones get their own.
+ */
+void mc_table_set_snm_consolidation(struct mc_table *t, bool on);
+bool mc_mgid_is_ipv6_snm(const uint8_t mgid[16]);
 
 /*
  * Create a group with the lowest free MLID (an MLID freed by a deleted
- * group is reused).  The caller fills the group's parameters.  NULL with
- * *err = -EEXIST (MGID in use), -ENOBUFS (max_groups), -ENOSPC (no MLID
- * left up to top) or -ENOMEM.
+ * group is reused), or with its class's MLID for a solicited-node group
+ * when consolidation is on.  The caller fills the group's parameters.
+ * NULL with *err = -EEXIST (MGID in use), -ENOBUFS (max_groups), -ENOSPC
+ * (no MLID left up to top) or -ENOMEM.
  */
 struct mc_group *mc_group_create(struct mc_table *t, const uint8_t mgid[16],
 				 int *err);
 /*
+ * The same for an MCMemberRecord that names an MLID (`requested`, 0:
+ * none): it is the group's when it lies in MC_MLID_MIN .. top and no
+ * group holds it; otherwise the MLID is chosen as above, without an
+ * error, as OpenSM 3.3.23 does (get_new_mlid()).
+ */
+struct mc_group *mc_group_create_req(struct mc_table *t, const uint8_t mgid[16],
+				     uint16_t requested, int *err);
+/*
  * The same with a given MLID (a standby's copy at takeover keeps the old
  * master's MLIDs; 0: the lowest free one).  More errors: -EINVAL (not a
- * multicast LID), -EADDRINUSE (another group holds it).
+ * multicast LID), -EADDRINUSE (another group holds it, unless both are
+ * solicited-node groups of one class: the old master consolidated them).
  */
 struct mc_group *mc_group_create_mlid(struct mc_table *t, const uint8_t mgid[16],
 				      uint16_t mlid, int *err);
@@ -203,7 +231,8 @@ struct mc_precreate_report {
 int mc_precreate(struct mc_table *t, const struct part_config *c,
 		 uint8_t pkt_life, struct mc_precreate_report *r);
 
-/* Member of `g` by port GUID, or NULL. */
+/* Member of `g` by port GUID, or NULL: O(1), through the group's index.
+ * The pointer is valid until the group's members change. */
 struct mc_member *mc_group_member(struct mc_group *g, uint64_t port_guid);
 
 /*

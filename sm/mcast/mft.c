@@ -12,7 +12,10 @@
  * all their members).  Each tree remembers a signature of its groups'
  * MGIDs and generations (mc_group.gen moves on every member change), so a
  * join or leave rebuilds the trees whose groups changed and no other; a
- * new model rebuilds them all.  Only the MFT blocks of the MLIDs whose
+ * new model builds them all again, but a tree the topology change did not
+ * touch (found intact by GUID, tree_carry()) is kept when it is as
+ * shallow as the new build, so that only the trees the change touched
+ * move and get MFT Sets.  Only the MFT blocks of the MLIDs whose
  * trees changed are compared on a join (every block on a new model).
  *
  * What the switches hold: an image per switch GUID, surviving sweeps,
@@ -69,6 +72,12 @@ struct mft_image {
 struct mlid_tree {
 	uint64_t sig;			/* of the groups it was built for */
 	struct mcast_tree t;
+	/*
+	 * Node GUIDs of t.sw[] and of the root: on a new model the tree is
+	 * found again by GUID (tree_carry()), since node ids change.
+	 */
+	uint64_t *guid;
+	uint64_t root_guid;
 };
 
 /* Port GUID -> end port of the model. */
@@ -89,6 +98,7 @@ struct mft_state {
 	unsigned retries;		/* updates in a row with lost Sets */
 
 	uint64_t model_gen;		/* sm->fabric.gen the trees are for */
+	bool     carry;			/* trees are of an older model */
 	struct mcast_ctx *ctx;
 	struct pm_slot *pm;
 	size_t   pm_size;
@@ -288,15 +298,190 @@ static const struct pm_slot *pm_find(const struct mft_state *s, uint64_t g)
 
 /* ------------------------------------------------------------- trees */
 
+static void tree_release(struct mlid_tree *t)
+{
+	mcast_tree_free(&t->t);
+	free(t->guid);
+	t->guid = NULL;
+}
+
 static void trees_clear(struct mft_state *s)
 {
 	for (size_t i = 0; i < MLIDS; i++) {
 		if (!s->trees[i])
 			continue;
-		mcast_tree_free(&s->trees[i]->t);
+		tree_release(s->trees[i]);
 		free(s->trees[i]);
 		s->trees[i] = NULL;
 	}
+}
+
+/* Record the GUIDs of a tree just built over the model: 0 or -ENOMEM. */
+static int tree_note_guids(const struct fabric *f, struct mlid_tree *t)
+{
+	free(t->guid);
+	t->guid = malloc((t->t.n ? t->t.n : 1) * sizeof(*t->guid));
+	if (!t->guid)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->t.n; i++)
+		t->guid[i] = fabric_node(f, t->t.sw[i].node)->guid;
+	t->root_guid = t->t.root == FAB_NONE ? 0
+		       : fabric_node(f, t->t.root)->guid;
+	return 0;
+}
+
+static int cmp_sw_node(const void *a, const void *b)
+{
+	const struct mcast_sw *x = a, *y = b;
+
+	return (x->node > y->node) - (x->node < y->node);
+}
+
+/* Where member `m` hangs off the tree's switches: the switch and the
+ * port a packet to it leaves by; FAB_NONE when it hangs off none. */
+static int32_t member_attach(const struct fabric *f, const struct mcast_member *m,
+			     unsigned *port)
+{
+	const struct fab_node *n;
+	const struct fab_port *p;
+
+	*port = 0;
+	if (m->node < 0 || (size_t)m->node >= f->n_nodes)
+		return FAB_NONE;
+	n = fabric_node(f, m->node);
+	if (n->type == NODE_TYPE_SWITCH)
+		return m->port == 0 ? m->node : FAB_NONE;
+	if (m->port < 1 || m->port > n->num_ports)
+		return FAB_NONE;
+	p = &n->ports[m->port];
+	if (p->peer_node < 0 || (size_t)p->peer_node >= f->n_nodes ||
+	    fabric_node(f, p->peer_node)->type != NODE_TYPE_SWITCH)
+		return FAB_NONE;
+	*port = p->peer_port;
+	return p->peer_node;
+}
+
+/*
+ * A topology change (a new model) need not move a tree it did not touch.
+ * Find `old` (built on an earlier model, for the same members) again in
+ * the current model: every switch by GUID, every PortMask bit either a
+ * link to another switch of the tree whose mask has the far port, or the
+ * port of a receiving member; every member hanging off a switch of the
+ * tree; the links still forming one tree from the root.  On success
+ * `out` is that tree in the current model's node ids, with its depth,
+ * and true is returned.  Such a tree is still loop-free and reaches every
+ * member; the caller keeps it unless a new build is shallower (a link or
+ * switch that appeared may allow that; one that went cannot).
+ */
+static bool tree_carry(struct mft_state *s, const struct mlid_tree *old,
+		       const struct mcast_member *m, size_t nm,
+		       struct mcast_tree *out)
+{
+	const struct fabric *f = &s->sm->fabric;
+	size_t T = old->t.n;
+	uint64_t (*expect)[MCAST_MASK_WORDS] = NULL;
+	int32_t *queue = NULL;
+	unsigned *dist = NULL;
+	size_t links = 0, head = 0, tail = 0;
+	bool ok = false;
+
+	memset(out, 0, sizeof(*out));
+	out->root = FAB_NONE;
+	if (old->t.unreached || !T || !old->guid)
+		return false;
+	out->sw = malloc(T * sizeof(*out->sw));
+	expect = calloc(T, sizeof(*expect));
+	queue = malloc(T * sizeof(*queue));
+	dist = malloc(T * sizeof(*dist));
+	if (!out->sw || !expect || !queue || !dist)
+		goto done;
+	out->n = T;
+	for (size_t i = 0; i < T; i++) {
+		int32_t id = fabric_find(f, old->guid[i]);
+
+		if (id == FAB_NONE || fabric_node(f, id)->type != NODE_TYPE_SWITCH)
+			goto done;
+		out->sw[i].node = id;
+		memcpy(out->sw[i].mask, old->t.sw[i].mask, sizeof(out->sw[i].mask));
+	}
+	qsort(out->sw, T, sizeof(*out->sw), cmp_sw_node);
+	for (size_t i = 1; i < T; i++)
+		if (out->sw[i].node == out->sw[i - 1].node)
+			goto done;	/* two GUIDs, one node: no */
+	out->root = fabric_find(f, old->root_guid);
+	if (out->root == FAB_NONE || !mcast_tree_find(out, out->root))
+		goto done;
+	/* Members: each on the tree; receivers' ports expected. */
+	for (size_t i = 0; i < nm; i++) {
+		unsigned port;
+		int32_t sw = member_attach(f, &m[i], &port);
+		const struct mcast_sw *w = sw == FAB_NONE ? NULL
+					   : mcast_tree_find(out, sw);
+
+		if (!w)
+			goto done;
+		if (m[i].receives)
+			mcast_mask_set(expect[w - out->sw], port);
+	}
+	/* Links: both ends in the tree, both bits set. */
+	for (size_t i = 0; i < T; i++) {
+		const struct fab_node *n = fabric_node(f, out->sw[i].node);
+
+		for (unsigned p = 1; p <= n->num_ports && p < 64 * MCAST_MASK_WORDS; p++) {
+			const struct fab_port *pp = &n->ports[p];
+			const struct mcast_sw *w;
+
+			if (!mcast_mask_has(out->sw[i].mask, p) ||
+			    mcast_mask_has(expect[i], p))
+				continue;
+			if (pp->peer_node < 0 ||
+			    !(w = mcast_tree_find(out, pp->peer_node)) ||
+			    !mcast_mask_has(w->mask, pp->peer_port))
+				goto done;
+			mcast_mask_set(expect[i], p);
+			links++;
+		}
+		if (memcmp(expect[i], out->sw[i].mask, sizeof(expect[i])))
+			goto done;	/* a bit no member or link explains */
+	}
+	/* T switches, T - 1 links (counted from both ends), all reached
+	 * from the root: a tree.  Its depth by a walk from the root. */
+	if (links != 2 * (T - 1))
+		goto done;
+	for (size_t i = 0; i < T; i++)
+		dist[i] = UINT32_MAX;
+	{
+		const struct mcast_sw *r = mcast_tree_find(out, out->root);
+
+		dist[r - out->sw] = 0;
+		queue[tail++] = (int32_t)(r - out->sw);
+	}
+	while (head < tail) {
+		int32_t k = queue[head++];
+		const struct fab_node *n = fabric_node(f, out->sw[k].node);
+
+		if (dist[k] > out->depth)
+			out->depth = dist[k];
+		for (unsigned p = 1; p <= n->num_ports && p < 64 * MCAST_MASK_WORDS; p++) {
+			const struct mcast_sw *w;
+
+			if (!mcast_mask_has(out->sw[k].mask, p) ||
+			    n->ports[p].peer_node < 0 ||
+			    !(w = mcast_tree_find(out, n->ports[p].peer_node)) ||
+			    dist[w - out->sw] != UINT32_MAX)
+				continue;
+			dist[w - out->sw] = dist[k] + 1;
+			queue[tail++] = (int32_t)(w - out->sw);
+		}
+	}
+	ok = tail == T;
+done:
+	free(expect);
+	free(queue);
+	free(dist);
+	if (!ok)
+		mcast_tree_free(out);
+	return ok;
 }
 
 static uint64_t group_sig(const struct mc_group *g)
@@ -314,10 +499,14 @@ static size_t group_count(const struct sm *sm)
 }
 
 /*
- * Rebuild the trees whose groups changed (all of them when the model is
- * new) and mark the MFT blocks of their MLIDs.  0 or -ENOMEM.
+ * Rebuild the trees whose groups changed and mark the MFT blocks of
+ * their MLIDs.  On a new model every tree is built again, but one whose
+ * groups did not change keeps its old tree when tree_carry() finds it
+ * intact in the new model and it is as shallow as the new build: a
+ * topology change moves only the trees it touched (or that it let become
+ * shallower), so MFT Sets go only to those.  0 or -ENOMEM.
  */
-static int trees_update(struct mft_state *s, unsigned *built)
+static int trees_update(struct mft_state *s, unsigned *built, unsigned *kept)
 {
 	struct sm *sm = s->sm;
 	size_t ng = group_count(sm);
@@ -325,6 +514,7 @@ static int trees_update(struct mft_state *s, unsigned *built)
 	int rc = 0;
 
 	*built = 0;
+	*kept = 0;
 	memset(s->sig, 0, sizeof(s->sig));
 	memset(s->off, 0, sizeof(s->off));
 	for (size_t i = 0; i < ng; i++) {
@@ -341,7 +531,7 @@ static int trees_update(struct mft_state *s, unsigned *built)
 		if (g->mlid < MC_MLID_MIN || g->mlid > MC_MLID_MAX)
 			continue;
 		size_t x = g->mlid - MC_MLID_MIN;
-		if (s->trees[x] && s->trees[x]->sig == s->sig[x])
+		if (s->trees[x] && s->trees[x]->sig == s->sig[x] && !s->carry)
 			continue;
 		s->off[x + 1] += (uint32_t)g->n_members;
 		total += g->n_members;
@@ -361,7 +551,7 @@ static int trees_update(struct mft_state *s, unsigned *built)
 		if (g->mlid < MC_MLID_MIN || g->mlid > MC_MLID_MAX)
 			continue;
 		size_t x = g->mlid - MC_MLID_MIN;
-		if (s->trees[x] && s->trees[x]->sig == s->sig[x])
+		if (s->trees[x] && s->trees[x]->sig == s->sig[x] && !s->carry)
 			continue;
 		for (size_t j = 0; j < g->n_members; j++) {
 			const struct mc_member *m = &g->members[j];
@@ -380,41 +570,64 @@ static int trees_update(struct mft_state *s, unsigned *built)
 	uint16_t hi = 0;
 	for (size_t x = 0; x < MLIDS; x++) {
 		bool has = s->sig[x] != 0;
+		bool same = s->trees[x] && s->trees[x]->sig == s->sig[x];
+		const struct mcast_member *mx = mem + s->off[x];
+		size_t nx = s->off[x + 1] - s->off[x];
+		struct mcast_tree nt, ct;
 
-		if (s->trees[x] && s->trees[x]->sig == s->sig[x]) {
+		if (same && !s->carry) {
 			hi = (uint16_t)(x + 1);
 			continue;
 		}
 		if (!has && !s->trees[x])
 			continue;
-		s->dirty[x / MFT_BLOCK] = 1;
 		if (!has) {
-			mcast_tree_free(&s->trees[x]->t);
+			s->dirty[x / MFT_BLOCK] = 1;
+			tree_release(s->trees[x]);
 			free(s->trees[x]);
 			s->trees[x] = NULL;
 			continue;
 		}
+		rc = mcast_tree_build(s->ctx, mx, nx, (uint32_t)(MC_MLID_MIN + x),
+				      &nt);
+		if (rc < 0)
+			break;
+		(*built)++;
+		hi = (uint16_t)(x + 1);
+		if (same && tree_carry(s, s->trees[x], mx, nx, &ct)) {
+			if (ct.depth <= nt.depth) {
+				mcast_tree_free(&nt);
+				nt = ct;
+				(*kept)++;
+			} else {
+				mcast_tree_free(&ct);
+				s->dirty[x / MFT_BLOCK] = 1;
+			}
+		} else {
+			s->dirty[x / MFT_BLOCK] = 1;
+		}
 		if (!s->trees[x]) {
 			s->trees[x] = calloc(1, sizeof(*s->trees[x]));
 			if (!s->trees[x]) {
+				mcast_tree_free(&nt);
 				rc = -ENOMEM;
 				break;
 			}
 		} else {
-			mcast_tree_free(&s->trees[x]->t);
+			tree_release(s->trees[x]);
 		}
-		rc = mcast_tree_build(s->ctx, mem + s->off[x],
-				      s->off[x + 1] - s->off[x],
-				      (uint32_t)(MC_MLID_MIN + x), &s->trees[x]->t);
+		s->trees[x]->t = nt;
+		s->trees[x]->sig = s->sig[x];
+		rc = tree_note_guids(&s->sm->fabric, s->trees[x]);
 		if (rc < 0) {
+			tree_release(s->trees[x]);
 			free(s->trees[x]);
 			s->trees[x] = NULL;
 			break;
 		}
-		s->trees[x]->sig = s->sig[x];
-		hi = (uint16_t)(x + 1);
-		(*built)++;
 	}
+	if (rc == 0)
+		s->carry = false;
 	free(mem);
 	s->want_entries = (uint16_t)((hi + MFT_BLOCK - 1) / MFT_BLOCK * MFT_BLOCK);
 	return rc;
@@ -688,10 +901,12 @@ static void update_done(struct smp_batch *b, void *arg)
 	s->st.last_sets = sets;
 	if (sets || tops || s->st.last_trees)
 		log_ratelimited(LOG_LVL_INFO, 850, "multicast: %u groups, %u"
-				" trees rebuilt (%.3f ms), %u MFT block Sets, %u"
+				" trees rebuilt (%.3f ms, %u kept as they were),"
+				" %u MFT block Sets, %u"
 				" MulticastFDBTop Sets in %.3f ms",
 				s->st.last_groups, s->st.last_trees,
-				s->st.last_build_s * 1e3, sets, tops,
+				s->st.last_build_s * 1e3, s->st.last_kept,
+				sets, tops,
 				(ev_time() - s->t0) * 1e3);
 	if (!failed) {
 		s->retries = 0;
@@ -729,7 +944,8 @@ static int model_prepare(struct mft_state *s)
 	const struct fabric *f = &sm->fabric;
 	int rc;
 
-	trees_clear(s);
+	/* The trees stay, to be found again in the new model (carry). */
+	s->carry = true;
 	mcast_ctx_free(s->ctx);
 	s->ctx = NULL;
 	s->model_gen = 0;
@@ -757,7 +973,7 @@ static int model_prepare(struct mft_state *s)
 static void update_run(struct mft_state *s)
 {
 	struct sm *sm = s->sm;
-	unsigned built = 0;
+	unsigned built = 0, kept = 0;
 	int rc;
 
 	if (s->stopped)
@@ -781,9 +997,10 @@ static void update_run(struct mft_state *s)
 		}
 		s->all_blocks = true;
 	}
-	rc = trees_update(s, &built);
+	rc = trees_update(s, &built, &kept);
 	s->st.trees += built;
 	s->st.last_trees = built;
+	s->st.last_kept = kept;
 	s->st.last_groups = (unsigned)group_count(sm);
 	s->st.last_build_s = ev_time() - s->t0;
 	if (rc < 0) {

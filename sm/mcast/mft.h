@@ -56,6 +56,8 @@ struct mft_stats {
 	unsigned failed;		/* Sets not acknowledged */
 	/* The last update: */
 	unsigned last_groups, last_trees, last_sets;
+	unsigned last_kept;		/* of last_trees: old trees kept on a
+					 * new model (the change missed them) */
 	double   last_build_s;		/* trees and composition, seconds */
 };
 

@@ -18,7 +18,12 @@
  *            membership, the components of o15-0.2.3 are given
  *            (INSUF_COMPONENTS otherwise) and the port is a full member
  *            of the P_Key (ibsm's rule: only full members create); MGID 0
- *            asks the SA for an MGID (ff1S:a01b:...).  Every other
+ *            asks the SA for an MGID (ff1S:a01b:...).  The new group's
+ *            MLID is the record's when its MLID component is given, the
+ *            MLID lies below the switches' MulticastFDBCap and no group
+ *            holds it; else (no refusal, as OpenSM) a solicited-node
+ *            group's class MLID with consolidate_ipv6_snm_req, else the
+ *            lowest free one (mc_group_create_req()).  Every other
  *            refusal is REQ_INVALID, as OpenSM answers them: parameters
  *            that do not match the group (Q_Key, P_Key, TClass, SL,
  *            FlowLabel, HopLimit, MTU and rate selectors), a port that
@@ -496,7 +501,11 @@ static int do_join(struct mcm_req *r, struct sa_table *out)
 					     r->scope : 2, r->v->subnet_prefix,
 					     r->rec.mgid) < 0)
 			return refuse(r, MCM_LOG_NO_ROOM, "create: no free MGID");
-		g = mc_group_create(r->mc, r->rec.mgid, &err);
+		/* An MLID named in the record is the group's if it is free
+		 * and below the switches' MulticastFDBCap; else the SA picks
+		 * one, as OpenSM does (no refusal). */
+		g = mc_group_create_req(r->mc, r->rec.mgid, (r->mask & M(MLID)) ?
+					be16toh(r->rec.mlid) : 0, &err);
 		if (!g) {
 			if (err == -ENOMEM)
 				return -ENOMEM;
@@ -785,6 +794,10 @@ int sa_mcmember_serve(struct sm *sm, const struct sa_query *q,
 	int rc;
 
 	sa_view_of(sm, &v);
+	/* A reload may have changed it: the value in force for this one. */
+	if (sm->mc)
+		mc_table_set_snm_consolidation(sm->mc,
+					       sm->cfg.consolidate_ipv6_snm_req);
 	w.budget = sm->cfg.sa_work_budget ? sm->cfg.sa_work_budget
 					  : SA_WORK_BUDGET_DEFAULT;
 	qq.work = &w;
@@ -817,6 +830,7 @@ void sa_mcast_precreate(struct sm *sm)
 
 	if (!sm->mc)
 		return;
+	mc_table_set_snm_consolidation(sm->mc, sm->cfg.consolidate_ipv6_snm_req);
 	memset(&def, 0, sizeof(def));
 	if (!c) {
 		if (part_config_default(&def) < 0) {

@@ -2,7 +2,10 @@
  * mcast_bench.c - offline timing of multicast trees (routing/mcast.c):
  * load a topology file, assign LIDs, route with minhop, then time the
  * per-model context and the tree of one group holding every host (and
- * of groups of a few random hosts).  No fabric, no ibsim.
+ * of groups of a few random hosts).  Then the group table's side
+ * (sm/mcast/groups.c) of a group holding every host: joins as the SA
+ * does them (a member lookup, mc_join()), repeated joins and leaves, per
+ * operation.  No fabric, no ibsim.
  *
  *   tests/bench/mcast_tree_bench tests/topologies/fat2-1152.net [rounds]
  */
@@ -14,6 +17,7 @@
 #include <time.h>
 
 #include "routing/mcast.h"
+#include "sm/mcast/mcast.h"
 #include "routing/routing.h"
 #include "sm/fabric.h"
 #include "sm/lid.h"
@@ -90,6 +94,69 @@ int main(int argc, char **argv)
 	}
 	printf("tree of 8 random hosts %.3f ms\n",
 	       (now() - t0) / (rounds * 10) * 1e3);
+
+	/*
+	 * One group holding every host's port (the IPoIB broadcast group of
+	 * the partition): the SA looks the member up before mc_join() (for
+	 * may_modify() and the JoinState before), as do_join() does.
+	 */
+	struct mc_table *tab = mc_table_new(NULL);
+	static const uint8_t mgid[16] = { 0xff, 0x12, 0x40, 0x1b, 0xff, 0xff,
+		[12] = 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t gid[16];
+	double t_join = 0, t_rejoin = 0, t_leave = 0;
+	int e;
+	struct mc_group *g = tab ? mc_group_create(tab, mgid, &e) : NULL;
+	uint8_t held;
+	bool del;
+
+	if (!g)
+		return 1;
+	g->precreated = true;	/* stays when its last member leaves */
+	for (unsigned i = 0; i < rounds; i++) {
+		t0 = now();
+		for (size_t k = 0; k < n; k++) {
+			uint64_t guid = f.nodes[m[k].node].ports[1].guid;
+
+			if (mc_group_member(g, guid) ||
+			    mc_join(tab, g, guid, gid, MC_JOIN_FULL, false, &held) < 0)
+				return 1;
+		}
+		t_join += now() - t0;
+		t0 = now();
+		for (size_t k = 0; k < n; k++) {
+			uint64_t guid = f.nodes[m[k].node].ports[1].guid;
+
+			if (!mc_group_member(g, guid) ||
+			    mc_join(tab, g, guid, gid, MC_JOIN_NON, false, &held) < 0)
+				return 1;
+		}
+		t_rejoin += now() - t0;
+		t0 = now();
+		for (size_t k = 0; k < n; k++) {
+			uint64_t guid = f.nodes[m[(k * 7) % n].node].ports[1].guid;
+
+			if (!mc_group_member(g, guid) ||
+			    mc_leave(tab, g, guid, MC_JOIN_NON, &held, &del) < 0)
+				return 1;
+		}
+		for (size_t k = 0; k < n; k++) {
+			uint64_t guid = f.nodes[m[k].node].ports[1].guid;
+
+			if (mc_leave(tab, g, guid, MC_JOIN_FULL, &held, &del) < 0 &&
+			    g->n_members)
+				return 1;
+		}
+		t_leave += now() - t0;
+		if (g->n_members)
+			return 1;
+	}
+	printf("group of %zu members: join %.1f ns, repeated join %.1f ns,"
+	       " leave %.1f ns per member\n", n,
+	       t_join / rounds / n * 1e9, t_rejoin / rounds / n * 1e9,
+	       t_leave / rounds / (2 * n) * 1e9);
+	mc_table_free(tab);
+
 	mcast_ctx_free(c);
 	free(m);
 	routing_result_free(&r);

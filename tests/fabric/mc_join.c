@@ -26,6 +26,8 @@
  *   -L, --leave-state S	JoinState of the leave of a cycle (-n)
  *   -p, --pkey P  -q, --qkey Q  --sl N  --scope N  --tclass N
  *   --flow N  --hop N
+ *   --mlid N			the MLID component (a group created by the
+ *				join asks for this MLID)
  *   --mtu [SEL:]CODE  --rate [SEL:]CODE  --life [SEL:]CODE
  *				SEL: 0 greater than, 1 less than, 2 exactly,
  *				3 largest available (15.2.5.16); default 2
@@ -578,7 +580,7 @@ static int usage(void)
 	fprintf(stderr,
 "usage: mc_join [options] join|leave|get|table|mft-wait FILE\n"
 "  -m MGID  -J STATE  -L STATE  -p PKEY  -q QKEY  --sl N  --scope N\n"
-"  --tclass N  --flow N  --hop N  --mtu [SEL:]C  --rate [SEL:]C\n"
+"  --tclass N  --flow N  --hop N  --mlid N  --mtu [SEL:]C  --rate [SEL:]C\n"
 "  --life [SEL:]C  -c (create)  -x PROXY-GID  -M MASK  -n CYCLES\n"
 "  -S +STATE,-STATE,...  -I  -N GROUPS  -w WINDOW  -v  -t MS  -r N  -T SECONDS\n"
 "  --serial (mft-wait: bits only get set; one block per round)\n"
@@ -675,6 +677,7 @@ int main(int argc, char **argv)
 		{ "rate", required_argument, NULL, 7 },
 		{ "life", required_argument, NULL, 8 },
 		{ "serial", no_argument, NULL, 9 },
+		{ "mlid", required_argument, NULL, 10 },
 		{ NULL, 0, NULL, 0 },
 	};
 	/* Every class a MAD may arrive in: umad2sim crashes on a MAD of a
@@ -797,6 +800,12 @@ int main(int argc, char **argv)
 			break;
 		case 9:
 			c.serial = true;
+			break;
+		case 10:
+			if (!num(optarg, 0xffff, &v))
+				return usage();
+			r.mlid = htobe16((uint16_t)v);
+			mask |= 1ull << MCM_MLID;
 			break;
 		case 1:
 			if (!num(optarg, 15, &v))

@@ -35,6 +35,23 @@
 #    switches forward are the same before and after, and the SM's
 #    resident memory grows by less than MC_RSS_SLACK_KB (default 192 KB,
 #    see below) after a warm-up.
+# e. consolidate_ipv6_snm_req and a requested MLID (ibsm only), on its
+#    own fabric and SM started with -F (the key FALSE): hosts H0003,
+#    H0004, H0005 join their own IPv6 solicited-node groups
+#    (ff12:601b:ffff::1:ffXX:XXXX): three MLIDs (saquery MCMR --mgid).
+#    They leave; the file says TRUE and SIGHUP applies it; H0003, H0005,
+#    H0010 and H0012 create their solicited-node groups, H0007 joins
+#    H0003's as a non member and H0015 H0010's as a send-only member:
+#    every answer and saquery give one MLID (saquery -g lists them with
+#    it), saquery --mlid finds the
+#    groups under it, and `ibroute -M` shows one tree over that MLID that
+#    reaches every receiving member of all the groups and no other host.
+#    The groups leave one by one: the MLID stays while one of them
+#    does, then its MFT entries are cleared.  A join creating a group
+#    with the MLID component 0xC0F0 gets 0xC0F0 (saquery agrees); a
+#    second asking for it, and one asking for 0xC400 (above ibsim's
+#    MulticastFDBCap of 1024), get the SA's choice; `ibroute -M` forwards
+#    0xC0F0 between its two members.
 #
 # d runs on b's fabric and SM, before c.
 #
@@ -651,6 +668,167 @@ else
 	fab_fail c-sm-up "no SUBNET UP"
 fi
 fab_sim_stop
+
+# ------------------------------------ e. solicited-node MLIDs, asked MLID
+# snm HOST: the IPv6 solicited-node MGID of a made-up address of HOST.
+snm() {
+	printf 'ff12:601b:ffff::1:ff00:%x' "$((10#${1#H}))"
+}
+# mlid_of MGID: the MLID saquery gives the group ("" if none).
+mlid_of() {
+	fab_run "$DIAG" saquery MCMR --mgid "$1" 2>/dev/null |
+		sed -n 's/^[[:space:]]*mlid\.*//p' | head -n 1
+}
+# ejoin HOST STATE MGID ARGS...: a join; prints its MLID, "" if refused.
+ejoin() {
+	local host=$1 state=$2 g=$3 line
+	shift 3
+	line=$(mj "$host" -J "$state" -m "$g" "$@" join 2>&1)
+	echo "$host $line" >>"$FAB_TMP/e.joins"
+	[ "$(field "$line" status)" = SUCCESS ] && field "$line" mlid
+}
+eleave() {
+	mj "$1" -J "$2" -m "$3" leave >>"$FAB_TMP/e.joins" 2>&1
+}
+if [ "$KIND" = ibsm ]; then
+	: >"$FAB_TMP/e.joins"
+	econf=$FAB_TMP/e.conf
+	echo "consolidate_ipv6_snm_req FALSE" >"$econf"
+	fab_sim_start "$FAB_TOPO/fat2-small.net" e || {
+		fab_summary
+		exit 1
+	}
+	if sm_up ibsm "$FAB_TMP/e" -F "$econf"; then
+		fab_run "$DIAG" ibnetdiscover -p >"$FAB_TMP/topo" 2>/dev/null
+		# Off: one MLID per group.
+		declare -A EOFF=()
+		for h in H0003 H0004 H0005; do
+			EOFF[$h]=$(ejoin "$h" full "$(snm "$h")" -c)
+		done
+		n=$(printf '%s\n' "${EOFF[@]}" | grep -c .)
+		u=$(printf '%s\n' "${EOFF[@]}" | grep . | sort -u | wc -l)
+		sa=$(for h in H0003 H0004 H0005; do mlid_of "$(snm "$h")"; done | sort -u | wc -l)
+		verdict "e-snm-off-distinct-mlids (${EOFF[*]})" \
+			"$([ "$n" = 3 ] && [ "$u" = 3 ] && [ "$sa" = 3 ] && echo 0 || echo 1)" \
+			"$(tail -n 3 "$FAB_TMP/e.joins")"
+		for h in H0003 H0004 H0005; do eleave "$h" full "$(snm "$h")"; done
+		# On, by SIGHUP.
+		echo "consolidate_ipv6_snm_req TRUE" >"$econf"
+		kill -HUP "$(fab_descendant "$FAB_SM_BG" ibsm)"
+		for ((i = 0; i < 50; i++)); do
+			grep -q "config: consolidate_ipv6_snm_req FALSE -> TRUE" \
+				"$FAB_TMP/e/ibsm.log" && break
+			sleep 0.1
+		done
+		grep -q "config: consolidate_ipv6_snm_req FALSE -> TRUE" "$FAB_TMP/e/ibsm.log"
+		verdict e-snm-reload-applied $? "$(grep 'config:' "$FAB_TMP/e/ibsm.log" | tail -n 2)"
+		emembers=$FAB_TMP/e.members
+		: >"$emembers"
+		mlids=()
+		for h in H0003 H0005 H0010 H0012; do
+			m=$(ejoin "$h" full "$(snm "$h")" -c)
+			mlids+=("${m:-none}")
+			echo "${m:-none} $h 0x1" >>"$emembers"
+		done
+		m=$(ejoin H0007 non "$(snm H0003)")
+		mlids+=("${m:-none}")
+		echo "${m:-none} H0007 0x2" >>"$emembers"
+		m=$(ejoin H0015 sendonly "$(snm H0010)")
+		mlids+=("${m:-none}")
+		echo "${m:-none} H0015 0x4" >>"$emembers"
+		SHARED=${mlids[0]}
+		u=$(printf '%s\n' "${mlids[@]}" | sort -u | wc -l)
+		sa=$(for h in H0003 H0005 H0010 H0012; do mlid_of "$(snm "$h")"; done | sort -u)
+		verdict "e-snm-on-one-mlid ($SHARED; saquery: $(echo $sa))" \
+			"$([ "$SHARED" != none ] && [ "$u" = 1 ] && [ "$sa" = "$SHARED" ] && echo 0 || echo 1)" \
+			"answers ${mlids[*]}; $(tail -n 2 "$FAB_TMP/e.joins")"
+		# saquery --mlid: the groups under the one MLID (one MAD under
+		# ibsim: 3 records at most).
+		n=$(fab_run "$DIAG" saquery MCMR --mlid "$SHARED" 2>/dev/null | grep -c 'MGID')
+		verdict "e-snm-saquery-mlid ($n groups)" "$([ "$n" -ge 3 ] && echo 0 || echo 1)"
+		# saquery -g (one MAD under ibsim: the first 3 records): every
+		# solicited-node group it lists has the one MLID.
+		fab_run "$DIAG" saquery -g >"$FAB_TMP/e.g" 2>/dev/null
+		awk 'tolower($0) ~ /mgid\.+/ { g = $0; sub(/.*\.+/, "", g) }
+		     tolower($0) ~ /mlid\.+/ { m = $0; sub(/.*\.+/, "", m)
+						   if (g ~ /^ff12:601b:/) print g, tolower(m) }' \
+			"$FAB_TMP/e.g" | sort -u >"$FAB_TMP/e.g.snm"
+		n=$(wc -l <"$FAB_TMP/e.g.snm")
+		bad=$(awk -v m="$SHARED" '$2 != m' "$FAB_TMP/e.g.snm" | wc -l)
+		verdict "e-snm-saquery-g ($n solicited-node records, all $SHARED)" \
+			"$([ "$n" -ge 1 ] && [ "$bad" = 0 ] && echo 0 || echo 1)" \
+			"$(tr '\n' ';' <"$FAB_TMP/e.g.snm")"
+		# One tree over the MLID reaching the receivers of every group.
+		for ((i = 0; i < 20; i++)); do
+			all_mfts "$FAB_TMP/e.mfts"
+			$CHECK tree "$FAB_TMP/topo" "$FAB_TMP/e.mfts" "$emembers" \
+				>"$FAB_TMP/e.tree" && break
+			sleep 0.5
+		done
+		$CHECK tree "$FAB_TMP/topo" "$FAB_TMP/e.mfts" "$emembers" >"$FAB_TMP/e.tree"
+		verdict e-snm-one-tree $? "$(head -n 4 "$FAB_TMP/e.tree")"
+		# The groups go one by one: the MLID stays while one does.
+		eleave H0015 sendonly "$(snm H0010)"
+		eleave H0007 non "$(snm H0003)"
+		ok=0
+		left=(H0003 H0005 H0010 H0012)
+		for h in H0003 H0005 H0010; do
+			eleave "$h" full "$(snm "$h")"
+			left=("${left[@]:1}")
+			[ -z "$(mlid_of "$(snm "$h")")" ] || ok=1
+			[ "$(mlid_of "$(snm "${left[0]}")")" = "$SHARED" ] || ok=1
+		done
+		grep -E " H0012 " "$emembers" >"$FAB_TMP/e.members.last"
+		for ((i = 0; i < 20; i++)); do
+			all_mfts "$FAB_TMP/e.mfts2"
+			$CHECK tree "$FAB_TMP/topo" "$FAB_TMP/e.mfts2" "$FAB_TMP/e.members.last" \
+				>"$FAB_TMP/e.tree2" && break
+			sleep 0.5
+		done
+		$CHECK tree "$FAB_TMP/topo" "$FAB_TMP/e.mfts2" "$FAB_TMP/e.members.last" \
+			>>"$FAB_TMP/e.tree2" || ok=1
+		verdict e-snm-mlid-stays-with-last-group "$ok" "$(head -n 3 "$FAB_TMP/e.tree2")"
+		eleave H0012 full "$(snm H0012)"
+		for ((i = 0; i < 20; i++)); do
+			all_mfts "$FAB_TMP/e.mfts3"
+			$CHECK empty "$FAB_TMP/e.mfts3" "$SHARED" >"$FAB_TMP/e.empty" &&
+				[ -z "$(mlid_of "$(snm H0012)")" ] && break
+			sleep 0.5
+		done
+		$CHECK empty "$FAB_TMP/e.mfts3" "$SHARED" >"$FAB_TMP/e.empty" &&
+			[ -z "$(fab_run "$DIAG" saquery MCMR --mlid "$SHARED" 2>/dev/null | grep MGID)" ]
+		verdict e-snm-mlid-freed-with-last $? "$(head -n 3 "$FAB_TMP/e.empty")"
+
+		# A requested MLID (MCMemberRecord MLID component).
+		m1=$(ejoin H0003 full ff12:e01b::c0f0 -c --mlid 0xc0f0)
+		m2=$(ejoin H0004 full ff12:e01b::c0f1 -c --mlid 0xc0f0)
+		m3=$(ejoin H0005 full ff12:e01b::c400 -c --mlid 0xc400)
+		sa=$(mlid_of ff12:e01b::c0f0)
+		verdict "e-requested-mlid-honoured ($m1, saquery $sa)" \
+			"$([ "$m1" = 0xc0f0 ] && [ "$sa" = 0xc0f0 ] && echo 0 || echo 1)" \
+			"$(tail -n 3 "$FAB_TMP/e.joins")"
+		verdict "e-requested-mlid-held-or-above-cap-sa-choice ($m2, $m3)" \
+			"$([ -n "$m2" ] && [ "$m2" != 0xc0f0 ] && [ -n "$m3" ] &&
+				[ "$m3" != 0xc400 ] && [ "$m2" != "$m3" ] && echo 0 || echo 1)" \
+			"$(tail -n 2 "$FAB_TMP/e.joins")"
+		# Its tree, on 0xC0F0: H0010 joins too; each reaches the other.
+		m4=$(ejoin H0010 full ff12:e01b::c0f0)
+		printf '0xc0f0 H0003 0x1\n0xc0f0 H0010 0x1\n' >"$FAB_TMP/e.members.req"
+		for ((i = 0; i < 20; i++)); do
+			all_mfts "$FAB_TMP/e.mfts4"
+			$CHECK tree "$FAB_TMP/topo" "$FAB_TMP/e.mfts4" "$FAB_TMP/e.members.req" \
+				>"$FAB_TMP/e.tree4" 2>&1 && break
+			sleep 0.5
+		done
+		[ "$m4" = 0xc0f0 ] && $CHECK tree "$FAB_TMP/topo" "$FAB_TMP/e.mfts4" \
+			"$FAB_TMP/e.members.req" >"$FAB_TMP/e.tree4" 2>&1
+		verdict e-requested-mlid-in-mfts $? "$(head -n 3 "$FAB_TMP/e.tree4")"
+		sm_down || fab_fail e-sm-clean-exit "exit status or sanitizer report"
+	else
+		fab_fail e-sm-up "no SUBNET UP"
+	fi
+	fab_sim_stop
+fi
 
 [ "$XFAILED" -gt 0 ] && echo "$XFAILED known OpenSM departures (XFAIL)"
 fab_summary

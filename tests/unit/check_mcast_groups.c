@@ -503,6 +503,285 @@ START_TEST(test_precreate_partitions_and_reload)
 }
 END_TEST
 
+/* ff1<scope>:601b:<pkey>::1:ff<id>: an IPv6 solicited-node MGID. */
+static void snm_of(uint8_t scope, uint16_t pkey, uint32_t id, uint8_t mgid[16])
+{
+	memset(mgid, 0, 16);
+	mgid[0] = 0xff;
+	mgid[1] = (uint8_t)(0x10 | scope);
+	mgid[2] = 0x60;
+	mgid[3] = 0x1b;
+	mgid[4] = (uint8_t)(pkey >> 8);
+	mgid[5] = (uint8_t)pkey;
+	mgid[11] = 0x01;
+	mgid[12] = 0xff;
+	mgid[13] = (uint8_t)(id >> 16);
+	mgid[14] = (uint8_t)(id >> 8);
+	mgid[15] = (uint8_t)id;
+}
+
+START_TEST(test_snm_match)
+{
+	uint8_t m[16];
+
+	snm_of(2, 0xffff, 0x123456, m);
+	ck_assert(mc_mgid_is_ipv6_snm(m));
+	m[1] = 0x05;		/* no T flag */
+	ck_assert(!mc_mgid_is_ipv6_snm(m));
+	snm_of(2, 0xffff, 1, m);
+	m[3] = 0x1c;		/* not IPv6 over IB */
+	ck_assert(!mc_mgid_is_ipv6_snm(m));
+	snm_of(2, 0xffff, 1, m);
+	m[12] = 0xfe;		/* not solicited-node */
+	ck_assert(!mc_mgid_is_ipv6_snm(m));
+	snm_of(2, 0xffff, 1, m);
+	m[11] = 0x03;		/* bits OpenSM's mask leaves free */
+	ck_assert(mc_mgid_is_ipv6_snm(m));
+	m[11] = 0x00;
+	ck_assert(!mc_mgid_is_ipv6_snm(m));
+	snm_of(2, 0xffff, 1, m);
+	m[7] = 1;
+	ck_assert(!mc_mgid_is_ipv6_snm(m));
+}
+END_TEST
+
+START_TEST(test_snm_consolidation)
+{
+	struct mc_table *t = mc_table_new(NULL);
+	struct mc_group *a, *b, *c, *d, *e, *o;
+	uint8_t m[16], held;
+	bool deleted;
+	int err;
+
+	/* Off (the default): one MLID each. */
+	snm_of(2, 0xffff, 1, m);
+	a = mc_group_create(t, m, &err);
+	snm_of(2, 0xffff, 2, m);
+	b = mc_group_create(t, m, &err);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_uint_ne(a->mlid, b->mlid);
+	mc_table_set_snm_consolidation(t, true);
+	/* On: a new one of the class shares an existing one's MLID ... */
+	snm_of(2, 0xffff, 3, m);
+	c = mc_group_create(t, m, &err);
+	ck_assert_ptr_nonnull(c);
+	ck_assert(c->mlid == a->mlid || c->mlid == b->mlid);
+	snm_of(2, 0xffff, 4, m);
+	d = mc_group_create(t, m, &err);
+	ck_assert_uint_eq(d->mlid, c->mlid);
+	ck_assert_uint_eq(mc_mlid_groups(t, c->mlid), 3);
+	ck_assert_uint_eq(mc_table_mlids_used(t), 2);
+	/* ... not one of another P_Key, scope, or not solicited-node. */
+	snm_of(2, 0x8001, 4, m);
+	e = mc_group_create(t, m, &err);
+	ck_assert_uint_ne(e->mlid, a->mlid);
+	ck_assert_uint_ne(e->mlid, b->mlid);
+	snm_of(5, 0xffff, 4, m);
+	o = mc_group_create(t, m, &err);
+	ck_assert_uint_ne(o->mlid, a->mlid);
+	ck_assert_uint_ne(o->mlid, b->mlid);
+	ck_assert_uint_ne(o->mlid, e->mlid);
+	mc_group_delete(t, o);
+	o = make(t, 77);
+	ck_assert_uint_eq(mc_mlid_groups(t, o->mlid), 1);
+	ck_assert_uint_eq(mc_table_mlids_used(t), 4);
+
+	/* The shared MLID stays while any of its groups does, and is then
+	 * free (and reused). */
+	uint16_t shared = d->mlid;
+	struct mc_group *order[3] = { c, d, shared == a->mlid ? a : b };
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(mc_join(t, order[i], 0x10 + (unsigned)i, zero_gid,
+					 MC_JOIN_FULL, false, &held), MC_TRAP_CREATED);
+	}
+	for (int i = 0; i < 3; i++) {
+		ck_assert_ptr_nonnull(mc_find_mlid(t, shared));
+		ck_assert_uint_eq(mc_find_mlid(t, shared)->mlid, shared);
+		ck_assert_int_eq(mc_leave(t, order[i], 0x10 + (unsigned)i,
+					  MC_JOIN_FULL, &held, &deleted),
+				 MC_TRAP_DELETED);
+		ck_assert(deleted);
+		ck_assert_uint_eq(mc_mlid_groups(t, shared), 2u - (unsigned)i);
+	}
+	ck_assert_ptr_null(mc_find_mlid(t, shared));
+	ck_assert_uint_eq(mc_table_mlids_used(t), 3);
+	ck_assert_uint_eq(mc_group_create(t, (snm_of(9, 1, 1, m), m), &err)->mlid,
+			  shared);
+
+	/* Off again: existing groups keep their MLIDs, new ones get theirs. */
+	mc_table_set_snm_consolidation(t, false);
+	snm_of(2, 0x8001, 5, m);
+	ck_assert_uint_ne(mc_group_create(t, m, &err)->mlid, e->mlid);
+	/* A standby's copy of a consolidated MLID is accepted for the same
+	 * class, refused for anything else. */
+	snm_of(2, 0x8001, 6, m);
+	ck_assert_ptr_nonnull(mc_group_create_mlid(t, m, e->mlid, &err));
+	ck_assert_uint_eq(mc_mlid_groups(t, e->mlid), 2);
+	mgid_of(99, m);
+	ck_assert_ptr_null(mc_group_create_mlid(t, m, e->mlid, &err));
+	ck_assert_int_eq(err, -EADDRINUSE);
+	snm_of(3, 0x8001, 6, m);
+	ck_assert_ptr_null(mc_group_create_mlid(t, m, e->mlid, &err));
+	ck_assert_int_eq(err, -EADDRINUSE);
+	mc_table_free(t);
+}
+END_TEST
+
+START_TEST(test_requested_mlid)
+{
+	struct mc_table *t = mc_table_new(NULL);
+	struct mc_group *a, *b;
+	uint8_t m[16];
+	int err;
+
+	mc_table_set_mlid_top(t, MC_MLID_MIN + 63);	/* MulticastFDBCap 64 */
+	/* Free and below the cap: honoured. */
+	mgid_of(1, m);
+	a = mc_group_create_req(t, m, MC_MLID_MIN + 40, &err);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_eq(a->mlid, MC_MLID_MIN + 40);
+	ck_assert_ptr_eq(mc_find_mlid(t, MC_MLID_MIN + 40), a);
+	/* The top itself is fine. */
+	mgid_of(2, m);
+	ck_assert_uint_eq(mc_group_create_req(t, m, MC_MLID_MIN + 63, &err)->mlid,
+			  MC_MLID_MIN + 63);
+	/* Held, above the cap, unicast, permissive: the lowest free one. */
+	mgid_of(3, m);
+	b = mc_group_create_req(t, m, MC_MLID_MIN + 40, &err);
+	ck_assert_uint_eq(b->mlid, MC_MLID_MIN);
+	mgid_of(4, m);
+	ck_assert_uint_eq(mc_group_create_req(t, m, MC_MLID_MIN + 64, &err)->mlid,
+			  MC_MLID_MIN + 1);
+	mgid_of(5, m);
+	ck_assert_uint_eq(mc_group_create_req(t, m, 0x0005, &err)->mlid,
+			  MC_MLID_MIN + 2);
+	mgid_of(6, m);
+	ck_assert_uint_eq(mc_group_create_req(t, m, 0xffff, &err)->mlid,
+			  MC_MLID_MIN + 3);
+	/* A freed one may be asked for again. */
+	mc_group_delete(t, a);
+	mgid_of(7, m);
+	ck_assert_uint_eq(mc_group_create_req(t, m, MC_MLID_MIN + 40, &err)->mlid,
+			  MC_MLID_MIN + 40);
+	/* The asked-for MLID comes before a solicited-node class's. */
+	mc_table_set_snm_consolidation(t, true);
+	snm_of(2, 0xffff, 1, m);
+	a = mc_group_create(t, m, &err);
+	snm_of(2, 0xffff, 2, m);
+	ck_assert_uint_eq(mc_group_create_req(t, m, MC_MLID_MIN + 50, &err)->mlid,
+			  MC_MLID_MIN + 50);
+	snm_of(2, 0xffff, 3, m);
+	ck_assert_uint_eq(mc_group_create_req(t, m, MC_MLID_MIN + 40, &err)->mlid,
+			  a->mlid);
+	mc_table_free(t);
+}
+END_TEST
+
+/*
+ * A 1,152-member group (a fat2-1152 partition's broadcast group): the
+ * member index finds every member and no other port through joins,
+ * partial leaves, full leaves in scattered order and re-joins, checked
+ * against a plain array after every step; its size stays bounded.
+ */
+#define BIG	1152
+START_TEST(test_big_group_index)
+{
+	struct mc_table *t = mc_table_new(NULL);
+	struct mc_group *g = make(t, 5);
+	static uint8_t want[BIG];		/* JoinState, 0: not a member */
+	uint64_t guid[BIG];
+	uint8_t held;
+	bool deleted;
+
+	/* GUIDs as a vendor hands them out (consecutive), and some that
+	 * differ only in high bits (the same low bits collide more). */
+	for (unsigned i = 0; i < BIG; i++)
+		guid[i] = i % 3 ? 0x0002c90300001000ull + i
+				: ((uint64_t)i << 40) | 0x77;
+	memset(want, 0, sizeof(want));
+	for (unsigned i = 0; i < BIG; i++) {
+		uint8_t js = i % 4 ? MC_JOIN_FULL : MC_JOIN_NON | MC_JOIN_SENDONLY;
+
+		ck_assert_int_ge(mc_join(t, g, guid[i], zero_gid, js, false, &held), 0);
+		want[i] = js;
+	}
+	for (int round = 0; round < 3; round++) {
+		/* Every port: a member with its state, or none. */
+		size_t n = 0;
+		for (unsigned i = 0; i < BIG; i++) {
+			struct mc_member *m = mc_group_member(g, guid[i]);
+
+			if (want[i]) {
+				ck_assert_ptr_nonnull(m);
+				ck_assert_uint_eq(m->port_guid, guid[i]);
+				ck_assert_uint_eq(m->join_state, want[i]);
+				ck_assert_uint_eq(mc_port_groups(t, guid[i]), 1);
+				n++;
+			} else {
+				ck_assert_ptr_null(m);
+				ck_assert_uint_eq(mc_port_groups(t, guid[i]), 0);
+			}
+			ck_assert_ptr_null(mc_group_member(g, guid[i] ^ 0x1000000000ull));
+		}
+		ck_assert_uint_eq(g->n_members, n);
+		ck_assert_uint_le(g->midx_size, 4 * 2048);
+		/* Leaves in a scattered order: partial, then whole. */
+		for (unsigned k = 0; k < BIG; k++) {
+			unsigned i = (k * 7 + (unsigned)round) % BIG;
+
+			if (!want[i] || (k + (unsigned)round) % 3)
+				continue;
+			if (want[i] & MC_JOIN_NON) {
+				ck_assert_int_eq(mc_leave(t, g, guid[i], MC_JOIN_NON,
+							  &held, &deleted), 0);
+				want[i] &= (uint8_t)~MC_JOIN_NON;
+			} else {
+				ck_assert_int_ge(mc_leave(t, g, guid[i], want[i],
+							  &held, &deleted), 0);
+				ck_assert(!deleted);
+				want[i] = 0;
+			}
+			ck_assert_uint_eq(held, want[i]);
+		}
+		/* Some come back. */
+		for (unsigned i = (unsigned)round; i < BIG; i += 5) {
+			if (want[i])
+				continue;
+			ck_assert_int_ge(mc_join(t, g, guid[i], zero_gid,
+						 MC_JOIN_FULL, false, &held), 0);
+			want[i] = MC_JOIN_FULL;
+		}
+	}
+	/* Everyone leaves: the last full member takes the group along. */
+	for (unsigned i = 0; i < BIG; i++) {
+		if (!want[i] || want[i] & MC_JOIN_FULL)
+			continue;
+		ck_assert_int_eq(mc_leave(t, g, guid[i], want[i], &held, &deleted), 0);
+		want[i] = 0;
+	}
+	size_t left = 0;
+	for (unsigned i = 0; i < BIG; i++)
+		left += want[i] != 0;
+	for (unsigned i = 0; i < BIG; i++) {
+		if (!want[i])
+			continue;
+		int rc = mc_leave(t, g, guid[i], want[i], &held, &deleted);
+		if (--left) {
+			ck_assert_int_eq(rc, 0);
+			ck_assert_ptr_null(mc_group_member(g, guid[i]));
+		} else {
+			ck_assert_int_eq(rc, MC_TRAP_DELETED);
+			ck_assert(deleted);
+		}
+	}
+	ck_assert_uint_eq(mc_table_count(t), 0);
+	for (unsigned i = 0; i < BIG; i++)
+		ck_assert_uint_eq(mc_port_groups(t, guid[i]), 0);
+	mc_table_free(t);
+}
+END_TEST
+
 static Suite *mcast_groups_suite(void)
 {
 	Suite *s = suite_create("mcast_groups");
@@ -519,6 +798,10 @@ static Suite *mcast_groups_suite(void)
 	tcase_add_test(tc, test_assign_mgid);
 	tcase_add_test(tc, test_precreate_default);
 	tcase_add_test(tc, test_precreate_partitions_and_reload);
+	tcase_add_test(tc, test_snm_match);
+	tcase_add_test(tc, test_snm_consolidation);
+	tcase_add_test(tc, test_requested_mlid);
+	tcase_add_test(tc, test_big_group_index);
 	suite_add_tcase(s, tc);
 	return s;
 }

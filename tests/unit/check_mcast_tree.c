@@ -1015,6 +1015,142 @@ START_TEST(mft_shared_mlid)
 }
 END_TEST
 
+/* The PortMasks of `mlid` on every switch (SA copy), by switch name. */
+static void mlid_snapshot(uint16_t mlid, uint16_t *out, size_t max)
+{
+	size_t k = 0, x = mlid - 0xc000u;
+
+	memset(out, 0, max * sizeof(*out));
+	for (size_t i = 0; i < S.fabric.n_nodes && k + 3 <= max; i++) {
+		const struct fab_node *nd = &S.fabric.nodes[i];
+
+		if (nd->type != NODE_TYPE_SWITCH)
+			continue;
+		for (unsigned pos = 0; pos < 3; pos++, k++)
+			out[k] = x < nd->mft_entries ?
+				 be16toh(nd->mft[x * nd->mft_positions + pos]) : 0;
+	}
+}
+
+/* MFT Sets since `from` for block `blk`. */
+static unsigned mft_sets_block(size_t from, unsigned blk)
+{
+	unsigned n = 0;
+
+	for (size_t i = from; i < F.n_sent; i++) {
+		const struct mad_hdr *h = (const void *)F.sent[i].mad;
+
+		if (be16toh(h->attr_id) == SMP_ATTR_MFT &&
+		    (be32toh(h->attr_mod) & 0x1ff) == blk)
+			n++;
+	}
+	return n;
+}
+
+/*
+ * A topology change moves only the trees it touches: a leaf-spine link
+ * of group 1's tree goes down (a new model without it); group 2 (other
+ * leaves, its MLID in another MFT block) keeps its tree, gets no Set;
+ * group 1 gets a new tree that avoids the link.  When the link comes
+ * back, both trees are intact and as shallow as a new build: kept, no
+ * Set at all (a rebuild from scratch moved group 1 back).
+ */
+START_TEST(mft_topology_change_touched_only)
+{
+	struct mc_group *g1 = group(1);
+	uint8_t mgid[16] = { 0xff, 0x12, 0x40, 0x1b, [15] = 2 };
+	int err;
+	struct mc_group *g2 = mc_group_create_mlid(S.mc, mgid, 0xc040, &err);
+	uint16_t snap[3 * 12], snap2[3 * 12];
+
+	ck_assert_ptr_nonnull(g2);
+	join(g1, "H0001", MC_JOIN_FULL);	/* leaf-01 */
+	join(g1, "H0033", MC_JOIN_FULL);	/* leaf-03 */
+	join(g2, "H0065", MC_JOIN_FULL);	/* leaf-05 */
+	join(g2, "H0113", MC_JOIN_NON);		/* leaf-08 */
+	mft_sweep_done(&S);
+	run_updates(1);
+	check_programmed(g1);
+	check_programmed(g2);
+	mlid_snapshot(0xc040, snap, 36);
+
+	/* g1's link from leaf-01 up to its spine. */
+	const struct fab_node *l1 = fabric_node(&S.fabric,
+					       node_named(&S.fabric, "leaf-01"));
+	unsigned up = 0;
+	for (unsigned p = 1; p <= l1->num_ports && !up; p++)
+		if ((be16toh(l1->mft[p / 16]) >> (p % 16) & 1) &&
+		    l1->ports[p].peer_node >= 0 &&
+		    S.fabric.nodes[l1->ports[p].peer_node].type == NODE_TYPE_SWITCH)
+			up = p;
+	ck_assert_uint_ne(up, 0);
+
+	size_t before = F.n_sent;
+	fx_load(&X, "fat2-128.net", 0);
+	struct fab_node *n1 = fabric_node(&X.f, node_named(&X.f, "leaf-01"));
+	struct fab_port *pp = &n1->ports[up];
+	struct fab_node *sp = fabric_node(&X.f, pp->peer_node);
+	sp->ports[pp->peer_port].peer_node = FAB_NONE;
+	pp->peer_node = FAB_NONE;
+	publish(&X);
+	mft_sweep_done(&S);
+	run_updates(2);
+	ck_assert_uint_eq(mft_stats(&S, NULL)->last_trees, 2);
+	ck_assert_uint_eq(mft_stats(&S, NULL)->last_kept, 1);
+	ck_assert_uint_gt(mft_sets_block(before, 0), 0);
+	ck_assert_uint_eq(mft_sets_block(before, 2), 0);
+	check_programmed(g1);
+	check_programmed(g2);
+	mlid_snapshot(0xc040, snap2, 36);
+	ck_assert(!memcmp(snap, snap2, sizeof(snap)));
+	l1 = fabric_node(&S.fabric, node_named(&S.fabric, "leaf-01"));
+	ck_assert_uint_eq(be16toh(l1->mft[up / 16]) >> (up % 16) & 1, 0);
+
+	/* The link is back: nothing moves. */
+	mlid_snapshot(0xc000, snap, 36);
+	before = F.n_sent;
+	fx_load(&X, "fat2-128.net", 0);
+	publish(&X);
+	mft_sweep_done(&S);
+	run_updates(3);
+	ck_assert_uint_eq(mft_stats(&S, NULL)->last_trees, 2);
+	ck_assert_uint_eq(mft_stats(&S, NULL)->last_kept, 2);
+	ck_assert_uint_eq(mft_sets(before), 0);
+	mlid_snapshot(0xc000, snap2, 36);
+	ck_assert(!memcmp(snap, snap2, sizeof(snap)));
+	check_programmed(g1);
+	check_programmed(g2);
+
+	/* A member's port moves to another leaf (recabled): its tree is
+	 * rebuilt to reach it there; the other is kept. */
+	before = F.n_sent;
+	fx_load(&X, "fat2-128.net", 0);
+	{
+		struct fab_node *h = fabric_node(&X.f, node_named(&X.f, "H0113"));
+		struct fab_node *h2 = fabric_node(&X.f, node_named(&X.f, "H0050"));
+		struct fab_port *a = &h->ports[1], *b = &h2->ports[1];
+		int32_t an = a->peer_node, bn = b->peer_node;
+		uint8_t ap = a->peer_port, bp = b->peer_port;
+
+		/* swap the two hosts' cables */
+		a->peer_node = bn;
+		a->peer_port = bp;
+		b->peer_node = an;
+		b->peer_port = ap;
+		X.f.nodes[bn].ports[bp].peer_node = node_named(&X.f, "H0113");
+		X.f.nodes[an].ports[ap].peer_node = node_named(&X.f, "H0050");
+	}
+	publish(&X);
+	mft_sweep_done(&S);
+	run_updates(4);
+	ck_assert_uint_eq(mft_stats(&S, NULL)->last_kept, 1);
+	ck_assert_uint_gt(mft_sets_block(before, 2), 0);
+	ck_assert_uint_eq(mft_sets_block(before, 0), 0);
+	check_programmed(g1);
+	check_programmed(g2);
+}
+END_TEST
+
 /* Without a sweep: lost Sets are retried a moment later, and only they
  * are sent; a switch that never answers is given up after a few tries. */
 START_TEST(mft_lost_retried)
@@ -1167,6 +1303,7 @@ static Suite *mcast_suite(void)
 	tcase_add_test(tc, mft_top);
 	tcase_add_test(tc, mft_lost_retried);
 	tcase_add_test(tc, mft_shared_mlid);
+tcase_add_test(tc, mft_topology_change_touched_only);
 	tcase_add_test(tc, mft_stale_below_top);
 	tcase_add_test(tc, mft_join_waits_for_sweep);
 	tcase_add_test(tc, mft_mlid_ceiling);

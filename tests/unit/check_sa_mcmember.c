@@ -566,6 +566,94 @@ START_TEST(test_ipoib_rules)
 }
 END_TEST
 
+/*
+ * consolidate_ipv6_snm_req: the solicited-node groups of hosts 1-3 get
+ * one MLID in the answers and queries; the MLID goes with the last of
+ * them.  Off: one each.  And an MLID named in the record.
+ */
+START_TEST(test_snm_and_requested_mlid)
+{
+	struct fx x;
+	struct part_config c;
+	struct mc_precreate_report pr;
+	struct sa_mcmember_record r;
+	uint16_t mlid[3];
+
+	for (int on = 0; on <= 1; on++) {
+		fx_setup(&x, NULL);
+		ck_assert_int_eq(part_config_default(&c), 0);
+		ck_assert_int_eq(mc_precreate(x.mc, &c, 18, &pr), 0);
+		part_config_free(&c);
+		mc_table_set_snm_consolidation(x.mc, on);
+		for (unsigned h = 0; h < 3; h++) {
+			rec_init(&x, &r, 0, h, MC_JOIN_FULL);
+			const uint8_t snm[16] = { 0xff, 0x12, 0x60, 0x1b, 0xff,
+				0xff, 0, 0, 0, 0, 0, 1, 0xff, 0x10, 0x20,
+				(uint8_t)(0x30 + h) };
+			memcpy(r.mgid, snm, 16);
+			r.qkey = htobe32(0x0b1b);
+			ck_assert_int_eq(req(&x, MAD_METHOD_SET, CREATE_MASK, &r,
+					     h, 0), 0);
+			mlid[h] = be16toh(rec_at(&x, 0)->mlid);
+		}
+		if (on) {
+			ck_assert_uint_eq(mlid[0], 0xc001);
+			ck_assert_uint_eq(mlid[1], 0xc001);
+			ck_assert_uint_eq(mlid[2], 0xc001);
+			ck_assert_uint_eq(mc_table_mlids_used(x.mc), 2);
+		} else {
+			ck_assert_uint_ne(mlid[0], mlid[1]);
+			ck_assert_uint_ne(mlid[1], mlid[2]);
+			ck_assert_uint_ne(mlid[0], mlid[2]);
+			ck_assert_uint_eq(mc_table_mlids_used(x.mc), 4);
+		}
+		/* A GetTable by MLID finds the three groups (trusted). */
+		memset(&r, 0, sizeof(r));
+		r.mlid = htobe16(mlid[1]);
+		ck_assert_int_eq(req(&x, MAD_METHOD_GET_TABLE, BIT(MCM_MLID), &r,
+				     0, SA_SM_KEY_TRUSTED), 0);
+		ck_assert_uint_eq(x.out.count, on ? 3 : 1);
+		/* Leaves: the shared MLID stays until the last one goes. */
+		for (unsigned h = 0; h < 3; h++) {
+			rec_init(&x, &r, 0, h, MC_JOIN_FULL);
+			const uint8_t snm[16] = { 0xff, 0x12, 0x60, 0x1b, 0xff,
+				0xff, 0, 0, 0, 0, 0, 1, 0xff, 0x10, 0x20,
+				(uint8_t)(0x30 + h) };
+			memcpy(r.mgid, snm, 16);
+			ck_assert_int_eq(req(&x, MAD_METHOD_DELETE, JOIN_MASK, &r,
+					     h, 0), 0);
+			ck_assert_uint_eq(mc_table_mlids_used(x.mc),
+					  on ? (h < 2 ? 2u : 1u) : 3u - h);
+		}
+
+		/* An MLID named in the record: honoured when free ... */
+		rec_init(&x, &r, 1, 0, MC_JOIN_FULL);
+		r.mlid = htobe16(0xc123);
+		ck_assert_int_eq(req(&x, MAD_METHOD_SET, CREATE_MASK | BIT(MCM_MLID),
+				     &r, 0, 0), 0);
+		ck_assert_uint_eq(be16toh(rec_at(&x, 0)->mlid), 0xc123);
+		/* ... not without its component bit, not when held, not
+		 * above the switches' MulticastFDBCap: the SA's choice. */
+		rec_init(&x, &r, 2, 0, MC_JOIN_FULL);
+		r.mlid = htobe16(0xc200);
+		ck_assert_int_eq(req(&x, MAD_METHOD_SET, CREATE_MASK, &r, 0, 0), 0);
+		ck_assert_uint_eq(be16toh(rec_at(&x, 0)->mlid), 0xc001);
+		rec_init(&x, &r, 3, 0, MC_JOIN_FULL);
+		r.mlid = htobe16(0xc123);
+		ck_assert_int_eq(req(&x, MAD_METHOD_SET, CREATE_MASK | BIT(MCM_MLID),
+				     &r, 0, 0), 0);
+		ck_assert_uint_eq(be16toh(rec_at(&x, 0)->mlid), 0xc002);
+		mc_table_set_mlid_top(x.mc, 0xc1ff);
+		rec_init(&x, &r, 4, 0, MC_JOIN_FULL);
+		r.mlid = htobe16(0xc200);
+		ck_assert_int_eq(req(&x, MAD_METHOD_SET, CREATE_MASK | BIT(MCM_MLID),
+				     &r, 0, 0), 0);
+		ck_assert_uint_eq(be16toh(rec_at(&x, 0)->mlid), 0xc003);
+		fx_teardown(&x);
+	}
+}
+END_TEST
+
 /* GetTable over many groups is charged: a small budget runs out. */
 START_TEST(test_query_budget)
 {
@@ -791,6 +879,7 @@ static Suite *sa_mcmember_suite(void)
 	tcase_add_test(tc, test_pkeys_and_proxy);
 	tcase_add_test(tc, test_no_resources);
 	tcase_add_test(tc, test_ipoib_rules);
+	tcase_add_test(tc, test_snm_and_requested_mlid);
 	tcase_add_test(tc, test_query_budget);
 	tcase_add_test(tc, test_agent_methods_and_prune);
 	suite_add_tcase(s, tc);
