@@ -57,11 +57,26 @@ typedef void (*mad_done_cb)(void *arg, int status, const void *mad, size_t len);
 typedef void (*mad_unsol_cb)(void *arg, const void *mad, size_t len,
 			     const struct mad_addr *from);
 
+/*
+ * The SMP window adapts (AIMD, as TCP's congestion window): it starts at
+ * max_wire_smps, grows while SMPs are answered on their first attempt
+ * (by one per answer up to the first loss, then by about one per window
+ * of answers) and halves when an attempt is lost (a deadline passes or
+ * the transport reports the MAD dropped), at most once per window of
+ * flight, never below max_wire_smps nor above smp_window_max.
+ * smp_window_max <= max_wire_smps keeps the window fixed (OpenSM's
+ * behaviour).  Besides, at most smps_per_dest SMPs are on the wire to any
+ * one destination (a directed-route path or a LID) at once, so a large
+ * window never floods one switch's management port; later SMPs to it
+ * wait, in order, while SMPs to other destinations go ahead.
+ */
 struct mad_engine_opts {
-	unsigned max_wire_smps;	/* SMPs outstanding at once (OpenSM: 4) */
+	unsigned max_wire_smps;	/* SMP window at start and floor (OpenSM: 4) */
 	unsigned max_wire_gmps;	/* GMPs outstanding at once */
 	unsigned timeout_ms;	/* per attempt (OpenSM: 200) */
 	unsigned retries;	/* re-sends after the first attempt (3) */
+	unsigned smp_window_max;/* ceiling of the adaptive SMP window */
+	unsigned smps_per_dest;	/* SMPs on the wire to one destination; 0 no limit */
 };
 
 /*
@@ -87,6 +102,12 @@ struct mad_engine_stats {
 	uint64_t refused;	/* submits failed with -ENOBUFS */
 	unsigned max_outstanding;
 	unsigned max_queued[2];	/* most requests queued at once: SMP, GMP */
+	/* the adaptive SMP window */
+	unsigned window;	/* now */
+	unsigned window_low;	/* least and most it has been */
+	unsigned window_high;
+	uint64_t window_cuts;	/* times it was halved */
+	uint64_t dest_waits;	/* SMPs held back by the per-destination limit */
 };
 
 /*
