@@ -83,8 +83,13 @@ struct dest {
 	struct dest	*next;		/* bucket chain */
 	uint64_t	 key;
 	unsigned	 on_wire;
+	double		 wnd;		/* its own window, 1..smps_per_dest */
+	uint64_t	 cut_seq;	/* send_seq when it was last halved */
 	struct txn_list	 waiting;	/* over the limit, in submit order */
 };
+
+/* Destinations kept while idle because their window is reduced. */
+#define DEST_KEEP_MAX	65536
 
 struct unsol_handler {
 	struct unsol_handler *next;
@@ -108,6 +113,9 @@ struct mad_engine {
 	struct txn		*bucket[TID_BUCKETS];
 	struct dest		*dests[DEST_BUCKETS];
 	unsigned		 dest_waiting;	/* SMPs on dest FIFOs */
+	unsigned		 n_dests;
+	uint64_t		 flight_seq;	/* send_seq when this flight began */
+	unsigned		 flight_lost;	/* SMP attempts lost in it */
 	double			 cwnd;		/* the SMP window */
 	double			 ssthresh;	/* growth slows above it */
 	uint64_t		 send_seq;	/* attempts sent so far */
@@ -275,47 +283,65 @@ static void window_set(struct mad_engine *e, double w)
 		e->stats.window_low = e->stats.window;
 }
 
-/* An SMP answered on its first attempt: the fabric keeps up. */
+/*
+ * An SMP answered on its first attempt: the fabric keeps up.  Both the
+ * window and the destination's grow: by one per answer until the first
+ * loss (slow start), then by one per window of answers.
+ */
 static void window_grow(struct mad_engine *e, const struct txn *t)
 {
-	if (t->kind != KIND_SMP || t->attempts != 1 || !window_adapts(e))
+	struct dest *d = t->dest;
+
+	if (t->kind != KIND_SMP || t->attempts != 1)
 		return;
-	window_set(e, e->cwnd < e->ssthresh ? e->cwnd + 1 : e->cwnd + 1 / e->cwnd);
+	if (d && d->wnd < e->opts.smps_per_dest) {
+		d->wnd += 1 / d->wnd;
+		if (d->wnd > e->opts.smps_per_dest)
+			d->wnd = e->opts.smps_per_dest;
+	}
+	if (window_adapts(e))
+		window_set(e, e->cwnd < e->ssthresh ? e->cwnd + 1 :
+			   e->cwnd + 1 / e->cwnd);
 }
 
-/* An attempt of `t` was lost: halve, once for everything that was on
- * the wire together (what was sent before the last cut). */
+/*
+ * An attempt of `t` was lost.  Its destination's window halves (once for
+ * what was on the wire to it together): a switch that drops SMPs gets
+ * fewer at a time, while the others keep theirs.  The SMP window halves
+ * when more than a quarter of one window's worth of attempts is lost at
+ * destinations not yet throttled: loss everywhere, or at the switch every
+ * SMP crosses first, not one bad switch nor a few random drops.
+ */
 static void window_cut(struct mad_engine *e, const struct txn *t)
 {
-	if (t->kind != KIND_SMP || !window_adapts(e) || t->send_seq <= e->cut_seq)
+	struct dest *d = t->dest;
+	/* a loss where the destination is already throttled is explained
+	 * by that destination: it does not count toward the SMP window */
+	bool counts = !d || d->wnd >= e->opts.smps_per_dest;
+
+	if (t->kind != KIND_SMP)
 		return;
-	e->cut_seq = e->send_seq;
+	if (d && t->send_seq > d->cut_seq) {
+		d->cut_seq = e->send_seq;
+		d->wnd = d->wnd / 2 < 1 ? 1 : d->wnd / 2;
+		e->stats.dest_cuts++;
+	}
+	if (!counts || !window_adapts(e) || t->send_seq <= e->cut_seq)
+		return;
+	if (e->send_seq - e->flight_seq > e->stats.window) {
+		e->flight_seq = e->send_seq;	/* a new flight */
+		e->flight_lost = 0;
+	}
+	if (++e->flight_lost * 4 <= e->stats.window)
+		return;
+	e->cut_seq = e->flight_seq = e->send_seq;
+	e->flight_lost = 0;
 	e->stats.window_cuts++;
 	window_set(e, e->cwnd / 2);
 	e->ssthresh = e->cwnd;
 }
 
 /* ------------------------------------------------------- destinations */
-
-/* Where an SMP goes: its directed-route path, or its LID. */
-static uint64_t dest_key(const struct txn *t)
-{
-	const struct mad_hdr *h = (const struct mad_hdr *)t->mad;
-
-	if (h->mgmt_class == MAD_CLASS_SMI_DR && t->len >= MAD_SIZE) {
-		const struct smp_dr *smp = (const struct smp_dr *)t->mad;
-		unsigned hops = smp_dr_hop_cnt(smp);
-		uint64_t x = 0xcbf29ce484222325ull ^ hops;	/* FNV-1a */
-
-		if (hops > 63)
-			hops = 63;
-		for (unsigned i = 1; i <= hops; i++)
-			x = (x ^ smp->initial_path[i]) * 0x100000001b3ull;
-		/* a DR path to a LID-routed part: the DLID counts too */
-		return (x ^ be16toh(smp->dr_dlid)) | 1ull << 63;
-	}
-	return t->addr.lid;
-}
 
 static struct dest **dest_slot(struct mad_engine *e, uint64_t key)
 {
@@ -326,6 +352,51 @@ static struct dest **dest_slot(struct mad_engine *e, uint64_t key)
 		pp = &(*pp)->next;
 	return pp;
 }
+
+/* Where an SMP goes: its directed-route path, or its LID. */
+static uint64_t dest_key_of(const void *mad, size_t len,
+			    const struct mad_addr *addr)
+{
+	const struct mad_hdr *h = mad;
+
+	if (h->mgmt_class == MAD_CLASS_SMI_DR && len >= MAD_SIZE) {
+		const struct smp_dr *smp = mad;
+		unsigned hops = smp_dr_hop_cnt(smp);
+		uint64_t x = 0xcbf29ce484222325ull ^ hops;	/* FNV-1a */
+
+		if (hops > 63)
+			hops = 63;
+		for (unsigned i = 1; i <= hops; i++)
+			x = (x ^ smp->initial_path[i]) * 0x100000001b3ull;
+		/* a DR path to a LID-routed part: the DLID counts too */
+		return (x ^ be16toh(smp->dr_dlid)) | 1ull << 63;
+	}
+	return addr->lid;
+}
+
+static uint64_t dest_key(const struct txn *t)
+{
+	return dest_key_of(t->mad, t->len, &t->addr);
+}
+
+unsigned mad_engine_dests_throttled(const struct mad_engine *e)
+{
+	unsigned n = 0;
+
+	for (size_t b = 0; b < DEST_BUCKETS; b++)
+		for (const struct dest *d = e->dests[b]; d; d = d->next)
+			n += d->wnd < e->opts.smps_per_dest;
+	return n;
+}
+
+unsigned mad_engine_dest_window(struct mad_engine *e, const void *mad,
+				size_t len, const struct mad_addr *addr)
+{
+	const struct dest *d = *dest_slot(e, dest_key_of(mad, len, addr));
+
+	return d ? (unsigned)d->wnd : e->opts.smps_per_dest;
+}
+
 
 /* Count `t` against its destination; false when it must wait (it is
  * then on the destination's FIFO). */
@@ -339,9 +410,11 @@ static bool dest_admit(struct mad_engine *e, struct txn *t)
 		if (!d)		/* no memory: send it uncounted */
 			return true;
 		d->key = key;
+		d->wnd = e->opts.smps_per_dest;
 		*pp = d;
+		e->n_dests++;
 	}
-	if (d->on_wire >= e->opts.smps_per_dest) {
+	if (d->on_wire >= (unsigned)d->wnd) {
 		list_append(&d->waiting, t);
 		e->dest_waiting++;
 		e->stats.dest_waits++;
@@ -370,10 +443,13 @@ static void dest_release(struct mad_engine *e, struct txn *t)
 		list_prepend(&e->queue[KIND_SMP], w);
 		return;
 	}
-	if (d->on_wire)
+	/* an idle one is forgotten unless it is throttled */
+	if (d->on_wire || (d->wnd < e->opts.smps_per_dest &&
+			   e->n_dests <= DEST_KEEP_MAX))
 		return;
 	pp = dest_slot(e, d->key);
 	*pp = d->next;
+	e->n_dests--;
 	free(d);
 }
 
@@ -823,11 +899,11 @@ void mad_engine_recv(struct mad_engine *e, const void *mad, size_t len,
 		return;
 	}
 	bool was_head = e->wait.head == t;
+	window_grow(e, t);
 	txn_unlink(e, t);
 	if (was_head)
 		timer_rearm(e);
 	e->stats.answered++;
-	window_grow(e, t);
 	t->cb(t->arg, 0, mad, len);
 	free(t);
 	pump(e);

@@ -61,14 +61,16 @@ typedef void (*mad_unsol_cb)(void *arg, const void *mad, size_t len,
  * The SMP window adapts (AIMD, as TCP's congestion window): it starts at
  * max_wire_smps, grows while SMPs are answered on their first attempt
  * (by one per answer up to the first loss, then by about one per window
- * of answers) and halves when an attempt is lost (a deadline passes or
- * the transport reports the MAD dropped), at most once per window of
- * flight, never below max_wire_smps nor above smp_window_max.
+ * of answers) and halves when more than a quarter of a window's worth of
+ * attempts is lost (a deadline passes or the transport reports the MAD
+ * dropped), never below max_wire_smps nor above smp_window_max.
  * smp_window_max <= max_wire_smps keeps the window fixed (OpenSM's
- * behaviour).  Besides, at most smps_per_dest SMPs are on the wire to any
- * one destination (a directed-route path or a LID) at once, so a large
- * window never floods one switch's management port; later SMPs to it
- * wait, in order, while SMPs to other destinations go ahead.
+ * behaviour).  Besides, each destination (a directed-route path or a
+ * LID) has its own window of at most smps_per_dest SMPs on the wire,
+ * halved on every loss to it (down to 1) and grown back by answers, so a
+ * large window never floods one switch's management port and a switch
+ * that drops SMPs gets fewer at a time; later SMPs to it wait, in order,
+ * while SMPs to other destinations go ahead.
  */
 struct mad_engine_opts {
 	unsigned max_wire_smps;	/* SMP window at start and floor (OpenSM: 4) */
@@ -108,6 +110,7 @@ struct mad_engine_stats {
 	unsigned window_high;
 	uint64_t window_cuts;	/* times it was halved */
 	uint64_t dest_waits;	/* SMPs held back by the per-destination limit */
+	uint64_t dest_cuts;	/* times a destination's own window was halved */
 };
 
 /*
@@ -172,6 +175,14 @@ int mad_engine_on_unmatched(struct mad_engine *e, uint8_t mgmt_class,
  */
 void mad_engine_recv(struct mad_engine *e, const void *mad, size_t len,
 		     const struct mad_addr *from, int status);
+
+/* The window of the destination an SMP (mad, addr) goes to: what
+ * smps_per_dest allows, or less after losses there. */
+unsigned mad_engine_dest_window(struct mad_engine *e, const void *mad,
+				size_t len, const struct mad_addr *addr);
+
+/* Destinations whose window is below smps_per_dest now. */
+unsigned mad_engine_dests_throttled(const struct mad_engine *e);
 
 /* Requests queued or on the wire. */
 unsigned mad_engine_pending(const struct mad_engine *e);

@@ -377,6 +377,9 @@ static int cmd_status(struct sm *sm, struct ctl_answer *a)
 			     st->window_high);
 		ctl_line_add(a, "smp_window_cuts %" PRIu64, st->window_cuts);
 		ctl_line_add(a, "smp_dest_waits %" PRIu64, st->dest_waits);
+		ctl_line_add(a, "smp_dest_cuts %" PRIu64, st->dest_cuts);
+		ctl_line_add(a, "smp_dests_throttled %u",
+			     mad_engine_dests_throttled(sm->engine));
 	}
 	ctl_line_add(a, "log_level %s", sm->cfg.log_level <= LOG_LVL_DEBUG ?
 		     level_names[sm->cfg.log_level] : "?");

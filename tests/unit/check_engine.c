@@ -1980,38 +1980,41 @@ START_TEST(window_fixed_without_ceiling)
 }
 END_TEST
 
-/* Losses of SMPs that were on the wire together halve the window once;
- * a loss of one sent after the cut halves it again; never below the
- * start. */
-START_TEST(window_halves_once_per_flight)
+/* The window halves when more than a quarter of a window's worth of
+ * attempts is lost; losses of what was on the wire before a cut do not
+ * cut again; never below the start. */
+START_TEST(window_halves_on_heavy_loss)
 {
 	enum { N = 200 };
 	struct rec *r = calloc(N, sizeof(*r));
 	size_t first;
 
 	ck_assert_ptr_nonnull(r);
-	open_adaptive(4, 32, 0, 1000, 3);
+	open_adaptive(4, 32, 0, 1000, 5);
 	for (unsigned i = 0; i < N; i++)
 		submit_smp(i, &r[i]);
 	/* answer in order until the window is full grown */
 	for (size_t i = 0; stats()->window < 32; i++)
 		fake_answer(&F, i);
 	ck_assert_uint_eq(stats()->window, 32);
-	first = F.n_sent;
-	/* answer the next one: the window is at its ceiling, one more goes */
-	fake_answer(&F, first - 32);
-	/* two SMPs of the same flight reported lost: one cut */
-	fake_deliver(&F, F.sent[first - 31].mad, MAD_SIZE, ETIMEDOUT);
-	fake_deliver(&F, F.sent[first - 30].mad, MAD_SIZE, ETIMEDOUT);
+	first = F.n_sent - 32;		/* the 32 on the wire */
+	/* 8 of 32 lost: a quarter, no cut */
+	for (size_t i = 0; i < 8; i++)
+		fake_deliver(&F, F.sent[first + i].mad, MAD_SIZE, ETIMEDOUT);
+	ck_assert_uint_eq(stats()->window_cuts, 0);
+	ck_assert_uint_eq(stats()->window, 32);
+	/* the 9th: halved */
+	fake_deliver(&F, F.sent[first + 8].mad, MAD_SIZE, ETIMEDOUT);
 	ck_assert_uint_eq(stats()->window_cuts, 1);
 	ck_assert_uint_eq(stats()->window, 16);
-	/* the lost one was sent again after the cut; lost again: a second
-	 * cut */
-	fake_deliver(&F, F.sent[first - 31].mad, MAD_SIZE, ETIMEDOUT);
-	ck_assert_uint_eq(stats()->window_cuts, 2);
-	ck_assert_uint_eq(stats()->window, 8);
-	for (int k = 0; k < 4; k++)
-		fake_deliver(&F, F.sent[F.n_sent - 1].mad, MAD_SIZE, ETIMEDOUT);
+	/* the rest of that flight lost too: no second cut */
+	for (size_t i = 9; i < 32; i++)
+		fake_deliver(&F, F.sent[first + i].mad, MAD_SIZE, ETIMEDOUT);
+	ck_assert_uint_eq(stats()->window_cuts, 1);
+	/* their re-sends (after the cut) lost: cut again, down to the start */
+	for (size_t i = F.n_sent - 23; i < F.n_sent && stats()->window > 4; i++)
+		fake_deliver(&F, F.sent[i].mad, MAD_SIZE, ETIMEDOUT);
+	ck_assert_uint_ge(stats()->window_cuts, 2);
 	ck_assert_uint_eq(stats()->window, 4);
 	ck_assert_uint_eq(stats()->window_low, 4);
 	close_engine();
@@ -2050,8 +2053,14 @@ START_TEST(window_under_loss)
 	for (unsigned i = 0; i < N; i++)
 		CHECK(r[i].calls == 1 && r[i].status == 0, "request %u: %d",
 		      i, r[i].status);
-	ck_assert_uint_gt(stats()->window_cuts, 0);
-	ck_assert_uint_lt(stats()->window_high, 64);
+	if (loss_every == 10) {
+		/* random 10% loss is not congestion: no over-reaction */
+		ck_assert_uint_eq(stats()->window_high, 64);
+	} else {
+		/* a third lost: the window backs off */
+		ck_assert_uint_gt(stats()->window_cuts, 0);
+		ck_assert_uint_lt(stats()->window, 64);
+	}
 	ck_assert_uint_ge(stats()->window_low, 4);
 	close_engine();
 	free(r);
@@ -2130,6 +2139,52 @@ START_TEST(per_dest_limit)
 }
 END_TEST
 
+/* Half the SMPs to one switch lost: that switch's window drops to 1-2,
+ * the other's stays at the limit, the SMP window is not cut, and all
+ * complete. */
+static enum fake_action lossy_a(struct fake *fk, const struct fake_sent *s,
+				void *arg)
+{
+	const struct smp_dr *smp = (const void *)s->mad;
+
+	(void)fk;
+	(void)arg;
+	if (smp->initial_path[1] == 1 && ++loss_count % 2)
+		return FAKE_KERNEL_TIMEOUT;
+	return FAKE_ANSWER_AFTER;
+}
+
+START_TEST(per_dest_backs_off_lossy_switch)
+{
+	enum { N = 400 };
+	struct rec *r = calloc(N, sizeof(*r));
+	uint8_t a[2] = { 0, 1 }, b[2] = { 0, 2 };
+	struct smp_dr probe_a, probe_b;
+
+	ck_assert_ptr_nonnull(r);
+	open_adaptive(8, 32, 4, 200, 10);
+	loss_count = 0;
+	F.policy = lossy_a;
+	F.delay = 0.0005;
+	for (unsigned i = 0; i < N; i++)
+		submit_smp_path(i, i % 2 ? a : b, 1, &r[i]);
+	ck_assert(run_until(engine_idle, NULL, 20.0));
+	for (unsigned i = 0; i < N; i++)
+		CHECK(r[i].calls == 1 && r[i].status == 0, "request %u: %d",
+		      i, r[i].status);
+	mad_build_smp_dr(&probe_a, MAD_METHOD_GET, SMP_ATTR_NODE_INFO, 0, a, 1);
+	mad_build_smp_dr(&probe_b, MAD_METHOD_GET, SMP_ATTR_NODE_INFO, 0, b, 1);
+	ck_assert_uint_le(mad_engine_dest_window(F.engine, &probe_a,
+						 sizeof(probe_a), &dr_addr), 2);
+	ck_assert_uint_eq(mad_engine_dest_window(F.engine, &probe_b,
+						 sizeof(probe_b), &dr_addr), 4);
+	ck_assert_uint_gt(stats()->dest_cuts, 0);
+	ck_assert_uint_eq(stats()->window_cuts, 0);
+	close_engine();
+	free(r);
+}
+END_TEST
+
 /* Waiting SMPs count toward the queue bound and are cancelled by free. */
 START_TEST(per_dest_waiting_bounded_and_cancelled)
 {
@@ -2184,9 +2239,10 @@ static Suite *engine_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, window_grows_to_ceiling);
 	tcase_add_test(tc, window_fixed_without_ceiling);
-	tcase_add_test(tc, window_halves_once_per_flight);
+	tcase_add_test(tc, window_halves_on_heavy_loss);
 	tcase_add_loop_test(tc, window_under_loss, 0, 2);
 	tcase_add_test(tc, per_dest_limit);
+	tcase_add_test(tc, per_dest_backs_off_lossy_switch);
 	tcase_add_test(tc, per_dest_waiting_bounded_and_cancelled);
 	suite_add_tcase(s, tc);
 
