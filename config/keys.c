@@ -212,6 +212,13 @@ static struct cfg_key keys[] = {
 	/* the control socket (sm/ctl.c); "(null)": none */
 	K("control_socket", CFG_PATH, "/run/ibsm/ibsm.sock", 0, 0, NULL,
 	  IMPL | CFG_IBSM, F_STR_(control_socket), "IBSM OPTIONS"),
+	/* the adaptive SMP window (mad/engine.h): max_wire_smps is where it
+	 * starts and its floor; this its ceiling (<= max_wire_smps: fixed) */
+	K("smp_window_max", CFG_INT, "32", 0, 65535, NULL, IMPL | CFG_IBSM,
+	  F_UINT_(smp_window_max), "IBSM OPTIONS"),
+	/* SMPs on the wire to one destination at once; 0: no limit */
+	K("smps_per_node", CFG_INT, "4", 0, 65535, NULL, IMPL | CFG_IBSM,
+	  F_UINT_(smps_per_node), "IBSM OPTIONS"),
 };
 
 #define N_KEYS	(sizeof(keys) / sizeof(keys[0]))

@@ -23,7 +23,15 @@
  * answer to a request it did not see.  An answer must also come from the
  * request's destination (from_destination()).
  *
- * Bounds: each kind's FIFO holds at most max_queued_{smps,gmps} requests;
+ * SMPs to one destination beyond smps_per_dest wait on that destination's
+ * own FIFO (struct dest, in a small hash by path or LID) instead of the
+ * kind's; when one of its SMPs completes, the first of them goes back to
+ * the head of the SMP queue.  The SMP window itself is `cwnd` (AIMD, see
+ * engine.h): grown on answers to first attempts, halved on a lost attempt
+ * sent after the last cut.
+ *
+ * Bounds: each kind's FIFO holds at most max_queued_{smps,gmps} requests
+ * (for SMPs counting those waiting for their destination);
  * a submit beyond that fails with -ENOBUFS (counted in `refused`) and the
  * caller decides (a sweep counts a failure, the SA drops a Report).
  */
@@ -41,12 +49,17 @@
 #include "mad/sa_wire.h"
 
 #define TID_BUCKETS	4096		/* power of two */
+#define DEST_BUCKETS	1024		/* power of two */
 
 enum txn_kind { KIND_SMP = 0, KIND_GMP = 1 };
 enum txn_state { TXN_QUEUED, TXN_ON_WIRE };
 
+struct dest;
+
 struct txn {
 	struct txn	*hash_next;	/* TID bucket chain (ON_WIRE) */
+	struct dest	*dest;		/* counted there while ON_WIRE */
+	uint64_t	 send_seq;	/* of its last attempt */
 	struct txn	*prev, *next;	/* queue or wait list */
 	uint32_t	 tid;
 	enum txn_kind	 kind;
@@ -64,6 +77,19 @@ struct txn_list {
 	struct txn *head, *tail;
 	unsigned count;
 };
+
+/* One destination of SMPs with SMPs on the wire or waiting for it. */
+struct dest {
+	struct dest	*next;		/* bucket chain */
+	uint64_t	 key;
+	unsigned	 on_wire;
+	double		 wnd;		/* its own window, 1..smps_per_dest */
+	uint64_t	 cut_seq;	/* send_seq when it was last halved */
+	struct txn_list	 waiting;	/* over the limit, in submit order */
+};
+
+/* Destinations kept while idle because their window is reduced. */
+#define DEST_KEEP_MAX	65536
 
 struct unsol_handler {
 	struct unsol_handler *next;
@@ -85,6 +111,15 @@ struct mad_engine {
 	unsigned		 outstanding[2];/* ON_WIRE, per kind */
 	struct txn_list		 wait;		/* ON_WIRE, deadline order */
 	struct txn		*bucket[TID_BUCKETS];
+	struct dest		*dests[DEST_BUCKETS];
+	unsigned		 dest_waiting;	/* SMPs on dest FIFOs */
+	unsigned		 n_dests;
+	uint64_t		 flight_seq;	/* send_seq when this flight began */
+	unsigned		 flight_lost;	/* SMP attempts lost in it */
+	double			 cwnd;		/* the SMP window */
+	double			 ssthresh;	/* growth slows above it */
+	uint64_t		 send_seq;	/* attempts sent so far */
+	uint64_t		 cut_seq;	/* send_seq when last halved */
 	/* On-wire requests per low 16 bits of their TID, read by the
 	 * receive thread (mad_engine_wire_tids()). */
 	_Atomic uint16_t	 wire_tids[MAD_TID_FILTER_SIZE];
@@ -117,6 +152,18 @@ static void list_append(struct txn_list *l, struct txn *t)
 	else
 		l->head = t;
 	l->tail = t;
+	l->count++;
+}
+
+static void list_prepend(struct txn_list *l, struct txn *t)
+{
+	t->prev = NULL;
+	t->next = l->head;
+	if (l->head)
+		l->head->prev = t;
+	else
+		l->tail = t;
+	l->head = t;
 	l->count++;
 }
 
@@ -198,6 +245,7 @@ static void txn_send(struct mad_engine *e, struct txn *t)
 		e->stats.smps_sent++;
 	if (t->attempts > 1)
 		e->stats.resends++;
+	t->send_seq = ++e->send_seq;
 	t->deadline = ev_now(e->loop) + e->opts.timeout_ms / 1000.0;
 	/*
 	 * A failed send is an attempt lost on the wire: the deadline will
@@ -212,7 +260,197 @@ static void txn_send(struct mad_engine *e, struct txn *t)
 
 static unsigned window_of(const struct mad_engine *e, enum txn_kind k)
 {
-	return k == KIND_SMP ? e->opts.max_wire_smps : e->opts.max_wire_gmps;
+	return k == KIND_SMP ? e->stats.window : e->opts.max_wire_gmps;
+}
+
+/* ------------------------------------------------- the adaptive window */
+
+static bool window_adapts(const struct mad_engine *e)
+{
+	return e->opts.smp_window_max > e->opts.max_wire_smps;
+}
+
+static void window_set(struct mad_engine *e, double w)
+{
+	double lo = e->opts.max_wire_smps;
+	double hi = window_adapts(e) ? e->opts.smp_window_max : lo;
+
+	e->cwnd = w < lo ? lo : w > hi ? hi : w;
+	e->stats.window = (unsigned)e->cwnd;
+	if (e->stats.window > e->stats.window_high)
+		e->stats.window_high = e->stats.window;
+	if (e->stats.window < e->stats.window_low)
+		e->stats.window_low = e->stats.window;
+}
+
+/*
+ * An SMP answered on its first attempt: the fabric keeps up.  Both the
+ * window and the destination's grow: by one per answer until the first
+ * loss (slow start), then by one per window of answers.
+ */
+static void window_grow(struct mad_engine *e, const struct txn *t)
+{
+	struct dest *d = t->dest;
+
+	if (t->kind != KIND_SMP || t->attempts != 1)
+		return;
+	if (d && d->wnd < e->opts.smps_per_dest) {
+		d->wnd += 1 / d->wnd;
+		if (d->wnd > e->opts.smps_per_dest)
+			d->wnd = e->opts.smps_per_dest;
+	}
+	if (window_adapts(e))
+		window_set(e, e->cwnd < e->ssthresh ? e->cwnd + 1 :
+			   e->cwnd + 1 / e->cwnd);
+}
+
+/*
+ * An attempt of `t` was lost.  Its destination's window halves (once for
+ * what was on the wire to it together): a switch that drops SMPs gets
+ * fewer at a time, while the others keep theirs.  The SMP window halves
+ * when more than a quarter of one window's worth of attempts is lost at
+ * destinations not yet throttled: loss everywhere, or at the switch every
+ * SMP crosses first, not one bad switch nor a few random drops.
+ */
+static void window_cut(struct mad_engine *e, const struct txn *t)
+{
+	struct dest *d = t->dest;
+	/* a loss where the destination is already throttled is explained
+	 * by that destination: it does not count toward the SMP window */
+	bool counts = !d || d->wnd >= e->opts.smps_per_dest;
+
+	if (t->kind != KIND_SMP)
+		return;
+	if (d && t->send_seq > d->cut_seq) {
+		d->cut_seq = e->send_seq;
+		d->wnd = d->wnd / 2 < 1 ? 1 : d->wnd / 2;
+		e->stats.dest_cuts++;
+	}
+	if (!counts || !window_adapts(e) || t->send_seq <= e->cut_seq)
+		return;
+	if (e->send_seq - e->flight_seq > e->stats.window) {
+		e->flight_seq = e->send_seq;	/* a new flight */
+		e->flight_lost = 0;
+	}
+	if (++e->flight_lost * 4 <= e->stats.window)
+		return;
+	e->cut_seq = e->flight_seq = e->send_seq;
+	e->flight_lost = 0;
+	e->stats.window_cuts++;
+	window_set(e, e->cwnd / 2);
+	e->ssthresh = e->cwnd;
+}
+
+/* ------------------------------------------------------- destinations */
+
+static struct dest **dest_slot(struct mad_engine *e, uint64_t key)
+{
+	uint64_t h = key * 0x9e3779b97f4a7c15ull;
+	struct dest **pp = &e->dests[(h >> 40) & (DEST_BUCKETS - 1)];
+
+	while (*pp && (*pp)->key != key)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+/* Where an SMP goes: its directed-route path, or its LID. */
+static uint64_t dest_key_of(const void *mad, size_t len,
+			    const struct mad_addr *addr)
+{
+	const struct mad_hdr *h = mad;
+
+	if (h->mgmt_class == MAD_CLASS_SMI_DR && len >= MAD_SIZE) {
+		const struct smp_dr *smp = mad;
+		unsigned hops = smp_dr_hop_cnt(smp);
+		uint64_t x = 0xcbf29ce484222325ull ^ hops;	/* FNV-1a */
+
+		if (hops > 63)
+			hops = 63;
+		for (unsigned i = 1; i <= hops; i++)
+			x = (x ^ smp->initial_path[i]) * 0x100000001b3ull;
+		/* a DR path to a LID-routed part: the DLID counts too */
+		return (x ^ be16toh(smp->dr_dlid)) | 1ull << 63;
+	}
+	return addr->lid;
+}
+
+static uint64_t dest_key(const struct txn *t)
+{
+	return dest_key_of(t->mad, t->len, &t->addr);
+}
+
+unsigned mad_engine_dests_throttled(const struct mad_engine *e)
+{
+	unsigned n = 0;
+
+	for (size_t b = 0; b < DEST_BUCKETS; b++)
+		for (const struct dest *d = e->dests[b]; d; d = d->next)
+			n += d->wnd < e->opts.smps_per_dest;
+	return n;
+}
+
+unsigned mad_engine_dest_window(struct mad_engine *e, const void *mad,
+				size_t len, const struct mad_addr *addr)
+{
+	const struct dest *d = *dest_slot(e, dest_key_of(mad, len, addr));
+
+	return d ? (unsigned)d->wnd : e->opts.smps_per_dest;
+}
+
+
+/* Count `t` against its destination; false when it must wait (it is
+ * then on the destination's FIFO). */
+static bool dest_admit(struct mad_engine *e, struct txn *t)
+{
+	uint64_t key = dest_key(t);
+	struct dest **pp = dest_slot(e, key), *d = *pp;
+
+	if (!d) {
+		d = calloc(1, sizeof(*d));
+		if (!d)		/* no memory: send it uncounted */
+			return true;
+		d->key = key;
+		d->wnd = e->opts.smps_per_dest;
+		*pp = d;
+		e->n_dests++;
+	}
+	if (d->on_wire >= (unsigned)d->wnd) {
+		list_append(&d->waiting, t);
+		e->dest_waiting++;
+		e->stats.dest_waits++;
+		return false;
+	}
+	d->on_wire++;
+	t->dest = d;
+	return true;
+}
+
+/* `t` left the wire: the first SMP waiting for its destination goes to
+ * the head of the queue; an idle destination is forgotten. */
+static void dest_release(struct mad_engine *e, struct txn *t)
+{
+	struct dest *d = t->dest, **pp;
+
+	if (!d)
+		return;
+	t->dest = NULL;
+	d->on_wire--;
+	if (d->waiting.head) {
+		struct txn *w = d->waiting.head;
+
+		list_remove(&d->waiting, w);
+		e->dest_waiting--;
+		list_prepend(&e->queue[KIND_SMP], w);
+		return;
+	}
+	/* an idle one is forgotten unless it is throttled */
+	if (d->on_wire || (d->wnd < e->opts.smps_per_dest &&
+			   e->n_dests <= DEST_KEEP_MAX))
+		return;
+	pp = dest_slot(e, d->key);
+	*pp = d->next;
+	e->n_dests--;
+	free(d);
 }
 
 /* Move queued requests onto the wire while the windows have room. */
@@ -225,6 +463,9 @@ static void pump(struct mad_engine *e)
 			struct txn *t = e->queue[k].head;
 
 			list_remove(&e->queue[k], t);
+			if (k == KIND_SMP && e->opts.smps_per_dest &&
+			    !dest_admit(e, t))
+				continue;
 			t->state = TXN_ON_WIRE;
 			t->hash_next = *bucket_of(e, t->tid);
 			*bucket_of(e, t->tid) = t;
@@ -251,6 +492,7 @@ static void txn_unlink(struct mad_engine *e, struct txn *t)
 	hash_remove(e, t);
 	list_remove(&e->wait, t);
 	e->outstanding[t->kind]--;
+	dest_release(e, t);
 }
 
 static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
@@ -265,12 +507,14 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 		struct txn *t = e->wait.head;
 
 		list_remove(&e->wait, t);
+		window_cut(e, t);
 		if (t->attempts <= e->opts.retries) {
 			txn_send(e, t);
 			wait_insert(e, t);
 		} else {
 			hash_remove(e, t);
 			e->outstanding[t->kind]--;
+			dest_release(e, t);
 			e->stats.timeouts++;
 			list_append(&failed, t);
 		}
@@ -319,6 +563,9 @@ int mad_engine_new(struct mad_engine **out, struct ev_loop *loop,
 	memcpy(&e->tid_ctr, seed + 8, sizeof(e->tid_ctr));
 	ev_timer_init(&e->timer, on_timer, 0., 0.);
 	e->timer.data = e;
+	e->stats.window_low = e->stats.window_high = opts->max_wire_smps;
+	e->ssthresh = opts->smp_window_max;	/* grow fast until a loss */
+	window_set(e, opts->max_wire_smps);
 	*out = e;
 	return 0;
 }
@@ -354,6 +601,14 @@ void mad_engine_free(struct mad_engine *e)
 	fail_list(e, &e->wait);
 	fail_list(e, &e->queue[KIND_SMP]);
 	fail_list(e, &e->queue[KIND_GMP]);
+	for (size_t b = 0; b < DEST_BUCKETS; b++)
+		while (e->dests[b]) {
+			struct dest *d = e->dests[b];
+
+			e->dests[b] = d->next;
+			fail_list(e, &d->waiting);
+			free(d);
+		}
 	for (int i = 0; i < 2; i++) {
 		struct unsol_handler **list = i ? &e->unmatched : &e->handlers;
 
@@ -413,7 +668,8 @@ int mad_engine_submit(struct mad_engine *e, const void *mad, size_t len,
 	if (h->method & MAD_METHOD_RESP || h->method == MAD_METHOD_TRAP_REPRESS)
 		return -EINVAL;
 	enum txn_kind kind = is_smp_class(h->mgmt_class) ? KIND_SMP : KIND_GMP;
-	if (e->queue[kind].count >= e->max_queued[kind]) {
+	if (e->queue[kind].count + (kind == KIND_SMP ? e->dest_waiting : 0) >=
+	    e->max_queued[kind]) {
 		e->stats.refused++;
 		return -ENOBUFS;
 	}
@@ -624,6 +880,7 @@ void mad_engine_recv(struct mad_engine *e, const void *mad, size_t len,
 		/* The attempt was lost (ibsim reports a dropped MAD at once
 		 * with status 110): resend at once if the budget allows, else
 		 * let the deadline fail it. */
+		window_cut(e, t);
 		if (t->attempts <= e->opts.retries) {
 			list_remove(&e->wait, t);
 			txn_send(e, t);
@@ -642,6 +899,7 @@ void mad_engine_recv(struct mad_engine *e, const void *mad, size_t len,
 		return;
 	}
 	bool was_head = e->wait.head == t;
+	window_grow(e, t);
 	txn_unlink(e, t);
 	if (was_head)
 		timer_rearm(e);
@@ -658,7 +916,7 @@ const _Atomic uint16_t *mad_engine_wire_tids(const struct mad_engine *e)
 
 unsigned mad_engine_pending(const struct mad_engine *e)
 {
-	return e->queue[0].count + e->queue[1].count +
+	return e->queue[0].count + e->queue[1].count + e->dest_waiting +
 	       e->outstanding[0] + e->outstanding[1];
 }
 

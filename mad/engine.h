@@ -57,11 +57,28 @@ typedef void (*mad_done_cb)(void *arg, int status, const void *mad, size_t len);
 typedef void (*mad_unsol_cb)(void *arg, const void *mad, size_t len,
 			     const struct mad_addr *from);
 
+/*
+ * The SMP window adapts (AIMD, as TCP's congestion window): it starts at
+ * max_wire_smps, grows while SMPs are answered on their first attempt
+ * (by one per answer up to the first loss, then by about one per window
+ * of answers) and halves when more than a quarter of a window's worth of
+ * attempts is lost (a deadline passes or the transport reports the MAD
+ * dropped), never below max_wire_smps nor above smp_window_max.
+ * smp_window_max <= max_wire_smps keeps the window fixed (OpenSM's
+ * behaviour).  Besides, each destination (a directed-route path or a
+ * LID) has its own window of at most smps_per_dest SMPs on the wire,
+ * halved on every loss to it (down to 1) and grown back by answers, so a
+ * large window never floods one switch's management port and a switch
+ * that drops SMPs gets fewer at a time; later SMPs to it wait, in order,
+ * while SMPs to other destinations go ahead.
+ */
 struct mad_engine_opts {
-	unsigned max_wire_smps;	/* SMPs outstanding at once (OpenSM: 4) */
+	unsigned max_wire_smps;	/* SMP window at start and floor (OpenSM: 4) */
 	unsigned max_wire_gmps;	/* GMPs outstanding at once */
 	unsigned timeout_ms;	/* per attempt (OpenSM: 200) */
 	unsigned retries;	/* re-sends after the first attempt (3) */
+	unsigned smp_window_max;/* ceiling of the adaptive SMP window */
+	unsigned smps_per_dest;	/* SMPs on the wire to one destination; 0 no limit */
 };
 
 /*
@@ -87,6 +104,13 @@ struct mad_engine_stats {
 	uint64_t refused;	/* submits failed with -ENOBUFS */
 	unsigned max_outstanding;
 	unsigned max_queued[2];	/* most requests queued at once: SMP, GMP */
+	/* the adaptive SMP window */
+	unsigned window;	/* now */
+	unsigned window_low;	/* least and most it has been */
+	unsigned window_high;
+	uint64_t window_cuts;	/* times it was halved */
+	uint64_t dest_waits;	/* SMPs held back by the per-destination limit */
+	uint64_t dest_cuts;	/* times a destination's own window was halved */
 };
 
 /*
@@ -151,6 +175,14 @@ int mad_engine_on_unmatched(struct mad_engine *e, uint8_t mgmt_class,
  */
 void mad_engine_recv(struct mad_engine *e, const void *mad, size_t len,
 		     const struct mad_addr *from, int status);
+
+/* The window of the destination an SMP (mad, addr) goes to: what
+ * smps_per_dest allows, or less after losses there. */
+unsigned mad_engine_dest_window(struct mad_engine *e, const void *mad,
+				size_t len, const struct mad_addr *addr);
+
+/* Destinations whose window is below smps_per_dest now. */
+unsigned mad_engine_dests_throttled(const struct mad_engine *e);
 
 /* Requests queued or on the wire. */
 unsigned mad_engine_pending(const struct mad_engine *e);

@@ -372,6 +372,14 @@ static int cmd_status(struct sm *sm, struct ctl_answer *a)
 		ctl_line_add(a, "smps_sent %" PRIu64, st->smps_sent);
 		ctl_line_add(a, "mads_resent %" PRIu64, st->resends);
 		ctl_line_add(a, "mad_timeouts %" PRIu64, st->timeouts);
+		ctl_line_add(a, "smp_window %u", st->window);
+		ctl_line_add(a, "smp_window_range %u-%u", st->window_low,
+			     st->window_high);
+		ctl_line_add(a, "smp_window_cuts %" PRIu64, st->window_cuts);
+		ctl_line_add(a, "smp_dest_waits %" PRIu64, st->dest_waits);
+		ctl_line_add(a, "smp_dest_cuts %" PRIu64, st->dest_cuts);
+		ctl_line_add(a, "smp_dests_throttled %u",
+			     mad_engine_dests_throttled(sm->engine));
 	}
 	ctl_line_add(a, "log_level %s", sm->cfg.log_level <= LOG_LVL_DEBUG ?
 		     level_names[sm->cfg.log_level] : "?");

@@ -768,6 +768,8 @@ int main(int argc, char **argv)
 		.max_wire_gmps = 64,
 		.timeout_ms = sm.cfg.transaction_timeout,
 		.retries = sm.cfg.transaction_retries,
+		.smp_window_max = sm.cfg.smp_window_max,
+		.smps_per_dest = sm.cfg.smps_per_node,
 	};
 	rc = mad_engine_new(&sm.engine, sm.loop, &tr, &eo);
 	if (rc == 0)

@@ -42,7 +42,9 @@ struct sm_config {
 	enum log_level log_level;
 	unsigned transaction_timeout;	/* ms */
 	unsigned transaction_retries;
-	unsigned max_wire_smps;
+	unsigned max_wire_smps;		/* SMP window: start and floor */
+	unsigned smp_window_max;	/* its ceiling */
+	unsigned smps_per_node;		/* SMPs on the wire to one node */
 	const char *dump_fabric;	/* --dump-fabric FILE */
 	uint8_t  sm_priority;		/* 0-15 */
 	uint64_t sm_key;		/* -k/sm_key: SMInfo and SA (14.4.1) */

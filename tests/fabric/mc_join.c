@@ -907,8 +907,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct mad_transport tr = umad_io_transport(io);
-	struct mad_engine_opts eo = { 8, (unsigned)c.window, (unsigned)timeout,
-				      (unsigned)retries };
+	struct mad_engine_opts eo = { .max_wire_smps = 8,
+				      .max_wire_gmps = (unsigned)c.window,
+				      .timeout_ms = (unsigned)timeout,
+				      .retries = (unsigned)retries };
 	if (mad_engine_new(&c.engine, c.loop, &tr, &eo) < 0) {
 		umad_io_close(io);
 		return 1;

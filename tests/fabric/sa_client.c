@@ -202,7 +202,8 @@ int main(int argc, char **argv)
 	c.sa = (struct mad_addr){ .lid = umad_io_port(io)->sm_lid, .qpn = 1,
 				  .qkey = 0x80010000u };
 	struct mad_transport tr = umad_io_transport(io);
-	struct mad_engine_opts eo = { 4, 8, 500, 3 };
+	struct mad_engine_opts eo = { .max_wire_smps = 4, .max_wire_gmps = 8,
+					 .timeout_ms = 500, .retries = 3 };
 	if (mad_engine_new(&c.engine, c.loop, &tr, &eo) < 0 ||
 	    umad_io_start(io, on_mad, &c) < 0)
 		return 1;

@@ -198,7 +198,8 @@ int main(int argc, char **argv)
 	z.to.qpn = 1;
 	z.to.qkey = 0x80010000u;
 	struct mad_transport tr = umad_io_transport(io);
-	struct mad_engine_opts eo = { 4, 64, 200, 0 };
+	struct mad_engine_opts eo = { .max_wire_smps = 4, .max_wire_gmps = 64,
+					 .timeout_ms = 200, .retries = 0 };
 	rc = mad_engine_new(&z.engine, z.loop, &tr, &eo);
 	if (rc == 0)
 		rc = mad_engine_on_unmatched(z.engine, MAD_CLASS_SA, on_answer, &z);

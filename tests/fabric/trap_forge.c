@@ -143,7 +143,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct mad_transport tr = umad_io_transport(io);
-	struct mad_engine_opts eo = { 4, 8, 500, 0 };
+	struct mad_engine_opts eo = { .max_wire_smps = 4, .max_wire_gmps = 8,
+					 .timeout_ms = 500, .retries = 0 };
 	if (mad_engine_new(&fg.engine, fg.loop, &tr, &eo) < 0 ||
 	    mad_engine_on_unmatched(fg.engine, MAD_CLASS_SMI, on_unmatched,
 				    &fg) < 0 ||

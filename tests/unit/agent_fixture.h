@@ -38,7 +38,8 @@ static inline void agent_fx_init(struct agent_fx *x, const char *topo, bool up,
 {
 	char path[512], err[256];
 	struct lid_policy pol = { 0 };
-	struct mad_engine_opts eo = { 4, 64, timeout_ms, retries };
+	struct mad_engine_opts eo = { .max_wire_smps = 4, .max_wire_gmps = 64,
+				      .timeout_ms = timeout_ms, .retries = retries };
 
 	memset(x, 0, sizeof(*x));
 	x->sm.loop = ev_loop_new(EVFLAG_AUTO);

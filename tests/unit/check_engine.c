@@ -1904,6 +1904,315 @@ START_TEST(wire_tid_counters)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* The adaptive SMP window and the per-destination limit                */
+/* ------------------------------------------------------------------ */
+
+static void open_adaptive(unsigned start, unsigned ceiling, unsigned per_dest,
+			  unsigned timeout_ms, unsigned retries)
+{
+	struct mad_engine_opts o = {
+		.max_wire_smps = start, .max_wire_gmps = 4,
+		.timeout_ms = timeout_ms, .retries = retries,
+		.smp_window_max = ceiling, .smps_per_dest = per_dest,
+	};
+
+	L = ev_loop_new(EVFLAG_AUTO);
+	ck_assert_ptr_nonnull(L);
+	ck_assert_int_eq(fake_init(&F, L, &o), 0);
+	engine_open = true;
+	ev_now_update(L);
+}
+
+/* A DR NodeInfo Get along path[1..hops]. */
+static void submit_smp_path(uint32_t tag, const uint8_t *path, unsigned hops,
+			    struct rec *r)
+{
+	struct smp_dr smp;
+
+	mad_build_smp_dr(&smp, MAD_METHOD_GET, SMP_ATTR_NODE_INFO, tag, path,
+			 hops);
+	ck_assert_int_eq(do_submit(&smp, sizeof(smp), r), 0);
+}
+
+/* Answered at once: the window grows from its start to its ceiling. */
+START_TEST(window_grows_to_ceiling)
+{
+	enum { N = 3000 };
+	struct rec *r = calloc(N, sizeof(*r));
+
+	ck_assert_ptr_nonnull(r);
+	open_adaptive(4, 32, 0, 500, 3);
+	ck_assert_uint_eq(stats()->window, 4);
+	F.action = FAKE_ANSWER;
+	for (unsigned i = 0; i < N; i++)
+		submit_smp(i, &r[i]);
+	ck_assert_uint_eq(F.n_sent, 4);
+	ck_assert(run_until(engine_idle, NULL, 10.0));
+	for (unsigned i = 0; i < N; i++)
+		CHECK(r[i].calls == 1 && r[i].status == 0, "request %u", i);
+	ck_assert_uint_eq(stats()->window, 32);
+	ck_assert_uint_eq(stats()->window_high, 32);
+	ck_assert_uint_eq(stats()->window_low, 4);
+	ck_assert_uint_eq(stats()->max_outstanding, 32);
+	ck_assert_uint_eq(stats()->window_cuts, 0);
+	close_engine();
+	free(r);
+}
+END_TEST
+
+/* A ceiling at or below the start keeps OpenSM's fixed window. */
+START_TEST(window_fixed_without_ceiling)
+{
+	enum { N = 500 };
+	struct rec *r = calloc(N, sizeof(*r));
+
+	ck_assert_ptr_nonnull(r);
+	open_adaptive(4, 4, 0, 500, 3);
+	F.action = FAKE_ANSWER;
+	for (unsigned i = 0; i < N; i++)
+		submit_smp(i, &r[i]);
+	ck_assert(run_until(engine_idle, NULL, 10.0));
+	ck_assert_uint_eq(stats()->max_outstanding, 4);
+	ck_assert_uint_eq(stats()->window_high, 4);
+	close_engine();
+	free(r);
+}
+END_TEST
+
+/* The window halves when more than a quarter of a window's worth of
+ * attempts is lost; losses of what was on the wire before a cut do not
+ * cut again; never below the start. */
+START_TEST(window_halves_on_heavy_loss)
+{
+	enum { N = 200 };
+	struct rec *r = calloc(N, sizeof(*r));
+	size_t first;
+
+	ck_assert_ptr_nonnull(r);
+	open_adaptive(4, 32, 0, 1000, 5);
+	for (unsigned i = 0; i < N; i++)
+		submit_smp(i, &r[i]);
+	/* answer in order until the window is full grown */
+	for (size_t i = 0; stats()->window < 32; i++)
+		fake_answer(&F, i);
+	ck_assert_uint_eq(stats()->window, 32);
+	first = F.n_sent - 32;		/* the 32 on the wire */
+	/* 8 of 32 lost: a quarter, no cut */
+	for (size_t i = 0; i < 8; i++)
+		fake_deliver(&F, F.sent[first + i].mad, MAD_SIZE, ETIMEDOUT);
+	ck_assert_uint_eq(stats()->window_cuts, 0);
+	ck_assert_uint_eq(stats()->window, 32);
+	/* the 9th: halved */
+	fake_deliver(&F, F.sent[first + 8].mad, MAD_SIZE, ETIMEDOUT);
+	ck_assert_uint_eq(stats()->window_cuts, 1);
+	ck_assert_uint_eq(stats()->window, 16);
+	/* the rest of that flight lost too: no second cut */
+	for (size_t i = 9; i < 32; i++)
+		fake_deliver(&F, F.sent[first + i].mad, MAD_SIZE, ETIMEDOUT);
+	ck_assert_uint_eq(stats()->window_cuts, 1);
+	/* their re-sends (after the cut) lost: cut again, down to the start */
+	for (size_t i = F.n_sent - 23; i < F.n_sent && stats()->window > 4; i++)
+		fake_deliver(&F, F.sent[i].mad, MAD_SIZE, ETIMEDOUT);
+	ck_assert_uint_ge(stats()->window_cuts, 2);
+	ck_assert_uint_eq(stats()->window, 4);
+	ck_assert_uint_eq(stats()->window_low, 4);
+	close_engine();
+	free(r);
+}
+END_TEST
+
+/* Every n-th attempt lost (the fake reports it at once, as ibsim does). */
+static unsigned loss_every, loss_count;
+static enum fake_action lossy(struct fake *fk, const struct fake_sent *s,
+			      void *arg)
+{
+	(void)fk;
+	(void)s;
+	(void)arg;
+	return ++loss_count % loss_every == 0 ? FAKE_KERNEL_TIMEOUT :
+	       FAKE_ANSWER_AFTER;
+}
+
+/* 10% and 30% loss: the window backs off and every request completes. */
+START_TEST(window_under_loss)
+{
+	enum { N = 3000 };
+	static const unsigned every[] = { 10, 3 };
+	struct rec *r = calloc(N, sizeof(*r));
+
+	ck_assert_ptr_nonnull(r);
+	open_adaptive(4, 64, 0, 200, 6);
+	loss_every = every[_i];
+	loss_count = 0;
+	F.policy = lossy;
+	F.delay = 0.0005;
+	for (unsigned i = 0; i < N; i++)
+		submit_smp(i, &r[i]);
+	ck_assert(run_until(engine_idle, NULL, 20.0));
+	for (unsigned i = 0; i < N; i++)
+		CHECK(r[i].calls == 1 && r[i].status == 0, "request %u: %d",
+		      i, r[i].status);
+	if (loss_every == 10) {
+		/* random 10% loss is not congestion: no over-reaction */
+		ck_assert_uint_eq(stats()->window_high, 64);
+	} else {
+		/* a third lost: the window backs off */
+		ck_assert_uint_gt(stats()->window_cuts, 0);
+		ck_assert_uint_lt(stats()->window, 64);
+	}
+	ck_assert_uint_ge(stats()->window_low, 4);
+	close_engine();
+	free(r);
+}
+END_TEST
+
+static bool answered[64];
+
+static void answer(size_t i)
+{
+	fake_answer(&F, i);
+	answered[i] = true;
+}
+
+/* SMPs on the wire along paths that start with `port`. */
+static unsigned on_wire_to(uint8_t port)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < F.n_sent && i < 64; i++) {
+		const struct smp_dr *smp = (const void *)F.sent[i].mad;
+
+		n += smp->initial_path[1] == port && !answered[i];
+	}
+	return n;
+}
+
+/* At most smps_per_dest SMPs on the wire to one path; the others wait in
+ * order while SMPs to other paths go ahead. */
+START_TEST(per_dest_limit)
+{
+	enum { N = 30 };
+	struct rec r[N];
+	uint8_t a[2] = { 0, 1 }, b[2] = { 0, 2 }, c[3] = { 0, 1, 5 };
+
+	memset(r, 0, sizeof(r));
+	open_adaptive(16, 16, 2, 1000, 0);
+	for (unsigned i = 0; i < 20; i++)
+		submit_smp_path(i, a, 1, &r[i]);
+	for (unsigned i = 20; i < 25; i++)
+		submit_smp_path(i, b, 1, &r[i]);
+	for (unsigned i = 25; i < 30; i++)
+		submit_smp_path(i, c, 2, &r[i]);	/* through a's switch */
+	/* two to each destination, whatever the window allows */
+	ck_assert_uint_eq(F.n_sent, 6);
+	ck_assert_uint_eq(fake_attr_mod(&F, 0), 0);
+	ck_assert_uint_eq(fake_attr_mod(&F, 1), 1);
+	ck_assert_uint_eq(fake_attr_mod(&F, 2), 20);
+	ck_assert_uint_eq(fake_attr_mod(&F, 4), 25);
+	ck_assert_uint_eq(stats()->dest_waits, 24);
+	ck_assert_uint_eq(mad_engine_pending(F.engine), N);
+	/* answering one to a sends the next to a, in order */
+	memset(answered, 0, sizeof(answered));
+	answer(0);
+	ck_assert_uint_eq(F.n_sent, 7);
+	ck_assert_uint_eq(fake_attr_mod(&F, 6), 2);
+	/* answer whatever is on the wire until done; never more than 2 */
+	for (size_t i = 1; i < F.n_sent; i++) {
+		CHECK(on_wire_to(1) <= 4 && on_wire_to(2) <= 2,
+		      "per-destination limit exceeded");
+		answer(i);
+	}
+	ck_assert_uint_eq(F.n_sent, N);
+	for (unsigned i = 0; i < N; i++)
+		ck_assert_int_eq(r[i].calls, 1);
+	/* each destination's SMPs went out in submission order */
+	for (size_t i = 0, la = 0, lb = 20, lc = 25; i < F.n_sent; i++) {
+		uint32_t t = fake_attr_mod(&F, i);
+		size_t *last = t < 20 ? &la : t < 25 ? &lb : &lc;
+
+		CHECK(t >= *last, "SMP %u after %zu", t, *last);
+		*last = t;
+	}
+	ck_assert_uint_eq(mad_engine_pending(F.engine), 0);
+	close_engine();
+}
+END_TEST
+
+/* Half the SMPs to one switch lost: that switch's window drops to 1-2,
+ * the other's stays at the limit, the SMP window is not cut, and all
+ * complete. */
+static enum fake_action lossy_a(struct fake *fk, const struct fake_sent *s,
+				void *arg)
+{
+	const struct smp_dr *smp = (const void *)s->mad;
+
+	(void)fk;
+	(void)arg;
+	if (smp->initial_path[1] == 1 && ++loss_count % 2)
+		return FAKE_KERNEL_TIMEOUT;
+	return FAKE_ANSWER_AFTER;
+}
+
+START_TEST(per_dest_backs_off_lossy_switch)
+{
+	enum { N = 400 };
+	struct rec *r = calloc(N, sizeof(*r));
+	uint8_t a[2] = { 0, 1 }, b[2] = { 0, 2 };
+	struct smp_dr probe_a, probe_b;
+
+	ck_assert_ptr_nonnull(r);
+	open_adaptive(8, 32, 4, 200, 10);
+	loss_count = 0;
+	F.policy = lossy_a;
+	F.delay = 0.0005;
+	for (unsigned i = 0; i < N; i++)
+		submit_smp_path(i, i % 2 ? a : b, 1, &r[i]);
+	ck_assert(run_until(engine_idle, NULL, 20.0));
+	for (unsigned i = 0; i < N; i++)
+		CHECK(r[i].calls == 1 && r[i].status == 0, "request %u: %d",
+		      i, r[i].status);
+	mad_build_smp_dr(&probe_a, MAD_METHOD_GET, SMP_ATTR_NODE_INFO, 0, a, 1);
+	mad_build_smp_dr(&probe_b, MAD_METHOD_GET, SMP_ATTR_NODE_INFO, 0, b, 1);
+	ck_assert_uint_le(mad_engine_dest_window(F.engine, &probe_a,
+						 sizeof(probe_a), &dr_addr), 2);
+	ck_assert_uint_eq(mad_engine_dest_window(F.engine, &probe_b,
+						 sizeof(probe_b), &dr_addr), 4);
+	ck_assert_uint_gt(stats()->dest_cuts, 0);
+	ck_assert_uint_eq(stats()->window_cuts, 0);
+	close_engine();
+	free(r);
+}
+END_TEST
+
+/* Waiting SMPs count toward the queue bound and are cancelled by free. */
+START_TEST(per_dest_waiting_bounded_and_cancelled)
+{
+	struct rec r[12];
+	uint8_t a[2] = { 0, 1 };
+
+	memset(r, 0, sizeof(r));
+	open_adaptive(8, 8, 1, 1000, 0);
+	mad_engine_set_queue_limits(F.engine, 10, 0);
+	for (unsigned i = 0; i < 11; i++)
+		submit_smp_path(i, a, 1, &r[i]);
+	ck_assert_uint_eq(F.n_sent, 1);
+	{
+		struct smp_dr smp;
+
+		mad_build_smp_dr(&smp, MAD_METHOD_GET, SMP_ATTR_NODE_INFO, 11,
+				 a, 1);
+		ck_assert_int_eq(do_submit(&smp, sizeof(smp), &r[11]), -ENOBUFS);
+	}
+	close_engine();
+	for (unsigned i = 0; i < 11; i++) {
+		ck_assert_int_eq(r[i].calls, 1);
+		ck_assert_int_eq(r[i].status, -ECANCELED);
+	}
+	ck_assert_int_eq(r[11].calls, 0);
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -1923,6 +2232,18 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, window_of_one);
 	tcase_add_test(tc, gmp_window_separate);
 	tcase_add_test(tc, window_throughput);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("adaptive");
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, window_grows_to_ceiling);
+	tcase_add_test(tc, window_fixed_without_ceiling);
+	tcase_add_test(tc, window_halves_on_heavy_loss);
+	tcase_add_loop_test(tc, window_under_loss, 0, 2);
+	tcase_add_test(tc, per_dest_limit);
+	tcase_add_test(tc, per_dest_backs_off_lossy_switch);
+	tcase_add_test(tc, per_dest_waiting_bounded_and_cancelled);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("match");
