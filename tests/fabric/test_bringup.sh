@@ -44,6 +44,11 @@
 #        the loss of e2 while a host link flaps three times (heavy sweeps
 #        under loss); then the loss ends, and within RECOVER_S (12) seconds
 #        the checks of (a) must pass again.
+#     e5 ("drops50-one-switch"): one spine of fat3-pods drops half of the
+#        MADs entering it; the sweep completes (checks of (a)) and ibsm's
+#        "SMP window" line shows destinations throttled after losses there
+#        (their own windows shrank) while the SMP window stayed above its
+#        start (one bad switch does not slow the whole sweep).
 #
 # One "PASS name" / "FAIL name" line per check, then "N passed, M failed".
 # Settings: TOPOS="tiny fat2-small" limits (a) to those files; PARTS="a d"
@@ -491,6 +496,28 @@ if part e && [ "$ibsm_ok" = 1 ]; then
 		fi
 		fab_sim_stop
 	fi
+	# e5. One switch drops half of what enters it: the destinations
+	# behind it get fewer SMPs at a time, the others keep going.
+	net=$FAB_TOPO/fat3-pods.net
+	bad=$(switch_names "$net" | grep -m1 spine)
+	if [ -n "$bad" ] && fab_sim_start "$net" drops-one; then
+		LOSS_ON=("Error \"$bad\" 50")
+		LOSS_OFF=("Error \"$bad\" 0")
+		lossy drops50-one-switch "$FAB_TMP/drops-one"
+		w=$(grep -m1 'SMP window:' "$FAB_TMP/drops-one.log")
+		echo "    $bad: ${w#*SMP window: }"
+		thr=$(sed -nE 's/.* ([0-9]+) destinations throttled after ([0-9]+) losses.*/\1 \2/p' <<<"$w")
+		high=$(sed -nE 's/.*now, [0-9]+-([0-9]+) so far.*/\1/p' <<<"$w")
+		if [ -n "$thr" ] && [ "${thr% *}" -ge 1 ] && [ "${thr#* }" -ge 1 ] &&
+			[ "${high:-0}" -gt 4 ]; then
+			fab_pass drops50-one-switch-throttled
+		else
+			fab_fail drops50-one-switch-throttled \
+				"want >= 1 destination throttled and the window above 4: $w"
+		fi
+		fab_sim_stop
+	fi
+	net=$FAB_TOPO/fat2-small.net
 	# e4. The daemon through a lossy period: heavy sweeps while the
 	# switches drop 10% (a host link flaps three times), then the loss
 	# ends.  Within RECOVER_S seconds (light sweeps every 2 s) the routes
