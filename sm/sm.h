@@ -260,6 +260,8 @@ struct sm {
 	unsigned poll_misses;		/* consecutive failed polls */
 	bool     poll_inflight;
 	bool     stopping;		/* SIGTERM: handing over, then exit */
+	bool     probing;		/* SIGTERM: looking for unheard SMs */
+	unsigned probe_pending;		/* its PortInfo and SMInfo Gets */
 	bool     elect_running;		/* the election's discovery runs */
 	bool     elect_abort;		/* shutdown: its callback does nothing */
 	bool     takeover;		/* DISCOVERING after the master was lost */

@@ -291,8 +291,11 @@ static void transition(struct sm *sm, enum sm_state s, unsigned code,
 		ev_timer_stop(sm->loop, &sm->light_timer);
 		ev_timer_stop(sm->loop, &sm->trap_timer);
 		sm->poll_misses = 0;
+		/* The first poll at once: our SMInfo is its payload, so the
+		 * master learns now that it has a standby (a SIGTERM right
+		 * after hands over to us), not at its next sweep. */
 		ev_timer_stop(sm->loop, &sm->poll_timer);
-		ev_timer_set(&sm->poll_timer, poll_interval(sm), 0.);
+		ev_timer_set(&sm->poll_timer, 0., 0.);
 		ev_timer_start(sm->loop, &sm->poll_timer);
 		standby_sync_start(sm);
 	}
@@ -379,11 +382,19 @@ static void elect_decide_now(struct sm *sm)
 }
 
 static void on_elect_sminfo(void *arg, int status, const void *mad, size_t len);
+static void probe_answered(struct sm *sm);
+
+/* Why another SM's SMInfo is read. */
+enum smq_kind {
+	SMQ_ELECTION,		/* DISCOVERING: who is there (14.4.1.1) */
+	SMQ_MASTER,		/* MASTER: the other SMs after a sweep */
+	SMQ_PROBE,		/* SIGTERM: an SM we had not heard from */
+};
 
 struct sminfo_req {
 	struct sm *sm;
 	uint16_t lid;		/* the port's LID as it holds it */
-	bool election;
+	enum smq_kind kind;
 };
 
 /*
@@ -392,7 +403,7 @@ struct sminfo_req {
  * LIDs may not be assigned yet), else LID-routed.
  */
 static int sminfo_get(struct sm *sm, uint16_t lid, const uint8_t *path,
-		      unsigned hops, bool election)
+		      unsigned hops, enum smq_kind kind)
 {
 	struct sminfo_req *rq = calloc(1, sizeof(*rq));
 	struct mad_addr addr = { .lid = lid, .qpn = 0 };
@@ -404,7 +415,7 @@ static int sminfo_get(struct sm *sm, uint16_t lid, const uint8_t *path,
 		return -ENOMEM;
 	rq->sm = sm;
 	rq->lid = lid;
-	rq->election = election;
+	rq->kind = kind;
 	if (path) {
 		mad_build_smp_dr(&smp.dr, MAD_METHOD_GET, SMP_ATTR_SM_INFO, 0,
 				 path, hops);
@@ -514,7 +525,8 @@ static void on_elect_sminfo(void *arg, int status, const void *mad, size_t len)
 	struct sminfo_req *rq = arg;
 	struct sm *sm = rq->sm;
 	const struct smp_sm_info *si;
-	bool election = rq->election;
+	enum smq_kind kind = rq->kind;
+	bool election = kind == SMQ_ELECTION;
 	uint16_t lid = rq->lid;
 
 	free(rq);
@@ -541,6 +553,8 @@ static void on_elect_sminfo(void *arg, int status, const void *mad, size_t len)
 	}
 	if (election && sm->elect_pending && --sm->elect_pending == 0)
 		elect_decide_now(sm);
+	if (kind == SMQ_PROBE)
+		probe_answered(sm);
 }
 
 /*
@@ -573,7 +587,8 @@ static void sms_query(struct sm *sm, bool election)
 			int rc = sminfo_get(sm, lid, n->type == NODE_TYPE_SWITCH ?
 					    n->path : p->path,
 					    n->type == NODE_TYPE_SWITCH ?
-					    n->hops : p->hops, election);
+					    n->hops : p->hops,
+					    election ? SMQ_ELECTION : SMQ_MASTER);
 			if (rc == 0 && election)
 				sm->elect_pending++;
 		}
@@ -828,20 +843,157 @@ static void on_sms_timer(struct ev_loop *loop, ev_timer *w, int revents)
 		sms_query(sm, false);
 }
 
+/* SIGTERM: hand over to the best standby heard from lately, or exit. */
+static void handover_or_stop(struct sm *sm)
+{
+	const struct sm_remote *r;
+
+	r = sm_best_standby(sm->remotes, SM_MAX_REMOTE,
+			    ev_now(sm->loop) - SM_REMOTE_FRESH);
+	if (!r) {
+		log_info("ERR 1121: stopping: no standby SM found: exiting");
+		stop_now(sm);
+		return;
+	}
+	log_info("ERR 1113: stopping: handing over to 0x%016" PRIx64 " LID %u"
+		 " priority %u first", r->guid, r->lid, r->priority);
+	ev_timer_stop(sm->loop, &sm->stop_timer);
+	ev_timer_set(&sm->stop_timer, SM_HANDOVER_WAIT, 0.);
+	ev_timer_start(sm->loop, &sm->stop_timer);
+	handover_to(sm, r);
+	if (!sm->handing_over && sm->stopping)
+		stop_now(sm);
+}
+
+/*
+ * SIGTERM with no standby known.  An SM that started since our last
+ * sweep has not been heard from: an ibsm standby polls us at once when it
+ * stands by, but OpenSM polls only every 10 s and without its SMInfo
+ * (who polls is not known from the poll).  So look for it the way a
+ * sweep finds SMs (14.4.1: PortInfo:CapabilityMask.IsSM, then SMInfo):
+ * read the PortInfo of every end port of the model (LID-routed, one Get
+ * each, as a light sweep), the SMInfo of each with IsSM set (at once when
+ * the model has it set already), then hand over to the best standby.  At
+ * most SM_PROBE_WAIT s: a port that does not answer by then is not
+ * waited for.
+ */
+#define SM_PROBE_WAIT		0.5	/* s */
+
+struct probe_req {
+	struct sm *sm;
+	uint16_t lid;
+};
+
+static void probe_done(struct sm *sm)
+{
+	if (!sm->probing)
+		return;
+	sm->probing = false;
+	ev_timer_stop(sm->loop, &sm->stop_timer);
+	handover_or_stop(sm);
+}
+
+/* One Get of the probe is over (answered or not). */
+static void probe_answered(struct sm *sm)
+{
+	if (sm->probing && sm->probe_pending && --sm->probe_pending == 0)
+		probe_done(sm);
+}
+
+static void probe_sminfo(struct sm *sm, uint16_t lid)
+{
+	if (sminfo_get(sm, lid, NULL, 0, SMQ_PROBE) == 0)
+		sm->probe_pending++;
+}
+
+static void on_probe_port(void *arg, int status, const void *mad, size_t len)
+{
+	struct probe_req *rq = arg;
+	struct sm *sm = rq->sm;
+	const struct smp_lid *smp = mad;
+	uint16_t lid = rq->lid;
+
+	free(rq);
+	if (status == -ECANCELED)
+		return;
+	if (sm->probing && status == 0 && len >= MAD_SIZE &&
+	    !(be16toh(smp->hdr.status) & 0x7fff)) {
+		const struct smp_port_info *pi = (const void *)smp->data;
+
+		if (be32toh(pi->cap_mask) & PI_CAP_IS_SM)
+			probe_sminfo(sm, lid);
+	}
+	probe_answered(sm);
+}
+
+static void probe_start(struct sm *sm)
+{
+	const struct fabric *f = &sm->fabric;
+	unsigned ports = 0;
+
+	sm->probing = true;
+	sm->probe_pending = 0;
+	for (int32_t id = 0; id < (int32_t)f->n_nodes; id++) {
+		const struct fab_node *n = fabric_node(f, id);
+		bool sw = n->type == NODE_TYPE_SWITCH;
+		unsigned last = sw ? 0 : n->num_ports;
+
+		for (unsigned pn = sw ? 0 : 1; pn <= last; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+			struct mad_addr addr = { .lid = p->lid, .qpn = 0 };
+			struct probe_req *rq;
+			struct smp_lid smp;
+
+			if (!p->valid || !p->lid || (id == f->local_node &&
+			    (sw || pn == f->local_port)))
+				continue;
+			ports++;
+			if (be32toh(p->pi.cap_mask) & PI_CAP_IS_SM) {
+				probe_sminfo(sm, p->lid);
+				continue;
+			}
+			rq = calloc(1, sizeof(*rq));
+			if (!rq)
+				continue;
+			rq->sm = sm;
+			rq->lid = p->lid;
+			mad_build_smp_lid(&smp, MAD_METHOD_GET, SMP_ATTR_PORT_INFO,
+					  pn);
+			if (mad_engine_submit(sm->engine, &smp, MAD_SIZE, &addr,
+					      on_probe_port, rq) == 0)
+				sm->probe_pending++;
+			else
+				free(rq);
+		}
+	}
+	log_info("ERR 1120: stopping: no standby heard from: looking for SMs"
+		 " on %u ports (at most %.1f s)", ports, SM_PROBE_WAIT);
+	if (!sm->probe_pending) {
+		probe_done(sm);
+		return;
+	}
+	ev_timer_set(&sm->stop_timer, SM_PROBE_WAIT, 0.);
+	ev_timer_start(sm->loop, &sm->stop_timer);
+}
+
 static void on_stop_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
+	struct sm *sm = w->data;
+
 	(void)loop;
 	(void)revents;
+	if (sm->probing) {
+		probe_done(sm);		/* the ports that answered are enough */
+		return;
+	}
 	log_warnx("ERR 1112: no answer to the handover in %.1f s: exiting",
 		  SM_HANDOVER_WAIT);
-	stop_now(w->data);
+	stop_now(sm);
 }
 
 /* SIGTERM/SIGINT: a master hands over to the best standby first. */
 static void stop_gracefully(struct sm *sm)
 {
-	const struct sm_remote *r;
-
 	if (sm->stopping) {
 		stop_now(sm);
 		return;
@@ -850,20 +1002,12 @@ static void stop_gracefully(struct sm *sm)
 		sm_event(sm, SM_EV_STOP);
 		return;
 	}
-	r = sm_best_standby(sm->remotes, SM_MAX_REMOTE,
-			    ev_now(sm->loop) - SM_REMOTE_FRESH);
-	if (!r) {
-		sm_event(sm, SM_EV_STOP);
-		return;
-	}
 	sm->stopping = true;
-	log_info("ERR 1113: stopping: handing over to 0x%016" PRIx64 " LID %u"
-		 " priority %u first", r->guid, r->lid, r->priority);
-	ev_timer_set(&sm->stop_timer, SM_HANDOVER_WAIT, 0.);
-	ev_timer_start(sm->loop, &sm->stop_timer);
-	handover_to(sm, r);
-	if (!sm->handing_over && sm->stopping)
-		stop_now(sm);
+	if (sm_best_standby(sm->remotes, SM_MAX_REMOTE,
+			    ev_now(sm->loop) - SM_REMOTE_FRESH))
+		handover_or_stop(sm);
+	else
+		probe_start(sm);
 }
 
 /* Send an SMInfo Set that needs no follow-up (ACKNOWLEDGE). */
