@@ -831,6 +831,8 @@ static void handover_to(struct sm *sm, const struct sm_remote *r)
 		return;
 	}
 	sm->handing_over = true;
+	sm->handover_guid = r->guid;
+	sm->handover_at = ev_now(sm->loop);
 }
 
 static void on_sms_timer(struct ev_loop *loop, ev_timer *w, int revents)
@@ -1202,6 +1204,31 @@ static void on_sm_info(void *arg, const void *mad, size_t len,
 	master_consider(sm, r, false);
 }
 
+/* How long after our HANDOVER its ACKNOWLEDGE is taken (s). */
+#define SM_ACK_WINDOW		5.0
+
+/*
+ * Who may send which SMInfo Set (14.4.1; OpenSM checks the same):
+ * HANDOVER, DISABLE, STANDBY and DISCOVER come from the master only, so
+ * the sender's SMInfo (the payload) must say MASTER; ACKNOWLEDGE answers
+ * a HANDOVER, so it is taken only from the SM we handed over to, within
+ * SM_ACK_WINDOW s of it.  NULL when the Set may be obeyed, else why not.
+ */
+static const char *set_refused(const struct sm *sm, uint32_t mod,
+			       const struct smp_sm_info *rq)
+{
+	if (mod == SMINFO_ACKNOWLEDGE) {
+		if (!sm->handover_guid ||
+		    be64toh(rq->guid) != sm->handover_guid ||
+		    ev_now(sm->loop) - sm->handover_at > SM_ACK_WINDOW)
+			return "no HANDOVER of ours to acknowledge";
+		return NULL;
+	}
+	if ((rq->prio_state & 0xf) != SM_STATE_MASTER)
+		return "only a master sends it";
+	return NULL;
+}
+
 /*
  * SubnSet(SMInfo) (14.4.1, the SMInfo control packets): the
  * AttributeModifier says what to do, the payload is the sender's SMInfo
@@ -1232,6 +1259,16 @@ static void on_sm_info_set(void *arg, const void *mad, size_t len,
 		return;
 	}
 	if (mod < SMINFO_HANDOVER || mod > SMINFO_DISCOVER) {
+		smp_reply(sm, mad, from, MAD_STATUS_INVALID_FIELD, NULL);
+		return;
+	}
+	const char *bad = set_refused(sm, mod, rq);
+	if (bad) {
+		log_ratelimited(LOG_LVL_WARN, 1122, "SMInfo %s from LID %u (SM"
+				" 0x%016" PRIx64 ", %s): refused: %s",
+				sminfo_control_name(mod), from->lid,
+				be64toh(rq->guid),
+				sm_state_name(rq->prio_state & 0xf), bad);
 		smp_reply(sm, mad, from, MAD_STATUS_INVALID_FIELD, NULL);
 		return;
 	}
