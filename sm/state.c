@@ -35,12 +35,8 @@
 #include <string.h>
 
 #include "sm/ctl.h"
-#include "sm/discover.h"
-#include "sm/election.h"
 #include "sm/mcast/mft.h"
 #include "sm/notify.h"
-#include "sm/program.h"
-#include "sm/sa/sa.h"
 #include "sm/sm.h"
 #include "sm/sminfo.h"
 

@@ -207,9 +207,12 @@ read -r mgid_before mlid_before <<<"$(group_line "$FAB_TMP/groups.before")"
 fab_check "saquery -g lists $MGID (MLID ${mlid_before:-none}) before" \
 	[ "${mgid_before:-}" = "$MGID" ]
 mfts "$FAB_TMP/mft.before" "$mlid_before"
-fab_check "ibroute -M reaches both members before" [ -n "$mlid_before" ] &&
+if [ -n "$mlid_before" ]; then
 	fab_check "ibroute -M reaches both members before (MLID $mlid_before)" \
-	$CHECK tree "$FAB_TMP/topo" "$FAB_TMP/mft.before" "$FAB_TMP/mft.before.members"
+		$CHECK tree "$FAB_TMP/topo" "$FAB_TMP/mft.before" "$FAB_TMP/mft.before.members"
+else
+	fab_fail "ibroute -M reaches both members before" "no MLID"
+fi
 fab_run "$DIAG" saquery SR >"$FAB_TMP/sr.before" 2>&1
 lease_before=$(lease_of "$FAB_TMP/sr.before")
 fab_check "saquery SR lists $SVC_NAME (lease ${lease_before:-none}) before" \
@@ -235,9 +238,12 @@ read -r mgid_after mlid_after <<<"$(group_line "$FAB_TMP/groups.after")"
 fab_check "saquery -g lists $MGID with the same MLID after ($mlid_before -> ${mlid_after:-none})" \
 	[ "${mgid_after:-}" = "$MGID" -a "${mlid_after:-}" = "$mlid_before" ]
 mfts "$FAB_TMP/mft.after" "$mlid_before"
-[ -n "$mlid_before" ] &&
+if [ -n "$mlid_before" ]; then
 	fab_check "ibroute -M still reaches both members after (MLID $mlid_before)" \
-	$CHECK tree "$FAB_TMP/topo" "$FAB_TMP/mft.after" "$FAB_TMP/mft.after.members"
+		$CHECK tree "$FAB_TMP/topo" "$FAB_TMP/mft.after" "$FAB_TMP/mft.after.members"
+else
+	fab_fail "ibroute -M still reaches both members after" "no MLID"
+fi
 fab_run "$DIAG" saquery SR >"$FAB_TMP/sr.after" 2>&1
 lease_after=$(lease_of "$FAB_TMP/sr.after")
 elapsed=$((SECONDS - t_state))
