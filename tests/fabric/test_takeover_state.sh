@@ -42,7 +42,8 @@ DIAG=H0004
 MGID=ff12:e01b::7a
 SVC_ID=0x7a7a
 SVC_NAME=takeover-test
-A_PID= B_PID= SUB_PID=
+# shellcheck disable=SC2034 # set by start_sm through printf -v
+A_PID='' B_PID='' SUB_PID=''
 for f in "$CLIENT" "$MJ"; do
 	[ -x "$f" ] || {
 		fab_fail setup "$f is not built"
@@ -179,7 +180,6 @@ if [ "${TAKEOVER_NO_COPY:-0}" = 1 ]; then
 else
 	start_sm B H0002 -p 5 -s 2
 fi
-LA=$(lid_of H0001)
 LB=$(lid_of H0002)
 wait_for 30 state_is "$LB" STANDBY &&
 	fab_pass "prio 5 (LID $LB) stands by" || fab_fail "prio 5 (LID $LB) stands by"
