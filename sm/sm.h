@@ -263,10 +263,14 @@ struct sm {
 	unsigned poll_misses;		/* consecutive failed polls */
 	bool     poll_inflight;
 	bool     stopping;		/* SIGTERM: handing over, then exit */
+	bool     probing;		/* SIGTERM: looking for unheard SMs */
+	unsigned probe_pending;		/* its PortInfo and SMInfo Gets */
 	bool     elect_running;		/* the election's discovery runs */
 	bool     elect_abort;		/* shutdown: its callback does nothing */
 	bool     takeover;		/* DISCOVERING after the master was lost */
 	bool     handing_over;		/* a HANDOVER Set is in flight */
+	uint64_t handover_guid;		/* the last HANDOVER went to it ... */
+	ev_tstamp handover_at;		/* ... then: its ACKNOWLEDGE may come */
 	bool     adopt_lids;		/* was standby: keep the LIDs ports hold
 					 * over our cache (sm/lid.c) */
 	unsigned elect_waits;		/* waits for a better SM to take over */

@@ -593,6 +593,14 @@ void standby_sync_start(struct sm *sm)
 	}
 	if (s->running)
 		return;
+	/* Hidden test knob: a standby that copies nothing, so that
+	 * tests/fabric/test_takeover_state.sh can show that it fails
+	 * without the copy.  Not documented for users. */
+	if (getenv("IBSM_DEBUG_NO_STANDBY_COPY")) {
+		log_warnx("ERR 1454: standby copy disabled"
+			  " (IBSM_DEBUG_NO_STANDBY_COPY)");
+		return;
+	}
 	s->running = true;
 	ev_timer_set(&s->timer, 0., STANDBY_SYNC_INTERVAL);
 	ev_timer_start(sm->loop, &s->timer);

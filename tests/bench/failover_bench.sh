@@ -5,7 +5,8 @@
 # slot), master prio 10 on H0002, standby prio 5 on H0001; once the
 # standby answers STANDBY, kill -9 the master and time until sminfo at the
 # standby's LID (from H0004) says MASTER.  Prints "ibsm SECONDS" N times
-# (N=8) and "opensm SECONDS" NO times (NO=1).
+# (N=8) and "opensm SECONDS" NO times (NO=1), the load average before and
+# after each series, then per SM: n, min, median, p90 and max.
 #   IBSM=build/release/sm/ibsm N=20 NO=3 bash tests/bench/failover_bench.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../fabric/lib.sh"
 NET=$FAB_TOPO/fat2-small.net
@@ -33,5 +34,36 @@ measure() {	# measure KIND: one kill -9 takeover; prints seconds
 	rm -f "$FAB_TMP/pids/$S" "$FAB_TMP/pids/$M"
 	fab_sim_stop
 }
-for ((k = 0; k < N; k++)); do measure ibsm; done
-for ((k = 0; k < ${NO:-1}; k++)); do measure opensm; done
+# The machine's load as each series starts and ends (the figures depend
+# on it: note it beside them).
+load() { echo "load $1: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"; }
+load start
+# Not in a pipeline: measure must run in this shell (lib.sh numbers its
+# simulators in FAB_SEQ).
+: >"$FAB_TMP/times"
+for ((k = 0; k < N; k++)); do
+	if measure ibsm >>"$FAB_TMP/times" 2>/dev/null; then
+		tail -n 1 "$FAB_TMP/times"
+	else
+		echo "ibsm: run failed"
+	fi
+done
+load "after ibsm"
+for ((k = 0; k < ${NO:-1}; k++)); do
+	if measure opensm >>"$FAB_TMP/times" 2>/dev/null; then
+		tail -n 1 "$FAB_TMP/times"
+	else
+		echo "opensm: run failed"
+	fi
+done
+load end
+# Distribution per SM: n, min, median, p90 (nearest rank), max.
+for kind in ibsm opensm; do
+	awk -v k="$kind" '$1 == k { print $2 }' "$FAB_TMP/times" | sort -n |
+		awk -v k="$kind" '{ v[NR] = $1 } END {
+			if (!NR) exit
+			p = int(0.9 * NR + 0.999); if (p < 1) p = 1
+			m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			printf "%s n=%d min %.3f median %.3f p90 %.3f max %.3f s\n",
+				k, NR, v[1], m, v[p], v[NR] }'
+done

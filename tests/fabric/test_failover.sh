@@ -284,11 +284,14 @@ stop_osm() {
 }
 if command -v opensm >/dev/null; then
 	# 4a: ibsm prio 10 first, OpenSM prio 5: OpenSM stands by; SIGTERM
-	# to ibsm hands over to OpenSM.
+	# to ibsm as soon as OpenSM is STANDBY hands over to OpenSM.  ibsm
+	# has not heard of it (no sweep since: light sweeps every 30 s, and
+	# OpenSM's polls carry no SMInfo): it looks for SMs on SIGTERM
+	# (ERR 1120, PortInfo IsSM then SMInfo).
 	phase_logs 5
 	rm -rf "$FAB_TMP/osm"
 	fab_sim_start "$NET" osm1 || exit 1
-	start_sm A H0001 -p 10 --control-socket "$FAB_TMP/A4.sock"
+	start_sm A H0001 -p 10 -s 30
 	wait_up A 60
 	start_osm H0002 5
 	LA=$(lid_of H0001)
@@ -296,15 +299,6 @@ if command -v opensm >/dev/null; then
 	t=$(wait_state "$LO" SMINFO_STANDBY 20)
 	fab_check "4a: OpenSM prio 5 stands by under ibsm prio 10 ($t s)" [ "$t" != timeout ]
 	fab_check "4a: ibsm is MASTER" [ "$(state_at "$LA")" = SMINFO_MASTER ]
-	# ibsm learns OpenSM is a standby from its next sweep (OpenSM's trap
-	# 144 when it sets IsSM) or light sweep: wait for it in `ibsmctl sms`.
-	for ((i = 0; i < 150; i++)); do
-		"$CTL" --socket "$FAB_TMP/A4.sock" sms 2>/dev/null |
-			grep -q " $LO 5 STANDBY " && break
-		sleep 0.1
-	done
-	fab_check "4a: ibsmctl sms on ibsm lists OpenSM as STANDBY" \
-		bash -c "'$CTL' --socket '$FAB_TMP/A4.sock' sms | grep -q ' $LO 5 STANDBY '"
 	lids "$FAB_TMP/lids4.before"
 	kill -TERM "$A_PID"
 	t=$(wait_state "$LO" SMINFO_MASTER 10)
@@ -313,6 +307,8 @@ if command -v opensm >/dev/null; then
 		awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 1.0) }'
 	stop_sm A
 	fab_check "4a: ibsm exits cleanly" [ $? -eq 0 ]
+	fab_check "4a: ibsm handed over to OpenSM (ERR 1109)" \
+		grep -q 'ERR 1109: handed over' "$FAB_TMP/A.log"
 	sleep 2
 	lids "$FAB_TMP/lids4.after"
 	fab_check "4a: 0 LID changes (OpenSM after ibsm)" \
@@ -331,10 +327,13 @@ if command -v opensm >/dev/null; then
 		[ "$(state_at "$LO")" = SMINFO_MASTER ] && break
 		sleep 0.2
 	done
-	start_sm A H0001 -p 5
+	start_sm A H0001 -p 5 --control-socket "$FAB_TMP/A4.sock"
 	LA=$(lid_of H0001)
 	t=$(wait_state "$LA" SMINFO_STANDBY 20)
 	fab_check "4b: ibsm prio 5 stands by under OpenSM prio 10 ($t s)" [ "$t" != timeout ]
+	"$CTL" --socket "$FAB_TMP/A4.sock" sms >"$FAB_TMP/A4.sms" 2>&1
+	fab_check "4b: ibsmctl sms on ibsm lists OpenSM as MASTER" \
+		grep -q "^0x[0-9a-f]* [0-9]* 10 MASTER " "$FAB_TMP/A4.sms"
 	fab_check "4b: ibsm did not sweep" bash -c "! grep -q 'SUBNET UP' '$FAB_TMP/A.log'"
 	lids "$FAB_TMP/lids5.before"
 	stop_osm KILL
@@ -356,5 +355,36 @@ else
 	echo "opensm not installed: phase 4 not run"
 	fab_fail "4: opensm installed"
 fi
+
+# ---------------------------------------------------------------- 6
+# SIGTERM to a master that has not heard of its standby yet: the standby
+# started after the master's last sweep (light sweeps every 30 s: none
+# during the phase) and the SIGTERM comes as soon as `sminfo` reads it
+# STANDBY.  The master finds it (its first poll, or the probe of the
+# ports' IsSM on SIGTERM, ERR 1120) and hands over: the 5 is master
+# within 1 s, the 10 logs the handover (before: it exited without one,
+# and the 5 took over only after its polls went unanswered).
+phase_logs 6pre
+fab_sim_start "$NET" newsb || exit 1
+start_sm A H0001 -p 10 -s 30
+wait_up A 60
+start_sm B H0002 -p 5 -s 30
+LA=$(lid_of H0001)
+LB=$(lid_of H0002)
+t=$(wait_state "$LB" SMINFO_STANDBY 20)
+kill -TERM "$A_PID"
+fab_check "6: prio 5 started second is STANDBY ($t s)" [ "$t" != timeout ]
+t=$(wait_state "$LB" SMINFO_MASTER 5)
+echo "SIGTERM right after a new standby: master in $t s"
+fab_check "6: SIGTERM before a poll: standby master within 1 s ($t s)" \
+	awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 1.0) }'
+stop_sm A
+fab_check "6: prio 10 exits cleanly" [ $? -eq 0 ]
+fab_check "6: prio 10 handed over (ERR 1109)" \
+	grep -q 'ERR 1109: handed over' "$FAB_TMP/A.log"
+fab_check "6: prio 5 took the HANDOVER (ERR 1114)" grep -q 'ERR 1114' "$FAB_TMP/B.log"
+stop_sm B
+fab_check "6: prio 5 exits cleanly" [ $? -eq 0 ]
+fab_sim_stop
 
 fab_summary

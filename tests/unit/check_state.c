@@ -54,6 +54,7 @@ static bool b_sm, b_alive;
 static uint8_t b_prio, b_state;
 static uint64_t b_key;
 static bool b_takes_handover;	/* B becomes MASTER on HANDOVER */
+static int b_says = -1;		/* the state B's Sets say (-1: b_state) */
 
 /* ------------------------------------------------ the simulated fabric */
 
@@ -158,6 +159,20 @@ static enum fake_action fabric_policy(struct fake *fk, const struct fake_sent *s
 		fake_schedule(fk, resp, MAD_SIZE, &s->addr, 0, 0.);
 		return FAKE_DROP;
 	}
+	if (req->hdr.mgmt_class == MAD_CLASS_SMI && s->timeout_ms &&
+	    attr == SMP_ATTR_PORT_INFO && req->hdr.method == MAD_METHOD_GET &&
+	    s->addr.lid >= 1 && s->addr.lid <= 3) {
+		/* LID-routed PortInfo (the probe of a master stopped with
+		 * SIGTERM): LIDs 2, 1, 3 are nodes 0, 1, 2. */
+		static const int by_lid[] = { -1, 1, 0, 2 };
+		struct smp_lid *lr = (struct smp_lid *)resp;
+
+		fake_make_response(s->mad, s->len, fk->tid_high, resp);
+		fill_port_info(by_lid[s->addr.lid], be32toh(req->hdr.attr_mod),
+			       (struct smp_port_info *)lr->data);
+		fake_schedule(fk, resp, MAD_SIZE, &s->addr, 0, 0.);
+		return FAKE_DROP;
+	}
 	if (req->hdr.mgmt_class != MAD_CLASS_SMI_DR || s->timeout_ms == 0)
 		return FAKE_DROP;
 	node = dr_target(req);
@@ -226,6 +241,7 @@ static void setup(void)
 	b_prio = 0;
 	b_state = SM_STATE_STANDBY;
 	b_key = 1;
+	b_says = -1;
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/check_state.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 
@@ -761,6 +777,9 @@ static void from_b(uint8_t method, uint32_t mod, uint64_t key)
 	smp->hdr.attr_mod = htobe32(mod);
 	fill_b_sminfo((struct smp_sm_info *)smp->data);
 	((struct smp_sm_info *)smp->data)->sm_key = htobe64(key);
+	if (b_says >= 0)
+		((struct smp_sm_info *)smp->data)->prio_state =
+			(uint8_t)(b_prio << 4 | b_says);
 	mad_engine_recv(F.engine, mad, MAD_SIZE, &from, 0);
 	run_for(0.02);
 }
@@ -999,6 +1018,7 @@ END_TEST
 START_TEST(test_disable_and_discover)
 {
 	bring_up();
+	b_state = SM_STATE_MASTER;	/* only a master sends them */
 	from_b(MAD_METHOD_SET, SMINFO_DISABLE, 1);
 	ck_assert_int_eq(S->state, SM_NOTACTIVE);
 	ck_assert_uint_eq(last_sminfo_resp()->prio_state & 0xf, SM_STATE_NOTACTIVE);
@@ -1033,6 +1053,122 @@ START_TEST(test_bad_control)
 	const struct smp_lid *r = (const void *)F.sent[F.n_sent - 1].mad;
 	ck_assert_uint_eq(be16toh(r->hdr.status) & 0x7fff, MAD_STATUS_INVALID_FIELD);
 	ck_assert_int_eq(S->state, SM_MASTER);
+}
+END_TEST
+
+/* The status of the last SMInfo answer (GetResp) we sent. */
+static uint16_t last_sminfo_status(void)
+{
+	for (size_t i = F.n_sent; i-- > 0;) {
+		const struct smp_lid *r = (const void *)F.sent[i].mad;
+		if (r->hdr.method == (MAD_METHOD_GET | MAD_METHOD_RESP) &&
+		    be16toh(r->hdr.attr_id) == SMP_ATTR_SM_INFO)
+			return be16toh(r->hdr.status) & 0x7fff;
+	}
+	return 0xffff;
+}
+
+/* 14.4.1: HANDOVER, DISABLE, STANDBY and DISCOVER come from a master
+ * only: from an SM that says it is STANDBY (or DISCOVERING, NOTACTIVE)
+ * they are refused with "invalid field" and change nothing. */
+START_TEST(test_set_only_from_master)
+{
+	static const uint32_t mods[] = { SMINFO_HANDOVER, SMINFO_DISABLE,
+					 SMINFO_STANDBY, SMINFO_DISCOVER };
+	static const uint8_t states[] = { SM_STATE_STANDBY,
+					  SM_STATE_DISCOVERING,
+					  SM_STATE_NOTACTIVE };
+
+	bring_up();
+	for (unsigned i = 0; i < 4; i++)
+		for (unsigned j = 0; j < 3; j++) {
+			b_state = states[j];
+			from_b(MAD_METHOD_SET, mods[i], 1);
+			ck_assert_uint_eq(last_sminfo_status(),
+					  MAD_STATUS_INVALID_FIELD);
+			ck_assert_int_eq(S->state, SM_MASTER);
+		}
+}
+END_TEST
+
+/* A standby is not made master by a HANDOVER from a standby, nor stood
+ * down by its DISABLE; the master's DISABLE is obeyed. */
+START_TEST(test_standby_refuses_sets_of_standby)
+{
+	b_sm = true;
+	b_state = SM_STATE_MASTER;
+	sm_event(S, SM_EV_START);
+	RUN_UNTIL(S->state == SM_STANDBY, 3.);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	/* B stays master for our polls; its Sets say STANDBY. */
+	b_says = SM_STATE_STANDBY;
+	from_b(MAD_METHOD_SET, SMINFO_HANDOVER, 1);
+	ck_assert_uint_eq(last_sminfo_status(), MAD_STATUS_INVALID_FIELD);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	ck_assert_uint_eq(sminfo_sets(SMINFO_ACKNOWLEDGE), 0);
+	from_b(MAD_METHOD_SET, SMINFO_DISABLE, 1);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	b_says = -1;
+	from_b(MAD_METHOD_SET, SMINFO_DISABLE, 1);
+	ck_assert_uint_eq(last_sminfo_status(), 0);
+	ck_assert_int_eq(S->state, SM_NOTACTIVE);
+}
+END_TEST
+
+/* ACKNOWLEDGE only from the SM we handed over to, after our HANDOVER. */
+START_TEST(test_ack_only_after_handover)
+{
+	bring_up();
+	b_state = SM_STATE_MASTER;
+	from_b(MAD_METHOD_SET, SMINFO_ACKNOWLEDGE, 1);
+	ck_assert_uint_eq(last_sminfo_status(), MAD_STATUS_INVALID_FIELD);
+	ck_assert_int_eq(S->state, SM_MASTER);
+	/* A better standby polls us: we hand over, it acknowledges. */
+	b_sm = true;
+	b_prio = 10;
+	b_state = SM_STATE_STANDBY;
+	b_takes_handover = true;
+	from_b(MAD_METHOD_GET, 0, 1);
+	RUN_UNTIL(S->state == SM_STANDBY, 2.);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	ck_assert_uint_eq(sminfo_sets(SMINFO_HANDOVER), 1);
+	from_b(MAD_METHOD_SET, SMINFO_ACKNOWLEDGE, 1);
+	ck_assert_uint_eq(last_sminfo_status(), 0);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+}
+END_TEST
+
+/* A new standby polls its master at once (its SMInfo is the payload),
+ * not one polling interval later. */
+START_TEST(test_standby_polls_at_once)
+{
+	b_sm = true;
+	b_state = SM_STATE_MASTER;
+	b_prio = 10;
+	sm_event(S, SM_EV_START);
+	RUN_UNTIL(S->state == SM_STANDBY, 3.);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	run_for(0.1);
+	ck_assert_uint_ge(sminfo_gets_to_b(), 1);
+}
+END_TEST
+
+/* SIGTERM on a master that has not heard of a standby (it started after
+ * the sweep, no poll yet): the probe finds IsSM on B's port (PortInfo),
+ * reads its SMInfo and hands over before exiting. */
+START_TEST(test_sigterm_finds_new_standby)
+{
+	bring_up();		/* B is no SM yet: no IsSM in the model */
+	b_sm = true;
+	b_prio = 1;
+	b_state = SM_STATE_STANDBY;
+	b_takes_handover = true;
+	raise(SIGTERM);
+	RUN_UNTIL(S->state == SM_NOTACTIVE, 2.);
+	ck_assert_int_eq(S->state, SM_NOTACTIVE);
+	ck_assert_uint_eq(sminfo_gets_to_b(), 1);
+	ck_assert_uint_eq(sminfo_sets(SMINFO_HANDOVER), 1);
+	ck_assert_int_eq(b_state, SM_STATE_MASTER);
 }
 END_TEST
 
@@ -1151,6 +1287,11 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_election_rules);
 	tcase_add_test(tc, test_priority_change_hands_over);
 	tcase_add_test(tc, test_remote_table_bounded);
+	tcase_add_test(tc, test_set_only_from_master);
+	tcase_add_test(tc, test_standby_refuses_sets_of_standby);
+	tcase_add_test(tc, test_ack_only_after_handover);
+	tcase_add_test(tc, test_standby_polls_at_once);
+	tcase_add_test(tc, test_sigterm_finds_new_standby);
 	suite_add_tcase(s, tc);
 	return s;
 }

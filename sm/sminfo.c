@@ -1,0 +1,1041 @@
+/*
+ * sminfo.c - the SM-to-SM protocol (IB spec 14.4): the election of
+ * DISCOVERING (the SMInfo of every port with IsSM), the standby's polls
+ * of its master, handover (to a better SM, and on SIGTERM), the SMInfo
+ * agent that answers Gets and obeys Sets.  The state machine itself
+ * (sm/state.c) calls in through sm/sminfo.h; every change of state goes
+ * back through sm_transition().
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mad/engine.h"
+#include "mad/wire.h"
+#include "sm/discover.h"
+#include "sm/election.h"
+#include "sm/program.h"
+#include "sm/sm.h"
+#include "sm/sminfo.h"
+#include "sm/standby/sync.h"
+
+static void sms_query(struct sm *sm, bool election);
+
+/* ------------------------------------------------ election (14.4.1) */
+
+/*
+ * Timing of the standby's watch over the master.  OpenSM polls every
+ * sminfo_polling_timeout (10 s) and gives up after polling_retry_number
+ * (4) unanswered polls: about a minute.  ibsm polls at most every
+ * SM_FAST_POLL s and, after a poll that got no answer (each poll is a
+ * transaction with the engine's own retries), polls again at once; the
+ * master is dead after SM_FAST_MISSES such polls in a row (or
+ * polling_retry_number when smaller).  An unanswered SMInfo Get with all
+ * its retries is evidence that cannot be wrong: a live SM answers it.
+ */
+#define SM_FAST_POLL		1.0	/* s */
+#define SM_FAST_MISSES		2
+#define SM_ELECT_RETRY		1.0	/* s: a better SM should be master */
+#define SM_ELECT_MAX_WAITS	5	/* then we take the role ourselves */
+#define SM_HANDOVER_WAIT	1.0	/* s: SIGTERM waits this for the answer */
+#define SM_REMOTE_FRESH		30.0	/* s: remotes older are forgotten */
+#define SM_REQUERY		1.0	/* s: ask a discovering SM again */
+#define SM_REPAIR_DELAY		0.5	/* s: a worse master stands by first */
+#define SM_REPAIR_EVERY		5.0	/* s: at most one repair sweep per */
+
+uint16_t sm_master_lid(const struct sm *sm)
+{
+	return sm->state == SM_MASTER ? 0 : sm->master_lid;
+}
+
+static uint64_t sm_key(const struct sm *sm)
+{
+	return sm->cfg.sm_key;
+}
+
+static double poll_interval(const struct sm *sm)
+{
+	double t = sm->cfg.sminfo_polling_timeout ?
+		   sm->cfg.sminfo_polling_timeout / 1e3 : 10.;
+
+	return t < SM_FAST_POLL ? t : SM_FAST_POLL;
+}
+
+static unsigned poll_limit(const struct sm *sm)
+{
+	unsigned n = sm->cfg.polling_retry_number;
+
+	if (!n)
+		n = 1;
+	return n < SM_FAST_MISSES ? n : SM_FAST_MISSES;
+}
+
+/* Our SMInfo as a requester sends it (the payload of our Gets and Sets)
+ * and as we answer it; the key only to an SM that presented it. */
+static void fill_sm_info(const struct sm *sm, struct smp_sm_info *si,
+			 bool with_key)
+{
+	memset(si, 0, sizeof(*si));
+	si->guid = htobe64(sm->port_guid);
+	si->sm_key = with_key ? htobe64(sm_key(sm)) : 0;
+	si->act_count = htobe32(sm->act_count);
+	si->prio_state = (uint8_t)((sm->cfg.sm_priority & 0xf) << 4 |
+				   (sm->state & 0xf));
+}
+
+static void remote_note_si(struct sm *sm, const struct smp_sm_info *si,
+			   uint16_t lid, struct sm_remote **out)
+{
+	*out = sm_remote_note(sm->remotes, SM_MAX_REMOTE, be64toh(si->guid),
+			      lid, si->prio_state >> 4, si->prio_state & 0xf,
+			      be32toh(si->act_count), ev_now(sm->loop));
+}
+
+static void enter_standby(struct sm *sm, const struct sm_remote *m,
+			  unsigned code, const char *cause)
+{
+	char why[160];
+
+	sm->master_guid = m->guid;
+	sm->master_lid = m->lid;
+	sm->master_priority = m->priority;
+	sm->poll_misses = 0;
+	snprintf(why, sizeof(why), "%s (master 0x%016" PRIx64 " LID %u"
+		 " priority %u)", cause, m->guid, m->lid, m->priority);
+	if (sm->state == SM_STANDBY) {
+		log_info("ERR %04u: STANDBY: %s", code, why);
+		return;
+	}
+	sm_transition(sm, SM_STANDBY, code, why);
+}
+
+static void handover_to(struct sm *sm, const struct sm_remote *r);
+
+/* The election's discovery is over and every SMInfo Get answered or
+ * failed: apply 14.4.1.1. */
+void sminfo_elect_decide(struct sm *sm)
+{
+	int who;
+	enum elect_verdict v;
+
+	sm->elect_running = false;
+	fabric_free(&sm->elect_fabric);
+	if (sm->state != SM_DISCOVERING)
+		return;
+	v = elect_decide(sm->cfg.sm_priority, sm->port_guid, sm->remotes,
+			 SM_MAX_REMOTE, &who);
+	if (v == ELECT_STANDBY) {
+		sm->elect_waits = 0;
+		enter_standby(sm, &sm->remotes[who], 1102,
+			      "discovery found a master");
+		return;
+	}
+	if (v == ELECT_WAIT && sm->elect_waits < SM_ELECT_MAX_WAITS) {
+		sm->elect_waits++;
+		log_info("ERR 1103: DISCOVERING: SM 0x%016" PRIx64 " (priority"
+			 " %u, %s) is better and no master yet: looking again"
+			 " in %.0f s", sm->remotes[who].guid,
+			 sm->remotes[who].priority,
+			 sm_state_name(sm->remotes[who].state), SM_ELECT_RETRY);
+		ev_timer_set(&sm->elect_timer, SM_ELECT_RETRY, 0.);
+		ev_timer_start(sm->loop, &sm->elect_timer);
+		return;
+	}
+	sm->elect_waits = 0;
+	log_info("ERR 1104: DISCOVERING: no master and no better SM: sweeping"
+		 " to become master");
+	if (sm->takeover && standby_sync_adopt(sm))
+		sm->rereg_done = true;	/* the SA state is the master's */
+	sm_heavy_sweep(sm);
+}
+
+static void on_elect_sminfo(void *arg, int status, const void *mad, size_t len);
+static void probe_answered(struct sm *sm);
+
+/* Why another SM's SMInfo is read. */
+enum smq_kind {
+	SMQ_ELECTION,		/* DISCOVERING: who is there (14.4.1.1) */
+	SMQ_MASTER,		/* MASTER: the other SMs after a sweep */
+	SMQ_PROBE,		/* SIGTERM: an SM we had not heard from */
+};
+
+struct sminfo_req {
+	struct sm *sm;
+	uint16_t lid;		/* the port's LID as it holds it */
+	enum smq_kind kind;
+};
+
+/*
+ * Read the SMInfo of another SM (SubnGet, our SMInfo with our key as the
+ * payload, as OpenSM sends it).  DR when `path` is not NULL (discovery:
+ * LIDs may not be assigned yet), else LID-routed.
+ */
+static int sminfo_get(struct sm *sm, uint16_t lid, const uint8_t *path,
+		      unsigned hops, enum smq_kind kind)
+{
+	struct sminfo_req *rq = calloc(1, sizeof(*rq));
+	struct mad_addr addr = { .lid = lid, .qpn = 0 };
+	union { struct smp_dr dr; struct smp_lid lr; } smp;
+	uint8_t *data;
+	int rc;
+
+	if (!rq)
+		return -ENOMEM;
+	rq->sm = sm;
+	rq->lid = lid;
+	rq->kind = kind;
+	if (path) {
+		mad_build_smp_dr(&smp.dr, MAD_METHOD_GET, SMP_ATTR_SM_INFO, 0,
+				 path, hops);
+		data = smp.dr.data;
+		addr.lid = 0xffff;
+	} else {
+		mad_build_smp_lid(&smp.lr, MAD_METHOD_GET, SMP_ATTR_SM_INFO, 0);
+		data = smp.lr.data;
+	}
+	fill_sm_info(sm, (struct smp_sm_info *)data, true);
+	rc = mad_engine_submit(sm->engine, &smp, MAD_SIZE, &addr,
+			       on_elect_sminfo, rq);
+	if (rc < 0)
+		free(rq);
+	return rc;
+}
+
+/* An answer may carry the SMInfo of an SM with another SM_Key: the spec
+ * zeroes the key towards a requester that did not present it, and such
+ * an SM takes no part in our election (14.4.1). */
+static bool sminfo_answer(struct sm *sm, int status, const void *mad,
+			  size_t len, const struct smp_sm_info **si)
+{
+	const struct mad_hdr *h = mad;
+	size_t off;
+
+	if (status < 0 || len < MAD_SIZE || (be16toh(h->status) & 0x7fff))
+		return false;
+	off = h->mgmt_class == MAD_CLASS_SMI_DR ? offsetof(struct smp_dr, data)
+						: offsetof(struct smp_lid, data);
+	*si = (const struct smp_sm_info *)((const uint8_t *)mad + off);
+	if (be64toh((*si)->sm_key) != sm_key(sm)) {
+		log_ratelimited(LOG_LVL_WARN, 1110, "SM 0x%016" PRIx64 " has"
+				" another SM_Key: ignored",
+				be64toh((*si)->guid));
+		return false;
+	}
+	return !!(*si)->guid;
+}
+
+/* Is `guid` an SM we have heard from before? */
+static bool remote_known(const struct sm *sm, uint64_t guid)
+{
+	for (unsigned i = 0; i < SM_MAX_REMOTE; i++)
+		if (sm->remotes[i].guid == guid)
+			return true;
+	return false;
+}
+
+/*
+ * A master's review of another SM.  `fresh`: first heard from in a query
+ * after one of our sweeps.  Such an SM may have been master of a part of
+ * the fabric that was cut off and joined again, and may have stood down
+ * (it found us first) before we could see it as master: what it
+ * programmed there must be repaired all the same.
+ */
+static void master_consider(struct sm *sm, struct sm_remote *r, bool fresh)
+{
+	char why[160];
+
+	if (sm->state != SM_MASTER || sm->stopping)
+		return;
+	switch (master_review(sm->cfg.sm_priority, sm->port_guid, r)) {
+	case MASTER_KEEP:
+		if (r->state != SM_STATE_MASTER && !fresh)
+			break;
+		/* A worse master (a split fabric joined): it stands by when
+		 * it reads our SMInfo, but what it programmed meanwhile
+		 * (LIDs, LFTs) must be repaired: a heavy sweep that sends
+		 * every LFT whole, soon, at most every SM_REPAIR_EVERY s. */
+		if (sm->last_repair > 0. &&
+		    ev_now(sm->loop) - sm->last_repair < SM_REPAIR_EVERY)
+			break;
+		sm->last_repair = ev_now(sm->loop);
+		log_ratelimited(LOG_LVL_WARN, 1119, "%s SM 0x%016" PRIx64
+				" LID %u priority %u (%s): we win; it stands"
+				" by: heavy sweep to repair what it set",
+				fresh ? "newly seen" : "another master",
+				r->guid, r->lid, r->priority,
+				sm_state_name(r->state));
+		ev_timer_stop(sm->loop, &sm->elect_timer);
+		ev_timer_set(&sm->elect_timer, SM_REPAIR_DELAY, 0.);
+		ev_timer_start(sm->loop, &sm->elect_timer);
+		break;
+	case MASTER_YIELD:
+		/* Discover again (read-only) before standing by: the LIDs
+		 * the winner gives the ports are read from them. */
+		snprintf(why, sizeof(why), "two masters met: 0x%016" PRIx64
+			 " priority %u wins over us (priority %u)", r->guid,
+			 r->priority, sm->cfg.sm_priority);
+		ev_timer_stop(sm->loop, &sm->light_timer);
+		sm_transition(sm, SM_DISCOVERING, 1105, why);
+		sm->elect_waits = 0;
+		sminfo_elect_start(sm);
+		break;
+	case MASTER_HANDOVER:
+		log_info("ERR 1106: MASTER: SM 0x%016" PRIx64 " LID %u priority"
+			 " %u is better: handing over", r->guid, r->lid,
+			 r->priority);
+		handover_to(sm, r);
+		break;
+	}
+}
+
+static void on_elect_sminfo(void *arg, int status, const void *mad, size_t len)
+{
+	struct sminfo_req *rq = arg;
+	struct sm *sm = rq->sm;
+	const struct smp_sm_info *si;
+	enum smq_kind kind = rq->kind;
+	bool election = kind == SMQ_ELECTION;
+	uint16_t lid = rq->lid;
+
+	free(rq);
+	if (status == -ECANCELED)
+		return;
+	if (sminfo_answer(sm, status, mad, len, &si) &&
+	    be64toh(si->guid) != sm->port_guid) {
+		struct sm_remote *r;
+		bool fresh = !remote_known(sm, be64toh(si->guid));
+
+		remote_note_si(sm, si, lid, &r);
+		log_debug("SM 0x%016" PRIx64 " LID %u priority %u %s",
+			  r->guid, r->lid, r->priority,
+			  sm_state_name(r->state));
+		if (!election)
+			master_consider(sm, r, fresh);
+		/* One still discovering settles soon: ask again, so that a
+		 * handover (SIGTERM) knows the standbys. */
+		if (!election && r->state == SM_STATE_DISCOVERING &&
+		    sm->state == SM_MASTER && !ev_is_active(&sm->sms_timer)) {
+			ev_timer_set(&sm->sms_timer, SM_REQUERY, 0.);
+			ev_timer_start(sm->loop, &sm->sms_timer);
+		}
+	}
+	if (election && sm->elect_pending && --sm->elect_pending == 0)
+		sminfo_elect_decide(sm);
+	if (kind == SMQ_PROBE)
+		probe_answered(sm);
+}
+
+/*
+ * Ask every other port with IsSM (PortInfo:CapabilityMask) for its
+ * SMInfo: the election's model (DR routes) or the master's last sweep
+ * (LIDs).
+ */
+static void sms_query(struct sm *sm, bool election)
+{
+	const struct fabric *f = election ? &sm->elect_fabric : &sm->fabric;
+
+	for (int32_t id = 0; id < (int32_t)f->n_nodes; id++) {
+		const struct fab_node *n = fabric_node(f, id);
+		unsigned first = n->type == NODE_TYPE_SWITCH ? 0 : 1;
+		unsigned last = n->type == NODE_TYPE_SWITCH ? 0 : n->num_ports;
+
+		for (unsigned pn = first; pn <= last; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+			uint16_t lid = be16toh(p->pi.lid);
+
+			if (!p->valid || !(be32toh(p->pi.cap_mask) & PI_CAP_IS_SM))
+				continue;
+			if (id == f->local_node && (n->type == NODE_TYPE_SWITCH ||
+						    pn == f->local_port))
+				continue;
+			if (!election)
+				lid = p->lid;
+			/* Directed route: two masters of one fabric may
+			 * disagree about LIDs (a split fabric joined). */
+			int rc = sminfo_get(sm, lid, n->type == NODE_TYPE_SWITCH ?
+					    n->path : p->path,
+					    n->type == NODE_TYPE_SWITCH ?
+					    n->hops : p->hops,
+					    election ? SMQ_ELECTION : SMQ_MASTER);
+			if (rc == 0 && election)
+				sm->elect_pending++;
+		}
+	}
+}
+
+static void on_elect_discovered(void *arg, const struct discover_result *r)
+{
+	struct sm *sm = arg;
+
+	(void)r;
+	if (sm->elect_abort)
+		return;		/* shutdown: sm_election_free() frees it */
+	discover_free(sm->elect_disc);
+	sm->elect_disc = NULL;
+	sm->elect_pending = 0;
+	if (sm->state != SM_DISCOVERING) {
+		sm->elect_running = false;
+		fabric_free(&sm->elect_fabric);
+		return;
+	}
+	if (sm->elect_fabric.local_node != FAB_NONE) {
+		const struct fab_node *ln = fabric_node(&sm->elect_fabric,
+						sm->elect_fabric.local_node);
+		if (sm->elect_fabric.local_port <= ln->num_ports)
+			sm->port_lid = be16toh(
+				ln->ports[sm->elect_fabric.local_port].pi.lid);
+	}
+	/* Forget what the table says of states: only answers count now. */
+	for (unsigned i = 0; i < SM_MAX_REMOTE; i++)
+		if (sm->remotes[i].guid)
+			sm->remotes[i].state = SM_STATE_NOTACTIVE;
+	sms_query(sm, true);
+	if (!sm->elect_pending)
+		sminfo_elect_decide(sm);
+}
+
+/*
+ * DISCOVERING (14.4.1.1): find the other SMs before touching anything:
+ * a discovery that only reads (no PortStateChange cleared), then the
+ * SMInfo of every port with IsSM.
+ */
+void sminfo_elect_start(struct sm *sm)
+{
+	int rc;
+
+	if (sm->elect_running || sm->sweep)
+		return;
+	fabric_init(&sm->elect_fabric);
+	rc = discover_start(&sm->elect_disc, sm->engine, &sm->elect_fabric,
+			    false, on_elect_discovered, sm);
+	if (rc < 0) {
+		fabric_free(&sm->elect_fabric);
+		log_err("ERR 1111: cannot start the election's discovery: %s:"
+			" sweeping", strerror(-rc));
+		sm_heavy_sweep(sm);
+		return;
+	}
+	sm->elect_running = true;
+}
+
+void sminfo_elect_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct sm *sm = w->data;
+
+	(void)loop;
+	(void)revents;
+	if (sm->state == SM_DISCOVERING) {
+		sminfo_elect_start(sm);
+		return;
+	}
+	if (sm->state != SM_MASTER)
+		return;
+	/* The repair after another master was found (master_consider). */
+	const struct fabric *f = &sm->fabric;
+	if (!sm->sweep && sm->images)
+		for (size_t i = 0; i < f->n_nodes; i++)
+			if (f->nodes[i].type == NODE_TYPE_SWITCH)
+				lft_images_forget(sm->images, f->nodes[i].guid);
+	sm_event(sm, SM_EV_CHANGE);
+}
+
+/* ---- standby: watch the master */
+
+static void poll_arm(struct sm *sm, double after)
+{
+	ev_timer_stop(sm->loop, &sm->poll_timer);
+	ev_timer_set(&sm->poll_timer, after, 0.);
+	ev_timer_start(sm->loop, &sm->poll_timer);
+}
+
+void sminfo_master_lost(struct sm *sm, const char *why)
+{
+	char cause[160];
+
+	snprintf(cause, sizeof(cause), "master 0x%016" PRIx64 " LID %u: %s",
+		 sm->master_guid, sm->master_lid, why);
+	for (unsigned i = 0; i < SM_MAX_REMOTE; i++)
+		if (sm->remotes[i].guid == sm->master_guid)
+			sm->remotes[i].state = SM_STATE_NOTACTIVE;
+	sm->master_lid = 0;
+	sm->master_guid = 0;
+	sm_transition(sm, SM_DISCOVERING, 1107, cause);
+	sm->takeover = true;
+	sm->elect_waits = 0;
+	sminfo_elect_start(sm);
+}
+
+static void on_poll(void *arg, int status, const void *mad, size_t len)
+{
+	struct sm *sm = arg;
+	const struct smp_sm_info *si;
+
+	if (status == -ECANCELED)
+		return;
+	sm->poll_inflight = false;
+	if (sm->state != SM_STANDBY)
+		return;
+	if (!sminfo_answer(sm, status, mad, len, &si) ||
+	    be64toh(si->guid) != sm->master_guid) {
+		sm->poll_misses++;
+		log_ratelimited(LOG_LVL_WARN, 1108, "master 0x%016" PRIx64
+				" LID %u did not answer SMInfo (%u of %u)",
+				sm->master_guid, sm->master_lid, sm->poll_misses,
+				poll_limit(sm));
+		if (sm->poll_misses >= poll_limit(sm)) {
+			char why[96];
+			snprintf(why, sizeof(why), "%u SMInfo polls unanswered",
+				 sm->poll_misses);
+			sminfo_master_lost(sm, why);
+			return;
+		}
+		poll_arm(sm, 0.);	/* at once: confirm or clear */
+		return;
+	}
+	struct sm_remote *r;
+	remote_note_si(sm, si, sm->master_lid, &r);
+	sm->poll_misses = 0;
+	if (r->state != SM_STATE_MASTER) {
+		/* It handed over, stood down or restarted: look again. */
+		char why[96];
+		snprintf(why, sizeof(why), "it is %s now",
+			 sm_state_name(r->state));
+		sminfo_master_lost(sm, why);
+		return;
+	}
+	poll_arm(sm, poll_interval(sm));
+}
+
+void sminfo_poll_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct sm *sm = w->data;
+	struct smp_lid smp;
+	struct mad_addr addr = { .lid = sm->master_lid, .qpn = 0 };
+
+	(void)loop;
+	(void)revents;
+	if (sm->state != SM_STANDBY || sm->poll_inflight)
+		return;
+	if (!sm->master_lid) {
+		sminfo_master_lost(sm, "no LID to poll");
+		return;
+	}
+	mad_build_smp_lid(&smp, MAD_METHOD_GET, SMP_ATTR_SM_INFO, 0);
+	fill_sm_info(sm, (struct smp_sm_info *)smp.data, true);
+	if (mad_engine_submit(sm->engine, &smp, MAD_SIZE, &addr, on_poll, sm) == 0)
+		sm->poll_inflight = true;
+	else
+		poll_arm(sm, poll_interval(sm));
+}
+
+/* ---- handover (14.4.1.2) */
+
+struct handover_req {
+	struct sm *sm;
+	struct sm_remote to;
+};
+
+static void stop_now(struct sm *sm)
+{
+	ev_timer_stop(sm->loop, &sm->stop_timer);
+	sm_event(sm, SM_EV_STOP);
+}
+
+static void on_handover(void *arg, int status, const void *mad, size_t len)
+{
+	struct handover_req *rq = arg;
+	struct sm *sm = rq->sm;
+	const struct smp_sm_info *si;
+	struct sm_remote to = rq->to;
+
+	free(rq);
+	if (status == -ECANCELED)
+		return;
+	sm->handing_over = false;
+	bool ok = sminfo_answer(sm, status, mad, len, &si);
+	if (sm->stopping) {
+		if (ok)
+			log_info("ERR 1109: handed over to 0x%016" PRIx64
+				 " LID %u: exiting", to.guid, to.lid);
+		else
+			log_warnx("ERR 1112: handover to 0x%016" PRIx64 " LID"
+				  " %u not answered: exiting", to.guid, to.lid);
+		stop_now(sm);
+		return;
+	}
+	if (!ok) {
+		log_warnx("ERR 1112: handover to 0x%016" PRIx64 " LID %u not"
+			  " answered: staying master", to.guid, to.lid);
+		return;
+	}
+	to.state = SM_STATE_MASTER;
+	if (sm->state == SM_MASTER)
+		enter_standby(sm, &to, 1109, "handed over to a better SM");
+}
+
+/* SubnSet(SMInfo, HANDOVER) to `r`; on its answer we stand by (or, on
+ * SIGTERM, exit). */
+static void handover_to(struct sm *sm, const struct sm_remote *r)
+{
+	struct handover_req *rq;
+	struct smp_lid smp;
+	struct mad_addr addr = { .lid = r->lid, .qpn = 0 };
+
+	if (sm->handing_over || !r->lid)
+		return;
+	rq = calloc(1, sizeof(*rq));
+	if (!rq)
+		return;
+	rq->sm = sm;
+	rq->to = *r;
+	mad_build_smp_lid(&smp, MAD_METHOD_SET, SMP_ATTR_SM_INFO,
+			  SMINFO_HANDOVER);
+	fill_sm_info(sm, (struct smp_sm_info *)smp.data, true);
+	if (mad_engine_submit(sm->engine, &smp, MAD_SIZE, &addr, on_handover,
+			      rq) < 0) {
+		free(rq);
+		if (sm->stopping)
+			stop_now(sm);
+		return;
+	}
+	sm->handing_over = true;
+	sm->handover_guid = r->guid;
+	sm->handover_at = ev_now(sm->loop);
+}
+
+void sminfo_sms_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct sm *sm = w->data;
+
+	(void)loop;
+	(void)revents;
+	if (sm->state == SM_MASTER)
+		sms_query(sm, false);
+}
+
+/* SIGTERM: hand over to the best standby heard from lately, or exit. */
+static void handover_or_stop(struct sm *sm)
+{
+	const struct sm_remote *r;
+
+	r = sm_best_standby(sm->remotes, SM_MAX_REMOTE,
+			    ev_now(sm->loop) - SM_REMOTE_FRESH);
+	if (!r) {
+		log_info("ERR 1121: stopping: no standby SM found: exiting");
+		stop_now(sm);
+		return;
+	}
+	log_info("ERR 1113: stopping: handing over to 0x%016" PRIx64 " LID %u"
+		 " priority %u first", r->guid, r->lid, r->priority);
+	ev_timer_stop(sm->loop, &sm->stop_timer);
+	ev_timer_set(&sm->stop_timer, SM_HANDOVER_WAIT, 0.);
+	ev_timer_start(sm->loop, &sm->stop_timer);
+	handover_to(sm, r);
+	if (!sm->handing_over && sm->stopping)
+		stop_now(sm);
+}
+
+/*
+ * SIGTERM with no standby known.  An SM that started since our last
+ * sweep has not been heard from: an ibsm standby polls us at once when it
+ * stands by, but OpenSM polls only every 10 s and without its SMInfo
+ * (who polls is not known from the poll).  So look for it the way a
+ * sweep finds SMs (14.4.1: PortInfo:CapabilityMask.IsSM, then SMInfo):
+ * read the PortInfo of every end port of the model (LID-routed, one Get
+ * each, as a light sweep), the SMInfo of each with IsSM set (at once when
+ * the model has it set already), then hand over to the best standby.  At
+ * most SM_PROBE_WAIT s: a port that does not answer by then is not
+ * waited for.
+ */
+#define SM_PROBE_WAIT		0.5	/* s */
+
+struct probe_req {
+	struct sm *sm;
+	uint16_t lid;
+};
+
+static void probe_done(struct sm *sm)
+{
+	if (!sm->probing)
+		return;
+	sm->probing = false;
+	ev_timer_stop(sm->loop, &sm->stop_timer);
+	handover_or_stop(sm);
+}
+
+/* One Get of the probe is over (answered or not). */
+static void probe_answered(struct sm *sm)
+{
+	if (sm->probing && sm->probe_pending && --sm->probe_pending == 0)
+		probe_done(sm);
+}
+
+static void probe_sminfo(struct sm *sm, uint16_t lid)
+{
+	if (sminfo_get(sm, lid, NULL, 0, SMQ_PROBE) == 0)
+		sm->probe_pending++;
+}
+
+static void on_probe_port(void *arg, int status, const void *mad, size_t len)
+{
+	struct probe_req *rq = arg;
+	struct sm *sm = rq->sm;
+	const struct smp_lid *smp = mad;
+	uint16_t lid = rq->lid;
+
+	free(rq);
+	if (status == -ECANCELED)
+		return;
+	if (sm->probing && status == 0 && len >= MAD_SIZE &&
+	    !(be16toh(smp->hdr.status) & 0x7fff)) {
+		const struct smp_port_info *pi = (const void *)smp->data;
+
+		if (be32toh(pi->cap_mask) & PI_CAP_IS_SM)
+			probe_sminfo(sm, lid);
+	}
+	probe_answered(sm);
+}
+
+static void probe_start(struct sm *sm)
+{
+	const struct fabric *f = &sm->fabric;
+	unsigned ports = 0;
+
+	sm->probing = true;
+	sm->probe_pending = 0;
+	for (int32_t id = 0; id < (int32_t)f->n_nodes; id++) {
+		const struct fab_node *n = fabric_node(f, id);
+		bool sw = n->type == NODE_TYPE_SWITCH;
+		unsigned last = sw ? 0 : n->num_ports;
+
+		for (unsigned pn = sw ? 0 : 1; pn <= last; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+			struct mad_addr addr = { .lid = p->lid, .qpn = 0 };
+			struct probe_req *rq;
+			struct smp_lid smp;
+
+			if (!p->valid || !p->lid || (id == f->local_node &&
+			    (sw || pn == f->local_port)))
+				continue;
+			ports++;
+			if (be32toh(p->pi.cap_mask) & PI_CAP_IS_SM) {
+				probe_sminfo(sm, p->lid);
+				continue;
+			}
+			rq = calloc(1, sizeof(*rq));
+			if (!rq)
+				continue;
+			rq->sm = sm;
+			rq->lid = p->lid;
+			mad_build_smp_lid(&smp, MAD_METHOD_GET, SMP_ATTR_PORT_INFO,
+					  pn);
+			if (mad_engine_submit(sm->engine, &smp, MAD_SIZE, &addr,
+					      on_probe_port, rq) == 0)
+				sm->probe_pending++;
+			else
+				free(rq);
+		}
+	}
+	log_info("ERR 1120: stopping: no standby heard from: looking for SMs"
+		 " on %u ports (at most %.1f s)", ports, SM_PROBE_WAIT);
+	if (!sm->probe_pending) {
+		probe_done(sm);
+		return;
+	}
+	ev_timer_set(&sm->stop_timer, SM_PROBE_WAIT, 0.);
+	ev_timer_start(sm->loop, &sm->stop_timer);
+}
+
+void sminfo_stop_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct sm *sm = w->data;
+
+	(void)loop;
+	(void)revents;
+	if (sm->probing) {
+		probe_done(sm);		/* the ports that answered are enough */
+		return;
+	}
+	log_warnx("ERR 1112: no answer to the handover in %.1f s: exiting",
+		  SM_HANDOVER_WAIT);
+	stop_now(sm);
+}
+
+/* SIGTERM/SIGINT: a master hands over to the best standby first. */
+void sminfo_stop_gracefully(struct sm *sm)
+{
+	if (sm->stopping) {
+		stop_now(sm);
+		return;
+	}
+	if (sm->state != SM_MASTER || sm->cfg.once) {
+		sm_event(sm, SM_EV_STOP);
+		return;
+	}
+	sm->stopping = true;
+	if (sm_best_standby(sm->remotes, SM_MAX_REMOTE,
+			    ev_now(sm->loop) - SM_REMOTE_FRESH))
+		handover_or_stop(sm);
+	else
+		probe_start(sm);
+}
+
+/* Send an SMInfo Set that needs no follow-up (ACKNOWLEDGE). */
+static void on_ack_sent(void *arg, int status, const void *mad, size_t len)
+{
+	(void)arg;
+	(void)mad;
+	(void)len;
+	if (status < 0 && status != -ECANCELED)
+		log_debug("ACKNOWLEDGE not answered: %s", strerror(-status));
+}
+
+static void send_control(struct sm *sm, uint16_t lid, uint32_t mod)
+{
+	struct smp_lid smp;
+	struct mad_addr addr = { .lid = lid, .qpn = 0 };
+
+	if (!lid)
+		return;
+	mad_build_smp_lid(&smp, MAD_METHOD_SET, SMP_ATTR_SM_INFO, mod);
+	fill_sm_info(sm, (struct smp_sm_info *)smp.data, true);
+	(void)mad_engine_submit(sm->engine, &smp, MAD_SIZE, &addr, on_ack_sent,
+				sm);
+}
+
+/* --------------------------------------------------------- SMInfo agent */
+
+/*
+ * Answer an SMP on the route it came by: a DR request goes back with the
+ * direction bit set and its return path as it came; a LID-routed one goes
+ * back to its source LID (none: no answer).  `status` is the MAD status;
+ * `data` (64 bytes) the attribute, or NULL to echo the request's.
+ */
+static void smp_reply(struct sm *sm, const void *req, const struct mad_addr *from,
+		      uint16_t status, const void *data)
+{
+	uint8_t resp[MAD_SIZE];
+	struct mad_hdr *h = (struct mad_hdr *)resp;
+	struct mad_addr to = { .lid = from->lid, .qpn = 0 };
+	size_t data_off = offsetof(struct smp_lid, data);
+
+	memcpy(resp, req, MAD_SIZE);
+	h->method = MAD_METHOD_GET | MAD_METHOD_RESP;
+	if (h->mgmt_class == MAD_CLASS_SMI_DR) {
+		status |= SMP_DR_DIRECTION;
+		to.lid = 0xffff;
+	} else if (!to.lid) {
+		log_debug("SMP with no source LID: not answered");
+		return;
+	}
+	h->status = htobe16(status);
+	if (data)
+		memcpy(resp + data_off, data, SMP_DATA_SIZE);
+	mad_engine_send_oneway(sm->engine, resp, MAD_SIZE, &to);
+}
+
+/*
+ * SMInfo Get (14.2.5.13): anyone may ask.  The requester's own SMInfo may
+ * be the payload (ibsm polling us; OpenSM sends an empty one).  The spec
+ * gives SM_Key only to a requester that passes the M_Key check; ibsm sets
+ * no M_Key, so every requester does, as with OpenSM: our key goes back
+ * unless the requester presents another, non-zero key (an SM of another
+ * SM_Key), which gets it zeroed.  A master polled by a better standby
+ * hands over to it (14.4.1.2).
+ */
+static void on_sm_info(void *arg, const void *mad, size_t len,
+		       const struct mad_addr *from)
+{
+	struct sm *sm = arg;
+	uint8_t data[SMP_DATA_SIZE] = { 0 };
+	const struct mad_hdr *h = mad;
+	const struct smp_sm_info *rq;
+	bool keyed;
+
+	if (len != MAD_SIZE)
+		return;
+	rq = (const struct smp_sm_info *)((const uint8_t *)mad +
+		(h->mgmt_class == MAD_CLASS_SMI_DR ? offsetof(struct smp_dr, data)
+						   : offsetof(struct smp_lid, data)));
+	keyed = be64toh(rq->sm_key) == sm_key(sm);
+	fill_sm_info(sm, (struct smp_sm_info *)data, keyed || !rq->sm_key);
+	smp_reply(sm, mad, from, 0, data);
+	if (!keyed || !rq->guid || be64toh(rq->guid) == sm->port_guid ||
+	    h->mgmt_class != MAD_CLASS_SMI || !from->lid)
+		return;
+	uint8_t st = rq->prio_state & 0xf;
+	if (st != SM_STATE_STANDBY && st != SM_STATE_DISCOVERING)
+		return;
+	struct sm_remote *r;
+	remote_note_si(sm, rq, from->lid, &r);
+	master_consider(sm, r, false);
+}
+
+/* How long after our HANDOVER its ACKNOWLEDGE is taken (s). */
+#define SM_ACK_WINDOW		5.0
+
+/*
+ * Who may send which SMInfo Set (14.4.1; OpenSM checks the same):
+ * HANDOVER, DISABLE, STANDBY and DISCOVER come from the master only, so
+ * the sender's SMInfo (the payload) must say MASTER; ACKNOWLEDGE answers
+ * a HANDOVER, so it is taken only from the SM we handed over to, within
+ * SM_ACK_WINDOW s of it.  NULL when the Set may be obeyed, else why not.
+ */
+static const char *set_refused(const struct sm *sm, uint32_t mod,
+			       const struct smp_sm_info *rq)
+{
+	if (mod == SMINFO_ACKNOWLEDGE) {
+		if (!sm->handover_guid ||
+		    be64toh(rq->guid) != sm->handover_guid ||
+		    ev_now(sm->loop) - sm->handover_at > SM_ACK_WINDOW)
+			return "no HANDOVER of ours to acknowledge";
+		return NULL;
+	}
+	if ((rq->prio_state & 0xf) != SM_STATE_MASTER)
+		return "only a master sends it";
+	return NULL;
+}
+
+/*
+ * SubnSet(SMInfo) (14.4.1, the SMInfo control packets): the
+ * AttributeModifier says what to do, the payload is the sender's SMInfo
+ * and must carry our SM_Key: an SM of another key is ignored.
+ */
+static void on_sm_info_set(void *arg, const void *mad, size_t len,
+			   const struct mad_addr *from)
+{
+	struct sm *sm = arg;
+	const struct smp_lid *smp = mad;
+	const struct mad_hdr *h = mad;
+	const struct smp_sm_info *rq;
+	uint8_t data[SMP_DATA_SIZE] = { 0 };
+	uint32_t mod;
+	bool lr;
+
+	if (len != MAD_SIZE)
+		return;
+	lr = h->mgmt_class == MAD_CLASS_SMI;
+	rq = (const struct smp_sm_info *)((const uint8_t *)mad +
+		(lr ? offsetof(struct smp_lid, data) : offsetof(struct smp_dr, data)));
+	mod = be32toh(smp->hdr.attr_mod);
+	if (be64toh(rq->sm_key) != sm_key(sm)) {
+		log_ratelimited(LOG_LVL_WARN, 1110, "SMInfo %s from LID %u (SM"
+				" 0x%016" PRIx64 ") with another SM_Key: ignored",
+				sminfo_control_name(mod), from->lid,
+				be64toh(rq->guid));
+		return;
+	}
+	if (mod < SMINFO_HANDOVER || mod > SMINFO_DISCOVER) {
+		smp_reply(sm, mad, from, MAD_STATUS_INVALID_FIELD, NULL);
+		return;
+	}
+	const char *bad = set_refused(sm, mod, rq);
+	if (bad) {
+		log_ratelimited(LOG_LVL_WARN, 1122, "SMInfo %s from LID %u (SM"
+				" 0x%016" PRIx64 ", %s): refused: %s",
+				sminfo_control_name(mod), from->lid,
+				be64toh(rq->guid),
+				sm_state_name(rq->prio_state & 0xf), bad);
+		smp_reply(sm, mad, from, MAD_STATUS_INVALID_FIELD, NULL);
+		return;
+	}
+	log_info("SMInfo %s from LID %u (SM 0x%016" PRIx64 " priority %u)",
+		 sminfo_control_name(mod), from->lid, be64toh(rq->guid),
+		 rq->prio_state >> 4);
+	struct sm_remote *r = NULL;
+	if (rq->guid && be64toh(rq->guid) != sm->port_guid)
+		remote_note_si(sm, rq, lr ? from->lid : 0, &r);
+	switch (mod) {
+	case SMINFO_HANDOVER:
+		sm_event(sm, SM_EV_HANDOVER);
+		break;
+	case SMINFO_ACKNOWLEDGE:
+		break;		/* the handover's answer did the work */
+	case SMINFO_DISABLE:
+		if (sm->state != SM_NOTACTIVE) {
+			ev_timer_stop(sm->loop, &sm->light_timer);
+			ev_timer_stop(sm->loop, &sm->elect_timer);
+			sm_transition(sm, SM_NOTACTIVE, 1116, "DISABLE from another SM");
+		}
+		break;
+	case SMINFO_STANDBY:
+		if (sm->state == SM_DISCOVERING && r && r->lid) {
+			r->state = SM_STATE_MASTER;
+			enter_standby(sm, r, 1117, "STANDBY from the master");
+		}
+		break;
+	case SMINFO_DISCOVER:
+		if (sm->state == SM_NOTACTIVE || sm->state == SM_STANDBY) {
+			sm_transition(sm, SM_DISCOVERING, 1118, "DISCOVER from another SM");
+			sminfo_elect_start(sm);
+		}
+		break;
+	}
+	fill_sm_info(sm, (struct smp_sm_info *)data, true);
+	smp_reply(sm, mad, from, 0, data);
+	if (mod == SMINFO_HANDOVER && lr && from->lid)
+		send_control(sm, from->lid, SMINFO_ACKNOWLEDGE);
+}
+
+/* Shutdown, after the engine is freed: the election's discovery. */
+void sm_election_free(struct sm *sm)
+{
+	if (sm->elect_disc) {
+		discover_free(sm->elect_disc);
+		sm->elect_disc = NULL;
+		fabric_free(&sm->elect_fabric);
+	}
+}
+
+
+/* After a master's sweep (sm/state.c): the other SMs' states. */
+void sminfo_query(struct sm *sm)
+{
+	sms_query(sm, false);
+}
+
+/* sm/state.c, on entering STANDBY: watch the master and copy its SA
+ * state. */
+void sminfo_standby_begin(struct sm *sm)
+{
+	sm->poll_misses = 0;
+	/* The first poll at once: our SMInfo is its payload, so the
+	 * master learns now that it has a standby (a SIGTERM right
+	 * after hands over to us), not at its next sweep. */
+	ev_timer_stop(sm->loop, &sm->poll_timer);
+	ev_timer_set(&sm->poll_timer, 0., 0.);
+	ev_timer_start(sm->loop, &sm->poll_timer);
+	standby_sync_start(sm);
+}
+
+/* sm/state.c, on leaving STANDBY. */
+void sminfo_standby_end(struct sm *sm)
+{
+	ev_timer_stop(sm->loop, &sm->poll_timer);
+	standby_sync_stop(sm);
+}
+
+/* The SMInfo agent: Gets and Sets, LID-routed and directed-route. */
+int sminfo_agent_start(struct sm *sm)
+{
+	static const uint8_t classes[] = { MAD_CLASS_SMI, MAD_CLASS_SMI_DR };
+	int rc = 0;
+
+	for (unsigned i = 0; i < 2 && rc == 0; i++) {
+		rc = mad_engine_on_unsolicited(sm->engine, classes[i],
+					       MAD_METHOD_GET, SMP_ATTR_SM_INFO,
+					       on_sm_info, sm);
+		if (rc == 0)
+			rc = mad_engine_on_unsolicited(sm->engine, classes[i],
+						       MAD_METHOD_SET,
+						       SMP_ATTR_SM_INFO,
+						       on_sm_info_set, sm);
+	}
+	return rc;
+}

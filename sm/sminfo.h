@@ -1,0 +1,38 @@
+/*
+ * sminfo.h - the contract between the state machine (sm/state.c), the
+ * SM-to-SM protocol (sm/sminfo.c) and the trap receiver (sm/trap.c).
+ * Internal to the daemon: sm/sm.h has what the rest of ibsm uses.
+ */
+#ifndef IBSM_SM_SMINFO_H
+#define IBSM_SM_SMINFO_H
+
+#include <ev.h>
+
+struct sm;
+enum sm_state;
+
+/* sm/state.c: every change of state, logged with its cause (ERR 11xx). */
+void sm_transition(struct sm *sm, enum sm_state s, unsigned code,
+		   const char *why);
+/* sm/state.c: a heavy sweep now, or after the sweep that runs. */
+void sm_heavy_sweep(struct sm *sm);
+
+/* sm/sminfo.c, called by the state machine. */
+void sminfo_elect_start(struct sm *sm);		/* DISCOVERING: who is there */
+void sminfo_elect_decide(struct sm *sm);	/* ... and the verdict */
+void sminfo_master_lost(struct sm *sm, const char *why);
+void sminfo_query(struct sm *sm);		/* MASTER, after a sweep */
+void sminfo_standby_begin(struct sm *sm);	/* poll the master, copy */
+void sminfo_standby_end(struct sm *sm);
+void sminfo_stop_gracefully(struct sm *sm);	/* SIGTERM: handover first */
+int sminfo_agent_start(struct sm *sm);		/* SMInfo Gets and Sets */
+/* Its timers (the table of sm/state.c). */
+void sminfo_poll_timer(struct ev_loop *loop, ev_timer *w, int revents);
+void sminfo_elect_timer(struct ev_loop *loop, ev_timer *w, int revents);
+void sminfo_stop_timer(struct ev_loop *loop, ev_timer *w, int revents);
+void sminfo_sms_timer(struct ev_loop *loop, ev_timer *w, int revents);
+
+/* sm/trap.c: the trap receiver. */
+int trap_agent_start(struct sm *sm);
+
+#endif /* IBSM_SM_SMINFO_H */

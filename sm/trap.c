@@ -1,0 +1,224 @@
+/*
+ * trap.c - the SM's trap receiver (SubnTrap, IB spec 14.2.5.1): every
+ * trap is repressed, judged (issuer, source, rate per source) and
+ * reported to subscribers; a topology trap asks the state machine for a
+ * heavy sweep (SM_EV_TRAP).
+ */
+#include "config.h"
+
+#include <endian.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "mad/engine.h"
+#include "mad/wire.h"
+#include "sm/sa/index.h"
+#include "sm/sa/sa.h"
+#include "sm/sm.h"
+#include "sm/sminfo.h"
+
+/*
+ * The trap budget of one source (token bucket).  Returns false when the
+ * source is over its rate.  A source is a CA port's LID range (the SLID
+ * with the LMC bits cleared, so a port with LMC 7 does not get 128
+ * budgets); switch LIDs are never inside a CA port's aligned range.  The
+ * table is bounded: a new source takes a free slot, else the slot idle
+ * the longest.
+ */
+static bool trap_budget(struct sm *sm, uint16_t lid)
+{
+	ev_tstamp now = ev_now(sm->loop);
+	struct trap_bucket *b = NULL, *victim = NULL;
+
+	lid &= (uint16_t)~((1u << sm->cfg.lmc) - 1);
+	if (!lid)
+		lid = 0xffff;		/* LID 0 of an LMC range: still a key */
+	for (unsigned i = 0; i < sm_trap_sources(sm); i++) {
+		struct trap_bucket *t = &sm->trap_buckets[i];
+
+		if (t->lid == lid) {
+			b = t;
+			break;
+		}
+		if (!t->lid) {
+			if (!victim || victim->lid)
+				victim = t;
+		} else if (!victim || (victim->lid && t->last < victim->last)) {
+			victim = t;
+		}
+	}
+	if (!b) {
+		b = victim;
+		b->lid = lid;
+		b->tokens = sm_trap_burst(sm);
+		b->last = now;
+	}
+	b->tokens += (now - b->last) * sm_trap_rate(sm);
+	if (b->tokens > sm_trap_burst(sm))
+		b->tokens = sm_trap_burst(sm);
+	b->last = now;
+	if (b->tokens < 1.)
+		return false;
+	b->tokens -= 1.;
+	return true;
+}
+
+/*
+ * The port of the published model that owns `lid` (switch port 0 or a
+ * CA/router port, with its LMC range).  Every trap needs the port of its
+ * source and of its IssuerLID, and traps come from anywhere (a flood from
+ * unknown or spoofed LIDs is rejected before any budget), so this must
+ * not walk the model: it is one look-up in the SA's LID index
+ * (sm/sa/index.c), built once per model generation for the SA and the
+ * trap receiver alike.
+ */
+static bool port_by_lid(const struct fabric *f, uint16_t lid, int32_t *node,
+			uint8_t *port)
+{
+	struct sa_view v = { .f = f };
+	struct port_ref r;
+
+	if (lid_lookup(&v, lid, &r) != 1)
+		return false;
+	*node = r.node;
+	*port = r.port;
+	return true;
+}
+
+enum trap_verdict {
+	TRAP_SWEEP,		/* accepted: report it, then a heavy sweep */
+	TRAP_REPORT,		/* accepted: report it only */
+	TRAP_QUIET,		/* accepted: neither (port error counters) */
+	TRAP_REJECT,		/* forged or not ours to take from the network */
+};
+
+/*
+ * Decide about one trap (14.2.5.1, 13.4.8.3).  `src` is the LID it came
+ * from (the LRH SLID as umad reports it).  A trap is taken only from the
+ * port it says issued it: the IssuerLID must be the sender's own LID and
+ * that port must be in the model of the last sweep (a source the SM does
+ * not know yet is caught by the next light sweep instead).  Trap 128
+ * (PortStateChange) is a switch's; traps 64-67 (GID in/out of service,
+ * multicast group created/deleted) are the SA's own notices, made by
+ * the SM (sweep.c's gid_notice) and never taken from the network.
+ */
+static enum trap_verdict trap_judge(struct sm *sm, const struct smp_notice *n,
+				    uint16_t src, unsigned num)
+{
+	uint16_t issuer = be16toh(n->issuer_lid);
+	int32_t node, inode;
+	uint8_t port, iport;
+
+	if (!src || !port_by_lid(&sm->fabric, src, &node, &port)) {
+		log_ratelimited(LOG_LVL_WARN, 306, "trap %u from LID %u: no such"
+				" port in the subnet: rejected", num, src);
+		return TRAP_REJECT;
+	}
+	if (!port_by_lid(&sm->fabric, issuer, &inode, &iport) ||
+	    inode != node || iport != port) {
+		log_ratelimited(LOG_LVL_WARN, 305, "trap %u from LID %u claims"
+				" issuer LID %u: rejected", num, src, issuer);
+		return TRAP_REJECT;
+	}
+	if (!notice_is_generic(n))
+		return TRAP_REPORT;
+	const struct fab_node *fn = fabric_node(&sm->fabric, node);
+	switch (num) {
+	case 64: case 65: case 66: case 67:
+		log_ratelimited(LOG_LVL_WARN, 308, "trap %u from LID %u (node"
+				" 0x%016" PRIx64 "): only the SM issues it:"
+				" rejected", num, src, fn->guid);
+		return TRAP_REJECT;
+	case 128:
+		if (fn->type != NODE_TYPE_SWITCH) {
+			log_ratelimited(LOG_LVL_WARN, 307, "trap 128 from LID"
+					" %u: a %s, not a switch: rejected", src,
+					fabric_node_type_str(fn->type));
+			return TRAP_REJECT;
+		}
+		return TRAP_SWEEP;
+	case 144:		/* capability mask, node description changed */
+		return TRAP_SWEEP;
+	case 129: case 130: case 131:
+		/* Link integrity, buffer overrun, flow control watchdog:
+		 * error counters of a port, not topology (OpenSM does not
+		 * report them either). */
+		return TRAP_QUIET;
+	default:
+		return TRAP_REPORT;
+	}
+}
+
+/*
+ * A trap (SubnTrap, 14.2.5.1): acknowledge it with a Trap Repress on the
+ * same TID so the sender stops repeating it, then decide.  Every trap
+ * that comes with a source LID is repressed, accepted or not, as OpenSM
+ * does: the Repress goes back to the sender only, one per trap, and a
+ * genuine port that we refuse (unknown yet, say) stops repeating it.
+ */
+static void on_trap(void *arg, const void *mad, size_t len,
+		    const struct mad_addr *from)
+{
+	struct sm *sm = arg;
+	const struct smp_lid *smp = mad;
+	const struct smp_notice *n = (const struct smp_notice *)smp->data;
+	uint8_t resp[MAD_SIZE];
+	struct mad_addr to = { .lid = from->lid, .qpn = 0 };
+	/* SLID 0: from our own node (OpenSM does the same). */
+	uint16_t src = from->lid ? from->lid : sm_local_lid(sm);
+
+	if (len != MAD_SIZE)
+		return;
+	sm->stats.traps++;
+	memcpy(resp, mad, MAD_SIZE);
+	((struct mad_hdr *)resp)->method = MAD_METHOD_TRAP_REPRESS;
+	((struct mad_hdr *)resp)->status = 0;
+	if (to.lid)
+		mad_engine_send_oneway(sm->engine, resp, MAD_SIZE, &to);
+
+	unsigned num = notice_is_generic(n) ? be16toh(n->trap_num) : 0;
+	int32_t snode;
+	uint8_t sport;
+	/* A source no port of the model has is rejected before it can take
+	 * (or evict) a budget: spoofed LIDs do not refill a genuine port's. */
+	if (!port_by_lid(&sm->fabric, src, &snode, &sport)) {
+		sm->stats.traps_rejected++;
+		log_ratelimited(LOG_LVL_WARN, 306, "trap %u from LID %u: no such"
+				" port in the subnet: rejected", num, src);
+		return;
+	}
+	if (!trap_budget(sm, src)) {
+		sm->stats.traps_limited++;
+		log_ratelimited(LOG_LVL_WARN, 309, "trap %u from LID %u: over the"
+				" rate of %g per second: dropped", num, src,
+				sm_trap_rate(sm));
+		return;
+	}
+	enum trap_verdict v = trap_judge(sm, n, src, num);
+	if (v == TRAP_REJECT) {
+		sm->stats.traps_rejected++;
+		return;
+	}
+	log_ratelimited(LOG_LVL_INFO, 304, "trap %u from LID %u (issuer LID %u)",
+			num, src, be16toh(n->issuer_lid));
+	if (v == TRAP_REPORT || v == TRAP_SWEEP)
+		sa_report_notice(sm, n, be16toh(n->issuer_lid));
+	if (v == TRAP_SWEEP)
+		sm_event(sm, SM_EV_TRAP);
+}
+
+
+/* The trap receiver: SubnTrap(Notice), LID-routed and directed-route. */
+int trap_agent_start(struct sm *sm)
+{
+	static const uint8_t classes[] = { MAD_CLASS_SMI, MAD_CLASS_SMI_DR };
+	int rc = 0;
+
+	for (unsigned i = 0; i < 2 && rc == 0; i++)
+		rc = mad_engine_on_unsolicited(sm->engine, classes[i],
+					       MAD_METHOD_TRAP, SMP_ATTR_NOTICE,
+					       on_trap, sm);
+	return rc;
+}
