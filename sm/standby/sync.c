@@ -497,7 +497,7 @@ static void on_first(void *arg, int status, const void *mad, size_t len)
 		return;
 	}
 	struct mad_addr peer = { .lid = s->peer_lid, .qpn = 1, .qkey = SA_QKEY };
-	struct rmpp_recv_opts o;
+	struct rmpp_recv_opts o = { 0 };
 	struct sb_limits lim = limits_of(s->sm);
 
 	rmpp_recv_opts_default(&o);
