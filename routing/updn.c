@@ -1,0 +1,516 @@
+/*
+ * updn.c - up*\/down* routing ("updn") and its mirror ("dnup"), with roots
+ * that are always found.
+ *
+ * Up*\/down* (Schroeder et al., Autonet): order the switches; a channel
+ * that leads to a lower switch in the order goes up, the others go down.
+ * A legal path climbs zero or more channels, then descends; no path turns
+ * from a descending channel onto a climbing one, so every dependency
+ * between channels leads from up to up, up to down or down to down, and
+ * down-to-down and up-to-up dependencies follow the order: the channel
+ * dependency graph is acyclic on a single VL, whatever the destinations.
+ *
+ * The order is (rank, switch index), rank being the hop count from the
+ * nearest root.  Which roots: the node GUIDs of root_guid_file when given;
+ * otherwise, when some switches have no CA/router ports, the switches
+ * farthest from any host (the top level of a fat tree; for dnup, whose
+ * paths first descend and then climb, the switches with hosts, with the
+ * order reversed, which gives the same fat-tree paths); otherwise, or when
+ * that choice leaves a pair of switches without a legal path (several
+ * roots need not share a descendant), the most central switch of each
+ * connected component (least eccentricity, then least total distance):
+ * with one root every switch climbs to it and descends anywhere, so a
+ * legal path always exists.  OpenSM's updn gives up ("no roots") on tori
+ * and random graphs and falls back to minhop; this one does not.
+ *
+ * Destination-based tables need every switch's single next hop to suit
+ * every path through it.  Per destination switch t: Dd[v] is the length of
+ * the shortest all-descending path from v to t; a switch that has one
+ * descends on it (its next hop w has Dd[w] = Dd[v] - 1, so the path stays
+ * descending to the end); the others climb to the up-neighbour with the
+ * shortest such path, L[v] = 1 + min L[u].  Every switch's path is then
+ * legal, and so is every suffix of it.  Among the equally short choices
+ * a switch takes the port that carries the fewest CA/router LIDs so far,
+ * the lowest port number on a tie, as minhop does.  Cost: O(switches x
+ * channels) for the distances plus O(LIDs x channels) for the choices.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "routing/cdgraph.h"
+#include "routing/engines.h"
+
+struct updn {
+	struct rgraph *g;
+	const uint32_t *key;	/* a permutation of 0 .. S-1 */
+	uint32_t *by_key;	/* switch with key k */
+	uint32_t *dd, *len;	/* Dd and L of the current destination */
+	uint32_t *hop;		/* plain hop counts, when some L is infinite */
+	uint32_t *order;
+	uint32_t bad_host;	/* switches without a legal path ... */
+	uint32_t bad_sw;	/* ... of them, those with hosts */
+	uint32_t *queue;
+	uint32_t *lid_off;	/* LIDs of switch t: lids[lid_off[t] ..] */
+	uint16_t *lids;
+};
+
+void updn_free(struct updn *u)
+{
+	if (!u)
+		return;
+	free(u->by_key);
+	free(u->dd);
+	free(u->len);
+	free(u->hop);
+	free(u->order);
+	free(u->queue);
+	free(u->lid_off);
+	free(u->lids);
+	free(u);
+}
+
+struct updn *updn_new(struct rgraph *g, const uint32_t *key)
+{
+	struct updn *u = calloc(1, sizeof(*u));
+	uint32_t S = g->S, n = 0;
+
+	if (!u)
+		return NULL;
+	u->g = g;
+	u->key = key;
+	u->by_key = malloc((S + 1) * sizeof(*u->by_key));
+	u->dd = malloc((S + 1) * sizeof(*u->dd));
+	u->len = malloc((S + 1) * sizeof(*u->len));
+	u->hop = malloc((S + 1) * sizeof(*u->hop));
+	u->order = malloc((S + 1) * sizeof(*u->order));
+	u->queue = malloc((S + 1) * sizeof(*u->queue));
+	u->lid_off = calloc(S + 2, sizeof(*u->lid_off));
+	u->lids = malloc(((size_t)g->top + 1) * sizeof(*u->lids));
+	if (!u->by_key || !u->dd || !u->len || !u->queue || !u->lid_off ||
+	    !u->lids || !u->hop || !u->order) {
+		updn_free(u);
+		return NULL;
+	}
+	for (uint32_t v = 0; v < S; v++)
+		u->by_key[key[v]] = v;
+	/* bucket the LIDs by the switch they hang off */
+	for (size_t l = 1; l <= g->top; l++)
+		if (g->dest[l].sw >= 0)
+			u->lid_off[g->dest[l].sw + 1]++;
+	for (uint32_t v = 0; v < S; v++)
+		u->lid_off[v + 1] += u->lid_off[v];
+	for (size_t l = 1; l <= g->top; l++)
+		if (g->dest[l].sw >= 0) {
+			uint32_t *at = &u->lid_off[g->dest[l].sw];
+
+			u->lids[(*at)++] = (uint16_t)l;
+			n++;
+		}
+	for (uint32_t v = S; v > 0; v--)
+		u->lid_off[v] = u->lid_off[v - 1];
+	u->lid_off[0] = 0;
+	(void)n;
+	return u;
+}
+
+/*
+ * Dd and L towards switch t, and how many switches of t's component are
+ * left without a legal path (u->bad_host; u->bad_sw: those with hosts).
+ * Several roots can leave a pair of switches without one (in a fat tree
+ * whose cores each serve one spine per pod: two spines of different
+ * planes).  That is fine for a switch LID from a switch without hosts:
+ * nothing but SMPs, on VL15, which cannot deadlock, travel such a path,
+ * so it takes a plain shortest path (u->hop) to where a legal one starts.
+ */
+static void distances(struct updn *u, uint32_t t)
+{
+	const struct rgraph *g = u->g;
+	const uint32_t *key = u->key;
+	uint32_t head = 0, tail = 0;
+
+	u->bad_host = u->bad_sw = 0;
+	for (uint32_t v = 0; v < g->S; v++)
+		u->dd[v] = u->len[v] = RG_INF;
+	u->dd[t] = 0;
+	u->queue[tail++] = t;
+	while (head < tail) {
+		uint32_t x = u->queue[head++];
+
+		/* v -> x descends when x comes after v in the order */
+		for (uint32_t a = g->adj_off[x]; a < g->adj_off[x + 1]; a++) {
+			uint32_t v = g->adj_nbr[a];
+
+			if (key[v] < key[x] && u->dd[v] == RG_INF) {
+				u->dd[v] = u->dd[x] + 1;
+				u->queue[tail++] = v;
+			}
+		}
+	}
+	for (uint32_t k = 0; k < g->S; k++) {
+		uint32_t v = u->by_key[k], best = RG_INF;
+
+		if (u->dd[v] != RG_INF) {
+			u->len[v] = u->dd[v];
+			continue;
+		}
+		for (uint32_t a = g->adj_off[v]; a < g->adj_off[v + 1]; a++) {
+			uint32_t w = g->adj_nbr[a];
+
+			if (key[w] < key[v] && u->len[w] < best)
+				best = u->len[w];
+		}
+		if (best != RG_INF) {
+			u->len[v] = best + 1;
+		} else if (g->comp[v] == g->comp[t]) {
+			u->bad_host++;
+			if (g->nhost[v])
+				u->bad_sw++;
+		}
+	}
+	if (u->bad_host)
+		rg_bfs(g, t, u->hop, u->order);
+}
+
+/* The port switch v takes towards the current destination, 0: none. */
+static uint8_t pick(struct updn *u, uint32_t v, uint8_t host)
+{
+	struct rgraph *g = u->g;
+	const uint32_t *key = u->key;
+	uint32_t best = UINT32_MAX, at = RG_INF;
+	bool down = u->dd[v] != RG_INF, any = u->len[v] == RG_INF;
+
+	if (any && (!u->bad_host || u->hop[v] == RG_INF))
+		return 0;
+	for (uint32_t a = g->adj_off[v]; a < g->adj_off[v + 1]; a++) {
+		uint32_t w = g->adj_nbr[a];
+		bool ok = any ? u->hop[w] + 1 == u->hop[v] :
+			  down ? key[w] > key[v] && u->dd[w] + 1 == u->dd[v] :
+				 key[w] < key[v] && u->len[w] + 1 == u->len[v];
+
+		if (ok && g->cnt[a] < best) {
+			best = g->cnt[a];
+			at = a;
+		}
+	}
+	if (at == RG_INF)
+		return 0;
+	g->cnt[at] += host;
+	return g->adj_port[at];
+}
+
+int64_t updn_route(struct updn *u, struct routing_result *out,
+		   bool (*want)(void *ctx, uint16_t lid), void *ctx)
+{
+	struct rgraph *g = u->g;
+	int64_t bad = 0;
+
+	for (uint32_t t = 0; t < g->S; t++) {
+		bool any = false;
+
+		for (uint32_t i = u->lid_off[t]; i < u->lid_off[t + 1]; i++)
+			if (!want || want(ctx, u->lids[i]))
+				any = true;
+		if (!any)
+			continue;
+		distances(u, t);
+		for (uint32_t i = u->lid_off[t]; i < u->lid_off[t + 1]; i++) {
+			uint16_t lid = u->lids[i];
+			const struct rg_dest *d = &g->dest[lid];
+
+			if (want && !want(ctx, lid))
+				continue;
+			bad += d->host ? u->bad_host : u->bad_sw;
+			for (uint32_t v = 0; v < g->S; v++) {
+				uint8_t *lft = out->lft[g->sw_node[v]].port;
+				uint8_t p;
+
+				if (v == t) {
+					lft[lid] = d->port;
+					continue;
+				}
+				p = pick(u, v, d->host);
+				if (p)
+					lft[lid] = p;
+			}
+		}
+	}
+	return bad;
+}
+
+/* Does every connected pair of switches have a legal path on `key`? */
+static int key_works(struct rgraph *g, const uint32_t *key)
+{
+	struct updn *u = updn_new(g, key);
+	int ok = 1;
+
+	if (!u)
+		return -ENOMEM;
+	for (uint32_t t = 0; ok && t < g->S; t++) {
+		bool host = false;
+
+		for (uint32_t i = u->lid_off[t]; i < u->lid_off[t + 1]; i++)
+			host |= g->dest[u->lids[i]].host;
+		distances(u, t);
+		if (host ? u->bad_host : u->bad_sw)
+			ok = 0;
+	}
+	updn_free(u);
+	return ok;
+}
+
+/* key = order by (rank, index); rank[v] RG_INF sorts last. */
+static void key_from_rank(const struct rgraph *g, const uint32_t *rank,
+			  uint32_t *key, bool reverse)
+{
+	uint32_t k = 0, max = 0;
+
+	for (uint32_t v = 0; v < g->S; v++)
+		if (rank[v] != RG_INF && rank[v] > max)
+			max = rank[v];
+	for (uint32_t r = 0; r <= max + 1; r++)
+		for (uint32_t v = 0; v < g->S; v++)
+			if (rank[v] == r || (r == max + 1 && rank[v] == RG_INF))
+				key[v] = reverse ? g->S - 1 - k++ : k++;
+}
+
+/* Multi-source BFS from the switches with is_root set. */
+static void rank_from(const struct rgraph *g, const uint8_t *is_root,
+		      uint32_t *rank, uint32_t *queue)
+{
+	uint32_t head = 0, tail = 0;
+
+	for (uint32_t v = 0; v < g->S; v++) {
+		rank[v] = RG_INF;
+		if (is_root[v]) {
+			rank[v] = 0;
+			queue[tail++] = v;
+		}
+	}
+	while (head < tail) {
+		uint32_t v = queue[head++];
+
+		for (uint32_t a = g->adj_off[v]; a < g->adj_off[v + 1]; a++) {
+			uint32_t w = g->adj_nbr[a];
+
+			if (rank[w] == RG_INF) {
+				rank[w] = rank[v] + 1;
+				queue[tail++] = w;
+			}
+		}
+	}
+}
+
+/* Every component without a root gets its most central switch. */
+static void add_central(const struct rgraph *g, uint8_t *is_root,
+			uint32_t *dist, uint32_t *order, bool all)
+{
+	uint32_t S = g->S;
+	uint8_t *has = calloc(S + 1, 1);
+	uint32_t *best_ecc = malloc((S + 1) * sizeof(*best_ecc));
+	uint64_t *best_sum = malloc((S + 1) * sizeof(*best_sum));
+	uint32_t *best = malloc((S + 1) * sizeof(*best));
+
+	if (!has || !best_ecc || !best_sum || !best)
+		goto out;
+	for (uint32_t v = 0; v < S; v++) {
+		if (is_root[v] && !all)
+			has[g->comp[v]] = 1;
+		best_ecc[v] = RG_INF;
+		best[v] = RG_INF;
+	}
+	if (all)
+		memset(is_root, 0, S);
+	for (uint32_t v = 0; v < S; v++) {
+		uint32_t c = g->comp[v], n, ecc = 0;
+		uint64_t sum = 0;
+
+		if (has[c])
+			continue;
+		n = rg_bfs(g, v, dist, order);
+		for (uint32_t i = 0; i < n; i++) {
+			sum += dist[order[i]];
+			if (dist[order[i]] > ecc)
+				ecc = dist[order[i]];
+		}
+		if (ecc < best_ecc[c] || (ecc == best_ecc[c] && sum < best_sum[c])) {
+			best_ecc[c] = ecc;
+			best_sum[c] = sum;
+			best[c] = v;
+		}
+	}
+	for (uint32_t c = 0; c < S; c++)
+		if (best[c] != RG_INF)
+			is_root[best[c]] = 1;
+out:
+	free(has);
+	free(best_ecc);
+	free(best_sum);
+	free(best);
+}
+
+int updn_pick(struct rgraph *g, const struct routing_opts *o, bool dnup,
+	      uint32_t *key, char *what, size_t whatlen)
+{
+	uint32_t S = g->S, n_roots = 0, maxlvl = 0;
+	uint8_t *is_root = calloc(S + 1, 1);
+	uint32_t *rank = malloc((S + 1) * sizeof(*rank));
+	uint32_t *queue = malloc((S + 1) * sizeof(*queue));
+	uint32_t *dist = malloc((S + 1) * sizeof(*dist));
+	const char *why = "";
+	int rc = -ENOMEM;
+
+	if (!is_root || !rank || !queue || !dist)
+		goto out;
+
+	/* 1. root_guid_file */
+	if (o && o->n_root_guids && !dnup) {
+		for (uint32_t v = 0; v < S; v++)
+			for (size_t i = 0; i < o->n_root_guids; i++)
+				if (fabric_node(g->f, g->sw_node[v])->guid ==
+				    o->root_guids[i]) {
+					is_root[v] = 1;
+					n_roots++;
+				}
+		if (n_roots) {
+			add_central(g, is_root, dist, queue, false);
+			rank_from(g, is_root, rank, queue);
+			key_from_rank(g, rank, key, false);
+			rc = key_works(g, key);
+			if (rc < 0)
+				goto out;
+			if (rc) {
+				snprintf(what, whatlen, "%u roots from "
+					 "root_guid_file", n_roots);
+				rc = 0;
+				goto out;
+			}
+			why = "root_guid_file roots leave pairs without a "
+			      "legal path, ";
+		} else {
+			why = "no root_guid_file GUID is a switch, ";
+		}
+	}
+
+	/* 2. a fat tree: levels counted from the switches with hosts */
+	memset(is_root, 0, S);
+	for (uint32_t v = 0; v < S; v++)
+		is_root[v] = g->nhost[v] > 0;
+	rank_from(g, is_root, rank, queue);
+	for (uint32_t v = 0; v < S; v++)
+		if (rank[v] != RG_INF && rank[v] > maxlvl)
+			maxlvl = rank[v];
+	if (maxlvl > 0) {
+		n_roots = 0;
+		if (!dnup)
+			for (uint32_t v = 0; v < S; v++) {
+				is_root[v] = rank[v] == maxlvl;
+				n_roots += is_root[v];
+			}
+		else
+			for (uint32_t v = 0; v < S; v++)
+				n_roots += is_root[v];
+		add_central(g, is_root, dist, queue, false);
+		rank_from(g, is_root, rank, queue);
+		key_from_rank(g, rank, key, dnup);
+		rc = key_works(g, key);
+		if (rc < 0)
+			goto out;
+		if (rc) {
+			snprintf(what, whatlen, "%s%u-level tree, %u %s", why,
+				 maxlvl + 1, n_roots, dnup ? "leaves" : "roots");
+			rc = 0;
+			goto out;
+		}
+	}
+
+	/* 3. the most central switch of each component */
+	add_central(g, is_root, dist, queue, true);
+	n_roots = 0;
+	for (uint32_t v = 0; v < S; v++)
+		n_roots += is_root[v];
+	rank_from(g, is_root, rank, queue);
+	key_from_rank(g, rank, key, false);
+	snprintf(what, whatlen, "%s%u central root%s", why, n_roots,
+		 n_roots == 1 ? "" : "s");
+	rc = 0;
+out:
+	free(is_root);
+	free(rank);
+	free(queue);
+	free(dist);
+	return rc;
+}
+
+static int updn_engine(const struct fabric *f, const struct routing_opts *o,
+		       struct routing_result *out, char *err, size_t errlen,
+		       bool dnup)
+{
+	struct rgraph g;
+	struct updn *u = NULL;
+	uint32_t *key = NULL;
+	char what[120];
+	int64_t bad;
+	int rc;
+
+	rc = rg_build(&g, f, err, errlen);
+	if (rc < 0)
+		return rc;
+	key = malloc((g.S + 1) * sizeof(*key));
+	rc = key ? updn_pick(&g, o, dnup, key, what, sizeof(what)) : -ENOMEM;
+	if (rc == 0)
+		rc = routing_alloc_tables(f, out, g.top);
+	if (rc == 0) {
+		u = updn_new(&g, key);
+		if (!u)
+			rc = -ENOMEM;
+	}
+	if (rc == 0) {
+		bad = updn_route(u, out, NULL, NULL);
+		if (bad < 0) {
+			rc = (int)bad;
+		} else if (bad) {
+			/* cannot happen with a key updn_pick checked */
+			snprintf(err, errlen, "%lld switch/LID pairs without a "
+				 "legal path", (long long)bad);
+			rc = -EHOSTUNREACH;
+		} else {
+			snprintf(out->summary, sizeof(out->summary),
+				 "%s: %s, 1 VL", dnup ? "down*/up*" :
+				 "up*/down*", what);
+		}
+	}
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	if (rc < 0)
+		routing_result_free(out);
+	updn_free(u);
+	free(key);
+	rg_free(&g);
+	return rc;
+}
+
+static int updn_route_fn(const struct fabric *f, const struct routing_opts *o,
+			 struct routing_result *out, char *err, size_t errlen)
+{
+	return updn_engine(f, o, out, err, errlen, false);
+}
+
+static int dnup_route_fn(const struct fabric *f, const struct routing_opts *o,
+			 struct routing_result *out, char *err, size_t errlen)
+{
+	return updn_engine(f, o, out, err, errlen, true);
+}
+
+const struct routing_engine routing_updn = {
+	.name = "updn",
+	.route = updn_route_fn,
+};
+
+const struct routing_engine routing_dnup = {
+	.name = "dnup",
+	.route = dnup_route_fn,
+};
