@@ -338,20 +338,34 @@ static uint8_t place(struct dfsssp *d, unsigned n)
 	return NOT_PLACED;
 }
 
-/* Route every LID and place it in layers 0 .. n-1; the LIDs left over. */
+/*
+ * Route every LID and place it in layers 0 .. n-1; the LIDs left over.
+ * n = 0: everything into layer 0 unchecked, then one search of it: on a
+ * fat tree, where shortest paths never turn from down to up, that is all
+ * it takes (LIDs left: 0, or all of them when layer 0 has a cycle).
+ */
 static uint32_t route_all(struct dfsssp *d, unsigned n)
 {
-	uint32_t left = 0;
+	uint32_t left = 0, lids = 0;
 
 	df_reset(d);
 	for (uint32_t l = 1; l <= d->g.top; l++) {
 		if (d->g.dest[l].sw < 0)
 			continue;
 		route_lid(d, (uint16_t)l);
+		lids++;
+		if (!n) {
+			for (uint32_t i = 0; i < d->n_slots; i++)
+				d->dep[d->slots[i]] |= 1;
+			d->layer[l] = 0;
+			continue;
+		}
 		d->layer[l] = place(d, n);
 		if (d->layer[l] == NOT_PLACED)
 			left++;
 	}
+	if (!n && !layer_acyclic(d, 0))
+		left = lids;
 	return left;
 }
 
@@ -409,7 +423,9 @@ static int dfsssp_route(const struct fabric *f, const struct routing_opts *o,
 	if (rc == 0)
 		rc = routing_alloc_tables(f, out, d.g.top);
 	if (rc == 0) {
-		left = route_all(&d, d.budget);
+		left = route_all(&d, 0);
+		if (left)
+			left = route_all(&d, d.budget);
 		if (left && d.budget > 1)
 			left = route_all(&d, d.budget - 1);
 		n_updn = left;
