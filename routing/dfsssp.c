@@ -57,6 +57,9 @@ struct dfsssp {
 	int32_t  last_t;	/* destination switch of dist */
 	uint64_t *flow;		/* host paths through each switch */
 	uint64_t *cost;		/* load summed along the path to the LID */
+	uint64_t *pending;	/* per channel: host paths of this LID so far */
+	uint32_t *touched;	/* channels with pending load */
+	uint32_t  n_touched;
 	uint8_t  *act;		/* some path passes the switch */
 	uint32_t *nxt;		/* chosen channel per switch, RG_INF */
 	/* channel dependency graphs: dep[dep_off[c] + j] = layers in which
@@ -81,6 +84,8 @@ static void df_free(struct dfsssp *d)
 	free(d->order);
 	free(d->flow);
 	free(d->cost);
+	free(d->pending);
+	free(d->touched);
 	free(d->act);
 	free(d->nxt);
 	free(d->dep_off);
@@ -138,6 +143,8 @@ static int df_alloc(struct dfsssp *d)
 	d->order = malloc((S + 1) * sizeof(*d->order));
 	d->flow = malloc((S + 1) * sizeof(*d->flow));
 	d->cost = malloc((S + 1) * sizeof(*d->cost));
+	d->pending = calloc((size_t)C + 1, sizeof(*d->pending));
+	d->touched = malloc(((size_t)C + 1) * sizeof(*d->touched));
 	d->act = malloc(S + 1);
 	d->nxt = malloc((S + 1) * sizeof(*d->nxt));
 	d->dep_off = malloc(((size_t)C + 1) * sizeof(*d->dep_off));
@@ -151,7 +158,8 @@ static int df_alloc(struct dfsssp *d)
 	d->layer = malloc((size_t)g->top + 1);
 	if (!d->dist || !d->order || !d->flow || !d->act || !d->nxt ||
 	    !d->dep_off || !d->slots || !d->ord || !d->color || !d->stk ||
-	    !d->pos || !d->layer || !d->slot_c || !d->new_ord || !d->cost)
+	    !d->pos || !d->layer || !d->slot_c || !d->new_ord || !d->cost ||
+	    !d->pending || !d->touched)
 		return -ENOMEM;
 	for (uint32_t c = 0; c < C; c++) {
 		uint32_t w = g->adj_nbr[c];
@@ -197,20 +205,36 @@ static void route_lid(struct dfsssp *d, uint16_t lid)
 		d->nxt[v] = RG_INF;
 	}
 	d->out->lft[g->sw_node[t]].port[lid] = dst->port;
-	/* nearest first: the shortest path of least summed load */
+	/*
+	 * Nearest first: the shortest path of least summed load.  The host
+	 * paths of the switches that chose already count too (pending, along
+	 * their whole path), so that the leaves of a fat tree spread one
+	 * destination's traffic over the planes instead of all taking the
+	 * one that was least loaded before it.
+	 */
 	d->cost[t] = 0;
+	d->n_touched = 0;
 	for (uint32_t i = 1; i < n; i++) {
 		uint32_t v = d->order[i], at = RG_INF;
 		uint64_t best = UINT64_MAX, cost = 0;
 
 		for (uint32_t a = g->adj_off[v]; a < g->adj_off[v + 1]; a++) {
 			uint32_t w = g->adj_nbr[a];
-			uint64_t key;
+			uint64_t key, c;
 
 			if (d->dist[w] + 1 != d->dist[v])
 				continue;
-			key = (g->load[a] + d->cost[w]) << 20 |
-			      (g->cnt[a] & 0xfffff);
+			c = g->load[a] + d->cost[w];
+			if (d->n_touched) {
+				c += d->pending[a];
+				for (uint32_t x = w; x != t;) {
+					uint32_t b = d->nxt[x];
+
+					c += d->pending[b];
+					x = g->adj_nbr[b];
+				}
+			}
+			key = c << 20 | (g->cnt[a] & 0xfffff);
 			if (key < best) {
 				best = key;
 				at = a;
@@ -219,7 +243,19 @@ static void route_lid(struct dfsssp *d, uint16_t lid)
 		}
 		d->nxt[v] = at;
 		d->cost[v] = cost;
+		if (!dst->host || !g->nhost[v])
+			continue;
+		for (uint32_t b = at;;) {
+			if (!d->pending[b])
+				d->touched[d->n_touched++] = b;
+			d->pending[b] += g->nhost[v];
+			if (g->adj_nbr[b] == t)
+				break;
+			b = d->nxt[g->adj_nbr[b]];
+		}
 	}
+	for (uint32_t i = 0; i < d->n_touched; i++)
+		d->pending[d->touched[i]] = 0;
 	/* farthest first: the host paths each channel takes on */
 	for (uint32_t i = n; i-- > 1;) {
 		uint32_t v = d->order[i], at = d->nxt[v], w;
