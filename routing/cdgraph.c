@@ -217,3 +217,109 @@ fail:
 	rg_free(g);
 	return rc;
 }
+
+int rg_tree_init(struct rg_tree *tr, const struct rgraph *g)
+{
+	size_t S = g->S, C = g->adj_off[g->S];
+
+	memset(tr, 0, sizeof(*tr));
+	tr->nxt = malloc((S + 1) * sizeof(*tr->nxt));
+	tr->act = malloc(S + 1);
+	tr->cost = malloc((S + 1) * sizeof(*tr->cost));
+	tr->flow = malloc((S + 1) * sizeof(*tr->flow));
+	tr->pending = calloc(C + 1, sizeof(*tr->pending));
+	tr->touched = malloc((C + 1) * sizeof(*tr->touched));
+	return tr->nxt && tr->act && tr->cost && tr->flow && tr->pending &&
+	       tr->touched ? 0 : -ENOMEM;
+}
+
+void rg_tree_free(struct rg_tree *tr)
+{
+	free(tr->nxt);
+	free(tr->act);
+	free(tr->cost);
+	free(tr->flow);
+	free(tr->pending);
+	free(tr->touched);
+	memset(tr, 0, sizeof(*tr));
+}
+
+void rg_tree_build(struct rgraph *g, struct rg_tree *tr, uint16_t lid,
+		   const uint32_t *order, uint32_t n,
+		   bool (*ok)(void *ctx, uint32_t v, uint32_t a), void *ctx)
+{
+	const struct rg_dest *dst = &g->dest[lid];
+	uint32_t t = order[0];
+
+	for (uint32_t v = 0; v < g->S; v++) {
+		tr->flow[v] = g->nhost[v];
+		tr->act[v] = dst->host || g->nhost[v];
+		tr->nxt[v] = RG_INF;
+	}
+	/*
+	 * Nearest first: the path of least summed load.  The host paths of
+	 * the switches that chose already count too (pending, along their
+	 * whole path), so that the leaves of a fat tree spread one LID's
+	 * traffic over the planes instead of all taking the one that was
+	 * least loaded before it.
+	 */
+	tr->cost[t] = 0;
+	tr->n_touched = 0;
+	for (uint32_t i = 1; i < n; i++) {
+		uint32_t v = order[i], at = RG_INF;
+		uint64_t best = UINT64_MAX, cost = 0;
+
+		for (uint32_t a = g->adj_off[v]; a < g->adj_off[v + 1]; a++) {
+			uint32_t w = g->adj_nbr[a];
+			uint64_t key, c;
+
+			if (!ok(ctx, v, a))
+				continue;
+			c = g->load[a] + tr->cost[w];
+			if (tr->n_touched) {
+				c += tr->pending[a];
+				for (uint32_t x = w; x != t;) {
+					uint32_t b = tr->nxt[x];
+
+					c += tr->pending[b];
+					x = g->adj_nbr[b];
+				}
+			}
+			key = c << 20 | (g->cnt[a] & 0xfffff);
+			if (key < best) {
+				best = key;
+				at = a;
+				cost = g->load[a] + tr->cost[w];
+			}
+		}
+		tr->nxt[v] = at;
+		tr->cost[v] = cost;
+		if (at == RG_INF || !dst->host || !g->nhost[v])
+			continue;
+		for (uint32_t b = at;;) {
+			if (!tr->pending[b])
+				tr->touched[tr->n_touched++] = b;
+			tr->pending[b] += g->nhost[v];
+			if (g->adj_nbr[b] == t)
+				break;
+			b = tr->nxt[g->adj_nbr[b]];
+		}
+	}
+	for (uint32_t i = 0; i < tr->n_touched; i++)
+		tr->pending[tr->touched[i]] = 0;
+
+	/* farthest first: the host paths each channel takes on */
+	for (uint32_t i = n; i-- > 1;) {
+		uint32_t v = order[i], at = tr->nxt[v], w;
+
+		if (at == RG_INF)
+			continue;
+		w = g->adj_nbr[at];
+		if (dst->host) {
+			g->load[at] += tr->flow[v];
+			g->cnt[at]++;
+		}
+		tr->flow[w] += tr->flow[v];
+		tr->act[w] |= tr->act[v];
+	}
+}

@@ -50,6 +50,28 @@ uint32_t rg_bfs(const struct rgraph *g, uint32_t t, uint32_t *dist,
 		uint32_t *order);
 
 /*
+ * One LID's tree, balanced on the all-to-all load (see dfsssp.c): the
+ * switches order[1 .. n) (order[0] = t, the LID's switch), each after
+ * every switch it may forward to, choose among the channels a for which
+ * ok(ctx, v, a) holds the one whose path to t carries the least load
+ * (g->load, plus the host paths of this LID chosen so far), then every
+ * chosen channel takes on the host paths that cross it.  Fills nxt[v]
+ * (RG_INF: no choice) and act[v] (some counted path passes v).
+ */
+struct rg_tree {
+	uint32_t *nxt;
+	uint8_t  *act;
+	uint64_t *cost, *flow, *pending;
+	uint32_t *touched, n_touched;
+};
+
+int rg_tree_init(struct rg_tree *tr, const struct rgraph *g);
+void rg_tree_free(struct rg_tree *tr);
+void rg_tree_build(struct rgraph *g, struct rg_tree *tr, uint16_t lid,
+		   const uint32_t *order, uint32_t n,
+		   bool (*ok)(void *ctx, uint32_t v, uint32_t a), void *ctx);
+
+/*
  * Up*\/down* routing on the order `key` (a channel v -> w goes up when
  * key[w] < key[v]; keys distinct): every path climbs, then descends, so
  * no dependency ever leads from a descending channel to a climbing one

@@ -55,13 +55,7 @@ struct dfsssp {
 	/* the tree being built */
 	uint32_t *dist, *order;	/* BFS from the destination switch */
 	int32_t  last_t;	/* destination switch of dist */
-	uint64_t *flow;		/* host paths through each switch */
-	uint64_t *cost;		/* load summed along the path to the LID */
-	uint64_t *pending;	/* per channel: host paths of this LID so far */
-	uint32_t *touched;	/* channels with pending load */
-	uint32_t  n_touched;
-	uint8_t  *act;		/* some path passes the switch */
-	uint32_t *nxt;		/* chosen channel per switch, RG_INF */
+	struct rg_tree tr;
 	/* channel dependency graphs: dep[dep_off[c] + j] = layers in which
 	 * channel c is followed by the j-th channel of the switch it leads to */
 	uint32_t *dep_off;
@@ -82,12 +76,6 @@ static void df_free(struct dfsssp *d)
 {
 	free(d->dist);
 	free(d->order);
-	free(d->flow);
-	free(d->cost);
-	free(d->pending);
-	free(d->touched);
-	free(d->act);
-	free(d->nxt);
 	free(d->dep_off);
 	free(d->dep);
 	free(d->slots);
@@ -98,6 +86,7 @@ static void df_free(struct dfsssp *d)
 	free(d->stk);
 	free(d->pos);
 	free(d->layer);
+	rg_tree_free(&d->tr);
 	rg_free(&d->g);
 }
 
@@ -141,12 +130,6 @@ static int df_alloc(struct dfsssp *d)
 	d->C = C;
 	d->dist = malloc((S + 1) * sizeof(*d->dist));
 	d->order = malloc((S + 1) * sizeof(*d->order));
-	d->flow = malloc((S + 1) * sizeof(*d->flow));
-	d->cost = malloc((S + 1) * sizeof(*d->cost));
-	d->pending = calloc((size_t)C + 1, sizeof(*d->pending));
-	d->touched = malloc(((size_t)C + 1) * sizeof(*d->touched));
-	d->act = malloc(S + 1);
-	d->nxt = malloc((S + 1) * sizeof(*d->nxt));
 	d->dep_off = malloc(((size_t)C + 1) * sizeof(*d->dep_off));
 	d->slots = malloc((S + 1) * sizeof(*d->slots));
 	d->slot_c = malloc((S + 1) * sizeof(*d->slot_c));
@@ -156,10 +139,9 @@ static int df_alloc(struct dfsssp *d)
 	d->stk = malloc(((size_t)C + 1) * sizeof(*d->stk));
 	d->pos = malloc(((size_t)C + 1) * sizeof(*d->pos));
 	d->layer = malloc((size_t)g->top + 1);
-	if (!d->dist || !d->order || !d->flow || !d->act || !d->nxt ||
-	    !d->dep_off || !d->slots || !d->ord || !d->color || !d->stk ||
-	    !d->pos || !d->layer || !d->slot_c || !d->new_ord || !d->cost ||
-	    !d->pending || !d->touched)
+	if (!d->dist || !d->order || !d->dep_off || !d->slots || !d->ord ||
+	    !d->color || !d->stk || !d->pos || !d->layer || !d->slot_c ||
+	    !d->new_ord || rg_tree_init(&d->tr, g) < 0)
 		return -ENOMEM;
 	for (uint32_t c = 0; c < C; c++) {
 		uint32_t w = g->adj_nbr[c];
@@ -187,6 +169,14 @@ static void df_reset(struct dfsssp *d)
 	d->last_t = -1;
 }
 
+/* Channel a of switch v leads one hop nearer the destination switch. */
+static bool on_shortest(void *ctx, uint32_t v, uint32_t a)
+{
+	const struct dfsssp *d = ctx;
+
+	return d->dist[d->g.adj_nbr[a]] + 1 == d->dist[v];
+}
+
 /* The tree of LID `lid` into the tables and its dependencies into slots. */
 static void route_lid(struct dfsssp *d, uint16_t lid)
 {
@@ -199,85 +189,23 @@ static void route_lid(struct dfsssp *d, uint16_t lid)
 		d->last_t = dst->sw;
 	}
 	n = d->n_reach;		/* order: the switches that reach t, t first */
-	for (uint32_t v = 0; v < g->S; v++) {
-		d->flow[v] = g->nhost[v];
-		d->act[v] = dst->host || g->nhost[v];
-		d->nxt[v] = RG_INF;
-	}
 	d->out->lft[g->sw_node[t]].port[lid] = dst->port;
-	/*
-	 * Nearest first: the shortest path of least summed load.  The host
-	 * paths of the switches that chose already count too (pending, along
-	 * their whole path), so that the leaves of a fat tree spread one
-	 * destination's traffic over the planes instead of all taking the
-	 * one that was least loaded before it.
-	 */
-	d->cost[t] = 0;
-	d->n_touched = 0;
+	rg_tree_build(g, &d->tr, lid, d->order, n, on_shortest, d);
 	for (uint32_t i = 1; i < n; i++) {
-		uint32_t v = d->order[i], at = RG_INF;
-		uint64_t best = UINT64_MAX, cost = 0;
+		uint32_t v = d->order[i];
 
-		for (uint32_t a = g->adj_off[v]; a < g->adj_off[v + 1]; a++) {
-			uint32_t w = g->adj_nbr[a];
-			uint64_t key, c;
-
-			if (d->dist[w] + 1 != d->dist[v])
-				continue;
-			c = g->load[a] + d->cost[w];
-			if (d->n_touched) {
-				c += d->pending[a];
-				for (uint32_t x = w; x != t;) {
-					uint32_t b = d->nxt[x];
-
-					c += d->pending[b];
-					x = g->adj_nbr[b];
-				}
-			}
-			key = c << 20 | (g->cnt[a] & 0xfffff);
-			if (key < best) {
-				best = key;
-				at = a;
-				cost = g->load[a] + d->cost[w];
-			}
-		}
-		d->nxt[v] = at;
-		d->cost[v] = cost;
-		if (!dst->host || !g->nhost[v])
-			continue;
-		for (uint32_t b = at;;) {
-			if (!d->pending[b])
-				d->touched[d->n_touched++] = b;
-			d->pending[b] += g->nhost[v];
-			if (g->adj_nbr[b] == t)
-				break;
-			b = d->nxt[g->adj_nbr[b]];
-		}
-	}
-	for (uint32_t i = 0; i < d->n_touched; i++)
-		d->pending[d->touched[i]] = 0;
-	/* farthest first: the host paths each channel takes on */
-	for (uint32_t i = n; i-- > 1;) {
-		uint32_t v = d->order[i], at = d->nxt[v], w;
-
-		w = g->adj_nbr[at];
-		if (dst->host) {
-			g->load[at] += d->flow[v];
-			g->cnt[at]++;
-		}
-		d->flow[w] += d->flow[v];
-		d->act[w] |= d->act[v];
-		d->out->lft[g->sw_node[v]].port[lid] = g->adj_port[at];
+		d->out->lft[g->sw_node[v]].port[lid] = g->adj_port[d->tr.nxt[v]];
 	}
 	/* dependencies (v -> w) => (w -> x) of the paths entering v */
 	d->n_slots = 0;
 	for (uint32_t i = 1; i < n; i++) {
-		uint32_t v = d->order[i], a = d->nxt[v], w = g->adj_nbr[a];
+		uint32_t v = d->order[i], a = d->tr.nxt[v], w = g->adj_nbr[a];
 
-		if (!d->act[v] || w == t)
+		if (!d->tr.act[v] || w == t)
 			continue;
 		d->slot_c[d->n_slots] = a;
-		d->slots[d->n_slots++] = d->dep_off[a] + d->nxt[w] - g->adj_off[w];
+		d->slots[d->n_slots++] = d->dep_off[a] + d->tr.nxt[w] -
+					 g->adj_off[w];
 	}
 }
 

@@ -53,6 +53,8 @@ struct updn {
 	uint32_t *order;
 	uint32_t bad_host;	/* switches without a legal path ... */
 	uint32_t bad_sw;	/* ... of them, those with hosts */
+	uint32_t *cnt;		/* counting sort */
+	struct rg_tree tr;
 	uint32_t *queue;
 	uint32_t *lid_off;	/* LIDs of switch t: lids[lid_off[t] ..] */
 	uint16_t *lids;
@@ -67,6 +69,8 @@ void updn_free(struct updn *u)
 	free(u->len);
 	free(u->hop);
 	free(u->order);
+	free(u->cnt);
+	rg_tree_free(&u->tr);
 	free(u->queue);
 	free(u->lid_off);
 	free(u->lids);
@@ -87,11 +91,13 @@ struct updn *updn_new(struct rgraph *g, const uint32_t *key)
 	u->len = malloc((S + 1) * sizeof(*u->len));
 	u->hop = malloc((S + 1) * sizeof(*u->hop));
 	u->order = malloc((S + 1) * sizeof(*u->order));
+	u->cnt = malloc((2 * (size_t)S + 3) * sizeof(*u->cnt));
 	u->queue = malloc((S + 1) * sizeof(*u->queue));
 	u->lid_off = calloc(S + 2, sizeof(*u->lid_off));
 	u->lids = malloc(((size_t)g->top + 1) * sizeof(*u->lids));
 	if (!u->by_key || !u->dd || !u->len || !u->queue || !u->lid_off ||
-	    !u->lids || !u->hop || !u->order) {
+	    !u->lids || !u->hop || !u->order || !u->cnt ||
+	    rg_tree_init(&u->tr, g) < 0) {
 		updn_free(u);
 		return NULL;
 	}
@@ -175,31 +181,57 @@ static void distances(struct updn *u, uint32_t t)
 		rg_bfs(g, t, u->hop, u->order);
 }
 
-/* The port switch v takes towards the current destination, 0: none. */
-static uint8_t pick(struct updn *u, uint32_t v, uint8_t host)
+/* May switch v forward over channel a towards the current destination? */
+static bool legal_next(void *ctx, uint32_t v, uint32_t a)
 {
-	struct rgraph *g = u->g;
+	const struct updn *u = ctx;
 	const uint32_t *key = u->key;
-	uint32_t best = UINT32_MAX, at = RG_INF;
-	bool down = u->dd[v] != RG_INF, any = u->len[v] == RG_INF;
+	uint32_t w = u->g->adj_nbr[a];
 
-	if (any && (!u->bad_host || u->hop[v] == RG_INF))
-		return 0;
-	for (uint32_t a = g->adj_off[v]; a < g->adj_off[v + 1]; a++) {
-		uint32_t w = g->adj_nbr[a];
-		bool ok = any ? u->hop[w] + 1 == u->hop[v] :
-			  down ? key[w] > key[v] && u->dd[w] + 1 == u->dd[v] :
-				 key[w] < key[v] && u->len[w] + 1 == u->len[v];
+	if (u->len[v] == RG_INF)		/* VL15 only: any shortest */
+		return u->hop[w] + 1 == u->hop[v];
+	if (u->dd[v] != RG_INF)			/* descending to the end */
+		return key[w] > key[v] && u->dd[w] + 1 == u->dd[v];
+	return key[w] < key[v] && u->len[w] + 1 == u->len[v];
+}
 
-		if (ok && g->cnt[a] < best) {
-			best = g->cnt[a];
-			at = a;
-		}
+/*
+ * The switches of t's component that have a path, each after every switch
+ * it may forward to: by L, then those left without a legal path by hop
+ * count (they forward by hop count, to either kind).  Returns how many.
+ */
+static uint32_t tree_order(struct updn *u, uint32_t t)
+{
+	const struct rgraph *g = u->g;
+	uint32_t n = 0, max = 0;
+
+	for (uint32_t v = 0; v < g->S; v++) {
+		if (u->len[v] != RG_INF && u->len[v] > max)
+			max = u->len[v];
+		if (u->bad_host && u->len[v] == RG_INF && u->hop[v] != RG_INF &&
+		    u->hop[v] > max)
+			max = u->hop[v];
 	}
-	if (at == RG_INF)
-		return 0;
-	g->cnt[at] += host;
-	return g->adj_port[at];
+	/* counting sort on L into u->queue (free again after distances) */
+	memset(u->cnt, 0, (max + 2) * sizeof(*u->cnt));
+	for (uint32_t v = 0; v < g->S; v++)
+		if (u->len[v] != RG_INF)
+			u->cnt[u->len[v] + 1]++;
+	for (uint32_t k = 0; k <= max; k++)
+		u->cnt[k + 1] += u->cnt[k];
+	for (uint32_t v = 0; v < g->S; v++)
+		if (u->len[v] != RG_INF) {
+			u->queue[u->cnt[u->len[v]]++] = v;
+			n++;
+		}
+	(void)t;
+	if (!u->bad_host)
+		return n;
+	for (uint32_t h = 1; h <= max; h++)
+		for (uint32_t v = 0; v < g->S; v++)
+			if (u->len[v] == RG_INF && u->hop[v] == h)
+				u->queue[n++] = v;
+	return n;
 }
 
 int64_t updn_route(struct updn *u, struct routing_result *out,
@@ -210,6 +242,7 @@ int64_t updn_route(struct updn *u, struct routing_result *out,
 
 	for (uint32_t t = 0; t < g->S; t++) {
 		bool any = false;
+		uint32_t n;
 
 		for (uint32_t i = u->lid_off[t]; i < u->lid_off[t + 1]; i++)
 			if (!want || want(ctx, u->lids[i]))
@@ -217,6 +250,7 @@ int64_t updn_route(struct updn *u, struct routing_result *out,
 		if (!any)
 			continue;
 		distances(u, t);
+		n = tree_order(u, t);
 		for (uint32_t i = u->lid_off[t]; i < u->lid_off[t + 1]; i++) {
 			uint16_t lid = u->lids[i];
 			const struct rg_dest *d = &g->dest[lid];
@@ -224,17 +258,14 @@ int64_t updn_route(struct updn *u, struct routing_result *out,
 			if (want && !want(ctx, lid))
 				continue;
 			bad += d->host ? u->bad_host : u->bad_sw;
-			for (uint32_t v = 0; v < g->S; v++) {
-				uint8_t *lft = out->lft[g->sw_node[v]].port;
-				uint8_t p;
+			out->lft[g->sw_node[t]].port[lid] = d->port;
+			rg_tree_build(g, &u->tr, lid, u->queue, n, legal_next, u);
+			for (uint32_t k = 1; k < n; k++) {
+				uint32_t v = u->queue[k];
 
-				if (v == t) {
-					lft[lid] = d->port;
-					continue;
-				}
-				p = pick(u, v, d->host);
-				if (p)
-					lft[lid] = p;
+				if (u->tr.nxt[v] != RG_INF)
+					out->lft[g->sw_node[v]].port[lid] =
+						g->adj_port[u->tr.nxt[v]];
 			}
 		}
 	}
