@@ -253,7 +253,7 @@ void rg_tree_build(struct rgraph *g, struct rg_tree *tr, uint16_t lid,
 
 	for (uint32_t v = 0; v < g->S; v++) {
 		tr->flow[v] = g->nhost[v];
-		tr->act[v] = dst->host || g->nhost[v];
+		tr->act[v] = g->nhost[v] > 0;
 		tr->nxt[v] = RG_INF;
 	}
 	/*

@@ -51,8 +51,8 @@ struct updn {
 	uint32_t *dd, *len;	/* Dd and L of the current destination */
 	uint32_t *hop;		/* plain hop counts, when some L is infinite */
 	uint32_t *order;
-	uint32_t bad_host;	/* switches without a legal path ... */
-	uint32_t bad_sw;	/* ... of them, those with hosts */
+	uint32_t bad;		/* switches with hosts without a legal path */
+	uint32_t n_any;		/* switches without hosts without one */
 	uint32_t *cnt;		/* counting sort */
 	struct rg_tree tr;
 	uint32_t *queue;
@@ -125,12 +125,13 @@ struct updn *updn_new(struct rgraph *g, const uint32_t *key)
 
 /*
  * Dd and L towards switch t, and how many switches of t's component are
- * left without a legal path (u->bad_host; u->bad_sw: those with hosts).
- * Several roots can leave a pair of switches without one (in a fat tree
- * whose cores each serve one spine per pod: two spines of different
- * planes).  That is fine for a switch LID from a switch without hosts:
- * nothing but SMPs, on VL15, which cannot deadlock, travel such a path,
- * so it takes a plain shortest path (u->hop) to where a legal one starts.
+ * left without a legal path (u->bad: those with hosts; u->n_any: the
+ * others).  Several roots can leave a switch without one (in a fat tree
+ * whose cores each serve one spine per pod: a core towards a leaf that
+ * lost its link into that plane).  That is fine for a switch without
+ * hosts: no data enters the fabric there (its own SMPs travel on VL15,
+ * which cannot deadlock), so it takes a plain shortest path (u->hop) to
+ * where a legal one starts, and no host's path ever passes it.
  */
 static void distances(struct updn *u, uint32_t t)
 {
@@ -138,7 +139,7 @@ static void distances(struct updn *u, uint32_t t)
 	const uint32_t *key = u->key;
 	uint32_t head = 0, tail = 0;
 
-	u->bad_host = u->bad_sw = 0;
+	u->bad = u->n_any = 0;
 	for (uint32_t v = 0; v < g->S; v++)
 		u->dd[v] = u->len[v] = RG_INF;
 	u->dd[t] = 0;
@@ -172,12 +173,13 @@ static void distances(struct updn *u, uint32_t t)
 		if (best != RG_INF) {
 			u->len[v] = best + 1;
 		} else if (g->comp[v] == g->comp[t]) {
-			u->bad_host++;
 			if (g->nhost[v])
-				u->bad_sw++;
+				u->bad++;
+			else
+				u->n_any++;
 		}
 	}
-	if (u->bad_host)
+	if (u->n_any)
 		rg_bfs(g, t, u->hop, u->order);
 }
 
@@ -208,7 +210,7 @@ static uint32_t tree_order(struct updn *u, uint32_t t)
 	for (uint32_t v = 0; v < g->S; v++) {
 		if (u->len[v] != RG_INF && u->len[v] > max)
 			max = u->len[v];
-		if (u->bad_host && u->len[v] == RG_INF && u->hop[v] != RG_INF &&
+		if (u->n_any && u->len[v] == RG_INF && u->hop[v] != RG_INF &&
 		    u->hop[v] > max)
 			max = u->hop[v];
 	}
@@ -225,7 +227,7 @@ static uint32_t tree_order(struct updn *u, uint32_t t)
 			n++;
 		}
 	(void)t;
-	if (!u->bad_host)
+	if (!u->n_any)
 		return n;
 	for (uint32_t h = 1; h <= max; h++)
 		for (uint32_t v = 0; v < g->S; v++)
@@ -257,7 +259,7 @@ int64_t updn_route(struct updn *u, struct routing_result *out,
 
 			if (want && !want(ctx, lid))
 				continue;
-			bad += d->host ? u->bad_host : u->bad_sw;
+			bad += u->bad;
 			out->lft[g->sw_node[t]].port[lid] = d->port;
 			rg_tree_build(g, &u->tr, lid, u->queue, n, legal_next, u);
 			for (uint32_t k = 1; k < n; k++) {
@@ -272,22 +274,28 @@ int64_t updn_route(struct updn *u, struct routing_result *out,
 	return bad;
 }
 
-/* Does every connected pair of switches have a legal path on `key`? */
-static int key_works(struct rgraph *g, const uint32_t *key)
+/*
+ * Does every switch with hosts have a legal path to every switch on `key`?
+ * 1 yes, 0 no (then bad[v] is set for the switches that lack one), or
+ * -ENOMEM.
+ */
+static int key_works(struct rgraph *g, const uint32_t *key, uint8_t *bad)
 {
 	struct updn *u = updn_new(g, key);
 	int ok = 1;
 
 	if (!u)
 		return -ENOMEM;
-	for (uint32_t t = 0; ok && t < g->S; t++) {
-		bool host = false;
-
-		for (uint32_t i = u->lid_off[t]; i < u->lid_off[t + 1]; i++)
-			host |= g->dest[u->lids[i]].host;
+	memset(bad, 0, g->S);
+	for (uint32_t t = 0; t < g->S; t++) {
 		distances(u, t);
-		if (host ? u->bad_host : u->bad_sw)
-			ok = 0;
+		if (!u->bad)
+			continue;
+		ok = 0;
+		for (uint32_t v = 0; v < g->S; v++)
+			if (u->len[v] == RG_INF && g->comp[v] == g->comp[t] &&
+			    g->nhost[v])
+				bad[v] = 1;
 	}
 	updn_free(u);
 	return ok;
@@ -383,6 +391,43 @@ out:
 	free(best);
 }
 
+/*
+ * Rank from the roots in is_root and check; while roots are among the
+ * switches left without a legal path (a core of a fat tree that lost its
+ * only link into a pod), drop them from the roots and try again: they then
+ * climb to a root that has the link.  1 when a key works, 0 when not.
+ */
+static int try_roots(struct rgraph *g, uint8_t *is_root, uint32_t *rank,
+		     uint32_t *queue, uint32_t *dist, uint32_t *key,
+		     bool reverse, uint32_t *n_roots)
+{
+	uint8_t *bad = malloc((size_t)g->S + 1);
+	int rc = 0;
+
+	if (!bad)
+		return -ENOMEM;
+	for (unsigned round = 0; round < 16; round++) {
+		bool dropped = false;
+
+		add_central(g, is_root, dist, queue, false);
+		rank_from(g, is_root, rank, queue);
+		key_from_rank(g, rank, key, reverse);
+		rc = key_works(g, key, bad);
+		if (rc != 0)
+			break;
+		for (uint32_t v = 0; v < g->S; v++)
+			if (bad[v] && is_root[v] && *n_roots > 1) {
+				is_root[v] = 0;
+				(*n_roots)--;
+				dropped = true;
+			}
+		if (!dropped)
+			break;
+	}
+	free(bad);
+	return rc;
+}
+
 int updn_pick(struct rgraph *g, const struct routing_opts *o, bool dnup,
 	      uint32_t *key, char *what, size_t whatlen)
 {
@@ -407,10 +452,8 @@ int updn_pick(struct rgraph *g, const struct routing_opts *o, bool dnup,
 					n_roots++;
 				}
 		if (n_roots) {
-			add_central(g, is_root, dist, queue, false);
-			rank_from(g, is_root, rank, queue);
-			key_from_rank(g, rank, key, false);
-			rc = key_works(g, key);
+			rc = try_roots(g, is_root, rank, queue, dist, key,
+				       false, &n_roots);
 			if (rc < 0)
 				goto out;
 			if (rc) {
@@ -444,10 +487,8 @@ int updn_pick(struct rgraph *g, const struct routing_opts *o, bool dnup,
 		else
 			for (uint32_t v = 0; v < S; v++)
 				n_roots += is_root[v];
-		add_central(g, is_root, dist, queue, false);
-		rank_from(g, is_root, rank, queue);
-		key_from_rank(g, rank, key, dnup);
-		rc = key_works(g, key);
+		rc = try_roots(g, is_root, rank, queue, dist, key, dnup,
+			       &n_roots);
 		if (rc < 0)
 			goto out;
 		if (rc) {
