@@ -66,6 +66,11 @@ struct dfsssp {
 	uint32_t  n_reach;	/* switches in order */
 	uint32_t *ord;		/* per layer: topological position per channel */
 	uint32_t *new_ord;	/* the order a search is building */
+	uint32_t *owner;	/* per channel: the switch it leaves */
+	uint32_t *mark, stamp;	/* visited in the current search */
+	uint64_t *listf, *listb;	/* (position, channel) of F and B */
+	uint32_t *pos_all;
+	uint32_t *added, n_added;	/* dependencies this LID added */
 	uint8_t  *color;
 	uint32_t *stk, *pos;
 	uint8_t  *layer;	/* per LID, NOT_PLACED */
@@ -81,6 +86,12 @@ static void df_free(struct dfsssp *d)
 	free(d->slots);
 	free(d->slot_c);
 	free(d->new_ord);
+	free(d->owner);
+	free(d->mark);
+	free(d->listf);
+	free(d->listb);
+	free(d->pos_all);
+	free(d->added);
 	free(d->ord);
 	free(d->color);
 	free(d->stk);
@@ -134,6 +145,12 @@ static int df_alloc(struct dfsssp *d)
 	d->slots = malloc((S + 1) * sizeof(*d->slots));
 	d->slot_c = malloc((S + 1) * sizeof(*d->slot_c));
 	d->new_ord = malloc(((size_t)C + 1) * sizeof(*d->new_ord));
+	d->owner = malloc(((size_t)C + 1) * sizeof(*d->owner));
+	d->mark = calloc((size_t)C + 1, sizeof(*d->mark));
+	d->listf = malloc(((size_t)C + 1) * sizeof(*d->listf));
+	d->listb = malloc(((size_t)C + 1) * sizeof(*d->listb));
+	d->pos_all = malloc((2 * (size_t)C + 1) * sizeof(*d->pos_all));
+	d->added = malloc((S + 1) * sizeof(*d->added));
 	d->ord = malloc(((size_t)C * d->budget + 1) * sizeof(*d->ord));
 	d->color = malloc((size_t)C + 1);
 	d->stk = malloc(((size_t)C + 1) * sizeof(*d->stk));
@@ -141,8 +158,12 @@ static int df_alloc(struct dfsssp *d)
 	d->layer = malloc((size_t)g->top + 1);
 	if (!d->dist || !d->order || !d->dep_off || !d->slots || !d->ord ||
 	    !d->color || !d->stk || !d->pos || !d->layer || !d->slot_c ||
-	    !d->new_ord || rg_tree_init(&d->tr, g) < 0)
+	    !d->new_ord || !d->owner || !d->mark || !d->listf || !d->listb ||
+	    !d->pos_all || !d->added || rg_tree_init(&d->tr, g) < 0)
 		return -ENOMEM;
+	for (uint32_t v = 0; v < S; v++)
+		for (uint32_t a = g->adj_off[v]; a < g->adj_off[v + 1]; a++)
+			d->owner[a] = v;
 	for (uint32_t c = 0; c < C; c++) {
 		uint32_t w = g->adj_nbr[c];
 
@@ -267,37 +288,122 @@ static bool layer_acyclic(struct dfsssp *d, unsigned l)
 	return true;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void qsort_u32(uint32_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_u32);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Add dependency slot s (channel c -> channel `to`) to layer l, keeping
+ * the layer's topological order (Pearce and Kelly's dynamic topological
+ * sort): when ord[to] < ord[c], the channels reachable from `to` below
+ * ord[c] (F) and those reaching c above ord[to] (B) take the positions
+ * the two sets held, B first.  Returns false, adding nothing, when `to`
+ * reaches c: the dependency would close a cycle.
+ */
+static bool add_dep(struct dfsssp *d, unsigned l, uint32_t c, uint32_t s)
+{
+	const struct rgraph *g = &d->g;
+	uint32_t *ord = d->ord + (size_t)l * d->C;
+	uint16_t bit = (uint16_t)(1u << l);
+	uint32_t to = slot_to(d, c, s), ub = ord[c], lb = ord[to];
+	uint32_t nf = 0, nb = 0, sp;
+
+	if (d->dep[s] & bit)
+		return true;
+	if (lb > ub) {
+		d->dep[s] |= bit;
+		d->added[d->n_added++] = s;
+		return true;
+	}
+	/* F: forward from `to`, below ub */
+	d->stamp++;
+	sp = 0;
+	d->stk[sp++] = to;
+	d->mark[to] = d->stamp;
+	while (sp) {
+		uint32_t x = d->stk[--sp];
+
+		d->listf[nf++] = (uint64_t)ord[x] << 32 | x;
+		for (uint32_t q = d->dep_off[x]; q < d->dep_off[x + 1]; q++) {
+			uint32_t y;
+
+			if (!(d->dep[q] & bit))
+				continue;
+			y = slot_to(d, x, q);
+			if (y == c)
+				return false;
+			if (ord[y] < ub && d->mark[y] != d->stamp) {
+				d->mark[y] = d->stamp;
+				d->stk[sp++] = y;
+			}
+		}
+	}
+	/* B: backward from c, above lb */
+	sp = 0;
+	d->stk[sp++] = c;
+	d->mark[c] = d->stamp;
+	while (sp) {
+		uint32_t x = d->stk[--sp], v = d->owner[x];
+		uint32_t j = x - g->adj_off[v];
+
+		d->listb[nb++] = (uint64_t)ord[x] << 32 | x;
+		for (uint32_t b = g->adj_off[v]; b < g->adj_off[v + 1]; b++) {
+			uint32_t p = g->adj_rev[b];
+
+			if (!(d->dep[d->dep_off[p] + j] & bit))
+				continue;
+			if (ord[p] > lb && d->mark[p] != d->stamp) {
+				d->mark[p] = d->stamp;
+				d->stk[sp++] = p;
+			}
+		}
+	}
+	qsort(d->listf, nf, sizeof(*d->listf), cmp_u64);
+	qsort(d->listb, nb, sizeof(*d->listb), cmp_u64);
+	for (uint32_t i = 0; i < nb; i++)
+		d->pos_all[i] = (uint32_t)(d->listb[i] >> 32);
+	for (uint32_t i = 0; i < nf; i++)
+		d->pos_all[nb + i] = (uint32_t)(d->listf[i] >> 32);
+	qsort_u32(d->pos_all, nb + nf);
+	for (uint32_t i = 0; i < nb; i++)
+		ord[(uint32_t)d->listb[i]] = d->pos_all[i];
+	for (uint32_t i = 0; i < nf; i++)
+		ord[(uint32_t)d->listf[i]] = d->pos_all[nb + i];
+	d->dep[s] |= bit;
+	d->added[d->n_added++] = s;
+	return true;
+}
+
 /* Put the current LID's dependencies into the first layer < n that takes
- * them; its number, or NOT_PLACED. */
+ * them all; its number, or NOT_PLACED. */
 static uint8_t place(struct dfsssp *d, unsigned n)
 {
 	for (unsigned l = 0; l < n; l++) {
-		const uint32_t *ord = d->ord + (size_t)l * d->C;
-		uint16_t bit = (uint16_t)(1u << l);
-		bool agree = true, ok;
+		bool ok = true;
 
-		for (uint32_t i = 0; i < d->n_slots && agree; i++) {
-			uint32_t s = d->slots[i], c = d->slot_c[i], to;
-
-			if (d->dep[s] & bit)
-				continue;
-			to = slot_to(d, c, s);
-			agree = ord[c] < ord[to];
-		}
-		if (agree) {
-			ok = true;
-		} else {
-			for (uint32_t i = 0; i < d->n_slots; i++)
-				d->dep[d->slots[i]] |= TENTATIVE;
-			ok = layer_acyclic(d, l);
-			for (uint32_t i = 0; i < d->n_slots; i++)
-				d->dep[d->slots[i]] &= (uint16_t)~TENTATIVE;
-		}
-		if (ok) {
-			for (uint32_t i = 0; i < d->n_slots; i++)
-				d->dep[d->slots[i]] |= bit;
+		d->n_added = 0;
+		for (uint32_t i = 0; ok && i < d->n_slots; i++)
+			ok = add_dep(d, l, d->slot_c[i], d->slots[i]);
+		if (ok)
 			return (uint8_t)l;
-		}
+		/* undo: the order stays valid for fewer dependencies */
+		for (uint32_t i = 0; i < d->n_added; i++)
+			d->dep[d->added[i]] &= (uint16_t)~(1u << l);
 	}
 	return NOT_PLACED;
 }
