@@ -21,10 +21,16 @@
  * give whole destinations layers (every path towards one LID shares it,
  * so SL only depends on the destination LID): a LID's tree adds the
  * dependencies (v -> w) => (w -> x) wherever a path enters v, and goes
- * into the first layer that stays acyclic with them.  The check is a
- * topological order per layer: new dependencies that agree with it cost
- * nothing; otherwise one depth-first search of the layer decides and, if
- * the layer stays acyclic, gives the new order.
+ * into the first layer that stays acyclic with them.  A LID whose tree
+ * fits no layer whole has its paths placed one source switch at a time,
+ * as DFSSSP places paths (out->sl then differs between the sources of one
+ * LID); all of them or none.  The check is a topological order per layer,
+ * kept up to date one dependency at a time (Pearce and Kelly): a new
+ * dependency that agrees with it costs nothing; otherwise a search of the
+ * part of the layer between its two ends either finds the cycle it would
+ * close or reorders that part.  First, though, every LID goes into layer
+ * 0 unchecked and one depth-first search decides: on a fat tree, whose
+ * shortest paths never turn from down to up, that is all it takes.
  *
  * Layers allowed: at most o->max_layers (when set) and what every
  * inter-switch port takes (OperationalVLs, or VLCap while that is 0).
@@ -70,7 +76,10 @@ struct dfsssp {
 	uint32_t *mark, stamp;	/* visited in the current search */
 	uint64_t *listf, *listb;	/* (position, channel) of F and B */
 	uint32_t *pos_all;
-	uint32_t *added, n_added;	/* dependencies this LID added */
+	uint32_t *added, n_added;	/* dependencies this LID added ... */
+	uint8_t  *added_l;		/* ... and their layers */
+	uint32_t *pslot, *pslot_c;	/* one source's path */
+	uint32_t  n_split;		/* LIDs placed path by path */
 	uint8_t  *color;
 	uint32_t *stk, *pos;
 	uint8_t  *layer;	/* per LID, NOT_PLACED */
@@ -92,6 +101,9 @@ static void df_free(struct dfsssp *d)
 	free(d->listb);
 	free(d->pos_all);
 	free(d->added);
+	free(d->added_l);
+	free(d->pslot);
+	free(d->pslot_c);
 	free(d->ord);
 	free(d->color);
 	free(d->stk);
@@ -132,6 +144,20 @@ static unsigned layer_budget(const struct rgraph *g,
 	return k;
 }
 
+/* Dependency slots: one per (channel, channel out of the switch it
+ * reaches). */
+static size_t n_dep_total(const struct rgraph *g)
+{
+	size_t n = 0;
+
+	for (uint32_t c = 0; c < g->adj_off[g->S]; c++) {
+		uint32_t w = g->adj_nbr[c];
+
+		n += g->adj_off[w + 1] - g->adj_off[w];
+	}
+	return n;
+}
+
 static int df_alloc(struct dfsssp *d)
 {
 	struct rgraph *g = &d->g;
@@ -150,7 +176,18 @@ static int df_alloc(struct dfsssp *d)
 	d->listf = malloc(((size_t)C + 1) * sizeof(*d->listf));
 	d->listb = malloc(((size_t)C + 1) * sizeof(*d->listb));
 	d->pos_all = malloc((2 * (size_t)C + 1) * sizeof(*d->pos_all));
-	d->added = malloc((S + 1) * sizeof(*d->added));
+	/* one LID adds each (layer, dependency) once: at most every
+	 * dependency of every source's path, S x S, capped by the graph */
+	{
+		size_t cap = (size_t)S * S + 1;
+
+		if (cap > (size_t)d->budget * (n_dep_total(g) + 1))
+			cap = (size_t)d->budget * (n_dep_total(g) + 1);
+		d->added = malloc(cap * sizeof(*d->added));
+		d->added_l = malloc(cap);
+	}
+	d->pslot = malloc((S + 1) * sizeof(*d->pslot));
+	d->pslot_c = malloc((S + 1) * sizeof(*d->pslot_c));
 	d->ord = malloc(((size_t)C * d->budget + 1) * sizeof(*d->ord));
 	d->color = malloc((size_t)C + 1);
 	d->stk = malloc(((size_t)C + 1) * sizeof(*d->stk));
@@ -159,7 +196,8 @@ static int df_alloc(struct dfsssp *d)
 	if (!d->dist || !d->order || !d->dep_off || !d->slots || !d->ord ||
 	    !d->color || !d->stk || !d->pos || !d->layer || !d->slot_c ||
 	    !d->new_ord || !d->owner || !d->mark || !d->listf || !d->listb ||
-	    !d->pos_all || !d->added || rg_tree_init(&d->tr, g) < 0)
+	    !d->pos_all || !d->added || !d->added_l || !d->pslot ||
+	    !d->pslot_c || rg_tree_init(&d->tr, g) < 0)
 		return -ENOMEM;
 	for (uint32_t v = 0; v < S; v++)
 		for (uint32_t a = g->adj_off[v]; a < g->adj_off[v + 1]; a++)
@@ -327,7 +365,8 @@ static bool add_dep(struct dfsssp *d, unsigned l, uint32_t c, uint32_t s)
 		return true;
 	if (lb > ub) {
 		d->dep[s] |= bit;
-		d->added[d->n_added++] = s;
+		d->added[d->n_added] = s;
+		d->added_l[d->n_added++] = (uint8_t)l;
 		return true;
 	}
 	/* F: forward from `to`, below ub */
@@ -385,8 +424,19 @@ static bool add_dep(struct dfsssp *d, unsigned l, uint32_t c, uint32_t s)
 	for (uint32_t i = 0; i < nf; i++)
 		ord[(uint32_t)d->listf[i]] = d->pos_all[nb + i];
 	d->dep[s] |= bit;
-	d->added[d->n_added++] = s;
+	d->added[d->n_added] = s;
+	d->added_l[d->n_added++] = (uint8_t)l;
 	return true;
+}
+
+/* Undo what the current LID added from entry `from` on. */
+static void undo(struct dfsssp *d, uint32_t from)
+{
+	while (d->n_added > from) {
+		d->n_added--;
+		d->dep[d->added[d->n_added]] &=
+			(uint16_t)~(1u << d->added_l[d->n_added]);
+	}
 }
 
 /* Put the current LID's dependencies into the first layer < n that takes
@@ -401,11 +451,58 @@ static uint8_t place(struct dfsssp *d, unsigned n)
 			ok = add_dep(d, l, d->slot_c[i], d->slots[i]);
 		if (ok)
 			return (uint8_t)l;
-		/* undo: the order stays valid for fewer dependencies */
-		for (uint32_t i = 0; i < d->n_added; i++)
-			d->dep[d->added[i]] &= (uint16_t)~(1u << l);
+		/* the order stays valid for fewer dependencies */
+		undo(d, 0);
 	}
 	return NOT_PLACED;
+}
+
+#define PER_PATH	0xfe	/* layer[lid]: see out->sl per source */
+
+/*
+ * A LID whose tree fits no layer whole: give each source switch's path
+ * the first layer that takes it (out->sl per source, as DFSSSP places
+ * paths).  All or nothing: PER_PATH, or NOT_PLACED with nothing added.
+ */
+static uint8_t place_paths(struct dfsssp *d, uint16_t lid, unsigned n)
+{
+	const struct rgraph *g = &d->g;
+	uint32_t t = (uint32_t)g->dest[lid].sw;
+
+	d->n_added = 0;
+	for (uint32_t i = 1; i < d->n_reach; i++) {
+		uint32_t v = d->order[i], a = d->tr.nxt[v], w, len = 0;
+		bool ok = false;
+
+		if (!g->nhost[v])
+			continue;
+		for (w = g->adj_nbr[a]; w != t; w = g->adj_nbr[a]) {
+			uint32_t b = d->tr.nxt[w];
+
+			d->pslot_c[len] = a;
+			d->pslot[len++] = d->dep_off[a] + b - g->adj_off[w];
+			a = b;
+		}
+		for (unsigned l = 0; !ok && l < n; l++) {
+			uint32_t from = d->n_added;
+
+			ok = true;
+			for (uint32_t k = 0; ok && k < len; k++)
+				ok = add_dep(d, l, d->pslot_c[k], d->pslot[k]);
+			if (ok)
+				d->out->sl[g->sw_node[v]][lid] = (uint8_t)l;
+			else
+				undo(d, from);
+		}
+		if (!ok) {
+			undo(d, 0);
+			return NOT_PLACED;
+		}
+	}
+	if (g->nhost[t])
+		d->out->sl[g->sw_node[t]][lid] = 0;
+	d->n_split++;
+	return PER_PATH;
 }
 
 /*
@@ -419,6 +516,7 @@ static uint32_t route_all(struct dfsssp *d, unsigned n)
 	uint32_t left = 0, lids = 0;
 
 	df_reset(d);
+	d->n_split = 0;
 	for (uint32_t l = 1; l <= d->g.top; l++) {
 		if (d->g.dest[l].sw < 0)
 			continue;
@@ -431,6 +529,8 @@ static uint32_t route_all(struct dfsssp *d, unsigned n)
 			continue;
 		}
 		d->layer[l] = place(d, n);
+		if (d->layer[l] == NOT_PLACED)
+			d->layer[l] = place_paths(d, (uint16_t)l, n);
 		if (d->layer[l] == NOT_PLACED)
 			left++;
 	}
@@ -493,6 +593,16 @@ static int dfsssp_route(const struct fabric *f, const struct routing_opts *o,
 	if (rc == 0)
 		rc = routing_alloc_tables(f, out, d.g.top);
 	if (rc == 0) {
+		out->sl = calloc(f->n_nodes, sizeof(*out->sl));
+		if (!out->sl)
+			rc = -ENOMEM;
+	}
+	for (uint32_t v = 0; rc == 0 && v < d.g.S; v++) {
+		out->sl[d.g.sw_node[v]] = calloc((size_t)d.g.top + 1, 1);
+		if (!out->sl[d.g.sw_node[v]])
+			rc = -ENOMEM;
+	}
+	if (rc == 0) {
 		left = route_all(&d, 0);
 		if (left)
 			left = route_all(&d, d.budget);
@@ -504,43 +614,39 @@ static int dfsssp_route(const struct fabric *f, const struct routing_opts *o,
 		if (left)
 			rc = updn_rest(&d, o, d.budget - 1, what, sizeof(what));
 	}
-	if (rc == 0) {
-		out->sl = calloc(f->n_nodes, sizeof(*out->sl));
-		if (!out->sl)
-			rc = -ENOMEM;
+	for (uint32_t v = 0; rc == 0 && v < d.g.S; v++) {
+		uint8_t *sl = out->sl[d.g.sw_node[v]];
+
+		for (size_t lid = 1; lid <= d.g.top; lid++) {
+			if (d.g.dest[lid].sw < 0)
+				continue;
+			if (d.layer[lid] < ROUTING_MAX_LAYERS)
+				sl[lid] = d.layer[lid];
+			else if (d.layer[lid] != PER_PATH)
+				sl[lid] = 0;
+			if (sl[lid] + 1u > used)
+				used = sl[lid] + 1u;
+		}
 	}
-	for (size_t lid = 1; rc == 0 && lid <= d.g.top; lid++)
-		if (d.g.dest[lid].sw >= 0 && d.layer[lid] + 1u > used)
-			used = d.layer[lid] + 1u;
 	if (!used)
 		used = 1;
-	for (uint32_t v = 0; rc == 0 && v < d.g.S; v++) {
-		uint8_t *sl = calloc((size_t)d.g.top + 1, 1);
-
-		if (!sl) {
-			rc = -ENOMEM;
-			break;
-		}
-		for (size_t lid = 1; lid <= d.g.top; lid++)
-			if (d.layer[lid] != NOT_PLACED)
-				sl[lid] = d.layer[lid];
-		out->sl[d.g.sw_node[v]] = sl;
-	}
 	if (rc == 0) {
 		out->n_layers = (uint8_t)used;
 		if (!n_updn)
 			snprintf(out->summary, sizeof(out->summary),
-				 "shortest paths, %u layer%s of %u allowed",
-				 used, used == 1 ? "" : "s", d.budget);
+				 "shortest paths, %u layer%s of %u allowed "
+				 "(%u LIDs layered per source)", used,
+				 used == 1 ? "" : "s", d.budget, d.n_split);
 		else if (d.budget == 1)
 			snprintf(out->summary, sizeof(out->summary),
 				 "1 VL: shortest paths not acyclic, whole fabric "
 				 "up*/down* (%s)", what);
 		else
 			snprintf(out->summary, sizeof(out->summary),
-				 "shortest paths in %u layers, %u LIDs up*/down* "
-				 "in layer %u (%s); %u allowed", d.budget - 1,
-				 n_updn, d.budget - 1, what, d.budget);
+				 "shortest paths in %u layers (%u LIDs layered "
+				 "per source), %u LIDs up*/down* in layer %u (%s); "
+				 "%u allowed", d.budget - 1, d.n_split, n_updn,
+				 d.budget - 1, what, d.budget);
 	}
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
