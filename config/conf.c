@@ -261,7 +261,7 @@ int cfg_check_value(const struct cfg_key *k, const char *val, char *err,
 	if (rc < 0) {
 		if (!strcmp(k->name, "routing_engine"))
 			snprintf(err, errlen, "a comma list of routing engines"
-				 " (known: minhop)");
+				 " (known: minhop, updn, dnup, dfsssp)");
 		else
 			cfg_expected(k, err, errlen);
 	}
