@@ -41,7 +41,7 @@ const struct cfg_opt cfg_opts[] = {
 	KF("reassign_lids", 'r', "reassign_lids", "TRUE",
 	   "give every port a new LID (ignore the cache)"),
 	KA("routing_engine", 'R', "routing_engine", "LIST",
-	   "routing engines to try in order (known: minhop)"),
+	   "routing engines to try in order (default auto)"),
 	KF("do_mesh_analysis", 0, "do_mesh_analysis", "TRUE", "lash: mesh analysis"),
 	KA("lash_start_vl", 0, "lash_start_vl", "VL", "lash: first VL"),
 	KA("sm_sl", 0, "sm_sl", "SL", "SL of SM traffic"),

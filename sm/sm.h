@@ -51,7 +51,7 @@ struct sm_config {
 	uint8_t  lmc;			/* 0-7 */
 	bool     reassign_lids;
 	unsigned sweep_interval;	/* s, 0 = no light sweeps */
-	const char *routing_engine;	/* comma list; NULL = minhop */
+	const char *routing_engine;	/* comma list; NULL = auto */
 	char     cache_dir[512];	/* guid2lid lives here */
 	char     dump_dir[512];		/* opensm-subnet.lst, opensm-lfts.dump */
 	uint64_t subnet_prefix;
