@@ -1,0 +1,323 @@
+/*
+ * route.c - routing as the daemon runs it (see route.h).
+ *
+ * Every heavy sweep routes its new model.  What an engine returns is
+ * checked before anything is sent: a table that loses a destination,
+ * loops, or (for layered, deadlock-free routes) closes a cycle in a
+ * layer's channel dependency graph would do more harm programmed than the
+ * tables the switches already hold, so then the previous tables stay.
+ * The check walks switches x LIDs once (routing/verify.c): on a fabric
+ * of 1,152 hosts that is a few milliseconds beside the sweep's SMPs.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "routing/verify.h"
+#include "sm/log.h"
+#include "sm/route.h"
+#include "sm/sm.h"
+
+int sm_guid_file_load(const char *path, uint64_t **guids, char *err,
+		      size_t errlen)
+{
+	FILE *fp = fopen(path, "r");
+	uint64_t *v = NULL;
+	size_t n = 0, cap = 0;
+	unsigned line = 0;
+	char buf[256];
+
+	*guids = NULL;
+	if (!fp) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(e));
+		return -e;
+	}
+	while (fgets(buf, sizeof(buf), fp)) {
+		char *p = buf, *end;
+		unsigned long long g;
+
+		line++;
+		if (!strchr(buf, '\n') && !feof(fp)) {
+			snprintf(err, errlen, "%s:%u: expected a line shorter "
+				 "than %zu characters", path, line, sizeof(buf));
+			goto bad;
+		}
+		while (isspace((unsigned char)*p))
+			p++;
+		if (!*p || *p == '#')
+			continue;
+		errno = 0;
+		g = strtoull(p, &end, 16);
+		if (end == p || errno || (p[0] == '-') ||
+		    (*end && !isspace((unsigned char)*end) && *end != '#')) {
+			buf[strcspn(buf, "\r\n")] = '\0';
+			snprintf(err, errlen, "%s:%u: '%s': expected a GUID "
+				 "(hexadecimal, e.g. 0x0002c90300001234)",
+				 path, line, p);
+			goto bad;
+		}
+		for (p = end; isspace((unsigned char)*p); p++)
+			;
+		if (*p && *p != '#') {
+			snprintf(err, errlen, "%s:%u: expected one GUID per "
+				 "line", path, line);
+			goto bad;
+		}
+		if (!g) {
+			snprintf(err, errlen, "%s:%u: expected a GUID, not 0",
+				 path, line);
+			goto bad;
+		}
+		if (n == SM_MAX_GUID_FILE) {
+			snprintf(err, errlen, "%s:%u: more than %d GUIDs", path,
+				 line, SM_MAX_GUID_FILE);
+			goto bad;
+		}
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 64;
+			uint64_t *nv = realloc(v, c * sizeof(*v));
+
+			if (!nv) {
+				snprintf(err, errlen, "%s: out of memory", path);
+				fclose(fp);
+				free(v);
+				return -ENOMEM;
+			}
+			v = nv;
+			cap = c;
+		}
+		v[n++] = g;
+	}
+	if (ferror(fp)) {
+		snprintf(err, errlen, "%s: read error", path);
+		fclose(fp);
+		free(v);
+		return -EIO;
+	}
+	fclose(fp);
+	*guids = v;
+	return (int)n;
+bad:
+	fclose(fp);
+	free(v);
+	return -EINVAL;
+}
+
+unsigned sm_max_layers(unsigned max_op_vls)
+{
+	static const unsigned vls[] = { 1, 1, 2, 4, 8, 15 };
+
+	return max_op_vls < sizeof(vls) / sizeof(vls[0]) ? vls[max_op_vls]
+							 : 15;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A GUID file for the engines; ERR 1503 and none when it is bad. */
+static size_t guid_option(const char *key, const char *path,
+			  uint64_t **guids)
+{
+	char err[600];
+	int n;
+
+	*guids = NULL;
+	if (!path)
+		return 0;
+	n = sm_guid_file_load(path, guids, err, sizeof(err));
+	if (n < 0) {
+		log_err("ERR 1503: %s: %s; routing without it", key, err);
+		return 0;
+	}
+	return (size_t)n;
+}
+
+/*
+ * IBSM_DEBUG_CORRUPT_LFT=N (tests only): from the Nth routing computation
+ * of this process on, one entry of the first switch's table that leads
+ * to a CA is cleared after the engine ran, so that the verification has
+ * something to catch (tests/fabric/test_route_verify.sh).
+ */
+static void debug_corrupt(struct sm *sm, const struct fabric *f,
+			  struct routing_result *r)
+{
+	const char *v = getenv("IBSM_DEBUG_CORRUPT_LFT");
+	unsigned long from = v ? strtoul(v, NULL, 10) : 0;
+
+	if (!from || sm->route_runs < from)
+		return;
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *n = &f->nodes[i];
+
+		if (!r->lft[i].port)
+			continue;
+		for (unsigned p = 1; p <= n->num_ports; p++) {
+			const struct fab_port *pt = &n->ports[p];
+			const struct fab_node *peer;
+			uint16_t lid;
+
+			if (pt->peer_node == FAB_NONE)
+				continue;
+			peer = fabric_node(f, pt->peer_node);
+			if (peer->type == NODE_TYPE_SWITCH)
+				continue;
+			lid = peer->ports[pt->peer_port].lid;
+			if (!lid || lid > r->lft[i].top)
+				continue;
+			r->lft[i].port[lid] = LFT_NO_PATH;
+			log_warnx("debug: IBSM_DEBUG_CORRUPT_LFT: cleared LID %u"
+				  " in the table of switch 0x%016" PRIx64,
+				  lid, n->guid);
+			return;
+		}
+	}
+}
+
+/*
+ * The previous sweep's tables, re-indexed for the new model by switch
+ * GUID.  A switch the previous model did not have keeps the new table:
+ * there is nothing older to keep for it.
+ */
+static int keep_previous(struct sm *sm, const struct fabric *f,
+			 struct routing_result *out)
+{
+	const struct routing_result *old = &sm->routes;
+	const struct fabric *of = &sm->fabric;
+	struct lft *lft;
+	uint8_t **sl = NULL;
+
+	if (!old->lft || old->n_nodes != of->n_nodes)
+		return 0;		/* nothing to keep */
+	lft = calloc(f->n_nodes ? f->n_nodes : 1, sizeof(*lft));
+	if (old->sl)
+		sl = calloc(f->n_nodes ? f->n_nodes : 1, sizeof(*sl));
+	if (!lft || (old->sl && !sl)) {
+		free(lft);
+		free(sl);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		int32_t j;
+		const struct lft *src;
+		size_t len;
+
+		if (f->nodes[i].type != NODE_TYPE_SWITCH)
+			continue;
+		j = fabric_find(of, f->nodes[i].guid);
+		src = j != FAB_NONE && old->lft[j].port ? &old->lft[j]
+							 : &out->lft[i];
+		len = (size_t)src->top + 1;
+		lft[i].top = src->top;
+		lft[i].port = malloc(len);
+		if (lft[i].port)
+			memcpy(lft[i].port, src->port, len);
+		if (sl && j != FAB_NONE && old->sl[j]) {
+			sl[i] = malloc(len);
+			if (sl[i])
+				memcpy(sl[i], old->sl[j], len);
+		}
+		if (!lft[i].port || (sl && j != FAB_NONE && old->sl[j] &&
+				     !sl[i])) {
+			struct routing_result tmp = {
+				.n_nodes = f->n_nodes, .lft = lft, .sl = sl };
+
+			routing_result_free(&tmp);
+			return -ENOMEM;
+		}
+	}
+	routing_result_free(out);
+	out->n_nodes = f->n_nodes;
+	out->lft = lft;
+	out->sl = sl;
+	out->n_layers = sl ? old->n_layers : 0;
+	out->engine = old->engine;
+	snprintf(out->summary, sizeof(out->summary), "%s", old->summary);
+	return 0;
+}
+
+int sm_route(struct sm *sm, const struct fabric *f,
+	     struct routing_result *out, char *err, size_t errlen)
+{
+	const char *list = sm->cfg.routing_engine ? sm->cfg.routing_engine
+						  : SM_DEFAULT_ENGINES;
+	struct routing_opts o = {
+		.max_layers = sm_max_layers(sm->cfg.max_op_vls),
+	};
+	uint64_t *roots, *cns;
+	struct routing_check chk;
+	char what[200] = "";
+	double t0, t1, t2;
+	int rc;
+
+	o.n_root_guids = guid_option("root_guid_file", sm->cfg.root_guid_file,
+				     &roots);
+	o.root_guids = roots;
+	o.n_cn_guids = guid_option("cn_guid_file", sm->cfg.cn_guid_file, &cns);
+	o.cn_guids = cns;
+	sm->route_runs++;
+	t0 = now();
+	rc = routing_run_opts(list, f, &o, out, err, errlen);
+	t1 = now();
+	free(roots);
+	free(cns);
+	if (rc < 0)
+		return rc;
+	if (out->fallback[0])
+		log_warnx("ERR 1501: routing fell back to %s: %s", out->engine,
+			  out->fallback);
+	log_info("routing: %s%s%s (%.3f s)", out->engine,
+		 out->summary[0] ? ": " : "", out->summary, t1 - t0);
+	debug_corrupt(sm, f, out);
+
+	/* verification before programming */
+	rc = routing_check(f, out, &chk);
+	if (rc == 0 && routing_check_failures(&chk)) {
+		const struct fab_node *n = chk.bad_switch != FAB_NONE ?
+			fabric_node(f, chk.bad_switch) : NULL;
+
+		snprintf(what, sizeof(what), "%" PRIu64 " of %" PRIu64
+			 " paths fail (%" PRIu64 " unreachable, %" PRIu64
+			 " loops, %" PRIu64 " misrouted), first: LID %u from "
+			 "switch 0x%016" PRIx64 " '%s'",
+			 routing_check_failures(&chk), chk.pairs,
+			 chk.unreachable, chk.loops, chk.misrouted, chk.bad_lid,
+			 n ? n->guid : 0, n ? n->desc : "?");
+	}
+	t2 = now();
+	if (rc < 0) {
+		snprintf(err, errlen, "verifying the routes: %s", strerror(-rc));
+		return rc;
+	}
+	log_debug("routing: verified %" PRIu64 " paths in %.3f s", chk.pairs,
+		  t2 - t1);
+	if (!what[0])
+		return 0;
+	if (!sm->routes.lft) {
+		log_err("ERR 1502: routing by %s failed verification: %s; no "
+			"previous tables to keep: programming them anyway",
+			out->engine, what);
+		return 0;
+	}
+	rc = keep_previous(sm, f, out);
+	if (rc < 0) {
+		snprintf(err, errlen, "keeping the previous routes: %s",
+			 strerror(-rc));
+		return rc;
+	}
+	log_err("ERR 1502: routing by %s failed verification: %s; the "
+		"previous tables stay", list, what);
+	return 0;
+}
