@@ -323,6 +323,7 @@ int routing_report_compute(const struct fabric *f,
 	rep->peak_rss_kib = -1;
 	rep->engine = r->engine ? r->engine : "";
 	snprintf(rep->summary, sizeof(rep->summary), "%s", r->summary);
+	snprintf(rep->fallback, sizeof(rep->fallback), "%s", r->fallback);
 	rep->n_layers = r->n_layers;
 
 	rc = routing_check(f, r, &rep->check);
@@ -455,6 +456,8 @@ size_t routing_report_text(const struct routing_report *rep, char *buf,
 	start(&o, buf, len);
 	put(&o, "engine: %s%s%s\n", rep->engine[0] ? rep->engine : "-",
 	    rep->summary[0] ? ": " : "", rep->summary);
+	if (rep->fallback[0])
+		put(&o, "fallback: %s\n", rep->fallback);
 	put(&o, "fabric: %zu switches, %zu CA/router ports, %zu destination "
 	    "LIDs, %" PRIu64 " inter-switch channels\n", rep->switches,
 	    rep->ports, rep->dest_lids, rep->channels);
@@ -503,6 +506,8 @@ size_t routing_report_json(const struct routing_report *rep, char *buf,
 	put_json_str(&o, rep->engine);
 	put(&o, ",\"summary\":");
 	put_json_str(&o, rep->summary);
+	put(&o, ",\"fallback\":");
+	put_json_str(&o, rep->fallback);
 	put(&o, ",\"switches\":%zu,\"ports\":%zu,\"dest_lids\":%zu,"
 	    "\"channels\":%" PRIu64 ",\"channels_used\":%" PRIu64
 	    ",\"routes\":%" PRIu64 ",\"load_total\":%" PRIu64

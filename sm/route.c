@@ -17,12 +17,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
+#include "routing/report.h"
 #include "routing/verify.h"
+#include "sm/lid.h"
 #include "sm/log.h"
 #include "sm/route.h"
 #include "sm/sm.h"
+#include "sm/topo_load.h"
 
 int sm_guid_file_load(const char *path, uint64_t **guids, char *err,
 		      size_t errlen)
@@ -127,22 +131,47 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* A GUID file for the engines; ERR 1503 and none when it is bad. */
-static size_t guid_option(const char *key, const char *path,
-			  uint64_t **guids)
+/*
+ * The engines' options from the configuration: layers from max_op_vls,
+ * the GUID files read now (so an edited file counts at the next routing,
+ * as in OpenSM).  A file that cannot be used is left out, its reason
+ * ("FILE:LINE: ...") in err; -errno then, 0 otherwise.  The GUID arrays
+ * are freed by opts_free().
+ */
+static int opts_get(const struct sm_config *cfg, struct routing_opts *o,
+		    char *err, size_t errlen)
 {
-	char err[600];
-	int n;
+	uint64_t *g;
+	int n, rc = 0;
 
-	*guids = NULL;
-	if (!path)
-		return 0;
-	n = sm_guid_file_load(path, guids, err, sizeof(err));
-	if (n < 0) {
-		log_err("ERR 1503: %s: %s; routing without it", key, err);
-		return 0;
+	memset(o, 0, sizeof(*o));
+	o->max_layers = sm_max_layers(cfg->max_op_vls);
+	if (cfg->root_guid_file) {
+		n = sm_guid_file_load(cfg->root_guid_file, &g, err, errlen);
+		if (n < 0)
+			rc = n;
+		else {
+			o->root_guids = g;
+			o->n_root_guids = (size_t)n;
+		}
 	}
-	return (size_t)n;
+	if (cfg->cn_guid_file && rc == 0) {
+		n = sm_guid_file_load(cfg->cn_guid_file, &g, err, errlen);
+		if (n < 0)
+			rc = n;
+		else {
+			o->cn_guids = g;
+			o->n_cn_guids = (size_t)n;
+		}
+	}
+	return rc;
+}
+
+static void opts_free(struct routing_opts *o)
+{
+	free((void *)o->root_guids);
+	free((void *)o->cn_guids);
+	memset(o, 0, sizeof(*o));
 }
 
 /*
@@ -253,26 +282,20 @@ int sm_route(struct sm *sm, const struct fabric *f,
 {
 	const char *list = sm->cfg.routing_engine ? sm->cfg.routing_engine
 						  : SM_DEFAULT_ENGINES;
-	struct routing_opts o = {
-		.max_layers = sm_max_layers(sm->cfg.max_op_vls),
-	};
-	uint64_t *roots, *cns;
+	struct routing_opts o;
 	struct routing_check chk;
-	char what[200] = "";
+	char what[200] = "", ferr[600];
 	double t0, t1, t2;
 	int rc;
 
-	o.n_root_guids = guid_option("root_guid_file", sm->cfg.root_guid_file,
-				     &roots);
-	o.root_guids = roots;
-	o.n_cn_guids = guid_option("cn_guid_file", sm->cfg.cn_guid_file, &cns);
-	o.cn_guids = cns;
+	/* a bad GUID file: routing goes on without the rest of them */
+	if (opts_get(&sm->cfg, &o, ferr, sizeof(ferr)) < 0)
+		log_err("ERR 1503: %s; routing without it", ferr);
 	sm->route_runs++;
 	t0 = now();
 	rc = routing_run_opts(list, f, &o, out, err, errlen);
 	t1 = now();
-	free(roots);
-	free(cns);
+	opts_free(&o);
 	if (rc < 0)
 		return rc;
 	if (out->fallback[0])
@@ -320,4 +343,152 @@ int sm_route(struct sm *sm, const struct fabric *f,
 	log_err("ERR 1502: routing by %s failed verification: %s; the "
 		"previous tables stay", list, what);
 	return 0;
+}
+
+/* ------------------------------------------------------------ offline */
+
+/* The tables in ibroute's format (what routebench --dump printed). */
+static void dump_lfts(FILE *out, const struct fabric *f,
+		      const struct routing_result *r)
+{
+	int32_t *own_node = malloc(((size_t)f->max_lid + 1) * sizeof(int32_t));
+	uint8_t *own_port = malloc((size_t)f->max_lid + 1);
+
+	if (!own_node || !own_port)
+		goto out;
+	for (size_t l = 0; l <= f->max_lid; l++)
+		own_node[l] = FAB_NONE;
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *n = &f->nodes[i];
+		bool sw = n->type == NODE_TYPE_SWITCH;
+
+		for (unsigned p = sw ? 0 : 1; p <= (sw ? 0u : n->num_ports); p++) {
+			const struct fab_port *pt = &n->ports[p];
+
+			for (size_t l = pt->lid; pt->lid &&
+			     l < (size_t)pt->lid + (1u << pt->lmc) &&
+			     l <= f->max_lid; l++) {
+				own_node[l] = (int32_t)i;
+				own_port[l] = (uint8_t)p;
+			}
+		}
+	}
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *n = &f->nodes[i];
+		const struct lft *t = &r->lft[i];
+		unsigned valid = 0;
+
+		if (n->type != NODE_TYPE_SWITCH || !t->port)
+			continue;
+		fprintf(out, "Unicast lids [0x0-0x%x] of switch Lid %u guid "
+			"0x%016" PRIx64 " ('%s'):\n", t->top, n->ports[0].lid,
+			n->guid, n->desc);
+		for (size_t l = 1; l <= t->top; l++) {
+			const struct fab_node *o;
+
+			if (t->port[l] == LFT_NO_PATH)
+				continue;
+			valid++;
+			fprintf(out, "0x%04zx %03u", l, t->port[l]);
+			if (l <= f->max_lid && own_node[l] != FAB_NONE) {
+				o = fabric_node(f, own_node[l]);
+				fprintf(out, " : (%s portguid 0x%016" PRIx64
+					": '%s')", o->type == NODE_TYPE_SWITCH ?
+					"Switch" : o->type == NODE_TYPE_CA ?
+					"Channel Adapter" : "Router",
+					o->ports[own_port[l]].guid, o->desc);
+			}
+			fputc('\n', out);
+		}
+		fprintf(out, "%u lids valid for this switch\n\n", valid);
+	}
+out:
+	free(own_node);
+	free(own_port);
+}
+
+int sm_route_offline(const char *file, const struct sm_config *cfg,
+		     bool json, FILE *out, FILE *errf)
+{
+	const char *list = cfg->routing_engine ? cfg->routing_engine
+					       : SM_DEFAULT_ENGINES;
+	struct fabric f;
+	struct fabric_counts fc;
+	struct routing_opts o;
+	struct routing_result r;
+	struct routing_report rep;
+	struct rusage ru;
+	char err[600], *text = NULL;
+	double t0, t1, t_load;
+	size_t len;
+	int rc, status = 2;
+
+	fabric_init(&f);
+	t0 = now();
+	rc = topo_load(&f, file, err, sizeof(err));
+	t_load = now() - t0;
+	if (rc < 0) {
+		fprintf(errf, "ibsm: --route-only: %s\n", err);
+		fabric_free(&f);
+		return 2;
+	}
+	if (lid_assign_sequential(&f, cfg->lmc) < 0) {
+		fprintf(errf, "ibsm: --route-only: %s: not enough unicast LIDs"
+			" for LMC %u\n", file, cfg->lmc);
+		fabric_free(&f);
+		return 2;
+	}
+	if (opts_get(cfg, &o, err, sizeof(err)) < 0) {
+		fprintf(errf, "ibsm: --route-only: %s\n", err);
+		opts_free(&o);
+		fabric_free(&f);
+		return 2;
+	}
+	t0 = now();
+	rc = routing_run_opts(list, &f, &o, &r, err, sizeof(err));
+	t1 = now();
+	opts_free(&o);
+	if (rc < 0) {
+		fprintf(errf, "ibsm: --route-only: routing failed: %s\n", err);
+		fabric_free(&f);
+		return 2;
+	}
+	if (r.fallback[0])
+		fprintf(errf, "ibsm: warning: routing fell back to %s: %s\n",
+			r.engine, r.fallback);
+	rc = routing_report_compute(&f, &r, &rep);
+	if (rc < 0) {
+		fprintf(errf, "ibsm: --route-only: report: %s\n",
+			strerror(-rc));
+		goto out;
+	}
+	rep.route_seconds = t1 - t0;
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		rep.peak_rss_kib = ru.ru_maxrss;
+	len = json ? routing_report_json(&rep, NULL, 0)
+		   : routing_report_text(&rep, NULL, 0);
+	text = malloc(len + 1);
+	if (!text) {
+		fprintf(errf, "ibsm: --route-only: out of memory\n");
+		goto out;
+	}
+	if (json) {
+		routing_report_json(&rep, text, len + 1);
+	} else {
+		fabric_count(&f, &fc);
+		fprintf(out, "topology: %s: %zu switches, %zu CAs, %zu routers,"
+			" %zu links (loaded in %.3f s); LIDs 1-%u, LMC %u\n",
+			file, fc.switches, fc.cas, fc.routers, fc.links, t_load,
+			f.max_lid, cfg->lmc);
+		routing_report_text(&rep, text, len + 1);
+	}
+	fputs(text, out);
+	if (cfg->dump_lfts)
+		dump_lfts(out, &f, &r);
+	status = routing_report_ok(&rep) ? 0 : 1;
+out:
+	free(text);
+	routing_result_free(&r);
+	fabric_free(&f);
+	return status;
 }

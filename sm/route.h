@@ -7,7 +7,9 @@
 #ifndef IBSM_SM_ROUTE_H
 #define IBSM_SM_ROUTE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "routing/routing.h"
@@ -49,5 +51,19 @@ unsigned sm_max_layers(unsigned max_op_vls);
  */
 int sm_route(struct sm *sm, const struct fabric *f,
 	     struct routing_result *out, char *err, size_t errlen);
+
+/*
+ * ibsm --route-only FILE (and tools/routebench): no fabric, no simulator.
+ * Load the topology file (ibnetdiscover or ibsim .net), number the LIDs
+ * (switches first, then CA/router ports, ranges aligned to 2^lmc), route
+ * with cfg's engine list and options, verify, and print the quality
+ * report (routing/report.h) on `out`, as text or JSON; with
+ * cfg->dump_lfts the tables too, in ibroute's format.  Problems go to
+ * `errf`.  Returns the exit status: 0 every check passed, 1 a check
+ * failed, 2 the file or the configuration could not be used or no
+ * engine could route.
+ */
+int sm_route_offline(const char *file, const struct sm_config *cfg,
+		     bool json, FILE *out, FILE *errf);
 
 #endif /* IBSM_SM_ROUTE_H */
