@@ -502,37 +502,37 @@ size_t routing_report_json(const struct routing_report *rep, char *buf,
 	struct out o;
 
 	start(&o, buf, len);
-	put(&o, "{\"engine\":");
+	put(&o, "{\n  \"engine\":");
 	put_json_str(&o, rep->engine);
-	put(&o, ",\"summary\":");
+	put(&o, ",\n  \"summary\":");
 	put_json_str(&o, rep->summary);
-	put(&o, ",\"fallback\":");
+	put(&o, ",\n  \"fallback\":");
 	put_json_str(&o, rep->fallback);
-	put(&o, ",\"switches\":%zu,\"ports\":%zu,\"dest_lids\":%zu,"
-	    "\"channels\":%" PRIu64 ",\"channels_used\":%" PRIu64
-	    ",\"routes\":%" PRIu64 ",\"load_total\":%" PRIu64
-	    ",\"load_max\":%" PRIu64 ",\"load_mean\":%.3f,\"ratio\":%.4f",
+	put(&o, ",\n  \"switches\":%zu,\n  \"ports\":%zu,\n  \"dest_lids\":%zu,"
+	    "\n  \"channels\":%" PRIu64 ",\n  \"channels_used\":%" PRIu64
+	    ",\n  \"routes\":%" PRIu64 ",\n  \"load_total\":%" PRIu64
+	    ",\n  \"load_max\":%" PRIu64 ",\n  \"load_mean\":%.3f,\n  \"ratio\":%.4f",
 	    rep->switches, rep->ports, rep->dest_lids, rep->channels,
 	    rep->channels_used, rep->routes, rep->load_total, rep->load_max,
 	    rep->load_mean, rep->ratio);
-	put(&o, ",\"hops_mean\":%.4f,\"hops_max\":%u", rep->hops_mean,
+	put(&o, ",\n  \"hops_mean\":%.4f,\n  \"hops_max\":%u", rep->hops_mean,
 	    rep->hops_max);
 	if (rep->has_stretch)
-		put(&o, ",\"shortest_mean\":%.4f,\"stretch\":%.4f,"
-		    "\"extra_max\":%u", rep->shortest_mean, rep->stretch,
+		put(&o, ",\n  \"shortest_mean\":%.4f,\n  \"stretch\":%.4f,"
+		    "\n  \"extra_max\":%u", rep->shortest_mean, rep->stretch,
 		    rep->extra_max);
-	put(&o, ",\"layers\":%u,\"layers_used\":%u", rep->n_layers,
+	put(&o, ",\n  \"layers\":%u,\n  \"layers_used\":%u", rep->n_layers,
 	    rep->layers_used);
-	put(&o, ",\"paths\":%" PRIu64 ",\"unreachable\":%" PRIu64
-	    ",\"loops\":%" PRIu64 ",\"misrouted\":%" PRIu64, c->pairs,
+	put(&o, ",\n  \"paths\":%" PRIu64 ",\n  \"unreachable\":%" PRIu64
+	    ",\n  \"loops\":%" PRIu64 ",\n  \"misrouted\":%" PRIu64, c->pairs,
 	    c->unreachable, c->loops, c->misrouted);
 	if (routing_check_failures(c))
-		put(&o, ",\"bad_lid\":%u,\"bad_node\":%d", c->bad_lid,
+		put(&o, ",\n  \"bad_lid\":%u,\n  \"bad_node\":%d", c->bad_lid,
 		    c->bad_switch);
 	if (rep->route_seconds >= 0)
-		put(&o, ",\"route_seconds\":%.6f", rep->route_seconds);
+		put(&o, ",\n  \"route_seconds\":%.6f", rep->route_seconds);
 	if (rep->peak_rss_kib >= 0)
-		put(&o, ",\"peak_rss_kib\":%ld", rep->peak_rss_kib);
-	put(&o, ",\"ok\":%s}\n", routing_report_ok(rep) ? "true" : "false");
+		put(&o, ",\n  \"peak_rss_kib\":%ld", rep->peak_rss_kib);
+	put(&o, ",\n  \"ok\":%s\n}\n", routing_report_ok(rep) ? "true" : "false");
 	return o.used;
 }

@@ -74,7 +74,8 @@ bool routing_report_ok(const struct routing_report *rep);
 
 /*
  * Format the report into buf (always NUL-terminated when len > 0) as
- * readable lines or as one JSON object with a trailing newline.  Return
+ * readable lines or as one JSON object, one member per line (the control
+ * socket carries it line by line).  Return
  * the length the whole text needs, like snprintf.
  */
 size_t routing_report_text(const struct routing_report *rep, char *buf,

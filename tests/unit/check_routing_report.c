@@ -236,10 +236,10 @@ START_TEST(by_hand)
 	ck_assert_ptr_nonnull(strstr(buf, "result: ok"));
 	n = routing_report_json(&rep, buf, sizeof(buf));
 	ck_assert_uint_eq(n, strlen(buf));
-	ck_assert_ptr_nonnull(strstr(buf, "{\"engine\":\"minhop\","));
-	ck_assert_ptr_nonnull(strstr(buf, "\"load_max\":4,"));
+	ck_assert_ptr_nonnull(strstr(buf, "{\n  \"engine\":\"minhop\",\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"load_max\":4,\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\"peak_rss_kib\":2048"));
-	ck_assert_ptr_nonnull(strstr(buf, "\"ok\":true}\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"ok\":true\n}\n"));
 	/* a short buffer: cut, terminated, and the length it needed */
 	ck_assert_uint_eq(routing_report_json(&rep, buf, 10), n);
 	ck_assert_uint_eq(strlen(buf), 9);
@@ -254,7 +254,7 @@ START_TEST(by_hand)
 	routing_report_text(&rep, buf, sizeof(buf));
 	ck_assert_ptr_nonnull(strstr(buf, "result: FAILED"));
 	routing_report_json(&rep, buf, sizeof(buf));
-	ck_assert_ptr_nonnull(strstr(buf, "\"ok\":false}"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"ok\":false\n}"));
 
 	/* a loop between the two switches is not counted as load */
 	r.lft[0].port[f.nodes[4].ports[1].lid] = 1;
