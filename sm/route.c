@@ -285,6 +285,7 @@ int sm_route(struct sm *sm, const struct fabric *f,
 	struct routing_opts o;
 	struct routing_check chk;
 	char what[200] = "", ferr[600];
+	const char *bad;
 	double t0, t1, t2;
 	int rc;
 
@@ -334,6 +335,7 @@ int sm_route(struct sm *sm, const struct fabric *f,
 			out->engine, what);
 		return 0;
 	}
+	bad = out->engine;
 	rc = keep_previous(sm, f, out);
 	if (rc < 0) {
 		snprintf(err, errlen, "keeping the previous routes: %s",
@@ -341,7 +343,7 @@ int sm_route(struct sm *sm, const struct fabric *f,
 		return rc;
 	}
 	log_err("ERR 1502: routing by %s failed verification: %s; the "
-		"previous tables stay", list, what);
+		"previous tables stay", bad, what);
 	return 0;
 }
 
