@@ -327,8 +327,11 @@ int routing_report_compute(const struct fabric *f,
 	rep->n_layers = r->n_layers;
 
 	rc = routing_check(f, r, &rep->check);
+	if (rc == 0)
+		rc = routing_check_cdg(f, r, &rep->cdg);
 	if (rc < 0)
 		return rc;
+	rep->cdg_required = routing_claims_deadlock_free(r);
 	rc = setup(&v, rep);
 	if (rc == 0)
 		rc = distances(&v);
@@ -395,9 +398,24 @@ out:
 	return rc;
 }
 
+bool routing_claims_deadlock_free(const struct routing_result *r)
+{
+	static const char *const free_by_design[] = { "updn", "dnup", "ftree",
+						      "dfsssp" };
+
+	if (r->n_layers)
+		return true;
+	for (size_t i = 0; r->engine && i < sizeof(free_by_design) /
+					    sizeof(free_by_design[0]); i++)
+		if (!strcmp(r->engine, free_by_design[i]))
+			return true;
+	return false;
+}
+
 bool routing_report_ok(const struct routing_report *rep)
 {
-	return routing_check_failures(&rep->check) == 0;
+	return routing_check_failures(&rep->check) == 0 &&
+	       (!rep->cdg_required || routing_cdg_cycles(&rep->cdg) == 0);
 }
 
 /* ----------------------------------------------------------- output */
@@ -474,6 +492,12 @@ size_t routing_report_text(const struct routing_report *rep, char *buf,
 		    REPORT_MAX_STRETCH_SWITCHES);
 	put(&o, "layers: %u used of %u\n", rep->layers_used,
 	    rep->n_layers ? rep->n_layers : 1);
+	put(&o, "cdg: %" PRIu64 " channels, cycles per layer:",
+	    rep->cdg.channels);
+	for (unsigned i = 0; i < rep->cdg.layers && i < ROUTING_MAX_LAYERS; i++)
+		put(&o, " %" PRIu64, rep->cdg.cycles[i]);
+	put(&o, "%s\n", rep->cdg_required ? "" :
+	    " (not required: no deadlock-freedom claimed)");
 	put(&o, "verify: %" PRIu64 " paths, %" PRIu64 " unreachable, %" PRIu64
 	    " loops, %" PRIu64 " misrouted", c->pairs, c->unreachable,
 	    c->loops, c->misrouted);
@@ -526,6 +550,11 @@ size_t routing_report_json(const struct routing_report *rep, char *buf,
 	put(&o, ",\n  \"paths\":%" PRIu64 ",\n  \"unreachable\":%" PRIu64
 	    ",\n  \"loops\":%" PRIu64 ",\n  \"misrouted\":%" PRIu64, c->pairs,
 	    c->unreachable, c->loops, c->misrouted);
+	put(&o, ",\n  \"cdg_cycles\":[");
+	for (unsigned i = 0; i < rep->cdg.layers && i < ROUTING_MAX_LAYERS; i++)
+		put(&o, "%s%" PRIu64, i ? "," : "", rep->cdg.cycles[i]);
+	put(&o, "],\n  \"cdg_required\":%s",
+	    rep->cdg_required ? "true" : "false");
 	if (routing_check_failures(c))
 		put(&o, ",\n  \"bad_lid\":%u,\n  \"bad_node\":%d", c->bad_lid,
 		    c->bad_switch);

@@ -52,6 +52,10 @@ struct routing_report {
 
 	/* the verifier on the same tables */
 	struct routing_check check;
+	/* channel dependencies per layer (routing_check_cdg); cycles are a
+	 * failure when cdg_required (the routes claim deadlock freedom) */
+	struct routing_cdg cdg;
+	bool cdg_required;
 
 	/* measured by the caller; < 0: not measured */
 	double route_seconds;
@@ -60,7 +64,8 @@ struct routing_report {
 
 /*
  * Fill `rep` for the tables `r` on fabric `f` (LIDs assigned).  Runs the
- * verifier (routing_check) too.  Cost O(switches x LIDs) plus, for the
+ * verifier (routing_check) and the dependency check (routing_check_cdg)
+ * too.  Cost O(switches x LIDs) plus, for the
  * stretch, a breadth-first search per switch (skipped above
  * REPORT_MAX_STRETCH_SWITCHES switches).  0 or -ENOMEM.
  */
@@ -69,7 +74,16 @@ int routing_report_compute(const struct fabric *f,
 			   const struct routing_result *r,
 			   struct routing_report *rep);
 
-/* Every check passed: every route delivered, no loops, no misroutes. */
+/*
+ * Whether the tables claim deadlock freedom, so that a cycle in a layer's
+ * channel dependency graph is an error: they have layers, or they come
+ * from an engine that is deadlock-free by construction (updn, dnup,
+ * ftree on a fat tree, dfsssp).  minhop makes no such claim.
+ */
+bool routing_claims_deadlock_free(const struct routing_result *r);
+
+/* Every check passed: every route delivered, no loops, no misroutes, and
+ * no dependency cycle when the routes claim deadlock freedom. */
 bool routing_report_ok(const struct routing_report *rep);
 
 /*

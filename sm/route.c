@@ -2,7 +2,8 @@
  * route.c - routing as the daemon runs it (see route.h).
  *
  * Every heavy sweep routes its new model.  What an engine returns is
- * checked before anything is sent: a table that loses a destination,
+ * checked before anything is sent (routing_check; routing_check_cdg
+ * when the routes have layers or come from a deadlock-free engine): a table that loses a destination,
  * loops, or (for layered, deadlock-free routes) closes a cycle in a
  * layer's channel dependency graph would do more harm programmed than the
  * tables the switches already hold, so then the previous tables stay.
@@ -319,6 +320,23 @@ int sm_route(struct sm *sm, const struct fabric *f,
 			 routing_check_failures(&chk), chk.pairs,
 			 chk.unreachable, chk.loops, chk.misrouted, chk.bad_lid,
 			 n ? n->guid : 0, n ? n->desc : "?");
+	}
+	/* deadlock freedom, when the routes claim it */
+	if (rc == 0 && !what[0] && routing_claims_deadlock_free(out)) {
+		struct routing_cdg cdg;
+
+		rc = routing_check_cdg(f, out, &cdg);
+		for (unsigned i = 0; rc == 0 && i < cdg.layers &&
+		     i < ROUTING_MAX_LAYERS; i++)
+			if (cdg.cycles[i]) {
+				snprintf(what, sizeof(what), "layer %u of %u "
+					 "has %" PRIu64 " channel dependency "
+					 "cycles (%" PRIu64 " in all): a credit"
+					 " loop could deadlock the fabric", i,
+					 cdg.layers, cdg.cycles[i],
+					 routing_cdg_cycles(&cdg));
+				break;
+			}
 	}
 	t2 = now();
 	if (rc < 0) {

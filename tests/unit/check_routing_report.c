@@ -302,6 +302,47 @@ START_TEST(stretch)
 }
 END_TEST
 
+/* Dependency cycles count against routes that claim deadlock freedom. */
+START_TEST(cdg_cycles)
+{
+	struct fabric f;
+	struct routing_result r;
+	struct routing_report rep;
+	char buf[2048];
+
+	load(&f, "torus-4x4.net", 0);
+	route(&f, &r);
+	ck_assert_int_eq(routing_report_compute(&f, &r, &rep), 0);
+	ck_assert_uint_eq(rep.cdg.layers, 1);
+	ck_assert_uint_gt(rep.cdg.cycles[0], 0);	/* minhop on a torus */
+	ck_assert(!rep.cdg_required);
+	ck_assert(routing_report_ok(&rep));
+	routing_report_text(&rep, buf, sizeof(buf));
+	ck_assert_ptr_nonnull(strstr(buf, "(not required: no deadlock-freedom"));
+	/* the same tables said to come from updn: a failure */
+	r.engine = "updn";
+	ck_assert(routing_claims_deadlock_free(&r));
+	ck_assert_int_eq(routing_report_compute(&f, &r, &rep), 0);
+	ck_assert(rep.cdg_required);
+	ck_assert(!routing_report_ok(&rep));
+	routing_report_json(&rep, buf, sizeof(buf));
+	ck_assert_ptr_nonnull(strstr(buf, "\"cdg_required\":true"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"ok\":false"));
+	routing_result_free(&r);
+	fabric_free(&f);
+
+	/* a fat tree under minhop has none */
+	load(&f, "fat3-pods.net", 0);
+	route(&f, &r);
+	r.engine = "ftree";
+	ck_assert_int_eq(routing_report_compute(&f, &r, &rep), 0);
+	ck_assert_uint_eq(routing_cdg_cycles(&rep.cdg), 0);
+	ck_assert(routing_report_ok(&rep));
+	routing_result_free(&r);
+	fabric_free(&f);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("routing_report");
@@ -313,6 +354,7 @@ int main(void)
 	tcase_add_test(tc, agrees_with_pair_walk);
 	tcase_add_test(tc, by_hand);
 	tcase_add_test(tc, stretch);
+	tcase_add_test(tc, cdg_cycles);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
