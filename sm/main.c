@@ -325,6 +325,16 @@ static int check_config(const struct cfg *conf, const struct run_opts *r)
 			errors++;
 			continue;
 		}
+		if (!strcmp(keys[i].name, "root_guid_file") ||
+		    !strcmp(keys[i].name, "cn_guid_file")) {
+			uint64_t *g;
+
+			if (sm_guid_file_load(v, &g, line, sizeof(line)) < 0) {
+				fprintf(stderr, "ibsm: %s\n", line);
+				errors++;
+			}
+			free(g);
+		}
 		if (!strcmp(keys[i].name, "partition_config_file")) {
 			struct part_options po = { .allow_both_pkeys = false };
 			struct part_config pc;
