@@ -7,6 +7,7 @@
 #include "routing/routing.h"
 
 extern const struct routing_engine routing_minhop;
+extern const struct routing_engine routing_ftree;
 
 /*
  * Allocate out->lft for every node of `f` and, for each switch, an LFT of

@@ -17,6 +17,7 @@
 
 static const struct routing_engine *const engines[] = {
 	&routing_minhop,
+	&routing_ftree,
 };
 
 #define N_ENGINES	(sizeof(engines) / sizeof(engines[0]))
