@@ -8,6 +8,7 @@
 
 extern const struct routing_engine routing_minhop;
 extern const struct routing_engine routing_auto;
+extern const struct routing_engine routing_ftree;
 
 /*
  * Allocate out->lft for every node of `f` and, for each switch, an LFT of

@@ -19,6 +19,7 @@
 static const struct routing_engine *const engines[] = {
 	&routing_minhop,
 	&routing_auto,
+	&routing_ftree,
 };
 
 #define N_ENGINES	(sizeof(engines) / sizeof(engines[0]))

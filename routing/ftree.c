@@ -1,0 +1,935 @@
+/*
+ * ftree.c - fat-tree routing: up/down paths that spread the destinations
+ * evenly over the links of every level, OpenSM's "ftree" engine.
+ *
+ * Levels.  Leaves are the switches with CA or router ports (with a
+ * cn_guid_file: the switches with a compute-node port); a switch's level
+ * is its hop count from the nearest leaf.  With a root_guid_file the
+ * ranks come from the roots instead (rank 0) and every leaf must sit at
+ * the deepest rank.  Every link must join two adjacent levels: a link
+ * within one level (a torus, a mesh, most random graphs) means the fabric
+ * is not a fat tree and the engine refuses, naming the switch, so that
+ * the chain can fall back.  Ports to a higher level are up-ports, to a
+ * lower level down-ports.
+ *
+ * Routes.  For each destination LID, hanging off switch s (its leaf):
+ *
+ * 1. The ancestors of s (switches that reach s going only down) route
+ *    down towards it.
+ * 2. The destination's "chain" climbs from s to a top switch: at every
+ *    step the up-port whose link down into the current switch carries the
+ *    fewest destinations so far (a switch that reaches the top level
+ *    first; for the further LIDs of a port with LMC > 0, a switch that
+ *    the port's earlier LIDs do not use yet).  Chain switches route the
+ *    LID down the link that was chosen and count it.
+ * 3. Going down from every chain switch (the lowest first), every switch
+ *    not yet routed routes the LID up to the switch above it that
+ *    reached it, on the parallel port carrying the fewest destinations.
+ * 4. Switches still without a route (missing links cut them off from the
+ *    chain) route up to any neighbour above that has one, round robin.
+ * 5. A switch with no up-then-down path left (a top switch that lost its
+ *    link towards s) takes any routed neighbour: such a route is not
+ *    up/down, so it is allowed only on switches without CA ports, whose
+ *    own traffic is management traffic.  A switch with CA ports in that
+ *    state makes the engine refuse: the tree is cut.
+ *
+ * So all the traffic to one destination converges on one top switch and
+ * comes down one path, and the destinations of every leaf spread over its
+ * up-links, those of every switch above over its up-links, and so on:
+ * on a complete tree every up-link and every down-link of a level carries
+ * the same number of destinations (+-1), which is what makes all-to-all
+ * and shift traffic load the links evenly.  Ties go round robin from a
+ * per-switch offset, so leaves that each have more hosts than up-links
+ * do not all put their extra destination on the same spine.
+ *
+ * Every route goes up through switches that were routed before it, or
+ * down strictly towards s, so the tables are loop-free by construction;
+ * phases 1-4 give up*down* paths only (deadlock-free on one VL).
+ *
+ * Cost: per destination O(switches) plus the down-ports of the switches
+ * step 3 visits; per leaf O(the down-ports of its ancestors).  Memory
+ * beyond the tables: a few arrays per switch and per port.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "routing/engines.h"
+
+/* Down-links from switch x to one lower neighbour, grouped. */
+struct dgroup {
+	int32_t  nbr;		/* switch index below */
+	uint32_t off;		/* ports[off .. off + n) on x, peers on nbr */
+	uint32_t n;
+};
+
+/* One destination LID. */
+struct fdest {
+	uint16_t lid;
+	uint8_t  port;		/* egress port at its switch (0: the switch) */
+	uint8_t  counted;	/* a CA/router LID: counts for the balance */
+	int32_t  owner;		/* node id owning the LID, for LMC grouping */
+	uint8_t  owner_port;
+};
+
+struct ftree {
+	const struct fabric *f;
+	const struct routing_opts *o;
+	struct routing_result *out;
+	uint16_t top;
+	char *err;
+	size_t errlen;
+
+	size_t   S;
+	int32_t *sw_node;	/* switch index -> node id */
+	int32_t *sw_idx;	/* node id -> switch index, -1 */
+	int32_t *level;		/* 0 = leaf, -1 = not in the tree */
+	int32_t  max_level;
+	uint8_t *has_ca;	/* a source of CA traffic */
+	uint8_t *is_leaf;
+	uint8_t *top_reach;	/* reaches the top level going up */
+	int32_t *comp;		/* connected component */
+	uint32_t *rot;		/* tie-break offset: ordinal in its level */
+	int32_t *order;		/* switches, highest level first */
+	size_t   n_order;	/* switches in the tree */
+	uint8_t **lftp;		/* switch index -> its LFT */
+
+	uint32_t *port_base;	/* per-port arrays: [port_base[x] + p] */
+	int32_t *pnbr;		/* neighbour switch on that port, -1 */
+	uint8_t *ppeer;		/* port number at the neighbour */
+	uint32_t *cnt;		/* destinations routed out of that port */
+
+	uint32_t *up_off;	/* up-ports of x: uplist[up_off[x] ..] */
+	uint8_t *uplist;
+	uint32_t *dg_off;	/* down groups of x: dg[dg_off[x] ..] */
+	struct dgroup *dg;
+	uint8_t *dports, *dpeers;
+	uint32_t *rr;		/* round-robin cursor over up-ports */
+
+	/* per destination switch: its ancestors and their ports towards it */
+	uint32_t *astamp, acur;
+	int32_t *anc;
+	size_t   n_anc;
+	uint32_t *cand_off, *cand_n;
+	uint8_t *cand;
+	size_t   cap_cand;
+
+	/* per destination LID */
+	uint32_t *routed, rcur;
+	int32_t *chain;
+	int32_t *queue;
+	int32_t *pending;
+
+	/* LMC: switches and ports the current port's earlier LIDs use */
+	uint32_t *use_stamp, ucur;
+	uint8_t  *use;
+
+	struct fdest *dests;	/* grouped by destination switch */
+	uint32_t *dest_off;	/* dests of switch x: dest_off[x] .. [x + 1] */
+
+	size_t n_phase4, n_phase5;
+};
+
+static void ft_free(struct ftree *t)
+{
+	free(t->sw_node);
+	free(t->sw_idx);
+	free(t->level);
+	free(t->has_ca);
+	free(t->is_leaf);
+	free(t->top_reach);
+	free(t->comp);
+	free(t->rot);
+	free(t->order);
+	free(t->lftp);
+	free(t->port_base);
+	free(t->pnbr);
+	free(t->ppeer);
+	free(t->cnt);
+	free(t->up_off);
+	free(t->uplist);
+	free(t->dg_off);
+	free(t->dg);
+	free(t->dports);
+	free(t->dpeers);
+	free(t->rr);
+	free(t->astamp);
+	free(t->anc);
+	free(t->cand_off);
+	free(t->cand_n);
+	free(t->cand);
+	free(t->routed);
+	free(t->chain);
+	free(t->queue);
+	free(t->pending);
+	free(t->use_stamp);
+	free(t->use);
+	free(t->dests);
+	free(t->dest_off);
+}
+
+static const char *sw_desc(const struct ftree *t, size_t x)
+{
+	return fabric_node(t->f, t->sw_node[x])->desc;
+}
+
+static uint64_t sw_guid(const struct ftree *t, size_t x)
+{
+	return fabric_node(t->f, t->sw_node[x])->guid;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool in_sorted(const uint64_t *v, size_t n, uint64_t g)
+{
+	return v && bsearch(&g, v, n, sizeof(*v), cmp_u64) != NULL;
+}
+
+#define ALLOC(p, n)	((p) = calloc((n) ? (n) : 1, sizeof(*(p))))
+
+/* Switch indices, the per-port neighbour map, leaves and components. */
+static int build_graph(struct ftree *t)
+{
+	const struct fabric *f = t->f;
+	size_t S = 0, P = 0;
+	uint64_t *cn = NULL;
+
+	if (!ALLOC(t->sw_idx, f->n_nodes))
+		return -ENOMEM;
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		t->sw_idx[i] = -1;
+		if (f->nodes[i].type == NODE_TYPE_SWITCH) {
+			t->sw_idx[i] = (int32_t)S++;
+			P += (size_t)f->nodes[i].num_ports + 1;
+		}
+	}
+	t->S = S;
+	if (!ALLOC(t->sw_node, S) || !ALLOC(t->level, S) ||
+	    !ALLOC(t->has_ca, S) || !ALLOC(t->is_leaf, S) ||
+	    !ALLOC(t->top_reach, S) || !ALLOC(t->comp, S) ||
+	    !ALLOC(t->rot, S) || !ALLOC(t->order, S) || !ALLOC(t->lftp, S) ||
+	    !ALLOC(t->port_base, S + 1) || !ALLOC(t->pnbr, P) ||
+	    !ALLOC(t->ppeer, P) || !ALLOC(t->cnt, P) || !ALLOC(t->rr, S) ||
+	    !ALLOC(t->astamp, S) || !ALLOC(t->cand_off, S) ||
+	    !ALLOC(t->cand_n, S) || !ALLOC(t->anc, S) ||
+	    !ALLOC(t->routed, S) || !ALLOC(t->chain, S + 1) ||
+	    !ALLOC(t->queue, S) || !ALLOC(t->pending, S) ||
+	    !ALLOC(t->use_stamp, S + P) || !ALLOC(t->use, S + P))
+		return -ENOMEM;
+	if (t->o->cn_guids && t->o->n_cn_guids) {
+		if (!ALLOC(cn, t->o->n_cn_guids))
+			return -ENOMEM;
+		memcpy(cn, t->o->cn_guids, t->o->n_cn_guids * sizeof(*cn));
+		qsort(cn, t->o->n_cn_guids, sizeof(*cn), cmp_u64);
+	}
+
+	P = 0;
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *n = &f->nodes[i];
+		int32_t x = t->sw_idx[i];
+
+		if (x < 0)
+			continue;
+		t->sw_node[x] = (int32_t)i;
+		t->port_base[x] = (uint32_t)P;
+		t->pnbr[P] = -1;
+		for (unsigned p = 1; p <= n->num_ports; p++) {
+			const struct fab_port *pt = &n->ports[p];
+			const struct fab_port *q;
+
+			t->pnbr[P + p] = -1;
+			if (!routing_port_up(f, pt))
+				continue;
+			if (t->sw_idx[pt->peer_node] >= 0) {
+				if (pt->peer_node == (int32_t)i)
+					continue;	/* loopback cable */
+				t->pnbr[P + p] = t->sw_idx[pt->peer_node];
+				t->ppeer[P + p] = pt->peer_port;
+				continue;
+			}
+			q = &fabric_node(f, pt->peer_node)->ports[pt->peer_port];
+			t->has_ca[x] = 1;
+			if (cn ? in_sorted(cn, t->o->n_cn_guids, q->guid) : true)
+				t->is_leaf[x] = 1;
+		}
+		P += (size_t)n->num_ports + 1;
+	}
+	t->port_base[S] = (uint32_t)P;
+	free(cn);
+
+	/* components, for "unreachable" versus "cut off" */
+	for (size_t x = 0; x < S; x++)
+		t->comp[x] = -1;
+	for (size_t s = 0; s < S; s++) {
+		size_t head = 0, tail = 0;
+
+		if (t->comp[s] >= 0)
+			continue;
+		t->comp[s] = (int32_t)s;
+		t->queue[tail++] = (int32_t)s;
+		while (head < tail) {
+			int32_t x = t->queue[head++];
+			const struct fab_node *n = fabric_node(f, t->sw_node[x]);
+
+			for (unsigned p = 1; p <= n->num_ports; p++) {
+				int32_t y = t->pnbr[t->port_base[x] + p];
+
+				if (y >= 0 && t->comp[y] < 0) {
+					t->comp[y] = (int32_t)s;
+					t->queue[tail++] = y;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+/* BFS hop counts from the switches with mark[x] set; -1 unreached. */
+static void bfs_from(struct ftree *t, const uint8_t *mark, int32_t *dist)
+{
+	size_t head = 0, tail = 0;
+
+	for (size_t x = 0; x < t->S; x++) {
+		dist[x] = -1;
+		if (mark[x]) {
+			dist[x] = 0;
+			t->queue[tail++] = (int32_t)x;
+		}
+	}
+	while (head < tail) {
+		int32_t x = t->queue[head++];
+		const struct fab_node *n = fabric_node(t->f, t->sw_node[x]);
+
+		for (unsigned p = 1; p <= n->num_ports; p++) {
+			int32_t y = t->pnbr[t->port_base[x] + p];
+
+			if (y >= 0 && dist[y] < 0) {
+				dist[y] = dist[x] + 1;
+				t->queue[tail++] = y;
+			}
+		}
+	}
+}
+
+/*
+ * Levels (0 = leaves) from the leaves, or from the roots when the
+ * options name them, and the check that they make a fat tree.
+ */
+static int find_levels(struct ftree *t)
+{
+	const struct routing_opts *o = t->o;
+	size_t n_leaves = 0;
+
+	for (size_t x = 0; x < t->S; x++)
+		n_leaves += t->is_leaf[x];
+	if (!n_leaves) {
+		snprintf(t->err, t->errlen, t->o->n_cn_guids ?
+			 "no switch has a port of the cn_guid_file: no leaves" :
+			 "no switch has CA ports: no leaves");
+		return -ENOENT;
+	}
+	if (o->root_guids && o->n_root_guids) {
+		uint8_t *root = t->top_reach;	/* scratch until set below */
+		size_t n_roots = 0;
+		int32_t deepest = -1;
+		size_t at = 0;
+
+		memset(root, 0, t->S);
+		for (size_t i = 0; i < o->n_root_guids; i++) {
+			int32_t id = fabric_find(t->f, o->root_guids[i]);
+
+			if (id >= 0 && t->sw_idx[id] >= 0 && !root[t->sw_idx[id]]) {
+				root[t->sw_idx[id]] = 1;
+				n_roots++;
+			}
+		}
+		if (!n_roots) {
+			snprintf(t->err, t->errlen, "none of the %zu root GUIDs "
+				 "is a switch of the fabric", o->n_root_guids);
+			return -ENOENT;
+		}
+		bfs_from(t, root, t->level);	/* ranks */
+		for (size_t x = 0; x < t->S; x++)
+			if (t->is_leaf[x] && t->level[x] > deepest) {
+				deepest = t->level[x];
+				at = x;
+			}
+		for (size_t x = 0; x < t->S; x++) {
+			if (t->is_leaf[x] && t->level[x] < 0) {
+				snprintf(t->err, t->errlen, "leaf 0x%016" PRIx64
+					 " \"%s\" is not connected to the roots",
+					 sw_guid(t, x), sw_desc(t, x));
+				return -EINVAL;
+			}
+			if (t->is_leaf[x] && t->level[x] != deepest) {
+				snprintf(t->err, t->errlen, "leaf 0x%016" PRIx64
+					 " \"%s\" at rank %d, leaf 0x%016" PRIx64
+					 " at rank %d (roots are rank 0)",
+					 sw_guid(t, x), sw_desc(t, x), t->level[x],
+					 sw_guid(t, at), deepest);
+				return -EINVAL;
+			}
+			if (t->level[x] > deepest) {
+				snprintf(t->err, t->errlen, "switch 0x%016" PRIx64
+					 " \"%s\" at rank %d is below the leaves "
+					 "(rank %d)", sw_guid(t, x), sw_desc(t, x),
+					 t->level[x], deepest);
+				return -EINVAL;
+			}
+		}
+		for (size_t x = 0; x < t->S; x++)
+			if (t->level[x] >= 0)
+				t->level[x] = deepest - t->level[x];
+	} else {
+		bfs_from(t, t->is_leaf, t->level);
+	}
+
+	t->max_level = 0;
+	for (size_t x = 0; x < t->S; x++) {
+		const struct fab_node *n = fabric_node(t->f, t->sw_node[x]);
+
+		if (t->level[x] > t->max_level)
+			t->max_level = t->level[x];
+		if (t->level[x] < 0)
+			continue;
+		for (unsigned p = 1; p <= n->num_ports; p++) {
+			int32_t y = t->pnbr[t->port_base[x] + p];
+
+			if (y >= 0 && t->level[y] == t->level[x]) {
+				snprintf(t->err, t->errlen, "switch 0x%016" PRIx64
+					 " \"%s\" has links within its own level "
+					 "%d (port %u to 0x%016" PRIx64 " \"%s\"): "
+					 "not a fat tree", sw_guid(t, x),
+					 sw_desc(t, x), t->level[x], p,
+					 sw_guid(t, (size_t)y),
+					 sw_desc(t, (size_t)y));
+				return -EINVAL;
+			}
+		}
+		if (t->has_ca[x] && t->level[x] > 0 && !t->o->n_cn_guids) {
+			/* with roots given: CAs hang off an inner switch */
+			snprintf(t->err, t->errlen, "switch 0x%016" PRIx64
+				 " \"%s\" has CA ports at level %d",
+				 sw_guid(t, x), sw_desc(t, x), t->level[x]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Up-port lists, down groups, the level order and the tie offsets. */
+static int build_ports(struct ftree *t)
+{
+	size_t S = t->S, n_up = 0, n_dg = 0, n_dp = 0;
+	uint32_t *per_level;
+
+	if (!ALLOC(t->up_off, S + 1) || !ALLOC(t->dg_off, S + 1))
+		return -ENOMEM;
+	for (size_t x = 0; x < S; x++) {
+		uint32_t b = t->port_base[x], np = t->port_base[x + 1] - b;
+
+		if (t->level[x] < 0)
+			continue;
+		for (unsigned p = 1; p < np; p++) {
+			int32_t y = t->pnbr[b + p];
+
+			if (y < 0)
+				continue;
+			if (t->level[y] > t->level[x])
+				n_up++;
+			else
+				n_dp++, n_dg++;
+		}
+	}
+	if (!ALLOC(t->uplist, n_up) || !ALLOC(t->dg, n_dg) ||
+	    !ALLOC(t->dports, n_dp) || !ALLOC(t->dpeers, n_dp))
+		return -ENOMEM;
+	n_up = n_dg = n_dp = 0;
+	for (size_t x = 0; x < S; x++) {
+		uint32_t b = t->port_base[x], np = t->port_base[x + 1] - b;
+		uint32_t first = (uint32_t)n_dg;
+
+		t->up_off[x] = (uint32_t)n_up;
+		t->dg_off[x] = (uint32_t)n_dg;
+		if (t->level[x] < 0)
+			continue;
+		for (unsigned p = 1; p < np; p++) {
+			int32_t y = t->pnbr[b + p];
+			uint32_t g;
+
+			if (y < 0)
+				continue;
+			if (t->level[y] > t->level[x]) {
+				t->uplist[n_up++] = (uint8_t)p;
+				continue;
+			}
+			/* parallel links: ports in ascending order, so a
+			 * neighbour's group is the last one or earlier */
+			for (g = first; g < n_dg && t->dg[g].nbr != y; g++)
+				;
+			if (g == n_dg)
+				t->dg[n_dg++] = (struct dgroup){ .nbr = y };
+		}
+		/* second pass: lay out each group's ports contiguously */
+		{
+			uint32_t off = (uint32_t)n_dp;
+
+			for (uint32_t g = first; g < n_dg; g++) {
+				t->dg[g].off = off;
+				t->dg[g].n = 0;
+				for (unsigned p = 1; p < np; p++)
+					if (t->pnbr[b + p] == t->dg[g].nbr) {
+						t->dports[off] = (uint8_t)p;
+						t->dpeers[off] = t->ppeer[b + p];
+						off++;
+						t->dg[g].n++;
+					}
+			}
+			n_dp = off;
+		}
+	}
+	t->up_off[S] = (uint32_t)n_up;
+	t->dg_off[S] = (uint32_t)n_dg;
+
+	/* order: highest level first; rot: ordinal within the level */
+	if (!ALLOC(per_level, (size_t)t->max_level + 2))
+		return -ENOMEM;
+	for (size_t x = 0; x < S; x++)
+		if (t->level[x] >= 0)
+			per_level[t->max_level - t->level[x] + 1]++;
+	for (int32_t l = 1; l <= t->max_level + 1; l++)
+		per_level[l] += per_level[l - 1];
+	for (size_t x = 0; x < S; x++)
+		if (t->level[x] >= 0) {
+			uint32_t at = per_level[t->max_level - t->level[x]]++;
+
+			t->order[at] = (int32_t)x;
+		}
+	{
+		int32_t prev = -2;
+		uint32_t k = 0;
+
+		t->n_order = per_level[t->max_level];
+		for (uint32_t i = 0; i < t->n_order; i++) {
+			int32_t x = t->order[i];
+
+			if (t->level[x] != prev) {
+				prev = t->level[x];
+				k = 0;
+			}
+			t->rot[x] = k++;
+		}
+	}
+	free(per_level);
+
+	/* top_reach: the top level, or an up-neighbour that reaches it */
+	for (size_t i = 0; i < t->n_order; i++) {
+		int32_t x = t->order[i];
+
+		t->top_reach[x] = t->level[x] == t->max_level;
+		for (uint32_t k = t->up_off[x]; k < t->up_off[x + 1]; k++)
+			if (t->top_reach[t->pnbr[t->port_base[x] + t->uplist[k]]])
+				t->top_reach[x] = 1;
+	}
+	return 0;
+}
+
+/* Every assigned LID, grouped by the switch it hangs off, LID order. */
+static int build_dests(struct ftree *t)
+{
+	const struct fabric *f = t->f;
+	struct fdest *by_lid;
+	int32_t *sw_of;
+	size_t n = 0;
+	int rc = 0;
+
+	if (!ALLOC(by_lid, (size_t)t->top + 1) ||
+	    !ALLOC(sw_of, (size_t)t->top + 1) || !ALLOC(t->dest_off, t->S + 1)) {
+		free(by_lid);
+		return -ENOMEM;
+	}
+	for (size_t l = 0; l <= t->top; l++)
+		sw_of[l] = -2;		/* free */
+	for (size_t i = 0; i < f->n_nodes && rc == 0; i++) {
+		const struct fab_node *nd = &f->nodes[i];
+		bool sw = nd->type == NODE_TYPE_SWITCH;
+
+		for (unsigned p = sw ? 0 : 1; p <= (sw ? 0u : nd->num_ports); p++) {
+			const struct fab_port *pt = &nd->ports[p];
+			struct fdest d = { .owner = (int32_t)i,
+					   .owner_port = (uint8_t)p };
+			int32_t x = -1;
+
+			if (!pt->lid)
+				continue;
+			if (pt->lmc > 7) {
+				snprintf(t->err, t->errlen, "LMC %u of node 0x%016"
+					 PRIx64 " port %u is above 7", pt->lmc,
+					 nd->guid, p);
+				rc = -EINVAL;
+				break;
+			}
+			if (sw) {
+				x = t->sw_idx[i];
+			} else if (routing_port_up(f, pt) &&
+				   t->sw_idx[pt->peer_node] >= 0) {
+				x = t->sw_idx[pt->peer_node];
+				d.port = pt->peer_port;
+				d.counted = 1;
+			}
+			for (unsigned k = 0; k < 1u << pt->lmc; k++) {
+				size_t lid = (size_t)pt->lid + k;
+
+				if (lid > t->top || sw_of[lid] != -2) {
+					snprintf(t->err, t->errlen, "LID %zu of node "
+						 "0x%016" PRIx64 " port %u is %s", lid,
+						 nd->guid, p, lid > t->top ?
+						 "above max_lid" : "assigned twice");
+					rc = -EINVAL;
+					break;
+				}
+				d.lid = (uint16_t)lid;
+				by_lid[lid] = d;
+				sw_of[lid] = x;
+				if (x >= 0) {
+					t->dest_off[x + 1]++;
+					n++;
+				}
+			}
+			if (rc)
+				break;
+		}
+	}
+	if (rc == 0 && !ALLOC(t->dests, n))
+		rc = -ENOMEM;
+	if (rc == 0) {
+		for (size_t x = 0; x < t->S; x++)
+			t->dest_off[x + 1] += t->dest_off[x];
+		for (size_t l = 1; l <= t->top; l++)
+			if (sw_of[l] >= 0)
+				t->dests[t->dest_off[sw_of[l]]++] = by_lid[l];
+		/* the fill moved every start to the next one's */
+		for (size_t x = t->S; x > 0; x--)
+			t->dest_off[x] = t->dest_off[x - 1];
+		t->dest_off[0] = 0;
+	}
+	free(by_lid);
+	free(sw_of);
+	return rc;
+}
+
+/* The ancestors of s and, for each, its down-ports towards s. */
+static void find_ancestors(struct ftree *t, int32_t s)
+{
+	size_t head = 0, tail = 0, nc = 0;
+
+	t->acur++;
+	t->astamp[s] = t->acur;
+	t->n_anc = 0;
+	t->queue[tail++] = s;
+	while (head < tail) {
+		int32_t x = t->queue[head++];
+		uint32_t b = t->port_base[x];
+
+		for (uint32_t k = t->up_off[x]; k < t->up_off[x + 1]; k++) {
+			int32_t u = t->pnbr[b + t->uplist[k]];
+
+			if (t->astamp[u] != t->acur) {
+				t->astamp[u] = t->acur;
+				t->anc[t->n_anc++] = u;
+				t->queue[tail++] = u;
+			}
+		}
+	}
+	for (size_t i = 0; i < t->n_anc; i++) {
+		int32_t a = t->anc[i];
+
+		t->cand_off[a] = (uint32_t)nc;
+		for (uint32_t g = t->dg_off[a]; g < t->dg_off[a + 1]; g++)
+			if (t->astamp[t->dg[g].nbr] == t->acur) {
+				memcpy(t->cand + nc, t->dports + t->dg[g].off,
+				       t->dg[g].n);
+				nc += t->dg[g].n;
+			}
+		t->cand_n[a] = (uint32_t)(nc - t->cand_off[a]);
+	}
+}
+
+/* Uses of switch x or of port slot i by the current port's LIDs. */
+static inline uint32_t used(const struct ftree *t, size_t i)
+{
+	return t->use_stamp[i] == t->ucur ? t->use[i] : 0;
+}
+
+static inline void use(struct ftree *t, size_t i)
+{
+	if (t->use_stamp[i] != t->ucur) {
+		t->use_stamp[i] = t->ucur;
+		t->use[i] = 0;
+	}
+	if (t->use[i] < 255)
+		t->use[i]++;
+}
+
+static inline void set_route(struct ftree *t, int32_t x, uint16_t lid,
+			     uint8_t port, bool counted)
+{
+	t->lftp[x][lid] = port;
+	t->routed[x] = t->rcur;
+	if (counted)
+		t->cnt[t->port_base[x] + port]++;
+}
+
+/* Of x's ports ports[0..n), the one with the fewest destinations. */
+static uint8_t least(const struct ftree *t, int32_t x, const uint8_t *ports,
+		     uint32_t n)
+{
+	const uint32_t *c = t->cnt + t->port_base[x];
+	uint8_t best = ports[0];
+
+	for (uint32_t i = 1; i < n; i++)
+		if (c[ports[i]] < c[best])
+			best = ports[i];
+	return best;
+}
+
+/* Route one LID hanging off switch s (find_ancestors(s) done). */
+static int route_dest(struct ftree *t, int32_t s, const struct fdest *d,
+		      bool lmc)
+{
+	uint16_t lid = d->lid;
+	bool counted = d->counted;
+	size_t nch = 0, np = 0;
+	int32_t cur = s;
+
+	t->rcur++;
+	set_route(t, s, lid, d->port, false);
+
+	/* the chain up to a top switch */
+	t->chain[nch++] = s;
+	for (;;) {
+		uint32_t first = t->up_off[cur], n = t->up_off[cur + 1] - first;
+		uint32_t b = t->port_base[cur], start;
+		uint64_t best_key = UINT64_MAX;
+		int32_t bu = -1;
+		uint8_t bq = 0;
+
+		if (!n)
+			break;
+		start = t->rot[cur] % n;
+		for (uint32_t i = 0; i < n; i++) {
+			uint8_t p = t->uplist[first + (start + i) % n];
+			int32_t u = t->pnbr[b + p];
+			uint8_t q = t->ppeer[b + p];
+			size_t slot = t->port_base[u] + q;
+			uint64_t key = (uint64_t)!t->top_reach[u] << 62 |
+				       (uint64_t)(lmc ? used(t, (size_t)u) : 0) << 48 |
+				       (uint64_t)(lmc ? used(t, t->S + slot) : 0) << 40 |
+				       t->cnt[slot];
+
+			if (key < best_key) {
+				best_key = key;
+				bu = u;
+				bq = q;
+			}
+		}
+		set_route(t, bu, lid, bq, counted);
+		if (lmc) {
+			use(t, (size_t)bu);
+			use(t, t->S + t->port_base[bu] + bq);
+		}
+		t->chain[nch++] = bu;
+		cur = bu;
+	}
+
+	/* the other ancestors go straight down */
+	for (size_t i = 0; i < t->n_anc; i++) {
+		int32_t a = t->anc[i];
+
+		if (t->routed[a] == t->rcur)
+			continue;
+		set_route(t, a, lid, least(t, a, t->cand + t->cand_off[a],
+					   t->cand_n[a]), false);
+	}
+
+	/* going down from the chain, the lowest switch first */
+	for (size_t i = 0; i < nch; i++) {
+		size_t head = 0, tail = 0;
+
+		t->queue[tail++] = t->chain[i];
+		while (head < tail) {
+			int32_t a = t->queue[head++];
+
+			for (uint32_t g = t->dg_off[a]; g < t->dg_off[a + 1]; g++) {
+				const struct dgroup *gr = &t->dg[g];
+				int32_t y = gr->nbr;
+
+				if (t->routed[y] == t->rcur)
+					continue;
+				set_route(t, y, lid, least(t, y, t->dpeers + gr->off,
+							   gr->n), counted);
+				t->queue[tail++] = y;
+			}
+		}
+	}
+
+	/* cut off from the chain: up to any routed switch, round robin */
+	for (size_t i = 0; i < t->n_order; i++) {
+		int32_t x = t->order[i];
+		uint32_t first = t->up_off[x], n = t->up_off[x + 1] - first;
+		uint32_t b = t->port_base[x];
+		bool done = false;
+
+		if (t->routed[x] == t->rcur)
+			continue;
+		for (uint32_t j = 0; j < n && !done; j++) {
+			uint8_t p = t->uplist[first + (t->rr[x] + j) % n];
+
+			if (t->routed[t->pnbr[b + p]] == t->rcur) {
+				t->rr[x] = (t->rr[x] + j + 1) % n;
+				set_route(t, x, lid, p, counted);
+				done = true;
+			}
+		}
+		if (done)
+			t->n_phase4++;
+		else
+			t->pending[np++] = x;
+	}
+
+	/* no up-then-down path: any routed neighbour (see the top comment) */
+	while (np) {
+		size_t keep = 0;
+
+		for (size_t i = 0; i < np; i++) {
+			int32_t x = t->pending[i];
+			uint32_t b = t->port_base[x];
+			uint32_t nports = t->port_base[x + 1] - b;
+			int found = 0;
+
+			for (unsigned p = 1; p < nports && !found; p++) {
+				int32_t y = t->pnbr[b + p];
+
+				if (y >= 0 && t->routed[y] == t->rcur) {
+					if (t->has_ca[x] && counted) {
+						snprintf(t->err, t->errlen,
+							 "switch 0x%016" PRIx64
+							 " \"%s\" has no up-then-down "
+							 "path to LID %u (links "
+							 "missing): the tree is cut",
+							 sw_guid(t, (size_t)x),
+							 sw_desc(t, (size_t)x), lid);
+						return -ENETUNREACH;
+					}
+					set_route(t, x, lid, (uint8_t)p, false);
+					t->n_phase5++;
+					found = 1;
+				}
+			}
+			if (!found)
+				t->pending[keep++] = x;
+		}
+		if (keep == np)
+			break;		/* the rest is another component */
+		np = keep;
+	}
+	return 0;
+}
+
+static int route_all(struct ftree *t)
+{
+	int32_t owner = -1;
+	uint8_t owner_port = 0;
+
+	for (size_t x = 0; x < t->S; x++)
+		t->lftp[x] = t->out->lft[t->sw_node[x]].port;
+	for (size_t x = 0; x < t->S; x++) {
+		uint32_t a = t->dest_off[x], e = t->dest_off[x + 1];
+
+		if (a == e)
+			continue;
+		if (t->level[x] < 0) {
+			/* no leaf in its part of the fabric: its own LIDs */
+			for (uint32_t i = a; i < e; i++)
+				if (!t->dests[i].port)
+					t->lftp[x][t->dests[i].lid] = 0;
+			continue;
+		}
+		find_ancestors(t, (int32_t)x);
+		for (uint32_t i = a; i < e; i++) {
+			const struct fdest *d = &t->dests[i];
+			const struct fab_port *pt = &fabric_node(t->f, d->owner)
+				->ports[d->owner_port];
+			int rc;
+
+			if (d->owner != owner || d->owner_port != owner_port) {
+				owner = d->owner;
+				owner_port = d->owner_port;
+				t->ucur++;
+			}
+			rc = route_dest(t, (int32_t)x, d, pt->lmc > 0);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static int ftree_route(const struct fabric *f, const struct routing_opts *o,
+		       struct routing_result *out, char *err, size_t errlen)
+{
+	struct ftree t = { .f = f, .o = o, .out = out, .top = f->max_lid,
+			   .err = err, .errlen = errlen };
+	size_t n_leaves = 0, n_top = 0;
+	int rc;
+
+	if (!f->max_lid) {
+		snprintf(err, errlen, "no LIDs assigned");
+		return -EINVAL;
+	}
+	rc = build_graph(&t);
+	if (rc == 0)
+		rc = find_levels(&t);
+	if (rc == 0)
+		rc = build_ports(&t);
+	if (rc == 0)
+		rc = build_dests(&t);
+	if (rc == 0 && !ALLOC(t.cand, t.dg_off[t.S] ? t.port_base[t.S] : 1))
+		rc = -ENOMEM;
+	if (rc == 0)
+		rc = routing_alloc_tables(f, out, t.top);
+	if (rc == 0)
+		rc = route_all(&t);
+	if (rc == 0) {
+		for (size_t x = 0; x < t.S; x++) {
+			n_leaves += t.level[x] == 0;
+			n_top += t.level[x] == t.max_level;
+		}
+		snprintf(out->summary, sizeof(out->summary),
+			 "fat tree, %d levels, %zu leaves, %zu top switches%s; "
+			 "%zu routes around missing links, %zu switch routes "
+			 "not up/down", t.max_level + 1, n_leaves, n_top,
+			 o->n_root_guids ? " (root_guid_file)" : "",
+			 t.n_phase4, t.n_phase5);
+	}
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	if (rc < 0)
+		routing_result_free(out);
+	ft_free(&t);
+	return rc;
+}
+
+const struct routing_engine routing_ftree = {
+	.name = "ftree",
+	.route = ftree_route,
+};
