@@ -218,27 +218,24 @@ static void debug_corrupt(struct sm *sm, const struct fabric *f,
 
 /*
  * The previous sweep's tables, re-indexed for the new model by switch
- * GUID.  A switch the previous model did not have keeps the new table:
- * there is nothing older to keep for it.
+ * GUID, into `prev` (zeroed on entry).  A switch the previous model did
+ * not have gets its table from `cur`: there is nothing older to keep for
+ * it.  0, or -ENOMEM (prev freed).
  */
-static int keep_previous(struct sm *sm, const struct fabric *f,
-			 struct routing_result *out)
+static int previous_tables(struct sm *sm, const struct fabric *f,
+			   const struct routing_result *cur,
+			   struct routing_result *prev)
 {
 	const struct routing_result *old = &sm->routes;
 	const struct fabric *of = &sm->fabric;
-	struct lft *lft;
-	uint8_t **sl = NULL;
+	size_t n = f->n_nodes ? f->n_nodes : 1;
 
-	if (!old->lft || old->n_nodes != of->n_nodes)
-		return 0;		/* nothing to keep */
-	lft = calloc(f->n_nodes ? f->n_nodes : 1, sizeof(*lft));
+	prev->n_nodes = f->n_nodes;
+	prev->lft = calloc(n, sizeof(*prev->lft));
 	if (old->sl)
-		sl = calloc(f->n_nodes ? f->n_nodes : 1, sizeof(*sl));
-	if (!lft || (old->sl && !sl)) {
-		free(lft);
-		free(sl);
-		return -ENOMEM;
-	}
+		prev->sl = calloc(n, sizeof(*prev->sl));
+	if (!prev->lft || (old->sl && !prev->sl))
+		goto nomem;
 	for (size_t i = 0; i < f->n_nodes; i++) {
 		int32_t j;
 		const struct lft *src;
@@ -247,34 +244,80 @@ static int keep_previous(struct sm *sm, const struct fabric *f,
 		if (f->nodes[i].type != NODE_TYPE_SWITCH)
 			continue;
 		j = fabric_find(of, f->nodes[i].guid);
+		if (j != FAB_NONE && (size_t)j >= old->n_nodes)
+			j = FAB_NONE;
 		src = j != FAB_NONE && old->lft[j].port ? &old->lft[j]
-							 : &out->lft[i];
+							 : &cur->lft[i];
+		if (!src->port)
+			continue;
 		len = (size_t)src->top + 1;
-		lft[i].top = src->top;
-		lft[i].port = malloc(len);
-		if (lft[i].port)
-			memcpy(lft[i].port, src->port, len);
-		if (sl && j != FAB_NONE && old->sl[j]) {
-			sl[i] = malloc(len);
-			if (sl[i])
-				memcpy(sl[i], old->sl[j], len);
-		}
-		if (!lft[i].port || (sl && j != FAB_NONE && old->sl[j] &&
-				     !sl[i])) {
-			struct routing_result tmp = {
-				.n_nodes = f->n_nodes, .lft = lft, .sl = sl };
-
-			routing_result_free(&tmp);
-			return -ENOMEM;
+		prev->lft[i].top = src->top;
+		prev->lft[i].port = malloc(len);
+		if (!prev->lft[i].port)
+			goto nomem;
+		memcpy(prev->lft[i].port, src->port, len);
+		if (prev->sl && j != FAB_NONE && old->sl[j]) {
+			prev->sl[i] = malloc(len);
+			if (!prev->sl[i])
+				goto nomem;
+			memcpy(prev->sl[i], old->sl[j], len);
 		}
 	}
-	routing_result_free(out);
-	out->n_nodes = f->n_nodes;
-	out->lft = lft;
-	out->sl = sl;
-	out->n_layers = sl ? old->n_layers : 0;
-	out->engine = old->engine;
-	snprintf(out->summary, sizeof(out->summary), "%s", old->summary);
+	prev->n_layers = prev->sl ? old->n_layers : 0;
+	prev->engine = old->engine;
+	snprintf(prev->summary, sizeof(prev->summary), "%s", old->summary);
+	return 0;
+nomem:
+	routing_result_free(prev);
+	return -ENOMEM;
+}
+
+/*
+ * The checks before programming: every CA/router port reaches every LID
+ * (no loop, no misroute), and, when the routes claim deadlock freedom,
+ * no cycle in any layer's channel dependency graph.  0 with what[0] ==
+ * '\0' when all pass, else what says what failed and *lost counts the
+ * paths that fail (0 for dependency cycles alone); -errno on no memory.
+ */
+static int verify(const struct fabric *f, const struct routing_result *r,
+		  char *what, size_t len, uint64_t *lost)
+{
+	struct routing_check chk;
+	struct routing_cdg cdg;
+	int rc;
+
+	what[0] = '\0';
+	*lost = 0;
+	rc = routing_check(f, r, &chk);
+	if (rc < 0)
+		return rc;
+	*lost = routing_check_failures(&chk);
+	if (*lost) {
+		const struct fab_node *n = chk.bad_switch != FAB_NONE ?
+			fabric_node(f, chk.bad_switch) : NULL;
+
+		snprintf(what, len, "%" PRIu64 " of %" PRIu64 " paths fail (%"
+			 PRIu64 " unreachable, %" PRIu64 " loops, %" PRIu64
+			 " misrouted), first: LID %u from switch 0x%016" PRIx64
+			 " '%s'", *lost, chk.pairs, chk.unreachable, chk.loops,
+			 chk.misrouted, chk.bad_lid, n ? n->guid : 0,
+			 n ? n->desc : "?");
+		return 0;
+	}
+	if (!routing_claims_deadlock_free(r))
+		return 0;
+	rc = routing_check_cdg(f, r, &cdg);
+	if (rc < 0)
+		return rc;
+	for (unsigned i = 0; i < cdg.layers && i < ROUTING_MAX_LAYERS; i++)
+		if (cdg.cycles[i]) {
+			snprintf(what, len, "layer %u of %u has %" PRIu64
+				 " channel dependency cycles (%" PRIu64 " in "
+				 "all): a credit loop could deadlock the fabric",
+				 i, cdg.layers, cdg.cycles[i],
+				 routing_cdg_cycles(&cdg));
+			break;
+		}
 	return 0;
 }
 
@@ -284,9 +327,9 @@ int sm_route(struct sm *sm, const struct fabric *f,
 	const char *list = sm->cfg.routing_engine ? sm->cfg.routing_engine
 						  : SM_DEFAULT_ENGINES;
 	struct routing_opts o;
-	struct routing_check chk;
-	char what[200] = "", ferr[600];
-	const char *bad;
+	struct routing_result prev = { 0 };
+	char what[200], pwhat[200], ferr[600];
+	uint64_t lost, plost;
 	double t0, t1, t2;
 	int rc;
 
@@ -307,62 +350,47 @@ int sm_route(struct sm *sm, const struct fabric *f,
 		 out->summary[0] ? ": " : "", out->summary, t1 - t0);
 	debug_corrupt(sm, f, out);
 
-	/* verification before programming */
-	rc = routing_check(f, out, &chk);
-	if (rc == 0 && routing_check_failures(&chk)) {
-		const struct fab_node *n = chk.bad_switch != FAB_NONE ?
-			fabric_node(f, chk.bad_switch) : NULL;
-
-		snprintf(what, sizeof(what), "%" PRIu64 " of %" PRIu64
-			 " paths fail (%" PRIu64 " unreachable, %" PRIu64
-			 " loops, %" PRIu64 " misrouted), first: LID %u from "
-			 "switch 0x%016" PRIx64 " '%s'",
-			 routing_check_failures(&chk), chk.pairs,
-			 chk.unreachable, chk.loops, chk.misrouted, chk.bad_lid,
-			 n ? n->guid : 0, n ? n->desc : "?");
-	}
-	/* deadlock freedom, when the routes claim it */
-	if (rc == 0 && !what[0] && routing_claims_deadlock_free(out)) {
-		struct routing_cdg cdg;
-
-		rc = routing_check_cdg(f, out, &cdg);
-		for (unsigned i = 0; rc == 0 && i < cdg.layers &&
-		     i < ROUTING_MAX_LAYERS; i++)
-			if (cdg.cycles[i]) {
-				snprintf(what, sizeof(what), "layer %u of %u "
-					 "has %" PRIu64 " channel dependency "
-					 "cycles (%" PRIu64 " in all): a credit"
-					 " loop could deadlock the fabric", i,
-					 cdg.layers, cdg.cycles[i],
-					 routing_cdg_cycles(&cdg));
-				break;
-			}
-	}
+	rc = verify(f, out, what, sizeof(what), &lost);
 	t2 = now();
-	if (rc < 0) {
-		snprintf(err, errlen, "verifying the routes: %s", strerror(-rc));
-		return rc;
-	}
-	log_debug("routing: verified %" PRIu64 " paths in %.3f s", chk.pairs,
-		  t2 - t1);
+	if (rc < 0)
+		goto nomem;
+	log_debug("routing: verified in %.3f s", t2 - t1);
 	if (!what[0])
 		return 0;
-	if (!sm->routes.lft) {
+	if (!sm->routes.lft || sm->routes.n_nodes != sm->fabric.n_nodes) {
 		log_err("ERR 1502: routing by %s failed verification: %s; no "
 			"previous tables to keep: programming them anyway",
 			out->engine, what);
 		return 0;
 	}
-	bad = out->engine;
-	rc = keep_previous(sm, f, out);
-	if (rc < 0) {
-		snprintf(err, errlen, "keeping the previous routes: %s",
-			 strerror(-rc));
-		return rc;
+	/*
+	 * The previous tables stay when they pass on this model, or lose
+	 * fewer paths; but tables made for a fabric that has since lost a
+	 * link may route into it: then the new ones are the lesser harm.
+	 */
+	rc = previous_tables(sm, f, out, &prev);
+	if (rc == 0)
+		rc = verify(f, &prev, pwhat, sizeof(pwhat), &plost);
+	if (rc < 0)
+		goto nomem;
+	if (!pwhat[0] || plost < lost) {
+		log_err("ERR 1502: routing by %s failed verification: %s; the "
+			"previous tables stay%s%s%s", out->engine, what,
+			pwhat[0] ? " (they lose fewer paths: " : "", pwhat,
+			pwhat[0] ? ")" : "");
+		routing_result_free(out);
+		*out = prev;
+		return 0;
 	}
 	log_err("ERR 1502: routing by %s failed verification: %s; the "
-		"previous tables stay", bad, what);
+		"previous tables are worse on this fabric (%s): programming "
+		"the new ones", out->engine, what, pwhat);
+	routing_result_free(&prev);
 	return 0;
+nomem:
+	routing_result_free(&prev);
+	snprintf(err, errlen, "verifying the routes: %s", strerror(-rc));
+	return rc;
 }
 
 /* ------------------------------------------------------------ offline */
