@@ -20,6 +20,9 @@ static const struct routing_engine *const engines[] = {
 	&routing_minhop,
 	&routing_auto,
 	&routing_ftree,
+	&routing_updn,
+	&routing_dnup,
+	&routing_dfsssp,
 };
 
 #define N_ENGINES	(sizeof(engines) / sizeof(engines[0]))

@@ -284,12 +284,13 @@ int routing_check(const struct fabric *f, const struct routing_result *r,
  * Channel dependency graphs (routing_check_cdg).
  *
  * Which paths count: data traffic enters the fabric at CA and router
- * ports, so every switch with such a port sources paths to every LID;
- * every switch also answers hosts (GMP responses), so it sources paths to
- * every CA/router LID.  A switch without hosts sends other switches only
- * SMPs, which travel on VL15, the management lane that has no credit flow
- * control and cannot take part in a credit loop; those switch-to-switch
- * paths are left out (they go down and up again in any fat tree).
+ * ports, so every switch with such a port sources paths to every LID.
+ * The switches' own traffic is left out: SMPs travel on VL15, the
+ * management lane without credit flow control, which cannot take part in
+ * a credit loop; what a switch's management port answers to GMPs is a
+ * trickle the engines do not layer (in a fat tree such paths go down and
+ * up again; a core that lost its link into a pod has no up*\/down* path
+ * to its hosts).
  *
  * A channel is one direction of an inter-switch link: switch k's port p.
  * For one destination LID the tables give every switch one next hop, so
@@ -416,8 +417,6 @@ static void cdg_lid(struct cdg *g, size_t lid)
 {
 	struct verify *v = &g->v;
 	size_t S = v->S, col = lid % BLK, head = 0, tail = 0;
-	bool host_lid = fabric_node(v->f, v->own[lid].node)->type !=
-			NODE_TYPE_SWITCH;
 
 	for (size_t k = 0; k < S; k++) {
 		unsigned sl = g->slblk[k * BLK + col];
@@ -425,7 +424,7 @@ static void cdg_lid(struct cdg *g, size_t lid)
 		if (sl >= ROUTING_MAX_LAYERS)
 			sl = ROUTING_MAX_LAYERS - 1;
 		g->lay[k] = 0;
-		if (host_lid || v->nsrc[k]) {
+		if (v->nsrc[k]) {
 			if (sl > g->top_layer)
 				g->top_layer = sl;
 			g->lay[k] = (uint16_t)(1u << sl);

@@ -162,10 +162,161 @@ START_TEST(cdg_minhop_torus)
 }
 END_TEST
 
+/* ---- dfsssp -------------------------------------------------------------- */
+
+/* Route with dfsssp: reachable, acyclic per layer, layers within `max`,
+ * an SL for every switch and LID below n_layers. */
+static void dfsssp_ok(const struct fabric *f, const struct routing_opts *o,
+		      struct routing_result *r, unsigned max)
+{
+	rf_route(f, "dfsssp", o, r);
+	ck_assert_str_eq(r->engine, "dfsssp");
+	ck_assert_uint_ge(r->n_layers, 1);
+	ck_assert_uint_le(r->n_layers, max);
+	ck_assert_ptr_nonnull(r->sl);
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		if (f->nodes[i].type != NODE_TYPE_SWITCH)
+			continue;
+		ck_assert_ptr_nonnull(r->sl[i]);
+		for (unsigned l = 0; l <= f->max_lid; l++)
+			ck_assert_uint_lt(r->sl[i][l], r->n_layers);
+	}
+	rf_assert_deadlock_free(f, r);
+}
+
+START_TEST(dfsssp_bundled)
+{
+	static const char *const nets[] = {
+		"torus-4x4.net", "torus-3x3x3.net", "mesh-4x4.net",
+		"random-24.net", "dualrail-32.net", "tiny.net",
+	};
+
+	for (size_t i = 0; i < sizeof(nets) / sizeof(nets[0]); i++) {
+		struct fabric f;
+		struct routing_result r;
+
+		rf_load(&f, nets[i], 0);
+		dfsssp_ok(&f, NULL, &r, 8);	/* ibsim ports: 8 VLs */
+		ck_assert_msg(strstr(r.summary, "shortest paths,"), "%s: %s",
+			      nets[i], r.summary);
+		routing_result_free(&r);
+		fabric_free(&f);
+	}
+}
+END_TEST
+
+/* A fat tree needs no second layer: up/down shortest paths. */
+START_TEST(dfsssp_fat_tree)
+{
+	struct fabric f;
+	struct routing_result r;
+
+	rf_load(&f, "fat3-pods.net", 0);
+	dfsssp_ok(&f, NULL, &r, 1);
+	routing_result_free(&r);
+	fabric_free(&f);
+}
+END_TEST
+
+/*
+ * 6x6 torus, 2 hosts per switch: minhop's tables have cycles; dfsssp's
+ * have none in any layer and spread the all-to-all load at least as well
+ * (the test prints both figures).
+ */
+START_TEST(dfsssp_torus_6x6)
+{
+	struct fabric f;
+	struct routing_result r;
+	double mh, df;
+
+	rf_torus(&f, 6, 6, 2);
+	rf_route(&f, "minhop", NULL, &r);
+	ck_assert_uint_gt(rf_cycles(&f, &r, NULL), 0);
+	mh = rf_load_ratio(&f, &r);
+	routing_result_free(&r);
+	dfsssp_ok(&f, NULL, &r, 8);
+	ck_assert_uint_ge(r.n_layers, 2);
+	df = rf_load_ratio(&f, &r);
+	printf("6x6 torus: max link load / ideal: minhop %.2f, dfsssp %.2f "
+	       "(%u layers)\n", mh, df, r.n_layers);
+	ck_assert_msg(df <= mh, "dfsssp %.2f x ideal, minhop %.2f", df, mh);
+	routing_result_free(&r);
+	fabric_free(&f);
+}
+END_TEST
+
+START_TEST(dfsssp_random)
+{
+	for (unsigned round = 0; round < 10; round++) {
+		struct fabric f;
+		struct routing_result r;
+
+		rf_random(&f, 20 + round * 4, 3 + round % 4, 1 + round % 2,
+			  round % 3, 4242u + round * 17u);
+		dfsssp_ok(&f, NULL, &r, ROUTING_MAX_LAYERS);
+		routing_result_free(&r);
+		fabric_free(&f);
+	}
+}
+END_TEST
+
+/*
+ * Fewer layers than the shortest paths need: with max_layers 1 the whole
+ * fabric goes up*\/down* on one VL, with 2 or 3 the LIDs that do not fit
+ * go up*\/down* in the last layer; never a cycle.
+ */
+START_TEST(dfsssp_layer_limit)
+{
+	struct fabric f;
+	struct routing_result r;
+	struct routing_opts o = { 0 };
+
+	rf_torus(&f, 6, 6, 1);
+	o.max_layers = 1;
+	dfsssp_ok(&f, &o, &r, 1);
+	ck_assert_msg(strstr(r.summary, "whole fabric up*/down*"), "%s",
+		      r.summary);
+	routing_result_free(&r);
+	for (unsigned k = 2; k <= 3; k++) {
+		o.max_layers = k;
+		dfsssp_ok(&f, &o, &r, k);
+		ck_assert_msg(strstr(r.summary, "up*/down* in layer"), "%s",
+			      r.summary);
+		routing_result_free(&r);
+	}
+	fabric_free(&f);
+}
+END_TEST
+
+/* One inter-switch port that runs 2 VLs (OperationalVLs 2) limits every
+ * path to 2 layers; VLCap counts where OperationalVLs is 0. */
+START_TEST(dfsssp_port_vls)
+{
+	struct fabric f;
+	struct routing_result r;
+	struct fab_node *n;
+
+	rf_torus(&f, 5, 5, 1);
+	n = &f.nodes[0];
+	ck_assert_uint_eq(n->type, NODE_TYPE_SWITCH);
+	pi_set_op_vls(&n->ports[2].pi, 2);
+	dfsssp_ok(&f, NULL, &r, 2);
+	ck_assert_msg(strstr(r.summary, "2 allowed"), "%s", r.summary);
+	routing_result_free(&r);
+
+	pi_set_op_vls(&n->ports[2].pi, 0);
+	SET_HI4(n->ports[2].pi.vl_cap_init_type, 1);	/* VL0 only */
+	dfsssp_ok(&f, NULL, &r, 1);
+	routing_result_free(&r);
+	fabric_free(&f);
+}
+END_TEST
+
 static Suite *dfsssp_suite(void)
 {
 	Suite *s = suite_create("routing_dfsssp");
 	TCase *cdg = tcase_create("cdg");
+	TCase *df = tcase_create("dfsssp");
 
 	tcase_set_timeout(cdg, 60);
 	tcase_add_test(cdg, cdg_ring_cycle);
@@ -174,6 +325,15 @@ static Suite *dfsssp_suite(void)
 	tcase_add_test(cdg, cdg_minhop_tree);
 	tcase_add_test(cdg, cdg_minhop_torus);
 	suite_add_tcase(s, cdg);
+
+	tcase_set_timeout(df, 120);
+	tcase_add_test(df, dfsssp_bundled);
+	tcase_add_test(df, dfsssp_fat_tree);
+	tcase_add_test(df, dfsssp_torus_6x6);
+	tcase_add_test(df, dfsssp_random);
+	tcase_add_test(df, dfsssp_layer_limit);
+	tcase_add_test(df, dfsssp_port_vls);
+	suite_add_tcase(s, df);
 	return s;
 }
 

@@ -140,6 +140,94 @@ static inline void rf_random(struct fabric *f, unsigned n, unsigned deg,
 	free(next);
 }
 
+/* An X x Y torus (X, Y >= 3): ports 1/2 to -x/+x, 3/4 to -y/+y, hosts on
+ * 5...; LIDs assigned.  VLCap 8 VLs on every port, as ibsim's. */
+static inline void rf_torus(struct fabric *f, unsigned X, unsigned Y,
+			    unsigned hosts)
+{
+	int32_t *sw = calloc((size_t)X * Y, sizeof(*sw));
+
+	fabric_init(f);
+	for (unsigned i = 0; i < X * Y; i++) {
+		sw[i] = rf_sw(f, 4 + hosts);
+		for (unsigned h = 0; h < hosts; h++)
+			rf_link(f, rf_ca(f), 1, sw[i], 5 + h);
+	}
+	for (unsigned y = 0; y < Y; y++)
+		for (unsigned x = 0; x < X; x++) {
+			rf_link(f, sw[y * X + x], 2, sw[y * X + (x + 1) % X], 1);
+			rf_link(f, sw[y * X + x], 4, sw[((y + 1) % Y) * X + x], 3);
+		}
+	for (size_t i = 0; i < f->n_nodes; i++)
+		for (unsigned p = 0; p <= f->nodes[i].num_ports; p++)
+			SET_HI4(f->nodes[i].ports[p].pi.vl_cap_init_type, 4);
+	ck_assert_int_eq(lid_assign_sequential(f, 0), 0);
+	free(sw);
+}
+
+/*
+ * The issue's quality figure: every CA port sends to every CA LID; the
+ * load of a directed inter-switch link is the number of such routes that
+ * cross it.  Returns max load / (total load / links carrying any).
+ * Walks every pair: for small test fabrics only.
+ */
+static inline double rf_load_ratio(const struct fabric *f,
+				   const struct routing_result *r)
+{
+	size_t N = f->n_nodes;
+	uint64_t *load = calloc(N * 256, sizeof(*load)), total = 0, max = 0,
+		 links = 0;
+
+	for (size_t i = 0; i < N; i++) {
+		const struct fab_node *src = &f->nodes[i];
+
+		if (src->type == NODE_TYPE_SWITCH)
+			continue;
+		for (unsigned sp = 1; sp <= src->num_ports; sp++) {
+			const struct fab_port *s = &src->ports[sp];
+
+			if (!s->lid || s->peer_node == FAB_NONE)
+				continue;
+			for (size_t j = 0; j < N; j++) {
+				const struct fab_node *dn = &f->nodes[j];
+
+				if (dn->type == NODE_TYPE_SWITCH || j == i)
+					continue;
+				for (unsigned dp = 1; dp <= dn->num_ports; dp++) {
+					unsigned lid = dn->ports[dp].lid;
+					int32_t x = s->peer_node;
+
+					if (!lid)
+						continue;
+					for (unsigned hop = 0; hop < 64; hop++) {
+						unsigned e = r->lft[x].port[lid];
+						const struct fab_port *pt;
+
+						ck_assert_uint_ne(e, LFT_NO_PATH);
+						ck_assert_uint_ne(e, 0);
+						pt = &f->nodes[x].ports[e];
+						if (f->nodes[pt->peer_node].type !=
+						    NODE_TYPE_SWITCH)
+							break;
+						load[(size_t)x * 256 + e]++;
+						x = pt->peer_node;
+					}
+				}
+			}
+		}
+	}
+	for (size_t k = 0; k < N * 256; k++)
+		if (load[k]) {
+			total += load[k];
+			links++;
+			if (load[k] > max)
+				max = load[k];
+		}
+	free(load);
+	ck_assert_uint_gt(links, 0);
+	return (double)max * (double)links / (double)total;
+}
+
 /* A bundled topology (tests/topologies), LIDs assigned. */
 static inline void rf_load(struct fabric *f, const char *name, unsigned lmc)
 {
