@@ -120,7 +120,17 @@ struct ftree {
 
 	/* per destination LID */
 	uint32_t *routed, rcur;
-	int32_t *chain;
+	int32_t  dst;		/* the destination's switch */
+	int32_t *chain;		/* chain strategy: s and the switches above */
+	uint32_t *flow;		/* chain strategy: flows per slot (else cnt) */
+	int32_t *next;		/* next switch towards it, -1 */
+	uint32_t *oslot;		/* slot of the egress port */
+	uint32_t *entry;	/* slot of the link the path enters dst by */
+	uint32_t *mass;		/* sources whose path crosses the switch */
+	uint32_t *src;		/* CA ports: sources of traffic */
+	uint32_t *est;		/* per destination switch: expected mass, 1/16 */
+	uint32_t *pe_stamp, *prev_entry;	/* LMC */
+	uint32_t *tmp, *tstamp;	/* per slot: tentative load of this LID */
 	int32_t *queue;
 	int32_t *pending;
 
@@ -131,7 +141,7 @@ struct ftree {
 	struct fdest *dests;	/* grouped by destination switch */
 	uint32_t *dest_off;	/* dests of switch x: dest_off[x] .. [x + 1] */
 
-	size_t n_phase4, n_phase5;
+	size_t n_phase5;
 };
 
 static void ft_free(struct ftree *t)
@@ -163,7 +173,18 @@ static void ft_free(struct ftree *t)
 	free(t->cand_n);
 	free(t->cand);
 	free(t->routed);
+	free(t->next);
 	free(t->chain);
+	free(t->flow);
+	free(t->oslot);
+	free(t->entry);
+	free(t->mass);
+	free(t->src);
+	free(t->est);
+	free(t->pe_stamp);
+	free(t->prev_entry);
+	free(t->tmp);
+	free(t->tstamp);
 	free(t->queue);
 	free(t->pending);
 	free(t->use_stamp);
@@ -221,7 +242,12 @@ static int build_graph(struct ftree *t)
 	    !ALLOC(t->ppeer, P) || !ALLOC(t->cnt, P) || !ALLOC(t->rr, S) ||
 	    !ALLOC(t->astamp, S) || !ALLOC(t->cand_off, S) ||
 	    !ALLOC(t->cand_n, S) || !ALLOC(t->anc, S) ||
-	    !ALLOC(t->routed, S) || !ALLOC(t->chain, S + 1) ||
+	    !ALLOC(t->routed, S) || !ALLOC(t->next, S) ||
+	    !ALLOC(t->chain, S + 1) ||
+	    !ALLOC(t->oslot, S) || !ALLOC(t->entry, S) || !ALLOC(t->mass, S) ||
+	    !ALLOC(t->src, S) || !ALLOC(t->est, S) || !ALLOC(t->pe_stamp, S) ||
+	    !ALLOC(t->prev_entry, S) || !ALLOC(t->tmp, P) ||
+	    !ALLOC(t->tstamp, P) ||
 	    !ALLOC(t->queue, S) || !ALLOC(t->pending, S) ||
 	    !ALLOC(t->use_stamp, S + P) || !ALLOC(t->use, S + P))
 		return -ENOMEM;
@@ -258,6 +284,8 @@ static int build_graph(struct ftree *t)
 			}
 			q = &fabric_node(f, pt->peer_node)->ports[pt->peer_port];
 			t->has_ca[x] = 1;
+			if (q->lid)
+				t->src[x]++;
 			if (cn ? in_sorted(cn, t->o->n_cn_guids, q->guid) : true)
 				t->is_leaf[x] = 1;
 		}
@@ -662,6 +690,29 @@ static void find_ancestors(struct ftree *t, int32_t s)
 			}
 		t->cand_n[a] = (uint32_t)(nc - t->cand_off[a]);
 	}
+
+	/*
+	 * Expected sources through each other switch, in 1/16: its own and
+	 * an even share of what the switches below it send up.
+	 */
+	for (size_t i = 0; i < t->n_order; i++)
+		t->est[t->order[i]] = 0;
+	for (size_t i = t->n_order; i-- > 0;) {
+		int32_t x = t->order[i];
+		uint32_t first = t->up_off[x], n = t->up_off[x + 1] - first;
+		uint32_t b = t->port_base[x], share;
+
+		if (t->astamp[x] == t->acur) {
+			t->est[x] = 0;
+			continue;
+		}
+		t->est[x] += t->src[x] * 16;
+		if (!n)
+			continue;
+		share = t->est[x] / n;
+		for (uint32_t k = first; k < first + n; k++)
+			t->est[t->pnbr[b + t->uplist[k]]] += share;
+	}
 }
 
 /* Uses of switch x or of port slot i by the current port's LIDs. */
@@ -680,41 +731,160 @@ static inline void use(struct ftree *t, size_t i)
 		t->use[i]++;
 }
 
-static inline void set_route(struct ftree *t, int32_t x, uint16_t lid,
-			     uint8_t port, bool counted)
+
+#define NO_SLOT	UINT32_MAX
+
+/* Load of a link slot in 1/16 flows: committed plus this LID's tentative. */
+static inline uint64_t load(const struct ftree *t, uint32_t slot)
 {
-	t->lftp[x][lid] = port;
+	if (slot == NO_SLOT)
+		return 0;
+	return (uint64_t)t->cnt[slot] * 16 +
+	       (t->tstamp[slot] == t->rcur ? t->tmp[slot] : 0);
+}
+
+static inline void add_tmp(struct ftree *t, uint32_t slot, uint32_t w)
+{
+	if (slot == NO_SLOT || !w)
+		return;
+	if (t->tstamp[slot] != t->rcur) {
+		t->tstamp[slot] = t->rcur;
+		t->tmp[slot] = 0;
+	}
+	t->tmp[slot] += w;
+}
+
+static inline uint64_t max3(uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t m = a > b ? a : b;
+
+	return m > c ? m : c;
+}
+
+/* Switch x forwards the LID on port p to switch y. */
+static inline void hop(struct ftree *t, int32_t x, uint16_t lid, uint8_t p,
+		       int32_t y)
+{
+	uint32_t slot = t->port_base[x] + p;
+
+	t->lftp[x][lid] = p;
 	t->routed[x] = t->rcur;
-	if (counted)
-		t->cnt[t->port_base[x] + port]++;
+	t->next[x] = y;
+	t->oslot[x] = slot;
+	t->entry[x] = y == t->dst ? slot : t->entry[y];
 }
 
-/* Of x's ports ports[0..n), the one with the fewest destinations. */
-static uint8_t least(const struct ftree *t, int32_t x, const uint8_t *ports,
-		     uint32_t n)
+/*
+ * LMC: how much the path through slot (x's egress) into a switch whose
+ * path enters s at `entry` overlaps the paths x chose for the port's
+ * earlier LIDs.
+ */
+static inline uint64_t overlap(const struct ftree *t, int32_t x,
+			       uint32_t slot, uint32_t entry)
 {
-	const uint32_t *c = t->cnt + t->port_base[x];
-	uint8_t best = ports[0];
-
-	for (uint32_t i = 1; i < n; i++)
-		if (c[ports[i]] < c[best])
-			best = ports[i];
-	return best;
+	return used(t, t->S + slot) +
+	       (t->pe_stamp[x] == t->ucur && t->prev_entry[x] == entry);
 }
 
-/* Route one LID hanging off switch s (find_ancestors(s) done). */
-static int route_dest(struct ftree *t, int32_t s, const struct fdest *d,
-		      bool lmc)
+static inline void remember(struct ftree *t, int32_t x)
 {
-	uint16_t lid = d->lid;
-	bool counted = d->counted;
+	use(t, t->S + t->oslot[x]);
+	t->pe_stamp[x] = t->ucur;
+	t->prev_entry[x] = t->entry[x];
+}
+
+/* Flow strategy: every switch picks on the loads (the top comment). */
+static size_t choose_flow(struct ftree *t, int32_t s, uint16_t lid,
+			  bool counted, bool lmc)
+{
+	size_t np = 0;
+
+	/* ancestors, upwards: down towards s, least loaded (then the
+	 * entry link into s) */
+	for (size_t i = 0; i < t->n_anc; i++) {
+		int32_t a = t->anc[i];
+		uint32_t b = t->port_base[a];
+		const uint8_t *c = t->cand + t->cand_off[a];
+		uint64_t best_key = UINT64_MAX;
+		uint8_t bp = c[0];
+
+		for (uint32_t k = 0; k < t->cand_n[a]; k++) {
+			int32_t y = t->pnbr[b + c[k]];
+			uint32_t e = y == s ? b + c[k] : t->entry[y];
+			uint64_t key = max3(load(t, b + c[k]), load(t, e), 0);
+
+			if (lmc)
+				key |= overlap(t, a, b + c[k], e) << 56;
+			if (key < best_key) {
+				best_key = key;
+				bp = c[k];
+			}
+		}
+		hop(t, a, lid, bp, t->pnbr[b + bp]);
+		if (lmc)
+			remember(t, a);
+	}
+
+	/*
+	 * The rest, top down: up to the neighbour whose path is least
+	 * loaded, judged on the link up, the neighbour's next link and the
+	 * link into s; the switch's expected share of the sources is added
+	 * to those as it chooses, so the sources of one destination spread
+	 * instead of all following the same best path.
+	 */
+	for (size_t i = 0; i < t->n_order; i++) {
+		int32_t x = t->order[i];
+		uint32_t first = t->up_off[x], n = t->up_off[x + 1] - first;
+		uint32_t b = t->port_base[x], start;
+		uint64_t best_key = UINT64_MAX;
+		uint8_t bp = 0;
+		int32_t bu = -1;
+
+		if (t->routed[x] == t->rcur)
+			continue;
+		start = n ? t->rot[x] % n : 0;
+		for (uint32_t j = 0; j < n; j++) {
+			uint8_t p = t->uplist[first + (start + j) % n];
+			int32_t u = t->pnbr[b + p];
+			uint64_t key;
+
+			if (t->routed[u] != t->rcur)
+				continue;
+			key = max3(load(t, b + p), load(t, t->oslot[u]),
+				   load(t, t->entry[u]));
+			if (lmc)
+				key |= overlap(t, x, b + p, t->entry[u]) << 56;
+			if (key < best_key) {
+				best_key = key;
+				bp = p;
+				bu = u;
+			}
+		}
+		if (bu < 0) {
+			t->pending[np++] = x;
+			continue;
+		}
+		hop(t, x, lid, bp, bu);
+		if (lmc)
+			remember(t, x);
+		if (counted) {
+			add_tmp(t, t->oslot[x], t->est[x]);
+			add_tmp(t, t->oslot[bu], t->est[x]);
+			add_tmp(t, t->entry[bu], t->est[x]);
+		}
+	}
+
+	return np;
+}
+
+/* Chain strategy: one chain per destination (the top comment). */
+static size_t choose_chain(struct ftree *t, int32_t s, uint16_t lid,
+			   bool counted, bool lmc)
+{
 	size_t nch = 0, np = 0;
 	int32_t cur = s;
 
-	t->rcur++;
-	set_route(t, s, lid, d->port, false);
-
-	/* the chain up to a top switch */
+	/* the chain up to a top switch, counting destinations per link */
 	t->chain[nch++] = s;
 	for (;;) {
 		uint32_t first = t->up_off[cur], n = t->up_off[cur + 1] - first;
@@ -742,7 +912,9 @@ static int route_dest(struct ftree *t, int32_t s, const struct fdest *d,
 				bq = q;
 			}
 		}
-		set_route(t, bu, lid, bq, counted);
+		hop(t, bu, lid, bq, cur);
+		if (counted)
+			t->cnt[t->oslot[bu]]++;
 		if (lmc) {
 			use(t, (size_t)bu);
 			use(t, t->S + t->port_base[bu] + bq);
@@ -751,17 +923,22 @@ static int route_dest(struct ftree *t, int32_t s, const struct fdest *d,
 		cur = bu;
 	}
 
-	/* the other ancestors go straight down */
+	/* the other ancestors go straight down, upwards from s */
 	for (size_t i = 0; i < t->n_anc; i++) {
 		int32_t a = t->anc[i];
+		uint32_t b = t->port_base[a];
+		const uint8_t *c = t->cand + t->cand_off[a];
+		uint8_t bp = c[0];
 
 		if (t->routed[a] == t->rcur)
 			continue;
-		set_route(t, a, lid, least(t, a, t->cand + t->cand_off[a],
-					   t->cand_n[a]), false);
+		for (uint32_t k = 1; k < t->cand_n[a]; k++)
+			if (t->cnt[b + c[k]] < t->cnt[b + bp])
+				bp = c[k];
+		hop(t, a, lid, bp, t->pnbr[b + bp]);
 	}
 
-	/* going down from the chain, the lowest switch first */
+	/* going down from the chain, the lowest switch first: up to it */
 	for (size_t i = 0; i < nch; i++) {
 		size_t head = 0, tail = 0;
 
@@ -771,12 +948,19 @@ static int route_dest(struct ftree *t, int32_t s, const struct fdest *d,
 
 			for (uint32_t g = t->dg_off[a]; g < t->dg_off[a + 1]; g++) {
 				const struct dgroup *gr = &t->dg[g];
+				const uint8_t *c = t->dpeers + gr->off;
 				int32_t y = gr->nbr;
+				uint32_t b = t->port_base[y];
+				uint8_t bp = c[0];
 
 				if (t->routed[y] == t->rcur)
 					continue;
-				set_route(t, y, lid, least(t, y, t->dpeers + gr->off,
-							   gr->n), counted);
+				for (uint32_t k = 1; k < gr->n; k++)
+					if (t->cnt[b + c[k]] < t->cnt[b + bp])
+						bp = c[k];
+				hop(t, y, lid, bp, a);
+				if (counted)
+					t->cnt[t->oslot[y]]++;
 				t->queue[tail++] = y;
 			}
 		}
@@ -793,18 +977,40 @@ static int route_dest(struct ftree *t, int32_t s, const struct fdest *d,
 			continue;
 		for (uint32_t j = 0; j < n && !done; j++) {
 			uint8_t p = t->uplist[first + (t->rr[x] + j) % n];
+			int32_t u = t->pnbr[b + p];
 
-			if (t->routed[t->pnbr[b + p]] == t->rcur) {
+			if (t->routed[u] == t->rcur) {
 				t->rr[x] = (t->rr[x] + j + 1) % n;
-				set_route(t, x, lid, p, counted);
+				hop(t, x, lid, p, u);
+				if (counted)
+					t->cnt[t->oslot[x]]++;
 				done = true;
 			}
 		}
-		if (done)
-			t->n_phase4++;
-		else
+		if (!done)
 			t->pending[np++] = x;
 	}
+	return np;
+}
+
+/* Route one LID hanging off switch s (find_ancestors(s) done). */
+static int route_dest(struct ftree *t, int32_t s, const struct fdest *d,
+		      bool lmc)
+{
+	uint16_t lid = d->lid;
+	bool counted = d->counted;
+	uint32_t *flow = t->flow ? t->flow : t->cnt;
+	size_t np;
+
+	t->rcur++;
+	t->dst = s;
+	t->lftp[s][lid] = d->port;
+	t->routed[s] = t->rcur;
+	t->next[s] = -1;
+	t->oslot[s] = NO_SLOT;
+	t->entry[s] = NO_SLOT;
+	np = t->flow ? choose_chain(t, s, lid, counted, lmc) :
+		       choose_flow(t, s, lid, counted, lmc);
 
 	/* no up-then-down path: any routed neighbour (see the top comment) */
 	while (np) {
@@ -830,7 +1036,8 @@ static int route_dest(struct ftree *t, int32_t s, const struct fdest *d,
 							 sw_desc(t, (size_t)x), lid);
 						return -ENETUNREACH;
 					}
-					set_route(t, x, lid, (uint8_t)p, false);
+					hop(t, x, lid, (uint8_t)p, y);
+					t->next[x] = -1;	/* carries no CA traffic */
 					t->n_phase5++;
 					found = 1;
 				}
@@ -842,16 +1049,50 @@ static int route_dest(struct ftree *t, int32_t s, const struct fdest *d,
 			break;		/* the rest is another component */
 		np = keep;
 	}
+
+	/* commit the real flows: sources climb, then come down to s */
+	if (counted) {
+		for (size_t i = t->n_order; i-- > 0;) {
+			int32_t x = t->order[i];
+
+			if (t->routed[x] != t->rcur || t->astamp[x] == t->acur)
+				continue;
+			t->mass[x] += t->src[x];
+			if (t->next[x] >= 0 && t->mass[x]) {
+				flow[t->oslot[x]] += t->mass[x];
+				t->mass[t->next[x]] += t->mass[x];
+			}
+			t->mass[x] = 0;
+		}
+		for (size_t i = t->n_anc; i-- > 0;) {
+			int32_t a = t->anc[i];
+
+			t->mass[a] += t->src[a];
+			if (t->mass[a]) {
+				flow[t->oslot[a]] += t->mass[a];
+				t->mass[t->next[a]] += t->mass[a];
+			}
+			t->mass[a] = 0;
+		}
+		t->mass[s] = 0;
+	}
 	return 0;
 }
 
-static int route_all(struct ftree *t)
+/* Route every LID with the current strategy into `out`. */
+static int route_all(struct ftree *t, struct routing_result *out)
 {
 	int32_t owner = -1;
 	uint8_t owner_port = 0;
+	int rc = routing_alloc_tables(t->f, out, t->top);
 
+	if (rc < 0)
+		return rc;
+	memset(t->cnt, 0, t->port_base[t->S] * sizeof(*t->cnt));
+	memset(t->rr, 0, t->S * sizeof(*t->rr));
+	t->n_phase5 = 0;
 	for (size_t x = 0; x < t->S; x++)
-		t->lftp[x] = t->out->lft[t->sw_node[x]].port;
+		t->lftp[x] = out->lft[t->sw_node[x]].port;
 	for (size_t x = 0; x < t->S; x++) {
 		uint32_t a = t->dest_off[x], e = t->dest_off[x + 1];
 
@@ -869,7 +1110,6 @@ static int route_all(struct ftree *t)
 			const struct fdest *d = &t->dests[i];
 			const struct fab_port *pt = &fabric_node(t->f, d->owner)
 				->ports[d->owner_port];
-			int rc;
 
 			if (d->owner != owner || d->owner_port != owner_port) {
 				owner = d->owner;
@@ -884,12 +1124,46 @@ static int route_all(struct ftree *t)
 	return 0;
 }
 
+/* The most CA-to-CA flows on one inter-switch link (all-to-all). */
+static uint64_t max_flow(const struct ftree *t, const uint32_t *flow)
+{
+	uint64_t m = 0;
+
+	for (size_t i = 0; i < t->port_base[t->S]; i++)
+		if (flow[i] > m)
+			m = flow[i];
+	return m;
+}
+
+/*
+ * A lower bound of the busiest link: the flows out of (and into) each
+ * leaf spread at best evenly over its up-links.  When the chain strategy
+ * meets it, no strategy can do better.
+ */
+static uint64_t leaf_bound(const struct ftree *t)
+{
+	uint64_t total = 0, bound = 0;
+
+	for (size_t x = 0; x < t->S; x++)
+		total += t->src[x];
+	for (size_t x = 0; x < t->S; x++) {
+		uint64_t n = t->up_off[x + 1] - t->up_off[x];
+		uint64_t flows = (uint64_t)t->src[x] * (total - t->src[x]);
+
+		if (t->level[x] == 0 && n && (flows + n - 1) / n > bound)
+			bound = (flows + n - 1) / n;
+	}
+	return bound;
+}
+
 static int ftree_route(const struct fabric *f, const struct routing_opts *o,
 		       struct routing_result *out, char *err, size_t errlen)
 {
 	struct ftree t = { .f = f, .o = o, .out = out, .top = f->max_lid,
 			   .err = err, .errlen = errlen };
-	size_t n_leaves = 0, n_top = 0;
+	struct routing_result alt = { 0 };
+	size_t n_leaves = 0, n_top = 0, phase5 = 0;
+	uint64_t chain_max = 0, flow_max = 0;
 	int rc;
 
 	if (!f->max_lid) {
@@ -903,26 +1177,64 @@ static int ftree_route(const struct fabric *f, const struct routing_opts *o,
 		rc = build_ports(&t);
 	if (rc == 0)
 		rc = build_dests(&t);
-	if (rc == 0 && !ALLOC(t.cand, t.dg_off[t.S] ? t.port_base[t.S] : 1))
+	if (rc == 0 && (!ALLOC(t.cand, t.port_base[t.S]) ||
+			!ALLOC(t.flow, t.port_base[t.S])))
 		rc = -ENOMEM;
+	/*
+	 * Both strategies, keep the one whose busiest link carries fewer
+	 * flows: the chain is exact when every switch's destinations divide
+	 * evenly over its up-links, the flow strategy when they do not.
+	 */
 	if (rc == 0)
-		rc = routing_alloc_tables(f, out, t.top);
-	if (rc == 0)
-		rc = route_all(&t);
+		rc = route_all(&t, &alt);		/* chain */
 	if (rc == 0) {
+		chain_max = max_flow(&t, t.flow);
+		phase5 = t.n_phase5;
+		free(t.flow);
+		t.flow = NULL;
+		flow_max = UINT64_MAX;
+		if (chain_max > leaf_bound(&t)) {
+			rc = route_all(&t, out);	/* flow */
+			flow_max = max_flow(&t, t.cnt);
+		}
+	}
+	if (rc == 0) {
+		if (chain_max <= flow_max) {
+			routing_result_free(out);
+			*out = alt;
+			memset(&alt, 0, sizeof(alt));
+			t.n_phase5 = phase5;
+		}
 		for (size_t x = 0; x < t.S; x++) {
 			n_leaves += t.level[x] == 0;
 			n_top += t.level[x] == t.max_level;
 		}
-		snprintf(out->summary, sizeof(out->summary),
-			 "fat tree, %d levels, %zu leaves, %zu top switches%s; "
-			 "%zu routes around missing links, %zu switch routes "
-			 "not up/down", t.max_level + 1, n_leaves, n_top,
-			 o->n_root_guids ? " (root_guid_file)" : "",
-			 t.n_phase4, t.n_phase5);
+		{
+			char line[512], other[32] = "not needed";
+
+			if (flow_max != UINT64_MAX)
+				snprintf(other, sizeof(other), "%" PRIu64,
+					 chain_max <= flow_max ? flow_max : chain_max);
+			int w = snprintf(line, sizeof(line), "fat tree, %d levels, "
+					 "%zu leaves, %zu roots%s; %s strategy, busiest "
+					 "link %" PRIu64 " flows (other %s); "
+					 "%zu switch routes not up/down",
+					 t.max_level + 1, n_leaves, n_top,
+					 o->n_root_guids ? " (root_guid_file)" : "",
+					 chain_max <= flow_max ? "chain" : "flow",
+					 chain_max <= flow_max ? chain_max : flow_max,
+					 other, t.n_phase5);
+			size_t len = w < 0 ? 0 : (size_t)w;
+
+			if (len >= sizeof(out->summary))
+				len = sizeof(out->summary) - 1;
+			memcpy(out->summary, line, len);
+			out->summary[len] = '\0';
+		}
 	}
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
+	routing_result_free(&alt);
 	if (rc < 0)
 		routing_result_free(out);
 	ft_free(&t);
