@@ -108,7 +108,6 @@ struct ftree {
 	uint32_t *dg_off;	/* down groups of x: dg[dg_off[x] ..] */
 	struct dgroup *dg;
 	uint8_t *dports, *dpeers;
-	uint32_t *rr;		/* round-robin cursor over up-ports */
 
 	/* per destination switch: its ancestors and their ports towards it */
 	uint32_t *astamp, acur;
@@ -122,6 +121,7 @@ struct ftree {
 	uint32_t *routed, rcur;
 	int32_t  dst;		/* the destination's switch */
 	int32_t *chain;		/* chain strategy: s and the switches above */
+	uint32_t *pmin, *pidx;	/* least_up(): bound and cursor per switch */
 	uint32_t *flow;		/* chain strategy: flows per slot (else cnt) */
 	int32_t *next;		/* next switch towards it, -1 */
 	uint32_t *oslot;		/* slot of the egress port */
@@ -166,7 +166,6 @@ static void ft_free(struct ftree *t)
 	free(t->dg);
 	free(t->dports);
 	free(t->dpeers);
-	free(t->rr);
 	free(t->astamp);
 	free(t->anc);
 	free(t->cand_off);
@@ -175,6 +174,8 @@ static void ft_free(struct ftree *t)
 	free(t->routed);
 	free(t->next);
 	free(t->chain);
+	free(t->pmin);
+	free(t->pidx);
 	free(t->flow);
 	free(t->oslot);
 	free(t->entry);
@@ -239,11 +240,12 @@ static int build_graph(struct ftree *t)
 	    !ALLOC(t->top_reach, S) || !ALLOC(t->comp, S) ||
 	    !ALLOC(t->rot, S) || !ALLOC(t->order, S) || !ALLOC(t->lftp, S) ||
 	    !ALLOC(t->port_base, S + 1) || !ALLOC(t->pnbr, P) ||
-	    !ALLOC(t->ppeer, P) || !ALLOC(t->cnt, P) || !ALLOC(t->rr, S) ||
+	    !ALLOC(t->ppeer, P) || !ALLOC(t->cnt, P) ||
 	    !ALLOC(t->astamp, S) || !ALLOC(t->cand_off, S) ||
 	    !ALLOC(t->cand_n, S) || !ALLOC(t->anc, S) ||
 	    !ALLOC(t->routed, S) || !ALLOC(t->next, S) ||
-	    !ALLOC(t->chain, S + 1) ||
+	    !ALLOC(t->chain, S + 1) || !ALLOC(t->pmin, S) ||
+	    !ALLOC(t->pidx, S) ||
 	    !ALLOC(t->oslot, S) || !ALLOC(t->entry, S) || !ALLOC(t->mass, S) ||
 	    !ALLOC(t->src, S) || !ALLOC(t->est, S) || !ALLOC(t->pe_stamp, S) ||
 	    !ALLOC(t->prev_entry, S) || !ALLOC(t->tmp, P) ||
@@ -877,6 +879,48 @@ static size_t choose_flow(struct ftree *t, int32_t s, uint16_t lid,
 	return np;
 }
 
+/*
+ * The up-port of x with the fewest destinations among those whose
+ * neighbour is routed, 0 for none.  Counts only grow, so x keeps a lower
+ * bound of its least count and a cursor (ports before it carry more):
+ * the first routed port at or after the cursor that carries the bound
+ * is a least one, found in amortised O(1) on a complete tree; else one
+ * pass finds it and renews the bound.
+ */
+static uint8_t least_up(struct ftree *t, int32_t x)
+{
+	uint32_t first = t->up_off[x], n = t->up_off[x + 1] - first;
+	uint32_t b = t->port_base[x], best = UINT32_MAX, low = UINT32_MAX;
+	uint8_t bp = 0;
+
+	for (uint32_t j = t->pidx[x]; j < n; j++) {
+		uint8_t p = t->uplist[first + j];
+
+		if (t->cnt[b + p] == t->pmin[x] &&
+		    t->routed[t->pnbr[b + p]] == t->rcur) {
+			t->pidx[x] = j;
+			return p;
+		}
+	}
+	for (uint32_t j = 0; j < n; j++) {
+		uint8_t p = t->uplist[first + j];
+		uint32_t c = t->cnt[b + p];
+
+		if (c < low)
+			low = c;
+		if (c < best && t->routed[t->pnbr[b + p]] == t->rcur) {
+			best = c;
+			bp = p;
+		}
+	}
+	t->pmin[x] = low;
+	t->pidx[x] = 0;
+	while (t->pidx[x] < n &&
+	       t->cnt[b + t->uplist[first + t->pidx[x]]] != low)
+		t->pidx[x]++;
+	return bp;
+}
+
 /* Chain strategy: one chain per destination (the top comment). */
 static size_t choose_chain(struct ftree *t, int32_t s, uint16_t lid,
 			   bool counted, bool lmc)
@@ -966,29 +1010,26 @@ static size_t choose_chain(struct ftree *t, int32_t s, uint16_t lid,
 		}
 	}
 
-	/* cut off from the chain: up to any routed switch, round robin */
+	/*
+	 * Not below the chain (on a complete tree: switches whose subtree
+	 * routes through another switch; with links missing: cut off from
+	 * the chain): up to the routed neighbour on the port with the fewest
+	 * destinations, so that the up-ports stay even.
+	 */
 	for (size_t i = 0; i < t->n_order; i++) {
 		int32_t x = t->order[i];
-		uint32_t first = t->up_off[x], n = t->up_off[x + 1] - first;
-		uint32_t b = t->port_base[x];
-		bool done = false;
+		uint8_t p;
 
 		if (t->routed[x] == t->rcur)
 			continue;
-		for (uint32_t j = 0; j < n && !done; j++) {
-			uint8_t p = t->uplist[first + (t->rr[x] + j) % n];
-			int32_t u = t->pnbr[b + p];
-
-			if (t->routed[u] == t->rcur) {
-				t->rr[x] = (t->rr[x] + j + 1) % n;
-				hop(t, x, lid, p, u);
-				if (counted)
-					t->cnt[t->oslot[x]]++;
-				done = true;
-			}
-		}
-		if (!done)
+		p = least_up(t, x);
+		if (!p) {
 			t->pending[np++] = x;
+			continue;
+		}
+		hop(t, x, lid, p, t->pnbr[t->port_base[x] + p]);
+		if (counted)
+			t->cnt[t->oslot[x]]++;
 	}
 	return np;
 }
@@ -1089,7 +1130,8 @@ static int route_all(struct ftree *t, struct routing_result *out)
 	if (rc < 0)
 		return rc;
 	memset(t->cnt, 0, t->port_base[t->S] * sizeof(*t->cnt));
-	memset(t->rr, 0, t->S * sizeof(*t->rr));
+	memset(t->pmin, 0, t->S * sizeof(*t->pmin));
+	memset(t->pidx, 0, t->S * sizeof(*t->pidx));
 	t->n_phase5 = 0;
 	for (size_t x = 0; x < t->S; x++)
 		t->lftp[x] = out->lft[t->sw_node[x]].port;
