@@ -763,6 +763,17 @@ static inline uint64_t max3(uint64_t a, uint64_t b, uint64_t c)
 	return m > c ? m : c;
 }
 
+/*
+ * The cost of a path for the flow strategy: its busiest link first, then
+ * the sum of its loads (both in 1/16 flows; the sum saturates).
+ */
+static inline uint64_t cost3(uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t sum = a + b + c, cap = (1u << 20) - 1;
+
+	return (max3(a, b, c) << 20) + (sum < cap ? sum : cap);
+}
+
 /* Switch x forwards the LID on port p to switch y. */
 static inline void hop(struct ftree *t, int32_t x, uint16_t lid, uint8_t p,
 		       int32_t y)
@@ -852,8 +863,8 @@ static size_t choose_flow(struct ftree *t, int32_t s, uint16_t lid,
 
 			if (t->routed[u] != t->rcur)
 				continue;
-			key = max3(load(t, b + p), load(t, t->oslot[u]),
-				   load(t, t->entry[u]));
+			key = cost3(load(t, b + p), load(t, t->oslot[u]),
+				    load(t, t->entry[u]));
 			if (lmc)
 				key |= overlap(t, x, b + p, t->entry[u]) << 56;
 			if (key < best_key) {
@@ -1259,13 +1270,13 @@ static int ftree_route(const struct fabric *f, const struct routing_opts *o,
 					 chain_max <= flow_max ? flow_max : chain_max);
 			int w = snprintf(line, sizeof(line), "fat tree, %d levels, "
 					 "%zu leaves, %zu roots%s; %s strategy, busiest "
-					 "link %" PRIu64 " flows (other %s); "
+					 "link %" PRIu64 " flows (other %s, leaf bound %" PRIu64 "); "
 					 "%zu switch routes not up/down",
 					 t.max_level + 1, n_leaves, n_top,
 					 o->n_root_guids ? " (root_guid_file)" : "",
 					 chain_max <= flow_max ? "chain" : "flow",
 					 chain_max <= flow_max ? chain_max : flow_max,
-					 other, t.n_phase5);
+					 other, leaf_bound(&t), t.n_phase5);
 			size_t len = w < 0 ? 0 : (size_t)w;
 
 			if (len >= sizeof(out->summary))
