@@ -130,7 +130,10 @@ struct ftree {
 	uint32_t *src;		/* CA ports: sources of traffic */
 	uint32_t *est;		/* per destination switch: expected mass, 1/16 */
 	uint32_t *pe_stamp, *prev_entry;	/* LMC */
-	uint32_t *tmp, *tstamp;	/* per slot: tentative load of this LID */
+	uint32_t *tmp;		/* per slot: tentative load of this LID */
+	uint32_t *touched;	/* slots with a tentative load */
+	size_t   n_touched;
+	uint32_t no_slot;	/* a slot that is always 0: no link */
 	int32_t *queue;
 	int32_t *pending;
 
@@ -185,7 +188,7 @@ static void ft_free(struct ftree *t)
 	free(t->pe_stamp);
 	free(t->prev_entry);
 	free(t->tmp);
-	free(t->tstamp);
+	free(t->touched);
 	free(t->queue);
 	free(t->pending);
 	free(t->use_stamp);
@@ -240,7 +243,7 @@ static int build_graph(struct ftree *t)
 	    !ALLOC(t->top_reach, S) || !ALLOC(t->comp, S) ||
 	    !ALLOC(t->rot, S) || !ALLOC(t->order, S) || !ALLOC(t->lftp, S) ||
 	    !ALLOC(t->port_base, S + 1) || !ALLOC(t->pnbr, P) ||
-	    !ALLOC(t->ppeer, P) || !ALLOC(t->cnt, P) ||
+	    !ALLOC(t->ppeer, P) || !ALLOC(t->cnt, P + 1) ||
 	    !ALLOC(t->astamp, S) || !ALLOC(t->cand_off, S) ||
 	    !ALLOC(t->cand_n, S) || !ALLOC(t->anc, S) ||
 	    !ALLOC(t->routed, S) || !ALLOC(t->next, S) ||
@@ -248,8 +251,8 @@ static int build_graph(struct ftree *t)
 	    !ALLOC(t->pidx, S) ||
 	    !ALLOC(t->oslot, S) || !ALLOC(t->entry, S) || !ALLOC(t->mass, S) ||
 	    !ALLOC(t->src, S) || !ALLOC(t->est, S) || !ALLOC(t->pe_stamp, S) ||
-	    !ALLOC(t->prev_entry, S) || !ALLOC(t->tmp, P) ||
-	    !ALLOC(t->tstamp, P) ||
+	    !ALLOC(t->prev_entry, S) || !ALLOC(t->tmp, P + 1) ||
+	    !ALLOC(t->touched, S + S + S) ||
 	    !ALLOC(t->queue, S) || !ALLOC(t->pending, S) ||
 	    !ALLOC(t->use_stamp, S + P) || !ALLOC(t->use, S + P))
 		return -ENOMEM;
@@ -294,6 +297,7 @@ static int build_graph(struct ftree *t)
 		P += (size_t)n->num_ports + 1;
 	}
 	t->port_base[S] = (uint32_t)P;
+	t->no_slot = (uint32_t)P;
 	free(cn);
 
 	/* components, for "unreachable" versus "cut off" */
@@ -734,25 +738,19 @@ static inline void use(struct ftree *t, size_t i)
 }
 
 
-#define NO_SLOT	UINT32_MAX
-
-/* Load of a link slot in 1/16 flows: committed plus this LID's tentative. */
+/* Load of a link slot in 1/16 flows: committed plus this LID's tentative
+ * (t->no_slot: no link, always 0). */
 static inline uint64_t load(const struct ftree *t, uint32_t slot)
 {
-	if (slot == NO_SLOT)
-		return 0;
-	return (uint64_t)t->cnt[slot] * 16 +
-	       (t->tstamp[slot] == t->rcur ? t->tmp[slot] : 0);
+	return (uint64_t)t->cnt[slot] * 16 + t->tmp[slot];
 }
 
 static inline void add_tmp(struct ftree *t, uint32_t slot, uint32_t w)
 {
-	if (slot == NO_SLOT || !w)
+	if (slot == t->no_slot || !w)
 		return;
-	if (t->tstamp[slot] != t->rcur) {
-		t->tstamp[slot] = t->rcur;
-		t->tmp[slot] = 0;
-	}
+	if (!t->tmp[slot])
+		t->touched[t->n_touched++] = slot;
 	t->tmp[slot] += w;
 }
 
@@ -856,10 +854,15 @@ static size_t choose_flow(struct ftree *t, int32_t s, uint16_t lid,
 		if (t->routed[x] == t->rcur)
 			continue;
 		start = n ? t->rot[x] % n : 0;
-		for (uint32_t j = 0; j < n; j++) {
-			uint8_t p = t->uplist[first + (start + j) % n];
-			int32_t u = t->pnbr[b + p];
+		for (uint32_t j = 0, k = start; j < n; j++, k++) {
+			uint8_t p;
+			int32_t u;
 			uint64_t key;
+
+			if (k == n)
+				k = 0;
+			p = t->uplist[first + k];
+			u = t->pnbr[b + p];
 
 			if (t->routed[u] != t->rcur)
 				continue;
@@ -887,6 +890,9 @@ static size_t choose_flow(struct ftree *t, int32_t s, uint16_t lid,
 		}
 	}
 
+	for (size_t i = 0; i < t->n_touched; i++)
+		t->tmp[t->touched[i]] = 0;
+	t->n_touched = 0;
 	return np;
 }
 
@@ -1059,8 +1065,8 @@ static int route_dest(struct ftree *t, int32_t s, const struct fdest *d,
 	t->lftp[s][lid] = d->port;
 	t->routed[s] = t->rcur;
 	t->next[s] = -1;
-	t->oslot[s] = NO_SLOT;
-	t->entry[s] = NO_SLOT;
+	t->oslot[s] = t->no_slot;
+	t->entry[s] = t->no_slot;
 	np = t->flow ? choose_chain(t, s, lid, counted, lmc) :
 		       choose_flow(t, s, lid, counted, lmc);
 
@@ -1231,7 +1237,7 @@ static int ftree_route(const struct fabric *f, const struct routing_opts *o,
 	if (rc == 0)
 		rc = build_dests(&t);
 	if (rc == 0 && (!ALLOC(t.cand, t.port_base[t.S]) ||
-			!ALLOC(t.flow, t.port_base[t.S])))
+			!ALLOC(t.flow, t.port_base[t.S] + 1)))
 		rc = -ENOMEM;
 	/*
 	 * Both strategies, keep the one whose busiest link carries fewer
