@@ -12,43 +12,63 @@
  * the chain can fall back.  Ports to a higher level are up-ports, to a
  * lower level down-ports.
  *
- * Routes.  For each destination LID, hanging off switch s (its leaf):
+ * Routes.  For each destination LID, hanging off switch s (its leaf),
+ * the ancestors of s (the switches that reach s going only down) route
+ * down towards it; every other switch routes up, to a neighbour routed
+ * before it.  Two strategies choose among the candidates:
  *
- * 1. The ancestors of s (switches that reach s going only down) route
- *    down towards it.
- * 2. The destination's "chain" climbs from s to a top switch: at every
- *    step the up-port whose link down into the current switch carries the
- *    fewest destinations so far (a switch that reaches the top level
- *    first; for the further LIDs of a port with LMC > 0, a switch that
- *    the port's earlier LIDs do not use yet).  Chain switches route the
- *    LID down the link that was chosen and count it.
- * 3. Going down from every chain switch (the lowest first), every switch
- *    not yet routed routes the LID up to the switch above it that
- *    reached it, on the parallel port carrying the fewest destinations.
- * 4. Switches still without a route (missing links cut them off from the
- *    chain) route up to any neighbour above that has one, round robin.
- * 5. A switch with no up-then-down path left (a top switch that lost its
- *    link towards s) takes any routed neighbour: such a route is not
- *    up/down, so it is allowed only on switches without CA ports, whose
- *    own traffic is management traffic.  A switch with CA ports in that
- *    state makes the engine refuse: the tree is cut.
+ * Chain.  The destination's chain climbs from s to a top switch: at every
+ * step the up-port whose link down into the current switch carries the
+ * fewest destinations so far (one that reaches the top level first; for
+ * the further LIDs of a port with LMC > 0, a switch and link the port's
+ * earlier LIDs do not use).  Going down from every chain switch, the
+ * lowest first, every switch not yet routed routes up to the switch that
+ * reached it (parallel links: the one with the fewest destinations).
+ * Switches not below the chain (on a complete tree: those whose subtree
+ * goes through a sibling; with links missing: those cut off from it)
+ * route up to a routed neighbour on their up-port with the fewest
+ * destinations.  All the traffic to one destination converges on one top
+ * switch and comes down one path; on a complete tree every up-link and
+ * every down-link of a level carries the same number of destinations
+ * (+-1), ties going round robin from a per-switch offset so that leaves
+ * with more hosts than up-links do not all put their extra destination
+ * on the same spine.  This is OpenSM's idea, and it is exact when every
+ * switch's destinations divide evenly over its links.
  *
- * So all the traffic to one destination converges on one top switch and
- * comes down one path, and the destinations of every leaf spread over its
- * up-links, those of every switch above over its up-links, and so on:
- * on a complete tree every up-link and every down-link of a level carries
- * the same number of destinations (+-1), which is what makes all-to-all
- * and shift traffic load the links evenly.  Ties go round robin from a
- * per-switch offset, so leaves that each have more hosts than up-links
- * do not all put their extra destination on the same spine.
+ * Flow.  When they do not (18 hosts over 8 up-links, or links missing),
+ * whole destinations per link cannot be even: 3 destinations where 2.25
+ * would be.  The flow strategy counts all-to-all flows (source-destination
+ * pairs) per directed link and lets one destination's sources split:
+ * top down, each switch picks the up-neighbour whose path is least loaded
+ * (the busiest of the link up, the neighbour's next link and the link
+ * the path enters s by, then their sum), and adds its expected share of
+ * the sources (its own CA ports plus an even share of those below) to
+ * those links at once, so the next switch sees them; the real flows are
+ * counted once the LID is routed.  LMC: a switch prefers links and entry
+ * links that it did not use for the port's earlier LIDs.
  *
- * Every route goes up through switches that were routed before it, or
- * down strictly towards s, so the tables are loop-free by construction;
- * phases 1-4 give up*down* paths only (deadlock-free on one VL).
+ * The chain strategy runs first; when its busiest link carries more
+ * flows than the leaf bound (a leaf's flows spread evenly over its
+ * up-links: no routing does better), the flow strategy runs too and the
+ * tables whose busiest link carries fewer flows win.  The summary says
+ * which, with both figures and the bound.
  *
- * Cost: per destination O(switches) plus the down-ports of the switches
- * step 3 visits; per leaf O(the down-ports of its ancestors).  Memory
- * beyond the tables: a few arrays per switch and per port.
+ * Every up route goes to a switch routed before it, every down route
+ * strictly towards s, so the tables are loop-free by construction and
+ * the paths up*down* (deadlock-free on one VL).  The exception: a switch
+ * with no up-then-down path left (a top switch that lost its link towards
+ * s; a leaf's route to a switch LID whose subtree lost the link) takes
+ * any routed neighbour.  That is allowed for switch LIDs (management
+ * traffic) and on switches without CA ports, which originate no data
+ * traffic; a CA-to-CA path in that state makes the engine refuse ("the
+ * tree is cut") so that the chain can fall back.
+ *
+ * Cost: per destination O(switches + their up-ports) (flow) or
+ * O(switches) amortised (chain, see least_up()); per leaf O(the ports of
+ * its ancestors).  11,664 hosts and 1,620 switches: 0.3 s whole (chain
+ * only), about 2 s with 5% of the links gone (both).  Memory beyond the
+ * tables: a few arrays per switch and per port, and a second set of
+ * tables while both strategies run.
  */
 #include "config.h"
 
@@ -108,7 +128,6 @@ struct ftree {
 	uint32_t *dg_off;	/* down groups of x: dg[dg_off[x] ..] */
 	struct dgroup *dg;
 	uint8_t *dports, *dpeers;
-	uint32_t *rr;		/* round-robin cursor over up-ports */
 
 	/* per destination switch: its ancestors and their ports towards it */
 	uint32_t *astamp, acur;
@@ -120,7 +139,21 @@ struct ftree {
 
 	/* per destination LID */
 	uint32_t *routed, rcur;
-	int32_t *chain;
+	int32_t  dst;		/* the destination's switch */
+	int32_t *chain;		/* chain strategy: s and the switches above */
+	uint32_t *pmin, *pidx;	/* least_up(): bound and cursor per switch */
+	uint32_t *flow;		/* chain strategy: flows per slot (else cnt) */
+	int32_t *next;		/* next switch towards it, -1 */
+	uint32_t *oslot;		/* slot of the egress port */
+	uint32_t *entry;	/* slot of the link the path enters dst by */
+	uint32_t *mass;		/* sources whose path crosses the switch */
+	uint32_t *src;		/* CA ports: sources of traffic */
+	uint32_t *est;		/* per destination switch: expected mass, 1/16 */
+	uint32_t *pe_stamp, *prev_entry;	/* LMC */
+	uint32_t *tmp;		/* per slot: tentative load of this LID */
+	uint32_t *touched;	/* slots with a tentative load */
+	size_t   n_touched;
+	uint32_t no_slot;	/* a slot that is always 0: no link */
 	int32_t *queue;
 	int32_t *pending;
 
@@ -131,7 +164,7 @@ struct ftree {
 	struct fdest *dests;	/* grouped by destination switch */
 	uint32_t *dest_off;	/* dests of switch x: dest_off[x] .. [x + 1] */
 
-	size_t n_phase4, n_phase5;
+	size_t n_phase5;
 };
 
 static void ft_free(struct ftree *t)
@@ -156,14 +189,26 @@ static void ft_free(struct ftree *t)
 	free(t->dg);
 	free(t->dports);
 	free(t->dpeers);
-	free(t->rr);
 	free(t->astamp);
 	free(t->anc);
 	free(t->cand_off);
 	free(t->cand_n);
 	free(t->cand);
 	free(t->routed);
+	free(t->next);
 	free(t->chain);
+	free(t->pmin);
+	free(t->pidx);
+	free(t->flow);
+	free(t->oslot);
+	free(t->entry);
+	free(t->mass);
+	free(t->src);
+	free(t->est);
+	free(t->pe_stamp);
+	free(t->prev_entry);
+	free(t->tmp);
+	free(t->touched);
 	free(t->queue);
 	free(t->pending);
 	free(t->use_stamp);
@@ -218,10 +263,16 @@ static int build_graph(struct ftree *t)
 	    !ALLOC(t->top_reach, S) || !ALLOC(t->comp, S) ||
 	    !ALLOC(t->rot, S) || !ALLOC(t->order, S) || !ALLOC(t->lftp, S) ||
 	    !ALLOC(t->port_base, S + 1) || !ALLOC(t->pnbr, P) ||
-	    !ALLOC(t->ppeer, P) || !ALLOC(t->cnt, P) || !ALLOC(t->rr, S) ||
+	    !ALLOC(t->ppeer, P) || !ALLOC(t->cnt, P + 1) ||
 	    !ALLOC(t->astamp, S) || !ALLOC(t->cand_off, S) ||
 	    !ALLOC(t->cand_n, S) || !ALLOC(t->anc, S) ||
-	    !ALLOC(t->routed, S) || !ALLOC(t->chain, S + 1) ||
+	    !ALLOC(t->routed, S) || !ALLOC(t->next, S) ||
+	    !ALLOC(t->chain, S + 1) || !ALLOC(t->pmin, S) ||
+	    !ALLOC(t->pidx, S) ||
+	    !ALLOC(t->oslot, S) || !ALLOC(t->entry, S) || !ALLOC(t->mass, S) ||
+	    !ALLOC(t->src, S) || !ALLOC(t->est, S) || !ALLOC(t->pe_stamp, S) ||
+	    !ALLOC(t->prev_entry, S) || !ALLOC(t->tmp, P + 1) ||
+	    !ALLOC(t->touched, S + S + S) ||
 	    !ALLOC(t->queue, S) || !ALLOC(t->pending, S) ||
 	    !ALLOC(t->use_stamp, S + P) || !ALLOC(t->use, S + P))
 		return -ENOMEM;
@@ -258,12 +309,15 @@ static int build_graph(struct ftree *t)
 			}
 			q = &fabric_node(f, pt->peer_node)->ports[pt->peer_port];
 			t->has_ca[x] = 1;
+			if (q->lid)
+				t->src[x]++;
 			if (cn ? in_sorted(cn, t->o->n_cn_guids, q->guid) : true)
 				t->is_leaf[x] = 1;
 		}
 		P += (size_t)n->num_ports + 1;
 	}
 	t->port_base[S] = (uint32_t)P;
+	t->no_slot = (uint32_t)P;
 	free(cn);
 
 	/* components, for "unreachable" versus "cut off" */
@@ -662,6 +716,29 @@ static void find_ancestors(struct ftree *t, int32_t s)
 			}
 		t->cand_n[a] = (uint32_t)(nc - t->cand_off[a]);
 	}
+
+	/*
+	 * Expected sources through each other switch, in 1/16: its own and
+	 * an even share of what the switches below it send up.
+	 */
+	for (size_t i = 0; i < t->n_order; i++)
+		t->est[t->order[i]] = 0;
+	for (size_t i = t->n_order; i-- > 0;) {
+		int32_t x = t->order[i];
+		uint32_t first = t->up_off[x], n = t->up_off[x + 1] - first;
+		uint32_t b = t->port_base[x], share;
+
+		if (t->astamp[x] == t->acur) {
+			t->est[x] = 0;
+			continue;
+		}
+		t->est[x] += t->src[x] * 16;
+		if (!n)
+			continue;
+		share = t->est[x] / n;
+		for (uint32_t k = first; k < first + n; k++)
+			t->est[t->pnbr[b + t->uplist[k]]] += share;
+	}
 }
 
 /* Uses of switch x or of port slot i by the current port's LIDs. */
@@ -680,41 +757,215 @@ static inline void use(struct ftree *t, size_t i)
 		t->use[i]++;
 }
 
-static inline void set_route(struct ftree *t, int32_t x, uint16_t lid,
-			     uint8_t port, bool counted)
+
+/* Load of a link slot in 1/16 flows: committed plus this LID's tentative
+ * (t->no_slot: no link, always 0). */
+static inline uint64_t load(const struct ftree *t, uint32_t slot)
 {
-	t->lftp[x][lid] = port;
+	return (uint64_t)t->cnt[slot] * 16 + t->tmp[slot];
+}
+
+static inline void add_tmp(struct ftree *t, uint32_t slot, uint32_t w)
+{
+	if (slot == t->no_slot || !w)
+		return;
+	if (!t->tmp[slot])
+		t->touched[t->n_touched++] = slot;
+	t->tmp[slot] += w;
+}
+
+static inline uint64_t max3(uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t m = a > b ? a : b;
+
+	return m > c ? m : c;
+}
+
+/*
+ * The cost of a path for the flow strategy: its busiest link first, then
+ * the sum of its loads (both in 1/16 flows; the sum saturates).
+ */
+static inline uint64_t cost3(uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t sum = a + b + c, cap = (1u << 20) - 1;
+
+	return (max3(a, b, c) << 20) + (sum < cap ? sum : cap);
+}
+
+/* Switch x forwards the LID on port p to switch y. */
+static inline void hop(struct ftree *t, int32_t x, uint16_t lid, uint8_t p,
+		       int32_t y)
+{
+	uint32_t slot = t->port_base[x] + p;
+
+	t->lftp[x][lid] = p;
 	t->routed[x] = t->rcur;
-	if (counted)
-		t->cnt[t->port_base[x] + port]++;
+	t->next[x] = y;
+	t->oslot[x] = slot;
+	t->entry[x] = y == t->dst ? slot : t->entry[y];
 }
 
-/* Of x's ports ports[0..n), the one with the fewest destinations. */
-static uint8_t least(const struct ftree *t, int32_t x, const uint8_t *ports,
-		     uint32_t n)
+/*
+ * LMC: how much the path through slot (x's egress) into a switch whose
+ * path enters s at `entry` overlaps the paths x chose for the port's
+ * earlier LIDs.
+ */
+static inline uint64_t overlap(const struct ftree *t, int32_t x,
+			       uint32_t slot, uint32_t entry)
 {
-	const uint32_t *c = t->cnt + t->port_base[x];
-	uint8_t best = ports[0];
-
-	for (uint32_t i = 1; i < n; i++)
-		if (c[ports[i]] < c[best])
-			best = ports[i];
-	return best;
+	return used(t, t->S + slot) +
+	       (t->pe_stamp[x] == t->ucur && t->prev_entry[x] == entry);
 }
 
-/* Route one LID hanging off switch s (find_ancestors(s) done). */
-static int route_dest(struct ftree *t, int32_t s, const struct fdest *d,
-		      bool lmc)
+static inline void remember(struct ftree *t, int32_t x)
 {
-	uint16_t lid = d->lid;
-	bool counted = d->counted;
+	use(t, t->S + t->oslot[x]);
+	t->pe_stamp[x] = t->ucur;
+	t->prev_entry[x] = t->entry[x];
+}
+
+/* Flow strategy: every switch picks on the loads (the top comment). */
+static size_t choose_flow(struct ftree *t, int32_t s, uint16_t lid,
+			  bool counted, bool lmc)
+{
+	size_t np = 0;
+
+	/* ancestors, upwards: down towards s, least loaded (then the
+	 * entry link into s) */
+	for (size_t i = 0; i < t->n_anc; i++) {
+		int32_t a = t->anc[i];
+		uint32_t b = t->port_base[a];
+		const uint8_t *c = t->cand + t->cand_off[a];
+		uint64_t best_key = UINT64_MAX;
+		uint8_t bp = c[0];
+
+		for (uint32_t k = 0; k < t->cand_n[a]; k++) {
+			int32_t y = t->pnbr[b + c[k]];
+			uint32_t e = y == s ? b + c[k] : t->entry[y];
+			uint64_t key = max3(load(t, b + c[k]), load(t, e), 0);
+
+			if (lmc)
+				key |= overlap(t, a, b + c[k], e) << 56;
+			if (key < best_key) {
+				best_key = key;
+				bp = c[k];
+			}
+		}
+		hop(t, a, lid, bp, t->pnbr[b + bp]);
+		if (lmc)
+			remember(t, a);
+	}
+
+	/*
+	 * The rest, top down: up to the neighbour whose path is least
+	 * loaded, judged on the link up, the neighbour's next link and the
+	 * link into s; the switch's expected share of the sources is added
+	 * to those as it chooses, so the sources of one destination spread
+	 * instead of all following the same best path.
+	 */
+	for (size_t i = 0; i < t->n_order; i++) {
+		int32_t x = t->order[i];
+		uint32_t first = t->up_off[x], n = t->up_off[x + 1] - first;
+		uint32_t b = t->port_base[x], start;
+		uint64_t best_key = UINT64_MAX;
+		uint8_t bp = 0;
+		int32_t bu = -1;
+
+		if (t->routed[x] == t->rcur)
+			continue;
+		start = n ? t->rot[x] % n : 0;
+		for (uint32_t j = 0, k = start; j < n; j++, k++) {
+			uint8_t p;
+			int32_t u;
+			uint64_t key;
+
+			if (k == n)
+				k = 0;
+			p = t->uplist[first + k];
+			u = t->pnbr[b + p];
+
+			if (t->routed[u] != t->rcur)
+				continue;
+			key = cost3(load(t, b + p), load(t, t->oslot[u]),
+				    load(t, t->entry[u]));
+			if (lmc)
+				key |= overlap(t, x, b + p, t->entry[u]) << 56;
+			if (key < best_key) {
+				best_key = key;
+				bp = p;
+				bu = u;
+			}
+		}
+		if (bu < 0) {
+			t->pending[np++] = x;
+			continue;
+		}
+		hop(t, x, lid, bp, bu);
+		if (lmc)
+			remember(t, x);
+		if (counted) {
+			add_tmp(t, t->oslot[x], t->est[x]);
+			add_tmp(t, t->oslot[bu], t->est[x]);
+			add_tmp(t, t->entry[bu], t->est[x]);
+		}
+	}
+
+	for (size_t i = 0; i < t->n_touched; i++)
+		t->tmp[t->touched[i]] = 0;
+	t->n_touched = 0;
+	return np;
+}
+
+/*
+ * The up-port of x with the fewest destinations among those whose
+ * neighbour is routed, 0 for none.  Counts only grow, so x keeps a lower
+ * bound of its least count and a cursor (ports before it carry more):
+ * the first routed port at or after the cursor that carries the bound
+ * is a least one, found in amortised O(1) on a complete tree; else one
+ * pass finds it and renews the bound.
+ */
+static uint8_t least_up(struct ftree *t, int32_t x)
+{
+	uint32_t first = t->up_off[x], n = t->up_off[x + 1] - first;
+	uint32_t b = t->port_base[x], best = UINT32_MAX, low = UINT32_MAX;
+	uint8_t bp = 0;
+
+	for (uint32_t j = t->pidx[x]; j < n; j++) {
+		uint8_t p = t->uplist[first + j];
+
+		if (t->cnt[b + p] == t->pmin[x] &&
+		    t->routed[t->pnbr[b + p]] == t->rcur) {
+			t->pidx[x] = j;
+			return p;
+		}
+	}
+	for (uint32_t j = 0; j < n; j++) {
+		uint8_t p = t->uplist[first + j];
+		uint32_t c = t->cnt[b + p];
+
+		if (c < low)
+			low = c;
+		if (c < best && t->routed[t->pnbr[b + p]] == t->rcur) {
+			best = c;
+			bp = p;
+		}
+	}
+	t->pmin[x] = low;
+	t->pidx[x] = 0;
+	while (t->pidx[x] < n &&
+	       t->cnt[b + t->uplist[first + t->pidx[x]]] != low)
+		t->pidx[x]++;
+	return bp;
+}
+
+/* Chain strategy: one chain per destination (the top comment). */
+static size_t choose_chain(struct ftree *t, int32_t s, uint16_t lid,
+			   bool counted, bool lmc)
+{
 	size_t nch = 0, np = 0;
 	int32_t cur = s;
 
-	t->rcur++;
-	set_route(t, s, lid, d->port, false);
-
-	/* the chain up to a top switch */
+	/* the chain up to a top switch, counting destinations per link */
 	t->chain[nch++] = s;
 	for (;;) {
 		uint32_t first = t->up_off[cur], n = t->up_off[cur + 1] - first;
@@ -742,7 +993,9 @@ static int route_dest(struct ftree *t, int32_t s, const struct fdest *d,
 				bq = q;
 			}
 		}
-		set_route(t, bu, lid, bq, counted);
+		hop(t, bu, lid, bq, cur);
+		if (counted)
+			t->cnt[t->oslot[bu]]++;
 		if (lmc) {
 			use(t, (size_t)bu);
 			use(t, t->S + t->port_base[bu] + bq);
@@ -751,17 +1004,22 @@ static int route_dest(struct ftree *t, int32_t s, const struct fdest *d,
 		cur = bu;
 	}
 
-	/* the other ancestors go straight down */
+	/* the other ancestors go straight down, upwards from s */
 	for (size_t i = 0; i < t->n_anc; i++) {
 		int32_t a = t->anc[i];
+		uint32_t b = t->port_base[a];
+		const uint8_t *c = t->cand + t->cand_off[a];
+		uint8_t bp = c[0];
 
 		if (t->routed[a] == t->rcur)
 			continue;
-		set_route(t, a, lid, least(t, a, t->cand + t->cand_off[a],
-					   t->cand_n[a]), false);
+		for (uint32_t k = 1; k < t->cand_n[a]; k++)
+			if (t->cnt[b + c[k]] < t->cnt[b + bp])
+				bp = c[k];
+		hop(t, a, lid, bp, t->pnbr[b + bp]);
 	}
 
-	/* going down from the chain, the lowest switch first */
+	/* going down from the chain, the lowest switch first: up to it */
 	for (size_t i = 0; i < nch; i++) {
 		size_t head = 0, tail = 0;
 
@@ -771,40 +1029,66 @@ static int route_dest(struct ftree *t, int32_t s, const struct fdest *d,
 
 			for (uint32_t g = t->dg_off[a]; g < t->dg_off[a + 1]; g++) {
 				const struct dgroup *gr = &t->dg[g];
+				const uint8_t *c = t->dpeers + gr->off;
 				int32_t y = gr->nbr;
+				uint32_t b = t->port_base[y];
+				uint8_t bp = c[0];
 
 				if (t->routed[y] == t->rcur)
 					continue;
-				set_route(t, y, lid, least(t, y, t->dpeers + gr->off,
-							   gr->n), counted);
+				for (uint32_t k = 1; k < gr->n; k++)
+					if (t->cnt[b + c[k]] < t->cnt[b + bp])
+						bp = c[k];
+				hop(t, y, lid, bp, a);
+				if (counted)
+					t->cnt[t->oslot[y]]++;
 				t->queue[tail++] = y;
 			}
 		}
 	}
 
-	/* cut off from the chain: up to any routed switch, round robin */
+	/*
+	 * Not below the chain (on a complete tree: switches whose subtree
+	 * routes through another switch; with links missing: cut off from
+	 * the chain): up to the routed neighbour on the port with the fewest
+	 * destinations, so that the up-ports stay even.
+	 */
 	for (size_t i = 0; i < t->n_order; i++) {
 		int32_t x = t->order[i];
-		uint32_t first = t->up_off[x], n = t->up_off[x + 1] - first;
-		uint32_t b = t->port_base[x];
-		bool done = false;
+		uint8_t p;
 
 		if (t->routed[x] == t->rcur)
 			continue;
-		for (uint32_t j = 0; j < n && !done; j++) {
-			uint8_t p = t->uplist[first + (t->rr[x] + j) % n];
-
-			if (t->routed[t->pnbr[b + p]] == t->rcur) {
-				t->rr[x] = (t->rr[x] + j + 1) % n;
-				set_route(t, x, lid, p, counted);
-				done = true;
-			}
-		}
-		if (done)
-			t->n_phase4++;
-		else
+		p = least_up(t, x);
+		if (!p) {
 			t->pending[np++] = x;
+			continue;
+		}
+		hop(t, x, lid, p, t->pnbr[t->port_base[x] + p]);
+		if (counted)
+			t->cnt[t->oslot[x]]++;
 	}
+	return np;
+}
+
+/* Route one LID hanging off switch s (find_ancestors(s) done). */
+static int route_dest(struct ftree *t, int32_t s, const struct fdest *d,
+		      bool lmc)
+{
+	uint16_t lid = d->lid;
+	bool counted = d->counted;
+	uint32_t *flow = t->flow ? t->flow : t->cnt;
+	size_t np;
+
+	t->rcur++;
+	t->dst = s;
+	t->lftp[s][lid] = d->port;
+	t->routed[s] = t->rcur;
+	t->next[s] = -1;
+	t->oslot[s] = t->no_slot;
+	t->entry[s] = t->no_slot;
+	np = t->flow ? choose_chain(t, s, lid, counted, lmc) :
+		       choose_flow(t, s, lid, counted, lmc);
 
 	/* no up-then-down path: any routed neighbour (see the top comment) */
 	while (np) {
@@ -830,7 +1114,8 @@ static int route_dest(struct ftree *t, int32_t s, const struct fdest *d,
 							 sw_desc(t, (size_t)x), lid);
 						return -ENETUNREACH;
 					}
-					set_route(t, x, lid, (uint8_t)p, false);
+					hop(t, x, lid, (uint8_t)p, y);
+					t->next[x] = -1;	/* carries no CA traffic */
 					t->n_phase5++;
 					found = 1;
 				}
@@ -842,16 +1127,51 @@ static int route_dest(struct ftree *t, int32_t s, const struct fdest *d,
 			break;		/* the rest is another component */
 		np = keep;
 	}
+
+	/* commit the real flows: sources climb, then come down to s */
+	if (counted) {
+		for (size_t i = t->n_order; i-- > 0;) {
+			int32_t x = t->order[i];
+
+			if (t->routed[x] != t->rcur || t->astamp[x] == t->acur)
+				continue;
+			t->mass[x] += t->src[x];
+			if (t->next[x] >= 0 && t->mass[x]) {
+				flow[t->oslot[x]] += t->mass[x];
+				t->mass[t->next[x]] += t->mass[x];
+			}
+			t->mass[x] = 0;
+		}
+		for (size_t i = t->n_anc; i-- > 0;) {
+			int32_t a = t->anc[i];
+
+			t->mass[a] += t->src[a];
+			if (t->mass[a]) {
+				flow[t->oslot[a]] += t->mass[a];
+				t->mass[t->next[a]] += t->mass[a];
+			}
+			t->mass[a] = 0;
+		}
+		t->mass[s] = 0;
+	}
 	return 0;
 }
 
-static int route_all(struct ftree *t)
+/* Route every LID with the current strategy into `out`. */
+static int route_all(struct ftree *t, struct routing_result *out)
 {
 	int32_t owner = -1;
 	uint8_t owner_port = 0;
+	int rc = routing_alloc_tables(t->f, out, t->top);
 
+	if (rc < 0)
+		return rc;
+	memset(t->cnt, 0, t->port_base[t->S] * sizeof(*t->cnt));
+	memset(t->pmin, 0, t->S * sizeof(*t->pmin));
+	memset(t->pidx, 0, t->S * sizeof(*t->pidx));
+	t->n_phase5 = 0;
 	for (size_t x = 0; x < t->S; x++)
-		t->lftp[x] = t->out->lft[t->sw_node[x]].port;
+		t->lftp[x] = out->lft[t->sw_node[x]].port;
 	for (size_t x = 0; x < t->S; x++) {
 		uint32_t a = t->dest_off[x], e = t->dest_off[x + 1];
 
@@ -869,7 +1189,6 @@ static int route_all(struct ftree *t)
 			const struct fdest *d = &t->dests[i];
 			const struct fab_port *pt = &fabric_node(t->f, d->owner)
 				->ports[d->owner_port];
-			int rc;
 
 			if (d->owner != owner || d->owner_port != owner_port) {
 				owner = d->owner;
@@ -884,12 +1203,46 @@ static int route_all(struct ftree *t)
 	return 0;
 }
 
+/* The most CA-to-CA flows on one inter-switch link (all-to-all). */
+static uint64_t max_flow(const struct ftree *t, const uint32_t *flow)
+{
+	uint64_t m = 0;
+
+	for (size_t i = 0; i < t->port_base[t->S]; i++)
+		if (flow[i] > m)
+			m = flow[i];
+	return m;
+}
+
+/*
+ * A lower bound of the busiest link: the flows out of (and into) each
+ * leaf spread at best evenly over its up-links.  When the chain strategy
+ * meets it, no strategy can do better.
+ */
+static uint64_t leaf_bound(const struct ftree *t)
+{
+	uint64_t total = 0, bound = 0;
+
+	for (size_t x = 0; x < t->S; x++)
+		total += t->src[x];
+	for (size_t x = 0; x < t->S; x++) {
+		uint64_t n = t->up_off[x + 1] - t->up_off[x];
+		uint64_t flows = (uint64_t)t->src[x] * (total - t->src[x]);
+
+		if (t->level[x] == 0 && n && (flows + n - 1) / n > bound)
+			bound = (flows + n - 1) / n;
+	}
+	return bound;
+}
+
 static int ftree_route(const struct fabric *f, const struct routing_opts *o,
 		       struct routing_result *out, char *err, size_t errlen)
 {
 	struct ftree t = { .f = f, .o = o, .out = out, .top = f->max_lid,
 			   .err = err, .errlen = errlen };
-	size_t n_leaves = 0, n_top = 0;
+	struct routing_result alt = { 0 };
+	size_t n_leaves = 0, n_top = 0, phase5 = 0;
+	uint64_t chain_max = 0, flow_max = 0;
 	int rc;
 
 	if (!f->max_lid) {
@@ -903,26 +1256,64 @@ static int ftree_route(const struct fabric *f, const struct routing_opts *o,
 		rc = build_ports(&t);
 	if (rc == 0)
 		rc = build_dests(&t);
-	if (rc == 0 && !ALLOC(t.cand, t.dg_off[t.S] ? t.port_base[t.S] : 1))
+	if (rc == 0 && (!ALLOC(t.cand, t.port_base[t.S]) ||
+			!ALLOC(t.flow, t.port_base[t.S] + 1)))
 		rc = -ENOMEM;
+	/*
+	 * Both strategies, keep the one whose busiest link carries fewer
+	 * flows: the chain is exact when every switch's destinations divide
+	 * evenly over its up-links, the flow strategy when they do not.
+	 */
 	if (rc == 0)
-		rc = routing_alloc_tables(f, out, t.top);
-	if (rc == 0)
-		rc = route_all(&t);
+		rc = route_all(&t, &alt);		/* chain */
 	if (rc == 0) {
+		chain_max = max_flow(&t, t.flow);
+		phase5 = t.n_phase5;
+		free(t.flow);
+		t.flow = NULL;
+		flow_max = UINT64_MAX;
+		if (chain_max > leaf_bound(&t)) {
+			rc = route_all(&t, out);	/* flow */
+			flow_max = max_flow(&t, t.cnt);
+		}
+	}
+	if (rc == 0) {
+		if (chain_max <= flow_max) {
+			routing_result_free(out);
+			*out = alt;
+			memset(&alt, 0, sizeof(alt));
+			t.n_phase5 = phase5;
+		}
 		for (size_t x = 0; x < t.S; x++) {
 			n_leaves += t.level[x] == 0;
 			n_top += t.level[x] == t.max_level;
 		}
-		snprintf(out->summary, sizeof(out->summary),
-			 "fat tree, %d levels, %zu leaves, %zu top switches%s; "
-			 "%zu routes around missing links, %zu switch routes "
-			 "not up/down", t.max_level + 1, n_leaves, n_top,
-			 o->n_root_guids ? " (root_guid_file)" : "",
-			 t.n_phase4, t.n_phase5);
+		{
+			char line[512], other[32] = "not needed";
+
+			if (flow_max != UINT64_MAX)
+				snprintf(other, sizeof(other), "%" PRIu64,
+					 chain_max <= flow_max ? flow_max : chain_max);
+			int w = snprintf(line, sizeof(line), "fat tree, %d levels, "
+					 "%zu leaves, %zu roots%s; %s strategy, busiest "
+					 "link %" PRIu64 " flows (other %s, leaf bound %" PRIu64 "); "
+					 "%zu switch routes not up/down",
+					 t.max_level + 1, n_leaves, n_top,
+					 o->n_root_guids ? " (root_guid_file)" : "",
+					 chain_max <= flow_max ? "chain" : "flow",
+					 chain_max <= flow_max ? chain_max : flow_max,
+					 other, leaf_bound(&t), t.n_phase5);
+			size_t len = w < 0 ? 0 : (size_t)w;
+
+			if (len >= sizeof(out->summary))
+				len = sizeof(out->summary) - 1;
+			memcpy(out->summary, line, len);
+			out->summary[len] = '\0';
+		}
 	}
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
+	routing_result_free(&alt);
 	if (rc < 0)
 		routing_result_free(out);
 	ft_free(&t);
