@@ -155,7 +155,7 @@ int routing_run_opts(const char *list, const struct fabric *f,
 	for (size_t i = 0; i < n; i++)
 		if (chain[i] == &routing_auto)
 			fallback = false;
-	if (fallback)
+	if (fallback && opts.minhop_last)
 		chain[n++] = &routing_minhop;
 	/* no_fallback also tells auto to run only the engine it picks */
 	opts.no_fallback = opts.no_fallback || fallback_word(list);

@@ -77,6 +77,10 @@ struct routing_opts {
 	/* "no_fallback" in the engine list: auto runs only the engine it
 	 * picks (routing_run_opts sets it from the list) */
 	bool no_fallback;
+	/* OpenSM's rule for the daemon's list: when every listed engine
+	 * fails, try minhop last, unless the list names minhop or auto or
+	 * says no_fallback (false: the list alone, as for tests) */
+	bool minhop_last;
 };
 
 struct routing_engine {
@@ -103,8 +107,9 @@ void routing_engine_names(char *buf, size_t len);
 /*
  * Run a comma-separated list of engines ("minhop", "updn,minhop") in order
  * until one succeeds.  Unknown names are an error (-EINVAL, named in err).
- * As OpenSM's routing_engine: when every listed engine fails, minhop is
- * tried last, unless the list names minhop itself or holds the word
+ * The word "no_fallback" names no engine; with o->minhop_last (the
+ * daemon, as OpenSM's routing_engine), minhop is tried last when every
+ * listed engine fails, unless the list names minhop or auto or holds
  * "no_fallback".  On success out->engine names the engine that produced
  * the tables and out->fallback the engines that failed before it.
  */

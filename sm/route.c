@@ -147,6 +147,7 @@ static int opts_get(const struct sm_config *cfg, struct routing_opts *o,
 
 	memset(o, 0, sizeof(*o));
 	o->max_layers = sm_max_layers(cfg->max_op_vls);
+	o->minhop_last = true;		/* OpenSM's routing_engine rule */
 	if (cfg->root_guid_file) {
 		n = sm_guid_file_load(cfg->root_guid_file, &g, err, errlen);
 		if (n < 0)

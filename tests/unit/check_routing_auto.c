@@ -171,6 +171,36 @@ START_TEST(no_fallback)
 }
 END_TEST
 
+/* OpenSM's rule in the daemon: minhop last, unless no_fallback. */
+START_TEST(minhop_last)
+{
+	struct fabric f;
+	struct routing_result r;
+	struct routing_opts o = { .minhop_last = true };
+	char err[512];
+
+	if (!routing_find("ftree"))
+		return;		/* needs an engine that refuses a torus */
+	load(&f, "torus-4x4.net");
+	/* the list alone: ftree refuses, nothing else is tried */
+	ck_assert_int_lt(routing_run("ftree", &f, &r, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(err, "ftree: "));
+	ck_assert_ptr_null(strstr(err, "minhop"));
+	/* the daemon's way: minhop last, and the fallback said */
+	ck_assert_int_eq(routing_run_opts("ftree", &f, &o, &r, err,
+					  sizeof(err)), 0);
+	ck_assert_str_eq(r.engine, "minhop");
+	ck_assert_msg(!strncmp(r.fallback, "ftree: ", 7), "%s", r.fallback);
+	verify_ok(&f, &r);
+	routing_result_free(&r);
+	/* no_fallback: none */
+	ck_assert_int_lt(routing_run_opts("ftree,no_fallback", &f, &o, &r, err,
+					  sizeof(err)), 0);
+	ck_assert_ptr_null(r.lft);
+	fabric_free(&f);
+}
+END_TEST
+
 START_TEST(lists)
 {
 	char err[256];
@@ -203,6 +233,7 @@ int main(void)
 	tcase_add_test(tc, not_fat_trees);
 	tcase_add_test(tc, cross_link);
 	tcase_add_test(tc, no_fallback);
+	tcase_add_test(tc, minhop_last);
 	tcase_add_test(tc, lists);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
