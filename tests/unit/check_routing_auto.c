@@ -16,21 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "routing/routing.h"
-#include "routing/verify.h"
-#include "sm/fabric.h"
-#include "sm/lid.h"
-#include "sm/topo_load.h"
-
-static void load(struct fabric *f, const char *name)
-{
-	char path[512], err[256];
-
-	fabric_init(f);
-	snprintf(path, sizeof(path), "%s/%s", TOPO_DIR, name);
-	ck_assert_msg(topo_load(f, path, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_int_eq(lid_assign_sequential(f, 0), 0);
-}
+#include "routing_fixture.h"
 
 static void verify_ok(const struct fabric *f, const struct routing_result *r)
 {
@@ -55,7 +41,7 @@ static void expect(const char *name, const char *found,
 	char err[512], want[64];
 	size_t i;
 
-	load(&f, name);
+	rf_load(&f, name, 0);
 	ck_assert_msg(routing_run("auto", &f, &r, err, sizeof(err)) == 0,
 		      "%s: %s", name, err);
 	ck_assert_msg(strstr(r.summary, found) != NULL, "%s: summary '%s'",
@@ -115,7 +101,7 @@ START_TEST(cross_link)
 	char err[512];
 	int32_t a = FAB_NONE, b = FAB_NONE;
 
-	load(&f, "fat2-small.net");
+	rf_load(&f, "fat2-small.net", 0);
 	for (size_t i = 0; i < f.n_nodes; i++) {
 		if (!strncmp(f.nodes[i].desc, "leaf-01", 7))
 			a = (int32_t)i;
@@ -146,7 +132,7 @@ START_TEST(no_fallback)
 	char err[512];
 	int rc;
 
-	load(&f, "torus-4x4.net");
+	rf_load(&f, "torus-4x4.net", 0);
 	rc = routing_run("auto,no_fallback", &f, &r, err, sizeof(err));
 	if (routing_find("dfsssp")) {
 		ck_assert_int_eq(rc, 0);
@@ -181,7 +167,7 @@ START_TEST(minhop_last)
 
 	if (!routing_find("ftree"))
 		return;		/* needs an engine that refuses a torus */
-	load(&f, "torus-4x4.net");
+	rf_load(&f, "torus-4x4.net", 0);
 	/* the list alone: ftree refuses, nothing else is tried */
 	ck_assert_int_lt(routing_run("ftree", &f, &r, err, sizeof(err)), 0);
 	ck_assert_ptr_nonnull(strstr(err, "ftree: "));

@@ -15,20 +15,7 @@
 #include <string.h>
 
 #include "routing/report.h"
-#include "routing/routing.h"
-#include "sm/fabric.h"
-#include "sm/lid.h"
-#include "sm/topo_load.h"
-
-static void load(struct fabric *f, const char *name, unsigned lmc)
-{
-	char path[512], err[256];
-
-	fabric_init(f);
-	snprintf(path, sizeof(path), "%s/%s", TOPO_DIR, name);
-	ck_assert_msg(topo_load(f, path, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_int_eq(lid_assign_sequential(f, lmc), 0);
-}
+#include "routing_fixture.h"
 
 static void route(const struct fabric *f, struct routing_result *r)
 {
@@ -121,7 +108,7 @@ static void compare(const char *name, unsigned lmc)
 	struct routing_report rep;
 	struct slow s;
 
-	load(&f, name, lmc);
+	rf_load(&f, name, lmc);
 	route(&f, &r);
 	ck_assert_int_eq(routing_report_compute(&f, &r, &rep), 0);
 	slow_count(&f, &r, &s);
@@ -158,45 +145,17 @@ END_TEST
 
 /* ---- by hand: two switches, two CAs each ------------------------------ */
 
-static void port_up(struct fab_port *p)
-{
-	p->valid = true;
-	memset(&p->pi, 0, sizeof(p->pi));
-	p->pi.local_port = p->num;
-	pi_set_port_state(&p->pi, PORT_STATE_ACTIVE);
-	pi_set_phys_state(&p->pi, PHYS_STATE_LINKUP);
-}
-
-static int32_t add(struct fabric *f, uint8_t type, unsigned nports)
-{
-	int32_t id = fabric_add_node(f, 0x1000 + f->n_nodes, type,
-				     (uint8_t)nports);
-
-	ck_assert_int_ge(id, 0);
-	if (type == NODE_TYPE_SWITCH)
-		port_up(&f->nodes[id].ports[0]);
-	return id;
-}
-
-static void link2(struct fabric *f, int32_t a, unsigned pa, int32_t b,
-		  unsigned pb)
-{
-	ck_assert_int_eq(fabric_link(f, a, (uint8_t)pa, b, (uint8_t)pb), 0);
-	port_up(&f->nodes[a].ports[pa]);
-	port_up(&f->nodes[b].ports[pb]);
-}
-
 static void build_pair(struct fabric *f)
 {
 	int32_t a, b;
 
 	fabric_init(f);
-	a = add(f, NODE_TYPE_SWITCH, 4);
-	b = add(f, NODE_TYPE_SWITCH, 4);
-	link2(f, a, 1, b, 1);
+	a = rf_sw(f, 4);
+	b = rf_sw(f, 4);
+	rf_link(f, a, 1, b, 1);
 	for (unsigned i = 0; i < 2; i++) {
-		link2(f, add(f, NODE_TYPE_CA, 1), 1, a, 2 + i);
-		link2(f, add(f, NODE_TYPE_CA, 1), 1, b, 2 + i);
+		rf_link(f, rf_ca(f), 1, a, 2 + i);
+		rf_link(f, rf_ca(f), 1, b, 2 + i);
 	}
 	ck_assert_int_eq(lid_assign_sequential(f, 0), 0);
 }
@@ -277,13 +236,13 @@ START_TEST(stretch)
 
 	fabric_init(&f);
 	for (unsigned i = 0; i < 3; i++)
-		s[i] = add(&f, NODE_TYPE_SWITCH, 4);
-	link2(&f, s[0], 1, s[1], 1);	/* a triangle */
-	link2(&f, s[1], 2, s[2], 1);
-	link2(&f, s[2], 2, s[0], 2);
+		s[i] = rf_sw(&f, 4);
+	rf_link(&f, s[0], 1, s[1], 1);	/* a triangle */
+	rf_link(&f, s[1], 2, s[2], 1);
+	rf_link(&f, s[2], 2, s[0], 2);
 	for (unsigned i = 0; i < 3; i++) {
-		ca[i] = add(&f, NODE_TYPE_CA, 1);
-		link2(&f, ca[i], 1, s[i], 3);
+		ca[i] = rf_ca(&f);
+		rf_link(&f, ca[i], 1, s[i], 3);
 	}
 	ck_assert_int_eq(lid_assign_sequential(&f, 0), 0);
 	route(&f, &r);
@@ -310,7 +269,7 @@ START_TEST(cdg_cycles)
 	struct routing_report rep;
 	char buf[2048];
 
-	load(&f, "torus-4x4.net", 0);
+	rf_load(&f, "torus-4x4.net", 0);
 	route(&f, &r);
 	ck_assert_int_eq(routing_report_compute(&f, &r, &rep), 0);
 	ck_assert_uint_eq(rep.cdg.layers, 1);
@@ -332,7 +291,7 @@ START_TEST(cdg_cycles)
 	fabric_free(&f);
 
 	/* a fat tree under minhop has none */
-	load(&f, "fat3-pods.net", 0);
+	rf_load(&f, "fat3-pods.net", 0);
 	route(&f, &r);
 	r.engine = "ftree";
 	ck_assert_int_eq(routing_report_compute(&f, &r, &rep), 0);
