@@ -98,6 +98,36 @@ static void check_paths(const struct fabric *f, const struct routing_result *r,
 	ck_assert_uint_le(c.max_hops, max_hops);
 }
 
+/*
+ * Deadlock freedom: no cycle in any layer's channel dependency graph;
+ * CA LIDs always on layer 0 (up/down paths), switch LIDs on layer 1 when
+ * there are layers.
+ */
+static void check_cdg(const struct fabric *f, const struct routing_result *r)
+{
+	struct routing_cdg cdg;
+
+	ck_assert_int_eq(routing_check_cdg(f, r, &cdg), 0);
+	ck_assert_msg(routing_cdg_cycles(&cdg) == 0, "%llu dependency cycles",
+		      (unsigned long long)routing_cdg_cycles(&cdg));
+	ck_assert_uint_le(r->n_layers, 2);
+	for (size_t i = 0; r->n_layers && i < f->n_nodes; i++) {
+		const struct fab_node *n = &f->nodes[i];
+
+		if (n->type != NODE_TYPE_SWITCH)
+			continue;
+		for (size_t j = 0; j < f->n_nodes; j++) {
+			const struct fab_node *d = &f->nodes[j];
+			bool sw = d->type == NODE_TYPE_SWITCH;
+			uint16_t lid = sw ? d->ports[0].lid : d->ports[1].lid;
+
+			if (lid)
+				ck_assert_uint_eq(routing_layer(r, (int32_t)i, lid),
+						  sw ? 1 : 0);
+		}
+	}
+}
+
 /* The switch LID `lid` belongs to, FAB_NONE for a CA LID. */
 struct lidinfo {
 	int32_t node;		/* owner */
@@ -315,6 +345,8 @@ START_TEST(test_complete_trees)
 		ck_assert_int_eq(lid_assign_sequential(&f, 0), 0);
 		route_ftree(&f, NULL, &r);
 		check_paths(&f, &r, trees[i].max_hops);
+		check_cdg(&f, &r);
+		ck_assert_uint_eq(r.n_layers, 0);	/* one VL is enough */
 		check_balance(&f, &r);
 		ratio = load_ratio(&f, &r, trees[i].max_hops);
 		ck_assert_msg(ratio <= trees[i].ratio, "%s: max/ideal %.3f",
@@ -358,6 +390,7 @@ START_TEST(test_degraded)
 		route_ftree(&f, NULL, &r);
 		/* a switch LID may need a detour: leaf, spine, leaf, spine */
 		check_paths(&f, &r, 3);
+		check_cdg(&f, &r);
 		ratio = load_ratio(&f, &r, 2);
 		ck_assert_msg(ratio <= 1.30, "%u links cut: max/ideal %.3f",
 			      cut, ratio);
@@ -379,7 +412,20 @@ START_TEST(test_degraded_3level)
 	route_ftree(&f, NULL, &r);
 	check_paths(&f, &r, 6);
 	load_ratio(&f, &r, 4);		/* CA to CA: up, then down */
+	check_cdg(&f, &r);
+	ck_assert_uint_eq(r.n_layers, 2);
+	ck_assert_msg(strstr(r.summary, "switch LIDs on SL 1"), "%s", r.summary);
 	routing_result_free(&r);
+
+	/* one layer only: refused, with the reason */
+	{
+		struct routing_opts o = { .max_layers = 1 };
+		char err[256];
+
+		ck_assert_int_eq(routing_run_opts("ftree,no_fallback", &f, &o, &r, err,
+						  sizeof(err)), -ENOSPC);
+		ck_assert_msg(strstr(err, "second layer"), "%s", err);
+	}
 	fabric_free(&f);
 }
 END_TEST
@@ -488,7 +534,7 @@ START_TEST(test_refuse)
 
 		load_topo(&f, files[i]);
 		ck_assert_int_eq(lid_assign_sequential(&f, 0), 0);
-		rc = routing_run("ftree", &f, &r, err, sizeof(err));
+		rc = routing_run("ftree,no_fallback", &f, &r, err, sizeof(err));
 		ck_assert_int_eq(rc, -EINVAL);
 		ck_assert_msg(strstr(err, "links within its own level") &&
 			      strstr(err, "not a fat tree") &&
@@ -498,6 +544,8 @@ START_TEST(test_refuse)
 		ck_assert_int_eq(routing_run("ftree,minhop", &f, &r, err,
 					     sizeof(err)), 0);
 		ck_assert_str_eq(r.engine, "minhop");
+		ck_assert_msg(strstr(r.fallback, "links within its own level"),
+			      "%s", r.fallback);
 		routing_result_free(&r);
 		fabric_free(&f);
 	}
@@ -539,13 +587,13 @@ START_TEST(test_root_guids)
 
 	o.n_root_guids = guids_of(&f, "leaf-p01", g, 64);
 	ck_assert_uint_eq(o.n_root_guids, 4);
-	ck_assert_int_eq(routing_run_opts("ftree", &f, &o, &r, err, sizeof(err)),
+	ck_assert_int_eq(routing_run_opts("ftree,no_fallback", &f, &o, &r, err, sizeof(err)),
 			 -EINVAL);
 	ck_assert_msg(strstr(err, "rank"), "%s", err);
 
 	g[0] = 0x1234;		/* nobody */
 	o.n_root_guids = 1;
-	ck_assert_int_eq(routing_run_opts("ftree", &f, &o, &r, err, sizeof(err)),
+	ck_assert_int_eq(routing_run_opts("ftree,no_fallback", &f, &o, &r, err, sizeof(err)),
 			 -ENOENT);
 	ck_assert_msg(strstr(err, "root GUID"), "%s", err);
 	fabric_free(&f);
@@ -576,7 +624,7 @@ START_TEST(test_cn_guids)
 
 	g[0] = 0x1234;
 	o.n_cn_guids = 1;
-	ck_assert_int_eq(routing_run_opts("ftree", &f, &o, &r, err, sizeof(err)),
+	ck_assert_int_eq(routing_run_opts("ftree,no_fallback", &f, &o, &r, err, sizeof(err)),
 			 -ENOENT);
 	ck_assert_msg(strstr(err, "cn_guid_file"), "%s", err);
 	fabric_free(&f);
