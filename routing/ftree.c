@@ -1443,21 +1443,26 @@ static uint64_t max_flow(const struct ftree *t, const uint32_t *flow)
 }
 
 /*
- * A lower bound of the busiest link: the flows out of (and into) each
- * leaf spread at best evenly over its up-links.  When the chain strategy
- * meets it, no strategy can do better.
+ * A lower bound of the busiest link: the flows out of each leaf (its CA
+ * ports to every CA LID elsewhere) spread at best evenly over its
+ * up-links.  When the chain strategy meets it, no strategy can do better.
  */
 static uint64_t leaf_bound(const struct ftree *t)
 {
 	uint64_t total = 0, bound = 0;
 
-	for (size_t x = 0; x < t->S; x++)
-		total += t->src[x];
+	for (size_t i = 0; i < t->dest_off[t->S]; i++)
+		total += t->dests[i].counted;
 	for (size_t x = 0; x < t->S; x++) {
-		uint64_t n = t->up_off[x + 1] - t->up_off[x];
-		uint64_t flows = (uint64_t)t->src[x] * (total - t->src[x]);
+		uint64_t n = t->up_off[x + 1] - t->up_off[x], own = 0, flows;
 
-		if (t->level[x] == 0 && n && (flows + n - 1) / n > bound)
+		if (t->level[x] != 0 || !n)
+			continue;
+		for (uint32_t i = t->dest_off[x]; i < t->dest_off[x + 1]; i++)
+			own += t->dests[i].counted;
+		/* its sources to every CA LID elsewhere, and back */
+		flows = (uint64_t)t->src[x] * (total - own);
+		if ((flows + n - 1) / n > bound)
 			bound = (flows + n - 1) / n;
 	}
 	return bound;
