@@ -79,6 +79,7 @@
 #include <string.h>
 
 #include "routing/engines.h"
+#include "routing/verify.h"
 
 /* Down-links from switch x to one lower neighbour, grouped. */
 struct dgroup {
@@ -100,6 +101,7 @@ struct ftree {
 	const struct fabric *f;
 	const struct routing_opts *o;
 	struct routing_result *out;
+	struct routing_result *cur;	/* the tables being filled */
 	uint16_t top;
 	char *err;
 	size_t errlen;
@@ -1071,6 +1073,229 @@ static size_t choose_chain(struct ftree *t, int32_t s, uint16_t lid,
 	return np;
 }
 
+/*
+ * Mark the path from switch x to `lid` as not up/down (in r->sl, until
+ * fix_layers() decides what becomes of such paths).
+ */
+static int set_layer(struct ftree *t, int32_t x, uint16_t lid)
+{
+	struct routing_result *r = t->cur;
+	int32_t node = t->sw_node[x];
+
+	if (!r->sl) {
+		r->sl = calloc(r->n_nodes ? r->n_nodes : 1, sizeof(*r->sl));
+		if (!r->sl)
+			return -ENOMEM;
+	}
+	if (!r->sl[node]) {
+		r->sl[node] = calloc((size_t)t->top + 1, 1);
+		if (!r->sl[node])
+			return -ENOMEM;
+	}
+	r->sl[node][lid] = 1;
+	return 0;
+}
+
+/*
+ * Switch LIDs in their own layer: up*\/down* on the order in which a
+ * breadth-first search from one top switch meets the switches (a link
+ * goes up towards the switch met first).  Every switch met after the
+ * root has a neighbour met before it, so every switch reaches every
+ * switch LID; a switch that reaches the LID going only down does so,
+ * the others climb to the neighbour with the shortest legal path.
+ */
+static int route_switch_lids(struct ftree *t, struct routing_result *r,
+			     const uint8_t *sw_lid)
+{
+	size_t S = t->S, n = 0;
+	uint32_t *key = calloc(S ? S : 1, sizeof(*key));
+	uint32_t *dist = calloc(S ? S : 1, sizeof(*dist));
+	uint32_t *seen = calloc(S ? S : 1, sizeof(*seen));
+	int32_t *bfs = calloc(S ? S : 1, sizeof(*bfs));
+	uint8_t *via = calloc(S ? S : 1, 1);
+	uint32_t stamp = 0;
+	int rc = 0;
+
+	if (!key || !dist || !seen || !bfs || !via) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t x = 0; x < S; x++)
+		key[x] = UINT32_MAX;
+	/* the root: the first top switch; then every switch it reaches */
+	key[t->order[0]] = 0;
+	bfs[n++] = t->order[0];
+	for (size_t h = 0; h < n; h++) {
+		int32_t x = bfs[h];
+		uint32_t b = t->port_base[x], np = t->port_base[x + 1] - b;
+
+		for (unsigned p = 1; p < np; p++) {
+			int32_t y = t->pnbr[b + p];
+
+			if (y >= 0 && key[y] == UINT32_MAX) {
+				key[y] = (uint32_t)n;
+				bfs[n++] = y;
+			}
+		}
+	}
+	r->sl = calloc(r->n_nodes ? r->n_nodes : 1, sizeof(*r->sl));
+	if (!r->sl) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int32_t node = t->sw_node[bfs[i]];
+
+		r->sl[node] = calloc((size_t)t->top + 1, 1);
+		if (!r->sl[node]) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	}
+	r->n_layers = 2;
+
+	for (size_t l = 1; l <= t->top; l++) {
+		size_t head = 0, tail = 0;
+		int32_t s = -1;
+
+		if (!sw_lid[l])
+			continue;
+		for (size_t i = 0; i < n && s < 0; i++)
+			if (fabric_node(t->f, t->sw_node[bfs[i]])->ports[0].lid
+			    == l)
+				s = bfs[i];
+		if (s < 0)
+			continue;
+		/* dist: all-down paths, searched backwards from s */
+		stamp++;
+		seen[s] = stamp;
+		dist[s] = 0;
+		t->queue[tail++] = s;
+		while (head < tail) {
+			int32_t w = t->queue[head++];
+			uint32_t b = t->port_base[w], np = t->port_base[w + 1] - b;
+
+			for (unsigned p = 1; p < np; p++) {
+				int32_t v = t->pnbr[b + p];
+
+				/* v -> w goes down when v was met first */
+				if (v < 0 || key[v] > key[w] || seen[v] == stamp)
+					continue;
+				seen[v] = stamp;
+				dist[v] = dist[w] + 1;
+				via[v] = t->ppeer[b + p];
+				t->queue[tail++] = v;
+			}
+		}
+		/* the others climb, root side first */
+		for (size_t i = 0; i < n; i++) {
+			int32_t v = bfs[i];
+			uint32_t b = t->port_base[v], np = t->port_base[v + 1] - b;
+			uint32_t best = UINT32_MAX;
+			uint8_t bp = 0;
+
+			r->sl[t->sw_node[v]][l] = 1;
+			if (v == s) {
+				t->lftp[v][l] = 0;
+				continue;
+			}
+			if (seen[v] == stamp) {
+				t->lftp[v][l] = via[v];
+				continue;
+			}
+			for (unsigned p = 1; p < np; p++) {
+				int32_t u = t->pnbr[b + p];
+
+				if (u >= 0 && key[u] < key[v] && seen[u] == stamp &&
+				    dist[u] < best) {
+					best = dist[u];
+					bp = (uint8_t)p;
+				}
+			}
+			if (!bp)
+				continue;	/* cannot happen: the root reaches s */
+			/* dist now: the legal path length, for those below */
+			seen[v] = stamp;
+			dist[v] = best + 1;
+			t->lftp[v][l] = bp;
+		}
+	}
+out:
+	free(key);
+	free(dist);
+	free(seen);
+	free(bfs);
+	free(via);
+	return rc;
+}
+
+/*
+ * Deadlock freedom.  Paths that are not up/down (phase 5: a top switch
+ * cut from part of the tree, the top switches' LIDs among themselves)
+ * are harmless as long as the channel dependencies stay acyclic, which
+ * they do on complete trees.  When they do not: paths to switch LIDs
+ * move to layer 1 (SL 1, VL 1) on a single-root up*\/down* order of
+ * their own, and switches without CA ports that have no up/down path to
+ * a CA LID get no route to it (they originate no data traffic); CA LIDs
+ * and layer 0 then carry up/down paths only.
+ */
+static int fix_layers(struct ftree *t, struct routing_result *r)
+{
+	uint8_t **marks = r->sl;
+	uint8_t *sw_lid = NULL;
+	struct routing_cdg cdg;
+	int rc;
+
+	r->sl = NULL;
+	r->n_layers = 0;
+	if (!marks)
+		return 0;
+	rc = routing_check_cdg(t->f, r, &cdg);
+	if (rc == 0 && routing_cdg_cycles(&cdg) == 0)
+		goto out;
+	if (rc < 0)
+		goto out;
+	if (t->o->max_layers == 1) {
+		snprintf(t->err, t->errlen, "links missing: the paths to switch "
+			 "LIDs need a second layer (VL) and max_layers is 1");
+		rc = -ENOSPC;
+		goto out;
+	}
+	sw_lid = calloc((size_t)t->top + 1, 1);
+	if (!sw_lid) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < t->dest_off[t->S]; i++)
+		if (!t->dests[i].counted && !t->dests[i].port)
+			sw_lid[t->dests[i].lid] = 1;
+	for (size_t x = 0; x < t->S; x++) {
+		const uint8_t *m = marks[t->sw_node[x]];
+
+		if (!m)
+			continue;
+		for (size_t l = 1; l <= t->top; l++)
+			if (m[l] && !sw_lid[l])
+				t->lftp[x][l] = LFT_NO_PATH;
+	}
+	rc = route_switch_lids(t, r, sw_lid);
+	if (rc == 0)
+		rc = routing_check_cdg(t->f, r, &cdg);
+	if (rc == 0 && routing_cdg_cycles(&cdg)) {
+		snprintf(t->err, t->errlen, "%" PRIu64 " channel dependency "
+			 "cycles left with switch LIDs in their own layer",
+			 routing_cdg_cycles(&cdg));
+		rc = -ELOOP;
+	}
+out:
+	if (marks)
+		for (size_t i = 0; i < r->n_nodes; i++)
+			free(marks[i]);
+	free(marks);
+	free(sw_lid);
+	return rc;
+}
+
 /* Route one LID hanging off switch s (find_ancestors(s) done). */
 static int route_dest(struct ftree *t, int32_t s, const struct fdest *d,
 		      bool lmc)
@@ -1117,6 +1342,8 @@ static int route_dest(struct ftree *t, int32_t s, const struct fdest *d,
 					hop(t, x, lid, (uint8_t)p, y);
 					t->next[x] = -1;	/* carries no CA traffic */
 					t->n_phase5++;
+					if (set_layer(t, x, lid) < 0)
+						return -ENOMEM;
 					found = 1;
 				}
 			}
@@ -1172,6 +1399,7 @@ static int route_all(struct ftree *t, struct routing_result *out)
 	t->n_phase5 = 0;
 	for (size_t x = 0; x < t->S; x++)
 		t->lftp[x] = out->lft[t->sw_node[x]].port;
+	t->cur = out;
 	for (size_t x = 0; x < t->S; x++) {
 		uint32_t a = t->dest_off[x], e = t->dest_off[x + 1];
 
@@ -1215,21 +1443,26 @@ static uint64_t max_flow(const struct ftree *t, const uint32_t *flow)
 }
 
 /*
- * A lower bound of the busiest link: the flows out of (and into) each
- * leaf spread at best evenly over its up-links.  When the chain strategy
- * meets it, no strategy can do better.
+ * A lower bound of the busiest link: the flows out of each leaf (its CA
+ * ports to every CA LID elsewhere) spread at best evenly over its
+ * up-links.  When the chain strategy meets it, no strategy can do better.
  */
 static uint64_t leaf_bound(const struct ftree *t)
 {
 	uint64_t total = 0, bound = 0;
 
-	for (size_t x = 0; x < t->S; x++)
-		total += t->src[x];
+	for (size_t i = 0; i < t->dest_off[t->S]; i++)
+		total += t->dests[i].counted;
 	for (size_t x = 0; x < t->S; x++) {
-		uint64_t n = t->up_off[x + 1] - t->up_off[x];
-		uint64_t flows = (uint64_t)t->src[x] * (total - t->src[x]);
+		uint64_t n = t->up_off[x + 1] - t->up_off[x], own = 0, flows;
 
-		if (t->level[x] == 0 && n && (flows + n - 1) / n > bound)
+		if (t->level[x] != 0 || !n)
+			continue;
+		for (uint32_t i = t->dest_off[x]; i < t->dest_off[x + 1]; i++)
+			own += t->dests[i].counted;
+		/* its sources to every CA LID elsewhere, and back */
+		flows = (uint64_t)t->src[x] * (total - own);
+		if ((flows + n - 1) / n > bound)
 			bound = (flows + n - 1) / n;
 	}
 	return bound;
@@ -1284,25 +1517,32 @@ static int ftree_route(const struct fabric *f, const struct routing_opts *o,
 			memset(&alt, 0, sizeof(alt));
 			t.n_phase5 = phase5;
 		}
+		for (size_t x = 0; x < t.S; x++)
+			t.lftp[x] = out->lft[t.sw_node[x]].port;
+		rc = fix_layers(&t, out);
+	}
+	if (rc == 0) {
 		for (size_t x = 0; x < t.S; x++) {
 			n_leaves += t.level[x] == 0;
 			n_top += t.level[x] == t.max_level;
 		}
 		{
-			char line[512], other[32] = "not needed";
+			char line[512], other[48] = "not needed";
+			bool chain = chain_max <= flow_max;
 
 			if (flow_max != UINT64_MAX)
-				snprintf(other, sizeof(other), "%" PRIu64,
-					 chain_max <= flow_max ? flow_max : chain_max);
+				snprintf(other, sizeof(other), "%s %" PRIu64,
+					 chain ? "flow" : "chain",
+					 chain ? flow_max : chain_max);
 			int w = snprintf(line, sizeof(line), "fat tree, %d levels, "
-					 "%zu leaves, %zu roots%s; %s strategy, busiest "
-					 "link %" PRIu64 " flows (other %s, leaf bound %" PRIu64 "); "
-					 "%zu switch routes not up/down",
+					 "%zu leaves, %zu roots%s; %s: busiest link %"
+					 PRIu64 " flows (%s, leaf bound %" PRIu64 ")%s",
 					 t.max_level + 1, n_leaves, n_top,
 					 o->n_root_guids ? " (root_guid_file)" : "",
-					 chain_max <= flow_max ? "chain" : "flow",
-					 chain_max <= flow_max ? chain_max : flow_max,
-					 other, leaf_bound(&t), t.n_phase5);
+					 chain ? "chain" : "flow",
+					 chain ? chain_max : flow_max, other,
+					 leaf_bound(&t), out->n_layers ?
+					 "; switch LIDs on SL 1" : "");
 			size_t len = w < 0 ? 0 : (size_t)w;
 
 			if (len >= sizeof(out->summary))
