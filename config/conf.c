@@ -183,16 +183,9 @@ static int parse_int(const char *s, double lo, double hi, long long *out)
 
 static int check_engines(const char *val)
 {
-	char list[256], *save = NULL;
+	char e[160];
 
-	if (strlen(val) >= sizeof(list))
-		return -EINVAL;
-	snprintf(list, sizeof(list), "%s", val);
-	for (char *t = strtok_r(list, ",", &save); t;
-	     t = strtok_r(NULL, ",", &save))
-		if (!routing_find(t))
-			return -EINVAL;
-	return 0;
+	return routing_check_list(val, e, sizeof(e));
 }
 
 int cfg_check_value(const struct cfg_key *k, const char *val, char *err,
@@ -261,7 +254,7 @@ int cfg_check_value(const struct cfg_key *k, const char *val, char *err,
 	if (rc < 0) {
 		if (!strcmp(k->name, "routing_engine"))
 			snprintf(err, errlen, "a comma list of routing engines"
-				 " (known: minhop)");
+				 " (ibsm(8) lists them)");
 		else
 			cfg_expected(k, err, errlen);
 	}

@@ -41,7 +41,7 @@ const struct cfg_opt cfg_opts[] = {
 	KF("reassign_lids", 'r', "reassign_lids", "TRUE",
 	   "give every port a new LID (ignore the cache)"),
 	KA("routing_engine", 'R', "routing_engine", "LIST",
-	   "routing engines to try in order (known: minhop)"),
+	   "routing engines to try in order (default auto)"),
 	KF("do_mesh_analysis", 0, "do_mesh_analysis", "TRUE", "lash: mesh analysis"),
 	KA("lash_start_vl", 0, "lash_start_vl", "VL", "lash: first VL"),
 	KA("sm_sl", 0, "sm_sl", "SL", "SL of SM traffic"),
@@ -137,6 +137,10 @@ const struct cfg_opt cfg_opts[] = {
 	   "write the discovered fabric in ibnetdiscover's format"),
 	SP("discover-only", 0, N, OPT_SP_DISCOVER_ONLY, NULL,
 	   "discover, report and exit without changing anything"),
+	SP("route-only", 0, A, OPT_SP_ROUTE_ONLY, "FILE",
+	   "route a topology file offline (no fabric), print the quality"
+	   " report and exit 0 when every check passes"),
+	SP("json", 0, N, OPT_SP_JSON, NULL, "--route-only: the report in JSON"),
 };
 const size_t n_cfg_opts = sizeof(cfg_opts) / sizeof(cfg_opts[0]);
 

@@ -26,6 +26,8 @@ enum opt_special {
 	OPT_SP_DUMP_FABRIC,	/* --dump-fabric FILE */
 	OPT_SP_DISCOVER_ONLY,	/* --discover-only */
 	OPT_SP_DUMP_LFTS,	/* --dump-lfts */
+	OPT_SP_ROUTE_ONLY,	/* --route-only FILE */
+	OPT_SP_JSON,		/* --json (with --route-only) */
 };
 
 struct cfg_opt {

@@ -7,6 +7,9 @@
 #include "routing/routing.h"
 
 extern const struct routing_engine routing_minhop;
+extern const struct routing_engine routing_auto;
+extern const struct routing_engine routing_ftree;
+extern const struct routing_engine routing_updn, routing_dnup, routing_dfsssp;
 
 /*
  * Allocate out->lft for every node of `f` and, for each switch, an LFT of
@@ -15,6 +18,11 @@ extern const struct routing_engine routing_minhop;
  */
 int routing_alloc_tables(const struct fabric *f, struct routing_result *out,
 			 uint16_t top);
+
+/* snprintf for one-line messages and summaries that may be cut short
+ * (cut is fine: they are for people) */
+__attribute__((format(printf, 3, 4)))
+void routing_fmt(char *buf, size_t len, const char *fmt, ...);
 
 /* A link counts as up when both ends have PortInfo saying INIT or better. */
 static inline bool routing_port_up(const struct fabric *f,

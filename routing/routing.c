@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,11 @@
 
 static const struct routing_engine *const engines[] = {
 	&routing_minhop,
+	&routing_auto,
+	&routing_ftree,
+	&routing_updn,
+	&routing_dnup,
+	&routing_dfsssp,
 };
 
 #define N_ENGINES	(sizeof(engines) / sizeof(engines[0]))
@@ -39,13 +45,38 @@ static const struct routing_engine *find_n(const char *name, size_t len)
 	return NULL;
 }
 
-/* Split "a, b,c" into engines; -EINVAL naming the first bad entry. */
+#define NO_FALLBACK	"no_fallback"
+
+/* The list holds the word no_fallback (not just minhop). */
+static bool fallback_word(const char *list)
+{
+	const char *p = list;
+	size_t l = strlen(NO_FALLBACK);
+
+	while ((p = strstr(p, NO_FALLBACK)) != NULL) {
+		bool start = p == list || p[-1] == ',' || p[-1] == ' ' ||
+			     p[-1] == '\t';
+		char e = p[l];
+
+		if (start && (e == '\0' || e == ',' || e == ' ' || e == '\t'))
+			return true;
+		p += l;
+	}
+	return false;
+}
+
+/*
+ * Split "a, b,c" into engines; -EINVAL naming the first bad entry.  The
+ * word no_fallback (OpenSM's) is no engine: it clears *fallback, which
+ * otherwise says whether minhop should be tried after the list.
+ */
 static int parse_list(const char *list, const struct routing_engine **chain,
-		      size_t *n, char *err, size_t errlen)
+		      size_t *n, bool *fallback, char *err, size_t errlen)
 {
 	const char *s = list;
 
 	*n = 0;
+	*fallback = true;
 	for (;;) {
 		const char *start, *end;
 
@@ -67,13 +98,24 @@ static int parse_list(const char *list, const struct routing_engine **chain,
 				 "\"%s\"", MAX_CHAIN, list);
 			return -EINVAL;
 		}
-		chain[*n] = find_n(start, (size_t)(end - start));
-		if (!chain[*n]) {
-			snprintf(err, errlen, "unknown routing engine \"%.*s\"",
-				 (int)(end - start), start);
-			return -EINVAL;
+		if ((size_t)(end - start) == strlen(NO_FALLBACK) &&
+		    !strncmp(start, NO_FALLBACK, strlen(NO_FALLBACK))) {
+			*fallback = false;
+		} else {
+			chain[*n] = find_n(start, (size_t)(end - start));
+			if (!chain[*n]) {
+				char known[128];
+
+				routing_engine_names(known, sizeof(known));
+				snprintf(err, errlen, "unknown routing engine "
+					 "\"%.*s\" (known: %s)",
+					 (int)(end - start), start, known);
+				return -EINVAL;
+			}
+			if (chain[*n] == &routing_minhop)
+				*fallback = false;
+			(*n)++;
 		}
-		(*n)++;
 		if (!*s)
 			return 0;
 		s++;
@@ -92,40 +134,103 @@ int routing_run_opts(const char *list, const struct fabric *f,
 {
 	static const struct routing_opts none;
 
-	const struct routing_engine *chain[MAX_CHAIN];
-	char reason[256];
+	const struct routing_engine *chain[MAX_CHAIN + 1];
+	struct routing_opts opts = o ? *o : none;
+	char reason[256], why[512];
 	size_t n, used = 0;
+	bool fallback;
 	int rc;
 
 	if (errlen)
 		err[0] = '\0';
 	memset(out, 0, sizeof(*out));
-	rc = parse_list(list ? list : "", chain, &n, err, errlen);
+	rc = parse_list(list ? list : "", chain, &n, &fallback, err, errlen);
 	if (rc < 0)
 		return rc;
+	if (!n) {
+		snprintf(err, errlen, "no routing engine in \"%s\"", list);
+		return -EINVAL;
+	}
+	/* auto chains its own fallbacks, ending with minhop */
+	for (size_t i = 0; i < n; i++)
+		if (chain[i] == &routing_auto)
+			fallback = false;
+	if (fallback && opts.minhop_last)
+		chain[n++] = &routing_minhop;
+	/* no_fallback also tells auto to run only the engine it picks */
+	opts.no_fallback = opts.no_fallback || fallback_word(list);
 
 	/* Collect every engine's reason: "updn: no roots; minhop: ...". */
+	why[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
 		reason[0] = '\0';
-		rc = chain[i]->route(f, o ? o : &none, out, reason,
-				     sizeof(reason));
+		rc = chain[i]->route(f, &opts, out, reason, sizeof(reason));
 		if (rc == 0) {
-			out->engine = chain[i]->name;
+			char inner[sizeof(out->fallback)];
+
+			/* an engine that delegates (auto) names the engine
+			 * that made the tables and its own fallbacks */
+			if (!out->engine)
+				out->engine = chain[i]->name;
 			out->n_nodes = f->n_nodes;
+			snprintf(inner, sizeof(inner), "%s", out->fallback);
+			routing_fmt(out->fallback, sizeof(out->fallback),
+				    "%s%s%s", why, why[0] && inner[0] ? "; " : "",
+				    inner);
 			if (errlen)
 				err[0] = '\0';
 			return 0;
 		}
 		routing_result_free(out);
-		if (used < errlen) {
-			int w = snprintf(err + used, errlen - used, "%s%s: %s",
-					 used ? "; " : "", chain[i]->name,
+		if (used < sizeof(why)) {
+			int w = snprintf(why + used, sizeof(why) - used,
+					 "%s%s: %s", used ? "; " : "",
+					 chain[i]->name,
 					 reason[0] ? reason : "failed");
 			if (w > 0)
 				used += (size_t)w;
 		}
 	}
+	snprintf(err, errlen, "%s", why);
 	return rc;
+}
+
+int routing_check_list(const char *list, char *err, size_t errlen)
+{
+	const struct routing_engine *chain[MAX_CHAIN];
+	size_t n;
+	bool fallback;
+	int rc = parse_list(list, chain, &n, &fallback, err, errlen);
+
+	if (rc == 0 && !n) {
+		snprintf(err, errlen, "no routing engine in \"%s\"", list);
+		rc = -EINVAL;
+	}
+	return rc;
+}
+
+void routing_engine_names(char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; i < N_ENGINES && used < len; i++) {
+		int w = snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
+				 engines[i]->name);
+
+		if (w > 0)
+			used += (size_t)w;
+	}
+}
+
+void routing_fmt(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
 }
 
 void routing_result_free(struct routing_result *r)

@@ -7,6 +7,7 @@
 #ifndef IBSM_ROUTING_ROUTING_H
 #define IBSM_ROUTING_ROUTING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,6 +50,13 @@ struct routing_result {
 	/* One line on what the engine found and chose ("fat tree, 3 levels,
 	 * 36 roots"; "torus-like, 2 layers"), or "" */
 	char summary[160];
+	/*
+	 * The engines of the chain that failed before the one that produced
+	 * these tables, with their reasons ("ftree: not a fat tree; updn:
+	 * ..."), or "" when the first engine worked.  The daemon logs it: a
+	 * fallback is never silent.
+	 */
+	char fallback[256];
 };
 
 /*
@@ -66,6 +74,13 @@ struct routing_opts {
 	 * most what every inter-switch port's OperationalVLs (or VLCap, when
 	 * OperationalVLs is 0) allows.  0: from the fabric alone. */
 	unsigned max_layers;
+	/* "no_fallback" in the engine list: auto runs only the engine it
+	 * picks (routing_run_opts sets it from the list) */
+	bool no_fallback;
+	/* OpenSM's rule for the daemon's list: when every listed engine
+	 * fails, try minhop last, unless the list names minhop or auto or
+	 * says no_fallback (false: the list alone, as for tests) */
+	bool minhop_last;
 };
 
 struct routing_engine {
@@ -82,10 +97,21 @@ struct routing_engine {
 /* The engine called `name`, or NULL. */
 const struct routing_engine *routing_find(const char *name);
 
+/* Whether `list` is a valid engine list for routing_run() (0 or -EINVAL
+ * with the reason in err). */
+int routing_check_list(const char *list, char *err, size_t errlen);
+
+/* The known engine names, comma-separated, into buf (for messages). */
+void routing_engine_names(char *buf, size_t len);
+
 /*
  * Run a comma-separated list of engines ("minhop", "updn,minhop") in order
  * until one succeeds.  Unknown names are an error (-EINVAL, named in err).
- * On success out->engine names the engine that produced the tables.
+ * The word "no_fallback" names no engine; with o->minhop_last (the
+ * daemon, as OpenSM's routing_engine), minhop is tried last when every
+ * listed engine fails, unless the list names minhop or auto or holds
+ * "no_fallback".  On success out->engine names the engine that produced
+ * the tables and out->fallback the engines that failed before it.
  */
 int routing_run(const char *list, const struct fabric *f,
 		struct routing_result *out, char *err, size_t errlen);

@@ -279,3 +279,301 @@ int routing_check(const struct fabric *f, const struct routing_result *r,
 	verify_free(&v);
 	return rc;
 }
+
+/*
+ * Channel dependency graphs (routing_check_cdg).
+ *
+ * Which paths count: data traffic enters the fabric at CA and router
+ * ports, so every switch with such a port sources paths to every LID.
+ * The switches' own traffic is left out: SMPs travel on VL15, the
+ * management lane without credit flow control, which cannot take part in
+ * a credit loop; what a switch's management port answers to GMPs is a
+ * trickle the engines do not layer (in a fat tree such paths go down and
+ * up again; a core that lost its link into a pod has no up*\/down* path
+ * to its hosts).
+ *
+ * A channel is one direction of an inter-switch link: switch k's port p.
+ * For one destination LID the tables give every switch one next hop, so
+ * the paths towards that LID form a forest (or, with a loop in the tables,
+ * trees hanging off a cycle).  A path from source switch s travels in
+ * layer routing_layer(s, lid) all the way, so the set of layers that use
+ * channel (x -> y) towards the LID is the set of layers of the paths that
+ * pass x: x's own layer plus the sets of every switch whose next hop is x.
+ * Taking the switches in topological order (Kahn: a switch once all its
+ * predecessors are done) settles each set in one step per switch; the
+ * switches on a cycle of the tables (left over by Kahn) all share the
+ * union of what enters the cycle.  Each switch x with next hop y whose own
+ * next hop leaves over another inter-switch port q then adds dependency
+ * (x -> y) => (y -> q) in the layers of x's set.
+ *
+ * Dependencies are kept as one 16-bit layer mask per (channel, egress port
+ * of the switch the channel leads to), so a dependency found for many
+ * LIDs costs one OR.  Last, a depth-first search per layer counts the
+ * edges that lead back to a channel still on the search stack: zero
+ * exactly when that layer's graph is acyclic.
+ */
+struct cdg {
+	struct verify v;
+	uint32_t *chan_off;	/* channel of switch k, port p: chan_off[k] + p */
+	uint32_t  n_chan;
+	uint32_t *dep_off;	/* deps of channel c: dep[dep_off[c] + q] */
+	uint16_t *dep;		/* layer mask per (channel, next port q) */
+	uint16_t *used;		/* layers using each channel */
+	uint8_t  *slblk;	/* S x BLK layers, like v.blk */
+	uint16_t *lay;		/* per switch: layers of the paths through it */
+	int32_t  *next;		/* per switch: next switch, -1 */
+	uint32_t *indeg;
+	uint32_t *queue;
+	unsigned  top_layer;	/* highest layer seen */
+};
+
+static void cdg_free(struct cdg *g)
+{
+	verify_free(&g->v);
+	free(g->chan_off);
+	free(g->dep_off);
+	free(g->dep);
+	free(g->used);
+	free(g->slblk);
+	free(g->lay);
+	free(g->next);
+	free(g->indeg);
+	free(g->queue);
+}
+
+static int cdg_setup(struct cdg *g)
+{
+	struct verify *v = &g->v;
+	size_t S, n_chan = 0, n_dep = 0;
+	int rc = setup(v);
+
+	if (rc < 0)
+		return rc;
+	S = v->S;
+	g->chan_off = malloc((S + 1) * sizeof(*g->chan_off));
+	g->slblk = malloc(S * BLK + 1);
+	g->lay = malloc((S + 1) * sizeof(*g->lay));
+	g->next = malloc((S + 1) * sizeof(*g->next));
+	g->indeg = malloc((S + 1) * sizeof(*g->indeg));
+	g->queue = malloc((S + 1) * sizeof(*g->queue));
+	if (!g->chan_off || !g->slblk || !g->lay || !g->next || !g->indeg ||
+	    !g->queue)
+		return -ENOMEM;
+	/* channels are numbered like the exits: one per switch port */
+	for (size_t k = 0; k < S; k++) {
+		g->chan_off[k] = (uint32_t)n_chan;
+		n_chan += v->exit_off[k + 1] - v->exit_off[k];
+	}
+	g->chan_off[S] = (uint32_t)n_chan;
+	g->n_chan = (uint32_t)n_chan;
+	g->dep_off = malloc((n_chan + 1) * sizeof(*g->dep_off));
+	g->used = calloc(n_chan + 1, sizeof(*g->used));
+	if (!g->dep_off || !g->used)
+		return -ENOMEM;
+	for (size_t k = 0; k < S; k++)
+		for (uint32_t e = v->exit_off[k]; e < v->exit_off[k + 1]; e++) {
+			int32_t y = v->exit[e].sw;
+
+			g->dep_off[e] = (uint32_t)n_dep;
+			if (y >= 0)
+				n_dep += v->exit_off[y + 1] - v->exit_off[y];
+		}
+	g->dep_off[n_chan] = (uint32_t)n_dep;
+	g->dep = calloc(n_dep + 1, sizeof(*g->dep));
+	return g->dep ? 0 : -ENOMEM;
+}
+
+/* Copy layers base .. base + BLK - 1 of every switch into g->slblk. */
+static void load_sl_block(struct cdg *g, size_t base)
+{
+	const struct routing_result *r = g->v.r;
+
+	for (size_t k = 0; k < g->v.S; k++) {
+		int32_t node = g->v.sw_node[k];
+		uint8_t *b = g->slblk + k * BLK;
+		size_t n = 0;
+
+		if (r->sl && (size_t)node < r->n_nodes && r->sl[node] &&
+		    base <= r->lft[node].top) {
+			n = (size_t)r->lft[node].top + 1 - base;
+			if (n > BLK)
+				n = BLK;
+			memcpy(b, r->sl[node] + base, n);
+		}
+		memset(b + n, 0, BLK - n);
+	}
+}
+
+/* The switch that switch k's table sends `lid` to (-1: none). */
+static int32_t next_switch(const struct verify *v, size_t k, unsigned e)
+{
+	if (e == 0 || e == LFT_NO_PATH ||
+	    v->exit_off[k] + e >= v->exit_off[k + 1])
+		return -1;
+	return v->exit[v->exit_off[k] + e].sw;
+}
+
+static void cdg_lid(struct cdg *g, size_t lid)
+{
+	struct verify *v = &g->v;
+	size_t S = v->S, col = lid % BLK, head = 0, tail = 0;
+
+	for (size_t k = 0; k < S; k++) {
+		unsigned sl = g->slblk[k * BLK + col];
+
+		if (sl >= ROUTING_MAX_LAYERS)
+			sl = ROUTING_MAX_LAYERS - 1;
+		g->lay[k] = 0;
+		if (v->nsrc[k]) {
+			if (sl > g->top_layer)
+				g->top_layer = sl;
+			g->lay[k] = (uint16_t)(1u << sl);
+		}
+		g->next[k] = next_switch(v, k, v->blk[k * BLK + col]);
+		g->indeg[k] = 0;
+	}
+	for (size_t k = 0; k < S; k++)
+		if (g->next[k] >= 0)
+			g->indeg[g->next[k]]++;
+	for (size_t k = 0; k < S; k++)
+		if (!g->indeg[k])
+			g->queue[tail++] = (uint32_t)k;
+	while (head < tail) {
+		uint32_t k = g->queue[head++];
+		int32_t y = g->next[k];
+
+		if (y < 0)
+			continue;
+		g->lay[y] |= g->lay[k];
+		if (!--g->indeg[y])
+			g->queue[tail++] = (uint32_t)y;
+	}
+	/* what is left lies on cycles of the tables: each cycle's switches
+	 * carry the union of everything that enters it */
+	for (size_t k = 0; tail < S && k < S; k++) {
+		uint16_t u = 0;
+		int32_t y = (int32_t)k;
+
+		if (!g->indeg[k])
+			continue;
+		do {
+			u |= g->lay[y];
+			y = g->next[y];
+		} while (y != (int32_t)k);
+		do {
+			g->lay[y] = u;
+			g->indeg[y] = 0;
+			tail++;
+			y = g->next[y];
+		} while (y != (int32_t)k);
+	}
+	/* dependencies (x -> y) => (y -> z) */
+	for (size_t x = 0; x < S; x++) {
+		int32_t y = g->next[x];
+		unsigned ex = v->blk[x * BLK + col], ey;
+		uint32_t c;
+
+		if (y < 0)
+			continue;
+		c = g->chan_off[x] + ex;
+		g->used[c] |= g->lay[x];
+		ey = v->blk[(size_t)y * BLK + col];
+		if (next_switch(v, (size_t)y, ey) < 0)
+			continue;
+		g->dep[g->dep_off[c] + ey] |= g->lay[x];
+	}
+}
+
+/* Depth-first search of layer `l`: the number of back edges. */
+static uint64_t cdg_dfs(struct cdg *g, unsigned l, uint8_t *color,
+			uint32_t *stk, uint32_t *pos, uint64_t *deps)
+{
+	const struct verify *v = &g->v;
+	uint16_t bit = (uint16_t)(1u << l);
+	uint64_t back = 0;
+
+	*deps = 0;
+	memset(color, 0, g->n_chan);
+	for (uint32_t s = 0; s < g->n_chan; s++) {
+		size_t sp = 0;
+
+		if (color[s] || !(g->used[s] & bit))
+			continue;
+		color[s] = 1;
+		stk[sp] = s;
+		pos[sp++] = 0;
+		while (sp) {
+			uint32_t c = stk[sp - 1];
+			uint32_t n = g->dep_off[c + 1] - g->dep_off[c];
+			const uint16_t *d = g->dep + g->dep_off[c];
+			bool pushed = false;
+
+			while (pos[sp - 1] < n) {
+				uint32_t q = pos[sp - 1]++, y, to;
+
+				if (!(d[q] & bit))
+					continue;
+				(*deps)++;
+				/* channel c leads to switch y; its port q */
+				y = (uint32_t)v->exit[c].sw;
+				to = g->chan_off[y] + q;
+				if (color[to] == 1) {
+					back++;
+				} else if (!color[to]) {
+					color[to] = 1;
+					stk[sp] = to;
+					pos[sp++] = 0;
+					pushed = true;
+					break;
+				}
+			}
+			if (!pushed) {
+				color[c] = 2;
+				sp--;
+			}
+		}
+	}
+	return back;
+}
+
+int routing_check_cdg(const struct fabric *f, const struct routing_result *r,
+		      struct routing_cdg *c)
+{
+	struct cdg g = { .v = { .f = f, .r = r } };
+	uint8_t *color = NULL;
+	uint32_t *stk = NULL, *pos = NULL;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	rc = cdg_setup(&g);
+	for (size_t base = 0; rc == 0 && base <= f->max_lid; base += BLK) {
+		load_block(&g.v, base);
+		load_sl_block(&g, base);
+		for (size_t l = base ? base : 1; l < base + BLK && l <= f->max_lid; l++)
+			if (g.v.own[l].node != FAB_NONE)
+				cdg_lid(&g, l);
+	}
+	if (rc == 0) {
+		color = malloc(g.n_chan + 1);
+		stk = malloc((g.n_chan + 1) * sizeof(*stk));
+		pos = malloc((g.n_chan + 1) * sizeof(*pos));
+		if (!color || !stk || !pos)
+			rc = -ENOMEM;
+	}
+	if (rc == 0) {
+		c->layers = r->n_layers ? r->n_layers : 1;
+		if (g.top_layer + 1 > c->layers)
+			c->layers = g.top_layer + 1;
+		for (uint32_t ch = 0; ch < g.n_chan; ch++)
+			if (g.used[ch])
+				c->channels++;
+		for (unsigned l = 0; l < c->layers; l++)
+			c->cycles[l] = cdg_dfs(&g, l, color, stk, pos,
+					       &c->deps[l]);
+	}
+	free(color);
+	free(stk);
+	free(pos);
+	cdg_free(&g);
+	return rc;
+}

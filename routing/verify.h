@@ -44,9 +44,11 @@ int routing_check(const struct fabric *f, const struct routing_result *r,
  * inter-switch link; a path that arrives on channel a and leaves on
  * channel b makes b a dependency of a, in the path's layer (VL).  The
  * routes cannot deadlock when every layer's channel dependency graph is
- * acyclic.  Paths are those of routing_layer(): from every switch that
- * has a CA/router port or is itself a source (every switch: its own
- * management traffic), to every assigned LID, through the LFTs.
+ * acyclic.  Paths are those of routing_layer() through the LFTs, from
+ * every switch that has a CA/router port (where data enters the fabric) to
+ * every assigned LID.  Paths from switches without hosts are not counted:
+ * they carry the switches' own management traffic (SMPs, on VL15, which
+ * has no credit flow control, and GMP answers).
  */
 struct routing_cdg {
 	unsigned layers;		/* layers examined: max(1, n_layers) */

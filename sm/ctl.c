@@ -44,6 +44,7 @@
 #include "sm/program.h"
 #include "sm/sm.h"
 #include "partitions/partitions.h"
+#include "routing/report.h"
 
 #define CTL_ACCEPT_BURST	16	/* connections accepted per wakeup */
 #define CTL_LINE_OUT		1024	/* bytes of one answer line */
@@ -186,13 +187,21 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req,
 	} else if (word_is(w[0], wl[0], "sms")) {
 		NOARGS("sms");
 		req->cmd = CTL_CMD_SMS;
+	} else if (word_is(w[0], wl[0], "routes")) {
+		req->cmd = CTL_CMD_ROUTES_REPORT;
+		if (nw < 2 || nw > 3 || !word_is(w[1], wl[1], "report") ||
+		    (nw == 3 && !(req->json = word_is(w[2], wl[2], "json")))) {
+			snprintf(err, errlen, "routes: expected 'routes report'"
+				 " or 'routes report json'");
+			return -EINVAL;
+		}
 	} else if (word_is(w[0], wl[0], "help")) {
 		NOARGS("help");
 		req->cmd = CTL_CMD_HELP;
 	} else {
 		snprintf(err, errlen, "unknown command '%.*s': expected status,"
 			 " resweep, reroute, loglevel, reload, dump-config,"
-			 " sms or help", (int)(wl[0] > 40 ? 40 : wl[0]), w[0]);
+			 " sms, routes or help", (int)(wl[0] > 40 ? 40 : wl[0]), w[0]);
 		return -EINVAL;
 	}
 #undef NOARGS
@@ -523,6 +532,41 @@ static int cmd_sms(struct sm *sm, struct ctl_answer *a)
 	return answer_end(a, true, "%u SMs", n);
 }
 
+/*
+ * routes report: the quality of the tables in force (routing/report.h),
+ * one line of the report per answer line.  Computed on the loop on
+ * demand: one pass over switches x LIDs (milliseconds on a thousand
+ * hosts, about a second on the largest fabrics), for root only.
+ */
+static int cmd_routes_report(struct sm *sm, bool json, struct ctl_answer *a)
+{
+	struct routing_report rep;
+	char *text, *line, *save = NULL;
+	size_t len;
+	int rc;
+
+	if (!sm->routes.lft || sm->routes.n_nodes != sm->fabric.n_nodes)
+		return answer_end(a, false, "no routes yet: no sweep has"
+				  " completed");
+	rc = routing_report_compute(&sm->fabric, &sm->routes, &rep);
+	if (rc < 0)
+		return answer_end(a, false, "report: %s", strerror(-rc));
+	len = json ? routing_report_json(&rep, NULL, 0)
+		   : routing_report_text(&rep, NULL, 0);
+	text = malloc(len + 1);
+	if (!text)
+		return answer_end(a, false, "report: out of memory");
+	if (json)
+		routing_report_json(&rep, text, len + 1);
+	else
+		routing_report_text(&rep, text, len + 1);
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		ctl_line_add(a, "%s", line);
+	free(text);
+	return answer_end(a, true, "%s", "");
+}
+
 static int cmd_help(struct ctl_answer *a)
 {
 	ctl_line_add(a, "status                 state, sweeps, timings, counts");
@@ -532,6 +576,7 @@ static int cmd_help(struct ctl_answer *a)
 	ctl_line_add(a, "reload                 as SIGHUP, with its outcome");
 	ctl_line_add(a, "dump-config            the keys in force and their source");
 	ctl_line_add(a, "sms                    every SM known from SMInfo");
+	ctl_line_add(a, "routes report [json]   quality of the routes in force");
 	return answer_end(a, true, "%s", "");
 }
 
@@ -555,6 +600,8 @@ int ctl_execute(struct sm *sm, const struct ctl_request *req,
 		return cmd_help(a);
 	case CTL_CMD_SMS:
 		return cmd_sms(sm, a);
+	case CTL_CMD_ROUTES_REPORT:
+		return cmd_routes_report(sm, req->json, a);
 	}
 	return answer_end(a, false, "unknown command");
 }

@@ -14,7 +14,7 @@
  * reading an answer, but one answer at a time is buffered.
  *
  * Commands: status, resweep [heavy|light], reroute, loglevel LEVEL,
- * reload, dump-config, sms, help.
+ * reload, dump-config, sms, routes report [json], help.
  *
  * The socket lives on the daemon's event loop: every fd is non-blocking,
  * requests are bounded (CTL_MAX_LINE), clients are bounded
@@ -47,12 +47,14 @@ enum ctl_cmd {
 	CTL_CMD_DUMP_CONFIG,
 	CTL_CMD_HELP,
 	CTL_CMD_SMS,			/* every SM known from SMInfo */
+	CTL_CMD_ROUTES_REPORT,		/* routing quality (routing/report.h) */
 };
 
 struct ctl_request {
 	enum ctl_cmd cmd;
 	bool	 heavy;			/* resweep: heavy (default) or light */
 	int	 level;			/* loglevel: enum log_level */
+	bool	 json;			/* routes report json */
 };
 
 /*

@@ -39,6 +39,7 @@
 #include "sm/sa/mcmember.h"
 #include "sm/sa/sa.h"
 #include "sm/standby/sync.h"
+#include "sm/route.h"
 #include "sm/sm.h"
 #include "sm/ctl.h"
 #include "sm/topo_dump.h"
@@ -54,6 +55,8 @@ struct run_opts {
 	bool	 check;			/* --check-config */
 	const char *config_file;	/* -F */
 	const char *create_file;	/* -c */
+	const char *route_only;		/* --route-only FILE */
+	bool	 json;			/* --json */
 	char	 notes[1024];		/* options ibsm ignores, for the log */
 };
 
@@ -234,6 +237,12 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 		case OPT_SP_DUMP_LFTS:
 			o->dump_lfts = true;
 			break;
+		case OPT_SP_ROUTE_ONLY:
+			r->route_only = optarg;
+			break;
+		case OPT_SP_JSON:
+			r->json = true;
+			break;
 		}
 	}
 	free(longs);
@@ -315,6 +324,16 @@ static int check_config(const struct cfg *conf, const struct run_opts *r)
 				where, keys[i].name, v, strerror(errno));
 			errors++;
 			continue;
+		}
+		if (!strcmp(keys[i].name, "root_guid_file") ||
+		    !strcmp(keys[i].name, "cn_guid_file")) {
+			uint64_t *g;
+
+			if (sm_guid_file_load(v, &g, line, sizeof(line)) < 0) {
+				fprintf(stderr, "ibsm: %s\n", line);
+				errors++;
+			}
+			free(g);
 		}
 		if (!strcmp(keys[i].name, "partition_config_file")) {
 			struct part_options po = { .allow_both_pkeys = false };
@@ -682,6 +701,13 @@ int main(int argc, char **argv)
 	if (cfg_apply(&conf, &sm.cfg) < 0) {
 		cfg_free(&conf);
 		return 2;	/* values were checked: cannot happen */
+	}
+	if (ro.route_only) {
+		/* offline: no port, no log file, the report on stdout */
+		rc = sm_route_offline(ro.route_only, &sm.cfg, ro.json, stdout,
+				      stderr);
+		cfg_free(&conf);
+		return rc;
 	}
 	sm.conf = &conf;
 	sm.reload = reload_config;

@@ -51,7 +51,9 @@ struct sm_config {
 	uint8_t  lmc;			/* 0-7 */
 	bool     reassign_lids;
 	unsigned sweep_interval;	/* s, 0 = no light sweeps */
-	const char *routing_engine;	/* comma list; NULL = minhop */
+	const char *routing_engine;	/* comma list; NULL = auto */
+	const char *root_guid_file;	/* OpenSM GUID files for the engines */
+	const char *cn_guid_file;	/* (sm/route.c reads them per routing) */
 	char     cache_dir[512];	/* guid2lid lives here */
 	char     dump_dir[512];		/* opensm-subnet.lst, opensm-lfts.dump */
 	uint64_t subnet_prefix;
@@ -222,6 +224,7 @@ struct sm {
 
 	struct fabric fabric;		/* model of the last completed sweep */
 	struct routing_result routes;	/* its forwarding tables (for the SA) */
+	unsigned route_runs;		/* routing computations (sm/route.c) */
 	struct lid_cache *lids;
 	struct lft_images *images;	/* what each switch holds, as we know */
 	struct port_memos *memos;	/* PortInfo Sets each port settled on */

@@ -29,6 +29,7 @@
 #include "sm/mcast/mft.h"
 #include "sm/dumps.h"
 #include "sm/program.h"
+#include "sm/route.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
 #include "sm/sweep_policy.h"
@@ -677,9 +678,8 @@ static void on_discovered(void *arg, const struct discover_result *r)
 		return;
 	}
 
-	rc = routing_run(sm->cfg.routing_engine ? sm->cfg.routing_engine
-						: "minhop",
-			 &sw->f, &sw->routes, err, sizeof(err));
+	/* routes, verified; the previous ones when they fail (sm/route.c) */
+	rc = sm_route(sm, &sw->f, &sw->routes, err, sizeof(err));
 	if (rc < 0) {
 		sweep_finish(sw, false, err);
 		return;

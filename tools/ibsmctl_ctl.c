@@ -295,6 +295,7 @@ static void ctl_usage(FILE *f)
 "       ibsmctl [--socket PATH] reload\n"
 "       ibsmctl [--socket PATH] [--json] dump-config\n"
 "       ibsmctl [--socket PATH] [--json] sms\n"
+"       ibsmctl [--socket PATH] [--json] routes report\n"
 "  --socket PATH   ibsm's control socket (default %s)\n", CTL_DEFAULT_SOCKET);
 }
 
@@ -302,7 +303,7 @@ bool ctl_is_command(const char *word)
 {
 	static const char *const cmds[] = { "status", "resweep", "reroute",
 					    "loglevel", "reload", "dump-config",
-					    "sms" };
+					    "sms", "routes" };
 
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(word, cmds[i]))
@@ -352,9 +353,20 @@ int ctl_main(int argc, char **argv)
 		ctl_usage(stderr);
 		return 2;
 	}
+	/* the daemon writes the report's JSON itself, a member per line */
+	if (json && !strcmp(cmd, "routes")) {
+		if (used + 5 >= sizeof(req)) {
+			fprintf(stderr, "ibsmctl: request too long\n");
+			return 2;
+		}
+		strcat(req, " json");
+	}
 	if (ctl_request(path, req, &r) < 0)
 		return 1;
-	if (json && !strcmp(cmd, "status") && r.ok)
+	if (json && !strcmp(cmd, "routes") && r.ok)
+		for (size_t i = 0; i + 1 < r.n; i++)
+			printf("%s\n", r.lines[i]);
+	else if (json && !strcmp(cmd, "status") && r.ok)
 		print_status_json(&r);
 	else if (json && !strcmp(cmd, "dump-config") && r.ok)
 		print_config_json(&r);

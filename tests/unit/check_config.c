@@ -129,7 +129,10 @@ START_TEST(every_type)
 	ck_assert_int_eq(set(&c, "log_prefix", "ibsm"), 0);
 	ck_assert_int_eq(set(&c, "qos_policy_file", "(null)"), 0);
 	ck_assert_int_eq(set(&c, "routing_engine", "minhop"), 0);
-	ck_assert_int_eq(set(&c, "routing_engine", "ftree"), -EINVAL);
+	ck_assert_int_eq(set(&c, "routing_engine", "auto"), 0);
+	ck_assert_int_eq(set(&c, "routing_engine", "auto,no_fallback"), 0);
+	/* an OpenSM engine ibsm does not have */
+	ck_assert_int_eq(set(&c, "routing_engine", "lash"), -EINVAL);
 	/* limits: sm/limits.c's ranges, real and integer */
 	ck_assert_int_eq(set(&c, "trap-rate", "0.5"), 0);
 	ck_assert_int_eq(set(&c, "trap-rate", "0"), -EINVAL);

@@ -100,6 +100,18 @@ START_TEST(parse_errors)
 	ck_assert_int_eq(parse("loglevel loud", &r, err), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "err, warn, info or debug"));
 	ck_assert_int_eq(parse("reload please", &r, err), -EINVAL);
+	ck_assert_int_eq(parse("routes", &r, err), -EINVAL);
+	ck_assert_str_eq(err, "routes: expected 'routes report' or 'routes"
+			 " report json'");
+	ck_assert_int_eq(parse("routes show", &r, err), -EINVAL);
+	ck_assert_int_eq(parse("routes report xml", &r, err), -EINVAL);
+	ck_assert_int_eq(parse("routes report json now", &r, err), -EINVAL);
+	ck_assert_int_eq(parse("routes report", &r, err), 0);
+	ck_assert_int_eq(r.cmd, CTL_CMD_ROUTES_REPORT);
+	ck_assert(!r.json);
+	ck_assert_int_eq(parse("routes  report\tjson", &r, err), 0);
+	ck_assert_int_eq(r.cmd, CTL_CMD_ROUTES_REPORT);
+	ck_assert(r.json);
 	ck_assert_int_eq(parse("a b c d e f", &r, err), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "too many words"));
 	/* a NUL, an escape, a byte above 0x7e */
@@ -217,13 +229,18 @@ START_TEST(errors_answered)
 	ck_assert_int_eq(run("bogus", &a), -1);
 	ck_assert_str_eq(last_line(&a), "ERR unknown command 'bogus': expected"
 			 " status, resweep, reroute, loglevel, reload,"
-			 " dump-config, sms or help");
+			 " dump-config, sms, routes or help");
 	ctl_answer_free(&a);
 	/* no sweep when the SM is not active */
 	ck_assert_int_eq(run("resweep", &a), -1);
 	ck_assert_str_eq(last_line(&a), "ERR no sweep: the SM is NOTACTIVE");
 	ctl_answer_free(&a);
 	ck_assert_int_eq(run("reroute", &a), -1);
+	ctl_answer_free(&a);
+	/* no report before a sweep has routed */
+	ck_assert_int_eq(run("routes report", &a), -1);
+	ck_assert_str_eq(last_line(&a), "ERR no routes yet: no sweep has"
+			 " completed");
 	ctl_answer_free(&a);
 	sm.state = SM_STANDBY;
 	ck_assert_int_eq(run("resweep light", &a), -1);

@@ -1,0 +1,452 @@
+/*
+ * dfsssp.c - deadlock-free balanced shortest paths for any topology
+ * ("dfsssp", OpenSM's name, so that opensm.conf files keep working).
+ *
+ * Paths.  Every LID gets its own tree of shortest paths (hop count) from
+ * every switch.  As in DFSSSP, a channel weighs what the LIDs routed so
+ * far load it with (all-to-all: the host paths that cross it), and each
+ * switch takes, among its next hops on a shortest path, the one whose
+ * path to the LID has the least summed weight (nearest switches first, so
+ * a switch knows its neighbours' sums; ties: fewer LIDs, lower port).
+ * Then, farthest first, the host paths of each switch (its own CA/router
+ * ports and those that flow into it) are added to the channels it chose.
+ * Unlike DFSSSP the paths stay minimal in hops, and the weights are
+ * searched over the BFS layering of one destination switch: one BFS per
+ * destination switch and two passes over the channels per LID,
+ * O(LIDs x channels), instead of one Dijkstra per LID.
+ *
+ * Layers.  A path keeps one layer (SL, and VL through the identity
+ * SLtoVL tables) from its source to its destination; a layer is safe
+ * while its channel dependency graph (routing/verify.h) is acyclic.  We
+ * give whole destinations layers (every path towards one LID shares it,
+ * so SL only depends on the destination LID): a LID's tree adds the
+ * dependencies (v -> w) => (w -> x) wherever a path enters v, and goes
+ * into the first layer that stays acyclic with them.  The check is a
+ * topological order per layer: new dependencies that agree with it cost
+ * nothing; otherwise one depth-first search of the layer decides and, if
+ * the layer stays acyclic, gives the new order.
+ *
+ * Layers allowed: at most o->max_layers (when set) and what every
+ * inter-switch port takes (OperationalVLs, or VLCap while that is 0).
+ * When the LIDs do not all fit, the last allowed layer is kept for the
+ * LIDs that did not fit elsewhere and these are routed up*\/down* there
+ * (updn.c: up*\/down* trees never close a cycle, whatever the
+ * destinations); with a single VL, if the shortest paths are not already
+ * acyclic, the whole fabric is routed up*\/down*.  out->summary says which.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "routing/cdgraph.h"
+#include "routing/engines.h"
+
+#define TENTATIVE	0x8000u		/* dependency bit of the LID being placed */
+#define NOT_PLACED	0xff
+
+struct dfsssp {
+	struct rgraph g;
+	struct routing_result *out;
+	unsigned budget;	/* layers allowed */
+	uint32_t C;		/* channels */
+	/* the tree being built */
+	uint32_t *dist, *order;	/* BFS from the destination switch */
+	int32_t  last_t;	/* destination switch of dist */
+	struct rg_tree tr;
+	/* channel dependency graphs: dep[dep_off[c] + j] = layers in which
+	 * channel c is followed by the j-th channel of the switch it leads to */
+	uint32_t *dep_off;
+	uint16_t *dep;
+	uint32_t *slots;	/* dependencies of the LID being placed */
+	uint32_t *slot_c;	/* ... and the channel each one follows */
+	uint32_t  n_slots;
+	uint32_t  n_reach;	/* switches in order */
+	uint32_t *ord;		/* per layer: topological position per channel */
+	uint32_t *new_ord;	/* the order a search is building */
+	uint8_t  *color;
+	uint32_t *stk, *pos;
+	uint8_t  *layer;	/* per LID, NOT_PLACED */
+	uint64_t  dfs_runs;
+};
+
+static void df_free(struct dfsssp *d)
+{
+	free(d->dist);
+	free(d->order);
+	free(d->dep_off);
+	free(d->dep);
+	free(d->slots);
+	free(d->slot_c);
+	free(d->new_ord);
+	free(d->ord);
+	free(d->color);
+	free(d->stk);
+	free(d->pos);
+	free(d->layer);
+	rg_tree_free(&d->tr);
+	rg_free(&d->g);
+}
+
+/* VLs a port takes: OperationalVLs, else VLCap; 0 when neither says. */
+static unsigned port_vls(const struct fab_port *p)
+{
+	static const unsigned vls[] = { 0, 1, 2, 4, 8, 15 };
+	unsigned e = pi_op_vls(&p->pi);
+
+	if (!e)
+		e = pi_vl_cap(&p->pi);
+	return e < 6 ? vls[e] : 15;
+}
+
+static unsigned layer_budget(const struct rgraph *g,
+			     const struct routing_opts *o)
+{
+	unsigned k = ROUTING_MAX_LAYERS;
+
+	for (uint32_t v = 0; v < g->S; v++) {
+		const struct fab_node *n = fabric_node(g->f, g->sw_node[v]);
+
+		for (uint32_t a = g->adj_off[v]; a < g->adj_off[v + 1]; a++) {
+			unsigned n_vl = port_vls(&n->ports[g->adj_port[a]]);
+
+			if (n_vl && n_vl < k)
+				k = n_vl;
+		}
+	}
+	if (o && o->max_layers && o->max_layers < k)
+		k = o->max_layers;
+	return k;
+}
+
+static int df_alloc(struct dfsssp *d)
+{
+	struct rgraph *g = &d->g;
+	uint32_t S = g->S, C = g->adj_off[S];
+	size_t n_dep = 0;
+
+	d->C = C;
+	d->dist = malloc((S + 1) * sizeof(*d->dist));
+	d->order = malloc((S + 1) * sizeof(*d->order));
+	d->dep_off = malloc(((size_t)C + 1) * sizeof(*d->dep_off));
+	d->slots = malloc((S + 1) * sizeof(*d->slots));
+	d->slot_c = malloc((S + 1) * sizeof(*d->slot_c));
+	d->new_ord = malloc(((size_t)C + 1) * sizeof(*d->new_ord));
+	d->ord = malloc(((size_t)C * d->budget + 1) * sizeof(*d->ord));
+	d->color = malloc((size_t)C + 1);
+	d->stk = malloc(((size_t)C + 1) * sizeof(*d->stk));
+	d->pos = malloc(((size_t)C + 1) * sizeof(*d->pos));
+	d->layer = malloc((size_t)g->top + 1);
+	if (!d->dist || !d->order || !d->dep_off || !d->slots || !d->ord ||
+	    !d->color || !d->stk || !d->pos || !d->layer || !d->slot_c ||
+	    !d->new_ord || rg_tree_init(&d->tr, g) < 0)
+		return -ENOMEM;
+	for (uint32_t c = 0; c < C; c++) {
+		uint32_t w = g->adj_nbr[c];
+
+		d->dep_off[c] = (uint32_t)n_dep;
+		n_dep += g->adj_off[w + 1] - g->adj_off[w];
+	}
+	d->dep_off[C] = (uint32_t)n_dep;
+	d->dep = calloc(n_dep + 1, sizeof(*d->dep));
+	return d->dep ? 0 : -ENOMEM;
+}
+
+/* Start over: no load, no dependencies, nothing placed. */
+static void df_reset(struct dfsssp *d)
+{
+	struct rgraph *g = &d->g;
+
+	memset(g->load, 0, (size_t)d->C * sizeof(*g->load));
+	memset(g->cnt, 0, (size_t)d->C * sizeof(*g->cnt));
+	memset(d->dep, 0, (size_t)d->dep_off[d->C] * sizeof(*d->dep));
+	memset(d->layer, NOT_PLACED, (size_t)g->top + 1);
+	for (unsigned l = 0; l < d->budget; l++)
+		for (uint32_t c = 0; c < d->C; c++)
+			d->ord[(size_t)l * d->C + c] = c;
+	d->last_t = -1;
+}
+
+/* Channel a of switch v leads one hop nearer the destination switch. */
+static bool on_shortest(void *ctx, uint32_t v, uint32_t a)
+{
+	const struct dfsssp *d = ctx;
+
+	return d->dist[d->g.adj_nbr[a]] + 1 == d->dist[v];
+}
+
+/* The tree of LID `lid` into the tables and its dependencies into slots. */
+static void route_lid(struct dfsssp *d, uint16_t lid)
+{
+	struct rgraph *g = &d->g;
+	const struct rg_dest *dst = &g->dest[lid];
+	uint32_t t = (uint32_t)dst->sw, n;
+
+	if (d->last_t != dst->sw) {
+		d->n_reach = rg_bfs(g, t, d->dist, d->order);
+		d->last_t = dst->sw;
+	}
+	n = d->n_reach;		/* order: the switches that reach t, t first */
+	d->out->lft[g->sw_node[t]].port[lid] = dst->port;
+	rg_tree_build(g, &d->tr, lid, d->order, n, on_shortest, d);
+	for (uint32_t i = 1; i < n; i++) {
+		uint32_t v = d->order[i];
+
+		d->out->lft[g->sw_node[v]].port[lid] = g->adj_port[d->tr.nxt[v]];
+	}
+	/* dependencies (v -> w) => (w -> x) of the paths entering v */
+	d->n_slots = 0;
+	for (uint32_t i = 1; i < n; i++) {
+		uint32_t v = d->order[i], a = d->tr.nxt[v], w = g->adj_nbr[a];
+
+		if (!d->tr.act[v] || w == t)
+			continue;
+		d->slot_c[d->n_slots] = a;
+		d->slots[d->n_slots++] = d->dep_off[a] + d->tr.nxt[w] -
+					 g->adj_off[w];
+	}
+}
+
+/* The channel dependency slot s leads to. */
+static uint32_t slot_to(const struct dfsssp *d, uint32_t c, uint32_t s)
+{
+	uint32_t w = d->g.adj_nbr[c];
+
+	return d->g.adj_off[w] + (s - d->dep_off[c]);
+}
+
+/*
+ * Is layer l acyclic with the TENTATIVE dependencies?  A depth-first
+ * search; when it is, the reverse post-order becomes the layer's order.
+ */
+static bool layer_acyclic(struct dfsssp *d, unsigned l)
+{
+	uint16_t mask = (uint16_t)(1u << l | TENTATIVE);
+	uint32_t *ord = d->new_ord, post = d->C;
+
+	d->dfs_runs++;
+	memset(d->color, 0, d->C);
+	for (uint32_t s = 0; s < d->C; s++) {
+		size_t sp = 0;
+
+		if (d->color[s])
+			continue;
+		d->color[s] = 1;
+		d->stk[sp] = s;
+		d->pos[sp++] = d->dep_off[s];
+		while (sp) {
+			uint32_t c = d->stk[sp - 1];
+			bool pushed = false;
+
+			while (d->pos[sp - 1] < d->dep_off[c + 1]) {
+				uint32_t q = d->pos[sp - 1]++, to;
+
+				if (!(d->dep[q] & mask))
+					continue;
+				to = slot_to(d, c, q);
+				if (d->color[to] == 1)
+					return false;
+				if (!d->color[to]) {
+					d->color[to] = 1;
+					d->stk[sp] = to;
+					d->pos[sp++] = d->dep_off[to];
+					pushed = true;
+					break;
+				}
+			}
+			if (!pushed) {
+				d->color[c] = 2;
+				ord[c] = --post;
+				sp--;
+			}
+		}
+	}
+	memcpy(d->ord + (size_t)l * d->C, ord, (size_t)d->C * sizeof(*ord));
+	return true;
+}
+
+/* Put the current LID's dependencies into the first layer < n that takes
+ * them; its number, or NOT_PLACED. */
+static uint8_t place(struct dfsssp *d, unsigned n)
+{
+	for (unsigned l = 0; l < n; l++) {
+		const uint32_t *ord = d->ord + (size_t)l * d->C;
+		uint16_t bit = (uint16_t)(1u << l);
+		bool agree = true, ok;
+
+		for (uint32_t i = 0; i < d->n_slots && agree; i++) {
+			uint32_t s = d->slots[i], c = d->slot_c[i], to;
+
+			if (d->dep[s] & bit)
+				continue;
+			to = slot_to(d, c, s);
+			agree = ord[c] < ord[to];
+		}
+		if (agree) {
+			ok = true;
+		} else {
+			for (uint32_t i = 0; i < d->n_slots; i++)
+				d->dep[d->slots[i]] |= TENTATIVE;
+			ok = layer_acyclic(d, l);
+			for (uint32_t i = 0; i < d->n_slots; i++)
+				d->dep[d->slots[i]] &= (uint16_t)~TENTATIVE;
+		}
+		if (ok) {
+			for (uint32_t i = 0; i < d->n_slots; i++)
+				d->dep[d->slots[i]] |= bit;
+			return (uint8_t)l;
+		}
+	}
+	return NOT_PLACED;
+}
+
+/*
+ * Route every LID and place it in layers 0 .. n-1; the LIDs left over.
+ * n = 0: everything into layer 0 unchecked, then one search of it: on a
+ * fat tree, where shortest paths never turn from down to up, that is all
+ * it takes (LIDs left: 0, or all of them when layer 0 has a cycle).
+ */
+static uint32_t route_all(struct dfsssp *d, unsigned n)
+{
+	uint32_t left = 0, lids = 0;
+
+	df_reset(d);
+	for (uint32_t l = 1; l <= d->g.top; l++) {
+		if (d->g.dest[l].sw < 0)
+			continue;
+		route_lid(d, (uint16_t)l);
+		lids++;
+		if (!n) {
+			for (uint32_t i = 0; i < d->n_slots; i++)
+				d->dep[d->slots[i]] |= 1;
+			d->layer[l] = 0;
+			continue;
+		}
+		d->layer[l] = place(d, n);
+		if (d->layer[l] == NOT_PLACED)
+			left++;
+	}
+	if (!n && !layer_acyclic(d, 0))
+		left = lids;
+	return left;
+}
+
+static bool not_placed(void *ctx, uint16_t lid)
+{
+	const struct dfsssp *d = ctx;
+
+	return d->g.dest[lid].sw >= 0 && d->layer[lid] == NOT_PLACED;
+}
+
+/* Route the LIDs left over up*\/down* in layer `l` (all: whole fabric). */
+static int updn_rest(struct dfsssp *d, const struct routing_opts *o,
+		     unsigned l, char *what, size_t whatlen)
+{
+	uint32_t *key = malloc((d->g.S + 1) * sizeof(*key));
+	struct updn *u = NULL;
+	int64_t bad;
+	int rc;
+
+	if (!key)
+		return -ENOMEM;
+	rc = updn_pick(&d->g, o, false, key, what, whatlen);
+	if (rc == 0 && !(u = updn_new(&d->g, key)))
+		rc = -ENOMEM;
+	if (rc == 0) {
+		bad = updn_route(u, d->out, not_placed, d);
+		if (bad < 0)
+			rc = (int)bad;
+		else if (bad)
+			rc = -EHOSTUNREACH;
+	}
+	if (rc == 0)
+		for (uint32_t lid = 1; lid <= d->g.top; lid++)
+			if (not_placed(d, (uint16_t)lid))
+				d->layer[lid] = (uint8_t)l;
+	updn_free(u);
+	free(key);
+	return rc;
+}
+
+static int dfsssp_route(const struct fabric *f, const struct routing_opts *o,
+			struct routing_result *out, char *err, size_t errlen)
+{
+	struct dfsssp d = { .out = out };
+	char what[120] = "";
+	uint32_t left = 0, n_updn = 0;
+	unsigned used = 0;
+	int rc;
+
+	rc = rg_build(&d.g, f, err, errlen);
+	if (rc < 0)
+		return rc;
+	d.budget = layer_budget(&d.g, o);
+	rc = df_alloc(&d);
+	if (rc == 0)
+		rc = routing_alloc_tables(f, out, d.g.top);
+	if (rc == 0) {
+		left = route_all(&d, 0);
+		if (left)
+			left = route_all(&d, d.budget);
+		if (left && d.budget > 1)
+			left = route_all(&d, d.budget - 1);
+		n_updn = left;
+		if (left && d.budget == 1)
+			memset(d.layer, NOT_PLACED, (size_t)d.g.top + 1);
+		if (left)
+			rc = updn_rest(&d, o, d.budget - 1, what, sizeof(what));
+	}
+	if (rc == 0) {
+		out->sl = calloc(f->n_nodes, sizeof(*out->sl));
+		if (!out->sl)
+			rc = -ENOMEM;
+	}
+	for (size_t lid = 1; rc == 0 && lid <= d.g.top; lid++)
+		if (d.g.dest[lid].sw >= 0 && d.layer[lid] + 1u > used)
+			used = d.layer[lid] + 1u;
+	if (!used)
+		used = 1;
+	for (uint32_t v = 0; rc == 0 && v < d.g.S; v++) {
+		uint8_t *sl = calloc((size_t)d.g.top + 1, 1);
+
+		if (!sl) {
+			rc = -ENOMEM;
+			break;
+		}
+		for (size_t lid = 1; lid <= d.g.top; lid++)
+			if (d.layer[lid] != NOT_PLACED)
+				sl[lid] = d.layer[lid];
+		out->sl[d.g.sw_node[v]] = sl;
+	}
+	if (rc == 0) {
+		out->n_layers = (uint8_t)used;
+		if (!n_updn)
+			snprintf(out->summary, sizeof(out->summary),
+				 "shortest paths, %u layer%s of %u allowed",
+				 used, used == 1 ? "" : "s", d.budget);
+		else if (d.budget == 1)
+			snprintf(out->summary, sizeof(out->summary),
+				 "1 VL: shortest paths not acyclic, whole fabric "
+				 "up*/down* (%s)", what);
+		else
+			snprintf(out->summary, sizeof(out->summary),
+				 "shortest paths in %u layers, %u LIDs up*/down* "
+				 "in layer %u (%s); %u allowed", d.budget - 1,
+				 n_updn, d.budget - 1, what, d.budget);
+	}
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	else if (rc == -EHOSTUNREACH)
+		snprintf(err, errlen, "up*/down* left pairs without a path");
+	if (rc < 0)
+		routing_result_free(out);
+	df_free(&d);
+	return rc;
+}
+
+const struct routing_engine routing_dfsssp = {
+	.name = "dfsssp",
+	.route = dfsssp_route,
+};

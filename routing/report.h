@@ -1,0 +1,100 @@
+/*
+ * report.h - the quality of a routing result, as issue 15 measures it.
+ *
+ * Traffic model: every CA/router port that has a LID and an up link to a
+ * switch sends one route to every CA/router LID (all-to-all, every LID of
+ * an LMC range).  A route's load counts on every directed inter-switch
+ * link (channel) it crosses.  ideal = total load / channels that carry
+ * any load; ratio = max channel load / ideal (1.0: perfectly even).
+ * Hop stretch compares each route's switch-to-switch hops with the
+ * shortest path between the same two switches over the links that are up.
+ *
+ * Pure: no I/O, no logging.  The caller measures time and memory and
+ * stores them in the report before formatting it.
+ */
+#ifndef IBSM_ROUTING_REPORT_H
+#define IBSM_ROUTING_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "routing/routing.h"
+#include "routing/verify.h"
+
+struct routing_report {
+	/* what was routed */
+	const char *engine;		/* r->engine, or "" */
+	char summary[160];		/* r->summary */
+	char fallback[256];		/* r->fallback: engines that failed */
+	size_t switches, ports;		/* switches; CA/router source ports */
+	size_t dest_lids;		/* CA/router LIDs (destinations) */
+
+	/* all-to-all load per channel */
+	uint64_t routes;		/* (source port, destination LID) routes delivered */
+	uint64_t channels;		/* directed inter-switch links up */
+	uint64_t channels_used;		/* ... carrying load */
+	uint64_t load_total;		/* sum of channel loads */
+	uint64_t load_max;
+	double load_mean;		/* load_total / channels_used */
+	double ratio;			/* load_max / load_mean (1.0 = ideal) */
+
+	/* hops (switch to switch) against shortest paths, per delivered route */
+	bool has_stretch;		/* false: too many switches for the table */
+	double hops_mean, shortest_mean;
+	double stretch;			/* hops_mean / shortest_mean (1.0 = shortest) */
+	unsigned hops_max;
+	unsigned extra_max;		/* most hops beyond the shortest of one route */
+
+	/* layers (SLs/VLs) */
+	unsigned n_layers;		/* r->n_layers (0: none, every path SL 0) */
+	unsigned layers_used;		/* distinct layers of delivered routes */
+
+	/* the verifier on the same tables */
+	struct routing_check check;
+	/* channel dependencies per layer (routing_check_cdg); cycles are a
+	 * failure when cdg_required (the routes claim deadlock freedom) */
+	struct routing_cdg cdg;
+	bool cdg_required;
+
+	/* measured by the caller; < 0: not measured */
+	double route_seconds;
+	long peak_rss_kib;
+};
+
+/*
+ * Fill `rep` for the tables `r` on fabric `f` (LIDs assigned).  Runs the
+ * verifier (routing_check) and the dependency check (routing_check_cdg)
+ * too.  Cost O(switches x LIDs) plus, for the
+ * stretch, a breadth-first search per switch (skipped above
+ * REPORT_MAX_STRETCH_SWITCHES switches).  0 or -ENOMEM.
+ */
+#define REPORT_MAX_STRETCH_SWITCHES	8192
+int routing_report_compute(const struct fabric *f,
+			   const struct routing_result *r,
+			   struct routing_report *rep);
+
+/*
+ * Whether the tables claim deadlock freedom, so that a cycle in a layer's
+ * channel dependency graph is an error: they have layers, or they come
+ * from an engine that is deadlock-free by construction (updn, dnup,
+ * ftree on a fat tree, dfsssp).  minhop makes no such claim.
+ */
+bool routing_claims_deadlock_free(const struct routing_result *r);
+
+/* Every check passed: every route delivered, no loops, no misroutes, and
+ * no dependency cycle when the routes claim deadlock freedom. */
+bool routing_report_ok(const struct routing_report *rep);
+
+/*
+ * Format the report into buf (always NUL-terminated when len > 0) as
+ * readable lines or as one JSON object, one member per line (the control
+ * socket carries it line by line).  Return
+ * the length the whole text needs, like snprintf.
+ */
+size_t routing_report_text(const struct routing_report *rep, char *buf,
+			   size_t len);
+size_t routing_report_json(const struct routing_report *rep, char *buf,
+			   size_t len);
+
+#endif /* IBSM_ROUTING_REPORT_H */

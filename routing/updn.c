@@ -1,0 +1,588 @@
+/*
+ * updn.c - up*\/down* routing ("updn") and its mirror ("dnup"), with roots
+ * that are always found.
+ *
+ * Up*\/down* (Schroeder et al., Autonet): order the switches; a channel
+ * that leads to a lower switch in the order goes up, the others go down.
+ * A legal path climbs zero or more channels, then descends; no path turns
+ * from a descending channel onto a climbing one, so every dependency
+ * between channels leads from up to up, up to down or down to down, and
+ * down-to-down and up-to-up dependencies follow the order: the channel
+ * dependency graph is acyclic on a single VL, whatever the destinations.
+ *
+ * The order is (rank, switch index), rank being the hop count from the
+ * nearest root.  Which roots: the node GUIDs of root_guid_file when given;
+ * otherwise, when some switches have no CA/router ports, the switches
+ * farthest from any host (the top level of a fat tree; for dnup, whose
+ * paths first descend and then climb, the switches with hosts, with the
+ * order reversed, which gives the same fat-tree paths); otherwise, or when
+ * that choice leaves a pair of switches without a legal path (several
+ * roots need not share a descendant), the most central switch of each
+ * connected component (least eccentricity, then least total distance):
+ * with one root every switch climbs to it and descends anywhere, so a
+ * legal path always exists.  OpenSM's updn gives up ("no roots") on tori
+ * and random graphs and falls back to minhop; this one does not.
+ *
+ * Destination-based tables need every switch's single next hop to suit
+ * every path through it.  Per destination switch t: Dd[v] is the length of
+ * the shortest all-descending path from v to t; a switch that has one
+ * descends on it (its next hop w has Dd[w] = Dd[v] - 1, so the path stays
+ * descending to the end); the others climb to the up-neighbour with the
+ * shortest such path, L[v] = 1 + min L[u].  Every switch's path is then
+ * legal, and so is every suffix of it.  Among the equally short choices
+ * a switch takes the port that carries the fewest CA/router LIDs so far,
+ * the lowest port number on a tie, as minhop does.  Cost: O(switches x
+ * channels) for the distances plus O(LIDs x channels) for the choices.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "routing/cdgraph.h"
+#include "routing/engines.h"
+
+struct updn {
+	struct rgraph *g;
+	const uint32_t *key;	/* a permutation of 0 .. S-1 */
+	uint32_t *by_key;	/* switch with key k */
+	uint32_t *dd, *len;	/* Dd and L of the current destination */
+	uint32_t *hop;		/* plain hop counts, when some L is infinite */
+	uint32_t *order;
+	uint32_t bad;		/* switches with hosts without a legal path */
+	uint32_t n_any;		/* switches without hosts without one */
+	uint32_t *cnt;		/* counting sort */
+	struct rg_tree tr;
+	uint32_t *queue;
+	uint32_t *lid_off;	/* LIDs of switch t: lids[lid_off[t] ..] */
+	uint16_t *lids;
+};
+
+void updn_free(struct updn *u)
+{
+	if (!u)
+		return;
+	free(u->by_key);
+	free(u->dd);
+	free(u->len);
+	free(u->hop);
+	free(u->order);
+	free(u->cnt);
+	rg_tree_free(&u->tr);
+	free(u->queue);
+	free(u->lid_off);
+	free(u->lids);
+	free(u);
+}
+
+struct updn *updn_new(struct rgraph *g, const uint32_t *key)
+{
+	struct updn *u = calloc(1, sizeof(*u));
+	uint32_t S = g->S, n = 0;
+
+	if (!u)
+		return NULL;
+	u->g = g;
+	u->key = key;
+	u->by_key = malloc((S + 1) * sizeof(*u->by_key));
+	u->dd = malloc((S + 1) * sizeof(*u->dd));
+	u->len = malloc((S + 1) * sizeof(*u->len));
+	u->hop = malloc((S + 1) * sizeof(*u->hop));
+	u->order = malloc((S + 1) * sizeof(*u->order));
+	u->cnt = malloc((2 * (size_t)S + 3) * sizeof(*u->cnt));
+	u->queue = malloc((S + 1) * sizeof(*u->queue));
+	u->lid_off = calloc(S + 2, sizeof(*u->lid_off));
+	u->lids = malloc(((size_t)g->top + 1) * sizeof(*u->lids));
+	if (!u->by_key || !u->dd || !u->len || !u->queue || !u->lid_off ||
+	    !u->lids || !u->hop || !u->order || !u->cnt ||
+	    rg_tree_init(&u->tr, g) < 0) {
+		updn_free(u);
+		return NULL;
+	}
+	for (uint32_t v = 0; v < S; v++)
+		u->by_key[key[v]] = v;
+	/* bucket the LIDs by the switch they hang off */
+	for (size_t l = 1; l <= g->top; l++)
+		if (g->dest[l].sw >= 0)
+			u->lid_off[g->dest[l].sw + 1]++;
+	for (uint32_t v = 0; v < S; v++)
+		u->lid_off[v + 1] += u->lid_off[v];
+	for (size_t l = 1; l <= g->top; l++)
+		if (g->dest[l].sw >= 0) {
+			uint32_t *at = &u->lid_off[g->dest[l].sw];
+
+			u->lids[(*at)++] = (uint16_t)l;
+			n++;
+		}
+	for (uint32_t v = S; v > 0; v--)
+		u->lid_off[v] = u->lid_off[v - 1];
+	u->lid_off[0] = 0;
+	(void)n;
+	return u;
+}
+
+/*
+ * Dd and L towards switch t, and how many switches of t's component are
+ * left without a legal path (u->bad: those with hosts; u->n_any: the
+ * others).  Several roots can leave a switch without one (in a fat tree
+ * whose cores each serve one spine per pod: a core towards a leaf that
+ * lost its link into that plane).  That is fine for a switch without
+ * hosts: no data enters the fabric there (its own SMPs travel on VL15,
+ * which cannot deadlock), so it takes a plain shortest path (u->hop) to
+ * where a legal one starts, and no host's path ever passes it.
+ */
+static void distances(struct updn *u, uint32_t t)
+{
+	const struct rgraph *g = u->g;
+	const uint32_t *key = u->key;
+	uint32_t head = 0, tail = 0;
+
+	u->bad = u->n_any = 0;
+	for (uint32_t v = 0; v < g->S; v++)
+		u->dd[v] = u->len[v] = RG_INF;
+	u->dd[t] = 0;
+	u->queue[tail++] = t;
+	while (head < tail) {
+		uint32_t x = u->queue[head++];
+
+		/* v -> x descends when x comes after v in the order */
+		for (uint32_t a = g->adj_off[x]; a < g->adj_off[x + 1]; a++) {
+			uint32_t v = g->adj_nbr[a];
+
+			if (key[v] < key[x] && u->dd[v] == RG_INF) {
+				u->dd[v] = u->dd[x] + 1;
+				u->queue[tail++] = v;
+			}
+		}
+	}
+	for (uint32_t k = 0; k < g->S; k++) {
+		uint32_t v = u->by_key[k], best = RG_INF;
+
+		if (u->dd[v] != RG_INF) {
+			u->len[v] = u->dd[v];
+			continue;
+		}
+		for (uint32_t a = g->adj_off[v]; a < g->adj_off[v + 1]; a++) {
+			uint32_t w = g->adj_nbr[a];
+
+			if (key[w] < key[v] && u->len[w] < best)
+				best = u->len[w];
+		}
+		if (best != RG_INF) {
+			u->len[v] = best + 1;
+		} else if (g->comp[v] == g->comp[t]) {
+			if (g->nhost[v])
+				u->bad++;
+			else
+				u->n_any++;
+		}
+	}
+	if (u->n_any)
+		rg_bfs(g, t, u->hop, u->order);
+}
+
+/* May switch v forward over channel a towards the current destination? */
+static bool legal_next(void *ctx, uint32_t v, uint32_t a)
+{
+	const struct updn *u = ctx;
+	const uint32_t *key = u->key;
+	uint32_t w = u->g->adj_nbr[a];
+
+	if (u->len[v] == RG_INF)		/* VL15 only: any shortest */
+		return u->hop[w] + 1 == u->hop[v];
+	if (u->dd[v] != RG_INF)			/* descending to the end */
+		return key[w] > key[v] && u->dd[w] + 1 == u->dd[v];
+	return key[w] < key[v] && u->len[w] + 1 == u->len[v];
+}
+
+/*
+ * The switches of t's component that have a path, each after every switch
+ * it may forward to: by L, then those left without a legal path by hop
+ * count (they forward by hop count, to either kind).  Returns how many.
+ */
+static uint32_t tree_order(struct updn *u, uint32_t t)
+{
+	const struct rgraph *g = u->g;
+	uint32_t n = 0, max = 0;
+
+	for (uint32_t v = 0; v < g->S; v++) {
+		if (u->len[v] != RG_INF && u->len[v] > max)
+			max = u->len[v];
+		if (u->n_any && u->len[v] == RG_INF && u->hop[v] != RG_INF &&
+		    u->hop[v] > max)
+			max = u->hop[v];
+	}
+	/* counting sort on L into u->queue (free again after distances) */
+	memset(u->cnt, 0, (max + 2) * sizeof(*u->cnt));
+	for (uint32_t v = 0; v < g->S; v++)
+		if (u->len[v] != RG_INF)
+			u->cnt[u->len[v] + 1]++;
+	for (uint32_t k = 0; k <= max; k++)
+		u->cnt[k + 1] += u->cnt[k];
+	for (uint32_t v = 0; v < g->S; v++)
+		if (u->len[v] != RG_INF) {
+			u->queue[u->cnt[u->len[v]]++] = v;
+			n++;
+		}
+	(void)t;
+	if (!u->n_any)
+		return n;
+	for (uint32_t h = 1; h <= max; h++)
+		for (uint32_t v = 0; v < g->S; v++)
+			if (u->len[v] == RG_INF && u->hop[v] == h)
+				u->queue[n++] = v;
+	return n;
+}
+
+int64_t updn_route(struct updn *u, struct routing_result *out,
+		   bool (*want)(void *ctx, uint16_t lid), void *ctx)
+{
+	struct rgraph *g = u->g;
+	int64_t bad = 0;
+
+	for (uint32_t t = 0; t < g->S; t++) {
+		bool any = false;
+		uint32_t n;
+
+		for (uint32_t i = u->lid_off[t]; i < u->lid_off[t + 1]; i++)
+			if (!want || want(ctx, u->lids[i]))
+				any = true;
+		if (!any)
+			continue;
+		distances(u, t);
+		n = tree_order(u, t);
+		for (uint32_t i = u->lid_off[t]; i < u->lid_off[t + 1]; i++) {
+			uint16_t lid = u->lids[i];
+			const struct rg_dest *d = &g->dest[lid];
+
+			if (want && !want(ctx, lid))
+				continue;
+			bad += u->bad;
+			out->lft[g->sw_node[t]].port[lid] = d->port;
+			rg_tree_build(g, &u->tr, lid, u->queue, n, legal_next, u);
+			for (uint32_t k = 1; k < n; k++) {
+				uint32_t v = u->queue[k];
+
+				if (u->tr.nxt[v] != RG_INF)
+					out->lft[g->sw_node[v]].port[lid] =
+						g->adj_port[u->tr.nxt[v]];
+			}
+		}
+	}
+	return bad;
+}
+
+/*
+ * Does every switch with hosts have a legal path to every switch on `key`?
+ * 1 yes, 0 no (then bad[v] is set for the switches that lack one), or
+ * -ENOMEM.
+ */
+static int key_works(struct rgraph *g, const uint32_t *key, uint8_t *bad)
+{
+	struct updn *u = updn_new(g, key);
+	int ok = 1;
+
+	if (!u)
+		return -ENOMEM;
+	memset(bad, 0, g->S);
+	for (uint32_t t = 0; t < g->S; t++) {
+		distances(u, t);
+		if (!u->bad)
+			continue;
+		ok = 0;
+		for (uint32_t v = 0; v < g->S; v++)
+			if (u->len[v] == RG_INF && g->comp[v] == g->comp[t] &&
+			    g->nhost[v])
+				bad[v] = 1;
+	}
+	updn_free(u);
+	return ok;
+}
+
+/* key = order by (rank, index); rank[v] RG_INF sorts last. */
+static void key_from_rank(const struct rgraph *g, const uint32_t *rank,
+			  uint32_t *key, bool reverse)
+{
+	uint32_t k = 0, max = 0;
+
+	for (uint32_t v = 0; v < g->S; v++)
+		if (rank[v] != RG_INF && rank[v] > max)
+			max = rank[v];
+	for (uint32_t r = 0; r <= max + 1; r++)
+		for (uint32_t v = 0; v < g->S; v++)
+			if (rank[v] == r || (r == max + 1 && rank[v] == RG_INF))
+				key[v] = reverse ? g->S - 1 - k++ : k++;
+}
+
+/* Multi-source BFS from the switches with is_root set. */
+static void rank_from(const struct rgraph *g, const uint8_t *is_root,
+		      uint32_t *rank, uint32_t *queue)
+{
+	uint32_t head = 0, tail = 0;
+
+	for (uint32_t v = 0; v < g->S; v++) {
+		rank[v] = RG_INF;
+		if (is_root[v]) {
+			rank[v] = 0;
+			queue[tail++] = v;
+		}
+	}
+	while (head < tail) {
+		uint32_t v = queue[head++];
+
+		for (uint32_t a = g->adj_off[v]; a < g->adj_off[v + 1]; a++) {
+			uint32_t w = g->adj_nbr[a];
+
+			if (rank[w] == RG_INF) {
+				rank[w] = rank[v] + 1;
+				queue[tail++] = w;
+			}
+		}
+	}
+}
+
+/* Every component without a root gets its most central switch. */
+static void add_central(const struct rgraph *g, uint8_t *is_root,
+			uint32_t *dist, uint32_t *order, bool all)
+{
+	uint32_t S = g->S;
+	uint8_t *has = calloc(S + 1, 1);
+	uint32_t *best_ecc = malloc((S + 1) * sizeof(*best_ecc));
+	uint64_t *best_sum = malloc((S + 1) * sizeof(*best_sum));
+	uint32_t *best = malloc((S + 1) * sizeof(*best));
+
+	if (!has || !best_ecc || !best_sum || !best)
+		goto out;
+	for (uint32_t v = 0; v < S; v++) {
+		if (is_root[v] && !all)
+			has[g->comp[v]] = 1;
+		best_ecc[v] = RG_INF;
+		best[v] = RG_INF;
+	}
+	if (all)
+		memset(is_root, 0, S);
+	for (uint32_t v = 0; v < S; v++) {
+		uint32_t c = g->comp[v], n, ecc = 0;
+		uint64_t sum = 0;
+
+		if (has[c])
+			continue;
+		n = rg_bfs(g, v, dist, order);
+		for (uint32_t i = 0; i < n; i++) {
+			sum += dist[order[i]];
+			if (dist[order[i]] > ecc)
+				ecc = dist[order[i]];
+		}
+		if (ecc < best_ecc[c] || (ecc == best_ecc[c] && sum < best_sum[c])) {
+			best_ecc[c] = ecc;
+			best_sum[c] = sum;
+			best[c] = v;
+		}
+	}
+	for (uint32_t c = 0; c < S; c++)
+		if (best[c] != RG_INF)
+			is_root[best[c]] = 1;
+out:
+	free(has);
+	free(best_ecc);
+	free(best_sum);
+	free(best);
+}
+
+/*
+ * Rank from the roots in is_root and check; while roots are among the
+ * switches left without a legal path (a core of a fat tree that lost its
+ * only link into a pod), drop them from the roots and try again: they then
+ * climb to a root that has the link.  1 when a key works, 0 when not.
+ */
+static int try_roots(struct rgraph *g, uint8_t *is_root, uint32_t *rank,
+		     uint32_t *queue, uint32_t *dist, uint32_t *key,
+		     bool reverse, uint32_t *n_roots)
+{
+	uint8_t *bad = malloc((size_t)g->S + 1);
+	int rc = 0;
+
+	if (!bad)
+		return -ENOMEM;
+	for (unsigned round = 0; round < 16; round++) {
+		bool dropped = false;
+
+		add_central(g, is_root, dist, queue, false);
+		rank_from(g, is_root, rank, queue);
+		key_from_rank(g, rank, key, reverse);
+		rc = key_works(g, key, bad);
+		if (rc != 0)
+			break;
+		for (uint32_t v = 0; v < g->S; v++)
+			if (bad[v] && is_root[v] && *n_roots > 1) {
+				is_root[v] = 0;
+				(*n_roots)--;
+				dropped = true;
+			}
+		if (!dropped)
+			break;
+	}
+	free(bad);
+	return rc;
+}
+
+int updn_pick(struct rgraph *g, const struct routing_opts *o, bool dnup,
+	      uint32_t *key, char *what, size_t whatlen)
+{
+	uint32_t S = g->S, n_roots = 0, maxlvl = 0;
+	uint8_t *is_root = calloc(S + 1, 1);
+	uint32_t *rank = malloc((S + 1) * sizeof(*rank));
+	uint32_t *queue = malloc((S + 1) * sizeof(*queue));
+	uint32_t *dist = malloc((S + 1) * sizeof(*dist));
+	const char *why = "";
+	int rc = -ENOMEM;
+
+	if (!is_root || !rank || !queue || !dist)
+		goto out;
+
+	/* 1. root_guid_file */
+	if (o && o->n_root_guids && !dnup) {
+		for (uint32_t v = 0; v < S; v++)
+			for (size_t i = 0; i < o->n_root_guids; i++)
+				if (fabric_node(g->f, g->sw_node[v])->guid ==
+				    o->root_guids[i]) {
+					is_root[v] = 1;
+					n_roots++;
+				}
+		if (n_roots) {
+			rc = try_roots(g, is_root, rank, queue, dist, key,
+				       false, &n_roots);
+			if (rc < 0)
+				goto out;
+			if (rc) {
+				snprintf(what, whatlen, "%u roots from "
+					 "root_guid_file", n_roots);
+				rc = 0;
+				goto out;
+			}
+			why = "root_guid_file roots leave pairs without a "
+			      "legal path, ";
+		} else {
+			why = "no root_guid_file GUID is a switch, ";
+		}
+	}
+
+	/* 2. a fat tree: levels counted from the switches with hosts */
+	memset(is_root, 0, S);
+	for (uint32_t v = 0; v < S; v++)
+		is_root[v] = g->nhost[v] > 0;
+	rank_from(g, is_root, rank, queue);
+	for (uint32_t v = 0; v < S; v++)
+		if (rank[v] != RG_INF && rank[v] > maxlvl)
+			maxlvl = rank[v];
+	if (maxlvl > 0) {
+		n_roots = 0;
+		if (!dnup)
+			for (uint32_t v = 0; v < S; v++) {
+				is_root[v] = rank[v] == maxlvl;
+				n_roots += is_root[v];
+			}
+		else
+			for (uint32_t v = 0; v < S; v++)
+				n_roots += is_root[v];
+		rc = try_roots(g, is_root, rank, queue, dist, key, dnup,
+			       &n_roots);
+		if (rc < 0)
+			goto out;
+		if (rc) {
+			snprintf(what, whatlen, "%s%u-level tree, %u %s", why,
+				 maxlvl + 1, n_roots, dnup ? "leaves" : "roots");
+			rc = 0;
+			goto out;
+		}
+	}
+
+	/* 3. the most central switch of each component */
+	add_central(g, is_root, dist, queue, true);
+	n_roots = 0;
+	for (uint32_t v = 0; v < S; v++)
+		n_roots += is_root[v];
+	rank_from(g, is_root, rank, queue);
+	key_from_rank(g, rank, key, false);
+	snprintf(what, whatlen, "%s%u central root%s", why, n_roots,
+		 n_roots == 1 ? "" : "s");
+	rc = 0;
+out:
+	free(is_root);
+	free(rank);
+	free(queue);
+	free(dist);
+	return rc;
+}
+
+static int updn_engine(const struct fabric *f, const struct routing_opts *o,
+		       struct routing_result *out, char *err, size_t errlen,
+		       bool dnup)
+{
+	struct rgraph g;
+	struct updn *u = NULL;
+	uint32_t *key = NULL;
+	char what[120];
+	int64_t bad;
+	int rc;
+
+	rc = rg_build(&g, f, err, errlen);
+	if (rc < 0)
+		return rc;
+	key = malloc((g.S + 1) * sizeof(*key));
+	rc = key ? updn_pick(&g, o, dnup, key, what, sizeof(what)) : -ENOMEM;
+	if (rc == 0)
+		rc = routing_alloc_tables(f, out, g.top);
+	if (rc == 0) {
+		u = updn_new(&g, key);
+		if (!u)
+			rc = -ENOMEM;
+	}
+	if (rc == 0) {
+		bad = updn_route(u, out, NULL, NULL);
+		if (bad < 0) {
+			rc = (int)bad;
+		} else if (bad) {
+			/* cannot happen with a key updn_pick checked */
+			snprintf(err, errlen, "%lld switch/LID pairs without a "
+				 "legal path", (long long)bad);
+			rc = -EHOSTUNREACH;
+		} else {
+			snprintf(out->summary, sizeof(out->summary),
+				 "%s: %s, 1 VL", dnup ? "down*/up*" :
+				 "up*/down*", what);
+		}
+	}
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	if (rc < 0)
+		routing_result_free(out);
+	updn_free(u);
+	free(key);
+	rg_free(&g);
+	return rc;
+}
+
+static int updn_route_fn(const struct fabric *f, const struct routing_opts *o,
+			 struct routing_result *out, char *err, size_t errlen)
+{
+	return updn_engine(f, o, out, err, errlen, false);
+}
+
+static int dnup_route_fn(const struct fabric *f, const struct routing_opts *o,
+			 struct routing_result *out, char *err, size_t errlen)
+{
+	return updn_engine(f, o, out, err, errlen, true);
+}
+
+const struct routing_engine routing_updn = {
+	.name = "updn",
+	.route = updn_route_fn,
+};
+
+const struct routing_engine routing_dnup = {
+	.name = "dnup",
+	.route = dnup_route_fn,
+};

@@ -1,0 +1,543 @@
+/*
+ * route.c - routing as the daemon runs it (see route.h).
+ *
+ * Every heavy sweep routes its new model.  What an engine returns is
+ * checked before anything is sent (routing_check; routing_check_cdg
+ * when the routes have layers or come from a deadlock-free engine): a table that loses a destination,
+ * loops, or (for layered, deadlock-free routes) closes a cycle in a
+ * layer's channel dependency graph would do more harm programmed than the
+ * tables the switches already hold, so then the previous tables stay.
+ * The check walks switches x LIDs once (routing/verify.c): on a fabric
+ * of 1,152 hosts that is a few milliseconds beside the sweep's SMPs.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "routing/report.h"
+#include "routing/verify.h"
+#include "sm/lid.h"
+#include "sm/log.h"
+#include "sm/route.h"
+#include "sm/sm.h"
+#include "sm/topo_load.h"
+
+int sm_guid_file_load(const char *path, uint64_t **guids, char *err,
+		      size_t errlen)
+{
+	FILE *fp = fopen(path, "r");
+	uint64_t *v = NULL;
+	size_t n = 0, cap = 0;
+	unsigned line = 0;
+	char buf[256];
+
+	*guids = NULL;
+	if (!fp) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(e));
+		return -e;
+	}
+	while (fgets(buf, sizeof(buf), fp)) {
+		char *p = buf, *end;
+		unsigned long long g;
+
+		line++;
+		if (!strchr(buf, '\n') && !feof(fp)) {
+			snprintf(err, errlen, "%s:%u: expected a line shorter "
+				 "than %zu characters", path, line, sizeof(buf));
+			goto bad;
+		}
+		while (isspace((unsigned char)*p))
+			p++;
+		if (!*p || *p == '#')
+			continue;
+		errno = 0;
+		g = strtoull(p, &end, 16);
+		if (end == p || errno || (p[0] == '-') ||
+		    (*end && !isspace((unsigned char)*end) && *end != '#')) {
+			buf[strcspn(buf, "\r\n")] = '\0';
+			snprintf(err, errlen, "%s:%u: '%s': expected a GUID "
+				 "(hexadecimal, e.g. 0x0002c90300001234)",
+				 path, line, p);
+			goto bad;
+		}
+		for (p = end; isspace((unsigned char)*p); p++)
+			;
+		if (*p && *p != '#') {
+			snprintf(err, errlen, "%s:%u: expected one GUID per "
+				 "line", path, line);
+			goto bad;
+		}
+		if (!g) {
+			snprintf(err, errlen, "%s:%u: expected a GUID, not 0",
+				 path, line);
+			goto bad;
+		}
+		if (n == SM_MAX_GUID_FILE) {
+			snprintf(err, errlen, "%s:%u: more than %d GUIDs", path,
+				 line, SM_MAX_GUID_FILE);
+			goto bad;
+		}
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 64;
+			uint64_t *nv = realloc(v, c * sizeof(*v));
+
+			if (!nv) {
+				snprintf(err, errlen, "%s: out of memory", path);
+				fclose(fp);
+				free(v);
+				return -ENOMEM;
+			}
+			v = nv;
+			cap = c;
+		}
+		v[n++] = g;
+	}
+	if (ferror(fp)) {
+		snprintf(err, errlen, "%s: read error", path);
+		fclose(fp);
+		free(v);
+		return -EIO;
+	}
+	fclose(fp);
+	*guids = v;
+	return (int)n;
+bad:
+	fclose(fp);
+	free(v);
+	return -EINVAL;
+}
+
+unsigned sm_max_layers(unsigned max_op_vls)
+{
+	static const unsigned vls[] = { 1, 1, 2, 4, 8, 15 };
+
+	return max_op_vls < sizeof(vls) / sizeof(vls[0]) ? vls[max_op_vls]
+							 : 15;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * The engines' options from the configuration: layers from max_op_vls,
+ * the GUID files read now (so an edited file counts at the next routing,
+ * as in OpenSM).  A file that cannot be used is left out, its reason
+ * ("FILE:LINE: ...") in err; -errno then, 0 otherwise.  The GUID arrays
+ * are freed by opts_free().
+ */
+static int opts_get(const struct sm_config *cfg, struct routing_opts *o,
+		    char *err, size_t errlen)
+{
+	uint64_t *g;
+	int n, rc = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->max_layers = sm_max_layers(cfg->max_op_vls);
+	o->minhop_last = true;		/* OpenSM's routing_engine rule */
+	if (cfg->root_guid_file) {
+		n = sm_guid_file_load(cfg->root_guid_file, &g, err, errlen);
+		if (n < 0)
+			rc = n;
+		else {
+			o->root_guids = g;
+			o->n_root_guids = (size_t)n;
+		}
+	}
+	if (cfg->cn_guid_file && rc == 0) {
+		n = sm_guid_file_load(cfg->cn_guid_file, &g, err, errlen);
+		if (n < 0)
+			rc = n;
+		else {
+			o->cn_guids = g;
+			o->n_cn_guids = (size_t)n;
+		}
+	}
+	return rc;
+}
+
+static void opts_free(struct routing_opts *o)
+{
+	free((void *)o->root_guids);
+	free((void *)o->cn_guids);
+	memset(o, 0, sizeof(*o));
+}
+
+/*
+ * IBSM_DEBUG_CORRUPT_LFT=N (tests only): from the Nth routing computation
+ * of this process on, one entry of the first switch's table that leads
+ * to a CA is cleared after the engine ran, so that the verification has
+ * something to catch (tests/fabric/test_route_verify.sh).
+ */
+static void debug_corrupt(struct sm *sm, const struct fabric *f,
+			  struct routing_result *r)
+{
+	const char *v = getenv("IBSM_DEBUG_CORRUPT_LFT");
+	unsigned long from = v ? strtoul(v, NULL, 10) : 0;
+
+	if (!from || sm->route_runs < from)
+		return;
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *n = &f->nodes[i];
+
+		if (!r->lft[i].port)
+			continue;
+		for (unsigned p = 1; p <= n->num_ports; p++) {
+			const struct fab_port *pt = &n->ports[p];
+			const struct fab_node *peer;
+			uint16_t lid;
+
+			if (pt->peer_node == FAB_NONE)
+				continue;
+			peer = fabric_node(f, pt->peer_node);
+			if (peer->type == NODE_TYPE_SWITCH)
+				continue;
+			lid = peer->ports[pt->peer_port].lid;
+			if (!lid || lid > r->lft[i].top)
+				continue;
+			r->lft[i].port[lid] = LFT_NO_PATH;
+			log_warnx("debug: IBSM_DEBUG_CORRUPT_LFT: cleared LID %u"
+				  " in the table of switch 0x%016" PRIx64,
+				  lid, n->guid);
+			return;
+		}
+	}
+}
+
+/*
+ * The previous sweep's tables, re-indexed for the new model by switch
+ * GUID, into `prev` (zeroed on entry).  A switch the previous model did
+ * not have gets its table from `cur`: there is nothing older to keep for
+ * it.  0, or -ENOMEM (prev freed).
+ */
+static int previous_tables(struct sm *sm, const struct fabric *f,
+			   const struct routing_result *cur,
+			   struct routing_result *prev)
+{
+	const struct routing_result *old = &sm->routes;
+	const struct fabric *of = &sm->fabric;
+	size_t n = f->n_nodes ? f->n_nodes : 1;
+
+	prev->n_nodes = f->n_nodes;
+	prev->lft = calloc(n, sizeof(*prev->lft));
+	if (old->sl)
+		prev->sl = calloc(n, sizeof(*prev->sl));
+	if (!prev->lft || (old->sl && !prev->sl))
+		goto nomem;
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		int32_t j;
+		const struct lft *src;
+		size_t len;
+
+		if (f->nodes[i].type != NODE_TYPE_SWITCH)
+			continue;
+		j = fabric_find(of, f->nodes[i].guid);
+		if (j != FAB_NONE && (size_t)j >= old->n_nodes)
+			j = FAB_NONE;
+		src = j != FAB_NONE && old->lft[j].port ? &old->lft[j]
+							 : &cur->lft[i];
+		if (!src->port)
+			continue;
+		len = (size_t)src->top + 1;
+		prev->lft[i].top = src->top;
+		prev->lft[i].port = malloc(len);
+		if (!prev->lft[i].port)
+			goto nomem;
+		memcpy(prev->lft[i].port, src->port, len);
+		if (prev->sl && j != FAB_NONE && old->sl[j]) {
+			prev->sl[i] = malloc(len);
+			if (!prev->sl[i])
+				goto nomem;
+			memcpy(prev->sl[i], old->sl[j], len);
+		}
+	}
+	prev->n_layers = prev->sl ? old->n_layers : 0;
+	prev->engine = old->engine;
+	snprintf(prev->summary, sizeof(prev->summary), "%s", old->summary);
+	return 0;
+nomem:
+	routing_result_free(prev);
+	return -ENOMEM;
+}
+
+/*
+ * The checks before programming: every CA/router port reaches every LID
+ * (no loop, no misroute), and, when the routes claim deadlock freedom,
+ * no cycle in any layer's channel dependency graph.  0 with what[0] ==
+ * '\0' when all pass, else what says what failed and *lost counts the
+ * paths that fail (0 for dependency cycles alone); -errno on no memory.
+ */
+static int verify(const struct fabric *f, const struct routing_result *r,
+		  char *what, size_t len, uint64_t *lost)
+{
+	struct routing_check chk;
+	struct routing_cdg cdg;
+	int rc;
+
+	what[0] = '\0';
+	*lost = 0;
+	rc = routing_check(f, r, &chk);
+	if (rc < 0)
+		return rc;
+	*lost = routing_check_failures(&chk);
+	if (*lost) {
+		const struct fab_node *n = chk.bad_switch != FAB_NONE ?
+			fabric_node(f, chk.bad_switch) : NULL;
+
+		snprintf(what, len, "%" PRIu64 " of %" PRIu64 " paths fail (%"
+			 PRIu64 " unreachable, %" PRIu64 " loops, %" PRIu64
+			 " misrouted), first: LID %u from switch 0x%016" PRIx64
+			 " '%s'", *lost, chk.pairs, chk.unreachable, chk.loops,
+			 chk.misrouted, chk.bad_lid, n ? n->guid : 0,
+			 n ? n->desc : "?");
+		return 0;
+	}
+	if (!routing_claims_deadlock_free(r))
+		return 0;
+	rc = routing_check_cdg(f, r, &cdg);
+	if (rc < 0)
+		return rc;
+	for (unsigned i = 0; i < cdg.layers && i < ROUTING_MAX_LAYERS; i++)
+		if (cdg.cycles[i]) {
+			snprintf(what, len, "layer %u of %u has %" PRIu64
+				 " channel dependency cycles (%" PRIu64 " in "
+				 "all): a credit loop could deadlock the fabric",
+				 i, cdg.layers, cdg.cycles[i],
+				 routing_cdg_cycles(&cdg));
+			break;
+		}
+	return 0;
+}
+
+int sm_route(struct sm *sm, const struct fabric *f,
+	     struct routing_result *out, char *err, size_t errlen)
+{
+	const char *list = sm->cfg.routing_engine ? sm->cfg.routing_engine
+						  : SM_DEFAULT_ENGINES;
+	struct routing_opts o;
+	struct routing_result prev = { 0 };
+	char what[200], pwhat[200], ferr[600];
+	uint64_t lost, plost;
+	double t0, t1, t2;
+	int rc;
+
+	/* a bad GUID file: routing goes on without the rest of them */
+	if (opts_get(&sm->cfg, &o, ferr, sizeof(ferr)) < 0)
+		log_err("ERR 1503: %s; routing without it", ferr);
+	sm->route_runs++;
+	t0 = now();
+	rc = routing_run_opts(list, f, &o, out, err, errlen);
+	t1 = now();
+	opts_free(&o);
+	if (rc < 0)
+		return rc;
+	if (out->fallback[0])
+		log_warnx("ERR 1501: routing fell back to %s: %s", out->engine,
+			  out->fallback);
+	log_info("routing: %s%s%s (%.3f s)", out->engine,
+		 out->summary[0] ? ": " : "", out->summary, t1 - t0);
+	debug_corrupt(sm, f, out);
+
+	rc = verify(f, out, what, sizeof(what), &lost);
+	t2 = now();
+	if (rc < 0)
+		goto nomem;
+	log_debug("routing: verified in %.3f s", t2 - t1);
+	if (!what[0])
+		return 0;
+	if (!sm->routes.lft || sm->routes.n_nodes != sm->fabric.n_nodes) {
+		log_err("ERR 1502: routing by %s failed verification: %s; no "
+			"previous tables to keep: programming them anyway",
+			out->engine, what);
+		return 0;
+	}
+	/*
+	 * The previous tables stay when they pass on this model, or lose
+	 * fewer paths; but tables made for a fabric that has since lost a
+	 * link may route into it: then the new ones are the lesser harm.
+	 */
+	rc = previous_tables(sm, f, out, &prev);
+	if (rc == 0)
+		rc = verify(f, &prev, pwhat, sizeof(pwhat), &plost);
+	if (rc < 0)
+		goto nomem;
+	if (!pwhat[0] || plost < lost) {
+		log_err("ERR 1502: routing by %s failed verification: %s; the "
+			"previous tables stay%s%s%s", out->engine, what,
+			pwhat[0] ? " (they lose fewer paths: " : "", pwhat,
+			pwhat[0] ? ")" : "");
+		routing_result_free(out);
+		*out = prev;
+		return 0;
+	}
+	log_err("ERR 1502: routing by %s failed verification: %s; the "
+		"previous tables are worse on this fabric (%s): programming "
+		"the new ones", out->engine, what, pwhat);
+	routing_result_free(&prev);
+	return 0;
+nomem:
+	routing_result_free(&prev);
+	snprintf(err, errlen, "verifying the routes: %s", strerror(-rc));
+	return rc;
+}
+
+/* ------------------------------------------------------------ offline */
+
+/* The tables in ibroute's format (what routebench --dump printed). */
+static void dump_lfts(FILE *out, const struct fabric *f,
+		      const struct routing_result *r)
+{
+	int32_t *own_node = malloc(((size_t)f->max_lid + 1) * sizeof(int32_t));
+	uint8_t *own_port = malloc((size_t)f->max_lid + 1);
+
+	if (!own_node || !own_port)
+		goto out;
+	for (size_t l = 0; l <= f->max_lid; l++)
+		own_node[l] = FAB_NONE;
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *n = &f->nodes[i];
+		bool sw = n->type == NODE_TYPE_SWITCH;
+
+		for (unsigned p = sw ? 0 : 1; p <= (sw ? 0u : n->num_ports); p++) {
+			const struct fab_port *pt = &n->ports[p];
+
+			for (size_t l = pt->lid; pt->lid &&
+			     l < (size_t)pt->lid + (1u << pt->lmc) &&
+			     l <= f->max_lid; l++) {
+				own_node[l] = (int32_t)i;
+				own_port[l] = (uint8_t)p;
+			}
+		}
+	}
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *n = &f->nodes[i];
+		const struct lft *t = &r->lft[i];
+		unsigned valid = 0;
+
+		if (n->type != NODE_TYPE_SWITCH || !t->port)
+			continue;
+		fprintf(out, "Unicast lids [0x0-0x%x] of switch Lid %u guid "
+			"0x%016" PRIx64 " ('%s'):\n", t->top, n->ports[0].lid,
+			n->guid, n->desc);
+		for (size_t l = 1; l <= t->top; l++) {
+			const struct fab_node *o;
+
+			if (t->port[l] == LFT_NO_PATH)
+				continue;
+			valid++;
+			fprintf(out, "0x%04zx %03u", l, t->port[l]);
+			if (l <= f->max_lid && own_node[l] != FAB_NONE) {
+				o = fabric_node(f, own_node[l]);
+				fprintf(out, " : (%s portguid 0x%016" PRIx64
+					": '%s')", o->type == NODE_TYPE_SWITCH ?
+					"Switch" : o->type == NODE_TYPE_CA ?
+					"Channel Adapter" : "Router",
+					o->ports[own_port[l]].guid, o->desc);
+			}
+			fputc('\n', out);
+		}
+		fprintf(out, "%u lids valid for this switch\n\n", valid);
+	}
+out:
+	free(own_node);
+	free(own_port);
+}
+
+int sm_route_offline(const char *file, const struct sm_config *cfg,
+		     bool json, FILE *out, FILE *errf)
+{
+	const char *list = cfg->routing_engine ? cfg->routing_engine
+					       : SM_DEFAULT_ENGINES;
+	struct fabric f;
+	struct fabric_counts fc;
+	struct routing_opts o;
+	struct routing_result r;
+	struct routing_report rep;
+	struct rusage ru;
+	char err[600], *text = NULL;
+	double t0, t1, t_load;
+	size_t len;
+	int rc, status = 2;
+
+	fabric_init(&f);
+	t0 = now();
+	rc = topo_load(&f, file, err, sizeof(err));
+	t_load = now() - t0;
+	if (rc < 0) {
+		fprintf(errf, "ibsm: --route-only: %s\n", err);
+		fabric_free(&f);
+		return 2;
+	}
+	if (lid_assign_sequential(&f, cfg->lmc) < 0) {
+		fprintf(errf, "ibsm: --route-only: %s: not enough unicast LIDs"
+			" for LMC %u\n", file, cfg->lmc);
+		fabric_free(&f);
+		return 2;
+	}
+	if (opts_get(cfg, &o, err, sizeof(err)) < 0) {
+		fprintf(errf, "ibsm: --route-only: %s\n", err);
+		opts_free(&o);
+		fabric_free(&f);
+		return 2;
+	}
+	t0 = now();
+	rc = routing_run_opts(list, &f, &o, &r, err, sizeof(err));
+	t1 = now();
+	opts_free(&o);
+	if (rc < 0) {
+		fprintf(errf, "ibsm: --route-only: routing failed: %s\n", err);
+		fabric_free(&f);
+		return 2;
+	}
+	if (r.fallback[0])
+		fprintf(errf, "ibsm: warning: routing fell back to %s: %s\n",
+			r.engine, r.fallback);
+	rc = routing_report_compute(&f, &r, &rep);
+	if (rc < 0) {
+		fprintf(errf, "ibsm: --route-only: report: %s\n",
+			strerror(-rc));
+		goto out;
+	}
+	rep.route_seconds = t1 - t0;
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		rep.peak_rss_kib = ru.ru_maxrss;
+	len = json ? routing_report_json(&rep, NULL, 0)
+		   : routing_report_text(&rep, NULL, 0);
+	text = malloc(len + 1);
+	if (!text) {
+		fprintf(errf, "ibsm: --route-only: out of memory\n");
+		goto out;
+	}
+	if (json) {
+		routing_report_json(&rep, text, len + 1);
+	} else {
+		fabric_count(&f, &fc);
+		fprintf(out, "topology: %s: %zu switches, %zu CAs, %zu routers,"
+			" %zu links (loaded in %.3f s); LIDs 1-%u, LMC %u\n",
+			file, fc.switches, fc.cas, fc.routers, fc.links, t_load,
+			f.max_lid, cfg->lmc);
+		routing_report_text(&rep, text, len + 1);
+	}
+	fputs(text, out);
+	if (cfg->dump_lfts)
+		dump_lfts(out, &f, &r);
+	status = routing_report_ok(&rep) ? 0 : 1;
+out:
+	free(text);
+	routing_result_free(&r);
+	fabric_free(&f);
+	return status;
+}

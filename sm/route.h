@@ -1,0 +1,69 @@
+/*
+ * route.h - the daemon's side of routing: options from the configuration
+ * (engine list, root/cn GUID files, layers from max_op_vls), the engine
+ * chain, the log lines, and the verification that decides whether the
+ * new tables are programmed or the previous ones kept.
+ */
+#ifndef IBSM_SM_ROUTE_H
+#define IBSM_SM_ROUTE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdint.h>
+
+#include "routing/routing.h"
+#include "sm/fabric.h"
+
+struct sm;
+struct sm_config;
+
+/* The default engine list (routing_engine unset or "(null)"). */
+#define SM_DEFAULT_ENGINES	"auto"
+
+/* The most GUIDs a root_guid_file or cn_guid_file may hold. */
+#define SM_MAX_GUID_FILE	65536
+
+/*
+ * Read an OpenSM GUID file (root_guid_file, cn_guid_file): one GUID per
+ * line, hexadecimal with or without 0x, '#' starts a comment, blank lines
+ * ignored.  *guids is malloc'd (NULL when the file holds none).  Returns
+ * the number of GUIDs, or -errno with "FILE:LINE: what was expected" (or
+ * "FILE: why") in err.
+ */
+int sm_guid_file_load(const char *path, uint64_t **guids, char *err,
+		      size_t errlen);
+
+/* Layers an engine may use for PortInfo:OperationalVLs code `max_op_vls`
+ * (1: VL0, 2: VL0-1, 3: VL0-3, 4: VL0-7, 5: VL0-14). */
+unsigned sm_max_layers(unsigned max_op_vls);
+
+/*
+ * Route the sweep's model `f` into `out` (zeroed on entry): the engine
+ * list of the configuration with its options, logging the summary
+ * (INFO), every fallback (WARNING, ERR 1501) and the time taken.  Then
+ * verify the tables (reachability, loops, misroutes; per-layer channel
+ * dependencies when the tables have layers); when a check fails, log
+ * ERR 1502 with the first bad LID and switch and put the previous
+ * sweep's tables (sm->routes on sm->fabric, by switch GUID) in `out`
+ * instead, so that nothing new is programmed and the sweep completes.
+ * Returns 0, or -errno with the reason in err when no engine could route.
+ */
+int sm_route(struct sm *sm, const struct fabric *f,
+	     struct routing_result *out, char *err, size_t errlen);
+
+/*
+ * ibsm --route-only FILE (and tools/routebench): no fabric, no simulator.
+ * Load the topology file (ibnetdiscover or ibsim .net), number the LIDs
+ * (switches first, then CA/router ports, ranges aligned to 2^lmc), route
+ * with cfg's engine list and options, verify, and print the quality
+ * report (routing/report.h) on `out`, as text or JSON; with
+ * cfg->dump_lfts the tables too, in ibroute's format.  Problems go to
+ * `errf`.  Returns the exit status: 0 every check passed, 1 a check
+ * failed, 2 the file or the configuration could not be used or no
+ * engine could route.
+ */
+int sm_route_offline(const char *file, const struct sm_config *cfg,
+		     bool json, FILE *out, FILE *errf);
+
+#endif /* IBSM_SM_ROUTE_H */

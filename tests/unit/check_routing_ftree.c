@@ -1,0 +1,613 @@
+/*
+ * check_routing_ftree.c - the ftree engine on model fat trees (the
+ * bundled gen-topo fabrics): every pair reachable without loops, up/down
+ * paths of shortest length, balance per level on complete trees, the
+ * all-to-all link load against the ideal (whole and with links cut),
+ * disjoint paths for the LIDs of a port with LMC 1-2, the root and
+ * compute-node GUID options, and refusal with a reason on fabrics that
+ * are not fat trees.
+ *
+ * The load: every CA port sends to every CA LID; a path adds one to
+ * every directed inter-switch link it crosses; the ideal is the total
+ * over the number of directed inter-switch links that are up (issue 15).
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "routing/routing.h"
+#include "routing/verify.h"
+#include "sm/fabric.h"
+#include "sm/lid.h"
+#include "sm/topo_load.h"
+
+static void load_topo(struct fabric *f, const char *name)
+{
+	char path[512], err[256];
+
+	fabric_init(f);
+	snprintf(path, sizeof(path), "%s/%s", TOPO_DIR, name);
+	ck_assert_msg(topo_load(f, path, err, sizeof(err)) == 0, "%s", err);
+}
+
+static bool is_sw(const struct fabric *f, int32_t id)
+{
+	return f->nodes[id].type == NODE_TYPE_SWITCH;
+}
+
+static bool sw_link(const struct fabric *f, const struct fab_port *p)
+{
+	return p->peer_node != FAB_NONE && is_sw(f, p->peer_node) &&
+	       pi_port_state(&p->pi) >= PORT_STATE_INIT;
+}
+
+/* Take down every `every`-th switch-to-switch link (both ends). */
+static unsigned cut_links(struct fabric *f, unsigned every, unsigned first)
+{
+	unsigned k = 0, cut = 0;
+
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		struct fab_node *n = &f->nodes[i];
+
+		if (!is_sw(f, (int32_t)i))
+			continue;
+		for (unsigned p = 1; p <= n->num_ports; p++) {
+			struct fab_port *pt = &n->ports[p];
+
+			if (!sw_link(f, pt) || (size_t)pt->peer_node < i)
+				continue;
+			if (k++ % every != first)
+				continue;
+			pi_set_port_state(&pt->pi, PORT_STATE_DOWN);
+			pi_set_port_state(&f->nodes[pt->peer_node]
+					  .ports[pt->peer_port].pi, PORT_STATE_DOWN);
+			cut++;
+		}
+	}
+	return cut;
+}
+
+static void route_ftree(const struct fabric *f, const struct routing_opts *o,
+			struct routing_result *r)
+{
+	char err[256];
+	int rc = routing_run_opts("ftree", f, o, r, err, sizeof(err));
+
+	ck_assert_msg(rc == 0, "ftree: %d %s", rc, err);
+	ck_assert_str_eq(r->engine, "ftree");
+	ck_assert_msg(strstr(r->summary, "fat tree"), "%s", r->summary);
+}
+
+/* Every CA port reaches every LID, no loops, at most max_hops hops. */
+static void check_paths(const struct fabric *f, const struct routing_result *r,
+			unsigned max_hops)
+{
+	struct routing_check c;
+
+	ck_assert_int_eq(routing_check(f, r, &c), 0);
+	ck_assert_uint_gt(c.pairs, 0);
+	ck_assert_msg(routing_check_failures(&c) == 0,
+		      "%llu unreachable, %llu loops, %llu misrouted (LID %u "
+		      "from node %d)", (unsigned long long)c.unreachable,
+		      (unsigned long long)c.loops,
+		      (unsigned long long)c.misrouted, c.bad_lid, c.bad_switch);
+	ck_assert_uint_le(c.max_hops, max_hops);
+}
+
+/* The switch LID `lid` belongs to, FAB_NONE for a CA LID. */
+struct lidinfo {
+	int32_t node;		/* owner */
+	uint8_t port;
+	bool ca;
+};
+
+static struct lidinfo *lid_table(const struct fabric *f)
+{
+	struct lidinfo *t = calloc((size_t)f->max_lid + 1, sizeof(*t));
+
+	ck_assert_ptr_nonnull(t);
+	for (size_t l = 0; l <= f->max_lid; l++)
+		t[l].node = FAB_NONE;
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *n = &f->nodes[i];
+		bool sw = is_sw(f, (int32_t)i);
+
+		for (unsigned p = sw ? 0 : 1; p <= (sw ? 0u : n->num_ports); p++) {
+			const struct fab_port *pt = &n->ports[p];
+
+			if (!pt->lid)
+				continue;
+			for (unsigned k = 0; k < 1u << pt->lmc; k++) {
+				t[pt->lid + k].node = (int32_t)i;
+				t[pt->lid + k].port = (uint8_t)p;
+				t[pt->lid + k].ca = !sw;
+			}
+		}
+	}
+	return t;
+}
+
+/* Sources (CA ports with a LID and a link) per switch node id. */
+static uint32_t *sources(const struct fabric *f)
+{
+	uint32_t *src = calloc(f->n_nodes, sizeof(*src));
+
+	ck_assert_ptr_nonnull(src);
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *n = &f->nodes[i];
+
+		if (is_sw(f, (int32_t)i))
+			continue;
+		for (unsigned p = 1; p <= n->num_ports; p++)
+			if (n->ports[p].lid && n->ports[p].peer_node != FAB_NONE)
+				src[n->ports[p].peer_node]++;
+	}
+	return src;
+}
+
+/*
+ * All-to-all: the busiest directed link's load over the ideal.  Every
+ * CA-to-CA path must take at most max_hops switch-to-switch hops.
+ */
+static double load_ratio(const struct fabric *f, const struct routing_result *r,
+			 unsigned max_hops)
+{
+	struct lidinfo *lt = lid_table(f);
+	uint32_t *src = sources(f);
+	uint64_t *load = calloc(f->n_nodes * 256, sizeof(*load));
+	uint64_t total = 0, max = 0, links = 0;
+
+	ck_assert_ptr_nonnull(load);
+	for (size_t l = 1; l <= f->max_lid; l++) {
+		if (!lt[l].ca)
+			continue;
+		for (size_t x = 0; x < f->n_nodes; x++) {
+			int32_t cur = (int32_t)x;
+			unsigned hops = 0;
+
+			if (!src[x])
+				continue;
+			while (is_sw(f, cur) && hops++ < 16) {
+				uint8_t q = r->lft[cur].port[l];
+				const struct fab_port *o = &f->nodes[cur].ports[q];
+
+				if (q == 0 || q == LFT_NO_PATH)
+					break;
+				if (!sw_link(f, o)) {
+					cur = o->peer_node;	/* arrived */
+					break;
+				}
+				load[(size_t)cur * 256 + q] += src[x];
+				cur = o->peer_node;
+			}
+			ck_assert_msg(cur == lt[l].node && hops <= max_hops + 1,
+				      "LID %zu from switch %zu: %u hops", l, x,
+				      hops - 1);
+		}
+	}
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *n = &f->nodes[i];
+
+		if (!is_sw(f, (int32_t)i))
+			continue;
+		for (unsigned p = 1; p <= n->num_ports; p++) {
+			if (!sw_link(f, &n->ports[p]))
+				continue;
+			links++;
+			total += load[i * 256 + p];
+			if (load[i * 256 + p] > max)
+				max = load[i * 256 + p];
+		}
+	}
+	free(lt);
+	free(src);
+	free(load);
+	ck_assert_uint_gt(total, 0);
+	return (double)max * (double)links / (double)total;
+}
+
+/*
+ * Level of each switch from the leaves (BFS), for the balance check:
+ * returns the highest level.
+ */
+static int levels(const struct fabric *f, const uint32_t *src, int *lvl)
+{
+	int32_t *q = malloc(f->n_nodes * sizeof(*q));
+	size_t head = 0, tail = 0;
+	int top = 0;
+
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		lvl[i] = -1;
+		if (is_sw(f, (int32_t)i) && src[i]) {
+			lvl[i] = 0;
+			q[tail++] = (int32_t)i;
+		}
+	}
+	while (head < tail) {
+		int32_t x = q[head++];
+
+		for (unsigned p = 1; p <= f->nodes[x].num_ports; p++) {
+			const struct fab_port *pt = &f->nodes[x].ports[p];
+
+			if (sw_link(f, pt) && lvl[pt->peer_node] < 0) {
+				lvl[pt->peer_node] = lvl[x] + 1;
+				if (lvl[x] + 1 > top)
+					top = lvl[x] + 1;
+				q[tail++] = pt->peer_node;
+			}
+		}
+	}
+	free(q);
+	return top;
+}
+
+/*
+ * Balance on a complete tree: at every level, every up-port of every
+ * switch carries the same number of CA destination LIDs, +-1.
+ */
+static void check_balance(const struct fabric *f, const struct routing_result *r)
+{
+	struct lidinfo *lt = lid_table(f);
+	uint32_t *src = sources(f);
+	int *lvl = malloc(f->n_nodes * sizeof(*lvl));
+	int top = levels(f, src, lvl);
+
+	for (int l = 0; l < top; l++) {
+		uint32_t lo = UINT32_MAX, hi = 0;
+
+		for (size_t i = 0; i < f->n_nodes; i++) {
+			const struct fab_node *n = &f->nodes[i];
+			uint32_t cnt[256] = { 0 };
+
+			if (lvl[i] != l)
+				continue;
+			for (size_t d = 1; d <= f->max_lid; d++)
+				if (lt[d].ca)
+					cnt[r->lft[i].port[d]]++;
+			for (unsigned p = 1; p <= n->num_ports; p++) {
+				const struct fab_port *pt = &n->ports[p];
+
+				if (!sw_link(f, pt) || lvl[pt->peer_node] != l + 1)
+					continue;
+				if (cnt[p] < lo)
+					lo = cnt[p];
+				if (cnt[p] > hi)
+					hi = cnt[p];
+			}
+		}
+		ck_assert_msg(hi > 0 && hi - lo <= 1, "level %d up-ports carry "
+			      "%u to %u destinations", l, lo, hi);
+	}
+	free(lt);
+	free(src);
+	free(lvl);
+}
+
+/* ---- tests ------------------------------------------------------------ */
+
+/* Complete 2- and 3-level trees: all paths, shortest up/down lengths,
+ * +-1 balance per level and the all-to-all load at the ideal. */
+START_TEST(test_complete_trees)
+{
+	static const struct {
+		const char *file;
+		unsigned max_hops;	/* 2 x (levels - 1) */
+		double ratio;		/* at most */
+	} trees[] = {
+		{ "fat2-small.net", 2, 1.0001 },
+		{ "fat2-128.net", 2, 1.0001 },
+		{ "fat2-1152.net", 2, 1.0001 },
+		{ "twoport-16.net", 2, 1.0001 },
+		/* 4 leaves under 4 spines, 2 cores over each: the spine-core
+		 * links carry 4/3 of the mean, whatever the routing */
+		{ "fat3-pods.net", 4, 1.3334 },
+	};
+	for (size_t i = 0; i < sizeof(trees) / sizeof(trees[0]); i++) {
+		struct fabric f;
+		struct routing_result r;
+		double ratio;
+
+		load_topo(&f, trees[i].file);
+		ck_assert_int_eq(lid_assign_sequential(&f, 0), 0);
+		route_ftree(&f, NULL, &r);
+		check_paths(&f, &r, trees[i].max_hops);
+		check_balance(&f, &r);
+		ratio = load_ratio(&f, &r, trees[i].max_hops);
+		ck_assert_msg(ratio <= trees[i].ratio, "%s: max/ideal %.3f",
+			      trees[i].file, ratio);
+		routing_result_free(&r);
+		fabric_free(&f);
+	}
+}
+END_TEST
+
+/* minhop on the same tree is far from the ideal: the metric can fail. */
+START_TEST(test_minhop_unbalanced)
+{
+	struct fabric f;
+	struct routing_result r;
+	char err[256];
+
+	load_topo(&f, "fat3-pods.net");
+	ck_assert_int_eq(lid_assign_sequential(&f, 0), 0);
+	ck_assert_int_eq(routing_run("minhop", &f, &r, err, sizeof(err)), 0);
+	ck_assert_double_gt(load_ratio(&f, &r, 4), 2.0);
+	routing_result_free(&r);
+	fabric_free(&f);
+}
+END_TEST
+
+/* About 5% of the switch links down: still all paths, still balanced
+ * within 1.30 of the ideal on the 1,152-host tree, no fallback. */
+START_TEST(test_degraded)
+{
+	for (unsigned first = 0; first < 3; first++) {
+		struct fabric f;
+		struct routing_result r;
+		unsigned cut;
+		double ratio;
+
+		load_topo(&f, "fat2-1152.net");
+		cut = cut_links(&f, 20, first * 7);
+		ck_assert_uint_ge(cut, 55);
+		ck_assert_int_eq(lid_assign_sequential(&f, 0), 0);
+		route_ftree(&f, NULL, &r);
+		/* a switch LID may need a detour: leaf, spine, leaf, spine */
+		check_paths(&f, &r, 3);
+		ratio = load_ratio(&f, &r, 2);
+		ck_assert_msg(ratio <= 1.30, "%u links cut: max/ideal %.3f",
+			      cut, ratio);
+		routing_result_free(&r);
+		fabric_free(&f);
+	}
+}
+END_TEST
+
+/* A 3-level tree with a few spine-core and leaf-spine links down. */
+START_TEST(test_degraded_3level)
+{
+	struct fabric f;
+	struct routing_result r;
+
+	load_topo(&f, "fat3-pods.net");
+	ck_assert_uint_ge(cut_links(&f, 24, 5), 4);
+	ck_assert_int_eq(lid_assign_sequential(&f, 0), 0);
+	route_ftree(&f, NULL, &r);
+	check_paths(&f, &r, 6);
+	load_ratio(&f, &r, 4);		/* CA to CA: up, then down */
+	routing_result_free(&r);
+	fabric_free(&f);
+}
+END_TEST
+
+/*
+ * LMC 1 and 2: from every leaf, the LIDs of a remote port leave by as
+ * many different up-links as there are LIDs (or up-links), and enter the
+ * destination's leaf by as many different down-links.
+ */
+static void check_disjoint(const char *file, unsigned lmc)
+{
+	struct fabric f;
+	struct routing_result r;
+	struct lidinfo *lt;
+	uint32_t *src;
+
+	load_topo(&f, file);
+	ck_assert_int_eq(lid_assign_sequential(&f, lmc), 0);
+	route_ftree(&f, NULL, &r);
+	check_paths(&f, &r, 4);
+	lt = lid_table(&f);
+	src = sources(&f);
+	for (size_t base = 1; base <= f.max_lid; base++) {
+		int32_t leaf;
+		unsigned dleaf_up = 0;
+
+		if (!lt[base].ca || (base - 1) % (1u << lmc) ||
+		    f.nodes[lt[base].node].ports[lt[base].port].lid != base)
+			continue;
+		leaf = f.nodes[lt[base].node].ports[lt[base].port].peer_node;
+		for (unsigned p = 1; p <= f.nodes[leaf].num_ports; p++)
+			dleaf_up += sw_link(&f, &f.nodes[leaf].ports[p]);
+		for (size_t x = 0; x < f.n_nodes; x++) {
+			uint8_t first[8], last[8];
+			unsigned nf = 0, nl = 0, up = 0, want;
+
+			if (!src[x] || (int32_t)x == leaf)
+				continue;
+			for (unsigned p = 1; p <= f.nodes[x].num_ports; p++)
+				up += sw_link(&f, &f.nodes[x].ports[p]);
+			for (unsigned k = 0; k < 1u << lmc; k++) {
+				int32_t cur = (int32_t)x, prev = -1;
+				uint8_t q = r.lft[x].port[base + k], in = 0;
+				bool seen = false;
+
+				for (unsigned i = 0; i < nf; i++)
+					seen |= first[i] == q;
+				if (!seen)
+					first[nf++] = q;
+				/* walk to the leaf: the port it arrives on */
+				while (cur != leaf) {
+					const struct fab_port *o =
+						&f.nodes[cur].ports[r.lft[cur].port[base + k]];
+
+					prev = cur;
+					in = o->peer_port;
+					cur = o->peer_node;
+				}
+				(void)prev;
+				seen = false;
+				for (unsigned i = 0; i < nl; i++)
+					seen |= last[i] == in;
+				if (!seen)
+					last[nl++] = in;
+			}
+			want = 1u << lmc;
+			ck_assert_msg(nf == (up < want ? up : want),
+				      "%s LMC %u: LID %zu from switch %zu leaves "
+				      "by %u up-links of %u", file, lmc, base, x,
+				      nf, up);
+			ck_assert_msg(nl == (dleaf_up < want ? dleaf_up : want),
+				      "%s LMC %u: LID %zu from switch %zu enters "
+				      "its leaf by %u links of %u", file, lmc, base,
+				      x, nl, dleaf_up);
+		}
+	}
+	free(lt);
+	free(src);
+	routing_result_free(&r);
+	fabric_free(&f);
+}
+
+START_TEST(test_lmc_disjoint)
+{
+	check_disjoint("fat2-small.net", 1);
+	check_disjoint("fat2-small.net", 2);
+	check_disjoint("fat3-pods.net", 1);
+	check_disjoint("fat3-pods.net", 2);
+	check_disjoint("fat2-128.net", 2);
+}
+END_TEST
+
+/* Not fat trees: refused with the switch and the reason named. */
+START_TEST(test_refuse)
+{
+	static const char *const files[] = {
+		"torus-4x4.net", "torus-3x3x3.net", "mesh-4x4.net",
+		"random-24.net", "dualrail-32.net",
+	};
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct fabric f;
+		struct routing_result r;
+		char err[256];
+		int rc;
+
+		load_topo(&f, files[i]);
+		ck_assert_int_eq(lid_assign_sequential(&f, 0), 0);
+		rc = routing_run("ftree", &f, &r, err, sizeof(err));
+		ck_assert_int_eq(rc, -EINVAL);
+		ck_assert_msg(strstr(err, "links within its own level") &&
+			      strstr(err, "not a fat tree") &&
+			      strstr(err, "switch 0x"), "%s: %s", files[i], err);
+		ck_assert_ptr_null(r.lft);
+		/* the chain falls back */
+		ck_assert_int_eq(routing_run("ftree,minhop", &f, &r, err,
+					     sizeof(err)), 0);
+		ck_assert_str_eq(r.engine, "minhop");
+		routing_result_free(&r);
+		fabric_free(&f);
+	}
+}
+END_TEST
+
+static size_t guids_of(const struct fabric *f, const char *prefix,
+		       uint64_t *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->n_nodes && n < max; i++)
+		if (!strncmp(f->nodes[i].desc, prefix, strlen(prefix)))
+			out[n++] = f->nodes[i].guid;
+	return n;
+}
+
+/* root_guid_file: the cores as roots route as found; leaves as roots
+ * are refused (the other leaves are at the wrong rank). */
+START_TEST(test_root_guids)
+{
+	struct fabric f;
+	struct routing_result r;
+	struct routing_opts o = { 0 };
+	uint64_t g[64];
+	char err[256];
+
+	load_topo(&f, "fat3-pods.net");
+	ck_assert_int_eq(lid_assign_sequential(&f, 0), 0);
+	o.root_guids = g;
+	o.n_root_guids = guids_of(&f, "core", g, 64);
+	ck_assert_uint_eq(o.n_root_guids, 8);
+	route_ftree(&f, &o, &r);
+	ck_assert_msg(strstr(r.summary, "3 levels") &&
+		      strstr(r.summary, "root_guid_file"), "%s", r.summary);
+	check_paths(&f, &r, 4);
+	check_balance(&f, &r);
+	routing_result_free(&r);
+
+	o.n_root_guids = guids_of(&f, "leaf-p01", g, 64);
+	ck_assert_uint_eq(o.n_root_guids, 4);
+	ck_assert_int_eq(routing_run_opts("ftree", &f, &o, &r, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_msg(strstr(err, "rank"), "%s", err);
+
+	g[0] = 0x1234;		/* nobody */
+	o.n_root_guids = 1;
+	ck_assert_int_eq(routing_run_opts("ftree", &f, &o, &r, err, sizeof(err)),
+			 -ENOENT);
+	ck_assert_msg(strstr(err, "root GUID"), "%s", err);
+	fabric_free(&f);
+}
+END_TEST
+
+/* cn_guid_file: the compute nodes make the leaves; none found: refused. */
+START_TEST(test_cn_guids)
+{
+	struct fabric f;
+	struct routing_result r;
+	struct routing_opts o = { 0 };
+	uint64_t g[64];
+	size_t n = 0;
+	char err[256];
+
+	load_topo(&f, "fat2-small.net");
+	ck_assert_int_eq(lid_assign_sequential(&f, 0), 0);
+	for (size_t i = 0; i < f.n_nodes; i++)
+		if (!is_sw(&f, (int32_t)i))
+			g[n++] = f.nodes[i].ports[1].guid;
+	o.cn_guids = g;
+	o.n_cn_guids = n;
+	route_ftree(&f, &o, &r);
+	ck_assert_msg(strstr(r.summary, "4 leaves"), "%s", r.summary);
+	check_paths(&f, &r, 2);
+	routing_result_free(&r);
+
+	g[0] = 0x1234;
+	o.n_cn_guids = 1;
+	ck_assert_int_eq(routing_run_opts("ftree", &f, &o, &r, err, sizeof(err)),
+			 -ENOENT);
+	ck_assert_msg(strstr(err, "cn_guid_file"), "%s", err);
+	fabric_free(&f);
+}
+END_TEST
+
+static Suite *ftree_suite(void)
+{
+	Suite *s = suite_create("routing_ftree");
+	TCase *tc = tcase_create("ftree");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_complete_trees);
+	tcase_add_test(tc, test_minhop_unbalanced);
+	tcase_add_test(tc, test_degraded);
+	tcase_add_test(tc, test_degraded_3level);
+	tcase_add_test(tc, test_lmc_disjoint);
+	tcase_add_test(tc, test_refuse);
+	tcase_add_test(tc, test_root_guids);
+	tcase_add_test(tc, test_cn_guids);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(ftree_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
