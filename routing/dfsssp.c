@@ -21,10 +21,16 @@
  * give whole destinations layers (every path towards one LID shares it,
  * so SL only depends on the destination LID): a LID's tree adds the
  * dependencies (v -> w) => (w -> x) wherever a path enters v, and goes
- * into the first layer that stays acyclic with them.  The check is a
- * topological order per layer: new dependencies that agree with it cost
- * nothing; otherwise one depth-first search of the layer decides and, if
- * the layer stays acyclic, gives the new order.
+ * into the first layer that stays acyclic with them.  A LID whose tree
+ * fits no layer whole has its paths placed one source switch at a time,
+ * as DFSSSP places paths (out->sl then differs between the sources of one
+ * LID); all of them or none.  The check is a topological order per layer,
+ * kept up to date one dependency at a time (Pearce and Kelly): a new
+ * dependency that agrees with it costs nothing; otherwise a search of the
+ * part of the layer between its two ends either finds the cycle it would
+ * close or reorders that part.  First, though, every LID goes into layer
+ * 0 unchecked and one depth-first search decides: on a fat tree, whose
+ * shortest paths never turn from down to up, that is all it takes.
  *
  * Layers allowed: at most o->max_layers (when set) and what every
  * inter-switch port takes (OperationalVLs, or VLCap while that is 0).
@@ -66,6 +72,14 @@ struct dfsssp {
 	uint32_t  n_reach;	/* switches in order */
 	uint32_t *ord;		/* per layer: topological position per channel */
 	uint32_t *new_ord;	/* the order a search is building */
+	uint32_t *owner;	/* per channel: the switch it leaves */
+	uint32_t *mark, stamp;	/* visited in the current search */
+	uint64_t *listf, *listb;	/* (position, channel) of F and B */
+	uint32_t *pos_all;
+	uint32_t *added, n_added;	/* dependencies this LID added ... */
+	uint8_t  *added_l;		/* ... and their layers */
+	uint32_t *pslot, *pslot_c;	/* one source's path */
+	uint32_t  n_split;		/* LIDs placed path by path */
 	uint8_t  *color;
 	uint32_t *stk, *pos;
 	uint8_t  *layer;	/* per LID, NOT_PLACED */
@@ -81,6 +95,15 @@ static void df_free(struct dfsssp *d)
 	free(d->slots);
 	free(d->slot_c);
 	free(d->new_ord);
+	free(d->owner);
+	free(d->mark);
+	free(d->listf);
+	free(d->listb);
+	free(d->pos_all);
+	free(d->added);
+	free(d->added_l);
+	free(d->pslot);
+	free(d->pslot_c);
 	free(d->ord);
 	free(d->color);
 	free(d->stk);
@@ -121,6 +144,20 @@ static unsigned layer_budget(const struct rgraph *g,
 	return k;
 }
 
+/* Dependency slots: one per (channel, channel out of the switch it
+ * reaches). */
+static size_t n_dep_total(const struct rgraph *g)
+{
+	size_t n = 0;
+
+	for (uint32_t c = 0; c < g->adj_off[g->S]; c++) {
+		uint32_t w = g->adj_nbr[c];
+
+		n += g->adj_off[w + 1] - g->adj_off[w];
+	}
+	return n;
+}
+
 static int df_alloc(struct dfsssp *d)
 {
 	struct rgraph *g = &d->g;
@@ -134,6 +171,23 @@ static int df_alloc(struct dfsssp *d)
 	d->slots = malloc((S + 1) * sizeof(*d->slots));
 	d->slot_c = malloc((S + 1) * sizeof(*d->slot_c));
 	d->new_ord = malloc(((size_t)C + 1) * sizeof(*d->new_ord));
+	d->owner = malloc(((size_t)C + 1) * sizeof(*d->owner));
+	d->mark = calloc((size_t)C + 1, sizeof(*d->mark));
+	d->listf = malloc(((size_t)C + 1) * sizeof(*d->listf));
+	d->listb = malloc(((size_t)C + 1) * sizeof(*d->listb));
+	d->pos_all = malloc((2 * (size_t)C + 1) * sizeof(*d->pos_all));
+	/* one LID adds each (layer, dependency) once: at most every
+	 * dependency of every source's path, S x S, capped by the graph */
+	{
+		size_t cap = (size_t)S * S + 1;
+
+		if (cap > (size_t)d->budget * (n_dep_total(g) + 1))
+			cap = (size_t)d->budget * (n_dep_total(g) + 1);
+		d->added = malloc(cap * sizeof(*d->added));
+		d->added_l = malloc(cap);
+	}
+	d->pslot = malloc((S + 1) * sizeof(*d->pslot));
+	d->pslot_c = malloc((S + 1) * sizeof(*d->pslot_c));
 	d->ord = malloc(((size_t)C * d->budget + 1) * sizeof(*d->ord));
 	d->color = malloc((size_t)C + 1);
 	d->stk = malloc(((size_t)C + 1) * sizeof(*d->stk));
@@ -141,8 +195,13 @@ static int df_alloc(struct dfsssp *d)
 	d->layer = malloc((size_t)g->top + 1);
 	if (!d->dist || !d->order || !d->dep_off || !d->slots || !d->ord ||
 	    !d->color || !d->stk || !d->pos || !d->layer || !d->slot_c ||
-	    !d->new_ord || rg_tree_init(&d->tr, g) < 0)
+	    !d->new_ord || !d->owner || !d->mark || !d->listf || !d->listb ||
+	    !d->pos_all || !d->added || !d->added_l || !d->pslot ||
+	    !d->pslot_c || rg_tree_init(&d->tr, g) < 0)
 		return -ENOMEM;
+	for (uint32_t v = 0; v < S; v++)
+		for (uint32_t a = g->adj_off[v]; a < g->adj_off[v + 1]; a++)
+			d->owner[a] = v;
 	for (uint32_t c = 0; c < C; c++) {
 		uint32_t w = g->adj_nbr[c];
 
@@ -267,39 +326,183 @@ static bool layer_acyclic(struct dfsssp *d, unsigned l)
 	return true;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void qsort_u32(uint32_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_u32);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Add dependency slot s (channel c -> channel `to`) to layer l, keeping
+ * the layer's topological order (Pearce and Kelly's dynamic topological
+ * sort): when ord[to] < ord[c], the channels reachable from `to` below
+ * ord[c] (F) and those reaching c above ord[to] (B) take the positions
+ * the two sets held, B first.  Returns false, adding nothing, when `to`
+ * reaches c: the dependency would close a cycle.
+ */
+static bool add_dep(struct dfsssp *d, unsigned l, uint32_t c, uint32_t s)
+{
+	const struct rgraph *g = &d->g;
+	uint32_t *ord = d->ord + (size_t)l * d->C;
+	uint16_t bit = (uint16_t)(1u << l);
+	uint32_t to = slot_to(d, c, s), ub = ord[c], lb = ord[to];
+	uint32_t nf = 0, nb = 0, sp;
+
+	if (d->dep[s] & bit)
+		return true;
+	if (lb > ub) {
+		d->dep[s] |= bit;
+		d->added[d->n_added] = s;
+		d->added_l[d->n_added++] = (uint8_t)l;
+		return true;
+	}
+	/* F: forward from `to`, below ub */
+	d->stamp++;
+	sp = 0;
+	d->stk[sp++] = to;
+	d->mark[to] = d->stamp;
+	while (sp) {
+		uint32_t x = d->stk[--sp];
+
+		d->listf[nf++] = (uint64_t)ord[x] << 32 | x;
+		for (uint32_t q = d->dep_off[x]; q < d->dep_off[x + 1]; q++) {
+			uint32_t y;
+
+			if (!(d->dep[q] & bit))
+				continue;
+			y = slot_to(d, x, q);
+			if (y == c)
+				return false;
+			if (ord[y] < ub && d->mark[y] != d->stamp) {
+				d->mark[y] = d->stamp;
+				d->stk[sp++] = y;
+			}
+		}
+	}
+	/* B: backward from c, above lb */
+	sp = 0;
+	d->stk[sp++] = c;
+	d->mark[c] = d->stamp;
+	while (sp) {
+		uint32_t x = d->stk[--sp], v = d->owner[x];
+		uint32_t j = x - g->adj_off[v];
+
+		d->listb[nb++] = (uint64_t)ord[x] << 32 | x;
+		for (uint32_t b = g->adj_off[v]; b < g->adj_off[v + 1]; b++) {
+			uint32_t p = g->adj_rev[b];
+
+			if (!(d->dep[d->dep_off[p] + j] & bit))
+				continue;
+			if (ord[p] > lb && d->mark[p] != d->stamp) {
+				d->mark[p] = d->stamp;
+				d->stk[sp++] = p;
+			}
+		}
+	}
+	qsort(d->listf, nf, sizeof(*d->listf), cmp_u64);
+	qsort(d->listb, nb, sizeof(*d->listb), cmp_u64);
+	for (uint32_t i = 0; i < nb; i++)
+		d->pos_all[i] = (uint32_t)(d->listb[i] >> 32);
+	for (uint32_t i = 0; i < nf; i++)
+		d->pos_all[nb + i] = (uint32_t)(d->listf[i] >> 32);
+	qsort_u32(d->pos_all, nb + nf);
+	for (uint32_t i = 0; i < nb; i++)
+		ord[(uint32_t)d->listb[i]] = d->pos_all[i];
+	for (uint32_t i = 0; i < nf; i++)
+		ord[(uint32_t)d->listf[i]] = d->pos_all[nb + i];
+	d->dep[s] |= bit;
+	d->added[d->n_added] = s;
+	d->added_l[d->n_added++] = (uint8_t)l;
+	return true;
+}
+
+/* Undo what the current LID added from entry `from` on. */
+static void undo(struct dfsssp *d, uint32_t from)
+{
+	while (d->n_added > from) {
+		d->n_added--;
+		d->dep[d->added[d->n_added]] &=
+			(uint16_t)~(1u << d->added_l[d->n_added]);
+	}
+}
+
 /* Put the current LID's dependencies into the first layer < n that takes
- * them; its number, or NOT_PLACED. */
+ * them all; its number, or NOT_PLACED. */
 static uint8_t place(struct dfsssp *d, unsigned n)
 {
 	for (unsigned l = 0; l < n; l++) {
-		const uint32_t *ord = d->ord + (size_t)l * d->C;
-		uint16_t bit = (uint16_t)(1u << l);
-		bool agree = true, ok;
+		bool ok = true;
 
-		for (uint32_t i = 0; i < d->n_slots && agree; i++) {
-			uint32_t s = d->slots[i], c = d->slot_c[i], to;
-
-			if (d->dep[s] & bit)
-				continue;
-			to = slot_to(d, c, s);
-			agree = ord[c] < ord[to];
-		}
-		if (agree) {
-			ok = true;
-		} else {
-			for (uint32_t i = 0; i < d->n_slots; i++)
-				d->dep[d->slots[i]] |= TENTATIVE;
-			ok = layer_acyclic(d, l);
-			for (uint32_t i = 0; i < d->n_slots; i++)
-				d->dep[d->slots[i]] &= (uint16_t)~TENTATIVE;
-		}
-		if (ok) {
-			for (uint32_t i = 0; i < d->n_slots; i++)
-				d->dep[d->slots[i]] |= bit;
+		d->n_added = 0;
+		for (uint32_t i = 0; ok && i < d->n_slots; i++)
+			ok = add_dep(d, l, d->slot_c[i], d->slots[i]);
+		if (ok)
 			return (uint8_t)l;
-		}
+		/* the order stays valid for fewer dependencies */
+		undo(d, 0);
 	}
 	return NOT_PLACED;
+}
+
+#define PER_PATH	0xfe	/* layer[lid]: see out->sl per source */
+
+/*
+ * A LID whose tree fits no layer whole: give each source switch's path
+ * the first layer that takes it (out->sl per source, as DFSSSP places
+ * paths).  All or nothing: PER_PATH, or NOT_PLACED with nothing added.
+ */
+static uint8_t place_paths(struct dfsssp *d, uint16_t lid, unsigned n)
+{
+	const struct rgraph *g = &d->g;
+	uint32_t t = (uint32_t)g->dest[lid].sw;
+
+	d->n_added = 0;
+	for (uint32_t i = 1; i < d->n_reach; i++) {
+		uint32_t v = d->order[i], a = d->tr.nxt[v], w, len = 0;
+		bool ok = false;
+
+		if (!g->nhost[v])
+			continue;
+		for (w = g->adj_nbr[a]; w != t; w = g->adj_nbr[a]) {
+			uint32_t b = d->tr.nxt[w];
+
+			d->pslot_c[len] = a;
+			d->pslot[len++] = d->dep_off[a] + b - g->adj_off[w];
+			a = b;
+		}
+		for (unsigned l = 0; !ok && l < n; l++) {
+			uint32_t from = d->n_added;
+
+			ok = true;
+			for (uint32_t k = 0; ok && k < len; k++)
+				ok = add_dep(d, l, d->pslot_c[k], d->pslot[k]);
+			if (ok)
+				d->out->sl[g->sw_node[v]][lid] = (uint8_t)l;
+			else
+				undo(d, from);
+		}
+		if (!ok) {
+			undo(d, 0);
+			return NOT_PLACED;
+		}
+	}
+	if (g->nhost[t])
+		d->out->sl[g->sw_node[t]][lid] = 0;
+	d->n_split++;
+	return PER_PATH;
 }
 
 /*
@@ -313,6 +516,7 @@ static uint32_t route_all(struct dfsssp *d, unsigned n)
 	uint32_t left = 0, lids = 0;
 
 	df_reset(d);
+	d->n_split = 0;
 	for (uint32_t l = 1; l <= d->g.top; l++) {
 		if (d->g.dest[l].sw < 0)
 			continue;
@@ -325,6 +529,8 @@ static uint32_t route_all(struct dfsssp *d, unsigned n)
 			continue;
 		}
 		d->layer[l] = place(d, n);
+		if (d->layer[l] == NOT_PLACED)
+			d->layer[l] = place_paths(d, (uint16_t)l, n);
 		if (d->layer[l] == NOT_PLACED)
 			left++;
 	}
@@ -387,6 +593,16 @@ static int dfsssp_route(const struct fabric *f, const struct routing_opts *o,
 	if (rc == 0)
 		rc = routing_alloc_tables(f, out, d.g.top);
 	if (rc == 0) {
+		out->sl = calloc(f->n_nodes, sizeof(*out->sl));
+		if (!out->sl)
+			rc = -ENOMEM;
+	}
+	for (uint32_t v = 0; rc == 0 && v < d.g.S; v++) {
+		out->sl[d.g.sw_node[v]] = calloc((size_t)d.g.top + 1, 1);
+		if (!out->sl[d.g.sw_node[v]])
+			rc = -ENOMEM;
+	}
+	if (rc == 0) {
 		left = route_all(&d, 0);
 		if (left)
 			left = route_all(&d, d.budget);
@@ -398,43 +614,39 @@ static int dfsssp_route(const struct fabric *f, const struct routing_opts *o,
 		if (left)
 			rc = updn_rest(&d, o, d.budget - 1, what, sizeof(what));
 	}
-	if (rc == 0) {
-		out->sl = calloc(f->n_nodes, sizeof(*out->sl));
-		if (!out->sl)
-			rc = -ENOMEM;
+	for (uint32_t v = 0; rc == 0 && v < d.g.S; v++) {
+		uint8_t *sl = out->sl[d.g.sw_node[v]];
+
+		for (size_t lid = 1; lid <= d.g.top; lid++) {
+			if (d.g.dest[lid].sw < 0)
+				continue;
+			if (d.layer[lid] < ROUTING_MAX_LAYERS)
+				sl[lid] = d.layer[lid];
+			else if (d.layer[lid] != PER_PATH)
+				sl[lid] = 0;
+			if (sl[lid] + 1u > used)
+				used = sl[lid] + 1u;
+		}
 	}
-	for (size_t lid = 1; rc == 0 && lid <= d.g.top; lid++)
-		if (d.g.dest[lid].sw >= 0 && d.layer[lid] + 1u > used)
-			used = d.layer[lid] + 1u;
 	if (!used)
 		used = 1;
-	for (uint32_t v = 0; rc == 0 && v < d.g.S; v++) {
-		uint8_t *sl = calloc((size_t)d.g.top + 1, 1);
-
-		if (!sl) {
-			rc = -ENOMEM;
-			break;
-		}
-		for (size_t lid = 1; lid <= d.g.top; lid++)
-			if (d.layer[lid] != NOT_PLACED)
-				sl[lid] = d.layer[lid];
-		out->sl[d.g.sw_node[v]] = sl;
-	}
 	if (rc == 0) {
 		out->n_layers = (uint8_t)used;
 		if (!n_updn)
 			snprintf(out->summary, sizeof(out->summary),
-				 "shortest paths, %u layer%s of %u allowed",
-				 used, used == 1 ? "" : "s", d.budget);
+				 "shortest paths, %u layer%s of %u allowed "
+				 "(%u LIDs layered per source)", used,
+				 used == 1 ? "" : "s", d.budget, d.n_split);
 		else if (d.budget == 1)
 			snprintf(out->summary, sizeof(out->summary),
 				 "1 VL: shortest paths not acyclic, whole fabric "
 				 "up*/down* (%s)", what);
 		else
 			snprintf(out->summary, sizeof(out->summary),
-				 "shortest paths in %u layers, %u LIDs up*/down* "
-				 "in layer %u (%s); %u allowed", d.budget - 1,
-				 n_updn, d.budget - 1, what, d.budget);
+				 "shortest paths in %u layers (%u LIDs layered "
+				 "per source), %u LIDs up*/down* in layer %u (%s); "
+				 "%u allowed", d.budget - 1, d.n_split, n_updn,
+				 d.budget - 1, what, d.budget);
 	}
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "out of memory");

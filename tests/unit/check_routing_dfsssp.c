@@ -312,6 +312,46 @@ START_TEST(dfsssp_port_vls)
 }
 END_TEST
 
+/*
+ * A random graph whose destination trees do not all fit 8 layers whole:
+ * some LIDs get their paths layered per source switch (different SLs for
+ * one LID), and still no layer has a cycle.
+ */
+START_TEST(dfsssp_split_paths)
+{
+	struct fabric f;
+	struct routing_result r;
+	bool split = false;
+
+	rf_random(&f, 64, 6, 2, 0, 99);
+	for (size_t i = 0; i < f.n_nodes; i++)
+		for (unsigned p = 0; p <= f.nodes[i].num_ports; p++)
+			SET_HI4(f.nodes[i].ports[p].pi.vl_cap_init_type, 4);
+	dfsssp_ok(&f, NULL, &r, 8);
+	printf("random 64 switches: %s\n", r.summary);
+	ck_assert_msg(!strstr(r.summary, "(0 LIDs layered per source)"), "%s",
+		      r.summary);
+	for (unsigned l = 1; l <= f.max_lid && !split; l++) {
+		int first = -1;
+
+		for (size_t i = 0; i < f.n_nodes; i++) {
+			const struct fab_node *n = &f.nodes[i];
+
+			if (n->type != NODE_TYPE_SWITCH ||
+			    f.nodes[n->ports[7].peer_node].type != NODE_TYPE_CA)
+				continue;	/* ports 7, 8: the hosts */
+			if (first < 0)
+				first = r.sl[i][l];
+			else if (first != r.sl[i][l])
+				split = true;
+		}
+	}
+	ck_assert(split);
+	routing_result_free(&r);
+	fabric_free(&f);
+}
+END_TEST
+
 static Suite *dfsssp_suite(void)
 {
 	Suite *s = suite_create("routing_dfsssp");
@@ -333,6 +373,7 @@ static Suite *dfsssp_suite(void)
 	tcase_add_test(df, dfsssp_random);
 	tcase_add_test(df, dfsssp_layer_limit);
 	tcase_add_test(df, dfsssp_port_vls);
+	tcase_add_test(df, dfsssp_split_paths);
 	suite_add_tcase(s, df);
 	return s;
 }
