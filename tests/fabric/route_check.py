@@ -76,7 +76,8 @@ Nothing here reads ibsm's own files: the input is what the diags print.
   route_check.py degrade NET --fraction F [--seed S]
       Print the ibsim topology NET with a share F of its switch-to-switch
       links removed (both ends), chosen at random (seed S) among links
-      whose removal leaves every switch connected to the rest.
+      whose removal leaves every switch connected to the rest, at most one
+      per switch while there are such links.
 
 Exit status 0 when every check holds; otherwise 1 and one line per problem
 (the first --max of them) on stdout.
@@ -801,12 +802,22 @@ def cmd_degrade(args):
                     todo.append(m)
         return len(seen) == len(sws)
 
-    for l in order:
-        if len(gone) >= want:
-            break
-        gone.add(l)
-        if not connected():
-            gone.discard(l)
+    # Spread the holes: at most one removed link per switch while that
+    # can be had (a switch that loses several of few links has no
+    # balanced routing left to find), then any link.
+    hit = set()
+    for spread in (True, False):
+        for l in order:
+            if len(gone) >= want:
+                break
+            ends = {l[0][0], l[1][0]}
+            if l in gone or (spread and ends & hit):
+                continue
+            gone.add(l)
+            if not connected():
+                gone.discard(l)
+                continue
+            hit |= ends
     drop = set()
     for i, n, p, q, qp in ports:
         if tuple(sorted([(n, p), (q, qp)])) in gone:
