@@ -34,19 +34,24 @@ OSM_ENGINES=${OSM_ENGINES:-"minhop ftree updn dfsssp nue"}
 N=$FAB_TMP/nets
 mkdir -p "$N"
 
+# The fabrics of tests/fabric/test_routing.sh.
 if [ -z "${NETS:-}" ]; then
-	"$GEN" fat3 --pods 8 --leaves-per-pod 2 --hosts-per-leaf 2 \
-		--spines-per-pod 2 --cores 4 -o "$N/fat3-32.net"
-	"${CHECK[@]}" degrade "$N/fat3-32.net" --fraction 0.05 --seed 3 \
-		>"$N/fat3-32-deg.net" 2>/dev/null
-	cp "$FAB_TOPO/fat2-128.net" "$N/fat2-128.net"
+	"$GEN" fat2 --leaves 8 --spines 16 --hosts-per-leaf 16 -o "$N/fat2-128.net"
+	"$GEN" fat3 --pods 8 --leaves-per-pod 2 --hosts-per-leaf 8 \
+		--spines-per-pod 8 --cores 16 -o "$N/fat3-128.net"
+	for t in fat2-128 fat3-128; do
+		"${CHECK[@]}" degrade "$N/$t.net" --fraction 0.05 --seed 3 \
+			>"$N/$t-deg.net" 2>/dev/null
+	done
 	"$GEN" torus --dims 4,4 --hosts-per-switch 1 -o "$N/torus-4x4.net"
 	"$GEN" mesh --dims 3,4 --hosts-per-switch 1 -o "$N/mesh-3x4.net"
 	"$GEN" random --switches 10 --degree 3 --hosts-per-switch 1 --seed 5 \
 		-o "$N/random-10.net"
-	NETS="fat2-128=$N/fat2-128.net fat3-32=$N/fat3-32.net"
-	NETS+=" fat3-32-deg=$N/fat3-32-deg.net torus-4x4=$N/torus-4x4.net"
-	NETS+=" mesh-3x4=$N/mesh-3x4.net random-10=$N/random-10.net"
+	NETS=
+	for t in fat2-128 fat2-128-deg fat3-128 fat3-128-deg torus-4x4 \
+		mesh-3x4 random-10; do
+		NETS+=" $t=$N/$t.net"
+	done
 fi
 
 # sm_up KIND ENGINE DIR: ibsm or OpenSM as master at H0001; 0 when the
