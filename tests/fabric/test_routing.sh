@@ -129,6 +129,8 @@ if up minhop-torus "$NETS/torus-4x4.net" -R minhop; then
 	sl_tables
 	fab_check minhop-torus-cdg-has-cycles "${CHECK[@]}" cdg "$D/topo" \
 		"$D/lfts" --sl "$D/sl" --sl2vl "$D/sl2vl" --want-cycles
+	"${CHECK[@]}" cdg "$D/topo" "$D/lfts" --sl "$D/sl" --sl2vl "$D/sl2vl" \
+		2>&1 | grep '^cdg:' | sed 's/^/    /'
 fi
 down minhop-torus
 if up minhop-fat3 "$NETS/fat3-128.net" -R minhop; then
