@@ -321,6 +321,7 @@ static inline void pi_set_client_rereg(struct smp_port_info *p, unsigned v)
 
 /* PortInfo:CapabilityMask bits used by the SM */
 #define PI_CAP_IS_SM		(1u << 1)
+#define PI_CAP_SL_MAP		(1u << 6)	/* IsSLMappingSupported */
 #define PI_CAP_HAS_EXT_SPEEDS	(1u << 14)
 
 /* P_KeyTable block (14.2.5.7) */

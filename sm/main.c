@@ -867,6 +867,7 @@ int main(int argc, char **argv)
 	lid_cache_free(sm.lids);
 	lft_images_free(sm.images);
 	port_memos_free(sm.memos);
+	sl2vl_images_free(sm.sl2vl);
 	sm_parts_free(&sm);
 	mc_table_free(sm.mc);
 	log_close();

@@ -404,6 +404,27 @@ static unsigned min3(unsigned a, unsigned b, unsigned c)
 	return m < c ? m : c;
 }
 
+/*
+ * PortInfo:OperationalVLs (its encoding: 1 VL0, 2 VL0-1, 3 VL0-3, 4 VL0-7,
+ * 5 VL0-14) a linked port `pn` should run: the least VLCap of both ends,
+ * at most max_op_vls.  0 when the port's VLCap is 0 (unknown).
+ */
+static unsigned link_op_vls(const struct sm_config *cfg, const struct fabric *f,
+			    int32_t id, uint8_t pn)
+{
+	const struct fab_port *p = &fabric_node(f, id)->ports[pn];
+	unsigned vls = pi_vl_cap(&p->pi);
+
+	if (p->peer_node != FAB_NONE) {
+		const struct fab_port *pp =
+			&fabric_node(f, p->peer_node)->ports[p->peer_port];
+
+		if (pp->valid)
+			return min3(vls, pi_vl_cap(&pp->pi), cfg->max_op_vls);
+	}
+	return vls < cfg->max_op_vls ? vls : cfg->max_op_vls;
+}
+
 bool port_desired(const struct sm_config *cfg, const struct fabric *f,
 		  int32_t id, uint8_t pn, uint16_t sm_lid, unsigned want_state,
 		  bool rereg, struct smp_port_info *out)
@@ -446,15 +467,10 @@ bool port_desired(const struct sm_config *cfg, const struct fabric *f,
 	if (pn && p->peer_node != FAB_NONE) {
 		const struct fab_node *peer = fabric_node(f, p->peer_node);
 		const struct fab_port *pp = &peer->ports[p->peer_port];
-		unsigned mtu = pi_mtu_cap(cur), vls = pi_vl_cap(cur);
+		unsigned mtu = pi_mtu_cap(cur), vls = link_op_vls(cfg, f, id, pn);
 
-		if (pp->valid) {
-			if (pi_mtu_cap(&pp->pi) < mtu)
-				mtu = pi_mtu_cap(&pp->pi);
-			vls = min3(vls, pi_vl_cap(&pp->pi), cfg->max_op_vls);
-		} else {
-			vls = vls < cfg->max_op_vls ? vls : cfg->max_op_vls;
-		}
+		if (pp->valid && pi_mtu_cap(&pp->pi) < mtu)
+			mtu = pi_mtu_cap(&pp->pi);
 		if (mtu && mtu != pi_neighbor_mtu(cur)) {
 			pi_set_neighbor_mtu(out, mtu);
 			differs = true;
@@ -785,6 +801,269 @@ int program_pkeys(struct smp_batch *b, struct fabric *f, int32_t id,
 			return rc;
 		}
 		queued++;
+	}
+	return queued;
+}
+
+/* ------------------------------------------------- SL to VL tables */
+
+/*
+ * What each SLtoVLMappingTable holds as far as we know: the table a Get
+ * or Set answer carried, per (node GUID, input port, output port).  A
+ * table we know nothing of is read (Get) before it is written, so a port
+ * that already maps every SL as wanted gets no Set; one we know is
+ * written only when it differs.  An unanswered Set leaves it unknown.
+ */
+struct sl2vl_image {
+	uint64_t guid;			/* 0 = empty slot */
+	uint8_t  in, out;
+	bool     known;
+	uint8_t  tab[SL2VL_BYTES];
+};
+
+struct sl2vl_images {
+	struct sl2vl_image *slot;
+	size_t size, used;
+};
+
+struct sl2vl_images *sl2vl_images_new(void)
+{
+	return calloc(1, sizeof(struct sl2vl_images));
+}
+
+void sl2vl_images_free(struct sl2vl_images *im)
+{
+	if (im)
+		free(im->slot);
+	free(im);
+}
+
+static size_t sl2vl_slot(uint64_t guid, unsigned in, unsigned out, size_t size)
+{
+	return guid_slot(guid * 65537 + in * 257 + out, size);
+}
+
+static struct sl2vl_image *sl2vl_find(const struct sl2vl_images *im,
+				      uint64_t guid, unsigned in, unsigned out)
+{
+	if (!im->size)
+		return NULL;
+	for (size_t i = sl2vl_slot(guid, in, out, im->size);;
+	     i = (i + 1) & (im->size - 1)) {
+		struct sl2vl_image *s = &im->slot[i];
+
+		if (!s->guid)
+			return NULL;
+		if (s->guid == guid && s->in == in && s->out == out)
+			return s;
+	}
+}
+
+static struct sl2vl_image *sl2vl_img_get(struct sl2vl_images *im, uint64_t guid,
+				     unsigned in, unsigned out)
+{
+	struct sl2vl_image *s = sl2vl_find(im, guid, in, out);
+
+	if (s)
+		return s;
+	if ((im->used + 1) * 2 > im->size) {
+		size_t size = im->size ? im->size * 2 : 256;
+		struct sl2vl_image *slot = calloc(size, sizeof(*slot));
+
+		if (!slot)
+			return NULL;
+		for (size_t i = 0; i < im->size; i++) {
+			struct sl2vl_image *o = &im->slot[i];
+
+			if (!o->guid)
+				continue;
+			size_t j = sl2vl_slot(o->guid, o->in, o->out, size);
+			while (slot[j].guid)
+				j = (j + 1) & (size - 1);
+			slot[j] = *o;
+		}
+		free(im->slot);
+		im->slot = slot;
+		im->size = size;
+	}
+	size_t i = sl2vl_slot(guid, in, out, im->size);
+	while (im->slot[i].guid)
+		i = (i + 1) & (im->size - 1);
+	s = &im->slot[i];
+	memset(s, 0, sizeof(*s));
+	s->guid = guid;
+	s->in = (uint8_t)in;
+	s->out = (uint8_t)out;
+	im->used++;
+	return s;
+}
+
+void sl2vl_images_forget(struct sl2vl_images *im, uint64_t guid)
+{
+	for (size_t i = 0; im && i < im->size; i++)
+		if (im->slot[i].guid == guid)
+			im->slot[i].known = false;
+}
+
+/* Data VLs of an OperationalVLs encoding (14.2.5.6): 1, 2, 4, 8 or 15. */
+static unsigned op_vls_count(unsigned enc)
+{
+	static const uint8_t n[] = { 1, 1, 2, 4, 8, 15 };
+
+	return enc < sizeof(n) ? n[enc] : 15;
+}
+
+void sl2vl_want(unsigned n_layers, unsigned vls, uint8_t tab[SL2VL_BYTES])
+{
+	memset(tab, 0, SL2VL_BYTES);
+	for (unsigned sl = 0; sl < 16; sl++) {
+		unsigned vl = sl < n_layers && sl < vls ? sl : 0;
+
+		/* SL 2k in the high nibble of byte k, SL 2k+1 in the low */
+		tab[sl / 2] |= (uint8_t)(sl % 2 ? vl : vl << 4);
+	}
+}
+
+struct sl2vl_ctx {
+	struct sl2vl_images *im;
+	uint64_t guid;
+	uint8_t in, out;
+	bool set;			/* a Set (else the Get before one) */
+	uint32_t mod;
+	const uint8_t *path;		/* the node's or CA port's DR path */
+	unsigned hops;
+	unsigned *queued;		/* counts Sets queued from answers */
+	uint8_t want[SL2VL_BYTES];
+};
+
+static int sl2vl_send(struct smp_batch *b, struct sl2vl_ctx *c, int32_t node,
+		      uint8_t port, bool set);
+
+static void on_sl2vl(struct smp_batch *b, int32_t node, uint8_t port,
+		     const uint8_t *data, void *arg)
+{
+	struct sl2vl_ctx *c = arg;
+	struct sl2vl_image *img = sl2vl_img_get(c->im, c->guid, c->in, c->out);
+
+	if (img) {
+		img->known = data != NULL;
+		if (data)
+			memcpy(img->tab, data, SL2VL_BYTES);
+	}
+	/* A Get answered with a table that differs: now the Set.  A lost
+	 * Get counts as failed (the sweep's policy decides); the next sweep
+	 * asks again. */
+	if (!c->set && data && memcmp(data, c->want, SL2VL_BYTES)) {
+		struct sl2vl_ctx *s = malloc(sizeof(*s));
+
+		if (s) {
+			*s = *c;
+			s->set = true;
+			if (sl2vl_send(b, s, node, port, true) < 0)
+				free(s);
+			else if (s->queued)
+				++*s->queued;
+		}
+		if (!s)
+			b->failed++;
+	}
+	free(c);
+}
+
+static int sl2vl_send(struct smp_batch *b, struct sl2vl_ctx *c, int32_t node,
+		      uint8_t port, bool set)
+{
+	return batch_smp(b, set ? MAD_METHOD_SET : MAD_METHOD_GET, c->path,
+			 c->hops, SMP_ATTR_SL2VL_TABLE, c->mod,
+			 set ? c->want : NULL, set ? SL2VL_BYTES : 0, node,
+			 port, on_sl2vl, c);
+}
+
+/* One table: nothing, a Set, or a Get (and a Set from its answer). */
+static int sl2vl_one(struct smp_batch *b, struct sl2vl_images *im,
+		     struct fabric *f, int32_t id, unsigned in, unsigned out,
+		     const uint8_t want[SL2VL_BYTES], unsigned *sets)
+{
+	struct fab_node *n = fabric_node(f, id);
+	bool sw = n->type == NODE_TYPE_SWITCH;
+	struct sl2vl_image *img = sl2vl_img_get(im, n->guid, in, out);
+	struct sl2vl_ctx *c;
+	int rc;
+
+	if (!img)
+		return -ENOMEM;
+	if (img->known && !memcmp(img->tab, want, SL2VL_BYTES))
+		return 0;
+	c = malloc(sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	*c = (struct sl2vl_ctx){ .im = im, .guid = n->guid, .in = (uint8_t)in,
+				 .out = (uint8_t)out, .set = img->known,
+				 .mod = sw ? in << 8 | out : 0, .queued = sets };
+	memcpy(c->want, want, SL2VL_BYTES);
+	port_path(f, id, sw ? 0 : (uint8_t)out, &c->path, &c->hops);
+	rc = sl2vl_send(b, c, id, sw ? 0 : (uint8_t)out, c->set);
+	if (rc < 0) {
+		free(c);
+		return rc;
+	}
+	if (c->set && sets)
+		++*sets;
+	return 1;
+}
+
+static bool sl_mapping(const struct fab_port *p)
+{
+	return p->valid && (be32toh(p->pi.cap_mask) & PI_CAP_SL_MAP);
+}
+
+int program_sl2vl(struct smp_batch *b, struct sl2vl_images *im,
+		  const struct sm_config *cfg, struct fabric *f, int32_t id,
+		  const struct routing_result *r, unsigned *sets)
+{
+	struct fab_node *n = fabric_node(f, id);
+	uint8_t want[SL2VL_BYTES];
+	int queued = 0, rc;
+
+	if (r->n_layers <= 1)
+		return 0;
+	if (n->type != NODE_TYPE_SWITCH) {
+		/* A CA or router port's one table: what it sends on. */
+		for (unsigned pn = 1; pn <= n->num_ports; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+
+			if (p->peer_node == FAB_NONE || !sl_mapping(p))
+				continue;
+			sl2vl_want(r->n_layers, op_vls_count(
+				   link_op_vls(cfg, f, id, (uint8_t)pn)), want);
+			if ((rc = sl2vl_one(b, im, f, id, 0, pn, want, sets)) < 0)
+				return rc;
+			queued += rc;
+		}
+		return queued;
+	}
+	/* A switch: one table per input and output port (its own port 0
+	 * as an input: the SM's and the switch's own traffic), for every
+	 * linked output, whose OperationalVLs bound the VLs (14.2.5.8).
+	 * The switch's port 0 says whether it maps SLs at all. */
+	if (!sl_mapping(&n->ports[0]))
+		return 0;
+	for (unsigned out = 1; out <= n->num_ports; out++) {
+		const struct fab_port *po = &n->ports[out];
+
+		if (!po->valid || po->peer_node == FAB_NONE)
+			continue;
+		sl2vl_want(r->n_layers, op_vls_count(
+			   link_op_vls(cfg, f, id, (uint8_t)out)), want);
+		for (unsigned in = 0; in <= n->num_ports; in++) {
+			const struct fab_port *pi = &n->ports[in];
+
+			if (in && (!pi->valid || pi->peer_node == FAB_NONE))
+				continue;
+			if ((rc = sl2vl_one(b, im, f, id, in, out, want, sets)) < 0)
+				return rc;
+			queued += rc;
+		}
 	}
 	return queued;
 }

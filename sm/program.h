@@ -137,6 +137,36 @@ int program_pkeys(struct smp_batch *b, struct fabric *f, int32_t id,
 bool program_pkey_block(const struct fabric *f, int32_t id, unsigned pn,
 			unsigned blk, __be16 want[PKEY_BLOCK_SIZE]);
 
+/* ---- SLtoVLMappingTable (14.2.5.8): virtual layers onto VLs */
+
+#define SL2VL_BYTES	8	/* 16 SLs, a VL per nibble, SL 0 high */
+
+struct sl2vl_images *sl2vl_images_new(void);
+void sl2vl_images_free(struct sl2vl_images *im);
+/* Forget what a node's tables hold (it is new, or was reset). */
+void sl2vl_images_forget(struct sl2vl_images *im, uint64_t guid);
+
+/*
+ * The table that puts layer i on VL i: SL i -> VL i for i < n_layers
+ * and i < vls (the output port's data VLs), every other SL -> VL 0.
+ */
+void sl2vl_want(unsigned n_layers, unsigned vls, uint8_t tab[SL2VL_BYTES]);
+
+/*
+ * Queue what node `id` needs for the layers of `r` (n_layers > 1; with
+ * no layers, or one, the tables are left as they are): on a CA or router
+ * port its one table, on a switch one per linked output port and each
+ * input port (0 and the linked ones), the attribute modifier naming
+ * both (input << 8 | output).  Ports without IsSLMappingSupported (the
+ * switch's port 0 for a switch) are skipped.  A table known to hold the
+ * wanted map gets nothing, one known to differ a Set, one never seen a
+ * Get whose answer decides on the Set.  `sets` (or NULL) counts the Sets
+ * queued, now or from answers.  Returns SMPs queued now, or -errno.
+ */
+int program_sl2vl(struct smp_batch *b, struct sl2vl_images *im,
+		  const struct sm_config *cfg, struct fabric *f, int32_t id,
+		  const struct routing_result *r, unsigned *sets);
+
 /* DR path to a node's port (CA ports have their own; else the node's). */
 void port_path(const struct fabric *f, int32_t id, uint8_t pn,
 	       const uint8_t **path, unsigned *hops);

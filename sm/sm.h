@@ -183,6 +183,7 @@ struct discovery;
 struct light_sweep;
 struct lft_images;
 struct port_memos;
+struct sl2vl_images;
 struct sa_agent;
 struct part_config;
 struct mc_table;
@@ -230,6 +231,7 @@ struct sm {
 	struct lid_cache *lids;
 	struct lft_images *images;	/* what each switch holds, as we know */
 	struct port_memos *memos;	/* PortInfo Sets each port settled on */
+	struct sl2vl_images *sl2vl;	/* SL-to-VL tables, as we know (NULL until layers) */
 	struct sweep *sweep;		/* heavy sweep in progress */
 	struct light_sweep *light;	/* light sweep in progress */
 	struct sa_agent *sa;		/* Subnet Administration (sm/sa/sa.c) */

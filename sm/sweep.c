@@ -51,6 +51,7 @@ struct sweep {
 	ev_tstamp t0, t_disc, t_prog;
 	unsigned disc_smps, prog_smps, act_smps, failed;
 	unsigned pkey_sets;		/* P_KeyTable blocks queued in PROGRAM */
+	unsigned sl2vl_sets;		/* SLtoVLMappingTable Sets (layers) */
 	/* What went wrong, for the failure policy (sm/sweep_policy.c). */
 	unsigned holes_failed, holes_dead, twins;	/* accepted from discovery */
 	unsigned unacked;		/* Sets never acknowledged */
@@ -293,6 +294,20 @@ static bool more_program(struct smp_batch *b, void *arg)
 		if (rc >= 0 && n->ports[0].valid)
 			rc = set_port(sw, id, 0, PORT_STATE_NOP, false);
 	}
+	/* Virtual layers: SL i on VL i at every port (program.c). */
+	if (rc >= 0 && sw->routes.n_layers > 1) {
+		if (!sm->sl2vl)
+			sm->sl2vl = sl2vl_images_new();
+		if (!sm->sl2vl)
+			rc = -ENOMEM;
+		/* A node the last sweep did not see may be new or reset:
+		 * read its tables again before trusting what we knew. */
+		if (rc >= 0 && fabric_find(&sm->fabric, n->guid) == FAB_NONE)
+			sl2vl_images_forget(sm->sl2vl, n->guid);
+		if (rc >= 0)
+			rc = program_sl2vl(b, sm->sl2vl, &sm->cfg, f, id,
+					   &sw->routes, &sw->sl2vl_sets);
+	}
 	for (unsigned pn = 1; pn <= n->num_ports && rc >= 0; pn++) {
 		struct fab_port *p = &n->ports[pn];
 
@@ -515,6 +530,9 @@ static void stage_done(struct smp_batch *b, void *arg)
 		 c.switches, c.cas, c.links, sw->f.max_lid, sw->routes.engine,
 		 sw->t_disc - sw->t0, sw->disc_smps, sw->t_prog - sw->t_disc,
 		 sw->prog_smps, sw->pkey_sets, now - sw->t_prog, sw->act_smps);
+	if (sw->routes.n_layers > 1)
+		log_info("virtual layers: %u (SL i on VL i), %u SLtoVLMappingTable"
+			 " Sets", sw->routes.n_layers, sw->sl2vl_sets);
 	sw->stage = ST_DONE;
 	dumps_write(sm, &sw->f, &sw->routes);
 	if (sm->cfg.dump_fabric) {

@@ -566,6 +566,37 @@ static void port_gid(const struct sa_view *v, struct port_ref r, uint8_t gid[16]
 	memcpy(gid + 8, &guid, 8);
 }
 
+/*
+ * The SL of the paths from `src` to `dlid` when the routing engine split
+ * the paths into virtual layers (routing.h): the layer of the path from
+ * the switch the packet enters the fabric at (the switch `src` hangs off,
+ * or `src` itself when it is a switch's port 0) to `dlid`.  That SL maps
+ * to the layer's VL on every port (sm/program.c, SLtoVLMappingTable), so
+ * a host that uses it keeps its traffic on a VL whose channel dependency
+ * graph is acyclic.  -1 without layers: the SL is what it was before
+ * (0, or the one the query asks for).
+ */
+static int path_layer_sl(const struct sa_view *v, struct port_ref src,
+			 uint16_t dlid)
+{
+	const struct routing_result *rr = v->routes;
+	const struct fab_node *n = fabric_node(v->f, src.node);
+	int32_t sw = src.node;
+
+	if (!rr || !rr->n_layers || !rr->sl || rr->n_nodes != v->f->n_nodes)
+		return -1;
+	if (n->type != NODE_TYPE_SWITCH) {
+		const struct fab_port *p = &n->ports[src.port];
+
+		if (p->peer_node == FAB_NONE ||
+		    (size_t)p->peer_node >= v->f->n_nodes ||
+		    fabric_node(v->f, p->peer_node)->type != NODE_TYPE_SWITCH)
+			return -1;
+		sw = p->peer_node;
+	}
+	return (int)(routing_layer(rr, sw, dlid) & 0xf);
+}
+
 /* The components the record must still agree on once it is built (the
  * P_Key is pair_pkey()'s: raw traffic answers 0 whatever was asked). */
 #define PR_MATCHED	(BIT(PR_DLID) | BIT(PR_SLID) | BIT(PR_SL))
@@ -579,6 +610,7 @@ static int pr_lid_pair(struct pr_ctx *c, struct port_ref src,
 	struct path_parms fwd, rev;
 	struct sa_path_record r;
 	bool reversible, ok;
+	int sl;
 
 	*added = false;
 	ok = path_parms(c, src, dst, dlid, &fwd);
@@ -599,7 +631,12 @@ static int pr_lid_pair(struct pr_ctx *c, struct port_ref src,
 	r.slid = htobe16(slid);
 	r.num_path = reversible ? PR_REVERSIBLE_BIT : 0;
 	r.pkey = htobe16(c->pkey);
-	if (q->comp_mask & BIT(PR_SL))
+	/* With layers the SL is the layer's: a query asking for another SL
+	 * gets no record (OpenSM's dfsssp answers the same, ERR 1F2A). */
+	sl = path_layer_sl(c->v, src, dlid);
+	if (sl >= 0)
+		r.qos_class_sl = htobe16((uint16_t)sl);
+	else if (q->comp_mask & BIT(PR_SL))
 		r.qos_class_sl = htobe16(be16toh(c->t->qos_class_sl) & 0xf);
 	r.mtu = (uint8_t)(SEL_EQ << 6 | fwd.mtu);
 	r.rate = (uint8_t)(SEL_EQ << 6 | fwd.rate);

@@ -38,6 +38,47 @@ Nothing here reads ibsm's own files: the input is what the diags print.
       switch LID).  With --avoid, no LFT entry for an assigned LID on that
       switch may point out of that port.
 
+  route_check.py load TOPO LFTS [--lmc N] [--max-ratio R] [--min-ratio R]
+      All-to-all load: every CA port sends to every other CA port's base
+      LID through the LFTs; each route adds one to every directed
+      inter-switch link it crosses (a link is one switch port facing a
+      switch).  ideal = total load / directed inter-switch links of TOPO;
+      ratio = max link load / ideal.  Fails when a route is broken, when
+      the ratio is above --max-ratio or (to show that a check can fail) not
+      above --min-ratio.
+
+  route_check.py cdg TOPO LFTS --sl SAQUERY --sl2vl SMPQUERY [--lmc N]
+                 [--want-cycles]
+      Channel dependency graph per VL (Dally and Seitz): a channel is a
+      directed inter-switch link; a route entering a switch on channel a
+      and leaving on channel b makes (b, VL_b) depend on (a, VL_a).  The SL
+      of a route is the one `saquery -p --src-to-dst SLID:DLID` reported
+      (SAQUERY: their concatenated output), for at least one CA port of
+      every source switch and every destination: the other CA ports of a
+      switch take the SL of a sampled port of that switch (an SM gives
+      paths their SL per source switch) unless they were sampled
+      themselves.  The VL on each channel is SL2VL[in][out](SL) of the
+      switch it leaves, from `smpquery sl2vl SWITCHLID OUTPORT` (SMPQUERY:
+      concatenated).  Routes go from every CA port to every other CA
+      port's base LID (data traffic; `plan` lists the queries).
+      Prints the channels, dependencies and cycles (back edges of a
+      depth-first search) of every VL in use; fails on a missing SL or
+      table, an SL on VL 15, and on any cycle (with --want-cycles: fails
+      unless there is one).
+
+  route_check.py plan TOPO sl|sl2vl
+      The queries the cdg check needs, one per line: for `sl`, "SLID DLID"
+      from the first CA port of every switch with CA ports to every other
+      CA port's base LID (for saquery -p --src-to-dst SLID:DLID); for
+      `sl2vl`, "SWITCHLID PORT" of every switch port facing a switch (for
+      smpquery sl2vl SWITCHLID PORT).
+
+  route_check.py degrade NET --fraction F [--seed S]
+      Print the ibsim topology NET with a share F of its switch-to-switch
+      links removed (both ends), chosen at random (seed S) among links
+      whose removal leaves every switch connected to the rest, at most one
+      per switch while there are such links.
+
 Exit status 0 when every check holds; otherwise 1 and one line per problem
 (the first --max of them) on stdout.
 """
@@ -437,6 +478,376 @@ def cmd_routes(args):
     return rc
 
 
+def walk_to(topo, lfts, start, dst, lmc, limit=64):
+    """Switch hops from switch `start` to LID `dst`: a list of
+    (switch, out port), the last one leaving for a CA (or out 0 at the
+    switch owning dst); or (None, reason) when the walk fails."""
+    hops = []
+    seen = set()
+    cur = start
+    while True:
+        if cur in seen or len(hops) > limit:
+            return None, f"loop at {topo.name(cur)}"
+        seen.add(cur)
+        out = lfts.get(cur, {}).get(dst)
+        if out is None or out == 255:
+            return None, f"no route at {topo.name(cur)}"
+        hops.append((cur, out))
+        if out == 0:
+            if topo.lid.get(cur) == dst:
+                return hops, None
+            return None, f"port 0 of {topo.name(cur)} does not own it"
+        nxt = topo.peer.get((cur, out))
+        if nxt is None:
+            return None, f"out of unlinked port {topo.name(cur, out)}"
+        if topo.kind.get(nxt[0]) == "SW":
+            cur = nxt[0]
+            continue
+        first = topo.lid.get(nxt[0], 0)
+        if first and first <= dst < first + (1 << lmc):
+            return hops, None
+        return None, f"reached the wrong CA port {topo.name(*nxt)}"
+
+
+def ca_attach(topo):
+    """CA port guid -> (switch guid, switch port) for CA ports on switches."""
+    out = {}
+    for ca in topo.cas():
+        port = topo.ca_port.get(ca)
+        nxt = topo.peer.get((ca, port))
+        if nxt is not None and topo.kind.get(nxt[0]) == "SW":
+            out[ca] = nxt
+    return out
+
+
+def isl_links(topo):
+    """Directed inter-switch links: (switch, port) facing a switch."""
+    return sorted(k for k, v in topo.peer.items()
+                  if topo.kind.get(k[0]) == "SW" and topo.kind.get(v[0]) == "SW")
+
+
+def cmd_load(args):
+    topo = Topo(args.topo)
+    lfts = read_lfts(args.lfts)
+    probs = Problems(args.max)
+    att = ca_attach(topo)
+    links = isl_links(topo)
+    load = dict.fromkeys(links, 0)
+    per_switch = {}
+    for ca, (sw, _p) in att.items():
+        per_switch[sw] = per_switch.get(sw, 0) + 1
+    dsts = sorted((topo.lid[ca], ca) for ca in topo.cas() if topo.lid.get(ca))
+    routes = 0
+    for dst, dca in dsts:
+        for sw, n in sorted(per_switch.items()):
+            srcs = n - (1 if att.get(dca, (None,))[0] == sw else 0)
+            if not srcs:
+                continue
+            hops, why = walk_to(topo, lfts, sw, dst, args.lmc)
+            routes += srcs
+            if hops is None:
+                probs.add(f"switch {topo.name(sw)} -> LID {dst}: {why}")
+                continue
+            for h in hops:
+                if h in load:
+                    load[h] += srcs
+    total = sum(load.values())
+    if not links:
+        probs.add("no inter-switch link")
+    ideal = total / len(links) if links else 0.0
+    top = max(load.values()) if load else 0
+    ratio = top / ideal if ideal else 0.0
+    unused = sum(1 for v in load.values() if not v)
+    worst = max(load, key=load.get) if load else None
+    print(f"load: {routes} routes, {len(links)} directed inter-switch links "
+          f"({unused} unused), total {total}, ideal {ideal:.2f}, max {top}"
+          + (f" on {topo.name(*worst)}" if worst else "")
+          + f", ratio {ratio:.3f}")
+    if args.max_ratio is not None and ratio > args.max_ratio:
+        probs.add(f"max link load is {ratio:.3f} x ideal, above "
+                  f"{args.max_ratio}")
+    if args.min_ratio is not None and ratio <= args.min_ratio:
+        probs.add(f"max link load is {ratio:.3f} x ideal, not above "
+                  f"{args.min_ratio}")
+    return probs.finish("load")
+
+
+SA_FIELD_RE = re.compile(r"^\s*(dlid|slid|sl)\.{3,}(\S+)")
+SL2VL_HEAD_RE = re.compile(r"^# SL2VL table: Lid (\d+)")
+SL2VL_ROW_RE = re.compile(r"^ports: in\s+(\d+), out\s+(\d+):\s*\|(.*)\|\s*$")
+
+
+def read_path_sls(path):
+    """(slid, dlid) -> SL from concatenated `saquery -p` output."""
+    sls = {}
+    rec = {}
+
+    def flush():
+        if {"slid", "dlid", "sl"} <= rec.keys():
+            sls[(rec["slid"], rec["dlid"])] = rec["sl"]
+        rec.clear()
+
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.startswith("PathRecord dump"):
+                flush()
+                continue
+            m = SA_FIELD_RE.match(line)
+            if m:
+                rec[m.group(1)] = int(m.group(2), 0)
+    flush()
+    return sls
+
+
+def read_sl2vl(path):
+    """LID -> {(in, out): [VL of SL 0..15]} from `smpquery sl2vl` output."""
+    tabs = {}
+    cur = None
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            m = SL2VL_HEAD_RE.match(line)
+            if m:
+                cur = tabs.setdefault(int(m.group(1)), {})
+                continue
+            m = SL2VL_ROW_RE.match(line)
+            if m and cur is not None:
+                vls = [int(x) for x in m.group(3).split("|")]
+                if len(vls) == 16:
+                    cur[(int(m.group(1)), int(m.group(2)))] = vls
+    return tabs
+
+
+def count_back_edges(nodes, edges):
+    """Back edges of an iterative depth-first search over `edges`
+    (node -> set of nodes): each one closes a cycle; 0 = acyclic."""
+    color = dict.fromkeys(nodes, 0)
+    back = []
+    for root in nodes:
+        if color[root]:
+            continue
+        color[root] = 1
+        stack = [(root, iter(edges.get(root, ())))]
+        while stack:
+            node, it = stack[-1]
+            for nxt in it:
+                c = color.get(nxt, 0)
+                if c == 0:
+                    color[nxt] = 1
+                    stack.append((nxt, iter(edges.get(nxt, ()))))
+                    break
+                if c == 1:
+                    back.append((node, nxt))
+            else:
+                color[node] = 2
+                stack.pop()
+    return back
+
+
+def cmd_cdg(args):
+    topo = Topo(args.topo)
+    lfts = read_lfts(args.lfts)
+    probs = Problems(args.max)
+    sls = read_path_sls(args.sl)
+    tabs = read_sl2vl(args.sl2vl)
+    att = ca_attach(topo)
+    by_lid = {}
+    for g, lid in topo.lid.items():
+        if lid:
+            by_lid[lid] = g
+    lid_of_switch = {g: topo.lid.get(g) for g in topo.switches()}
+    dsts = sorted(topo.lid[ca] for ca in topo.cas() if topo.lid.get(ca))
+    # The SL of a CA port's routes: its own samples, else a sampled port's
+    # on the same switch.
+    own = {}
+    for (slid, dlid), sl in sls.items():
+        ca = by_lid.get(slid)
+        if ca is None:
+            for first, last, g in topo.ranges(args.lmc):
+                if first <= slid <= last:
+                    ca = g
+        if ca is None or ca not in att:
+            continue
+        own.setdefault(ca, {})[dlid] = sl
+    per_switch = {}
+    for ca, samples in sorted(own.items()):
+        sw = att[ca][0]
+        agg = per_switch.setdefault(sw, {})
+        for dlid, sl in samples.items():
+            if agg.setdefault(dlid, sl) != sl:
+                probs.add(f"CA ports of switch {topo.name(sw)} have different "
+                          f"SLs to LID {dlid}")
+    edges = {}
+    nodes = set()
+    vl_paths = {}
+    routes = 0
+    for ca in sorted(att):
+        sw, inport = att[ca]
+        table = own.get(ca) or per_switch.get(sw)
+        if not table:
+            probs.add(f"no PathRecord SL for any CA port of switch "
+                      f"{topo.name(sw)}")
+            continue
+        first = topo.lid.get(ca, 0)
+        for dst in dsts:
+            if first and first <= dst < first + (1 << args.lmc):
+                continue
+            sl = table.get(dst)
+            if sl is None:
+                sl = (per_switch.get(sw) or {}).get(dst)
+            if sl is None:
+                probs.add(f"no PathRecord SL from switch {topo.name(sw)} to "
+                          f"LID {dst}")
+                continue
+            hops, why = walk_to(topo, lfts, sw, dst, args.lmc)
+            if hops is None:
+                probs.add(f"{topo.name(ca, topo.ca_port.get(ca))} -> LID "
+                          f"{dst}: {why}")
+                continue
+            routes += 1
+            prev = None
+            ip = inport
+            for cur, out in hops:
+                nxt = topo.peer.get((cur, out))
+                if out == 0 or nxt is None or topo.kind.get(nxt[0]) != "SW":
+                    break
+                t = tabs.get(lid_of_switch.get(cur), {}).get((ip, out))
+                if t is None:
+                    probs.add(f"no SL2VL table of {topo.name(cur)} in {ip} "
+                              f"out {out}")
+                    break
+                vl = t[sl]
+                if vl == 15:
+                    probs.add(f"SL {sl} goes to VL 15 (dropped) at "
+                              f"{topo.name(cur, out)} from port {ip}")
+                    break
+                node = (cur, out, vl)
+                nodes.add(node)
+                vl_paths[vl] = vl_paths.get(vl, 0) + 1
+                if prev is not None:
+                    edges.setdefault(prev, set()).add(node)
+                prev = node
+                ip = nxt[1]
+    back = count_back_edges(sorted(nodes), edges)
+    cycles = {}
+    for _a, b in back:
+        cycles[b[2]] = cycles.get(b[2], 0) + 1
+    total = 0
+    for vl in sorted({n[2] for n in nodes}):
+        chans = sum(1 for n in nodes if n[2] == vl)
+        deps = sum(len(v) for k, v in edges.items() if k[2] == vl)
+        print(f"cdg: VL {vl}: {chans} channels, {deps} dependencies, "
+              f"{cycles.get(vl, 0)} cycles")
+        total += cycles.get(vl, 0)
+    print(f"cdg: {routes} routes, {len({n[2] for n in nodes})} VLs, "
+          f"{total} cycles")
+    if args.want_cycles:
+        if not total:
+            probs.add("no cycle in any VL's channel dependency graph")
+    elif total:
+        for a, b in back[:3]:
+            probs.add(f"VL {b[2]}: a cycle closes from {topo.name(a[0], a[1])}"
+                      f" to {topo.name(b[0], b[1])}")
+        probs.add(f"{total} cycle(s) in the channel dependency graphs")
+    return probs.finish("cdg")
+
+
+NET_HEAD_RE = re.compile(r'^(Switch|Hca|Ca|Rt)\s+(\d+)\s+"([^"]+)"')
+NET_PORT_RE = re.compile(r'^\s*\[(\d+)\]\s*"([^"]+)"\[(\d+)\]')
+
+
+def cmd_degrade(args):
+    import random
+    with open(args.net, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    kind = {}
+    cur = None
+    ports = []          # (line index, node, port, peer, peer port)
+    for i, line in enumerate(lines):
+        m = NET_HEAD_RE.match(line)
+        if m:
+            cur = m.group(3)
+            kind[cur] = m.group(1)
+            continue
+        m = NET_PORT_RE.match(line)
+        if m and cur is not None:
+            ports.append((i, cur, int(m.group(1)), m.group(2), int(m.group(3))))
+    links = sorted({tuple(sorted([(n, p), (q, qp)]))
+                    for _i, n, p, q, qp in ports
+                    if kind.get(n) == "Switch" and kind.get(q) == "Switch"})
+    adj = {}
+    for (a, _pa), (b, _pb) in links:
+        adj.setdefault(a, []).append(b)
+        adj.setdefault(b, []).append(a)
+    rng = random.Random(args.seed)
+    want = max(1, round(len(links) * args.fraction))
+    order = links[:]
+    rng.shuffle(order)
+    gone = set()
+
+    def connected():
+        left = [l for l in links if l not in gone]
+        g = {}
+        for (a, _x), (b, _y) in left:
+            g.setdefault(a, set()).add(b)
+            g.setdefault(b, set()).add(a)
+        sws = [n for n, k in kind.items() if k == "Switch"]
+        if not sws:
+            return True
+        seen = {sws[0]}
+        todo = [sws[0]]
+        while todo:
+            for m in g.get(todo.pop(), ()):
+                if m not in seen:
+                    seen.add(m)
+                    todo.append(m)
+        return len(seen) == len(sws)
+
+    # Spread the holes: at most one removed link per switch while that
+    # can be had (a switch that loses several of few links has no
+    # balanced routing left to find), then any link.
+    hit = set()
+    for spread in (True, False):
+        for l in order:
+            if len(gone) >= want:
+                break
+            ends = {l[0][0], l[1][0]}
+            if l in gone or (spread and ends & hit):
+                continue
+            gone.add(l)
+            if not connected():
+                gone.discard(l)
+                continue
+            hit |= ends
+    drop = set()
+    for i, n, p, q, qp in ports:
+        if tuple(sorted([(n, p), (q, qp)])) in gone:
+            drop.add(i)
+    sys.stdout.write("\n".join(l for i, l in enumerate(lines) if i not in drop))
+    print(f"# degrade: {len(gone)} of {len(links)} switch links removed",
+          file=sys.stderr)
+    return 0
+
+
+def cmd_plan(args):
+    topo = Topo(args.topo)
+    if args.what == "sl2vl":
+        for sw, port in isl_links(topo):
+            print(f"{topo.lid.get(sw, 0)} {port}")
+        return 0
+    att = ca_attach(topo)
+    first = {}
+    for ca in sorted(att, key=lambda g: topo.lid.get(g, 0)):
+        if topo.lid.get(ca):
+            first.setdefault(att[ca][0], ca)
+    dsts = sorted(topo.lid[ca] for ca in topo.cas() if topo.lid.get(ca))
+    for sw in sorted(first):
+        slid = topo.lid[first[sw]]
+        for dlid in dsts:
+            if dlid != slid:
+                print(f"{slid} {dlid}")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(
         description="Check links, LIDs and routes from infiniband-diags "
@@ -461,9 +872,30 @@ def main():
     p.add_argument("lfts")
     p.add_argument("--lmc", type=int, default=0)
     p.add_argument("--avoid", action="append", metavar="GUID:PORT")
+    p = sub.add_parser("load")
+    p.add_argument("topo")
+    p.add_argument("lfts")
+    p.add_argument("--lmc", type=int, default=0)
+    p.add_argument("--max-ratio", type=float)
+    p.add_argument("--min-ratio", type=float)
+    p = sub.add_parser("cdg")
+    p.add_argument("topo")
+    p.add_argument("lfts")
+    p.add_argument("--sl", required=True)
+    p.add_argument("--sl2vl", required=True)
+    p.add_argument("--lmc", type=int, default=0)
+    p.add_argument("--want-cycles", action="store_true")
+    p = sub.add_parser("plan")
+    p.add_argument("topo")
+    p.add_argument("what", choices=["sl", "sl2vl"])
+    p = sub.add_parser("degrade")
+    p.add_argument("net")
+    p.add_argument("--fraction", type=float, required=True)
+    p.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     return {"links": cmd_links, "lids": cmd_lids, "missing": cmd_missing,
-            "tracert": cmd_tracert, "routes": cmd_routes}[args.cmd](args)
+            "tracert": cmd_tracert, "routes": cmd_routes, "load": cmd_load,
+            "cdg": cmd_cdg, "plan": cmd_plan, "degrade": cmd_degrade}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -648,6 +648,195 @@ START_TEST(enforce_none_without_table)
 }
 END_TEST
 
+/* ------------------------------------------------------ SL to VL */
+
+static struct sl2vl_images *SLI;
+static unsigned sl_sets;
+
+/* Give node `ff` (and the model's copy) IsSLMappingSupported. */
+static void sl_map_on(int ff, uint64_t guid)
+{
+	int32_t id = fabric_find(&M, guid);
+	struct fab_node *n = fabric_node(&M, id);
+
+	FF.node[ff].sl_map = true;
+	for (unsigned pn = 0; pn <= n->num_ports; pn++)
+		if (n->type != NODE_TYPE_SWITCH ? pn > 0 : pn == 0)
+			n->ports[pn].pi.cap_mask |= htobe32(PI_CAP_SL_MAP);
+}
+
+/* One batch with node `guid`'s tables for `layers` layers; SMPs queued
+ * at once (Gets and Sets: Sets from Get answers come later). */
+static int run_sl2vl(const struct sm_config *c, uint64_t guid, unsigned layers)
+{
+	struct routing_result r = { .n_layers = (uint8_t)layers };
+	int queued;
+
+	if (!SLI)
+		SLI = sl2vl_images_new();
+	ck_assert_ptr_nonnull(SLI);
+	batch_init(&B, F.engine, on_done, NULL);
+	B.on_fail = on_fail;
+	n_fails = 0;
+	done = false;
+	sl_sets = 0;
+	queued = program_sl2vl(&B, SLI, c, &M, fabric_find(&M, guid), &r,
+			       &sl_sets);
+	ck_assert_int_ge(queued, 0);
+	B.sealed = true;
+	if (B.pending)
+		run_until_done();
+	return queued;
+}
+
+static unsigned vl_of(const uint8_t t[8], unsigned sl)
+{
+	return sl % 2 ? t[sl / 2] & 0xf : t[sl / 2] >> 4;
+}
+
+static void sl2vl_teardown(void)
+{
+	sl2vl_images_free(SLI);
+	SLI = NULL;
+	teardown();
+}
+
+/* The wanted table: SL i on VL i for the layers the port's VLs hold,
+ * every other SL on VL 0. */
+START_TEST(sl2vl_want_table)
+{
+	uint8_t t[8];
+
+	sl2vl_want(3, 8, t);
+	ck_assert_uint_eq(t[0], 0x01);
+	ck_assert_uint_eq(t[1], 0x20);
+	for (unsigned i = 2; i < 8; i++)
+		ck_assert_uint_eq(t[i], 0);
+	sl2vl_want(15, 15, t);
+	for (unsigned sl = 0; sl < 16; sl++)
+		ck_assert_uint_eq(vl_of(t, sl), sl < 15 ? sl : 0);
+	sl2vl_want(6, 4, t);		/* a port with VL0-3 only */
+	for (unsigned sl = 0; sl < 16; sl++)
+		ck_assert_uint_eq(vl_of(t, sl), sl < 4 ? sl : 0);
+}
+END_TEST
+
+/* A switch with layers: every (input, output) pair of its linked ports
+ * and port 0 as an input (4 x 3 tables here) is read, and those that
+ * differ are Set with the input and output port in the modifier; the
+ * same layers again send nothing; the CA's one table likewise. */
+START_TEST(sl2vl_switch_then_nothing)
+{
+	sl_map_on(sw, 0x200000);
+	ck_assert_int_eq(run_sl2vl(&cfg, 0x200000, 3), 12);
+	ck_assert_uint_eq(FF.node[sw].gets[SMP_ATTR_SL2VL_TABLE], 12);
+	ck_assert_uint_eq(FF.node[sw].sets[SMP_ATTR_SL2VL_TABLE], 12);
+	ck_assert_uint_eq(sl_sets, 12);
+	ck_assert_uint_eq(B.failed, 0);
+	for (unsigned in = 0; in <= 8; in++)
+		for (unsigned out = 0; out <= 8; out++) {
+			bool mapped = out >= 1 && out <= 3 && in <= 3;
+
+			for (unsigned sl = 0; sl < 16; sl++)
+				ck_assert_uint_eq(vl_of(FF.node[sw].sl2vl[in][out], sl),
+						  mapped && sl < 3 ? sl : 0);
+			ck_assert(!mapped || FF.node[sw].sl2vl[in][out][0] == 0x01);
+		}
+	/* again: known and as wanted, no SMP at all */
+	ck_assert_int_eq(run_sl2vl(&cfg, 0x200000, 3), 0);
+	ck_assert_uint_eq(FF.node[sw].gets[SMP_ATTR_SL2VL_TABLE], 12);
+	ck_assert_uint_eq(FF.node[sw].sets[SMP_ATTR_SL2VL_TABLE], 12);
+	/* more layers: known and different, Sets without reading first */
+	ck_assert_int_eq(run_sl2vl(&cfg, 0x200000, 4), 12);
+	ck_assert_uint_eq(FF.node[sw].gets[SMP_ATTR_SL2VL_TABLE], 12);
+	ck_assert_uint_eq(FF.node[sw].sets[SMP_ATTR_SL2VL_TABLE], 24);
+	ck_assert_uint_eq(vl_of(FF.node[sw].sl2vl[2][3], 3), 3);
+
+	/* a CA: one table, modifier 0 */
+	sl_map_on(h2, 0x100002);
+	ck_assert_int_eq(run_sl2vl(&cfg, 0x100002, 3), 1);
+	ck_assert_uint_eq(FF.node[h2].sets[SMP_ATTR_SL2VL_TABLE], 1);
+	ck_assert_uint_eq(FF.node[h2].sl2vl[0][1][0], 0x01);
+	ck_assert_uint_eq(FF.node[h2].sl2vl[0][1][1], 0x20);
+	ck_assert_int_eq(run_sl2vl(&cfg, 0x100002, 3), 0);
+}
+END_TEST
+
+/* Tables that hold the map already are read and left alone. */
+START_TEST(sl2vl_already_right)
+{
+	uint8_t t[8];
+
+	sl_map_on(sw, 0x200000);
+	sl2vl_want(2, 8, t);
+	for (unsigned in = 0; in <= 8; in++)
+		for (unsigned out = 0; out <= 8; out++)
+			memcpy(FF.node[sw].sl2vl[in][out], t, 8);
+	/* one table differs */
+	FF.node[sw].sl2vl[3][1][0] = 0x11;
+	ck_assert_int_eq(run_sl2vl(&cfg, 0x200000, 2), 12);
+	ck_assert_uint_eq(FF.node[sw].gets[SMP_ATTR_SL2VL_TABLE], 12);
+	ck_assert_uint_eq(FF.node[sw].sets[SMP_ATTR_SL2VL_TABLE], 1);
+	ck_assert_uint_eq(sl_sets, 1);
+	ck_assert_uint_eq(FF.node[sw].sl2vl[3][1][0], 0x01);
+}
+END_TEST
+
+/* No layers, or one: the tables are left as they are (no SMP).  A
+ * switch without IsSLMappingSupported: nothing either. */
+START_TEST(sl2vl_no_layers)
+{
+	ck_assert_int_eq(run_sl2vl(&cfg, 0x200000, 3), 0);	/* no SL map */
+	sl_map_on(sw, 0x200000);
+	ck_assert_int_eq(run_sl2vl(&cfg, 0x200000, 0), 0);
+	ck_assert_int_eq(run_sl2vl(&cfg, 0x200000, 1), 0);
+	ck_assert_uint_eq(FF.node[sw].gets[SMP_ATTR_SL2VL_TABLE], 0);
+	ck_assert_uint_eq(FF.node[sw].sets[SMP_ATTR_SL2VL_TABLE], 0);
+}
+END_TEST
+
+/* OperationalVLs bound the VLs: with max_op_vls 2 (VL0-1) the third
+ * layer's SL goes to VL 0. */
+START_TEST(sl2vl_op_vls_bound)
+{
+	struct sm_config c = cfg;
+
+	c.max_op_vls = 2;
+	sl_map_on(sw, 0x200000);
+	ck_assert_int_eq(run_sl2vl(&c, 0x200000, 3), 12);
+	ck_assert_uint_eq(vl_of(FF.node[sw].sl2vl[1][2], 1), 1);
+	ck_assert_uint_eq(vl_of(FF.node[sw].sl2vl[1][2], 2), 0);
+}
+END_TEST
+
+/* Sets never acknowledged: retried, counted as failed and charged to
+ * the switch; the tables stay unknown, so the next run reads them again. */
+START_TEST(sl2vl_sets_unacknowledged)
+{
+	sl_map_on(sw, 0x200000);
+	/* first the tables are read and Set, then known */
+	ck_assert_int_eq(run_sl2vl(&cfg, 0x200000, 3), 12);
+	ck_assert_uint_eq(run_sl2vl(&cfg, 0x200000, 3), 0);
+	ck_assert_int_eq(run_sl2vl(&cfg, 0x200000, 5), 12);	/* Sets */
+	FF.node[sw].drop_sets = true;
+	ck_assert_int_eq(run_sl2vl(&cfg, 0x200000, 4), 12);
+	ck_assert_uint_eq(B.unacked, 12);
+	ck_assert_uint_eq(n_fails, 12);
+	for (unsigned i = 0; i < n_fails; i++) {
+		ck_assert_int_eq(fails[i].node, sw_id);
+		ck_assert_uint_eq(fails[i].attr, SMP_ATTR_SL2VL_TABLE);
+	}
+	/* tried once per engine attempt and round (retries 1, 3 rounds) */
+	ck_assert_uint_eq(FF.node[sw].sets[SMP_ATTR_SL2VL_TABLE], 24 + 12 * 2 * 3);
+	FF.node[sw].drop_sets = false;
+	/* unknown now: read again, then Set */
+	ck_assert_int_eq(run_sl2vl(&cfg, 0x200000, 4), 12);
+	ck_assert_uint_eq(FF.node[sw].gets[SMP_ATTR_SL2VL_TABLE], 24);
+	ck_assert_uint_eq(B.failed, 0);
+	ck_assert_uint_eq(vl_of(FF.node[sw].sl2vl[0][3], 3), 3);
+}
+END_TEST
+
 static Suite *program_suite(void)
 {
 	Suite *s = suite_create("program");
@@ -678,6 +867,16 @@ static Suite *program_suite(void)
 	tcase_add_test(tc, enforce_bits_per_setting);
 	tcase_add_test(tc, enforce_memo_key);
 	tcase_add_test(tc, enforce_none_without_table);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("sl2vl");
+	tcase_add_checked_fixture(tc, setup, sl2vl_teardown);
+	tcase_add_test(tc, sl2vl_want_table);
+	tcase_add_test(tc, sl2vl_switch_then_nothing);
+	tcase_add_test(tc, sl2vl_already_right);
+	tcase_add_test(tc, sl2vl_no_layers);
+	tcase_add_test(tc, sl2vl_op_vls_bound);
+	tcase_add_test(tc, sl2vl_sets_unacknowledged);
 	suite_add_tcase(s, tc);
 	return s;
 }

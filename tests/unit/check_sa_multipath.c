@@ -26,7 +26,7 @@
 #define B(n)	(1ull << (n))
 
 /* PathRecord and MultiPathRecord component numbers (tables 204, 213) */
-enum { PR_DGID = 2, PR_SGID = 3, PR_REVERSIBLE = 11, PR_NUMB_PATH = 12,
+enum { PR_DGID = 2, PR_SGID = 3, PR_SLID = 5, PR_REVERSIBLE = 11, PR_NUMB_PATH = 12,
        PR_PKEY = 13, PR_SL = 15, PR_MTU_SEL = 16, PR_MTU = 17 };
 enum { MPR_REVERSIBLE = 5, MPR_NUMB_PATH = 6, MPR_PKEY = 7, MPR_SL = 9,
        MPR_MTU_SEL = 10, MPR_MTU = 11, MPR_INDEP_SEL = 17,
@@ -317,6 +317,151 @@ START_TEST(test_multipath_bad)
 }
 END_TEST
 
+/* ---- virtual layers: the SL of a path is its layer ------------------- */
+
+/* Give the routes 3 layers: switch i reaches `lid` on layer (5i+lid) % 3. */
+static void fx_layers(struct fx *x)
+{
+	x->r.n_layers = 3;
+	x->r.sl = calloc(x->r.n_nodes, sizeof(*x->r.sl));
+	ck_assert_ptr_nonnull(x->r.sl);
+	for (size_t i = 0; i < x->r.n_nodes; i++) {
+		if (!x->r.lft[i].port)
+			continue;
+		x->r.sl[i] = malloc((size_t)x->r.lft[i].top + 1);
+		ck_assert_ptr_nonnull(x->r.sl[i]);
+		for (unsigned lid = 0; lid <= x->r.lft[i].top; lid++)
+			x->r.sl[i][lid] = (uint8_t)((5 * i + lid) % 3);
+	}
+}
+
+/* The layer the fixture gave the path from the end port with `slid` to
+ * `dlid`: that of the switch the port hangs off (or the switch itself). */
+static unsigned want_sl(const struct fx *x, uint16_t slid, uint16_t dlid)
+{
+	for (size_t i = 0; i < x->f.n_nodes; i++) {
+		const struct fab_node *n = &x->f.nodes[i];
+
+		for (unsigned pn = 0; pn <= n->num_ports; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+			int32_t sw = (int32_t)i;
+
+			if (!p->valid || !p->lid || slid < p->lid ||
+			    slid > p->lid + (1u << p->lmc) - 1)
+				continue;
+			if (n->type != NODE_TYPE_SWITCH)
+				sw = p->peer_node;
+			ck_assert_int_ne(sw, FAB_NONE);
+			return (5u * (unsigned)sw + dlid) % 3;
+		}
+	}
+	ck_abort_msg("no port with LID %u", slid);
+	return 0;
+}
+
+START_TEST(test_path_layers)
+{
+	static const char *const src[] = { "H0001", "H0006", "H0011" },
+		*const dst[] = { "H0003", "H0012", "H0016" };
+	struct fx x;
+	struct mpr_req m;
+	struct sa_path_record p, none;
+	struct sa_table mt, pt;
+	size_t len, at = 0;
+	unsigned seen[3] = { 0 };
+	int32_t sw = FAB_NONE;
+
+	fx_load(&x, "fat2-small.net", 1);
+	fx_layers(&x);
+	memset(&none, 0, sizeof(none));
+	/* MultiPathRecord: every record carries its path's layer, and is the
+	 * PathRecord of the same pair */
+	len = mpr_init(&x, &m, src, 3, dst, 3);
+	ck_assert_int_eq(run(&x.v, SA_ATTR_MULTIPATH_RECORD, MAD_METHOD_GETMULTI,
+			     MPR_COUNTS, &m, len, &mt), 0);
+	ck_assert_uint_eq(mt.count, 3 * 3 * 4);
+	for (size_t i = 0; i < mt.count; i++) {
+		const struct sa_path_record *r = PREC(&mt, i);
+		unsigned sl = be16toh(r->qos_class_sl) & 0xf;
+
+		ck_assert_uint_eq(sl, want_sl(&x, be16toh(r->slid),
+					      be16toh(r->dlid)));
+		seen[sl]++;
+	}
+	for (unsigned s = 0; s < 3; s++)
+		for (unsigned d = 0; d < 3; d++) {
+			size_t n = pr_pair(&x, m.gids[s], m.gids[3 + d], &none, 0, &pt);
+
+			ck_assert_uint_eq(n, 4);
+			ck_assert_mem_eq(mt.buf + at * 64, pt.buf, n * 64);
+			at += n;
+			free(pt.buf);
+		}
+	free(mt.buf);
+	/* the fixture's layers are all in use */
+	ck_assert_uint_gt(seen[0], 0);
+	ck_assert_uint_gt(seen[1], 0);
+	ck_assert_uint_gt(seen[2], 0);
+
+	/* Asking for an SL: only the LID pairs whose layer it is; the other
+	 * SLs' pairs make up the rest, and an SL no layer has gets none. */
+	for (unsigned s = 0; s < 3; s++)
+		for (unsigned d = 0; d < 3; d++) {
+			size_t total = 0;
+
+			for (unsigned sl = 0; sl < 4; sl++) {
+				memset(&p, 0, sizeof(p));
+				p.qos_class_sl = htobe16((uint16_t)sl);
+				size_t n = pr_pair(&x, m.gids[s], m.gids[3 + d],
+						   &p, B(PR_SL), &pt);
+				for (size_t i = 0; i < n; i++)
+					ck_assert_uint_eq(be16toh(PREC(&pt, i)->qos_class_sl)
+							  & 0xf, sl);
+				if (sl == 3)
+					ck_assert_uint_eq(n, 0);
+				total += n;
+				free(pt.buf);
+			}
+			ck_assert_uint_eq(total, 4);
+		}
+	/* MultiPathRecord with an SL: the same filter */
+	m.r.qos_class_sl = htobe16(1);
+	ck_assert_int_eq(run(&x.v, SA_ATTR_MULTIPATH_RECORD, MAD_METHOD_GETMULTI,
+			     MPR_COUNTS | B(MPR_SL), &m, len, &mt), 0);
+	ck_assert_uint_eq(mt.count, seen[1]);
+	free(mt.buf);
+
+	/* A switch as the source: its own layer to the destination */
+	for (size_t i = 0; i < x.f.n_nodes && sw == FAB_NONE; i++)
+		if (x.f.nodes[i].type == NODE_TYPE_SWITCH && x.f.nodes[i].ports[0].lid)
+			sw = (int32_t)i;
+	ck_assert_int_ne(sw, FAB_NONE);
+	memset(&p, 0, sizeof(p));
+	p.slid = htobe16(x.f.nodes[sw].ports[0].lid);
+	memcpy(p.dgid, m.gids[3], 16);
+	ck_assert_int_eq(run(&x.v, SA_ATTR_PATH_RECORD, MAD_METHOD_GET_TABLE,
+			     B(PR_SLID) | B(PR_DGID), &p, sizeof(p), &pt), 0);
+	ck_assert_uint_eq(pt.count, 2);
+	for (size_t i = 0; i < pt.count; i++)
+		ck_assert_uint_eq(be16toh(PREC(&pt, i)->qos_class_sl) & 0xf,
+				  (5u * (unsigned)sw + be16toh(PREC(&pt, i)->dlid)) % 3);
+	free(pt.buf);
+
+	/* No layers (n_layers 0): SL 0, or the one asked for, as before */
+	x.r.n_layers = 0;
+	ck_assert_uint_eq(pr_pair(&x, m.gids[0], m.gids[3], &none, 0, &pt), 4);
+	for (size_t i = 0; i < 4; i++)
+		ck_assert_uint_eq(be16toh(PREC(&pt, i)->qos_class_sl), 0);
+	free(pt.buf);
+	p = none;
+	p.qos_class_sl = htobe16(7);
+	ck_assert_uint_eq(pr_pair(&x, m.gids[0], m.gids[3], &p, B(PR_SL), &pt), 4);
+	ck_assert_uint_eq(be16toh(PREC(&pt, 0)->qos_class_sl) & 0xf, 7);
+	free(pt.buf);
+	fx_free(&x);
+}
+END_TEST
+
 static Suite *sa_multipath_suite(void)
 {
 	Suite *s = suite_create("sa_multipath");
@@ -328,6 +473,7 @@ static Suite *sa_multipath_suite(void)
 	tcase_add_test(tc, test_multipath_many);
 	tcase_add_test(tc, test_multipath_selectors);
 	tcase_add_test(tc, test_multipath_bad);
+	tcase_add_test(tc, test_path_layers);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -47,6 +47,9 @@ struct ff_node {
 	unsigned sets[0x20];		/* Sets received, by attribute ID (< 0x20) */
 	unsigned gets[0x20];
 	uint32_t last_lft_block;	/* AttributeModifier of the last LFT Set */
+	bool	 sl_map;		/* CapabilityMask:IsSLMappingSupported */
+	/* SLtoVLMappingTables by [input][output] port (a CA's: [0][port]) */
+	uint8_t	 sl2vl[FF_MAX_PORTS + 1][FF_MAX_PORTS + 1][8];
 };
 
 struct fake_fabric;
@@ -146,7 +149,8 @@ static inline void ff_port_info(const struct ff_node *n, unsigned p,
 	pi->init_type_reply_mtu_cap = 5;
 	pi->op_vls_enforce = 4u << 4;
 	if (n->type != NODE_TYPE_SWITCH || p == 0)
-		pi->cap_mask = htobe32(n->type == NODE_TYPE_SWITCH ? 0 : 1u << 16);
+		pi->cap_mask = htobe32((n->type == NODE_TYPE_SWITCH ? 0 : 1u << 16) |
+				       (n->sl_map ? PI_CAP_SL_MAP : 0));
 }
 
 /* Fill in the answer to one SMP; false when the node would not answer. */
@@ -228,6 +232,20 @@ static inline bool ff_answer(struct fake_fabric *ff, int id, uint8_t in_port,
 		else if ((mod & 0xffff) == 0)
 			keys[0] = htobe16(0xffff);
 		memcpy(resp->data, keys, sizeof(keys));
+		break;
+	}
+	case SMP_ATTR_SL2VL_TABLE: {
+		/* switches: InputPortNum << 8 | OutputPortNum (14.2.5.8) */
+		unsigned in = n->type == NODE_TYPE_SWITCH ? (mod >> 8) & 0xff : 0;
+		unsigned out = n->type == NODE_TYPE_SWITCH ? mod & 0xff : in_port;
+
+		if (in > n->nports || out > n->nports || !n->sl_map) {
+			resp->hdr.status |= htobe16(MAD_STATUS_INVALID_FIELD);
+			break;
+		}
+		if (set)
+			memcpy(n->sl2vl[in][out], req->data, 8);
+		memcpy(resp->data, n->sl2vl[in][out], 8);
 		break;
 	}
 	case SMP_ATTR_LFT:
