@@ -48,6 +48,7 @@ static void sms_query(struct sm *sm, bool election);
 #define SM_REQUERY		1.0	/* s: ask a discovering SM again */
 #define SM_REPAIR_DELAY		0.5	/* s: a worse master stands by first */
 #define SM_REPAIR_EVERY		5.0	/* s: at most one repair sweep per */
+#define SM_WATCH_EVERY		0.2	/* s: traps check the master's port */
 
 uint16_t sm_master_lid(const struct sm *sm)
 {
@@ -117,6 +118,138 @@ static void enter_standby(struct sm *sm, const struct sm_remote *m,
 
 static void handover_to(struct sm *sm, const struct sm_remote *r);
 
+/*
+ * Death evidence (issue 14): a standby about to wait for more polls of a
+ * master that did not answer first reads the port of the master's switch
+ * that faces it (directed route, from the election's model).  A port
+ * that is down means the master is cut off: take over at once.  A port
+ * that is up, or a switch that does not answer or is no longer the one
+ * the model knew there, is no evidence: the poll rule decides.  A master
+ * on a switch's port 0 has no such port: the polls alone decide.
+ */
+static void watch_set(struct sm *sm, const struct sm_remote *m)
+{
+	const struct fabric *f = &sm->elect_fabric;
+
+	memset(&sm->watch, 0, sizeof(sm->watch));
+	for (size_t id = 0; id < f->n_nodes; id++) {
+		const struct fab_node *n = fabric_node(f, (int32_t)id);
+
+		if (n->type == NODE_TYPE_SWITCH)
+			continue;
+		for (unsigned pn = 1; pn <= n->num_ports; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+
+			if (!p->valid || p->guid != m->guid ||
+			    p->peer_node == FAB_NONE)
+				continue;
+			const struct fab_node *sw = fabric_node(f, p->peer_node);
+			if (sw->type != NODE_TYPE_SWITCH)
+				return;
+			sm->watch.master = m->guid;
+			sm->watch.sw_guid = sw->guid;
+			sm->watch.sw_lid = be16toh(sw->ports[0].pi.lid);
+			sm->watch.port = p->peer_port;
+			sm->watch.hops = sw->hops;
+			memcpy(sm->watch.path, sw->path, sizeof(sm->watch.path));
+			log_debug("watching master 0x%016" PRIx64 " at port %u"
+				  " of switch 0x%016" PRIx64, m->guid,
+				  p->peer_port, sw->guid);
+			return;
+		}
+	}
+}
+
+/* Is the answer to the watch's Get still about our master? */
+static bool watch_current(struct sm *sm, int status, const void *mad,
+			  size_t len)
+{
+	if (status == -ECANCELED)
+		return false;
+	sm->watch.inflight = false;
+	if (sm->state != SM_STANDBY || sm->watch.master != sm->master_guid)
+		return false;
+	return status >= 0 && len >= MAD_SIZE &&
+	       !(be16toh(((const struct mad_hdr *)mad)->status) & 0x7fff);
+}
+
+static void on_watch_port(void *arg, int status, const void *mad, size_t len)
+{
+	struct sm *sm = arg;
+
+	if (!watch_current(sm, status, mad, len))
+		return;
+	const struct smp_port_info *pi =
+		(const void *)((const struct smp_dr *)mad)->data;
+	if (pi_port_state(pi) != PORT_STATE_DOWN) {
+		log_debug("master 0x%016" PRIx64 ": port %u of switch 0x%016"
+			  PRIx64 " is up (state %u): polls decide",
+			  sm->master_guid, sm->watch.port, sm->watch.sw_guid,
+			  pi_port_state(pi));
+		return;
+	}
+	char why[128];
+	snprintf(why, sizeof(why), "its link is down (port %u of switch"
+		 " 0x%016" PRIx64 ", physical state %u)", sm->watch.port,
+		 sm->watch.sw_guid, pi_phys_state(pi));
+	log_warnx("ERR 1123: master 0x%016" PRIx64 " LID %u: %s: taking"
+		  " over now", sm->master_guid, sm->master_lid, why);
+	sminfo_master_lost(sm, why);
+}
+
+static void on_watch_node(void *arg, int status, const void *mad, size_t len)
+{
+	struct sm *sm = arg;
+	struct smp_dr smp;
+	struct mad_addr addr = { .lid = 0xffff, .qpn = 0 };
+
+	if (!watch_current(sm, status, mad, len))
+		return;
+	const struct smp_node_info *ni =
+		(const void *)((const struct smp_dr *)mad)->data;
+	if (be64toh(ni->node_guid) != sm->watch.sw_guid ||
+	    sm->watch.port > ni->num_ports) {
+		log_debug("master's switch 0x%016" PRIx64 " not at its path:"
+			  " polls decide", sm->watch.sw_guid);
+		return;
+	}
+	mad_build_smp_dr(&smp, MAD_METHOD_GET, SMP_ATTR_PORT_INFO,
+			 sm->watch.port, sm->watch.path, sm->watch.hops);
+	if (mad_engine_submit(sm->engine, &smp, sizeof(smp), &addr,
+			      on_watch_port, sm) == 0)
+		sm->watch.inflight = true;
+}
+
+/* Read the master's switch port now (NodeInfo to be sure of the switch,
+ * then PortInfo), unless a read is under way or, for a `trap`, one was
+ * made within SM_WATCH_EVERY s (traps come at the sender's pace). */
+void sminfo_master_check(struct sm *sm, bool trap)
+{
+	struct smp_dr smp;
+	struct mad_addr addr = { .lid = 0xffff, .qpn = 0 };
+	ev_tstamp now = ev_now(sm->loop);
+
+	if (sm->state != SM_STANDBY || !sm->watch.master ||
+	    sm->watch.master != sm->master_guid || sm->watch.inflight)
+		return;
+	if (trap && sm->watch.last > 0. && now - sm->watch.last < SM_WATCH_EVERY)
+		return;
+	sm->watch.last = now;
+	mad_build_smp_dr(&smp, MAD_METHOD_GET, SMP_ATTR_NODE_INFO, 0,
+			 sm->watch.path, sm->watch.hops);
+	if (mad_engine_submit(sm->engine, &smp, sizeof(smp), &addr,
+			      on_watch_node, sm) == 0)
+		sm->watch.inflight = true;
+}
+
+/* A trap that came to us, a standby (sm/trap.c): one about the master's
+ * switch (128, a link state changed there) is worth a look. */
+void sminfo_standby_trap(struct sm *sm, uint16_t src, unsigned num)
+{
+	if (num == 128 && src && src == sm->watch.sw_lid)
+		sminfo_master_check(sm, true);
+}
+
 /* The election's discovery is over and every SMInfo Get answered or
  * failed: apply 14.4.1.1. */
 void sminfo_elect_decide(struct sm *sm)
@@ -125,11 +258,15 @@ void sminfo_elect_decide(struct sm *sm)
 	enum elect_verdict v;
 
 	sm->elect_running = false;
-	fabric_free(&sm->elect_fabric);
-	if (sm->state != SM_DISCOVERING)
+	if (sm->state != SM_DISCOVERING) {
+		fabric_free(&sm->elect_fabric);
 		return;
+	}
 	v = elect_decide(sm->cfg.sm_priority, sm->port_guid, sm->remotes,
 			 SM_MAX_REMOTE, &who);
+	if (v == ELECT_STANDBY)
+		watch_set(sm, &sm->remotes[who]);
+	fabric_free(&sm->elect_fabric);
 	if (v == ELECT_STANDBY) {
 		sm->elect_waits = 0;
 		enter_standby(sm, &sm->remotes[who], 1102,
@@ -488,6 +625,7 @@ static void on_poll(void *arg, int status, const void *mad, size_t len)
 				" LID %u did not answer SMInfo (%u of %u)",
 				sm->master_guid, sm->master_lid, sm->poll_misses,
 				poll_limit(sm));
+		sminfo_master_check(sm, false);	/* its link: down? */
 		if (sm->poll_misses >= poll_limit(sm)) {
 			char why[96];
 			snprintf(why, sizeof(why), "%u SMInfo polls unanswered",

@@ -179,6 +179,8 @@ static void on_trap(void *arg, const void *mad, size_t len,
 		mad_engine_send_oneway(sm->engine, resp, MAD_SIZE, &to);
 
 	unsigned num = notice_is_generic(n) ? be16toh(n->trap_num) : 0;
+	if (sm->state == SM_STANDBY)
+		sminfo_standby_trap(sm, src, num);	/* the master's link? */
 	int32_t snode;
 	uint8_t sport;
 	/* A source no port of the model has is rejected before it can take

@@ -35,6 +35,8 @@
 #include "sm/election.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
+#include "sm/sminfo.h"
+#include "sm/standby/sync.h"
 #include "tests/unit/fake_transport.h"
 
 #define GUID_A	0x0002c90000000100ull
@@ -55,6 +57,7 @@ static uint8_t b_prio, b_state;
 static uint64_t b_key;
 static bool b_takes_handover;	/* B becomes MASTER on HANDOVER */
 static int b_says = -1;		/* the state B's Sets say (-1: b_state) */
+static bool b_link_down;	/* S port 2 down: B is cut off */
 
 /* ------------------------------------------------ the simulated fabric */
 
@@ -68,7 +71,7 @@ static int dr_target(const struct smp_dr *smp)
 	if (hops == 1 && smp->initial_path[1] == 1)
 		return 1;
 	if (hops == 2 && smp->initial_path[1] == 1 && smp->initial_path[2] == 2)
-		return 2;
+		return b_link_down ? -1 : 2;
 	return -1;
 }
 
@@ -92,6 +95,9 @@ static void fill_port_info(int node, unsigned pn, struct smp_port_info *pi)
 {
 	static const uint16_t lid[] = { 2, 1, 3 };
 	bool up = node == 1 ? pn <= 2 : pn == 1;
+
+	if (node == 1 && pn == 2 && b_link_down)
+		up = false;
 
 	if (node == 0 && local_down)
 		up = false;
@@ -130,7 +136,8 @@ static bool b_sminfo(const struct fake_sent *s, uint8_t *resp, uint32_t tid_high
 	const struct smp_dr *dr = (const void *)s->mad;
 	bool is_dr = lr->hdr.mgmt_class == MAD_CLASS_SMI_DR;
 
-	if (be16toh(lr->hdr.attr_id) != SMP_ATTR_SM_INFO || !b_sm || !b_alive)
+	if (be16toh(lr->hdr.attr_id) != SMP_ATTR_SM_INFO || !b_sm || !b_alive ||
+	    b_link_down)
 		return false;
 	if (is_dr ? dr_target(dr) != 2 : s->addr.lid != 3)
 		return false;
@@ -161,7 +168,8 @@ static enum fake_action fabric_policy(struct fake *fk, const struct fake_sent *s
 	}
 	if (req->hdr.mgmt_class == MAD_CLASS_SMI && s->timeout_ms &&
 	    attr == SMP_ATTR_PORT_INFO && req->hdr.method == MAD_METHOD_GET &&
-	    s->addr.lid >= 1 && s->addr.lid <= 3) {
+	    s->addr.lid >= 1 && s->addr.lid <= 3 &&
+	    !(s->addr.lid == 3 && b_link_down)) {
 		/* LID-routed PortInfo (the probe of a master stopped with
 		 * SIGTERM): LIDs 2, 1, 3 are nodes 0, 1, 2. */
 		static const int by_lid[] = { -1, 1, 0, 2 };
@@ -236,7 +244,7 @@ static void setup(void)
 	F.policy = fabric_policy;
 	local_down = hold_light = false;
 	held = 0;
-	b_sm = b_takes_handover = false;
+	b_sm = b_takes_handover = b_link_down = false;
 	b_alive = true;
 	b_prio = 0;
 	b_state = SM_STATE_STANDBY;
@@ -280,6 +288,7 @@ static void teardown(void)
 	mft_abort(S);
 	sa_stop(S);
 	fake_fini(&F);
+	standby_sync_free(S);	/* a test may end before the copy's use */
 	sm_election_free(S);
 	sweep_heavy_abort(S);
 	sweep_light_abort(S);
@@ -510,22 +519,107 @@ START_TEST(test_trap_flood_from_host)
 END_TEST
 
 /* Genuine traps from the switch in a burst and then steadily for ~3 s:
- * the burst becomes one heavy sweep, and trap-driven sweeps start at
- * most once per SM_TRAP_SWEEP_INTERVAL. */
+ * the burst becomes one heavy sweep; the steady traps get a few sweeps
+ * spaced by the doubling backoff (0.25, 0.5, 1, 2 s: see
+ * test_trap_pacing), not one per trap nor one per hold-off. */
 START_TEST(test_trap_burst_coalesces)
 {
 	bring_up();
+	for (unsigned i = 0; i < SM_TRAP_BURST; i++)
+		send_trap(1, 128, 1);
+	run_for(SM_TRAP_HOLDOFF + 0.2);
+	RUN_UNTIL(!S->sweep, 5.);
+	ck_assert_uint_eq(S->stats.trap_sweeps, 1);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 2);
 	for (unsigned i = 0; i < 1000; i++) {
 		send_trap(1, 128, 1);
 		if (i % 10 == 9)
 			run_for(0.03);
 	}
-	RUN_UNTIL(!S->sweep && !ev_is_active(&S->trap_timer), 0.5);
-	/* One sweep for the burst; later accepted traps wait out the
-	 * interval (its timer is still running). */
-	ck_assert_uint_eq(S->stats.trap_sweeps, 1);
-	ck_assert_uint_le(S->stats.heavy_sweeps, 3);
+	RUN_UNTIL(!S->sweep, 5.);
+	/* ~3 s of traps (longer on a slow machine): 0.25 + 0.5 + 1 + 2 s
+	 * of backoff leave room for at most 5 more, 6 on a slow run. */
+	ck_assert_uint_ge(S->stats.trap_sweeps, 2);
+	ck_assert_uint_le(S->stats.trap_sweeps, 7);
+	ck_assert_uint_le(S->stats.heavy_sweeps, S->stats.trap_sweeps + 2);
 	ck_assert_uint_ge(S->stats.traps_limited, 900);
+}
+END_TEST
+
+/* The pacing rule of trap sweeps (sm/state.c), on simulated time. */
+START_TEST(test_trap_pacing)
+{
+	struct sm_trap_pace p = { .holdoff = 0.2, .interval = 5. };
+
+	/* An isolated event: the hold-off only, no backoff. */
+	ck_assert(sm_trap_wait(&p, 100.) == 0.2);
+	ck_assert(!sm_trap_storm(&p, 100., false));
+	ck_assert(sm_trap_storm(&p, 100., true));	/* during a sweep */
+	ck_assert(sm_trap_backoff(&p, false) == 0.);
+	/* Right after a 1 s sweep: 3 x 1 s of idle first, and a trap then
+	 * comes back to back; 4 s later it does not. */
+	p.sweep_began = 100.;
+	p.sweep_ended = 101.;
+	ck_assert(sm_trap_wait(&p, 101.1) > 2.89 && sm_trap_wait(&p, 101.1) < 2.91);
+	ck_assert(sm_trap_storm(&p, 103., false));
+	ck_assert(!sm_trap_storm(&p, 105., false));
+	/* ... long after it: the hold-off. */
+	ck_assert(sm_trap_wait(&p, 110.) == 0.2);
+	/* A 10 s sweep: never more than the interval. */
+	p.sweep_ended = 110.;
+	ck_assert(sm_trap_wait(&p, 110.) == 5.);
+	/* The backoff doubles from 0.25 s to the interval, and a trap that
+	 * finds the SM idle resets it. */
+	p.backoff = 0.;
+	double want[] = { 0.25, 0.5, 1., 2., 4., 5., 5. };
+	for (unsigned i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		p.backoff = sm_trap_backoff(&p, true);
+		ck_assert(p.backoff == want[i]);
+	}
+	ck_assert(sm_trap_backoff(&p, false) == 0.);
+
+	/* Link flaps a second apart, sweeps of 30 ms: every event gets its
+	 * own sweep after the hold-off alone. */
+	p = (struct sm_trap_pace){ .holdoff = 0.2, .interval = 5. };
+	for (double t = 10.; t < 60.; t += 1.) {
+		bool storm = sm_trap_storm(&p, t, false);
+
+		ck_assert(!storm);
+		ck_assert(sm_trap_wait(&p, t) == 0.2);
+		p.backoff = sm_trap_backoff(&p, storm);
+		p.last = t + 0.2;
+		p.sweep_began = t + 0.2;
+		p.sweep_ended = t + 0.23;
+	}
+
+	/* A storm: a trap arrives during every sweep, so the next trap
+	 * sweep is asked for when a sweep ends.  Sweeps of 0.01 s, then
+	 * 0.5 s: spacing doubles to the interval and stays there, and the
+	 * SM sweeps at most 1/(K+1) = 1/4 of the time. */
+	for (int run = 0; run < 2; run++) {
+		double d = run ? 0.5 : 0.01, t = 10., busy = 0., prev = 0.;
+		unsigned n = 0;
+
+		p = (struct sm_trap_pace){ .holdoff = 0.2, .interval = 5. };
+		while (t < 70.) {
+			p.backoff = sm_trap_backoff(&p, n > 0);
+			p.last = t;
+			p.sweep_began = t;
+			p.sweep_ended = t + d;
+			busy += d;
+			n++;
+			ck_assert(sm_trap_storm(&p, t + d / 2, true));
+			double next = p.sweep_ended +
+				      sm_trap_wait(&p, p.sweep_ended);
+			/* spacing never shrinks within the storm */
+			ck_assert(next - t >= prev - 1e-9);
+			prev = next - t;
+			t = next;
+		}
+		ck_assert(prev >= 5. && prev <= 5. + d + 0.2 + 1e-9);
+		ck_assert_uint_le(n, 7 + 60 / 5);
+		ck_assert(busy / (t - 10.) <= 0.25 + 1e-9);
+	}
 }
 END_TEST
 
@@ -863,6 +957,109 @@ START_TEST(test_standby_takeover)
 	ck_assert(strstr(S->last_transition, "took over"));
 	/* The LIDs the ports hold were kept. */
 	ck_assert_uint_eq(sm_local_lid(S), 2);
+}
+END_TEST
+
+/* DR PortInfo Gets of switch S's port `pn` sent from F.sent[from] on. */
+static unsigned s_port_gets(size_t from, unsigned pn)
+{
+	unsigned n = 0;
+
+	for (size_t i = from; i < F.n_sent; i++) {
+		const struct smp_dr *r = (const void *)F.sent[i].mad;
+		if (r->hdr.mgmt_class == MAD_CLASS_SMI_DR &&
+		    r->hdr.method == MAD_METHOD_GET &&
+		    be16toh(r->hdr.attr_id) == SMP_ATTR_PORT_INFO &&
+		    be32toh(r->hdr.attr_mod) == pn && dr_target(r) == 1)
+			n++;
+	}
+	return n;
+}
+
+/* STANDBY, the master's link goes down: the first failed poll reads the
+ * switch port facing the master, finds it down and takes over at once
+ * (not after the remaining polls). */
+START_TEST(test_standby_master_link_down)
+{
+	b_sm = true;
+	b_state = SM_STATE_MASTER;
+	b_prio = 10;
+	sm_event(S, SM_EV_START);
+	RUN_UNTIL(S->state == SM_STANDBY, 3.);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	/* The election's model placed the master: S port 2. */
+	ck_assert_uint_eq(S->watch.master, GUID_B + 1);
+	ck_assert_uint_eq(S->watch.sw_guid, GUID_S);
+	ck_assert_uint_eq(S->watch.port, 2);
+	ck_assert_uint_eq(S->watch.sw_lid, 1);
+	RUN_UNTIL(!S->poll_inflight, 1.);
+	unsigned polls = sminfo_gets_to_b();
+	b_link_down = true;
+	RUN_UNTIL(S->state != SM_STANDBY, 4.);
+	ck_assert_int_eq(S->state, SM_DISCOVERING);
+	ck_assert_msg(strstr(S->last_transition, "link is down (port 2 of"
+			     " switch 0x0002c90000000200"), "%s",
+		      S->last_transition);
+	/* One poll failed; the second (sent at once) was not waited for:
+	 * no "SMInfo polls unanswered" (the cause above). */
+	ck_assert_uint_ge(sminfo_gets_to_b() - polls, 1);
+	RUN_UNTIL(S->state == SM_MASTER && S->subnet_up, 5.);
+	ck_assert_int_eq(S->state, SM_MASTER);
+	ck_assert_uint_eq(sm_local_lid(S), 2);
+}
+END_TEST
+
+/* STANDBY, the master's SM dies but its port stays up (kill -9): the
+ * switch port is read, found up, and the poll rule decides. */
+START_TEST(test_standby_master_port_up_polls_decide)
+{
+	b_sm = true;
+	b_state = SM_STATE_MASTER;
+	b_prio = 10;
+	sm_event(S, SM_EV_START);
+	RUN_UNTIL(S->state == SM_STANDBY, 3.);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	size_t from = F.n_sent;
+	b_alive = false;
+	RUN_UNTIL(S->state != SM_STANDBY, 6.);
+	ck_assert_int_eq(S->state, SM_DISCOVERING);
+	ck_assert_msg(strstr(S->last_transition, "SMInfo polls unanswered"),
+		      "%s", S->last_transition);
+	ck_assert_uint_ge(s_port_gets(from, 2), 1);
+}
+END_TEST
+
+/* STANDBY: a trap 128 from the master's switch reads its port at once
+ * (no poll needed); other traps and other sources do not. */
+START_TEST(test_standby_trap_checks_master_link)
+{
+	b_sm = true;
+	b_state = SM_STATE_MASTER;
+	b_prio = 10;
+	sm_event(S, SM_EV_START);
+	RUN_UNTIL(S->state == SM_STANDBY, 3.);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	RUN_UNTIL(!S->poll_inflight, 1.);
+	ev_timer_stop(L, &S->poll_timer);	/* polls out of the picture */
+	size_t from = F.n_sent;
+	send_trap(1, 144, 1);
+	send_trap(3, 128, 3);
+	run_for(0.1);
+	ck_assert_uint_eq(s_port_gets(from, 2), 0);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	/* The link is up: the check finds it so and nothing happens. */
+	send_trap(1, 128, 1);
+	run_for(0.1);
+	ck_assert_uint_eq(s_port_gets(from, 2), 1);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	/* Down: the next trap (after SM_WATCH_EVERY) takes over. */
+	b_link_down = true;
+	run_for(0.25);
+	send_trap(1, 128, 1);
+	RUN_UNTIL(S->state != SM_STANDBY, 1.);
+	ck_assert_int_eq(S->state, SM_DISCOVERING);
+	ck_assert_msg(strstr(S->last_transition, "link is down"), "%s",
+		      S->last_transition);
 }
 END_TEST
 
@@ -1259,6 +1456,7 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_trap_unknown_source);
 	tcase_add_test(tc, test_trap_flood_from_host);
 	tcase_add_test(tc, test_trap_burst_coalesces);
+	tcase_add_test(tc, test_trap_pacing);
 	tcase_add_test(tc, test_trap_rate_per_source);
 	tcase_add_test(tc, test_trap_sources_bounded);
 	tcase_add_test(tc, test_trap_spoofed_sources_keep_budgets);
@@ -1271,6 +1469,9 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_elect_waits_for_better);
 	tcase_add_test(tc, test_elect_equal_priority_lower_guid);
 	tcase_add_test(tc, test_standby_takeover);
+	tcase_add_test(tc, test_standby_master_link_down);
+	tcase_add_test(tc, test_standby_master_port_up_polls_decide);
+	tcase_add_test(tc, test_standby_trap_checks_master_link);
 	tcase_add_test(tc, test_standby_master_stood_down);
 	tcase_add_test(tc, test_standby_receives_handover);
 	tcase_add_test(tc, test_master_hands_over_to_better);
