@@ -378,10 +378,14 @@ static bool remote_known(const struct sm *sm, uint64_t guid)
 
 /*
  * A master's review of another SM.  `fresh`: first heard from in a query
- * after one of our sweeps.  Such an SM may have been master of a part of
- * the fabric that was cut off and joined again, and may have stood down
- * (it found us first) before we could see it as master: what it
- * programmed there must be repaired all the same.
+ * after one of our sweeps.  Only an SM that was master needs its work
+ * repaired (ERR 1119): one that says MASTER, or a fresh one that says
+ * DISCOVERING or STANDBY with a non-zero ActCount.  The latter may have
+ * been master of a part of the fabric that was cut off and joined again,
+ * and stood down (it found us first) before we could see it as master;
+ * an ibsm SM counts its sweeps in ActCount, so a brand-new ibsm standby
+ * (it has not swept) says 0 and costs no repair sweep.  (OpenSM counts
+ * its SMPs there: a new OpenSM standby still gets one repair.)
  */
 static void master_consider(struct sm *sm, struct sm_remote *r, bool fresh)
 {
@@ -391,7 +395,8 @@ static void master_consider(struct sm *sm, struct sm_remote *r, bool fresh)
 		return;
 	switch (master_review(sm->cfg.sm_priority, sm->port_guid, r)) {
 	case MASTER_KEEP:
-		if (r->state != SM_STATE_MASTER && !fresh)
+		if (r->state != SM_STATE_MASTER &&
+		    (!fresh || r->state == SM_STATE_NOTACTIVE || !r->act_count))
 			break;
 		/* A worse master (a split fabric joined): it stands by when
 		 * it reads our SMInfo, but what it programmed meanwhile
@@ -1131,6 +1136,17 @@ void sm_election_free(struct sm *sm)
 	}
 }
 
+
+/* A trap 144 from `lid` says its port now has IsSM (sm/trap.c): a master
+ * reads that SM's SMInfo now, not after the sweep the trap asks for, so
+ * a better SM gets the HANDOVER at once. */
+void sminfo_query_lid(struct sm *sm, uint16_t lid)
+{
+	if (sm->state != SM_MASTER || sm->stopping || !lid ||
+	    lid == sm_local_lid(sm))
+		return;
+	(void)sminfo_get(sm, lid, NULL, 0, SMQ_MASTER);
+}
 
 /* After a master's sweep (sm/state.c): the other SMs' states. */
 void sminfo_query(struct sm *sm)

@@ -27,6 +27,7 @@ void sminfo_master_lost(struct sm *sm, const char *why);
 void sminfo_master_check(struct sm *sm, bool trap);
 void sminfo_standby_trap(struct sm *sm, uint16_t src, unsigned num);
 void sminfo_query(struct sm *sm);		/* MASTER, after a sweep */
+void sminfo_query_lid(struct sm *sm, uint16_t lid);	/* trap 144 IsSM */
 void sminfo_standby_begin(struct sm *sm);	/* poll the master, copy */
 void sminfo_standby_end(struct sm *sm);
 void sminfo_stop_gracefully(struct sm *sm);	/* SIGTERM: handover first */

@@ -58,6 +58,8 @@ static uint64_t b_key;
 static bool b_takes_handover;	/* B becomes MASTER on HANDOVER */
 static int b_says = -1;		/* the state B's Sets say (-1: b_state) */
 static bool b_link_down;	/* S port 2 down: B is cut off */
+static uint32_t b_act;		/* B's ActCount */
+static uint32_t trap_cap_mask;	/* trap 144's new CapabilityMask */
 
 /* ------------------------------------------------ the simulated fabric */
 
@@ -125,7 +127,7 @@ static void fill_b_sminfo(struct smp_sm_info *si)
 	memset(si, 0, sizeof(*si));
 	si->guid = htobe64(GUID_B + 1);
 	si->sm_key = htobe64(b_key);
-	si->act_count = htobe32(7);
+	si->act_count = htobe32(b_act);
 	si->prio_state = (uint8_t)(b_prio << 4 | b_state);
 }
 
@@ -245,6 +247,8 @@ static void setup(void)
 	local_down = hold_light = false;
 	held = 0;
 	b_sm = b_takes_handover = b_link_down = false;
+	b_act = 7;
+	trap_cap_mask = 0;
 	b_alive = true;
 	b_prio = 0;
 	b_state = SM_STATE_STANDBY;
@@ -355,6 +359,13 @@ static void send_trap(uint16_t src, unsigned num, uint16_t issuer)
 	n->producer[2] = num == 128 ? 2 : 1;
 	n->trap_num = htobe16((uint16_t)num);
 	n->issuer_lid = htobe16(issuer);
+	if (num == 144) {
+		uint32_t cap = htobe32(trap_cap_mask);
+		uint16_t lid = htobe16(issuer);
+
+		memcpy(n->data_details + 2, &lid, 2);
+		memcpy(n->data_details + 6, &cap, 4);
+	}
 	mad_engine_recv(F.engine, mad, MAD_SIZE, &from, 0);
 }
 
@@ -1063,6 +1074,74 @@ START_TEST(test_standby_trap_checks_master_link)
 }
 END_TEST
 
+/* MASTER: a brand-new standby (ActCount 0: it never swept) found after
+ * our sweep needs no repair sweep; a fresh SM that stood down after
+ * being master (ActCount > 0: a split fabric joined) does. */
+START_TEST(test_new_standby_no_repair)
+{
+	bring_up();
+	b_sm = true;
+	b_prio = 0;
+	b_state = SM_STATE_STANDBY;
+	b_act = 0;
+	sm_event(S, SM_EV_CHANGE);
+	RUN_UNTIL(S->stats.heavy_sweeps == 2 && !S->sweep, 3.);
+	run_for(SM_TRAP_HOLDOFF + 0.5);
+	ck_assert_int_eq(S->state, SM_MASTER);
+	bool heard = false;		/* it was asked and answered */
+	for (unsigned i = 0; i < SM_MAX_REMOTE; i++)
+		heard |= S->remotes[i].guid == GUID_B + 1 &&
+			 S->remotes[i].state == SM_STATE_STANDBY;
+	ck_assert(heard);
+	ck_assert(S->last_repair == 0.);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 2);
+}
+END_TEST
+
+START_TEST(test_former_master_standby_repaired)
+{
+	bring_up();
+	b_sm = true;
+	b_prio = 0;
+	b_state = SM_STATE_STANDBY;
+	b_act = 12;
+	sm_event(S, SM_EV_CHANGE);
+	RUN_UNTIL(S->stats.heavy_sweeps == 2 && !S->sweep, 3.);
+	RUN_UNTIL(S->last_repair > 0., 1.);
+	ck_assert(S->last_repair > 0.);
+	RUN_UNTIL(S->stats.heavy_sweeps == 3 && !S->sweep, 3.);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 3);	/* the repair */
+}
+END_TEST
+
+/* MASTER: a trap 144 saying a port now has IsSM makes us read that SM's
+ * SMInfo at once (not after the trap's sweep): a better one gets the
+ * HANDOVER before the hold-off is over.  Without IsSM in the new mask,
+ * no query. */
+START_TEST(test_trap144_queries_new_sm)
+{
+	bring_up();
+	b_sm = true;
+	b_prio = 10;
+	b_state = SM_STATE_STANDBY;
+	b_act = 0;
+	b_takes_handover = true;
+	unsigned gets = sminfo_gets_to_b();
+	trap_cap_mask = 0;
+	send_trap(3, 144, 3);
+	run_for(0.02);
+	ck_assert_uint_eq(sminfo_gets_to_b(), gets);
+	trap_cap_mask = PI_CAP_IS_SM;
+	send_trap(3, 144, 3);
+	run_for(0.05);
+	/* our query, then (standing by) our first poll of the new master */
+	ck_assert_uint_ge(sminfo_gets_to_b(), gets + 1);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);	/* no sweep needed */
+	ck_assert_uint_eq(sminfo_sets(SMINFO_HANDOVER), 1);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+}
+END_TEST
+
 /* STANDBY, a master that stood down (answers, not MASTER): re-elect. */
 START_TEST(test_standby_master_stood_down)
 {
@@ -1478,6 +1557,9 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_master_keeps_over_worse);
 	tcase_add_test(tc, test_split_brain_loser_stands_by);
 	tcase_add_test(tc, test_split_brain_winner_stays);
+	tcase_add_test(tc, test_new_standby_no_repair);
+	tcase_add_test(tc, test_former_master_standby_repaired);
+	tcase_add_test(tc, test_trap144_queries_new_sm);
 	tcase_add_test(tc, test_sigterm_hands_over);
 	tcase_add_test(tc, test_sigterm_alone);
 	tcase_add_test(tc, test_sm_key);
