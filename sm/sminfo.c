@@ -943,11 +943,19 @@ static void send_control(struct sm *sm, uint16_t lid, uint32_t mod)
 {
 	struct smp_lid smp;
 	struct mad_addr addr = { .lid = lid, .qpn = 0 };
+	struct smp_sm_info *si = (struct smp_sm_info *)smp.data;
 
 	if (!lid)
 		return;
 	mad_build_smp_lid(&smp, MAD_METHOD_SET, SMP_ATTR_SM_INFO, mod);
-	fill_sm_info(sm, (struct smp_sm_info *)smp.data, true);
+	fill_sm_info(sm, si, true);
+	/* ACKNOWLEDGE answers a HANDOVER, which only a standby takes
+	 * (14.4.1): it says STANDBY, the state the HANDOVER found us in,
+	 * though we are master by the time it leaves.  OpenSM refuses an
+	 * ACKNOWLEDGE whose sender says anything else (ERR 2F04). */
+	if (mod == SMINFO_ACKNOWLEDGE)
+		si->prio_state = (uint8_t)((si->prio_state & 0xf0) |
+					   SM_STATE_STANDBY);
 	(void)mad_engine_submit(sm->engine, &smp, MAD_SIZE, &addr, on_ack_sent,
 				sm);
 }

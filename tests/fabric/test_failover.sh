@@ -18,6 +18,8 @@
 #    ibsm prio 10 and is master within 1 s of ibsm's SIGTERM (handover);
 #    ibsm prio 5 stands by under OpenSM prio 10 and takes over within 5 s
 #    of OpenSM's kill -9, 0 LID changes, routes verified.
+# 7. The master's host link unlinked: the standby reads the switch port,
+#    finds it down and takes over without more polls (ERR 1123).
 # Takeover times are printed ("takeover ... s"); they are not asserted
 # beyond the issue's bounds.
 # shellcheck source=tests/fabric/lib.sh
@@ -196,6 +198,7 @@ t0=$(date +%s.%N)
 t=$(wait_state "$LA" SMINFO_MASTER 10)
 up=$(wait_up A 10 && date +%s.%N)
 echo "takeover after kill -9: $t s to MASTER (sminfo at LID $LA)"
+T_KILL=$t
 fab_check "2: kill -9: standby master within 5 s ($t s)" \
 	awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 5.0) }'
 fab_check "2: kill -9: SUBNET UP logged" [ -n "$up" ]
@@ -385,6 +388,41 @@ fab_check "6: prio 10 handed over (ERR 1109)" \
 fab_check "6: prio 5 took the HANDOVER (ERR 1114)" grep -q 'ERR 1114' "$FAB_TMP/B.log"
 stop_sm B
 fab_check "6: prio 5 exits cleanly" [ $? -eq 0 ]
+fab_sim_stop
+
+# ---------------------------------------------------------------- 7
+# The master's host link goes down (ibsim Unlink, the SM process lives
+# on, cut off): the standby's first unanswered poll reads the switch port
+# that faced the master, finds it down and takes over at once (ERR 1123),
+# without waiting out the remaining polls (phase 2's kill -9 leaves the
+# port up: there the polls decide).  Both times are printed.
+phase_logs 7pre
+fab_sim_start "$NET" unlink || exit 1
+start_sm B H0002 -p 10
+wait_up B 60
+start_sm A H0001 -p 5
+LA=$(lid_of H0001)
+t=$(wait_state "$LA" SMINFO_STANDBY 20)
+fab_check "7: prio 5 is STANDBY ($t s)" [ "$t" != timeout ]
+sleep 1.5
+lids "$FAB_TMP/lids7.before"
+fab_cmd 'Unlink "H0002"[1]' >/dev/null
+t=$(wait_state "$LA" SMINFO_MASTER 10)
+echo "takeover after the master's link went down: $t s to MASTER (kill -9, polls alone: ${T_KILL:-?} s)"
+fab_check "7: link down: standby master within 5 s ($t s)" \
+	awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 5.0) }'
+fab_check "7: link down: the switch port was read (ERR 1123)" \
+	grep -q 'ERR 1123: master .*its link is down' "$FAB_TMP/A.log"
+fab_check "7: link down: not after the polls (no 'polls unanswered')" \
+	bash -c "! grep -q 'SMInfo polls unanswered' '$FAB_TMP/A.log'"
+wait_up A 10
+lids "$FAB_TMP/lids7.after"
+fab_check "7: link down: 0 LID changes (the ports left)" \
+	bash -c "[ -z \"\$(comm -13 '$FAB_TMP/lids7.before' '$FAB_TMP/lids7.after')\" ]"
+stop_sm A
+fab_check "7: prio 5 exits cleanly" [ $? -eq 0 ]
+stop_sm B
+fab_check "7: prio 10 exits cleanly" [ $? -eq 0 ]
 fab_sim_stop
 
 fab_summary

@@ -1168,6 +1168,19 @@ START_TEST(test_standby_receives_handover)
 	ck_assert_ptr_nonnull(r);
 	ck_assert_uint_eq(r->prio_state & 0xf, SM_STATE_MASTER);
 	ck_assert_uint_eq(sminfo_sets(SMINFO_ACKNOWLEDGE), 1);
+	/* The ACKNOWLEDGE says STANDBY (what OpenSM accepts), with our
+	 * priority and GUID. */
+	for (size_t i = 0; i < F.n_sent; i++) {
+		const struct smp_lid *a = (const void *)F.sent[i].mad;
+		if (a->hdr.method != MAD_METHOD_SET ||
+		    be16toh(a->hdr.attr_id) != SMP_ATTR_SM_INFO ||
+		    be32toh(a->hdr.attr_mod) != SMINFO_ACKNOWLEDGE)
+			continue;
+		const struct smp_sm_info *si = (const void *)a->data;
+		ck_assert_uint_eq(si->prio_state & 0xf, SM_STATE_STANDBY);
+		ck_assert_uint_eq(si->prio_state >> 4, 5);
+		ck_assert_uint_eq(be64toh(si->guid), GUID_A + 1);
+	}
 	RUN_UNTIL(S->subnet_up && !S->sweep, 3.);
 	ck_assert(S->subnet_up);
 	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);
