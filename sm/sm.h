@@ -267,6 +267,7 @@ struct sm {
 	unsigned poll_misses;		/* consecutive failed polls */
 	bool     poll_inflight;
 	bool     stopping;		/* SIGTERM: handing over, then exit */
+	ev_tstamp stop_asked;		/* ... since then (a second: now) */
 	bool     probing;		/* SIGTERM: looking for unheard SMs */
 	unsigned probe_pending;		/* its PortInfo and SMInfo Gets */
 	bool     elect_running;		/* the election's discovery runs */

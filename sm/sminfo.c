@@ -49,6 +49,7 @@ static void sms_query(struct sm *sm, bool election);
 #define SM_REPAIR_DELAY		0.5	/* s: a worse master stands by first */
 #define SM_REPAIR_EVERY		5.0	/* s: at most one repair sweep per */
 #define SM_WATCH_EVERY		0.2	/* s: traps check the master's port */
+#define SM_STOP_SAME		0.1	/* s: a second SIGTERM as soon is the same */
 
 uint16_t sm_master_lid(const struct sm *sm)
 {
@@ -914,9 +915,16 @@ void sminfo_stop_timer(struct ev_loop *loop, ev_timer *w, int revents)
 void sminfo_stop_gracefully(struct sm *sm)
 {
 	if (sm->stopping) {
+		/* The same request twice: GNU timeout (and systemd's mixed
+		 * kill mode) signal the process and then its group, so a
+		 * second SIGTERM comes within a moment of the first.  Only a
+		 * later one means "now". */
+		if (ev_time() - sm->stop_asked < SM_STOP_SAME)
+			return;
 		stop_now(sm);
 		return;
 	}
+	sm->stop_asked = ev_time();
 	if (sm->state != SM_MASTER || sm->cfg.once) {
 		sm_event(sm, SM_EV_STOP);
 		return;

@@ -17,7 +17,9 @@
 # 4. ibsm with OpenSM (both SM_Key 1): OpenSM prio 5 stands by under
 #    ibsm prio 10 and is master within 1 s of ibsm's SIGTERM (handover);
 #    ibsm prio 5 stands by under OpenSM prio 10 and takes over within 5 s
-#    of OpenSM's kill -9, 0 LID changes, routes verified.
+#    of OpenSM's kill -9, 0 LID changes, routes verified; OpenSM prio 5
+#    master hands over to a later ibsm prio 10, which acknowledges in a
+#    way OpenSM accepts (no ERR 2F04), 0 LID changes.
 # 7. The master's host link unlinked: the standby reads the switch port,
 #    finds it down and takes over without more polls (ERR 1123).
 # Takeover times are printed ("takeover ... s"); they are not asserted
@@ -273,10 +275,12 @@ fab_sim_stop
 
 # ---------------------------------------------------------------- 4
 # ibsm with OpenSM (default SM_Key 1 on both), both arrangements.
-start_osm() {	# start_osm HOST PRIO: OpenSM daemon; its PID in O_PID
+start_osm() {	# start_osm HOST PRIO [ARGS]: OpenSM daemon; its PID in O_PID
+	local host=$1 prio=$2
+	shift 2
 	mkdir -p "$FAB_TMP/osm"
-	fab_spawn "$1" env OSM_CACHE_DIR="$FAB_TMP/osm" OSM_TMP_DIR="$FAB_TMP/osm" \
-		opensm -p "$2" -f "$FAB_TMP/osm/log" >>"$FAB_TMP/osm/out" 2>&1
+	fab_spawn "$host" env OSM_CACHE_DIR="$FAB_TMP/osm" OSM_TMP_DIR="$FAB_TMP/osm" \
+		opensm -p "$prio" -f "$FAB_TMP/osm/log" "$@" >>"$FAB_TMP/osm/out" 2>&1
 	O_PID=$FAB_SPAWN_PID
 }
 stop_osm() {
@@ -353,6 +357,44 @@ if command -v opensm >/dev/null; then
 		diff "$FAB_TMP/lids5.before" "$FAB_TMP/lids5.after"
 	stop_sm A
 	fab_check "4b: ibsm exits cleanly" [ $? -eq 0 ]
+	fab_sim_stop
+
+	# 4c: OpenSM prio 5 master first (sweeping every 2 s), ibsm prio 10
+	# joins: it stands by, OpenSM finds the better SM at a sweep and
+	# hands over (HANDOVER); ibsm answers ACKNOWLEDGE saying STANDBY,
+	# which OpenSM accepts (it refuses any other sender state, ERR
+	# 2F04), becomes master and keeps every LID.
+	phase_logs 4b
+	mv "$FAB_TMP/osm" "$FAB_TMP/osm.4b"
+	fab_sim_start "$NET" osm3 || exit 1
+	start_osm H0002 5 -s 2
+	LO=
+	for ((i = 0; i < 100; i++)); do
+		LO=$(lid_of H0002)
+		[ -n "$LO" ] && [ "$LO" != 0 ] &&
+			[ "$(state_at "$LO")" = SMINFO_MASTER ] && break
+		sleep 0.2
+	done
+	fab_check "4c: OpenSM prio 5 is MASTER" [ "$(state_at "$LO")" = SMINFO_MASTER ]
+	lids "$FAB_TMP/lids4c.before"
+	start_sm A H0001 -p 10
+	LA=$(lid_of H0001)
+	t=$(wait_state "$LA" SMINFO_MASTER 30)
+	echo "OpenSM handed over to ibsm: ibsm master $t s after it started (OpenSM's log: $(grep -c 'Entering STANDBY' "$FAB_TMP/osm/log") STANDBY, $(grep -c 'ERR 2F04' "$FAB_TMP/osm/log") ERR 2F04)"
+	fab_check "4c: OpenSM prio 5 hands over to ibsm prio 10 ($t s)" [ "$t" != timeout ]
+	fab_check "4c: ibsm took the HANDOVER (ERR 1114)" grep -q 'ERR 1114' "$FAB_TMP/A.log"
+	wait_up A 10
+	sleep 1
+	fab_check "4c: OpenSM is STANDBY" [ "$(state_at "$LO")" = SMINFO_STANDBY ]
+	fab_check "4c: OpenSM took our ACKNOWLEDGE (no ERR 2F04)" \
+		bash -c "! grep -q 'ERR 2F04' '$FAB_TMP/osm/log'"
+	fab_check "4c: routes verified" routes_ok 4c
+	lids "$FAB_TMP/lids4c.after"
+	fab_check "4c: 0 LID changes (ibsm after OpenSM's handover)" \
+		diff "$FAB_TMP/lids4c.before" "$FAB_TMP/lids4c.after"
+	stop_sm A
+	fab_check "4c: ibsm exits cleanly" [ $? -eq 0 ]
+	stop_osm
 	fab_sim_stop
 else
 	echo "opensm not installed: phase 4 not run"

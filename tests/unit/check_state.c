@@ -1261,6 +1261,29 @@ START_TEST(test_sigterm_hands_over)
 }
 END_TEST
 
+/* SIGTERM twice at once (GNU timeout signals the process, then its
+ * group) is one request: the handover goes on; a later one stops now. */
+START_TEST(test_sigterm_twice_is_once)
+{
+	bring_up();
+	b_sm = true;
+	b_prio = 1;
+	from_b(MAD_METHOD_GET, 0, 1);	/* a standby polls us */
+	b_alive = false;		/* ... and then answers nothing */
+	raise(SIGTERM);
+	run_for(0.01);
+	ck_assert(S->stopping);
+	ck_assert_uint_eq(sminfo_sets(SMINFO_HANDOVER), 1);
+	raise(SIGTERM);
+	run_for(0.02);
+	ck_assert_int_eq(S->state, SM_MASTER);	/* still waiting for it */
+	run_for(0.15);
+	raise(SIGTERM);
+	RUN_UNTIL(S->state == SM_NOTACTIVE, 0.5);
+	ck_assert_int_eq(S->state, SM_NOTACTIVE);
+}
+END_TEST
+
 /* SIGTERM on a master alone: exit at once, no Set. */
 START_TEST(test_sigterm_alone)
 {
@@ -1575,6 +1598,7 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_trap144_queries_new_sm);
 	tcase_add_test(tc, test_sigterm_hands_over);
 	tcase_add_test(tc, test_sigterm_alone);
+	tcase_add_test(tc, test_sigterm_twice_is_once);
 	tcase_add_test(tc, test_sm_key);
 	tcase_add_test(tc, test_sm_key_other_master_ignored);
 	tcase_add_test(tc, test_disable_and_discover);
