@@ -1110,6 +1110,13 @@ static void on_sm_info_set(void *arg, const void *mad, size_t len,
 	struct sm_remote *r = NULL;
 	if (rq->guid && be64toh(rq->guid) != sm->port_guid)
 		remote_note_si(sm, rq, lr ? from->lid : 0, &r);
+	/* ACKNOWLEDGE goes to the HANDOVER's sender: to the LID it came
+	 * from, or, directed-route (OpenSM sends HANDOVER so), to the LID of
+	 * the master we stood by for when the sender is that master. */
+	uint16_t ack_lid = lr ? from->lid :
+			   be64toh(rq->guid) == sm->master_guid ? sm->master_lid : 0;
+	bool took = mod == SMINFO_HANDOVER && sm->state != SM_MASTER &&
+		    sm->state != SM_NOTACTIVE;
 	switch (mod) {
 	case SMINFO_HANDOVER:
 		sm_event(sm, SM_EV_HANDOVER);
@@ -1138,8 +1145,8 @@ static void on_sm_info_set(void *arg, const void *mad, size_t len,
 	}
 	fill_sm_info(sm, (struct smp_sm_info *)data, true);
 	smp_reply(sm, mad, from, 0, data);
-	if (mod == SMINFO_HANDOVER && lr && from->lid)
-		send_control(sm, from->lid, SMINFO_ACKNOWLEDGE);
+	if (took && ack_lid)
+		send_control(sm, ack_lid, SMINFO_ACKNOWLEDGE);
 }
 
 /* Shutdown, after the engine is freed: the election's discovery. */

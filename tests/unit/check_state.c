@@ -1403,6 +1403,41 @@ START_TEST(test_set_only_from_master)
 }
 END_TEST
 
+/* STANDBY gets a directed-route HANDOVER from its master (as OpenSM
+ * sends it): master, and the ACKNOWLEDGE goes LID-routed to that
+ * master's LID, saying STANDBY. */
+START_TEST(test_standby_receives_dr_handover)
+{
+	uint8_t mad[MAD_SIZE] = { 0 };
+	struct smp_dr *smp = (struct smp_dr *)mad;
+	uint8_t path[SMP_MAX_HOPS + 1] = { 0, 1, 1 };
+	struct mad_addr from = { .lid = 0xffff, .qpn = 0 };
+
+	b_sm = true;
+	b_state = SM_STATE_MASTER;
+	sm_event(S, SM_EV_START);
+	RUN_UNTIL(S->state == SM_STANDBY, 3.);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	mad_build_smp_dr(smp, MAD_METHOD_SET, SMP_ATTR_SM_INFO, SMINFO_HANDOVER,
+			 path, 2);
+	smp->hdr.tid = htobe64(7777);
+	fill_b_sminfo((struct smp_sm_info *)smp->data);
+	((struct smp_sm_info *)smp->data)->sm_key = htobe64(1);
+	mad_engine_recv(F.engine, mad, MAD_SIZE, &from, 0);
+	run_for(0.02);
+	ck_assert_int_eq(S->state, SM_MASTER);
+	ck_assert_uint_eq(sminfo_sets(SMINFO_ACKNOWLEDGE), 1);
+	for (size_t i = 0; i < F.n_sent; i++) {
+		const struct smp_lid *a = (const void *)F.sent[i].mad;
+		if (a->hdr.method == MAD_METHOD_SET &&
+		    be16toh(a->hdr.attr_id) == SMP_ATTR_SM_INFO &&
+		    be32toh(a->hdr.attr_mod) == SMINFO_ACKNOWLEDGE)
+			ck_assert_uint_eq(((const struct smp_sm_info *)a->data)
+					  ->prio_state & 0xf, SM_STATE_STANDBY);
+	}
+}
+END_TEST
+
 /* A standby is not made master by a HANDOVER from a standby, nor stood
  * down by its DISABLE; the master's DISABLE is obeyed. */
 START_TEST(test_standby_refuses_sets_of_standby)
@@ -1589,6 +1624,7 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_standby_trap_checks_master_link);
 	tcase_add_test(tc, test_standby_master_stood_down);
 	tcase_add_test(tc, test_standby_receives_handover);
+	tcase_add_test(tc, test_standby_receives_dr_handover);
 	tcase_add_test(tc, test_master_hands_over_to_better);
 	tcase_add_test(tc, test_master_keeps_over_worse);
 	tcase_add_test(tc, test_split_brain_loser_stands_by);
