@@ -295,6 +295,10 @@ struct sm {
 		bool     inflight;
 		ev_tstamp last;
 	} watch;
+	ev_timer ism_timer;		/* master: trap 144 IsSM -> SMInfo Get */
+#define SM_ISM_MAX	4
+	uint16_t ism_lids[SM_ISM_MAX];	/* ... of these LIDs */
+	unsigned n_ism;
 	ev_timer poll_timer;		/* standby: next poll of the master */
 	ev_timer elect_timer;		/* discovering: retry the election */
 	ev_timer stop_timer;		/* SIGTERM: handover deadline */

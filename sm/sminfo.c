@@ -50,6 +50,7 @@ static void sms_query(struct sm *sm, bool election);
 #define SM_REPAIR_EVERY		5.0	/* s: at most one repair sweep per */
 #define SM_WATCH_EVERY		0.2	/* s: traps check the master's port */
 #define SM_STOP_SAME		0.1	/* s: a second SIGTERM as soon is the same */
+#define SM_ISM_DELAY		0.1	/* s: trap 144 IsSM -> its SMInfo Get */
 
 uint16_t sm_master_lid(const struct sm *sm)
 {
@@ -1161,14 +1162,38 @@ void sm_election_free(struct sm *sm)
 
 
 /* A trap 144 from `lid` says its port now has IsSM (sm/trap.c): a master
- * reads that SM's SMInfo now, not after the sweep the trap asks for, so
- * a better SM gets the HANDOVER at once. */
+ * reads that SM's SMInfo soon, not after the sweep the trap asks for, so
+ * a better SM gets the HANDOVER without waiting for it.  Soon, not at
+ * once: an SM sets IsSM before it answers (a umad2sim client that sets
+ * it crashes on an SMP that comes before its receive thread is up).  At
+ * most SM_ISM_MAX LIDs wait; more are left to the sweep. */
 void sminfo_query_lid(struct sm *sm, uint16_t lid)
 {
 	if (sm->state != SM_MASTER || sm->stopping || !lid ||
 	    lid == sm_local_lid(sm))
 		return;
-	(void)sminfo_get(sm, lid, NULL, 0, SMQ_MASTER);
+	for (unsigned i = 0; i < sm->n_ism; i++)
+		if (sm->ism_lids[i] == lid)
+			return;
+	if (sm->n_ism >= SM_ISM_MAX)
+		return;
+	sm->ism_lids[sm->n_ism++] = lid;
+	if (!ev_is_active(&sm->ism_timer)) {
+		ev_timer_set(&sm->ism_timer, SM_ISM_DELAY, 0.);
+		ev_timer_start(sm->loop, &sm->ism_timer);
+	}
+}
+
+void sminfo_ism_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct sm *sm = w->data;
+
+	(void)loop;
+	(void)revents;
+	for (unsigned i = 0; i < sm->n_ism; i++)
+		if (sm->state == SM_MASTER && !sm->stopping)
+			(void)sminfo_get(sm, sm->ism_lids[i], NULL, 0, SMQ_MASTER);
+	sm->n_ism = 0;
 }
 
 /* After a master's sweep (sm/state.c): the other SMs' states. */

@@ -37,6 +37,7 @@ void sminfo_poll_timer(struct ev_loop *loop, ev_timer *w, int revents);
 void sminfo_elect_timer(struct ev_loop *loop, ev_timer *w, int revents);
 void sminfo_stop_timer(struct ev_loop *loop, ev_timer *w, int revents);
 void sminfo_sms_timer(struct ev_loop *loop, ev_timer *w, int revents);
+void sminfo_ism_timer(struct ev_loop *loop, ev_timer *w, int revents);
 
 /* sm/state.c: the pacing of trap-driven heavy sweeps (times in s). */
 struct sm_trap_pace {

@@ -564,6 +564,7 @@ static const struct sm_timer {
 	{ offsetof(struct sm, elect_timer), sminfo_elect_timer, true },
 	{ offsetof(struct sm, stop_timer), sminfo_stop_timer, true },
 	{ offsetof(struct sm, sms_timer), sminfo_sms_timer, true },
+	{ offsetof(struct sm, ism_timer), sminfo_ism_timer, true },
 };
 
 static ev_timer *sm_timer_of(struct sm *sm, const struct sm_timer *t)

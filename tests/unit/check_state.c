@@ -1115,7 +1115,7 @@ START_TEST(test_former_master_standby_repaired)
 END_TEST
 
 /* MASTER: a trap 144 saying a port now has IsSM makes us read that SM's
- * SMInfo at once (not after the trap's sweep): a better one gets the
+ * SMInfo 0.1 s later (not after the trap's sweep): a better one gets the
  * HANDOVER before the hold-off is over.  Without IsSM in the new mask,
  * no query. */
 START_TEST(test_trap144_queries_new_sm)
@@ -1133,7 +1133,7 @@ START_TEST(test_trap144_queries_new_sm)
 	ck_assert_uint_eq(sminfo_gets_to_b(), gets);
 	trap_cap_mask = PI_CAP_IS_SM;
 	send_trap(3, 144, 3);
-	run_for(0.05);
+	run_for(0.15);		/* SM_ISM_DELAY (0.1 s), before the hold-off */
 	/* our query, then (standing by) our first poll of the new master */
 	ck_assert_uint_ge(sminfo_gets_to_b(), gets + 1);
 	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);	/* no sweep needed */
