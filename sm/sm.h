@@ -243,6 +243,10 @@ struct sm {
 	ev_timer retry_timer;
 	ev_timer trap_timer;		/* hold-off: a burst becomes one sweep */
 	ev_tstamp last_trap_sweep;	/* when the hold-off last fired */
+	double    trap_backoff;		/* s: storm spacing (sm/state.c) */
+	bool      trap_deferred;	/* hold-off over during a sweep */
+	bool      trap_storm;		/* its trap came back to back */
+	ev_tstamp sweep_began, sweep_ended;	/* the last heavy sweep */
 	struct trap_bucket trap_buckets[SM_TRAP_SOURCES_MAX];
 	bool     port_down;		/* our own link is down: waiting */
 	bool     port_polling;		/* a PortInfo Get of it is in flight */
@@ -268,6 +272,7 @@ struct sm {
 	unsigned poll_misses;		/* consecutive failed polls */
 	bool     poll_inflight;
 	bool     stopping;		/* SIGTERM: handing over, then exit */
+	ev_tstamp stop_asked;		/* ... since then (a second: now) */
 	bool     probing;		/* SIGTERM: looking for unheard SMs */
 	unsigned probe_pending;		/* its PortInfo and SMInfo Gets */
 	bool     elect_running;		/* the election's discovery runs */
@@ -282,6 +287,23 @@ struct sm {
 	struct discovery *elect_disc;
 	struct fabric elect_fabric;
 	unsigned elect_pending;		/* SMInfo Gets of the election */
+	/* Standby: where the master hangs (sm/sminfo.c), from the election's
+	 * model: the switch port facing the master's port, read directly
+	 * when a poll fails or a trap concerns it. */
+	struct {
+		uint64_t master;	/* the master's port GUID; 0: none */
+		uint64_t sw_guid;	/* its switch */
+		uint16_t sw_lid;
+		uint8_t  port;		/* the switch's port facing it */
+		uint8_t  hops;
+		uint8_t  path[SMP_MAX_HOPS + 1];
+		bool     inflight;
+		ev_tstamp last;
+	} watch;
+	ev_timer ism_timer;		/* master: trap 144 IsSM -> SMInfo Get */
+#define SM_ISM_MAX	4
+	uint16_t ism_lids[SM_ISM_MAX];	/* ... of these LIDs */
+	unsigned n_ism;
 	ev_timer poll_timer;		/* standby: next poll of the master */
 	ev_timer elect_timer;		/* discovering: retry the election */
 	ev_timer stop_timer;		/* SIGTERM: handover deadline */

@@ -48,6 +48,9 @@ static void sms_query(struct sm *sm, bool election);
 #define SM_REQUERY		1.0	/* s: ask a discovering SM again */
 #define SM_REPAIR_DELAY		0.5	/* s: a worse master stands by first */
 #define SM_REPAIR_EVERY		5.0	/* s: at most one repair sweep per */
+#define SM_WATCH_EVERY		0.2	/* s: traps check the master's port */
+#define SM_STOP_SAME		0.1	/* s: a second SIGTERM as soon is the same */
+#define SM_ISM_DELAY		0.1	/* s: trap 144 IsSM -> its SMInfo Get */
 
 uint16_t sm_master_lid(const struct sm *sm)
 {
@@ -117,6 +120,138 @@ static void enter_standby(struct sm *sm, const struct sm_remote *m,
 
 static void handover_to(struct sm *sm, const struct sm_remote *r);
 
+/*
+ * Death evidence (issue 14): a standby about to wait for more polls of a
+ * master that did not answer first reads the port of the master's switch
+ * that faces it (directed route, from the election's model).  A port
+ * that is down means the master is cut off: take over at once.  A port
+ * that is up, or a switch that does not answer or is no longer the one
+ * the model knew there, is no evidence: the poll rule decides.  A master
+ * on a switch's port 0 has no such port: the polls alone decide.
+ */
+static void watch_set(struct sm *sm, const struct sm_remote *m)
+{
+	const struct fabric *f = &sm->elect_fabric;
+
+	memset(&sm->watch, 0, sizeof(sm->watch));
+	for (size_t id = 0; id < f->n_nodes; id++) {
+		const struct fab_node *n = fabric_node(f, (int32_t)id);
+
+		if (n->type == NODE_TYPE_SWITCH)
+			continue;
+		for (unsigned pn = 1; pn <= n->num_ports; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+
+			if (!p->valid || p->guid != m->guid ||
+			    p->peer_node == FAB_NONE)
+				continue;
+			const struct fab_node *sw = fabric_node(f, p->peer_node);
+			if (sw->type != NODE_TYPE_SWITCH)
+				return;
+			sm->watch.master = m->guid;
+			sm->watch.sw_guid = sw->guid;
+			sm->watch.sw_lid = be16toh(sw->ports[0].pi.lid);
+			sm->watch.port = p->peer_port;
+			sm->watch.hops = sw->hops;
+			memcpy(sm->watch.path, sw->path, sizeof(sm->watch.path));
+			log_debug("watching master 0x%016" PRIx64 " at port %u"
+				  " of switch 0x%016" PRIx64, m->guid,
+				  p->peer_port, sw->guid);
+			return;
+		}
+	}
+}
+
+/* Is the answer to the watch's Get still about our master? */
+static bool watch_current(struct sm *sm, int status, const void *mad,
+			  size_t len)
+{
+	if (status == -ECANCELED)
+		return false;
+	sm->watch.inflight = false;
+	if (sm->state != SM_STANDBY || sm->watch.master != sm->master_guid)
+		return false;
+	return status >= 0 && len >= MAD_SIZE &&
+	       !(be16toh(((const struct mad_hdr *)mad)->status) & 0x7fff);
+}
+
+static void on_watch_port(void *arg, int status, const void *mad, size_t len)
+{
+	struct sm *sm = arg;
+
+	if (!watch_current(sm, status, mad, len))
+		return;
+	const struct smp_port_info *pi =
+		(const void *)((const struct smp_dr *)mad)->data;
+	if (pi_port_state(pi) != PORT_STATE_DOWN) {
+		log_debug("master 0x%016" PRIx64 ": port %u of switch 0x%016"
+			  PRIx64 " is up (state %u): polls decide",
+			  sm->master_guid, sm->watch.port, sm->watch.sw_guid,
+			  pi_port_state(pi));
+		return;
+	}
+	char why[128];
+	snprintf(why, sizeof(why), "its link is down (port %u of switch"
+		 " 0x%016" PRIx64 ", physical state %u)", sm->watch.port,
+		 sm->watch.sw_guid, pi_phys_state(pi));
+	log_warnx("ERR 1123: master 0x%016" PRIx64 " LID %u: %s: taking"
+		  " over now", sm->master_guid, sm->master_lid, why);
+	sminfo_master_lost(sm, why);
+}
+
+static void on_watch_node(void *arg, int status, const void *mad, size_t len)
+{
+	struct sm *sm = arg;
+	struct smp_dr smp;
+	struct mad_addr addr = { .lid = 0xffff, .qpn = 0 };
+
+	if (!watch_current(sm, status, mad, len))
+		return;
+	const struct smp_node_info *ni =
+		(const void *)((const struct smp_dr *)mad)->data;
+	if (be64toh(ni->node_guid) != sm->watch.sw_guid ||
+	    sm->watch.port > ni->num_ports) {
+		log_debug("master's switch 0x%016" PRIx64 " not at its path:"
+			  " polls decide", sm->watch.sw_guid);
+		return;
+	}
+	mad_build_smp_dr(&smp, MAD_METHOD_GET, SMP_ATTR_PORT_INFO,
+			 sm->watch.port, sm->watch.path, sm->watch.hops);
+	if (mad_engine_submit(sm->engine, &smp, sizeof(smp), &addr,
+			      on_watch_port, sm) == 0)
+		sm->watch.inflight = true;
+}
+
+/* Read the master's switch port now (NodeInfo to be sure of the switch,
+ * then PortInfo), unless a read is under way or, for a `trap`, one was
+ * made within SM_WATCH_EVERY s (traps come at the sender's pace). */
+void sminfo_master_check(struct sm *sm, bool trap)
+{
+	struct smp_dr smp;
+	struct mad_addr addr = { .lid = 0xffff, .qpn = 0 };
+	ev_tstamp now = ev_now(sm->loop);
+
+	if (sm->state != SM_STANDBY || !sm->watch.master ||
+	    sm->watch.master != sm->master_guid || sm->watch.inflight)
+		return;
+	if (trap && sm->watch.last > 0. && now - sm->watch.last < SM_WATCH_EVERY)
+		return;
+	sm->watch.last = now;
+	mad_build_smp_dr(&smp, MAD_METHOD_GET, SMP_ATTR_NODE_INFO, 0,
+			 sm->watch.path, sm->watch.hops);
+	if (mad_engine_submit(sm->engine, &smp, sizeof(smp), &addr,
+			      on_watch_node, sm) == 0)
+		sm->watch.inflight = true;
+}
+
+/* A trap that came to us, a standby (sm/trap.c): one about the master's
+ * switch (128, a link state changed there) is worth a look. */
+void sminfo_standby_trap(struct sm *sm, uint16_t src, unsigned num)
+{
+	if (num == 128 && src && src == sm->watch.sw_lid)
+		sminfo_master_check(sm, true);
+}
+
 /* The election's discovery is over and every SMInfo Get answered or
  * failed: apply 14.4.1.1. */
 void sminfo_elect_decide(struct sm *sm)
@@ -125,11 +260,15 @@ void sminfo_elect_decide(struct sm *sm)
 	enum elect_verdict v;
 
 	sm->elect_running = false;
-	fabric_free(&sm->elect_fabric);
-	if (sm->state != SM_DISCOVERING)
+	if (sm->state != SM_DISCOVERING) {
+		fabric_free(&sm->elect_fabric);
 		return;
+	}
 	v = elect_decide(sm->cfg.sm_priority, sm->port_guid, sm->remotes,
 			 SM_MAX_REMOTE, &who);
+	if (v == ELECT_STANDBY)
+		watch_set(sm, &sm->remotes[who]);
+	fabric_free(&sm->elect_fabric);
 	if (v == ELECT_STANDBY) {
 		sm->elect_waits = 0;
 		enter_standby(sm, &sm->remotes[who], 1102,
@@ -241,10 +380,14 @@ static bool remote_known(const struct sm *sm, uint64_t guid)
 
 /*
  * A master's review of another SM.  `fresh`: first heard from in a query
- * after one of our sweeps.  Such an SM may have been master of a part of
- * the fabric that was cut off and joined again, and may have stood down
- * (it found us first) before we could see it as master: what it
- * programmed there must be repaired all the same.
+ * after one of our sweeps.  Only an SM that was master needs its work
+ * repaired (ERR 1119): one that says MASTER, or a fresh one that says
+ * DISCOVERING or STANDBY with a non-zero ActCount.  The latter may have
+ * been master of a part of the fabric that was cut off and joined again,
+ * and stood down (it found us first) before we could see it as master;
+ * an ibsm SM counts its sweeps in ActCount, so a brand-new ibsm standby
+ * (it has not swept) says 0 and costs no repair sweep.  (OpenSM counts
+ * its SMPs there: a new OpenSM standby still gets one repair.)
  */
 static void master_consider(struct sm *sm, struct sm_remote *r, bool fresh)
 {
@@ -254,7 +397,8 @@ static void master_consider(struct sm *sm, struct sm_remote *r, bool fresh)
 		return;
 	switch (master_review(sm->cfg.sm_priority, sm->port_guid, r)) {
 	case MASTER_KEEP:
-		if (r->state != SM_STATE_MASTER && !fresh)
+		if (r->state != SM_STATE_MASTER &&
+		    (!fresh || r->state == SM_STATE_NOTACTIVE || !r->act_count))
 			break;
 		/* A worse master (a split fabric joined): it stands by when
 		 * it reads our SMInfo, but what it programmed meanwhile
@@ -488,6 +632,7 @@ static void on_poll(void *arg, int status, const void *mad, size_t len)
 				" LID %u did not answer SMInfo (%u of %u)",
 				sm->master_guid, sm->master_lid, sm->poll_misses,
 				poll_limit(sm));
+		sminfo_master_check(sm, false);	/* its link: down? */
 		if (sm->poll_misses >= poll_limit(sm)) {
 			char why[96];
 			snprintf(why, sizeof(why), "%u SMInfo polls unanswered",
@@ -771,9 +916,16 @@ void sminfo_stop_timer(struct ev_loop *loop, ev_timer *w, int revents)
 void sminfo_stop_gracefully(struct sm *sm)
 {
 	if (sm->stopping) {
+		/* The same request twice: GNU timeout (and systemd's mixed
+		 * kill mode) signal the process and then its group, so a
+		 * second SIGTERM comes within a moment of the first.  Only a
+		 * later one means "now". */
+		if (ev_time() - sm->stop_asked < SM_STOP_SAME)
+			return;
 		stop_now(sm);
 		return;
 	}
+	sm->stop_asked = ev_time();
 	if (sm->state != SM_MASTER || sm->cfg.once) {
 		sm_event(sm, SM_EV_STOP);
 		return;
@@ -800,11 +952,19 @@ static void send_control(struct sm *sm, uint16_t lid, uint32_t mod)
 {
 	struct smp_lid smp;
 	struct mad_addr addr = { .lid = lid, .qpn = 0 };
+	struct smp_sm_info *si = (struct smp_sm_info *)smp.data;
 
 	if (!lid)
 		return;
 	mad_build_smp_lid(&smp, MAD_METHOD_SET, SMP_ATTR_SM_INFO, mod);
-	fill_sm_info(sm, (struct smp_sm_info *)smp.data, true);
+	fill_sm_info(sm, si, true);
+	/* ACKNOWLEDGE answers a HANDOVER, which only a standby takes
+	 * (14.4.1): it says STANDBY, the state the HANDOVER found us in,
+	 * though we are master by the time it leaves.  OpenSM refuses an
+	 * ACKNOWLEDGE whose sender says anything else (ERR 2F04). */
+	if (mod == SMINFO_ACKNOWLEDGE)
+		si->prio_state = (uint8_t)((si->prio_state & 0xf0) |
+					   SM_STATE_STANDBY);
 	(void)mad_engine_submit(sm->engine, &smp, MAD_SIZE, &addr, on_ack_sent,
 				sm);
 }
@@ -951,6 +1111,13 @@ static void on_sm_info_set(void *arg, const void *mad, size_t len,
 	struct sm_remote *r = NULL;
 	if (rq->guid && be64toh(rq->guid) != sm->port_guid)
 		remote_note_si(sm, rq, lr ? from->lid : 0, &r);
+	/* ACKNOWLEDGE goes to the HANDOVER's sender: to the LID it came
+	 * from, or, directed-route (OpenSM sends HANDOVER so), to the LID of
+	 * the master we stood by for when the sender is that master. */
+	uint16_t ack_lid = lr ? from->lid :
+			   be64toh(rq->guid) == sm->master_guid ? sm->master_lid : 0;
+	bool took = mod == SMINFO_HANDOVER && sm->state != SM_MASTER &&
+		    sm->state != SM_NOTACTIVE;
 	switch (mod) {
 	case SMINFO_HANDOVER:
 		sm_event(sm, SM_EV_HANDOVER);
@@ -979,8 +1146,8 @@ static void on_sm_info_set(void *arg, const void *mad, size_t len,
 	}
 	fill_sm_info(sm, (struct smp_sm_info *)data, true);
 	smp_reply(sm, mad, from, 0, data);
-	if (mod == SMINFO_HANDOVER && lr && from->lid)
-		send_control(sm, from->lid, SMINFO_ACKNOWLEDGE);
+	if (took && ack_lid)
+		send_control(sm, ack_lid, SMINFO_ACKNOWLEDGE);
 }
 
 /* Shutdown, after the engine is freed: the election's discovery. */
@@ -993,6 +1160,41 @@ void sm_election_free(struct sm *sm)
 	}
 }
 
+
+/* A trap 144 from `lid` says its port now has IsSM (sm/trap.c): a master
+ * reads that SM's SMInfo soon, not after the sweep the trap asks for, so
+ * a better SM gets the HANDOVER without waiting for it.  Soon, not at
+ * once: an SM sets IsSM before it answers (a umad2sim client that sets
+ * it crashes on an SMP that comes before its receive thread is up).  At
+ * most SM_ISM_MAX LIDs wait; more are left to the sweep. */
+void sminfo_query_lid(struct sm *sm, uint16_t lid)
+{
+	if (sm->state != SM_MASTER || sm->stopping || !lid ||
+	    lid == sm_local_lid(sm))
+		return;
+	for (unsigned i = 0; i < sm->n_ism; i++)
+		if (sm->ism_lids[i] == lid)
+			return;
+	if (sm->n_ism >= SM_ISM_MAX)
+		return;
+	sm->ism_lids[sm->n_ism++] = lid;
+	if (!ev_is_active(&sm->ism_timer)) {
+		ev_timer_set(&sm->ism_timer, SM_ISM_DELAY, 0.);
+		ev_timer_start(sm->loop, &sm->ism_timer);
+	}
+}
+
+void sminfo_ism_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct sm *sm = w->data;
+
+	(void)loop;
+	(void)revents;
+	for (unsigned i = 0; i < sm->n_ism; i++)
+		if (sm->state == SM_MASTER && !sm->stopping)
+			(void)sminfo_get(sm, sm->ism_lids[i], NULL, 0, SMQ_MASTER);
+	sm->n_ism = 0;
+}
 
 /* After a master's sweep (sm/state.c): the other SMs' states. */
 void sminfo_query(struct sm *sm)

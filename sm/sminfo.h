@@ -6,6 +6,8 @@
 #ifndef IBSM_SM_SMINFO_H
 #define IBSM_SM_SMINFO_H
 
+#include <stdbool.h>
+
 #include <ev.h>
 
 struct sm;
@@ -21,7 +23,11 @@ void sm_heavy_sweep(struct sm *sm);
 void sminfo_elect_start(struct sm *sm);		/* DISCOVERING: who is there */
 void sminfo_elect_decide(struct sm *sm);	/* ... and the verdict */
 void sminfo_master_lost(struct sm *sm, const char *why);
+/* Standby: read the master's switch port; down means it is lost. */
+void sminfo_master_check(struct sm *sm, bool trap);
+void sminfo_standby_trap(struct sm *sm, uint16_t src, unsigned num);
 void sminfo_query(struct sm *sm);		/* MASTER, after a sweep */
+void sminfo_query_lid(struct sm *sm, uint16_t lid);	/* trap 144 IsSM */
 void sminfo_standby_begin(struct sm *sm);	/* poll the master, copy */
 void sminfo_standby_end(struct sm *sm);
 void sminfo_stop_gracefully(struct sm *sm);	/* SIGTERM: handover first */
@@ -31,6 +37,22 @@ void sminfo_poll_timer(struct ev_loop *loop, ev_timer *w, int revents);
 void sminfo_elect_timer(struct ev_loop *loop, ev_timer *w, int revents);
 void sminfo_stop_timer(struct ev_loop *loop, ev_timer *w, int revents);
 void sminfo_sms_timer(struct ev_loop *loop, ev_timer *w, int revents);
+void sminfo_ism_timer(struct ev_loop *loop, ev_timer *w, int revents);
+
+/* sm/state.c: the pacing of trap-driven heavy sweeps (times in s). */
+struct sm_trap_pace {
+	double holdoff, interval;	/* --trap-holdoff-ms, -sweep-interval */
+	ev_tstamp last;			/* the last trap sweep began; 0: none */
+	double backoff;			/* spacing after it */
+	ev_tstamp sweep_began, sweep_ended;	/* the last heavy sweep */
+};
+/* Seconds from `now` until a trap taken now may start its sweep. */
+double sm_trap_wait(const struct sm_trap_pace *p, ev_tstamp now);
+/* Did a trap taken `now` come back to back with the last heavy sweep? */
+bool sm_trap_storm(const struct sm_trap_pace *p, ev_tstamp now, bool sweeping);
+/* The backoff after a trap sweep that starts now, its trap a storm's
+ * or not. */
+double sm_trap_backoff(const struct sm_trap_pace *p, bool storm);
 
 /* sm/trap.c: the trap receiver. */
 int trap_agent_start(struct sm *sm);

@@ -74,6 +74,7 @@ void sm_heavy_sweep(struct sm *sm)
 		return;
 	}
 	sm->change_pending = false;
+	sm->sweep_began = ev_now(sm->loop);
 	rc = sweep_heavy_start(sm);
 	if (rc < 0) {
 		log_err("ERR 0301: cannot start a heavy sweep: %s", strerror(-rc));
@@ -207,20 +208,102 @@ static void sweep_failed(struct sm *sm)
 	ev_timer_start(sm->loop, &sm->retry_timer);
 }
 
+/*
+ * Pacing of trap-driven heavy sweeps.  A trap that asks for a sweep
+ * waits the hold-off (--trap-holdoff-ms, 200 ms) for the rest of its
+ * burst and then sweeps, so one link event is handled in a few hundred
+ * ms, and events a second apart each get their own sweep as quickly.
+ * Two bounds keep a storm of traps from keeping the SM sweeping:
+ *
+ *  - duty cycle: a trap sweep starts no sooner than SM_TRAP_DUTY_K times
+ *    the last heavy sweep's duration after that sweep ended, so trap
+ *    sweeps take at most 1/(K+1) of the time (while K times a sweep is
+ *    shorter than the interval);
+ *  - backoff: when sweeps follow each other back to back (the trap came
+ *    during a heavy sweep or within the hold-off plus the duty-cycle
+ *    wait after it), the spacing between trap sweeps doubles, from
+ *    SM_TRAP_BACKOFF_MIN up to --trap-sweep-interval (5 s), its
+ *    ceiling; a trap that finds the SM idle longer resets it.
+ *
+ * A continuous storm thus costs a few sweeps in its first seconds (0.25,
+ * 0.5, 1, 2, 4 s apart) and then one per interval, as before; no trap
+ * waits longer than the interval.
+ */
+#define SM_TRAP_DUTY_K		3.	/* idle >= K x the last sweep */
+#define SM_TRAP_BACKOFF_MIN	0.25	/* s: first step of the backoff */
+
+double sm_trap_wait(const struct sm_trap_pace *p, ev_tstamp now)
+{
+	double wait = p->holdoff, ceiling = p->holdoff > p->interval ?
+					    p->holdoff : p->interval;
+
+	if (p->sweep_ended > p->sweep_began) {
+		double d = p->sweep_ended + SM_TRAP_DUTY_K *
+			   (p->sweep_ended - p->sweep_began) - now;
+		if (d > wait)
+			wait = d;
+	}
+	if (p->last > 0.) {
+		double b = p->last + p->backoff - now;
+		if (b > wait)
+			wait = b;
+	}
+	return wait < ceiling ? wait : ceiling;
+}
+
+bool sm_trap_storm(const struct sm_trap_pace *p, ev_tstamp now, bool sweeping)
+{
+	if (sweeping)
+		return true;
+	if (p->sweep_ended <= 0. || p->sweep_ended < p->sweep_began)
+		return false;
+	return now - p->sweep_ended < p->holdoff + SM_TRAP_DUTY_K *
+	       (p->sweep_ended - p->sweep_began);
+}
+
+double sm_trap_backoff(const struct sm_trap_pace *p, bool storm)
+{
+	double b;
+
+	if (!storm)
+		return 0.;
+	b = p->backoff > 0. ? 2. * p->backoff : SM_TRAP_BACKOFF_MIN;
+	return b < p->interval ? b : p->interval;
+}
+
+static struct sm_trap_pace trap_pace(const struct sm *sm)
+{
+	return (struct sm_trap_pace){
+		.holdoff = sm_trap_holdoff(sm),
+		.interval = sm_trap_sweep_interval(sm),
+		.last = sm->last_trap_sweep, .backoff = sm->trap_backoff,
+		.sweep_began = sm->sweep_began, .sweep_ended = sm->sweep_ended,
+	};
+}
+
 /* An accepted trap asks for a heavy sweep: collect the burst first. */
 static void trap_holdoff(struct sm *sm)
 {
-	ev_tstamp now = ev_now(sm->loop), wait = sm_trap_holdoff(sm);
+	struct sm_trap_pace p = trap_pace(sm);
+	ev_tstamp now = ev_now(sm->loop);
 
-	if (ev_is_active(&sm->trap_timer))
+	if (ev_is_active(&sm->trap_timer) || sm->trap_deferred)
 		return;
-	if (sm->last_trap_sweep > 0. &&
-	    now + wait < sm->last_trap_sweep + sm_trap_sweep_interval(sm))
-		wait = sm->last_trap_sweep + sm_trap_sweep_interval(sm) - now;
-	ev_timer_set(&sm->trap_timer, wait, 0.);
+	sm->trap_storm = sm_trap_storm(&p, now, sm->sweep != NULL);
+	ev_timer_set(&sm->trap_timer, sm_trap_wait(&p, now), 0.);
 	ev_timer_start(sm->loop, &sm->trap_timer);
 }
 
+/* A heavy sweep ended: its duration paces the next trap sweep. */
+static void sweep_ended(struct sm *sm)
+{
+	sm->sweep_ended = ev_now(sm->loop);
+	if (sm->trap_deferred) {
+		sm->trap_deferred = false;
+		if (sm->state != SM_STANDBY && sm->state != SM_NOTACTIVE)
+			trap_holdoff(sm);
+	}
+}
 
 /* Every state change goes through here with its cause (ERR 11xx). */
 void sm_transition(struct sm *sm, enum sm_state s, unsigned code,
@@ -239,6 +322,7 @@ void sm_transition(struct sm *sm, enum sm_state s, unsigned code,
 		sm->adopt_lids = true;
 		ev_timer_stop(sm->loop, &sm->light_timer);
 		ev_timer_stop(sm->loop, &sm->trap_timer);
+		sm->trap_deferred = false;
 		sminfo_standby_begin(sm);
 	}
 }
@@ -256,12 +340,14 @@ void sm_event(struct sm *sm, enum sm_event ev)
 			sminfo_elect_start(sm);
 		break;
 	case SM_EV_SWEEP_DONE:
+		sweep_ended(sm);
 		/* A sweep that ends after we stood down programs nothing more. */
 		if (sm->state == SM_STANDBY || sm->state == SM_NOTACTIVE)
 			break;
 		subnet_up(sm);
 		break;
 	case SM_EV_SWEEP_FAILED:
+		sweep_ended(sm);
 		if (sm->state == SM_STANDBY || sm->state == SM_NOTACTIVE)
 			break;
 		sweep_failed(sm);
@@ -438,6 +524,13 @@ static void on_trap_timer(struct ev_loop *loop, ev_timer *w, int revents)
 	struct sm *sm = w->data;
 
 	(void)revents;
+	/* A sweep runs: the next starts when the pacing allows after it. */
+	if (sm->sweep) {
+		sm->trap_deferred = true;
+		return;
+	}
+	struct sm_trap_pace p = trap_pace(sm);
+	sm->trap_backoff = sm_trap_backoff(&p, sm->trap_storm);
 	sm->last_trap_sweep = ev_now(loop);
 	sm->stats.trap_sweeps++;
 	sm_event(sm, SM_EV_CHANGE);
@@ -471,6 +564,7 @@ static const struct sm_timer {
 	{ offsetof(struct sm, elect_timer), sminfo_elect_timer, true },
 	{ offsetof(struct sm, stop_timer), sminfo_stop_timer, true },
 	{ offsetof(struct sm, sms_timer), sminfo_sms_timer, true },
+	{ offsetof(struct sm, ism_timer), sminfo_ism_timer, true },
 };
 
 static ev_timer *sm_timer_of(struct sm *sm, const struct sm_timer *t)

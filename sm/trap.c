@@ -151,6 +151,17 @@ static enum trap_verdict trap_judge(struct sm *sm, const struct smp_notice *n,
 	}
 }
 
+/* Trap 144 (14.2.5.1, CapabilityMask changed): its DataDetails are a
+ * reserved 16 bits, the LID, a reserved byte, the local-changes byte,
+ * then the new CapabilityMask (bytes 6-9).  Does it say IsSM? */
+static bool trap144_is_sm(const struct smp_notice *n)
+{
+	uint32_t cap;
+
+	memcpy(&cap, n->data_details + 6, sizeof(cap));
+	return be32toh(cap) & PI_CAP_IS_SM;
+}
+
 /*
  * A trap (SubnTrap, 14.2.5.1): acknowledge it with a Trap Repress on the
  * same TID so the sender stops repeating it, then decide.  Every trap
@@ -179,6 +190,8 @@ static void on_trap(void *arg, const void *mad, size_t len,
 		mad_engine_send_oneway(sm->engine, resp, MAD_SIZE, &to);
 
 	unsigned num = notice_is_generic(n) ? be16toh(n->trap_num) : 0;
+	if (sm->state == SM_STANDBY)
+		sminfo_standby_trap(sm, src, num);	/* the master's link? */
 	int32_t snode;
 	uint8_t sport;
 	/* A source no port of the model has is rejected before it can take
@@ -205,6 +218,8 @@ static void on_trap(void *arg, const void *mad, size_t len,
 			num, src, be16toh(n->issuer_lid));
 	if (v == TRAP_REPORT || v == TRAP_SWEEP)
 		sa_report_notice(sm, n, be16toh(n->issuer_lid));
+	if (v == TRAP_SWEEP && num == 144 && trap144_is_sm(n))
+		sminfo_query_lid(sm, be16toh(n->issuer_lid));
 	if (v == TRAP_SWEEP)
 		sm_event(sm, SM_EV_TRAP);
 }

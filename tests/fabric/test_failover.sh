@@ -17,7 +17,11 @@
 # 4. ibsm with OpenSM (both SM_Key 1): OpenSM prio 5 stands by under
 #    ibsm prio 10 and is master within 1 s of ibsm's SIGTERM (handover);
 #    ibsm prio 5 stands by under OpenSM prio 10 and takes over within 5 s
-#    of OpenSM's kill -9, 0 LID changes, routes verified.
+#    of OpenSM's kill -9, 0 LID changes, routes verified; OpenSM prio 5
+#    master hands over to a later ibsm prio 10, which acknowledges in a
+#    way OpenSM accepts (no ERR 2F04), 0 LID changes.
+# 7. The master's host link unlinked: the standby reads the switch port,
+#    finds it down and takes over without more polls (ERR 1123).
 # Takeover times are printed ("takeover ... s"); they are not asserted
 # beyond the issue's bounds.
 # shellcheck source=tests/fabric/lib.sh
@@ -196,6 +200,7 @@ t0=$(date +%s.%N)
 t=$(wait_state "$LA" SMINFO_MASTER 10)
 up=$(wait_up A 10 && date +%s.%N)
 echo "takeover after kill -9: $t s to MASTER (sminfo at LID $LA)"
+T_KILL=$t
 fab_check "2: kill -9: standby master within 5 s ($t s)" \
 	awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 5.0) }'
 fab_check "2: kill -9: SUBNET UP logged" [ -n "$up" ]
@@ -270,10 +275,12 @@ fab_sim_stop
 
 # ---------------------------------------------------------------- 4
 # ibsm with OpenSM (default SM_Key 1 on both), both arrangements.
-start_osm() {	# start_osm HOST PRIO: OpenSM daemon; its PID in O_PID
+start_osm() {	# start_osm HOST PRIO [ARGS]: OpenSM daemon; its PID in O_PID
+	local host=$1 prio=$2
+	shift 2
 	mkdir -p "$FAB_TMP/osm"
-	fab_spawn "$1" env OSM_CACHE_DIR="$FAB_TMP/osm" OSM_TMP_DIR="$FAB_TMP/osm" \
-		opensm -p "$2" -f "$FAB_TMP/osm/log" >>"$FAB_TMP/osm/out" 2>&1
+	fab_spawn "$host" env OSM_CACHE_DIR="$FAB_TMP/osm" OSM_TMP_DIR="$FAB_TMP/osm" \
+		opensm -p "$prio" -f "$FAB_TMP/osm/log" "$@" >>"$FAB_TMP/osm/out" 2>&1
 	O_PID=$FAB_SPAWN_PID
 }
 stop_osm() {
@@ -351,6 +358,44 @@ if command -v opensm >/dev/null; then
 	stop_sm A
 	fab_check "4b: ibsm exits cleanly" [ $? -eq 0 ]
 	fab_sim_stop
+
+	# 4c: OpenSM prio 5 master first (sweeping every 2 s), ibsm prio 10
+	# joins: it stands by, OpenSM finds the better SM at a sweep and
+	# hands over (HANDOVER); ibsm answers ACKNOWLEDGE saying STANDBY,
+	# which OpenSM accepts (it refuses any other sender state, ERR
+	# 2F04), becomes master and keeps every LID.
+	phase_logs 4b
+	mv "$FAB_TMP/osm" "$FAB_TMP/osm.4b"
+	fab_sim_start "$NET" osm3 || exit 1
+	start_osm H0002 5 -s 2
+	LO=
+	for ((i = 0; i < 100; i++)); do
+		LO=$(lid_of H0002)
+		[ -n "$LO" ] && [ "$LO" != 0 ] &&
+			[ "$(state_at "$LO")" = SMINFO_MASTER ] && break
+		sleep 0.2
+	done
+	fab_check "4c: OpenSM prio 5 is MASTER" [ "$(state_at "$LO")" = SMINFO_MASTER ]
+	lids "$FAB_TMP/lids4c.before"
+	start_sm A H0001 -p 10
+	LA=$(lid_of H0001)
+	t=$(wait_state "$LA" SMINFO_MASTER 30)
+	echo "OpenSM handed over to ibsm: ibsm master $t s after it started (OpenSM's log: $(grep -c 'Entering STANDBY' "$FAB_TMP/osm/log") STANDBY, $(grep -c 'ERR 2F04' "$FAB_TMP/osm/log") ERR 2F04)"
+	fab_check "4c: OpenSM prio 5 hands over to ibsm prio 10 ($t s)" [ "$t" != timeout ]
+	fab_check "4c: ibsm took the HANDOVER (ERR 1114)" grep -q 'ERR 1114' "$FAB_TMP/A.log"
+	wait_up A 10
+	sleep 1
+	fab_check "4c: OpenSM is STANDBY" [ "$(state_at "$LO")" = SMINFO_STANDBY ]
+	fab_check "4c: OpenSM took our ACKNOWLEDGE (no ERR 2F04)" \
+		bash -c "! grep -q 'ERR 2F04' '$FAB_TMP/osm/log'"
+	fab_check "4c: routes verified" routes_ok 4c
+	lids "$FAB_TMP/lids4c.after"
+	fab_check "4c: 0 LID changes (ibsm after OpenSM's handover)" \
+		diff "$FAB_TMP/lids4c.before" "$FAB_TMP/lids4c.after"
+	stop_sm A
+	fab_check "4c: ibsm exits cleanly" [ $? -eq 0 ]
+	stop_osm
+	fab_sim_stop
 else
 	echo "opensm not installed: phase 4 not run"
 	fab_fail "4: opensm installed"
@@ -385,6 +430,41 @@ fab_check "6: prio 10 handed over (ERR 1109)" \
 fab_check "6: prio 5 took the HANDOVER (ERR 1114)" grep -q 'ERR 1114' "$FAB_TMP/B.log"
 stop_sm B
 fab_check "6: prio 5 exits cleanly" [ $? -eq 0 ]
+fab_sim_stop
+
+# ---------------------------------------------------------------- 7
+# The master's host link goes down (ibsim Unlink, the SM process lives
+# on, cut off): the standby's first unanswered poll reads the switch port
+# that faced the master, finds it down and takes over at once (ERR 1123),
+# without waiting out the remaining polls (phase 2's kill -9 leaves the
+# port up: there the polls decide).  Both times are printed.
+phase_logs 7pre
+fab_sim_start "$NET" unlink || exit 1
+start_sm B H0002 -p 10
+wait_up B 60
+start_sm A H0001 -p 5
+LA=$(lid_of H0001)
+t=$(wait_state "$LA" SMINFO_STANDBY 20)
+fab_check "7: prio 5 is STANDBY ($t s)" [ "$t" != timeout ]
+sleep 1.5
+lids "$FAB_TMP/lids7.before"
+fab_cmd 'Unlink "H0002"[1]' >/dev/null
+t=$(wait_state "$LA" SMINFO_MASTER 10)
+echo "takeover after the master's link went down: $t s to MASTER (kill -9, polls alone: ${T_KILL:-?} s)"
+fab_check "7: link down: standby master within 5 s ($t s)" \
+	awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 5.0) }'
+fab_check "7: link down: the switch port was read (ERR 1123)" \
+	grep -q 'ERR 1123: master .*its link is down' "$FAB_TMP/A.log"
+fab_check "7: link down: not after the polls (no 'polls unanswered')" \
+	bash -c "! grep -q 'SMInfo polls unanswered' '$FAB_TMP/A.log'"
+wait_up A 10
+lids "$FAB_TMP/lids7.after"
+fab_check "7: link down: 0 LID changes (the ports left)" \
+	bash -c "[ -z \"\$(comm -13 '$FAB_TMP/lids7.before' '$FAB_TMP/lids7.after')\" ]"
+stop_sm A
+fab_check "7: prio 5 exits cleanly" [ $? -eq 0 ]
+stop_sm B
+fab_check "7: prio 10 exits cleanly" [ $? -eq 0 ]
 fab_sim_stop
 
 fab_summary

@@ -35,6 +35,8 @@
 #include "sm/election.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
+#include "sm/sminfo.h"
+#include "sm/standby/sync.h"
 #include "tests/unit/fake_transport.h"
 
 #define GUID_A	0x0002c90000000100ull
@@ -55,6 +57,9 @@ static uint8_t b_prio, b_state;
 static uint64_t b_key;
 static bool b_takes_handover;	/* B becomes MASTER on HANDOVER */
 static int b_says = -1;		/* the state B's Sets say (-1: b_state) */
+static bool b_link_down;	/* S port 2 down: B is cut off */
+static uint32_t b_act;		/* B's ActCount */
+static uint32_t trap_cap_mask;	/* trap 144's new CapabilityMask */
 
 /* ------------------------------------------------ the simulated fabric */
 
@@ -68,7 +73,7 @@ static int dr_target(const struct smp_dr *smp)
 	if (hops == 1 && smp->initial_path[1] == 1)
 		return 1;
 	if (hops == 2 && smp->initial_path[1] == 1 && smp->initial_path[2] == 2)
-		return 2;
+		return b_link_down ? -1 : 2;
 	return -1;
 }
 
@@ -92,6 +97,9 @@ static void fill_port_info(int node, unsigned pn, struct smp_port_info *pi)
 {
 	static const uint16_t lid[] = { 2, 1, 3 };
 	bool up = node == 1 ? pn <= 2 : pn == 1;
+
+	if (node == 1 && pn == 2 && b_link_down)
+		up = false;
 
 	if (node == 0 && local_down)
 		up = false;
@@ -119,7 +127,7 @@ static void fill_b_sminfo(struct smp_sm_info *si)
 	memset(si, 0, sizeof(*si));
 	si->guid = htobe64(GUID_B + 1);
 	si->sm_key = htobe64(b_key);
-	si->act_count = htobe32(7);
+	si->act_count = htobe32(b_act);
 	si->prio_state = (uint8_t)(b_prio << 4 | b_state);
 }
 
@@ -130,7 +138,8 @@ static bool b_sminfo(const struct fake_sent *s, uint8_t *resp, uint32_t tid_high
 	const struct smp_dr *dr = (const void *)s->mad;
 	bool is_dr = lr->hdr.mgmt_class == MAD_CLASS_SMI_DR;
 
-	if (be16toh(lr->hdr.attr_id) != SMP_ATTR_SM_INFO || !b_sm || !b_alive)
+	if (be16toh(lr->hdr.attr_id) != SMP_ATTR_SM_INFO || !b_sm || !b_alive ||
+	    b_link_down)
 		return false;
 	if (is_dr ? dr_target(dr) != 2 : s->addr.lid != 3)
 		return false;
@@ -161,7 +170,8 @@ static enum fake_action fabric_policy(struct fake *fk, const struct fake_sent *s
 	}
 	if (req->hdr.mgmt_class == MAD_CLASS_SMI && s->timeout_ms &&
 	    attr == SMP_ATTR_PORT_INFO && req->hdr.method == MAD_METHOD_GET &&
-	    s->addr.lid >= 1 && s->addr.lid <= 3) {
+	    s->addr.lid >= 1 && s->addr.lid <= 3 &&
+	    !(s->addr.lid == 3 && b_link_down)) {
 		/* LID-routed PortInfo (the probe of a master stopped with
 		 * SIGTERM): LIDs 2, 1, 3 are nodes 0, 1, 2. */
 		static const int by_lid[] = { -1, 1, 0, 2 };
@@ -236,7 +246,9 @@ static void setup(void)
 	F.policy = fabric_policy;
 	local_down = hold_light = false;
 	held = 0;
-	b_sm = b_takes_handover = false;
+	b_sm = b_takes_handover = b_link_down = false;
+	b_act = 7;
+	trap_cap_mask = 0;
 	b_alive = true;
 	b_prio = 0;
 	b_state = SM_STATE_STANDBY;
@@ -280,6 +292,7 @@ static void teardown(void)
 	mft_abort(S);
 	sa_stop(S);
 	fake_fini(&F);
+	standby_sync_free(S);	/* a test may end before the copy's use */
 	sm_election_free(S);
 	sweep_heavy_abort(S);
 	sweep_light_abort(S);
@@ -346,6 +359,13 @@ static void send_trap(uint16_t src, unsigned num, uint16_t issuer)
 	n->producer[2] = num == 128 ? 2 : 1;
 	n->trap_num = htobe16((uint16_t)num);
 	n->issuer_lid = htobe16(issuer);
+	if (num == 144) {
+		uint32_t cap = htobe32(trap_cap_mask);
+		uint16_t lid = htobe16(issuer);
+
+		memcpy(n->data_details + 2, &lid, 2);
+		memcpy(n->data_details + 6, &cap, 4);
+	}
 	mad_engine_recv(F.engine, mad, MAD_SIZE, &from, 0);
 }
 
@@ -510,22 +530,107 @@ START_TEST(test_trap_flood_from_host)
 END_TEST
 
 /* Genuine traps from the switch in a burst and then steadily for ~3 s:
- * the burst becomes one heavy sweep, and trap-driven sweeps start at
- * most once per SM_TRAP_SWEEP_INTERVAL. */
+ * the burst becomes one heavy sweep; the steady traps get a few sweeps
+ * spaced by the doubling backoff (0.25, 0.5, 1, 2 s: see
+ * test_trap_pacing), not one per trap nor one per hold-off. */
 START_TEST(test_trap_burst_coalesces)
 {
 	bring_up();
+	for (unsigned i = 0; i < SM_TRAP_BURST; i++)
+		send_trap(1, 128, 1);
+	run_for(SM_TRAP_HOLDOFF + 0.2);
+	RUN_UNTIL(!S->sweep, 5.);
+	ck_assert_uint_eq(S->stats.trap_sweeps, 1);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 2);
 	for (unsigned i = 0; i < 1000; i++) {
 		send_trap(1, 128, 1);
 		if (i % 10 == 9)
 			run_for(0.03);
 	}
-	RUN_UNTIL(!S->sweep && !ev_is_active(&S->trap_timer), 0.5);
-	/* One sweep for the burst; later accepted traps wait out the
-	 * interval (its timer is still running). */
-	ck_assert_uint_eq(S->stats.trap_sweeps, 1);
-	ck_assert_uint_le(S->stats.heavy_sweeps, 3);
+	RUN_UNTIL(!S->sweep, 5.);
+	/* ~3 s of traps (longer on a slow machine): 0.25 + 0.5 + 1 + 2 s
+	 * of backoff leave room for at most 5 more, 6 on a slow run. */
+	ck_assert_uint_ge(S->stats.trap_sweeps, 2);
+	ck_assert_uint_le(S->stats.trap_sweeps, 7);
+	ck_assert_uint_le(S->stats.heavy_sweeps, S->stats.trap_sweeps + 2);
 	ck_assert_uint_ge(S->stats.traps_limited, 900);
+}
+END_TEST
+
+/* The pacing rule of trap sweeps (sm/state.c), on simulated time. */
+START_TEST(test_trap_pacing)
+{
+	struct sm_trap_pace p = { .holdoff = 0.2, .interval = 5. };
+
+	/* An isolated event: the hold-off only, no backoff. */
+	ck_assert(sm_trap_wait(&p, 100.) == 0.2);
+	ck_assert(!sm_trap_storm(&p, 100., false));
+	ck_assert(sm_trap_storm(&p, 100., true));	/* during a sweep */
+	ck_assert(sm_trap_backoff(&p, false) == 0.);
+	/* Right after a 1 s sweep: 3 x 1 s of idle first, and a trap then
+	 * comes back to back; 4 s later it does not. */
+	p.sweep_began = 100.;
+	p.sweep_ended = 101.;
+	ck_assert(sm_trap_wait(&p, 101.1) > 2.89 && sm_trap_wait(&p, 101.1) < 2.91);
+	ck_assert(sm_trap_storm(&p, 103., false));
+	ck_assert(!sm_trap_storm(&p, 105., false));
+	/* ... long after it: the hold-off. */
+	ck_assert(sm_trap_wait(&p, 110.) == 0.2);
+	/* A 10 s sweep: never more than the interval. */
+	p.sweep_ended = 110.;
+	ck_assert(sm_trap_wait(&p, 110.) == 5.);
+	/* The backoff doubles from 0.25 s to the interval, and a trap that
+	 * finds the SM idle resets it. */
+	p.backoff = 0.;
+	double want[] = { 0.25, 0.5, 1., 2., 4., 5., 5. };
+	for (unsigned i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		p.backoff = sm_trap_backoff(&p, true);
+		ck_assert(p.backoff == want[i]);
+	}
+	ck_assert(sm_trap_backoff(&p, false) == 0.);
+
+	/* Link flaps a second apart, sweeps of 30 ms: every event gets its
+	 * own sweep after the hold-off alone. */
+	p = (struct sm_trap_pace){ .holdoff = 0.2, .interval = 5. };
+	for (double t = 10.; t < 60.; t += 1.) {
+		bool storm = sm_trap_storm(&p, t, false);
+
+		ck_assert(!storm);
+		ck_assert(sm_trap_wait(&p, t) == 0.2);
+		p.backoff = sm_trap_backoff(&p, storm);
+		p.last = t + 0.2;
+		p.sweep_began = t + 0.2;
+		p.sweep_ended = t + 0.23;
+	}
+
+	/* A storm: a trap arrives during every sweep, so the next trap
+	 * sweep is asked for when a sweep ends.  Sweeps of 0.01 s, then
+	 * 0.5 s: spacing doubles to the interval and stays there, and the
+	 * SM sweeps at most 1/(K+1) = 1/4 of the time. */
+	for (int run = 0; run < 2; run++) {
+		double d = run ? 0.5 : 0.01, t = 10., busy = 0., prev = 0.;
+		unsigned n = 0;
+
+		p = (struct sm_trap_pace){ .holdoff = 0.2, .interval = 5. };
+		while (t < 70.) {
+			p.backoff = sm_trap_backoff(&p, n > 0);
+			p.last = t;
+			p.sweep_began = t;
+			p.sweep_ended = t + d;
+			busy += d;
+			n++;
+			ck_assert(sm_trap_storm(&p, t + d / 2, true));
+			double next = p.sweep_ended +
+				      sm_trap_wait(&p, p.sweep_ended);
+			/* spacing never shrinks within the storm */
+			ck_assert(next - t >= prev - 1e-9);
+			prev = next - t;
+			t = next;
+		}
+		ck_assert(prev >= 5. && prev <= 5. + d + 0.2 + 1e-9);
+		ck_assert_uint_le(n, 7 + 60 / 5);
+		ck_assert(busy / (t - 10.) <= 0.25 + 1e-9);
+	}
 }
 END_TEST
 
@@ -866,6 +971,177 @@ START_TEST(test_standby_takeover)
 }
 END_TEST
 
+/* DR PortInfo Gets of switch S's port `pn` sent from F.sent[from] on. */
+static unsigned s_port_gets(size_t from, unsigned pn)
+{
+	unsigned n = 0;
+
+	for (size_t i = from; i < F.n_sent; i++) {
+		const struct smp_dr *r = (const void *)F.sent[i].mad;
+		if (r->hdr.mgmt_class == MAD_CLASS_SMI_DR &&
+		    r->hdr.method == MAD_METHOD_GET &&
+		    be16toh(r->hdr.attr_id) == SMP_ATTR_PORT_INFO &&
+		    be32toh(r->hdr.attr_mod) == pn && dr_target(r) == 1)
+			n++;
+	}
+	return n;
+}
+
+/* STANDBY, the master's link goes down: the first failed poll reads the
+ * switch port facing the master, finds it down and takes over at once
+ * (not after the remaining polls). */
+START_TEST(test_standby_master_link_down)
+{
+	b_sm = true;
+	b_state = SM_STATE_MASTER;
+	b_prio = 10;
+	sm_event(S, SM_EV_START);
+	RUN_UNTIL(S->state == SM_STANDBY, 3.);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	/* The election's model placed the master: S port 2. */
+	ck_assert_uint_eq(S->watch.master, GUID_B + 1);
+	ck_assert_uint_eq(S->watch.sw_guid, GUID_S);
+	ck_assert_uint_eq(S->watch.port, 2);
+	ck_assert_uint_eq(S->watch.sw_lid, 1);
+	RUN_UNTIL(!S->poll_inflight, 1.);
+	unsigned polls = sminfo_gets_to_b();
+	b_link_down = true;
+	RUN_UNTIL(S->state != SM_STANDBY, 4.);
+	ck_assert_int_eq(S->state, SM_DISCOVERING);
+	ck_assert_msg(strstr(S->last_transition, "link is down (port 2 of"
+			     " switch 0x0002c90000000200"), "%s",
+		      S->last_transition);
+	/* One poll failed; the second (sent at once) was not waited for:
+	 * no "SMInfo polls unanswered" (the cause above). */
+	ck_assert_uint_ge(sminfo_gets_to_b() - polls, 1);
+	RUN_UNTIL(S->state == SM_MASTER && S->subnet_up, 5.);
+	ck_assert_int_eq(S->state, SM_MASTER);
+	ck_assert_uint_eq(sm_local_lid(S), 2);
+}
+END_TEST
+
+/* STANDBY, the master's SM dies but its port stays up (kill -9): the
+ * switch port is read, found up, and the poll rule decides. */
+START_TEST(test_standby_master_port_up_polls_decide)
+{
+	b_sm = true;
+	b_state = SM_STATE_MASTER;
+	b_prio = 10;
+	sm_event(S, SM_EV_START);
+	RUN_UNTIL(S->state == SM_STANDBY, 3.);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	size_t from = F.n_sent;
+	b_alive = false;
+	RUN_UNTIL(S->state != SM_STANDBY, 6.);
+	ck_assert_int_eq(S->state, SM_DISCOVERING);
+	ck_assert_msg(strstr(S->last_transition, "SMInfo polls unanswered"),
+		      "%s", S->last_transition);
+	ck_assert_uint_ge(s_port_gets(from, 2), 1);
+}
+END_TEST
+
+/* STANDBY: a trap 128 from the master's switch reads its port at once
+ * (no poll needed); other traps and other sources do not. */
+START_TEST(test_standby_trap_checks_master_link)
+{
+	b_sm = true;
+	b_state = SM_STATE_MASTER;
+	b_prio = 10;
+	sm_event(S, SM_EV_START);
+	RUN_UNTIL(S->state == SM_STANDBY, 3.);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	RUN_UNTIL(!S->poll_inflight, 1.);
+	ev_timer_stop(L, &S->poll_timer);	/* polls out of the picture */
+	size_t from = F.n_sent;
+	send_trap(1, 144, 1);
+	send_trap(3, 128, 3);
+	run_for(0.1);
+	ck_assert_uint_eq(s_port_gets(from, 2), 0);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	/* The link is up: the check finds it so and nothing happens. */
+	send_trap(1, 128, 1);
+	run_for(0.1);
+	ck_assert_uint_eq(s_port_gets(from, 2), 1);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	/* Down: the next trap (after SM_WATCH_EVERY) takes over. */
+	b_link_down = true;
+	run_for(0.25);
+	send_trap(1, 128, 1);
+	RUN_UNTIL(S->state != SM_STANDBY, 1.);
+	ck_assert_int_eq(S->state, SM_DISCOVERING);
+	ck_assert_msg(strstr(S->last_transition, "link is down"), "%s",
+		      S->last_transition);
+}
+END_TEST
+
+/* MASTER: a brand-new standby (ActCount 0: it never swept) found after
+ * our sweep needs no repair sweep; a fresh SM that stood down after
+ * being master (ActCount > 0: a split fabric joined) does. */
+START_TEST(test_new_standby_no_repair)
+{
+	bring_up();
+	b_sm = true;
+	b_prio = 0;
+	b_state = SM_STATE_STANDBY;
+	b_act = 0;
+	sm_event(S, SM_EV_CHANGE);
+	RUN_UNTIL(S->stats.heavy_sweeps == 2 && !S->sweep, 3.);
+	run_for(SM_TRAP_HOLDOFF + 0.5);
+	ck_assert_int_eq(S->state, SM_MASTER);
+	bool heard = false;		/* it was asked and answered */
+	for (unsigned i = 0; i < SM_MAX_REMOTE; i++)
+		heard |= S->remotes[i].guid == GUID_B + 1 &&
+			 S->remotes[i].state == SM_STATE_STANDBY;
+	ck_assert(heard);
+	ck_assert(S->last_repair == 0.);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 2);
+}
+END_TEST
+
+START_TEST(test_former_master_standby_repaired)
+{
+	bring_up();
+	b_sm = true;
+	b_prio = 0;
+	b_state = SM_STATE_STANDBY;
+	b_act = 12;
+	sm_event(S, SM_EV_CHANGE);
+	RUN_UNTIL(S->stats.heavy_sweeps == 2 && !S->sweep, 3.);
+	RUN_UNTIL(S->last_repair > 0., 1.);
+	ck_assert(S->last_repair > 0.);
+	RUN_UNTIL(S->stats.heavy_sweeps == 3 && !S->sweep, 3.);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 3);	/* the repair */
+}
+END_TEST
+
+/* MASTER: a trap 144 saying a port now has IsSM makes us read that SM's
+ * SMInfo 0.1 s later (not after the trap's sweep): a better one gets the
+ * HANDOVER before the hold-off is over.  Without IsSM in the new mask,
+ * no query. */
+START_TEST(test_trap144_queries_new_sm)
+{
+	bring_up();
+	b_sm = true;
+	b_prio = 10;
+	b_state = SM_STATE_STANDBY;
+	b_act = 0;
+	b_takes_handover = true;
+	unsigned gets = sminfo_gets_to_b();
+	trap_cap_mask = 0;
+	send_trap(3, 144, 3);
+	run_for(0.02);
+	ck_assert_uint_eq(sminfo_gets_to_b(), gets);
+	trap_cap_mask = PI_CAP_IS_SM;
+	send_trap(3, 144, 3);
+	run_for(0.15);		/* SM_ISM_DELAY (0.1 s), before the hold-off */
+	/* our query, then (standing by) our first poll of the new master */
+	ck_assert_uint_ge(sminfo_gets_to_b(), gets + 1);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);	/* no sweep needed */
+	ck_assert_uint_eq(sminfo_sets(SMINFO_HANDOVER), 1);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+}
+END_TEST
+
 /* STANDBY, a master that stood down (answers, not MASTER): re-elect. */
 START_TEST(test_standby_master_stood_down)
 {
@@ -892,6 +1168,19 @@ START_TEST(test_standby_receives_handover)
 	ck_assert_ptr_nonnull(r);
 	ck_assert_uint_eq(r->prio_state & 0xf, SM_STATE_MASTER);
 	ck_assert_uint_eq(sminfo_sets(SMINFO_ACKNOWLEDGE), 1);
+	/* The ACKNOWLEDGE says STANDBY (what OpenSM accepts), with our
+	 * priority and GUID. */
+	for (size_t i = 0; i < F.n_sent; i++) {
+		const struct smp_lid *a = (const void *)F.sent[i].mad;
+		if (a->hdr.method != MAD_METHOD_SET ||
+		    be16toh(a->hdr.attr_id) != SMP_ATTR_SM_INFO ||
+		    be32toh(a->hdr.attr_mod) != SMINFO_ACKNOWLEDGE)
+			continue;
+		const struct smp_sm_info *si = (const void *)a->data;
+		ck_assert_uint_eq(si->prio_state & 0xf, SM_STATE_STANDBY);
+		ck_assert_uint_eq(si->prio_state >> 4, 5);
+		ck_assert_uint_eq(be64toh(si->guid), GUID_A + 1);
+	}
 	RUN_UNTIL(S->subnet_up && !S->sweep, 3.);
 	ck_assert(S->subnet_up);
 	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);
@@ -969,6 +1258,29 @@ START_TEST(test_sigterm_hands_over)
 	RUN_UNTIL(S->state == SM_NOTACTIVE, 2.);
 	ck_assert_int_eq(S->state, SM_NOTACTIVE);
 	ck_assert_uint_eq(sminfo_sets(SMINFO_HANDOVER), 1);
+}
+END_TEST
+
+/* SIGTERM twice at once (GNU timeout signals the process, then its
+ * group) is one request: the handover goes on; a later one stops now. */
+START_TEST(test_sigterm_twice_is_once)
+{
+	bring_up();
+	b_sm = true;
+	b_prio = 1;
+	from_b(MAD_METHOD_GET, 0, 1);	/* a standby polls us */
+	b_alive = false;		/* ... and then answers nothing */
+	raise(SIGTERM);
+	run_for(0.01);
+	ck_assert(S->stopping);
+	ck_assert_uint_eq(sminfo_sets(SMINFO_HANDOVER), 1);
+	raise(SIGTERM);
+	run_for(0.02);
+	ck_assert_int_eq(S->state, SM_MASTER);	/* still waiting for it */
+	run_for(0.15);
+	raise(SIGTERM);
+	RUN_UNTIL(S->state == SM_NOTACTIVE, 0.5);
+	ck_assert_int_eq(S->state, SM_NOTACTIVE);
 }
 END_TEST
 
@@ -1088,6 +1400,41 @@ START_TEST(test_set_only_from_master)
 					  MAD_STATUS_INVALID_FIELD);
 			ck_assert_int_eq(S->state, SM_MASTER);
 		}
+}
+END_TEST
+
+/* STANDBY gets a directed-route HANDOVER from its master (as OpenSM
+ * sends it): master, and the ACKNOWLEDGE goes LID-routed to that
+ * master's LID, saying STANDBY. */
+START_TEST(test_standby_receives_dr_handover)
+{
+	uint8_t mad[MAD_SIZE] = { 0 };
+	struct smp_dr *smp = (struct smp_dr *)mad;
+	uint8_t path[SMP_MAX_HOPS + 1] = { 0, 1, 1 };
+	struct mad_addr from = { .lid = 0xffff, .qpn = 0 };
+
+	b_sm = true;
+	b_state = SM_STATE_MASTER;
+	sm_event(S, SM_EV_START);
+	RUN_UNTIL(S->state == SM_STANDBY, 3.);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	mad_build_smp_dr(smp, MAD_METHOD_SET, SMP_ATTR_SM_INFO, SMINFO_HANDOVER,
+			 path, 2);
+	smp->hdr.tid = htobe64(7777);
+	fill_b_sminfo((struct smp_sm_info *)smp->data);
+	((struct smp_sm_info *)smp->data)->sm_key = htobe64(1);
+	mad_engine_recv(F.engine, mad, MAD_SIZE, &from, 0);
+	run_for(0.02);
+	ck_assert_int_eq(S->state, SM_MASTER);
+	ck_assert_uint_eq(sminfo_sets(SMINFO_ACKNOWLEDGE), 1);
+	for (size_t i = 0; i < F.n_sent; i++) {
+		const struct smp_lid *a = (const void *)F.sent[i].mad;
+		if (a->hdr.method == MAD_METHOD_SET &&
+		    be16toh(a->hdr.attr_id) == SMP_ATTR_SM_INFO &&
+		    be32toh(a->hdr.attr_mod) == SMINFO_ACKNOWLEDGE)
+			ck_assert_uint_eq(((const struct smp_sm_info *)a->data)
+					  ->prio_state & 0xf, SM_STATE_STANDBY);
+	}
 }
 END_TEST
 
@@ -1259,6 +1606,7 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_trap_unknown_source);
 	tcase_add_test(tc, test_trap_flood_from_host);
 	tcase_add_test(tc, test_trap_burst_coalesces);
+	tcase_add_test(tc, test_trap_pacing);
 	tcase_add_test(tc, test_trap_rate_per_source);
 	tcase_add_test(tc, test_trap_sources_bounded);
 	tcase_add_test(tc, test_trap_spoofed_sources_keep_budgets);
@@ -1271,14 +1619,22 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_elect_waits_for_better);
 	tcase_add_test(tc, test_elect_equal_priority_lower_guid);
 	tcase_add_test(tc, test_standby_takeover);
+	tcase_add_test(tc, test_standby_master_link_down);
+	tcase_add_test(tc, test_standby_master_port_up_polls_decide);
+	tcase_add_test(tc, test_standby_trap_checks_master_link);
 	tcase_add_test(tc, test_standby_master_stood_down);
 	tcase_add_test(tc, test_standby_receives_handover);
+	tcase_add_test(tc, test_standby_receives_dr_handover);
 	tcase_add_test(tc, test_master_hands_over_to_better);
 	tcase_add_test(tc, test_master_keeps_over_worse);
 	tcase_add_test(tc, test_split_brain_loser_stands_by);
 	tcase_add_test(tc, test_split_brain_winner_stays);
+	tcase_add_test(tc, test_new_standby_no_repair);
+	tcase_add_test(tc, test_former_master_standby_repaired);
+	tcase_add_test(tc, test_trap144_queries_new_sm);
 	tcase_add_test(tc, test_sigterm_hands_over);
 	tcase_add_test(tc, test_sigterm_alone);
+	tcase_add_test(tc, test_sigterm_twice_is_once);
 	tcase_add_test(tc, test_sm_key);
 	tcase_add_test(tc, test_sm_key_other_master_ignored);
 	tcase_add_test(tc, test_disable_and_discover);
