@@ -19,6 +19,15 @@ extern const struct routing_engine routing_updn, routing_dnup, routing_dfsssp;
 int routing_alloc_tables(const struct fabric *f, struct routing_result *out,
 			 uint16_t top);
 
+/*
+ * Number the switches of `f` 0..S-1 in node order: *sw_idx (malloc'd,
+ * n_nodes + 1 entries) maps a node id to its switch number or -1.
+ * Returns S and, in *ports, the switches' ports plus one each (port 0),
+ * or -ENOMEM.
+ */
+long routing_number_switches(const struct fabric *f, int32_t **sw_idx,
+			     size_t *ports);
+
 /* snprintf for one-line messages and summaries that may be cut short
  * (cut is fine: they are for people) */
 __attribute__((format(printf, 3, 4)))

@@ -78,19 +78,12 @@ static bool peer_is_switch(const struct fabric *f, const struct fab_port *p)
 static int setup(struct rep *v, struct routing_report *rep)
 {
 	const struct fabric *f = v->f;
-	size_t N = f->n_nodes, S = 0, n_chan = 0;
+	size_t S, n_chan;
+	long ns = routing_number_switches(f, &v->sw_idx, &n_chan);
 
-	v->sw_idx = malloc((N + 1) * sizeof(*v->sw_idx));
-	if (!v->sw_idx)
-		return -ENOMEM;
-	for (size_t i = 0; i < N; i++) {
-		v->sw_idx[i] = -1;
-		if (f->nodes[i].type == NODE_TYPE_SWITCH) {
-			v->sw_idx[i] = (int32_t)S++;
-			n_chan += (size_t)f->nodes[i].num_ports + 1;
-		}
-	}
-	v->S = S;
+	if (ns < 0)
+		return (int)ns;
+	v->S = S = (size_t)ns;
 	v->sw_node = malloc((S + 1) * sizeof(*v->sw_node));
 	v->chan_off = malloc((S + 1) * sizeof(*v->chan_off));
 	v->next_sw = malloc((n_chan + 1) * sizeof(*v->next_sw));
@@ -109,7 +102,7 @@ static int setup(struct rep *v, struct routing_report *rep)
 		return -ENOMEM;
 
 	n_chan = 0;
-	for (size_t i = 0; i < N; i++) {
+	for (size_t i = 0; i < f->n_nodes; i++) {
 		const struct fab_node *n = &f->nodes[i];
 
 		if (n->type == NODE_TYPE_SWITCH) {

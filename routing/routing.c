@@ -246,6 +246,25 @@ void routing_result_free(struct routing_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
+long routing_number_switches(const struct fabric *f, int32_t **sw_idx,
+			     size_t *ports)
+{
+	long S = 0;
+
+	*ports = 0;
+	*sw_idx = malloc((f->n_nodes + 1) * sizeof(**sw_idx));
+	if (!*sw_idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		(*sw_idx)[i] = -1;
+		if (f->nodes[i].type == NODE_TYPE_SWITCH) {
+			(*sw_idx)[i] = (int32_t)S++;
+			*ports += (size_t)f->nodes[i].num_ports + 1;
+		}
+	}
+	return S;
+}
+
 int routing_alloc_tables(const struct fabric *f, struct routing_result *out,
 			 uint16_t top)
 {

@@ -72,19 +72,12 @@ static void verify_free(struct verify *v)
 static int setup(struct verify *v)
 {
 	const struct fabric *f = v->f;
-	size_t N = f->n_nodes, S = 0, n_exit = 0, top = f->max_lid;
+	size_t S, n_exit, top = f->max_lid;
+	long ns = routing_number_switches(f, &v->sw_idx, &n_exit);
 
-	v->sw_idx = malloc((N + 1) * sizeof(*v->sw_idx));
-	if (!v->sw_idx)
-		return -ENOMEM;
-	for (size_t i = 0; i < N; i++) {
-		v->sw_idx[i] = -1;
-		if (f->nodes[i].type == NODE_TYPE_SWITCH) {
-			v->sw_idx[i] = (int32_t)S++;
-			n_exit += (size_t)f->nodes[i].num_ports + 1;
-		}
-	}
-	v->S = S;
+	if (ns < 0)
+		return (int)ns;
+	v->S = S = (size_t)ns;
 	v->sw_node = malloc((S + 1) * sizeof(*v->sw_node));
 	v->exit_off = malloc((S + 1) * sizeof(*v->exit_off));
 	v->exit = malloc((n_exit + 1) * sizeof(*v->exit));
@@ -101,7 +94,7 @@ static int setup(struct verify *v)
 	for (size_t l = 0; l <= top; l++)
 		v->own[l].node = FAB_NONE;
 	n_exit = 0;
-	for (size_t i = 0; i < N; i++) {
+	for (size_t i = 0; i < f->n_nodes; i++) {
 		const struct fab_node *n = &f->nodes[i];
 		bool is_sw = n->type == NODE_TYPE_SWITCH;
 
