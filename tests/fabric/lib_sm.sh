@@ -220,3 +220,40 @@ sm_verify() {
 	printf '%s\n' "$out"
 	return "$rc"
 }
+
+# sm_start_named NAME HOST ARGS...: an ibsm daemon; its timeout PID in
+# the variable NAME_PID, log NAME.log, output NAME.out, cache NAME.cache
+# in $FAB_TMP (tests with several SMs).
+sm_start_named() {
+	local name=$1 host=$2
+	shift 2
+	mkdir -p "$FAB_TMP/$name.cache"
+	fab_spawn "$host" "$IBSM" -f "$FAB_TMP/$name.log" \
+		--cache-dir "$FAB_TMP/$name.cache" --dump-dir "$FAB_TMP/$name.cache" \
+		"$@" >>"$FAB_TMP/$name.out" 2>&1
+	printf -v "${name}_PID" '%s' "$FAB_SPAWN_PID"
+}
+
+# sm_stop_named NAME [SIGNAL]: signal it (TERM) and wait; sanitizer reports fail.
+sm_stop_named() {
+	local var="${1}_PID" pid rc
+	pid=${!var}
+	[ -n "$pid" ] || return 0
+	if [ "${2:-TERM}" = KILL ]; then
+		kill -KILL "$(fab_descendant "$pid" ibsm)" 2>/dev/null
+	else
+		kill -TERM "$pid" 2>/dev/null
+	fi
+	wait "$pid" 2>/dev/null
+	rc=$?
+	rm -f "$FAB_TMP/pids/$pid"
+	printf -v "$var" '%s' ''
+	if grep -q 'ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error:' \
+		"$FAB_TMP/$1.out" 2>/dev/null; then
+		fab_log "sanitizer report in $FAB_TMP/$1.out"
+		sed -n 1,30p "$FAB_TMP/$1.out" >&2
+		return 99
+	fi
+	[ "${2:-TERM}" = KILL ] && return 0
+	return "$rc"
+}

@@ -34,41 +34,6 @@ NET=${FAILOVER_NET:-$FAB_TOPO/fat2-small.net}
 DIAG=H0004
 A_PID= B_PID=
 
-# start_sm NAME HOST ARGS...: an ibsm daemon; its timeout PID in NAME_PID.
-start_sm() {
-	local name=$1 host=$2
-	shift 2
-	mkdir -p "$FAB_TMP/$name.cache"
-	fab_spawn "$host" "$IBSM" -f "$FAB_TMP/$name.log" \
-		--cache-dir "$FAB_TMP/$name.cache" --dump-dir "$FAB_TMP/$name.cache" \
-		"$@" >>"$FAB_TMP/$name.out" 2>&1
-	printf -v "${name}_PID" '%s' "$FAB_SPAWN_PID"
-}
-
-# stop_sm NAME [SIGNAL]: signal it (TERM) and wait; sanitizer reports fail.
-stop_sm() {
-	local var="${1}_PID" pid rc
-	pid=${!var}
-	[ -n "$pid" ] || return 0
-	if [ "${2:-TERM}" = KILL ]; then
-		kill -KILL "$(fab_descendant "$pid" ibsm)" 2>/dev/null
-	else
-		kill -TERM "$pid" 2>/dev/null
-	fi
-	wait "$pid" 2>/dev/null
-	rc=$?
-	rm -f "$FAB_TMP/pids/$pid"
-	printf -v "$var" '%s' ''
-	if grep -q 'ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error:' \
-		"$FAB_TMP/$1.out" 2>/dev/null; then
-		fab_log "sanitizer report in $FAB_TMP/$1.out"
-		sed -n 1,30p "$FAB_TMP/$1.out" >&2
-		return 99
-	fi
-	[ "${2:-TERM}" = KILL ] && return 0
-	return "$rc"
-}
-
 # lid_of HOST: the LID of HOST's port 1 as the diags see it.
 lid_of() {
 	fab_run "$DIAG" ibnetdiscover -p 2>/dev/null |
@@ -128,12 +93,12 @@ wait_up() {	# wait_up NAME SECONDS
 
 # ---------------------------------------------------------------- 1
 fab_sim_start "$NET" order1 || exit 1
-start_sm A H0001 -p 5
+sm_start_named A H0001 -p 5
 wait_up A 60 && fab_pass "1: prio 5 alone brings the subnet up" ||
 	fab_fail "1: prio 5 alone brings the subnet up"
 LA=$(lid_of H0001)
 lids "$FAB_TMP/lids1.before"
-start_sm B H0002 -p 10
+sm_start_named B H0002 -p 10
 LB=$(lid_of H0002)
 t=$(wait_state "$LB" SMINFO_MASTER 20)
 fab_check "1: later prio 10 (LID $LB) takes over ($t s)" [ "$t" != timeout ]
@@ -152,7 +117,7 @@ t=$(wait_state "$LA" SMINFO_MASTER 5)
 echo "takeover after SIGTERM: $t s (sminfo at LID $LA)"
 fab_check "1: SIGTERM: standby master within 1 s ($t s)" \
 	awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 1.0) }'
-stop_sm B
+sm_stop_named B
 fab_check "1: SIGTERM: prio 10 exits cleanly" [ $? -eq 0 ]
 fab_check "1: SIGTERM: handed over (ERR 1109 in B's log)" \
 	grep -q 'ERR 1109: handed over' "$FAB_TMP/B.log"
@@ -161,16 +126,16 @@ lids "$FAB_TMP/lids1.after"
 fab_check "1: 0 LID changes after SIGTERM" \
 	diff "$FAB_TMP/lids1.before" "$FAB_TMP/lids1.after"
 fab_check "1: routes verified after SIGTERM" routes_ok 1
-stop_sm A
+sm_stop_named A
 fab_check "1: prio 5 exits cleanly" [ $? -eq 0 ]
 fab_sim_stop
 
 # ---------------------------------------------------------------- 2
 phase_logs 1
 fab_sim_start "$NET" order2 || exit 1
-start_sm B H0002 -p 10 --control-socket "$FAB_TMP/B.sock"
+sm_start_named B H0002 -p 10 --control-socket "$FAB_TMP/B.sock"
 wait_up B 60
-start_sm A H0001 -p 5 --control-socket "$FAB_TMP/A.sock"
+sm_start_named A H0001 -p 5 --control-socket "$FAB_TMP/A.sock"
 LA=$(lid_of H0001)
 LB=$(lid_of H0002)
 t=$(wait_state "$LA" SMINFO_STANDBY 20)
@@ -195,7 +160,7 @@ fab_check "2: ibsmctl sms: 2 SMs" grep -q "^2 SMs" "$FAB_TMP/A.sms"
 fab_check "2: ibsmctl sms on the standby: itself, LID $LA" \
 	grep -q "^$GA $LA 5 STANDBY 0 self" "$FAB_TMP/A.sms"
 lids "$FAB_TMP/lids2.before"
-stop_sm B KILL
+sm_stop_named B KILL
 t0=$(date +%s.%N)
 t=$(wait_state "$LA" SMINFO_MASTER 10)
 up=$(wait_up A 10 && date +%s.%N)
@@ -211,25 +176,25 @@ t1=$(date +%s.%N)
 echo "takeover after kill -9, routes verified by the diags: $(sm_elapsed "$t0" "$t1") s"
 fab_check "2: 0 LID changes after kill -9" \
 	diff "$FAB_TMP/lids2.before" "$FAB_TMP/lids2.after"
-stop_sm A
+sm_stop_named A
 fab_check "2: prio 5 exits cleanly" [ $? -eq 0 ]
 fab_sim_stop
 
 # ---------------------------------------------------------------- 3
 phase_logs 2
 fab_sim_start "$NET" smkey || exit 1
-start_sm A H0001 -p 5
+sm_start_named A H0001 -p 5
 wait_up A 60
-start_sm B H0002 -p 10 -k 2
+sm_start_named B H0002 -p 10 -k 2
 LA=$(lid_of H0001)
 sleep 4
 fab_check "3: SM_Key mismatch: prio 5 stays MASTER" [ "$(state_at "$LA")" = SMINFO_MASTER ]
 fab_check "3: SM_Key mismatch logged (ERR 1110)" \
 	grep -q 'ERR 1110' "$FAB_TMP/A.log" "$FAB_TMP/B.log"
 fab_check "3: prio 5 never left MASTER" bash -c "! grep -q 'ERR 1109\|ERR 1105' '$FAB_TMP/A.log'"
-stop_sm B
+sm_stop_named B
 fab_check "3: prio 10 exits cleanly" [ $? -eq 0 ]
-stop_sm A
+sm_stop_named A
 fab_check "3: prio 5 exits cleanly" [ $? -eq 0 ]
 fab_sim_stop
 
@@ -242,8 +207,8 @@ phase_logs 3
 rm -rf "$FAB_TMP"/[AB].cache
 fab_sim_start "$FAB_TOPO/tiny.net" split || exit 1
 fab_cmd 'Unlink "sw-a"[3]' 'Unlink "sw-a"[4]' >/dev/null
-start_sm A H0001 -p 5 -s 2
-start_sm B H0002 -p 10 -s 2
+sm_start_named A H0001 -p 5 -s 2
+sm_start_named B H0002 -p 10 -s 2
 wait_up A 60
 wait_up B 60
 sleep 1
@@ -267,9 +232,9 @@ LA=$(lid_of H0001)
 fab_check "5: joined: sminfo: 10 MASTER, 5 STANDBY" \
 	bash -c "[ '$(state_at "$LB")' = SMINFO_MASTER ] && [ '$(state_at "$LA")' = SMINFO_STANDBY ]"
 fab_check "5: joined: routes verified" routes_ok 5
-stop_sm A
+sm_stop_named A
 fab_check "5: prio 5 exits cleanly" [ $? -eq 0 ]
-stop_sm B
+sm_stop_named B
 fab_check "5: prio 10 exits cleanly" [ $? -eq 0 ]
 fab_sim_stop
 
@@ -298,7 +263,7 @@ if command -v opensm >/dev/null; then
 	phase_logs 5
 	rm -rf "$FAB_TMP/osm"
 	fab_sim_start "$NET" osm1 || exit 1
-	start_sm A H0001 -p 10 -s 30
+	sm_start_named A H0001 -p 10 -s 30
 	wait_up A 60
 	start_osm H0002 5
 	LA=$(lid_of H0001)
@@ -312,7 +277,7 @@ if command -v opensm >/dev/null; then
 	echo "OpenSM master after ibsm's SIGTERM: $t s"
 	fab_check "4a: SIGTERM: OpenSM master within 1 s ($t s)" \
 		awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 1.0) }'
-	stop_sm A
+	sm_stop_named A
 	fab_check "4a: ibsm exits cleanly" [ $? -eq 0 ]
 	fab_check "4a: ibsm handed over to OpenSM (ERR 1109)" \
 		grep -q 'ERR 1109: handed over' "$FAB_TMP/A.log"
@@ -334,7 +299,7 @@ if command -v opensm >/dev/null; then
 		[ "$(state_at "$LO")" = SMINFO_MASTER ] && break
 		sleep 0.2
 	done
-	start_sm A H0001 -p 5 --control-socket "$FAB_TMP/A4.sock"
+	sm_start_named A H0001 -p 5 --control-socket "$FAB_TMP/A4.sock"
 	LA=$(lid_of H0001)
 	t=$(wait_state "$LA" SMINFO_STANDBY 20)
 	fab_check "4b: ibsm prio 5 stands by under OpenSM prio 10 ($t s)" [ "$t" != timeout ]
@@ -355,7 +320,7 @@ if command -v opensm >/dev/null; then
 	lids "$FAB_TMP/lids5.after"
 	fab_check "4b: 0 LID changes (ibsm after OpenSM)" \
 		diff "$FAB_TMP/lids5.before" "$FAB_TMP/lids5.after"
-	stop_sm A
+	sm_stop_named A
 	fab_check "4b: ibsm exits cleanly" [ $? -eq 0 ]
 	fab_sim_stop
 
@@ -377,7 +342,7 @@ if command -v opensm >/dev/null; then
 	done
 	fab_check "4c: OpenSM prio 5 is MASTER" [ "$(state_at "$LO")" = SMINFO_MASTER ]
 	lids "$FAB_TMP/lids4c.before"
-	start_sm A H0001 -p 10
+	sm_start_named A H0001 -p 10
 	LA=$(lid_of H0001)
 	t=$(wait_state "$LA" SMINFO_MASTER 30)
 	echo "OpenSM handed over to ibsm: ibsm master $t s after it started (OpenSM's log: $(grep -c 'Entering STANDBY' "$FAB_TMP/osm/log") STANDBY, $(grep -c 'ERR 2F04' "$FAB_TMP/osm/log") ERR 2F04)"
@@ -392,7 +357,7 @@ if command -v opensm >/dev/null; then
 	lids "$FAB_TMP/lids4c.after"
 	fab_check "4c: 0 LID changes (ibsm after OpenSM's handover)" \
 		diff "$FAB_TMP/lids4c.before" "$FAB_TMP/lids4c.after"
-	stop_sm A
+	sm_stop_named A
 	fab_check "4c: ibsm exits cleanly" [ $? -eq 0 ]
 	stop_osm
 	fab_sim_stop
@@ -411,9 +376,9 @@ fi
 # and the 5 took over only after its polls went unanswered).
 phase_logs 6pre
 fab_sim_start "$NET" newsb || exit 1
-start_sm A H0001 -p 10 -s 30
+sm_start_named A H0001 -p 10 -s 30
 wait_up A 60
-start_sm B H0002 -p 5 -s 30
+sm_start_named B H0002 -p 5 -s 30
 LA=$(lid_of H0001)
 LB=$(lid_of H0002)
 t=$(wait_state "$LB" SMINFO_STANDBY 20)
@@ -423,12 +388,12 @@ t=$(wait_state "$LB" SMINFO_MASTER 5)
 echo "SIGTERM right after a new standby: master in $t s"
 fab_check "6: SIGTERM before a poll: standby master within 1 s ($t s)" \
 	awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 1.0) }'
-stop_sm A
+sm_stop_named A
 fab_check "6: prio 10 exits cleanly" [ $? -eq 0 ]
 fab_check "6: prio 10 handed over (ERR 1109)" \
 	grep -q 'ERR 1109: handed over' "$FAB_TMP/A.log"
 fab_check "6: prio 5 took the HANDOVER (ERR 1114)" grep -q 'ERR 1114' "$FAB_TMP/B.log"
-stop_sm B
+sm_stop_named B
 fab_check "6: prio 5 exits cleanly" [ $? -eq 0 ]
 fab_sim_stop
 
@@ -440,9 +405,9 @@ fab_sim_stop
 # port up: there the polls decide).  Both times are printed.
 phase_logs 7pre
 fab_sim_start "$NET" unlink || exit 1
-start_sm B H0002 -p 10
+sm_start_named B H0002 -p 10
 wait_up B 60
-start_sm A H0001 -p 5
+sm_start_named A H0001 -p 5
 LA=$(lid_of H0001)
 t=$(wait_state "$LA" SMINFO_STANDBY 20)
 fab_check "7: prio 5 is STANDBY ($t s)" [ "$t" != timeout ]
@@ -461,9 +426,9 @@ wait_up A 10
 lids "$FAB_TMP/lids7.after"
 fab_check "7: link down: 0 LID changes (the ports left)" \
 	bash -c "[ -z \"\$(comm -13 '$FAB_TMP/lids7.before' '$FAB_TMP/lids7.after')\" ]"
-stop_sm A
+sm_stop_named A
 fab_check "7: prio 5 exits cleanly" [ $? -eq 0 ]
-stop_sm B
+sm_stop_named B
 fab_check "7: prio 10 exits cleanly" [ $? -eq 0 ]
 fab_sim_stop
 

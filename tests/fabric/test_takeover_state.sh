@@ -42,7 +42,7 @@ DIAG=H0004
 MGID=ff12:e01b::7a
 SVC_ID=0x7a7a
 SVC_NAME=takeover-test
-# shellcheck disable=SC2034 # set by start_sm through printf -v
+# shellcheck disable=SC2034 # set by sm_start_named through printf -v
 A_PID='' B_PID='' SUB_PID=''
 for f in "$CLIENT" "$MJ"; do
 	[ -x "$f" ] || {
@@ -80,41 +80,6 @@ Hca 1 "H0004"
 Hca 1 "H0005"
 [1]	"sw-b"[4]
 NET
-
-# start_sm NAME HOST ARGS...: an ibsm daemon; its timeout PID in NAME_PID.
-start_sm() {
-	local name=$1 host=$2
-	shift 2
-	mkdir -p "$FAB_TMP/$name.cache"
-	fab_spawn "$host" "$IBSM" -f "$FAB_TMP/$name.log" \
-		--cache-dir "$FAB_TMP/$name.cache" --dump-dir "$FAB_TMP/$name.cache" \
-		"$@" >>"$FAB_TMP/$name.out" 2>&1
-	printf -v "${name}_PID" '%s' "$FAB_SPAWN_PID"
-}
-
-# stop_sm NAME [KILL]: SIGTERM (or kill -9 of ibsm itself) and wait; a
-# sanitizer report fails.
-stop_sm() {
-	local var="${1}_PID" pid rc
-	pid=${!var}
-	[ -n "$pid" ] || return 0
-	if [ "${2:-TERM}" = KILL ]; then
-		kill -KILL "$(fab_descendant "$pid" ibsm)" 2>/dev/null
-	else
-		kill -TERM "$pid" 2>/dev/null
-	fi
-	wait "$pid" 2>/dev/null
-	rc=$?
-	rm -f "$FAB_TMP/pids/$pid"
-	printf -v "$var" '%s' ''
-	if grep -q 'ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error:' \
-		"$FAB_TMP/$1.out" 2>/dev/null; then
-		sed -n 1,30p "$FAB_TMP/$1.out" >&2
-		return 99
-	fi
-	[ "${2:-TERM}" = KILL ] && return 0
-	return "$rc"
-}
 
 # wait_for SECONDS COMMAND...: until COMMAND succeeds.
 wait_for() {
@@ -171,14 +136,14 @@ mfts() {
 
 # ------------------------------------------------------------ before
 fab_sim_start "$NET" takeover || exit 1
-start_sm A H0001 -p 10 -s 2
+sm_start_named A H0001 -p 10 -s 2
 wait_for 60 grep -q 'SUBNET UP' "$FAB_TMP/A.log" &&
 	fab_pass "master (prio 10) up" || fab_fail "master (prio 10) up"
 if [ "${TAKEOVER_NO_COPY:-0}" = 1 ]; then
 	echo "TAKEOVER_NO_COPY=1: the standby copies nothing (this run must fail)"
-	IBSM_DEBUG_NO_STANDBY_COPY=1 start_sm B H0002 -p 5 -s 2
+	IBSM_DEBUG_NO_STANDBY_COPY=1 sm_start_named B H0002 -p 5 -s 2
 else
-	start_sm B H0002 -p 5 -s 2
+	sm_start_named B H0002 -p 5 -s 2
 fi
 LB=$(lid_of H0002)
 wait_for 30 state_is "$LB" STANDBY &&
@@ -224,7 +189,7 @@ wait_for 15 grep -q 'standby copy from master' "$FAB_TMP/B.log"
 sleep 5
 
 # ------------------------------------------------------------ kill -9
-stop_sm A KILL
+sm_stop_named A KILL
 wait_for 20 state_is "$LB" MASTER &&
 	fab_pass "kill -9: the standby is MASTER" ||
 	fab_fail "kill -9: the standby is MASTER"
@@ -280,7 +245,7 @@ fab_check "the new master installed its copy in sync" \
 kill -TERM "$SUB_PID" 2>/dev/null
 wait "$SUB_PID" 2>/dev/null
 rm -f "$FAB_TMP/pids/$SUB_PID"
-stop_sm B
+sm_stop_named B
 fab_check "the new master exits cleanly" [ $? -eq 0 ]
 fab_sim_stop
 fab_summary
