@@ -40,10 +40,10 @@
  * would be.  The flow strategy counts all-to-all flows (source-destination
  * pairs) per directed link and lets one destination's sources split:
  * top down, each switch picks the up-neighbour whose path is least loaded
- * (the busiest of the link up, the neighbour's next link and the link
- * the path enters s by, then their sum), and adds its expected share of
- * the sources (its own CA ports plus an even share of those below) to
- * those links at once, so the next switch sees them; the real flows are
+ * (the busiest link of the whole path: the link up and every link of the
+ * neighbour's path down to s, then their sum), and adds its expected
+ * share of the sources (its own CA ports plus an even share of those
+ * below) to those links at once, so the next switch sees them; the real flows are
  * counted once the LID is routed.  LMC: a switch prefers links and entry
  * links that it did not use for the port's earlier LIDs.
  *
@@ -66,7 +66,8 @@
  * Cost: per destination O(switches + their up-ports) (flow) or
  * O(switches) amortised (chain, see least_up()); per leaf O(the ports of
  * its ancestors).  11,664 hosts and 1,620 switches: 0.3 s whole (chain
- * only), about 2 s with 5% of the links gone (both).  Memory beyond the
+ * only), about 3.5 s with 5% of the links gone (both; the flow strategy
+ * walks each candidate's whole path, at most 2 x levels links).  Memory beyond the
  * tables: a few arrays per switch and per port, and a second set of
  * tables while both strategies run.
  */
@@ -784,14 +785,29 @@ static inline uint64_t max3(uint64_t a, uint64_t b, uint64_t c)
 }
 
 /*
- * The cost of a path for the flow strategy: its busiest link first, then
- * the sum of its loads (both in 1/16 flows; the sum saturates).
+ * The cost for the flow strategy of going up a link loaded `first` to
+ * the routed switch u and on along u's path to the destination switch:
+ * the busiest link of the whole path first, then the sum of its loads
+ * (both in 1/16 flows; the sum saturates).  The whole path counts, not
+ * just the first links: when a core lost its link into the destination's
+ * pod, or a spine its link to the leaf, the few down-links left are the
+ * bottleneck, and only they tell the sources below to spread over the
+ * cores and spines that still reach it.  Paths have at most twice the
+ * levels in links.
  */
-static inline uint64_t cost3(uint64_t a, uint64_t b, uint64_t c)
+static inline uint64_t path_cost(const struct ftree *t, int32_t u,
+				 uint64_t first)
 {
-	uint64_t sum = a + b + c, cap = (1u << 20) - 1;
+	uint64_t m = first, sum = first, cap = (1u << 20) - 1;
 
-	return (max3(a, b, c) << 20) + (sum < cap ? sum : cap);
+	for (int32_t y = u; y >= 0 && y != t->dst; y = t->next[y]) {
+		uint64_t l = load(t, t->oslot[y]);
+
+		if (l > m)
+			m = l;
+		sum += l;
+	}
+	return (m << 20) + (sum < cap ? sum : cap);
 }
 
 /* Switch x forwards the LID on port p to switch y. */
@@ -888,8 +904,7 @@ static size_t choose_flow(struct ftree *t, int32_t s, uint16_t lid,
 
 			if (t->routed[u] != t->rcur)
 				continue;
-			key = cost3(load(t, b + p), load(t, t->oslot[u]),
-				    load(t, t->entry[u]));
+			key = path_cost(t, u, load(t, b + p));
 			if (lmc)
 				key |= overlap(t, x, b + p, t->entry[u]) << 56;
 			if (key < best_key) {
@@ -905,11 +920,9 @@ static size_t choose_flow(struct ftree *t, int32_t s, uint16_t lid,
 		hop(t, x, lid, bp, bu);
 		if (lmc)
 			remember(t, x);
-		if (counted) {
-			add_tmp(t, t->oslot[x], t->est[x]);
-			add_tmp(t, t->oslot[bu], t->est[x]);
-			add_tmp(t, t->entry[bu], t->est[x]);
-		}
+		if (counted)
+			for (int32_t y = x; y >= 0 && y != s; y = t->next[y])
+				add_tmp(t, t->oslot[y], t->est[x]);
 	}
 
 	for (size_t i = 0; i < t->n_touched; i++)
