@@ -43,12 +43,13 @@
  * (the busiest link of the whole path: the link up and every link of the
  * neighbour's path down to s, then their sum), and adds its expected
  * share of the sources (its own CA ports plus an even share of those
- * below) to those links at once, so the next switch sees them; the real flows are
- * counted once the LID is routed.  Being greedy, the first LIDs cannot
- * see where the later ones will go; when the busiest link is then above
- * the leaf bound (by more than 1/1024), a second pass routes every CA
- * LID again with its own first-pass flows taken off the links.  LMC: a switch prefers links and entry
- * links that it did not use for the port's earlier LIDs.
+ * below) to those links at once, so the next switch sees them; the
+ * real flows are counted once the LID is routed.  Being greedy, the
+ * first LIDs cannot see where the later ones will go; when the busiest
+ * link is then above the leaf bound (by more than 1/1024), a second pass
+ * routes every CA LID again with its own first-pass flows taken off the
+ * links.  LMC: a switch prefers links and entry links that it did not
+ * use for the port's earlier LIDs.
  *
  * The chain strategy runs first; when its busiest link carries more
  * flows than the leaf bound (a leaf's flows spread evenly over its
@@ -71,9 +72,9 @@
  * its ancestors).  11,664 hosts and 1,620 switches: 0.3 s whole (chain
  * only), about 3.5 s with 5% of the links gone (both; the flow strategy
  * walks each candidate's whole path, at most 2 x levels links; the
- * second pass, when it runs, doubles the flow strategy's time).  Memory beyond the
- * tables: a few arrays per switch and per port, and a second set of
- * tables while both strategies run.
+ * second pass, when it runs, doubles the flow strategy's time).
+ * Memory beyond the tables: a few arrays per switch and per port, and a
+ * second set of tables while both strategies run.
  */
 #include "config.h"
 
