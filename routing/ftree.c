@@ -40,12 +40,16 @@
  * would be.  The flow strategy counts all-to-all flows (source-destination
  * pairs) per directed link and lets one destination's sources split:
  * top down, each switch picks the up-neighbour whose path is least loaded
- * (the busiest of the link up, the neighbour's next link and the link
- * the path enters s by, then their sum), and adds its expected share of
- * the sources (its own CA ports plus an even share of those below) to
- * those links at once, so the next switch sees them; the real flows are
- * counted once the LID is routed.  LMC: a switch prefers links and entry
- * links that it did not use for the port's earlier LIDs.
+ * (the busiest link of the whole path: the link up and every link of the
+ * neighbour's path down to s, then their sum), and adds its expected
+ * share of the sources (its own CA ports plus an even share of those
+ * below) to those links at once, so the next switch sees them; the
+ * real flows are counted once the LID is routed.  Being greedy, the
+ * first LIDs cannot see where the later ones will go; when the busiest
+ * link is then above the leaf bound (by more than 1/1024), a second pass
+ * routes every CA LID again with its own first-pass flows taken off the
+ * links.  LMC: a switch prefers links and entry links that it did not
+ * use for the port's earlier LIDs.
  *
  * The chain strategy runs first; when its busiest link carries more
  * flows than the leaf bound (a leaf's flows spread evenly over its
@@ -66,9 +70,11 @@
  * Cost: per destination O(switches + their up-ports) (flow) or
  * O(switches) amortised (chain, see least_up()); per leaf O(the ports of
  * its ancestors).  11,664 hosts and 1,620 switches: 0.3 s whole (chain
- * only), about 2 s with 5% of the links gone (both).  Memory beyond the
- * tables: a few arrays per switch and per port, and a second set of
- * tables while both strategies run.
+ * only), about 3.5 s with 5% of the links gone (both; the flow strategy
+ * walks each candidate's whole path, at most 2 x levels links; the
+ * second pass, when it runs, doubles the flow strategy's time).
+ * Memory beyond the tables: a few arrays per switch and per port, and a
+ * second set of tables while both strategies run.
  */
 #include "config.h"
 
@@ -151,6 +157,7 @@ struct ftree {
 	uint32_t *mass;		/* sources whose path crosses the switch */
 	uint32_t *src;		/* CA ports: sources of traffic */
 	uint32_t *est;		/* per destination switch: expected mass, 1/16 */
+	uint8_t  *useful;	/* per destination switch: reaches it up*down* */
 	uint32_t *pe_stamp, *prev_entry;	/* LMC */
 	uint32_t *tmp;		/* per slot: tentative load of this LID */
 	uint32_t *touched;	/* slots with a tentative load */
@@ -207,6 +214,7 @@ static void ft_free(struct ftree *t)
 	free(t->mass);
 	free(t->src);
 	free(t->est);
+	free(t->useful);
 	free(t->pe_stamp);
 	free(t->prev_entry);
 	free(t->tmp);
@@ -272,7 +280,8 @@ static int build_graph(struct ftree *t)
 	    !ALLOC(t->chain, S + 1) || !ALLOC(t->pmin, S) ||
 	    !ALLOC(t->pidx, S) ||
 	    !ALLOC(t->oslot, S) || !ALLOC(t->entry, S) || !ALLOC(t->mass, S) ||
-	    !ALLOC(t->src, S) || !ALLOC(t->est, S) || !ALLOC(t->pe_stamp, S) ||
+	    !ALLOC(t->src, S) || !ALLOC(t->est, S) ||
+	    !ALLOC(t->useful, S) || !ALLOC(t->pe_stamp, S) ||
 	    !ALLOC(t->prev_entry, S) || !ALLOC(t->tmp, P + 1) ||
 	    !ALLOC(t->touched, S + S + S) ||
 	    !ALLOC(t->queue, S) || !ALLOC(t->pending, S) ||
@@ -721,25 +730,42 @@ static void find_ancestors(struct ftree *t, int32_t s)
 
 	/*
 	 * Expected sources through each other switch, in 1/16: its own and
-	 * an even share of what the switches below it send up.
+	 * an even share of what the switches below it send up, shared only
+	 * over the up-neighbours that have an up*down* path to s (a core
+	 * that lost its link into the pod of s carries none of it).
 	 */
-	for (size_t i = 0; i < t->n_order; i++)
-		t->est[t->order[i]] = 0;
+	for (size_t i = 0; i < t->n_order; i++) {
+		int32_t x = t->order[i];
+		uint32_t b = t->port_base[x];
+
+		t->est[x] = 0;
+		t->useful[x] = t->astamp[x] == t->acur;
+		for (uint32_t k = t->up_off[x];
+		     k < t->up_off[x + 1] && !t->useful[x]; k++)
+			t->useful[x] = t->useful[t->pnbr[b + t->uplist[k]]];
+	}
 	for (size_t i = t->n_order; i-- > 0;) {
 		int32_t x = t->order[i];
 		uint32_t first = t->up_off[x], n = t->up_off[x + 1] - first;
-		uint32_t b = t->port_base[x], share;
+		uint32_t b = t->port_base[x], share, nu;
 
 		if (t->astamp[x] == t->acur) {
 			t->est[x] = 0;
 			continue;
 		}
 		t->est[x] += t->src[x] * 16;
-		if (!n)
-			continue;
-		share = t->est[x] / n;
+		nu = 0;
 		for (uint32_t k = first; k < first + n; k++)
-			t->est[t->pnbr[b + t->uplist[k]]] += share;
+			nu += t->useful[t->pnbr[b + t->uplist[k]]];
+		if (!nu)
+			continue;
+		share = t->est[x] / nu;
+		for (uint32_t k = first; k < first + n; k++) {
+			int32_t u = t->pnbr[b + t->uplist[k]];
+
+			if (t->useful[u])
+				t->est[u] += share;
+		}
 	}
 }
 
@@ -784,14 +810,29 @@ static inline uint64_t max3(uint64_t a, uint64_t b, uint64_t c)
 }
 
 /*
- * The cost of a path for the flow strategy: its busiest link first, then
- * the sum of its loads (both in 1/16 flows; the sum saturates).
+ * The cost for the flow strategy of going up a link loaded `first` to
+ * the routed switch u and on along u's path to the destination switch:
+ * the busiest link of the whole path first, then the sum of its loads
+ * (both in 1/16 flows; the sum saturates).  The whole path counts, not
+ * just the first links: when a core lost its link into the destination's
+ * pod, or a spine its link to the leaf, the few down-links left are the
+ * bottleneck, and only they tell the sources below to spread over the
+ * cores and spines that still reach it.  Paths have at most twice the
+ * levels in links.
  */
-static inline uint64_t cost3(uint64_t a, uint64_t b, uint64_t c)
+static inline uint64_t path_cost(const struct ftree *t, int32_t u,
+				 uint64_t first)
 {
-	uint64_t sum = a + b + c, cap = (1u << 20) - 1;
+	uint64_t m = first, sum = first, cap = (1u << 20) - 1;
 
-	return (max3(a, b, c) << 20) + (sum < cap ? sum : cap);
+	for (int32_t y = u; y >= 0 && y != t->dst; y = t->next[y]) {
+		uint64_t l = load(t, t->oslot[y]);
+
+		if (l > m)
+			m = l;
+		sum += l;
+	}
+	return (m << 20) + (sum < cap ? sum : cap);
 }
 
 /* Switch x forwards the LID on port p to switch y. */
@@ -888,8 +929,7 @@ static size_t choose_flow(struct ftree *t, int32_t s, uint16_t lid,
 
 			if (t->routed[u] != t->rcur)
 				continue;
-			key = cost3(load(t, b + p), load(t, t->oslot[u]),
-				    load(t, t->entry[u]));
+			key = path_cost(t, u, load(t, b + p));
 			if (lmc)
 				key |= overlap(t, x, b + p, t->entry[u]) << 56;
 			if (key < best_key) {
@@ -905,11 +945,9 @@ static size_t choose_flow(struct ftree *t, int32_t s, uint16_t lid,
 		hop(t, x, lid, bp, bu);
 		if (lmc)
 			remember(t, x);
-		if (counted) {
-			add_tmp(t, t->oslot[x], t->est[x]);
-			add_tmp(t, t->oslot[bu], t->est[x]);
-			add_tmp(t, t->entry[bu], t->est[x]);
-		}
+		if (counted)
+			for (int32_t y = x; y >= 0 && y != s; y = t->next[y])
+				add_tmp(t, t->oslot[y], t->est[x]);
 	}
 
 	for (size_t i = 0; i < t->n_touched; i++)
@@ -1384,6 +1422,90 @@ static int route_dest(struct ftree *t, int32_t s, const struct fdest *d,
 	return 0;
 }
 
+/*
+ * Flow strategy, second pass: take the flows of a CA LID routed in the
+ * first pass off the links (find_ancestors(s) done), walking its tables
+ * the way route_dest() committed them: sources climb through the
+ * switches that are not ancestors of s, lowest first, then come down
+ * through the ancestors, highest first.
+ */
+static void unroute_dest(struct ftree *t, int32_t s, uint16_t lid)
+{
+	struct routing_result *r = t->cur;
+
+	for (size_t i = t->n_order; i-- > 0;) {
+		int32_t x = t->order[i], y;
+		uint32_t slot;
+
+		if (r->sl && r->sl[t->sw_node[x]])
+			r->sl[t->sw_node[x]][lid] = 0;
+		if (x == s || t->astamp[x] == t->acur)
+			continue;
+		t->mass[x] += t->src[x];
+		slot = t->port_base[x] + t->lftp[x][lid];
+		y = t->pnbr[slot];
+		if (t->mass[x] && y >= 0) {
+			t->cnt[slot] -= t->mass[x];
+			t->mass[y] += t->mass[x];
+		}
+		t->mass[x] = 0;
+	}
+	for (size_t i = t->n_anc; i-- > 0;) {
+		int32_t a = t->anc[i], y;
+		uint32_t slot = t->port_base[a] + t->lftp[a][lid];
+
+		t->mass[a] += t->src[a];
+		y = t->pnbr[slot];
+		if (t->mass[a] && y >= 0) {
+			t->cnt[slot] -= t->mass[a];
+			t->mass[y] += t->mass[a];
+		}
+		t->mass[a] = 0;
+	}
+	t->mass[s] = 0;
+}
+
+/*
+ * Flow strategy: route every CA LID a second time, its own first-pass
+ * flows taken off, so that the early LIDs also see where the later ones
+ * went (a greedy first pass fills the links the early LIDs chose).
+ */
+static int reroute_all(struct ftree *t)
+{
+	int32_t owner = -1;
+	uint8_t owner_port = 0;
+
+	for (size_t x = 0; x < t->S; x++) {
+		uint32_t a = t->dest_off[x], e = t->dest_off[x + 1];
+
+		if (a == e || t->level[x] < 0)
+			continue;
+		find_ancestors(t, (int32_t)x);
+		for (uint32_t i = a; i < e; i++) {
+			const struct fdest *d = &t->dests[i];
+			const struct fab_port *pt = &fabric_node(t->f, d->owner)
+				->ports[d->owner_port];
+			int rc;
+
+			if (d->owner != owner || d->owner_port != owner_port) {
+				owner = d->owner;
+				owner_port = d->owner_port;
+				t->ucur++;
+			}
+			if (!d->counted)
+				continue;
+			unroute_dest(t, (int32_t)x, d->lid);
+			rc = route_dest(t, (int32_t)x, d, pt->lmc > 0);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static uint64_t max_flow(const struct ftree *t, const uint32_t *flow);
+static uint64_t leaf_bound(const struct ftree *t);
+
 /* Route every LID with the current strategy into `out`. */
 static int route_all(struct ftree *t, struct routing_result *out)
 {
@@ -1428,7 +1550,9 @@ static int route_all(struct ftree *t, struct routing_result *out)
 				return rc;
 		}
 	}
-	return 0;
+	if (t->flow || max_flow(t, t->cnt) <= leaf_bound(t) * 1025 / 1024)
+		return 0;
+	return reroute_all(t);
 }
 
 /* The most CA-to-CA flows on one inter-switch link (all-to-all). */
