@@ -1273,9 +1273,8 @@ out:
  * are harmless as long as the channel dependencies stay acyclic, which
  * they do on complete trees.  When they do not: paths to switch LIDs
  * move to layer 1 (SL 1, VL 1) on a single-root up*\/down* order of
- * their own, and switches without CA ports that have no up/down path to
- * a CA LID get no route to it (they originate no data traffic); CA LIDs
- * and layer 0 then carry up/down paths only.
+ * their own; CA LIDs and layer 0 then carry up/down paths only for the
+ * paths the check counts (from switches with CA ports).
  */
 static int fix_layers(struct ftree *t, struct routing_result *r)
 {
@@ -1307,15 +1306,14 @@ static int fix_layers(struct ftree *t, struct routing_result *r)
 	for (size_t i = 0; i < t->dest_off[t->S]; i++)
 		if (!t->dests[i].counted && !t->dests[i].port)
 			sw_lid[t->dests[i].lid] = 1;
-	for (size_t x = 0; x < t->S; x++) {
-		const uint8_t *m = marks[t->sw_node[x]];
-
-		if (!m)
-			continue;
-		for (size_t l = 1; l <= t->top; l++)
-			if (m[l] && !sw_lid[l])
-				t->lftp[x][l] = LFT_NO_PATH;
-	}
+	/*
+	 * The other marked entries (a switch without CA ports that reaches a
+	 * host only by a path that is not up-then-down) stay: no host's path
+	 * runs through them (a host path through that switch would be an
+	 * up-then-down path from it), so they add no dependency the check
+	 * counts, and without them that switch could not answer a LID-routed
+	 * SMP from the host (the SM's, ibroute's): VL15, no credits.
+	 */
 	rc = route_switch_lids(t, r, sw_lid);
 	if (rc == 0)
 		rc = routing_check_cdg(t->f, r, &cdg);
