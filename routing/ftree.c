@@ -1563,7 +1563,7 @@ static int route_all(struct ftree *t, struct routing_result *out)
  * pass can also make the busiest link worse.
  */
 #define FLOW_PASSES		6
-#define FLOW_PASSES_ENTRIES	(1u << 22)	/* switches x LIDs */
+#define FLOW_PASSES_ENTRIES	(1u << 18)	/* switches x LIDs */
 
 static int reroute_passes(struct ftree *t)
 {

@@ -22,6 +22,11 @@
 #    way OpenSM accepts (no ERR 2F04), 0 LID changes.
 # 7. The master's host link unlinked: the standby reads the switch port,
 #    finds it down and takes over without more polls (ERR 1123).
+# 8. Three SMs: prio 7 (H0003), 5 (H0001), 10 (H0002) started in that
+#    order: the 10 is master, the others stand by.  kill -9 of the 10: the
+#    7 (the best standby), not the 5, is master within 5 s, the 5 stands
+#    by under it, 0 LID changes, routes verified.  SIGTERM to the 7: it
+#    hands over to the 5 within 1 s.
 # Takeover times are printed ("takeover ... s"); they are not asserted
 # beyond the issue's bounds.
 # shellcheck source=tests/fabric/lib.sh
@@ -32,7 +37,7 @@
 BUILD=${IBSM_BUILD:-$(dirname "$IBSM")/..}
 NET=${FAILOVER_NET:-$FAB_TOPO/fat2-small.net}
 DIAG=H0004
-A_PID= B_PID=
+A_PID= B_PID= C_PID=
 
 # lid_of HOST: the LID of HOST's port 1 as the diags see it.
 lid_of() {
@@ -76,7 +81,7 @@ routes_ok() {
 # phase_logs N: keep the last phase's logs as A.log.N, B.log.N.
 phase_logs() {
 	local f
-	for f in A B; do
+	for f in A B C; do
 		[ -e "$FAB_TMP/$f.log" ] && mv "$FAB_TMP/$f.log" "$FAB_TMP/$f.log.$1"
 	done
 	return 0
@@ -430,6 +435,47 @@ sm_stop_named A
 fab_check "7: prio 5 exits cleanly" [ $? -eq 0 ]
 sm_stop_named B
 fab_check "7: prio 10 exits cleanly" [ $? -eq 0 ]
+fab_sim_stop
+
+# ---------------------------------------------------------------- 8
+phase_logs 7
+fab_sim_start "$NET" three || exit 1
+sm_start_named C H0003 -p 7
+wait_up C 60
+sm_start_named A H0001 -p 5
+sm_start_named B H0002 -p 10
+LA=$(lid_of H0001)
+LB=$(lid_of H0002)
+LC=$(lid_of H0003)
+t=$(wait_state "$LB" SMINFO_MASTER 20)
+fab_check "8: three SMs: prio 10 (started last) is MASTER ($t s)" [ "$t" != timeout ]
+tc=$(wait_state "$LC" SMINFO_STANDBY 10)
+ta=$(wait_state "$LA" SMINFO_STANDBY 10)
+fab_check "8: prio 7 and prio 5 are STANDBY ($tc s, $ta s)" \
+	[ "$tc" != timeout ] && [ "$ta" != timeout ]
+sleep 2
+lids "$FAB_TMP/lids8.before"
+sm_stop_named B KILL
+t=$(wait_state "$LC" SMINFO_MASTER 10)
+echo "three SMs, takeover after kill -9: $t s to MASTER (prio 7 at LID $LC)"
+fab_check "8: kill -9: the best standby (prio 7) is master within 5 s ($t s)" \
+	awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 5.0) }'
+wait_up C 10
+sleep 2
+fab_check "8: kill -9: prio 5 is still STANDBY" [ "$(state_at "$LA")" = SMINFO_STANDBY ]
+fab_check "8: kill -9: prio 5 never swept" bash -c "! grep -q 'SUBNET UP' '$FAB_TMP/A.log'"
+lids "$FAB_TMP/lids8.after"
+fab_check "8: kill -9: 0 LID changes" diff "$FAB_TMP/lids8.before" "$FAB_TMP/lids8.after"
+fab_check "8: kill -9: routes verified" routes_ok 8
+kill -TERM "$C_PID"
+t=$(wait_state "$LA" SMINFO_MASTER 5)
+echo "three SMs, takeover after SIGTERM: $t s (prio 5 at LID $LA)"
+fab_check "8: SIGTERM to prio 7: prio 5 master within 1 s ($t s)" \
+	awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 1.0) }'
+sm_stop_named C
+fab_check "8: prio 7 exits cleanly" [ $? -eq 0 ]
+sm_stop_named A
+fab_check "8: prio 5 exits cleanly" [ $? -eq 0 ]
 fab_sim_stop
 
 fab_summary
