@@ -20,6 +20,7 @@
 #include "mad/rxq.h"
 #include "sm/limits.h"
 #include "sm/log.h"
+#include "sm/mcast/mcast.h"
 #include "sm/sa/sa.h"
 #include "sm/sa/service.h"
 #include "sm/sm.h"
@@ -94,6 +95,12 @@ const struct limit_opt limit_opts[] = {
 	U("sa-report-failures", sa_report_failures, 1, 1000,
 	  SA_DEF_REPORT_FAILURES, "Reports",
 	  "unanswered Reports: unsubscribed"),
+	U("mc-max-groups", mc_max_groups, 1, 65536, MC_DEF_MAX_GROUPS,
+	  "groups", "multicast groups kept"),
+	U("mc-members-per-group", mc_members_per_group, 1, 65536,
+	  MC_DEF_MEMBERS_PER_GROUP, "members", "... ports in one group"),
+	U("mc-groups-per-port", mc_groups_per_port, 1, 65536,
+	  MC_DEF_GROUPS_PER_PORT, "groups", "... groups one port joins"),
 };
 const size_t n_limit_opts = sizeof(limit_opts) / sizeof(limit_opts[0]);
 

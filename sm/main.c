@@ -754,7 +754,11 @@ int main(int argc, char **argv)
 	}
 	/* Multicast groups live as long as the daemon (sm/mcast/mcast.h);
 	 * the partitions' groups exist from the start. */
-	sm.mc = mc_table_new(NULL);
+	sm.mc = mc_table_new(&(struct mc_limits){
+		.max_groups = sm.cfg.mc_max_groups,
+		.members_per_group = sm.cfg.mc_members_per_group,
+		.groups_per_port = sm.cfg.mc_groups_per_port,
+	});
 	if (!sm.mc) {
 		fprintf(stderr, "ibsm: out of memory\n");
 		log_close();

@@ -92,6 +92,9 @@ struct sm_config {
 	unsigned sa_max_jobs;		/* SA_MAX_JOBS */
 	unsigned sa_jobs_per_port;	/* SA_MAX_JOBS_PER_PORT */
 	uint64_t sa_answer_bytes;	/* SA answer bytes per port; 0: 8 MiB */
+	unsigned mc_max_groups;		/* MC_DEF_MAX_GROUPS (sm/mcast/mcast.h) */
+	unsigned mc_members_per_group;	/* MC_DEF_MEMBERS_PER_GROUP */
+	unsigned mc_groups_per_port;	/* MC_DEF_GROUPS_PER_PORT */
 	/* Partitions (opensm.conf part_enforce, allow_both_pkeys) */
 	enum sm_part_enforce part_enforce;	/* default (0): both */
 	bool     allow_both_pkeys;	/* a member may be full and limited */

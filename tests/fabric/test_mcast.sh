@@ -51,7 +51,9 @@
 #    with the MLID component 0xC0F0 gets 0xC0F0 (saquery agrees); a
 #    second asking for it, and one asking for 0xC400 (above ibsim's
 #    MulticastFDBCap of 1024), get the SA's choice; `ibroute -M` forwards
-#    0xC0F0 between its two members.
+#    0xC0F0 between its two members.  The SM runs with
+#    --mc-groups-per-port 2: a host in two groups is refused a third
+#    (ERR_NO_RESOURCES).
 #
 # d runs on b's fabric and SM, before c.
 #
@@ -698,7 +700,7 @@ if [ "$KIND" = ibsm ]; then
 		fab_summary
 		exit 1
 	}
-	if sm_up ibsm "$FAB_TMP/e" -F "$econf"; then
+	if sm_up ibsm "$FAB_TMP/e" -F "$econf" --mc-groups-per-port 2; then
 		fab_run "$DIAG" ibnetdiscover -p >"$FAB_TMP/topo" 2>/dev/null
 		# Off: one MLID per group.
 		declare -A EOFF=()
@@ -823,6 +825,15 @@ if [ "$KIND" = ibsm ]; then
 		[ "$m4" = 0xc0f0 ] && $CHECK tree "$FAB_TMP/topo" "$FAB_TMP/e.mfts4" \
 			"$FAB_TMP/e.members.req" >"$FAB_TMP/e.tree4" 2>&1
 		verdict e-requested-mlid-in-mfts $? "$(head -n 3 "$FAB_TMP/e.tree4")"
+		# --mc-groups-per-port 2: H0003 (in 0xC0F0's group) joins one
+		# more group, and a third is refused with NO_RESOURCES.
+		m5=$(ejoin H0003 full ff12:e01b::c0f5 -c)
+		line=$(mj H0003 -J full -m ff12:e01b::c0f6 -c join 2>&1)
+		echo "H0003 $line" >>"$FAB_TMP/e.joins"
+		verdict "e-groups-per-port-limit ($m5; third: $(field "$line" status))" \
+			"$([ -n "$m5" ] && [ "$(field "$line" status)" = ERR_NO_RESOURCES ] &&
+				[ -z "$(mlid_of ff12:e01b::c0f6)" ] && echo 0 || echo 1)" \
+			"$(tail -n 2 "$FAB_TMP/e.joins")"
 		sm_down || fab_fail e-sm-clean-exit "exit status or sanitizer report"
 	else
 		fab_fail e-sm-up "no SUBNET UP"

@@ -83,7 +83,8 @@ for o in trap-sources trap-burst trap-rate trap-holdoff-ms \
 	max-queued-gmps rx-queue sa-max-jobs sa-jobs-per-port sa-work-budget \
 	sa-answer-bytes sa-max-transfers sa-transfers-per-port sa-max-services \
 	sa-services-per-port sa-max-lease sa-max-subscriptions \
-	sa-subscriptions-per-port sa-report-queue sa-report-failures; do
+	sa-subscriptions-per-port sa-report-queue sa-report-failures \
+	mc-max-groups mc-members-per-group mc-groups-per-port; do
 	grep -qF -- "--$o N" <<<"$help" || missing="$missing $o"
 done
 if [ -z "$missing" ]; then
@@ -101,7 +102,7 @@ timeout 20 "$IBSM" -g "$NO_PORT" -f "$log" --trap-rate 0.5 \
 	--sa-max-jobs 4 --sa-jobs-per-port 1 --trap-sources 1024 \
 	--max-queued-smps 0x10000 >/dev/null 2>"$FAB_TMP/good.err"
 rc=$?
-want="limits: trap-sources 1024, trap-burst 3, trap-rate 0.5, trap-holdoff-ms 50, trap-sweep-interval 1.5, log-burst 4, log-rate 0.25, max-queued-smps 65536, max-queued-gmps 64, rx-queue 256, sa-max-jobs 4, sa-jobs-per-port 1, sa-work-budget 2097152, sa-answer-bytes 8388608, sa-max-transfers 256, sa-transfers-per-port 4, sa-max-services 4096, sa-services-per-port 64, sa-max-lease 86400, sa-max-subscriptions 1024, sa-subscriptions-per-port 16, sa-report-queue 4, sa-report-failures 3"
+want="limits: trap-sources 1024, trap-burst 3, trap-rate 0.5, trap-holdoff-ms 50, trap-sweep-interval 1.5, log-burst 4, log-rate 0.25, max-queued-smps 65536, max-queued-gmps 64, rx-queue 256, sa-max-jobs 4, sa-jobs-per-port 1, sa-work-budget 2097152, sa-answer-bytes 8388608, sa-max-transfers 256, sa-transfers-per-port 4, sa-max-services 4096, sa-services-per-port 64, sa-max-lease 86400, sa-max-subscriptions 1024, sa-subscriptions-per-port 16, sa-report-queue 4, sa-report-failures 3, mc-max-groups 4096, mc-members-per-group 65536, mc-groups-per-port 256"
 if [ "$rc" -eq 1 ] && grep -qF -- "$want" "$log"; then
 	fab_pass good-values-logged
 else
@@ -109,7 +110,7 @@ else
 fi
 timeout 20 "$IBSM" -g "$NO_PORT" -f "$FAB_TMP/default.log" \
 	>/dev/null 2>&1
-want="limits: trap-sources 256, trap-burst 8, trap-rate 2, trap-holdoff-ms 200, trap-sweep-interval 5, log-burst 10, log-rate 1, max-queued-smps 1048576, max-queued-gmps 4096, rx-queue 4096, sa-max-jobs 16, sa-jobs-per-port 2, sa-work-budget 2097152, sa-answer-bytes 8388608, sa-max-transfers 256, sa-transfers-per-port 4, sa-max-services 4096, sa-services-per-port 64, sa-max-lease 86400, sa-max-subscriptions 1024, sa-subscriptions-per-port 16, sa-report-queue 4, sa-report-failures 3"
+want="limits: trap-sources 256, trap-burst 8, trap-rate 2, trap-holdoff-ms 200, trap-sweep-interval 5, log-burst 10, log-rate 1, max-queued-smps 1048576, max-queued-gmps 4096, rx-queue 4096, sa-max-jobs 16, sa-jobs-per-port 2, sa-work-budget 2097152, sa-answer-bytes 8388608, sa-max-transfers 256, sa-transfers-per-port 4, sa-max-services 4096, sa-services-per-port 64, sa-max-lease 86400, sa-max-subscriptions 1024, sa-subscriptions-per-port 16, sa-report-queue 4, sa-report-failures 3, mc-max-groups 4096, mc-members-per-group 65536, mc-groups-per-port 256"
 if grep -qF -- "$want" "$FAB_TMP/default.log"; then
 	fab_pass defaults-logged
 else

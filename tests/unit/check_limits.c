@@ -77,7 +77,8 @@ START_TEST(test_table)
 		"sa-answer-bytes", "sa-max-transfers", "sa-transfers-per-port",
 		"sa-max-services", "sa-services-per-port", "sa-max-lease",
 		"sa-max-subscriptions", "sa-subscriptions-per-port",
-		"sa-report-queue", "sa-report-failures",
+		"sa-report-queue", "sa-report-failures", "mc-max-groups",
+		"mc-members-per-group", "mc-groups-per-port",
 	};
 	ck_assert_uint_eq(n_limit_opts, sizeof(names) / sizeof(names[0]));
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -118,6 +119,9 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(c.sa_answer_bytes, 8u << 20);
 	ck_assert_uint_eq(c.sa_max_lease, 86400);
 	ck_assert_uint_eq(c.sa_report_failures, 3);
+	ck_assert_uint_eq(c.mc_max_groups, 4096);
+	ck_assert_uint_eq(c.mc_members_per_group, 65536);
+	ck_assert_uint_eq(c.mc_groups_per_port, 256);
 	/* A config left zero (a test's) means the same values. */
 	for (size_t i = 0; i < n_limit_opts; i++)
 		ck_assert(limit_value(&z, i) == limit_value(&c, i));
@@ -131,7 +135,9 @@ START_TEST(test_defaults)
 			 " sa-transfers-per-port 4, sa-max-services 4096,"
 			 " sa-services-per-port 64, sa-max-lease 86400,"
 			 " sa-max-subscriptions 1024, sa-subscriptions-per-port 16,"
-			 " sa-report-queue 4, sa-report-failures 3");
+			 " sa-report-queue 4, sa-report-failures 3,"
+			 " mc-max-groups 4096, mc-members-per-group 65536,"
+			 " mc-groups-per-port 256");
 	/* Cut short: still a string, and the length it wanted. */
 	ck_assert_int_eq(limits_format(&c, line, 10), (int)strlen(
 		"trap-sources 256, trap-burst 8, trap-rate 2,"
@@ -143,7 +149,9 @@ START_TEST(test_defaults)
 		" sa-transfers-per-port 4, sa-max-services 4096,"
 		" sa-services-per-port 64, sa-max-lease 86400,"
 		" sa-max-subscriptions 1024, sa-subscriptions-per-port 16,"
-		" sa-report-queue 4, sa-report-failures 3"));
+		" sa-report-queue 4, sa-report-failures 3,"
+		" mc-max-groups 4096, mc-members-per-group 65536,"
+		" mc-groups-per-port 256"));
 	ck_assert_str_eq(line, "trap-sour");
 }
 END_TEST
