@@ -905,6 +905,17 @@ void sl2vl_images_forget(struct sl2vl_images *im, uint64_t guid)
 			im->slot[i].known = false;
 }
 
+bool sl2vl_image_lookup(const struct sl2vl_images *im, uint64_t guid,
+			unsigned in, unsigned out, uint8_t tab[SL2VL_BYTES])
+{
+	const struct sl2vl_image *s = im ? sl2vl_find(im, guid, in, out) : NULL;
+
+	if (!s || !s->known)
+		return false;
+	memcpy(tab, s->tab, SL2VL_BYTES);
+	return true;
+}
+
 /* Data VLs of an OperationalVLs encoding (14.2.5.6): 1, 2, 4, 8 or 15. */
 static unsigned op_vls_count(unsigned enc)
 {

@@ -145,6 +145,13 @@ struct sl2vl_images *sl2vl_images_new(void);
 void sl2vl_images_free(struct sl2vl_images *im);
 /* Forget what a node's tables hold (it is new, or was reset). */
 void sl2vl_images_forget(struct sl2vl_images *im, uint64_t guid);
+/*
+ * The table (node GUID, input port, output port) holds as far as we know
+ * (a CA or router port's: input 0, output its port number) into tab.
+ * false when it was never read or set, or its last Set went unanswered.
+ */
+bool sl2vl_image_lookup(const struct sl2vl_images *im, uint64_t guid,
+			unsigned in, unsigned out, uint8_t tab[SL2VL_BYTES]);
 
 /*
  * The table that puts layer i on VL i: SL i -> VL i for i < n_layers

@@ -139,6 +139,14 @@ static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 		routing_result_free(&sm->routes);
 		sm->routes = sw->routes;
 		memset(&sw->routes, 0, sizeof(sw->routes));
+		/* Without layers the SL-to-VL tables are neither read nor
+		 * set (as OpenSM without QoS): forget them, so that the SA
+		 * answers zeros again and layers coming back read them
+		 * anew. */
+		if (sm->routes.n_layers <= 1 && sm->sl2vl) {
+			sl2vl_images_free(sm->sl2vl);
+			sm->sl2vl = NULL;
+		}
 		sa_fabric_changed(sm);
 		/* LFTs are in place: the multicast trees of the new model and
 		 * the MFT blocks that differ (sm/mcast/mft.c). */

@@ -169,6 +169,7 @@ void sa_view_of(const struct sm *sm, struct sa_view *v)
 	v->subnet_timeout = sm->cfg.subnet_timeout;
 	v->packet_life_time = sm->cfg.packet_life_time;
 	v->gen = sm->fabric.gen;
+	v->sl2vl = sm->sl2vl;
 }
 
 static uint8_t response_method(uint8_t method)

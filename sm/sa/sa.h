@@ -136,6 +136,8 @@ static inline bool sa_slice_over(const struct sa_query *q)
 }
 
 /* What a generator sees: the subnet as of the last SUBNET UP. */
+struct sl2vl_images;
+
 struct sa_view {
 	const struct fabric *f;
 	const struct routing_result *routes;	/* may have n_nodes == 0 */
@@ -147,6 +149,8 @@ struct sa_view {
 	uint8_t  subnet_timeout;
 	uint8_t  packet_life_time;	/* SwitchInfo:LifeTimeValue we program */
 	uint64_t gen;			/* f->gen when the request began */
+	/* SL-to-VL tables as programmed (sm/program.h); NULL: none read */
+	const struct sl2vl_images *sl2vl;
 };
 
 /*

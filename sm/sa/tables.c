@@ -17,8 +17,11 @@
  *                      BlockNum component returns that block whatever it
  *                      is (zeros when never read).  PortNum selects a
  *                      switch port (0..NumPorts) and is ignored for CAs.
- *   SL2VLTableRecord   OpenSM neither reads nor sets SL-to-VL tables
- *                      with QoS off, so every table is zero.  A switch
+ *   SL2VLTableRecord   With virtual layers (a routing engine that
+ *                      uses SLs, ROUTING in ibsm(8)) the table the SM
+ *                      read or set (sm/program.c).  Otherwise zero:
+ *                      OpenSM neither reads nor sets SL-to-VL tables
+ *                      with QoS off, and neither does ibsm.  A switch
  *                      gives one record per (in, out) pair 0..NumPorts,
  *                      out port in the outer loop; a CA one record, in 0
  *                      out 0, whatever the port components say.
@@ -41,7 +44,7 @@
  * with sa_match(), as everywhere else.
  *
  * Where ibsm differs: ibsim shows real SL2VL and VLArb tables through
- * smpquery that OpenSM (and so ibsm) report as zeros; an InputPortNum or
+ * smpquery that OpenSM (and ibsm without layers) report as zeros; an InputPortNum or
  * OutputPortNum above NumPorts matches nothing here, where OpenSM answers
  * a record for in port NumPorts+1 and stops answering for out port
  * NumPorts+1.
@@ -52,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sm/program.h"
 #include "sm/sa/index.h"
 #include "sm/sa/tables.h"
 
@@ -251,11 +255,12 @@ static const struct sa_field sl2vl_fields[] = {
 	FLD(64, 64),	/* 4 SLtoVLMappingTable */
 };
 
-/* One record; the table is zero: the SM does not read SL-to-VL tables
- * (see the top of this file). */
-static int sl2vl_one(const struct sa_query *q, const struct fab_node *n,
-		     unsigned pn, unsigned in, unsigned outp,
-		     struct sa_table *out)
+/* One record: the table as programmed with virtual layers (sm/program.c),
+ * else zero (see the top of this file).  `img_out` is the output port the
+ * SM keys the table by: a CA's port number, a switch's output port. */
+static int sl2vl_one(const struct sa_view *v, const struct sa_query *q,
+		     const struct fab_node *n, unsigned pn, unsigned in,
+		     unsigned outp, unsigned img_out, struct sa_table *out)
 {
 	struct sa_sl2vl_record r;
 
@@ -263,6 +268,7 @@ static int sl2vl_one(const struct sa_query *q, const struct fab_node *n,
 	r.lid = htobe16(record_lid(n, pn));
 	r.in_port = (uint8_t)in;
 	r.out_port = (uint8_t)outp;
+	sl2vl_image_lookup(v->sl2vl, n->guid, in, img_out, r.sl2vl);
 	if (!sa_match(sl2vl_fields, NELEM(sl2vl_fields), q->comp_mask &
 		      ~(BIT(SL2VL_LID) | BIT(SL2VL_IN) | BIT(SL2VL_OUT)),
 		      &r, q->tmpl))
@@ -281,7 +287,7 @@ static int sl2vl_end(const struct sa_view *v, const struct sa_query *q,
 
 	(void)arg;
 	if (nd->type != NODE_TYPE_SWITCH)	/* OpenSM: in 0 out 0 */
-		return sl2vl_one(q, nd, e.port, 0, 0, out);
+		return sl2vl_one(v, q, nd, e.port, 0, 0, e.port, out);
 	if (q->comp_mask & BIT(SL2VL_OUT))
 		o0 = o1 = t->out_port;
 	if (q->comp_mask & BIT(SL2VL_IN))
@@ -293,7 +299,7 @@ static int sl2vl_end(const struct sa_view *v, const struct sa_query *q,
 		return -SA_STATUS_NO_RESOURCES;
 	for (unsigned o = o0; o <= o1 && rc == 0; o++)
 		for (unsigned in = i0; in <= i1 && rc == 0; in++)
-			rc = sl2vl_one(q, nd, 0, in, o, out);
+			rc = sl2vl_one(v, q, nd, 0, in, o, o, out);
 	return rc;
 }
 

@@ -15,7 +15,8 @@
 #     acyclic, with each route's SL as saquery's PathRecord gives it (from
 #     the first CA port of every switch to every CA port) and its VL at
 #     each hop as the switches' SLtoVLMappingTables (smpquery sl2vl) map
-#     that SL;
+#     that SL; on the torus the SA's SLtoVLMappingTableRecords (saquery
+#     SL2VL) give the tables smpquery reads;
 #   and that the checker catches what it should: -R minhop on the torus
 #     has cycles, -R minhop on the 3-level tree a ratio above 1.30.
 #
@@ -98,6 +99,24 @@ sl_tables() {
 	done < <("${CHECK[@]}" plan "$D/topo" sl2vl)
 }
 
+# sa_sl2vl_same N: the SA's SLtoVLMappingTableRecords (saquery SL2VL
+# LID/0/PORT) give the table smpquery reads at input port 0 (a CA: its
+# only table) for the first N tables of the plan.
+sa_sl2vl_same() {
+	local n=0 bad=0 lid port sa smp
+	while read -r lid port && ((n++ < $1)); do
+		sa=$(fab_run H0002 saquery SL2VL "$lid/0/$port" </dev/null 2>&1 |
+			sed -n 's/^[[:space:]]*VL: //p' | head -n 1 | tr -d ' ')
+		smp=$(fab_run H0002 smpquery sl2vl "$lid" "$port" </dev/null 2>&1 |
+			sed -n 's/^ports: in  *0, out  *[0-9]*: *|//p' | head -n 1 | tr -d ' ')
+		if [ -z "$sa" ] || [ "$sa" != "$smp" ]; then
+			echo "    LID $lid port $port: SA '$sa', SMP '$smp'"
+			bad=1
+		fi
+	done < <("${CHECK[@]}" plan "$D/topo" sl2vl)
+	return $bad
+}
+
 # Fat trees: reachability and balance.
 for spec in fat2-128:1.10 fat2-128-deg:1.30 fat3-128:1.10 fat3-128-deg:1.30; do
 	name=${spec%%:*}
@@ -120,6 +139,8 @@ for name in torus-4x4 mesh-3x4 random-10; do
 			--sl "$D/sl" --sl2vl "$D/sl2vl"
 		"${CHECK[@]}" cdg "$D/topo" "$D/lfts" --sl "$D/sl" \
 			--sl2vl "$D/sl2vl" 2>&1 | sed 's/^/    /'
+		[ "$name" = torus-4x4 ] &&
+			fab_check "$name-sa-sl2vl-as-programmed" sa_sl2vl_same 6
 	fi
 	down "$name"
 done
