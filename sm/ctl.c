@@ -334,7 +334,7 @@ static int cmd_status(struct sm *sm, struct ctl_answer *a)
 	ctl_line_add(a, "state %s", sm_state_name(sm->state));
 	ctl_line_add(a, "priority %u", sm->cfg.sm_priority);
 	ctl_line_add(a, "port_guid 0x%016" PRIx64, sm->port_guid);
-	/* The election (sm/state.c): whom we stand by for, and why. */
+	/* The election (sm/ha/state.c): whom we stand by for, and why. */
 	if (sm->state == SM_MASTER)
 		ctl_line_add(a, "master self");
 	else if (sm->master_guid)
@@ -513,7 +513,7 @@ static int cmd_dump_config(struct sm *sm, struct ctl_answer *a)
 
 /*
  * sms: this SM and every other SM it heard from (SMInfo answers to its
- * Gets, polls and Sets from them: sm/state.c), one line each, with the
+ * Gets, polls and Sets from them: sm/ha/state.c), one line each, with the
  * seconds since it was last heard from.
  */
 static int cmd_sms(struct sm *sm, struct ctl_answer *a)

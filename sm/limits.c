@@ -1,7 +1,7 @@
 /*
  * limits.c - the limits as options (see limits.h).
  *
- * Where each is used: the trap budgets and hold-off in sm/state.c, the
+ * Where each is used: the trap budgets and hold-off in sm/ha/state.c, the
  * log's token buckets in sm/log.c, the engine's queues in mad/engine.c
  * (mad_engine_set_queue_limits), the receive queue in mad/rxq.c (its
  * shares are fractions of it: requests half, one source 1/16 of requests

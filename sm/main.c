@@ -3,7 +3,7 @@
  *
  * One libev loop runs everything.  The only other thread is the umad
  * receive pump (mad/umad_io.c).  Signal handlers are libev watchers, so
- * they run on the loop like everything else (sm/state.c:
+ * they run on the loop like everything else (sm/ha/state.c:
  * sm_watchers_start).
  */
 #include "config.h"
@@ -38,7 +38,7 @@
 #include "sm/program.h"
 #include "sm/sa/mcmember.h"
 #include "sm/sa/sa.h"
-#include "sm/standby/sync.h"
+#include "sm/ha/sync.h"
 #include "sm/route.h"
 #include "sm/sm.h"
 #include "sm/ctl.h"

@@ -150,7 +150,7 @@ struct sm_remote {
 };
 
 /*
- * Traps (sm/state.c): per-source token buckets, SM_TRAP_BURST traps at
+ * Traps (sm/ha/state.c): per-source token buckets, SM_TRAP_BURST traps at
  * once then SM_TRAP_RATE per second from one source LID; the table holds
  * SM_TRAP_SOURCES sources (the longest idle one is reused).  An accepted
  * trap that asks for a heavy sweep starts a hold-off of SM_TRAP_HOLDOFF
@@ -246,7 +246,7 @@ struct sm {
 	ev_timer retry_timer;
 	ev_timer trap_timer;		/* hold-off: a burst becomes one sweep */
 	ev_tstamp last_trap_sweep;	/* when the hold-off last fired */
-	double    trap_backoff;		/* s: storm spacing (sm/state.c) */
+	double    trap_backoff;		/* s: storm spacing (sm/ha/state.c) */
 	bool      trap_deferred;	/* hold-off over during a sweep */
 	bool      trap_storm;		/* its trap came back to back */
 	ev_tstamp sweep_began, sweep_ended;	/* the last heavy sweep */
@@ -266,7 +266,7 @@ struct sm {
 	int      (*reload)(struct sm *sm, struct cfg_msgs *report);
 	struct ctl_server *ctl;		/* control socket (sm/ctl.c) */
 
-	/* Election and master/standby (sm/election.c, sm/state.c). */
+	/* Election and master/standby (sm/ha/election.c, sm/ha/state.c). */
 	struct sm_remote remotes[SM_MAX_REMOTE];
 	uint64_t master_guid;		/* the master we stand by for */
 	uint16_t master_lid;
@@ -290,7 +290,7 @@ struct sm {
 	struct discovery *elect_disc;
 	struct fabric elect_fabric;
 	unsigned elect_pending;		/* SMInfo Gets of the election */
-	/* Standby: where the master hangs (sm/sminfo.c), from the election's
+	/* Standby: where the master hangs (sm/ha/sminfo.c), from the election's
 	 * model: the switch port facing the master's port, read directly
 	 * when a poll fails or a trap concerns it. */
 	struct {
@@ -314,30 +314,30 @@ struct sm {
 	ev_tstamp standby_since, master_since;
 	ev_tstamp last_repair;		/* repair sweep after another master */
 	char     last_transition[160];	/* cause of the last state change */
-	struct standby_sync *sync;	/* the standby's copy (sm/standby/sync.c) */
+	struct standby_sync *sync;	/* the standby's copy (sm/ha/sync.c) */
 };
 
 /*
  * The contract with the standby's copy of the master's SA state
- * (sm/standby/sync.c, declared below).  sm_master_lid() is the
+ * (sm/ha/sync.c, declared below).  sm_master_lid() is the
  * master's LID, 0 when this SM is master or knows none.
  */
 uint16_t sm_master_lid(const struct sm *sm);
 
-/* The one entry point of the state machine (sm/state.c). */
+/* The one entry point of the state machine (sm/ha/state.c). */
 void sm_event(struct sm *sm, enum sm_event ev);
 const char *sm_state_name(enum sm_state s);
 
-/* sm/state.c: register the SMInfo agent and the trap receiver. */
+/* sm/ha/state.c: register the SMInfo agent and the trap receiver. */
 int sm_agents_start(struct sm *sm);
 /*
- * sm/state.c: the loop's watchers: signals (INT/TERM stop, HUP asks for
+ * sm/ha/state.c: the loop's watchers: signals (INT/TERM stop, HUP asks for
  * a heavy sweep, USR1 reopens the log file) and the timers of the state
  * machine.  Stopped again by sm_watchers_stop().
  */
 void sm_watchers_start(struct sm *sm);
 void sm_watchers_stop(struct sm *sm);
-/* sm/state.c: after the engine is freed, what the election holds. */
+/* sm/ha/state.c: after the engine is freed, what the election holds. */
 void sm_election_free(struct sm *sm);
 
 /* sm/sweep.c: heavy sweep: discover, LIDs, routes, program, activate. */
@@ -369,7 +369,7 @@ void sm_parts_free(struct sm *sm);
 void mcast_changed(struct sm *sm);
 
 /*
- * sm/standby/sync.c: the standby's copy of the master's SA state.  start
+ * sm/ha/sync.c: the standby's copy of the master's SA state.  start
  * on entering STANDBY (copies from sm->master_lid every
  * STANDBY_SYNC_INTERVAL seconds), stop on leaving it, adopt when becoming
  * MASTER after a takeover, before the SA answers: installs the last copy

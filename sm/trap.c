@@ -17,7 +17,7 @@
 #include "sm/sa/index.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
-#include "sm/sminfo.h"
+#include "sm/ha/sminfo.h"
 
 /*
  * The trap budget of one source (token bucket).  Returns false when the

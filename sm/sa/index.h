@@ -1,6 +1,6 @@
 /*
  * index.h - shared by the SA record generators (sm/sa/records.c,
- * sm/sa/path.c, sm/sa/tables.c) and the trap receiver (sm/state.c, for
+ * sm/sa/path.c, sm/sa/tables.c) and the trap receiver (sm/ha/state.c, for
  * lid_lookup()): end ports of the fabric model, the
  * per-model LID and GUID index (sm/sa/index.c), and the PathRecord
  * computation that PathRecord and MultiPathRecord share.

@@ -54,7 +54,7 @@
 #include "sm/sa/sa.h"
 #include "sm/sa/index.h"
 #include "sm/sa/mcmember.h"
-#include "sm/standby/sync.h"
+#include "sm/ha/sync.h"
 #include "sm/sa/service.h"
 #include "sm/sm.h"
 

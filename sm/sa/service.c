@@ -218,7 +218,7 @@ static int answer_add(const struct sa_query *q, struct sa_table *out,
  * A Get/GetTable answer gives the lease that remains (whole seconds,
  * rounded up): ServiceLease is the lease period remaining (15.2.5.14).
  * OpenSM 3.3.23 counts it down internally and answers the lease as
- * registered.  A standby that copies the table (sm/standby/sync.c) then
+ * registered.  A standby that copies the table (sm/ha/sync.c) then
  * knows when each record runs out.
  */
 static int answer_remaining(const struct sa_query *q, struct sa_table *out,
@@ -512,7 +512,7 @@ size_t sa_inform_dest_count(const struct sa_state *st, const struct mad_addr *to
 }
 
 /*
- * Imports of a standby's copy (sm/standby/sync.c) at takeover.  Both keep
+ * Imports of a standby's copy (sm/ha/sync.c) at takeover.  Both keep
  * the table's caps and per-port quotas, so a copy can never hold more
  * than the SA itself would have taken.
  */

@@ -108,7 +108,7 @@ size_t sa_inform_drop_dest(struct sa_state *st, const struct mad_addr *to);
 size_t sa_inform_dest_count(const struct sa_state *st, const struct mad_addr *to);
 
 /*
- * A standby's copy at takeover (sm/standby/sync.c): a ServiceRecord with
+ * A standby's copy at takeover (sm/ha/sync.c): a ServiceRecord with
  * the lease that remained on the old master (SA_LEASE_INFINITE: none),
  * charged to its ServiceGID's port; a subscription whose Reports go to
  * `to`.  0, or -EINVAL, -ENOBUFS (the cap), -EDQUOT (the port's quota),

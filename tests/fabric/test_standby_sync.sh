@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/fabric/test_standby_sync.sh - a standby's copy of the master's SA
-# state (sm/standby/sync.c), fetched over ibsim.
+# state (sm/ha/sync.c), fetched over ibsim.
 #
 # Until the state machine has a STANDBY, ibsm's hidden debug mode
 # IBSM_DEBUG_COPY_FROM=LID makes a second ibsm a standby of the SM at LID

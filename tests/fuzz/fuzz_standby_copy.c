@@ -1,6 +1,6 @@
 /*
  * fuzz_standby_copy.c - libFuzzer target: a standby's copy of a master's
- * SA tables (sm/standby/sync.c), the master being the attacker.
+ * SA tables (sm/ha/sync.c), the master being the attacker.
  *
  * Input: byte 0 picks the table (NodeRecord, MCMemberRecord,
  * ServiceRecord, InformInfoRecord), byte 1 the AttributeOffset in 8-byte
@@ -27,7 +27,7 @@
 #include "sm/lid.h"
 #include "sm/mcast/mcast.h"
 #include "sm/sm.h"
-#include "sm/standby/sync.h"
+#include "sm/ha/sync.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

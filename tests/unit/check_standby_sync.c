@@ -1,5 +1,5 @@
 /*
- * check_standby_sync.c - the standby's copy (sm/standby/sync.c): the
+ * check_standby_sync.c - the standby's copy (sm/ha/sync.c): the
  * tables a master's SA answers (a first struct sm: groups, services,
  * subscriptions made on it), taken into a copy with hostile records
  * mixed in (dropped), bounded by caps, then installed into a second
@@ -19,7 +19,7 @@
 #include "sm/mcast/mcast.h"
 #include "sm/sa/mcmember.h"
 #include "sm/sa/service.h"
-#include "sm/standby/sync.h"
+#include "sm/ha/sync.h"
 #include "tests/unit/agent_fixture.h"
 
 #define PREFIX	0xfe80000000000000ull

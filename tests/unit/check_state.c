@@ -1,5 +1,5 @@
 /*
- * check_state.c - the SM state machine (sm/state.c) driven through the
+ * check_state.c - the SM state machine (sm/ha/state.c) driven through the
  * real MAD engine, sweeps and SA on the fake transport.
  *
  * The fake answers the SM's directed-route SMPs as a three-node fabric:
@@ -32,11 +32,11 @@
 #include "sm/lid.h"
 #include "sm/mcast/mft.h"
 #include "sm/program.h"
-#include "sm/election.h"
+#include "sm/ha/election.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
-#include "sm/sminfo.h"
-#include "sm/standby/sync.h"
+#include "sm/ha/sminfo.h"
+#include "sm/ha/sync.h"
 #include "tests/unit/fake_transport.h"
 
 #define GUID_A	0x0002c90000000100ull
@@ -557,7 +557,7 @@ START_TEST(test_trap_burst_coalesces)
 }
 END_TEST
 
-/* The pacing rule of trap sweeps (sm/state.c), on simulated time. */
+/* The pacing rule of trap sweeps (sm/ha/state.c), on simulated time. */
 START_TEST(test_trap_pacing)
 {
 	struct sm_trap_pace p = { .holdoff = 0.2, .interval = 5. };
@@ -1539,7 +1539,7 @@ START_TEST(test_priority_change_hands_over)
 }
 END_TEST
 
-/* The pure rules (sm/election.c). */
+/* The pure rules (sm/ha/election.c). */
 START_TEST(test_election_rules)
 {
 	struct sm_remote r[3] = { { 0 } };

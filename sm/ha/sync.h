@@ -1,5 +1,5 @@
 /*
- * sync.h - a standby's copy of the master's SA state (sm/standby/sync.c).
+ * sync.h - a standby's copy of the master's SA state (sm/ha/sync.c).
  *
  * While STANDBY, the SM asks the master's SA, as any trusted SA client
  * (SM_Key SA_SM_KEY_TRUSTED), for four tables with GetTable and RMPP:

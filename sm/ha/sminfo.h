@@ -1,6 +1,6 @@
 /*
- * sminfo.h - the contract between the state machine (sm/state.c), the
- * SM-to-SM protocol (sm/sminfo.c) and the trap receiver (sm/trap.c).
+ * sminfo.h - the contract between the state machine (sm/ha/state.c), the
+ * SM-to-SM protocol (sm/ha/sminfo.c) and the trap receiver (sm/trap.c).
  * Internal to the daemon: sm/sm.h has what the rest of ibsm uses.
  */
 #ifndef IBSM_SM_SMINFO_H
@@ -13,13 +13,13 @@
 struct sm;
 enum sm_state;
 
-/* sm/state.c: every change of state, logged with its cause (ERR 11xx). */
+/* sm/ha/state.c: every change of state, logged with its cause (ERR 11xx). */
 void sm_transition(struct sm *sm, enum sm_state s, unsigned code,
 		   const char *why);
-/* sm/state.c: a heavy sweep now, or after the sweep that runs. */
+/* sm/ha/state.c: a heavy sweep now, or after the sweep that runs. */
 void sm_heavy_sweep(struct sm *sm);
 
-/* sm/sminfo.c, called by the state machine. */
+/* sm/ha/sminfo.c, called by the state machine. */
 void sminfo_elect_start(struct sm *sm);		/* DISCOVERING: who is there */
 void sminfo_elect_decide(struct sm *sm);	/* ... and the verdict */
 void sminfo_master_lost(struct sm *sm, const char *why);
@@ -32,14 +32,14 @@ void sminfo_standby_begin(struct sm *sm);	/* poll the master, copy */
 void sminfo_standby_end(struct sm *sm);
 void sminfo_stop_gracefully(struct sm *sm);	/* SIGTERM: handover first */
 int sminfo_agent_start(struct sm *sm);		/* SMInfo Gets and Sets */
-/* Its timers (the table of sm/state.c). */
+/* Its timers (the table of sm/ha/state.c). */
 void sminfo_poll_timer(struct ev_loop *loop, ev_timer *w, int revents);
 void sminfo_elect_timer(struct ev_loop *loop, ev_timer *w, int revents);
 void sminfo_stop_timer(struct ev_loop *loop, ev_timer *w, int revents);
 void sminfo_sms_timer(struct ev_loop *loop, ev_timer *w, int revents);
 void sminfo_ism_timer(struct ev_loop *loop, ev_timer *w, int revents);
 
-/* sm/state.c: the pacing of trap-driven heavy sweeps (times in s). */
+/* sm/ha/state.c: the pacing of trap-driven heavy sweeps (times in s). */
 struct sm_trap_pace {
 	double holdoff, interval;	/* --trap-holdoff-ms, -sweep-interval */
 	ev_tstamp last;			/* the last trap sweep began; 0: none */

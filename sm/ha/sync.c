@@ -26,7 +26,7 @@
 #include "sm/sa/sa.h"
 #include "sm/sa/service.h"
 #include "sm/sm.h"
-#include "sm/standby/sync.h"
+#include "sm/ha/sync.h"
 
 #define SA_QKEY	0x80010000u	/* the well-known GSI Q_Key */
 

@@ -3,7 +3,7 @@
  * DISCOVERING (the SMInfo of every port with IsSM), the standby's polls
  * of its master, handover (to a better SM, and on SIGTERM), the SMInfo
  * agent that answers Gets and obeys Sets.  The state machine itself
- * (sm/state.c) calls in through sm/sminfo.h; every change of state goes
+ * (sm/ha/state.c) calls in through sm/ha/sminfo.h; every change of state goes
  * back through sm_transition().
  */
 #include "config.h"
@@ -19,11 +19,11 @@
 #include "mad/engine.h"
 #include "mad/wire.h"
 #include "sm/discover.h"
-#include "sm/election.h"
+#include "sm/ha/election.h"
 #include "sm/program.h"
 #include "sm/sm.h"
-#include "sm/sminfo.h"
-#include "sm/standby/sync.h"
+#include "sm/ha/sminfo.h"
+#include "sm/ha/sync.h"
 
 static void sms_query(struct sm *sm, bool election);
 
@@ -1196,13 +1196,13 @@ void sminfo_ism_timer(struct ev_loop *loop, ev_timer *w, int revents)
 	sm->n_ism = 0;
 }
 
-/* After a master's sweep (sm/state.c): the other SMs' states. */
+/* After a master's sweep (sm/ha/state.c): the other SMs' states. */
 void sminfo_query(struct sm *sm)
 {
 	sms_query(sm, false);
 }
 
-/* sm/state.c, on entering STANDBY: watch the master and copy its SA
+/* sm/ha/state.c, on entering STANDBY: watch the master and copy its SA
  * state. */
 void sminfo_standby_begin(struct sm *sm)
 {
@@ -1216,7 +1216,7 @@ void sminfo_standby_begin(struct sm *sm)
 	standby_sync_start(sm);
 }
 
-/* sm/state.c, on leaving STANDBY. */
+/* sm/ha/state.c, on leaving STANDBY. */
 void sminfo_standby_end(struct sm *sm)
 {
 	ev_timer_stop(sm->loop, &sm->poll_timer);

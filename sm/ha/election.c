@@ -1,12 +1,12 @@
 /*
  * election.c - the rules of the SM election (IB spec 14.4.1).  See
- * election.h; the state machine that applies them is sm/state.c.
+ * election.h; the state machine that applies them is sm/ha/state.c.
  */
 #include "config.h"
 
 #include <stddef.h>
 
-#include "sm/election.h"
+#include "sm/ha/election.h"
 
 const char *sminfo_control_name(uint32_t mod)
 {

@@ -1,7 +1,7 @@
 /*
  * state.c - the SM state machine: its one entry point for events, the
  * sweeps it asks for, its timers and signals.  The SM-to-SM protocol
- * (election, polling, handover, the SMInfo agent) is sm/sminfo.c, the
+ * (election, polling, handover, the SMInfo agent) is sm/ha/sminfo.c, the
  * trap receiver sm/trap.c.
  *
  * Every decision about what the SM does next goes through sm_event():
@@ -22,7 +22,7 @@
  * light sweep reads the model a heavy sweep replaces).
  *
  * DISCOVERING, STANDBY and the moves between them and MASTER (IB spec
- * 14.4.1) are decided in sm/sminfo.c, which calls sm_transition().
+ * 14.4.1) are decided in sm/ha/sminfo.c, which calls sm_transition().
  */
 #include "config.h"
 
@@ -38,7 +38,7 @@
 #include "sm/mcast/mft.h"
 #include "sm/notify.h"
 #include "sm/sm.h"
-#include "sm/sminfo.h"
+#include "sm/ha/sminfo.h"
 
 static void timers_stop(struct sm *sm, bool at_stop_only);
 
@@ -628,7 +628,7 @@ int sm_agents_start(struct sm *sm)
 		/* SMP answers nobody asked for never take a slot. */
 		umad_io_set_tid_filter(sm->io, mad_engine_wire_tids(sm->engine));
 	}
-	rc = sminfo_agent_start(sm);	/* sm/sminfo.c */
+	rc = sminfo_agent_start(sm);	/* sm/ha/sminfo.c */
 	if (rc == 0)
 		rc = trap_agent_start(sm);	/* sm/trap.c */
 	return rc;
