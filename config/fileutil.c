@@ -36,42 +36,68 @@ static void fsync_dir(const char *path)
 	}
 }
 
-int write_file_atomic(const char *path,
-		      int (*fn)(FILE *fp, const void *arg), const void *arg)
+/*
+ * A temp file beside `path` ("path.tmpXXXXXX", mode 0644) opened for
+ * writing and reading; its name in *tmp (malloc'd).  NULL with errno set.
+ */
+static FILE *open_tmp(const char *path, char **tmp)
 {
 	size_t len = strlen(path) + 16;
-	char *tmp = malloc(len);
 	FILE *fp;
-	int rc, fd;
+	int fd;
 
-	if (!tmp)
-		return -ENOMEM;
-	snprintf(tmp, len, "%s.tmpXXXXXX", path);
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		free(tmp);
-		return rc;
-	}
-	if (fchmod(fd, 0644) < 0 || !(fp = fdopen(fd, "w"))) {
-		rc = -errno;
+	*tmp = malloc(len);
+	if (!*tmp)
+		return NULL;
+	snprintf(*tmp, len, "%s.tmpXXXXXX", path);
+	fd = mkostemp(*tmp, O_CLOEXEC);
+	if (fd < 0)
+		goto fail;
+	if (fchmod(fd, 0644) < 0 || !(fp = fdopen(fd, "w+"))) {
+		int e = errno;
+
 		close(fd);
-		goto out;
+		unlink(*tmp);
+		errno = e;
+		goto fail;
 	}
-	rc = fn(fp, arg);
-	if (fflush(fp) || fsync(fileno(fp)))
-		rc = rc ? rc : -errno;
+	return fp;
+fail:
+	free(*tmp);
+	*tmp = NULL;
+	return NULL;
+}
+
+/*
+ * Finish a temp file from open_tmp(): with rc 0 make its data durable and
+ * rename it over `path`; otherwise (or if that fails) remove it.  Closes
+ * fp, frees tmp; returns rc or the first error.
+ */
+static int commit_tmp(FILE *fp, char *tmp, const char *path, int rc)
+{
+	if (!rc && (fflush(fp) || fsync(fileno(fp))))
+		rc = -errno;
 	if (fclose(fp) && !rc)
 		rc = -errno;
 	if (!rc && rename(tmp, path) < 0)
 		rc = -errno;
 	if (!rc)
 		fsync_dir(path);
-out:
-	if (rc)
+	else
 		unlink(tmp);
 	free(tmp);
 	return rc;
+}
+
+int write_file_atomic(const char *path,
+		      int (*fn)(FILE *fp, const void *arg), const void *arg)
+{
+	char *tmp;
+	FILE *fp = open_tmp(path, &tmp);
+
+	if (!fp)
+		return -errno;
+	return commit_tmp(fp, tmp, path, fn(fp, arg));
 }
 
 int mkdir_p(const char *dir)
@@ -95,102 +121,69 @@ int mkdir_p(const char *dir)
 	}
 }
 
-/* The part of buf after its first `lines` lines. */
-static const char *after_lines(const char *buf, size_t len, unsigned lines,
-			       size_t *rest)
+/* Read past the first `lines` lines of fp. */
+static void skip_lines_of(FILE *fp, unsigned lines)
 {
-	const char *p = buf, *end = buf + len;
+	int ch;
 
-	while (lines-- && p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		p = nl ? nl + 1 : end;
-	}
-	*rest = (size_t)(end - p);
-	return p;
+	while (lines && (ch = getc(fp)) != EOF)
+		if (ch == '\n')
+			lines--;
 }
 
-struct mem_arg {
-	const char *buf;
-	size_t len;
-};
-
-static int write_mem(FILE *fp, const void *arg)
+/*
+ * Whether the rest of a and b (after `skip` lines each) is the same,
+ * compared a block at a time (the files can be tens of MB: the subnet
+ * list of a 10,000-node fabric is 24 MB).
+ */
+static bool same_content(FILE *a, FILE *b, unsigned skip)
 {
-	const struct mem_arg *m = arg;
+	enum { BLK = 65536 };
+	char *x = malloc(2 * BLK), *y = x + BLK;
+	bool same = x != NULL;
 
-	return fwrite(m->buf, 1, m->len, fp) == m->len ? 0 : -EIO;
-}
+	skip_lines_of(a, skip);
+	skip_lines_of(b, skip);
+	while (same) {
+		size_t na = fread(x, 1, BLK, a), nb = fread(y, 1, BLK, b);
 
-/* The whole content of `path` (malloc'd), or NULL. */
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *fp = fopen(path, "r");
-	char *buf = NULL;
-	size_t cap = 0, n = 0;
-
-	if (!fp)
-		return NULL;
-	for (;;) {
-		if (n == cap) {
-			char *nb = realloc(buf, cap ? cap * 2 : 65536);
-			if (!nb) {
-				free(buf);
-				fclose(fp);
-				return NULL;
-			}
-			buf = nb;
-			cap = cap ? cap * 2 : 65536;
-		}
-		size_t got = fread(buf + n, 1, cap - n, fp);
-		n += got;
-		if (got == 0)
+		if (na != nb || memcmp(x, y, na))
+			same = false;
+		else if (na < BLK)
 			break;
 	}
-	if (ferror(fp)) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(fp);
-	*len = n;
-	return buf;
+	same = same && !ferror(a) && !ferror(b);
+	free(x);
+	return same;
 }
 
 int write_file_if_changed(const char *path, int (*fn)(FILE *fp, const void *arg),
 			  const void *arg, unsigned skip_lines)
 {
-	char *buf = NULL, *old;
-	size_t len = 0, old_len = 0;
-	FILE *mem = open_memstream(&buf, &len);
+	char *tmp;
+	FILE *fp = open_tmp(path, &tmp), *old;
 	int rc;
 
-	if (!mem)
+	if (!fp)
 		return -errno;
-	rc = fn(mem, arg);
-	if (fclose(mem) && rc == 0)
-		rc = -EIO;
-	if (rc < 0) {
-		free(buf);
-		return rc;
-	}
-	old = slurp(path, &old_len);
-	if (old) {
-		size_t a_len, b_len;
-		const char *a = after_lines(buf, len, skip_lines, &a_len);
-		const char *b = after_lines(old, old_len, skip_lines, &b_len);
-		bool same = a_len == b_len && !memcmp(a, b, a_len);
+	/* Written to the temp file straight away: no copy in memory. */
+	rc = fn(fp, arg);
+	if (!rc && fflush(fp))
+		rc = -errno;
+	if (!rc && (old = fopen(path, "re"))) {
+		rewind(fp);
+		bool same = same_content(fp, old, skip_lines);
 
-		free(old);
+		fclose(old);
 		if (same) {
-			free(buf);
+			fclose(fp);
+			unlink(tmp);
+			free(tmp);
 			return 1;
 		}
 	}
-	struct mem_arg m = { buf, len };
-	rc = write_file_atomic(path, write_mem, &m);
-	free(buf);
-	return rc;
+	return commit_tmp(fp, tmp, path, rc);
 }
-
 
 /* Read all of fd (closed here), at most `max` bytes: -EFBIG beyond. */
 static int read_fd(int fd, size_t max, char **buf, size_t *len)

@@ -10,6 +10,8 @@
 #include "config.h"
 
 #include <check.h>
+#include <dirent.h>
+#include <errno.h>
 #include <endian.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,7 +250,55 @@ START_TEST(test_write_if_changed)
 	unlink(path);
 	/* No file yet: written. */
 	ck_assert_int_eq(write_file_if_changed(path, write_str, "x\n", 0), 0);
+	/* One a prefix of the other, either way: changed. */
+	ck_assert_int_eq(write_file_if_changed(path, write_str, "x\ny\n", 0), 0);
+	ck_assert_int_eq(write_file_if_changed(path, write_str, "x\n", 0), 0);
+	ck_assert_int_eq(write_file_if_changed(path, write_str, "x\n", 0), 1);
 	unlink(path);
+}
+END_TEST
+
+static int write_fail(FILE *fp, const void *arg)
+{
+	(void)arg;
+	fputs("half", fp);
+	return -EIO;
+}
+
+/* Content over several compare blocks, changed in its last byte or not;
+ * a failed write leaves the file and no temp file. */
+START_TEST(test_write_if_changed_big)
+{
+	char dir[] = "/tmp/check_dumps_big.XXXXXX", path[64];
+	size_t n = 3 * 65536 + 17;
+	char *big = malloc(n + 1);
+	struct dirent *de;
+	unsigned files = 0;
+	DIR *d;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/f", dir);
+	ck_assert_ptr_nonnull(big);
+	for (size_t i = 0; i < n; i++)
+		big[i] = i % 61 == 60 ? '\n' : (char)('a' + i % 26);
+	big[n] = '\0';
+	ck_assert_int_eq(write_file_if_changed(path, write_str, big, 0), 0);
+	ck_assert_int_eq(write_file_if_changed(path, write_str, big, 0), 1);
+	big[n - 1] = 'Z';
+	ck_assert_int_eq(write_file_if_changed(path, write_str, big, 0), 0);
+	ck_assert_int_eq(write_file_if_changed(path, write_str, big, 0), 1);
+	ck_assert_int_eq(write_file_if_changed(path, write_fail, NULL, 0), -EIO);
+	ck_assert_int_eq(write_file_if_changed(path, write_str, big, 0), 1);
+	d = opendir(dir);
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			files++;
+	closedir(d);
+	ck_assert_uint_eq(files, 1);
+	unlink(path);
+	rmdir(dir);
+	free(big);
 }
 END_TEST
 
@@ -262,6 +312,7 @@ static Suite *dumps_suite(void)
 	tcase_add_test(tc, test_lfts_dump_hostile);
 	tcase_add_test(tc, test_topo_round_trip);
 	tcase_add_test(tc, test_write_if_changed);
+	tcase_add_test(tc, test_write_if_changed_big);
 	suite_add_tcase(s, tc);
 	return s;
 }
