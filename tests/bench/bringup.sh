@@ -22,10 +22,18 @@
 # does.  The first OpenSM run is the only one that meets a fabric with no
 # LIDs; later runs of both find the other SM's configuration.
 #
-#	tests/bench/bringup.sh [-r RUNS] [-n NETFILE] [-v] [-k] [-- IBSM OPTIONS...]
+#	tests/bench/bringup.sh [-r RUNS] [-n NETFILE] [-e PERCENT] [-s SMS]
+#			[-v] [-k] [-- IBSM OPTIONS...]
 #
 #	-r RUNS		runs per SM (default 3)
 #	-n NETFILE	another ibsim topology instead of the generated one
+#	-e PERCENT	every switch drops PERCENT of the MADs entering it
+#			(ibsim `Error "switch" PERCENT`, for both SMs): an
+#			SMP that enters n switch ports on its way there and
+#			back is lost with probability 1 - (1 - PERCENT/100)^n
+#			(OpenSM 3.3.23 -o gives up at once on such a fabric:
+#			"Errors during initialization"; use -s ibsm)
+#	-s SMS		which SMs run, in order (default "opensm ibsm")
 #	-v		at the end, check the subnet ibsm left through the diags
 #			(tests/fabric/route_check.py; 2-3 minutes on the
 #			4,608-host fabric)
@@ -47,10 +55,14 @@ FAB_TIMEOUT=${FAB_TIMEOUT:-1800}
 runs=3
 netfile=
 verify=0
-while getopts "r:n:vkh" opt; do
+loss=0
+sms="opensm ibsm"
+while getopts "r:n:e:s:vkh" opt; do
 	case $opt in
 	r) runs=$OPTARG ;;
 	n) netfile=$OPTARG ;;
+	e) loss=$OPTARG ;;
+	s) sms=$OPTARG ;;
 	v) verify=1 ;;
 	k) FAB_KEEP=1 ;;
 	h)
@@ -109,6 +121,18 @@ echo "opensm: $(command -v opensm) ($(opensm --version 2>/dev/null | grep -m1 -o
 t0=$(date +%s.%N)
 fab_sim_start "$net" bench || die "ibsim did not start"
 echo "ibsim:  ready in $(sm_elapsed "$t0" "$(date +%s.%N)") s"
+case $loss in
+'' | *[!0-9]*) die "-e wants a whole percentage" ;;
+esac
+if [ "$loss" -gt 0 ]; then
+	mapfile -t loss_cmds < <(awk -v p="$loss" '$1 == "Switch" {
+		s = $0; sub(/^[^"]*"/, "", s); sub(/".*/, "", s)
+		printf "Error \"%s\" %d\n", s, p }' "$net")
+	for ((k = 0; k < ${#loss_cmds[@]}; k += 64)); do
+		fab_cmd "${loss_cmds[@]:k:64}" >/dev/null || die "ibsim Error command failed"
+	done
+	echo "loss:   ${#loss_cmds[@]} switches drop $loss% of the MADs entering them"
+fi
 
 osm_cache=$FAB_TMP/opensm.cache
 osm_tmp=$FAB_TMP/opensm.tmp
@@ -171,8 +195,12 @@ one_run() {
 
 : >"$FAB_TMP/rows"
 for ((i = 1; i <= runs; i++)); do
-	one_run opensm "$i" || exit 1
-	one_run ibsm "$i" || exit 1
+	for tool in $sms; do
+		case $tool in
+		opensm | ibsm) one_run "$tool" "$i" || exit 1 ;;
+		*) die "-s: opensm and/or ibsm, not $tool" ;;
+		esac
+	done
 done
 
 # median TOOL COLUMN: median of a column of the rows of TOOL ("-" if none).
@@ -220,7 +248,7 @@ if [ "$verify" = 1 ]; then
 	fi
 fi
 
-echo "bench-bringup hosts=$hosts switches=$switches runs=$runs" \
+echo "bench-bringup hosts=$hosts switches=$switches runs=$runs loss_pct=$loss" \
 	"opensm_wall_s=${med[opensm.3]} opensm_cpu_s=${med[opensm.4]} opensm_rss_kb=${med[opensm.5]} opensm_mads=${med[opensm.7]}" \
 	"ibsm_wall_s=${med[ibsm.3]} ibsm_cpu_s=${med[ibsm.4]} ibsm_rss_kb=${med[ibsm.5]} ibsm_smps=${med[ibsm.6]} ibsm_mads=${med[ibsm.7]}" \
 	"wall_ratio=$(ratio "${med[ibsm.3]}" "${med[opensm.3]}")" \
