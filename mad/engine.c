@@ -120,6 +120,9 @@ struct mad_engine {
 	double			 ssthresh;	/* growth slows above it */
 	uint64_t		 send_seq;	/* attempts sent so far */
 	uint64_t		 cut_seq;	/* send_seq when last halved */
+	/* SMP attempts answered and lost lately (halved together when
+	 * their sum passes 8,192): the retry budget's evidence */
+	unsigned		 att_ok, att_lost;
 	/* On-wire requests per low 16 bits of their TID, read by the
 	 * receive thread (mad_engine_wire_tids()). */
 	_Atomic uint16_t	 wire_tids[MAD_TID_FILTER_SIZE];
@@ -237,6 +240,49 @@ static void timer_rearm(struct mad_engine *e)
 	ev_timer_start(e->loop, &e->timer);
 }
 
+/* Count an SMP attempt's outcome for the retry budget. */
+static void attempt_seen(struct mad_engine *e, const struct txn *t, bool ok)
+{
+	if (t->kind != KIND_SMP)
+		return;
+	if (ok)
+		e->att_ok++;
+	else
+		e->att_lost++;
+	if (e->att_ok + e->att_lost > 8192) {
+		e->att_ok /= 2;
+		e->att_lost /= 2;
+	}
+}
+
+/* Whether the recent SMP attempts say "lossy but alive". */
+static bool fabric_lossy(const struct mad_engine *e)
+{
+	return e->att_ok >= ENGINE_LOSSY_EVIDENCE &&
+	       (uint64_t)e->att_lost * 1000 >=
+	       (uint64_t)(e->att_ok + e->att_lost) * ENGINE_LOSSY_PERMILLE;
+}
+
+/* Re-sends `t` may have, as things look now. */
+static unsigned budget_of(const struct mad_engine *e, const struct txn *t)
+{
+	if (t->kind == KIND_SMP && fabric_lossy(e) &&
+	    e->opts.retries < ENGINE_LOSSY_RETRIES)
+		return ENGINE_LOSSY_RETRIES;
+	return e->opts.retries;
+}
+
+/* May `t`, just lost, be sent again?  See ENGINE_LOSSY_RETRIES. */
+static bool may_resend(struct mad_engine *e, const struct txn *t)
+{
+	if (t->attempts <= e->opts.retries)
+		return true;
+	if (t->attempts > budget_of(e, t))
+		return false;
+	e->stats.lossy_resends++;
+	return true;
+}
+
 static void txn_send(struct mad_engine *e, struct txn *t)
 {
 	t->attempts++;
@@ -255,7 +301,7 @@ static void txn_send(struct mad_engine *e, struct txn *t)
 	 * never in the middle of our retries as a second "lost" signal.
 	 */
 	(void)e->tr.send(e->tr.ctx, t->mad, t->len, &t->addr,
-			 (int)(e->opts.timeout_ms * (e->opts.retries + 1)));
+			 (int)(e->opts.timeout_ms * (budget_of(e, t) + 1)));
 }
 
 static unsigned window_of(const struct mad_engine *e, enum txn_kind k)
@@ -508,7 +554,8 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 
 		list_remove(&e->wait, t);
 		window_cut(e, t);
-		if (t->attempts <= e->opts.retries) {
+		attempt_seen(e, t, false);
+		if (may_resend(e, t)) {
 			txn_send(e, t);
 			wait_insert(e, t);
 		} else {
@@ -881,7 +928,8 @@ void mad_engine_recv(struct mad_engine *e, const void *mad, size_t len,
 		 * with status 110): resend at once if the budget allows, else
 		 * let the deadline fail it. */
 		window_cut(e, t);
-		if (t->attempts <= e->opts.retries) {
+		attempt_seen(e, t, false);
+		if (may_resend(e, t)) {
 			list_remove(&e->wait, t);
 			txn_send(e, t);
 			wait_insert(e, t);
@@ -900,6 +948,7 @@ void mad_engine_recv(struct mad_engine *e, const void *mad, size_t len,
 	}
 	bool was_head = e->wait.head == t;
 	window_grow(e, t);
+	attempt_seen(e, t, true);
 	txn_unlink(e, t);
 	if (was_head)
 		timer_rearm(e);

@@ -72,6 +72,21 @@ typedef void (*mad_unsol_cb)(void *arg, const void *mad, size_t len,
  * that drops SMPs gets fewer at a time; later SMPs to it wait, in order,
  * while SMPs to other destinations go ahead.
  */
+/*
+ * The retry budget follows the loss the engine sees.  On a fabric that
+ * answers most SMPs but loses a measurable share of them (at least
+ * ENGINE_LOSSY_PERMILLE of the recent attempts, with at least
+ * ENGINE_LOSSY_EVIDENCE answers seen), an SMP may be re-sent up to
+ * ENGINE_LOSSY_RETRIES times instead of `retries`: an SMP that crosses
+ * ten switch ports that each drop 10% is lost 65% of the time, so four
+ * attempts fail for one SMP in six, and a sweep of thousands of them
+ * would never complete.  On a clean fabric, and for GMPs, `retries`
+ * holds; a dead node on a lossy fabric costs the longer budget.
+ */
+#define ENGINE_LOSSY_PERMILLE	20
+#define ENGINE_LOSSY_EVIDENCE	256
+#define ENGINE_LOSSY_RETRIES	31
+
 struct mad_engine_opts {
 	unsigned max_wire_smps;	/* SMP window at start and floor (OpenSM: 4) */
 	unsigned max_wire_gmps;	/* GMPs outstanding at once */
@@ -111,6 +126,7 @@ struct mad_engine_stats {
 	uint64_t window_cuts;	/* times it was halved */
 	uint64_t dest_waits;	/* SMPs held back by the per-destination limit */
 	uint64_t dest_cuts;	/* times a destination's own window was halved */
+	uint64_t lossy_resends;	/* SMP re-sends beyond `retries` (lossy fabric) */
 };
 
 /*

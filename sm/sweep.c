@@ -158,10 +158,11 @@ static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 	const struct mad_engine_stats *st = mad_engine_stats(sm->engine);
 	log_info("SMP window: %u now, %u-%u so far, halved %" PRIu64 " times;"
 		 " %" PRIu64 " SMPs waited for their destination; %u destinations"
-		 " throttled after %" PRIu64 " losses there",
+		 " throttled after %" PRIu64 " losses there; %" PRIu64
+		 " re-sends beyond the retry budget (lossy fabric)",
 		 st->window, st->window_low, st->window_high, st->window_cuts,
 		 st->dest_waits, mad_engine_dests_throttled(sm->engine),
-		 st->dest_cuts);
+		 st->dest_cuts, st->lossy_resends);
 	sm_event(sm, ok ? SM_EV_SWEEP_DONE : SM_EV_SWEEP_FAILED);
 }
 

@@ -2067,6 +2067,56 @@ START_TEST(window_under_loss)
 }
 END_TEST
 
+/* On a fabric that loses a measurable share of SMP attempts but answers
+ * most, a lost SMP is re-sent up to ENGINE_LOSSY_RETRIES times, not
+ * `retries`; GMPs keep `retries`. */
+START_TEST(lossy_fabric_longer_budget)
+{
+	enum { N = 300, LOST = 10 };
+	struct rec *r = calloc(N + LOST, sizeof(*r)), last = { 0 }, gmp = { 0 };
+
+	ck_assert_ptr_nonnull(r);
+	open_engine(4, 4, 100, 3);
+	/* evidence: LOST attempts lost (then answered), N answered */
+	F.action = FAKE_DROP;
+	for (unsigned i = 0; i < LOST; i++) {
+		submit_smp(i, &r[i]);
+		fake_deliver(&F, F.sent[F.n_sent - 1].mad, MAD_SIZE, ETIMEDOUT);
+		fake_answer(&F, F.n_sent - 1);
+	}
+	ck_assert(run_until(engine_idle, NULL, 5.0));
+	F.action = FAKE_ANSWER;
+	for (unsigned i = LOST; i < N + LOST; i++)
+		submit_smp(i, &r[i]);
+	ck_assert(run_until(engine_idle, NULL, 5.0));
+	for (unsigned i = 0; i < N + LOST; i++)
+		CHECK(r[i].calls == 1 && r[i].status == 0, "request %u", i);
+	ck_assert_uint_eq(stats()->lossy_resends, 0);
+	/* 3% of the attempts lost: an SMP survives 10 losses */
+	F.action = FAKE_DROP;
+	submit_smp(999, &last);
+	size_t first = F.n_sent - 1;
+	for (unsigned k = 1; k <= 10; k++) {
+		fake_deliver(&F, F.sent[first].mad, MAD_SIZE, ETIMEDOUT);
+		ck_assert_uint_eq(F.n_sent, first + 1 + k);
+	}
+	ck_assert_uint_eq(stats()->lossy_resends, 7);
+	fake_answer(&F, F.n_sent - 1);
+	ck_assert(run_until(rec_called, &last, 1.0));
+	ck_assert_int_eq(last.status, 0);
+	/* a GMP keeps the ordinary budget */
+	submit_sa(7, &gmp);
+	first = F.n_sent - 1;
+	for (unsigned k = 1; k <= 5; k++)
+		fake_deliver(&F, F.sent[first].mad, MAD_SIZE, ETIMEDOUT);
+	ck_assert_uint_eq(F.n_sent, first + 4);
+	ck_assert(run_until(rec_called, &gmp, 3.0));
+	ck_assert_int_eq(gmp.status, -ETIMEDOUT);
+	close_engine();
+	free(r);
+}
+END_TEST
+
 static bool answered[64];
 
 static void answer(size_t i)
@@ -2242,6 +2292,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, window_halves_on_heavy_loss);
 	tcase_add_loop_test(tc, window_under_loss, 0, 2);
 	tcase_add_test(tc, per_dest_limit);
+	tcase_add_test(tc, lossy_fabric_longer_budget);
 	tcase_add_test(tc, per_dest_backs_off_lossy_switch);
 	tcase_add_test(tc, per_dest_waiting_bounded_and_cancelled);
 	suite_add_tcase(s, tc);
