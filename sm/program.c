@@ -19,7 +19,9 @@ struct batch_item {
 	int32_t node;
 	uint8_t port;
 	uint8_t rounds;		/* times the engine gave up on it */
+	bool    readback;	/* now a Get checking a refused PortInfo Set */
 	struct smp_dr smp;	/* kept to submit again */
+	uint8_t set_data[SMP_DATA_SIZE];	/* the Set's, while readback */
 };
 
 /* Rounds of retries a Set gets before it counts as failed (as for the
@@ -52,6 +54,50 @@ static void batch_pump(struct smp_batch *b)
 	}
 }
 
+/*
+ * A PortInfo Set answered "invalid field" may be the second attempt of a
+ * Set whose first attempt did its work and lost its answer: the port is
+ * ARMED already, and ARMED -> ARMED is not a valid transition (IB spec
+ * 14.2.5.6), so the repeat is refused.  Read the port back; if it holds
+ * what the Set asked for (its state at or past the one asked), the Set
+ * is done and the read is its answer.
+ */
+static bool portinfo_as_set(const uint8_t *set_data, const uint8_t *got_data)
+{
+	struct smp_port_info want, got;
+
+	memcpy(&want, set_data, sizeof(want));
+	memcpy(&got, got_data, sizeof(got));
+	/* What a refused repeat is about: the state, and the addresses the
+	 * same Set carried (fields a port does not store are left to the
+	 * next sweep's comparison, as after any Set). */
+	if (want.lid != got.lid || want.master_sm_lid != got.master_sm_lid ||
+	    pi_lmc(&want) != pi_lmc(&got))
+		return false;
+	unsigned ws = pi_port_state(&want), gs = pi_port_state(&got);
+
+	return ws == PORT_STATE_NOP || gs == ws ||
+	       (ws == PORT_STATE_ARMED && gs == PORT_STATE_ACTIVE);
+}
+
+static void on_item(void *arg, int status, const void *mad, size_t len);
+
+static bool start_readback(struct batch_item *it, const struct smp_dr *ans)
+{
+	struct mad_addr addr = { .lid = 0xffff };
+
+	if (it->readback || it->smp.hdr.method != MAD_METHOD_SET ||
+	    be16toh(it->smp.hdr.attr_id) != SMP_ATTR_PORT_INFO ||
+	    (be16toh(ans->hdr.status) & 0x7fff) != MAD_STATUS_INVALID_FIELD)
+		return false;
+	memcpy(it->set_data, it->smp.data, SMP_DATA_SIZE);
+	it->readback = true;
+	it->smp.hdr.method = MAD_METHOD_GET;
+	memset(it->smp.data, 0, SMP_DATA_SIZE);
+	return mad_engine_submit(it->b->engine, &it->smp, sizeof(it->smp),
+				 &addr, on_item, it) == 0;
+}
+
 static void on_item(void *arg, int status, const void *mad, size_t len)
 {
 	struct batch_item *it = arg;
@@ -65,10 +111,16 @@ static void on_item(void *arg, int status, const void *mad, size_t len)
 				      &addr, on_item, it) == 0)
 			return;
 	}
+	if (status == 0 && mad && len == MAD_SIZE && start_readback(it, smp))
+		return;
 	b->pending--;
 	if (status == 0 && mad && len == MAD_SIZE &&
-	    !(be16toh(smp->hdr.status) & 0x7fff))
+	    !(be16toh(smp->hdr.status) & 0x7fff) &&
+	    (!it->readback || portinfo_as_set(it->set_data, smp->data))) {
 		data = smp->data;
+		if (it->readback)
+			b->readbacks++;
+	}
 	else {
 		b->failed++;
 		b->unacked++;
@@ -102,6 +154,7 @@ int batch_smp(struct smp_batch *b, uint8_t method, const uint8_t *path,
 	it->node = node;
 	it->port = port;
 	it->rounds = 0;
+	it->readback = false;
 	mad_build_smp_dr(&it->smp, method, attr, mod, path, hops);
 	if (data)
 		memcpy(it->smp.data, data, len);

@@ -52,6 +52,7 @@ struct smp_batch {
 	unsigned sent;
 	unsigned failed;	/* Sets given up on, and Sets that could not be queued */
 	unsigned unacked;	/* of those, Sets sent and never acknowledged */
+	unsigned readbacks;	/* PortInfo Sets refused, found done by a Get */
 	batch_fail_cb on_fail;	/* set after batch_init(), or NULL */
 	bool     sealed;		/* producer exhausted: done may fire */
 	bool     running;		/* inside the producer loop */

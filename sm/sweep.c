@@ -52,6 +52,7 @@ struct sweep {
 	unsigned disc_smps, prog_smps, act_smps, failed;
 	unsigned pkey_sets;		/* P_KeyTable blocks queued in PROGRAM */
 	unsigned sl2vl_sets;		/* SLtoVLMappingTable Sets (layers) */
+	unsigned readbacks;		/* refused PortInfo repeats found done */
 	/* What went wrong, for the failure policy (sm/sweep_policy.c). */
 	unsigned holes_failed, holes_dead, twins;	/* accepted from discovery */
 	unsigned unacked;		/* Sets never acknowledged */
@@ -484,6 +485,7 @@ static void stage_done(struct smp_batch *b, void *arg)
 	if (sw->aborted)
 		return;
 	sw->failed += b->failed;
+	sw->readbacks += b->readbacks;
 	if (sw->stage == ST_PROGRAM) {
 		sw->t_prog = ev_time();
 		sw->prog_smps = b->sent;
@@ -539,6 +541,10 @@ static void stage_done(struct smp_batch *b, void *arg)
 		 c.switches, c.cas, c.links, sw->f.max_lid, sw->routes.engine,
 		 sw->t_disc - sw->t0, sw->disc_smps, sw->t_prog - sw->t_disc,
 		 sw->prog_smps, sw->pkey_sets, now - sw->t_prog, sw->act_smps);
+	if (sw->readbacks)
+		log_info("PortInfo Sets: %u repeats refused as invalid transitions"
+			 " were found done by a read (their first attempt's"
+			 " answer was lost)", sw->readbacks);
 	if (sw->routes.n_layers > 1)
 		log_info("virtual layers: %u (SL i on VL i), %u SLtoVLMappingTable"
 			 " Sets", sw->routes.n_layers, sw->sl2vl_sets);

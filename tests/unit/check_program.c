@@ -284,6 +284,108 @@ START_TEST(lft_sets_refused)
 }
 END_TEST
 
+/* ------------------------------------------- refused repeated PortInfo */
+
+static unsigned pi_answers;
+static bool pi_lie;		/* the read-back shows another LID */
+
+/* H2's first PortInfo answer is lost (the Set took effect), the repeat
+ * is refused as an invalid transition (ARMED -> ARMED, as ibsim and
+ * devices do), the read-back is answered (or lies about the LID). */
+static bool repeat_refused(struct fake_fabric *ff, int id, uint8_t in_port,
+			   struct smp_dr *resp, void *arg)
+{
+	(void)ff;
+	(void)in_port;
+	(void)arg;
+	if (id != h2 || be16toh(resp->hdr.attr_id) != SMP_ATTR_PORT_INFO)
+		return true;
+	switch (++pi_answers) {
+	case 1:
+		return false;
+	case 2:
+		resp->hdr.status |= htobe16(MAD_STATUS_INVALID_FIELD);
+		return true;
+	default:
+		if (pi_lie) {
+			struct smp_port_info pi;
+
+			memcpy(&pi, resp->data, sizeof(pi));
+			pi.lid = htobe16(99);
+			memcpy(resp->data, &pi, sizeof(pi));
+		}
+		return true;
+	}
+}
+
+static const uint8_t *pi_data;
+static bool pi_called;
+
+static void on_pi(struct smp_batch *b, int32_t node, uint8_t port,
+		  const uint8_t *data, void *arg)
+{
+	(void)b;
+	(void)node;
+	(void)port;
+	(void)arg;
+	pi_called = true;
+	pi_data = data;
+}
+
+/* Queue H2's PortInfo Set (LID 7, ARMED) alone in a batch and run it. */
+static void arm_h2(void)
+{
+	int32_t id = fabric_find(&M, 0x100002);
+	struct smp_port_info pi = fabric_node(&M, id)->ports[1].pi;
+	const uint8_t *path;
+	unsigned hops;
+
+	pi.lid = htobe16(7);
+	pi.master_sm_lid = 0;
+	pi.speed_supported_state = (uint8_t)((pi.speed_supported_state & 0xf0) |
+					     PORT_STATE_ARMED);
+	batch_init(&B, F.engine, on_done, NULL);
+	B.on_fail = on_fail;
+	n_fails = 0;
+	done = false;
+	pi_answers = 0;
+	pi_called = false;
+	FF.mutate = repeat_refused;
+	port_path(&M, id, 1, &path, &hops);
+	ck_assert_int_eq(batch_smp(&B, MAD_METHOD_SET, path, hops,
+				   SMP_ATTR_PORT_INFO, 1, &pi, sizeof(pi), id,
+				   1, on_pi, NULL), 0);
+	B.sealed = true;
+	run_until_done();
+	ck_assert(pi_called);
+	ck_assert_uint_eq(pi_answers, 3);	/* Set, repeat, read-back */
+}
+
+/* The read-back shows the port ARMED with the LID asked: the Set is done. */
+START_TEST(portinfo_repeat_refused_found_done)
+{
+	pi_lie = false;
+	arm_h2();
+	ck_assert_uint_eq(B.unacked, 0);
+	ck_assert_uint_eq(B.readbacks, 1);
+	ck_assert_ptr_nonnull(pi_data);
+	ck_assert_uint_eq(n_fails, 0);
+}
+END_TEST
+
+/* The read-back disagrees: the refusal stands. */
+START_TEST(portinfo_repeat_refused_not_done)
+{
+	pi_lie = true;
+	arm_h2();
+	ck_assert_uint_eq(B.unacked, 1);
+	ck_assert_uint_eq(B.readbacks, 0);
+	ck_assert_ptr_null(pi_data);
+	ck_assert_uint_eq(n_fails, 1);
+	ck_assert_uint_eq(fails[0].attr, SMP_ATTR_PORT_INFO);
+}
+END_TEST
+
 /* ------------------------------------------------------- PortInfo */
 
 /* A CA port in INIT without a LID: a Set is due, with the LID, SM LID,
@@ -849,6 +951,8 @@ static Suite *program_suite(void)
 	tcase_add_test(tc, lft_sets_unacknowledged);
 	tcase_add_test(tc, all_sets_unacknowledged);
 	tcase_add_test(tc, lft_sets_refused);
+	tcase_add_test(tc, portinfo_repeat_refused_found_done);
+	tcase_add_test(tc, portinfo_repeat_refused_not_done);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("ports");
