@@ -21,6 +21,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "routing/incr.h"
 #include "routing/report.h"
 #include "routing/verify.h"
 #include "sm/lid.h"
@@ -182,14 +183,14 @@ static void opts_free(struct routing_opts *o)
  * to a CA is cleared after the engine ran, so that the verification has
  * something to catch (tests/fabric/test_route_verify.sh).
  */
-static void debug_corrupt(struct sm *sm, const struct fabric *f,
+static bool debug_corrupt(struct sm *sm, const struct fabric *f,
 			  struct routing_result *r)
 {
 	const char *v = getenv("IBSM_DEBUG_CORRUPT_LFT");
 	unsigned long from = v ? strtoul(v, NULL, 10) : 0;
 
 	if (!from || sm->route_runs < from)
-		return;
+		return false;
 	for (size_t i = 0; i < f->n_nodes; i++) {
 		const struct fab_node *n = &f->nodes[i];
 
@@ -212,9 +213,10 @@ static void debug_corrupt(struct sm *sm, const struct fabric *f,
 			log_warnx("debug: IBSM_DEBUG_CORRUPT_LFT: cleared LID %u"
 				  " in the table of switch 0x%016" PRIx64,
 				  lid, n->guid);
-			return;
+			return true;
 		}
 	}
+	return false;
 }
 
 /*
@@ -322,6 +324,128 @@ static int verify(const struct fabric *f, const struct routing_result *r,
 	return 0;
 }
 
+/*
+ * Whether `f` is the previous model with only losses: every node and
+ * every linked port of f was there before, linked to the same peer port,
+ * with the same LID and LMC.  Else why not, in `why`.
+ */
+static bool only_losses(const struct fabric *old, const struct fabric *f,
+			char *why, size_t len)
+{
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *n = &f->nodes[i];
+		int32_t j = fabric_find(old, n->guid);
+		const struct fab_node *o;
+
+		if (j == FAB_NONE) {
+			snprintf(why, len, "node 0x%016" PRIx64 " is new", n->guid);
+			return false;
+		}
+		o = fabric_node(old, j);
+		if (o->num_ports != n->num_ports || o->type != n->type) {
+			snprintf(why, len, "node 0x%016" PRIx64 " changed", n->guid);
+			return false;
+		}
+		for (unsigned p = 0; p <= n->num_ports; p++) {
+			const struct fab_port *a = &n->ports[p], *b = &o->ports[p];
+
+			if (a->lid != b->lid || (a->lid && a->lmc != b->lmc)) {
+				snprintf(why, len, "LID of 0x%016" PRIx64 " port %u"
+					 " changed", n->guid, p);
+				return false;
+			}
+			if (a->peer_node == FAB_NONE)
+				continue;
+			if (b->peer_node == FAB_NONE ||
+			    b->peer_port != a->peer_port ||
+			    fabric_node(old, b->peer_node)->guid !=
+			    fabric_node(f, a->peer_node)->guid) {
+				snprintf(why, len, "a link of 0x%016" PRIx64
+					 " port %u is new", n->guid, p);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+/*
+ * After losses only: keep the routes of every destination whose tree did
+ * not cross them (routing/incr.h).  `out` holds the engine's full tables;
+ * it is replaced by the merged ones when they pass verification.
+ * Returns 1 then, 0 when out stays as it is, -errno on no memory.
+ */
+static int try_incremental(struct sm *sm, const struct fabric *f,
+			   struct routing_result *out)
+{
+	struct routing_result prev = { 0 }, merged = { 0 };
+	struct incr_stats st;
+	char why[256] = "", what[200];
+	const char *mode = NULL;
+	uint64_t lost;
+	double t0 = now();
+	int rc = 0;
+
+	if (sm->cfg.no_incremental_reroute || !sm->routes.lft ||
+	    sm->routes.n_nodes != sm->fabric.n_nodes || !sm->fabric.n_nodes)
+		return 0;
+	if (!sm->routes.engine || !out->engine ||
+	    strcmp(sm->routes.engine, out->engine)) {
+		snprintf(why, sizeof(why), "the engine changed");
+		goto full;
+	}
+	if (!only_losses(&sm->fabric, f, why, sizeof(why)))
+		goto full;
+	rc = previous_tables(sm, f, out, &prev);
+	if (rc < 0)
+		return rc;
+	/* Per switch first (fewest changes), then per destination. */
+	for (int per_switch = 1; per_switch >= 0; per_switch--) {
+		rc = routing_merge_incremental(f, &prev, out, per_switch,
+					       &merged, &st);
+		if (rc == -EINVAL) {
+			snprintf(why, sizeof(why), "the tables do not fit"
+				 " together");
+			break;
+		}
+		if (rc < 0)
+			break;
+		if (!st.rerouted && !st.gone) {
+			/* nothing lost: the engine's tables, as always
+			 * (a forced re-route, new options) */
+			routing_result_free(&merged);
+			routing_result_free(&prev);
+			return 0;
+		}
+		rc = verify(f, &merged, what, sizeof(what), &lost);
+		if (rc < 0)
+			break;
+		if (!what[0]) {
+			mode = per_switch ? "per switch" : "per destination";
+			break;
+		}
+		routing_result_free(&merged);
+		snprintf(why, sizeof(why), "the merged tables fail: %s", what);
+	}
+	routing_result_free(&prev);
+	if (rc < 0 && rc != -EINVAL) {
+		routing_result_free(&merged);
+		return rc;
+	}
+	if (!mode)
+		goto full;
+	routing_result_free(out);
+	*out = merged;
+	log_info("routing: incremental (%s): %u of %u destinations re-routed,"
+		 " %u gone; %" PRIu64 " LFT blocks change (a full re-route: %"
+		 PRIu64 ") (%.3f s)", mode, st.rerouted, st.dests, st.gone,
+		 st.blocks_incr, st.blocks_full, now() - t0);
+	return 1;
+full:
+	log_info("routing: full re-route: %s", why);
+	return 0;
+}
+
 int sm_route(struct sm *sm, const struct fabric *f,
 	     struct routing_result *out, char *err, size_t errlen)
 {
@@ -349,7 +473,12 @@ int sm_route(struct sm *sm, const struct fabric *f,
 			  out->fallback);
 	log_info("routing: %s%s%s (%.3f s)", out->engine,
 		 out->summary[0] ? ": " : "", out->summary, t1 - t0);
-	debug_corrupt(sm, f, out);
+	rc = try_incremental(sm, f, out);
+	if (rc < 0)
+		goto nomem;
+	/* merged tables were verified already (unless a test corrupts) */
+	if (!debug_corrupt(sm, f, out) && rc == 1)
+		return 0;
 
 	rc = verify(f, out, what, sizeof(what), &lost);
 	t2 = now();

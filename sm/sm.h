@@ -45,6 +45,7 @@ struct sm_config {
 	unsigned max_wire_smps;		/* SMP window: start and floor */
 	unsigned smp_window_max;	/* its ceiling */
 	unsigned smps_per_node;		/* SMPs on the wire to one node */
+	bool     no_incremental_reroute; /* incremental_reroute FALSE */
 	const char *dump_fabric;	/* --dump-fabric FILE */
 	uint8_t  sm_priority;		/* 0-15 */
 	uint64_t sm_key;		/* -k/sm_key: SMInfo and SA (14.4.1) */

@@ -28,7 +28,9 @@
 #     that link gone and no LFT entry pointing out of its two ports; ReLink,
 #     the same with the link back; sminfo still names ibsm master.  TIMING
 #     lines: event -> "SUBNET UP" (log time stamp minus the time the console
-#     command was sent) and event -> routes verified by the diags.
+#     command was sent) and event -> routes verified by the diags.  The
+#     Unlink is re-routed incrementally (fewer LFT blocks than a full
+#     re-route, from the log), the ReLink fully (a link is new).
 #  e. drops, with ibsm -o, errors cleared afterwards, then the checks of (a):
 #     e1 ("drops10-smport"): the SM's port drops 10% of the MADs entering
 #        it: exactly 10% of the SMPs lost, on fat3-pods;
@@ -424,7 +426,23 @@ if part d && [ "$ibsm_ok" = 1 ]; then
 			echo "    link: \"$lsw\"[$lport] ($lguid) - \"$rsw\"[$rport] ($rguid)"
 			event unlink "Unlink \"$lsw\"[$lport]" -2 \
 				--avoid "$lguid:$lport" --avoid "$rguid:$rport"
+			# Only the routes that crossed the link moved (routing/
+			# incr.h): fewer LFT blocks than the full re-route.
+			line=$(grep 'routing: incremental' "$FAB_TMP/links.sm.log" | tail -n 1)
+			incr=$(sed -nE 's/.* ([0-9]+) LFT blocks change.*/\1/p' <<<"$line")
+			full=$(sed -nE 's/.*a full re-route: ([0-9]+)\).*/\1/p' <<<"$line")
+			echo "    ${line#*routing: }"
+			if [ -n "$incr" ] && [ -n "$full" ] && [ "$incr" -lt "$full" ]; then
+				fab_pass links-unlink-incremental
+			else
+				fab_fail links-unlink-incremental "want an incremental re-route with fewer blocks: '$line'"
+			fi
 			event relink "ReLink \"$lsw\"[$lport]" 0
+			if grep -q 'routing: full re-route: a link of .* is new' "$FAB_TMP/links.sm.log"; then
+				fab_pass links-relink-full-reroute
+			else
+				fab_fail links-relink-full-reroute "no 'full re-route: a link ... is new' line"
+			fi
 			if sm_alive; then
 				fab_pass "links-daemon-alive"
 			else
