@@ -816,6 +816,82 @@ START_TEST(test_cn_guids)
 }
 END_TEST
 
+/*
+ * The same fabric with its nodes in another order (a sweep that started
+ * elsewhere: a standby taking over) routes to the same tables, switch by
+ * switch (by GUID): ftree numbers switches by GUID, so a new master does
+ * not reprogram every LFT.
+ */
+static void copy_permuted(const struct fabric *f, struct fabric *g)
+{
+	int32_t *map = calloc(f->n_nodes, sizeof(*map));
+
+	ck_assert_ptr_nonnull(map);
+	fabric_init(g);
+	for (size_t k = 0; k < f->n_nodes; k++) {
+		/* odd positions backwards, then even ones forwards */
+		size_t i = k < f->n_nodes / 2 ? f->n_nodes - 1 - 2 * k
+					       : 2 * (k - f->n_nodes / 2);
+		const struct fab_node *n;
+
+		if (i >= f->n_nodes)
+			i = f->n_nodes - 1 - k;
+		n = &f->nodes[i];
+		map[i] = fabric_add_node(g, n->guid, n->type, n->num_ports);
+		ck_assert_int_ge(map[i], 0);
+	}
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *n = &f->nodes[i];
+		struct fab_node *m = &g->nodes[map[i]];
+
+		memcpy(m->desc, n->desc, sizeof(m->desc));
+		for (unsigned p = 0; p <= n->num_ports; p++) {
+			const struct fab_port *a = &n->ports[p];
+
+			m->ports[p].valid = a->valid;
+			m->ports[p].guid = a->guid;
+			m->ports[p].pi = a->pi;
+			m->ports[p].lid = a->lid;
+			m->ports[p].lmc = a->lmc;
+			if (a->peer_node != FAB_NONE && (size_t)a->peer_node > i)
+				ck_assert_int_eq(fabric_link(g, map[i], (uint8_t)p,
+						 map[a->peer_node], a->peer_port), 0);
+		}
+	}
+	g->max_lid = f->max_lid;
+	free(map);
+}
+
+START_TEST(test_order_independent)
+{
+	struct fabric f, g;
+	struct routing_result a = { 0 }, b = { 0 };
+	unsigned same = 0;
+
+	load_topo(&f, "fat3-pods.net");
+	ck_assert_int_eq(lid_assign_sequential(&f, 0), 0);
+	copy_permuted(&f, &g);
+	route_ftree(&f, NULL, &a);
+	route_ftree(&g, NULL, &b);
+	for (size_t i = 0; i < f.n_nodes; i++) {
+		int32_t j = fabric_find(&g, f.nodes[i].guid);
+
+		if (!a.lft[i].port)
+			continue;
+		ck_assert_int_ne(j, FAB_NONE);
+		ck_assert_uint_eq(a.lft[i].top, b.lft[j].top);
+		ck_assert_mem_eq(a.lft[i].port, b.lft[j].port,
+				 (size_t)a.lft[i].top + 1);
+		same++;
+	}
+	ck_assert_uint_eq(same, 40);
+	routing_result_free(&a);
+	routing_result_free(&b);
+	fabric_free(&f);
+	fabric_free(&g);
+}
+END_TEST
+
 static Suite *ftree_suite(void)
 {
 	Suite *s = suite_create("routing_ftree");
@@ -832,6 +908,7 @@ static Suite *ftree_suite(void)
 	tcase_add_test(tc, test_refuse);
 	tcase_add_test(tc, test_root_guids);
 	tcase_add_test(tc, test_cn_guids);
+	tcase_add_test(tc, test_order_independent);
 	suite_add_tcase(s, tc);
 	return s;
 }
