@@ -69,9 +69,17 @@ struct txn {
 	struct mad_addr	 addr;
 	mad_done_cb	 cb;
 	void		*arg;
+	uint16_t	 key_lid;	/* destination window by this LID, or 0 */
+	uint8_t		*dr;		/* LID-routed: its directed-route form */
 	size_t		 len;
 	uint8_t		 mad[MAD_SIZE];
 };
+
+static void txn_free(struct txn *t)
+{
+	free(t->dr);
+	free(t);
+}
 
 struct txn_list {
 	struct txn *head, *tail;
@@ -243,6 +251,8 @@ static void txn_send(struct mad_engine *e, struct txn *t)
 	e->stats.sent++;
 	if (t->kind == KIND_SMP)
 		e->stats.smps_sent++;
+	if (((const struct mad_hdr *)t->mad)->mgmt_class == MAD_CLASS_SMI)
+		e->stats.smps_lid++;
 	if (t->attempts > 1)
 		e->stats.resends++;
 	t->send_seq = ++e->send_seq;
@@ -376,6 +386,8 @@ static uint64_t dest_key_of(const void *mad, size_t len,
 
 static uint64_t dest_key(const struct txn *t)
 {
+	if (t->key_lid)		/* a node's SMPs, LID-routed or DR */
+		return t->key_lid;
 	return dest_key_of(t->mad, t->len, &t->addr);
 }
 
@@ -511,6 +523,23 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 		if (t->attempts <= e->opts.retries) {
 			txn_send(e, t);
 			wait_insert(e, t);
+		} else if (t->dr) {
+			/* A LID-routed SMP lost every attempt: the route may
+			 * be broken.  Once more as directed route, fresh
+			 * budget, same TID (a late LID-routed answer no
+			 * longer matches its class and is dropped). */
+			hash_remove(e, t);
+			e->outstanding[t->kind]--;
+			dest_release(e, t);
+			memcpy(t->mad, t->dr, MAD_SIZE);
+			((struct mad_hdr *)t->mad)->tid = htobe64(t->tid);
+			free(t->dr);
+			t->dr = NULL;
+			t->addr = (struct mad_addr){ .lid = 0xffff };
+			t->attempts = 0;
+			t->state = TXN_QUEUED;
+			e->stats.lid_fallbacks++;
+			list_prepend(&e->queue[KIND_SMP], t);
 		} else {
 			hash_remove(e, t);
 			e->outstanding[t->kind]--;
@@ -525,7 +554,7 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 
 		list_remove(&failed, t);
 		t->cb(t->arg, -ETIMEDOUT, NULL, 0);
-		free(t);
+		txn_free(t);
 	}
 	pump(e);
 }
@@ -586,7 +615,7 @@ static void fail_list(struct mad_engine *e, struct txn_list *l)
 
 		list_remove(l, t);
 		t->cb(t->arg, -ECANCELED, NULL, 0);
-		free(t);
+		txn_free(t);
 	}
 }
 
@@ -655,8 +684,9 @@ static uint32_t tid_permute(const uint16_t key[4], uint32_t x)
 	return (uint32_t)l << 16 | r;
 }
 
-int mad_engine_submit(struct mad_engine *e, const void *mad, size_t len,
-		      const struct mad_addr *addr, mad_done_cb cb, void *arg)
+static int submit_txn(struct mad_engine *e, const void *mad, size_t len,
+		      const struct mad_addr *addr, mad_done_cb cb, void *arg,
+		      uint16_t key_lid, const struct smp_dr *dr)
 {
 	const struct mad_hdr *h = mad;
 	struct txn *t;
@@ -676,6 +706,15 @@ int mad_engine_submit(struct mad_engine *e, const void *mad, size_t len,
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
+	if (dr) {
+		t->dr = malloc(MAD_SIZE);
+		if (!t->dr) {
+			free(t);
+			return -ENOMEM;
+		}
+		memcpy(t->dr, dr, MAD_SIZE);
+	}
+	t->key_lid = key_lid;
 	memcpy(t->mad, mad, len);
 	t->len = len;
 	t->addr = *addr;
@@ -693,6 +732,37 @@ int mad_engine_submit(struct mad_engine *e, const void *mad, size_t len,
 	if (e->queue[kind].count > e->stats.max_queued[kind])
 		e->stats.max_queued[kind] = e->queue[kind].count;
 	return 0;
+}
+
+int mad_engine_submit(struct mad_engine *e, const void *mad, size_t len,
+		      const struct mad_addr *addr, mad_done_cb cb, void *arg)
+{
+	return submit_txn(e, mad, len, addr, cb, arg, 0, NULL);
+}
+
+int mad_engine_submit_smp(struct mad_engine *e, const struct smp_dr *smp,
+			  uint16_t lid, bool by_lid, mad_done_cb cb, void *arg)
+{
+	struct mad_addr dr_addr = { .lid = 0xffff };
+	struct mad_addr lid_addr = { .lid = lid };
+	struct smp_lid l;
+
+	if (smp->hdr.mgmt_class != MAD_CLASS_SMI_DR)
+		return -EINVAL;
+	if (!lid || lid >= 0xc000)	/* not a unicast LID */
+		lid = 0, by_lid = false;
+	if (!by_lid)
+		return submit_txn(e, smp, MAD_SIZE, &dr_addr, cb, arg, lid, NULL);
+	/* The same request LID-routed (14.2.1.1): no DR fields, the
+	 * reserved bytes where the paths were are zero. */
+	memset(&l, 0, sizeof(l));
+	l.hdr = smp->hdr;
+	l.hdr.mgmt_class = MAD_CLASS_SMI;
+	l.hdr.status = 0;
+	l.hdr.class_specific = 0;
+	l.mkey = smp->mkey;
+	memcpy(l.data, smp->data, SMP_DATA_SIZE);
+	return submit_txn(e, &l, MAD_SIZE, &lid_addr, cb, arg, lid, smp);
 }
 
 int mad_engine_send_oneway(struct mad_engine *e, const void *mad, size_t len,
@@ -905,7 +975,7 @@ void mad_engine_recv(struct mad_engine *e, const void *mad, size_t len,
 		timer_rearm(e);
 	e->stats.answered++;
 	t->cb(t->arg, 0, mad, len);
-	free(t);
+	txn_free(t);
 	pump(e);
 }
 
