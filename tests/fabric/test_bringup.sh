@@ -58,7 +58,10 @@
 #     routes of some leaf-02 ports cross that link while their directed
 #     routes (through spine-01) stay, so LID-routed SMPs to them are lost;
 #     the sweep still completes (SUBNET UP, "fell back" count > 0, ERR
-#     0230) and the checks of (a) pass with the link gone.
+#     0230) and the checks of (a) pass with the link gone.  ReLink: the
+#     new routes over the link that came back (INIT until ACTIVATE) are
+#     not used LID-routed, so that sweep loses none (0 fell back), and the
+#     checks of (a) pass.
 #
 # One "PASS name" / "FAIL name" line per check, then "N passed, M failed".
 # Settings: TOPOS="tiny fat2-small" limits (a) to those files; PARTS="a d"
@@ -636,6 +639,19 @@ if part f && [ "$ibsm_ok" = 1 ]; then
 			else
 				fab_fail lid-unlink "no SUBNET UP after the unlink"
 				tail -n 5 "$FAB_TMP/lid.sm.log" | sed 's/^/    /'
+			fi
+			off=$(stat -c %s "$FAB_TMP/lid.sm.log")
+			fab_cmd 'ReLink "spine-02"[2]' >/dev/null
+			if sm_wait_up "$FAB_TMP/lid.sm" "$off" 30 >/dev/null; then
+				sleep 1
+				read -r d l f n < <(lid_counts "$FAB_TMP/lid.sm.log" "$off")
+				echo "    after relink: $d directed route, $l LID-routed, $f fell back ($n sweeps)"
+				# new routes over the link that came back (INIT until
+				# ACTIVATE) are not used LID-routed: nothing is lost
+				fab_check lid-relink-no-fallback test "$l" -gt 0 -a "$f" = 0
+				check_subnet lid-relink "$FAB_TMP/lid-relink.diags" "$net"
+			else
+				fab_fail lid-relink "no SUBNET UP after the relink"
 			fi
 		else
 			fab_fail lid-up "no SUBNET UP"
