@@ -118,7 +118,9 @@ int batch_smp(struct smp_batch *b, uint8_t method, const uint8_t *path,
 	if (b->lidf && node >= 0 && (size_t)node < b->lidf->n_nodes) {
 		const struct fab_node *n = &b->lidf->nodes[node];
 
-		it->lid = n->smp_lid ? n->smp_lid : fabric_node_lid(n);
+		/* both forms share the LID's destination window; a node
+		 * never LID-routed keeps its path's, as in the discovery */
+		it->lid = n->smp_lid;
 		it->by_lid = n->smp_lid && !n->smp_lid_failed;
 	}
 	mad_build_smp_dr(&it->smp, method, attr, mod, path, hops);
