@@ -81,6 +81,18 @@ static void txn_free(struct txn *t)
 	free(t);
 }
 
+/* A LID-routed request becomes its directed-route form (not on the
+ * wire): same TID, a fresh retry budget. */
+static void txn_to_dr(struct txn *t)
+{
+	memcpy(t->mad, t->dr, MAD_SIZE);
+	((struct mad_hdr *)t->mad)->tid = htobe64(t->tid);
+	free(t->dr);
+	t->dr = NULL;
+	t->addr = (struct mad_addr){ .lid = 0xffff };
+	t->attempts = 0;
+}
+
 struct txn_list {
 	struct txn *head, *tail;
 	unsigned count;
@@ -93,6 +105,7 @@ struct dest {
 	unsigned	 on_wire;
 	double		 wnd;		/* its own window, 1..smps_per_dest */
 	uint64_t	 cut_seq;	/* send_seq when it was last halved */
+	bool		 lid_broken;	/* a LID-routed SMP to it fell back */
 	struct txn_list	 waiting;	/* over the limit, in submit order */
 };
 
@@ -426,6 +439,11 @@ static bool dest_admit(struct mad_engine *e, struct txn *t)
 		*pp = d;
 		e->n_dests++;
 	}
+	/* its LID route failed lately: directed route at once */
+	if (d->lid_broken && t->dr) {
+		txn_to_dr(t);
+		e->stats.lid_fallbacks++;
+	}
 	if (d->on_wire >= (unsigned)d->wnd) {
 		list_append(&d->waiting, t);
 		e->dest_waiting++;
@@ -530,13 +548,19 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 			 * longer matches its class and is dropped). */
 			hash_remove(e, t);
 			e->outstanding[t->kind]--;
+			/* The SMPs waiting for the same node would each
+			 * wait out their retries too: they go DR now, and
+			 * so do later ones while the node is remembered. */
+			if (t->dest) {
+				t->dest->lid_broken = true;
+				for (struct txn *q = t->dest->waiting.head; q; q = q->next)
+					if (q->dr) {
+						txn_to_dr(q);
+						e->stats.lid_fallbacks++;
+					}
+			}
 			dest_release(e, t);
-			memcpy(t->mad, t->dr, MAD_SIZE);
-			((struct mad_hdr *)t->mad)->tid = htobe64(t->tid);
-			free(t->dr);
-			t->dr = NULL;
-			t->addr = (struct mad_addr){ .lid = 0xffff };
-			t->attempts = 0;
+			txn_to_dr(t);
 			t->state = TXN_QUEUED;
 			e->stats.lid_fallbacks++;
 			list_prepend(&e->queue[KIND_SMP], t);

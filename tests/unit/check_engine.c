@@ -2361,6 +2361,46 @@ START_TEST(lid_and_dr_share_destination)
 }
 END_TEST
 
+
+/* The fake drops LID-routed SMPs and answers DR ones. */
+static enum fake_action drop_lid_routed(struct fake *fk, const struct fake_sent *s,
+					void *arg)
+{
+	(void)fk;
+	(void)arg;
+	return ((const struct mad_hdr *)s->mad)->mgmt_class == MAD_CLASS_SMI ?
+	       FAKE_DROP : FAKE_ANSWER;
+}
+
+/* A node's LID route is broken and 8 SMPs are queued for it, 2 at a
+ * time: once the first falls back, the waiting ones go DR at once
+ * instead of each waiting out its retries; all complete. */
+START_TEST(lid_fallback_converts_waiting)
+{
+	struct rec r[8] = { { 0 } };
+	unsigned lid_sends = 0;
+
+	open_adaptive(8, 8, 2, 20, 2);
+	F.policy = drop_lid_routed;
+	for (int i = 0; i < 8; i++)
+		submit_smp_lid((uint32_t)i + 1, 50, true, &r[i]);
+	ck_assert(run_until(engine_idle, NULL, 2.0));
+	for (int i = 0; i < 8; i++) {
+		ck_assert_int_eq(r[i].calls, 1);
+		ck_assert_int_eq(r[i].status, 0);
+		ck_assert_uint_eq(((const struct mad_hdr *)r[i].mad)->mgmt_class,
+				  MAD_CLASS_SMI_DR);
+	}
+	for (size_t i = 0; i < F.n_sent; i++)
+		lid_sends += fake_class(&F, i) == MAD_CLASS_SMI;
+	/* the first two, 3 attempts each; none of the 6 waiting */
+	ck_assert_uint_eq(lid_sends, 6);
+	ck_assert_uint_eq(stats()->lid_fallbacks, 8);
+	ck_assert_uint_eq(stats()->timeouts, 0);
+	close_engine();
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -2400,6 +2440,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, lid_routed_falls_back_to_dr);
 	tcase_add_test(tc, lid_routed_fallback_lost_fails_once);
 	tcase_add_test(tc, lid_and_dr_share_destination);
+	tcase_add_test(tc, lid_fallback_converts_waiting);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("match");
