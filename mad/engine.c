@@ -69,9 +69,29 @@ struct txn {
 	struct mad_addr	 addr;
 	mad_done_cb	 cb;
 	void		*arg;
+	uint16_t	 key_lid;	/* destination window by this LID, or 0 */
+	uint8_t		*dr;		/* LID-routed: its directed-route form */
 	size_t		 len;
 	uint8_t		 mad[MAD_SIZE];
 };
+
+static void txn_free(struct txn *t)
+{
+	free(t->dr);
+	free(t);
+}
+
+/* A LID-routed request becomes its directed-route form (not on the
+ * wire): same TID, a fresh retry budget. */
+static void txn_to_dr(struct txn *t)
+{
+	memcpy(t->mad, t->dr, MAD_SIZE);
+	((struct mad_hdr *)t->mad)->tid = htobe64(t->tid);
+	free(t->dr);
+	t->dr = NULL;
+	t->addr = (struct mad_addr){ .lid = 0xffff };
+	t->attempts = 0;
+}
 
 struct txn_list {
 	struct txn *head, *tail;
@@ -85,6 +105,7 @@ struct dest {
 	unsigned	 on_wire;
 	double		 wnd;		/* its own window, 1..smps_per_dest */
 	uint64_t	 cut_seq;	/* send_seq when it was last halved */
+	bool		 lid_broken;	/* a LID-routed SMP to it fell back */
 	struct txn_list	 waiting;	/* over the limit, in submit order */
 };
 
@@ -263,9 +284,13 @@ static bool fabric_lossy(const struct mad_engine *e)
 	       (uint64_t)(e->att_ok + e->att_lost) * ENGINE_LOSSY_PERMILLE;
 }
 
-/* Re-sends `t` may have, as things look now. */
+/* Re-sends `t` may have, as things look now.  A LID-routed SMP gets
+ * one: its loss more likely means a broken route than a lossy one, and
+ * it falls back to directed route with a budget of its own. */
 static unsigned budget_of(const struct mad_engine *e, const struct txn *t)
 {
+	if (t->dr)
+		return e->opts.retries < 1 ? e->opts.retries : 1;
 	if (t->kind == KIND_SMP && fabric_lossy(e) &&
 	    e->opts.retries < ENGINE_LOSSY_RETRIES)
 		return ENGINE_LOSSY_RETRIES;
@@ -275,11 +300,12 @@ static unsigned budget_of(const struct mad_engine *e, const struct txn *t)
 /* May `t`, just lost, be sent again?  See ENGINE_LOSSY_RETRIES. */
 static bool may_resend(struct mad_engine *e, const struct txn *t)
 {
-	if (t->attempts <= e->opts.retries)
-		return true;
-	if (t->attempts > budget_of(e, t))
+	unsigned budget = budget_of(e, t);
+
+	if (t->attempts > budget)
 		return false;
-	e->stats.lossy_resends++;
+	if (t->attempts > e->opts.retries)
+		e->stats.lossy_resends++;
 	return true;
 }
 
@@ -289,6 +315,8 @@ static void txn_send(struct mad_engine *e, struct txn *t)
 	e->stats.sent++;
 	if (t->kind == KIND_SMP)
 		e->stats.smps_sent++;
+	if (((const struct mad_hdr *)t->mad)->mgmt_class == MAD_CLASS_SMI)
+		e->stats.smps_lid++;
 	if (t->attempts > 1)
 		e->stats.resends++;
 	t->send_seq = ++e->send_seq;
@@ -422,6 +450,8 @@ static uint64_t dest_key_of(const void *mad, size_t len,
 
 static uint64_t dest_key(const struct txn *t)
 {
+	if (t->key_lid)		/* a node's SMPs, LID-routed or DR */
+		return t->key_lid;
 	return dest_key_of(t->mad, t->len, &t->addr);
 }
 
@@ -459,6 +489,11 @@ static bool dest_admit(struct mad_engine *e, struct txn *t)
 		d->wnd = e->opts.smps_per_dest;
 		*pp = d;
 		e->n_dests++;
+	}
+	/* its LID route failed lately: directed route at once */
+	if (d->lid_broken && t->dr) {
+		txn_to_dr(t);
+		e->stats.lid_fallbacks++;
 	}
 	if (d->on_wire >= (unsigned)d->wnd) {
 		list_append(&d->waiting, t);
@@ -558,6 +593,29 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 		if (may_resend(e, t)) {
 			txn_send(e, t);
 			wait_insert(e, t);
+		} else if (t->dr) {
+			/* A LID-routed SMP lost every attempt: the route may
+			 * be broken.  Once more as directed route, fresh
+			 * budget, same TID (a late LID-routed answer no
+			 * longer matches its class and is dropped). */
+			hash_remove(e, t);
+			e->outstanding[t->kind]--;
+			/* The SMPs waiting for the same node would each
+			 * wait out their retries too: they go DR now, and
+			 * so do later ones while the node is remembered. */
+			if (t->dest) {
+				t->dest->lid_broken = true;
+				for (struct txn *q = t->dest->waiting.head; q; q = q->next)
+					if (q->dr) {
+						txn_to_dr(q);
+						e->stats.lid_fallbacks++;
+					}
+			}
+			dest_release(e, t);
+			txn_to_dr(t);
+			t->state = TXN_QUEUED;
+			e->stats.lid_fallbacks++;
+			list_prepend(&e->queue[KIND_SMP], t);
 		} else {
 			hash_remove(e, t);
 			e->outstanding[t->kind]--;
@@ -572,7 +630,7 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 
 		list_remove(&failed, t);
 		t->cb(t->arg, -ETIMEDOUT, NULL, 0);
-		free(t);
+		txn_free(t);
 	}
 	pump(e);
 }
@@ -633,7 +691,7 @@ static void fail_list(struct mad_engine *e, struct txn_list *l)
 
 		list_remove(l, t);
 		t->cb(t->arg, -ECANCELED, NULL, 0);
-		free(t);
+		txn_free(t);
 	}
 }
 
@@ -702,8 +760,9 @@ static uint32_t tid_permute(const uint16_t key[4], uint32_t x)
 	return (uint32_t)l << 16 | r;
 }
 
-int mad_engine_submit(struct mad_engine *e, const void *mad, size_t len,
-		      const struct mad_addr *addr, mad_done_cb cb, void *arg)
+static int submit_txn(struct mad_engine *e, const void *mad, size_t len,
+		      const struct mad_addr *addr, mad_done_cb cb, void *arg,
+		      uint16_t key_lid, const struct smp_dr *dr)
 {
 	const struct mad_hdr *h = mad;
 	struct txn *t;
@@ -723,6 +782,15 @@ int mad_engine_submit(struct mad_engine *e, const void *mad, size_t len,
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
+	if (dr) {
+		t->dr = malloc(MAD_SIZE);
+		if (!t->dr) {
+			free(t);
+			return -ENOMEM;
+		}
+		memcpy(t->dr, dr, MAD_SIZE);
+	}
+	t->key_lid = key_lid;
 	memcpy(t->mad, mad, len);
 	t->len = len;
 	t->addr = *addr;
@@ -740,6 +808,37 @@ int mad_engine_submit(struct mad_engine *e, const void *mad, size_t len,
 	if (e->queue[kind].count > e->stats.max_queued[kind])
 		e->stats.max_queued[kind] = e->queue[kind].count;
 	return 0;
+}
+
+int mad_engine_submit(struct mad_engine *e, const void *mad, size_t len,
+		      const struct mad_addr *addr, mad_done_cb cb, void *arg)
+{
+	return submit_txn(e, mad, len, addr, cb, arg, 0, NULL);
+}
+
+int mad_engine_submit_smp(struct mad_engine *e, const struct smp_dr *smp,
+			  uint16_t lid, bool by_lid, mad_done_cb cb, void *arg)
+{
+	struct mad_addr dr_addr = { .lid = 0xffff };
+	struct mad_addr lid_addr = { .lid = lid };
+	struct smp_lid l;
+
+	if (smp->hdr.mgmt_class != MAD_CLASS_SMI_DR)
+		return -EINVAL;
+	if (!lid || lid >= 0xc000)	/* not a unicast LID */
+		lid = 0, by_lid = false;
+	if (!by_lid)
+		return submit_txn(e, smp, MAD_SIZE, &dr_addr, cb, arg, lid, NULL);
+	/* The same request LID-routed (14.2.1.1): no DR fields, the
+	 * reserved bytes where the paths were are zero. */
+	memset(&l, 0, sizeof(l));
+	l.hdr = smp->hdr;
+	l.hdr.mgmt_class = MAD_CLASS_SMI;
+	l.hdr.status = 0;
+	l.hdr.class_specific = 0;
+	l.mkey = smp->mkey;
+	memcpy(l.data, smp->data, SMP_DATA_SIZE);
+	return submit_txn(e, &l, MAD_SIZE, &lid_addr, cb, arg, lid, smp);
 }
 
 int mad_engine_send_oneway(struct mad_engine *e, const void *mad, size_t len,
@@ -954,7 +1053,7 @@ void mad_engine_recv(struct mad_engine *e, const void *mad, size_t len,
 		timer_rearm(e);
 	e->stats.answered++;
 	t->cb(t->arg, 0, mad, len);
-	free(t);
+	txn_free(t);
 	pump(e);
 }
 

@@ -127,6 +127,9 @@ struct mad_engine_stats {
 	uint64_t dest_waits;	/* SMPs held back by the per-destination limit */
 	uint64_t dest_cuts;	/* times a destination's own window was halved */
 	uint64_t lossy_resends;	/* SMP re-sends beyond `retries` (lossy fabric) */
+	/* LID-routed SMPs (mad_engine_submit_smp() with a DLID) */
+	uint64_t smps_lid;	/* attempts sent LID-routed (in smps_sent) */
+	uint64_t lid_fallbacks;	/* LID-routed SMPs re-sent directed route */
 };
 
 /*
@@ -167,6 +170,24 @@ void mad_engine_free(struct mad_engine *e);
  */
 int mad_engine_submit(struct mad_engine *e, const void *mad, size_t len,
 		      const struct mad_addr *addr, mad_done_cb cb, void *arg);
+
+/*
+ * Submit an SMP to a node, given in its directed-route form (built by
+ * mad_build_smp_dr()), with the node's LID when it has one (0: none).
+ * Without by_lid it goes as it is.  With by_lid (the LID is programmed
+ * and routed: IBA 14.2.2.1, forwarded by the switches' LFTs in hardware
+ * instead of by each switch's management firmware) it goes LID-routed (class 0x01, same method, attribute,
+ * modifier and data); when all its attempts are lost it is sent again as
+ * the directed-route SMP, with a fresh retry budget, and only then
+ * fails, so a broken route costs time, not the request.  Its answer must
+ * match the TID and come from `lid` (LID-routed) or along the path (DR),
+ * as for mad_engine_submit().  The callback tells which form answered by
+ * the answer's class (MAD_CLASS_SMI_DR after a fallback).  Either way the
+ * SMP counts against the destination window of `lid` (when not 0), so a
+ * node's SMPs share one window whatever their form.  Returns 0 or -errno.
+ */
+int mad_engine_submit_smp(struct mad_engine *e, const struct smp_dr *smp,
+			  uint16_t lid, bool by_lid, mad_done_cb cb, void *arg);
 
 /* Send a MAD that expects no answer (responses, Trap Repress, Reports). */
 int mad_engine_send_oneway(struct mad_engine *e, const void *mad, size_t len,

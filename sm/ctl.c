@@ -379,6 +379,9 @@ static int cmd_status(struct sm *sm, struct ctl_answer *a)
 
 		ctl_line_add(a, "mads_sent %" PRIu64, st->sent);
 		ctl_line_add(a, "smps_sent %" PRIu64, st->smps_sent);
+		ctl_line_add(a, "smps_dr %" PRIu64, st->smps_sent - st->smps_lid);
+		ctl_line_add(a, "smps_lid_routed %" PRIu64, st->smps_lid);
+		ctl_line_add(a, "smp_lid_fallbacks %" PRIu64, st->lid_fallbacks);
 		ctl_line_add(a, "mads_resent %" PRIu64, st->resends);
 		ctl_line_add(a, "mad_timeouts %" PRIu64, st->timeouts);
 		ctl_line_add(a, "smp_window %u", st->window);

@@ -57,6 +57,7 @@ struct discovery {
 	bool finished;
 	bool clear_psc;
 	const struct fabric *prev;	/* last sweep's model, or NULL */
+	bool lid_routes;		/* LID-routed SMPs allowed (from prev) */
 	unsigned max_nodes;		/* DISCOVER_MAX_NODES, or a test's */
 	bool full;			/* max_nodes reached (ERR 0108 told) */
 };
@@ -71,6 +72,7 @@ struct query {
 	uint16_t block;		/* P_KeyTable: which block */
 	uint8_t hops;
 	uint8_t rounds;		/* times the engine gave up on it so far */
+	bool by_lid;		/* last submitted LID-routed */
 	uint8_t path[SMP_MAX_HOPS + 1];
 };
 
@@ -109,11 +111,45 @@ static uint32_t query_mod(const struct discovery *d, const struct query *q)
 
 static void on_answer(void *arg, int status, const void *mad, size_t len);
 
+static bool same_path(const uint8_t *a, unsigned ha, const uint8_t *b,
+		      unsigned hb);
+
+/*
+ * How a query goes.  NodeInfo always by directed route: it is what finds
+ * out what lies at the end of a path, links included.  The other queries
+ * of a node the last completed sweep reached LID-routed (fab_node.smp_lid)
+ * go LID-routed to that LID when the node is at the same directed route
+ * as then (its NodeInfo, answered by DR in this sweep, named its GUID
+ * there; for a CA, only queries on that route, not its other ports') and
+ * no LID-routed SMP to it was lost since.  Anything else: directed route,
+ * counted against the node's LID when known.  Returns that LID or 0.
+ */
+static uint16_t query_lid(const struct discovery *d, const struct query *q,
+			  bool *by_lid)
+{
+	const struct fab_node *n, *o;
+	int32_t id;
+
+	*by_lid = false;
+	if (!d->prev || q->kind == Q_NODE_INFO || q->node == FAB_NONE)
+		return 0;
+	n = fabric_node(d->fabric, q->node);
+	id = fabric_find(d->prev, n->guid);
+	if (id == FAB_NONE)
+		return 0;
+	o = fabric_node(d->prev, id);
+	if (!o->smp_lid)
+		return 0;
+	*by_lid = d->lid_routes && !n->smp_lid_failed && !o->smp_lid_failed &&
+		  q->hops && same_path(q->path, q->hops, o->path, o->hops) &&
+		  same_path(n->path, n->hops, o->path, o->hops);
+	return o->smp_lid;
+}
+
 /* Hand a query to the engine.  Returns 0 or -errno (q is not freed). */
 static int submit_query(struct discovery *d, struct query *q)
 {
 	struct smp_dr smp;
-	struct mad_addr addr = { .lid = 0xffff, .qpn = 0 };
 	int rc;
 
 	mad_build_smp_dr(&smp, q->kind == Q_PSC_CLEAR ? MAD_METHOD_SET
@@ -125,9 +161,12 @@ static int submit_query(struct discovery *d, struct query *q)
 		si.life_psc_osl |= 1u << 2;
 		memcpy(smp.data, &si, sizeof(si));
 	}
-	rc = mad_engine_submit(d->engine, &smp, sizeof(smp), &addr, on_answer, q);
-	if (rc == 0)
+	uint16_t lid = query_lid(d, q, &q->by_lid);
+	rc = mad_engine_submit_smp(d->engine, &smp, lid, q->by_lid, on_answer, q);
+	if (rc == 0) {
 		d->outstanding++;
+		d->result.lid_smps += q->by_lid;
+	}
 	return rc;
 }
 
@@ -682,6 +721,15 @@ static void on_answer(void *arg, int status, const void *mad, size_t len)
 	char ps[4 * (SMP_MAX_HOPS + 1)];
 
 	d->outstanding--;
+	/* A LID-routed query lost (answered by DR after the engine's
+	 * fallback, or not at all): directed route for this node from now
+	 * until the next completed sweep. */
+	if (q->by_lid && (status < 0 || (mad && len == MAD_SIZE &&
+			  smp->hdr.mgmt_class == MAD_CLASS_SMI_DR))) {
+		fabric_node(d->fabric, q->node)->smp_lid_failed = true;
+		d->result.lid_fallbacks++;
+		q->by_lid = false;
+	}
 	if (status == -ETIMEDOUT && ++q->rounds < QUERY_ROUNDS &&
 	    submit_query(d, q) == 0)
 		return;
@@ -779,6 +827,11 @@ int discover_start(struct discovery **out, struct mad_engine *e,
 void discover_set_previous(struct discovery *d, const struct fabric *prev)
 {
 	d->prev = prev && prev->n_nodes ? prev : NULL;
+}
+
+void discover_set_lid_routes(struct discovery *d, bool on)
+{
+	d->lid_routes = on;
 }
 
 void discover_set_max_nodes(struct discovery *d, unsigned n)

@@ -17,6 +17,8 @@ struct discover_result {
 	unsigned failed;	/* requests that got no valid answer */
 	unsigned dead_ends;	/* up ports whose far side never answered */
 	unsigned dup_guids;	/* twins left out (ERR 0103 each) */
+	unsigned lid_smps;	/* requests sent LID-routed */
+	unsigned lid_fallbacks;	/* of those, lost and sent again by DR */
 	double   seconds;
 };
 
@@ -41,6 +43,13 @@ int discover_start(struct discovery **out, struct mad_engine *e,
  * handled before the loop runs).
  */
 void discover_set_previous(struct discovery *d, const struct fabric *prev);
+/*
+ * Let queries to nodes the previous model (discover_set_previous()) marks
+ * LID-reachable (fab_node.smp_lid) go LID-routed, except NodeInfo; see
+ * query_lid() in discover.c.  Off by default.  Call right after
+ * discover_set_previous().
+ */
+void discover_set_lid_routes(struct discovery *d, bool on);
 /*
  * At most this many nodes per sweep (0: DISCOVER_MAX_NODES, one per
  * unicast LID); a new GUID beyond is not added or explored, the query

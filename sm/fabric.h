@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "mad/wire.h"
 
@@ -71,6 +72,18 @@ struct fab_node {
 	uint8_t  hops;			/* DR path first used to reach it */
 	uint8_t  path[SMP_MAX_HOPS + 1];
 	/*
+	 * LID-routed SMPs (sm/sweep.c, lid_reach_mark()): the LID at which
+	 * they reach this node, 0 when only directed route does.  Set in the
+	 * model of a completed heavy sweep for a node whose LID was verified
+	 * in place and whose routes from and to the SM's LID were programmed
+	 * and acknowledged; in a sweep's new model, for the nodes that may
+	 * get LID-routed SMPs in that sweep.  smp_lid_failed: a LID-routed
+	 * SMP to it was lost (the engine fell back to directed route): the
+	 * rest of the sweep and the next one use directed route for it.
+	 */
+	uint16_t smp_lid;
+	bool     smp_lid_failed;
+	/*
 	 * Switches: the MulticastForwardingTable the SM holds for it, one
 	 * PortMask (wire order) per MLID 0xC000 + i and 16-port position:
 	 * mft[i * mft_positions + pos], mft_entries MLIDs.  NULL until
@@ -110,6 +123,25 @@ static inline size_t guid_hash(uint64_t g)
 	g *= 0x94d049bb133111ebull;
 	g ^= g >> 31;
 	return (size_t)g;
+}
+
+/*
+ * The LID of node `id` an SMP to the node itself is addressed to: a
+ * switch's port 0 LID; for a CA or router, the LID of the port its
+ * directed route (n->path) reaches.  0 when it has none.
+ */
+static inline uint16_t fabric_node_lid(const struct fab_node *n)
+{
+	if (n->type == NODE_TYPE_SWITCH)
+		return n->ports[0].lid;
+	for (unsigned pn = 1; pn <= n->num_ports; pn++) {
+		const struct fab_port *p = &n->ports[pn];
+
+		if (p->lid && (p->hops || p->guid) && p->hops == n->hops &&
+		    !memcmp(p->path, n->path, (size_t)n->hops + 1))
+			return p->lid;
+	}
+	return 0;
 }
 
 void fabric_init(struct fabric *f);

@@ -20,6 +20,8 @@ struct batch_item {
 	uint8_t port;
 	uint8_t rounds;		/* times the engine gave up on it */
 	bool    readback;	/* now a Get checking a refused PortInfo Set */
+	bool by_lid;		/* last submitted LID-routed */
+	uint16_t lid;		/* the node's LID (destination window) */
 	struct smp_dr smp;	/* kept to submit again */
 	uint8_t set_data[SMP_DATA_SIZE];	/* the Set's, while readback */
 };
@@ -84,8 +86,6 @@ static void on_item(void *arg, int status, const void *mad, size_t len);
 
 static bool start_readback(struct batch_item *it, const struct smp_dr *ans)
 {
-	struct mad_addr addr = { .lid = 0xffff };
-
 	if (it->readback || it->smp.hdr.method != MAD_METHOD_SET ||
 	    be16toh(it->smp.hdr.attr_id) != SMP_ATTR_PORT_INFO ||
 	    (be16toh(ans->hdr.status) & 0x7fff) != MAD_STATUS_INVALID_FIELD)
@@ -94,8 +94,8 @@ static bool start_readback(struct batch_item *it, const struct smp_dr *ans)
 	it->readback = true;
 	it->smp.hdr.method = MAD_METHOD_GET;
 	memset(it->smp.data, 0, SMP_DATA_SIZE);
-	return mad_engine_submit(it->b->engine, &it->smp, sizeof(it->smp),
-				 &addr, on_item, it) == 0;
+	return mad_engine_submit_smp(it->b->engine, &it->smp, it->lid,
+				     it->by_lid, on_item, it) == 0;
 }
 
 static void on_item(void *arg, int status, const void *mad, size_t len)
@@ -105,10 +105,18 @@ static void on_item(void *arg, int status, const void *mad, size_t len)
 	const struct smp_dr *smp = mad;
 	const uint8_t *data = NULL;
 
+	/* A LID-routed Set lost (the engine fell back to directed route,
+	 * or nothing answered at all): directed route for this node from
+	 * now on, until the next completed sweep. */
+	if (it->by_lid && (status < 0 || (mad && len == MAD_SIZE &&
+			   smp->hdr.mgmt_class == MAD_CLASS_SMI_DR))) {
+		b->lidf->nodes[it->node].smp_lid_failed = true;
+		b->lid_fallbacks++;
+		it->by_lid = false;
+	}
 	if (status == -ETIMEDOUT && ++it->rounds < ITEM_ROUNDS) {
-		struct mad_addr addr = { .lid = 0xffff };
-		if (mad_engine_submit(b->engine, &it->smp, sizeof(it->smp),
-				      &addr, on_item, it) == 0)
+		if (mad_engine_submit_smp(b->engine, &it->smp, it->lid, false,
+					  on_item, it) == 0)
 			return;
 	}
 	if (status == 0 && mad && len == MAD_SIZE && start_readback(it, smp))
@@ -139,7 +147,6 @@ int batch_smp(struct smp_batch *b, uint8_t method, const uint8_t *path,
 	      size_t len, int32_t node, uint8_t port, batch_item_cb cb,
 	      void *cb_arg)
 {
-	struct mad_addr addr = { .lid = 0xffff };
 	struct batch_item *it;
 	int rc;
 
@@ -155,17 +162,30 @@ int batch_smp(struct smp_batch *b, uint8_t method, const uint8_t *path,
 	it->port = port;
 	it->rounds = 0;
 	it->readback = false;
+	it->by_lid = false;
+	it->lid = 0;
+	/* LID-routed where the sweep says the node's LID and routes are in
+	 * place (fab_node.smp_lid, sm/sweep.c), else directed route. */
+	if (b->lidf && node >= 0 && (size_t)node < b->lidf->n_nodes) {
+		const struct fab_node *n = &b->lidf->nodes[node];
+
+		/* both forms share the LID's destination window; a node
+		 * never LID-routed keeps its path's, as in the discovery */
+		it->lid = n->smp_lid;
+		it->by_lid = n->smp_lid && !n->smp_lid_failed;
+	}
 	mad_build_smp_dr(&it->smp, method, attr, mod, path, hops);
 	if (data)
 		memcpy(it->smp.data, data, len);
-	rc = mad_engine_submit(b->engine, &it->smp, sizeof(it->smp), &addr,
-			       on_item, it);
+	rc = mad_engine_submit_smp(b->engine, &it->smp, it->lid, it->by_lid,
+				   on_item, it);
 	if (rc < 0) {
 		free(it);
 		return rc;
 	}
 	b->pending++;
 	b->sent++;
+	b->lid_sent += it->by_lid;
 	return 0;
 }
 

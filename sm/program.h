@@ -54,6 +54,15 @@ struct smp_batch {
 	unsigned unacked;	/* of those, Sets sent and never acknowledged */
 	unsigned readbacks;	/* PortInfo Sets refused, found done by a Get */
 	batch_fail_cb on_fail;	/* set after batch_init(), or NULL */
+	/*
+	 * Set after batch_init(), or NULL: the model whose node ids the
+	 * batch's Sets name.  A node with smp_lid (and no smp_lid_failed)
+	 * gets its SMPs LID-routed, with the engine's fallback to directed
+	 * route; a lost one sets smp_lid_failed there.
+	 */
+	struct fabric *lidf;
+	unsigned lid_sent;	/* SMPs submitted LID-routed */
+	unsigned lid_fallbacks;	/* of those, lost and sent again by DR */
 	bool     sealed;		/* producer exhausted: done may fire */
 	bool     running;		/* inside the producer loop */
 	batch_more_cb more;
@@ -66,7 +75,8 @@ void batch_init(struct smp_batch *b, struct mad_engine *e, batch_done_cb done,
 /* Run the producer until it is exhausted; done runs when all is answered
  * (possibly from within this call). */
 void batch_run(struct smp_batch *b, batch_more_cb more);
-/* Send a DR SMP Set (or Get) of one attribute.  Returns 0 or -errno. */
+/* Send an SMP Set (or Get) of one attribute: DR, or LID-routed to a node
+ * lidf allows.  Returns 0 or -errno. */
 int  batch_smp(struct smp_batch *b, uint8_t method, const uint8_t *path,
 	       unsigned hops, uint16_t attr, uint32_t mod, const void *data,
 	       size_t len, int32_t node, uint8_t port, batch_item_cb cb,

@@ -236,6 +236,9 @@ struct sm {
 	struct lft_images *images;	/* what each switch holds, as we know */
 	struct port_memos *memos;	/* PortInfo Sets each port settled on */
 	struct sl2vl_images *sl2vl;	/* SL-to-VL tables, as we know (NULL until layers) */
+	bool topo_changed;		/* a trap or a change since the last heavy
+					 * sweep began: the next one is all
+					 * directed route (sm/sweep.c) */
 	struct sweep *sweep;		/* heavy sweep in progress */
 	struct light_sweep *light;	/* light sweep in progress */
 	struct sa_agent *sa;		/* Subnet Administration (sm/sa/sa.c) */

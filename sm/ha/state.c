@@ -330,6 +330,11 @@ void sm_transition(struct sm *sm, enum sm_state s, unsigned code,
 
 void sm_event(struct sm *sm, enum sm_event ev)
 {
+	/* A trap says the topology changed: the old routes may cross what
+	 * changed, so the next heavy sweep sends no LID-routed SMP
+	 * (sm/sweep.c; the light sweep sets it too when it sees a change). */
+	if (ev == SM_EV_TRAP)
+		sm->topo_changed = true;
 	switch (ev) {
 	case SM_EV_START:
 		sm->stats.started = ev_time();

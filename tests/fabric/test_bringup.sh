@@ -51,6 +51,19 @@
 #        "SMP window" line shows destinations throttled after losses there
 #        (their own windows shrank) while the SMP window stayed above its
 #        start (one bad switch does not slow the whole sweep).
+#  f. LID-routed SMPs: the daemon on fat2-small with a control socket.  The
+#     first heavy sweep's "heavy sweep SMPs:" line counts 0 LID-routed
+#     SMPs (nothing is programmed yet); `ibsmctl resweep heavy` then makes
+#     a sweep that sends most of its SMPs LID-routed with no fallback
+#     (its line, and smps_lid_routed in `ibsmctl status`), and the diags'
+#     checks of (a) pass after it.  Then `Unlink "spine-02"[2]`: the LFT
+#     routes of some leaf-02 ports cross that link, so the sweep its trap
+#     starts sends nothing LID-routed (0 LID-routed, 0 fell back) and the
+#     checks of (a) pass with the link gone; a resweep after it is
+#     LID-routed again, on the new routes, without a loss.  ReLink: the
+#     same (trap sweep all directed route, then a LID-routed resweep),
+#     and the checks of (a) pass.  The fallback of a lost LID-routed SMP
+#     to directed route is unit-tested (check_engine, check_discover).
 #
 # One "PASS name" / "FAIL name" line per check, then "N passed, M failed".
 # Settings: TOPOS="tiny fat2-small" limits (a) to those files; PARTS="a d"
@@ -68,7 +81,7 @@ RC=$FAB_LIB/route_check.py
 SM_NODE=H0001
 DIAG=$SM_DIAG_HOST
 PRIO=5
-PARTS=${PARTS:-a b c d e}
+PARTS=${PARTS:-a b c d e f}
 START=$SECONDS
 
 ibsm_ok=1
@@ -585,6 +598,93 @@ if part e && [ "$ibsm_ok" = 1 ]; then
 			fab_fail "drops10-daemon-up" "no SUBNET UP"
 		fi
 		stop_sm "drops10-daemon-sigterm"
+		fab_sim_stop
+	fi
+fi
+
+# ---- f. LID-routed SMPs ------------------------------------------------------
+# lid_counts LOG OFFSET: the sums of "D L F" (directed route, LID-routed,
+# fell back) over the "heavy sweep SMPs:" lines after byte OFFSET.
+lid_counts() {
+	tail -c +"$(($2 + 1))" "$1" | awk '
+	/heavy sweep SMPs:/ {
+		for (i = 1; i <= NF; i++) {
+			if ($(i + 1) == "directed" && $(i + 2) == "route,") d += $i
+			if ($(i + 1) == "LID-routed") l += $i
+			if ($(i + 1) == "fell") f += $i
+		}
+		n++
+	}
+	END { print d + 0, l + 0, f + 0, n + 0 }'
+}
+
+if part f && [ "$ibsm_ok" = 1 ]; then
+	net=$FAB_TOPO/fat2-small.net
+	CTL=${IBSMCTL:-$(dirname "$IBSM")/../tools/ibsmctl}
+	lsock=$FAB_TMP/lid.sock
+	if fab_sim_start "$net" lidsmp; then
+		sm_start "$SM_NODE" "$FAB_TMP/lid.sm" -p "$PRIO" --control-socket "$lsock"
+		if sm_wait_up "$FAB_TMP/lid.sm" 0 60 >/dev/null; then
+			read -r d l f n < <(lid_counts "$FAB_TMP/lid.sm.log" 0)
+			echo "    first sweep: $d directed route, $l LID-routed"
+			fab_check lid-first-sweep-dr test "$n" -ge 1 -a "$l" = 0 -a "$d" -gt 0
+			off=$(stat -c %s "$FAB_TMP/lid.sm.log")
+			"$CTL" --socket "$lsock" resweep heavy >/dev/null
+			if sm_wait_up "$FAB_TMP/lid.sm" "$off" 30 >/dev/null; then
+				read -r d l f n < <(lid_counts "$FAB_TMP/lid.sm.log" "$off")
+				echo "    resweep: $d directed route, $l LID-routed, $f fell back"
+				fab_check lid-resweep-lid-routed test "$n" -ge 1 -a "$l" -gt "$d" -a "$f" = 0
+				st=$("$CTL" --socket "$lsock" status | sed -n 's/^smps_lid_routed //p')
+				fab_check lid-status-counter test "${st:-0}" -ge "$l" -a "${st:-0}" -gt 0
+				check_subnet lid-resweep "$FAB_TMP/lid-resweep.diags" "$net"
+			else
+				fab_fail lid-resweep "no SUBNET UP after resweep heavy"
+			fi
+			topo=$FAB_TMP/lid-resweep.diags/topo
+			lguid=$(port_field "$topo" spine-02 2 4)
+			rguid=$(port_field "$topo" leaf-02 6 4)
+			# lid_phase NAME CMD: a console command or a heavy
+			# resweep, then the next SUBNET UP; D L F N of its sweeps.
+			lid_phase() {
+				local name=$1 cmd=$2
+				off=$(stat -c %s "$FAB_TMP/lid.sm.log")
+				if [ "$cmd" = resweep ]; then
+					"$CTL" --socket "$lsock" resweep heavy >/dev/null
+				else
+					fab_cmd "$cmd" >/dev/null
+				fi
+				if ! sm_wait_up "$FAB_TMP/lid.sm" "$off" 30 >/dev/null; then
+					fab_fail "$name" "no SUBNET UP"
+					tail -n 5 "$FAB_TMP/lid.sm.log" | sed 's/^/    /'
+					return 1
+				fi
+				sleep 1		# a second trap's sweep, if any
+				read -r d l f n < <(lid_counts "$FAB_TMP/lid.sm.log" "$off")
+				echo "    $name: $d directed route, $l LID-routed, $f fell back ($n sweeps)"
+			}
+			# A trap: the link may lie on the old routes, so that
+			# sweep is all directed route (nothing waits out a lost
+			# LID-routed SMP); the next resweep, on the new routes,
+			# is LID-routed again without a loss.
+			if lid_phase lid-unlink 'Unlink "spine-02"[2]'; then
+				fab_check lid-unlink-trap-sweep-dr test "$l" = 0 -a "$f" = 0 -a "$d" -gt 0
+				check_subnet lid-unlink "$FAB_TMP/lid-unlink.diags" "$net" 0 -2 \
+					--avoid "$lguid:2" --avoid "$rguid:6"
+			fi
+			if lid_phase lid-unlink-resweep resweep; then
+				fab_check lid-unlink-resweep-lid-routed test "$l" -gt "$d" -a "$f" = 0
+			fi
+			if lid_phase lid-relink 'ReLink "spine-02"[2]'; then
+				fab_check lid-relink-trap-sweep-dr test "$l" = 0 -a "$f" = 0
+				check_subnet lid-relink "$FAB_TMP/lid-relink.diags" "$net"
+			fi
+			if lid_phase lid-relink-resweep resweep; then
+				fab_check lid-relink-resweep-lid-routed test "$l" -gt "$d" -a "$f" = 0
+			fi
+		else
+			fab_fail lid-up "no SUBNET UP"
+		fi
+		stop_sm lid-sigterm
 		fab_sim_stop
 	fi
 fi

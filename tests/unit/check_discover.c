@@ -34,6 +34,7 @@ static bool done;
 static char logpath[64];
 static const struct fabric *PREV;	/* the last sweep's model, or NULL */
 static unsigned MAXN;			/* discover_set_max_nodes(), 0: default */
+static bool LIDR;			/* discover_set_lid_routes() */
 
 static void setup(void)
 {
@@ -52,6 +53,7 @@ static void setup(void)
 	done = false;
 	PREV = NULL;
 	MAXN = 0;
+	LIDR = false;
 	snprintf(logpath, sizeof(logpath), "/tmp/check_discover.XXXXXX");
 	fd = mkstemp(logpath);
 	ck_assert_int_ge(fd, 0);
@@ -108,6 +110,7 @@ static void discover(void)
 	ck_assert_int_eq(discover_start(&d, F.engine, &M, true, on_done, NULL), 0);
 	discover_set_previous(d, PREV);
 	discover_set_max_nodes(d, MAXN);
+	discover_set_lid_routes(d, LIDR);
 	ev_timer_init(&guard, on_guard, 10., 0.);
 	ev_timer_start(L, &guard);
 	while (!done && ev_run(L, 0))
@@ -755,6 +758,203 @@ START_TEST(error_lines_rate_limited)
 }
 END_TEST
 
+
+/* ------------------------------------------------------- LID-routed */
+
+/*
+ * The fake fabric answers directed-route SMPs only.  This policy answers
+ * LID-routed ones too, as a fabric with working LFTs does: the node whose
+ * port holds the DLID answers, from that LID (a switch's port 0; a CA's
+ * port, entered there).  DLIDs in LID_BROKEN are lost on the way (a
+ * broken route).
+ */
+static uint16_t LID_BROKEN;
+static unsigned H5_PORT;		/* H5's port on its directed route */
+
+static enum fake_action lid_policy(struct fake *fk, const struct fake_sent *s,
+				   void *arg)
+{
+	struct fake_fabric *ff = arg;
+	const struct smp_lid *req = (const void *)s->mad;
+	uint8_t resp[MAD_SIZE];
+	struct smp_dr dr;
+
+	if (req->hdr.mgmt_class != MAD_CLASS_SMI)
+		return ff_policy(fk, s, arg);
+	if (s->addr.lid == LID_BROKEN)
+		return FAKE_DROP;
+	for (int id = 0; id < ff->n; id++) {
+		const struct ff_node *n = &ff->node[id];
+		unsigned first = n->type == NODE_TYPE_SWITCH ? 0 : 1;
+		unsigned last = n->type == NODE_TYPE_SWITCH ? 0 : n->nports;
+
+		for (unsigned pn = first; pn <= last; pn++) {
+			if (n->port[pn].lid != s->addr.lid)
+				continue;
+			/* the same request in DR shape, for ff_answer() */
+			memcpy(&dr, req, MAD_SIZE);
+			fake_make_response(s->mad, s->len, fk->tid_high, resp);
+			if (!ff_answer(ff, id, (uint8_t)pn, &dr, (struct smp_dr *)resp))
+				return FAKE_DROP;
+			((struct mad_hdr *)resp)->status &= htobe16(0x7fff);
+			fake_schedule(fk, resp, MAD_SIZE, &s->addr, 0, 0.);
+			return FAKE_DROP;	/* answered already */
+		}
+	}
+	return FAKE_DROP;
+}
+
+/* small_fabric() with LIDs in place: H1..H5 port 1 LIDs 1..5, H5 port 2
+ * LID 6, leaf 10, spines 11 and 12; discovered once into *prev (all by
+ * directed route), which then says leaf, spine-1, H2 and H5 are
+ * LID-reachable at their LIDs.  Returns with M fresh for the next sweep. */
+static void lid_fabric(struct fabric *prev)
+{
+	small_fabric();
+	for (int i = 1; i <= 5; i++)
+		FF.node[h[i]].port[1].lid = (uint16_t)i;
+	FF.node[h[5]].port[2].lid = 6;
+	FF.node[leaf].port[0].lid = 10;
+	FF.node[sp1].port[0].lid = 11;
+	FF.node[sp2].port[0].lid = 12;
+	F.policy = lid_policy;
+	discover();
+	ck_assert_uint_eq(R.lid_smps, 0);
+	for (size_t i = 0; i < F.n_sent; i++)
+		ck_assert_uint_eq(fake_class(&F, i), MAD_CLASS_SMI_DR);
+	*prev = M;
+	fabric_init(&M);
+	fabric_node(prev, fabric_find(prev, G_SW(1)))->smp_lid = 10;
+	fabric_node(prev, fabric_find(prev, G_SW(2)))->smp_lid = 11;
+	fabric_node(prev, fabric_find(prev, G_H(2)))->smp_lid = 2;
+	/* H5's LID is that of the port its directed route reaches */
+	struct fab_node *h5 = fabric_node(prev, fabric_find(prev, G_H(5)));
+	H5_PORT = h5->ports[1].hops == h5->hops &&
+		  !memcmp(h5->ports[1].path, h5->path, h5->hops + 1u) ? 1 : 2;
+	h5->smp_lid = H5_PORT == 1 ? 5 : 6;
+	PREV = prev;
+	done = false;
+	memset(&R, 0, sizeof(R));
+	F.n_sent = 0;
+}
+
+/* Which SMPs go LID-routed: the reads of nodes the last sweep marked,
+ * never NodeInfo, only on the node's directed route of then (H5's second
+ * port is read DR), nothing to unmarked nodes; the model is the same. */
+START_TEST(lid_routed_reads_of_known_nodes)
+{
+	struct fabric prev;
+	struct fabric_counts c;
+	unsigned by_lid[16] = { 0 };
+
+	lid_fabric(&prev);
+	LIDR = true;
+	discover();
+	for (size_t i = 0; i < F.n_sent; i++) {
+		const struct mad_hdr *mh = (const void *)F.sent[i].mad;
+
+		if (mh->mgmt_class != MAD_CLASS_SMI)
+			continue;
+		ck_assert_uint_ne(be16toh(mh->attr_id), SMP_ATTR_NODE_INFO);
+		ck_assert_uint_lt(F.sent[i].addr.lid, 16);
+		by_lid[F.sent[i].addr.lid]++;
+		if (F.sent[i].addr.lid == (H5_PORT == 1 ? 5 : 6) &&
+		    be16toh(mh->attr_id) == SMP_ATTR_PORT_INFO)
+			ck_assert_uint_eq(be32toh(mh->attr_mod), H5_PORT);
+	}
+	ck_assert_uint_gt(by_lid[10], 8);	/* SwitchInfo, 9 PortInfo, ... */
+	ck_assert_uint_gt(by_lid[11], 8);
+	ck_assert_uint_gt(by_lid[2], 0);
+	ck_assert_uint_gt(by_lid[H5_PORT == 1 ? 5 : 6], 0);
+	ck_assert_uint_eq(by_lid[12] + by_lid[1] + by_lid[3] + by_lid[4] +
+			  by_lid[H5_PORT == 1 ? 6 : 5], 0);
+	ck_assert_uint_eq(R.lid_smps, by_lid[10] + by_lid[11] + by_lid[2] +
+			  by_lid[5] + by_lid[6]);
+	ck_assert_uint_eq(R.lid_fallbacks, 0);
+	ck_assert_uint_eq(R.failed, 0);
+	fabric_count(&M, &c);
+	ck_assert_uint_eq(c.switches, 3);
+	ck_assert_uint_eq(c.cas, 5);
+	ck_assert_uint_eq(c.links, 9);
+	ck_assert(node(G_SW(1))->has_switch_info);
+	ck_assert_str_eq(node(G_SW(2))->desc, "spine-1");
+	ck_assert(node(G_H(5))->ports[2].valid);
+	ck_assert(!node(G_SW(1))->smp_lid_failed);
+	fabric_free(&prev);
+}
+END_TEST
+
+/* Off (the first sweep, or the SM without a LID): everything DR. */
+START_TEST(lid_routes_off_all_dr)
+{
+	struct fabric prev;
+
+	lid_fabric(&prev);
+	LIDR = false;
+	discover();
+	for (size_t i = 0; i < F.n_sent; i++)
+		ck_assert_uint_eq(fake_class(&F, i), MAD_CLASS_SMI_DR);
+	ck_assert_uint_eq(R.lid_smps, 0);
+	fabric_free(&prev);
+}
+END_TEST
+
+/* A node found at another directed route than the last sweep's (it
+ * moved, or the way to it changed) is read DR. */
+START_TEST(lid_routes_need_same_path)
+{
+	struct fabric prev;
+	struct fab_node *o;
+
+	lid_fabric(&prev);
+	o = fabric_node(&prev, fabric_find(&prev, G_SW(2)));
+	o->path[1] = (uint8_t)(o->path[1] == 6 ? 5 : 6);
+	LIDR = true;
+	discover();
+	for (size_t i = 0; i < F.n_sent; i++)
+		if (fake_class(&F, i) == MAD_CLASS_SMI)
+			ck_assert_uint_ne(F.sent[i].addr.lid, 11);
+	ck_assert_uint_gt(R.lid_smps, 0);	/* the leaf's still */
+	fabric_free(&prev);
+}
+END_TEST
+
+/* The route to the leaf's LID is broken: its LID-routed reads are lost,
+ * sent again by DR, the node is marked, later reads to it go DR at once,
+ * and the discovery completes with the whole model and no failure. */
+START_TEST(lid_routed_lost_falls_back)
+{
+	struct fabric prev;
+	struct fabric_counts c;
+	unsigned lid10 = 0;
+
+	lid_fabric(&prev);
+	LIDR = true;
+	LID_BROKEN = 10;
+	discover();
+	LID_BROKEN = 0;
+	for (size_t i = 0; i < F.n_sent; i++)
+		lid10 += fake_class(&F, i) == MAD_CLASS_SMI &&
+			 F.sent[i].addr.lid == 10;
+	ck_assert_uint_gt(R.lid_fallbacks, 0);
+	/* only what was asked before the first loss: SwitchInfo and
+	 * NodeDescription, each with its retry; the 9 PortInfo came after */
+	ck_assert_uint_le(lid10, 4);
+	ck_assert(node(G_SW(1))->smp_lid_failed);
+	ck_assert(!node(G_SW(2))->smp_lid_failed);
+	ck_assert_uint_eq(R.failed, 0);
+	ck_assert_uint_eq(R.dead_ends, 0);
+	fabric_count(&M, &c);
+	ck_assert_uint_eq(c.switches, 3);
+	ck_assert_uint_eq(c.cas, 5);
+	ck_assert_uint_eq(c.links, 9);
+	ck_assert(node(G_SW(1))->has_switch_info);
+	for (unsigned p = 0; p <= 8; p++)
+		ck_assert(node(G_SW(1))->ports[p].valid);
+	fabric_free(&prev);
+}
+END_TEST
+
 static Suite *discover_suite(void)
 {
 	Suite *s = suite_create("discover");
@@ -764,6 +964,14 @@ static Suite *discover_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, loops_and_multiport_ca);
 	tcase_add_test(tc, parallel_links);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("lid_routed");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, lid_routed_reads_of_known_nodes);
+	tcase_add_test(tc, lid_routes_off_all_dr);
+	tcase_add_test(tc, lid_routes_need_same_path);
+	tcase_add_test(tc, lid_routed_lost_falls_back);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("twins");

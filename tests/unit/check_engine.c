@@ -2263,6 +2263,196 @@ START_TEST(per_dest_waiting_bounded_and_cancelled)
 }
 END_TEST
 
+
+/* ------------------------------------------------------------------ */
+/* LID-routed SMPs with directed-route fallback (mad_engine_submit_smp) */
+/* ------------------------------------------------------------------ */
+
+static const uint8_t lid_path[] = { 0, 1, 4, 2 };
+
+/* A PortInfo Set along lid_path, tagged by its modifier, submitted to
+ * node LID `lid` LID-routed or not. */
+static void submit_smp_lid(uint32_t tag, uint16_t lid, bool by_lid, struct rec *r)
+{
+	struct smp_dr smp;
+
+	mad_build_smp_dr(&smp, MAD_METHOD_SET, SMP_ATTR_PORT_INFO, tag,
+			 lid_path, 3);
+	memset(smp.data, 0xa5, 8);
+	in_submit = true;
+	ck_assert_int_eq(mad_engine_submit_smp(F.engine, &smp, lid, by_lid,
+					       on_done, r), 0);
+	in_submit = false;
+}
+
+/* by_lid: class 0x01 to the DLID, same method/attribute/modifier/data, no
+ * DR fields; answered from that LID it completes; from another LID it is
+ * misrouted.  Without by_lid: the DR SMP as given, to the permissive LID. */
+START_TEST(lid_routed_smp_sent_and_matched)
+{
+	struct rec r = { 0 }, d = { 0 };
+	uint8_t resp[MAD_SIZE];
+	struct mad_addr other = { .lid = 8 };
+
+	open_engine(4, 4, 1000, 0);
+	submit_smp_lid(7, 12, true, &r);
+	submit_smp_lid(9, 12, false, &d);
+	ck_assert_uint_eq(F.n_sent, 2);
+	const struct smp_lid *l = (const void *)F.sent[0].mad;
+	ck_assert_uint_eq(l->hdr.mgmt_class, MAD_CLASS_SMI);
+	ck_assert_uint_eq(l->hdr.method, MAD_METHOD_SET);
+	ck_assert_uint_eq(be16toh(l->hdr.attr_id), SMP_ATTR_PORT_INFO);
+	ck_assert_uint_eq(be32toh(l->hdr.attr_mod), 7);
+	ck_assert_uint_eq(l->hdr.class_specific, 0);	/* no hop fields */
+	ck_assert_uint_eq(l->data[0], 0xa5);
+	for (size_t i = 0; i < sizeof(l->resv2); i++)
+		ck_assert_uint_eq(l->resv2[i], 0);	/* no paths */
+	ck_assert_uint_eq(F.sent[0].addr.lid, 12);
+	ck_assert_uint_eq(fake_class(&F, 1), MAD_CLASS_SMI_DR);
+	ck_assert_uint_eq(F.sent[1].addr.lid, 0xffff);
+	ck_assert_uint_eq(stats()->smps_lid, 1);
+	ck_assert_uint_eq(stats()->smps_sent, 2);
+
+	size_t len = fake_make_response(F.sent[0].mad, F.sent[0].len, 0, resp);
+	fake_deliver_from(&F, resp, len, &other, 0);
+	ck_assert_int_eq(r.calls, 0);
+	ck_assert_uint_eq(stats()->misrouted, 1);
+	fake_answer(&F, 0);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_uint_eq(((const struct mad_hdr *)r.mad)->mgmt_class, MAD_CLASS_SMI);
+	fake_answer(&F, 1);
+	ck_assert_int_eq(d.calls, 1);
+	ck_assert_uint_eq(stats()->lid_fallbacks, 0);
+	close_engine();
+}
+END_TEST
+
+/* Both LID-routed attempts lost (a LID-routed SMP gets one re-send: a
+ * loss there more likely means a broken route): the same request goes
+ * out as the DR SMP (same TID, fresh retries); its answer completes it,
+ * once. */
+START_TEST(lid_routed_falls_back_to_dr)
+{
+	struct rec r = { 0 };
+
+	open_engine(4, 4, 20, 2);
+	submit_smp_lid(5, 30, true, &r);
+	ck_assert(run_until_sent(3, 2.0));
+	for (size_t i = 0; i < 2; i++) {
+		ck_assert_uint_eq(fake_class(&F, i), MAD_CLASS_SMI);
+		ck_assert_uint_eq(F.sent[i].addr.lid, 30);
+	}
+	const struct smp_dr *dr = (const void *)F.sent[2].mad;
+	ck_assert_uint_eq(dr->hdr.mgmt_class, MAD_CLASS_SMI_DR);
+	ck_assert_uint_eq(F.sent[2].addr.lid, 0xffff);
+	ck_assert_uint_eq(smp_dr_hop_cnt(dr), 3);
+	ck_assert_mem_eq(dr->initial_path + 1, lid_path + 1, 3);
+	ck_assert_uint_eq(dr->data[0], 0xa5);
+	ck_assert(dr->hdr.tid == ((const struct mad_hdr *)F.sent[0].mad)->tid);
+	ck_assert_int_eq(r.calls, 0);
+	ck_assert_uint_eq(stats()->lid_fallbacks, 1);
+	ck_assert_uint_eq(stats()->timeouts, 0);
+	/* a late LID-routed answer no longer matches (class) */
+	fake_answer(&F, 0);
+	ck_assert_int_eq(r.calls, 0);
+	fake_answer(&F, 2);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_uint_eq(((const struct mad_hdr *)r.mad)->mgmt_class,
+			  MAD_CLASS_SMI_DR);
+	run_for(0.1);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_uint_eq(F.n_sent, 3);
+	ck_assert_uint_eq(mad_engine_pending(F.engine), 0);
+	close_engine();
+}
+END_TEST
+
+/* The DR fallback lost too: one -ETIMEDOUT, after 2 x (1 + retries)
+ * attempts; no second fallback. */
+START_TEST(lid_routed_fallback_lost_fails_once)
+{
+	struct rec r = { 0 };
+
+	open_engine(4, 4, 20, 1);
+	submit_smp_lid(5, 30, true, &r);
+	ck_assert(run_until(rec_called, &r, 2.0));
+	ck_assert_int_eq(r.status, -ETIMEDOUT);
+	ck_assert_uint_eq(F.n_sent, 4);
+	ck_assert_uint_eq(fake_class(&F, 1), MAD_CLASS_SMI);
+	ck_assert_uint_eq(fake_class(&F, 2), MAD_CLASS_SMI_DR);
+	ck_assert_uint_eq(fake_class(&F, 3), MAD_CLASS_SMI_DR);
+	ck_assert_uint_eq(stats()->lid_fallbacks, 1);
+	ck_assert_uint_eq(stats()->timeouts, 1);
+	run_for(0.1);
+	ck_assert_int_eq(r.calls, 1);
+	close_engine();
+}
+END_TEST
+
+/* A node's SMPs share one destination window whatever their form: with
+ * one SMP per destination, a LID-routed and a DR SMP to the same node
+ * LID go one after the other, while one to another LID goes at once. */
+START_TEST(lid_and_dr_share_destination)
+{
+	struct rec r[3] = { { 0 } };
+
+	open_adaptive(8, 8, 1, 1000, 0);
+	submit_smp_lid(1, 40, true, &r[0]);
+	submit_smp_lid(2, 40, false, &r[1]);
+	submit_smp_lid(3, 41, false, &r[2]);
+	ck_assert_uint_eq(F.n_sent, 2);
+	ck_assert_int_eq(find_sent(2, MAD_CLASS_SMI_DR), -1);
+	ck_assert_int_ge(find_sent(3, MAD_CLASS_SMI_DR), 0);
+	ck_assert_uint_eq(stats()->dest_waits, 1);
+	fake_answer(&F, 0);
+	ck_assert_int_eq(r[0].calls, 1);
+	ck_assert_int_ge(find_sent(2, MAD_CLASS_SMI_DR), 0);
+	close_engine();
+}
+END_TEST
+
+
+/* The fake drops LID-routed SMPs and answers DR ones. */
+static enum fake_action drop_lid_routed(struct fake *fk, const struct fake_sent *s,
+					void *arg)
+{
+	(void)fk;
+	(void)arg;
+	return ((const struct mad_hdr *)s->mad)->mgmt_class == MAD_CLASS_SMI ?
+	       FAKE_DROP : FAKE_ANSWER;
+}
+
+/* A node's LID route is broken and 8 SMPs are queued for it, 2 at a
+ * time: once the first falls back, the waiting ones go DR at once
+ * instead of each waiting out its retries; all complete. */
+START_TEST(lid_fallback_converts_waiting)
+{
+	struct rec r[8] = { { 0 } };
+	unsigned lid_sends = 0;
+
+	open_adaptive(8, 8, 2, 20, 2);
+	F.policy = drop_lid_routed;
+	for (int i = 0; i < 8; i++)
+		submit_smp_lid((uint32_t)i + 1, 50, true, &r[i]);
+	ck_assert(run_until(engine_idle, NULL, 2.0));
+	for (int i = 0; i < 8; i++) {
+		ck_assert_int_eq(r[i].calls, 1);
+		ck_assert_int_eq(r[i].status, 0);
+		ck_assert_uint_eq(((const struct mad_hdr *)r[i].mad)->mgmt_class,
+				  MAD_CLASS_SMI_DR);
+	}
+	for (size_t i = 0; i < F.n_sent; i++)
+		lid_sends += fake_class(&F, i) == MAD_CLASS_SMI;
+	/* the first two, 2 attempts each; none of the 6 waiting */
+	ck_assert_uint_eq(lid_sends, 4);
+	ck_assert_uint_eq(stats()->lid_fallbacks, 8);
+	ck_assert_uint_eq(stats()->timeouts, 0);
+	close_engine();
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -2295,6 +2485,15 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, lossy_fabric_longer_budget);
 	tcase_add_test(tc, per_dest_backs_off_lossy_switch);
 	tcase_add_test(tc, per_dest_waiting_bounded_and_cancelled);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("lid_routed");
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc, lid_routed_smp_sent_and_matched);
+	tcase_add_test(tc, lid_routed_falls_back_to_dr);
+	tcase_add_test(tc, lid_routed_fallback_lost_fails_once);
+	tcase_add_test(tc, lid_and_dr_share_destination);
+	tcase_add_test(tc, lid_fallback_converts_waiting);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("match");
