@@ -51,7 +51,17 @@
 # Measure a release build (tools/bootstrap.sh release; IBSM=.../sm/ibsm,
 # IBSM_BUILD=... for mc_join): under ASan ibsm is several times slower.
 # shellcheck source=tests/fabric/lib.sh
+user_ibsm=${IBSM:-}
 . "$(dirname "${BASH_SOURCE[0]}")/../fabric/lib.sh"
+
+# The daemon is $IBSM, else <repo>/build/release/sm/ibsm (built with
+# tools/bootstrap.sh release when missing); mc_join from the same build.
+if [ -z "$user_ibsm" ]; then
+	IBSM=$FAB_TOP/build/release/sm/ibsm
+	[ -x "$IBSM" ] && [ -x "$FAB_TOP/build/release/tests/fabric/mc_join" ] ||
+		"$FAB_TOP/tools/bootstrap.sh" release >/dev/null ||
+		{ echo "mcast_bench: release build failed" >&2; exit 1; }
+fi
 
 groups=250
 nhosts=8

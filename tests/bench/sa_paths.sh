@@ -29,8 +29,19 @@
 # instead of through the umad2sim preload (a client that costs less per
 # query; the SMs are unchanged).  Windows above 64 with four clients can
 # deadlock ibsim (its socket buffers fill both ways).
+user_ibsm=${IBSM:-}
 # shellcheck source=tests/fabric/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../fabric/lib.sh"
+
+# The daemon is $IBSM, else <repo>/build/release/sm/ibsm (built with
+# tools/bootstrap.sh release when missing, as bringup.sh does); the query
+# client comes from the same build.
+if [ -z "$user_ibsm" ]; then
+	IBSM=$FAB_TOP/build/release/sm/ibsm
+	[ -x "$IBSM" ] && [ -x "$FAB_TOP/build/release/tests/bench/sa_pathbench" ] ||
+		"$FAB_TOP/tools/bootstrap.sh" release >/dev/null ||
+		{ echo "sa_paths: release build failed" >&2; exit 1; }
+fi
 
 secs=3
 window=16
