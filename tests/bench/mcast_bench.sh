@@ -48,8 +48,9 @@
 # hardware.  At most 10 clients attach to ibsim at once (SM + HOSTS +
 # the poller): HOSTS <= 8.  The cgroup needs root (cgroup v1 or v2).
 #
-# Measure a release build (tools/bootstrap.sh release; IBSM=.../sm/ibsm,
-# IBSM_BUILD=... for mc_join): under ASan ibsm is several times slower.
+# It measures build/release (made with tools/bootstrap.sh release when
+# missing) unless IBSM=.../sm/ibsm (and IBSM_BUILD=... for mc_join) say
+# otherwise: under ASan ibsm is several times slower.
 # shellcheck source=tests/fabric/lib.sh
 user_ibsm=${IBSM:-}
 . "$(dirname "${BASH_SOURCE[0]}")/../fabric/lib.sh"
