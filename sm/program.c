@@ -172,7 +172,13 @@ int batch_smp(struct smp_batch *b, uint8_t method, const uint8_t *path,
 		/* both forms share the LID's destination window; a node
 		 * never LID-routed keeps its path's, as in the discovery */
 		it->lid = n->smp_lid;
-		it->by_lid = n->smp_lid && !n->smp_lid_failed;
+		/* A CA's SMP acts on the port it arrives at (its P_Key
+		 * table, its PortInfo): LID-routed only for the port that
+		 * holds the LID, a second port's by its own directed route */
+		it->by_lid = n->smp_lid && !n->smp_lid_failed &&
+			     (n->type == NODE_TYPE_SWITCH ||
+			      (port >= 1 && port <= n->num_ports &&
+			       n->ports[port].lid == n->smp_lid));
 	}
 	mad_build_smp_dr(&it->smp, method, attr, mod, path, hops);
 	if (data)

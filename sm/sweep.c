@@ -159,6 +159,8 @@ static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 		mft_sweep_done(sm);
 	} else {
 		log_warnx("ERR 0201: heavy sweep failed: %s", why);
+		/* something is off: the retry sends nothing LID-routed */
+		sm->topo_changed = true;
 	}
 	sweep_free(sw);
 	const struct mad_engine_stats *st = mad_engine_stats(sm->engine);

@@ -580,12 +580,15 @@ void sminfo_elect_timer(struct ev_loop *loop, ev_timer *w, int revents)
 	}
 	if (sm->state != SM_MASTER)
 		return;
-	/* The repair after another master was found (master_consider). */
+	/* The repair after another master was found (master_consider).  It
+	 * may have set LIDs and LFTs of its own: nothing LID-routed until a
+	 * sweep has verified the routes again (sm/sweep.c). */
 	const struct fabric *f = &sm->fabric;
 	if (!sm->sweep && sm->images)
 		for (size_t i = 0; i < f->n_nodes; i++)
 			if (f->nodes[i].type == NODE_TYPE_SWITCH)
 				lft_images_forget(sm->images, f->nodes[i].guid);
+	sm->topo_changed = true;
 	sm_event(sm, SM_EV_CHANGE);
 }
 
