@@ -227,3 +227,92 @@ int fabric_pkey_alloc(struct fab_node *n, unsigned pn, unsigned blocks)
 	p->pkey_blocks = (uint16_t)blocks;
 	return 0;
 }
+
+/* A malloc'd copy of `n` elements of `size` bytes, NULL for none. */
+static void *dup_array(const void *src, size_t n, size_t size, bool *oom)
+{
+	void *d;
+
+	if (!src || !n)
+		return NULL;
+	d = malloc(n * size);
+	if (!d) {
+		*oom = true;
+		return NULL;
+	}
+	memcpy(d, src, n * size);
+	return d;
+}
+
+int fabric_copy_subset(struct fabric *dst, const struct fabric *src,
+		       const bool *keep)
+{
+	int32_t *map;
+	bool oom = false;
+
+	fabric_init(dst);
+	map = malloc((src->n_nodes ? src->n_nodes : 1) * sizeof(*map));
+	if (!map)
+		return -ENOMEM;
+	for (size_t i = 0; i < src->n_nodes; i++) {
+		const struct fab_node *s = &src->nodes[i];
+		int32_t id;
+
+		map[i] = FAB_NONE;
+		if (keep && !keep[i])
+			continue;
+		id = fabric_add_node(dst, s->guid, s->type, s->num_ports);
+		if (id < 0) {
+			free(map);
+			fabric_free(dst);
+			return id == -EEXIST ? -EINVAL : id;
+		}
+		map[i] = id;
+		struct fab_node *d = &dst->nodes[id];
+		struct fab_port *ports = d->ports;
+
+		*d = *s;
+		d->ports = ports;
+		d->mft = dup_array(s->mft, (size_t)s->mft_entries *
+				   s->mft_positions, sizeof(*s->mft), &oom);
+		if (!d->mft)
+			d->mft_entries = d->mft_positions = 0;
+		memcpy(ports, s->ports, ((size_t)s->num_ports + 1) * sizeof(*ports));
+		for (unsigned p = 0; p <= s->num_ports; p++) {
+			struct fab_port *dp = &ports[p];
+			const struct fab_port *sp = &s->ports[p];
+
+			dp->pkeys = dup_array(sp->pkeys, (size_t)sp->pkey_blocks *
+					      PKEY_BLOCK_SIZE, sizeof(*sp->pkeys),
+					      &oom);
+			if (!dp->pkeys)
+				dp->pkey_blocks = dp->pkey_read = 0;
+			dp->want_pkeys = NULL;
+			dp->n_want_pkeys = 0;
+		}
+	}
+	/* Links between kept nodes, by the new ids. */
+	for (size_t i = 0; i < src->n_nodes; i++) {
+		if (map[i] == FAB_NONE)
+			continue;
+		struct fab_node *d = &dst->nodes[map[i]];
+
+		for (unsigned p = 0; p <= d->num_ports; p++) {
+			struct fab_port *dp = &d->ports[p];
+
+			if (dp->peer_node != FAB_NONE)
+				dp->peer_node = map[dp->peer_node];
+		}
+	}
+	dst->local_port_guid = src->local_port_guid;
+	dst->local_port = src->local_port;
+	dst->local_node = src->local_node == FAB_NONE ? FAB_NONE
+			  : map[src->local_node];
+	dst->max_lid = src->max_lid;
+	free(map);
+	if (oom) {
+		fabric_free(dst);
+		return -ENOMEM;
+	}
+	return 0;
+}

@@ -155,6 +155,18 @@ int32_t fabric_add_node(struct fabric *f, uint64_t guid, uint8_t type,
 /* Record a link between two ports (both must exist). -EINVAL if not. */
 int fabric_link(struct fabric *f, int32_t a, uint8_t pa, int32_t b, uint8_t pb);
 
+/*
+ * A deep copy of `src` into `dst` (initialised here, with a generation
+ * of its own), of the nodes whose keep[id] is true (all when keep is
+ * NULL), in the same order: ids shift down past the nodes left out, and
+ * a link to a node left out is no link.  What a node owns is copied
+ * (ports, P_Key tables as read, the MFT mirror), except the tables the
+ * partitions want (want_pkeys), which every sweep resolves anew.  0, or
+ * -ENOMEM with dst empty.
+ */
+int fabric_copy_subset(struct fabric *dst, const struct fabric *src,
+		       const bool *keep);
+
 /* Undo every link of node `id` (both ends).  Returns the links undone. */
 unsigned fabric_unlink_node(struct fabric *f, int32_t id);
 

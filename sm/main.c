@@ -40,6 +40,7 @@
 #include "sm/sa/sa.h"
 #include "sm/ha/sync.h"
 #include "sm/route.h"
+#include "sm/quick.h"
 #include "sm/sm.h"
 #include "sm/ctl.h"
 #include "sm/topo_dump.h"
@@ -857,6 +858,7 @@ int main(int argc, char **argv)
 	umad_io_close(sm.io);
 	sweep_heavy_abort(&sm);
 	sweep_light_abort(&sm);
+	quick_sweep_abort(&sm);
 	mft_abort(&sm);
 	sa_stop(&sm);
 	standby_sync_free(&sm);		/* the standby's copy, if any */
@@ -864,6 +866,7 @@ int main(int argc, char **argv)
 	sm_election_free(&sm);
 	sweep_heavy_abort(&sm);
 	sweep_light_abort(&sm);
+	quick_sweep_abort(&sm);
 	mft_abort(&sm);
 	discover_free(job.disc);
 	fabric_free(&sm.fabric);

@@ -334,6 +334,7 @@ struct block_ctx {
 	uint64_t guid;
 	unsigned block;
 	uint8_t ports[64];
+	struct fab_node *node;	/* SwitchInfo Set: the model's node */
 };
 
 static void on_block_set(struct smp_batch *b, int32_t node, uint8_t port,
@@ -362,6 +363,10 @@ static void on_switch_info_set(struct smp_batch *b, int32_t node, uint8_t port,
 		const struct smp_switch_info *si = (const void *)data;
 		img->top = be16toh(si->lft_top);
 	}
+	/* The model holds the SwitchInfo as it now is (LinearFDBTop for the
+	 * SA, and for a model the next sweep starts from: sm/quick.c). */
+	if (data && c->node && c->node->guid == c->guid)
+		memcpy(&c->node->si, data, sizeof(c->node->si));
 	free(c);
 }
 
@@ -421,7 +426,8 @@ int program_switch(struct smp_batch *b, struct lft_images *im,
 		struct block_ctx *c = malloc(sizeof(*c));
 		if (!c)
 			return -ENOMEM;
-		*c = (struct block_ctx){ .img = img, .im = im, .guid = n->guid };
+		*c = (struct block_ctx){ .img = img, .im = im, .guid = n->guid,
+					 .node = n };
 		rc = batch_smp(b, MAD_METHOD_SET, n->path, n->hops,
 			       SMP_ATTR_SWITCH_INFO, 0, &si, sizeof(si), id, 0,
 			       on_switch_info_set, c);

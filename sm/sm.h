@@ -133,6 +133,7 @@ enum sm_event {
 	SM_EV_MASTER_LOST,	/* standby: the master stopped answering */
 	SM_EV_HANDOVER,		/* SubnSet(SMInfo, HANDOVER) accepted */
 	SM_EV_YIELD,		/* master: a better SM is master or takes over */
+	SM_EV_QUICK_DONE,	/* a quick sweep found nothing changed */
 };
 
 /*
@@ -167,6 +168,8 @@ struct sm_remote {
 #define SM_TRAP_RATE		2.0
 #define SM_TRAP_HOLDOFF		0.2
 #define SM_TRAP_SWEEP_INTERVAL	5.0
+/* The hold-off when the traps can be handled by a quick sweep (s). */
+#define SM_TRAP_QUICK_HOLDOFF	0.01
 /*
  * SA requests answered in slices (sm/sa/sa.c): jobs at once and per
  * requesting port; the defaults of --sa-max-jobs and --sa-jobs-per-port.
@@ -183,6 +186,7 @@ struct trap_bucket {
 };
 
 struct sweep;
+struct quick_sweep;
 struct discovery;
 struct light_sweep;
 struct lft_images;
@@ -201,6 +205,7 @@ struct sm_stats {
 	unsigned traps_rejected;	/* failed authentication or policy */
 	unsigned traps_limited;		/* over their source's rate */
 	unsigned trap_sweeps;		/* heavy sweeps started by traps */
+	unsigned quick_sweeps;		/* quick sweeps (sm/quick.c) */
 	double   first_up_seconds;	/* start to first SUBNET UP */
 	ev_tstamp started;
 };
@@ -241,6 +246,15 @@ struct sm {
 					 * directed route (sm/sweep.c) */
 	struct sweep *sweep;		/* heavy sweep in progress */
 	struct light_sweep *light;	/* light sweep in progress */
+	/*
+	 * Quick sweeps (sm/quick.c): the switches whose trap 128 came since
+	 * the last sweep began, and whether any other trap asked for one.
+	 */
+	struct quick_sweep *quick;	/* quick sweep in progress */
+#define SM_QUICK_MAX	16
+	uint64_t quick_sw[SM_QUICK_MAX];
+	unsigned n_quick_sw;
+	bool     quick_full;
 	struct sa_agent *sa;		/* Subnet Administration (sm/sa/sa.c) */
 	struct part_config *parts;	/* partitions in force (sm/parts.c) */
 	struct mc_table *mc;		/* multicast groups (sm/mcast/groups.c) */
@@ -346,6 +360,14 @@ void sm_election_free(struct sm *sm);
 
 /* sm/sweep.c: heavy sweep: discover, LIDs, routes, program, activate. */
 int  sweep_heavy_start(struct sm *sm);
+/*
+ * A heavy sweep on a model built without a discovery (a quick sweep's,
+ * sm/quick.c): `f` is taken (left empty), `smps` and `t0` are the quick
+ * sweep's SMPs and start, for the sweep's summary.  Runs from PLAN on,
+ * all directed route.
+ */
+int  sweep_heavy_start_model(struct sm *sm, struct fabric *f, unsigned smps,
+			     double t0);
 void sweep_heavy_abort(struct sm *sm);
 /* sm/sweep.c: light sweep: SwitchInfo of every switch, PSC bits. */
 int  sweep_light_start(struct sm *sm);

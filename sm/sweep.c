@@ -62,6 +62,7 @@ struct sweep {
 	uint64_t smps0, lid0, fb0;
 	unsigned lid_planned;		/* nodes LID-routed in this sweep */
 	bool no_lid;			/* a change started it: all directed route */
+	bool quick;			/* on a quick sweep's model (sm/quick.c) */
 };
 
 /* Sets a node did not acknowledge in this sweep, by attribute. */
@@ -722,9 +723,10 @@ static void stage_done(struct smp_batch *b, void *arg)
 	struct fabric_counts c;
 	fabric_count(&sw->f, &c);
 	log_info("heavy sweep: %zu switches, %zu CAs, %zu links, max LID %u,"
-		 " routing %s; discovery %.3f s (%u SMPs), program %.3f s"
+		 " routing %s; %s %.3f s (%u SMPs), program %.3f s"
 		 " (%u Sets, %u of them P_KeyTable), activate %.3f s (%u Sets)",
 		 c.switches, c.cas, c.links, sw->f.max_lid, sw->routes.engine,
+		 sw->quick ? "quick sweep" : "discovery",
 		 sw->t_disc - sw->t0, sw->disc_smps, sw->t_prog - sw->t_disc,
 		 sw->prog_smps, sw->pkey_sets, now - sw->t_prog, sw->act_smps);
 	if (sw->readbacks)
@@ -812,13 +814,12 @@ static void cache_save(struct sm *sm)
 		log_warnx("ERR 0207: cannot write %s: %s", path, strerror(-rc));
 }
 
+static void sweep_plan(struct sweep *sw);
+
 static void on_discovered(void *arg, const struct discover_result *r)
 {
 	struct sweep *sw = arg;
 	struct sm *sm = sw->sm;
-	struct lid_report rep;
-	char err[256];
-	int rc;
 
 	if (sw->aborted)
 		return;
@@ -865,6 +866,16 @@ static void on_discovered(void *arg, const struct discover_result *r)
 		sweep_finish(sw, false, "the local port did not answer NodeInfo");
 		return;
 	}
+	sweep_plan(sw);
+}
+
+/* PLAN: LIDs, partitions and routes for the new model, then PROGRAM. */
+static void sweep_plan(struct sweep *sw)
+{
+	struct sm *sm = sw->sm;
+	struct lid_report rep;
+	char err[256];
+	int rc;
 
 	struct lid_policy pol = { .lmc = sm->cfg.lmc,
 				  .reassign = sm->cfg.reassign_lids,
@@ -915,16 +926,13 @@ static void on_discovered(void *arg, const struct discover_result *r)
 	stage_start(sw, ST_PROGRAM);
 }
 
-int sweep_heavy_start(struct sm *sm)
+/* A new heavy sweep, registered as the one in progress; NULL: no memory. */
+static struct sweep *sweep_new(struct sm *sm)
 {
-	struct sweep *sw;
-	int rc;
+	struct sweep *sw = calloc(1, sizeof(*sw));
 
-	if (sm->sweep)
-		return -EBUSY;
-	sw = calloc(1, sizeof(*sw));
 	if (!sw)
-		return -ENOMEM;
+		return NULL;
 	sw->sm = sm;
 	sw->t0 = ev_time();
 	fabric_init(&sw->f);
@@ -935,6 +943,48 @@ int sweep_heavy_start(struct sm *sm)
 	sw->smps0 = es->smps_sent;
 	sw->lid0 = es->smps_lid;
 	sw->fb0 = es->lid_fallbacks;
+	return sw;
+}
+
+int sweep_heavy_start_model(struct sm *sm, struct fabric *f, unsigned smps,
+			    double t0)
+{
+	struct sweep *sw;
+
+	if (sm->sweep)
+		return -EBUSY;
+	if (f->local_node == FAB_NONE)
+		return -EINVAL;
+	sw = sweep_new(sm);
+	if (!sw)
+		return -ENOMEM;
+	fabric_free(&sw->f);
+	sw->f = *f;
+	fabric_init(f);
+	sw->quick = true;
+	sw->t0 = t0;
+	sw->t_disc = ev_time();
+	sw->disc_smps = smps;
+	sw->no_lid = true;		/* links were lost: all directed route */
+	sm->topo_changed = false;
+	sm->incomplete = false;
+	sweep_plan(sw);
+	return 0;
+}
+
+int sweep_heavy_start(struct sm *sm)
+{
+	struct sweep *sw;
+	int rc;
+
+	if (sm->sweep)
+		return -EBUSY;
+	sw = sweep_new(sm);
+	if (!sw)
+		return -ENOMEM;
+	/* the whole fabric is read again: what traps said is in it */
+	sm->n_quick_sw = 0;
+	sm->quick_full = false;
 	rc = discover_start(&sw->disc, sm->engine, &sw->f, true, on_discovered,
 			    sw);
 	if (rc == 0) {	/* twins: the port the last sweep knew is genuine */

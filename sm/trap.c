@@ -16,6 +16,7 @@
 #include "mad/wire.h"
 #include "sm/sa/index.h"
 #include "sm/sa/sa.h"
+#include "sm/quick.h"
 #include "sm/sm.h"
 #include "sm/ha/sminfo.h"
 
@@ -220,8 +221,12 @@ static void on_trap(void *arg, const void *mad, size_t len,
 		sa_report_notice(sm, n, be16toh(n->issuer_lid));
 	if (v == TRAP_SWEEP && num == 144 && trap144_is_sm(n))
 		sminfo_query_lid(sm, be16toh(n->issuer_lid));
-	if (v == TRAP_SWEEP)
+	if (v == TRAP_SWEEP) {
+		/* trap 128 names its switch: a quick sweep may read just it */
+		quick_note_trap(sm, num == 128 ?
+				fabric_node(&sm->fabric, snode)->guid : 0);
 		sm_event(sm, SM_EV_TRAP);
+	}
 }
 
 

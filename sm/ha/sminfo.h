@@ -11,6 +11,7 @@
 #include <ev.h>
 
 struct sm;
+struct fabric;
 enum sm_state;
 
 /* sm/ha/state.c: every change of state, logged with its cause (ERR 11xx). */
@@ -18,6 +19,10 @@ void sm_transition(struct sm *sm, enum sm_state s, unsigned code,
 		   const char *why);
 /* sm/ha/state.c: a heavy sweep now, or after the sweep that runs. */
 void sm_heavy_sweep(struct sm *sm);
+/* The heavy sweep on a quick sweep's model (sweep_heavy_start_model());
+ * a full one when it cannot start. */
+void sm_heavy_sweep_model(struct sm *sm, struct fabric *f, unsigned smps,
+			  double t0);
 
 /* sm/ha/sminfo.c, called by the state machine. */
 void sminfo_elect_start(struct sm *sm);		/* DISCOVERING: who is there */

@@ -37,6 +37,7 @@
 #include "sm/ctl.h"
 #include "sm/mcast/mft.h"
 #include "sm/notify.h"
+#include "sm/quick.h"
 #include "sm/sm.h"
 #include "sm/ha/sminfo.h"
 
@@ -69,7 +70,7 @@ void sm_heavy_sweep(struct sm *sm)
 {
 	int rc;
 
-	if (sm->sweep || sm->light) {
+	if (sm->sweep || sm->light || sm->quick) {
 		sm->change_pending = true;
 		return;
 	}
@@ -80,6 +81,27 @@ void sm_heavy_sweep(struct sm *sm)
 		log_err("ERR 0301: cannot start a heavy sweep: %s", strerror(-rc));
 		sm->exit_code = 1;
 		ev_break(sm->loop, EVBREAK_ALL);
+	}
+}
+
+void sm_heavy_sweep_model(struct sm *sm, struct fabric *f, unsigned smps,
+			  double t0)
+{
+	int rc;
+
+	if (sm->sweep || sm->light || sm->quick) {
+		sm->change_pending = true;
+		return;
+	}
+	sm->change_pending = false;
+	/* the quick sweep's reads are part of it, for the pacing */
+	sm->sweep_began = ev_now(sm->loop) - (ev_time() - t0);
+	rc = sweep_heavy_start_model(sm, f, smps, t0);
+	if (rc < 0) {
+		log_warnx("ERR 0314: cannot start a heavy sweep on the quick"
+			  " sweep's model: %s: a full one", strerror(-rc));
+		sm->topo_changed = true;
+		sm_heavy_sweep(sm);
 	}
 }
 
@@ -289,7 +311,11 @@ static void trap_holdoff(struct sm *sm)
 
 	if (ev_is_active(&sm->trap_timer) || sm->trap_deferred)
 		return;
-	sm->trap_storm = sm_trap_storm(&p, now, sm->sweep != NULL);
+	/* Link losses a quick sweep can read need no long wait for the
+	 * rest of a burst: a trap after it costs one more quick read. */
+	if (quick_eligible(sm) && p.holdoff > SM_TRAP_QUICK_HOLDOFF)
+		p.holdoff = SM_TRAP_QUICK_HOLDOFF;
+	sm->trap_storm = sm_trap_storm(&p, now, sm->sweep || sm->quick);
 	ev_timer_set(&sm->trap_timer, sm_trap_wait(&p, now), 0.);
 	ev_timer_start(sm->loop, &sm->trap_timer);
 }
@@ -380,6 +406,14 @@ void sm_event(struct sm *sm, enum sm_event ev)
 		break;
 	case SM_EV_YIELD:
 		break;
+	case SM_EV_QUICK_DONE:
+		/* nothing changed: traps that came meanwhile go on */
+		if (sm->trap_deferred) {
+			sm->trap_deferred = false;
+			if (sm->state == SM_MASTER)
+				trap_holdoff(sm);
+		}
+		break;
 	case SM_EV_CHANGE:
 		if (sm->state == SM_NOTACTIVE || sm->state == SM_STANDBY)
 			break;
@@ -394,7 +428,8 @@ void sm_event(struct sm *sm, enum sm_event ev)
 			sm_heavy_sweep(sm);
 			break;
 		}
-		if (!sm->sweep && !sm->light && sweep_light_start(sm) < 0)
+		if (!sm->sweep && !sm->light && !sm->quick &&
+		    sweep_light_start(sm) < 0)
 			log_warnx("ERR 0303: cannot start a light sweep");
 		sminfo_query(sm);	/* the other SMs' states */
 		if (sm->state == SM_MASTER)
@@ -530,7 +565,7 @@ static void on_trap_timer(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)revents;
 	/* A sweep runs: the next starts when the pacing allows after it. */
-	if (sm->sweep) {
+	if (sm->sweep || sm->quick) {
 		sm->trap_deferred = true;
 		return;
 	}
@@ -538,6 +573,10 @@ static void on_trap_timer(struct ev_loop *loop, ev_timer *w, int revents)
 	sm->trap_backoff = sm_trap_backoff(&p, sm->trap_storm);
 	sm->last_trap_sweep = ev_now(loop);
 	sm->stats.trap_sweeps++;
+	/* Only switch ports changed (traps 128): read those switches first
+	 * (sm/quick.c); it ends in a heavy sweep when it must. */
+	if (quick_eligible(sm) && !sm->light && quick_sweep_start(sm) == 0)
+		return;
 	sm_event(sm, SM_EV_CHANGE);
 }
 

@@ -115,7 +115,7 @@ fab_check no-temp-files test "$(find "$T" -maxdepth 1 -name 'p.conf?*' | wc -l)"
 # with status 129) shows who gets the signal.  A broken file or a pid
 # file naming no ibsm sends nothing; a valid file sends one SIGHUP.
 cp "$(command -v sleep)" "$T/ibsm"
-"$T/ibsm" 60 &
+env --default-signal=HUP "$T/ibsm" 60 &	# even under nohup
 fake=$!
 echo "$fake" >"$T/sm.pid"
 printf 'x=0x0005 : ALL\n' >"$T/broken.conf"	# an unfinished definition
