@@ -30,7 +30,11 @@
 #     lines: event -> "SUBNET UP" (log time stamp minus the time the console
 #     command was sent) and event -> routes verified by the diags.  The
 #     Unlink is re-routed incrementally (fewer LFT blocks than a full
-#     re-route, from the log), the ReLink fully (a link is new).
+#     re-route, from the log), the ReLink fully (a link is new).  The
+#     Unlink's trap is answered by a quick sweep (sm/quick.c: the switch
+#     that trapped is read, the rest comes from the model), from the log.
+#     Then a host's link: Unlink (the quick sweep leaves the host out;
+#     the checks of (a) with it gone) and ReLink (it is back).
 #  e. drops, with ibsm -o, errors cleared afterwards, then the checks of (a):
 #     e1 ("drops10-smport"): the SM's port drops 10% of the MADs entering
 #        it: exactly 10% of the SMPs lost, on fat3-pods;
@@ -450,12 +454,30 @@ if part d && [ "$ibsm_ok" = 1 ]; then
 			else
 				fab_fail links-unlink-incremental "want an incremental re-route with fewer blocks: '$line'"
 			fi
+			# The trap was answered by a quick sweep (sm/quick.c): the
+			# switch that trapped was read, the fabric was not.
+			if grep -q 'quick sweep: .* 1 link(s) lost' "$FAB_TMP/links.sm.log" &&
+				grep 'heavy sweep: ' "$FAB_TMP/links.sm.log" | tail -n 1 |
+				grep -q '; quick sweep '; then
+				fab_pass links-unlink-quick
+			else
+				fab_fail links-unlink-quick "no quick sweep for the lost link"
+			fi
 			event relink "ReLink \"$lsw\"[$lport]" 0
 			if grep -q 'routing: full re-route: a link of .* is new' "$FAB_TMP/links.sm.log"; then
 				fab_pass links-relink-full-reroute
 			else
 				fab_fail links-relink-full-reroute "no 'full re-route: a link ... is new' line"
 			fi
+			# A host's link: the quick sweep leaves the host out.
+			event unlinkhost "Unlink \"$lsw\"[1]" -2 --avoid "$lguid:1"
+			if grep -q 'quick sweep: .* 1 node(s) no longer reached' \
+				"$FAB_TMP/links.sm.log"; then
+				fab_pass links-unlinkhost-quick
+			else
+				fab_fail links-unlinkhost-quick "no quick sweep leaving the host out"
+			fi
+			event relinkhost "ReLink \"$lsw\"[1]" 0
 			if sm_alive; then
 				fab_pass "links-daemon-alive"
 			else
