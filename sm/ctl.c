@@ -374,6 +374,7 @@ static int cmd_status(struct sm *sm, struct ctl_answer *a)
 	ctl_line_add(a, "traps_rejected %u", sm->stats.traps_rejected);
 	ctl_line_add(a, "traps_limited %u", sm->stats.traps_limited);
 	ctl_line_add(a, "trap_sweeps %u", sm->stats.trap_sweeps);
+	ctl_line_add(a, "quick_sweeps %u", sm->stats.quick_sweeps);
 	if (sm->engine) {
 		const struct mad_engine_stats *st = mad_engine_stats(sm->engine);
 
@@ -416,9 +417,10 @@ static int cmd_resweep(struct sm *sm, bool heavy, struct ctl_answer *a)
 	if (sm->state != SM_MASTER)
 		return answer_end(a, false, "no light sweep: the SM is %s",
 				  sm_state_name(sm->state));
-	if (sm->sweep || sm->light)
+	if (sm->sweep || sm->light || sm->quick)
 		return answer_end(a, false, "no light sweep: a %s sweep is in"
-				  " progress", sm->sweep ? "heavy" : "light");
+				  " progress", sm->sweep ? "heavy" :
+				  sm->light ? "light" : "quick");
 	log_info("control socket: light sweep requested");
 	rc = sweep_light_start(sm);
 	if (rc < 0)

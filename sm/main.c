@@ -536,11 +536,13 @@ static void log_mad_counters(struct sm *sm)
 static void log_trap_counters(const struct sm *sm)
 {
 	log_info("traps: %u received, %u rejected, %u over their source's"
-		 " budget (%g at once, %g per second, %u sources); %u heavy"
-		 " sweeps started by traps (hold-off %g ms, at most every %g s)",
+		 " budget (%g at once, %g per second, %u sources); %u"
+		 " sweeps started by traps, %u of them quick sweeps (hold-off"
+		 " %g ms, at most every %g s)",
 		 sm->stats.traps, sm->stats.traps_rejected,
 		 sm->stats.traps_limited, sm_trap_burst(sm), sm_trap_rate(sm),
 		 sm_trap_sources(sm), sm->stats.trap_sweeps,
+		 sm->stats.quick_sweeps,
 		 sm_trap_holdoff(sm) * 1e3, sm_trap_sweep_interval(sm));
 	log_info("log: %lu rate-limited lines suppressed (%u at once, %g per"
 		 " second per code)", log_ratelimit_dropped_total(),

@@ -1099,7 +1099,7 @@ int sweep_light_start(struct sm *sm)
 {
 	struct light_sweep *ls;
 
-	if (sm->light || sm->sweep)
+	if (sm->light || sm->sweep || sm->quick)
 		return -EBUSY;
 	ls = calloc(1, sizeof(*ls));
 	if (!ls)

@@ -6,7 +6,10 @@
 # Starts ibsim on a fabric (default tests/topologies/fat2-1152.net) and the
 # ibsm daemon on H0001, then for each of LINKS leaf-to-spine links in
 # turn (default 5, picked with SEED from the leaves' up-links): Unlink it,
-# wait for the next SUBNET UP, ReLink it, wait again.  Then the same with
+# wait for the next SUBNET UP, ReLink it, wait again, then 2 s (so that
+# the pacing of trap sweeps does not delay the next Unlink).  With TRUE
+# the Unlink's trap gets a quick sweep (sm/quick.c); FALSE turns that off
+# too, as it turns off the incremental re-route.  Then the same with
 # a second daemon run with incremental_reroute FALSE.  Per Unlink:
 #
 #   up      console command -> "SUBNET UP" (the log's time stamp), s
@@ -125,6 +128,9 @@ run() {
 		off=$(stat -c %s "$out.log")
 		fab_cmd "ReLink \"$leaf\"[$port]" >/dev/null || die "ReLink refused"
 		sm_wait_up "$out" "$off" 120 >/dev/null || die "no SUBNET UP after ReLink"
+		# an isolated event: past the pacing of trap sweeps (no sooner
+		# than 3 x the last sweep's duration after it)
+		sleep 2
 	done <"$FAB_TMP/picked"
 	sm_stop || echo "$mode: ibsm did not exit cleanly"
 	fab_sim_stop
