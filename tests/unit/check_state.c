@@ -444,8 +444,9 @@ static void rejected_quietly(unsigned n)
 	ck_assert_uint_eq(reports(), 0);
 }
 
-/* A genuine trap 128 from the switch: repressed, reported, one heavy
- * sweep after the hold-off (not at once). */
+/* A genuine trap 128 from the switch: repressed, reported, and after
+ * the hold-off (not at once) a quick sweep reads that switch
+ * (sm/quick.c): nothing changed here, so no heavy sweep follows. */
 START_TEST(test_trap_128_from_switch)
 {
 	bring_up();
@@ -453,11 +454,42 @@ START_TEST(test_trap_128_from_switch)
 	send_trap(1, 128, 1);
 	ck_assert_uint_eq(represses(1), 1);
 	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);	/* held off */
+	ck_assert_uint_eq(S->stats.quick_sweeps, 0);
+	run_for(SM_TRAP_HOLDOFF + 0.2);
+	RUN_UNTIL(!S->sweep && !S->quick, 5.);
+	ck_assert_uint_eq(S->stats.trap_sweeps, 1);
+	ck_assert_uint_eq(S->stats.quick_sweeps, 1);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);
+	ck_assert_uint_eq(S->stats.traps_rejected, 0);
+	ck_assert_uint_ge(reports(), 1);
+}
+END_TEST
+
+/* The same with incremental_reroute FALSE: no quick sweep, one heavy
+ * sweep after the hold-off. */
+START_TEST(test_trap_128_heavy_sweep)
+{
+	bring_up();
+	S->cfg.no_incremental_reroute = true;
+	send_trap(1, 128, 1);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);	/* held off */
 	run_for(SM_TRAP_HOLDOFF + 0.2);
 	RUN_UNTIL(!S->sweep, 5.);
 	ck_assert_uint_eq(S->stats.heavy_sweeps, 2);
-	ck_assert_uint_eq(S->stats.traps_rejected, 0);
-	ck_assert_uint_ge(reports(), 1);
+	ck_assert_uint_eq(S->stats.quick_sweeps, 0);
+}
+END_TEST
+
+/* A trap 144 (capabilities changed) is not for a quick sweep: a heavy
+ * sweep. */
+START_TEST(test_trap_144_heavy_sweep)
+{
+	bring_up();
+	send_trap(1, 144, 1);
+	run_for(SM_TRAP_HOLDOFF + 0.2);
+	RUN_UNTIL(!S->sweep, 5.);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 2);
+	ck_assert_uint_eq(S->stats.quick_sweeps, 0);
 }
 END_TEST
 
@@ -539,9 +571,10 @@ START_TEST(test_trap_burst_coalesces)
 	for (unsigned i = 0; i < SM_TRAP_BURST; i++)
 		send_trap(1, 128, 1);
 	run_for(SM_TRAP_HOLDOFF + 0.2);
-	RUN_UNTIL(!S->sweep, 5.);
+	RUN_UNTIL(!S->sweep && !S->quick, 5.);
 	ck_assert_uint_eq(S->stats.trap_sweeps, 1);
-	ck_assert_uint_eq(S->stats.heavy_sweeps, 2);
+	/* one sweep for the burst: a quick one (nothing changed) */
+	ck_assert_uint_eq(S->stats.heavy_sweeps + S->stats.quick_sweeps, 2);
 	for (unsigned i = 0; i < 1000; i++) {
 		send_trap(1, 128, 1);
 		if (i % 10 == 9)
@@ -1600,6 +1633,8 @@ static Suite *state_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_bring_up);
 	tcase_add_test(tc, test_trap_128_from_switch);
+	tcase_add_test(tc, test_trap_128_heavy_sweep);
+	tcase_add_test(tc, test_trap_144_heavy_sweep);
 	tcase_add_test(tc, test_trap_forged_issuer);
 	tcase_add_test(tc, test_trap_128_from_ca);
 	tcase_add_test(tc, test_trap_sa_notices_from_host);
