@@ -288,6 +288,26 @@ START_TEST(dfsssp_layer_limit)
 }
 END_TEST
 
+/*
+ * Layers that fill up: on a 150-switch random graph with 2 layers, after
+ * DFSSSP_FULL_RUN LIDs in a row fit no layer the rest go up*\/down*
+ * untried ("layers full"), and the tables are still deadlock-free with
+ * every pair reachable.
+ */
+START_TEST(dfsssp_layers_full)
+{
+	struct fabric f;
+	struct routing_result r;
+	struct routing_opts o = { .max_layers = 2 };
+
+	rf_random(&f, 150, 6, 3, 0, 7);
+	dfsssp_ok(&f, &o, &r, 2);
+	ck_assert_msg(strstr(r.summary, "layers full"), "%s", r.summary);
+	routing_result_free(&r);
+	fabric_free(&f);
+}
+END_TEST
+
 /* One inter-switch port that runs 2 VLs (OperationalVLs 2) limits every
  * path to 2 layers; VLCap counts where OperationalVLs is 0. */
 START_TEST(dfsssp_port_vls)
@@ -371,6 +391,7 @@ static Suite *dfsssp_suite(void)
 	tcase_add_test(df, dfsssp_fat_tree);
 	tcase_add_test(df, dfsssp_torus_6x6);
 	tcase_add_test(df, dfsssp_random);
+	tcase_add_test(df, dfsssp_layers_full);
 	tcase_add_test(df, dfsssp_layer_limit);
 	tcase_add_test(df, dfsssp_port_vls);
 	tcase_add_test(df, dfsssp_split_paths);
