@@ -29,6 +29,14 @@
 # instead of through the umad2sim preload (a client that costs less per
 # query; the SMs are unchanged).  Windows above 64 with four clients can
 # deadlock ibsim (its socket buffers fill both ways).
+#
+# -f adds a third column, the floor: after ibsm has left, the fabric as
+# it programmed it, tests/bench/sa_floor answers on the SM's port.  It
+# returns every query's own bytes as the answer (no records, no work; one
+# thread blocking in umad_recv()), so its CPU per query is what moving
+# one query and its answer through libibumad costs a process here
+# (under ibsim: the umad2sim preload and its receiver thread), the part
+# no SM can save.
 user_ibsm=${IBSM:-}
 # shellcheck source=tests/fabric/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../fabric/lib.sh"
@@ -47,13 +55,15 @@ secs=3
 window=16
 cap=50
 direct=
-while getopts t:w:c:d opt; do
+floor=
+while getopts t:w:c:df opt; do
 	case $opt in
 	t) secs=$OPTARG ;;
 	w) window=$OPTARG ;;
 	c) cap=$OPTARG ;;
 	d) direct=-d ;;
-	*) echo "usage: $0 [-t SECONDS] [-w WINDOW] [-c PERCENT] [-d]" \
+	f) floor=1 ;;
+	*) echo "usage: $0 [-t SECONDS] [-w WINDOW] [-c PERCENT] [-d] [-f]" \
 		"[TOPOLOGY.net]" >&2; exit 2 ;;
 	esac
 done
@@ -64,6 +74,9 @@ shift $((OPTIND - 1))
 net=${1:-$FAB_TOPO/fat2-1152.net}
 bench=${SA_PATHBENCH:-$(dirname "$IBSM")/../tests/bench/sa_pathbench}
 [ -x "$bench" ] || { echo "sa_paths: $bench not built" >&2; exit 1; }
+floor_bin=$(dirname "$bench")/sa_floor
+[ -z "$floor" ] || [ -x "$floor_bin" ] ||
+	{ echo "sa_paths: $floor_bin not built" >&2; exit 1; }
 maxlid=$(grep -cE '^(Hca|Ca|Switch)' "$net")
 
 fab_sim_start "$net" paths || exit 1
@@ -191,12 +204,28 @@ fab_ibsm_start H0001 "$FAB_TMP/ibsm" || exit 1
 measure ibsm "$(fab_descendant "$FAB_SM_BG" ibsm)"
 fab_ibsm_stop
 
+# The floor: ibsm's fabric stays as programmed (SM LID = H0001's).
+if [ -n "$floor" ]; then
+	sleep 1
+	fab_run H0001 "$floor_bin" >"$FAB_TMP/floor.out" 2>&1 &
+	floor_bg=$!
+	for _ in $(seq 50); do
+		grep -q serving "$FAB_TMP/floor.out" && break
+		sleep 0.1
+	done
+	measure floor "$(fab_descendant "$floor_bg" sa_floor)"
+	kill -TERM "$(fab_descendant "$floor_bg" sa_floor)" 2>/dev/null
+	wait "$floor_bg" 2>/dev/null
+fi
+
 # table TITLE ARRAY MODE: OpenSM and ibsm for 1 and 4 clients, and the
 # ratio that says how much better ibsm is (more queries, or less CPU).
 table() {
 	local -n v=$2
 	local mode=$3 n r
-	printf '%-24s %12s %12s %8s\n' "$1" OpenSM ibsm "better"
+	printf '%-24s %12s %12s %8s' "$1" OpenSM ibsm "better"
+	[ -z "$floor" ] || printf ' %12s' "floor"
+	echo
 	for n in 1 4; do
 		if [ "$2" = qps ]; then
 			r=$(awk -v a="${v[ibsm$mode$n]}" -v b="${v[opensm$mode$n]}" \
@@ -205,16 +234,20 @@ table() {
 			r=$(awk -v a="${v[ibsm$mode$n]}" -v b="${v[opensm$mode$n]}" \
 				'BEGIN { if (a > 0) printf "%.2f", b / a; else print "-" }')
 		fi
-		printf '%-24s %12s %12s %8s\n' "$n client(s)" \
+		printf '%-24s %12s %12s %8s' "$n client(s)" \
 			"${v[opensm$mode$n]}" "${v[ibsm$mode$n]}" "$r"
+		[ -z "$floor" ] || printf ' %12s' "${v[floor$mode$n]}"
+		echo
 	done
 }
 report() {
 	local mode=$1
 	table "PathRecord Get/s" qps "$mode"
 	table "SM CPU us per query" cpu "$mode"
-	printf '%-24s %12s %12s\n' "ibsim CPU us per query" \
-		"${sim[opensm${mode}4]}" "${sim[ibsm${mode}4]}"
+	printf '%-24s %12s %12s %8s' "ibsim CPU us per query" \
+		"${sim[opensm${mode}4]}" "${sim[ibsm${mode}4]}" ""
+	[ -z "$floor" ] || printf ' %12s' "${sim[floor${mode}4]}"
+	echo
 }
 echo "Shared: SM, ibsim and clients on the same cores (window $window${direct:+, direct clients})"
 report shared
