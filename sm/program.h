@@ -159,8 +159,10 @@ bool program_pkey_block(const struct fabric *f, int32_t id, unsigned pn,
 
 struct sl2vl_images *sl2vl_images_new(void);
 void sl2vl_images_free(struct sl2vl_images *im);
-/* Forget what a node's tables hold (it is new, or was reset). */
-void sl2vl_images_forget(struct sl2vl_images *im, uint64_t guid);
+/* Forget what a node's tables hold (it is new, or was reset): its
+ * ports 0..max_port as input and output. */
+void sl2vl_images_forget(struct sl2vl_images *im, uint64_t guid,
+			 unsigned max_port);
 /*
  * The table (node GUID, input port, output port) holds as far as we know
  * (a CA or router port's: input 0, output its port number) into tab.
@@ -182,9 +184,10 @@ void sl2vl_want(unsigned n_layers, unsigned vls, uint8_t tab[SL2VL_BYTES]);
  * input port (0 and the linked ones), the attribute modifier naming
  * both (input << 8 | output).  Ports without IsSLMappingSupported (the
  * switch's port 0 for a switch) are skipped.  A table known to hold the
- * wanted map gets nothing, one known to differ a Set, one never seen a
- * Get whose answer decides on the Set.  `sets` (or NULL) counts the Sets
- * queued, now or from answers.  Returns SMPs queued now, or -errno.
+ * wanted map gets nothing; any other, known to differ or never seen, a
+ * Set (not a Get first: the same SMP, and half the SMPs when the tables
+ * differ).  `sets` (or NULL) counts the Sets queued.  Returns SMPs
+ * queued, or -errno.
  */
 int program_sl2vl(struct smp_batch *b, struct sl2vl_images *im,
 		  const struct sm_config *cfg, struct fabric *f, int32_t id,

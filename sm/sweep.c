@@ -319,9 +319,9 @@ static bool more_program(struct smp_batch *b, void *arg)
 		if (!sm->sl2vl)
 			rc = -ENOMEM;
 		/* A node the last sweep did not see may be new or reset:
-		 * read its tables again before trusting what we knew. */
+		 * Set its tables again rather than trust what we knew. */
 		if (rc >= 0 && fabric_find(&sm->fabric, n->guid) == FAB_NONE)
-			sl2vl_images_forget(sm->sl2vl, n->guid);
+			sl2vl_images_forget(sm->sl2vl, n->guid, n->num_ports);
 		if (rc >= 0)
 			rc = program_sl2vl(b, sm->sl2vl, &sm->cfg, f, id,
 					   &sw->routes, &sw->sl2vl_sets);

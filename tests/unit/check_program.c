@@ -824,14 +824,14 @@ START_TEST(sl2vl_want_table)
 END_TEST
 
 /* A switch with layers: every (input, output) pair of its linked ports
- * and port 0 as an input (4 x 3 tables here) is read, and those that
- * differ are Set with the input and output port in the modifier; the
- * same layers again send nothing; the CA's one table likewise. */
+ * and port 0 as an input (4 x 3 tables here) is Set, unread, with the
+ * input and output port in the modifier; the same layers again send
+ * nothing; the CA's one table likewise. */
 START_TEST(sl2vl_switch_then_nothing)
 {
 	sl_map_on(sw, 0x200000);
 	ck_assert_int_eq(run_sl2vl(&cfg, 0x200000, 3), 12);
-	ck_assert_uint_eq(FF.node[sw].gets[SMP_ATTR_SL2VL_TABLE], 12);
+	ck_assert_uint_eq(FF.node[sw].gets[SMP_ATTR_SL2VL_TABLE], 0);
 	ck_assert_uint_eq(FF.node[sw].sets[SMP_ATTR_SL2VL_TABLE], 12);
 	ck_assert_uint_eq(sl_sets, 12);
 	ck_assert_uint_eq(B.failed, 0);
@@ -846,11 +846,11 @@ START_TEST(sl2vl_switch_then_nothing)
 		}
 	/* again: known and as wanted, no SMP at all */
 	ck_assert_int_eq(run_sl2vl(&cfg, 0x200000, 3), 0);
-	ck_assert_uint_eq(FF.node[sw].gets[SMP_ATTR_SL2VL_TABLE], 12);
+	ck_assert_uint_eq(FF.node[sw].gets[SMP_ATTR_SL2VL_TABLE], 0);
 	ck_assert_uint_eq(FF.node[sw].sets[SMP_ATTR_SL2VL_TABLE], 12);
-	/* more layers: known and different, Sets without reading first */
+	/* more layers: known and different, Sets again */
 	ck_assert_int_eq(run_sl2vl(&cfg, 0x200000, 4), 12);
-	ck_assert_uint_eq(FF.node[sw].gets[SMP_ATTR_SL2VL_TABLE], 12);
+	ck_assert_uint_eq(FF.node[sw].gets[SMP_ATTR_SL2VL_TABLE], 0);
 	ck_assert_uint_eq(FF.node[sw].sets[SMP_ATTR_SL2VL_TABLE], 24);
 	ck_assert_uint_eq(vl_of(FF.node[sw].sl2vl[2][3], 3), 3);
 
@@ -864,7 +864,9 @@ START_TEST(sl2vl_switch_then_nothing)
 }
 END_TEST
 
-/* Tables that hold the map already are read and left alone. */
+/* Tables never seen are Set even when they hold the map already (one
+ * SMP each, as a Get would be), and the one that differed is right; a
+ * node forgotten (new or reset) gets its tables again. */
 START_TEST(sl2vl_already_right)
 {
 	uint8_t t[8];
@@ -877,10 +879,14 @@ START_TEST(sl2vl_already_right)
 	/* one table differs */
 	FF.node[sw].sl2vl[3][1][0] = 0x11;
 	ck_assert_int_eq(run_sl2vl(&cfg, 0x200000, 2), 12);
-	ck_assert_uint_eq(FF.node[sw].gets[SMP_ATTR_SL2VL_TABLE], 12);
-	ck_assert_uint_eq(FF.node[sw].sets[SMP_ATTR_SL2VL_TABLE], 1);
-	ck_assert_uint_eq(sl_sets, 1);
+	ck_assert_uint_eq(FF.node[sw].gets[SMP_ATTR_SL2VL_TABLE], 0);
+	ck_assert_uint_eq(FF.node[sw].sets[SMP_ATTR_SL2VL_TABLE], 12);
+	ck_assert_uint_eq(sl_sets, 12);
 	ck_assert_uint_eq(FF.node[sw].sl2vl[3][1][0], 0x01);
+	ck_assert_int_eq(run_sl2vl(&cfg, 0x200000, 2), 0);
+	sl2vl_images_forget(SLI, 0x200000, 8);
+	ck_assert_int_eq(run_sl2vl(&cfg, 0x200000, 2), 12);
+	ck_assert_uint_eq(FF.node[sw].sets[SMP_ATTR_SL2VL_TABLE], 24);
 }
 END_TEST
 
@@ -912,11 +918,11 @@ START_TEST(sl2vl_op_vls_bound)
 END_TEST
 
 /* Sets never acknowledged: retried, counted as failed and charged to
- * the switch; the tables stay unknown, so the next run reads them again. */
+ * the switch; the tables stay unknown, so the next run Sets them again. */
 START_TEST(sl2vl_sets_unacknowledged)
 {
 	sl_map_on(sw, 0x200000);
-	/* first the tables are read and Set, then known */
+	/* first the tables are Set, then known */
 	ck_assert_int_eq(run_sl2vl(&cfg, 0x200000, 3), 12);
 	ck_assert_uint_eq(run_sl2vl(&cfg, 0x200000, 3), 0);
 	ck_assert_int_eq(run_sl2vl(&cfg, 0x200000, 5), 12);	/* Sets */
@@ -931,9 +937,11 @@ START_TEST(sl2vl_sets_unacknowledged)
 	/* tried once per engine attempt and round (retries 1, 3 rounds) */
 	ck_assert_uint_eq(FF.node[sw].sets[SMP_ATTR_SL2VL_TABLE], 24 + 12 * 2 * 3);
 	FF.node[sw].drop_sets = false;
-	/* unknown now: read again, then Set */
+	/* unknown now: Set again (never read) */
 	ck_assert_int_eq(run_sl2vl(&cfg, 0x200000, 4), 12);
-	ck_assert_uint_eq(FF.node[sw].gets[SMP_ATTR_SL2VL_TABLE], 24);
+	ck_assert_uint_eq(FF.node[sw].sets[SMP_ATTR_SL2VL_TABLE],
+			  24 + 12 * 2 * 3 + 12);
+	ck_assert_uint_eq(FF.node[sw].gets[SMP_ATTR_SL2VL_TABLE], 0);
 	ck_assert_uint_eq(B.failed, 0);
 	ck_assert_uint_eq(vl_of(FF.node[sw].sl2vl[0][3], 3), 3);
 }
