@@ -291,8 +291,9 @@ END_TEST
 /*
  * Layers that fill up: on a 150-switch random graph with 2 layers, after
  * DFSSSP_FULL_RUN LIDs in a row fit no layer the rest go up*\/down*
- * untried ("layers full"), and the tables are still deadlock-free with
- * every pair reachable.
+ * untried ("layers full"); most LIDs are then left over, so the layers
+ * are dropped for one VL; the tables are still deadlock-free with every
+ * pair reachable.
  */
 START_TEST(dfsssp_layers_full)
 {
@@ -303,6 +304,11 @@ START_TEST(dfsssp_layers_full)
 	rf_random(&f, 150, 6, 3, 0, 7);
 	dfsssp_ok(&f, &o, &r, 2);
 	ck_assert_msg(strstr(r.summary, "layers full"), "%s", r.summary);
+	/* 579 of 600 LIDs left over: the layers are dropped, the whole
+	 * fabric goes up*\/down* on one VL (no SL-to-VL tables to set). */
+	ck_assert_uint_eq(r.n_layers, 1);
+	ck_assert_msg(strstr(r.summary, "fit no layer of 1 (layers full): "
+				"whole fabric up*/down* on 1 VL"), "%s", r.summary);
 	routing_result_free(&r);
 	fabric_free(&f);
 }
