@@ -320,7 +320,10 @@ static void txn_send(struct mad_engine *e, struct txn *t)
 	if (t->attempts > 1)
 		e->stats.resends++;
 	t->send_seq = ++e->send_seq;
-	t->deadline = ev_now(e->loop) + e->opts.timeout_ms / 1000.0;
+	/* The clock now, not the loop's time of this iteration: a send
+	 * after a long computation in the same callback (routing a large
+	 * fabric) would otherwise be due before its answer can come. */
+	t->deadline = ev_time() + e->opts.timeout_ms / 1000.0;
 	/*
 	 * A failed send is an attempt lost on the wire: the deadline will
 	 * retry it.  The kernel needs a timeout to match the answer to the

@@ -840,6 +840,31 @@ START_TEST(delayed_answer_completes)
 }
 END_TEST
 
+/*
+ * A send after a long computation in the same callback (the loop's time
+ * 100 ms stale): its deadline counts from the clock, not from the loop's
+ * time, so an answer 5 ms later completes it with no re-send.  Before:
+ * the deadline was already past and the SMP went out twice (a heavy
+ * sweep re-sent a window of 32 Sets after routing 4,608 hosts).
+ */
+START_TEST(deadline_from_clock)
+{
+	struct rec r = { 0 };
+
+	open_engine(4, 4, 20, 3);
+	F.action = FAKE_DROP;		/* the test answers by hand */
+	usleep(100000);		/* no ev_now_update(): the loop's time is old */
+	submit_smp(7, &r);
+	run_for(0.005);
+	ck_assert_uint_eq(F.n_sent, 1);
+	fake_answer(&F, 0);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_uint_eq(stats()->resends, 0);
+	close_engine();
+}
+END_TEST
+
 /* status != 0 from the transport: the kernel gave up on an attempt. */
 START_TEST(transport_status_resends)
 {
@@ -2513,6 +2538,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, timeout_no_retries);
 	tcase_add_test(tc, late_answer_completes);
 	tcase_add_test(tc, delayed_answer_completes);
+	tcase_add_test(tc, deadline_from_clock);
 	tcase_add_test(tc, transport_status_resends);
 	tcase_add_test(tc, kernel_timeout_early_resend);
 	tcase_add_test(tc, send_error_retried);
