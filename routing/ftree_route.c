@@ -712,6 +712,19 @@ static void unroute_dest(struct ftree *t, int32_t s, uint16_t lid)
 	t->mass[s] = 0;
 }
 
+/* The port a destination LID belongs to; a new port (the LIDs of one
+ * port come together) starts a new ucur round. */
+static const struct fab_port *dest_port(struct ftree *t, const struct fdest *d,
+					int32_t *owner, uint8_t *owner_port)
+{
+	if (d->owner != *owner || d->owner_port != *owner_port) {
+		*owner = d->owner;
+		*owner_port = d->owner_port;
+		t->ucur++;
+	}
+	return &fabric_node(t->f, d->owner)->ports[d->owner_port];
+}
+
 /*
  * Flow strategy: route every CA LID a second time, its own first-pass
  * flows taken off, so that the early LIDs also see where the later ones
@@ -731,15 +744,10 @@ static int reroute_all(struct ftree *t, bool backwards, size_t start)
 		ftree_find_ancestors(t, (int32_t)x);
 		for (uint32_t i = a; i < e; i++) {
 			const struct fdest *d = &t->dests[i];
-			const struct fab_port *pt = &fabric_node(t->f, d->owner)
-				->ports[d->owner_port];
+			const struct fab_port *pt = dest_port(t, d, &owner,
+							      &owner_port);
 			int rc;
 
-			if (d->owner != owner || d->owner_port != owner_port) {
-				owner = d->owner;
-				owner_port = d->owner_port;
-				t->ucur++;
-			}
 			if (!d->counted)
 				continue;
 			unroute_dest(t, (int32_t)x, d->lid);
@@ -784,14 +792,9 @@ int ftree_route_all(struct ftree *t, struct routing_result *out)
 		ftree_find_ancestors(t, (int32_t)x);
 		for (uint32_t i = a; i < e; i++) {
 			const struct fdest *d = &t->dests[i];
-			const struct fab_port *pt = &fabric_node(t->f, d->owner)
-				->ports[d->owner_port];
+			const struct fab_port *pt = dest_port(t, d, &owner,
+							      &owner_port);
 
-			if (d->owner != owner || d->owner_port != owner_port) {
-				owner = d->owner;
-				owner_port = d->owner_port;
-				t->ucur++;
-			}
 			rc = route_dest(t, (int32_t)x, d, pt->lmc > 0);
 			if (rc < 0)
 				return rc;
