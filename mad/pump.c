@@ -19,8 +19,6 @@
 
 #include "mad/pump.h"
 
-static void park(struct pump *p);
-
 #define RECV_BATCH	64	/* MADs taken per wake-up of the loop */
 
 struct pump {

@@ -86,7 +86,6 @@ struct dfsssp {
 	uint64_t  dfs_runs;
 	uint32_t  untried;	/* LIDs the last pass did not try (full) */
 	uint64_t  work;		/* channels visited by add_dep() this pass */
-	uint64_t  work_max;	/* ... before the layers count as full */
 };
 
 /*
@@ -573,7 +572,7 @@ static uint32_t route_all(struct dfsssp *d, unsigned n, bool all_or_none)
 		} else {
 			run = 0;
 		}
-		if (d->work > d->work_max)
+		if (d->work > DFSSSP_WORK_MAX)
 			full = true;
 	}
 	if (!n && !layer_acyclic(d, 0))
@@ -642,7 +641,6 @@ static int dfsssp_route(const struct fabric *f, const struct routing_opts *o,
 	if (rc < 0)
 		return rc;
 	d.budget = layer_budget(&d.g, o);
-	d.work_max = DFSSSP_WORK_MAX;
 	rc = df_alloc(&d);
 	if (rc == 0)
 		rc = routing_alloc_tables(f, out, d.g.top);
@@ -707,10 +705,9 @@ static int dfsssp_route(const struct fabric *f, const struct routing_opts *o,
 				 "up*/down* (%s)", what);
 		else if (few)
 			snprintf(out->summary, sizeof(out->summary),
-				 "%u of %u LIDs fit no layer of %u%s: whole "
-				 "fabric up*/down* on 1 VL (%s)", n_updn,
-				 count_lids(&d.g), d.budget - 1,
-				 d.untried ? " (layers full)" : "", what);
+				 "%u of %u LIDs fit no layer of %u (layers full):"
+				 " whole fabric up*/down* on 1 VL (%s)", n_updn,
+				 count_lids(&d.g), d.budget - 1, what);
 		else
 			snprintf(out->summary, sizeof(out->summary),
 				 "shortest paths in %u layers (%u LIDs layered "
