@@ -6,9 +6,11 @@
  *
  *   sa_floor [-c COUNT]
  *
- * It measures the floor a real SM stands on: the CPU its process must
- * spend per SA query just to move the MADs through libibumad (under ibsim:
- * the umad2sim preload, its receiver thread, the simulator's socket).
+ * It measures what an SA that does no work costs with the usual blocking
+ * receive: the CPU a process spends per SA query just to move the MADs
+ * through libibumad (under ibsim: the umad2sim preload, its receiver
+ * thread, the simulator's socket).  A design that wakes fewer threads per
+ * MAD can spend less (ibsm's loop-side receive sometimes does).
  * tests/bench/sa_paths.sh -f runs it on the SM's port after ibsm brought
  * the fabric up and left, and measures it exactly as it measures OpenSM
  * and ibsm.  The answers are not PathRecords; sa_pathbench counts only
