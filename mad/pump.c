@@ -25,18 +25,6 @@ struct pump {
 	struct ev_loop	*loop;
 	pump_recv_fn	 recv;
 	void		*recv_ctx;
-	pump_recv_fn	 loop_recv;	/* pump_set_loop_recv(), or NULL */
-	void		*loop_recv_ctx;
-	/*
-	 * The loop is taking MADs itself (loop-side receive): the thread
-	 * parks on `park` instead of waiting in recv(), so each arriving MAD
-	 * costs no thread wake-up.  True only while the loop will run again
-	 * at once (`more` is pending): it never blocks with the thread parked.
-	 */
-	atomic_bool	 loop_rx;
-	pthread_cond_t	 park;
-	_Atomic uint64_t loop_taken;	/* MADs the loop took itself */
-	_Atomic uint64_t loop_tries;	/* its receive calls, counted before */
 	pump_deliver_cb	 deliver;
 	void		*arg;
 	pump_error_cb	 err_cb;
@@ -74,24 +62,6 @@ static void backoff(struct pump *p, unsigned ms)
 	}
 }
 
-/* Pump thread: wait while the loop takes the MADs itself (or stop). */
-static void park(struct pump *p)
-{
-	struct timespec until;
-
-	pthread_mutex_lock(&p->lock);
-	while (atomic_load(&p->loop_rx) && !atomic_load(&p->stop)) {
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_nsec += PUMP_POLL_MS * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&p->park, &p->lock, &until);
-	}
-	pthread_mutex_unlock(&p->lock);
-}
-
 /* Pump thread: the only code that runs off the loop thread. */
 static void *pump_main(void *arg)
 {
@@ -102,15 +72,6 @@ static void *pump_main(void *arg)
 		int timeout = PUMP_POLL_MS, rc = 0;
 		unsigned got = 0;
 		bool wake = false;
-
-		if (atomic_load(&p->loop_rx)) {
-			park(p);
-			continue;
-		}
-		/* A MAD the loop takes while this thread waits for it can
-		 * make the wait fail (umad2sim's poll() says "ready", then
-		 * finds its queue empty: -EIO): not an error of the device. */
-		uint64_t tries = atomic_load(&p->loop_tries);
 
 		for (int n = 0; n < RECV_BATCH; n++, timeout = 0) {
 			size_t len = 0;
@@ -136,9 +97,6 @@ static void *pump_main(void *arg)
 		if (got)
 			wake = true;
 		unsigned pause = 0;
-		if (rc < 0 && !nothing_yet(rc) &&
-		    atomic_load(&p->loop_tries) != tries)
-			rc = -EAGAIN;
 		if (rc == -ETIMEDOUT && !got) {
 			/* An idle poll: the device works, nothing came. */
 			pthread_mutex_lock(&p->lock);
@@ -169,65 +127,14 @@ static void *pump_main(void *arg)
 
 static void on_more(struct ev_loop *loop, ev_timer *w, int revents);
 
-/*
- * Loop thread: take what the device holds now, without waiting, into
- * the queue (by its rules, as the thread would), at most `room` MADs.
- * Returns how many were taken; *dry when the device had no more.
- */
-static unsigned loop_take(struct pump *p, unsigned room, bool *dry)
-{
-	uint8_t mad[MAD_SIZE];
-	unsigned got = 0;
-
-	*dry = false;
-	while (got < room) {
-		size_t len = 0;
-		struct mad_addr from = { 0 };
-		int status = 0;
-
-		atomic_fetch_add(&p->loop_tries, 1);
-		if (p->loop_recv(p->loop_recv_ctx, mad, &len, &from, &status,
-				 0) < 0) {
-			*dry = true;	/* nothing there, or an error: the
-					 * thread sees errors and counts them */
-			break;
-		}
-		if (len > MAD_SIZE)
-			len = MAD_SIZE;
-		pthread_mutex_lock(&p->lock);
-		(void)rxq_push(&p->q, mad, len, &from, status);
-		atomic_fetch_add(&p->loop_taken, 1);
-		pthread_mutex_unlock(&p->lock);
-		got++;
-	}
-	return got;
-}
-
-/* Loop thread: hand receiving back to the thread. */
-static void loop_rx_off(struct pump *p)
-{
-	if (!atomic_load(&p->loop_rx))
-		return;
-	pthread_mutex_lock(&p->lock);
-	atomic_store(&p->loop_rx, false);
-	pthread_cond_signal(&p->park);
-	pthread_mutex_unlock(&p->lock);
-}
-
-/*
- * Loop thread: a change of the error state first, then the MADs: those
- * queued, then, with a loop-side receive, those the device holds by now,
- * PUMP_BATCH in all per call.  While MADs keep coming the loop takes
- * them itself and the thread stays parked; once the device is dry the
- * thread receives again (it wakes the loop for the next MAD).
- */
+/* Loop thread: a change of the error state first, then the MADs. */
 static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
 {
 	struct pump *p = w->data;
-	bool tell = false, failing, loop_side, dry;
+	bool tell = false, failing;
 	int err;
 	uint64_t errors;
-	unsigned n, done = 0;
+	unsigned n;
 
 	pthread_mutex_lock(&p->lock);
 	n = rxq_count(&p->q);
@@ -240,57 +147,26 @@ static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
 	}
 	err = p->last_error;
 	errors = p->recv_errors;
-	/* Busy (the thread queued PUMP_LOOP_RX_MIN or more since the
-	 * loop last looked): the thread parks once its current receive
-	 * returns, and the loop takes what comes (below, and on the next
-	 * iterations while anything does).  A MAD now and then stays with
-	 * the thread: parking it costs a wake-up of its own. */
-	loop_side = p->loop_recv && !failing &&
-		    (atomic_load(&p->loop_rx) || n >= PUMP_LOOP_RX_MIN);
-	if (loop_side)
-		atomic_store(&p->loop_rx, true);
 	pthread_mutex_unlock(&p->lock);
-	dry = !loop_side;
 
 	if (tell && p->err_cb)
 		p->err_cb(p->err_arg, failing ? err : 0, errors);
-	for (;;) {
-		/* Slots [0, n) stay put until popped: the thread only writes
-		 * past the queued ones, and only this thread moves the head. */
-		for (unsigned i = 0; i < n; i++) {
-			const struct rxq_entry *e = rxq_at(&p->q, i);
+	/* Slots [0, n) stay put until popped: the thread only writes past
+	 * the queued ones, and only this thread moves the head. */
+	for (unsigned i = 0; i < n; i++) {
+		const struct rxq_entry *e = rxq_at(&p->q, i);
 
-			p->deliver(p->arg, e->mad, e->len, &e->from, e->status);
-		}
-		pthread_mutex_lock(&p->lock);
-		rxq_pop(&p->q, n);
-		pthread_mutex_unlock(&p->lock);
-		done += n;
-		if (!loop_side || done >= PUMP_BATCH)
-			break;
-		(void)loop_take(p, PUMP_BATCH - done, &dry);
-		pthread_mutex_lock(&p->lock);
-		n = rxq_count(&p->q);
-		pthread_mutex_unlock(&p->lock);
-		if (n > PUMP_BATCH - done)
-			n = PUMP_BATCH - done;
-		if (!n)
-			break;
+		p->deliver(p->arg, e->mad, e->len, &e->from, e->status);
 	}
 	pthread_mutex_lock(&p->lock);
+	rxq_pop(&p->q, n);
 	bool more = rxq_count(&p->q) > 0;
 	pthread_mutex_unlock(&p->lock);
-	/* The rest on the next iteration, after I/O and timers had a turn.
-	 * The thread stays parked only while that is due: the loop never
-	 * blocks with nobody receiving. */
-	if (loop_side && !dry)
-		more = true;
+	/* The rest on the next iteration, after I/O and timers had a turn. */
 	if (more && !ev_is_active(&p->more)) {
 		ev_timer_set(&p->more, 0., 0.);
 		ev_timer_start(loop, &p->more);
 	}
-	if (!more)
-		loop_rx_off(p);
 }
 
 static void on_more(struct ev_loop *loop, ev_timer *w, int revents)
@@ -323,25 +199,13 @@ int pump_start(struct pump **out, struct ev_loop *loop, pump_recv_fn recv,
 	p->deliver = deliver;
 	p->arg = arg;
 	pthread_mutex_init(&p->lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&p->park, &ca);
-	pthread_condattr_destroy(&ca);
-	/* MADs before timers of the same loop iteration: an answer that
-	 * arrived while the loop was busy is delivered before the engine's
-	 * timeout for it runs (else: a needless re-send, and the answer
-	 * unmatched). */
 	ev_async_init(&p->wake, on_wake);
-	ev_set_priority(&p->wake, EV_MAXPRI);
 	p->wake.data = p;
 	ev_async_start(loop, &p->wake);
 	ev_timer_init(&p->more, on_more, 0., 0.);
-	ev_set_priority(&p->more, EV_MAXPRI);
 	p->more.data = p;
 	if (pthread_create(&p->thread, NULL, pump_main, p) != 0) {
 		ev_async_stop(loop, &p->wake);
-		pthread_cond_destroy(&p->park);
 		pthread_mutex_destroy(&p->lock);
 		rxq_fini(&p->q);
 		free(p);
@@ -366,14 +230,6 @@ void pump_set_tid_filter(struct pump *p, const _Atomic uint16_t *wire_tids)
 	pthread_mutex_unlock(&p->lock);
 }
 
-void pump_set_loop_recv(struct pump *p, pump_recv_fn recv, void *ctx)
-{
-	p->loop_recv_ctx = ctx;
-	p->loop_recv = recv;
-	if (!recv)
-		loop_rx_off(p);
-}
-
 void pump_on_error(struct pump *p, pump_error_cb cb, void *arg)
 {
 	p->err_cb = cb;
@@ -384,15 +240,11 @@ void pump_stop(struct pump *p)
 {
 	if (!p)
 		return;
-	pthread_mutex_lock(&p->lock);
 	atomic_store(&p->stop, true);
-	pthread_cond_signal(&p->park);
-	pthread_mutex_unlock(&p->lock);
 	if (p->thread_started)
 		pthread_join(p->thread, NULL);
 	ev_async_stop(p->loop, &p->wake);
 	ev_timer_stop(p->loop, &p->more);
-	pthread_cond_destroy(&p->park);
 	pthread_mutex_destroy(&p->lock);
 	rxq_fini(&p->q);
 	free(p);
@@ -405,6 +257,5 @@ void pump_stats(struct pump *p, struct pump_stats *out)
 	out->recv_errors = p->recv_errors;
 	out->last_error = p->last_error;
 	out->failing = p->failing;
-	out->loop_taken = atomic_load(&p->loop_taken);
 	pthread_mutex_unlock(&p->lock);
 }

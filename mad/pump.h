@@ -30,8 +30,6 @@
 
 #define PUMP_POLL_MS		50	/* how often the thread checks for stop */
 #define PUMP_BATCH		256	/* MADs delivered per loop iteration */
-#define PUMP_LOOP_RX_MIN	4	/* MADs queued at a wake-up that make
-					 * the loop take MADs itself */
 #define PUMP_ERR_PERMANENT	8	/* errors in a row that mean "failing" */
 #define PUMP_BACKOFF_MAX_MS	1000
 
@@ -57,7 +55,6 @@ struct pump_stats {
 	uint64_t recv_errors;	/* receive calls that failed (not "nothing yet") */
 	int	 last_error;	/* -errno of the last one, 0 if none */
 	bool	 failing;	/* PUMP_ERR_PERMANENT or more in a row, right now */
-	uint64_t loop_taken;	/* MADs the loop took itself (loop-side receive) */
 };
 
 struct pump;
@@ -72,19 +69,6 @@ void pump_set_source_lmc(struct pump *p, unsigned lmc);
 /* Drop SMP answers to no request on the wire (rxq_set_tid_filter());
  * any thread, before or after start; the counters must outlive the pump. */
 void pump_set_tid_filter(struct pump *p, const _Atomic uint16_t *wire_tids);
-/*
- * Loop-side receive (after start; NULL turns it off): recv, called on the
- * loop thread with timeout 0 and its own buffer, must return at once.
- * When the loop finds PUMP_LOOP_RX_MIN or more MADs queued (it is
- * falling behind), after delivering them it takes what has arrived
- * since itself, by the same queue rules and within the same
- * PUMP_BATCH per iteration, and keeps doing so on the next iterations
- * while MADs keep coming; meanwhile the thread is parked, so a MAD
- * costs no hand-over between threads.  When the device is dry the
- * thread receives again.  Under load that removes a thread wake-up and
- * a loop wake-up per MAD (umad2sim: about a third of the SM's CPU).
- */
-void pump_set_loop_recv(struct pump *p, pump_recv_fn recv, void *ctx);
 /* Set before or after start; NULL for none. */
 void pump_on_error(struct pump *p, pump_error_cb cb, void *arg);
 /* Stop and join the thread, drop what is queued, free. */

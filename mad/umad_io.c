@@ -27,7 +27,6 @@ struct umad_io {
 	unsigned src_lmc;		/* its source key (rxq_set_source_lmc) */
 	const _Atomic uint16_t *wire_tids;	/* its TID filter, or NULL */
 	uint8_t *rxbuf;			/* umad header + one MAD, pump only */
-	uint8_t *rxbuf_loop;		/* the same, loop thread only */
 };
 
 static void port_info_fill(struct umad_port_info *pi, const char *ca,
@@ -176,64 +175,39 @@ const struct umad_port_info *umad_io_port(const struct umad_io *io)
  * returns a negative value and leaves the reason in errno (poll errors
  * come back as -EIO with the real errno, e.g. EINTR).
  */
-static int recv_into(struct umad_io *io, uint8_t *buf, void *mad,
-		     size_t *len, struct mad_addr *from, int *status,
-		     int timeout_ms)
-{
-	int l = MAD_SIZE;
-
-	errno = 0;
-	if (umad_recv(io->portid, buf, &l, timeout_ms) < 0)
-		return errno ? -errno : -EIO;
-	if (l < 0 || l > MAD_SIZE)
-		l = MAD_SIZE;	/* larger (RMPP) MADs are cut */
-	ib_mad_addr_t *a = umad_get_mad_addr(buf);
-	*len = (size_t)l;
-	*status = umad_status(buf);
-	from->lid = be16toh(a->lid);
-	from->qpn = be32toh(a->qpn);
-	from->qkey = be32toh(a->qkey);
-	from->sl = a->sl;
-	memcpy(mad, umad_get_mad(buf), (size_t)l);
-	return 0;
-}
-
 static int io_recv(void *ctx, void *mad, size_t *len, struct mad_addr *from,
 		   int *status, int timeout_ms)
 {
 	struct umad_io *io = ctx;
+	int l = MAD_SIZE;
 
-	return recv_into(io, io->rxbuf, mad, len, from, status, timeout_ms);
-}
-
-/*
- * Loop thread: the same without waiting (timeout 0: a plain read of the
- * non-blocking umad fd), into the loop's own buffer, for the pump's
- * loop-side receive (mad/pump.h pump_set_loop_recv()).
- */
-static int io_recv_loop(void *ctx, void *mad, size_t *len,
-			struct mad_addr *from, int *status, int timeout_ms)
-{
-	struct umad_io *io = ctx;
-
-	(void)timeout_ms;
-	return recv_into(io, io->rxbuf_loop, mad, len, from, status, 0);
+	errno = 0;
+	if (umad_recv(io->portid, io->rxbuf, &l, timeout_ms) < 0)
+		return errno ? -errno : -EIO;
+	if (l < 0 || l > MAD_SIZE)
+		l = MAD_SIZE;	/* larger (RMPP) MADs are cut */
+	ib_mad_addr_t *a = umad_get_mad_addr(io->rxbuf);
+	*len = (size_t)l;
+	*status = umad_status(io->rxbuf);
+	from->lid = be16toh(a->lid);
+	from->qpn = be32toh(a->qpn);
+	from->qkey = be32toh(a->qkey);
+	from->sl = a->sl;
+	memcpy(mad, umad_get_mad(io->rxbuf), (size_t)l);
+	return 0;
 }
 
 int umad_io_start(struct umad_io *io, umad_io_recv_cb cb, void *arg)
 {
 	if (!io->rxbuf)
 		io->rxbuf = malloc(umad_size() + MAD_SIZE);
-	if (!io->rxbuf_loop)
-		io->rxbuf_loop = malloc(umad_size() + MAD_SIZE);
-	if (!io->rxbuf || !io->rxbuf_loop)
+	if (!io->rxbuf)
 		return -ENOMEM;
 	int rc = pump_start(&io->pump, io->loop, io_recv, io, io->queue_len,
 			    cb, arg);
 	if (rc == 0) {
 		pump_set_source_lmc(io->pump, io->src_lmc);
 		pump_set_tid_filter(io->pump, io->wire_tids);
-		pump_set_loop_recv(io->pump, io_recv_loop, io);
 	}
 	return rc;
 }
@@ -277,7 +251,6 @@ void umad_io_close(struct umad_io *io)
 		return;
 	pump_stop(io->pump);	/* joins the thread first */
 	free(io->rxbuf);
-	free(io->rxbuf_loop);
 	if (io->issm_fd >= 0)
 		close(io->issm_fd);
 	umad_close_port(io->portid);

@@ -18,7 +18,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -343,13 +342,13 @@ static struct fake_recv {
 	int err;			/* FR_ERROR: what to return */
 	atomic_ulong calls;
 	atomic_ulong handed;
-	atomic_ulong loop_calls;	/* calls from the loop (ctx == &FR) */
 } FR;
 
 static int fake_recv(void *ctx, void *mad, size_t *len, struct mad_addr *from,
 		     int *status, int timeout_ms)
 {
-	atomic_fetch_add(ctx == &FR ? &FR.loop_calls : &FR.calls, 1);
+	(void)ctx;
+	atomic_fetch_add(&FR.calls, 1);
 	pthread_mutex_lock(&FR.lock);
 	enum fake_mode mode = FR.mode;
 	int rc = -ETIMEDOUT;
@@ -391,7 +390,6 @@ static void fr_set_lid(enum fake_mode mode, uint32_t total,
 	FR.err = err;
 	atomic_store(&FR.calls, 0);
 	atomic_store(&FR.handed, 0);
-	atomic_store(&FR.loop_calls, 0);
 	pthread_mutex_unlock(&FR.lock);
 }
 
@@ -410,21 +408,6 @@ static struct got {
 	unsigned n_errs;
 } G;
 
-static uint8_t seen[65536];	/* per sequence number, loop-side test */
-static unsigned inversions;
-static unsigned deliver_ns;	/* work per MAD on the loop (busy wait) */
-
-static void busy_wait(unsigned ns)
-{
-	struct timespec t0, t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec <
-	       (long)ns);
-}
-
 static void on_deliver(void *arg, const void *mad, size_t len,
 		       const struct mad_addr *from, int status)
 {
@@ -432,14 +415,8 @@ static void on_deliver(void *arg, const void *mad, size_t len,
 	(void)status;
 	uint32_t s = seq_of(mad);
 
-	if (s < sizeof(seen))
-		seen[s]++;
-	if (deliver_ns)
-		busy_wait(deliver_ns);
-	if (G.n && s <= G.last_seq) {
+	if (G.n && s <= G.last_seq)
 		G.in_order = false;
-		inversions++;
-	}
 	G.last_seq = s;
 	G.n++;
 	if (((const struct mad_hdr *)mad)->method & MAD_METHOD_RESP)
@@ -552,75 +529,6 @@ START_TEST(pump_flood_while_busy)
 }
 END_TEST
 
-/*
- * Loop-side receive: 20,000 MADs arrive at 100,000/s while each costs
- * the loop 8 us; the loop, busy, takes most of them itself while the
- * thread is parked (the thread is called about 5,000 times, not 20,000
- * and more); every MAD is delivered exactly once; order may bend only
- * where the thread hands over (a MAD it had just taken).  When the
- * stream ends the thread receives again: a later MAD still wakes the
- * loop.
- */
-enum { PACED_N = 20000, PACED_STEP = 100 };
-
-/* A sender of its own: 100 more MADs every millisecond (100,000/s). */
-static void *pace_main(void *arg)
-{
-	(void)arg;
-	for (;;) {
-		struct timespec ts = { 0, 1000000L };
-
-		nanosleep(&ts, NULL);
-		pthread_mutex_lock(&FR.lock);
-		FR.total += PACED_STEP;
-		bool all = FR.total >= PACED_N;
-		pthread_mutex_unlock(&FR.lock);
-		if (all)
-			return NULL;
-	}
-}
-
-START_TEST(pump_loop_side_receive)
-{
-	enum { N = PACED_N };
-	pthread_t pace;
-
-	memset(seen, 0, sizeof(seen));
-	inversions = 0;
-	deliver_ns = 8000;	/* 8 us a MAD: the loop is busy 80% of the time */
-	ck_assert_int_eq(pump_start(&P, L, fake_recv, NULL, 0, on_deliver, NULL), 0);
-	pump_set_loop_recv(P, fake_recv, &FR);
-	fr_set(FR_MADS, 0, 0, 0);
-	ck_assert_int_eq(pthread_create(&pace, NULL, pace_main, NULL), 0);
-	for (int i = 0; i < 500 && G.n < N; i++)
-		run_for(0.02);
-	pthread_join(pace, NULL);
-	ck_assert_uint_eq(G.n, N);
-	for (uint32_t i = 0; i < N; i++)
-		CHECK(seen[i] == 1, "MAD %u delivered %u times", i, seen[i]);
-	ck_assert_uint_le(inversions, 8);
-	struct pump_stats st;
-	pump_stats(P, &st);
-	ck_assert_uint_ge(st.loop_taken, N / 2);
-	/* without the loop side: N calls at least, one per MAD (4,900-5,000
-	 * here with it) */
-	ck_assert_uint_lt(atomic_load(&FR.calls), N / 2);
-	ck_assert_uint_eq(st.queue.dropped_full + st.queue.dropped_source, 0);
-	/* idle: the thread is back in recv(), a new MAD wakes the loop */
-	run_for(0.2);
-	unsigned long before = atomic_load(&FR.calls);
-	run_for(0.2);
-	ck_assert_uint_gt(atomic_load(&FR.calls), before);	/* polling */
-	pthread_mutex_lock(&FR.lock);
-	FR.total = N + 5;		/* five more, after the idle spell */
-	pthread_mutex_unlock(&FR.lock);
-	for (int i = 0; i < 100 && G.n < N + 5; i++)
-		run_for(0.02);
-	ck_assert_uint_eq(G.n, N + 5);
-	deliver_ns = 0;
-}
-END_TEST
-
 /* A receive path that fails for good: reported once, with back-off
  * instead of a spin, and once more when it works again. */
 START_TEST(pump_permanent_error)
@@ -714,7 +622,6 @@ static Suite *pump_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, pump_delivers_in_order);
 	tcase_add_test(tc, pump_flood_while_busy);
-	tcase_add_test(tc, pump_loop_side_receive);
 	tcase_add_test(tc, pump_permanent_error);
 	tcase_add_test(tc, pump_transient_errors);
 	tcase_add_test(tc, pump_start_rejects);
