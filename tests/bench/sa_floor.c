@@ -10,7 +10,7 @@
  * receive: the CPU a process spends per SA query just to move the MADs
  * through libibumad (under ibsim: the umad2sim preload, its receiver
  * thread, the simulator's socket).  A design that wakes fewer threads per
- * MAD can spend less (ibsm's loop-side receive sometimes does).
+ * MAD can spend less.
  * tests/bench/sa_paths.sh -f runs it on the SM's port after ibsm brought
  * the fabric up and left, and measures it exactly as it measures OpenSM
  * and ibsm.  The answers are not PathRecords; sa_pathbench counts only
