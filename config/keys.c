@@ -219,6 +219,10 @@ static struct cfg_key keys[] = {
 	/* SMPs on the wire to one destination at once; 0: no limit */
 	K("smps_per_node", CFG_INT, "4", 0, 65535, NULL, IMPL | CFG_IBSM,
 	  F_UINT_(smps_per_node), "IBSM OPTIONS"),
+	/* how MADs reach the fabric: libibumad, or ibsim's own protocol
+	 * (mad/sim_io.h; tests and benchmarks under the simulator) */
+	K("transport", CFG_ENUM, "umad", 0, 0, "umad,ibsim", IMPL | CFG_IBSM,
+	  F_ENUM_(transport), "IBSM OPTIONS"),
 	/* after a loss, only the routes that crossed it change (route.c) */
 	K("incremental_reroute", CFG_BOOL, "TRUE", 0, 0, NULL,
 	  RT | IMPL | CFG_IBSM, F_BOOL_NOT_(no_incremental_reroute),

@@ -129,6 +129,8 @@ const struct cfg_opt cfg_opts[] = {
 	KA("cache-dir", 0, "cache_dir", "DIR",
 	   "guid2lid cache directory ($OSM_CACHE_DIR)"),
 	KA("dump-dir", 0, "dump_files_dir", "DIR", "as --dump_files_dir"),
+	KA("transport", 0, "transport", "umad|ibsim",
+	   "ibsim: speak the simulator's protocol, no umad2sim (tests)"),
 	KA("control-socket", 0, "control_socket", "PATH",
 	   "control socket for ibsmctl ('(null)': none)"),
 	SP("dump-lfts", 0, N, OPT_SP_DUMP_LFTS, NULL,

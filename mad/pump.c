@@ -7,6 +7,10 @@
  * of mad/rxq.h), wake the loop once.  The loop: deliver up to PUMP_BATCH
  * MADs per wake-up, in arrival order, and wake itself again if more are
  * queued, so that a flood cannot hold the loop away from its timers.
+ *
+ * fd mode (pump_start_fd()): no thread.  The loop watches a real
+ * descriptor; when it is readable the loop takes one round itself (the
+ * same queue, rules and error back-off, without waiting) and delivers.
  */
 #include "config.h"
 
@@ -31,6 +35,9 @@ struct pump {
 	void		*err_arg;
 	pthread_t	 thread;
 	bool		 thread_started;
+	int		 fd;		/* fd mode: watched by the loop, or -1 */
+	ev_io		 readable;	/* fd mode: the fd has MADs */
+	ev_timer	 resume;	/* fd mode: watch again after a back-off */
 	atomic_bool	 stop;
 	ev_async	 wake;
 	ev_timer	 more;		/* deliver the rest next iteration */
@@ -62,62 +69,74 @@ static void backoff(struct pump *p, unsigned ms)
 	}
 }
 
+/*
+ * One round of receiving: up to RECV_BATCH MADs, the first waiting at most
+ * `timeout` ms, the rest only if already there, queued by the rules of
+ * mad/rxq.h.  Returns whether the loop has something to hear (MADs or a
+ * change of the error state); *pause is the back-off after an error (ms).
+ */
+static bool pump_take(struct pump *p, int timeout, unsigned *pause)
+{
+	uint8_t mad[MAD_SIZE];
+	int rc = 0;
+	unsigned got = 0;
+	bool wake = false;
+
+	*pause = 0;
+	for (int n = 0; n < RECV_BATCH; n++, timeout = 0) {
+		size_t len = 0;
+		struct mad_addr from = { 0 };
+		int status = 0;
+
+		rc = p->recv(p->recv_ctx, mad, &len, &from, &status, timeout);
+		if (rc < 0)
+			break;
+		if (len > MAD_SIZE)
+			len = MAD_SIZE;	/* larger (RMPP) MADs are cut */
+		pthread_mutex_lock(&p->lock);
+		(void)rxq_push(&p->q, mad, len, &from, status);
+		p->in_a_row = 0;
+		if (p->failing) {
+			p->failing = false;
+			wake = true;
+		}
+		pthread_mutex_unlock(&p->lock);
+		got++;
+	}
+	if (got)
+		wake = true;
+	if (rc == -ETIMEDOUT && !got) {
+		/* An idle poll: the device works, nothing came. */
+		pthread_mutex_lock(&p->lock);
+		p->in_a_row = 0;
+		pthread_mutex_unlock(&p->lock);
+	} else if (rc < 0 && !nothing_yet(rc)) {
+		pthread_mutex_lock(&p->lock);
+		p->recv_errors++;
+		p->last_error = rc;
+		p->in_a_row++;
+		if (p->in_a_row >= PUMP_ERR_PERMANENT && !p->failing) {
+			p->failing = true;
+			wake = true;
+		}
+		unsigned shift = p->in_a_row - 1;
+		*pause = shift >= 10 ? PUMP_BACKOFF_MAX_MS : 1u << shift;
+		if (*pause > PUMP_BACKOFF_MAX_MS)
+			*pause = PUMP_BACKOFF_MAX_MS;
+		pthread_mutex_unlock(&p->lock);
+	}
+	return wake;
+}
+
 /* Pump thread: the only code that runs off the loop thread. */
 static void *pump_main(void *arg)
 {
 	struct pump *p = arg;
-	uint8_t mad[MAD_SIZE];
 
 	while (!atomic_load(&p->stop)) {
-		int timeout = PUMP_POLL_MS, rc = 0;
-		unsigned got = 0;
-		bool wake = false;
+		unsigned pause;
 
-		for (int n = 0; n < RECV_BATCH; n++, timeout = 0) {
-			size_t len = 0;
-			struct mad_addr from = { 0 };
-			int status = 0;
-
-			rc = p->recv(p->recv_ctx, mad, &len, &from, &status,
-				     timeout);
-			if (rc < 0)
-				break;
-			if (len > MAD_SIZE)
-				len = MAD_SIZE;	/* larger (RMPP) MADs are cut */
-			pthread_mutex_lock(&p->lock);
-			(void)rxq_push(&p->q, mad, len, &from, status);
-			p->in_a_row = 0;
-			if (p->failing) {
-				p->failing = false;
-				wake = true;
-			}
-			pthread_mutex_unlock(&p->lock);
-			got++;
-		}
-		if (got)
-			wake = true;
-		unsigned pause = 0;
-		if (rc == -ETIMEDOUT && !got) {
-			/* An idle poll: the device works, nothing came. */
-			pthread_mutex_lock(&p->lock);
-			p->in_a_row = 0;
-			pthread_mutex_unlock(&p->lock);
-		} else if (rc < 0 && !nothing_yet(rc)) {
-			pthread_mutex_lock(&p->lock);
-			p->recv_errors++;
-			p->last_error = rc;
-			p->in_a_row++;
-			if (p->in_a_row >= PUMP_ERR_PERMANENT && !p->failing) {
-				p->failing = true;
-				wake = true;
-			}
-			unsigned shift = p->in_a_row - 1;
-			pause = shift >= 10 ? PUMP_BACKOFF_MAX_MS : 1u << shift;
-			if (pause > PUMP_BACKOFF_MAX_MS)
-				pause = PUMP_BACKOFF_MAX_MS;
-			pthread_mutex_unlock(&p->lock);
-		}
-		if (wake)
+		if (pump_take(p, PUMP_POLL_MS, &pause))
 			ev_async_send(p->loop, &p->wake);
 		if (pause)
 			backoff(p, pause);
@@ -176,9 +195,35 @@ static void on_more(struct ev_loop *loop, ev_timer *w, int revents)
 	on_wake(loop, &p->wake, revents);
 }
 
-int pump_start(struct pump **out, struct ev_loop *loop, pump_recv_fn recv,
-	       void *recv_ctx, unsigned queue_len, pump_deliver_cb deliver,
-	       void *arg)
+/* fd mode: the descriptor is readable; take and deliver on the loop. */
+static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct pump *p = w->data;
+	unsigned pause;
+
+	(void)revents;
+	if (pump_take(p, 0, &pause))
+		on_wake(loop, &p->wake, 0);
+	if (pause) {
+		/* a failing descriptor stays readable: do not spin on it */
+		ev_io_stop(loop, &p->readable);
+		ev_timer_set(&p->resume, pause / 1000., 0.);
+		ev_timer_start(loop, &p->resume);
+	}
+}
+
+static void on_resume(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct pump *p = w->data;
+
+	(void)revents;
+	ev_io_start(loop, &p->readable);
+}
+
+/* The queue, the watchers and the lock; no thread or fd watcher yet. */
+static int pump_new(struct pump **out, struct ev_loop *loop,
+		    pump_recv_fn recv, void *recv_ctx, unsigned queue_len,
+		    pump_deliver_cb deliver, void *arg)
 {
 	struct pump *p;
 	int rc;
@@ -198,17 +243,57 @@ int pump_start(struct pump **out, struct ev_loop *loop, pump_recv_fn recv,
 	p->recv_ctx = recv_ctx;
 	p->deliver = deliver;
 	p->arg = arg;
+	p->fd = -1;
 	pthread_mutex_init(&p->lock, NULL);
 	ev_async_init(&p->wake, on_wake);
 	p->wake.data = p;
-	ev_async_start(loop, &p->wake);
 	ev_timer_init(&p->more, on_more, 0., 0.);
 	p->more.data = p;
+	ev_timer_init(&p->resume, on_resume, 0., 0.);
+	p->resume.data = p;
+	*out = p;
+	return 0;
+}
+
+static void pump_free(struct pump *p)
+{
+	pthread_mutex_destroy(&p->lock);
+	rxq_fini(&p->q);
+	free(p);
+}
+
+int pump_start_fd(struct pump **out, struct ev_loop *loop, int fd,
+		  pump_recv_fn recv, void *recv_ctx, unsigned queue_len,
+		  pump_deliver_cb deliver, void *arg)
+{
+	struct pump *p;
+
+	if (fd < 0)
+		return -EBADF;
+	int rc = pump_new(&p, loop, recv, recv_ctx, queue_len, deliver, arg);
+	if (rc < 0)
+		return rc;
+	p->fd = fd;
+	ev_io_init(&p->readable, on_readable, fd, EV_READ);
+	p->readable.data = p;
+	ev_io_start(loop, &p->readable);
+	*out = p;
+	return 0;
+}
+
+int pump_start(struct pump **out, struct ev_loop *loop, pump_recv_fn recv,
+	       void *recv_ctx, unsigned queue_len, pump_deliver_cb deliver,
+	       void *arg)
+{
+	struct pump *p;
+	int rc = pump_new(&p, loop, recv, recv_ctx, queue_len, deliver, arg);
+
+	if (rc < 0)
+		return rc;
+	ev_async_start(loop, &p->wake);
 	if (pthread_create(&p->thread, NULL, pump_main, p) != 0) {
 		ev_async_stop(loop, &p->wake);
-		pthread_mutex_destroy(&p->lock);
-		rxq_fini(&p->q);
-		free(p);
+		pump_free(p);
 		return -EAGAIN;
 	}
 	p->thread_started = true;
@@ -245,9 +330,10 @@ void pump_stop(struct pump *p)
 		pthread_join(p->thread, NULL);
 	ev_async_stop(p->loop, &p->wake);
 	ev_timer_stop(p->loop, &p->more);
-	pthread_mutex_destroy(&p->lock);
-	rxq_fini(&p->q);
-	free(p);
+	if (p->fd >= 0)
+		ev_io_stop(p->loop, &p->readable);
+	ev_timer_stop(p->loop, &p->resume);
+	pump_free(p);
 }
 
 void pump_stats(struct pump *p, struct pump_stats *out)

@@ -71,7 +71,17 @@ void pump_set_source_lmc(struct pump *p, unsigned lmc);
 void pump_set_tid_filter(struct pump *p, const _Atomic uint16_t *wire_tids);
 /* Set before or after start; NULL for none. */
 void pump_on_error(struct pump *p, pump_error_cb cb, void *arg);
-/* Stop and join the thread, drop what is queued, free. */
+/*
+ * The same without a thread, for a descriptor epoll can watch (ibsim's
+ * socket, mad/sim_io.h): the loop calls recv (timeout 0) itself when fd
+ * is readable, at most one round of 64 MADs per loop iteration, with the
+ * same queue, rules and error back-off.  The caller keeps fd open until
+ * pump_stop().
+ */
+int  pump_start_fd(struct pump **out, struct ev_loop *loop, int fd,
+		   pump_recv_fn recv, void *recv_ctx, unsigned queue_len,
+		   pump_deliver_cb deliver, void *arg);
+/* Stop (and join the thread), drop what is queued, free. */
 void pump_stop(struct pump *p);
 /* A snapshot of the counters (any thread). */
 void pump_stats(struct pump *p, struct pump_stats *out);

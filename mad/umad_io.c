@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <infiniband/umad.h>
 
+#include "mad/sim_io.h"
 #include "mad/umad_io.h"
 
 struct umad_io {
@@ -27,6 +28,7 @@ struct umad_io {
 	unsigned src_lmc;		/* its source key (rxq_set_source_lmc) */
 	const _Atomic uint16_t *wire_tids;	/* its TID filter, or NULL */
 	uint8_t *rxbuf;			/* umad header + one MAD, pump only */
+	struct sim_conn *sim;		/* --transport ibsim: no umad at all */
 };
 
 static void port_info_fill(struct umad_port_info *pi, const char *ca,
@@ -146,9 +148,43 @@ fail:
 	return rc < 0 ? rc : -EIO;
 }
 
+int umad_io_open_ibsim(struct umad_io **out, struct ev_loop *loop,
+		       const char **why)
+{
+	struct umad_io *io = calloc(1, sizeof(*io));
+	struct sim_port_facts f;
+
+	*why = "out of memory";
+	if (!io)
+		return -ENOMEM;
+	io->loop = loop;
+	io->issm_fd = -1;
+	for (int i = 0; i < 256; i++)
+		io->agent[i] = -1;
+	int rc = sim_conn_open(&io->sim, getenv("SIM_HOST"), &f, why);
+	if (rc < 0) {
+		free(io);
+		return rc;
+	}
+	sim_conn_use_loop(io->sim, loop);
+	snprintf(io->info.ca, sizeof(io->info.ca), "ibsim:%s", f.node);
+	io->info.port = f.port;
+	io->info.port_guid = f.port_guid;
+	io->info.node_guid = f.node_guid;
+	io->info.lid = f.lid;
+	io->info.sm_lid = f.sm_lid;
+	io->info.state = f.state;
+	io->info.phys_state = f.phys_state;
+	*out = io;
+	return 0;
+}
+
 int umad_io_set_sm(struct umad_io *io, bool on)
 {
 	char path[256];
+
+	if (io->sim)
+		return sim_conn_set_sm(io->sim, on);
 
 	if (!on) {
 		if (io->issm_fd >= 0)
@@ -199,6 +235,16 @@ static int io_recv(void *ctx, void *mad, size_t *len, struct mad_addr *from,
 
 int umad_io_start(struct umad_io *io, umad_io_recv_cb cb, void *arg)
 {
+	if (io->sim) {
+		int rc = pump_start_fd(&io->pump, io->loop,
+				       sim_conn_fd(io->sim), sim_conn_recv,
+				       io->sim, io->queue_len, cb, arg);
+		if (rc == 0) {
+			pump_set_source_lmc(io->pump, io->src_lmc);
+			pump_set_tid_filter(io->pump, io->wire_tids);
+		}
+		return rc;
+	}
 	if (!io->rxbuf)
 		io->rxbuf = malloc(umad_size() + MAD_SIZE);
 	if (!io->rxbuf)
@@ -245,11 +291,24 @@ int umad_io_stats(struct umad_io *io, struct pump_stats *out)
 	return 0;
 }
 
+int umad_io_sim_stats(struct umad_io *io, struct sim_send_stats *out)
+{
+	if (!io->sim)
+		return -ENOTCONN;
+	sim_conn_send_stats(io->sim, out);
+	return 0;
+}
+
 void umad_io_close(struct umad_io *io)
 {
 	if (!io)
 		return;
 	pump_stop(io->pump);	/* joins the thread first */
+	if (io->sim) {
+		sim_conn_close(io->sim);
+		free(io);
+		return;
+	}
 	free(io->rxbuf);
 	if (io->issm_fd >= 0)
 		close(io->issm_fd);
@@ -277,5 +336,8 @@ static int io_send(void *ctx, const void *mad, size_t len,
 
 struct mad_transport umad_io_transport(struct umad_io *io)
 {
+	if (io->sim)
+		return (struct mad_transport){ .send = sim_conn_send,
+					       .ctx = io->sim };
 	return (struct mad_transport){ .send = io_send, .ctx = io };
 }

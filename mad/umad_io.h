@@ -44,6 +44,15 @@ typedef pump_deliver_cb umad_io_recv_cb;
 int umad_io_open(struct umad_io **out, struct ev_loop *loop, uint64_t guid,
 		 const uint8_t *classes, unsigned nclasses, bool serve);
 /*
+ * The same port reached without libibumad: ibsim's own client protocol
+ * (mad/sim_io.h), node $SIM_HOST; the loop then reads the simulator's
+ * socket itself (no receive thread).  Agents need no registration: the
+ * simulator hands an SM client every request for the port.  0 or -errno,
+ * *why naming the step that failed.
+ */
+int umad_io_open_ibsim(struct umad_io **out, struct ev_loop *loop,
+		       const char **why);
+/*
  * Capacity of the receive queue in MADs (0: RXQ_DEFAULT_CAP); call before
  * umad_io_start().  Drop policy and fairness: mad/rxq.h.
  */
@@ -66,6 +75,10 @@ int umad_io_start(struct umad_io *io, umad_io_recv_cb cb, void *arg);
 void umad_io_on_error(struct umad_io *io, pump_error_cb cb, void *arg);
 /* Receive counters: queued, dropped, errors.  -ENOTCONN before start. */
 int umad_io_stats(struct umad_io *io, struct pump_stats *out);
+/* --transport ibsim: the send side's counters (mad/sim_io.h); -ENOTCONN
+ * on the umad transport. */
+struct sim_send_stats;
+int umad_io_sim_stats(struct umad_io *io, struct sim_send_stats *out);
 void umad_io_close(struct umad_io *io);
 /*
  * Claim (or drop) the SM role on the port: holding the issm device open

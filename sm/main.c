@@ -28,6 +28,7 @@
 #include "config/opts.h"
 #include "mad/engine.h"
 #include "mad/umad_io.h"
+#include "mad/sim_io.h"
 #include "sm/discover.h"
 #include "sm/fabric.h"
 #include "sm/limits.h"
@@ -530,6 +531,13 @@ static void log_mad_counters(struct sm *sm)
 					     ENGINE_MAX_QUEUED_SMPS),
 		 st->max_queued[1], SM_LIMIT(sm->cfg.max_queued_gmps,
 					     ENGINE_MAX_QUEUED_GMPS));
+	struct sim_send_stats ss;
+	if (umad_io_sim_stats(sm->io, &ss) == 0)
+		log_info("ibsim transport: %" PRIu64 " MADs sent, %" PRIu64
+			 " of them waited for the simulator's socket (at most"
+			 " %u at once), %" PRIu64 " refused (queue full), %"
+			 PRIu64 " send errors", ss.sent, ss.deferred, ss.peak,
+			 ss.refused, ss.failed);
 }
 
 /* At exit: the traps and network-driven log lines, with their limits. */
@@ -774,10 +782,17 @@ int main(int argc, char **argv)
 	sm.images = lft_images_new();
 	sm.memos = port_memos_new();
 
-	rc = umad_io_open(&sm.io, sm.loop, sm.cfg.guid, classes,
-			  sizeof(classes), !discover_only);
+	const char *why = NULL;
+	if (sm.cfg.transport == SM_TRANSPORT_IBSIM)
+		rc = umad_io_open_ibsim(&sm.io, sm.loop, &why);
+	else
+		rc = umad_io_open(&sm.io, sm.loop, sm.cfg.guid, classes,
+				  sizeof(classes), !discover_only);
 	if (rc < 0) {
-		if (sm.cfg.guid)
+		if (why)
+			fprintf(stderr, "ibsm: cannot attach to ibsim (%s): %s\n",
+				why, strerror(-rc));
+		else if (sm.cfg.guid)
 			fprintf(stderr, "ibsm: cannot open the port with GUID 0x%016"
 				PRIx64 ": %s\n", sm.cfg.guid, strerror(-rc));
 		else

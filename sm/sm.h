@@ -30,6 +30,12 @@ enum sm_part_enforce {
 	SM_PART_ENFORCE_OFF,
 };
 
+/* How MADs reach the fabric (opensm.conf transport, ibsm's own key). */
+enum sm_transport {
+	SM_TRANSPORT_UMAD = 0,	/* libibumad: hardware, or ibsim's umad2sim */
+	SM_TRANSPORT_IBSIM,	/* ibsim's protocol (mad/sim_io.h) */
+};
+
 struct sm;
 struct cfg;
 struct cfg_msgs;
@@ -45,6 +51,7 @@ struct sm_config {
 	unsigned max_wire_smps;		/* SMP window: start and floor */
 	unsigned smp_window_max;	/* its ceiling */
 	unsigned smps_per_node;		/* SMPs on the wire to one node */
+	enum sm_transport transport;
 	bool     no_incremental_reroute; /* incremental_reroute FALSE */
 	const char *dump_fabric;	/* --dump-fabric FILE */
 	uint8_t  sm_priority;		/* 0-15 */

@@ -23,7 +23,7 @@
 # LIDs; later runs of both find the other SM's configuration.
 #
 #	tests/bench/bringup.sh [-r RUNS] [-n NETFILE] [-e PERCENT] [-s SMS]
-#			[-v] [-k] [-- IBSM OPTIONS...]
+#			[-T TRANSPORT] [-v] [-k] [-- IBSM OPTIONS...]
 #
 #	-r RUNS		runs per SM (default 3)
 #	-n NETFILE	another ibsim topology instead of the generated one
@@ -34,6 +34,9 @@
 #			(OpenSM 3.3.23 -o gives up at once on such a fabric:
 #			"Errors during initialization"; use -s ibsm)
 #	-s SMS		which SMs run, in order (default "opensm ibsm")
+#	-T ibsim	ibsm --transport ibsim (mad/sim_io.h: no umad2sim
+#			receiver thread and no pump thread in the SM; OpenSM
+#			is unchanged); default umad
 #	-v		at the end, check the subnet ibsm left through the diags
 #			(tests/fabric/route_check.py; 2-3 minutes on the
 #			4,608-host fabric)
@@ -57,12 +60,14 @@ netfile=
 verify=0
 loss=0
 sms="opensm ibsm"
-while getopts "r:n:e:s:vkh" opt; do
+transport=umad
+while getopts "r:n:e:s:T:vkh" opt; do
 	case $opt in
 	r) runs=$OPTARG ;;
 	n) netfile=$OPTARG ;;
 	e) loss=$OPTARG ;;
 	s) sms=$OPTARG ;;
+	T) transport=$OPTARG ;;
 	v) verify=1 ;;
 	k) FAB_KEEP=1 ;;
 	h)
@@ -73,7 +78,7 @@ while getopts "r:n:e:s:vkh" opt; do
 	esac
 done
 shift $((OPTIND - 1))
-ibsm_args=("$@")
+ibsm_args=(--transport "$transport" "$@")
 
 die() {
 	echo "bench: $*" >&2

@@ -4,7 +4,7 @@
 #
 #   tests/bench/mcast_bench.sh [-n GROUPS] [-h HOSTS] [-w WINDOW]
 #                              [-s SMS] [-c PERCENT] [-r RUNS]
-#                              [TOPOLOGY.net]
+#                              [-T TRANSPORT] [TOPOLOGY.net]
 #
 # For each SM in turn (default "opensm ibsm"), on a fresh ibsim of the
 # topology (default: the bundled 1,152-host fat tree), the SM comes up on
@@ -43,6 +43,9 @@
 #    of problems.  OpenSM forwards to send-only members; all members
 #    here are full.
 #
+# -T ibsim runs ibsm with --transport ibsim (mad/sim_io.h: no umad2sim
+# receiver thread and no pump thread in the SM); OpenSM is unchanged.
+#
 # Under ibsim every join also costs the simulator and the clients CPU on
 # the same cores; the rates compare the SMs on equal terms, not with
 # hardware.  At most 10 clients attach to ibsim at once (SM + HOSTS +
@@ -70,7 +73,8 @@ window=8
 sms="opensm ibsm"
 cap=20
 runs=3
-while getopts n:h:w:s:c:r: opt; do
+transport=umad
+while getopts n:h:w:s:c:r:T: opt; do
 	case $opt in
 	n) groups=$OPTARG ;;
 	h) nhosts=$OPTARG ;;
@@ -78,8 +82,9 @@ while getopts n:h:w:s:c:r: opt; do
 	s) sms=$OPTARG ;;
 	c) cap=$OPTARG ;;
 	r) runs=$OPTARG ;;
+	T) transport=$OPTARG ;;
 	*)
-		echo "usage: $0 [-n GROUPS] [-h HOSTS] [-w WINDOW] [-s SMS] [-c PERCENT] [-r RUNS] [TOPOLOGY.net]" >&2
+		echo "usage: $0 [-n GROUPS] [-h HOSTS] [-w WINDOW] [-s SMS] [-c PERCENT] [-r RUNS] [-T TRANSPORT] [TOPOLOGY.net]" >&2
 		exit 2
 		;;
 	esac
@@ -115,7 +120,7 @@ sm_up() {
 	mkdir -p "$dir"
 	if [ "$kind" = ibsm ]; then
 		log=$dir/ibsm.log
-		fab_spawn H0001 "$IBSM" -f "$log" --cache-dir "$dir" \
+		fab_spawn H0001 "$IBSM" --transport "$transport" -f "$log" --cache-dir "$dir" \
 			--dump-dir "$dir" -s 0 >"$dir/out" 2>&1
 	else
 		log=$dir/osm.log

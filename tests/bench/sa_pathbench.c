@@ -4,7 +4,7 @@
  *   sa_pathbench [-d] [-t SECONDS] [-w WINDOW] [-l MAXLID] [-s SEED]
  *   sa_pathbench [-d] -p PAIRS [-w WINDOW]
  *
- * -d: talk to ibsim's socket directly (simlink.h: SIM_HOST's port, no
+ * -d: talk to ibsim's socket directly (mad/sim_io.h: SIM_HOST's port, no
  * umad2sim in this process) instead of through the first umad port.
  *
  * Sends PathRecord Gets (SLID = this port's LID, DLID = random LID in
@@ -41,7 +41,7 @@
 #include <infiniband/umad.h>
 
 #include "mad/sa_wire.h"
-#include "tests/bench/simlink.h"
+#include "mad/sim_io.h"
 
 #define PR_COMP_DLID	(1ull << 4)
 #define PR_COMP_SLID	(1ull << 5)
@@ -50,7 +50,7 @@
 
 struct bench {
 	bool direct;			/* -d: ibsim's socket, not umad */
-	struct simlink link;
+	struct sim_conn *link;
 	int portid, agent;
 	uint16_t slid, sm_lid, max_lid;
 	uint64_t rng;
@@ -90,8 +90,11 @@ static int send_get(struct bench *b, uint16_t slid, uint16_t dlid,
 	m->hdr.tid = htobe64(tid);
 	pr->slid = htobe16(slid);
 	pr->dlid = htobe16(dlid);
-	if (b->direct)
-		return simlink_send(&b->link, b->sm_lid, 1, m, sizeof(*m));
+	if (b->direct) {
+		struct mad_addr to = { .lid = b->sm_lid, .qpn = 1,
+				       .qkey = QP1_QKEY };
+		return sim_conn_send(b->link, m, sizeof(*m), &to, 0) < 0 ? -1 : 0;
+	}
 	umad_set_addr(b->sbuf, b->sm_lid, 1, 0, QP1_QKEY);
 	if (umad_send(b->portid, b->agent, b->sbuf, (int)sizeof(*m), 0, 0) < 0)
 		return -1;
@@ -106,9 +109,14 @@ static int recv_mad(struct bench *b, int timeout_ms)
 	int len = MAD_SIZE;
 
 	if (b->direct) {
-		len = simlink_recv(&b->link, umad_get_mad(b->rbuf), MAD_SIZE,
-				   timeout_ms);
-		return len >= 0 ? len : len == -ETIMEDOUT ? -1 : -2;
+		size_t n = 0;
+		struct mad_addr from;
+		int status = 0;
+		int rc = sim_conn_recv(b->link, umad_get_mad(b->rbuf), &n,
+				       &from, &status, timeout_ms);
+		if (rc == -ETIMEDOUT || rc == -EAGAIN)
+			return -1;
+		return rc < 0 || status ? -2 : (int)n;
 	}
 	if (umad_recv(b->portid, b->rbuf, &len, timeout_ms) < 0)
 		return -1;
@@ -269,12 +277,16 @@ static int open_port(struct bench *b)
 	umad_port_t port;
 
 	if (b->direct) {
-		if (simlink_open(&b->link, getenv("SIM_HOST")) < 0) {
-			fprintf(stderr, "sa_pathbench: cannot attach to ibsim\n");
+		struct sim_port_facts f;
+		const char *why = NULL;
+		int rc = sim_conn_open(&b->link, getenv("SIM_HOST"), &f, &why);
+		if (rc < 0) {
+			fprintf(stderr, "sa_pathbench: cannot attach to ibsim (%s): %s\n",
+				why, strerror(-rc));
 			return -1;
 		}
-		b->slid = b->link.lid;
-		b->sm_lid = b->link.sm_lid;
+		b->slid = f.lid;
+		b->sm_lid = f.sm_lid;
 		return 0;
 	}
 	if (umad_init() < 0 || umad_get_port(NULL, 0, &port) < 0) {
@@ -300,7 +312,7 @@ static int open_port(struct bench *b)
 static void close_port(struct bench *b)
 {
 	if (b->direct)
-		simlink_close(&b->link);
+		sim_conn_close(b->link);
 	else
 		umad_close_port(b->portid);
 }

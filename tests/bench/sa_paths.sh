@@ -2,7 +2,7 @@
 # tests/bench/sa_paths.sh - PathRecord queries per second, ibsm vs OpenSM.
 #
 #   tests/bench/sa_paths.sh [-t SECONDS] [-w WINDOW] [-c PERCENT] [-d]
-#                           [TOPOLOGY.net]
+#                           [-f] [-T TRANSPORT] [TOPOLOGY.net]
 #
 # Starts ibsim once (default: the bundled 1,152-host fat tree), then for
 # each SM in turn (OpenSM 3.3.23, then ibsm) runs it as master, waits for
@@ -30,6 +30,10 @@
 # query; the SMs are unchanged).  Windows above 64 with four clients can
 # deadlock ibsim (its socket buffers fill both ways).
 #
+# -T ibsim runs ibsm with --transport ibsim (mad/sim_io.h: the SM reads
+# ibsim's socket on its loop, no umad2sim receiver thread and no pump
+# thread in its process); OpenSM is unchanged.  Default umad.
+#
 # -f adds a third column, the floor: after ibsm has left, the fabric as
 # it programmed it, tests/bench/sa_floor answers on the SM's port.  It
 # returns every query's own bytes as the answer (no records, no work; one
@@ -56,14 +60,16 @@ window=16
 cap=50
 direct=
 floor=
-while getopts t:w:c:df opt; do
+transport=umad
+while getopts t:w:c:dfT: opt; do
 	case $opt in
 	t) secs=$OPTARG ;;
 	w) window=$OPTARG ;;
 	c) cap=$OPTARG ;;
 	d) direct=-d ;;
 	f) floor=1 ;;
-	*) echo "usage: $0 [-t SECONDS] [-w WINDOW] [-c PERCENT] [-d] [-f]" \
+	T) transport=$OPTARG ;;
+	*) echo "usage: $0 [-t SECONDS] [-w WINDOW] [-c PERCENT] [-d] [-f] [-T TRANSPORT]" \
 		"[TOPOLOGY.net]" >&2; exit 2 ;;
 	esac
 done
@@ -200,7 +206,7 @@ wait "$osm_bg" 2>/dev/null
 sleep 1
 
 # ibsm
-fab_ibsm_start H0001 "$FAB_TMP/ibsm" || exit 1
+fab_ibsm_start H0001 "$FAB_TMP/ibsm" --transport "$transport" || exit 1
 measure ibsm "$(fab_descendant "$FAB_SM_BG" ibsm)"
 fab_ibsm_stop
 

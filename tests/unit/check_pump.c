@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -602,6 +603,137 @@ START_TEST(pump_start_rejects)
 }
 END_TEST
 
+/* ------------------------------------------------------------ fd mode */
+
+/*
+ * fd mode: a datagram socket pair stands for the simulator's socket.  The
+ * receive function reads one datagram without waiting (a MAD, or a
+ * scripted error while sock_err is set) and notes the thread it ran on.
+ */
+static int SP[2] = { -1, -1 };
+static int sock_err;
+static atomic_ulong sock_calls;
+static pthread_t main_thread;
+static bool off_loop;
+
+static int sock_recv(void *ctx, void *mad, size_t *len, struct mad_addr *from,
+		     int *status, int timeout_ms)
+{
+	(void)ctx;
+	ck_assert_int_eq(timeout_ms, 0);	/* the loop never waits */
+	atomic_fetch_add(&sock_calls, 1);
+	if (!pthread_equal(pthread_self(), main_thread))
+		off_loop = true;
+	if (sock_err)
+		return sock_err;
+	ssize_t n = recv(SP[0], mad, MAD_SIZE, MSG_DONTWAIT);
+	if (n < 0)
+		return -errno;
+	*len = (size_t)n;
+	*status = 0;
+	memset(from, 0, sizeof(*from));
+	from->lid = (uint16_t)(100 + seq_of(mad) % 1000);
+	from->qpn = 1;
+	return 0;
+}
+
+static void sock_send(uint32_t from, uint32_t n)
+{
+	uint8_t m[MAD_SIZE];
+
+	for (uint32_t i = from; i < from + n; i++) {
+		make_mad(m, i, MAD_METHOD_GET);
+		ck_assert_int_eq(send(SP[1], m, MAD_SIZE, 0), MAD_SIZE);
+	}
+}
+
+static void sock_setup(void)
+{
+	setup();
+	sock_err = 0;
+	off_loop = false;
+	atomic_store(&sock_calls, 0);
+	main_thread = pthread_self();
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_DGRAM, 0, SP), 0);
+	int big = 4 << 20;
+	(void)setsockopt(SP[0], SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+	(void)setsockopt(SP[1], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+}
+
+static void sock_teardown(void)
+{
+	teardown();
+	close(SP[0]);
+	close(SP[1]);
+	SP[0] = SP[1] = -1;
+}
+
+/* MADs come in order, on the loop thread, at most one round (64) per
+ * loop iteration: a full socket cannot hold the loop. */
+START_TEST(pump_fd_delivers_on_loop)
+{
+	ck_assert_int_eq(pump_start_fd(&P, L, SP[0], sock_recv, NULL, 0,
+				       on_deliver, NULL), 0);
+	for (uint32_t k = 0; k < 10; k++) {
+		sock_send(k * 100, 100);
+		uint32_t before = G.n;
+		ev_run(L, EVRUN_ONCE);
+		ck_assert_uint_gt(G.n, before);
+		ck_assert_uint_le(G.n - before, 64);
+		for (int i = 0; i < 100 && G.n < (k + 1) * 100; i++)
+			ev_run(L, EVRUN_NOWAIT);
+		ck_assert_uint_eq(G.n, (k + 1) * 100);
+	}
+	ck_assert(G.in_order);
+	ck_assert(!off_loop);
+	struct pump_stats st;
+	pump_stats(P, &st);
+	ck_assert_uint_eq(st.queue.queued, 1000);
+	ck_assert_uint_eq(st.recv_errors, 0);
+	/* nothing readable: the loop does not call recv at all */
+	unsigned long calls = atomic_load(&sock_calls);
+	run_for(0.05);
+	ck_assert_uint_eq(atomic_load(&sock_calls), calls);
+}
+END_TEST
+
+/* A descriptor that stays readable while recv fails is not spun on: the
+ * watcher stops for the back-off, the failure is told once, and MADs flow
+ * again when recv works. */
+START_TEST(pump_fd_error_backs_off)
+{
+	ck_assert_int_eq(pump_start_fd(&P, L, SP[0], sock_recv, NULL, 0,
+				       on_deliver, NULL), 0);
+	pump_on_error(P, on_error, NULL);
+	sock_send(0, 5);
+	sock_err = -EIO;
+	run_for(0.6);
+	unsigned long calls = atomic_load(&sock_calls);
+	ck_assert_uint_ge(calls, PUMP_ERR_PERMANENT);
+	ck_assert_uint_lt(calls, 100);
+	ck_assert_uint_eq(G.n_errs, 1);
+	ck_assert_int_eq(G.errs[0], -EIO);
+	ck_assert_uint_eq(G.n, 0);
+	sock_err = 0;
+	for (int i = 0; i < 150 && G.n < 5; i++)
+		run_for(0.02);
+	ck_assert_uint_eq(G.n, 5);
+	ck_assert_uint_eq(G.n_errs, 2);
+	ck_assert_int_eq(G.errs[1], 0);
+	ck_assert(G.in_order);
+}
+END_TEST
+
+START_TEST(pump_fd_rejects)
+{
+	ck_assert_int_eq(pump_start_fd(&P, L, -1, sock_recv, NULL, 0,
+				       on_deliver, NULL), -EBADF);
+	ck_assert_int_eq(pump_start_fd(&P, L, SP[0], NULL, NULL, 0,
+				       on_deliver, NULL), -EINVAL);
+	P = NULL;
+}
+END_TEST
+
 static Suite *pump_suite(void)
 {
 	Suite *s = suite_create("pump");
@@ -625,6 +757,12 @@ static Suite *pump_suite(void)
 	tcase_add_test(tc, pump_permanent_error);
 	tcase_add_test(tc, pump_transient_errors);
 	tcase_add_test(tc, pump_start_rejects);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("fd mode");
+	tcase_add_checked_fixture(tc, sock_setup, sock_teardown);
+	tcase_add_test(tc, pump_fd_delivers_on_loop);
+	tcase_add_test(tc, pump_fd_error_backs_off);
+	tcase_add_test(tc, pump_fd_rejects);
 	suite_add_tcase(s, tc);
 	return s;
 }
