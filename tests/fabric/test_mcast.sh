@@ -773,12 +773,16 @@ if [ "$KIND" = ibsm ]; then
 		eleave H0015 sendonly "$(snm H0010)"
 		eleave H0007 non "$(snm H0003)"
 		ok=0
+		why=
 		left=(H0003 H0005 H0010 H0012)
 		for h in H0003 H0005 H0010; do
 			eleave "$h" full "$(snm "$h")"
 			left=("${left[@]:1}")
-			[ -z "$(mlid_of "$(snm "$h")")" ] || ok=1
-			[ "$(mlid_of "$(snm "${left[0]}")")" = "$SHARED" ] || ok=1
+			gone=$(mlid_of "$(snm "$h")")
+			kept=$(mlid_of "$(snm "${left[0]}")")
+			[ -z "$gone" ] || { ok=1; why+="after $h left its group has MLID $gone; "; }
+			[ "$kept" = "$SHARED" ] ||
+				{ ok=1; why+="after $h left ${left[0]}'s group has MLID '$kept', not $SHARED; "; }
 		done
 		grep -E " H0012 " "$emembers" >"$FAB_TMP/e.members.last"
 		for ((i = 0; i < 20; i++)); do
@@ -789,7 +793,7 @@ if [ "$KIND" = ibsm ]; then
 		done
 		$CHECK tree "$FAB_TMP/topo" "$FAB_TMP/e.mfts2" "$FAB_TMP/e.members.last" \
 			>>"$FAB_TMP/e.tree2" || ok=1
-		verdict e-snm-mlid-stays-with-last-group "$ok" "$(head -n 3 "$FAB_TMP/e.tree2")"
+		verdict e-snm-mlid-stays-with-last-group "$ok" "$why$(head -n 3 "$FAB_TMP/e.tree2")"
 		eleave H0012 full "$(snm H0012)"
 		for ((i = 0; i < 20; i++)); do
 			all_mfts "$FAB_TMP/e.mfts3"
