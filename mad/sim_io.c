@@ -43,6 +43,7 @@
 #define SIM_STATUS_DROPPED	110
 #define SIM_CTL_TIMEOUT_MS	2000
 #define SIM_OUTQ_CAP		4096	/* datagrams waiting for the simulator */
+#define SIM_RX_BATCH		32	/* datagrams taken per recvmmsg() */
 
 enum {
 	SIM_CTL_ERROR = 0,
@@ -93,6 +94,10 @@ struct sim_conn {
 	struct sim_dgram *outq;
 	unsigned out_head, out_count;
 	struct sim_send_stats st;
+	/* Datagrams taken in one recvmmsg(), handed out one per recv. */
+	struct sim_dgram *inb;
+	size_t in_len[SIM_RX_BATCH];
+	unsigned in_n, in_i;
 };
 
 size_t sim_dgram_size(void)
@@ -319,26 +324,60 @@ long sim_encode(void *dgram, size_t room, const void *mad, size_t len,
 	return (long)sizeof(d);
 }
 
+/* Take what is queued on the socket, up to SIM_RX_BATCH datagrams in one
+ * system call.  Returns how many, or -errno (-EAGAIN: none). */
+static int take_batch(struct sim_conn *c)
+{
+	struct mmsghdr m[SIM_RX_BATCH];
+	struct iovec v[SIM_RX_BATCH];
+
+	if (!c->inb) {
+		c->inb = malloc(SIM_RX_BATCH * sizeof(*c->inb));
+		if (!c->inb)
+			return -ENOMEM;
+	}
+	memset(m, 0, sizeof(m));
+	for (unsigned i = 0; i < SIM_RX_BATCH; i++) {
+		v[i] = (struct iovec){ .iov_base = &c->inb[i],
+				       .iov_len = sizeof(c->inb[i]) };
+		m[i].msg_hdr.msg_iov = &v[i];
+		m[i].msg_hdr.msg_iovlen = 1;
+	}
+	/* MSG_TRUNC: each length is the datagram's own, so an oversized
+	 * one is seen as such (and refused), not silently cut */
+	int n = recvmmsg(c->data_fd, m, SIM_RX_BATCH, MSG_DONTWAIT | MSG_TRUNC,
+			 NULL);
+	if (n < 0)
+		return -errno;
+	for (int i = 0; i < n; i++)
+		c->in_len[i] = m[i].msg_len;
+	c->in_n = (unsigned)n;
+	c->in_i = 0;
+	return n;
+}
+
 int sim_conn_recv(void *ctx, void *mad, size_t *len, struct mad_addr *from,
 		  int *status, int timeout_ms)
 {
 	struct sim_conn *c = ctx;
-	struct sim_dgram d;
-	ssize_t n;
 
-	for (;;) {
-		n = recv(c->data_fd, &d, sizeof(d), MSG_TRUNC);
-		if (n >= 0 || errno != EAGAIN || timeout_ms <= 0)
+	while (c->in_i >= c->in_n) {
+		int n = take_batch(c);
+
+		if (n > 0)
 			break;
+		if (n == 0)
+			n = -EAGAIN;
+		if (n != -EAGAIN || timeout_ms <= 0)
+			return n;
 		struct pollfd pfd = { .fd = c->data_fd, .events = POLLIN };
 		int rc = poll(&pfd, 1, timeout_ms);
 		if (rc <= 0)
 			return rc == 0 ? -ETIMEDOUT : -errno;
 		timeout_ms = 0;
 	}
-	if (n < 0)
-		return -errno;
-	return sim_decode(&d, (size_t)n, mad, len, from, status);
+	unsigned i = c->in_i++;
+	return sim_decode(&c->inb[i], c->in_len[i], mad, len, from, status);
 }
 
 /* Send what waits, oldest first, until the socket refuses one. */
@@ -451,6 +490,7 @@ void sim_conn_close(struct sim_conn *c)
 	(void)sim_ctl(c, SIM_CTL_DISCONNECT, NULL, 0);
 	close(c->data_fd);
 	close(c->ctl_fd);
+	free(c->inb);
 	free(c->outq);
 	free(c);
 }
