@@ -98,6 +98,7 @@ struct sim_conn {
 	struct sim_dgram *inb;
 	size_t in_len[SIM_RX_BATCH];
 	unsigned in_n, in_i;
+	bool drained;		/* the last batch emptied the socket */
 };
 
 size_t sim_dgram_size(void)
@@ -353,6 +354,7 @@ static int take_batch(struct sim_conn *c)
 		c->in_len[i] = m[i].msg_len;
 	c->in_n = (unsigned)n;
 	c->in_i = 0;
+	c->drained = n < SIM_RX_BATCH;
 	return n;
 }
 
@@ -362,6 +364,14 @@ int sim_conn_recv(void *ctx, void *mad, size_t *len, struct mad_addr *from,
 	struct sim_conn *c = ctx;
 
 	while (c->in_i >= c->in_n) {
+		/* The batch was all there was: say so without asking the
+		 * socket again (the loop's watcher is level-triggered, a
+		 * datagram that came since wakes it again). */
+		if (c->drained && timeout_ms <= 0) {
+			c->drained = false;
+			return -EAGAIN;
+		}
+		c->drained = false;
 		int n = take_batch(c);
 
 		if (n > 0)
