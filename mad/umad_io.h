@@ -5,7 +5,9 @@
  * preload it is a fake descriptor that epoll does not know.  So one small
  * thread blocks in umad_recv() on it and hands every MAD to the loop
  * through a queue and an ev_async; everything else stays on the loop
- * thread.  The same design works unchanged on real hardware.
+ * thread.  The same design works unchanged on real hardware.  Opened with
+ * umad_io_open_ibsim() instead, the port is ibsim's own protocol
+ * (mad/sim_io.h): a real socket, read by the loop, and no thread.
  */
 #ifndef IBSM_MAD_UMAD_IO_H
 #define IBSM_MAD_UMAD_IO_H

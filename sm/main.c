@@ -2,7 +2,8 @@
  * main.c - ibsm: command line, the event loop, and the sweep driver.
  *
  * One libev loop runs everything.  The only other thread is the umad
- * receive pump (mad/umad_io.c).  Signal handlers are libev watchers, so
+ * receive pump (mad/umad_io.c), and with --transport ibsim there is none
+ * (mad/sim_io.c: the loop reads the simulator's socket).  Signal handlers are libev watchers, so
  * they run on the loop like everything else (sm/ha/state.c:
  * sm_watchers_start).
  */
