@@ -92,19 +92,28 @@ static int choose_port(uint64_t guid, struct umad_port_info *chosen)
 	return 0;
 }
 
-int umad_io_open(struct umad_io **out, struct ev_loop *loop, uint64_t guid,
-		 const uint8_t *classes, unsigned nclasses, bool serve)
+/* A port not opened yet: no agents, no IsSM.  NULL when out of memory. */
+static struct umad_io *io_new(struct ev_loop *loop)
 {
-	struct umad_io *io;
-	int rc;
+	struct umad_io *io = calloc(1, sizeof(*io));
 
-	io = calloc(1, sizeof(*io));
 	if (!io)
-		return -ENOMEM;
+		return NULL;
 	io->loop = loop;
 	io->issm_fd = -1;
 	for (int i = 0; i < 256; i++)
 		io->agent[i] = -1;
+	return io;
+}
+
+int umad_io_open(struct umad_io **out, struct ev_loop *loop, uint64_t guid,
+		 const uint8_t *classes, unsigned nclasses, bool serve)
+{
+	struct umad_io *io = io_new(loop);
+	int rc;
+
+	if (!io)
+		return -ENOMEM;
 
 	rc = choose_port(guid, &io->info);
 	if (rc < 0)
@@ -151,16 +160,12 @@ fail:
 int umad_io_open_ibsim(struct umad_io **out, struct ev_loop *loop,
 		       const char **why)
 {
-	struct umad_io *io = calloc(1, sizeof(*io));
+	struct umad_io *io = io_new(loop);
 	struct sim_port_facts f;
 
 	*why = "out of memory";
 	if (!io)
 		return -ENOMEM;
-	io->loop = loop;
-	io->issm_fd = -1;
-	for (int i = 0; i < 256; i++)
-		io->agent[i] = -1;
 	int rc = sim_conn_open(&io->sim, getenv("SIM_HOST"), &f, why);
 	if (rc < 0) {
 		free(io);
