@@ -8,7 +8,8 @@
  * something with it.  Ranges are those of the field OpenSM stores the
  * value in (uint8 0-255, uint16 0-65535, uint32), narrowed where the IB
  * spec fixes them (SMInfo:Priority 4 bits, LMC 3 bits, PortInfo's 5-bit
- * time values, 14.2.5.6).  ibsm's own keys follow: pidfile, cache_dir and
+ * time values, 14.2.5.6).  ibsm's own keys follow (pidfile, cache_dir,
+ * control_socket, the SMP window's, incremental_reroute, transport), then
  * the limits of sm/limits.c (added from its table, once, by cfg_keys()).
  */
 #include "config.h"

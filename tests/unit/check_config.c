@@ -83,7 +83,7 @@ START_TEST(table_has_every_opensm_key)
 			ck_assert_str_ne(k[i].name, k[j].name);
 	}
 	ck_assert_uint_eq(opensm, 160);	/* opensm -c of 3.3.23 */
-	ck_assert_uint_eq(n, 160 + 6 + n_limit_opts);	/* + ibsm keys */
+	ck_assert_uint_eq(n, 160 + 7 + n_limit_opts);	/* + ibsm keys */
 	ck_assert_uint_ge(impl, 20);
 	ck_assert_uint_ge(rt, 50);
 	ck_assert(cfg_key_find("sm_priority", NULL)->flags & CFG_RT);
