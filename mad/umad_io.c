@@ -240,22 +240,20 @@ static int io_recv(void *ctx, void *mad, size_t *len, struct mad_addr *from,
 
 int umad_io_start(struct umad_io *io, umad_io_recv_cb cb, void *arg)
 {
+	int rc;
+
 	if (io->sim) {
-		int rc = pump_start_fd(&io->pump, io->loop,
-				       sim_conn_fd(io->sim), sim_conn_recv,
-				       io->sim, io->queue_len, cb, arg);
-		if (rc == 0) {
-			pump_set_source_lmc(io->pump, io->src_lmc);
-			pump_set_tid_filter(io->pump, io->wire_tids);
-		}
-		return rc;
+		/* a real socket: the loop reads it, no thread */
+		rc = pump_start_fd(&io->pump, io->loop, sim_conn_fd(io->sim),
+				   sim_conn_recv, io->sim, io->queue_len, cb, arg);
+	} else {
+		if (!io->rxbuf)
+			io->rxbuf = malloc(umad_size() + MAD_SIZE);
+		if (!io->rxbuf)
+			return -ENOMEM;
+		rc = pump_start(&io->pump, io->loop, io_recv, io, io->queue_len,
+				cb, arg);
 	}
-	if (!io->rxbuf)
-		io->rxbuf = malloc(umad_size() + MAD_SIZE);
-	if (!io->rxbuf)
-		return -ENOMEM;
-	int rc = pump_start(&io->pump, io->loop, io_recv, io, io->queue_len,
-			    cb, arg);
 	if (rc == 0) {
 		pump_set_source_lmc(io->pump, io->src_lmc);
 		pump_set_tid_filter(io->pump, io->wire_tids);
