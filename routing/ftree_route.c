@@ -537,8 +537,10 @@ int ftree_fix_layers(struct ftree *t, struct routing_result *r)
 	if (!marks)
 		return 0;
 	rc = routing_check_cdg(t->f, r, &cdg);
-	if (rc == 0 && routing_cdg_cycles(&cdg) == 0)
+	if (rc == 0 && routing_cdg_cycles(&cdg) == 0) {
+		r->cdg_acyclic = true;
 		goto out;
+	}
 	if (rc < 0)
 		goto out;
 	if (t->o->max_layers == 1) {
@@ -571,6 +573,8 @@ int ftree_fix_layers(struct ftree *t, struct routing_result *r)
 			 "cycles left with switch LIDs in their own layer",
 			 routing_cdg_cycles(&cdg));
 		rc = -ELOOP;
+	} else if (rc == 0) {
+		r->cdg_acyclic = true;
 	}
 out:
 	if (marks)

@@ -57,6 +57,14 @@ struct routing_result {
 	 * fallback is never silent.
 	 */
 	char fallback[256];
+	/*
+	 * The engine ran routing_check_cdg() on exactly these tables and
+	 * layers and found no cycle in any layer (ftree does, to decide
+	 * on its layers), so the daemon's check before programming need
+	 * not walk them again (11,664 hosts: 0.2 s).  Whatever changes
+	 * lft or sl afterwards must clear it.
+	 */
+	bool cdg_acyclic;
 };
 
 /*

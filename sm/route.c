@@ -3,12 +3,14 @@
  *
  * Every heavy sweep routes its new model.  What an engine returns is
  * checked before anything is sent (routing_check; routing_check_cdg
- * when the routes have layers or come from a deadlock-free engine): a table that loses a destination,
- * loops, or (for layered, deadlock-free routes) closes a cycle in a
- * layer's channel dependency graph would do more harm programmed than the
- * tables the switches already hold, so then the previous tables stay.
- * The check walks switches x LIDs once (routing/verify.c): on a fabric
- * of 1,152 hosts that is a few milliseconds beside the sweep's SMPs.
+ * when the routes have layers or come from a deadlock-free engine,
+ * unless the engine ran it on these very tables: cdg_acyclic): a table
+ * that loses a destination, loops, or (for layered, deadlock-free routes)
+ * closes a cycle in a layer's channel dependency graph would do more
+ * harm programmed than the tables the switches already hold, so then the
+ * previous tables stay.  Each check walks switches x LIDs once
+ * (routing/verify.c): a few milliseconds on 1,152 hosts, 0.1-0.2 s each
+ * on 11,664.
  */
 #include "config.h"
 
@@ -210,6 +212,7 @@ static bool debug_corrupt(struct sm *sm, const struct fabric *f,
 			if (!lid || lid > r->lft[i].top)
 				continue;
 			r->lft[i].port[lid] = LFT_NO_PATH;
+			r->cdg_acyclic = false;
 			log_warnx("debug: IBSM_DEBUG_CORRUPT_LFT: cleared LID %u"
 				  " in the table of switch 0x%016" PRIx64,
 				  lid, n->guid);
@@ -307,7 +310,8 @@ static int verify(const struct fabric *f, const struct routing_result *r,
 			 n ? n->desc : "?");
 		return 0;
 	}
-	if (!routing_claims_deadlock_free(r))
+	/* the engine's own check of these very tables (routing.h) */
+	if (!routing_claims_deadlock_free(r) || r->cdg_acyclic)
 		return 0;
 	rc = routing_check_cdg(f, r, &cdg);
 	if (rc < 0)
