@@ -73,4 +73,12 @@ static inline uint64_t routing_cdg_cycles(const struct routing_cdg *c)
 int routing_check_cdg(const struct fabric *f, const struct routing_result *r,
 		      struct routing_cdg *c);
 
+/*
+ * Threads for both walks: 0 (the default) picks them from the fabric's
+ * size (none below 2 M switch-LID pairs) and the online CPUs, at most 4;
+ * n >= 1 uses n whatever the size (tests; at most 4).  The results do
+ * not depend on it.
+ */
+void routing_verify_set_threads(unsigned n);
+
 #endif /* IBSM_ROUTING_VERIFY_H */

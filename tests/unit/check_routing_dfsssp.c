@@ -378,6 +378,86 @@ START_TEST(dfsssp_split_paths)
 }
 END_TEST
 
+/*
+ * The verifier splits the LIDs over threads on large fabrics
+ * (routing/verify.c).  Forced to 2, 3 and 4 threads on a small one (some
+ * then get no block at all), both walks must find exactly what one
+ * thread finds: minhop on a torus (dependency cycles), dfsssp's layers,
+ * and tables with a misroute and a hole in different blocks (the first
+ * failure by LID is the one reported).
+ */
+static void same_on_threads(const struct fabric *f,
+			    const struct routing_result *r)
+{
+	struct routing_check c1, cn;
+	struct routing_cdg d1, dn;
+
+	routing_verify_set_threads(1);
+	ck_assert_int_eq(routing_check(f, r, &c1), 0);
+	ck_assert_int_eq(routing_check_cdg(f, r, &d1), 0);
+	for (unsigned n = 2; n <= 4; n++) {
+		routing_verify_set_threads(n);
+		ck_assert_int_eq(routing_check(f, r, &cn), 0);
+		ck_assert_int_eq(routing_check_cdg(f, r, &dn), 0);
+		ck_assert_uint_eq(cn.pairs, c1.pairs);
+		ck_assert_uint_eq(cn.unreachable, c1.unreachable);
+		ck_assert_uint_eq(cn.loops, c1.loops);
+		ck_assert_uint_eq(cn.misrouted, c1.misrouted);
+		ck_assert_uint_eq(cn.hop_sum, c1.hop_sum);
+		ck_assert_uint_eq(cn.max_hops, c1.max_hops);
+		ck_assert_uint_eq(cn.bad_lid, c1.bad_lid);
+		ck_assert_int_eq(cn.bad_switch, c1.bad_switch);
+		ck_assert_uint_eq(dn.layers, d1.layers);
+		ck_assert_uint_eq(dn.channels, d1.channels);
+		for (unsigned l = 0; l < ROUTING_MAX_LAYERS; l++) {
+			ck_assert_uint_eq(dn.deps[l], d1.deps[l]);
+			ck_assert_uint_eq(dn.cycles[l], d1.cycles[l]);
+		}
+	}
+	routing_verify_set_threads(0);
+}
+
+START_TEST(verify_threads_agree)
+{
+	struct fabric f;
+	struct routing_result r;
+	struct routing_check c;
+	struct routing_cdg d;
+	int32_t sw = -1;
+
+	rf_torus(&f, 8, 8, 4);		/* 320 LIDs: 6 blocks of 64 */
+	ck_assert_uint_gt(f.max_lid, 4 * 64);
+	rf_route(&f, "minhop", NULL, &r);
+	ck_assert_uint_gt(rf_cycles(&f, &r, NULL), 0);
+	same_on_threads(&f, &r);
+
+	/* a hole for LID 300 and, earlier, a misroute for LID 100 */
+	for (size_t i = 0; i < f.n_nodes && sw < 0; i++)
+		if (f.nodes[i].type == NODE_TYPE_SWITCH &&
+		    f.nodes[i].ports[0].lid != 100 &&
+		    f.nodes[i].ports[0].lid != 300)
+			sw = (int32_t)i;
+	r.lft[sw].port[300] = LFT_NO_PATH;
+	r.lft[sw].port[100] = 0;	/* not its LID: misrouted */
+	same_on_threads(&f, &r);
+	routing_verify_set_threads(4);
+	ck_assert_int_eq(routing_check(&f, &r, &c), 0);
+	ck_assert_uint_gt(c.unreachable, 0);
+	ck_assert_uint_gt(c.misrouted, 0);
+	ck_assert_uint_eq(c.bad_lid, 100);
+	routing_verify_set_threads(0);
+	routing_result_free(&r);
+
+	rf_route(&f, "dfsssp", NULL, &r);
+	ck_assert_uint_gt(r.n_layers, 1);
+	ck_assert_uint_eq(rf_cycles(&f, &r, &d), 0);
+	ck_assert_uint_gt(d.layers, 1);
+	same_on_threads(&f, &r);
+	routing_result_free(&r);
+	fabric_free(&f);
+}
+END_TEST
+
 static Suite *dfsssp_suite(void)
 {
 	Suite *s = suite_create("routing_dfsssp");
@@ -390,6 +470,7 @@ static Suite *dfsssp_suite(void)
 	tcase_add_test(cdg, cdg_table_loop);
 	tcase_add_test(cdg, cdg_minhop_tree);
 	tcase_add_test(cdg, cdg_minhop_torus);
+	tcase_add_test(cdg, verify_threads_agree);
 	suite_add_tcase(s, cdg);
 
 	tcase_set_timeout(df, 120);
