@@ -102,6 +102,13 @@ struct ftree {
 	uint32_t *dest_off;	/* dests of switch x: dest_off[x] .. [x + 1] */
 
 	size_t n_phase5;
+
+	/* chain strategy run after the flow strategy: stop (-ECANCELED) as
+	 * soon as a link carries more than stop_above flows, since the
+	 * flow strategy's tables then win whatever comes after */
+	bool stop;
+	uint64_t stop_above;
+	bool stopped;
 };
 
 #define ALLOC(p, n)	((p) = calloc((n) ? (n) : 1, sizeof(*(p))))

@@ -654,6 +654,8 @@ static int route_dest(struct ftree *t, int32_t s, const struct fdest *d,
 			t->mass[x] += t->src[x];
 			if (t->next[x] >= 0 && t->mass[x]) {
 				flow[t->oslot[x]] += t->mass[x];
+				if (t->stop && flow[t->oslot[x]] > t->stop_above)
+					t->stopped = true;
 				t->mass[t->next[x]] += t->mass[x];
 			}
 			t->mass[x] = 0;
@@ -664,6 +666,8 @@ static int route_dest(struct ftree *t, int32_t s, const struct fdest *d,
 			t->mass[a] += t->src[a];
 			if (t->mass[a]) {
 				flow[t->oslot[a]] += t->mass[a];
+				if (t->stop && flow[t->oslot[a]] > t->stop_above)
+					t->stopped = true;
 				t->mass[t->next[a]] += t->mass[a];
 			}
 			t->mass[a] = 0;
@@ -778,6 +782,7 @@ int ftree_route_all(struct ftree *t, struct routing_result *out)
 	memset(t->pmin, 0, t->S * sizeof(*t->pmin));
 	memset(t->pidx, 0, t->S * sizeof(*t->pidx));
 	t->n_phase5 = 0;
+	t->stopped = false;
 	for (size_t x = 0; x < t->S; x++)
 		t->lftp[x] = out->lft[t->sw_node[x]].port;
 	t->cur = out;
@@ -802,6 +807,8 @@ int ftree_route_all(struct ftree *t, struct routing_result *out)
 			rc = route_dest(t, (int32_t)x, d, pt->lmc > 0);
 			if (rc < 0)
 				return rc;
+			if (t->stopped)
+				return -ECANCELED;
 		}
 	}
 	if (t->flow)
