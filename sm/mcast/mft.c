@@ -103,6 +103,7 @@ struct mft_state {
 	struct pm_slot *pm;
 	size_t   pm_size;
 	struct mlid_tree *trees[MLIDS];
+	size_t   tree_hi;		/* trees[tree_hi ..] are all NULL */
 	uint64_t sig[MLIDS];		/* scratch: this update's signatures */
 	uint32_t off[MLIDS + 1];	/* scratch: members per MLID */
 	uint8_t  dirty[MFT_BLOCKS];	/* blocks to compare in this update */
@@ -314,6 +315,7 @@ static void trees_clear(struct mft_state *s)
 		free(s->trees[i]);
 		s->trees[i] = NULL;
 	}
+	s->tree_hi = 0;
 }
 
 /* Record the GUIDs of a tree just built over the model: 0 or -ENOMEM. */
@@ -510,13 +512,22 @@ static int trees_update(struct mft_state *s, unsigned *built, unsigned *kept)
 {
 	struct sm *sm = s->sm;
 	size_t ng = group_count(sm);
-	size_t total = 0;
+	size_t total = 0, lim = s->tree_hi;
 	int rc = 0;
 
 	*built = 0;
 	*kept = 0;
-	memset(s->sig, 0, sizeof(s->sig));
-	memset(s->off, 0, sizeof(s->off));
+	/* MLID indexes beyond every group's and every tree's are left
+	 * alone: a few hundred groups need not cost 16,383 steps a join */
+	for (size_t i = 0; i < ng; i++) {
+		const struct mc_group *g = mc_table_at(sm->mc, i);
+
+		if (g->mlid >= MC_MLID_MIN && g->mlid <= MC_MLID_MAX &&
+		    (size_t)(g->mlid - MC_MLID_MIN) + 1 > lim)
+			lim = (size_t)(g->mlid - MC_MLID_MIN) + 1;
+	}
+	memset(s->sig, 0, lim * sizeof(*s->sig));
+	memset(s->off, 0, (lim + 1) * sizeof(*s->off));
 	for (size_t i = 0; i < ng; i++) {
 		const struct mc_group *g = mc_table_at(sm->mc, i);
 
@@ -536,10 +547,10 @@ static int trees_update(struct mft_state *s, unsigned *built, unsigned *kept)
 		s->off[x + 1] += (uint32_t)g->n_members;
 		total += g->n_members;
 	}
-	for (size_t x = 0; x < MLIDS; x++)
+	for (size_t x = 0; x < lim; x++)
 		s->off[x + 1] += s->off[x];
 	struct mcast_member *mem = malloc((total ? total : 1) * sizeof(*mem));
-	uint32_t *fill = calloc(MLIDS, sizeof(*fill));
+	uint32_t *fill = calloc(lim ? lim : 1, sizeof(*fill));
 	if (!mem || !fill) {
 		free(mem);
 		free(fill);
@@ -568,7 +579,7 @@ static int trees_update(struct mft_state *s, unsigned *built, unsigned *kept)
 	free(fill);
 
 	uint16_t hi = 0;
-	for (size_t x = 0; x < MLIDS; x++) {
+	for (size_t x = 0; x < lim; x++) {
 		bool has = s->sig[x] != 0;
 		bool same = s->trees[x] && s->trees[x]->sig == s->sig[x];
 		const struct mcast_member *mx = mem + s->off[x];
@@ -628,21 +639,21 @@ static int trees_update(struct mft_state *s, unsigned *built, unsigned *kept)
 	}
 	if (rc == 0)
 		s->carry = false;
+	s->tree_hi = lim;
+	while (s->tree_hi && !s->trees[s->tree_hi - 1])
+		s->tree_hi--;
 	free(mem);
 	s->want_entries = (uint16_t)((hi + MFT_BLOCK - 1) / MFT_BLOCK * MFT_BLOCK);
 	return rc;
 }
 
-/* PortMask of MLID index x on node `id`, position `pos`, host order. */
-static uint16_t want_mask(const struct mft_state *s, size_t x, int32_t id,
-			  unsigned pos)
+/* Node `id` in the tree of MLID index x, NULL when not on it. */
+static const struct mcast_sw *tree_switch(const struct mft_state *s, size_t x,
+					  int32_t id)
 {
 	const struct mlid_tree *t = x < MLIDS ? s->trees[x] : NULL;
-	const struct mcast_sw *w;
 
-	if (!t || !(w = mcast_tree_find(&t->t, id)))
-		return 0;
-	return mcast_mask_word16(w->mask, pos);
+	return t ? mcast_tree_find(&t->t, id) : NULL;
 }
 
 /* --------------------------------------------------------- the Sets */
@@ -838,6 +849,15 @@ static int program_mft(struct mft_state *s, int32_t id)
 		if (!s->all_blocks && !s->dirty[blk] &&
 		    !(blk < stale / MFT_BLOCK))
 			continue;
+		/* this switch in the trees of the block's MLIDs, once for
+		 * all its positions */
+		const struct mcast_sw *on[MFT_BLOCK];
+
+		for (unsigned i = 0; i < MFT_BLOCK; i++) {
+			size_t x = (size_t)blk * MFT_BLOCK + i;
+
+			on[i] = x < cap ? tree_switch(s, x, id) : NULL;
+		}
 		for (unsigned pos = 0; pos < positions; pos++) {
 			__be16 w[MFT_BLOCK];
 			bool same = !im->unknown[blk * positions + pos];
@@ -845,7 +865,8 @@ static int program_mft(struct mft_state *s, int32_t id)
 			for (unsigned i = 0; i < MFT_BLOCK; i++) {
 				size_t x = (size_t)blk * MFT_BLOCK + i;
 
-				w[i] = htobe16(x < cap ? want_mask(s, x, id, pos) : 0);
+				w[i] = htobe16(on[i] ? mcast_mask_word16(on[i]->mask,
+									pos) : 0);
 				if (w[i] != im->mask[x * positions + pos])
 					same = false;
 			}

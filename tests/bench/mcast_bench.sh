@@ -12,7 +12,9 @@
 # ..., 18 apart) each join the same GROUPS groups (default 250, as ibsm
 # lets a port into at most 256 groups; ff12:e01b::b:0 on, created by
 # whichever join comes first) from one mc_join process each, all at
-# once, WINDOW joins in flight per host (default 8).  RUNS times
+# once (each opens its port, then all send their first requests at the
+# same moment: mc_join --start-at), WINDOW joins in flight per host
+# (default 8).  RUNS times
 # (default 3) on the same SM: every host leaves the groups again between
 # runs, and each run has its own MGIDs (ff12:e01b::RUN:0 on).
 #
@@ -22,8 +24,8 @@
 # both SMs, while ibsim and the clients keep the rest, as sa_paths.sh
 # does.  Reported, the median of the runs (and every run's figures):
 #
-#  - joins/s: joins the SA accepted (all hosts) / (last answer - first
-#    request);
+#  - joins/s: joins the SA accepted (all hosts) / (last answer - the
+#    common start);
 #  - SM CPU/join: CPU time of the SM's threads over the joins and the
 #    MFT work they cause until the clients are done
 #    (/proc/PID/task/*/schedstat) / joins accepted; ibsim CPU/join the
@@ -259,17 +261,25 @@ for kind in $sms; do
 		sleep 1
 		cpu0=$(sm_cpu_ns)
 		sim0=$(sm_cpu_ns "$FAB_SIM_PID")
-		# Every host at once, each its own process.
+		# Every host at once, each its own process: all begin at the
+		# same moment, a second from now, once their ports are open
+		# (started one after the other, the clients' start-up spread
+		# the burst over 0.1 s more than the SM needed).
+		start=$(awk -v t="$(date +%s.%N)" 'BEGIN { printf "%.6f", t + 1 }')
 		pids=()
 		for h in "${hosts[@]}"; do
 			fab_spawn "$h" "$MJ" -m "$mgid" -c -N "$groups" -w "$window" \
-				-v -T 300 join >"$dir/join-$h" 2>&1
+				-v -T 300 --start-at "$start" join >"$dir/join-$h" 2>&1
 			pids+=("$FAB_SPAWN_PID")
 		done
 		for p in "${pids[@]}"; do
 			wait "$p"
 			rm -f "$FAB_TMP/pids/$p"
 		done
+		if grep -l "start-at: .* late" "$dir"/join-H* >/dev/null 2>&1; then
+			echo "$kind run $run: a client started after the common" \
+				"start time: the rate is low" >&2
+		fi
 		cpu1=$(sm_cpu_ns)
 		sim1=$(sm_cpu_ns "$FAB_SIM_PID")
 		sed -n 's/^joined .* mlid=\(0x[0-9a-f]*\) .*/\1/p' \

@@ -54,6 +54,13 @@
  *   -v, --verbose		-N: a "joined" line (the record) per join
  *   -t, --timeout MS  -r, --retries N
  *   -T, --wait S		mft-wait: give up after S seconds (default 30)
+ *   --start-at T		-N: send the first requests at T (seconds since
+ *				the epoch, as `date +%s.%N`), once the port is
+ *				open, so that several clients started one after
+ *				the other begin together (a benchmark's rate is
+ *				then the SM's, not the clients' start-up); the
+ *				summary's "seconds" count from T.  A T already
+ *				past starts at once and says so on stderr.
  *   --serial		mft-wait: bits that are set stay set (joins
  *				only): each round reads the first block with a
  *				bit still missing, and the next ones at once
@@ -583,6 +590,7 @@ static int usage(void)
 "  --tclass N  --flow N  --hop N  --mlid N  --mtu [SEL:]C  --rate [SEL:]C\n"
 "  --life [SEL:]C  -c (create)  -x PROXY-GID  -M MASK  -n CYCLES\n"
 "  -S +STATE,-STATE,...  -I  -N GROUPS  -w WINDOW  -v  -t MS  -r N  -T SECONDS\n"
+"  --start-at EPOCH-SECONDS (-N: begin then)\n"
 "  --serial (mft-wait: bits only get set; one block per round)\n"
 "JoinState: full, non, sendonly, sendonly-full, joined with '+', or bits\n");
 	return 2;
@@ -678,6 +686,7 @@ int main(int argc, char **argv)
 		{ "life", required_argument, NULL, 8 },
 		{ "serial", no_argument, NULL, 9 },
 		{ "mlid", required_argument, NULL, 10 },
+		{ "start-at", required_argument, NULL, 11 },
 		{ NULL, 0, NULL, 0 },
 	};
 	/* Every class a MAD may arrive in: umad2sim crashes on a MAD of a
@@ -691,7 +700,7 @@ int main(int argc, char **argv)
 	bool create = false, have_mask = false, proxy = false, have_leave = false;
 	uint8_t state = MC_JOIN_FULL, scope = 0;
 	unsigned long long v, user_mask = 0, timeout = 1000, retries = 3;
-	double wait = 30;
+	double wait = 30, start_at = 0;
 	uint16_t pkey = 0xffff;
 	uint32_t qkey = 0x0b1b, sl = 0, flow = 0, hop = 0;
 	struct umad_io *io;
@@ -807,6 +816,14 @@ int main(int argc, char **argv)
 			r.mlid = htobe16((uint16_t)v);
 			mask |= 1ull << MCM_MLID;
 			break;
+		case 11: {
+			char *end;
+
+			start_at = strtod(optarg, &end);
+			if (end == optarg || *end || start_at <= 0)
+				return usage();
+			break;
+		}
 		case 1:
 			if (!num(optarg, 15, &v))
 				return usage();
@@ -964,6 +981,19 @@ int main(int argc, char **argv)
 	};
 	ev_timer_init(&timer, on_timer, wait, 0.);
 	timer.data = &c;
+	if (start_at > 0) {
+		double d = start_at - now();
+
+		if (d < 0) {
+			fprintf(stderr, "mc_join: --start-at: %.3f s late\n", -d);
+		} else {
+			struct timespec ts = { (time_t)d,
+					       (long)((d - (time_t)d) * 1e9) };
+
+			while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+				;
+		}
+	}
 	c.t0 = now();
 	ev_timer file_timer;
 	if (c.op == OP_MFT_WAIT) {

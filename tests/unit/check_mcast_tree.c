@@ -897,6 +897,53 @@ START_TEST(mft_leave_clears)
 }
 END_TEST
 
+/*
+ * The highest MLID in use goes away, then the only one left: an update
+ * looks only as far as the highest group or tree (mft.c), and must still
+ * clear the entries of a tree above every group that is left.
+ */
+START_TEST(mft_highest_mlid_goes)
+{
+	struct mc_group *g[100];
+
+	for (unsigned i = 0; i < 100; i++) {
+		g[i] = group((uint8_t)(i + 1));
+		join(g[i], i % 2 ? "H0001" : "H0128", MC_JOIN_FULL);
+	}
+	ck_assert_uint_eq(g[99]->mlid, 0xc063);		/* block 3 */
+	join(g[99], "H0001", MC_JOIN_FULL);
+	mft_sweep_done(&S);
+	run_updates(1);
+	check_programmed(g[99]);
+	ck_assert_uint_gt(entries_nonzero(0xc063), 0);
+	/* all but the last go: only 0xc063 keeps entries */
+	for (unsigned i = 0; i < 99; i++)
+		mc_group_delete(S.mc, g[i]);
+	mcast_changed(&S);
+	run_updates(2);
+	for (unsigned i = 0; i < 99; i++)
+		ck_assert_uint_eq(entries_nonzero((uint16_t)(0xc000 + i)), 0);
+	check_programmed(g[99]);
+	ck_assert_uint_gt(entries_nonzero(0xc063), 0);
+	/* and the last: no group left, its tree's entries cleared */
+	size_t before = F.n_sent;
+	mc_group_delete(S.mc, g[99]);
+	mcast_changed(&S);
+	run_updates(3);			/* updates so far, all told */
+	ck_assert_uint_gt(mft_sets(before), 0);
+	ck_assert_uint_eq(entries_nonzero(0xc063), 0);
+	/* a new group takes the lowest MLID and is programmed */
+	g[0] = group(200);
+	join(g[0], "H0001", MC_JOIN_FULL);
+	join(g[0], "H0128", MC_JOIN_FULL);
+	ck_assert_uint_eq(g[0]->mlid, 0xc000);
+	mcast_changed(&S);
+	run_updates(4);
+	check_programmed(g[0]);
+	ck_assert_uint_gt(entries_nonzero(0xc000), 0);
+}
+END_TEST
+
 static void on_stop(struct ev_loop *l, ev_timer *w, int revents);
 static uint8_t drop_path;		/* MFT Sets to this switch are lost */
 
@@ -1299,6 +1346,7 @@ static Suite *mcast_suite(void)
 	tcase_add_test(tc, mft_join_sends_changed_only);
 	tcase_add_test(tc, mft_blocks_apart);
 	tcase_add_test(tc, mft_leave_clears);
+	tcase_add_test(tc, mft_highest_mlid_goes);
 	tcase_add_test(tc, mft_unanswered_resent);
 	tcase_add_test(tc, mft_top);
 	tcase_add_test(tc, mft_lost_retried);
