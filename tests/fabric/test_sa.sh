@@ -106,7 +106,7 @@ expect sa-rmpp-other-host-served "tables 1 ok 1 no-resources 0 other 0" \
 # as SMs, so the subscriber sets SIM_SET_ISSM (real HCAs need no such
 # thing).
 subscribe() {
-	SIM_SET_ISSM=1 fab_run "$1" "$CLIENT" subscribe "$2" 20 \
+	FAB_TIMEOUT=35 SIM_SET_ISSM=1 fab_run "$1" "$CLIENT" subscribe "$2" 20 \
 		>"$FAB_TMP/sub-$2.out" 2>&1
 }
 # report_check NAME HOST TRAP 'CONSOLE COMMAND': subscribe HOST to TRAP,
