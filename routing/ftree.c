@@ -676,8 +676,11 @@ void ftree_find_ancestors(struct ftree *t, int32_t s)
 	 * Expected sources through each other switch, in 1/16: its own and
 	 * an even share of what the switches below it send up, shared only
 	 * over the up-neighbours that have an up*down* path to s (a core
-	 * that lost its link into the pod of s carries none of it).
+	 * that lost its link into the pod of s carries none of it).  Only
+	 * the flow strategy reads them (t->flow is set for the chain's).
 	 */
+	if (t->flow)
+		return;
 	for (size_t i = 0; i < t->n_order; i++) {
 		int32_t x = t->order[i];
 		uint32_t b = t->port_base[x];

@@ -117,7 +117,8 @@ struct ftree {
 const char *ftree_sw_desc(const struct ftree *t, size_t x);
 uint64_t ftree_sw_guid(const struct ftree *t, size_t x);
 /* The ancestors of switch s and, for each, its down-ports towards s;
- * the expected sources through every other switch. */
+ * the expected sources through every other switch (flow strategy only:
+ * t->flow NULL). */
 void ftree_find_ancestors(struct ftree *t, int32_t s);
 
 /* ftree_route.c */
