@@ -183,16 +183,13 @@ static void opts_free(struct routing_opts *o)
  * IBSM_DEBUG_CORRUPT_LFT=N (tests only): from the Nth routing computation
  * of this process on, one entry of the first switch's table that leads
  * to a CA is cleared after the engine ran, so that the verification has
- * something to catch (tests/fabric/test_route_verify.sh).
+ * something to catch (tests/fabric/test_route_verify.sh).  Runs in
+ * sm_route_compute(): what it cleared goes to the job, logged later.
  */
-static bool debug_corrupt(struct sm *sm, const struct fabric *f,
-			  struct routing_result *r)
+static bool debug_corrupt(struct sm_route_job *j, struct routing_result *r)
 {
-	const char *v = getenv("IBSM_DEBUG_CORRUPT_LFT");
-	unsigned long from = v ? strtoul(v, NULL, 10) : 0;
+	const struct fabric *f = j->f;
 
-	if (!from || sm->route_runs < from)
-		return false;
 	for (size_t i = 0; i < f->n_nodes; i++) {
 		const struct fab_node *n = &f->nodes[i];
 
@@ -213,9 +210,8 @@ static bool debug_corrupt(struct sm *sm, const struct fabric *f,
 				continue;
 			r->lft[i].port[lid] = LFT_NO_PATH;
 			r->cdg_acyclic = false;
-			log_warnx("debug: IBSM_DEBUG_CORRUPT_LFT: cleared LID %u"
-				  " in the table of switch 0x%016" PRIx64,
-				  lid, n->guid);
+			j->corrupt_lid = lid;
+			j->corrupt_guid = n->guid;
 			return true;
 		}
 	}
@@ -450,51 +446,101 @@ full:
 	return 0;
 }
 
-int sm_route(struct sm *sm, const struct fabric *f,
-	     struct routing_result *out, char *err, size_t errlen)
+void sm_route_prepare(struct sm *sm, const struct fabric *f,
+		      struct sm_route_job *j)
 {
-	const char *list = sm->cfg.routing_engine ? sm->cfg.routing_engine
-						  : SM_DEFAULT_ENGINES;
-	struct routing_opts o;
-	struct routing_result prev = { 0 };
-	char what[200], pwhat[200], ferr[600];
-	uint64_t lost, plost;
-	double t0, t1, t2;
-	int rc;
+	const char *v = getenv("IBSM_DEBUG_CORRUPT_LFT");
+	unsigned long from = v ? strtoul(v, NULL, 10) : 0;
+	char ferr[600];
 
+	memset(j, 0, sizeof(*j));
+	j->f = f;
+	snprintf(j->list, sizeof(j->list), "%s", sm->cfg.routing_engine ?
+		 sm->cfg.routing_engine : SM_DEFAULT_ENGINES);
 	/* a bad GUID file: routing goes on without the rest of them */
-	if (opts_get(&sm->cfg, &o, ferr, sizeof(ferr)) < 0)
+	if (opts_get(&sm->cfg, &j->o, ferr, sizeof(ferr)) < 0)
 		log_err("ERR 1503: %s; routing without it", ferr);
 	sm->route_runs++;
-	t0 = now();
-	rc = routing_run_opts(list, f, &o, out, err, errlen);
+	j->corrupt = from && sm->route_runs >= from;
+	v = getenv("IBSM_DEBUG_ROUTE_DELAY_MS");
+	j->delay_ms = v ? (unsigned)strtoul(v, NULL, 10) : 0;
+}
+
+void sm_route_compute(struct sm_route_job *j)
+{
+	double t0 = now(), t1;
+
+	if (j->delay_ms) {
+		struct timespec ts = { j->delay_ms / 1000,
+				       (long)(j->delay_ms % 1000) * 1000000L };
+
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
+	j->rc = routing_run_opts(j->list, j->f, &j->o, &j->out, j->err,
+				 sizeof(j->err));
 	t1 = now();
-	opts_free(&o);
-	if (rc < 0)
+	j->t_engine = t1 - t0;
+	if (j->rc < 0)
+		return;
+	if (j->corrupt)
+		debug_corrupt(j, &j->out);
+	j->vrc = verify(j->f, &j->out, j->what, sizeof(j->what), &j->lost);
+	j->verified = true;
+	j->t_verify = now() - t1;
+}
+
+void sm_route_job_free(struct sm_route_job *j)
+{
+	routing_result_free(&j->out);
+	opts_free(&j->o);
+}
+
+int sm_route_finish(struct sm *sm, struct sm_route_job *j,
+		    struct routing_result *out, char *err, size_t errlen)
+{
+	const struct fabric *f = j->f;
+	struct routing_result prev = { 0 };
+	char pwhat[200];
+	uint64_t plost;
+	int rc;
+
+	opts_free(&j->o);
+	if (j->rc < 0) {
+		snprintf(err, errlen, "%s", j->err);
+		rc = j->rc;
+		sm_route_job_free(j);
 		return rc;
+	}
+	*out = j->out;
+	memset(&j->out, 0, sizeof(j->out));
 	if (out->fallback[0])
 		log_warnx("ERR 1501: routing fell back to %s: %s", out->engine,
 			  out->fallback);
 	log_info("routing: %s%s%s (%.3f s)", out->engine,
-		 out->summary[0] ? ": " : "", out->summary, t1 - t0);
-	rc = try_incremental(sm, f, out);
+		 out->summary[0] ? ": " : "", out->summary, j->t_engine);
+	if (j->corrupt_lid)
+		log_warnx("debug: IBSM_DEBUG_CORRUPT_LFT: cleared LID %u in the"
+			  " table of switch 0x%016" PRIx64, j->corrupt_lid,
+			  j->corrupt_guid);
+	/* merged tables are verified by try_incremental() (but a table a
+	 * test corrupted goes to the check as it is) */
+	rc = j->corrupt_lid ? 0 : try_incremental(sm, f, out);
 	if (rc < 0)
 		goto nomem;
-	/* merged tables were verified already (unless a test corrupts) */
-	if (!debug_corrupt(sm, f, out) && rc == 1)
+	if (rc == 1)
 		return 0;
 
-	rc = verify(f, out, what, sizeof(what), &lost);
-	t2 = now();
+	rc = j->vrc;
 	if (rc < 0)
 		goto nomem;
-	log_debug("routing: verified in %.3f s", t2 - t1);
-	if (!what[0])
+	log_debug("routing: verified in %.3f s", j->t_verify);
+	if (!j->what[0])
 		return 0;
 	if (!sm->routes.lft || sm->routes.n_nodes != sm->fabric.n_nodes) {
 		log_err("ERR 1502: routing by %s failed verification: %s; no "
 			"previous tables to keep: programming them anyway",
-			out->engine, what);
+			out->engine, j->what);
 		return 0;
 	}
 	/*
@@ -507,9 +553,9 @@ int sm_route(struct sm *sm, const struct fabric *f,
 		rc = verify(f, &prev, pwhat, sizeof(pwhat), &plost);
 	if (rc < 0)
 		goto nomem;
-	if (!pwhat[0] || plost < lost) {
+	if (!pwhat[0] || plost < j->lost) {
 		log_err("ERR 1502: routing by %s failed verification: %s; the "
-			"previous tables stay%s%s%s", out->engine, what,
+			"previous tables stay%s%s%s", out->engine, j->what,
 			pwhat[0] ? " (they lose fewer paths: " : "", pwhat,
 			pwhat[0] ? ")" : "");
 		routing_result_free(out);
@@ -518,13 +564,23 @@ int sm_route(struct sm *sm, const struct fabric *f,
 	}
 	log_err("ERR 1502: routing by %s failed verification: %s; the "
 		"previous tables are worse on this fabric (%s): programming "
-		"the new ones", out->engine, what, pwhat);
+		"the new ones", out->engine, j->what, pwhat);
 	routing_result_free(&prev);
 	return 0;
 nomem:
 	routing_result_free(&prev);
 	snprintf(err, errlen, "verifying the routes: %s", strerror(-rc));
 	return rc;
+}
+
+int sm_route(struct sm *sm, const struct fabric *f,
+	     struct routing_result *out, char *err, size_t errlen)
+{
+	struct sm_route_job j;
+
+	sm_route_prepare(sm, f, &j);
+	sm_route_compute(&j);
+	return sm_route_finish(sm, &j, out, err, errlen);
 }
 
 /* ------------------------------------------------------------ offline */

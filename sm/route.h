@@ -53,6 +53,47 @@ int sm_route(struct sm *sm, const struct fabric *f,
 	     struct routing_result *out, char *err, size_t errlen);
 
 /*
+ * sm_route() in three steps, so that the heavy one can run off the loop
+ * (sm/sweep.c runs sm_route_compute() on a thread of its own):
+ *
+ *   sm_route_prepare()  loop: the engine list and its options (GUID
+ *                       files read, ERR 1503 logged) copied into the job;
+ *   sm_route_compute()  any thread: the engines and the checks, on `f`
+ *                       and the job alone (no log, no sm, no globals);
+ *   sm_route_finish()   loop: logs what compute found, tries the
+ *                       incremental merge, keeps the previous tables when
+ *                       the new ones fail, and moves the result to `out`.
+ *
+ * `f` must not change from prepare to finish.  sm_route_job_free() frees
+ * what a job still holds (a job that was not finished).
+ */
+struct sm_route_job {
+	const struct fabric *f;
+	char list[256];			/* the engine list */
+	struct routing_opts o;		/* owns the GUID arrays */
+	bool corrupt;			/* IBSM_DEBUG_CORRUPT_LFT is due */
+	unsigned delay_ms;		/* IBSM_DEBUG_ROUTE_DELAY_MS (tests) */
+
+	struct routing_result out;	/* compute: the engine's tables */
+	int rc;				/* of the engines, or of verify */
+	bool verified;			/* verify ran: vrc, what, lost */
+	int vrc;
+	char what[200];
+	uint64_t lost;
+	uint16_t corrupt_lid;		/* what the debug hook cleared */
+	uint64_t corrupt_guid;
+	double t_engine, t_verify;	/* seconds */
+	char err[512];
+};
+
+void sm_route_prepare(struct sm *sm, const struct fabric *f,
+		      struct sm_route_job *j);
+void sm_route_compute(struct sm_route_job *j);
+int sm_route_finish(struct sm *sm, struct sm_route_job *j,
+		    struct routing_result *out, char *err, size_t errlen);
+void sm_route_job_free(struct sm_route_job *j);
+
+/*
  * ibsm --route-only FILE (and tools/routebench): no fabric, no simulator.
  * Load the topology file (ibnetdiscover or ibsim .net), number the LIDs
  * (switches first, then CA/router ports, ranges aligned to 2^lmc), route
