@@ -72,6 +72,28 @@ sm_up_lines() {
 	tail -c +"$(($2 + 1))" "$1" 2>/dev/null | grep 'SUBNET UP'
 }
 
+# sm_sim_and_sm_up NETFILE NAME OUT [IBSM OPTIONS...]: ibsim on NETFILE,
+# then ibsm on H0001 writing OUT.log/OUT.out, and its first SUBNET UP
+# (PASS subnet-up).  When either fails: FAIL sim-start or subnet-up (with
+# the tails of the daemon's log and output), and the test ends there.
+sm_sim_and_sm_up() {
+	local net=$1 name=$2 out=$3
+	shift 3
+	if ! fab_sim_start "$net" "$name"; then
+		fab_fail sim-start
+		fab_summary
+		exit 1
+	fi
+	sm_start H0001 "$out" "$@"
+	if ! sm_wait_up "$out" 0 60 >/dev/null; then
+		fab_fail subnet-up
+		tail -n 20 "$out.log" "$out.out"
+		fab_summary
+		exit 1
+	fi
+	fab_pass subnet-up
+}
+
 # sm_wait_up OUT OFFSET TIMEOUT: wait until OUT.log has a "SUBNET UP" line
 # after byte OFFSET; print that line.  Fails on timeout or when the daemon
 # died.

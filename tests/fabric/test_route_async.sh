@@ -27,24 +27,13 @@ ctl() {
 	"$CTL" --socket "$SOCK" "$@"
 }
 
-fab_sim_start "$NET" routeasync || {
-	fab_fail sim-start
-	fab_summary
-	exit 1
-}
 printf 'sweep_interval 0\n' >"$T/opensm.conf"
 
 # ------------------------------------------------ 1. the first sweep
 export IBSM_DEBUG_ROUTE_DELAY_MS=3000
-sm_start H0001 "$T/sm" -F "$T/opensm.conf" --control-socket "$SOCK"
+sm_sim_and_sm_up "$NET" routeasync "$T/sm" -F "$T/opensm.conf" \
+	--control-socket "$SOCK"
 unset IBSM_DEBUG_ROUTE_DELAY_MS
-if ! sm_wait_up "$T/sm" 0 60 >/dev/null; then
-	fab_fail subnet-up
-	tail -n 20 "$T/sm.log" "$T/sm.out"
-	fab_summary
-	exit 1
-fi
-fab_pass subnet-up
 sm_diags H0002 "$T/d1"
 fab_check first-routes-valid sm_verify "$T/d1" --ends "$(sm_net_ends "$NET")"
 
@@ -74,11 +63,7 @@ fab_check answered-before-routing-done \
 	sh -c "! grep -q '\[INFO\] routing: ' <<'EOF'
 $new
 EOF"
-if sm_wait_up "$T/sm" "$off" 60 >/dev/null; then
-	fab_pass reroute-sweep-completes
-else
-	fab_fail reroute-sweep-completes
-fi
+fab_check reroute-sweep-completes sm_wait_up "$T/sm" "$off" 60
 new=$(tail -c +"$((off + 1))" "$T/sm.log")
 fab_check reroute-routing-logged grep -q '\[INFO\] routing: ' <<<"$new"
 sm_diags H0002 "$T/d2"

@@ -66,22 +66,11 @@ fab_check routebench-same-report test $? -eq 0
 fab_check routebench-ok grep -qx 'result: ok' "$T/rb.txt"
 
 # -------------------------------------------- 2. the daemon, default engine
-fab_sim_start "$FAB_TOPO/fat2-small.net" routeverify || {
-	fab_fail sim-start
-	fab_summary
-	exit 1
-}
 printf 'sweep_interval 0\n' >"$T/opensm.conf"
 export IBSM_DEBUG_CORRUPT_LFT=2
-sm_start H0001 "$T/sm" -F "$T/opensm.conf" --control-socket "$SOCK"
+sm_sim_and_sm_up "$FAB_TOPO/fat2-small.net" routeverify "$T/sm" \
+	-F "$T/opensm.conf" --control-socket "$SOCK"
 unset IBSM_DEBUG_CORRUPT_LFT
-if ! sm_wait_up "$T/sm" 0 60 >/dev/null; then
-	fab_fail subnet-up
-	tail -n 20 "$T/sm.log" "$T/sm.out"
-	fab_summary
-	exit 1
-fi
-fab_pass subnet-up
 line=$(grep -m1 '\[INFO\] routing: ' "$T/sm.log")
 fab_check daemon-auto-summary grep -q 'auto: fat tree, 2 levels (4/2 switches) -> ' <<<"$line"
 engine=$(sed -n 's/.*\[INFO\] routing: \([a-z]*\): .*/\1/p' <<<"$line")
