@@ -17,7 +17,9 @@
  *                       block by block when the SM manages it (CA and
  *                       router ports, switch port 0, switch ports that are
  *                       up: the ports OpenSM 3.3.23 reads, see
- *                       fabric_pkey_blocks()).
+ *                       fabric_pkey_blocks()); or, with
+ *                       discover_set_defer_pkeys(), later, when the caller
+ *                       asks (discover_read_pkeys()).
  *
  * SLtoVLMappingTable and VLArbitrationTable are not read: OpenSM 3.3.23
  * with QoS off neither reads nor sets them (checked on ibsim: no SMP of
@@ -60,6 +62,7 @@ struct discovery {
 	bool lid_routes;		/* LID-routed SMPs allowed (from prev) */
 	unsigned max_nodes;		/* DISCOVER_MAX_NODES, or a test's */
 	bool full;			/* max_nodes reached (ERR 0108 told) */
+	bool defer_pkeys;		/* P_Key tables: discover_read_pkeys() */
 };
 
 struct query {
@@ -687,7 +690,8 @@ static void got_port_info(struct discovery *d, struct query *q,
 	if (q->port && p->peer_node != FAB_NONE &&
 	    pi_port_state(pi) < PORT_STATE_INIT)
 		twin_behind_down_port(d, q);
-	read_pkeys(d, q->node, q->port, q->path, q->hops);
+	if (!d->defer_pkeys)
+		read_pkeys(d, q->node, q->port, q->path, q->hops);
 	if (q->port == 0 || pi_port_state(pi) < PORT_STATE_INIT ||
 	    p->peer_node != FAB_NONE)
 		return;
@@ -837,6 +841,45 @@ void discover_set_lid_routes(struct discovery *d, bool on)
 void discover_set_max_nodes(struct discovery *d, unsigned n)
 {
 	d->max_nodes = n ? n : DISCOVER_MAX_NODES;
+}
+
+void discover_set_defer_pkeys(struct discovery *d, bool on)
+{
+	d->defer_pkeys = on;
+}
+
+/*
+ * The P_Key tables a deferred discovery left unread, now: the ports whose
+ * PortInfo it read, each on the route it was read on (a switch's own
+ * route; a CA port's, which twin handling may have changed since), with
+ * the same bounds as when they are read along the way.
+ */
+unsigned discover_read_pkeys(struct discovery *d, discover_done_cb cb,
+			     void *arg)
+{
+	struct fabric *f = d->fabric;
+
+	d->cb = cb;
+	d->cb_arg = arg;
+	memset(&d->result, 0, sizeof(d->result));
+	clock_gettime(CLOCK_MONOTONIC, &d->start);
+	for (size_t id = 0; id < f->n_nodes; id++) {
+		const struct fab_node *n = &f->nodes[id];
+
+		for (unsigned pn = 0; pn <= n->num_ports; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+			bool sw = n->type == NODE_TYPE_SWITCH;
+
+			if (!p->valid || p->pkeys)
+				continue;
+			read_pkeys(d, (int32_t)id, (uint8_t)pn,
+				   sw ? n->path : p->path, sw ? n->hops : p->hops);
+		}
+	}
+	if (!d->outstanding)
+		return 0;
+	d->finished = false;
+	return d->outstanding;
 }
 
 void discover_free(struct discovery *d)

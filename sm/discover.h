@@ -58,6 +58,22 @@ void discover_set_lid_routes(struct discovery *d, bool on);
  */
 #define DISCOVER_MAX_NODES	0xbfff
 void discover_set_max_nodes(struct discovery *d, unsigned n);
+/*
+ * Leave the P_Key tables out of the discovery (its callback runs when the
+ * rest is known) for discover_read_pkeys() to read afterwards.  Call
+ * right after discover_start().
+ */
+void discover_set_defer_pkeys(struct discovery *d, bool on);
+/*
+ * After a deferred discovery's callback: read the P_Key tables now.  Only
+ * the P_Key fields of the model's ports (pkeys, pkey_blocks, pkey_read)
+ * and nodes' smp_lid_failed are written meanwhile, so another thread may
+ * read the rest of the model (the routing does).  `cb` runs when all are
+ * answered, with this phase's counts, unless nothing was sent: returns 0
+ * then (and never calls `cb`), else a positive number.
+ */
+unsigned discover_read_pkeys(struct discovery *d, discover_done_cb cb,
+			     void *arg);
 void discover_free(struct discovery *d);
 
 #endif /* IBSM_SM_DISCOVER_H */

@@ -71,6 +71,11 @@ struct sweep {
 	pthread_t route_th;
 	bool routing;			/* the thread runs (not joined yet) */
 	ev_async routed;
+	/* Meanwhile the loop reads the P_Key tables (discover_read_pkeys());
+	 * PROGRAM starts when both are done (plan_joined()). */
+	bool routes_pending, pkeys_pending;
+	ev_tstamp t_pkeys;		/* P_Key reads done */
+	unsigned pkey_smps, pkey_failed;
 };
 
 /* Sets a node did not acknowledge in this sweep, by attribute. */
@@ -742,12 +747,16 @@ static void stage_done(struct smp_batch *b, void *arg)
 	sm->rereg_done = true;
 	struct fabric_counts c;
 	fabric_count(&sw->f, &c);
+	char pk[96] = "";
+	if (sw->pkey_smps)	/* read while the routing ran */
+		snprintf(pk, sizeof(pk), ", P_KeyTable reads %.3f s (%u SMPs)",
+			 sw->t_pkeys - sw->t_disc, sw->pkey_smps);
 	log_info("heavy sweep: %zu switches, %zu CAs, %zu links, max LID %u,"
-		 " routing %s; %s %.3f s (%u SMPs), program %.3f s"
+		 " routing %s; %s %.3f s (%u SMPs)%s, program %.3f s"
 		 " (%u Sets, %u of them P_KeyTable), activate %.3f s (%u Sets)",
 		 c.switches, c.cas, c.links, sw->f.max_lid, sw->routes.engine,
 		 sw->quick ? "quick sweep" : "discovery",
-		 sw->t_disc - sw->t0, sw->disc_smps, sw->t_prog - sw->t_disc,
+		 sw->t_disc - sw->t0, sw->disc_smps, pk, sw->t_prog - sw->t_disc,
 		 sw->prog_smps, sw->pkey_sets, now - sw->t_prog, sw->act_smps);
 	if (sw->readbacks)
 		log_info("PortInfo Sets: %u repeats refused as invalid transitions"
@@ -878,9 +887,8 @@ static void on_discovered(void *arg, const struct discover_result *r)
 		log_err("ERR 0211: bringing up an incomplete fabric after %u"
 			" failed sweeps: %u queries failed, %u dead ends",
 			sm->failed_sweeps, r->failed, r->dead_ends);
-	/* r lives in the discovery: not to be read after this. */
-	discover_free(sw->disc);
-	sw->disc = NULL;
+	/* r lives in the discovery: not to be read after this.  The
+	 * discovery stays for the P_Key tables (sweep_plan()). */
 	r = NULL;
 	if (sw->f.local_node == FAB_NONE) {
 		sweep_finish(sw, false, "the local port did not answer NodeInfo");
@@ -891,6 +899,8 @@ static void on_discovered(void *arg, const struct discover_result *r)
 
 static void *route_main(void *arg);
 static void on_routed(struct ev_loop *loop, ev_async *w, int revents);
+static void on_pkeys(void *arg, const struct discover_result *r);
+static void plan_joined(struct sweep *sw);
 static void route_done(struct sweep *sw);
 
 /* PLAN: LIDs, partitions and routes for the new model, then PROGRAM. */
@@ -933,20 +943,22 @@ static void sweep_plan(struct sweep *sw)
 		if (id != FAB_NONE)
 			fabric_unlink_node(&sw->f, id);
 	}
-	/* The partitions' P_Key tables for this model (-P; program.c). */
-	if (sm_parts_resolve(sm, &sw->f) < 0) {
-		sweep_finish(sw, false, "partitions could not be resolved");
-		return;
-	}
-
 	/*
 	 * Routes, verified; the previous ones when they fail (sm/route.c).
 	 * The engines and the checks run on a thread (0.4-1 s on 5,000 to
 	 * 12,000 hosts), so that the loop answers the SA, traps and the
-	 * control socket meanwhile; nothing on the loop touches sw->f nor
-	 * the job until route_done().  No thread: here, as before.
+	 * control socket meanwhile.  Nothing on the loop touches sw->f nor
+	 * the job until plan_joined(), but for the P_Key tables: routing
+	 * needs none of them, so the discovery reads them now (half its
+	 * SMPs on a fabric of 8-block HCA tables), while the thread routes.
+	 * No thread: the routing runs here, as before, the reads after it.
 	 */
 	sm_route_prepare(sm, &sw->f, &sw->job);
+	sw->routes_pending = true;
+	if (sw->disc) {
+		sw->pkey_smps = discover_read_pkeys(sw->disc, on_pkeys, sw);
+		sw->pkeys_pending = sw->pkey_smps != 0;
+	}
 	ev_async_init(&sw->routed, on_routed);
 	sw->routed.data = sw;
 	ev_async_start(sm->loop, &sw->routed);
@@ -954,8 +966,23 @@ static void sweep_plan(struct sweep *sw)
 	if (!sw->routing) {
 		ev_async_stop(sm->loop, &sw->routed);
 		sm_route_compute(&sw->job);
-		route_done(sw);
+		sw->routes_pending = false;
+		plan_joined(sw);
 	}
+}
+
+/* Loop: the P_Key tables are read. */
+static void on_pkeys(void *arg, const struct discover_result *r)
+{
+	struct sweep *sw = arg;
+
+	if (sw->aborted)
+		return;
+	sw->pkeys_pending = false;
+	sw->t_pkeys = ev_time();
+	sw->pkey_smps = r->smps;
+	sw->pkey_failed = r->failed;
+	plan_joined(sw);
 }
 
 /* The routing thread: the heavy part of sm_route(), then a word to the
@@ -979,10 +1006,60 @@ static void on_routed(struct ev_loop *loop, ev_async *w, int revents)
 	route_join(sw);
 	if (sw->aborted)
 		return;		/* shutdown: sweep_heavy_abort() frees it */
+	sw->routes_pending = false;
+	plan_joined(sw);
+}
+
+/*
+ * The P_Key reads' holes, judged as the discovery's were (on_discovered()):
+ * false when the sweep ended for them.
+ */
+static bool pkey_holes_ok(struct sweep *sw)
+{
+	struct sm *sm = sw->sm;
+
+	if (!sw->pkey_failed)
+		return true;
+	struct sweep_tally t = {
+		.failed_queries = sw->holes_failed + sw->pkey_failed,
+		.dead_ends = sw->holes_dead, .twins = sw->twins,
+		.failed_sweeps = sm->failed_sweeps, .once = sm->cfg.once,
+	};
+	if (sweep_decide(&t) == SWEEP_RETRY) {
+		char why[128];
+		snprintf(why, sizeof(why), "discovery incomplete: %u P_KeyTable"
+			 " reads failed", sw->pkey_failed);
+		sweep_finish(sw, false, why);
+		return false;
+	}
+	if (!sw->holes_failed && !sw->holes_dead)
+		log_err("ERR 0211: bringing up an incomplete fabric after %u"
+			" failed sweeps: %u queries failed, %u dead ends",
+			sm->failed_sweeps, sw->pkey_failed, 0u);
+	sw->holes_failed += sw->pkey_failed;
+	sm->incomplete = true;
+	return true;
+}
+
+/* PLAN, second half, once the routing and the P_Key reads are both done:
+ * the partitions' tables, what the routing found, then PROGRAM. */
+static void plan_joined(struct sweep *sw)
+{
+	if (sw->routes_pending || sw->pkeys_pending)
+		return;
+	discover_free(sw->disc);
+	sw->disc = NULL;
+	if (!pkey_holes_ok(sw))
+		return;
+	/* The partitions' P_Key tables for this model (-P; program.c). */
+	if (sm_parts_resolve(sw->sm, &sw->f) < 0) {
+		sweep_finish(sw, false, "partitions could not be resolved");
+		return;
+	}
 	route_done(sw);
 }
 
-/* PLAN, second half: what the routing found, then PROGRAM. */
+/* What the routing found, then PROGRAM. */
 static void route_done(struct sweep *sw)
 {
 	char err[512];
@@ -1067,6 +1144,7 @@ int sweep_heavy_start(struct sm *sm)
 		sw->no_lid = sm->topo_changed;
 		discover_set_lid_routes(sw->disc, sm_local_lid(sm) != 0 &&
 					!sw->no_lid);
+		discover_set_defer_pkeys(sw->disc, true);
 		sm->topo_changed = false;
 	}
 	if (rc < 0) {

@@ -35,6 +35,9 @@ static char logpath[64];
 static const struct fabric *PREV;	/* the last sweep's model, or NULL */
 static unsigned MAXN;			/* discover_set_max_nodes(), 0: default */
 static bool LIDR;			/* discover_set_lid_routes() */
+static bool DEFER;			/* discover_set_defer_pkeys() */
+static struct discover_result R1;	/* DEFER: the first callback's */
+static unsigned PKEY_GETS1;		/* DEFER: P_Key reads by then */
 
 static void setup(void)
 {
@@ -54,6 +57,9 @@ static void setup(void)
 	PREV = NULL;
 	MAXN = 0;
 	LIDR = false;
+	DEFER = false;
+	memset(&R1, 0, sizeof(R1));
+	PKEY_GETS1 = 0;
 	snprintf(logpath, sizeof(logpath), "/tmp/check_discover.XXXXXX");
 	fd = mkstemp(logpath);
 	ck_assert_int_ge(fd, 0);
@@ -101,22 +107,47 @@ static void on_guard(struct ev_loop *l, ev_timer *w, int revents)
 	ev_break(l, EVBREAK_ALL);
 }
 
-/* Run a whole discovery of FF into M. */
-static void discover(void)
+static unsigned pkey_gets(void)
 {
-	struct discovery *d = NULL;
+	unsigned n = 0;
+
+	for (int i = 0; i < FF.n; i++)
+		n += FF.node[i].gets[SMP_ATTR_PKEY_TABLE];
+	return n;
+}
+
+static void run_until_done(void)
+{
 	ev_timer guard;
 
-	ck_assert_int_eq(discover_start(&d, F.engine, &M, true, on_done, NULL), 0);
-	discover_set_previous(d, PREV);
-	discover_set_max_nodes(d, MAXN);
-	discover_set_lid_routes(d, LIDR);
 	ev_timer_init(&guard, on_guard, 10., 0.);
 	ev_timer_start(L, &guard);
 	while (!done && ev_run(L, 0))
 		;
 	ev_timer_stop(L, &guard);
 	ck_assert_msg(done, "discovery did not finish");
+}
+
+/* Run a whole discovery of FF into M.  DEFER: the P_Key tables after the
+ * rest (R1, PKEY_GETS1: what the first callback saw; R: the second's). */
+static void discover(void)
+{
+	struct discovery *d = NULL;
+
+	ck_assert_int_eq(discover_start(&d, F.engine, &M, true, on_done, NULL), 0);
+	discover_set_previous(d, PREV);
+	discover_set_max_nodes(d, MAXN);
+	discover_set_lid_routes(d, LIDR);
+	discover_set_defer_pkeys(d, DEFER);
+	run_until_done();
+	if (DEFER) {
+		R1 = R;
+		PKEY_GETS1 = pkey_gets();
+		memset(&R, 0, sizeof(R));
+		done = false;
+		if (discover_read_pkeys(d, on_done, NULL))
+			run_until_done();
+	}
 	discover_free(d);
 }
 
@@ -747,6 +778,104 @@ static bool refuse_desc_and_pkeys(struct fake_fabric *ff, int id,
  * hostile answer (issue 10 finding 8: network-driven log lines are
  * rate-limited).  Before: one line each.
  */
+/*
+ * Deferred P_Key tables (the sweep reads them while the routing runs):
+ * none is read before the first callback, and afterwards the model holds
+ * exactly the tables, sizes and bounds an ordinary discovery reads, for
+ * the same SMPs.  The fabric has the huge tables of pkey_cap_huge (the
+ * per-node bound depends on the order ports are read in) and H5 reached
+ * on both its ports.
+ */
+START_TEST(deferred_pkeys_same_tables)
+{
+	struct fabric ref;
+	int big;
+
+	small_fabric();
+	big = ff_add(&FF, NODE_TYPE_SWITCH, 36, G_SW(9), "big");
+	ff_link(&FF, leaf, 7, big, 1);
+	for (uint8_t p = 2; p < 36; p += 2)
+		ff_link(&FF, big, p, big, (uint8_t)(p + 1));
+	int which[2] = { h[5], big };
+	FF.mutate = pkey_caps_max;
+	FF.mutate_arg = which;
+	discover();
+	unsigned gets = pkey_gets();
+	ck_assert_uint_gt(gets, 512);
+	ref = M;
+	fabric_init(&M);
+	for (int i = 0; i < FF.n; i++)
+		memset(FF.node[i].gets, 0, sizeof(FF.node[i].gets));
+	DEFER = true;
+	done = false;
+	discover();
+	ck_assert_uint_eq(PKEY_GETS1, 0);
+	ck_assert_uint_eq(R1.failed, 0);
+	ck_assert_uint_eq(R.failed, 0);
+	ck_assert_uint_eq(R.smps, gets);
+	ck_assert_uint_eq(pkey_gets(), gets);
+	ck_assert_uint_eq(M.n_nodes, ref.n_nodes);
+	unsigned known = 0, big_a = 0, big_b = 0;
+	for (size_t i = 0; i < ref.n_nodes; i++) {
+		const struct fab_node *a = &ref.nodes[i];
+		const struct fab_node *b = node(a->guid);
+
+		for (unsigned p = 0; p <= a->num_ports; p++) {
+			const struct fab_port *x = &a->ports[p], *y = &b->ports[p];
+
+			if (a->guid == G_SW(9)) {
+				/* which ports spend the node's 512 blocks
+				 * depends on the order PortInfo came back */
+				big_a += x->pkey_blocks;
+				big_b += y->pkey_blocks;
+				ck_assert_uint_eq(y->pkey_read, y->pkey_blocks);
+				continue;
+			}
+			ck_assert_uint_eq(x->pkey_blocks, y->pkey_blocks);
+			ck_assert_uint_eq(x->pkey_read, y->pkey_read);
+			ck_assert(!x->pkey_blocks ||
+				  !memcmp(x->pkeys, y->pkeys, x->pkey_blocks *
+					  PKEY_BLOCK_SIZE * sizeof(*x->pkeys)));
+			known += fabric_pkey_known(y);
+		}
+	}
+	ck_assert_uint_eq(big_a, big_b);
+	ck_assert_uint_ge(big_b, 512);
+	/* 5 CAs' 6 ports, 3 switches' port 0 and their linked ports */
+	ck_assert_uint_ge(known, 6 + 3 + 8);
+	ck_assert_uint_eq(be16toh(node(G_H(5))->ports[2].pkeys[0]), 0xffff);
+	fabric_free(&ref);
+}
+END_TEST
+
+/* Deferred P_Key reads that fail are counted in the second callback, the
+ * first one clean. */
+static bool refuse_pkeys(struct fake_fabric *ff, int id, uint8_t in_port,
+			 struct smp_dr *resp, void *arg)
+{
+	(void)ff;
+	(void)in_port;
+	if (id == *(const int *)arg &&
+	    be16toh(resp->hdr.attr_id) == SMP_ATTR_PKEY_TABLE)
+		status_invalid(resp);
+	return true;
+}
+
+START_TEST(deferred_pkeys_failures_counted)
+{
+	small_fabric();
+	FF.mutate = refuse_pkeys;
+	FF.mutate_arg = &h[3];
+	DEFER = true;
+	discover();
+	ck_assert_uint_eq(R1.failed, 0);
+	ck_assert_uint_eq(R.failed, FF.node[h[3]].gets[SMP_ATTR_PKEY_TABLE]);
+	ck_assert_uint_ge(R.failed, 1);
+	ck_assert(!fabric_pkey_known(&node(G_H(3))->ports[1]));
+	ck_assert(fabric_pkey_known(&node(G_H(2))->ports[1]));
+}
+END_TEST
+
 START_TEST(error_lines_rate_limited)
 {
 	small_fabric();
@@ -1005,6 +1134,12 @@ static Suite *discover_suite(void)
 	tcase_add_test(tc, pkey_cap_huge);
 	tcase_add_test(tc, made_up_fabric_bounded);
 	tcase_add_test(tc, error_lines_rate_limited);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("deferred_pkeys");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, deferred_pkeys_same_tables);
+	tcase_add_test(tc, deferred_pkeys_failures_counted);
 	suite_add_tcase(s, tc);
 	return s;
 }
