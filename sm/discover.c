@@ -63,7 +63,20 @@ struct discovery {
 	unsigned max_nodes;		/* DISCOVER_MAX_NODES, or a test's */
 	bool full;			/* max_nodes reached (ERR 0108 told) */
 	bool defer_pkeys;		/* P_Key tables: discover_read_pkeys() */
+	/* discover_read_pkeys(): the next port to read, as node id and port
+	 * number; pk_node == n_nodes when all are asked */
+	bool pk_phase;
+	size_t pk_node;
+	unsigned pk_port;
+	unsigned pk_queued;		/* PKEY_QUEUED, or a test's */
 };
+
+/*
+ * At most this many deferred P_Key reads are queued at once: the engine
+ * keeps its window full from them, and 140,000 of them queued at once
+ * (11,664 hosts) would hold 50 MB of requests.
+ */
+#define PKEY_QUEUED	2048
 
 struct query {
 	struct discovery *d;
@@ -113,6 +126,7 @@ static uint32_t query_mod(const struct discovery *d, const struct query *q)
 }
 
 static void on_answer(void *arg, int status, const void *mad, size_t len);
+static void pkeys_fill(struct discovery *d);
 
 static bool same_path(const uint8_t *a, unsigned ha, const uint8_t *b,
 		      unsigned hb);
@@ -742,6 +756,8 @@ static void on_answer(void *arg, int status, const void *mad, size_t len)
 		status = -EBADMSG;
 	if (answer_stale(d, q)) {
 		free(q);
+		if (d->pk_phase)
+			pkeys_fill(d);
 		maybe_finish(d);
 		return;
 	}
@@ -799,6 +815,8 @@ static void on_answer(void *arg, int status, const void *mad, size_t len)
 		}
 	}
 	free(q);
+	if (d->pk_phase)
+		pkeys_fill(d);
 	maybe_finish(d);
 }
 
@@ -817,6 +835,7 @@ int discover_start(struct discovery **out, struct mad_engine *e,
 	d->cb_arg = arg;
 	d->clear_psc = clear_psc;
 	d->max_nodes = DISCOVER_MAX_NODES;
+	d->pk_queued = PKEY_QUEUED;
 	clock_gettime(CLOCK_MONOTONIC, &d->start);
 	*out = d;
 	send_query(d, Q_NODE_INFO, path, 0, FAB_NONE, 0, FAB_NONE, 0);
@@ -843,39 +862,54 @@ void discover_set_max_nodes(struct discovery *d, unsigned n)
 	d->max_nodes = n ? n : DISCOVER_MAX_NODES;
 }
 
-void discover_set_defer_pkeys(struct discovery *d, bool on)
+void discover_set_defer_pkeys(struct discovery *d, bool on, unsigned queued)
 {
 	d->defer_pkeys = on;
+	d->pk_queued = queued ? queued : PKEY_QUEUED;
 }
 
 /*
  * The P_Key tables a deferred discovery left unread, now: the ports whose
  * PortInfo it read, each on the route it was read on (a switch's own
  * route; a CA port's, which twin handling may have changed since), with
- * the same bounds as when they are read along the way.
+ * the same bounds as when they are read along the way; port by port until
+ * PKEY_QUEUED reads are outstanding, topped up as they are answered.
  */
+static void pkeys_fill(struct discovery *d)
+{
+	const struct fabric *f = d->fabric;
+
+	while (d->outstanding < d->pk_queued && d->pk_node < f->n_nodes) {
+		const struct fab_node *n = &f->nodes[d->pk_node];
+		unsigned pn = d->pk_port;
+
+		if (pn > n->num_ports) {
+			d->pk_node++;
+			d->pk_port = 0;
+			continue;
+		}
+		d->pk_port++;
+		const struct fab_port *p = &n->ports[pn];
+		bool sw = n->type == NODE_TYPE_SWITCH;
+
+		if (!p->valid || p->pkeys)
+			continue;
+		read_pkeys(d, (int32_t)d->pk_node, (uint8_t)pn,
+			   sw ? n->path : p->path, sw ? n->hops : p->hops);
+	}
+}
+
 unsigned discover_read_pkeys(struct discovery *d, discover_done_cb cb,
 			     void *arg)
 {
-	struct fabric *f = d->fabric;
-
 	d->cb = cb;
 	d->cb_arg = arg;
 	memset(&d->result, 0, sizeof(d->result));
 	clock_gettime(CLOCK_MONOTONIC, &d->start);
-	for (size_t id = 0; id < f->n_nodes; id++) {
-		const struct fab_node *n = &f->nodes[id];
-
-		for (unsigned pn = 0; pn <= n->num_ports; pn++) {
-			const struct fab_port *p = &n->ports[pn];
-			bool sw = n->type == NODE_TYPE_SWITCH;
-
-			if (!p->valid || p->pkeys)
-				continue;
-			read_pkeys(d, (int32_t)id, (uint8_t)pn,
-				   sw ? n->path : p->path, sw ? n->hops : p->hops);
-		}
-	}
+	d->pk_phase = true;
+	d->pk_node = 0;
+	d->pk_port = 0;
+	pkeys_fill(d);		/* `finished` still holds off the callback */
 	if (!d->outstanding)
 		return 0;
 	d->finished = false;

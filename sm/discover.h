@@ -60,10 +60,12 @@ void discover_set_lid_routes(struct discovery *d, bool on);
 void discover_set_max_nodes(struct discovery *d, unsigned n);
 /*
  * Leave the P_Key tables out of the discovery (its callback runs when the
- * rest is known) for discover_read_pkeys() to read afterwards.  Call
- * right after discover_start().
+ * rest is known) for discover_read_pkeys() to read afterwards, with at
+ * most `queued` reads handed to the engine at a time (0: 2,048; the
+ * engine's window is far smaller, and each waiting read holds a request).
+ * Call right after discover_start().
  */
-void discover_set_defer_pkeys(struct discovery *d, bool on);
+void discover_set_defer_pkeys(struct discovery *d, bool on, unsigned queued);
 /*
  * After a deferred discovery's callback: read the P_Key tables now.  Only
  * the P_Key fields of the model's ports (pkeys, pkey_blocks, pkey_read)

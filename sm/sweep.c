@@ -1144,7 +1144,7 @@ int sweep_heavy_start(struct sm *sm)
 		sw->no_lid = sm->topo_changed;
 		discover_set_lid_routes(sw->disc, sm_local_lid(sm) != 0 &&
 					!sw->no_lid);
-		discover_set_defer_pkeys(sw->disc, true);
+		discover_set_defer_pkeys(sw->disc, true, 0);
 		sm->topo_changed = false;
 	}
 	if (rc < 0) {

@@ -20,11 +20,17 @@
 # cache and dumps in temp dirs (OSM_CACHE_DIR, OSM_TMP_DIR), ibsm in its
 # own; each keeps its cache from one run to its next, as a restarted SM
 # does.  The first OpenSM run is the only one that meets a fabric with no
-# LIDs; later runs of both find the other SM's configuration.
+# LIDs; later runs of both find the other SM's configuration (-c: every
+# run meets a fabric nobody configured).
 #
 #	tests/bench/bringup.sh [-r RUNS] [-n NETFILE] [-e PERCENT] [-s SMS]
-#			[-T TRANSPORT] [-v] [-k] [-- IBSM OPTIONS...]
+#			[-T TRANSPORT] [-c] [-v] [-k] [-- IBSM OPTIONS...]
 #
+#	-c		cold bring-ups: ibsim is started again before every
+#			run (ports down to INIT, no LIDs, empty tables) and
+#			both SMs' caches are emptied, so each run is an SM's
+#			first start on a fabric just powered on; the time
+#			ibsim takes to start is not counted
 #	-r RUNS		runs per SM (default 3)
 #	-n NETFILE	another ibsim topology instead of the generated one
 #	-e PERCENT	every switch drops PERCENT of the MADs entering it
@@ -61,13 +67,15 @@ verify=0
 loss=0
 sms="opensm ibsm"
 transport=umad
-while getopts "r:n:e:s:T:vkh" opt; do
+cold=0
+while getopts "r:n:e:s:T:cvkh" opt; do
 	case $opt in
 	r) runs=$OPTARG ;;
 	n) netfile=$OPTARG ;;
 	e) loss=$OPTARG ;;
 	s) sms=$OPTARG ;;
 	T) transport=$OPTARG ;;
+	c) cold=1 ;;
 	v) verify=1 ;;
 	k) FAB_KEEP=1 ;;
 	h)
@@ -123,9 +131,6 @@ echo "fabric: $hosts hosts, $switches switches, $(($(sm_net_ends "$net") / 2)) l
 echo "ibsm:   $IBSM ${ibsm_args[*]}"
 echo "opensm: $(command -v opensm) ($(opensm --version 2>/dev/null | grep -m1 -o 'OpenSM [0-9.]*'))"
 
-t0=$(date +%s.%N)
-fab_sim_start "$net" bench || die "ibsim did not start"
-echo "ibsim:  ready in $(sm_elapsed "$t0" "$(date +%s.%N)") s"
 case $loss in
 '' | *[!0-9]*) die "-e wants a whole percentage" ;;
 esac
@@ -133,11 +138,23 @@ if [ "$loss" -gt 0 ]; then
 	mapfile -t loss_cmds < <(awk -v p="$loss" '$1 == "Switch" {
 		s = $0; sub(/^[^"]*"/, "", s); sub(/".*/, "", s)
 		printf "Error \"%s\" %d\n", s, p }' "$net")
+fi
+
+# sim_up [quiet]: start ibsim on the fabric (again), with the loss set.
+sim_up() {
+	local t0 k
+	t0=$(date +%s.%N)
+	fab_sim_start "$net" bench || die "ibsim did not start"
+	[ -n "${1:-}" ] || echo "ibsim:  ready in $(sm_elapsed "$t0" "$(date +%s.%N)") s"
+	[ "$loss" -gt 0 ] || return 0
 	for ((k = 0; k < ${#loss_cmds[@]}; k += 64)); do
 		fab_cmd "${loss_cmds[@]:k:64}" >/dev/null || die "ibsim Error command failed"
 	done
-	echo "loss:   ${#loss_cmds[@]} switches drop $loss% of the MADs entering them"
-fi
+	[ -n "${1:-}" ] ||
+		echo "loss:   ${#loss_cmds[@]} switches drop $loss% of the MADs entering them"
+}
+sim_up
+[ "$cold" = 1 ] && echo "cold:   ibsim restarted and caches emptied before every run"
 
 osm_cache=$FAB_TMP/opensm.cache
 osm_tmp=$FAB_TMP/opensm.tmp
@@ -164,6 +181,10 @@ seconds() {
 one_run() {
 	local tool=$1 i=$2 tv=$FAB_TMP/$1-$2.time log=$FAB_TMP/$1-$2.log
 	local out=$FAB_TMP/$1-$2.out before after rc wall cpu rss smps=-
+	if [ "$cold" = 1 ] && { [ "$i" -gt 1 ] || [ "$tool" != "${sms%% *}" ]; }; then
+		sim_up quiet
+		rm -rf "${osm_cache:?}"/* "${osm_tmp:?}"/* "${ibsm_cache:?}"/*
+	fi
 	before=$(xmit_pkts)
 	FAB_WRAP=(/usr/bin/time -v -o "$tv")
 	if [ "$tool" = opensm ]; then
