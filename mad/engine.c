@@ -145,7 +145,7 @@ struct mad_engine {
 	 * their sum passes 8,192): the retry budget's evidence */
 	unsigned		 att_ok, att_lost;
 	/* On-wire requests per low 16 bits of their TID, read by the
-	 * receive thread (mad_engine_wire_tids()). */
+	 * receive side (mad_engine_wire_tids()), on any thread. */
 	_Atomic uint16_t	 wire_tids[MAD_TID_FILTER_SIZE];
 	ev_timer		 timer;
 	struct unsol_handler	*handlers;

@@ -133,7 +133,8 @@ struct mad_engine_stats {
 };
 
 /*
- * The receive thread may drop an SMP answer early when no request with
+ * The receive side (the pump's queue, mad/rxq.h, on whichever thread
+ * fills it) may drop an SMP answer early when no request with
  * its TID is on the wire: the engine counts its on-wire requests per low
  * 16 bits of the TID in an array of MAD_TID_FILTER_SIZE atomic counters
  * (mad_engine_wire_tids(), read with relaxed loads from any thread while

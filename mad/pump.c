@@ -1,5 +1,5 @@
 /*
- * pump.c - the receive pump thread and its hand-over to the loop (see
+ * pump.c - the receive pump and its hand-over to the loop (see
  * pump.h).
  *
  * The thread: block in recv() for one MAD, take whatever else is already
@@ -11,6 +11,13 @@
  * fd mode (pump_start_fd()): no thread.  The loop watches a real
  * descriptor; when it is readable the loop takes one round itself (the
  * same queue, rules and error back-off, without waiting) and delivers.
+ *
+ * Waker mode (pump_start_waker()): fd mode for a descriptor epoll cannot
+ * watch.  A thread waits for it to become readable, only while the loop
+ * has asked it to (armed), and then wakes the loop, which takes the MADs
+ * itself as in fd mode: round after round while some are left, arming
+ * the waker again once a round finds none.  While the loop is busy the
+ * thread sleeps, so a burst of MADs costs no thread hand-over each.
  */
 #include "config.h"
 
@@ -37,7 +44,11 @@ struct pump {
 	bool		 thread_started;
 	int		 fd;		/* fd mode: watched by the loop, or -1 */
 	ev_io		 readable;	/* fd mode: the fd has MADs */
-	ev_timer	 resume;	/* fd mode: watch again after a back-off */
+	ev_timer	 resume;	/* fd mode: watch again after a back-off;
+					 * waker mode: take another round */
+	pump_wait_fn	 wait;		/* waker mode, or NULL */
+	pthread_cond_t	 arm_cv;	/* waker mode: `armed` became true */
+	bool		 armed;		/* waker mode, under lock */
 	atomic_bool	 stop;
 	ev_async	 wake;
 	ev_timer	 more;		/* deliver the rest next iteration */
@@ -75,7 +86,8 @@ static void backoff(struct pump *p, unsigned ms)
  * mad/rxq.h.  Returns whether the loop has something to hear (MADs or a
  * change of the error state); *pause is the back-off after an error (ms).
  */
-static bool pump_take(struct pump *p, int timeout, unsigned *pause)
+static bool pump_take(struct pump *p, int timeout, unsigned *pause,
+		      bool *drained)
 {
 	uint8_t mad[MAD_SIZE];
 	int rc = 0;
@@ -105,6 +117,7 @@ static bool pump_take(struct pump *p, int timeout, unsigned *pause)
 	}
 	if (got)
 		wake = true;
+	*drained = rc < 0;
 	if (rc == -ETIMEDOUT && !got) {
 		/* An idle poll: the device works, nothing came. */
 		pthread_mutex_lock(&p->lock);
@@ -135,8 +148,9 @@ static void *pump_main(void *arg)
 
 	while (!atomic_load(&p->stop)) {
 		unsigned pause;
+		bool drained;
 
-		if (pump_take(p, PUMP_POLL_MS, &pause))
+		if (pump_take(p, PUMP_POLL_MS, &pause, &drained))
 			ev_async_send(p->loop, &p->wake);
 		if (pause)
 			backoff(p, pause);
@@ -200,9 +214,10 @@ static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct pump *p = w->data;
 	unsigned pause;
+	bool drained;
 
 	(void)revents;
-	if (pump_take(p, 0, &pause))
+	if (pump_take(p, 0, &pause, &drained))
 		on_wake(loop, &p->wake, 0);
 	if (pause) {
 		/* a failing descriptor stays readable: do not spin on it */
@@ -218,6 +233,83 @@ static void on_resume(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)revents;
 	ev_io_start(loop, &p->readable);
+}
+
+/* Waker thread: wait for MADs while armed, then wake the loop. */
+static void *waker_main(void *arg)
+{
+	struct pump *p = arg;
+	unsigned errors = 0;
+
+	while (!atomic_load(&p->stop)) {
+		pthread_mutex_lock(&p->lock);
+		while (!p->armed && !atomic_load(&p->stop)) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += PUMP_POLL_MS * 1000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&p->arm_cv, &p->lock, &ts);
+		}
+		pthread_mutex_unlock(&p->lock);
+		if (atomic_load(&p->stop))
+			break;
+		int rc = p->wait(p->recv_ctx, PUMP_POLL_MS);
+		if (rc == 0 || rc == -EINTR)
+			continue;	/* nothing yet: wait again */
+		/* Readable, or the wait failed: the loop's receive finds out
+		 * which and backs off on errors; a failing wait is not spun
+		 * on here either. */
+		if (rc < 0)
+			backoff(p, errors < 10 ? 1u << errors++ : 1000);
+		else
+			errors = 0;
+		pthread_mutex_lock(&p->lock);
+		p->armed = false;
+		pthread_mutex_unlock(&p->lock);
+		ev_async_send(p->loop, &p->wake);
+	}
+	return NULL;
+}
+
+static void waker_arm(struct pump *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->armed = true;
+	pthread_cond_signal(&p->arm_cv);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Loop, waker mode: one round of receiving, delivered; then another
+ * round next iteration, or the waker armed once none is left. */
+static void waker_round(struct ev_loop *loop, struct pump *p)
+{
+	unsigned pause;
+	bool drained;
+
+	if (pump_take(p, 0, &pause, &drained))
+		on_wake(loop, &p->wake, 0);
+	if (!pause && drained) {
+		waker_arm(p);
+		return;
+	}
+	ev_timer_set(&p->resume, pause / 1000., 0.);
+	ev_timer_start(loop, &p->resume);
+}
+
+static void on_waker_wake(struct ev_loop *loop, ev_async *w, int revents)
+{
+	(void)revents;
+	waker_round(loop, w->data);
+}
+
+static void on_waker_resume(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)revents;
+	waker_round(loop, w->data);
 }
 
 /* The queue, the watchers and the lock; no thread or fd watcher yet. */
@@ -257,6 +349,8 @@ static int pump_new(struct pump **out, struct ev_loop *loop,
 
 static void pump_free(struct pump *p)
 {
+	if (p->wait)
+		pthread_cond_destroy(&p->arm_cv);
 	pthread_mutex_destroy(&p->lock);
 	rxq_fini(&p->q);
 	free(p);
@@ -277,6 +371,38 @@ int pump_start_fd(struct pump **out, struct ev_loop *loop, int fd,
 	ev_io_init(&p->readable, on_readable, fd, EV_READ);
 	p->readable.data = p;
 	ev_io_start(loop, &p->readable);
+	*out = p;
+	return 0;
+}
+
+int pump_start_waker(struct pump **out, struct ev_loop *loop,
+		     pump_wait_fn wait, pump_recv_fn recv, void *recv_ctx,
+		     unsigned queue_len, pump_deliver_cb deliver, void *arg)
+{
+	struct pump *p;
+
+	if (!wait)
+		return -EINVAL;
+	int rc = pump_new(&p, loop, recv, recv_ctx, queue_len, deliver, arg);
+	if (rc < 0)
+		return rc;
+	if (pthread_cond_init(&p->arm_cv, NULL) != 0) {
+		pump_free(p);
+		return -ENOMEM;
+	}
+	p->wait = wait;
+	p->armed = true;
+	ev_async_init(&p->wake, on_waker_wake);
+	p->wake.data = p;
+	ev_timer_init(&p->resume, on_waker_resume, 0., 0.);
+	p->resume.data = p;
+	ev_async_start(loop, &p->wake);
+	if (pthread_create(&p->thread, NULL, waker_main, p) != 0) {
+		ev_async_stop(loop, &p->wake);
+		pump_free(p);
+		return -EAGAIN;
+	}
+	p->thread_started = true;
 	*out = p;
 	return 0;
 }
@@ -326,6 +452,11 @@ void pump_stop(struct pump *p)
 	if (!p)
 		return;
 	atomic_store(&p->stop, true);
+	if (p->wait) {
+		pthread_mutex_lock(&p->lock);
+		pthread_cond_signal(&p->arm_cv);
+		pthread_mutex_unlock(&p->lock);
+	}
 	if (p->thread_started)
 		pthread_join(p->thread, NULL);
 	ev_async_stop(p->loop, &p->wake);

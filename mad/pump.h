@@ -1,10 +1,16 @@
 /*
- * pump.h - the receive pump: one thread that blocks on a receive function
- * (umad_recv() in mad/umad_io.c, a fake in the unit tests) and hands every
- * MAD to the loop thread through the bounded queue of mad/rxq.h and an
- * ev_async.
+ * pump.h - the receive pump: MADs from a receive function into the
+ * bounded queue of mad/rxq.h and on to the loop thread, in one of three
+ * modes:
+ *   thread  a thread blocks on the receive function and wakes the loop
+ *           through an ev_async (pump_start(); the unit tests' fakes);
+ *   fd      the loop watches a descriptor and receives itself
+ *           (pump_start_fd(): ibsim's socket, mad/sim_io.h);
+ *   waker   the loop receives itself, and a thread waits on a descriptor
+ *           epoll cannot watch only while the loop found nothing left
+ *           (pump_start_waker(): the umad fd, mad/umad_io.c).
  *
- * The thread looks inside a MAD only at its header: the method (to tell
+ * The thread mode's thread looks inside a MAD only at its header: the method (to tell
  * an answer from a request for the queue's fairness rules) and, for SMP
  * answers, the class and TID (the engine's on-wire TID counters, read
  * with relaxed atomic loads).  It never calls anything but the receive
@@ -81,6 +87,23 @@ void pump_on_error(struct pump *p, pump_error_cb cb, void *arg);
 int  pump_start_fd(struct pump **out, struct ev_loop *loop, int fd,
 		   pump_recv_fn recv, void *recv_ctx, unsigned queue_len,
 		   pump_deliver_cb deliver, void *arg);
+/*
+ * Wait at most timeout_ms for the receive side to have a MAD (waker mode):
+ * > 0 when it has one (or may have: the loop's recv tells), 0 when none
+ * came, -errno when the wait failed.  Called on the waker thread only.
+ */
+typedef int (*pump_wait_fn)(void *ctx, int timeout_ms);
+/*
+ * fd mode for a descriptor epoll cannot watch (umad2sim's fake umad fd):
+ * the loop calls recv (timeout 0) itself, round after round of 64 MADs
+ * with the same queue, rules and error back-off, while some are left; a
+ * thread calls wait only when the loop found none, and wakes the loop when
+ * it returns.  A burst that comes while the loop is busy is taken without
+ * a thread hand-over per MAD.  recv and wait share recv_ctx.
+ */
+int  pump_start_waker(struct pump **out, struct ev_loop *loop,
+		      pump_wait_fn wait, pump_recv_fn recv, void *recv_ctx,
+		      unsigned queue_len, pump_deliver_cb deliver, void *arg);
 /* Stop (and join the thread), drop what is queued, free. */
 void pump_stop(struct pump *p);
 /* A snapshot of the counters (any thread). */

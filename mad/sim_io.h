@@ -4,8 +4,9 @@
  * Under the simulator, libibumad programs reach ibsim through the
  * libumad2sim.so preload, whose descriptors are fake (epoll cannot watch
  * them) and whose own receiver thread copies every MAD once more: the SM
- * then needs its receive pump thread, and each MAD crosses three threads
- * before the loop sees it.  On hardware the umad device is a kernel
+ * then needs a thread to wait on the fake descriptor (mad/pump.h, waker
+ * mode), and each MAD crosses umad2sim's thread and, when the loop was
+ * idle, that one before the loop sees it.  On hardware the umad device is a kernel
  * descriptor the loop could watch itself.  This client gives ibsm that
  * shape under ibsim: it attaches to the simulator as umad2sim would (a
  * control socket and a datagram socket, the simulator's own protocol) and

@@ -1,13 +1,15 @@
 /*
- * umad_io.c - one umad port with a receive pump thread (see umad_io.h).
+ * umad_io.c - one umad port with its receive pump (see umad_io.h).
  *
- * The receive thread, its bounded queue and its error handling are
- * mad/pump.c; this file gives it umad_recv() as the receive function.
+ * The pump (waker mode), its bounded queue and its error handling are
+ * mad/pump.c; this file gives it poll() on the umad fd as the wait and
+ * umad_recv() without waiting as the receive function.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +25,7 @@ struct umad_io {
 	int portid;			/* umad_open_port() handle */
 	int issm_fd;			/* holds IsSM while open */
 	int agent[256];			/* agent id per management class */
-	struct pump *pump;		/* the receive thread and its queue */
+	struct pump *pump;		/* the receive pump and its queue */
 	unsigned queue_len;		/* its capacity (0: default) */
 	unsigned src_lmc;		/* its source key (rxq_set_source_lmc) */
 	const _Atomic uint16_t *wire_tids;	/* its TID filter, or NULL */
@@ -212,7 +214,7 @@ const struct umad_port_info *umad_io_port(const struct umad_io *io)
 }
 
 /*
- * Pump thread: one umad_recv() into the port's own buffer.  umad_recv()
+ * Loop: one umad_recv() into the port's own buffer.  umad_recv()
  * returns a negative value and leaves the reason in errno (poll errors
  * come back as -EIO with the real errno, e.g. EINTR).
  */
@@ -238,6 +240,23 @@ static int io_recv(void *ctx, void *mad, size_t *len, struct mad_addr *from,
 	return 0;
 }
 
+/*
+ * Waker thread: wait until the port has a MAD.  Under umad2sim, poll() on
+ * its fake descriptor waits on the preload's queue; on hardware it is the
+ * kernel's poll.  A failed poll is reported as "may have one": the loop's
+ * umad_recv() then says what is wrong, and the pump backs off.
+ */
+static int io_wait(void *ctx, int timeout_ms)
+{
+	struct umad_io *io = ctx;
+	struct pollfd pfd = { .fd = io->portid, .events = POLLIN };
+	int rc = poll(&pfd, 1, timeout_ms);
+
+	if (rc < 0)
+		return errno == EINTR ? -EINTR : -EIO;
+	return rc;
+}
+
 int umad_io_start(struct umad_io *io, umad_io_recv_cb cb, void *arg)
 {
 	int rc;
@@ -251,8 +270,8 @@ int umad_io_start(struct umad_io *io, umad_io_recv_cb cb, void *arg)
 			io->rxbuf = malloc(umad_size() + MAD_SIZE);
 		if (!io->rxbuf)
 			return -ENOMEM;
-		rc = pump_start(&io->pump, io->loop, io_recv, io, io->queue_len,
-				cb, arg);
+		rc = pump_start_waker(&io->pump, io->loop, io_wait, io_recv,
+				      io, io->queue_len, cb, arg);
 	}
 	if (rc == 0) {
 		pump_set_source_lmc(io->pump, io->src_lmc);

@@ -3,9 +3,10 @@
  *
  * The umad fd cannot go into the event loop: under ibsim's umad2sim
  * preload it is a fake descriptor that epoll does not know.  So one small
- * thread blocks in umad_recv() on it and hands every MAD to the loop
- * through a queue and an ev_async; everything else stays on the loop
- * thread.  The same design works unchanged on real hardware.  Opened with
+ * thread polls it, only while the loop has nothing left to read, and
+ * wakes the loop through an ev_async; the loop reads the MADs itself
+ * (umad_recv() without waiting) into the pump's queue (mad/pump.h, waker
+ * mode).  The same design works unchanged on real hardware.  Opened with
  * umad_io_open_ibsim() instead, the port is ibsim's own protocol
  * (mad/sim_io.h): a real socket, read by the loop, and no thread.
  */
@@ -66,11 +67,11 @@ void umad_io_set_queue_len(struct umad_io *io, unsigned n);
 void umad_io_set_source_lmc(struct umad_io *io, unsigned lmc);
 /*
  * The engine's on-wire TID counters (mad_engine_wire_tids()): SMP answers
- * to no request on the wire are dropped by the receive thread (mad/rxq.h).
- * The engine must outlive the receive thread (umad_io_close() first).
+ * to no request on the wire are dropped as they are queued (mad/rxq.h).
+ * The engine must outlive the pump (umad_io_close() first).
  */
 void umad_io_set_tid_filter(struct umad_io *io, const _Atomic uint16_t *wire_tids);
-/* Start the receive thread; MADs go to cb(arg, ...). */
+/* Start receiving (the pump, mad/pump.h); MADs go to cb(arg, ...). */
 int umad_io_start(struct umad_io *io, umad_io_recv_cb cb, void *arg);
 /* After umad_io_start(): tell cb when receiving fails for good or works
  * again (mad/pump.h). */

@@ -12,6 +12,7 @@
 #include <check.h>
 #include <endian.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -734,6 +735,140 @@ START_TEST(pump_fd_rejects)
 }
 END_TEST
 
+/* ------------------------------------------------------------ waker mode */
+
+/*
+ * Waker mode: the same socket pair, but the loop does not watch it; the
+ * waker thread polls it (counting its waits) and wakes the loop.
+ */
+static atomic_ulong wait_calls;
+static atomic_int wait_err;		/* the wait fails with this, or 0 */
+static atomic_bool wait_on_loop;	/* a wait ran on the loop thread */
+
+static int sock_wait(void *ctx, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = SP[0], .events = POLLIN };
+
+	(void)ctx;
+	if (pthread_equal(pthread_self(), main_thread))
+		atomic_store(&wait_on_loop, true);
+	atomic_fetch_add(&wait_calls, 1);
+	int err = atomic_load(&wait_err);
+	if (err) {
+		usleep(1000);
+		return err;
+	}
+	int rc = poll(&pfd, 1, timeout_ms);
+	return rc < 0 ? -errno : rc;
+}
+
+static void waker_setup(void)
+{
+	sock_setup();
+	atomic_store(&wait_calls, 0);
+	atomic_store(&wait_err, 0);
+	atomic_store(&wait_on_loop, false);
+}
+
+/* Run the loop until n MADs were delivered or max_s passed. */
+static void run_until(uint32_t n, double max_s)
+{
+	for (double t = 0; t < max_s && G.n < n; t += 0.01)
+		run_for(0.01);
+}
+
+/*
+ * MADs come in order, on the loop thread, at most one round (64) per loop
+ * iteration.  A burst that waits while the loop is busy costs the waker
+ * one wait, not one per MAD; an idle port costs the loop no receive call.
+ */
+START_TEST(pump_waker_delivers_on_loop)
+{
+	ck_assert_int_eq(pump_start_waker(&P, L, sock_wait, sock_recv, NULL, 0,
+					  on_deliver, NULL), 0);
+	for (uint32_t k = 0; k < 10; k++) {
+		sock_send(k * 100, 100);	/* the loop is not running */
+		run_until((k + 1) * 100, 5.);
+		ck_assert_uint_eq(G.n, (k + 1) * 100);
+	}
+	ck_assert(G.in_order);
+	ck_assert(!off_loop);
+	ck_assert(!atomic_load(&wait_on_loop));
+	/* 10 bursts of 100: a handful of waits each (one before the burst,
+	 * one after each time the loop found the socket empty), far fewer
+	 * than the 1,000 MADs */
+	unsigned long waits = atomic_load(&wait_calls);
+	ck_assert_uint_le(waits, 10 * 5 + 50);
+	/* rounds: at most 64 MADs each, so at least 2 per burst */
+	unsigned long calls = atomic_load(&sock_calls);
+	ck_assert_uint_ge(calls, 1000 + 10);
+	struct pump_stats st;
+	pump_stats(P, &st);
+	ck_assert_uint_eq(st.queue.queued, 1000);
+	ck_assert_uint_eq(st.recv_errors, 0);
+	/* idle: the waker waits, the loop does not call recv */
+	calls = atomic_load(&sock_calls);
+	run_for(0.2);
+	ck_assert_uint_eq(atomic_load(&sock_calls), calls);
+	ck_assert_uint_ge(atomic_load(&wait_calls), waits + 1);
+	/* one round per iteration: a burst of 200 needs several */
+	sock_send(1000, 200);
+	usleep(20000);			/* the waker has woken the loop */
+	uint32_t before = G.n;
+	ev_run(L, EVRUN_ONCE);
+	ck_assert_uint_gt(G.n, before);
+	ck_assert_uint_le(G.n - before, 64);
+	run_until(1200, 5.);
+	ck_assert_uint_eq(G.n, 1200);
+	ck_assert(G.in_order);
+}
+END_TEST
+
+/* recv failing on a port with MADs: told once, backed off (not spun on),
+ * and MADs flow when it works again.  A failing wait is not spun on
+ * either. */
+START_TEST(pump_waker_error_backs_off)
+{
+	ck_assert_int_eq(pump_start_waker(&P, L, sock_wait, sock_recv, NULL, 0,
+					  on_deliver, NULL), 0);
+	pump_on_error(P, on_error, NULL);
+	sock_send(0, 5);
+	sock_err = -EIO;
+	run_for(0.6);
+	unsigned long calls = atomic_load(&sock_calls);
+	ck_assert_uint_ge(calls, PUMP_ERR_PERMANENT);
+	ck_assert_uint_lt(calls, 100);
+	ck_assert_uint_eq(G.n_errs, 1);
+	ck_assert_int_eq(G.errs[0], -EIO);
+	ck_assert_uint_eq(G.n, 0);
+	sock_err = 0;
+	run_until(5, 3.);
+	ck_assert_uint_eq(G.n, 5);
+	ck_assert_uint_eq(G.n_errs, 2);
+	ck_assert_int_eq(G.errs[1], 0);
+	/* the wait fails: the thread backs off (1 ms doubling) */
+	atomic_store(&wait_err, -EIO);
+	unsigned long waits = atomic_load(&wait_calls);
+	run_for(0.5);
+	ck_assert_uint_lt(atomic_load(&wait_calls) - waits, 40);
+	atomic_store(&wait_err, 0);
+	sock_send(5, 5);
+	run_until(10, 3.);
+	ck_assert_uint_eq(G.n, 10);
+	ck_assert(G.in_order);
+}
+END_TEST
+
+START_TEST(pump_waker_rejects)
+{
+	ck_assert_int_eq(pump_start_waker(&P, L, NULL, sock_recv, NULL, 0,
+					  on_deliver, NULL), -EINVAL);
+	ck_assert_int_eq(pump_start_waker(&P, L, sock_wait, NULL, NULL, 0,
+					  on_deliver, NULL), -EINVAL);
+	P = NULL;
+}
+END_TEST
+
 static Suite *pump_suite(void)
 {
 	Suite *s = suite_create("pump");
@@ -763,6 +898,13 @@ static Suite *pump_suite(void)
 	tcase_add_test(tc, pump_fd_delivers_on_loop);
 	tcase_add_test(tc, pump_fd_error_backs_off);
 	tcase_add_test(tc, pump_fd_rejects);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("waker mode");
+	tcase_add_checked_fixture(tc, waker_setup, sock_teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, pump_waker_delivers_on_loop);
+	tcase_add_test(tc, pump_waker_error_backs_off);
+	tcase_add_test(tc, pump_waker_rejects);
 	suite_add_tcase(s, tc);
 	return s;
 }
