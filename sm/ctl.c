@@ -353,6 +353,17 @@ static int cmd_status(struct sm *sm, struct ctl_answer *a)
 	ctl_line_add(a, "heavy_sweeps %u", sm->stats.heavy_sweeps);
 	ctl_line_add(a, "light_sweeps %u", sm->stats.light_sweeps);
 	ctl_line_add(a, "failed_sweeps %u", sm->failed_sweeps);
+	/* The last heavy sweep that ended: how long ago, its length. */
+	if (sm->stats.last_heavy_end > 0) {
+		ctl_line_add(a, "last_heavy_sweep %s", sm->stats.last_heavy_ok ?
+			     "done" : "failed");
+		ctl_line_add(a, "last_heavy_sweep_ago_s %.3f",
+			     ev_time() - sm->stats.last_heavy_end);
+		ctl_line_add(a, "last_heavy_sweep_s %.3f",
+			     sm->stats.last_heavy_seconds);
+	} else {
+		ctl_line_add(a, "last_heavy_sweep none");
+	}
 	ctl_line_add(a, "uptime_s %.3f", sm->stats.started > 0 ?
 		     ev_time() - sm->stats.started : 0.);
 	ctl_line_add(a, "first_up_s %.3f", sm->stats.first_up_seconds);

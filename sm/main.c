@@ -390,6 +390,8 @@ static int reload_config(struct sm *sm, struct cfg_msgs *report)
 	size_t n;
 	const struct cfg_key *keys = cfg_keys(&n);
 	char restart[1024] = "", ignored[1024] = "";
+	/* the log says who asked: the signal, or ibsmctl reload */
+	const char *by = report ? "control socket reload" : "SIGHUP";
 	int rc;
 
 	if (!conf || !conf->file)
@@ -403,8 +405,8 @@ static int reload_config(struct sm *sm, struct cfg_msgs *report)
 	rc = cfg_read_file(&next, conf->file);
 	if (rc < 0) {
 		if (rc != -EINVAL) {
-			log_err("ERR 0901: SIGHUP: cannot read %s: %s; the"
-				" configuration in force stays", conf->file,
+			log_err("ERR 0901: %s: cannot read %s: %s; the"
+				" configuration in force stays", by, conf->file,
 				strerror(-rc));
 			if (report)
 				cfg_msgs_add(report, "error: cannot read %s: %s;"
@@ -418,9 +420,9 @@ static int reload_config(struct sm *sm, struct cfg_msgs *report)
 					     next.errors.msg[i]);
 		}
 		if (rc == -EINVAL) {
-			log_err("ERR 0901: SIGHUP: %s has %zu error%s: nothing"
+			log_err("ERR 0901: %s: %s has %zu error%s: nothing"
 				" changed; the configuration in force stays",
-				conf->file, next.errors.n,
+				by, conf->file, next.errors.n,
 				next.errors.n == 1 ? "" : "s");
 			if (report)
 				cfg_msgs_add(report, "refused: %s has %zu error%s:"
@@ -466,17 +468,17 @@ static int reload_config(struct sm *sm, struct cfg_msgs *report)
 			 keys[i].name);
 	}
 	if (*restart) {
-		log_warnx("ERR 0904: SIGHUP: %s changed in %s but take effect"
+		log_warnx("ERR 0904: %s: %s changed in %s but take effect"
 			  " only at a restart; the values in force stay",
-			  restart, conf->file);
+			  by, restart, conf->file);
 		if (report)
 			cfg_msgs_add(report, "warning: %s changed in %s but take"
 				     " effect only at a restart; the values in"
 				     " force stay", restart, conf->file);
 	}
 	if (*ignored) {
-		log_warnx("ERR 0905: SIGHUP: %s changed in %s: not implemented"
-			  " in ibsm yet; ignored", ignored, conf->file);
+		log_warnx("ERR 0905: %s: %s changed in %s: not implemented"
+			  " in ibsm yet; ignored", by, ignored, conf->file);
 		if (report)
 			cfg_msgs_add(report, "warning: %s changed in %s: not"
 				     " implemented in ibsm yet; ignored",

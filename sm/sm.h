@@ -215,6 +215,10 @@ struct sm_stats {
 	unsigned quick_sweeps;		/* quick sweeps (sm/quick.c) */
 	double   first_up_seconds;	/* start to first SUBNET UP */
 	ev_tstamp started;
+	/* the last heavy sweep that ended: when, how long, how it went */
+	ev_tstamp last_heavy_end;
+	double   last_heavy_seconds;
+	bool     last_heavy_ok;
 };
 
 struct sm {

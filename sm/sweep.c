@@ -159,6 +159,9 @@ static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 	struct sm *sm = sw->sm;
 
 	sm->sweep = NULL;
+	sm->stats.last_heavy_end = ev_time();
+	sm->stats.last_heavy_seconds = sm->stats.last_heavy_end - sw->t0;
+	sm->stats.last_heavy_ok = ok;
 	if (ok) {
 		if (sm->fabric.n_nodes) {
 			ports_missing(sm, &sw->f, &sm->fabric, 64);

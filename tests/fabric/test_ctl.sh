@@ -80,6 +80,9 @@ assert d["subnet_up"] is True, d
 assert d["switches"] == 2 and d["cas"] == 4, d
 assert d["heavy_sweeps"] >= 1 and isinstance(d["uptime_s"], float), d
 assert d["port_guid"].startswith("0x"), d
+assert d["last_heavy_sweep"] == "done", d
+assert 0 < d["last_heavy_sweep_s"] < 30, d
+assert 0 <= d["last_heavy_sweep_ago_s"] <= d["uptime_s"], d
 ' "$T/status.json"
 
 field() {
@@ -88,11 +91,15 @@ field() {
 
 # resweep heavy: one more heavy sweep, one more SUBNET UP
 h0=$(field heavy_sweeps)
+ago0=$(field last_heavy_sweep_ago_s)
 off=$(stat -c %s "$T/sm.log")
 out=$(ctl resweep heavy)
 fab_check resweep-heavy-ok grep -q 'heavy sweep requested' <<<"$out"
 sm_wait_up "$T/sm" "$off" 30 >/dev/null
 fab_check resweep-heavy-counted test "$(field heavy_sweeps)" -gt "$h0"
+# the last heavy sweep: the one just done, later than the one before
+fab_check resweep-heavy-last awk -v a="$(field last_heavy_sweep_ago_s)" \
+	-v b="$ago0" 'BEGIN { exit !(a < b && a < 5) }'
 
 # resweep light
 l0=$(field light_sweeps)
@@ -163,6 +170,8 @@ fab_check reload-badconf-exit1 test $? -eq 1
 fab_check reload-badconf-line4 grep -q "^error: $T/opensm.conf:4: sm_priority 99: expected an integer 0-15" <<<"$out"
 fab_check reload-badconf-line5 grep -q "^error: $T/opensm.conf:5: lmc x: expected" <<<"$out"
 fab_check reload-badconf-kept grep -qx 'priority 6' <<<"$(ctl status)"
+# the log names who asked for it: the control socket, not SIGHUP
+fab_check reload-badconf-logged grep -q "ERR 0901: control socket reload: $T/opensm.conf has 2 errors" "$T/sm.log"
 cp "$T/opensm.conf.good" "$T/opensm.conf"
 
 # reload: a broken partitions file: every FILE:LINE error of it, as
