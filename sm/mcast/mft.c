@@ -108,6 +108,16 @@ struct mft_state {
 	uint32_t off[MLIDS + 1];	/* scratch: members per MLID */
 	uint8_t  dirty[MFT_BLOCKS];	/* blocks to compare in this update */
 	bool     all_blocks;
+	/*
+	 * Not all_blocks: mark[node id] == stamp for the switches on a tree
+	 * of an MLID of a dirty block.  The others hold nothing there now,
+	 * so only their images are looked at (a join's update then costs
+	 * the few switches of its trees, not 32 tree look-ups per dirty
+	 * block on every switch).
+	 */
+	uint32_t *mark;
+	size_t   mark_len;
+	uint32_t stamp;
 	uint16_t want_entries;		/* MLIDs covered by trees, rounded up */
 
 	struct mft_image *img;
@@ -850,13 +860,15 @@ static int program_mft(struct mft_state *s, int32_t id)
 		    !(blk < stale / MFT_BLOCK))
 			continue;
 		/* this switch in the trees of the block's MLIDs, once for
-		 * all its positions */
+		 * all its positions (on none of them: see mark) */
 		const struct mcast_sw *on[MFT_BLOCK];
+		bool none = !s->all_blocks && !(blk < stale / MFT_BLOCK) &&
+			    ((size_t)id >= s->mark_len || s->mark[id] != s->stamp);
 
 		for (unsigned i = 0; i < MFT_BLOCK; i++) {
 			size_t x = (size_t)blk * MFT_BLOCK + i;
 
-			on[i] = x < cap ? tree_switch(s, x, id) : NULL;
+			on[i] = x < cap && !none ? tree_switch(s, x, id) : NULL;
 		}
 		for (unsigned pos = 0; pos < positions; pos++) {
 			__be16 w[MFT_BLOCK];
@@ -882,6 +894,39 @@ static int program_mft(struct mft_state *s, int32_t id)
 
 static void update_done(struct smp_batch *b, void *arg);
 static void update_run(struct mft_state *s);
+
+/* The marks of this update: the switches of the dirty blocks' trees. */
+static int marks_set(struct mft_state *s)
+{
+	size_t n = s->sm->fabric.n_nodes;
+
+	if (n > s->mark_len) {
+		uint32_t *m = realloc(s->mark, n * sizeof(*m));
+
+		if (!m)
+			return -ENOMEM;
+		memset(m + s->mark_len, 0, (n - s->mark_len) * sizeof(*m));
+		s->mark = m;
+		s->mark_len = n;
+	}
+	if (++s->stamp == 0) {		/* wrapped: no stale mark may match */
+		memset(s->mark, 0, s->mark_len * sizeof(*s->mark));
+		s->stamp = 1;
+	}
+	for (size_t blk = 0; blk * MFT_BLOCK < s->tree_hi; blk++) {
+		if (!s->dirty[blk])
+			continue;
+		for (size_t x = blk * MFT_BLOCK;
+		     x < (blk + 1) * MFT_BLOCK && x < s->tree_hi; x++) {
+			const struct mlid_tree *t = s->trees[x];
+
+			for (size_t j = 0; t && j < t->t.n; j++)
+				if ((size_t)t->t.sw[j].node < s->mark_len)
+					s->mark[t->t.sw[j].node] = s->stamp;
+		}
+	}
+	return 0;
+}
 
 /* Producer: one switch per call. */
 static bool more_mft(struct smp_batch *b, void *arg)
@@ -1030,6 +1075,8 @@ static void update_run(struct mft_state *s)
 		s->model_gen = 0;	/* start over next time */
 		return;
 	}
+	if (!s->all_blocks && marks_set(s) < 0)
+		s->all_blocks = true;	/* no memory for marks: look everywhere */
 	s->busy = true;
 	s->cursor = 0;
 	s->sets0 = s->st.sets;
@@ -1167,6 +1214,7 @@ void mft_abort(struct sm *sm)
 	trees_clear(s);
 	mcast_ctx_free(s->ctx);
 	free(s->pm);
+	free(s->mark);
 	for (size_t i = 0; i < s->img_size; i++)
 		img_clear(&s->img[i]);
 	free(s->img);
