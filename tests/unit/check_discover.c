@@ -673,7 +673,9 @@ static bool pkey_caps_max(struct fake_fabric *ff, int id, uint8_t in_port,
  * read per port and 512 per node (before: 2,048 per port, 71,680 SMPs
  * for the 36-port switch below), with ERR 0107 naming the node.
  */
-START_TEST(pkey_cap_huge)
+/* small_fabric() and a 36-port switch cabled to itself, it and H5
+ * advertising the largest tables (which[] must outlive the discovery). */
+static void huge_pkey_fabric(int which[2])
 {
 	int big;
 
@@ -682,9 +684,18 @@ START_TEST(pkey_cap_huge)
 	ff_link(&FF, leaf, 7, big, 1);
 	for (uint8_t p = 2; p < 36; p += 2)
 		ff_link(&FF, big, p, big, (uint8_t)(p + 1));
-	int which[2] = { h[5], big };
+	which[0] = h[5];
+	which[1] = big;
 	FF.mutate = pkey_caps_max;
 	FF.mutate_arg = which;
+}
+
+START_TEST(pkey_cap_huge)
+{
+	int which[2];
+
+	huge_pkey_fabric(which);
+	int big = which[1];
 	discover();
 	ck_assert_uint_eq(R.dup_guids, 0);
 	/* The 2-port CA: 64 blocks on each port. */
@@ -791,16 +802,9 @@ static bool refuse_desc_and_pkeys(struct fake_fabric *ff, int id,
 START_TEST(deferred_pkeys_same_tables)
 {
 	struct fabric def;
-	int big;
+	int which[2];
 
-	small_fabric();
-	big = ff_add(&FF, NODE_TYPE_SWITCH, 36, G_SW(9), "big");
-	ff_link(&FF, leaf, 7, big, 1);
-	for (uint8_t p = 2; p < 36; p += 2)
-		ff_link(&FF, big, p, big, (uint8_t)(p + 1));
-	int which[2] = { h[5], big };
-	FF.mutate = pkey_caps_max;
-	FF.mutate_arg = which;
+	huge_pkey_fabric(which);
 	DEFER = true;
 	DEFER_QUEUED = 3;
 	discover();
