@@ -214,7 +214,11 @@ const struct umad_port_info *umad_io_port(const struct umad_io *io)
 }
 
 /*
- * Loop: one umad_recv() into the port's own buffer.  umad_recv()
+ * Loop: one umad_recv() into the port's own buffer, without waiting:
+ * with timeout 0 libibumad skips its poll() and read()s at once, and
+ * the umad fd is non-blocking (umad_open_port() opens it O_NONBLOCK;
+ * umad2sim's read() never blocks), so an empty port answers -EAGAIN or
+ * -EWOULDBLOCK instead of holding the loop.  umad_recv()
  * returns a negative value and leaves the reason in errno (poll errors
  * come back as -EIO with the real errno, e.g. EINTR).
  */
