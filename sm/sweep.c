@@ -1035,10 +1035,9 @@ static bool pkey_holes_ok(struct sweep *sw)
 		sweep_finish(sw, false, why);
 		return false;
 	}
-	if (!sw->holes_failed && !sw->holes_dead)
-		log_err("ERR 0211: bringing up an incomplete fabric after %u"
-			" failed sweeps: %u queries failed, %u dead ends",
-			sm->failed_sweeps, sw->pkey_failed, 0u);
+	log_err("ERR 0211: bringing up an incomplete fabric after %u failed"
+		" sweeps: %u P_KeyTable reads failed", sm->failed_sweeps,
+		sw->pkey_failed);
 	sw->holes_failed += sw->pkey_failed;
 	sm->incomplete = true;
 	return true;
