@@ -18,6 +18,11 @@
  * itself as in fd mode: round after round while some are left, arming
  * the waker again once a round finds none.  While the loop is busy the
  * thread sleeps, so a burst of MADs costs no thread hand-over each.
+ * Before arming, the loop waits PUMP_LINGER_MS for the next MAD itself:
+ * under umad2sim the hand-over (the waker's wake-up, its eventfd write,
+ * the loop's epoll) cost more than the MAD's own work when MADs come one
+ * by one (SA requests, SMP answers through a window), and a cold 4,608-
+ * host bring-up took 10% less wall and CPU with the linger.
  */
 #include "config.h"
 
@@ -47,6 +52,8 @@ struct pump {
 	ev_timer	 resume;	/* fd mode: watch again after a back-off;
 					 * waker mode: take another round */
 	pump_wait_fn	 wait;		/* waker mode, or NULL */
+	int		 linger_ms;	/* waker mode: the loop's own wait */
+	_Atomic uint64_t lingers, linger_hits;	/* written by the loop */
 	pthread_cond_t	 arm_cv;	/* waker mode: `armed` became true */
 	bool		 armed;		/* waker mode, under lock */
 	atomic_bool	 stop;
@@ -284,18 +291,38 @@ static void waker_arm(struct pump *p)
 }
 
 /* Loop, waker mode: one round of receiving, delivered; then another
- * round next iteration, or the waker armed once none is left. */
+ * round next iteration, or, once none is left, a wait of at most
+ * PUMP_LINGER_MS on the loop itself (up to PUMP_LINGER_ROUNDS rounds in a
+ * row) and only then the waker armed. */
 static void waker_round(struct ev_loop *loop, struct pump *p)
 {
 	unsigned pause;
 	bool drained;
 
-	if (pump_take(p, 0, &pause, &drained))
-		on_wake(loop, &p->wake, 0);
+	for (unsigned round = 0;; round++) {
+		if (pump_take(p, 0, &pause, &drained))
+			on_wake(loop, &p->wake, 0);
+		if (pause || !drained || round + 1 >= PUMP_LINGER_ROUNDS)
+			break;
+		/* A MAD that comes within the linger costs no hand-over by
+		 * the waker (its wake-up, the eventfd, the loop's epoll);
+		 * the other watchers wait that long at most. */
+		int rc = p->linger_ms ? p->wait(p->recv_ctx, p->linger_ms) : 0;
+
+		atomic_fetch_add_explicit(&p->lingers, 1, memory_order_relaxed);
+		if (rc <= 0) {
+			waker_arm(p);
+			return;
+		}
+		atomic_fetch_add_explicit(&p->linger_hits, 1,
+					  memory_order_relaxed);
+		ev_now_update(loop);
+	}
 	if (!pause && drained) {
 		waker_arm(p);
 		return;
 	}
+	/* The next round after the loop's other watchers had a turn. */
 	ev_timer_set(&p->resume, pause / 1000., 0.);
 	ev_timer_start(loop, &p->resume);
 }
@@ -391,6 +418,7 @@ int pump_start_waker(struct pump **out, struct ev_loop *loop,
 		return -ENOMEM;
 	}
 	p->wait = wait;
+	p->linger_ms = PUMP_LINGER_MS;
 	p->armed = true;
 	ev_async_init(&p->wake, on_waker_wake);
 	p->wake.data = p;
@@ -474,5 +502,8 @@ void pump_stats(struct pump *p, struct pump_stats *out)
 	out->recv_errors = p->recv_errors;
 	out->last_error = p->last_error;
 	out->failing = p->failing;
+	out->lingers = atomic_load_explicit(&p->lingers, memory_order_relaxed);
+	out->linger_hits = atomic_load_explicit(&p->linger_hits,
+						memory_order_relaxed);
 	pthread_mutex_unlock(&p->lock);
 }

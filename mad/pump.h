@@ -38,6 +38,8 @@
 #define PUMP_BATCH		256	/* MADs delivered per loop iteration */
 #define PUMP_ERR_PERMANENT	8	/* errors in a row that mean "failing" */
 #define PUMP_BACKOFF_MAX_MS	1000
+#define PUMP_LINGER_MS		1	/* waker mode: the loop's own wait */
+#define PUMP_LINGER_ROUNDS	8	/* ... rounds in a row at most */
 
 /*
  * Receive one MAD into mad (MAD_SIZE bytes), waiting at most timeout_ms.
@@ -61,6 +63,9 @@ struct pump_stats {
 	uint64_t recv_errors;	/* receive calls that failed (not "nothing yet") */
 	int	 last_error;	/* -errno of the last one, 0 if none */
 	bool	 failing;	/* PUMP_ERR_PERMANENT or more in a row, right now */
+	/* waker mode: the loop's waits for more MADs before arming the
+	 * waker, and how many of them got some */
+	uint64_t lingers, linger_hits;
 };
 
 struct pump;
@@ -90,7 +95,8 @@ int  pump_start_fd(struct pump **out, struct ev_loop *loop, int fd,
 /*
  * Wait at most timeout_ms for the receive side to have a MAD (waker mode):
  * > 0 when it has one (or may have: the loop's recv tells), 0 when none
- * came, -errno when the wait failed.  Called on the waker thread only.
+ * came, -errno when the wait failed.  Called on the waker thread, and on
+ * the loop with a timeout of PUMP_LINGER_MS (its linger).
  */
 typedef int (*pump_wait_fn)(void *ctx, int timeout_ms);
 /*
@@ -99,7 +105,11 @@ typedef int (*pump_wait_fn)(void *ctx, int timeout_ms);
  * with the same queue, rules and error back-off, while some are left; a
  * thread calls wait only when the loop found none, and wakes the loop when
  * it returns.  A burst that comes while the loop is busy is taken without
- * a thread hand-over per MAD.  recv and wait share recv_ctx.
+ * a thread hand-over per MAD.  Before arming the waker the loop waits
+ * PUMP_LINGER_MS itself (PUMP_LINGER_ROUNDS rounds in a row at most before
+ * its other watchers get a turn), so that MADs that come one by one,
+ * each soon after the last, need no hand-over either.  recv and wait
+ * share recv_ctx.
  */
 int  pump_start_waker(struct pump **out, struct ev_loop *loop,
 		      pump_wait_fn wait, pump_recv_fn recv, void *recv_ctx,

@@ -523,13 +523,15 @@ static void log_mad_counters(struct sm *sm)
 		 " %" PRIu64 " dropped (one source over its share), %" PRIu64
 		 " of them answers, %" PRIu64 " SMP answers to no request on"
 		 " the wire; queue peak %u of %u; %" PRIu64 " receive errors;"
+		 " %" PRIu64 " lingers for the next, %" PRIu64 " with one;"
 		 " %" PRIu64 " unmatched, %" PRIu64 " misrouted answers; %" PRIu64
 		 " requests refused (engine queue full), engine queue peaks"
 		 " %u of %u SMPs, %u of %u GMPs",
 		 ps.queue.queued, ps.queue.dropped_full, ps.queue.dropped_source,
 		 ps.queue.dropped_responses, ps.queue.dropped_unexpected,
 		 ps.queue.high_water, ps.queue.cap,
-		 ps.recv_errors, st->unmatched, st->misrouted, st->refused,
+		 ps.recv_errors, ps.lingers, ps.linger_hits,
+		 st->unmatched, st->misrouted, st->refused,
 		 st->max_queued[0], SM_LIMIT(sm->cfg.max_queued_smps,
 					     ENGINE_MAX_QUEUED_SMPS),
 		 st->max_queued[1], SM_LIMIT(sm->cfg.max_queued_gmps,

@@ -745,19 +745,26 @@ END_TEST
 
 /*
  * Waker mode: the same socket pair, but the loop does not watch it; the
- * waker thread polls it (counting its waits) and wakes the loop.
+ * waker thread polls it (counting its waits) and wakes the loop.  The loop
+ * itself waits only briefly (its linger), never longer than
+ * PUMP_LINGER_MS: the longest such wait is noted.
  */
 static atomic_ulong wait_calls;
+static atomic_ulong waker_waits;	/* waits on the waker thread */
 static atomic_int wait_err;		/* the wait fails with this, or 0 */
-static atomic_bool wait_on_loop;	/* a wait ran on the loop thread */
+static atomic_int loop_wait_max;	/* longest wait asked on the loop */
 
 static int sock_wait(void *ctx, int timeout_ms)
 {
 	struct pollfd pfd = { .fd = SP[0], .events = POLLIN };
 
 	(void)ctx;
-	if (pthread_equal(pthread_self(), main_thread))
-		atomic_store(&wait_on_loop, true);
+	if (pthread_equal(pthread_self(), main_thread)) {
+		if (timeout_ms > atomic_load(&loop_wait_max))
+			atomic_store(&loop_wait_max, timeout_ms);
+	} else {
+		atomic_fetch_add(&waker_waits, 1);
+	}
 	atomic_fetch_add(&wait_calls, 1);
 	int err = atomic_load(&wait_err);
 	if (err) {
@@ -773,7 +780,8 @@ static void waker_setup(void)
 	sock_setup();
 	atomic_store(&wait_calls, 0);
 	atomic_store(&wait_err, 0);
-	atomic_store(&wait_on_loop, false);
+	atomic_store(&waker_waits, 0);
+	atomic_store(&loop_wait_max, 0);
 }
 
 /* Run the loop until n MADs were delivered or max_s passed. */
@@ -799,7 +807,7 @@ START_TEST(pump_waker_delivers_on_loop)
 	}
 	ck_assert(G.in_order);
 	ck_assert(!off_loop);
-	ck_assert(!atomic_load(&wait_on_loop));
+	ck_assert_int_le(atomic_load(&loop_wait_max), PUMP_LINGER_MS);
 	/* 10 bursts of 100: a handful of waits each (one before the burst,
 	 * one after each time the loop found the socket empty), far fewer
 	 * than the 1,000 MADs */
@@ -827,6 +835,63 @@ START_TEST(pump_waker_delivers_on_loop)
 	run_until(1200, 5.);
 	ck_assert_uint_eq(G.n, 1200);
 	ck_assert(G.in_order);
+}
+END_TEST
+
+/* Sends TRICKLE_N MADs, one every 100 us, from its own thread. */
+#define TRICKLE_N	300
+static void *trickle(void *arg)
+{
+	(void)arg;
+	for (uint32_t i = 0; i < TRICKLE_N; i++) {
+		sock_send(i, 1);
+		usleep(100);
+	}
+	return NULL;
+}
+
+static unsigned ticks;
+static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)w;
+	(void)revents;
+	ticks++;
+}
+
+/*
+ * MADs that come one by one, each soon after the last: the loop waits for
+ * the next itself (at most PUMP_LINGER_MS) instead of arming the waker
+ * for each, and its other watchers still get their turns.
+ */
+START_TEST(pump_waker_linger_takes_trickle)
+{
+	pthread_t t;
+	ev_timer tick;
+	struct pump_stats st;
+
+	ck_assert_int_eq(pump_start_waker(&P, L, sock_wait, sock_recv, NULL, 0,
+					  on_deliver, NULL), 0);
+	ev_timer_init(&tick, on_tick, 0.001, 0.001);
+	ev_timer_start(L, &tick);
+	ticks = 0;
+	ck_assert_int_eq(pthread_create(&t, NULL, trickle, NULL), 0);
+	run_until(TRICKLE_N, 10.);
+	pthread_join(t, NULL);
+	ev_timer_stop(L, &tick);
+	ck_assert_uint_eq(G.n, TRICKLE_N);
+	ck_assert(G.in_order);
+	ck_assert(!off_loop);
+	ck_assert_int_eq(atomic_load(&loop_wait_max), PUMP_LINGER_MS);
+	pump_stats(P, &st);
+	/* without the linger every MAD of the trickle costs a waker
+	 * wake-up; with it most are taken by the loop's own wait (a loaded
+	 * machine may stretch some gaps past the linger) */
+	ck_assert_uint_ge(st.linger_hits, TRICKLE_N / 4);
+	ck_assert_uint_le(st.linger_hits, st.lingers);
+	ck_assert_uint_lt(atomic_load(&waker_waits), TRICKLE_N);
+	/* the 1 ms timer ran all along: the trickle took >= 30 ms */
+	ck_assert_uint_ge(ticks, 10);
 }
 END_TEST
 
@@ -895,6 +960,7 @@ static Suite *pump_suite(void)
 	tcase_add_checked_fixture(tc, waker_setup, sock_teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, pump_waker_delivers_on_loop);
+	tcase_add_test(tc, pump_waker_linger_takes_trickle);
 	tcase_add_test(tc, pump_waker_error_backs_off);
 	tcase_add_test(tc, pump_waker_rejects);
 	suite_add_tcase(s, tc);
