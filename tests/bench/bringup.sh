@@ -16,6 +16,9 @@
 #		ibsim's port counters with perfquery: the same measure for both
 #		SMs (SMPs including re-sends; SMPs to the local port do not
 #		leave it)
+#	ibsim	CPU seconds the simulator spent meanwhile (it answers every
+#		SMP on one thread: on a 2-core machine its CPU and the SM's
+#		share the cores, and its own is a floor for the wall time)
 # and the ratios ibsm/OpenSM of the medians.  OpenSM keeps its guid2lid
 # cache and dumps in temp dirs (OSM_CACHE_DIR, OSM_TMP_DIR), ibsm in its
 # own; each keeps its cache from one run to its next, as a restarted SM
@@ -176,16 +179,23 @@ seconds() {
 	awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; printf "%.2f\n", s }' <<<"$1"
 }
 
+# sim_ticks: CPU ticks (user + system) ibsim has used so far.
+sim_ticks() {
+	awk '{ print $14 + $15 }' "/proc/$FAB_SIM_PID/stat" 2>/dev/null || echo 0
+}
+
 # one_run TOOL I: one bring-up under time -v; appends a row to $FAB_TMP/rows:
-# "TOOL I WALL CPU RSS_KB SMPS MADS".
+# "TOOL I WALL CPU RSS_KB SMPS MADS SIM_CPU".
 one_run() {
 	local tool=$1 i=$2 tv=$FAB_TMP/$1-$2.time log=$FAB_TMP/$1-$2.log
 	local out=$FAB_TMP/$1-$2.out before after rc wall cpu rss smps=-
+	local sim0 sim1
 	if [ "$cold" = 1 ] && { [ "$i" -gt 1 ] || [ "$tool" != "${sms%% *}" ]; }; then
 		sim_up quiet
 		rm -rf "${osm_cache:?}"/* "${osm_tmp:?}"/* "${ibsm_cache:?}"/*
 	fi
 	before=$(xmit_pkts)
+	sim0=$(sim_ticks)
 	FAB_WRAP=(/usr/bin/time -v -o "$tv")
 	if [ "$tool" = opensm ]; then
 		OSM_CACHE_DIR=$osm_cache OSM_TMP_DIR=$osm_tmp \
@@ -197,6 +207,7 @@ one_run() {
 		rc=$?
 	fi
 	FAB_WRAP=()
+	sim1=$(sim_ticks)
 	after=$(xmit_pkts)
 	if [ "$rc" -ne 0 ] || ! grep -q 'SUBNET UP' "$log" "$out"; then
 		echo "bench: $tool run $i failed (exit $rc, no SUBNET UP)" >&2
@@ -211,10 +222,13 @@ one_run() {
 		smps=$(grep -oE '[0-9]+ SMPs sent' "$out" | head -n 1 | cut -d' ' -f1)
 		smps=${smps:--}
 	fi
-	echo "$tool $i $wall $cpu $rss $smps $((after - before))" >>"$FAB_TMP/rows"
-	printf '%-6s run %d: wall %6.2f s  cpu %6.2f s  rss %7.1f MB  smps %8s  mads %8s\n' \
+	local sim
+	sim=$(awk -v a="$sim0" -v b="$sim1" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { printf "%.2f\n", (b - a) / hz }')
+	echo "$tool $i $wall $cpu $rss $smps $((after - before)) $sim" >>"$FAB_TMP/rows"
+	printf '%-6s run %d: wall %6.2f s  cpu %6.2f s  rss %7.1f MB  smps %8s  mads %8s  ibsim cpu %5.2f s\n' \
 		"$tool" "$i" "$wall" "$cpu" "$(awk -v r="$rss" 'BEGIN { print r / 1024 }')" \
-		"$smps" "$((after - before))"
+		"$smps" "$((after - before))" "$sim"
 	[ "$tool" = ibsm ] && echo "       $(grep -m1 'SUBNET UP' "$out")"
 	return 0
 }
@@ -240,7 +254,7 @@ ratio() {
 
 declare -A med
 for tool in opensm ibsm; do
-	for col in 3 4 5 6 7; do
+	for col in 3 4 5 6 7 8; do
 		med[$tool.$col]=$(median "$tool" "$col")
 	done
 done
@@ -250,16 +264,18 @@ mb() {
 
 echo
 echo "median of $runs runs, $hosts hosts / $switches switches:"
-printf '%-16s %10s %10s %12s %10s %10s\n' "" "wall (s)" "cpu (s)" "peak RSS MB" "SMPs" "MADs out"
+printf '%-16s %10s %10s %12s %10s %10s %12s\n' "" "wall (s)" "cpu (s)" "peak RSS MB" "SMPs" "MADs out" "ibsim cpu (s)"
 for tool in opensm ibsm; do
-	printf '%-16s %10s %10s %12s %10s %10s\n' "$tool" "${med[$tool.3]}" \
-		"${med[$tool.4]}" "$(mb "${med[$tool.5]}")" "${med[$tool.6]}" "${med[$tool.7]}"
+	printf '%-16s %10s %10s %12s %10s %10s %12s\n' "$tool" "${med[$tool.3]}" \
+		"${med[$tool.4]}" "$(mb "${med[$tool.5]}")" "${med[$tool.6]}" "${med[$tool.7]}" \
+		"${med[$tool.8]}"
 done
-printf '%-16s %10s %10s %12s %10s %10s\n' "ibsm/opensm" \
+printf '%-16s %10s %10s %12s %10s %10s %12s\n' "ibsm/opensm" \
 	"$(ratio "${med[ibsm.3]}" "${med[opensm.3]}")" \
 	"$(ratio "${med[ibsm.4]}" "${med[opensm.4]}")" \
 	"$(ratio "${med[ibsm.5]}" "${med[opensm.5]}")" "-" \
-	"$(ratio "${med[ibsm.7]}" "${med[opensm.7]}")"
+	"$(ratio "${med[ibsm.7]}" "${med[opensm.7]}")" \
+	"$(ratio "${med[ibsm.8]}" "${med[opensm.8]}")"
 
 if [ "$verify" = 1 ]; then
 	echo
@@ -275,8 +291,8 @@ if [ "$verify" = 1 ]; then
 fi
 
 echo "bench-bringup hosts=$hosts switches=$switches runs=$runs loss_pct=$loss" \
-	"opensm_wall_s=${med[opensm.3]} opensm_cpu_s=${med[opensm.4]} opensm_rss_kb=${med[opensm.5]} opensm_mads=${med[opensm.7]}" \
-	"ibsm_wall_s=${med[ibsm.3]} ibsm_cpu_s=${med[ibsm.4]} ibsm_rss_kb=${med[ibsm.5]} ibsm_smps=${med[ibsm.6]} ibsm_mads=${med[ibsm.7]}" \
+	"opensm_wall_s=${med[opensm.3]} opensm_cpu_s=${med[opensm.4]} opensm_rss_kb=${med[opensm.5]} opensm_mads=${med[opensm.7]} opensm_sim_cpu_s=${med[opensm.8]}" \
+	"ibsm_wall_s=${med[ibsm.3]} ibsm_cpu_s=${med[ibsm.4]} ibsm_rss_kb=${med[ibsm.5]} ibsm_smps=${med[ibsm.6]} ibsm_mads=${med[ibsm.7]} ibsm_sim_cpu_s=${med[ibsm.8]}" \
 	"wall_ratio=$(ratio "${med[ibsm.3]}" "${med[opensm.3]}")" \
 	"cpu_ratio=$(ratio "${med[ibsm.4]}" "${med[opensm.4]}")" \
 	"rss_ratio=$(ratio "${med[ibsm.5]}" "${med[opensm.5]}")"
