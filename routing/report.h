@@ -25,7 +25,7 @@
 struct routing_report {
 	/* what was routed */
 	const char *engine;		/* r->engine, or "" */
-	char summary[160];		/* r->summary */
+	char summary[320];		/* r->summary */
 	char fallback[256];		/* r->fallback: engines that failed */
 	size_t switches, ports;		/* switches; CA/router source ports */
 	size_t dest_lids;		/* CA/router LIDs (destinations) */

@@ -49,7 +49,7 @@ struct routing_result {
 	uint8_t **sl;
 	/* One line on what the engine found and chose ("fat tree, 3 levels,
 	 * 36 roots"; "torus-like, 2 layers"), or "" */
-	char summary[160];
+	char summary[320];
 	/*
 	 * The engines of the chain that failed before the one that produced
 	 * these tables, with their reasons ("ftree: not a fat tree; updn:
