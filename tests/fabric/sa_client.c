@@ -15,9 +15,10 @@
  *   sa_client subscribe TRAP SECONDS      subscribe to TRAP (InformInfo
  *                                         Set), print each Report as
  *                                         "report TRAP lid L", answer it
- *                                         with ReportResp; exit 0 2 s
- *                                         after the first one (answering
- *                                         re-sent ones), 1 on timeout
+ *                                         with ReportResp; after the
+ *                                         first, unsubscribe, answer
+ *                                         Reports for 1 s more and exit
+ *                                         0; 1 on timeout
  *   sa_client raw METHOD ATTR MASK [HEX]  any request (data from HEX,
  *                                         byte 0 on); print the answer's
  *                                         "status S attr_offset A len L"
@@ -46,6 +47,8 @@ struct client {
 	uint64_t port_guid;
 	int result;
 	unsigned trap;
+	struct sa_mad sub;		/* subscribe: the InformInfo Set */
+	bool unsubscribing;
 	bool raw;
 	unsigned tables, tables_done, t_ok, t_nores, t_other;
 	ev_timer linger;
@@ -68,6 +71,22 @@ static void on_done(void *arg, int status, const void *mad, size_t len)
 	struct client *c = arg;
 	const struct sa_mad *m = mad;
 
+	if (c->unsubscribing) {
+		/* The subscription is gone (or the SM did not say): stay a
+		 * while to answer a Report already on its way, since a MAD
+		 * that reaches umad2sim after the port is closed crashes this
+		 * client (see sa_fuzz.c).  The Report came: success. */
+		if (status < 0 || m->hdr.status)
+			printf("unsubscribe: %s\n", status < 0 ? strerror(-status)
+			       : "refused");
+		else
+			printf("unsubscribed\n");
+		fflush(stdout);
+		ev_timer_stop(c->loop, &c->linger);
+		ev_timer_set(&c->linger, 1., 0.);
+		ev_timer_start(c->loop, &c->linger);
+		return;
+	}
 	if (status < 0) {
 		fprintf(stderr, "sa_client: no answer: %s\n", strerror(-status));
 		c->result = 1;
@@ -150,13 +169,20 @@ static void on_report(void *arg, const void *mad, size_t len,
 	to.qkey = 0x80010000u;
 	mad_engine_send_oneway(c->engine, &resp, sizeof(resp), &to);
 	c->result = 0;
-	/* Stay a while, answering: when our ReportResp reaches the SM after
-	 * its time-out it sends the Report again, and a MAD that reaches
-	 * umad2sim after the port is closed crashes this client (see
-	 * sa_fuzz.c). */
-	if (!ev_is_active(&c->linger)) {
-		ev_timer_set(&c->linger, 2., 0.);
-		ev_timer_start(c->loop, &c->linger);
+	/* Leave before going: the SM would go on sending Reports (of later
+	 * events too) to a port nobody listens on any more. */
+	if (!c->unsubscribing) {
+		struct sa_mad u = c->sub;
+
+		((struct sa_inform_info *)u.data)->subscribe = 0;
+		c->unsubscribing = true;
+		/* to the SM that sent the Report: after a takeover it is no
+		 * longer the one the port named at start */
+		if (from->lid && from->lid != 0xffff)
+			c->sa.lid = from->lid;
+		if (mad_engine_submit(c->engine, &u, sizeof(u), &c->sa, on_done,
+				      c) < 0)
+			ev_break(c->loop, EVBREAK_ALL);
 	}
 }
 
@@ -263,6 +289,7 @@ int main(int argc, char **argv)
 		ii->qpn_resp_time = htobe32(1u << 8 | 18);
 		ii->producer[0] = ii->producer[1] = ii->producer[2] = 0xff;
 		wait = strtod(argv[3], NULL);
+		c.sub = m;
 		mad_engine_on_unsolicited(c.engine, MAD_CLASS_SA, MAD_METHOD_REPORT,
 					  SA_ATTR_NOTICE, on_report, &c);
 	} else if (!strcmp(argv[1], "raw") && (argc == 5 || argc == 6)) {
