@@ -16,9 +16,9 @@
  *                                         Set), print each Report as
  *                                         "report TRAP lid L", answer it
  *                                         with ReportResp; after the
- *                                         first, unsubscribe, answer
- *                                         Reports for 1 s more and exit
- *                                         0; 1 on timeout
+ *                                         first, unsubscribe, give up
+ *                                         IsSM, exit 0 0.5 s later; 1 on
+ *                                         timeout
  *   sa_client raw METHOD ATTR MASK [HEX]  any request (data from HEX,
  *                                         byte 0 on); print the answer's
  *                                         "status S attr_offset A len L"
@@ -42,6 +42,7 @@
 
 struct client {
 	struct ev_loop *loop;
+	struct umad_io *io;
 	struct mad_engine *engine;
 	struct mad_addr sa;
 	uint64_t port_guid;
@@ -59,6 +60,24 @@ static void on_linger(struct ev_loop *loop, ev_timer *w, int revents)
 	ev_break(loop, EVBREAK_ALL);
 }
 
+/*
+ * Before exit: ibsim hands requests on QP 0/1 (Reports, the SM's SMInfo
+ * polls of every port with IsSM) only to a client it counts as an SM, so
+ * a subscriber runs with SIM_SET_ISSM=1.  Give that up first (umad2sim
+ * clears IsSM when the issm device is closed, however it was set), then
+ * stay 0.5 s for what is under way: a MAD that reaches umad2sim while its
+ * exit handler runs hangs or crashes this client (see test_sa.sh,
+ * sa_fuzz.c).
+ */
+static void leave_quietly(struct client *c)
+{
+	if (getenv("SIM_SET_ISSM") && umad_io_set_sm(c->io, true) == 0)
+		(void)umad_io_set_sm(c->io, false);
+	ev_timer_stop(c->loop, &c->linger);
+	ev_timer_set(&c->linger, 0.5, 0.);
+	ev_timer_start(c->loop, &c->linger);
+}
+
 static void build(struct sa_mad *m, uint8_t method, uint16_t attr,
 		  uint64_t comp_mask)
 {
@@ -72,19 +91,15 @@ static void on_done(void *arg, int status, const void *mad, size_t len)
 	const struct sa_mad *m = mad;
 
 	if (c->unsubscribing) {
-		/* The subscription is gone (or the SM did not say): stay a
-		 * while to answer a Report already on its way, since a MAD
-		 * that reaches umad2sim after the port is closed crashes this
-		 * client (see sa_fuzz.c).  The Report came: success. */
+		/* The subscription is gone (or the SM did not say): leave.
+		 * The Report came: success. */
 		if (status < 0 || m->hdr.status)
 			printf("unsubscribe: %s\n", status < 0 ? strerror(-status)
 			       : "refused");
 		else
 			printf("unsubscribed\n");
 		fflush(stdout);
-		ev_timer_stop(c->loop, &c->linger);
-		ev_timer_set(&c->linger, 1., 0.);
-		ev_timer_start(c->loop, &c->linger);
+		leave_quietly(c);
 		return;
 	}
 	if (status < 0) {
@@ -190,13 +205,14 @@ static void on_timeout(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	struct client *c = w->data;
 
-	if (ev_is_active(&c->linger)) {
-		/* Lingering after a Report: that is success. */
-		ev_break(loop, EVBREAK_ALL);
-		return;
-	}
+	if (ev_is_active(&c->linger))
+		return;		/* leaving already: on_linger ends it */
 	fprintf(stderr, "sa_client: nothing within the time given\n");
 	c->result = 1;
+	if (c->trap) {
+		leave_quietly(c);
+		return;
+	}
 	ev_break(loop, EVBREAK_ALL);
 }
 
@@ -237,6 +253,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sa_client: cannot open a port: %s\n", strerror(-rc));
 		return 1;
 	}
+	c.io = io;
 	c.port_guid = umad_io_port(io)->port_guid;
 	c.sa = (struct mad_addr){ .lid = umad_io_port(io)->sm_lid, .qpn = 1,
 				  .qkey = 0x80010000u };
