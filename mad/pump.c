@@ -383,6 +383,21 @@ static void pump_free(struct pump *p)
 	free(p);
 }
 
+/* The wake-up watcher and the thread running fn; on failure p is freed. */
+static int start_thread(struct pump **out, struct pump *p,
+			void *(*fn)(void *))
+{
+	ev_async_start(p->loop, &p->wake);
+	if (pthread_create(&p->thread, NULL, fn, p) != 0) {
+		ev_async_stop(p->loop, &p->wake);
+		pump_free(p);
+		return -EAGAIN;
+	}
+	p->thread_started = true;
+	*out = p;
+	return 0;
+}
+
 int pump_start_fd(struct pump **out, struct ev_loop *loop, int fd,
 		  pump_recv_fn recv, void *recv_ctx, unsigned queue_len,
 		  pump_deliver_cb deliver, void *arg)
@@ -424,15 +439,7 @@ int pump_start_waker(struct pump **out, struct ev_loop *loop,
 	p->wake.data = p;
 	ev_timer_init(&p->resume, on_waker_resume, 0., 0.);
 	p->resume.data = p;
-	ev_async_start(loop, &p->wake);
-	if (pthread_create(&p->thread, NULL, waker_main, p) != 0) {
-		ev_async_stop(loop, &p->wake);
-		pump_free(p);
-		return -EAGAIN;
-	}
-	p->thread_started = true;
-	*out = p;
-	return 0;
+	return start_thread(out, p, waker_main);
 }
 
 int pump_start(struct pump **out, struct ev_loop *loop, pump_recv_fn recv,
@@ -444,15 +451,7 @@ int pump_start(struct pump **out, struct ev_loop *loop, pump_recv_fn recv,
 
 	if (rc < 0)
 		return rc;
-	ev_async_start(loop, &p->wake);
-	if (pthread_create(&p->thread, NULL, pump_main, p) != 0) {
-		ev_async_stop(loop, &p->wake);
-		pump_free(p);
-		return -EAGAIN;
-	}
-	p->thread_started = true;
-	*out = p;
-	return 0;
+	return start_thread(out, p, pump_main);
 }
 
 void pump_set_source_lmc(struct pump *p, unsigned lmc)
