@@ -848,6 +848,28 @@ static void cache_save(struct sm *sm)
 
 static void sweep_plan(struct sweep *sw);
 
+/*
+ * Holes in the model (queries that got no answer, dead ends) judged by
+ * the sweep policy (sm/sweep_policy.c): false when the sweep ended, to be
+ * tried again; true when the fabric is taken as it is, with ERR 0211 if it
+ * has holes.  `holes` says what they are.
+ */
+static bool holes_accepted(struct sweep *sw, const struct sweep_tally *t,
+			   const char *holes)
+{
+	if (sweep_decide(t) == SWEEP_RETRY) {
+		char why[160];
+
+		snprintf(why, sizeof(why), "discovery incomplete: %s", holes);
+		sweep_finish(sw, false, why);
+		return false;
+	}
+	if (t->failed_queries || t->dead_ends)
+		log_err("ERR 0211: bringing up an incomplete fabric after %u"
+			" failed sweeps: %s", sw->sm->failed_sweeps, holes);
+	return true;
+}
+
 static void on_discovered(void *arg, const struct discover_result *r)
 {
 	struct sweep *sw = arg;
@@ -872,24 +894,15 @@ static void on_discovered(void *arg, const struct discover_result *r)
 		.twins = r->dup_guids, .failed_sweeps = sm->failed_sweeps,
 		.once = sm->cfg.once,
 	};
-	unsigned holes = r->failed + r->dead_ends;
-	if (sweep_decide(&t) == SWEEP_RETRY) {
-		char why[128];
-		snprintf(why, sizeof(why), "discovery incomplete: %u queries"
-			 " failed, %u dead ends", r->failed, r->dead_ends);
-		discover_free(sw->disc);
-		sw->disc = NULL;
-		sweep_finish(sw, false, why);
+	char holes[96];
+	snprintf(holes, sizeof(holes), "%u queries failed, %u dead ends",
+		 r->failed, r->dead_ends);
+	if (!holes_accepted(sw, &t, holes))
 		return;
-	}
-	sm->incomplete = holes != 0;
+	sm->incomplete = r->failed + r->dead_ends != 0;
 	sw->holes_failed = r->failed;
 	sw->holes_dead = r->dead_ends;
 	sw->twins = r->dup_guids;
-	if (holes)
-		log_err("ERR 0211: bringing up an incomplete fabric after %u"
-			" failed sweeps: %u queries failed, %u dead ends",
-			sm->failed_sweeps, r->failed, r->dead_ends);
 	/* r lives in the discovery: not to be read after this.  The
 	 * discovery stays for the P_Key tables (sweep_plan()). */
 	r = NULL;
@@ -1028,16 +1041,11 @@ static bool pkey_holes_ok(struct sweep *sw)
 		.dead_ends = sw->holes_dead, .twins = sw->twins,
 		.failed_sweeps = sm->failed_sweeps, .once = sm->cfg.once,
 	};
-	if (sweep_decide(&t) == SWEEP_RETRY) {
-		char why[128];
-		snprintf(why, sizeof(why), "discovery incomplete: %u P_KeyTable"
-			 " reads failed", sw->pkey_failed);
-		sweep_finish(sw, false, why);
+	char holes[64];
+	snprintf(holes, sizeof(holes), "%u P_KeyTable reads failed",
+		 sw->pkey_failed);
+	if (!holes_accepted(sw, &t, holes))
 		return false;
-	}
-	log_err("ERR 0211: bringing up an incomplete fabric after %u failed"
-		" sweeps: %u P_KeyTable reads failed", sm->failed_sweeps,
-		sw->pkey_failed);
 	sw->holes_failed += sw->pkey_failed;
 	sm->incomplete = true;
 	return true;
