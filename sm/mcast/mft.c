@@ -3,8 +3,10 @@
  * composed into each switch's MFT, and the blocks that differ sent.
  *
  * When: after every heavy sweep (mft_sweep_done(), the new model) and
- * MFT_COALESCE after the SA accepted a join or leave (mcast_changed()),
- * so that a burst of joins becomes one update.  A heavy sweep in progress
+ * once the SA's joins and leaves (mcast_changed()) pause for MFT_COALESCE,
+ * or MFT_COALESCE_MAX after the first of them, so that a burst of joins
+ * becomes one update, or one per MFT_COALESCE_MAX while it lasts.  A
+ * heavy sweep in progress
  * does the work itself when it ends; an update asked for while Sets of
  * the last one are out runs when they are answered.
  *
@@ -96,6 +98,9 @@ struct mft_state {
 	bool     exit_after;		/* -o: break the loop when done */
 	bool     rescan;		/* next update compares every block */
 	unsigned retries;		/* updates in a row with lost Sets */
+	/* Joins and leaves no update has started for yet: when the first
+	 * and the last came (ev_time()); first_change 0: none. */
+	ev_tstamp first_change, last_change;
 
 	uint64_t model_gen;		/* sm->fabric.gen the trees are for */
 	bool     carry;			/* trees are of an older model */
@@ -1050,6 +1055,7 @@ static void update_run(struct mft_state *s)
 	}
 	if (!sm->fabric.n_nodes || sm->fabric.local_node == FAB_NONE)
 		return;
+	s->first_change = 0;		/* this update carries them */
 	s->t0 = ev_time();
 	memset(s->dirty, 0, sizeof(s->dirty));
 	s->all_blocks = s->rescan;
@@ -1099,6 +1105,24 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 		ev_timer_start(s->sm->loop, &s->timer);
 		return;
 	}
+	/* Joins still coming: wait for a pause, up to MFT_COALESCE_MAX
+	 * after the first of them.  ev_time(), not ev_now(): the pump may
+	 * have served MADs for a while in this loop iteration. */
+	if (s->first_change) {
+		ev_tstamp now = ev_time();
+		ev_tstamp quiet = now - s->last_change;
+		ev_tstamp age = now - s->first_change;
+
+		if (quiet < MFT_COALESCE && age < MFT_COALESCE_MAX) {
+			ev_tstamp wait = MFT_COALESCE - quiet;
+
+			if (wait > MFT_COALESCE_MAX - age)
+				wait = MFT_COALESCE_MAX - age;
+			ev_timer_set(&s->timer, wait, 0.);
+			ev_timer_start(s->sm->loop, &s->timer);
+			return;
+		}
+	}
 	update_run(s);
 }
 
@@ -1129,9 +1153,12 @@ void mcast_changed(struct sm *sm)
 	}
 	if (s->stopped)
 		return;
+	s->last_change = ev_time();
+	if (!s->first_change)
+		s->first_change = s->last_change;
 	/* Already due soon (a burst in progress, or a sweep being waited
-	 * for): that update covers this change too.  A retry due later is
-	 * brought forward. */
+	 * for): that update covers this change too (on_timer() waits for
+	 * the burst to pause).  A retry due later is brought forward. */
 	if (ev_is_active(&s->timer)) {
 		if (ev_timer_remaining(sm->loop, &s->timer) <= MFT_SWEEP_POLL)
 			return;

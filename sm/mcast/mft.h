@@ -18,8 +18,16 @@
 
 struct sm;
 
-/* Coalescing delay after mcast_changed(), seconds. */
+/*
+ * Coalescing after mcast_changed(), seconds: an update starts once no
+ * join or leave came for MFT_COALESCE, or MFT_COALESCE_MAX after the
+ * first change it will carry, whichever is sooner.  A burst of joins then
+ * costs one update (trees rebuilt once, each block sent once) per
+ * MFT_COALESCE_MAX instead of one per MFT_COALESCE, and its last join is
+ * still programmed MFT_COALESCE after it (plus the update's own time).
+ */
 #define MFT_COALESCE		0.005
+#define MFT_COALESCE_MAX	0.05
 /* While a heavy sweep runs, a pending update looks again this often. */
 #define MFT_SWEEP_POLL		0.02
 /*

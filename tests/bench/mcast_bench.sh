@@ -4,7 +4,7 @@
 #
 #   tests/bench/mcast_bench.sh [-n GROUPS] [-h HOSTS] [-w WINDOW]
 #                              [-s SMS] [-c PERCENT] [-r RUNS]
-#                              [-T TRANSPORT] [TOPOLOGY.net]
+#                              [-T TRANSPORT] [-f] [TOPOLOGY.net]
 #
 # For each SM in turn (default "opensm ibsm"), on a fresh ibsim of the
 # topology (default: the bundled 1,152-host fat tree), the SM comes up on
@@ -45,6 +45,15 @@
 #    of problems.  OpenSM forwards to send-only members; all members
 #    here are full.
 #
+# -f adds a third row, the floor: on a fresh ibsim, ibsm brings the
+# fabric up and leaves, then tests/bench/sa_floor answers on the SM's port
+# under the same cap.  It returns every request's own bytes with status 0
+# (no group, no MLID, no MFT; one thread blocking in umad_recv()), which
+# mc_join counts as an accepted join: the most joins per second any SA can
+# accept here, where each request and its answer cross libibumad (under
+# ibsim: the umad2sim preload and its receiver thread).  Settle and trees
+# are "-" for it, and it is left out of the ratio.
+#
 # -T ibsim runs ibsm with --transport ibsim (mad/sim_io.h: no umad2sim
 # receiver thread and no pump thread in the SM); OpenSM is unchanged.
 #
@@ -76,7 +85,8 @@ sms="opensm ibsm"
 cap=20
 runs=3
 transport=umad
-while getopts n:h:w:s:c:r:T: opt; do
+floor=
+while getopts n:h:w:s:c:r:T:f opt; do
 	case $opt in
 	n) groups=$OPTARG ;;
 	h) nhosts=$OPTARG ;;
@@ -85,8 +95,9 @@ while getopts n:h:w:s:c:r:T: opt; do
 	c) cap=$OPTARG ;;
 	r) runs=$OPTARG ;;
 	T) transport=$OPTARG ;;
+	f) floor=1 ;;
 	*)
-		echo "usage: $0 [-n GROUPS] [-h HOSTS] [-w WINDOW] [-s SMS] [-c PERCENT] [-r RUNS] [-T TRANSPORT] [TOPOLOGY.net]" >&2
+		echo "usage: $0 [-n GROUPS] [-h HOSTS] [-w WINDOW] [-s SMS] [-c PERCENT] [-r RUNS] [-T TRANSPORT] [-f] [TOPOLOGY.net]" >&2
 		exit 2
 		;;
 	esac
@@ -104,6 +115,10 @@ BUILD=${IBSM_BUILD:-$(cd "$(dirname "$IBSM")/.." && pwd)}
 MJ=${MC_JOIN:-$BUILD/tests/fabric/mc_join}
 [ -x "$MJ" ] || { echo "mcast_bench: $MJ not built" >&2; exit 1; }
 [ -x "$IBSM" ] || { echo "mcast_bench: $IBSM not built" >&2; exit 1; }
+FLOOR_BIN=$BUILD/tests/bench/sa_floor
+[ -z "$floor" ] || [ -x "$FLOOR_BIN" ] ||
+	{ echo "mcast_bench: $FLOOR_BIN not built" >&2; exit 1; }
+[ -z "$floor" ] || sms="$sms floor"
 MGID=ff12:e01b::b:0
 # An ASan build under the umad2sim preload needs these (as tests/run).
 export ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=0:suppressions=$FAB_TOP/tests/asan.supp${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
@@ -120,6 +135,22 @@ SPAWN=
 sm_up() {
 	local kind=$1 dir=$2 i log
 	mkdir -p "$dir"
+	if [ "$kind" = floor ]; then
+		# ibsm brings the fabric up and leaves it as programmed (the
+		# ports keep H0001's LID as their SM LID); sa_floor takes over
+		# the SA's QP there.
+		sm_up ibsm "$dir/up" && sm_down || return 1
+		sleep 1
+		fab_spawn H0001 "$FLOOR_BIN" >"$dir/out" 2>&1
+		SPAWN=$FAB_SPAWN_PID
+		for ((i = 0; i < 50; i++)); do
+			grep -q serving "$dir/out" && break
+			sleep 0.1
+		done
+		grep -q serving "$dir/out" || { cat "$dir/out" >&2; return 1; }
+		SMPID=$(fab_descendant "$SPAWN" sa_floor)
+		return 0
+	fi
 	if [ "$kind" = ibsm ]; then
 		log=$dir/ibsm.log
 		fab_spawn H0001 "$IBSM" --transport "$transport" -f "$log" --cache-dir "$dir" \
@@ -255,9 +286,12 @@ for kind in $sms; do
 		mgid=$(printf 'ff12:e01b::%x:0' "$run")
 		rm -f "$dir/checks" "$dir"/join-H* "$dir"/leave-H*
 		checks_of "$dir/guess" "$dir/checks"
-		fab_spawn "$DIAG" "$MJ" -T 300 --serial mft-wait "$dir/checks" \
-			>"$dir/mft" 2>&1
-		poller=$FAB_SPAWN_PID
+		poller=
+		if [ "$kind" != floor ]; then
+			fab_spawn "$DIAG" "$MJ" -T 300 --serial mft-wait \
+				"$dir/checks" >"$dir/mft" 2>&1
+			poller=$FAB_SPAWN_PID
+		fi
 		sleep 1
 		cpu0=$(sm_cpu_ns)
 		sim0=$(sm_cpu_ns "$FAB_SIM_PID")
@@ -298,7 +332,9 @@ for kind in $sms; do
 		awk -v c=$((sim1 - sim0)) -v n="$ok" \
 			'BEGIN { printf "%.1f\n", n ? c / 1e3 / n : 0 }' >>"$dir/sims"
 		bound=
-		if ! cmp -s "$dir/mlids" <(sort "$dir/guess"); then
+		if [ -z "$poller" ]; then
+			:	# the floor: no groups, no MFTs
+		elif ! cmp -s "$dir/mlids" <(sort "$dir/guess"); then
 			# Guessed wrong: the poller cannot finish; one that
 			# knows the MLIDs, started now.
 			echo "$kind run $run: MLIDs not the lowest free ones:" \
@@ -312,18 +348,25 @@ for kind in $sms; do
 			poller=$FAB_SPAWN_PID
 			bound=1
 		fi
-		wait "$poller"
-		rm -f "$FAB_TMP/pids/$poller"
+		if [ -n "$poller" ]; then
+			wait "$poller"
+			rm -f "$FAB_TMP/pids/$poller"
+		fi
 		echo "$kind run $run: $ok of $((groups * nhosts)) joins accepted" >&2
-		done_at=$(sed -n 's/^mft consistent=\([0-9.]*\).*/\1/p' "$dir/mft")
-		if [ -n "$done_at" ]; then
+		done_at=$(sed -n 's/^mft consistent=\([0-9.]*\).*/\1/p' "$dir/mft" 2>/dev/null)
+		if [ -z "$poller" ]; then
+			echo -
+		elif [ -n "$done_at" ]; then
 			awk -v a="$t1" -v b="$done_at" -v r="$bound" \
 				'BEGIN { printf "%s%.1f\n", r ? "<=" : "", (b - a) * 1000 }'
 		else
 			echo ">300000"
 		fi >>"$dir/settles"
 		cp "$dir/mlids" "$dir/guess"
-		if ((run == runs)); then
+		if ((run == runs)) && [ -z "$poller" ]; then
+			TREES[$kind]=-
+			break
+		elif ((run == runs)); then
 			# The trees themselves, once, after the last run.
 			awk 'FNR == NR { h[++nh] = $1; next }
 			     { for (i = 1; i <= nh; i++) print $1, h[i], "0x1" }' \
@@ -356,6 +399,7 @@ for kind in $sms; do
 	# A bound ("<=") sorts as its number; it is shown as one.
 	SETTLE[$kind]="$(sed 's/^<=//' "$dir/settles" | median) ms"
 	grep -q '^<=' "$dir/settles" && SETTLE[$kind]="<= ${SETTLE[$kind]}"
+	[ "$kind" = floor ] && SETTLE[$kind]=-
 	RUNS[$kind]="rates $(paste -sd' ' "$dir/rates")  cpu/join $(paste -sd' ' "$dir/cpus")  settle $(paste -sd' ' "$dir/settles")"
 	cpu_uncap
 	sm_down

@@ -853,6 +853,63 @@ START_TEST(mft_join_sends_changed_only)
 }
 END_TEST
 
+/*
+ * A burst of joins, one every millisecond: the update waits for the
+ * burst to pause (MFT_COALESCE) but no longer than MFT_COALESCE_MAX after
+ * the first join it carries.  A 1 ms tick never leaves a 5 ms pause, so
+ * the burst's 127 joins (>= 127 ms, more on a loaded machine) take a
+ * handful of updates, not one per join or per 5 ms; and updates do run
+ * while it lasts.  After the last join every member is programmed.
+ */
+struct burst {
+	struct mc_group *g;
+	unsigned next;			/* next host number to join */
+	unsigned updates_during;	/* updates finished before the end */
+	ev_timer tick;
+};
+
+static void on_burst_tick(struct ev_loop *l, ev_timer *w, int revents)
+{
+	struct burst *b = w->data;
+	char host[8];
+
+	(void)revents;
+	snprintf(host, sizeof(host), "H%04u", b->next++);
+	join(b->g, host, MC_JOIN_FULL);
+	mcast_changed(&S);
+	if (b->next > 128) {
+		ev_timer_stop(l, w);
+		b->updates_during = mft_stats(&S, NULL)->updates;
+	}
+}
+
+START_TEST(mft_burst_coalesced)
+{
+	struct burst b = { .g = group(1), .next = 2 };
+
+	join(b.g, "H0001", MC_JOIN_FULL);
+	mft_sweep_done(&S);
+	run_updates(1);
+	ck_assert_uint_eq(mft_stats(&S, NULL)->updates, 1);
+	ev_timer_init(&b.tick, on_burst_tick, 0.001, 0.001);
+	b.tick.data = &b;
+	ev_timer_start(L, &b.tick);
+	while (ev_is_active(&b.tick))
+		ev_run(L, EVRUN_ONCE);
+	/* MFT_COALESCE_MAX (50 ms) bounds the wait: at least one update
+	 * ran during the >= 127 ms burst. */
+	ck_assert_uint_ge(b.updates_during, 2);
+	run_updates(b.updates_during + 1);
+	unsigned updates = mft_stats(&S, NULL)->updates;
+	/* 1 ms apart, the old 5 ms coalescing ran an update every few ms
+	 * (about 25 for this burst); now one per 50 ms of burst and one
+	 * after it, with room for a loaded machine's stalls. */
+	ck_assert_uint_le(updates - 1, 8);
+	check_programmed(b.g);
+	ck_assert_uint_eq(b.g->n_members, 128);
+}
+END_TEST
+
 /* MLIDs in another block: only that block goes out on a join. */
 START_TEST(mft_blocks_apart)
 {
@@ -1344,6 +1401,7 @@ static Suite *mcast_suite(void)
 	tcase_add_checked_fixture(tc, mft_setup, mft_teardown);
 	tcase_add_test(tc, mft_first_then_nothing);
 	tcase_add_test(tc, mft_join_sends_changed_only);
+	tcase_add_test(tc, mft_burst_coalesced);
 	tcase_add_test(tc, mft_blocks_apart);
 	tcase_add_test(tc, mft_leave_clears);
 	tcase_add_test(tc, mft_highest_mlid_goes);
