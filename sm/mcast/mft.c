@@ -6,9 +6,9 @@
  * once the SA's joins and leaves (mcast_changed()) pause for MFT_COALESCE,
  * or MFT_COALESCE_MAX after the first of them, so that a burst of joins
  * becomes one update, or one per MFT_COALESCE_MAX while it lasts.  A
- * heavy sweep in progress
- * does the work itself when it ends; an update asked for while Sets of
- * the last one are out runs when they are answered.
+ * heavy sweep in progress does the work itself when it ends; an update
+ * asked for while Sets of the last one are out runs when they are
+ * answered.
  *
  * What: a tree per MLID (groups that share an MLID share one tree over
  * all their members).  Each tree remembers a signature of its groups'
