@@ -49,10 +49,12 @@
 # fabric up and leaves, then tests/bench/sa_floor answers on the SM's port
 # under the same cap.  It returns every request's own bytes with status 0
 # (no group, no MLID, no MFT; one thread blocking in umad_recv()), which
-# mc_join counts as an accepted join: the most joins per second any SA can
-# accept here, where each request and its answer cross libibumad (under
-# ibsim: the umad2sim preload and its receiver thread).  Settle and trees
-# are "-" for it, and it is left out of the ratio.
+# mc_join counts as an accepted join.  Its rate is what an SA that does no
+# work gets here, where each request and its answer cross libibumad
+# (under ibsim: the umad2sim preload and its receiver thread, in the SA's
+# process and so under its cap); a design that wakes fewer threads per
+# MAD can do a little better, none much better.  Settle and trees are "-"
+# for it, and it is left out of the ratio.
 #
 # -T ibsim runs ibsm with --transport ibsim (mad/sim_io.h: no umad2sim
 # receiver thread and no pump thread in the SM); OpenSM is unchanged.
