@@ -325,6 +325,24 @@ int umad_io_sim_stats(struct umad_io *io, struct sim_send_stats *out)
 	return 0;
 }
 
+/*
+ * ibsim's umad2sim preload cannot drop a MAD for an agent that is gone:
+ * its receiver thread looks the agent's queue up, finds none and locks it
+ * anyway, and the process dies of a NULL dereference.  Such MADs come
+ * late, after the caller has what it wanted: an RMPP segment the SM sent
+ * again because our ACK reached it late, the answer to a request we sent
+ * again.  So under the preload the port and its agents stay registered
+ * until the process exits (the preload's exit handler releases them, and
+ * a late MAD just waits in a queue nobody reads).  Every caller closes
+ * the port on its way out, so nothing piles up.
+ */
+static bool under_umad2sim(void)
+{
+	const char *preload = getenv("LD_PRELOAD");
+
+	return preload && strstr(preload, "umad2sim");
+}
+
 void umad_io_close(struct umad_io *io)
 {
 	if (!io)
@@ -338,7 +356,8 @@ void umad_io_close(struct umad_io *io)
 	free(io->rxbuf);
 	if (io->issm_fd >= 0)
 		close(io->issm_fd);
-	umad_close_port(io->portid);
+	if (!under_umad2sim())
+		umad_close_port(io->portid);
 	free(io);
 }
 

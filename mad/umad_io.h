@@ -82,6 +82,12 @@ int umad_io_stats(struct umad_io *io, struct pump_stats *out);
  * on the umad transport. */
 struct sim_send_stats;
 int umad_io_sim_stats(struct umad_io *io, struct sim_send_stats *out);
+/*
+ * Stop the pump and close the port.  Under ibsim's umad2sim preload the
+ * port's agents stay registered until the process exits: the preload
+ * crashes on a MAD for an agent that is gone (umad_io.c).  Call it on the
+ * way out, not to open the port again.
+ */
 void umad_io_close(struct umad_io *io);
 /*
  * Claim (or drop) the SM role on the port: holding the issm device open

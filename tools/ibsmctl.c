@@ -72,7 +72,6 @@ struct ctl {
 	bool mcast_members;		/* groups: the trusted query is out */
 	uint64_t sm_key;		/* SM_Key of SA requests */
 	bool single;			/* print one object, not an array */
-	ev_timer *draining;		/* drain(): restarted by every MAD */
 	bool header_only;		/* an empty table */
 	int rc;				/* exit status */
 	struct sa_mad req;		/* the request, to ask again if BUSY */
@@ -501,8 +500,6 @@ static void on_mad(void *arg, const void *mad, size_t len,
 {
 	struct ctl *c = arg;
 
-	if (c->draining)
-		ev_timer_again(c->loop, c->draining);
 	mad_engine_recv(c->engine, mad, len, from, status);
 }
 
@@ -561,45 +558,6 @@ fail:
 	return rc;
 }
 
-/*
- * Under ibsim's umad2sim preload, a MAD that reaches an agent already
- * closed crashes the preload's receiver thread while the process exits
- * (it looks the agent up and locks a NULL queue).  Such a MAD comes when
- * the SM sends a segment again because our last ACK reached it late, or
- * answers a request we sent again.  So there, before closing, the port
- * stays open until no MAD came for DRAIN_QUIET seconds (DRAIN_MAX at
- * most): the engine and the RMPP client drop the late ones.  On a real
- * port the kernel drops them, and nothing waits.
- */
-#define DRAIN_QUIET	0.3	/* > the SM's RMPP re-send time (200 ms) */
-#define DRAIN_MAX	2.0
-
-static void on_drain_end(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	(void)w;
-	(void)revents;
-	ev_break(loop, EVBREAK_ALL);
-}
-
-static void drain(struct ctl *c)
-{
-	const char *preload = getenv("LD_PRELOAD");
-	ev_timer quiet, most;
-
-	if (!preload || !strstr(preload, "umad2sim"))
-		return;
-	ev_init(&quiet, on_drain_end);
-	quiet.repeat = DRAIN_QUIET;
-	ev_timer_again(c->loop, &quiet);
-	ev_timer_init(&most, on_drain_end, DRAIN_MAX, 0.);
-	ev_timer_start(c->loop, &most);
-	c->draining = &quiet;
-	ev_run(c->loop, 0);
-	c->draining = NULL;
-	ev_timer_stop(c->loop, &quiet);
-	ev_timer_stop(c->loop, &most);
-}
-
 static void close_port(struct ctl *c)
 {
 	if (c->verbose && c->engine) {
@@ -611,7 +569,7 @@ static void close_port(struct ctl *c)
 			s->resends, s->dropped, s->unmatched,
 			c->client ? rmpp_client_strays(c->client) : 0);
 	}
-	umad_io_close(c->io);		/* no more MADs after this */
+	umad_io_close(c->io);
 	mad_engine_free(c->engine);	/* before the client: see rmpp_recv.h */
 	rmpp_client_free(c->client);
 }
@@ -772,11 +730,8 @@ int main(int argc, char **argv)
 		if (rc < 0 && rc != -EINVAL)
 			err("cannot send the request: %s", strerror(-rc));
 	}
-	if (rc == 0) {
+	if (rc == 0)
 		ev_run(c.loop, 0);
-		if (c.rc == 0)	/* everything answered: only late copies come */
-			drain(&c);
-	}
 	if (c.io)
 		close_port(&c);
 	if (rc == 0 && c.rc == 0 && c.kind && !c.json && !out_rows(c.out)) {
