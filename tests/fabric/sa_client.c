@@ -12,13 +12,16 @@
  *   sa_client tables N                    N NodeRecord GetTables at once,
  *                                         never ACKed; print "tables N ok
  *                                         A no-resources B other C"
- *   sa_client subscribe TRAP SECONDS      subscribe to TRAP (InformInfo
+ *   sa_client subscribe TRAP SECONDS [issm]
+ *                                         subscribe to TRAP (InformInfo
  *                                         Set), print each Report as
  *                                         "report TRAP lid L", answer it
  *                                         with ReportResp; after the
  *                                         first, unsubscribe, give up
  *                                         IsSM, exit 0 0.5 s later; 1 on
- *                                         timeout
+ *                                         timeout.  issm: hold IsSM, as
+ *                                         ibsim needs to hand over a
+ *                                         Report (see leave_quietly())
  *   sa_client raw METHOD ATTR MASK [HEX]  any request (data from HEX,
  *                                         byte 0 on); print the answer's
  *                                         "status S attr_offset A len L"
@@ -51,6 +54,7 @@ struct client {
 	struct sa_mad sub;		/* subscribe: the InformInfo Set */
 	bool unsubscribing;
 	bool raw;
+	bool issm;			/* subscribe ... issm */
 	unsigned tables, tables_done, t_ok, t_nores, t_other;
 	ev_timer linger;
 };
@@ -61,17 +65,25 @@ static void on_linger(struct ev_loop *loop, ev_timer *w, int revents)
 }
 
 /*
- * Before exit: ibsim hands requests on QP 0/1 (Reports, the SM's SMInfo
- * polls of every port with IsSM) only to a client it counts as an SM, so
- * a subscriber runs with SIM_SET_ISSM=1.  Give that up first (umad2sim
- * clears IsSM when the issm device is closed, however it was set), then
- * stay 0.5 s for what is under way: a MAD that reaches umad2sim while its
- * exit handler runs hangs or crashes this client (see test_sa.sh,
- * sa_fuzz.c).
+ * ibsim hands requests on QP 0/1 (Reports, the SM's SMInfo polls of every
+ * port with IsSM) only to a client it counts as an SM, so a subscriber
+ * that waits for a Report asks for IsSM ("issm").  It takes it by opening
+ * the issm device once its agents are registered, not with umad2sim's
+ * SIM_SET_ISSM=1: that sets IsSM when the preload attaches, before any
+ * agent exists; ibsim sends the master trap 144, ibsm asks the port for
+ * its SMInfo 0.1 s later, and when the client was still starting (ASan,
+ * loaded cores) umad2sim's receiver crashed on a MAD for a class with no
+ * agent yet.
+ *
+ * Before exit: give IsSM up first (umad2sim clears it when the issm
+ * device is closed, however it was set), then stay 0.5 s for what is
+ * under way: a MAD that reaches umad2sim while its exit handler runs
+ * hangs or crashes this client (see test_sa.sh, sa_fuzz.c).
  */
 static void leave_quietly(struct client *c)
 {
-	if (getenv("SIM_SET_ISSM") && umad_io_set_sm(c->io, true) == 0)
+	if ((c->issm || getenv("SIM_SET_ISSM")) &&
+	    umad_io_set_sm(c->io, true) == 0)
 		(void)umad_io_set_sm(c->io, false);
 	ev_timer_stop(c->loop, &c->linger);
 	ev_timer_set(&c->linger, 0.5, 0.);
@@ -226,7 +238,8 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: sa_client service-set ID NAME LEASE [GUID] |"
 		" service-get ID | service-delete ID [GUID] |"
-		" subscribe TRAP SECONDS | tables N | raw METHOD ATTR MASK [HEX]\n");
+		" subscribe TRAP SECONDS [issm] | tables N |"
+		" raw METHOD ATTR MASK [HEX]\n");
 	return 2;
 }
 
@@ -294,7 +307,8 @@ int main(int argc, char **argv)
 		c.tables = (unsigned)id;
 		if (!c.tables || c.tables > 64)
 			return usage();
-	} else if (!strcmp(argv[1], "subscribe") && argc == 4) {
+	} else if (!strcmp(argv[1], "subscribe") &&
+		   (argc == 4 || (argc == 5 && !strcmp(argv[4], "issm")))) {
 		struct sa_inform_info *ii = (struct sa_inform_info *)m.data;
 		build(&m, MAD_METHOD_SET, SA_ATTR_INFORM_INFO, 0);
 		c.trap = (unsigned)id;
@@ -309,6 +323,12 @@ int main(int argc, char **argv)
 		c.sub = m;
 		mad_engine_on_unsolicited(c.engine, MAD_CLASS_SA, MAD_METHOD_REPORT,
 					  SA_ATTR_NOTICE, on_report, &c);
+		c.issm = argc == 5;
+		if (c.issm && (rc = umad_io_set_sm(io, true)) < 0) {
+			fprintf(stderr, "sa_client: cannot take IsSM: %s\n",
+				strerror(-rc));
+			return 1;
+		}
 	} else if (!strcmp(argv[1], "raw") && (argc == 5 || argc == 6)) {
 		const char *hex = argc == 6 ? argv[5] : "";
 		size_t n = strlen(hex) / 2;

@@ -39,11 +39,11 @@ fi
 fab_pass daemon-ibsm-up
 
 # ---------------------------------------------------------------- traps
-# Subscribers (see test_sa.sh for SIM_SET_ISSM): any Report of trap 65 or
+# Subscribers (see test_sa.sh for issm): any Report of trap 65 or
 # 128 while the forger runs is a forged trap forwarded.
 subscribe() {
 	# bounded: umad2sim's exit can deadlock (test_sa.sh)
-	FAB_TIMEOUT=$(($3 + 15)) SIM_SET_ISSM=1 fab_run "$1" "$CLIENT" subscribe "$2" "$3" \
+	FAB_TIMEOUT=$(($3 + 15)) fab_run "$1" "$CLIENT" subscribe "$2" "$3" issm \
 		>"$FAB_TMP/sub-$1-$2.out" 2>&1
 }
 wait_subscribed() {

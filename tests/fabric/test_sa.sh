@@ -103,10 +103,11 @@ expect sa-rmpp-other-host-served "tables 1 ok 1 no-resources 0 other 0" \
 # InformInfo: subscribers get a Report when a link goes (trap 128 from the
 # switch, forwarded) and when the host behind it leaves (trap 65, made by
 # the SM).  ibsim delivers requests on QP 0/1 only to clients it counts
-# as SMs, so the subscriber sets SIM_SET_ISSM (real HCAs need no such
-# thing).
+# as SMs, so the subscriber takes IsSM ("issm", once its agents are
+# registered: sa_client.c says why not with SIM_SET_ISSM; real HCAs need
+# no such thing).
 subscribe() {
-	FAB_TIMEOUT=35 SIM_SET_ISSM=1 fab_run "$1" "$CLIENT" subscribe "$2" 20 \
+	FAB_TIMEOUT=35 fab_run "$1" "$CLIENT" subscribe "$2" 20 issm \
 		>"$FAB_TMP/sub-$2.out" 2>&1
 }
 # report_check NAME HOST TRAP 'CONSOLE COMMAND': subscribe HOST to TRAP,
@@ -148,7 +149,7 @@ wait_log() {
 # A port that leaves the fabric takes its subscriptions with it.  The
 # subscriber asks for trap 66, which nothing here raises, and exits.
 # This one and the next need no Report delivered, so they do without
-# SIM_SET_ISSM: a port ibsim counts as an SM gets the SM's SMInfo polls,
+# issm: a port ibsim counts as an SM gets the SM's SMInfo polls,
 # and one arriving while umad2sim's exit handler holds its lock leaves
 # the client's receiver thread waiting for that lock and the exit waiting
 # for the thread (seen by hand: 1 run in 4 hung for FAB_TIMEOUT, and

@@ -113,7 +113,7 @@ collect() {
 	fab_run H0005 "$CLIENT" service-set 0x10000ce1 sa-compare 0xffffffff \
 		>"$dir/service-set" 2>&1 ||
 		fab_fail "$sm-service-set" "$(cat "$dir/service-set")"
-	# No SIM_SET_ISSM: no Report is awaited, only the record.
+	# No issm: no Report is awaited, only the record.
 	fab_run H0007 "$CLIENT" subscribe 128 30 \
 		>"$dir/subscribe" 2>&1 &
 	sub=$!

@@ -68,7 +68,7 @@ fi
 svc=$(fab_run H0002 "$CLIENT" service-set 0x5151 sync-test 3600 2>&1)
 [[ $svc == service* ]] && fab_pass service-set || fab_fail service-set "$svc"
 # bounded: umad2sim's exit can deadlock (test_sa.sh)
-FAB_TIMEOUT=20 SIM_SET_ISSM=1 fab_run H0002 "$CLIENT" subscribe 64 3 >"$FAB_TMP/sub.out" 2>&1 &
+FAB_TIMEOUT=20 fab_run H0002 "$CLIENT" subscribe 64 3 issm >"$FAB_TMP/sub.out" 2>&1 &
 sub=$!
 for ((i = 0; i < 100; i++)); do
 	grep -q subscribed "$FAB_TMP/sub.out" 2>/dev/null && break

@@ -160,7 +160,7 @@ svc=$(fab_run H0005 "$CLIENT" service-set "$SVC_ID" "$SVC_NAME" 3600 2>&1)
 [[ $svc == service* ]] && fab_pass "H0005 registers a service" ||
 	fab_fail "H0005 registers a service" "$svc"
 # The subscriber lives through the takeover and does not subscribe again.
-FAB_TIMEOUT=80 SIM_SET_ISSM=1 fab_spawn H0003 "$CLIENT" subscribe 128 60 >"$FAB_TMP/sub.out" 2>&1
+FAB_TIMEOUT=80 fab_spawn H0003 "$CLIENT" subscribe 128 60 issm >"$FAB_TMP/sub.out" 2>&1
 SUB_PID=$FAB_SPAWN_PID
 wait_for 10 grep -q subscribed "$FAB_TMP/sub.out" &&
 	fab_pass "H0003 subscribes to trap 128" ||
