@@ -76,14 +76,13 @@ static void on_linger(struct ev_loop *loop, ev_timer *w, int revents)
  * agent yet.
  *
  * Before exit: give IsSM up first (umad2sim clears it when the issm
- * device is closed, however it was set), then stay 0.5 s for what is
- * under way: a MAD that reaches umad2sim while its exit handler runs
- * hangs or crashes this client (see test_sa.sh, sa_fuzz.c).
+ * device is closed), then stay 0.5 s for what is under way: a MAD that
+ * reaches umad2sim while its exit handler runs hangs or crashes this
+ * client (see test_sa.sh, sa_fuzz.c).
  */
 static void leave_quietly(struct client *c)
 {
-	if ((c->issm || getenv("SIM_SET_ISSM")) &&
-	    umad_io_set_sm(c->io, true) == 0)
+	if (c->issm)
 		(void)umad_io_set_sm(c->io, false);
 	ev_timer_stop(c->loop, &c->linger);
 	ev_timer_set(&c->linger, 0.5, 0.);
