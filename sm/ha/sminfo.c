@@ -976,6 +976,15 @@ static void send_control(struct sm *sm, uint16_t lid, uint32_t mod)
 /* Shutdown, after the engine is freed: the election's discovery. */
 void sm_election_free(struct sm *sm)
 {
+	const struct sminfo_guard *g = sm->sminfo_guard;
+
+	if (g)
+		log_info("SMInfo: %" PRIu64 " Gets answered, %" PRIu64 " over"
+			 " their requester's budget (%g at once, %g a second);"
+			 " Sets: %" PRIu64 " obeyed, %" PRIu64 " refused, %"
+			 PRIu64 " with another SM_Key", g->gets_answered,
+			 g->gets_dropped, SMINFO_GET_BURST, SMINFO_GET_RATE,
+			 g->sets_obeyed, g->sets_refused, g->sets_bad_key);
 	free(sm->sminfo_guard);
 	sm->sminfo_guard = NULL;
 	if (sm->elect_disc) {
