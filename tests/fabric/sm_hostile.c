@@ -26,7 +26,7 @@
  * flood: COUNT SubnGet(SMInfo) (default 20000) at PER_SECOND (default
  * 0: as fast as the port takes them), for at most SECONDS (default 30),
  * reading answers in between, then waits 1 s for the last ones; prints
- * "flood sent N answered A".
+ * "flood sent N answered A in S s".
  *
  * Lean like sa_hostile.c: one thread, umad_send()/umad_recv(), no event
  * loop.  Runs under the umad2sim preload like every client (SIM_HOST
@@ -220,7 +220,8 @@ static int flood(struct host *h, uint16_t dlid, const struct claim *c,
 	end = now() + ANSWER_WAIT_MS / 1e3;
 	while (now() < end)
 		answered += drain(h, 50);
-	printf("flood sent %lu answered %lu\n", sent, answered);
+	printf("flood sent %lu answered %lu in %.1f s\n", sent, answered,
+	       now() - t0);
 	return 0;
 }
 
