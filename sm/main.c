@@ -299,7 +299,8 @@ static void key_where(const struct cfg *conf, size_t i, char *buf, size_t len)
  * every file it names: the keys naming files set in the file or on the
  * command line (a file at OpenSM's default path may be missing, as for
  * OpenSM), partitions.conf parsed in full.
- * Prints each problem as FILE:LINE; 0 when there is none.
+ * Prints each problem as FILE:LINE; 0 when there is none, else
+ * SM_EXIT_CONFIG.
  */
 static int check_config(const struct cfg *conf, const struct run_opts *r)
 {
@@ -367,7 +368,7 @@ static int check_config(const struct cfg *conf, const struct run_opts *r)
 	else
 		printf("ibsm: %s: no errors\n",
 		       r->config_file ? r->config_file : "command line");
-	return errors ? 1 : 0;
+	return errors ? SM_EXIT_CONFIG : 0;
 }
 
 static int write_conf(FILE *fp, const void *arg)
@@ -604,13 +605,13 @@ static void on_discovered_only(void *arg, const struct discover_result *r)
 	       peak_rss_kb());
 	if (sm->fabric.local_node == FAB_NONE) {
 		log_err("ERR 0001: the local node did not answer NodeInfo");
-		sm->exit_code = 1;
+		sm->exit_code = SM_EXIT_FAIL;
 	} else if (sm->cfg.dump_fabric) {
 		int rc = topo_dump_file(&sm->fabric, sm->cfg.dump_fabric);
 		if (rc < 0) {
 			log_err("ERR 0002: cannot write %s: %s",
 				sm->cfg.dump_fabric, strerror(-rc));
-			sm->exit_code = 1;
+			sm->exit_code = SM_EXIT_FAIL;
 		}
 	}
 	ev_break(sm->loop, EVBREAK_ALL);
@@ -644,7 +645,7 @@ static void on_debug_copy(struct ev_loop *loop, ev_timer *w, int revents)
 		sb_copy_print(c, stdout);
 		fflush(stdout);
 	} else {
-		sm->exit_code = 1;
+		sm->exit_code = SM_EXIT_FAIL;
 	}
 	ev_timer_stop(loop, w);
 	standby_sync_stop(sm);
@@ -686,14 +687,15 @@ int main(int argc, char **argv)
 
 	if (parse_options(argc, argv, &sm.cfg, &conf, &ro) < 0) {
 		cfg_free(&conf);
-		return 2;
+		return SM_EXIT_CONFIG;
 	}
 	discover_only = ro.discover_only;
 	if (!ro.config_file)
 		ro.config_file = cfg_default_file(NULL);
 	rc = read_config(&conf, &ro);
 	if (ro.check) {
-		rc = rc < 0 && rc != -EINVAL ? 1 : check_config(&conf, &ro);
+		rc = rc < 0 && rc != -EINVAL ? SM_EXIT_CONFIG
+					     : check_config(&conf, &ro);
 		cfg_free(&conf);
 		return rc;
 	}
@@ -701,7 +703,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ibsm: %s: not started (see the errors above)\n",
 			ro.config_file);
 		cfg_free(&conf);
-		return 1;
+		return SM_EXIT_CONFIG;
 	}
 	if (ro.create_file) {
 		rc = write_file_atomic(ro.create_file, write_conf, &conf);
@@ -712,11 +714,11 @@ int main(int argc, char **argv)
 			printf("ibsm: configuration written to %s\n",
 			       ro.create_file);
 		cfg_free(&conf);
-		return rc < 0 ? 1 : 0;
+		return rc < 0 ? SM_EXIT_FAIL : 0;
 	}
 	if (cfg_apply(&conf, &sm.cfg) < 0) {
 		cfg_free(&conf);
-		return 2;	/* values were checked: cannot happen */
+		return SM_EXIT_CONFIG;	/* values were checked: cannot happen */
 	}
 	if (ro.route_only) {
 		/* offline: no port, no log file, the report on stdout */
@@ -747,7 +749,7 @@ int main(int argc, char **argv)
 	if (rc < 0) {
 		fprintf(stderr, "ibsm: cannot open log file %s: %s\n",
 			sm.cfg.log_file, strerror(-rc));
-		return 1;
+		return SM_EXIT_FAIL;
 	}
 	log_ratelimit_set(sm.cfg.log_burst, sm.cfg.log_rate);
 	if (ro.config_file)
@@ -766,7 +768,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ibsm: %s: not started (see the errors above)\n",
 			sm.cfg.partition_config);
 		log_close();
-		return 2;
+		return SM_EXIT_CONFIG;
 	}
 	/* Multicast groups live as long as the daemon (sm/mcast/mcast.h);
 	 * the partitions' groups exist from the start. */
@@ -778,7 +780,7 @@ int main(int argc, char **argv)
 	if (!sm.mc) {
 		fprintf(stderr, "ibsm: out of memory\n");
 		log_close();
-		return 1;
+		return SM_EXIT_FAIL;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	sm.loop = ev_default_loop(EVFLAG_AUTO);
@@ -807,7 +809,7 @@ int main(int argc, char **argv)
 		port_memos_free(sm.memos);
 		lft_images_free(sm.images);
 		mc_table_free(sm.mc);
-		return 1;
+		return SM_EXIT_FAIL;
 	}
 	const struct umad_port_info *pi = umad_io_port(sm.io);
 	sm.port_guid = pi->port_guid;
@@ -839,7 +841,7 @@ int main(int argc, char **argv)
 	if (rc < 0) {
 		log_err("ERR 0005: cannot start the MAD engine: %s", strerror(-rc));
 		umad_io_close(sm.io);
-		return 1;
+		return SM_EXIT_FAIL;
 	}
 	umad_io_on_error(sm.io, on_recv_error, &sm);
 	sm_watchers_start(&sm);
@@ -863,7 +865,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "ibsm: cannot write the pid file %s: %s\n",
 				pid_file, strerror(-rc));
 			pid_file = NULL;
-			sm.exit_code = 1;
+			sm.exit_code = SM_EXIT_FAIL;
 		}
 	}
 	if (rc == 0)

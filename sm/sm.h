@@ -221,6 +221,16 @@ struct sm_stats {
 	bool     last_heavy_ok;
 };
 
+/*
+ * Exit statuses.  SM_EXIT_CONFIG is every configuration error (a bad
+ * option or value, an -F or -P file with errors or unreadable, what
+ * --check-config finds): ibsm@.service does not restart on it
+ * (RestartPreventExitStatus=2), since restarting cannot help.
+ * SM_EXIT_FAIL is a failure a restart may cure (no port yet, ...).
+ */
+#define SM_EXIT_FAIL	1
+#define SM_EXIT_CONFIG	2
+
 struct sm {
 	struct sm_config cfg;
 	struct ev_loop *loop;
@@ -286,7 +296,7 @@ struct sm {
 	ev_timer log_timer;		/* writes "suppressed N" summaries */
 	ev_signal sig_int, sig_term, sig_hup, sig_usr1;
 	struct sm_stats stats;
-	int exit_code;
+	int exit_code;			/* SM_EXIT_* or 0 */
 	/* The configuration sm->cfg came from (config/conf.h), read again on
 	 * SIGHUP by reload() (sm/main.c); NULL in unit tests.  reload()
 	 * adds its errors, warnings and changes to `report` when not NULL

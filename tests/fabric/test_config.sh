@@ -139,7 +139,7 @@ else
 	fab_fail config-opensm-c-checks-clean "exit $rc: $out"
 fi
 
-# tests/config/bad/: each file rejected by --check-config (exit 1) with
+# tests/config/bad/: each file rejected by --check-config (exit 2) with
 # the exact FILE:LINE message its first line names; unknown keys are
 # errors there, a warning at start.
 nbad=0
@@ -149,14 +149,14 @@ for f in "$FAB_TOP"/tests/config/bad/*.conf; do
 	out=$("$IBSM" -F "$f" --check-config 2>&1)
 	rc=$?
 	nbad=$((nbad + 1))
-	if [ "$rc" -ne 1 ] || ! grep -qxF "ibsm: $f:$want" <<<"$out"; then
+	if [ "$rc" -ne 2 ] || ! grep -qxF "ibsm: $f:$want" <<<"$out"; then
 		badout="$badout ${f##*/}: exit $rc: $out;"
 	fi
 done
 out=$("$IBSM" -F "$FAB_TOP/tests/config/unknown.conf" --check-config 2>&1)
 rc=$?
 grep -qxF "ibsm: $FAB_TOP/tests/config/unknown.conf:3: unknown key 'sm_prority'" <<<"$out" &&
-	[ "$rc" -eq 1 ] || badout="$badout unknown.conf: exit $rc: $out"
+	[ "$rc" -eq 2 ] || badout="$badout unknown.conf: exit $rc: $out"
 if [ "$nbad" -ge 25 ] && [ -z "$badout" ]; then
 	fab_pass config-check-bad-files
 else
@@ -166,10 +166,38 @@ fi
 printf 'partition_config_file %s\n' "$FAB_TOP/tests/partitions/bad/$(ls "$FAB_TOP/tests/partitions/bad" | head -1)" >"$FAB_TMP/parts.conf"
 out=$("$IBSM" -F "$FAB_TMP/parts.conf" --check-config 2>&1)
 rc=$?
-if [ "$rc" -eq 1 ] && grep -q "^ibsm: $FAB_TOP/tests/partitions/bad/[^:]*:[0-9]*:" <<<"$out"; then
+if [ "$rc" -eq 2 ] && grep -q "^ibsm: $FAB_TOP/tests/partitions/bad/[^:]*:[0-9]*:" <<<"$out"; then
 	fab_pass config-check-names-partitions
 else
 	fab_fail config-check-names-partitions "exit $rc: $out"
+fi
+
+# Every configuration error at start exits 2, the status ibsm@.service
+# does not restart on: a bad -F file, an unreadable one, a bad -P file,
+# a bad partitions file named by opensm.conf, a bad value, a bad option.
+# None of them reaches the port (no simulator runs here).
+badconf=$(ls "$FAB_TOP"/tests/config/bad/*.conf | head -n 1)
+badparts=$(ls "$FAB_TOP"/tests/partitions/bad/*.conf | head -n 1)
+startout=
+start_exit() { # WHAT ARGS...: the daemon's start must exit 2
+	local what=$1 rc
+	shift
+	out=$(timeout 20 "$IBSM" -f "$FAB_TMP/start.log" --cache-dir "$FAB_TMP/start" \
+		--control-socket '(null)' "$@" 2>&1 </dev/null)
+	rc=$?
+	[ "$rc" -eq 2 ] || startout="$startout $what: exit $rc: ${out%%$'\n'*};"
+}
+start_exit bad-F -F "$badconf"
+start_exit unreadable-F -F "$FAB_TMP/no-such.conf"
+start_exit bad-P -P "$badparts"
+start_exit bad-P-in-F -F "$FAB_TMP/parts.conf"
+start_exit bad-value -p 16
+start_exit bad-option --no-such-option
+start_exit check-unreadable -F "$FAB_TMP/no-such.conf" --check-config
+if [ -z "$startout" ]; then
+	fab_pass config-errors-exit-2
+else
+	fab_fail config-errors-exit-2 "$startout"
 fi
 
 # ibsm -c, read back by OpenSM (its -c after -F writes what it read).
