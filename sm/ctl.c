@@ -445,29 +445,33 @@ static int cmd_resweep(struct sm *sm, bool heavy, struct ctl_answer *a)
  * adds is forgetting what each switch's LFT holds (sm/program.c's
  * images), so that every block is sent again instead of only those the
  * SM believes changed: a switch whose table was changed behind the SM's
- * back gets it back.  Images are only forgotten between sweeps (a sweep
- * in progress programs from them).
+ * back gets it back.  Images are only forgotten between heavy sweeps (one
+ * in progress programs from them): during one, the heavy sweep that
+ * follows it forgets them when it starts (sm->reroute_pending).
  */
 static int cmd_reroute(struct sm *sm, struct ctl_answer *a)
 {
-	const struct fabric *f = &sm->fabric;
-	unsigned n = 0;
-	bool busy = sm->sweep || sm->light;
+	unsigned n;
 
 	if (!sweeps_allowed(sm))
 		return answer_end(a, false, "no sweep: the SM is %s",
 				  sm_state_name(sm->state));
-	if (!sm->sweep && sm->images)
-		for (size_t i = 0; i < f->n_nodes; i++)
-			if (f->nodes[i].type == NODE_TYPE_SWITCH) {
-				lft_images_forget(sm->images, f->nodes[i].guid);
-				n++;
-			}
+	if (sm->sweep) {
+		sm->reroute_pending = true;
+		log_info("control socket: reroute: heavy sweep requested after"
+			 " the sweep in progress, every LFT sent whole then");
+		sm_event(sm, SM_EV_CHANGE);
+		return answer_end(a, true, "heavy sweep requested after the"
+				  " sweep in progress: routes computed again,"
+				  " every switch's LFT sent whole then");
+	}
+	n = sweep_forget_lfts(sm);
 	log_info("control socket: reroute: heavy sweep requested, LFTs of %u"
 		 " switches sent whole", n);
 	sm_event(sm, SM_EV_CHANGE);
 	return answer_end(a, true, "heavy sweep requested: routes computed"
-			  " again, LFTs of %u switches sent whole%s", n, busy ?
+			  " again, LFTs of %u switches sent whole%s", n,
+			  sm->light || sm->quick ?
 			  " (after the sweep in progress)" : "");
 }
 

@@ -243,6 +243,9 @@ struct sm {
 	bool     subnet_up;		/* the last heavy sweep completed */
 	bool     rereg_done;		/* client reregistration sent once */
 	bool     change_pending;	/* heavy sweep asked for during one */
+	bool     reroute_pending;	/* reroute asked for during a heavy
+					 * sweep: the next one forgets the
+					 * LFT images (sweep_forget_lfts) */
 	bool     incomplete;		/* last sweep accepted holes: re-sweep */
 	unsigned failed_sweeps;		/* consecutive */
 	/*
@@ -390,6 +393,13 @@ int  sweep_heavy_start(struct sm *sm);
 int  sweep_heavy_start_model(struct sm *sm, struct fabric *f, unsigned smps,
 			     double t0);
 void sweep_heavy_abort(struct sm *sm);
+/*
+ * Forget what every switch of the model holds in its LFT, so that the
+ * next heavy sweep sends every block whole; only between heavy sweeps
+ * (one in progress programs from the images).  Returns the number of
+ * switches.
+ */
+unsigned sweep_forget_lfts(struct sm *sm);
 /* sm/sweep.c: light sweep: SwitchInfo of every switch, PSC bits. */
 int  sweep_light_start(struct sm *sm);
 void sweep_light_abort(struct sm *sm);

@@ -122,6 +122,41 @@ sm_wait_up "$T/sm" "$off" 30 >/dev/null
 fab_check reroute-counted test "$(field heavy_sweeps)" -gt "$h0"
 fab_check reroute-routes-ok fab_run "$DIAG" ibtracert 1 2
 
+# reroute during a heavy sweep: "resweep heavy" and "reroute" on one
+# connection (the second line is read once the first is answered: the
+# sweep it started is still discovering).  The reroute is deferred to the
+# heavy sweep after it, which sends both switches' LFTs whole: its
+# program phase has Sets though nothing changed in the fabric.
+h0=$(field heavy_sweeps)
+off=$(stat -c %s "$T/sm.log")
+out=$(python3 - "$SOCK" <<'PYEOF'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+s.sendall(b"resweep heavy\nreroute\n")
+s.shutdown(socket.SHUT_WR)
+buf = b""
+while True:
+    d = s.recv(4096)
+    if not d:
+        break
+    buf += d
+print(buf.decode())
+PYEOF
+)
+fab_check reroute-busy-deferred grep -q 'OK heavy sweep requested after the sweep in progress' <<<"$out"
+for ((i = 0; i < 100; i++)); do
+	[ "$(field heavy_sweeps)" -ge $((h0 + 2)) ] && break
+	sleep 0.1
+done
+new=$(tail -c +"$((off + 1))" "$T/sm.log")
+fab_check reroute-busy-two-sweeps test "$(field heavy_sweeps)" -ge $((h0 + 2))
+fab_check reroute-busy-forgotten grep -q 'reroute: LFTs of 2 switches sent whole (asked for during the last sweep)' <<<"$new"
+# the second sweep of the two programs something (the LFTs), the first not
+progs=$(grep -o 'program [0-9.]* s ([0-9]* Sets' <<<"$new" | sed 's/.*(\([0-9]*\) Sets/\1/' | tr '\n' ' ')
+fab_check reroute-busy-lfts-sent awk -v p="$progs" 'BEGIN { n = split(p, a, " "); exit !(n >= 2 && a[1] == 0 && a[2] >= 2) }'
+fab_check reroute-busy-routes-ok fab_run "$DIAG" ibtracert 1 2
+
 # loglevel: debug lines appear, then stop again
 off=$(stat -c %s "$T/sm.log")
 fab_check loglevel-debug ctl loglevel debug
