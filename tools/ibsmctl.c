@@ -282,6 +282,8 @@ static bool add_records(struct ctl *c, const struct sa_mad *first,
 	n = whole ? len / stride : 1;
 	if (whole && len % stride && !cut)
 		err("warning: %zu stray bytes after %zu records", len % stride, n);
+	if (c->kind->prepare)
+		c->kind->prepare(p, n, stride);
 	for (size_t i = 0; i < n; i++) {
 		out_row(c->out);
 		c->kind->row(c->out, p + i * stride);

@@ -49,10 +49,22 @@ struct rec_kind {
 	uint16_t attr_id;
 	size_t rec_size;		/* bytes of one record */
 	void (*row)(struct out *o, const uint8_t *rec);
+	/* Before the rows of a table: what a row needs from the others
+	 * (NULL: nothing); `n` records `stride` bytes apart. */
+	void (*prepare)(const uint8_t *recs, size_t n, size_t stride);
 };
 
 const struct rec_kind *rec_kind_find(const char *name);
 const struct rec_kind *rec_kinds(size_t *n);
+
+/*
+ * "SDR" ... "NDR" for a PortInfo: the extended speeds count when
+ * `cap_mask` (the CapabilityMask that speaks for the port: its own on a
+ * CA or router, switch port 0's on every port of a switch, 14.2.5.6) has
+ * IsExtendedSpeedsSupported.
+ */
+struct smp_port_info;
+const char *pi_speed_name(const struct smp_port_info *pi, uint32_t cap_mask);
 
 /* Names used by sminfo as well. */
 const char *sm_state_name(unsigned state);
