@@ -119,8 +119,21 @@ int part_main(int argc, char **argv);
 
 /* ---------------------------------------------------- ibsmctl_ctl.c */
 
-/* ibsm's control socket (ibsm(8), CONTROL SOCKET) */
-#define CTL_DEFAULT_SOCKET	"/run/ibsm/ibsm.sock"
+/* ibsm's control socket (ibsm(8), CONTROL SOCKET): the daemon's default,
+ * and where ibsm@INSTANCE.service puts it: CTL_RUN_DIR/INSTANCE/ibsm.sock
+ * ($IBSM_RUN_DIR instead of CTL_RUN_DIR when set, for tests). */
+#define CTL_RUN_DIR		"/run/ibsm"
+#define CTL_DEFAULT_SOCKET	CTL_RUN_DIR "/ibsm.sock"
+
+/*
+ * The socket to talk to: `sock` (--socket) if given, else that of
+ * instance `instance` (-i/--instance), else the one socket there is:
+ * CTL_DEFAULT_SOCKET or one instance's.  Several (or none): says which
+ * exist, and how to pick one, on stderr.  Returns 0 with the path in
+ * buf, 2 for no single choice or a bad instance name, 1 for none.
+ */
+int ctl_socket_path(const char *sock, const char *instance, char *buf,
+		    size_t len);
 
 /* An answer: its lines, the last one the terminator ("OK ..."/"ERR ..."). */
 struct ctl_reply {

@@ -167,6 +167,37 @@ fab_check loglevel-debug-lines grep -q '\[DEBUG\]' <(tail -c +"$((off + 1))" "$T
 fab_check loglevel-info ctl loglevel info
 ctl loglevel loud >/dev/null 2>&1
 fab_check loglevel-bad-exit1 test $? -eq 1
+# OpenSM's -D flags: 0x03 (errors and info) is info, 0x0f debug
+out=$(ctl loglevel 0x0f)
+fab_check loglevel-opensm-flags-debug grep -qF -- '-> debug (OpenSM log flags 0x0f)' <<<"$out"
+fab_check loglevel-opensm-flags-status grep -qx 'log_level debug' <<<"$(ctl status)"
+out=$(ctl loglevel 0x03)
+fab_check loglevel-opensm-flags-info grep -qF -- 'debug -> info (OpenSM log flags 0x03)' <<<"$out"
+
+# Which socket without --socket: the instances under $IBSM_RUN_DIR (for
+# /run/ibsm), each INSTANCE/ibsm.sock.  One there: found and used; two:
+# both named, none used (exit 2); -i NAME picks one; none: said (exit 1).
+R=$T/run
+mkdir -p "$R/empty" "$R/one" "$R/two/two"
+ln -s "$T/sock" "$R/one/one"
+ln -s "$T/sock" "$R/two/one"
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' \
+	"$R/two/two/ibsm.sock"
+# (this daemon: the one whose control_socket is $SOCK, not another
+# ibsm's on this host)
+out=$(IBSM_RUN_DIR=$R/one "$CTL" dump-config 2>&1)
+fab_check ctl-find-one-instance grep -q "^control_socket $SOCK " <<<"$out"
+out=$(IBSM_RUN_DIR=$R/two "$CTL" status 2>&1)
+rc=$?
+fab_check ctl-find-several-exit2 test "$rc" -eq 2
+fab_check ctl-find-several-named grep -qF "2 ibsm control sockets: instances one, two; pick one with -i/--instance NAME" <<<"$out"
+out=$(IBSM_RUN_DIR=$R/two "$CTL" -i one dump-config 2>&1)
+fab_check ctl-instance-option grep -q "^control_socket $SOCK " <<<"$out"
+out=$(IBSM_RUN_DIR=$R/two "$CTL" --instance=one loglevel info 2>&1)
+fab_check ctl-instance-option-long grep -q '^log level .* -> info$' <<<"$out"
+out=$(IBSM_RUN_DIR=$R/empty "$CTL" status 2>&1)
+rc=$?
+fab_check ctl-find-none-said test "$rc" -eq 1 -a -n "$(grep -F "no ibsm control socket: neither $R/empty/ibsm.sock nor $R/empty/INSTANCE/ibsm.sock" <<<"$out")"
 
 # dump-config: value and source of each key
 ctl dump-config >"$T/dump.txt"
