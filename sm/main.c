@@ -72,7 +72,7 @@ static void note_ignored(struct run_opts *r, const char *spell,
 
 	if (strstr(r->notes, key))
 		return;
-	fprintf(stderr, "ibsm: %s: %s is not implemented yet; ignored\n",
+	log_stderr(LOG_LVL_WARN, "%s: %s is not implemented yet; ignored",
 		spell, key);
 	snprintf(r->notes + n, sizeof(r->notes) - n, "%s%s (%s)",
 		 n ? ", " : "", spell, key);
@@ -88,7 +88,7 @@ static int set_key(struct cfg *conf, struct run_opts *r, const char *spell,
 	if (!k)
 		abort();	/* the option table names a missing key */
 	if (cfg_set(conf, i, val, CFG_SRC_CMDLINE, 0, err, sizeof(err)) < 0) {
-		fprintf(stderr, "ibsm: %s %s: expected %s\n", spell, val, err);
+		log_stderr(LOG_LVL_ERR, "%s %s: expected %s", spell, val, err);
 		return -EINVAL;
 	}
 	if (!(k->flags & CFG_IMPL))
@@ -112,7 +112,7 @@ static int debug_switch(struct cfg *conf, struct run_opts *r,
 		note_ignored(r, spell, "testability mode");
 		return 0;
 	}
-	fprintf(stderr, "ibsm: %s %s: expected 0, 1, 2, 3 or 10\n", spell, arg);
+	log_stderr(LOG_LVL_ERR, "%s %s: expected 0, 1, 2, 3 or 10", spell, arg);
 	return -EINVAL;
 }
 
@@ -171,8 +171,8 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 				else
 					snprintf(spell, sizeof(spell), "%s",
 						 argv[optind - 1]);
-				fprintf(stderr, "ibsm: %s: %s (ibsm --help lists"
-					" the options)\n", spell, c == ':' ?
+				log_stderr(LOG_LVL_ERR, "%s: %s (ibsm --help lists"
+					" the options)", spell, c == ':' ?
 					"expected an argument" : "unknown option");
 				rc = -EINVAL;
 				break;
@@ -252,7 +252,7 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 	if (rc < 0)
 		return rc;
 	if (optind < argc) {
-		fprintf(stderr, "ibsm: unexpected argument '%s'\n", argv[optind]);
+		log_stderr(LOG_LVL_ERR, "unexpected argument '%s'", argv[optind]);
 		return -EINVAL;
 	}
 	o->summary = o->once;
@@ -272,15 +272,15 @@ static int read_config(struct cfg *conf, const struct run_opts *r)
 		return 0;
 	rc = cfg_read_file(conf, r->config_file);
 	if (rc < 0 && rc != -EINVAL) {
-		fprintf(stderr, "ibsm: cannot read %s: %s\n", r->config_file,
+		log_stderr(LOG_LVL_ERR, "cannot read %s: %s", r->config_file,
 			strerror(-rc));
 		return rc;
 	}
 	for (size_t i = 0; i < conf->errors.n; i++)
-		fprintf(stderr, "ibsm: %s\n", conf->errors.msg[i]);
+		log_stderr(LOG_LVL_ERR, "%s", conf->errors.msg[i]);
 	if (!r->check)
 		for (size_t i = 0; i < conf->unknown.n; i++)
-			fprintf(stderr, "ibsm: warning: %s (ignored)\n",
+			log_stderr(LOG_LVL_WARN, "warning: %s (ignored)",
 				conf->unknown.msg[i]);
 	return rc;
 }
@@ -309,7 +309,7 @@ static int check_config(const struct cfg *conf, const struct run_opts *r)
 	char where[600], line[400];
 
 	for (size_t i = 0; i < conf->unknown.n; i++)
-		fprintf(stderr, "ibsm: %s\n", conf->unknown.msg[i]);
+		log_stderr(LOG_LVL_ERR, "%s", conf->unknown.msg[i]);
 	for (size_t i = 0; i < n; i++) {
 		const char *v = cfg_get(conf, i);
 
@@ -324,7 +324,7 @@ static int check_config(const struct cfg *conf, const struct run_opts *r)
 		if (!strcmp(v, keys[i].def) && access(v, F_OK) < 0)
 			continue;
 		if (access(v, R_OK) < 0) {
-			fprintf(stderr, "ibsm: %s: %s %s: cannot read: %s\n",
+			log_stderr(LOG_LVL_ERR, "%s: %s %s: cannot read: %s",
 				where, keys[i].name, v, strerror(errno));
 			errors++;
 			continue;
@@ -334,7 +334,7 @@ static int check_config(const struct cfg *conf, const struct run_opts *r)
 			uint64_t *g;
 
 			if (sm_guid_file_load(v, &g, line, sizeof(line)) < 0) {
-				fprintf(stderr, "ibsm: %s\n", line);
+				log_stderr(LOG_LVL_ERR, "%s", line);
 				errors++;
 			}
 			free(g);
@@ -354,7 +354,7 @@ static int check_config(const struct cfg *conf, const struct run_opts *r)
 			for (size_t e = 0; e < d.n_errors; e++) {
 				part_error_format(NULL, v, &d.errors[e], line,
 						  sizeof(line));
-				fprintf(stderr, "ibsm: %s\n", line);
+				log_stderr(LOG_LVL_ERR, "%s", line);
 			}
 			errors += d.n_errors;
 			part_diag_free(&d);
@@ -362,7 +362,7 @@ static int check_config(const struct cfg *conf, const struct run_opts *r)
 		}
 	}
 	if (errors)
-		fprintf(stderr, "ibsm: %s: %zu error%s\n",
+		log_stderr(LOG_LVL_ERR, "%s: %zu error%s",
 			r->config_file ? r->config_file : "command line",
 			errors, errors == 1 ? "" : "s");
 	else
@@ -658,8 +658,8 @@ static int debug_copy_start(struct sm *sm, const char *lid)
 	unsigned long v = strtoul(lid, &end, 0);
 
 	if (*end || v == 0 || v > 0xbfff) {
-		fprintf(stderr, "ibsm: IBSM_DEBUG_COPY_FROM: expected a unicast"
-			" LID, not \"%s\"\n", lid);
+		log_stderr(LOG_LVL_ERR, "IBSM_DEBUG_COPY_FROM: expected a unicast"
+			" LID, not \"%s\"", lid);
 		return -EINVAL;
 	}
 	sm->state = SM_STANDBY;
@@ -700,7 +700,7 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	if (rc < 0) {
-		fprintf(stderr, "ibsm: %s: not started (see the errors above)\n",
+		log_stderr(LOG_LVL_ERR, "%s: not started (see the errors above)",
 			ro.config_file);
 		cfg_free(&conf);
 		return SM_EXIT_CONFIG;
@@ -708,7 +708,7 @@ int main(int argc, char **argv)
 	if (ro.create_file) {
 		rc = write_file_atomic(ro.create_file, write_conf, &conf);
 		if (rc < 0)
-			fprintf(stderr, "ibsm: cannot write %s: %s\n",
+			log_stderr(LOG_LVL_ERR, "cannot write %s: %s",
 				ro.create_file, strerror(-rc));
 		else
 			printf("ibsm: configuration written to %s\n",
@@ -732,8 +732,8 @@ int main(int argc, char **argv)
 	pid_file = sm.cfg.pid_file;
 	cfg_unimplemented(&conf, unimpl, sizeof(unimpl), &n_unimpl);
 	if (n_unimpl && ro.config_file)
-		fprintf(stderr, "ibsm: %s: %zu key%s not implemented yet and"
-			" ignored: %s\n", ro.config_file, n_unimpl,
+		log_stderr(LOG_LVL_WARN, "%s: %zu key%s not implemented yet and"
+			" ignored: %s", ro.config_file, n_unimpl,
 			n_unimpl == 1 ? "" : "s", unimpl);
 #ifdef __GLIBC__
 	/*
@@ -747,7 +747,7 @@ int main(int argc, char **argv)
 #endif
 	rc = log_open(sm.cfg.log_file, sm.cfg.log_level);
 	if (rc < 0) {
-		fprintf(stderr, "ibsm: cannot open log file %s: %s\n",
+		log_stderr(LOG_LVL_ERR, "cannot open log file %s: %s",
 			sm.cfg.log_file, strerror(-rc));
 		return SM_EXIT_FAIL;
 	}
@@ -765,7 +765,7 @@ int main(int argc, char **argv)
 			  " %s", ro.notes);
 	log_limits(&sm);
 	if (sm_parts_load(&sm, true) < 0) {
-		fprintf(stderr, "ibsm: %s: not started (see the errors above)\n",
+		log_stderr(LOG_LVL_ERR, "%s: not started (see the errors above)",
 			sm.cfg.partition_config);
 		log_close();
 		return SM_EXIT_CONFIG;
@@ -778,7 +778,7 @@ int main(int argc, char **argv)
 		.groups_per_port = sm.cfg.mc_groups_per_port,
 	});
 	if (!sm.mc) {
-		fprintf(stderr, "ibsm: out of memory\n");
+		log_stderr(LOG_LVL_ERR, "out of memory");
 		log_close();
 		return SM_EXIT_FAIL;
 	}
@@ -797,13 +797,13 @@ int main(int argc, char **argv)
 				  sizeof(classes), !discover_only);
 	if (rc < 0) {
 		if (why)
-			fprintf(stderr, "ibsm: cannot attach to ibsim (%s): %s\n",
+			log_stderr(LOG_LVL_ERR, "cannot attach to ibsim (%s): %s",
 				why, strerror(-rc));
 		else if (sm.cfg.guid)
-			fprintf(stderr, "ibsm: cannot open the port with GUID 0x%016"
-				PRIx64 ": %s\n", sm.cfg.guid, strerror(-rc));
+			log_stderr(LOG_LVL_ERR, "cannot open the port with GUID 0x%016"
+				PRIx64 ": %s", sm.cfg.guid, strerror(-rc));
 		else
-			fprintf(stderr, "ibsm: cannot open an InfiniBand port: %s\n",
+			log_stderr(LOG_LVL_ERR, "cannot open an InfiniBand port: %s",
 				strerror(-rc));
 		log_err("ERR 0004: cannot open port: %s", strerror(-rc));
 		port_memos_free(sm.memos);
@@ -862,7 +862,7 @@ int main(int argc, char **argv)
 		if (rc < 0) {
 			log_err("ERR 0008: cannot write the pid file %s: %s",
 				pid_file, strerror(-rc));
-			fprintf(stderr, "ibsm: cannot write the pid file %s: %s\n",
+			log_stderr(LOG_LVL_ERR, "cannot write the pid file %s: %s",
 				pid_file, strerror(-rc));
 			pid_file = NULL;
 			sm.exit_code = SM_EXIT_FAIL;

@@ -200,6 +200,26 @@ else
 	fab_fail config-errors-exit-2 "$startout"
 fi
 
+# With standard error the journal's stream ($JOURNAL_STREAM names it),
+# every line ibsm writes there carries its syslog priority: the warnings
+# of an option and a key not implemented ("<4>", not taken for errors by
+# the unit's SyslogLevel=err) and the error of no port ("<3>").
+printf 'max_reverse_hops 3\n' >"$FAB_TMP/unimpl.conf"
+: >"$FAB_TMP/journal.err"
+JOURNAL_STREAM=$(stat -c '%d:%i' "$FAB_TMP/journal.err") timeout 20 "$IBSM" \
+	-F "$FAB_TMP/unimpl.conf" -Q -g 0x0000000000000001 -f "$FAB_TMP/journal.log" \
+	--cache-dir "$FAB_TMP/journal" --control-socket '(null)' \
+	2>>"$FAB_TMP/journal.err" </dev/null >/dev/null
+out=$(cat "$FAB_TMP/journal.err")
+if [ -n "$out" ] && ! grep -v '^<[0-7]>' <<<"$out" | grep -q . &&
+	grep -q '^<4>ibsm: -Q: qos is not implemented yet; ignored$' <<<"$out" &&
+	grep -q '^<4>ibsm: .*unimpl.conf: 1 key not implemented yet and ignored: max_reverse_hops$' <<<"$out" &&
+	grep -q '^<4>\[WARN\] ERR 0905: ' <<<"$out" && grep -q '^<3>ibsm: cannot open' <<<"$out"; then
+	fab_pass config-journal-lines-have-priority
+else
+	fab_fail config-journal-lines-have-priority "$out"
+fi
+
 # ibsm -c, read back by OpenSM (its -c after -F writes what it read).
 if "$IBSM" -c "$FAB_TMP/ibsm.conf" >/dev/null 2>&1 &&
 	out=$(opensm -F "$FAB_TMP/ibsm.conf" -c "$FAB_TMP/back.conf" 2>&1) &&
@@ -290,6 +310,16 @@ if wait_log "ERR 0902: $CONF:" && wait_log "ERR 0901: SIGHUP: $CONF has 1 error:
 	fab_pass config-sighup-bad-file-changes-nothing
 else
 	fab_fail config-sighup-bad-file-changes-nothing "priority $(priority); $(grep ERR "$LOG")"
+fi
+# Each daemon here is a restart on the same subnet (after the -o run):
+# its port kept its LID and sent trap 144 when ibsm took IsSM, before
+# the first sweep knew the port.  That is our own trap, not an unknown
+# port's (ERR 0306).
+if [ -s "$FAB_TMP/p3/ibsm.log" ] && [ -s "$LOG" ] &&
+	! grep -h 'ERR 0306' "$FAB_TMP/p3/ibsm.log" "$LOG" | grep -q .; then
+	fab_pass config-restart-own-trap-not-rejected
+else
+	fab_fail config-restart-own-trap-not-rejected "$(grep -h 'ERR 0306' "$FAB_TMP/p3/ibsm.log" "$LOG")"
 fi
 if fab_ibsm_stop; then
 	fab_pass config-hup-stop-clean
