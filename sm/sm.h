@@ -213,8 +213,11 @@ struct sm_stats {
 	unsigned traps_limited;		/* over their source's rate */
 	unsigned trap_sweeps;		/* heavy sweeps started by traps */
 	unsigned quick_sweeps;		/* quick sweeps (sm/quick.c) */
-	double   first_up_seconds;	/* start to first SUBNET UP */
+	/* From entering DISCOVERING (at start, or a standby taking over:
+	 * not the time it stood by) to the first SUBNET UP. */
+	double   first_up_seconds;
 	ev_tstamp started;
+	ev_tstamp discovering_since;	/* the last entry into DISCOVERING */
 	/* the last heavy sweep that ended: when, how long, how it went */
 	ev_tstamp last_heavy_end;
 	double   last_heavy_seconds;
