@@ -30,6 +30,19 @@ ctl() {
 	"$CTL" --socket "$SOCK" "$@"
 }
 
+# The busiest link: the report names it (switch, port, peer, load), and
+# it is the one the daemon logged for the tables it programmed: the same
+# figure from the same computation.
+same_busiest() {	# same_busiest REPORT
+	local rep log
+	rep=$(sed -n 's/^busiest: //p' "$1")
+	log=$(grep 'routing: busiest link ' "$T/sm.log" | tail -n 1 |
+		sed 's/.*routing: busiest link \(.*\) (max\/ideal .*/\1/')
+	[ -n "$rep" ] && [ "$rep" != none ] && [ "$rep" = "$log" ] &&
+		grep -q '^0x[0-9a-f]\{16\} ".*" port [0-9]* -> 0x[0-9a-f]\{16\} ".*" port [0-9]*, [0-9]* routes$' <<<"$rep" &&
+		[ "${rep##*, }" = "$(sed -n 's/^load: .* max \([0-9]*\) mean.*/\1/p' "$1") routes" ]
+}
+
 # ------------------------------------------------ 1. offline, no ibsim
 for net in fat2-small fat3-pods torus-4x4 dualrail-32; do
 	"$IBSM" --route-only "$FAB_TOPO/$net.net" >"$T/$net.txt" 2>"$T/$net.err"
@@ -89,6 +102,7 @@ ctl routes report >"$T/report.txt" 2>&1
 fab_check ctl-report-exit0 test $? -eq 0
 fab_check ctl-report-ok grep -qx 'result: ok' "$T/report.txt"
 fab_check ctl-report-engine grep -q "^engine: $engine: auto: fat tree" "$T/report.txt"
+fab_check ctl-report-busiest-as-logged same_busiest "$T/report.txt"
 ctl --json routes report >"$T/report.json" 2>&1
 fab_check ctl-report-json python3 -c '
 import json, sys
@@ -96,6 +110,9 @@ d = json.load(open(sys.argv[1]))
 assert d["engine"] == sys.argv[2] and d["ok"] is True, d
 assert d["switches"] == 6 and d["ports"] == 16, d
 assert d["unreachable"] == 0 and d["loops"] == 0, d
+b = d["busiest"]
+assert b["load"] == d["load_max"] and b["port"] > 0 and b["peer_port"] > 0, d
+assert b["switch"].startswith("0x") and b["desc"] and b["peer_desc"], d
 ' "$T/report.json" "$engine"
 
 # ------------------------ 3. tables that fail verification are not sent
@@ -114,6 +131,8 @@ sm_diags H0002 "$T/d2"
 fab_check corrupt-old-tables-stay sm_verify "$T/d2" --ends "$(sm_net_ends "$FAB_TOPO/fat2-small.net")"
 ctl routes report >"$T/report2.txt" 2>&1
 fab_check corrupt-report-ok grep -qx 'result: ok' "$T/report2.txt"
+# the previous tables stayed: the logged busiest link is theirs
+fab_check corrupt-report-busiest-as-logged same_busiest "$T/report2.txt"
 
 if sm_stop; then
 	fab_pass daemon-exit-clean
