@@ -1234,8 +1234,10 @@ static void on_light_si(struct smp_batch *b, int32_t node, uint8_t port,
 	}
 	const struct smp_switch_info *si = (const void *)data;
 	if (smp_switch_info_psc(si)) {
-		log_info("light sweep: port state change on switch 0x%016" PRIx64,
-			 fabric_node(&ls->sm->fabric, node)->guid);
+		const struct fab_node *n = fabric_node(&ls->sm->fabric, node);
+
+		log_info("light sweep: port state change on switch 0x%016"
+			 PRIx64 " \"%s\"", n->guid, n->has_desc ? n->desc : "");
 		ls->changed++;
 	}
 }
