@@ -749,7 +749,11 @@ int main(int argc, char **argv)
 	if (rc < 0) {
 		log_stderr(LOG_LVL_ERR, "cannot open log file %s: %s",
 			sm.cfg.log_file, strerror(-rc));
-		return SM_EXIT_FAIL;
+		/* a directory that is not there or not ours: the
+		 * configuration names the wrong file; a full or read-only
+		 * disk may pass */
+		return rc == -ENOENT || rc == -ENOTDIR || rc == -EISDIR ||
+		       rc == -EACCES ? SM_EXIT_CONFIG : SM_EXIT_FAIL;
 	}
 	log_ratelimit_set(sm.cfg.log_burst, sm.cfg.log_rate);
 	if (ro.config_file)

@@ -193,6 +193,7 @@ start_exit bad-P -P "$badparts"
 start_exit bad-P-in-F -F "$FAB_TMP/parts.conf"
 start_exit bad-value -p 16
 start_exit bad-option --no-such-option
+start_exit log-file-in-no-directory -f "$FAB_TMP/no-such-dir/ibsm.log"
 start_exit check-unreadable -F "$FAB_TMP/no-such.conf" --check-config
 if [ -z "$startout" ]; then
 	fab_pass config-errors-exit-2
