@@ -280,6 +280,12 @@ void rmpp_sender_input(struct rmpp_sender *s, const struct sa_mad *m)
 	}
 }
 
+void rmpp_sender_cancel(struct rmpp_sender *s, uint8_t status)
+{
+	send_abort(s, status);
+	finish(s, -ECANCELED);
+}
+
 void rmpp_sender_free(struct rmpp_sender *s)
 {
 	if (!s)

@@ -112,6 +112,9 @@ void rmpp_sender_set_limits(struct rmpp_sender *s, unsigned max_ms,
 void rmpp_sender_input(struct rmpp_sender *s, const struct sa_mad *m);
 bool rmpp_sender_matches(const struct rmpp_sender *s, uint64_t tid,
 			 const struct mad_addr *from);
+/* Give the transfer up: ABORT with `status` to the receiver, then
+ * done(-ECANCELED) (which may free the sender). */
+void rmpp_sender_cancel(struct rmpp_sender *s, uint8_t status);
 /* Stop and free (with its payload) without calling done. */
 void rmpp_sender_free(struct rmpp_sender *s);
 
