@@ -30,6 +30,9 @@
  *            does not hold the group's P_Key, and the seeds' rule: a port
  *            whose link rate or MTU is below the group's.  Limits (groups,
  *            members per group, groups per port, MLIDs): NO_RESOURCES.
+ *            The groups a port creates, for itself or by ProxyJoin, count
+ *            against its groups-per-port quota too, and its share of the
+ *            MLIDs (mc_group_create_for()).
  *   Delete   MGID, PortGID and JoinState required; the port must be a
  *            member holding every bit it gives up, and the requester the
  *            port itself (or, for a ProxyJoin membership, a port of the
@@ -432,6 +435,15 @@ static void note_trap(struct mcm_req *r, int trap, const uint8_t mgid[16])
 }
 
 /* SubnAdmSet(MCMemberRecord): join, creating the group if need be. */
+/* The requesting port's GUID: whose the groups it creates are. */
+static uint64_t requester_guid(const struct mcm_req *r)
+{
+	const struct fab_node *n = fabric_node(r->v->f, r->requester.node);
+
+	return n->ports[r->requester.port].guid ?
+	       n->ports[r->requester.port].guid : n->guid;
+}
+
 static int do_join(struct mcm_req *r, struct sa_table *out)
 {
 	struct port_ref port;
@@ -504,14 +516,20 @@ static int do_join(struct mcm_req *r, struct sa_table *out)
 		/* An MLID named in the record is the group's if it is free
 		 * and below the switches' MulticastFDBCap; else the SA picks
 		 * one, as OpenSM does (no refusal). */
-		g = mc_group_create_req(r->mc, r->rec.mgid, (r->mask & M(MLID)) ?
-					be16toh(r->rec.mlid) : 0, &err);
+		g = mc_group_create_for(r->mc, r->rec.mgid, (r->mask & M(MLID)) ?
+					be16toh(r->rec.mlid) : 0,
+					requester_guid(r), &err);
 		if (!g) {
 			if (err == -ENOMEM)
 				return -ENOMEM;
-			return refuse(r, MCM_LOG_NO_ROOM, "create %s: %s", gs,
-				      err == -ENOBUFS ? "the group table is full"
-				      : "no multicast LID left");
+			return refuse(r, MCM_LOG_NO_ROOM, "create %s by port "
+				      "0x%016" PRIx64 ": %s", gs,
+				      requester_guid(r), err == -ENOBUFS ?
+				      "the group table is full" :
+				      err == -EDQUOT ? "the requester created"
+				      " its most groups, or its share of the"
+				      " multicast LIDs" :
+				      "no multicast LID left");
 		}
 		created = true;
 		g->qkey = be32toh(r->rec.qkey);
