@@ -275,7 +275,8 @@ static int write_bytes(FILE *fp, const void *arg)
 {
 	const struct bytes *b = arg;
 
-	return fwrite(b->p, 1, b->n, fp) == b->n ? 0 : -EIO;
+	errno = 0;
+	return fwrite(b->p, 1, b->n, fp) == b->n ? 0 : errno ? -errno : -EIO;
 }
 
 int write_file_atomic_backup(const char *path, const char *suffix,
