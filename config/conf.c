@@ -461,6 +461,13 @@ void cfg_source(const struct cfg *c, size_t i, char *buf, size_t len)
 }
 
 
+int cfg_log_level_of_flags(unsigned flags)
+{
+	return flags >= 0x04 ? LOG_LVL_DEBUG :
+	       flags & 0x02 ? LOG_LVL_INFO :
+	       flags & 0x01 ? LOG_LVL_WARN : LOG_LVL_ERR;
+}
+
 int cfg_apply(const struct cfg *c, struct sm_config *o)
 {
 	size_t n;
@@ -531,9 +538,8 @@ int cfg_apply(const struct cfg *c, struct sm_config *o)
 			/* OpenSM writes its LFT dump with OSM_LOG_ROUTING. */
 			if (u & 0x40)
 				o->dump_lfts = true;
-			o->log_level = u >= 0x04 ? LOG_LVL_DEBUG :
-				       u & 0x02 ? LOG_LVL_INFO :
-				       u & 0x01 ? LOG_LVL_WARN : LOG_LVL_ERR;
+			o->log_level = (enum log_level)
+				       cfg_log_level_of_flags((unsigned)u);
 			break;
 		case F_NO_PART_ENF:
 			no_enforce = !strcmp(v, "TRUE");

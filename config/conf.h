@@ -90,6 +90,14 @@ struct cfg {
 void cfg_msgs_add(struct cfg_msgs *m, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * The log level (enum log_level of sm/log.h) OpenSM's log flags (-D,
+ * log_flags: 0x01 errors, 0x02 info, 0x04 verbose, 0x08 debug, 0x10
+ * function calls, 0x20 frames, 0x40 routing, 0x80 sys) give: debug from
+ * 0x04 up, else info with 0x02, warn with 0x01, err with none.
+ */
+int cfg_log_level_of_flags(unsigned flags);
+
 void cfg_init(struct cfg *c);
 void cfg_free(struct cfg *c);
 void cfg_msgs_free(struct cfg_msgs *m);

@@ -54,6 +54,8 @@ struct ctl_request {
 	enum ctl_cmd cmd;
 	bool	 heavy;			/* resweep: heavy (default) or light */
 	int	 level;			/* loglevel: enum log_level */
+	int	 flags;			/* loglevel N: OpenSM's log flags N,
+					 * else -1 */
 	bool	 json;			/* routes report json */
 };
 

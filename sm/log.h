@@ -24,6 +24,15 @@ void log_close(void);
 void log_set_level(enum log_level level);
 bool log_enabled(enum log_level level);
 
+/*
+ * A message for standard error, outside the log (option and file errors,
+ * before the log is open): "ibsm: " and the line, preceded by the syslog
+ * priority of `level` ("<3>", "<4>") when standard error is the journal's
+ * stream ($JOURNAL_STREAM), as the log's own lines there are.
+ */
+void log_stderr(enum log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 void log_err(const char *fmt, ...)   __attribute__((format(printf, 1, 2)));
 void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...)  __attribute__((format(printf, 1, 2)));

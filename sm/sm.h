@@ -221,6 +221,16 @@ struct sm_stats {
 	bool     last_heavy_ok;
 };
 
+/*
+ * Exit statuses.  SM_EXIT_CONFIG is every configuration error (a bad
+ * option or value, an -F or -P file with errors or unreadable, what
+ * --check-config finds): ibsm@.service does not restart on it
+ * (RestartPreventExitStatus=2), since restarting cannot help.
+ * SM_EXIT_FAIL is a failure a restart may cure (no port yet, ...).
+ */
+#define SM_EXIT_FAIL	1
+#define SM_EXIT_CONFIG	2
+
 struct sm {
 	struct sm_config cfg;
 	struct ev_loop *loop;
@@ -233,6 +243,9 @@ struct sm {
 	bool     subnet_up;		/* the last heavy sweep completed */
 	bool     rereg_done;		/* client reregistration sent once */
 	bool     change_pending;	/* heavy sweep asked for during one */
+	bool     reroute_pending;	/* reroute asked for during a heavy
+					 * sweep: the next one forgets the
+					 * LFT images (sweep_forget_lfts) */
 	bool     incomplete;		/* last sweep accepted holes: re-sweep */
 	unsigned failed_sweeps;		/* consecutive */
 	/*
@@ -286,7 +299,7 @@ struct sm {
 	ev_timer log_timer;		/* writes "suppressed N" summaries */
 	ev_signal sig_int, sig_term, sig_hup, sig_usr1;
 	struct sm_stats stats;
-	int exit_code;
+	int exit_code;			/* SM_EXIT_* or 0 */
 	/* The configuration sm->cfg came from (config/conf.h), read again on
 	 * SIGHUP by reload() (sm/main.c); NULL in unit tests.  reload()
 	 * adds its errors, warnings and changes to `report` when not NULL
@@ -380,6 +393,13 @@ int  sweep_heavy_start(struct sm *sm);
 int  sweep_heavy_start_model(struct sm *sm, struct fabric *f, unsigned smps,
 			     double t0);
 void sweep_heavy_abort(struct sm *sm);
+/*
+ * Forget what every switch of the model holds in its LFT, so that the
+ * next heavy sweep sends every block whole; only between heavy sweeps
+ * (one in progress programs from the images).  Returns the number of
+ * switches.
+ */
+unsigned sweep_forget_lfts(struct sm *sm);
 /* sm/sweep.c: light sweep: SwitchInfo of every switch, PSC bits. */
 int  sweep_light_start(struct sm *sm);
 void sweep_light_abort(struct sm *sm);

@@ -1144,6 +1144,32 @@ static struct sweep *sweep_new(struct sm *sm)
 	return sw;
 }
 
+unsigned sweep_forget_lfts(struct sm *sm)
+{
+	const struct fabric *f = &sm->fabric;
+	unsigned n = 0;
+
+	if (sm->sweep || !sm->images)
+		return 0;
+	for (size_t i = 0; i < f->n_nodes; i++)
+		if (f->nodes[i].type == NODE_TYPE_SWITCH) {
+			lft_images_forget(sm->images, f->nodes[i].guid);
+			n++;
+		}
+	return n;
+}
+
+/* A reroute asked for during the last heavy sweep: this one sends every
+ * LFT whole. */
+static void reroute_deferred(struct sm *sm)
+{
+	if (!sm->reroute_pending)
+		return;
+	sm->reroute_pending = false;
+	log_info("reroute: LFTs of %u switches sent whole (asked for during"
+		 " the last sweep)", sweep_forget_lfts(sm));
+}
+
 int sweep_heavy_start_model(struct sm *sm, struct fabric *f, unsigned smps,
 			    double t0)
 {
@@ -1153,6 +1179,7 @@ int sweep_heavy_start_model(struct sm *sm, struct fabric *f, unsigned smps,
 		return -EBUSY;
 	if (f->local_node == FAB_NONE)
 		return -EINVAL;
+	reroute_deferred(sm);
 	sw = sweep_new(sm);
 	if (!sw)
 		return -ENOMEM;
@@ -1177,6 +1204,7 @@ int sweep_heavy_start(struct sm *sm)
 
 	if (sm->sweep)
 		return -EBUSY;
+	reroute_deferred(sm);
 	sw = sweep_new(sm);
 	if (!sw)
 		return -ENOMEM;

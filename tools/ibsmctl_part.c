@@ -15,6 +15,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -887,7 +888,11 @@ static int tell_sm(const char *file, const char *sock, const char *pidf)
 		       "heavy sweep)\n", file, (long)pid);
 		return 0;
 	}
-	if (ctl_request(sock ? sock : CTL_DEFAULT_SOCKET, "reload", &r) < 0)
+	char path[PATH_MAX];
+	int found = ctl_socket_path(sock, NULL, path, sizeof(path));
+	if (found)
+		return found == 2 ? 1 : found;
+	if (ctl_request(path, "reload", &r) < 0)
 		return 1;
 	for (size_t i = 0; i + 1 < r.n; i++)
 		fprintf(!ctl_line_is_problem(r.lines[i]) ? stdout : stderr,

@@ -463,6 +463,16 @@ if part d && [ "$ibsm_ok" = 1 ]; then
 			else
 				fab_fail links-unlink-quick "no quick sweep for the lost link"
 			fi
+			# A lost link is a warning naming both ends by their node
+			# descriptions (and GUIDs), either end first.
+			ends1="\"$lsw\" 0x[0-9a-f]* port $lport - \"$rsw\" 0x[0-9a-f]* port $rport"
+			ends2="\"$rsw\" 0x[0-9a-f]* port $rport - \"$lsw\" 0x[0-9a-f]* port $lport"
+			if grep -q "\[WARN\] ERR 0315: quick sweep: .* 1 link(s) lost ($ends1)" "$FAB_TMP/links.sm.log" ||
+				grep -q "\[WARN\] ERR 0315: quick sweep: .* 1 link(s) lost ($ends2)" "$FAB_TMP/links.sm.log"; then
+				fab_pass links-unlink-warning-names-ends
+			else
+				fab_fail links-unlink-warning-names-ends "$(grep 'link(s) lost' "$FAB_TMP/links.sm.log")"
+			fi
 			event relink "ReLink \"$lsw\"[$lport]" 0
 			if grep -q 'routing: full re-route: a link of .* is new' "$FAB_TMP/links.sm.log"; then
 				fab_pass links-relink-full-reroute
