@@ -62,6 +62,7 @@ struct parser {
 	const struct part_options *opt;
 	struct part_config *c;
 	struct part_diag *d;
+	bool content;			/* anything but blanks and comments */
 	int32_t *by_pkey;		/* 0x8000 entries: part index or -1 */
 	uint16_t gen_counter;		/* OpenSM's global_pkey_counter */
 	int err;			/* -ENOMEM */
@@ -558,6 +559,7 @@ static void parse_line(struct parser *p, const char *b, const char *e)
 			s++;
 		if (s == e)
 			break;
+		p->content = true;
 		const char *semi = memchr(s, ';', (size_t)(e - s));
 		const char *se = semi ? semi : e;
 
@@ -699,6 +701,18 @@ int part_parse(const char *file, const char *text, size_t len,
 	if (rc)
 		goto fail;
 	free(p.by_pkey);
+	if (!p.content) {
+		/* OpenSM finds no definition, takes the file as in error
+		 * and falls back to its configuration without a file. */
+		p.lineno = 1;
+		p.line = text;
+		add_diag(&p, false, 1, "expected a partition definition: the "
+			 "file has none, so every port is a full member of the "
+			 "default partition, as OpenSM does without a file");
+		part_config_free(out);
+		rc = p.err ? p.err : part_config_default(out);
+		snprintf(out->file, sizeof(out->file), "%s", file ? file : "");
+	}
 	return rc;
 fail:
 	free(p.by_pkey);
@@ -709,14 +723,24 @@ fail:
 int part_load(const char *path, const struct part_options *opt,
 	      struct part_config *out, struct part_diag *diag)
 {
+	return part_load_stamped(path, opt, out, diag, NULL);
+}
+
+int part_load_stamped(const char *path, const struct part_options *opt,
+		      struct part_config *out, struct part_diag *diag,
+		      struct file_stamp *st)
+{
 	char *buf;
 	size_t got;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	memset(diag, 0, sizeof(*diag));
-	/* a partitions.conf, not a disk */
-	rc = read_file_max(path, 64 << 20, &buf, &got);
+	if (st)
+		memset(st, 0, sizeof(*st));
+	/* A partitions.conf, not a disk; read whole while no one writes
+	 * it (a copy over it in progress is read again). */
+	rc = read_file_stable(path, 64 << 20, PART_READ_TRIES, &buf, &got, st);
 	if (rc < 0)
 		return rc;
 	rc = part_parse(path, buf, got, opt, out, diag);

@@ -1,7 +1,12 @@
 /*
  * parts.c - the daemon's partitions: the file given with -P (OpenSM's
- * --Pconfig), read at start and on every SIGHUP, and resolved into the
- * desired P_Key table of every port during each heavy sweep.
+ * --Pconfig), read at start, on every SIGHUP, and at every heavy sweep
+ * (a new master's first one too) when it changed on disk since it was
+ * last read, as OpenSM reads it every heavy sweep; resolved into the
+ * desired P_Key table of every port during each heavy sweep.  A file is
+ * read whole while nobody writes it (config/fileutil.c), and a reload
+ * that would drop every partition or member in force is refused unless
+ * forced.
  *
  * A bad file never takes effect: at start ibsm refuses to run (every
  * error logged and printed as FILE:LINE:COLUMN), on a reload it keeps the
@@ -109,41 +114,102 @@ static void log_changes(const struct part_config *old,
 			     " %u changed", added, removed, changed);
 }
 
-static int parts_load(struct sm *sm, bool startup, struct cfg_msgs *out)
+/* What a configuration defines beyond what every one has (the default
+ * partition with its built-in members): partitions and members. */
+static void defined(const struct part_config *c, size_t *parts,
+		    size_t *members)
+{
+	*parts = *members = 0;
+	for (size_t i = 0; c && i < c->n_parts; i++) {
+		*parts += c->parts[i].pkey != PART_PKEY_DEFAULT;
+		for (size_t k = 0; k < c->parts[i].n_members; k++)
+			*members += c->parts[i].members[k].line != 0;
+	}
+}
+
+/*
+ * A reload that would take away every partition, or every member, that
+ * the configuration in force defines: an emptied file, a comment-only
+ * one, or one read between a copy's truncation and its write.  Refused
+ * unless forced; the message says how to force it.
+ */
+static bool drastic(struct sm *sm, const struct part_config *now,
+		    const char *path, struct cfg_msgs *out)
+{
+	size_t op, om, np, nm;
+
+	defined(sm->parts, &op, &om);
+	defined(now, &np, &nm);
+	if (!((op && !np) || (om && !nm)))
+		return false;
+	log_err("ERR 0708: %s defines %zu partitions and %zu members where"
+		" %zu and %zu are in force: not applied, the partitions in"
+		" force stay (an emptied file, or one read while being"
+		" copied?); `ibsmctl partitions apply --force` applies it",
+		path, np, nm, op, om);
+	if (out)
+		cfg_msgs_add(out, "error: %s defines %zu partitions and %zu"
+			     " members where %zu and %zu are in force: not"
+			     " applied; `ibsmctl partitions apply --force`"
+			     " applies it", path, np, nm, op, om);
+	return true;
+}
+
+/* A read or parse that failed: say so; the partitions in force stay. */
+static int load_failed(const char *path, int rc, bool startup,
+		       struct cfg_msgs *out)
+{
+	if (rc != -EINVAL) {
+		const char *why = rc == -EAGAIN ? "it kept changing while"
+			" being read" : strerror(-rc);
+
+		log_err("ERR 0703: cannot read %s: %s", path, why);
+		if (out)
+			cfg_msgs_add(out, "error: cannot read %s: %s", path,
+				     why);
+		if (startup)
+			fprintf(stderr, "ibsm: cannot read %s: %s\n", path,
+				why);
+	}
+	if (!startup)
+		log_err("ERR 0704: %s not applied: the partitions in"
+			" force stay as they were", path);
+	if (out)
+		cfg_msgs_add(out, "refused: %s not applied: the"
+			     " partitions in force stay as they were", path);
+	return rc;
+}
+
+static int parts_load(struct sm *sm, bool startup, struct cfg_msgs *out,
+		      bool force)
 {
 	const char *path = sm->cfg.partition_config;
 	struct part_options opt = { .allow_both_pkeys = sm->cfg.allow_both_pkeys };
 	struct part_config now;
 	struct part_diag diag;
+	struct file_stamp st;
 	int rc;
 
 	if (!path)
 		return 0;
 	memset(&now, 0, sizeof(now));
 	memset(&diag, 0, sizeof(diag));
-	rc = part_load(path, &opt, &now, &diag);
+	memset(&st, 0, sizeof(st));
+	rc = part_load_stamped(path, &opt, &now, &diag, &st);
+	/* The content read (good or bad) is not read again until it
+	 * changes (sm_parts_refresh). */
+	sm->parts_seen_ok = st.ino != 0;
+	if (sm->parts_seen_ok)
+		sm->parts_seen = st;
 	report(path, &diag, startup, out);
 	part_diag_free(&diag);
 	if (rc < 0) {
 		part_config_free(&now);
-		if (rc != -EINVAL) {
-			log_err("ERR 0703: cannot read %s: %s", path,
-				strerror(-rc));
-			if (out)
-				cfg_msgs_add(out, "error: cannot read %s: %s",
-					     path, strerror(-rc));
-			if (startup)
-				fprintf(stderr, "ibsm: cannot read %s: %s\n",
-					path, strerror(-rc));
-		}
-		if (!startup)
-			log_err("ERR 0704: %s not applied: the partitions in"
-				" force stay as they were", path);
-		if (out)
-			cfg_msgs_add(out, "refused: %s not applied: the"
-				     " partitions in force stay as they were",
-				     path);
-		return rc;
+		return load_failed(path, rc, startup, out);
+	}
+	if (sm->parts && !force && drastic(sm, &now, path, out)) {
+		part_config_free(&now);
+		return load_failed(path, -EINVAL, startup, out);
 	}
 	if (sm->parts) {
 		log_changes(sm->parts, &now, out);
@@ -163,12 +229,41 @@ static int parts_load(struct sm *sm, bool startup, struct cfg_msgs *out)
 
 int sm_parts_load(struct sm *sm, bool startup)
 {
-	return parts_load(sm, startup, NULL);
+	return parts_load(sm, startup, NULL, false);
 }
 
 int sm_parts_reload(struct sm *sm, struct cfg_msgs *report)
 {
-	return parts_load(sm, false, report);
+	return parts_load(sm, false, report, false);
+}
+
+int sm_parts_reload_force(struct sm *sm, struct cfg_msgs *report, bool force)
+{
+	return parts_load(sm, false, report, force);
+}
+
+void sm_parts_refresh(struct sm *sm)
+{
+	const char *path = sm->cfg.partition_config;
+	struct file_stamp st;
+
+	if (!path || !sm->parts)
+		return;
+	if (file_stamp_get(path, &st) < 0) {
+		/* gone or unreadable: the partitions in force stay; said
+		 * once per change of what stat finds */
+		if (sm->parts_seen_ok) {
+			log_err("ERR 0703: cannot read %s: %s; the partitions"
+				" in force stay", path, strerror(errno));
+			sm->parts_seen_ok = false;
+		}
+		return;
+	}
+	if (sm->parts_seen_ok && file_stamp_same(&st, &sm->parts_seen))
+		return;
+	log_info("partitions: %s changed on disk since it was read: reading"
+		 " it again", path);
+	(void)parts_load(sm, false, NULL, false);
 }
 
 void sm_parts_free(struct sm *sm)
@@ -221,6 +316,7 @@ int sm_parts_resolve(struct sm *sm, struct fabric *f)
 
 	if (!sm->parts)
 		return 0;
+	sm_parts_refresh(sm);
 	memset(&rep, 0, sizeof(rep));
 	rc = part_resolve_opts(sm->parts, f, sm->port_guid, &opts, &rep);
 	if (rc < 0) {

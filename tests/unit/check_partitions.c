@@ -483,14 +483,7 @@ START_TEST(merges_and_generated)
 	ck_assert_str_eq(find_pkey(&c, 0x2)->name, "0002");
 	part_config_free(&c);
 
-	/* An empty file: only the built-in default, ALL limited. */
-	parse_ok("# nothing\n\n", &no_both, &c);
-	ck_assert_uint_eq(c.n_parts, 1);
-	ck_assert_int_eq(c.parts[0].members[0].membership, PART_LIMITED);
-	ck_assert_int_eq(c.parts[0].members[1].kind, PART_M_SELF);
-	ck_assert_int_eq(c.parts[0].members[1].membership, PART_FULL);
-	part_config_free(&c);
-
+	/* An empty file: empty_file_is_default. */
 	/* No file: Default=0x7fff,ipoib : ALL=full. */
 	ck_assert_int_eq(part_config_default(&c), 0);
 	ck_assert_uint_eq(c.n_parts, 1);
@@ -634,6 +627,37 @@ START_TEST(resolve_basic)
 		ck_assert_int_eq(part_resolve(&c, &f, f.local_port_guid, &r), 0);
 		part_config_free(&c);
 		ck_assert_uint_eq(r.unknown_guids, 2);
+	}
+	fabric_free(&f);
+}
+END_TEST
+
+/* A file with no definition (empty, blanks, comments) is OpenSM's
+ * configuration without a file: every port a full member of the
+ * default partition (0xffff), not a limited one (0x7fff). */
+START_TEST(empty_file_is_default)
+{
+	static const char *const texts[] = {
+		"", "\n\n", "   \t\n", "# only a comment\n#another\n",
+	};
+	struct fabric f;
+	struct part_resolve_report r;
+
+	load_model(&f);
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		struct part_config c;
+		struct part_diag d;
+
+		ck_assert_int_eq(parse_str(texts[i], &no_both, &c, &d), 0);
+		ck_assert_uint_eq(d.n_errors, 0);
+		ck_assert_uint_eq(d.n_warnings, 1);	/* says what it did */
+		ck_assert_uint_eq(c.n_parts, 1);
+		ck_assert(c.parts[0].ipoib);
+		ck_assert_int_eq(part_resolve(&c, &f, f.local_port_guid, &r), 0);
+		want(port_of(&f, "H0002", 1), 1, 0xffff);
+		want(port_of(&f, "leaf-01", 0), 1, 0xffff);
+		part_config_free(&c);
+		part_diag_free(&d);
 	}
 	fabric_free(&f);
 }
@@ -1005,6 +1029,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, merges_and_generated);
 	tcase_add_test(tc, resolve_basic);
 	tcase_add_test(tc, resolve_no_partition);
+	tcase_add_test(tc, empty_file_is_default);
 	tcase_add_test(tc, resolve_indx0);
 	tcase_add_test(tc, resolve_too_small);
 	tcase_add_test(tc, resolve_keep_indexes);
