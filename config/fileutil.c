@@ -146,15 +146,16 @@ static void sweep_stale_tmp(const char *path)
 
 /*
  * A temp file beside `path` ("path.tmpXXXXXX") opened for writing and
- * reading, with the mode, owner and group of the file it replaces (mode
- * 0644 for a new file; owner and group as far as this user may set
- * them); its name in *tmp (malloc'd).  NULL with errno set.
+ * reading, with the mode, owner and group of `like` (the file it
+ * replaces, or the one a backup copies; mode 0644 when there is none;
+ * owner and group as far as this user may set them); its name in *tmp
+ * (malloc'd).  NULL with errno set.
  */
-static FILE *open_tmp(const char *path, char **tmp)
+static FILE *open_tmp_like(const char *path, const char *like, char **tmp)
 {
 	size_t len = strlen(path) + 16;
 	struct stat old;
-	bool have_old = stat(path, &old) == 0 && S_ISREG(old.st_mode);
+	bool have_old = stat(like, &old) == 0 && S_ISREG(old.st_mode);
 	FILE *fp;
 	int fd;
 
@@ -182,6 +183,11 @@ fail:
 	free(*tmp);
 	*tmp = NULL;
 	return NULL;
+}
+
+static FILE *open_tmp(const char *path, char **tmp)
+{
+	return open_tmp_like(path, path, tmp);
 }
 
 /*
@@ -420,8 +426,11 @@ int write_file_atomic_backup(const char *path, const char *suffix,
 	rc = read_file_all(path, &old, &len);
 	if (rc == 0) {
 		struct bytes b = { old, len };
+		char *tmp;
+		/* The backup as private as the file it copies. */
+		FILE *fp = open_tmp_like(bak, path, &tmp);
 
-		rc = write_file_atomic(bak, write_bytes, &b);
+		rc = fp ? commit_tmp(fp, tmp, bak, write_bytes(fp, &b)) : -errno;
 		free(old);
 	} else if (rc == -ENOENT) {
 		rc = 0;		/* nothing to keep */

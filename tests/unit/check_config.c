@@ -522,6 +522,9 @@ START_TEST(file_write_keeps)
 	ck_assert_int_eq(read_file_all(buf2, &buf, &len), 0);
 	ck_assert_str_eq(buf, "one\n");
 	free(buf);
+	ck_assert_int_eq(stat(buf2, &st), 0);	/* as private as the file */
+	ck_assert_uint_eq(st.st_mode & 07777, 0640);
+	ck_assert_uint_eq(st.st_gid, gid);
 	unlink(buf2);
 	ck_assert_int_eq(access(stale, F_OK), -1);
 	ck_assert_int_eq(access(young, F_OK), 0);
