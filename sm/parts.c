@@ -28,6 +28,9 @@
 #include "sm/sa/mcmember.h"
 #include "sm/sm.h"
 
+/* How often a standby stats the -P file (a stat: negligible). */
+#define PART_STANDBY_LOOK_S	1.0
+
 /*
  * Log (and with `to_stderr`, print) every error and warning of a parse;
  * with `out`, also hand them to the caller of a reload (sm/ctl.c).
@@ -268,6 +271,8 @@ void sm_parts_refresh(struct sm *sm)
 
 void sm_parts_free(struct sm *sm)
 {
+	if (sm->loop)
+		ev_timer_stop(sm->loop, &sm->parts_timer);
 	if (!sm->parts)
 		return;
 	part_config_free(sm->parts);
@@ -304,6 +309,33 @@ static void log_drops(const struct part_config *c, const struct fabric *f,
 		  " (%u listed under ERR 0707; enforcement stays on: see the"
 		  " partitions section of ibsm(8))", rep->dropped,
 		  rep->drop_ports, rep->n_drops);
+}
+
+/*
+ * A standby follows the file as it changes (a good file becomes its last
+ * good one, a bad one is named with FILE:LINE), so that when it takes
+ * over it applies what the master applied from the same file, even when
+ * the file on disk is broken by then.  Nothing is programmed here.
+ */
+static void on_parts_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct sm *sm = w->data;
+
+	(void)loop;
+	(void)revents;
+	if (sm->state == SM_STANDBY)
+		sm_parts_refresh(sm);
+}
+
+void sm_parts_watch(struct sm *sm)
+{
+	if (!sm->cfg.partition_config || !sm->loop || sm->cfg.once ||
+	    ev_is_active(&sm->parts_timer))
+		return;
+	ev_timer_init(&sm->parts_timer, on_parts_timer, PART_STANDBY_LOOK_S,
+		      PART_STANDBY_LOOK_S);
+	sm->parts_timer.data = sm;
+	ev_timer_start(sm->loop, &sm->parts_timer);
 }
 
 int sm_parts_resolve(struct sm *sm, struct fabric *f)

@@ -271,6 +271,7 @@ struct sm {
 	struct part_config *parts;	/* partitions in force (sm/parts.c) */
 	struct file_stamp parts_seen;	/* the -P file as last read */
 	bool     parts_seen_ok;
+	ev_timer parts_timer;		/* a standby's look at the -P file */
 	struct mc_table *mc;		/* multicast groups (sm/mcast/groups.c) */
 	struct mft_state *mft;		/* MFTs as programmed (sm/mcast/mft.c) */
 
@@ -407,6 +408,10 @@ int  sm_parts_reload_force(struct sm *sm, struct cfg_msgs *report,
 /* Read the file again if it changed on disk since it was last read (a
  * reload without force); a new master calls it as it takes over. */
 void sm_parts_refresh(struct sm *sm);
+/* Once the loop exists: while standing by, sm_parts_refresh() every
+ * second, so that the last good partitions a standby holds are those on
+ * disk when it takes over. */
+void sm_parts_watch(struct sm *sm);
 int  sm_parts_resolve(struct sm *sm, struct fabric *f);
 void sm_parts_free(struct sm *sm);
 
