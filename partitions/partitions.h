@@ -142,6 +142,8 @@ struct part_drop {
 
 /* Drops described one by one in a report; the rest are only counted. */
 #define PART_DROP_DETAIL	64
+/* Likewise the GUID members that name no port of the fabric. */
+#define PART_UNKNOWN_DETAIL	16
 
 /* The resolution's account of what it did (the daemon logs it). */
 struct part_resolve_report {
@@ -152,6 +154,10 @@ struct part_resolve_report {
 	unsigned moved;			/* keys kept but not at their index */
 	unsigned n_drops;		/* drops[] filled, <= PART_DROP_DETAIL */
 	struct part_drop drops[PART_DROP_DETAIL];	/* the first drops */
+	unsigned n_unknown;		/* unknown[] filled */
+	/* the first GUID members that name no end port (point into the
+	 * configuration resolved: its line and column, its GUID) */
+	const struct part_member *unknown[PART_UNKNOWN_DETAIL];
 };
 
 /* How to resolve (opensm.conf keys). */

@@ -312,6 +312,36 @@ static void log_drops(const struct part_config *c, const struct fabric *f,
 }
 
 /*
+ * GUID members that name no port of the subnet (a typo, or a host that is
+ * down): each of the first PART_UNKNOWN_DETAIL named with FILE:LINE:COLUMN,
+ * when the count differs from the last sweep's (a host that stays down
+ * is not told again every sweep).
+ */
+static void log_unknown(struct sm *sm, const struct part_resolve_report *rep)
+{
+	const char *file = sm->cfg.partition_config;
+
+	if (rep->unknown_guids == sm->parts_unknown)
+		return;
+	sm->parts_unknown = rep->unknown_guids;
+	if (!rep->unknown_guids) {
+		log_info("partitions: every member GUID is a port of the subnet");
+		return;
+	}
+	for (unsigned i = 0; i < rep->n_unknown; i++) {
+		const struct part_member *m = rep->unknown[i];
+
+		log_warnx("ERR 0709: %s:%u:%u: member 0x%016" PRIx64 " is no"
+			  " port of the subnet (a switch's node GUID or an"
+			  " end port's GUID expected)", file, m->line, m->col,
+			  m->guid);
+	}
+	log_warnx("ERR 0709: %u member GUIDs of %s are no port of the subnet"
+		  "%s", rep->unknown_guids, file, rep->unknown_guids >
+		  rep->n_unknown ? " (the first listed above)" : "");
+}
+
+/*
  * A standby follows the file as it changes (a good file becomes its last
  * good one, a bad one is named with FILE:LINE), so that when it takes
  * over it applies what the master applied from the same file, even when
@@ -360,9 +390,7 @@ int sm_parts_resolve(struct sm *sm, struct fabric *f)
 	if (rep.moved)
 		log_info("partitions: %u P_Keys could not keep their index"
 			 " (keep_pkey_indexes)", rep.moved);
-	if (rep.unknown_guids)
-		log_info("partitions: %u member GUIDs are no port of the"
-			 " subnet", rep.unknown_guids);
+	log_unknown(sm, &rep);
 	log_debug("partitions: tables for %u ports", rep.ports);
 	return 0;
 }

@@ -272,6 +272,7 @@ struct sm {
 	struct file_stamp parts_seen;	/* the -P file as last read */
 	bool     parts_seen_ok;
 	ev_timer parts_timer;		/* a standby's look at the -P file */
+	unsigned parts_unknown;		/* GUID members named no port */
 	struct mc_table *mc;		/* multicast groups (sm/mcast/groups.c) */
 	struct mft_state *mft;		/* MFTs as programmed (sm/mcast/mft.c) */
 
