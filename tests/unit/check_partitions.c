@@ -1121,6 +1121,11 @@ START_TEST(daemon_reload_rules)
 	put_file(conf, "C=0x12 : ALL_CAS=fulll ;\n");
 	ck_assert_int_eq(sm_parts_resolve(&sm, &f), 0);
 	want(port_of(&f, "H0002", 1), 2, 0x7fff, 0x8012);
+	ck_assert_int_eq(sm_parts_reload(&sm, NULL), -EINVAL);
+	put_file(conf, "C=0x18012 : ALL_CAS=full ;\n");
+	ck_assert_int_eq(sm_parts_reload(&sm, NULL), -EINVAL);
+	ck_assert_int_eq(sm_parts_resolve(&sm, &f), 0);
+	want(port_of(&f, "H0002", 1), 2, 0x7fff, 0x8012);
 	log_close();
 	snprintf(msg, sizeof(msg), "ERR 0708: %s defines 0 partitions", conf);
 	ck_assert(log_has(logp, msg));
