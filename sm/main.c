@@ -824,6 +824,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	sm.loop = ev_default_loop(EVFLAG_AUTO);
 	sa_mcast_precreate(&sm);
+	sm_parts_watch(&sm);
 	fabric_init(&sm.fabric);
 	sm.images = lft_images_new();
 	sm.memos = port_memos_new();
