@@ -371,8 +371,10 @@ int part_resolve_opts(const struct part_config *c, struct fabric *f,
 				e = find_ep(eps, n_eps, m->kind == PART_M_SELF ?
 					    sm_port_guid : m->guid);
 				if (e < 0) {
-					if (m->kind == PART_M_GUID)
-						rep->unknown_guids++;
+					if (m->kind == PART_M_GUID &&
+					    rep->unknown_guids++ <
+					    PART_UNKNOWN_DETAIL)
+						rep->unknown[rep->n_unknown++] = m;
 					break;
 				}
 				apply(st, ix, (size_t)e, m->membership, m->indx0);

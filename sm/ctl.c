@@ -198,8 +198,13 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req,
 			return -EINVAL;
 		}
 	} else if (word_is(w[0], wl[0], "reload")) {
-		NOARGS("reload");
 		req->cmd = CTL_CMD_RELOAD;
+		if (nw > 2 || (nw == 2 && !(req->force = word_is(w[1], wl[1],
+								 "force")))) {
+			snprintf(err, errlen, "reload: expected 'reload' or"
+				 " 'reload force'");
+			return -EINVAL;
+		}
 	} else if (word_is(w[0], wl[0], "dump-config")) {
 		NOARGS("dump-config");
 		req->cmd = CTL_CMD_DUMP_CONFIG;
@@ -512,15 +517,15 @@ static int cmd_loglevel(struct sm *sm, int level, int flags,
 			  level_names[level], how);
 }
 
-static int cmd_reload(struct sm *sm, struct ctl_answer *a)
+static int cmd_reload(struct sm *sm, bool force, struct ctl_answer *a)
 {
 	struct cfg_msgs rep = { NULL, 0 };
 	size_t errors = 0;
 	int rc;
 	bool files = (sm->conf && sm->conf->file) || sm->cfg.partition_config;
 
-	log_info("control socket: reload requested");
-	rc = sm_reload(sm, &rep);
+	log_info("control socket: reload%s requested", force ? " force" : "");
+	rc = sm_reload_force(sm, &rep, force);
 	for (size_t i = 0; i < rep.n; i++) {
 		ctl_line_add(a, "%s", rep.msg[i]);
 		errors += !strncmp(rep.msg[i], "error: ", 7);
@@ -625,7 +630,8 @@ static int cmd_help(struct ctl_answer *a)
 	ctl_line_add(a, "reroute                heavy sweep, every LFT sent whole");
 	ctl_line_add(a, "loglevel LEVEL         err, warn, info or debug, or"
 		     " OpenSM's -D flags (0x03: info)");
-	ctl_line_add(a, "reload                 as SIGHUP, with its outcome");
+	ctl_line_add(a, "reload [force]         as SIGHUP, with its outcome; force:"
+		     " also a partitions file that drops every partition");
 	ctl_line_add(a, "dump-config            the keys in force and their source");
 	ctl_line_add(a, "sms                    every SM known from SMInfo");
 	ctl_line_add(a, "routes report [json]   quality of the routes in force");
@@ -645,7 +651,7 @@ int ctl_execute(struct sm *sm, const struct ctl_request *req,
 	case CTL_CMD_LOGLEVEL:
 		return cmd_loglevel(sm, req->level, req->flags, a);
 	case CTL_CMD_RELOAD:
-		return cmd_reload(sm, a);
+		return cmd_reload(sm, req->force, a);
 	case CTL_CMD_DUMP_CONFIG:
 		return cmd_dump_config(sm, a);
 	case CTL_CMD_HELP:
@@ -676,11 +682,16 @@ bool ctl_peer_allowed(uid_t peer, uid_t owner)
 
 int sm_reload(struct sm *sm, struct cfg_msgs *report)
 {
+	return sm_reload_force(sm, report, false);
+}
+
+int sm_reload_force(struct sm *sm, struct cfg_msgs *report, bool force)
+{
 	int rc = 0, r;
 
 	if (sm->reload)
 		rc = sm->reload(sm, report);
-	r = sm_parts_reload(sm, report);
+	r = sm_parts_reload_force(sm, report, force);
 	if (rc == 0)
 		rc = r;
 	sm_event(sm, SM_EV_CHANGE);

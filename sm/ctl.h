@@ -57,6 +57,7 @@ struct ctl_request {
 	int	 flags;			/* loglevel N: OpenSM's log flags N,
 					 * else -1 */
 	bool	 json;			/* routes report json */
+	bool	 force;			/* reload force */
 };
 
 /*
@@ -121,5 +122,8 @@ void ctl_stop(struct sm *sm);
  */
 struct cfg_msgs;
 int  sm_reload(struct sm *sm, struct cfg_msgs *report);
+/* sm_reload(); with `force` a partitions file that drops every partition
+ * or member in force is applied too (`reload force`). */
+int  sm_reload_force(struct sm *sm, struct cfg_msgs *report, bool force);
 
 #endif /* IBSM_SM_CTL_H */

@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #ifdef __GLIBC__
@@ -45,6 +46,7 @@
 #include "sm/quick.h"
 #include "sm/sm.h"
 #include "sm/ctl.h"
+#include "sm/pidfile.h"
 #include "sm/topo_dump.h"
 
 /*
@@ -617,12 +619,6 @@ static void on_discovered_only(void *arg, const struct discover_result *r)
 	ev_break(sm->loop, EVBREAK_ALL);
 }
 
-static int write_pid(FILE *fp, const void *arg)
-{
-	(void)arg;
-	return fprintf(fp, "%ld\n", (long)getpid()) < 0 ? -EIO : 0;
-}
-
 /*
  * Hidden debug mode (tests/fabric/test_standby_sync.sh), until the state
  * machine has a STANDBY: IBSM_DEBUG_COPY_FROM=LID makes this ibsm a
@@ -671,6 +667,29 @@ static int debug_copy_start(struct sm *sm, const char *lid)
 	return 0;
 }
 
+/*
+ * Descriptors 0-2 closed by whoever started us would be the first ones
+ * open() hands out: the log file, the loop's, a socket; then "-f stdout"
+ * and every stray write to stderr (a sanitizer's, a library's) would go
+ * into those.  /dev/null takes their place before anything is opened.
+ */
+static void hold_std_fds(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		int n;
+
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		n = open("/dev/null", O_RDWR);	/* the lowest free: fd */
+		if (n < 0)
+			_exit(1);
+		if (n != fd) {
+			dup2(n, fd);
+			close(n);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const uint8_t classes[] = { MAD_CLASS_SMI, MAD_CLASS_SMI_DR,
@@ -680,11 +699,13 @@ int main(int argc, char **argv)
 	static struct cfg conf;
 	struct run_opts ro;
 	bool discover_only;
-	const char *pid_file;
+	struct pidfile pid = { -1, NULL };
+	pid_t holder;
 	char unimpl[1024];
 	size_t n_unimpl;
 	int rc;
 
+	hold_std_fds();
 	if (parse_options(argc, argv, &sm.cfg, &conf, &ro) < 0) {
 		cfg_free(&conf);
 		return SM_EXIT_CONFIG;
@@ -729,7 +750,6 @@ int main(int argc, char **argv)
 	}
 	sm.conf = &conf;
 	sm.reload = reload_config;
-	pid_file = sm.cfg.pid_file;
 	cfg_unimplemented(&conf, unimpl, sizeof(unimpl), &n_unimpl);
 	if (n_unimpl && ro.config_file)
 		log_stderr(LOG_LVL_WARN, "%s: %zu key%s not implemented yet and"
@@ -768,10 +788,28 @@ int main(int argc, char **argv)
 		log_warnx("ERR 0905: options not implemented yet and ignored:"
 			  " %s", ro.notes);
 	log_limits(&sm);
+	/* The pid file is locked before anything touches the fabric: a
+	 * second daemon given the same file stops here. */
+	if (sm.cfg.pid_file &&
+	    (rc = pidfile_open(&pid, sm.cfg.pid_file, &holder)) < 0) {
+		if (rc == -EWOULDBLOCK)
+			log_stderr(LOG_LVL_ERR, "the pid file %s is held by"
+				" another ibsm (pid %ld): not started",
+				sm.cfg.pid_file, (long)holder);
+		else
+			log_stderr(LOG_LVL_ERR, "cannot open the pid file %s: %s",
+				sm.cfg.pid_file, strerror(-rc));
+		log_err("ERR 0008: pid file %s: %s%s", sm.cfg.pid_file,
+			rc == -EWOULDBLOCK ? "held by another process" :
+			strerror(-rc), rc == -EWOULDBLOCK ? "; not started" : "");
+		log_close();
+		return SM_EXIT_FAIL;
+	}
 	if (sm_parts_load(&sm, true) < 0) {
 		log_stderr(LOG_LVL_ERR, "%s: not started (see the errors above)",
 			sm.cfg.partition_config);
 		log_close();
+		pidfile_close(&pid);
 		return SM_EXIT_CONFIG;
 	}
 	/* Multicast groups live as long as the daemon (sm/mcast/mcast.h);
@@ -784,11 +822,13 @@ int main(int argc, char **argv)
 	if (!sm.mc) {
 		log_stderr(LOG_LVL_ERR, "out of memory");
 		log_close();
+		pidfile_close(&pid);
 		return SM_EXIT_FAIL;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	sm.loop = ev_default_loop(EVFLAG_AUTO);
 	sa_mcast_precreate(&sm);
+	sm_parts_watch(&sm);
 	fabric_init(&sm.fabric);
 	sm.images = lft_images_new();
 	sm.memos = port_memos_new();
@@ -813,6 +853,7 @@ int main(int argc, char **argv)
 		port_memos_free(sm.memos);
 		lft_images_free(sm.images);
 		mc_table_free(sm.mc);
+		pidfile_close(&pid);
 		return SM_EXIT_FAIL;
 	}
 	const struct umad_port_info *pi = umad_io_port(sm.io);
@@ -845,6 +886,7 @@ int main(int argc, char **argv)
 	if (rc < 0) {
 		log_err("ERR 0005: cannot start the MAD engine: %s", strerror(-rc));
 		umad_io_close(sm.io);
+		pidfile_close(&pid);
 		return SM_EXIT_FAIL;
 	}
 	umad_io_on_error(sm.io, on_recv_error, &sm);
@@ -859,23 +901,21 @@ int main(int argc, char **argv)
 		rc = debug_copy_start(&sm, getenv("IBSM_DEBUG_COPY_FROM"));
 	else
 		sm_event(&sm, SM_EV_START);
-	/* The pid file once the SM runs, so a pid in it is one that takes
-	 * SIGHUP; written whole (temp + rename), removed at exit. */
-	if (rc == 0 && pid_file) {
-		rc = write_file_atomic(pid_file, write_pid, NULL);
+	/* The pid once the SM runs, so a pid in the file is one that takes
+	 * SIGHUP; in the file locked at start, removed at exit. */
+	if (rc == 0 && pid.fd >= 0) {
+		rc = pidfile_write(&pid);
 		if (rc < 0) {
 			log_err("ERR 0008: cannot write the pid file %s: %s",
-				pid_file, strerror(-rc));
+				pid.path, strerror(-rc));
 			log_stderr(LOG_LVL_ERR, "cannot write the pid file %s: %s",
-				pid_file, strerror(-rc));
-			pid_file = NULL;
+				pid.path, strerror(-rc));
 			sm.exit_code = SM_EXIT_FAIL;
 		}
 	}
 	if (rc == 0)
 		ev_run(sm.loop, 0);
-	if (pid_file)
-		unlink(pid_file);
+	pidfile_close(&pid);
 	ctl_stop(&sm);
 
 	log_mad_counters(&sm);

@@ -294,6 +294,16 @@ static int verify(const struct fabric *f, const struct routing_result *r,
 	if (rc < 0)
 		return rc;
 	*lost = routing_check_failures(&chk);
+	if (chk.past_cap) {
+		/* reachable through no switch that forwards them all */
+		snprintf(what, len, "%" PRIu64 " LIDs at or past a switch's "
+			 "LinearFDBCap, first: LID %u (%" PRIu64 " of %" PRIu64
+			 " paths fail)", chk.past_cap, chk.cap_lid, *lost,
+			 chk.pairs);
+		if (!*lost)
+			*lost = chk.past_cap;
+		return 0;
+	}
 	if (*lost) {
 		const struct fab_node *n = chk.bad_switch != FAB_NONE ?
 			fabric_node(f, chk.bad_switch) : NULL;

@@ -12,6 +12,7 @@
 
 #include "mad/engine.h"
 #include "mad/umad_io.h"
+#include "config/fileutil.h"
 #include "routing/routing.h"
 #include "sm/fabric.h"
 #include "sm/lid.h"
@@ -284,6 +285,10 @@ struct sm {
 	bool     quick_full;
 	struct sa_agent *sa;		/* Subnet Administration (sm/sa/sa.c) */
 	struct part_config *parts;	/* partitions in force (sm/parts.c) */
+	struct file_stamp parts_seen;	/* the -P file as last read */
+	bool     parts_seen_ok;
+	ev_timer parts_timer;		/* a standby's look at the -P file */
+	unsigned parts_unknown;		/* GUID members named no port */
 	struct mc_table *mc;		/* multicast groups (sm/mcast/groups.c) */
 	struct mft_state *mft;		/* MFTs as programmed (sm/mcast/mft.c) */
 
@@ -411,12 +416,26 @@ void sweep_light_abort(struct sm *sm);
  * sm/parts.c: the partitions of -P.  sm_parts_load() reads the file (at
  * start: errors printed; later, SIGHUP: a bad file leaves the partitions
  * in force); 0 or -errno.  sm_parts_resolve() sets the desired P_Key
- * tables of a sweep's model.  Without -P both do nothing.
+ * tables of a sweep's model, reading the file again first when it
+ * changed on disk since it was last read (sm_parts_refresh()).  Without
+ * -P all of them do nothing.
  */
 int  sm_parts_load(struct sm *sm, bool startup);
 /* The same as a reload, each error and warning also added to `report`
- * (config/conf.h's cfg_msgs, "error: ..." lines; may be NULL). */
+ * (config/conf.h's cfg_msgs, "error: ..." lines; may be NULL).  A reload
+ * that would drop every partition or every member the file defined (an
+ * empty file, or one caught while being copied over) is refused unless
+ * `force` (sm_parts_reload_force: ibsmctl partitions apply --force). */
 int  sm_parts_reload(struct sm *sm, struct cfg_msgs *report);
+int  sm_parts_reload_force(struct sm *sm, struct cfg_msgs *report,
+			   bool force);
+/* Read the file again if it changed on disk since it was last read (a
+ * reload without force); a new master calls it as it takes over. */
+void sm_parts_refresh(struct sm *sm);
+/* Once the loop exists: while standing by, sm_parts_refresh() every
+ * second, so that the last good partitions a standby holds are those on
+ * disk when it takes over. */
+void sm_parts_watch(struct sm *sm);
 int  sm_parts_resolve(struct sm *sm, struct fabric *f);
 void sm_parts_free(struct sm *sm);
 

@@ -919,6 +919,48 @@ static void on_pkeys(void *arg, const struct discover_result *r);
 static void plan_joined(struct sweep *sw);
 static void route_done(struct sweep *sw);
 
+/* "0x..., 0x... and N more": the first port GUIDs of a report list. */
+static void guid_list(char *buf, size_t len, const uint64_t *g, unsigned n,
+		      unsigned total)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < n && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s0x%016" PRIx64,
+				       i ? ", " : "", g[i]);
+	if (total > n && at < len)
+		snprintf(buf + at, len - at, " and %u more", total - n);
+}
+
+/* Ports that got fewer LIDs than the LMC asks, or none: named. */
+static void log_lid_shortage(const struct sm *sm, const struct lid_report *r)
+{
+	char names[LID_REPORT_NAMES * 20 + 32], why[64];
+
+	if (r->limit_switch)
+		snprintf(why, sizeof(why), "LinearFDBCap of switch 0x%016"
+			 PRIx64, r->limit_switch);
+	else
+		snprintf(why, sizeof(why), "the unicast LID space");
+	if (r->reduced) {
+		guid_list(names, sizeof(names), r->reduced_guid,
+			  r->reduced < LID_REPORT_NAMES ? r->reduced :
+			  LID_REPORT_NAMES, r->reduced);
+		log_err("ERR 0212: LMC %u does not fit below LID %u (%s): %u "
+			"ports get LMC %u (%u LIDs each): %s", sm->cfg.lmc,
+			r->limit + 1u, why, r->reduced, r->lmc, 1u << r->lmc,
+			names);
+	}
+	if (r->exhausted) {
+		guid_list(names, sizeof(names), r->without, r->n_without,
+			  r->exhausted);
+		log_err("ERR 0209: ran out of LIDs below LID %u (%s): %u ports "
+			"without a LID: %s", r->limit + 1u, why, r->exhausted,
+			names);
+	}
+}
+
 /* PLAN: LIDs, partitions and routes for the new model, then PROGRAM. */
 static void sweep_plan(struct sweep *sw)
 {
@@ -938,9 +980,7 @@ static void sweep_plan(struct sweep *sw)
 		sweep_finish(sw, false, "LID assignment failed");
 		return;
 	}
-	if (rep.exhausted)
-		log_err("ERR 0209: LID space exhausted: %u ports without a LID",
-			rep.exhausted);
+	log_lid_shortage(sm, &rep);
 	if (rep.fixed_dup || rep.fixed_range)
 		log_warnx("ERR 0210: fixed %u duplicate and %u invalid LIDs",
 			  rep.fixed_dup, rep.fixed_range);

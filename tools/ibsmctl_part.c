@@ -40,8 +40,8 @@ static void part_usage(FILE *f)
 "       ibsmctl partitions add FILE 'DEFINITION'\n"
 "       ibsmctl partitions remove FILE NAME\n"
 "       ibsmctl partitions set FILE NAME MEMBER[=full|limited|both]\n"
-"       ibsmctl partitions apply FILE [--from NEWFILE] [--socket PATH |\n"
-"                                 --pidfile PIDFILE]\n"
+"       ibsmctl partitions apply FILE [--from NEWFILE] [--force]\n"
+"                                 [--socket PATH | --pidfile PIDFILE]\n"
 "LIVE-OPTIONS (reading the fabric through the SA):\n"
 "  -g, --guid PORTGUID   local port to use (default: first port that is up)\n"
 "  -s, --sm-lid LID      ask this LID instead of the port's SM LID\n"
@@ -774,7 +774,34 @@ static int commit(const char *file, const char *text, size_t len)
 	return 0;
 }
 
+static int cmd_edit_locked(const char *op, int argc, char **argv);
+
+/* The edit lock of `file` (file_lock), waited for; -1 when it cannot be
+ * taken (said on stderr). */
+static int lock_file(const char *file)
+{
+	int fd = file_lock(file, true);
+
+	if (fd < 0)
+		fprintf(stderr, "ibsmctl: cannot lock %s for the edit: %s\n",
+			file, strerror(-fd));
+	return fd;
+}
+
+/* The edit runs under the file's lock, from the read to the rename, so
+ * that concurrent edits apply one after the other. */
 static int cmd_edit(const char *op, int argc, char **argv)
+{
+	int lk = lock_file(argv[0]), rc;
+
+	if (lk < 0)
+		return 1;
+	rc = cmd_edit_locked(op, argc, argv);
+	file_unlock(lk);
+	return rc;
+}
+
+static int cmd_edit_locked(const char *op, int argc, char **argv)
 {
 	const char *file = argv[0];
 	char *text, *out = NULL, *mem = NULL;
@@ -870,7 +897,8 @@ static int read_pid(const char *path, pid_t *pid)
  * or with --pidfile (and no --socket) a SIGHUP, whose outcome only the
  * SM's log tells.  0 or 1.
  */
-static int tell_sm(const char *file, const char *sock, const char *pidf)
+static int tell_sm(const char *file, const char *sock, const char *pidf,
+		   bool force)
 {
 	struct ctl_reply r;
 	pid_t pid;
@@ -892,7 +920,7 @@ static int tell_sm(const char *file, const char *sock, const char *pidf)
 	int found = ctl_socket_path(sock, NULL, path, sizeof(path));
 	if (found)
 		return found == 2 ? 1 : found;
-	if (ctl_request(path, "reload", &r) < 0)
+	if (ctl_request(path, force ? "reload force" : "reload", &r) < 0)
 		return 1;
 	for (size_t i = 0; i + 1 < r.n; i++)
 		fprintf(!ctl_line_is_problem(r.lines[i]) ? stdout : stderr,
@@ -913,13 +941,16 @@ static int tell_sm(const char *file, const char *sock, const char *pidf)
 static int cmd_apply(int argc, char **argv)
 {
 	const char *file = NULL, *from = NULL, *pidf = NULL, *sock = NULL;
-	char *text, *cur;
-	size_t len, cur_len;
+	char *text;
+	size_t len;
+	bool force = false;
 	pid_t pid;
-	int i, rc;
+	int i, rc, lk;
 
 	for (i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--pidfile") && i + 1 < argc)
+		if (!strcmp(argv[i], "--force"))
+			force = true;
+		else if (!strcmp(argv[i], "--pidfile") && i + 1 < argc)
 			pidf = argv[++i];
 		else if (!strcmp(argv[i], "--socket") && i + 1 < argc)
 			sock = argv[++i];
@@ -934,19 +965,23 @@ static int cmd_apply(int argc, char **argv)
 		part_usage(stderr);
 		return 2;
 	}
+	if (force && pidf && !sock) {
+		fprintf(stderr, "ibsmctl: partitions apply --force needs the SM's"
+			" control socket (--socket), not --pidfile: a SIGHUP"
+			" never forces\n");
+		return 2;
+	}
 	/* A pid file naming no SM: nothing is written or sent. */
 	if (pidf && !sock && read_pid(pidf, &pid) < 0)
 		return 1;
 	if (load(from ? from : file, &text, &len) < 0)
 		return 1;
 	if (from) {
-		/* The new content over FILE, the old one kept as FILE~. */
-		if (load(file, &cur, &cur_len) < 0) {
-			free(text);
-			return 1;
-		}
-		rc = commit(file, text, len);
-		free(cur);
+		/* The new content over FILE, the old one kept as FILE~,
+		 * under FILE's edit lock. */
+		lk = lock_file(file);
+		rc = lk < 0 ? 1 : commit(file, text, len);
+		file_unlock(lk);
 	} else {
 		rc = validate(file, text, len, NULL) ? 1 : 0;
 		if (rc)
@@ -956,7 +991,7 @@ static int cmd_apply(int argc, char **argv)
 	free(text);
 	if (rc)
 		return 1;
-	return tell_sm(file, sock, pidf);
+	return tell_sm(file, sock, pidf, force);
 }
 
 int part_main(int argc, char **argv)

@@ -354,6 +354,8 @@ void sm_transition(struct sm *sm, enum sm_state s, unsigned code,
 		sm->trap_deferred = false;
 		sminfo_standby_begin(sm);
 	}
+	/* systemd: READY=1 on entering STANDBY, which no event brings. */
+	notify_state(sm);
 }
 
 

@@ -71,6 +71,9 @@ struct mc_group {
 	 * with its MLID, when its last member leaves, as OpenSM keeps them.
 	 */
 	bool     precreated;
+	uint64_t owner;			/* port GUID of the requester that
+					 * created it, 0: none (pre-created,
+					 * copied from a master) */
 	struct mc_member *members;	/* unordered */
 	size_t   n_members, cap_members;
 	uint32_t *midx;			/* port GUID -> position + 1 (groups.c) */
@@ -146,6 +149,31 @@ struct mc_group *mc_group_create(struct mc_table *t, const uint8_t mgid[16],
 struct mc_group *mc_group_create_req(struct mc_table *t, const uint8_t mgid[16],
 				     uint16_t requested, int *err);
 /*
+ * The same for a group that requesting port `owner` creates (its own
+ * join or a ProxyJoin; 0: none, as mc_group_create_req()).  More errors:
+ * -EDQUOT when the owner created groups_per_port groups already, or is at
+ * its fair share of the MLIDs while they run short; -ENOSPC also when
+ * only the reserve is left (see groups.c: MLID fair share).  A solicited-
+ * node group consolidated onto an existing MLID takes none from the pool.
+ */
+struct mc_group *mc_group_create_for(struct mc_table *t, const uint8_t mgid[16],
+				     uint16_t requested, uint64_t owner,
+				     int *err);
+bool mc_mgid_is_ipoib_broadcast(const uint8_t mgid[16]);
+
+/* The MLID pool as requester `owner` sees it (mc_group_create_for()). */
+#define MC_MLID_RESERVE		16
+struct mc_share {
+	size_t free;		/* MLIDs free up to top */
+	size_t reserve;		/* of them, kept for owner-less and IPoIB
+				 * broadcast groups */
+	size_t share;		/* groups owner may hold while contended */
+	size_t mine;		/* groups owner created */
+	bool   contended;	/* free is under reserve + a quarter of the rest */
+};
+void mc_mlid_share(const struct mc_table *t, uint64_t owner,
+		   struct mc_share *sh);
+/*
  * The same with a given MLID (a standby's copy at takeover keeps the old
  * master's MLIDs; 0: the lowest free one).  More errors: -EINVAL (not a
  * multicast LID), -EADDRINUSE (another group holds it, unless both are
@@ -169,6 +197,8 @@ bool mc_member_remove(struct mc_table *t, struct mc_group *g,
 
 /* Groups port `port_guid` is a member of (the groups_per_port quota). */
 size_t mc_port_groups(const struct mc_table *t, uint64_t port_guid);
+/* Groups port `port_guid` created (the same quota, for requesters). */
+size_t mc_port_created(const struct mc_table *t, uint64_t port_guid);
 const struct mc_limits *mc_table_limits(const struct mc_table *t);
 
 /*

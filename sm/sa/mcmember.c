@@ -12,8 +12,9 @@
  *            fe80:: (INVALID_GID); the port must be in the model and so
  *            must the requester (REQ_INVALID; OpenSM drops a request from
  *            an unknown requester without an answer).  A requester that
- *            is not the port (ProxyJoin) must share a P_Key with it
- *            unless it is trusted.  A group that does not exist is
+ *            is not the port (ProxyJoin) must be trusted (our SM_Key;
+ *            OpenSM only asks it to share a P_Key with the port, any
+ *            P_Key, not the group's).  A group that does not exist is
  *            created when the JoinState has full or send-only full
  *            membership, the components of o15-0.2.3 are given
  *            (INSUF_COMPONENTS otherwise) and the port is a full member
@@ -30,6 +31,9 @@
  *            does not hold the group's P_Key, and the seeds' rule: a port
  *            whose link rate or MTU is below the group's.  Limits (groups,
  *            members per group, groups per port, MLIDs): NO_RESOURCES.
+ *            The groups a port creates, for itself or by ProxyJoin, count
+ *            against its groups-per-port quota too, and its share of the
+ *            MLIDs (mc_group_create_for()).
  *   Delete   MGID, PortGID and JoinState required; the port must be a
  *            member holding every bit it gives up, and the requester the
  *            port itself (or, for a ProxyJoin membership, a port of the
@@ -155,42 +159,6 @@ static bool port_has_pkey(const struct sa_view *v, struct port_ref r,
 			return true;
 	}
 	return false;
-}
-
-/* Do two ports share a partition, at least one of them as full member
- * (OpenSM's osm_physp_share_pkey)?  Linear in both tables. */
-static bool ports_share_pkey(const struct sa_view *v, struct port_ref a,
-			     struct port_ref b)
-{
-	static uint64_t any[32768 / 64], full[32768 / 64];
-	struct pkey_tab ta, tb;
-	bool shared = false;
-
-	pkey_tab_of(v, a, &ta);
-	pkey_tab_of(v, b, &tb);
-	for (unsigned i = 0; i < ta.n; i++) {
-		uint16_t k = pkey_at(&ta, i), base = PKEY_BASE(k);
-
-		if (!base)
-			continue;
-		any[base / 64] |= 1ull << (base % 64);
-		if (k & 0x8000)
-			full[base / 64] |= 1ull << (base % 64);
-	}
-	for (unsigned i = 0; i < tb.n && !shared; i++) {
-		uint16_t k = pkey_at(&tb, i), base = PKEY_BASE(k);
-		uint64_t bit = 1ull << (base % 64);
-
-		if (base && (any[base / 64] & bit) &&
-		    ((k & 0x8000) || (full[base / 64] & bit)))
-			shared = true;
-	}
-	for (unsigned i = 0; i < ta.n; i++) {
-		uint16_t base = PKEY_BASE(pkey_at(&ta, i));
-
-		any[base / 64] = full[base / 64] = 0;
-	}
-	return shared;
 }
 
 /* The group's record: its components, JoinState and PortGID zero. */
@@ -432,6 +400,15 @@ static void note_trap(struct mcm_req *r, int trap, const uint8_t mgid[16])
 }
 
 /* SubnAdmSet(MCMemberRecord): join, creating the group if need be. */
+/* The requesting port's GUID: whose the groups it creates are. */
+static uint64_t requester_guid(const struct mcm_req *r)
+{
+	const struct fab_node *n = fabric_node(r->v->f, r->requester.node);
+
+	return n->ports[r->requester.port].guid ?
+	       n->ports[r->requester.port].guid : n->guid;
+}
+
 static int do_join(struct mcm_req *r, struct sa_table *out)
 {
 	struct port_ref port;
@@ -457,11 +434,13 @@ static int do_join(struct mcm_req *r, struct sa_table *out)
 	if (rc == 0)
 		return refuse(r, MCM_LOG_REFUSED, "join %s: port 0x%016" PRIx64
 			      " is not in the subnet", gs, guid);
+	/* A ProxyJoin puts another port in a group and answers with the
+	 * group's MLID and Q_Key: only for a requester with our SM_Key, as
+	 * OpenSM asks for its other proxy operations. */
 	if ((r->requester.node != port.node || r->requester.port != port.port) &&
-	    !r->trusted && !ports_share_pkey(r->v, port, r->requester))
+	    !r->trusted)
 		return refuse(r, MCM_LOG_REFUSED, "join %s: ProxyJoin of port"
-			      " 0x%016" PRIx64 " by a port with no P_Key in"
-			      " common", gs, guid);
+			      " 0x%016" PRIx64 " without the SM_Key", gs, guid);
 	if ((r->mask & M(PKEY)) && !PKEY_BASE(be16toh(r->rec.pkey)))
 		return refuse(r, MCM_LOG_REFUSED, "join %s: invalid P_Key"
 			      " 0x%04x", gs, be16toh(r->rec.pkey));
@@ -504,14 +483,20 @@ static int do_join(struct mcm_req *r, struct sa_table *out)
 		/* An MLID named in the record is the group's if it is free
 		 * and below the switches' MulticastFDBCap; else the SA picks
 		 * one, as OpenSM does (no refusal). */
-		g = mc_group_create_req(r->mc, r->rec.mgid, (r->mask & M(MLID)) ?
-					be16toh(r->rec.mlid) : 0, &err);
+		g = mc_group_create_for(r->mc, r->rec.mgid, (r->mask & M(MLID)) ?
+					be16toh(r->rec.mlid) : 0,
+					requester_guid(r), &err);
 		if (!g) {
 			if (err == -ENOMEM)
 				return -ENOMEM;
-			return refuse(r, MCM_LOG_NO_ROOM, "create %s: %s", gs,
-				      err == -ENOBUFS ? "the group table is full"
-				      : "no multicast LID left");
+			return refuse(r, MCM_LOG_NO_ROOM, "create %s by port "
+				      "0x%016" PRIx64 ": %s", gs,
+				      requester_guid(r), err == -ENOBUFS ?
+				      "the group table is full" :
+				      err == -EDQUOT ? "the requester created"
+				      " its most groups, or its share of the"
+				      " multicast LIDs" :
+				      "no multicast LID left");
 		}
 		created = true;
 		g->qkey = be32toh(r->rec.qkey);

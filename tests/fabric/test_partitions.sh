@@ -17,6 +17,10 @@
 #    and logs FILE:LINE; the fixed file on the next SIGHUP is applied.
 # 4. keep_pkey_indexes: a partition removed and one added on SIGHUP leave
 #    a host's other keys at their index (smpquery pkeys).
+# 5. An emptied file on SIGHUP is refused (ERR 0708) and so are the empty
+#    reads of SIGHUPs racing a `cp` over the file: every table unchanged.
+#    `ibsmctl partitions apply --force` applies the empty file: 0xffff on
+#    every CA, as OpenSM makes of an empty file.
 # shellcheck source=tests/fabric/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -128,7 +132,8 @@ done
 # ------------------------------------------------ SA paths and SIGHUP
 fab_sim_start "$FAB_TOPO/fat2-small.net" p-sa || { fab_summary; exit 1; }
 write_conf "$conf"
-if ! fab_ibsm_start H0001 "$FAB_TMP/sm" -P "$conf" -s 0 -J "$FAB_TMP/sm/ibsm.pid"; then
+if ! fab_ibsm_start H0001 "$FAB_TMP/sm" -P "$conf" -s 0 -J "$FAB_TMP/sm/ibsm.pid" \
+	--control-socket "$FAB_TMP/sm/ctl.sock"; then
 	fab_fail sa-ibsm-up "no SUBNET UP"
 	fab_summary
 	exit 1
@@ -255,6 +260,63 @@ if [ -n "$i30" ] && [ -n "$i31" ] && [ "$i30" -lt "$i31" ] &&
 	fab_pass "keep-pkey-indexes (0x8031 stays at $i31, 0x8032 at $n32)"
 else
 	fab_fail keep-pkey-indexes "before 0x8030@$i30 0x8031@$i31; after 0x8030@$n30 0x8031@$n31 0x8032@$n32"
+fi
+# An emptied file: refused, as it would drop every partition in force.
+pkey_sets "$before"
+cp "$conf" "$conf.full"
+: >"$conf"
+kill -HUP "$smpid"
+for ((i = 0; i < 50; i++)); do
+	grep -q "ERR 0708" "$FAB_TMP/sm/ibsm.log" && break
+	sleep 0.1
+done
+sleep 1		# the heavy sweep SIGHUP asked for
+pkey_sets "$after"
+if grep -q "ERR 0708" "$FAB_TMP/sm/ibsm.log" && diff "$before" "$after" >/dev/null; then
+	fab_pass sighup-empty-file-refused
+else
+	fab_fail sighup-empty-file-refused "$(diff "$before" "$after" | head -n 5)"
+fi
+# SIGHUPs racing a cp over the file (truncate, then write): the reads
+# that find it empty or changing are refused or read again.
+cp "$conf.full" "$conf"
+mark=$(wc -l <"$FAB_TMP/sm/ibsm.log")
+( for ((k = 0; k < 400; k++)); do cp "$conf.full" "$conf"; done ) &
+cpid=$!
+lost=0
+for ((i = 0; i < 100; i++)); do
+	kill -HUP "$smpid"
+	sleep 0.01
+	if ((i % 20 == 10)) && [ -z "$(idx "$l7" 0x8031)" ]; then
+		lost=$((lost + 1))
+	fi
+done
+wait "$cpid"
+kill -HUP "$smpid"	# the file at rest
+sleep 2
+pkey_sets "$after"
+refused=$(tail -n +"$mark" "$FAB_TMP/sm/ibsm.log" | grep -c "ERR 0708")
+dropped=$(tail -n +"$mark" "$FAB_TMP/sm/ibsm.log" |
+	grep -c "partitions: [0-9]* added, [1-9][0-9]* removed")
+if [ "$lost" -eq 0 ] && [ "$dropped" -eq 0 ] && diff "$before" "$after" >/dev/null; then
+	fab_pass "sighup-copy-race-tables-unchanged ($refused empty reads refused)"
+else
+	fab_fail sighup-copy-race-tables-unchanged "lost $lost samples, $dropped reloads removed partitions; $(diff "$before" "$after" | head -n 3)"
+fi
+# Forced through the control socket, the empty file applies: every CA
+# a full member of the default partition, as OpenSM (0xffff).
+: >"$conf"
+fab_check apply-force "$CTL" partitions apply "$conf" --force --socket "$FAB_TMP/sm/ctl.sock"
+for ((i = 0; i < 50; i++)); do
+	[ -z "$(idx "$l7" 0x8031)" ] && break
+	sleep 0.2
+done
+sleep 1
+pkey_sets "$after"
+if [ -s "$after" ] && ! awk '$1 == "CA" && ($3 != "0xffff" || NF > 3) { bad = 1 } END { exit !bad }' "$after"; then
+	fab_pass empty-file-forced-is-full-default
+else
+	fab_fail empty-file-forced-is-full-default "$(grep '^CA' "$after" | head -n 3)"
 fi
 if fab_ibsm_stop; then
 	fab_pass partitions-ibsm-clean-exit

@@ -782,6 +782,119 @@ START_TEST(test_big_group_index)
 }
 END_TEST
 
+/* Group n created by requesting port `owner`: 0 or the error. */
+static int create_by(struct mc_table *t, unsigned n, uint64_t owner)
+{
+	uint8_t mgid[16];
+	int err = 1;
+	struct mc_group *g;
+
+	mgid_of(n, mgid);
+	g = mc_group_create_for(t, mgid, 0, owner, &err);
+	ck_assert_int_eq(g != NULL, err == 0);
+	if (g)
+		ck_assert_uint_eq(g->owner, owner);
+	return err;
+}
+
+/*
+ * 1,024 MLIDs (ibsim's MulticastFDBCap), 256 groups per port: four hosts
+ * creating groups in turn as fast as they can cannot take the last MLIDs
+ * from a fifth, nor the reserve from pre-created and IPoIB broadcast
+ * groups.
+ */
+START_TEST(test_mlid_fair_share)
+{
+	struct mc_table *t = mc_table_new(NULL);
+	unsigned got[6] = { 0 }, n = 0, first_refused = 0;
+	struct mc_share sh;
+	uint8_t mgid[16];
+	int err;
+
+	ck_assert_ptr_nonnull(t);
+	mc_table_set_mlid_top(t, MC_MLID_MIN + 1023);
+	for (unsigned round = 0; round < 256; round++)
+		for (unsigned h = 1; h <= 4; h++) {
+			int rc = create_by(t, n++, 0x100 + h);
+
+			if (rc == 0)
+				got[h]++;
+			else if (!first_refused)
+				first_refused = n;
+			ck_assert(rc == 0 || rc == -EDQUOT);
+		}
+	/* they were stopped while free MLIDs remained */
+	ck_assert_uint_gt(first_refused, 0);
+	mc_mlid_share(t, 0x105, &sh);
+	ck_assert_uint_eq(sh.reserve, MC_MLID_RESERVE);
+	ck_assert_uint_gt(sh.free, sh.reserve);
+	ck_assert_uint_eq(sh.mine, 0);
+	for (unsigned h = 1; h <= 4; h++) {
+		ck_assert_uint_lt(got[h], 256);
+		ck_assert_uint_ge(got[h], 150);
+	}
+	/* a fifth host finds MLIDs, and more than a token few */
+	while (create_by(t, n++, 0x105) == 0)
+		got[5]++;
+	ck_assert_uint_ge(got[5], 16);
+	/* a fifth host's own groups count: the four are still refused */
+	ck_assert_int_eq(create_by(t, n++, 0x101), -EDQUOT);
+	/* and a sixth still finds some */
+	while (create_by(t, n++, 0x106) == 0)
+		got[0]++;
+	ck_assert_uint_ge(got[0], 1);
+
+	/* the reserve: IPoIB broadcast of any host, pre-created groups */
+	mc_mlid_share(t, 0x107, &sh);
+	ck_assert_uint_le(sh.free, sh.reserve);
+	ck_assert_int_eq(create_by(t, n++, 0x107), -ENOSPC);
+	memset(mgid, 0, 16);
+	mgid[0] = 0xff;
+	mgid[1] = 0x12;
+	mgid[2] = 0x40;
+	mgid[3] = 0x1b;
+	mgid[4] = 0x80;
+	mgid[5] = 0x01;
+	memset(mgid + 12, 0xff, 4);
+	ck_assert(mc_mgid_is_ipoib_broadcast(mgid));
+	ck_assert_ptr_nonnull(mc_group_create_for(t, mgid, 0, 0x107, &err));
+	mgid_of(0x7fffffff, mgid);
+	ck_assert_ptr_nonnull(mc_group_create(t, mgid, &err));
+
+	/* deleting frees the share: a refused host may create again */
+	for (size_t i = 0; i < mc_table_count(t); i++) {
+		struct mc_group *g = mc_table_at(t, i);
+
+		if (g->owner == 0x101) {
+			mc_group_delete(t, g);
+			i--;
+		}
+	}
+	ck_assert_uint_eq(mc_port_created(t, 0x101), 0);
+	ck_assert_int_eq(create_by(t, n++, 0x101), 0);
+	mc_table_free(t);
+}
+END_TEST
+
+/* The groups-per-port quota counts the groups a port creates, also those
+ * it creates by ProxyJoin for other ports. */
+START_TEST(test_creator_quota)
+{
+	struct mc_limits lim = { .groups_per_port = 3 };
+	struct mc_table *t = mc_table_new(&lim);
+
+	ck_assert_ptr_nonnull(t);
+	for (unsigned i = 0; i < 3; i++)
+		ck_assert_int_eq(create_by(t, i, 0x200), 0);
+	ck_assert_uint_eq(mc_port_created(t, 0x200), 3);
+	ck_assert_uint_eq(mc_port_groups(t, 0x200), 0);	/* no member */
+	ck_assert_int_eq(create_by(t, 3, 0x200), -EDQUOT);
+	ck_assert_int_eq(create_by(t, 3, 0x201), 0);
+	ck_assert_ptr_nonnull(make(t, 4));		/* no owner: no quota */
+	mc_table_free(t);
+}
+END_TEST
+
 static Suite *mcast_groups_suite(void)
 {
 	Suite *s = suite_create("mcast_groups");
@@ -802,6 +915,8 @@ static Suite *mcast_groups_suite(void)
 	tcase_add_test(tc, test_snm_consolidation);
 	tcase_add_test(tc, test_requested_mlid);
 	tcase_add_test(tc, test_big_group_index);
+	tcase_add_test(tc, test_mlid_fair_share);
+	tcase_add_test(tc, test_creator_quota);
 	suite_add_tcase(s, tc);
 	return s;
 }
