@@ -227,6 +227,11 @@ static int parts_load(struct sm *sm, bool startup, struct cfg_msgs *out,
 	}
 	*sm->parts = now;
 	sa_mcast_precreate(sm);		/* no-op at start: sm->mc comes later */
+	if (sm->mc_stale && out)
+		cfg_msgs_add(out, "warning: %u pre-created multicast groups"
+			     " keep the MTU and rate their members joined with"
+			     " until they are empty (ERR 0805 in the log)",
+			     sm->mc_stale);
 	return 0;
 }
 
@@ -379,6 +384,10 @@ int sm_parts_resolve(struct sm *sm, struct fabric *f)
 	if (!sm->parts)
 		return 0;
 	sm_parts_refresh(sm);
+	/* Groups that kept old parameters while they had members: those
+	 * that are empty now take the partition's. */
+	if (sm->mc_stale)
+		sa_mcast_precreate(sm);
 	memset(&rep, 0, sizeof(rep));
 	rc = part_resolve_opts(sm->parts, f, sm->port_guid, &opts, &rep);
 	if (rc < 0) {
