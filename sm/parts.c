@@ -254,15 +254,17 @@ void sm_parts_refresh(struct sm *sm)
 {
 	const char *path = sm->cfg.partition_config;
 	struct file_stamp st;
+	int rc;
 
 	if (!path || !sm->parts)
 		return;
-	if (file_stamp_get(path, &st) < 0) {
+	rc = file_stamp_get(path, &st);
+	if (rc < 0) {
 		/* gone or unreadable: the partitions in force stay; said
-		 * once per change of what stat finds */
+		 * once, until the file is back */
 		if (sm->parts_seen_ok) {
 			log_err("ERR 0703: cannot read %s: %s; the partitions"
-				" in force stay", path, strerror(errno));
+				" in force stay", path, strerror(-rc));
 			sm->parts_seen_ok = false;
 		}
 		return;
