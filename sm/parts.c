@@ -227,6 +227,11 @@ static int parts_load(struct sm *sm, bool startup, struct cfg_msgs *out,
 	}
 	*sm->parts = now;
 	sa_mcast_precreate(sm);		/* no-op at start: sm->mc comes later */
+	if (sm->mc_stale && out)
+		cfg_msgs_add(out, "warning: %u pre-created multicast groups"
+			     " keep the MTU and rate their members joined with"
+			     " until they are empty (ERR 0805 in the log)",
+			     sm->mc_stale);
 	return 0;
 }
 
@@ -249,15 +254,17 @@ void sm_parts_refresh(struct sm *sm)
 {
 	const char *path = sm->cfg.partition_config;
 	struct file_stamp st;
+	int rc;
 
 	if (!path || !sm->parts)
 		return;
-	if (file_stamp_get(path, &st) < 0) {
+	rc = file_stamp_get(path, &st);
+	if (rc < 0) {
 		/* gone or unreadable: the partitions in force stay; said
-		 * once per change of what stat finds */
+		 * once, until the file is back */
 		if (sm->parts_seen_ok) {
 			log_err("ERR 0703: cannot read %s: %s; the partitions"
-				" in force stay", path, strerror(errno));
+				" in force stay", path, strerror(-rc));
 			sm->parts_seen_ok = false;
 		}
 		return;
@@ -379,6 +386,10 @@ int sm_parts_resolve(struct sm *sm, struct fabric *f)
 	if (!sm->parts)
 		return 0;
 	sm_parts_refresh(sm);
+	/* Groups that kept old parameters while they had members: those
+	 * that are empty now take the partition's. */
+	if (sm->mc_stale)
+		sa_mcast_precreate(sm);
 	memset(&rep, 0, sizeof(rep));
 	rc = part_resolve_opts(sm->parts, f, sm->port_guid, &opts, &rep);
 	if (rc < 0) {

@@ -289,6 +289,7 @@ struct sm {
 	bool     parts_seen_ok;
 	ev_timer parts_timer;		/* a standby's look at the -P file */
 	unsigned parts_unknown;		/* GUID members named no port */
+	unsigned mc_stale;		/* pre-created groups kept as joined */
 	struct mc_table *mc;		/* multicast groups (sm/mcast/groups.c) */
 	struct mft_state *mft;		/* MFTs as programmed (sm/mcast/mft.c) */
 
