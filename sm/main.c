@@ -29,6 +29,7 @@
 #include "config/fileutil.h"
 #include "config/opts.h"
 #include "mad/engine.h"
+#include "mad/sendq.h"
 #include "mad/umad_io.h"
 #include "mad/sim_io.h"
 #include "sm/discover.h"
@@ -546,6 +547,13 @@ static void log_mad_counters(struct sm *sm)
 			 " %u at once), %" PRIu64 " refused (queue full), %"
 			 PRIu64 " send errors", ss.sent, ss.deferred, ss.peak,
 			 ss.refused, ss.failed);
+	struct sendq_stats qs;
+	if (umad_io_send_stats(sm->io, &qs) == 0)
+		log_info("send queue: %" PRIu64 " MADs sent, %" PRIu64 " send"
+			 " errors, %" PRIu64 " refused (queue full), %" PRIu64
+			 " answers refused (one destination over its share);"
+			 " at most %u waiting", qs.sent, qs.failed,
+			 qs.refused_full, qs.refused_dest, qs.peak);
 }
 
 /* At exit: the traps and network-driven log lines, with their limits. */

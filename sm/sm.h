@@ -333,6 +333,7 @@ struct sm {
 	bool     elect_abort;		/* shutdown: its callback does nothing */
 	bool     takeover;		/* DISCOVERING after the master was lost */
 	bool     handing_over;		/* a HANDOVER Set is in flight */
+	struct sminfo_guard *sminfo_guard;	/* SMInfo senders (sminfo_guard.h) */
 	uint64_t handover_guid;		/* the last HANDOVER went to it ... */
 	ev_tstamp handover_at;		/* ... then: its ACKNOWLEDGE may come */
 	bool     adopt_lids;		/* was standby: keep the LIDs ports hold

@@ -1329,7 +1329,8 @@ START_TEST(test_sigterm_alone)
 END_TEST
 
 /* Another SM_Key: a Set is ignored (no answer, no change), a Get gets
- * the key zeroed; the right key (or none) gets it back. */
+ * the key zeroed; the right key gets it back, and no key only from a
+ * port with IsSM (read before the answer). */
 START_TEST(test_sm_key)
 {
 	bring_up();
@@ -1341,8 +1342,11 @@ START_TEST(test_sm_key)
 	ck_assert_uint_eq(be64toh(last_sminfo_resp()->sm_key), 0);
 	from_b(MAD_METHOD_GET, 0, 1);
 	ck_assert_uint_eq(be64toh(last_sminfo_resp()->sm_key), 1);
-	/* No key presented (OpenSM's empty payload): no M_Key in force, so
-	 * the requester is authenticated and gets it. */
+	/* No key presented (OpenSM's empty payload) from a host: 0. */
+	from_b(MAD_METHOD_GET, 0, 0);
+	ck_assert_uint_eq(be64toh(last_sminfo_resp()->sm_key), 0);
+	/* ... and from an SM's port (IsSM): the key. */
+	b_sm = true;
 	from_b(MAD_METHOD_GET, 0, 0);
 	ck_assert_uint_eq(be64toh(last_sminfo_resp()->sm_key), 1);
 }
@@ -1358,17 +1362,39 @@ START_TEST(test_sm_key_other_master_ignored)
 }
 END_TEST
 
-/* DISABLE -> NOTACTIVE; DISCOVER -> DISCOVERING (and an election);
- * STANDBY to a discovering SM -> STANDBY. */
-START_TEST(test_disable_and_discover)
+static uint16_t last_sminfo_status(void);
+
+/* A master takes DISABLE (nor HANDOVER, STANDBY, DISCOVER) from no
+ * other SM, whatever its payload says: refused with an error status. */
+START_TEST(test_master_refuses_sets)
 {
+	static const uint32_t mods[] = { SMINFO_DISABLE, SMINFO_HANDOVER,
+					 SMINFO_STANDBY, SMINFO_DISCOVER };
+
 	bring_up();
 	b_state = SM_STATE_MASTER;	/* only a master sends them */
+	b_prio = 15;
+	for (unsigned i = 0; i < 4; i++) {
+		from_b(MAD_METHOD_SET, mods[i], 1);
+		ck_assert_uint_eq(last_sminfo_status(), MAD_STATUS_INVALID_FIELD);
+		ck_assert_int_eq(S->state, SM_MASTER);
+	}
+}
+END_TEST
+
+/* A standby takes DISABLE from its master -> NOTACTIVE; then DISCOVER
+ * -> DISCOVERING (and an election). */
+START_TEST(test_disable_and_discover)
+{
+	b_sm = true;			/* B the master, S its standby */
+	b_state = SM_STATE_MASTER;
+	b_prio = 10;
+	sm_event(S, SM_EV_START);
+	RUN_UNTIL(S->state == SM_STANDBY, 3.);
+	ck_assert_int_eq(S->state, SM_STANDBY);
 	from_b(MAD_METHOD_SET, SMINFO_DISABLE, 1);
 	ck_assert_int_eq(S->state, SM_NOTACTIVE);
 	ck_assert_uint_eq(last_sminfo_resp()->prio_state & 0xf, SM_STATE_NOTACTIVE);
-	b_sm = true;
-	b_state = SM_STATE_MASTER;
 	from_b(MAD_METHOD_SET, SMINFO_DISCOVER, 1);
 	ck_assert(S->state == SM_DISCOVERING || S->state == SM_STANDBY);
 	RUN_UNTIL(S->state == SM_STANDBY, 3.);
@@ -1456,6 +1482,17 @@ START_TEST(test_standby_receives_dr_handover)
 	smp->hdr.tid = htobe64(7777);
 	fill_b_sminfo((struct smp_sm_info *)smp->data);
 	((struct smp_sm_info *)smp->data)->sm_key = htobe64(1);
+	/* The route it took, as the switches wrote it: not ours to B (a
+	 * host claiming B's GUID): refused. */
+	smp->return_path[1] = 3;
+	smp->return_path[2] = 1;
+	mad_engine_recv(F.engine, mad, MAD_SIZE, &from, 0);
+	run_for(0.02);
+	ck_assert_uint_eq(last_sminfo_status(), MAD_STATUS_INVALID_FIELD);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	/* B's port 1 -> switch port 2 -> our port 1: B's route. */
+	smp->hdr.tid = htobe64(7778);
+	smp->return_path[1] = 2;
 	mad_engine_recv(F.engine, mad, MAD_SIZE, &from, 0);
 	run_for(0.02);
 	ck_assert_int_eq(S->state, SM_MASTER);
@@ -1672,6 +1709,7 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_sigterm_twice_is_once);
 	tcase_add_test(tc, test_sm_key);
 	tcase_add_test(tc, test_sm_key_other_master_ignored);
+	tcase_add_test(tc, test_master_refuses_sets);
 	tcase_add_test(tc, test_disable_and_discover);
 	tcase_add_test(tc, test_standby_set_while_discovering);
 	tcase_add_test(tc, test_bad_control);
