@@ -291,7 +291,7 @@ void sminfo_elect_decide(struct sm *sm)
 		 " to become master");
 	if (sm->takeover && standby_sync_adopt(sm))
 		sm->rereg_done = true;	/* the SA state is the master's */
-	sm_heavy_sweep(sm);
+	sm_sweep_to_master(sm);
 }
 
 static void on_elect_sminfo(void *arg, int status, const void *mad, size_t len);
@@ -562,7 +562,7 @@ void sminfo_elect_start(struct sm *sm)
 		fabric_free(&sm->elect_fabric);
 		log_err("ERR 1111: cannot start the election's discovery: %s:"
 			" sweeping", strerror(-rc));
-		sm_heavy_sweep(sm);
+		sm_sweep_to_master(sm);
 		return;
 	}
 	sm->elect_running = true;
@@ -1004,6 +1004,66 @@ static void smp_reply(struct sm *sm, const void *req, const struct mad_addr *fro
 }
 
 /*
+ * A master asked for our SMInfo, presenting its own, while we are master
+ * too: two masters met (a standby that took over while the master could
+ * not be reached, a split fabric joined).  When it claims to be better,
+ * read its SMInfo ourselves, by directed route to the port of that GUID
+ * in our model (the claim alone proves nothing), or LID-routed to the
+ * LID we knew it by when our model lacks it (a standby that took over
+ * left out the master it could not reach; our next sweep then also
+ * discovers again before programming if it finds that SM's port, see
+ * sm_master_claimed()): master_consider() then
+ * yields to it, before our next sweep would program the fabric again.
+ * At most one such read per SM_MASTER_HEARD s.
+ */
+#define SM_MASTER_HEARD		1.0	/* s */
+
+static void master_heard(struct sm *sm, const struct smp_sm_info *rq)
+{
+	const struct fabric *f = &sm->fabric;
+	uint64_t guid = be64toh(rq->guid);
+	unsigned prio = rq->prio_state >> 4;
+	ev_tstamp now = ev_now(sm->loop);
+
+	if (sm->state != SM_MASTER || sm->stopping || guid == sm->port_guid ||
+	    prio < sm->cfg.sm_priority ||
+	    (prio == sm->cfg.sm_priority && guid > sm->port_guid) ||
+	    (sm->master_heard_at > 0. &&
+	     now - sm->master_heard_at < SM_MASTER_HEARD))
+		return;
+	for (int32_t id = 0; id < (int32_t)f->n_nodes; id++) {
+		const struct fab_node *n = fabric_node(f, id);
+		bool sw = n->type == NODE_TYPE_SWITCH;
+
+		for (unsigned pn = sw ? 0 : 1; pn <= (sw ? 0 : n->num_ports);
+		     pn++) {
+			const struct fab_port *p = &n->ports[pn];
+
+			if (!p->valid || p->guid != guid)
+				continue;
+			sm->master_heard_at = now;
+			log_info("SM 0x%016" PRIx64 " says it is master (priority"
+				 " %u): reading its SMInfo", guid, prio);
+			(void)sminfo_get(sm, p->lid, sw ? n->path : p->path,
+					 sw ? n->hops : p->hops, SMQ_MASTER);
+			return;
+		}
+	}
+	sm->master_claim = guid;	/* our next sweep looks for it */
+	for (unsigned i = 0; i < SM_MAX_REMOTE; i++) {
+		const struct sm_remote *r = &sm->remotes[i];
+
+		if (r->guid != guid || !r->lid || r->lid > 0xbfff)
+			continue;
+		sm->master_heard_at = now;
+		log_info("SM 0x%016" PRIx64 " says it is master (priority %u):"
+			 " reading its SMInfo at LID %u", guid, prio, r->lid);
+		(void)sminfo_get(sm, r->lid, NULL, 0, SMQ_MASTER);
+		return;
+	}
+}
+
+/*
  * SMInfo Get (14.2.5.13): anyone may ask.  The requester's own SMInfo may
  * be the payload (ibsm polling us; OpenSM sends an empty one).  The spec
  * gives SM_Key only to a requester that passes the M_Key check; ibsm sets
@@ -1029,6 +1089,8 @@ static void on_sm_info(void *arg, const void *mad, size_t len,
 	keyed = be64toh(rq->sm_key) == sm_key(sm);
 	fill_sm_info(sm, (struct smp_sm_info *)data, keyed || !rq->sm_key);
 	smp_reply(sm, mad, from, 0, data);
+	if (keyed && rq->guid && (rq->prio_state & 0xf) == SM_STATE_MASTER)
+		master_heard(sm, rq);
 	if (!keyed || !rq->guid || be64toh(rq->guid) == sm->port_guid ||
 	    h->mgmt_class != MAD_CLASS_SMI || !from->lid)
 		return;

@@ -19,6 +19,12 @@ void sm_transition(struct sm *sm, enum sm_state s, unsigned code,
 		   const char *why);
 /* sm/ha/state.c: a heavy sweep now, or after the sweep that runs. */
 void sm_heavy_sweep(struct sm *sm);
+/* sm/ha/state.c: the election found no better SM: sweep to become master
+ * (the one way out of standing down, besides a lost master or HANDOVER). */
+void sm_sweep_to_master(struct sm *sm);
+/* sm/ha/state.c: our sweep found the port of sm->master_claim: discover
+ * again (the election reads its SMInfo) before programming anything. */
+void sm_master_claimed(struct sm *sm);
 /* The heavy sweep on a quick sweep's model (sweep_heavy_start_model());
  * a full one when it cannot start. */
 void sm_heavy_sweep_model(struct sm *sm, struct fabric *f, unsigned smps,
