@@ -214,6 +214,8 @@ struct sm_stats {
 	unsigned traps_limited;		/* over their source's rate */
 	unsigned trap_sweeps;		/* heavy sweeps started by traps */
 	unsigned quick_sweeps;		/* quick sweeps (sm/quick.c) */
+	unsigned foreign_sm_ports;	/* light sweeps: ports naming another
+					 * master SM (set again) */
 	/* From entering DISCOVERING (at start, or a standby taking over:
 	 * not the time it stood by) to the first SUBNET UP. */
 	double   first_up_seconds;
@@ -320,6 +322,18 @@ struct sm {
 	/* Election and master/standby (sm/ha/election.c, sm/ha/state.c). */
 	struct sm_remote remotes[SM_MAX_REMOTE];
 	uint64_t master_guid;		/* the master we stand by for */
+	/* A better master is known (we stand by, are NOTACTIVE, or yielded
+	 * as master and discover again): no sweep programs anything, a
+	 * sweep in progress sends no more Sets (sm/ha/state.c). */
+	bool     standing_down;
+	ev_tstamp master_heard_at;	/* a better master's Get was checked */
+	/* An SM that said it is a better master (its SMInfo Get) and that
+	 * our model lacks: our next sweep discovers again first if it finds
+	 * that SM's port (sm/sweep.c, sm_master_claimed()). */
+	uint64_t master_claim;
+	/* The light sweep found ports naming the SM at this LID as their
+	 * master (sm/sweep.c); the state machine asks that SM first. */
+	uint16_t foreign_lid;
 	uint16_t master_lid;
 	uint16_t port_lid;		/* our port's LID as it holds it */
 	uint8_t  master_priority;
