@@ -132,29 +132,51 @@ static void defined(const struct part_config *c, size_t *parts,
 
 /*
  * A reload that would take away every partition, or every member, that
- * the configuration in force defines: an emptied file, a comment-only
- * one, or one read between a copy's truncation and its write.  Refused
- * unless forced; the message says how to force it.
+ * the configuration in force defines (an emptied file, a comment-only
+ * one, or one read between a copy's truncation and its write), or whose
+ * partitions name no port of the subnet where those in force do (the
+ * model of the last sweep): every port stripped.  Refused unless
+ * forced; the message says how to force it.
  */
 static bool drastic(struct sm *sm, const struct part_config *now,
 		    const char *path, struct cfg_msgs *out)
 {
 	size_t op, om, np, nm;
+	int reach_old, reach_now;
 
 	defined(sm->parts, &op, &om);
 	defined(now, &np, &nm);
-	if (!((op && !np) || (om && !nm)))
+	if ((op && !np) || (om && !nm)) {
+		log_err("ERR 0708: %s defines %zu partitions and %zu members"
+			" where %zu and %zu are in force: not applied, the"
+			" partitions in force stay (an emptied file, or one read"
+			" while being copied?); `ibsmctl partitions apply"
+			" --force` applies it", path, np, nm, op, om);
+		if (out)
+			cfg_msgs_add(out, "error: %s defines %zu partitions and"
+				     " %zu members where %zu and %zu are in"
+				     " force: not applied; `ibsmctl partitions"
+				     " apply --force` applies it", path, np,
+				     nm, op, om);
+		return true;
+	}
+	/* Partitions left, but none naming a port of the subnet (every
+	 * GUID wrong: a file from another subnet?) strips every port. */
+	if (!sm->fabric.n_nodes)
 		return false;
-	log_err("ERR 0708: %s defines %zu partitions and %zu members where"
-		" %zu and %zu are in force: not applied, the partitions in"
-		" force stay (an emptied file, or one read while being"
-		" copied?); `ibsmctl partitions apply --force` applies it",
-		path, np, nm, op, om);
+	reach_old = part_reach(sm->parts, &sm->fabric);
+	reach_now = part_reach(now, &sm->fabric);
+	if (reach_old <= 0 || reach_now != 0)
+		return false;
+	log_err("ERR 0708: %s: none of its %zu partitions names a port of the"
+		" subnet (%d of those in force do): not applied, the"
+		" partitions in force stay; `ibsmctl partitions apply --force`"
+		" applies it", path, np, reach_old);
 	if (out)
-		cfg_msgs_add(out, "error: %s defines %zu partitions and %zu"
-			     " members where %zu and %zu are in force: not"
+		cfg_msgs_add(out, "error: %s: none of its %zu partitions names a"
+			     " port of the subnet (%d of those in force do): not"
 			     " applied; `ibsmctl partitions apply --force`"
-			     " applies it", path, np, nm, op, om);
+			     " applies it", path, np, reach_old);
 	return true;
 }
 

@@ -1083,7 +1083,7 @@ START_TEST(daemon_reload_rules)
 	static struct sm sm;
 	struct fabric f;
 	char dir[] = "/tmp/check_partitions.XXXXXX", conf[64], logp[64];
-	char msg[128];
+	char msg[256];
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(conf, sizeof(conf), "%s/p.conf", dir);
@@ -1117,6 +1117,24 @@ START_TEST(daemon_reload_rules)
 	put_file(conf, "C=0x12 : ALL_CAS=full ;\n");
 	ck_assert_int_eq(sm_parts_resolve(&sm, &f), 0);
 	want(port_of(&f, "H0002", 1), 2, 0x7fff, 0x8012);
+	/* partitions that name no port of the subnet (the last sweep's
+	 * model): every port stripped, refused unless forced */
+	sm.fabric = f;
+	put_file(conf, "C=0x12 : 0xdead=full ;\nD=0x13 : SELF=full ;\n");
+	ck_assert_int_eq(sm_parts_reload(&sm, NULL), -EINVAL);
+	ck_assert_uint_eq(sm.parts->n_parts, 2);
+	{
+		char t[128];
+
+		snprintf(t, sizeof(t), "C=0x12 : 0xdead=full ;\nD=0x13 :"
+			 " 0x%" PRIx64 "=full ;\n", port_of(&f, "H0003", 1)->guid);
+		put_file(conf, t);
+	}
+	ck_assert_int_eq(sm_parts_reload(&sm, NULL), 0);	/* H0003 left */
+	ck_assert_uint_eq(sm.parts->n_parts, 3);
+	put_file(conf, "C=0x12 : ALL_CAS=full ;\n");
+	ck_assert_int_eq(sm_parts_reload(&sm, NULL), 0);
+	memset(&sm.fabric, 0, sizeof(sm.fabric));
 	/* a broken file: named, the last good stays */
 	put_file(conf, "C=0x12 : ALL_CAS=fulll ;\n");
 	ck_assert_int_eq(sm_parts_resolve(&sm, &f), 0);
@@ -1128,6 +1146,9 @@ START_TEST(daemon_reload_rules)
 	want(port_of(&f, "H0002", 1), 2, 0x7fff, 0x8012);
 	log_close();
 	snprintf(msg, sizeof(msg), "ERR 0708: %s defines 0 partitions", conf);
+	ck_assert(log_has(logp, msg));
+	snprintf(msg, sizeof(msg), "ERR 0708: %s: none of its 2 partitions"
+		 " names a port of the subnet (1 of those in force do)", conf);
 	ck_assert(log_has(logp, msg));
 	snprintf(msg, sizeof(msg), "ERR 0709: %s:3:3: member"
 		 " 0x0000000000001234 is no port", conf);
