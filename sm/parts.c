@@ -30,6 +30,9 @@
 
 /* How often a standby stats the -P file (a stat: negligible). */
 #define PART_STANDBY_LOOK_S	1.0
+/* A file changed less than this long ago is still being written: an
+ * automatic re-read waits (a SIGHUP or `reload` reads at once). */
+#define PART_SETTLE_S		1.0
 
 /*
  * Log (and with `to_stderr`, print) every error and warning of a parse;
@@ -226,6 +229,7 @@ static int parts_load(struct sm *sm, bool startup, struct cfg_msgs *out,
 	sm->parts_seen_ok = st.ino != 0;
 	if (sm->parts_seen_ok)
 		sm->parts_seen = st;
+	sm->parts_pending = false;
 	report(path, &diag, startup, out);
 	part_diag_free(&diag);
 	if (rc < 0) {
@@ -272,14 +276,23 @@ int sm_parts_reload_force(struct sm *sm, struct cfg_msgs *report, bool force)
 	return parts_load(sm, false, report, force);
 }
 
-void sm_parts_refresh(struct sm *sm)
+/* Written less than PART_SETTLE_S ago (a clock behind the file's time
+ * counts as settled, so that skew cannot hold a file back forever). */
+static bool too_young(const struct file_stamp *st)
+{
+	double age = ev_time() - ((double)st->mtime_s + st->mtime_ns * 1e-9);
+
+	return age >= 0 && age < PART_SETTLE_S;
+}
+
+int sm_parts_refresh(struct sm *sm)
 {
 	const char *path = sm->cfg.partition_config;
 	struct file_stamp st;
 	int rc;
 
 	if (!path || !sm->parts)
-		return;
+		return 0;
 	rc = file_stamp_get(path, &st);
 	if (rc < 0) {
 		/* gone or unreadable: the partitions in force stay; said
@@ -289,13 +302,24 @@ void sm_parts_refresh(struct sm *sm)
 				" in force stay", path, strerror(-rc));
 			sm->parts_seen_ok = false;
 		}
-		return;
+		return 0;
 	}
 	if (sm->parts_seen_ok && file_stamp_same(&st, &sm->parts_seen))
-		return;
+		return 0;
+	/* Being written (an editor's or a copy's chunks): looked at again
+	 * by the timer once it has settled. */
+	if (too_young(&st)) {
+		if (!sm->parts_pending)
+			log_debug("partitions: %s changed less than %.0f s ago:"
+				  " read once it has settled", path,
+				  PART_SETTLE_S);
+		sm->parts_pending = true;
+		return 0;
+	}
+	sm->parts_pending = false;
 	log_info("partitions: %s changed on disk since it was read: reading"
 		 " it again", path);
-	(void)parts_load(sm, false, NULL, false);
+	return parts_load(sm, false, NULL, false) == 0;
 }
 
 void sm_parts_free(struct sm *sm)
@@ -371,10 +395,13 @@ static void log_unknown(struct sm *sm, const struct part_resolve_report *rep)
 }
 
 /*
- * A standby follows the file as it changes (a good file becomes its last
- * good one, a bad one is named with FILE:LINE), so that when it takes
- * over it applies what the master applied from the same file, even when
- * the file on disk is broken by then.  Nothing is programmed here.
+ * Every second: a standby follows the file as it changes (a good file
+ * becomes its last good one, a bad one is named with FILE:LINE), so that
+ * when it takes over it applies what the master applied from the same
+ * file, even when the file on disk is broken by then; nothing is
+ * programmed here.  A master reads a file that a heavy sweep found too
+ * young once it has settled, and asks for a heavy sweep when that
+ * changed the partitions.
  */
 static void on_parts_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
@@ -382,8 +409,14 @@ static void on_parts_timer(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	if (sm->state == SM_STANDBY)
-		sm_parts_refresh(sm);
+	if (sm->state == SM_STANDBY) {
+		(void)sm_parts_refresh(sm);
+	} else if (sm->parts_pending && sm->state == SM_MASTER &&
+		   sm_parts_refresh(sm)) {
+		/* A change a heavy sweep put off until the file settled:
+		 * applied by another heavy sweep. */
+		sm_event(sm, SM_EV_CHANGE);
+	}
 }
 
 void sm_parts_watch(struct sm *sm)
@@ -407,7 +440,7 @@ int sm_parts_resolve(struct sm *sm, struct fabric *f)
 
 	if (!sm->parts)
 		return 0;
-	sm_parts_refresh(sm);
+	(void)sm_parts_refresh(sm);
 	/* Groups that kept old parameters while they had members: those
 	 * that are empty now take the partition's. */
 	if (sm->mc_stale)

@@ -17,11 +17,14 @@
 #include <dirent.h>
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "partitions/partitions.h"
@@ -1050,13 +1053,25 @@ START_TEST(daemon_drop_log)
 }
 END_TEST
 
-static void put_file(const char *path, const char *text)
+/* Write a file as written `age` seconds ago (sm_parts_refresh leaves a
+ * file younger than a second for later). */
+static void put_file_aged(const char *path, const char *text, int age)
 {
+	struct timespec t[2];
 	FILE *fp = fopen(path, "w");
 
 	ck_assert_ptr_nonnull(fp);
 	fputs(text, fp);
 	ck_assert_int_eq(fclose(fp), 0);
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= age;
+	t[1] = t[0];
+	ck_assert_int_eq(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
+static void put_file(const char *path, const char *text)
+{
+	put_file_aged(path, text, 10);
 }
 
 static bool log_has(const char *path, const char *what)
@@ -1113,10 +1128,16 @@ START_TEST(daemon_reload_rules)
 	ck_assert_int_eq(sm_parts_resolve(&sm, &f), 0);
 	want(port_of(&f, "H0002", 1), 1, 0xffff);
 
-	/* changed on disk: the next resolve reads it, without a reload */
+	/* changed on disk: the next resolve reads it, without a reload;
+	 * not while it is being written (changed less than 1 s ago) */
+	put_file_aged(conf, "C=0x12 : ALL_CAS=full ;\n", 0);
+	ck_assert_int_eq(sm_parts_resolve(&sm, &f), 0);
+	want(port_of(&f, "H0002", 1), 1, 0xffff);
+	ck_assert(sm.parts_pending);
 	put_file(conf, "C=0x12 : ALL_CAS=full ;\n");
 	ck_assert_int_eq(sm_parts_resolve(&sm, &f), 0);
 	want(port_of(&f, "H0002", 1), 2, 0x7fff, 0x8012);
+	ck_assert(!sm.parts_pending);
 	/* partitions that name no port of the subnet (the last sweep's
 	 * model): every port stripped, refused unless forced */
 	sm.fabric = f;
