@@ -289,7 +289,8 @@ struct sm {
 	struct part_config *parts;	/* partitions in force (sm/parts.c) */
 	struct file_stamp parts_seen;	/* the -P file as last read */
 	bool     parts_seen_ok;
-	ev_timer parts_timer;		/* a standby's look at the -P file */
+	ev_timer parts_timer;		/* a look at the -P file every second */
+	bool     parts_pending;		/* changed, not settled yet */
 	unsigned parts_unknown;		/* GUID members named no port */
 	unsigned mc_stale;		/* pre-created groups kept as joined */
 	struct mc_table *mc;		/* multicast groups (sm/mcast/groups.c) */
@@ -446,8 +447,10 @@ int  sm_parts_reload(struct sm *sm, struct cfg_msgs *report);
 int  sm_parts_reload_force(struct sm *sm, struct cfg_msgs *report,
 			   bool force);
 /* Read the file again if it changed on disk since it was last read (a
- * reload without force); a new master calls it as it takes over. */
-void sm_parts_refresh(struct sm *sm);
+ * reload without force), unless it changed less than a second ago (then
+ * sm_parts_watch's timer looks again).  1 when that applied a new
+ * configuration, else 0. */
+int  sm_parts_refresh(struct sm *sm);
 /* Once the loop exists: while standing by, sm_parts_refresh() every
  * second, so that the last good partitions a standby holds are those on
  * disk when it takes over. */
