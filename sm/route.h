@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "routing/routing.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 struct sm;
 struct sm_config;

@@ -15,7 +15,7 @@
 #include "mad/engine.h"
 #include "mad/umad_io.h"
 #include "mad/wire.h"
-#include "sm/sa/index.h"
+#include "model/index.h"
 #include "sm/sa/sa.h"
 #include "sm/quick.h"
 #include "sm/sm.h"

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 struct sa_fabric_opts {
 	uint64_t guid;			/* local port (0: first port that is up) */

@@ -55,7 +55,7 @@
 #include <string.h>
 
 #include "partitions/partitions.h"
-#include "sm/sa/index.h"
+#include "model/index.h"
 #include "sm/sa/mcmember.h"
 #include "sm/sa/service.h"
 #include "sm/sm.h"

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sm/sa/index.h"
+#include "model/index.h"
 
 /*
  * A GetTable PathRecord over the whole subnet (no endpoint given) returns

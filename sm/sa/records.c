@@ -39,7 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sm/sa/index.h"
+#include "model/index.h"
 #include "sm/sa/tables.h"
 
 /* SA QP1 Q_Key (13.5.1) */

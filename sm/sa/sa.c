@@ -52,7 +52,7 @@
 
 #include "mad/rmpp.h"
 #include "sm/sa/sa.h"
-#include "sm/sa/index.h"
+#include "model/index.h"
 #include "sm/sa/mcmember.h"
 #include "sm/ha/sync.h"
 #include "sm/sa/service.h"

@@ -56,7 +56,7 @@
 #include <string.h>
 
 #include "sm/program.h"
-#include "sm/sa/index.h"
+#include "model/index.h"
 #include "sm/sa/tables.h"
 
 /* OpenSM's default sa_key: the SM_Key of a trusted SA request (15.2.2.1). */

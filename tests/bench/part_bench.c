@@ -22,7 +22,7 @@
 #include <time.h>
 
 #include "partitions/partitions.h"
-#include "sm/topo_load.h"
+#include "model/topo_load.h"
 
 static double now(void)
 {

@@ -39,13 +39,13 @@
 
 #include "mad/sa_wire.h"
 #include "routing/routing.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/lid.h"
 #include "sm/mcast/mcast.h"
-#include "sm/sa/index.h"
+#include "model/index.h"
 #include "sm/sa/mcmember.h"
 #include "sm/sa/sa.h"
-#include "sm/topo_load.h"
+#include "model/topo_load.h"
 
 #define BUDGET		20000u
 #define SLICE		300u

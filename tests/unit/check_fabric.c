@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 #define BIG	50000
 

@@ -30,11 +30,11 @@
 #include "mad/rmpp.h"
 #include "mad/sa_wire.h"
 #include "routing/routing.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/lid.h"
-#include "sm/sa/index.h"
+#include "model/index.h"
 #include "sm/sa/sa.h"
-#include "sm/topo_load.h"
+#include "model/topo_load.h"
 #include "tests/unit/topo_fixture.h"
 
 #define B(n)	(1ull << (n))

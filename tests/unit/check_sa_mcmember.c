@@ -18,14 +18,14 @@
 #include "mad/sa_wire.h"
 #include "partitions/partitions.h"
 #include "routing/routing.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/lid.h"
 #include "sm/mcast/mcast.h"
-#include "sm/sa/index.h"
+#include "model/index.h"
 #include "sm/sa/mcmember.h"
 #include "sm/sa/sa.h"
 #include "sm/sa/service.h"
-#include "sm/topo_load.h"
+#include "model/topo_load.h"
 #include "tests/unit/agent_fixture.h"
 
 #define PREFIX		0xfe80000000000000ull

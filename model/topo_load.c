@@ -46,7 +46,7 @@
 #include <unistd.h>
 
 #include "config/fileutil.h"
-#include "sm/topo_load.h"
+#include "model/topo_load.h"
 
 /*
  * Node GUIDs are numbered the way ibsim numbers them, so a model loaded

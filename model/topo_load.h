@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 /*
  * Load `path` into `f` (freshly initialised).  GUIDs come from the file

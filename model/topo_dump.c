@@ -17,7 +17,7 @@
 
 #include "sm/dumps.h"
 #include "config/fileutil.h"
-#include "sm/topo_dump.h"
+#include "model/topo_dump.h"
 
 const char *topo_link_str(const struct smp_port_info *pi, uint32_t cap_mask,
 			  char *buf, size_t sz)

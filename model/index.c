@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sm/sa/index.h"
+#include "model/index.h"
 
 /* The index of the current model (see struct sa_index). */
 struct sa_index sa_idx;

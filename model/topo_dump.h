@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 /* Write to an open stream.  Returns 0 or -errno. */
 int topo_dump(const struct fabric *f, FILE *fp);
