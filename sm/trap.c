@@ -80,9 +80,9 @@ static bool port_by_lid(const struct fabric *f, uint16_t lid, int32_t *node,
 			uint8_t *port)
 {
 	struct sa_view v = { .f = f };
-	struct port_ref r;
+	struct fab_ref r;
 
-	if (lid_lookup(&v, lid, &r) != 1)
+	if (midx_lid_lookup(v.f, lid, &r) != 1)
 		return false;
 	*node = r.node;
 	*port = r.port;

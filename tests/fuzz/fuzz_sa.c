@@ -146,7 +146,7 @@ static void mcmember(const uint8_t *mad, struct sa_query *q)
 		mc_table_set_mlid_top(groups, MC_MLID_MIN + 11);
 		for (size_t i = 0; i < model.n_nodes && n_end < 64; i++)
 			for (unsigned pn = 0; pn <= model.nodes[i].num_ports; pn++)
-				if (is_endport(&model.nodes[i], pn) && n_end < 64)
+				if (fabric_is_endport(&model.nodes[i], pn) && n_end < 64)
 					end_guid[n_end++] = model.nodes[i].ports[pn].guid;
 	}
 	memcpy(tmpl, q->tmpl, sizeof(tmpl));
