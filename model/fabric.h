@@ -107,7 +107,7 @@ struct fabric {
 	/*
 	 * The model's generation: every fabric_init() gives a new number, so
 	 * a model the SA indexed is never taken for a later one that happens
-	 * to reuse its arrays (sm/sa/index.c), and an SA request answered in
+	 * to reuse its arrays (model/index.c), and an SA request answered in
 	 * slices notices that a sweep published a new model meanwhile.
 	 */
 	uint64_t gen;

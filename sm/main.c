@@ -47,7 +47,7 @@
 #include "sm/sm.h"
 #include "sm/ctl.h"
 #include "sm/pidfile.h"
-#include "model/topo_dump.h"
+#include "sm/topo_file.h"
 
 /*
  * The command line and the config file (config/conf.h, config/opts.h):

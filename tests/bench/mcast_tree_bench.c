@@ -21,7 +21,7 @@
 #include "routing/routing.h"
 #include "model/fabric.h"
 #include "sm/lid.h"
-#include "model/topo_load.h"
+#include "sm/topo_file.h"
 
 static double now(void)
 {

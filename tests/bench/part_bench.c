@@ -22,7 +22,7 @@
 #include <time.h>
 
 #include "partitions/partitions.h"
-#include "model/topo_load.h"
+#include "sm/topo_file.h"
 
 static double now(void)
 {

@@ -45,7 +45,7 @@
 #include "model/index.h"
 #include "sm/sa/mcmember.h"
 #include "sm/sa/sa.h"
-#include "model/topo_load.h"
+#include "sm/topo_file.h"
 
 #define BUDGET		20000u
 #define SLICE		300u

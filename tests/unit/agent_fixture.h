@@ -21,7 +21,7 @@
 #include "sm/mcast/mft.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
-#include "model/topo_load.h"
+#include "sm/topo_file.h"
 #include "tests/unit/fake_transport.h"
 
 struct agent_fx {

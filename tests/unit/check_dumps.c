@@ -22,8 +22,7 @@
 #include "routing/routing.h"
 #include "sm/dumps.h"
 #include "model/fabric.h"
-#include "model/topo_dump.h"
-#include "model/topo_load.h"
+#include "sm/topo_file.h"
 
 /* Hostile descriptions: 64 bytes each, as they come off the wire. */
 static const char hostile[][64] = {

@@ -20,7 +20,7 @@
 #include "routing/verify.h"
 #include "model/fabric.h"
 #include "sm/lid.h"
-#include "model/topo_load.h"
+#include "sm/topo_file.h"
 
 #define NET_EXAMPLES	"/usr/share/doc/ibsim-utils/net-examples"
 

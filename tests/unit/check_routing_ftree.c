@@ -23,7 +23,7 @@
 #include "routing/verify.h"
 #include "model/fabric.h"
 #include "sm/lid.h"
-#include "model/topo_load.h"
+#include "sm/topo_file.h"
 
 static void load_topo(struct fabric *f, const char *name)
 {

@@ -25,7 +25,7 @@
 #include "sm/sa/sa.h"
 #include "sm/sa/service.h"
 #include "sm/sm.h"
-#include "model/topo_load.h"
+#include "sm/topo_file.h"
 #include "tests/unit/agent_fixture.h"
 
 #define TIMEOUT_MS	20

@@ -25,7 +25,7 @@
 #include "sm/lid.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
-#include "model/topo_load.h"
+#include "sm/topo_file.h"
 #include "tests/unit/agent_fixture.h"
 
 /* argv: limit options as on ibsm's command line (NULL-terminated). */

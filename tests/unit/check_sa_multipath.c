@@ -20,7 +20,7 @@
 #include "model/fabric.h"
 #include "sm/lid.h"
 #include "sm/sa/sa.h"
-#include "model/topo_load.h"
+#include "sm/topo_file.h"
 #include "tests/unit/topo_fixture.h"
 
 #define B(n)	(1ull << (n))

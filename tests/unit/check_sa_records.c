@@ -22,7 +22,7 @@
 #include "model/fabric.h"
 #include "sm/lid.h"
 #include "sm/sa/sa.h"
-#include "model/topo_load.h"
+#include "sm/topo_file.h"
 
 #define B(n)	(1ull << (n))
 

@@ -16,8 +16,7 @@
 #include <unistd.h>
 
 #include "model/fabric.h"
-#include "model/topo_dump.h"
-#include "model/topo_load.h"
+#include "sm/topo_file.h"
 
 #define NET_EXAMPLES	"/usr/share/doc/ibsim-utils/net-examples"
 

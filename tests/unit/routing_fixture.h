@@ -19,7 +19,7 @@
 #include "routing/verify.h"
 #include "model/fabric.h"
 #include "sm/lid.h"
-#include "model/topo_load.h"
+#include "sm/topo_file.h"
 
 static inline void rf_port_up(struct fab_port *p)
 {

@@ -16,7 +16,7 @@
 #include "model/fabric.h"
 #include "sm/lid.h"
 #include "sm/sa/sa.h"
-#include "model/topo_load.h"
+#include "sm/topo_file.h"
 
 #define SUBNET_PREFIX	0xfe80000000000000ull
 
