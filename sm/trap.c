@@ -72,8 +72,8 @@ static bool trap_budget(struct sm *sm, uint16_t lid)
  * CA/router port, with its LMC range).  Every trap needs the port of its
  * source and of its IssuerLID, and traps come from anywhere (a flood from
  * unknown or spoofed LIDs is rejected before any budget), so this must
- * not walk the model: it is one look-up in the SA's LID index
- * (sm/sa/index.c), built once per model generation for the SA and the
+ * not walk the model: it is one look-up in the model's LID index
+ * (model/index.c), built once per model generation for the SA and the
  * trap receiver alike.
  */
 static bool port_by_lid(const struct fabric *f, uint16_t lid, int32_t *node,

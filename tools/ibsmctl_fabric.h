@@ -1,5 +1,5 @@
 /*
- * ibsmctl_fabric.h - a fabric model (sm/fabric.h) read from the running
+ * ibsmctl_fabric.h - a fabric model (model/fabric.h) read from the running
  * subnet through the SA, for commands that need to know the fabric as the
  * SM does (`ibsmctl partitions plan`, live `list` and `show`).
  */

@@ -3,7 +3,7 @@
  * ClassPortInfo, NodeRecord, PortInfoRecord, SwitchInfoRecord,
  * LinearForwardingTableRecord, SMInfoRecord, LinkRecord, GUIDInfoRecord,
  * each with its ComponentMask table (see sa.h); PathRecord is in
- * sm/sa/path.c, the LID/GUID index in sm/sa/index.c.
+ * sm/sa/path.c, the LID/GUID index in model/index.c.
  *
  * Every generator builds each candidate record the way OpenSM 3.3.23
  * answers it and keeps it when sa_match() accepts it.  A few components

@@ -26,7 +26,7 @@
  * pre-created is left without a full member (an MLID leak).
  *
  *   clang -fsanitize=fuzzer,address,undefined -I. -Ibuild/fuzz \
- *       tests/fuzz/fuzz_sa.c build/fuzz/sm/libsm.a \
+ *       tests/fuzz/fuzz_sa.c build/fuzz/sm/libsm.a build/fuzz/model/libmodel.a \
  *       build/fuzz/routing/librouting.a build/fuzz/mad/libmad.a ...
  */
 #include "config.h"

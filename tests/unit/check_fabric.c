@@ -1,5 +1,5 @@
 /*
- * check_fabric.c - the fabric model (sm/fabric.c): the GUID hash, nodes,
+ * check_fabric.c - the fabric model (model/fabric.c): the GUID hash, nodes,
  * links and counts.
  *
  * The "regressions" case holds tests of defects found and fixed.
