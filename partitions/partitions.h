@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 #define PART_PKEY_DEFAULT	0x7fff
 #define PART_FULL_BIT		0x8000

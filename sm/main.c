@@ -33,7 +33,7 @@
 #include "mad/umad_io.h"
 #include "mad/sim_io.h"
 #include "sm/discover.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/limits.h"
 #include "sm/log.h"
 #include "partitions/partitions.h"
@@ -48,7 +48,7 @@
 #include "sm/sm.h"
 #include "sm/ctl.h"
 #include "sm/pidfile.h"
-#include "sm/topo_dump.h"
+#include "sm/topo_file.h"
 
 /*
  * The command line and the config file (config/conf.h, config/opts.h):

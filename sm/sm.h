@@ -14,7 +14,7 @@
 #include "mad/umad_io.h"
 #include "config/fileutil.h"
 #include "routing/routing.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/lid.h"
 #include "sm/log.h"
 

@@ -15,7 +15,7 @@
 
 #include "mad/sa_wire.h"
 #include "routing/routing.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 struct sm;
 

@@ -30,7 +30,7 @@
 #include "partitions/partitions.h"
 #include "sm/log.h"
 #include "sm/sm.h"
-#include "sm/topo_load.h"
+#include "sm/topo_file.h"
 
 static const struct part_options no_both = { .allow_both_pkeys = false };
 static const struct part_options with_both = { .allow_both_pkeys = true };
