@@ -30,7 +30,7 @@
 #include "config/conf.h"
 #include "config/fileutil.h"
 #include "routing/routing.h"
-#include "sm/limits.h"
+#include "config/limits.h"
 #include "sm/sm.h"
 
 void cfg_msgs_add(struct cfg_msgs *m, const char *fmt, ...)

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "config/conf.h"
-#include "sm/limits.h"
+#include "config/limits.h"
 #include "sm/sm.h"
 
 #define RT	CFG_RT

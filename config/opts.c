@@ -13,7 +13,7 @@
 
 #include "config/conf.h"
 #include "config/opts.h"
-#include "sm/limits.h"
+#include "config/limits.h"
 
 #define N no_argument
 #define A required_argument

@@ -33,7 +33,7 @@
 #include "mad/sim_io.h"
 #include "sm/discover.h"
 #include "sm/fabric.h"
-#include "sm/limits.h"
+#include "config/limits.h"
 #include "sm/log.h"
 #include "partitions/partitions.h"
 #include "sm/mcast/mcast.h"

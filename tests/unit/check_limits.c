@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "mad/rxq.h"
-#include "sm/limits.h"
+#include "config/limits.h"
 #include "sm/log.h"
 #include "sm/sm.h"
 

@@ -11,8 +11,8 @@
  * config built by a test, say) means the built-in default where the limit
  * is used; on the command line 0 is out of range and refused.
  */
-#ifndef IBSM_SM_LIMITS_H
-#define IBSM_SM_LIMITS_H
+#ifndef IBSM_CONFIG_LIMITS_H
+#define IBSM_CONFIG_LIMITS_H
 
 #include <getopt.h>
 #include <stdbool.h>
@@ -65,4 +65,4 @@ void limits_usage(FILE *fp);
  */
 int limits_format(const struct sm_config *c, char *buf, size_t len);
 
-#endif /* IBSM_SM_LIMITS_H */
+#endif /* IBSM_CONFIG_LIMITS_H */

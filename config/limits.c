@@ -18,7 +18,7 @@
 
 #include "mad/engine.h"
 #include "mad/rxq.h"
-#include "sm/limits.h"
+#include "config/limits.h"
 #include "sm/log.h"
 #include "sm/mcast/mcast.h"
 #include "sm/sa/sa.h"
