@@ -31,7 +31,7 @@
 #include "config/fileutil.h"
 #include "routing/routing.h"
 #include "config/limits.h"
-#include "sm/sm.h"
+#include "config/sm_config.h"
 
 void cfg_msgs_add(struct cfg_msgs *m, const char *fmt, ...)
 {

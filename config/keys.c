@@ -20,7 +20,7 @@
 
 #include "config/conf.h"
 #include "config/limits.h"
-#include "sm/sm.h"
+#include "config/sm_config.h"
 
 #define RT	CFG_RT
 #define IMPL	CFG_IMPL

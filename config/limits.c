@@ -16,14 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/limits.h"
+#include "config/sm_config.h"
 #include "mad/engine.h"
 #include "mad/rxq.h"
-#include "config/limits.h"
-#include "sm/log.h"
-#include "sm/mcast/mcast.h"
-#include "sm/sa/sa.h"
-#include "sm/sa/service.h"
-#include "sm/sm.h"
 
 #define U(name, field, lo, hi, def, unit, help) \
 	{ name, offsetof(struct sm_config, field), false, false, lo, hi, def, \
