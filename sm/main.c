@@ -566,7 +566,7 @@ static void log_trap_counters(const struct sm *sm)
 		 SM_LIMIT(sm->cfg.log_rate, LOG_RL_RATE));
 }
 
-/* At start: every limit of sm/limits.c in force. */
+/* At start: every limit of config/limits.h in force. */
 static void log_limits(const struct sm *sm)
 {
 	char buf[1024];
