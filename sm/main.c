@@ -34,7 +34,7 @@
 #include "mad/sim_io.h"
 #include "sm/discover.h"
 #include "model/fabric.h"
-#include "sm/limits.h"
+#include "config/limits.h"
 #include "sm/log.h"
 #include "partitions/partitions.h"
 #include "sm/mcast/mcast.h"
@@ -574,7 +574,7 @@ static void log_trap_counters(const struct sm *sm)
 		 SM_LIMIT(sm->cfg.log_rate, LOG_RL_RATE));
 }
 
-/* At start: every limit of sm/limits.c in force. */
+/* At start: every limit of config/limits.h in force. */
 static void log_limits(const struct sm *sm)
 {
 	char buf[1024];
