@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "sm/notify.h"
+#include "sm/ha/sync.h"
 
 static struct {
 	int fd;				/* -1: no NOTIFY_SOCKET */
@@ -160,6 +161,46 @@ void notify_stop(struct sm *sm)
 	}
 }
 
+/* "YYYY-MM-DD HH:MM:SS UTC" of a wall-clock time. */
+static void utc_time(double t, char *buf, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	gmtime_r(&tt, &tm);
+	strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm);
+}
+
+/*
+ * A standby: the master it follows and its copy of the master's SA
+ * state (sm/ha/sync.c), e.g. "STANDBY: master 0x0002c90300000001 LID 1
+ * priority 10; copy of 2026-11-23 17:55:01 UTC: 8 LIDs, 2 group
+ * members, 0 services, 0 subscriptions, 0 records dropped".  The copy's
+ * time is its age: a new round every STANDBY_SYNC_INTERVAL s.
+ */
+static void standby_status(const struct sm *sm, char *buf, size_t len)
+{
+	struct standby_sync_info si;
+	char when[64];
+	int n;
+
+	n = snprintf(buf, len, "STANDBY: master 0x%016" PRIx64 " LID %u"
+		     " priority %u", sm->master_guid, sm->master_lid,
+		     sm->master_priority);
+	if (n < 0 || (size_t)n >= len)
+		return;
+	if (!standby_sync_info(sm, &si) || !si.have) {
+		snprintf(buf + n, len - (size_t)n, "; no copy of its SA state"
+			 " yet");
+		return;
+	}
+	utc_time(si.at, when, sizeof(when));
+	snprintf(buf + n, len - (size_t)n, "; copy of %s: %zu LIDs, %zu group"
+		 " members, %zu services, %zu subscriptions, %" PRIu64
+		 " records dropped", when, si.lids, si.members, si.services,
+		 si.subscriptions, si.dropped + si.over);
+}
+
 void notify_status_format(const struct sm *sm, char *buf, size_t len)
 {
 	const char *state = sm_state_name(sm->state);
@@ -168,12 +209,12 @@ void notify_status_format(const struct sm *sm, char *buf, size_t len)
 	char when[64] = "";
 	int n;
 
-	if (nt.last_sweep) {
-		struct tm tm;
-
-		gmtime_r(&nt.last_sweep, &tm);
-		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	if (sm->state == SM_STANDBY) {
+		standby_status(sm, buf, len);
+		return;
 	}
+	if (nt.last_sweep)
+		utc_time((double)nt.last_sweep, when, sizeof(when));
 	if (!sm->subnet_up) {
 		n = snprintf(buf, len, "%s: %s", state,
 			     sm->state == SM_NOTACTIVE ? "stopping" :
@@ -193,10 +234,10 @@ void notify_status_format(const struct sm *sm, char *buf, size_t len)
 			 sm->stats.heavy_sweeps, sm->stats.light_sweeps);
 }
 
+static void send_status(struct sm *sm);
+
 void notify_event(struct sm *sm, enum sm_event ev)
 {
-	char msg[sizeof(nt.status) + 32];
-
 	if (nt.fd < 0)
 		return;
 	if (ev == SM_EV_SWEEP_DONE || ev == SM_EV_LIGHT_DONE) {
@@ -213,6 +254,16 @@ void notify_event(struct sm *sm, enum sm_event ev)
 		send_msg("STOPPING=1\nSTATUS=NOTACTIVE: stopping");
 		return;
 	}
+	send_status(sm);
+}
+
+/*
+ * STATUS= when it says something new; READY=1 with it the first time
+ * the SM is master of a subnet that is up, or stands by.
+ */
+static void send_status(struct sm *sm)
+{
+	char msg[sizeof(nt.status) + 32];
 	bool ready = !nt.ready && ((sm->state == SM_MASTER && sm->subnet_up) ||
 				   sm->state == SM_STANDBY);
 
@@ -231,4 +282,17 @@ void notify_event(struct sm *sm, enum sm_event ev)
 			 sm_state_name(sm->state));
 	}
 	send_msg(msg);
+}
+
+/*
+ * A change of state made outside an event (sm_transition(), from the
+ * SMInfo protocol: entering STANDBY is one) or news of a standby's copy.
+ * A master's STATUS= waits for its sweep's event, which brings the
+ * counts it shows.
+ */
+void notify_state(struct sm *sm)
+{
+	if (nt.fd < 0 || nt.stopping || sm->state == SM_MASTER)
+		return;
+	send_status(sm);
 }

@@ -26,14 +26,20 @@ void notify_start(struct sm *sm);
  * STOPPING=1 when the SM stops.
  */
 void notify_event(struct sm *sm, enum sm_event ev);
+/*
+ * A change of state outside sm_event() (sm_transition()) or a new copy
+ * of a standby: READY=1 on entering STANDBY, a new STATUS= line.
+ */
+void notify_state(struct sm *sm);
 /* Stop the watchdog timer (sm_watchers_stop). */
 void notify_stop(struct sm *sm);
 
 /*
  * The STATUS= text for the SM as it is (without "STATUS="), e.g.
  * "MASTER: 12 nodes (4 switches, 8 CAs), LIDs 1-12; last sweep light
- * at 2026-11-23 17:55:01 UTC; 3 heavy, 20 light sweeps".  Exposed for
- * tests.
+ * at 2026-11-23 17:55:01 UTC; 3 heavy, 20 light sweeps", or for a
+ * standby the master it follows and its copy (sm/notify.c).  Exposed
+ * for tests.
  */
 void notify_status_format(const struct sm *sm, char *buf, size_t len);
 

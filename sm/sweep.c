@@ -29,14 +29,18 @@
 #include "config/fileutil.h"
 #include "sm/mcast/mft.h"
 #include "sm/dumps.h"
+#include "sm/ha/sminfo.h"
 #include "sm/program.h"
 #include "sm/route.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
 #include "sm/sweep_policy.h"
-#include "sm/topo_dump.h"
+#include "sm/topo_file.h"
 
 enum sweep_stage { ST_DISCOVER, ST_PROGRAM, ST_ACTIVATE, ST_DONE };
+
+/* Why a sweep ends when sm->standing_down is set under it. */
+#define STOOD_DOWN	"a better master is known: nothing more is sent"
 
 struct sweep {
 	struct sm *sm;
@@ -186,6 +190,8 @@ static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 		/* LFTs are in place: the multicast trees of the new model and
 		 * the MFT blocks that differ (sm/mcast/mft.c). */
 		mft_sweep_done(sm);
+	} else if (sm->standing_down) {
+		log_info("heavy sweep stopped: %s", why);
 	} else {
 		log_warnx("ERR 0201: heavy sweep failed: %s", why);
 		/* something is off: the retry sends nothing LID-routed */
@@ -291,7 +297,7 @@ static bool more_activate(struct smp_batch *b, void *arg)
 	struct sweep *sw = arg;
 	struct fabric *f = &sw->f;
 
-	if (sw->cursor >= f->n_nodes)
+	if (sw->cursor >= f->n_nodes || sw->sm->standing_down)
 		return false;
 	int32_t id = (int32_t)sw->cursor++;
 	struct fab_node *n = fabric_node(f, id);
@@ -315,7 +321,8 @@ static bool more_program(struct smp_batch *b, void *arg)
 	struct fabric *f = &sw->f;
 	int rc = 0;
 
-	if (sw->cursor >= f->n_nodes)
+	/* A better master took over meanwhile: not one Set more. */
+	if (sw->cursor >= f->n_nodes || sm->standing_down)
 		return false;
 	int32_t id = (int32_t)sw->cursor++;
 	struct fab_node *n = fabric_node(f, id);
@@ -699,6 +706,10 @@ static void stage_done(struct smp_batch *b, void *arg)
 
 	if (sw->aborted)
 		return;
+	if (sm->standing_down) {
+		sweep_finish(sw, false, STOOD_DOWN);
+		return;
+	}
 	sw->failed += b->failed;
 	sw->readbacks += b->readbacks;
 	if (sw->stage == ST_PROGRAM) {
@@ -870,6 +881,25 @@ static bool holes_accepted(struct sweep *sw, const struct sweep_tally *t,
 	return true;
 }
 
+/* Has the model a port of this GUID with IsSM set? */
+static bool has_sm_port(const struct fabric *f, uint64_t guid)
+{
+	for (size_t id = 0; id < f->n_nodes; id++) {
+		const struct fab_node *n = &f->nodes[id];
+		bool sw = n->type == NODE_TYPE_SWITCH;
+
+		for (unsigned pn = sw ? 0 : 1; pn <= (sw ? 0 : n->num_ports);
+		     pn++) {
+			const struct fab_port *p = &n->ports[pn];
+
+			if (p->valid && p->guid == guid &&
+			    (be32toh(p->pi.cap_mask) & PI_CAP_IS_SM))
+				return true;
+		}
+	}
+	return false;
+}
+
 static void on_discovered(void *arg, const struct discover_result *r)
 {
 	struct sweep *sw = arg;
@@ -906,6 +936,13 @@ static void on_discovered(void *arg, const struct discover_result *r)
 	/* r lives in the discovery: not to be read after this.  The
 	 * discovery stays for the P_Key tables (sweep_plan()). */
 	r = NULL;
+	if (sm->state == SM_MASTER && sm->master_claim &&
+	    has_sm_port(&sw->f, sm->master_claim))
+		sm_master_claimed(sm);	/* stands down: the election decides */
+	if (sm->standing_down) {
+		sweep_finish(sw, false, STOOD_DOWN);
+		return;
+	}
 	if (sw->f.local_node == FAB_NONE) {
 		sweep_finish(sw, false, "the local port did not answer NodeInfo");
 		return;
@@ -918,6 +955,48 @@ static void on_routed(struct ev_loop *loop, ev_async *w, int revents);
 static void on_pkeys(void *arg, const struct discover_result *r);
 static void plan_joined(struct sweep *sw);
 static void route_done(struct sweep *sw);
+
+/* "0x..., 0x... and N more": the first port GUIDs of a report list. */
+static void guid_list(char *buf, size_t len, const uint64_t *g, unsigned n,
+		      unsigned total)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < n && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s0x%016" PRIx64,
+				       i ? ", " : "", g[i]);
+	if (total > n && at < len)
+		snprintf(buf + at, len - at, " and %u more", total - n);
+}
+
+/* Ports that got fewer LIDs than the LMC asks, or none: named. */
+static void log_lid_shortage(const struct sm *sm, const struct lid_report *r)
+{
+	char names[LID_REPORT_NAMES * 20 + 32], why[64];
+
+	if (r->limit_switch)
+		snprintf(why, sizeof(why), "LinearFDBCap of switch 0x%016"
+			 PRIx64, r->limit_switch);
+	else
+		snprintf(why, sizeof(why), "the unicast LID space");
+	if (r->reduced) {
+		guid_list(names, sizeof(names), r->reduced_guid,
+			  r->reduced < LID_REPORT_NAMES ? r->reduced :
+			  LID_REPORT_NAMES, r->reduced);
+		log_err("ERR 0212: LMC %u does not fit below LID %u (%s): %u "
+			"ports get LMC %u (%u LIDs each): %s", sm->cfg.lmc,
+			r->limit + 1u, why, r->reduced, r->lmc, 1u << r->lmc,
+			names);
+	}
+	if (r->exhausted) {
+		guid_list(names, sizeof(names), r->without, r->n_without,
+			  r->exhausted);
+		log_err("ERR 0209: ran out of LIDs below LID %u (%s): %u ports "
+			"without a LID: %s", r->limit + 1u, why, r->exhausted,
+			names);
+	}
+}
 
 /* PLAN: LIDs, partitions and routes for the new model, then PROGRAM. */
 static void sweep_plan(struct sweep *sw)
@@ -938,9 +1017,7 @@ static void sweep_plan(struct sweep *sw)
 		sweep_finish(sw, false, "LID assignment failed");
 		return;
 	}
-	if (rep.exhausted)
-		log_err("ERR 0209: LID space exhausted: %u ports without a LID",
-			rep.exhausted);
+	log_lid_shortage(sm, &rep);
 	if (rep.fixed_dup || rep.fixed_range)
 		log_warnx("ERR 0210: fixed %u duplicate and %u invalid LIDs",
 			  rep.fixed_dup, rep.fixed_range);
@@ -1059,6 +1136,10 @@ static void plan_joined(struct sweep *sw)
 		return;
 	discover_free(sw->disc);
 	sw->disc = NULL;
+	if (sw->sm->standing_down) {
+		sweep_finish(sw, false, STOOD_DOWN);
+		return;
+	}
 	if (!pkey_holes_ok(sw))
 		return;
 	/* The partitions' P_Key tables for this model (-P; program.c). */
@@ -1104,6 +1185,32 @@ static struct sweep *sweep_new(struct sm *sm)
 	return sw;
 }
 
+unsigned sweep_forget_lfts(struct sm *sm)
+{
+	const struct fabric *f = &sm->fabric;
+	unsigned n = 0;
+
+	if (sm->sweep || !sm->images)
+		return 0;
+	for (size_t i = 0; i < f->n_nodes; i++)
+		if (f->nodes[i].type == NODE_TYPE_SWITCH) {
+			lft_images_forget(sm->images, f->nodes[i].guid);
+			n++;
+		}
+	return n;
+}
+
+/* A reroute asked for during the last heavy sweep: this one sends every
+ * LFT whole. */
+static void reroute_deferred(struct sm *sm)
+{
+	if (!sm->reroute_pending)
+		return;
+	sm->reroute_pending = false;
+	log_info("reroute: LFTs of %u switches sent whole (asked for during"
+		 " the last sweep)", sweep_forget_lfts(sm));
+}
+
 int sweep_heavy_start_model(struct sm *sm, struct fabric *f, unsigned smps,
 			    double t0)
 {
@@ -1113,6 +1220,7 @@ int sweep_heavy_start_model(struct sm *sm, struct fabric *f, unsigned smps,
 		return -EBUSY;
 	if (f->local_node == FAB_NONE)
 		return -EINVAL;
+	reroute_deferred(sm);
 	sw = sweep_new(sm);
 	if (!sw)
 		return -ENOMEM;
@@ -1137,6 +1245,7 @@ int sweep_heavy_start(struct sm *sm)
 
 	if (sm->sweep)
 		return -EBUSY;
+	reroute_deferred(sm);
 	sw = sweep_new(sm);
 	if (!sw)
 		return -ENOMEM;
@@ -1185,13 +1294,51 @@ void sweep_heavy_abort(struct sm *sm)
 
 /* --------------------------------------------------------- light sweep */
 
+/*
+ * The light sweep reads, every sweep interval, the SwitchInfo of every
+ * switch (a PortStateChange means a link came or went: heavy sweep) and
+ * the PortInfo of every end port the last heavy sweep made ACTIVE: each
+ * must name us as its master SM (MasterSMLID, MasterSMSL 0).  A port
+ * that names another SM was set by one that was master meanwhile (a
+ * standby that took over while we could not be reached, a split fabric
+ * joined): hosts would send their SA queries and traps there.  The heavy
+ * sweep that follows sets those ports again.
+ */
 struct light_sweep {
 	struct sm *sm;
 	struct smp_batch batch;
 	size_t cursor;
 	bool aborted;
 	unsigned changed;
+	uint16_t sm_lid;		/* what every port must name */
+	unsigned foreign;		/* ports that name another SM */
+	uint64_t first_guid;		/* the first of them, for the log */
+	uint8_t first_port;
+	uint16_t first_lid, first_sl;
 };
+
+static void on_light_pi(struct smp_batch *b, int32_t node, uint8_t port,
+			const uint8_t *data, void *arg)
+{
+	struct light_sweep *ls = arg;
+
+	(void)b;
+	if (ls->aborted || !data)
+		return;		/* a port gone: its switch's PSC tells */
+	const struct smp_port_info *pi = (const void *)data;
+	uint16_t lid = be16toh(pi->master_sm_lid);
+	unsigned sl = pi_sm_sl(pi);
+
+	if (pi_port_state(pi) < PORT_STATE_ARMED ||
+	    (lid == ls->sm_lid && sl == 0))
+		return;
+	if (ls->foreign++ == 0) {
+		ls->first_guid = fabric_node(&ls->sm->fabric, node)->guid;
+		ls->first_port = port;
+		ls->first_lid = lid;
+		ls->first_sl = (uint16_t)sl;
+	}
+}
 
 static void on_light_si(struct smp_batch *b, int32_t node, uint8_t port,
 			const uint8_t *data, void *arg)
@@ -1206,8 +1353,10 @@ static void on_light_si(struct smp_batch *b, int32_t node, uint8_t port,
 	}
 	const struct smp_switch_info *si = (const void *)data;
 	if (smp_switch_info_psc(si)) {
-		log_info("light sweep: port state change on switch 0x%016" PRIx64,
-			 fabric_node(&ls->sm->fabric, node)->guid);
+		const struct fab_node *n = fabric_node(&ls->sm->fabric, node);
+
+		log_info("light sweep: port state change on switch 0x%016"
+			 PRIx64 " \"%s\"", n->guid, n->has_desc ? n->desc : "");
 		ls->changed++;
 	}
 }
@@ -1224,6 +1373,17 @@ static void on_light_done(struct smp_batch *b, void *arg)
 		sm->change_pending = true;
 		sm->topo_changed = true;	/* the heavy sweep: all DR */
 	}
+	if (ls->foreign) {
+		log_ratelimited(LOG_LVL_WARN, 231, "light sweep: %u port(s)"
+				" name another master SM than us (LID %u), e.g."
+				" node 0x%016" PRIx64 " port %u: MasterSMLID %u"
+				" MasterSMSL %u: heavy sweep to set them again",
+				ls->foreign, ls->sm_lid, ls->first_guid,
+				ls->first_port, ls->first_lid, ls->first_sl);
+		sm->stats.foreign_sm_ports += ls->foreign;
+		sm->change_pending = true;
+		sm->foreign_lid = ls->first_lid;
+	}
 	free(ls);
 	/* A heavy sweep asked for meanwhile waited for this one: the state
 	 * machine starts it now (never during a light sweep, which reads
@@ -1231,27 +1391,53 @@ static void on_light_done(struct smp_batch *b, void *arg)
 	sm_event(sm, SM_EV_LIGHT_DONE);
 }
 
-/* Producer of a light sweep: SwitchInfo Get of the next switch. */
+/* Of the end ports of node `id`, those the light sweep reads: ACTIVE
+ * in the model (a switch's port 0, a CA's linked ports). */
+static bool light_port(const struct fab_node *n, unsigned pn)
+{
+	const struct fab_port *p = &n->ports[pn];
+
+	return p->valid && p->lid &&
+	       pi_port_state(&p->pi) == PORT_STATE_ACTIVE;
+}
+
+/* Producer of a light sweep: one node per call, the SwitchInfo of a
+ * switch and the PortInfo of its end ports. */
 static bool more_light(struct smp_batch *b, void *arg)
 {
 	struct light_sweep *ls = arg;
 	const struct fabric *f = &ls->sm->fabric;
+	int rc = 0;
 
-	while (ls->cursor < f->n_nodes) {
-		int32_t id = (int32_t)ls->cursor++;
-		const struct fab_node *n = fabric_node(f, id);
+	if (ls->cursor >= f->n_nodes)
+		return false;
+	int32_t id = (int32_t)ls->cursor++;
+	const struct fab_node *n = fabric_node(f, id);
 
-		if (n->type != NODE_TYPE_SWITCH)
-			continue;
-		if (batch_smp(b, MAD_METHOD_GET, n->path, n->hops,
-			      SMP_ATTR_SWITCH_INFO, 0, NULL, 0, id, 0,
-			      on_light_si, ls) < 0) {
-			b->failed++;
-			return false;
+	if (n->type == NODE_TYPE_SWITCH) {
+		rc = batch_smp(b, MAD_METHOD_GET, n->path, n->hops,
+			       SMP_ATTR_SWITCH_INFO, 0, NULL, 0, id, 0,
+			       on_light_si, ls);
+		if (rc == 0 && light_port(n, 0))
+			rc = batch_smp(b, MAD_METHOD_GET, n->path, n->hops,
+				       SMP_ATTR_PORT_INFO, 0, NULL, 0, id, 0,
+				       on_light_pi, ls);
+	} else {
+		for (unsigned pn = 1; pn <= n->num_ports && rc == 0; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+
+			if (light_port(n, pn))
+				rc = batch_smp(b, MAD_METHOD_GET, p->path,
+					       p->hops, SMP_ATTR_PORT_INFO, pn,
+					       NULL, 0, id, (uint8_t)pn,
+					       on_light_pi, ls);
 		}
-		return true;
 	}
-	return false;
+	if (rc < 0) {
+		b->failed++;
+		return false;
+	}
+	return true;
 }
 
 int sweep_light_start(struct sm *sm)
@@ -1264,6 +1450,7 @@ int sweep_light_start(struct sm *sm)
 	if (!ls)
 		return -ENOMEM;
 	ls->sm = sm;
+	ls->sm_lid = sm_local_lid(sm);
 	sm->light = ls;
 	sm->stats.light_sweeps++;
 	sm->act_count++;

@@ -292,7 +292,7 @@ void sminfo_elect_decide(struct sm *sm)
 		 " to become master");
 	if (sm->takeover && standby_sync_adopt(sm))
 		sm->rereg_done = true;	/* the SA state is the master's */
-	sm_heavy_sweep(sm);
+	sm_sweep_to_master(sm);
 }
 
 static void on_elect_sminfo(void *arg, int status, const void *mad, size_t len);
@@ -563,7 +563,7 @@ void sminfo_elect_start(struct sm *sm)
 		fabric_free(&sm->elect_fabric);
 		log_err("ERR 1111: cannot start the election's discovery: %s:"
 			" sweeping", strerror(-rc));
-		sm_heavy_sweep(sm);
+		sm_sweep_to_master(sm);
 		return;
 	}
 	sm->elect_running = true;
@@ -971,6 +971,66 @@ static void send_control(struct sm *sm, uint16_t lid, uint32_t mod)
 					   SM_STATE_STANDBY);
 	(void)mad_engine_submit(sm->engine, &smp, MAD_SIZE, &addr, on_ack_sent,
 				sm);
+}
+
+/*
+ * A master asked for our SMInfo, presenting its own, while we are master
+ * too: two masters met (a standby that took over while the master could
+ * not be reached, a split fabric joined).  When it claims to be better,
+ * read its SMInfo ourselves, by directed route to the port of that GUID
+ * in our model (the claim alone proves nothing), or LID-routed to the
+ * LID we knew it by when our model lacks it (a standby that took over
+ * left out the master it could not reach; our next sweep then also
+ * discovers again before programming if it finds that SM's port, see
+ * sm_master_claimed()): master_consider() then
+ * yields to it, before our next sweep would program the fabric again.
+ * At most one such read per SM_MASTER_HEARD s.
+ */
+#define SM_MASTER_HEARD		1.0	/* s */
+
+void sminfo_master_heard(struct sm *sm, const struct smp_sm_info *rq)
+{
+	const struct fabric *f = &sm->fabric;
+	uint64_t guid = be64toh(rq->guid);
+	unsigned prio = rq->prio_state >> 4;
+	ev_tstamp now = ev_now(sm->loop);
+
+	if (sm->state != SM_MASTER || sm->stopping || guid == sm->port_guid ||
+	    prio < sm->cfg.sm_priority ||
+	    (prio == sm->cfg.sm_priority && guid > sm->port_guid) ||
+	    (sm->master_heard_at > 0. &&
+	     now - sm->master_heard_at < SM_MASTER_HEARD))
+		return;
+	for (int32_t id = 0; id < (int32_t)f->n_nodes; id++) {
+		const struct fab_node *n = fabric_node(f, id);
+		bool sw = n->type == NODE_TYPE_SWITCH;
+
+		for (unsigned pn = sw ? 0 : 1; pn <= (sw ? 0 : n->num_ports);
+		     pn++) {
+			const struct fab_port *p = &n->ports[pn];
+
+			if (!p->valid || p->guid != guid)
+				continue;
+			sm->master_heard_at = now;
+			log_info("SM 0x%016" PRIx64 " says it is master (priority"
+				 " %u): reading its SMInfo", guid, prio);
+			(void)sminfo_get(sm, p->lid, sw ? n->path : p->path,
+					 sw ? n->hops : p->hops, SMQ_MASTER);
+			return;
+		}
+	}
+	sm->master_claim = guid;	/* our next sweep looks for it */
+	for (unsigned i = 0; i < SM_MAX_REMOTE; i++) {
+		const struct sm_remote *r = &sm->remotes[i];
+
+		if (r->guid != guid || !r->lid || r->lid > 0xbfff)
+			continue;
+		sm->master_heard_at = now;
+		log_info("SM 0x%016" PRIx64 " says it is master (priority %u):"
+			 " reading its SMInfo at LID %u", guid, prio, r->lid);
+		(void)sminfo_get(sm, r->lid, NULL, 0, SMQ_MASTER);
+		return;
+	}
 }
 
 /* Shutdown, after the engine is freed: the election's discovery. */

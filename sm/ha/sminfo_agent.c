@@ -244,7 +244,9 @@ static int port_check(struct sm *sm, const void *mad,
  * sends an empty one).  A master polled by a better standby hands over
  * to it (14.4.1.2), but only to an SM it has checked: one already found
  * by its own Gets at that LID, else the port is checked first
- * (verify_claim()); a payload alone makes no SM.
+ * (verify_claim()); a payload alone makes no SM.  A master that
+ * presents itself while we are master too is read back
+ * (sminfo_master_heard()).
  */
 static void on_sm_info(void *arg, const void *mad, size_t len,
 		       const struct mad_addr *from)
@@ -275,6 +277,8 @@ static void on_sm_info(void *arg, const void *mad, size_t len,
 	}
 	sminfo_fill(sm, (struct smp_sm_info *)data, keyed);
 	smp_reply(sm, mad, from, 0, data);
+	if (keyed && rq->guid && (rq->prio_state & 0xf) == SM_STATE_MASTER)
+		sminfo_master_heard(sm, rq);
 	if (!keyed || !rq->guid || be64toh(rq->guid) == sm->port_guid ||
 	    h->mgmt_class != MAD_CLASS_SMI || !from->lid)
 		return;

@@ -23,6 +23,7 @@
 #include "mad/wire.h"
 #include "sm/lid.h"
 #include "sm/mcast/mcast.h"
+#include "sm/notify.h"
 #include "sm/sa/sa.h"
 #include "sm/sa/service.h"
 #include "sm/sm.h"
@@ -397,6 +398,7 @@ struct standby_sync {
 	struct sb_copy cur;		/* the last complete round */
 	bool have;
 	ev_tstamp cur_at;		/* when cur's round ended */
+	uint16_t cur_from;		/* the master LID cur came from */
 	struct rmpp_receiver *rx;
 	ev_tstamp round_start;
 	unsigned rounds, failures;
@@ -520,6 +522,7 @@ static void round_next(struct standby_sync *s)
 		memset(&s->next, 0, sizeof(s->next));
 		s->have = true;
 		s->cur_at = ev_now(sm->loop);
+		s->cur_from = s->peer_lid;
 		s->busy = false;
 		s->last_round_s = ev_now(sm->loop) - s->round_start;
 		if (s->rounds++ == 0 || s->failures)
@@ -531,6 +534,7 @@ static void round_next(struct standby_sync *s)
 				 s->cur.n_svc, s->cur.n_inf, s->cur.dropped,
 				 s->cur.over, s->last_round_s);
 		s->failures = 0;
+		notify_state(sm);	/* STATUS= names the copy's time */
 		return;
 	}
 	struct sa_mad m;
@@ -644,15 +648,19 @@ bool standby_sync_adopt(struct sm *sm)
 	} else {
 		double age = ev_now(sm->loop) - s->cur_at;
 
-		/* In sync: everything taken and no older than hosts can have
-		 * changed much since (a join in the last seconds before the
-		 * master died is the risk; ClientReregister covers it). */
-		complete = r.refused == 0 && age <= STANDBY_SYNC_FRESH;
+		/* In sync: every record the master sent taken and installed,
+		 * and no older than hosts can have changed much since (a join
+		 * in the last seconds before the master died is the risk;
+		 * ClientReregister covers it).  A record dropped by a check or
+		 * beyond a cap is state the hosts must register again. */
+		complete = r.refused == 0 && s->cur.dropped == 0 &&
+			   s->cur.over == 0 && age <= STANDBY_SYNC_FRESH;
 		log_info("standby copy installed: %u LIDs, %u groups with %u"
-			 " members, %u services, %u subscriptions (%u refused),"
+			 " members, %u services, %u subscriptions (%u refused,"
+			 " %" PRIu64 " dropped, %" PRIu64 " over the caps),"
 			 " taken %.1f s ago: %s", r.lids, r.groups, r.members,
-			 r.services, r.subscriptions, r.refused, age,
-			 complete ? "in sync" : "not in sync");
+			 r.services, r.subscriptions, r.refused, s->cur.dropped,
+			 s->cur.over, age, complete ? "in sync" : "not in sync");
 	}
 	sb_copy_free(&s->cur);
 	sb_copy_free(&s->next);
@@ -664,6 +672,30 @@ bool standby_sync_adopt(struct sm *sm)
 const struct sb_copy *standby_sync_copy(const struct sm *sm)
 {
 	return sm->sync && sm->sync->have ? &sm->sync->cur : NULL;
+}
+
+bool standby_sync_info(const struct sm *sm, struct standby_sync_info *out)
+{
+	const struct standby_sync *s = sm->sync;
+
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return false;
+	out->running = s->running;
+	out->have = s->have;
+	out->rounds = s->rounds;
+	out->failures = s->failures;
+	if (s->have) {
+		out->at = s->cur_at;
+		out->from_lid = s->cur_from;
+		out->lids = s->cur.n_lids;
+		out->members = s->cur.n_mcm;
+		out->services = s->cur.n_svc;
+		out->subscriptions = s->cur.n_inf;
+		out->dropped = s->cur.dropped;
+		out->over = s->cur.over;
+	}
+	return true;
 }
 
 bool standby_sync_unmatched(struct sm *sm, const void *mad, size_t len,

@@ -107,6 +107,20 @@ void standby_sync_free(struct sm *sm);
 /* The copy held now (NULL: none yet), for tests and the daemon's log. */
 const struct sb_copy *standby_sync_copy(const struct sm *sm);
 
+/* What `ibsmctl status` and the STATUS= line say about the copy. */
+struct standby_sync_info {
+	bool running;			/* rounds are being fetched */
+	bool have;			/* a complete round is held */
+	ev_tstamp at;			/* when that round ended */
+	uint16_t from_lid;		/* the master it was fetched from */
+	size_t lids, members, services, subscriptions;
+	uint64_t dropped, over;		/* records refused by the checks */
+	unsigned rounds, failures;	/* complete rounds; failed in a row */
+};
+
+/* false (and *out zeroed) when no copy was ever started. */
+bool standby_sync_info(const struct sm *sm, struct standby_sync_info *out);
+
 /*
  * sm/sa/sa.c: an SA MAD that matched no request and none of the SA's
  * own transfers: a later segment of a table being fetched.  true when

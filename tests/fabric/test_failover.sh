@@ -10,6 +10,8 @@
 # 2. prio 10 first, then 5: the 10 stays master, the 5 stands by.  kill -9
 #    of the 10 (fresh ibsim: a killed client keeps its slot): the 5 is
 #    master within 5 s (measured), 0 LID changes, every route verified.
+#    Each has its own NOTIFY_SOCKET: both send READY=1 once, the standby
+#    with its STANDBY status naming the master.
 # 3. SM_Key 2 on the prio-10 SM, 1 on the prio-5 one: each ignores the
 #    other (ERR 1110) and the 5 stays master of its own view.
 # 5. Split brain: two halves, a master in each; joined again, the worse
@@ -38,6 +40,7 @@ BUILD=${IBSM_BUILD:-$(dirname "$IBSM")/..}
 NET=${FAILOVER_NET:-$FAB_TOPO/fat2-small.net}
 DIAG=H0004
 A_PID= B_PID= C_PID=
+NOTIFY_PIDS=
 
 # lid_of HOST: the LID of HOST's port 1 as the diags see it.
 lid_of() {
@@ -96,6 +99,20 @@ wait_up() {	# wait_up NAME SECONDS
 	return 1
 }
 
+# notify_listen SOCKET OUT: systemd's side of sd_notify(3), in the background.
+notify_listen() {
+	local i
+	: >"$2"
+	python3 "$FAB_LIB/notify_listen.py" "$1" "$2" 600 &
+	: >"$FAB_TMP/pids/$!"
+	NOTIFY_PIDS="$NOTIFY_PIDS $!"
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^listening' "$2" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # ---------------------------------------------------------------- 1
 fab_sim_start "$NET" order1 || exit 1
 sm_start_named A H0001 -p 5
@@ -138,9 +155,14 @@ fab_sim_stop
 # ---------------------------------------------------------------- 2
 phase_logs 1
 fab_sim_start "$NET" order2 || exit 1
-sm_start_named B H0002 -p 10 --control-socket "$FAB_TMP/B.sock"
+# Each SM with its own NOTIFY_SOCKET, as systemd starts each instance.
+notify_listen "$FAB_TMP/B.nsock" "$FAB_TMP/B.notify"
+notify_listen "$FAB_TMP/A.nsock" "$FAB_TMP/A.notify"
+NOTIFY_SOCKET=$FAB_TMP/B.nsock sm_start_named B H0002 -p 10 \
+	--control-socket "$FAB_TMP/B.sock"
 wait_up B 60
-sm_start_named A H0001 -p 5 --control-socket "$FAB_TMP/A.sock"
+NOTIFY_SOCKET=$FAB_TMP/A.nsock sm_start_named A H0001 -p 5 \
+	--control-socket "$FAB_TMP/A.sock"
 LA=$(lid_of H0001)
 LB=$(lid_of H0002)
 t=$(wait_state "$LA" SMINFO_STANDBY 20)
@@ -151,6 +173,7 @@ fab_check "2: prio 5 did not sweep" bash -c "! grep -q 'SUBNET UP' '$FAB_TMP/A.l
 # ibsmctl: each SM's role and master, and every SM from SMInfo.
 CTL=${IBSMCTL:-$BUILD/tools/ibsmctl}
 "$CTL" --socket "$FAB_TMP/A.sock" status >"$FAB_TMP/A.status" 2>&1
+"$CTL" --socket "$FAB_TMP/B.sock" status >"$FAB_TMP/B.status" 2>&1
 "$CTL" --socket "$FAB_TMP/B.sock" sms >"$FAB_TMP/B.sms" 2>&1
 "$CTL" --socket "$FAB_TMP/A.sock" sms >"$FAB_TMP/A.sms" 2>&1
 GA=$(awk '$1 == "port_guid" { print $2 }' "$FAB_TMP/A.status")
@@ -164,6 +187,25 @@ fab_check "2: ibsmctl sms on the standby lists the master" \
 fab_check "2: ibsmctl sms: 2 SMs" grep -q "^2 SMs" "$FAB_TMP/A.sms"
 fab_check "2: ibsmctl sms on the standby: itself, LID $LA" \
 	grep -q "^$GA $LA 5 STANDBY 0 self" "$FAB_TMP/A.sms"
+# systemd: the master and the standby each send READY=1 once; the
+# standby's comes with its STANDBY status (it never was master), naming
+# the master it follows.
+GB=$(awk '$1 == "port_guid" { print $2 }' "$FAB_TMP/B.status")
+for ((i = 0; i < 50; i++)); do
+	grep -q 'READY=1' "$FAB_TMP/A.notify" && break
+	sleep 0.1
+done
+fab_check "2: notify: the master sent READY=1 once, as MASTER" \
+	bash -c "[ \$(grep -c 'READY=1' '$FAB_TMP/B.notify') -eq 1 ] &&
+		grep 'READY=1' '$FAB_TMP/B.notify' | grep -q 'STATUS=MASTER: '"
+fab_check "2: notify: the standby sent READY=1 once, with STANDBY and its master" \
+	bash -c "[ \$(grep -c 'READY=1' '$FAB_TMP/A.notify') -eq 1 ] &&
+		grep 'READY=1' '$FAB_TMP/A.notify' |
+		grep -q 'STATUS=STANDBY: master $GB LID $LB priority 10'"
+fab_check "2: notify: the standby's READY=1 after its log's STANDBY" \
+	bash -c "grep -n 'READY=1 sent' '$FAB_TMP/A.log' | grep -q STANDBY &&
+		[ \$(grep -n 'Entering STANDBY' '$FAB_TMP/A.log' | head -n 1 | cut -d: -f1) -lt \
+		  \$(grep -n 'READY=1 sent' '$FAB_TMP/A.log' | head -n 1 | cut -d: -f1) ]"
 lids "$FAB_TMP/lids2.before"
 sm_stop_named B KILL
 t0=$(date +%s.%N)
@@ -175,6 +217,18 @@ fab_check "2: kill -9: standby master within 5 s ($t s)" \
 	awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 5.0) }'
 fab_check "2: kill -9: SUBNET UP logged" [ -n "$up" ]
 fab_check "2: kill -9: cause logged (ERR 1107)" grep -q 'ERR 1107' "$FAB_TMP/A.log"
+# "SUBNET UP in X s" of the new master counts from its takeover (the ERR
+# 1107 transition to DISCOVERING), not from its start: not the seconds
+# it stood by.  X against the two lines' timestamps in the log.
+up_since_takeover() {
+	awk '
+	function sec(t,  a) { split(t, a, ":"); return a[1] * 3600 + a[2] * 60 + a[3] }
+	/ERR 1107: STANDBY -> DISCOVERING/ && !d { d = sec($3) }
+	/SUBNET UP in / && d && !u { u = sec($3); x = $0; sub(/.*SUBNET UP in /, "", x); sub(/ s:.*/, "", x) }
+	END { printf "%s %.3f\n", x, u - d; exit !(d && u && x + 0 <= u - d + 0.1) }
+	' "$FAB_TMP/A.log"
+}
+fab_check "2: kill -9: SUBNET UP time counts from the takeover ($(up_since_takeover))" up_since_takeover
 lids "$FAB_TMP/lids2.after"
 fab_check "2: kill -9: routes verified" routes_ok 2
 t1=$(date +%s.%N)
@@ -183,6 +237,11 @@ fab_check "2: 0 LID changes after kill -9" \
 	diff "$FAB_TMP/lids2.before" "$FAB_TMP/lids2.after"
 sm_stop_named A
 fab_check "2: prio 5 exits cleanly" [ $? -eq 0 ]
+for p in $NOTIFY_PIDS; do
+	kill -TERM "$p" 2>/dev/null
+	wait "$p" 2>/dev/null
+	rm -f "$FAB_TMP/pids/$p"
+done
 fab_sim_stop
 
 # ---------------------------------------------------------------- 3
