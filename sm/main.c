@@ -29,11 +29,12 @@
 #include "config/fileutil.h"
 #include "config/opts.h"
 #include "mad/engine.h"
+#include "mad/sendq.h"
 #include "mad/umad_io.h"
 #include "mad/sim_io.h"
 #include "sm/discover.h"
 #include "model/fabric.h"
-#include "sm/limits.h"
+#include "config/limits.h"
 #include "sm/log.h"
 #include "partitions/partitions.h"
 #include "sm/mcast/mcast.h"
@@ -546,6 +547,13 @@ static void log_mad_counters(struct sm *sm)
 			 " %u at once), %" PRIu64 " refused (queue full), %"
 			 PRIu64 " send errors", ss.sent, ss.deferred, ss.peak,
 			 ss.refused, ss.failed);
+	struct sendq_stats qs;
+	if (umad_io_send_stats(sm->io, &qs) == 0)
+		log_info("send queue: %" PRIu64 " MADs sent, %" PRIu64 " send"
+			 " errors, %" PRIu64 " refused (queue full), %" PRIu64
+			 " answers refused (one destination over its share);"
+			 " at most %u waiting", qs.sent, qs.failed,
+			 qs.refused_full, qs.refused_dest, qs.peak);
 }
 
 /* At exit: the traps and network-driven log lines, with their limits. */
@@ -566,7 +574,7 @@ static void log_trap_counters(const struct sm *sm)
 		 SM_LIMIT(sm->cfg.log_rate, LOG_RL_RATE));
 }
 
-/* At start: every limit of sm/limits.c in force. */
+/* At start: every limit of config/limits.h in force. */
 static void log_limits(const struct sm *sm)
 {
 	char buf[1024];
@@ -769,7 +777,11 @@ int main(int argc, char **argv)
 	if (rc < 0) {
 		log_stderr(LOG_LVL_ERR, "cannot open log file %s: %s",
 			sm.cfg.log_file, strerror(-rc));
-		return SM_EXIT_FAIL;
+		/* a directory that is not there or not ours: the
+		 * configuration names the wrong file; a full or read-only
+		 * disk may pass */
+		return rc == -ENOENT || rc == -ENOTDIR || rc == -EISDIR ||
+		       rc == -EACCES ? SM_EXIT_CONFIG : SM_EXIT_FAIL;
 	}
 	log_ratelimit_set(sm.cfg.log_burst, sm.cfg.log_rate);
 	if (ro.config_file)

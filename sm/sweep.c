@@ -29,6 +29,7 @@
 #include "config/fileutil.h"
 #include "sm/mcast/mft.h"
 #include "sm/dumps.h"
+#include "sm/ha/sminfo.h"
 #include "sm/program.h"
 #include "sm/route.h"
 #include "sm/sa/sa.h"
@@ -37,6 +38,9 @@
 #include "sm/topo_file.h"
 
 enum sweep_stage { ST_DISCOVER, ST_PROGRAM, ST_ACTIVATE, ST_DONE };
+
+/* Why a sweep ends when sm->standing_down is set under it. */
+#define STOOD_DOWN	"a better master is known: nothing more is sent"
 
 struct sweep {
 	struct sm *sm;
@@ -186,6 +190,8 @@ static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 		/* LFTs are in place: the multicast trees of the new model and
 		 * the MFT blocks that differ (sm/mcast/mft.c). */
 		mft_sweep_done(sm);
+	} else if (sm->standing_down) {
+		log_info("heavy sweep stopped: %s", why);
 	} else {
 		log_warnx("ERR 0201: heavy sweep failed: %s", why);
 		/* something is off: the retry sends nothing LID-routed */
@@ -291,7 +297,7 @@ static bool more_activate(struct smp_batch *b, void *arg)
 	struct sweep *sw = arg;
 	struct fabric *f = &sw->f;
 
-	if (sw->cursor >= f->n_nodes)
+	if (sw->cursor >= f->n_nodes || sw->sm->standing_down)
 		return false;
 	int32_t id = (int32_t)sw->cursor++;
 	struct fab_node *n = fabric_node(f, id);
@@ -315,7 +321,8 @@ static bool more_program(struct smp_batch *b, void *arg)
 	struct fabric *f = &sw->f;
 	int rc = 0;
 
-	if (sw->cursor >= f->n_nodes)
+	/* A better master took over meanwhile: not one Set more. */
+	if (sw->cursor >= f->n_nodes || sm->standing_down)
 		return false;
 	int32_t id = (int32_t)sw->cursor++;
 	struct fab_node *n = fabric_node(f, id);
@@ -699,6 +706,10 @@ static void stage_done(struct smp_batch *b, void *arg)
 
 	if (sw->aborted)
 		return;
+	if (sm->standing_down) {
+		sweep_finish(sw, false, STOOD_DOWN);
+		return;
+	}
 	sw->failed += b->failed;
 	sw->readbacks += b->readbacks;
 	if (sw->stage == ST_PROGRAM) {
@@ -870,6 +881,25 @@ static bool holes_accepted(struct sweep *sw, const struct sweep_tally *t,
 	return true;
 }
 
+/* Has the model a port of this GUID with IsSM set? */
+static bool has_sm_port(const struct fabric *f, uint64_t guid)
+{
+	for (size_t id = 0; id < f->n_nodes; id++) {
+		const struct fab_node *n = &f->nodes[id];
+		bool sw = n->type == NODE_TYPE_SWITCH;
+
+		for (unsigned pn = sw ? 0 : 1; pn <= (sw ? 0 : n->num_ports);
+		     pn++) {
+			const struct fab_port *p = &n->ports[pn];
+
+			if (p->valid && p->guid == guid &&
+			    (be32toh(p->pi.cap_mask) & PI_CAP_IS_SM))
+				return true;
+		}
+	}
+	return false;
+}
+
 static void on_discovered(void *arg, const struct discover_result *r)
 {
 	struct sweep *sw = arg;
@@ -906,6 +936,13 @@ static void on_discovered(void *arg, const struct discover_result *r)
 	/* r lives in the discovery: not to be read after this.  The
 	 * discovery stays for the P_Key tables (sweep_plan()). */
 	r = NULL;
+	if (sm->state == SM_MASTER && sm->master_claim &&
+	    has_sm_port(&sw->f, sm->master_claim))
+		sm_master_claimed(sm);	/* stands down: the election decides */
+	if (sm->standing_down) {
+		sweep_finish(sw, false, STOOD_DOWN);
+		return;
+	}
 	if (sw->f.local_node == FAB_NONE) {
 		sweep_finish(sw, false, "the local port did not answer NodeInfo");
 		return;
@@ -1099,6 +1136,10 @@ static void plan_joined(struct sweep *sw)
 		return;
 	discover_free(sw->disc);
 	sw->disc = NULL;
+	if (sw->sm->standing_down) {
+		sweep_finish(sw, false, STOOD_DOWN);
+		return;
+	}
 	if (!pkey_holes_ok(sw))
 		return;
 	/* The partitions' P_Key tables for this model (-P; program.c). */
@@ -1253,13 +1294,51 @@ void sweep_heavy_abort(struct sm *sm)
 
 /* --------------------------------------------------------- light sweep */
 
+/*
+ * The light sweep reads, every sweep interval, the SwitchInfo of every
+ * switch (a PortStateChange means a link came or went: heavy sweep) and
+ * the PortInfo of every end port the last heavy sweep made ACTIVE: each
+ * must name us as its master SM (MasterSMLID, MasterSMSL 0).  A port
+ * that names another SM was set by one that was master meanwhile (a
+ * standby that took over while we could not be reached, a split fabric
+ * joined): hosts would send their SA queries and traps there.  The heavy
+ * sweep that follows sets those ports again.
+ */
 struct light_sweep {
 	struct sm *sm;
 	struct smp_batch batch;
 	size_t cursor;
 	bool aborted;
 	unsigned changed;
+	uint16_t sm_lid;		/* what every port must name */
+	unsigned foreign;		/* ports that name another SM */
+	uint64_t first_guid;		/* the first of them, for the log */
+	uint8_t first_port;
+	uint16_t first_lid, first_sl;
 };
+
+static void on_light_pi(struct smp_batch *b, int32_t node, uint8_t port,
+			const uint8_t *data, void *arg)
+{
+	struct light_sweep *ls = arg;
+
+	(void)b;
+	if (ls->aborted || !data)
+		return;		/* a port gone: its switch's PSC tells */
+	const struct smp_port_info *pi = (const void *)data;
+	uint16_t lid = be16toh(pi->master_sm_lid);
+	unsigned sl = pi_sm_sl(pi);
+
+	if (pi_port_state(pi) < PORT_STATE_ARMED ||
+	    (lid == ls->sm_lid && sl == 0))
+		return;
+	if (ls->foreign++ == 0) {
+		ls->first_guid = fabric_node(&ls->sm->fabric, node)->guid;
+		ls->first_port = port;
+		ls->first_lid = lid;
+		ls->first_sl = (uint16_t)sl;
+	}
+}
 
 static void on_light_si(struct smp_batch *b, int32_t node, uint8_t port,
 			const uint8_t *data, void *arg)
@@ -1274,8 +1353,10 @@ static void on_light_si(struct smp_batch *b, int32_t node, uint8_t port,
 	}
 	const struct smp_switch_info *si = (const void *)data;
 	if (smp_switch_info_psc(si)) {
-		log_info("light sweep: port state change on switch 0x%016" PRIx64,
-			 fabric_node(&ls->sm->fabric, node)->guid);
+		const struct fab_node *n = fabric_node(&ls->sm->fabric, node);
+
+		log_info("light sweep: port state change on switch 0x%016"
+			 PRIx64 " \"%s\"", n->guid, n->has_desc ? n->desc : "");
 		ls->changed++;
 	}
 }
@@ -1292,6 +1373,17 @@ static void on_light_done(struct smp_batch *b, void *arg)
 		sm->change_pending = true;
 		sm->topo_changed = true;	/* the heavy sweep: all DR */
 	}
+	if (ls->foreign) {
+		log_ratelimited(LOG_LVL_WARN, 231, "light sweep: %u port(s)"
+				" name another master SM than us (LID %u), e.g."
+				" node 0x%016" PRIx64 " port %u: MasterSMLID %u"
+				" MasterSMSL %u: heavy sweep to set them again",
+				ls->foreign, ls->sm_lid, ls->first_guid,
+				ls->first_port, ls->first_lid, ls->first_sl);
+		sm->stats.foreign_sm_ports += ls->foreign;
+		sm->change_pending = true;
+		sm->foreign_lid = ls->first_lid;
+	}
 	free(ls);
 	/* A heavy sweep asked for meanwhile waited for this one: the state
 	 * machine starts it now (never during a light sweep, which reads
@@ -1299,27 +1391,53 @@ static void on_light_done(struct smp_batch *b, void *arg)
 	sm_event(sm, SM_EV_LIGHT_DONE);
 }
 
-/* Producer of a light sweep: SwitchInfo Get of the next switch. */
+/* Of the end ports of node `id`, those the light sweep reads: ACTIVE
+ * in the model (a switch's port 0, a CA's linked ports). */
+static bool light_port(const struct fab_node *n, unsigned pn)
+{
+	const struct fab_port *p = &n->ports[pn];
+
+	return p->valid && p->lid &&
+	       pi_port_state(&p->pi) == PORT_STATE_ACTIVE;
+}
+
+/* Producer of a light sweep: one node per call, the SwitchInfo of a
+ * switch and the PortInfo of its end ports. */
 static bool more_light(struct smp_batch *b, void *arg)
 {
 	struct light_sweep *ls = arg;
 	const struct fabric *f = &ls->sm->fabric;
+	int rc = 0;
 
-	while (ls->cursor < f->n_nodes) {
-		int32_t id = (int32_t)ls->cursor++;
-		const struct fab_node *n = fabric_node(f, id);
+	if (ls->cursor >= f->n_nodes)
+		return false;
+	int32_t id = (int32_t)ls->cursor++;
+	const struct fab_node *n = fabric_node(f, id);
 
-		if (n->type != NODE_TYPE_SWITCH)
-			continue;
-		if (batch_smp(b, MAD_METHOD_GET, n->path, n->hops,
-			      SMP_ATTR_SWITCH_INFO, 0, NULL, 0, id, 0,
-			      on_light_si, ls) < 0) {
-			b->failed++;
-			return false;
+	if (n->type == NODE_TYPE_SWITCH) {
+		rc = batch_smp(b, MAD_METHOD_GET, n->path, n->hops,
+			       SMP_ATTR_SWITCH_INFO, 0, NULL, 0, id, 0,
+			       on_light_si, ls);
+		if (rc == 0 && light_port(n, 0))
+			rc = batch_smp(b, MAD_METHOD_GET, n->path, n->hops,
+				       SMP_ATTR_PORT_INFO, 0, NULL, 0, id, 0,
+				       on_light_pi, ls);
+	} else {
+		for (unsigned pn = 1; pn <= n->num_ports && rc == 0; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+
+			if (light_port(n, pn))
+				rc = batch_smp(b, MAD_METHOD_GET, p->path,
+					       p->hops, SMP_ATTR_PORT_INFO, pn,
+					       NULL, 0, id, (uint8_t)pn,
+					       on_light_pi, ls);
 		}
-		return true;
 	}
-	return false;
+	if (rc < 0) {
+		b->failed++;
+		return false;
+	}
+	return true;
 }
 
 int sweep_light_start(struct sm *sm)
@@ -1332,6 +1450,7 @@ int sweep_light_start(struct sm *sm)
 	if (!ls)
 		return -ENOMEM;
 	ls->sm = sm;
+	ls->sm_lid = sm_local_lid(sm);
 	sm->light = ls;
 	sm->stats.light_sweeps++;
 	sm->act_count++;

@@ -27,6 +27,7 @@
 #include "partitions/partitions.h"
 #include "config/fileutil.h"
 #include "sm/program.h"
+#include "sm/sa/gen.h"
 #include "tools/ibsmctl.h"
 #include "tools/ibsmctl_fabric.h"
 
@@ -324,11 +325,8 @@ static int live_resolve(const char *file, struct part_config *c,
 	return 0;
 }
 
-/* An end port: what partitions name (CA and router ports, switch port 0). */
-static bool is_endport(const struct fab_node *n, unsigned pn)
-{
-	return n->type == NODE_TYPE_SWITCH ? pn == 0 : pn != 0;
-}
+/* fabric_is_endport() (model/fabric.h): what partitions name (CA and router
+ * ports, switch port 0). */
 
 /* How port (id, pn) is a member of partition `pkey` once programmed:
  * 0 none, 1 limited, 2 full, 3 both. */
@@ -414,7 +412,7 @@ static int cmd_list(int argc, char **argv, bool show)
 			for (unsigned pn = 0; pn <= n->num_ports; pn++) {
 				unsigned m;
 
-				if (!is_endport(n, pn))
+				if (!fabric_is_endport(n, pn))
 					continue;
 				m = member_of(&l.f, (int32_t)id, pn, pa->pkey, tbl);
 				if (!m)
@@ -593,6 +591,88 @@ static int plan_table(const struct fabric *f, const struct change *ch,
  * tables it holds now; one row per port whose table changes.  Exit 0
  * (the plan printed, changes or not), 1 (no SM, bad file).
  */
+/* The MTU a port can carry: MTUCap, or NeighborMTU when lower (what
+ * the SA's MCMemberRecord checks hold a join to). */
+static unsigned port_mtu(const struct fab_port *p)
+{
+	unsigned cap = pi_mtu_cap(&p->pi), nb = pi_neighbor_mtu(&p->pi);
+
+	return nb && nb < cap ? nb : cap;
+}
+
+/*
+ * One group MTU/rate (a partition's mtu=/rate=, or an mgid= line's)
+ * against the CA and router ports the plan makes members of the
+ * partition: a warning when some cannot carry it (a join from them is
+ * refused: ERR 0801), naming how many and the best they can do.
+ */
+static void warn_caps(const struct fabric *f, const char *file,
+		      unsigned line, const struct part *pt, const char *what,
+		      unsigned mtu, unsigned rate)
+{
+	unsigned members = 0, low_mtu = 0, low_rate = 0, best_mtu = 0;
+	unsigned best_rate = 0;
+
+	for (size_t id = 0; id < f->n_nodes; id++) {
+		const struct fab_node *n = &f->nodes[id];
+
+		if (n->type == NODE_TYPE_SWITCH)
+			continue;
+		for (unsigned pn = 1; pn <= n->num_ports; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+			bool member = false;
+			unsigned m, r;
+
+			for (unsigned i = 0; p->want_pkeys &&
+			     i < p->n_want_pkeys && !member; i++)
+				member = p->want_pkeys[i] &&
+					 (p->want_pkeys[i] & 0x7fff) == pt->pkey;
+			if (!member)
+				continue;
+			members++;
+			m = port_mtu(p);
+			r = sa_port_rate(n, pn);
+			low_mtu += mtu && m < mtu;
+			low_rate += rate && sa_rate_cmp(r, rate) < 0;
+			if (m > best_mtu)
+				best_mtu = m;
+			if (!best_rate || sa_rate_cmp(r, best_rate) > 0)
+				best_rate = r;
+		}
+	}
+	if (low_mtu)
+		fprintf(stderr, "%s:%u: warning: partition %s: %s mtu=%u is above"
+			" what %u of its %u member ports can carry (the best: mtu"
+			" %u); their joins to its groups are refused\n",
+			file, line, pt->name, what, mtu,
+			low_mtu, members, best_mtu);
+	if (low_rate)
+		fprintf(stderr, "%s:%u: warning: partition %s: %s rate=%u is above"
+			" what %u of its %u member ports can carry (the best: rate"
+			" %u); their joins to its groups are refused\n",
+			file, line, pt->name, what, rate,
+			low_rate, members, best_rate);
+}
+
+static void plan_caps(const struct fabric *f, const char *file,
+		      const struct part_config *c)
+{
+	for (size_t i = 0; i < c->n_parts; i++) {
+		const struct part *pt = &c->parts[i];
+
+		if (pt->mtu || pt->rate)
+			warn_caps(f, file, pt->line, pt, "its", pt->mtu,
+				  pt->rate);
+		for (size_t k = 0; k < pt->n_mgroups; k++)
+			if (pt->mgroups[k].mtu != pt->mtu ||
+			    pt->mgroups[k].rate != pt->rate)
+				warn_caps(f, file, pt->mgroups[k].line, pt,
+					  "an mgid= group's",
+					  pt->mgroups[k].mtu,
+					  pt->mgroups[k].rate);
+	}
+}
+
 static int cmd_plan(int argc, char **argv)
 {
 	struct live_opts o;
@@ -621,6 +701,7 @@ static int cmd_plan(int argc, char **argv)
 		fabric_free(&l.f);
 		return 1;
 	}
+	plan_caps(&l.f, o.from ? o.from : o.file, &c);
 	rc = 0;
 	for (size_t id = 0; id < l.f.n_nodes && !rc; id++) {
 		const struct fab_node *n = &l.f.nodes[id];

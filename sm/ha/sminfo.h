@@ -19,6 +19,12 @@ void sm_transition(struct sm *sm, enum sm_state s, unsigned code,
 		   const char *why);
 /* sm/ha/state.c: a heavy sweep now, or after the sweep that runs. */
 void sm_heavy_sweep(struct sm *sm);
+/* sm/ha/state.c: the election found no better SM: sweep to become master
+ * (the one way out of standing down, besides a lost master or HANDOVER). */
+void sm_sweep_to_master(struct sm *sm);
+/* sm/ha/state.c: our sweep found the port of sm->master_claim: discover
+ * again (the election reads its SMInfo) before programming anything. */
+void sm_master_claimed(struct sm *sm);
 /* The heavy sweep on a quick sweep's model (sweep_heavy_start_model());
  * a full one when it cannot start. */
 void sm_heavy_sweep_model(struct sm *sm, struct fabric *f, unsigned smps,
@@ -37,6 +43,20 @@ void sminfo_standby_begin(struct sm *sm);	/* poll the master, copy */
 void sminfo_standby_end(struct sm *sm);
 void sminfo_stop_gracefully(struct sm *sm);	/* SIGTERM: handover first */
 int sminfo_agent_start(struct sm *sm);		/* SMInfo Gets and Sets */
+/* sm/ha/sminfo.c, for the SMInfo agent (sm/ha/sminfo_agent.c). */
+struct smp_sm_info;
+struct sm_remote;
+void sminfo_fill(const struct sm *sm, struct smp_sm_info *si, bool with_key);
+void sminfo_remote_note(struct sm *sm, const struct smp_sm_info *si,
+			uint16_t lid, struct sm_remote **out);
+void sminfo_master_consider(struct sm *sm, struct sm_remote *r, bool fresh);
+void sminfo_enter_standby(struct sm *sm, const struct sm_remote *m,
+			  unsigned code, const char *cause);
+/* A keyed SMInfo Get from an SM that says it is master, while we are
+ * master too: read that SM's SMInfo when it claims to be better. */
+void sminfo_master_heard(struct sm *sm, const struct smp_sm_info *rq);
+int sminfo_get_lid(struct sm *sm, uint16_t lid);	/* SMInfo Get, LID-routed */
+void sminfo_send_control(struct sm *sm, uint16_t lid, uint32_t mod);
 /* Its timers (the table of sm/ha/state.c). */
 void sminfo_poll_timer(struct ev_loop *loop, ev_timer *w, int revents);
 void sminfo_elect_timer(struct ev_loop *loop, ev_timer *w, int revents);

@@ -23,6 +23,10 @@
  *
  * DISCOVERING, STANDBY and the moves between them and MASTER (IB spec
  * 14.4.1) are decided in sm/ha/sminfo.c, which calls sm_transition().
+ * Once a better master is known (entering STANDBY or NOTACTIVE, or a
+ * master yielding to DISCOVERING) the SM stands down: the sweep in
+ * progress stops sending, no other starts until the election (or a lost
+ * master, or a HANDOVER) makes this SM master again.
  */
 #include "config.h"
 
@@ -37,6 +41,7 @@
 #include "sm/ctl.h"
 #include "sm/mcast/mft.h"
 #include "sm/notify.h"
+#include "sm/program.h"
 #include "sm/quick.h"
 #include "sm/sm.h"
 #include "sm/ha/sminfo.h"
@@ -70,6 +75,8 @@ void sm_heavy_sweep(struct sm *sm)
 {
 	int rc;
 
+	if (sm->standing_down)
+		return;		/* a better master programs the fabric */
 	if (sm->sweep || sm->light || sm->quick) {
 		sm->change_pending = true;
 		return;
@@ -89,6 +96,8 @@ void sm_heavy_sweep_model(struct sm *sm, struct fabric *f, unsigned smps,
 {
 	int rc;
 
+	if (sm->standing_down)
+		return;
 	if (sm->sweep || sm->light || sm->quick) {
 		sm->change_pending = true;
 		return;
@@ -168,7 +177,8 @@ static void subnet_up(struct sm *sm)
 
 	sm->failed_sweeps = 0;
 	if (first)
-		sm->stats.first_up_seconds = ev_time() - sm->stats.started;
+		sm->stats.first_up_seconds = ev_time() -
+					     sm->stats.discovering_since;
 	sm->subnet_up = true;
 	if (sm->state != SM_MASTER) {
 		sm_transition(sm, SM_MASTER, 1101, sm->takeover ?
@@ -331,6 +341,90 @@ static void sweep_ended(struct sm *sm)
 	}
 }
 
+/*
+ * A better master is known: from now on nothing is programmed (IB spec
+ * 14.4.1: only the master configures the subnet).  The sweep in
+ * progress sends no more Sets and ends (sm/sweep.c), no sweep starts,
+ * nothing that would start one later stays armed.
+ */
+static void stand_down(struct sm *sm)
+{
+	if (!sm->standing_down && (sm->sweep || sm->change_pending))
+		log_info("a better master is known: the sweep %s is dropped",
+			 sm->sweep ? "in progress" : "asked for");
+	sm->standing_down = true;
+	sm->change_pending = false;
+	sm->trap_deferred = false;
+	ev_timer_stop(sm->loop, &sm->light_timer);
+	ev_timer_stop(sm->loop, &sm->retry_timer);
+	ev_timer_stop(sm->loop, &sm->trap_timer);
+}
+
+void sm_sweep_to_master(struct sm *sm)
+{
+	sm->standing_down = false;
+	sm_heavy_sweep(sm);
+}
+
+/*
+ * A sweep ended while we stood down (it was stopped, or it had sent its
+ * last Set already): what it found is not applied.  One that yielded as
+ * master discovers again now, the election having waited for the sweep.
+ */
+static void sweep_ended_standing_down(struct sm *sm)
+{
+	if (sm->state == SM_DISCOVERING && !sm->elect_running)
+		sminfo_elect_start(sm);
+}
+
+/*
+ * The light sweep found ports that name another SM as their master: an
+ * SM that was master meanwhile set them (a standby that took over while
+ * we could not be reached, a split fabric joined), and may have set LIDs
+ * and LFTs as well.  That SM may still think it is master, and may be
+ * the better one: its SMInfo is read first (sm/ha/sminfo.c, which
+ * yields to a better master), and SM_FOREIGN_WAIT s later, still master,
+ * we sweep with nothing trusted (every LFT block sent, directed route).
+ * true when the sweep waits.
+ */
+#define SM_FOREIGN_WAIT		0.5	/* s */
+
+static bool foreign_ports(struct sm *sm)
+{
+	uint16_t lid = sm->foreign_lid;
+	const struct fabric *f = &sm->fabric;
+
+	sm->foreign_lid = 0;
+	if (sm->state != SM_MASTER || sm->standing_down)
+		return false;
+	if (sm->images)
+		for (size_t i = 0; i < f->n_nodes; i++)
+			if (f->nodes[i].type == NODE_TYPE_SWITCH)
+				lft_images_forget(sm->images, f->nodes[i].guid);
+	sm->topo_changed = true;
+	if (!lid || lid == sm_local_lid(sm) || lid > 0xbfff)
+		return false;
+	sminfo_query_lid(sm, lid);
+	ev_timer_stop(sm->loop, &sm->retry_timer);
+	ev_timer_set(&sm->retry_timer, SM_FOREIGN_WAIT, 0.);
+	ev_timer_start(sm->loop, &sm->retry_timer);
+	return true;
+}
+
+void sm_master_claimed(struct sm *sm)
+{
+	char why[160];
+
+	snprintf(why, sizeof(why), "SM 0x%016" PRIx64 " said it is a better"
+		 " master and our sweep found its port: discovering again"
+		 " before programming", sm->master_claim);
+	sm->master_claim = 0;
+	if (sm->state != SM_MASTER)
+		return;
+	sm_transition(sm, SM_DISCOVERING, 1124, why);
+	sm->elect_waits = 0;
+}
+
 /* Every state change goes through here with its cause (ERR 11xx). */
 void sm_transition(struct sm *sm, enum sm_state s, unsigned code,
 		   const char *why)
@@ -340,8 +434,22 @@ void sm_transition(struct sm *sm, enum sm_state s, unsigned code,
 	snprintf(sm->last_transition, sizeof(sm->last_transition),
 		 "%s -> %s: %s", sm_state_name(old), sm_state_name(s), why);
 	log_info("ERR %04u: %s", code, sm->last_transition);
+	if (s == SM_DISCOVERING && old != SM_DISCOVERING)
+		sm->stats.discovering_since = ev_time();
 	if (old == SM_STANDBY && s != SM_STANDBY)
 		sminfo_standby_end(sm);
+	/* A master that discovers again does so because a better master
+	 * met it (sm/ha/sminfo.c); STANDBY and NOTACTIVE never program.
+	 * Leaving STANDBY or NOTACTIVE (the master was lost, HANDOVER,
+	 * DISCOVER) is what lets the next sweep program again. */
+	if (s == SM_STANDBY || s == SM_NOTACTIVE ||
+	    (old == SM_MASTER && s == SM_DISCOVERING))
+		stand_down(sm);
+	if (s != SM_MASTER)
+		sm->master_claim = 0;
+	else if (s != old && (s == SM_MASTER || old == SM_STANDBY ||
+			      old == SM_NOTACTIVE))
+		sm->standing_down = false;
 	set_state(sm, s);
 	if (s == SM_STANDBY && old != SM_STANDBY) {
 		sm->standby_since = ev_now(sm->loop);
@@ -375,12 +483,20 @@ void sm_event(struct sm *sm, enum sm_event ev)
 	case SM_EV_SWEEP_DONE:
 		sweep_ended(sm);
 		/* A sweep that ends after we stood down programs nothing more. */
+		if (sm->standing_down) {
+			sweep_ended_standing_down(sm);
+			break;
+		}
 		if (sm->state == SM_STANDBY || sm->state == SM_NOTACTIVE)
 			break;
 		subnet_up(sm);
 		break;
 	case SM_EV_SWEEP_FAILED:
 		sweep_ended(sm);
+		if (sm->standing_down) {
+			sweep_ended_standing_down(sm);
+			break;
+		}
 		if (sm->state == SM_STANDBY || sm->state == SM_NOTACTIVE)
 			break;
 		sweep_failed(sm);
@@ -438,7 +554,9 @@ void sm_event(struct sm *sm, enum sm_event ev)
 			light_timer_arm(sm);
 		break;
 	case SM_EV_LIGHT_DONE:
-		if (sm->change_pending && !sm->sweep &&
+		if (sm->foreign_lid && foreign_ports(sm))
+			break;
+		if (sm->change_pending && !sm->sweep && !sm->standing_down &&
 		    sm->state != SM_NOTACTIVE && sm->state != SM_STANDBY) {
 			ev_timer_stop(sm->loop, &sm->light_timer);
 			sm_heavy_sweep(sm);

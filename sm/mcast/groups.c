@@ -68,7 +68,6 @@ struct mc_table {
 	uint32_t mgid_counter;		/* mc_assign_mgid() */
 };
 
-
 static struct mc_group mc_tomb;
 #define MC_TOMB	(&mc_tomb)
 

@@ -26,16 +26,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/limits.h"
 #include "mad/sa_wire.h"
 
 /* Multicast LIDs (14.2.5.12): 0xC000 up; 0xFFFF is the permissive LID. */
 #define MC_MLID_MIN		0xC000
 #define MC_MLID_MAX		0xFFFE
-
-/* Defaults of the group table's limits. */
-#define MC_DEF_MAX_GROUPS		4096
-#define MC_DEF_MEMBERS_PER_GROUP	65536
-#define MC_DEF_GROUPS_PER_PORT		256
 
 /*
  * JoinStates that keep a group alive (15.4.3): full member and send-only
@@ -245,8 +241,11 @@ int mc_assign_mgid(struct mc_table *t, uint8_t scope, uint64_t subnet_prefix,
  * group (scope, rate, MTU, Q_Key, TClass, FlowLabel of the line or of its
  * partition; an IPoIB MGID gets the partition's P_Key and Q_Key 0x0b1b).
  * SL is 0 (OpenSM overrides a partition's SL without QoS) unless an mgid=
- * line gives another.  A group that exists already keeps its parameters
- * and becomes pre-created.  Groups pre-created before but no longer in
+ * line gives another.  A group that exists already becomes pre-created;
+ * it takes these parameters when it has no member, and keeps its own
+ * while it has members (they joined with them: an IPoIB interface's MTU
+ * is its broadcast group's), counted in `stale`, until a later pass
+ * finds it empty.  Groups pre-created before but no longer in
  * `c` stop being pre-created and are deleted when no member holds full
  * membership (else when their last full member leaves), as OpenSM does
  * on a reload.
@@ -254,6 +253,11 @@ int mc_assign_mgid(struct mc_table *t, uint8_t scope, uint64_t subnet_prefix,
 struct part_config;
 struct mc_precreate_report {
 	unsigned created, kept, released, deleted;
+	unsigned updated;		/* empty groups given new parameters */
+	unsigned stale;			/* groups with members keeping theirs */
+	uint8_t  first_stale[16];	/* the first of them: MGID, */
+	uint8_t  stale_mtu, stale_rate;	/* what it keeps */
+	uint8_t  want_mtu, want_rate;	/* what the partition now says */
 	unsigned skipped;		/* mgid= lines OpenSM would refuse */
 	unsigned failed;		/* no room: max_groups or MLIDs */
 	uint8_t  first_skipped[16];	/* MGID of the first skipped/failed */

@@ -1105,6 +1105,12 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 		ev_timer_start(s->sm->loop, &s->timer);
 		return;
 	}
+	/* A better master is known: its MFTs, not ours.  Becoming master
+	 * again starts with a heavy sweep, which rebuilds every tree. */
+	if (s->sm->standing_down) {
+		s->first_change = 0;
+		return;
+	}
 	/* Joins still coming: wait for a pause, up to MFT_COALESCE_MAX
 	 * after the first of them.  ev_time(), not ev_now(): the pump may
 	 * have served MADs for a while in this loop iteration. */

@@ -841,13 +841,24 @@ void sa_mcast_precreate(struct sm *sm)
 		log_err("ERR %04u: multicast: %u pre-created groups did not fit"
 			" (group table or MLIDs full), the first %s",
 			MCM_LOG_PRECREATE_ROOM, r.failed, gs);
-	log_info("multicast: pre-created groups: %u created, %u kept, %u no"
-		 " longer pre-created (%u of them deleted); %zu groups, %zu"
-		 " MLIDs in use", r.created, r.kept, r.released, r.deleted,
-		 mc_table_count(sm->mc), mc_table_mlids_used(sm->mc));
+	if (r.stale) {
+		fmt_gid(r.first_stale, gs, sizeof(gs));
+		log_warnx("ERR %04u: multicast: %u pre-created groups keep the"
+			  " MTU and rate their members joined with until they"
+			  " are empty, the first %s: MTU %u rate %u kept,"
+			  " the partition now says MTU %u rate %u",
+			  MCM_LOG_PRECREATE, r.stale, gs, r.stale_mtu,
+			  r.stale_rate, r.want_mtu, r.want_rate);
+	}
+	sm->mc_stale = r.stale;
+	log_info("multicast: pre-created groups: %u created, %u kept, %u"
+		 " given new parameters, %u no longer pre-created (%u of them"
+		 " deleted); %zu groups, %zu MLIDs in use", r.created, r.kept,
+		 r.updated, r.released, r.deleted, mc_table_count(sm->mc),
+		 mc_table_mlids_used(sm->mc));
 	/* Before the first SUBNET UP the heavy sweep programs every group
 	 * anyway; after it, the MFT code learns of the change here. */
-	if ((r.created || r.deleted) && sm->subnet_up)
+	if ((r.created || r.deleted || r.updated) && sm->subnet_up)
 		mcast_changed(sm);
 }
 

@@ -979,7 +979,8 @@ static void log_limits(const struct sa_agent *sa)
 	const struct sa_state_limits *sl = sa_state_limits(sa->state);
 
 	log_info("SA limits: transfers %u (%u/port): refused %" PRIu64 " full,"
-		 " %" PRIu64 " over quota, %" PRIu64 " preempted; services %u (%u/port, lease <= %u s):"
+		 " %" PRIu64 " over quota, %" PRIu64 " preempted; services %u"
+		 " (%u/port, lease <= %u s):"
 		 " refused %" PRIu64 " full, %" PRIu64 " over quota, %" PRIu64
 		 " not owner, %" PRIu64 " leases cut; subscriptions %u (%u/port):"
 		 " refused %" PRIu64 " full, %" PRIu64 " over quota, %" PRIu64

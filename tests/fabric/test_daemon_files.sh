@@ -71,6 +71,7 @@ fab_check "its own pid file is removed at exit" test ! -e "$PIDF"
 # ---- 2. descriptors 0-2 closed
 fab_sim_start "$FAB_TOPO/fat2-small.net" dfiles3 || exit 1
 mkdir -p "$T/d"
+# shellcheck disable=SC2016 # expanded by that sh
 fab_spawn H0001 sh -c 'exec "$0" "$@" <&- >&- 2>&-' "$IBSM" -f stdout \
 	--cache-dir "$T/d" --dump-dir "$T/d" -J "$T/d/pid"
 FAB_SM_BG=$FAB_SPAWN_PID

@@ -87,6 +87,9 @@ START_TEST(parse_commands)
 	ck_assert_int_eq(r.level, LOG_LVL_ERR);
 	ck_assert_int_eq(parse("reload", &r, err), 0);
 	ck_assert_int_eq(r.cmd, CTL_CMD_RELOAD);
+	ck_assert(!r.force);
+	ck_assert_int_eq(parse("reload force", &r, err), 0);
+	ck_assert(r.cmd == CTL_CMD_RELOAD && r.force);
 	ck_assert_int_eq(parse("dump-config", &r, err), 0);
 	ck_assert_int_eq(r.cmd, CTL_CMD_DUMP_CONFIG);
 	ck_assert_int_eq(parse("help", &r, err), 0);
@@ -118,6 +121,7 @@ START_TEST(parse_errors)
 	ck_assert_ptr_nonnull(strstr(err, "err, warn, info or debug"));
 	ck_assert_ptr_nonnull(strstr(err, "OpenSM's log flags 0-255"));
 	ck_assert_int_eq(parse("reload please", &r, err), -EINVAL);
+	ck_assert_int_eq(parse("reload force now", &r, err), -EINVAL);
 	ck_assert_int_eq(parse("routes", &r, err), -EINVAL);
 	ck_assert_str_eq(err, "routes: expected 'routes report' or 'routes"
 			 " report json'");

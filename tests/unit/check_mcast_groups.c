@@ -503,6 +503,57 @@ START_TEST(test_precreate_partitions_and_reload)
 }
 END_TEST
 
+/* A partition's MTU or rate changed: its empty pre-created groups take
+ * the new values, one with members keeps what they joined with until a
+ * later pass finds it empty. */
+START_TEST(test_precreate_params_change)
+{
+	struct mc_table *t = mc_table_new(NULL);
+	struct part_config c1, c2;
+	struct mc_precreate_report r;
+	const uint8_t b7fff[16] = { 0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0, 0, 0,
+				    0, 0, 0, 0xff, 0xff, 0xff, 0xff };
+	const uint8_t b0002[16] = { 0xff, 0x12, 0x40, 0x1b, 0x80, 0x02, 0, 0, 0,
+				    0, 0, 0, 0xff, 0xff, 0xff, 0xff };
+	struct mc_group *g, *e;
+	uint8_t held;
+	bool deleted;
+
+	parse("Default=0x7fff, ipoib, mtu=5 : ALL=full ;\n"
+	      "p2=0x0002, ipoib, mtu=5, rate=7 : ALL=full ;\n", &c1);
+	parse("Default=0x7fff, ipoib, mtu=4 : ALL=full ;\n"
+	      "p2=0x0002, ipoib, mtu=4, rate=6 : ALL=full ;\n", &c2);
+	ck_assert_int_eq(mc_precreate(t, &c1, 18, &r), 0);
+	g = mc_find(t, b7fff);
+	e = mc_find(t, b0002);
+	ck_assert_uint_eq(g->mtu, 5);
+	ck_assert_int_ge(mc_join(t, g, 0x42, zero_gid, MC_JOIN_FULL, false,
+				 &held), 0);
+	ck_assert_int_eq(mc_precreate(t, &c2, 18, &r), 0);
+	ck_assert_uint_eq(r.updated, 1);	/* p2's: empty */
+	ck_assert_uint_eq(e->mtu, 4);
+	ck_assert_uint_eq(e->rate, 6);
+	ck_assert_uint_eq(r.stale, 1);		/* Default's: a member */
+	ck_assert_uint_eq(g->mtu, 5);
+	ck_assert_mem_eq(r.first_stale, b7fff, 16);
+	ck_assert_uint_eq(r.stale_mtu, 5);
+	ck_assert_uint_eq(r.want_mtu, 4);
+	ck_assert_int_ge(mc_leave(t, g, 0x42, MC_JOIN_FULL, &held, &deleted), 0);
+	ck_assert(!deleted);			/* pre-created: it stays */
+	ck_assert_int_eq(mc_precreate(t, &c2, 18, &r), 0);
+	ck_assert_uint_eq(r.stale, 0);
+	ck_assert_uint_eq(r.updated, 1);
+	ck_assert_ptr_eq(mc_find(t, b7fff), g);	/* same group, same MLID */
+	ck_assert_uint_eq(g->mtu, 4);
+	ck_assert_int_eq(mc_precreate(t, &c2, 18, &r), 0);
+	ck_assert_uint_eq(r.updated, 0);
+	ck_assert_uint_eq(r.kept, 2);
+	part_config_free(&c1);
+	part_config_free(&c2);
+	mc_table_free(t);
+}
+END_TEST
+
 /* ff1<scope>:601b:<pkey>::1:ff<id>: an IPv6 solicited-node MGID. */
 static void snm_of(uint8_t scope, uint16_t pkey, uint32_t id, uint8_t mgid[16])
 {
@@ -911,6 +962,7 @@ static Suite *mcast_groups_suite(void)
 	tcase_add_test(tc, test_assign_mgid);
 	tcase_add_test(tc, test_precreate_default);
 	tcase_add_test(tc, test_precreate_partitions_and_reload);
+	tcase_add_test(tc, test_precreate_params_change);
 	tcase_add_test(tc, test_snm_match);
 	tcase_add_test(tc, test_snm_consolidation);
 	tcase_add_test(tc, test_requested_mlid);

@@ -21,7 +21,7 @@
 #include "mad/sa_wire.h"
 #include "routing/routing.h"
 #include "model/fabric.h"
-#include "sm/limits.h"
+#include "config/limits.h"
 #include "sm/lid.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"

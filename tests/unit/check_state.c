@@ -60,6 +60,9 @@ static int b_says = -1;		/* the state B's Sets say (-1: b_state) */
 static bool b_link_down;	/* S port 2 down: B is cut off */
 static uint32_t b_act;		/* B's ActCount */
 static uint32_t trap_cap_mask;	/* trap 144's new CapabilityMask */
+/* MasterSMLID every end port answers (the fake keeps no Sets): the SM's
+ * LID 2 unless a test makes B's port name another SM. */
+static uint16_t master_sm_lid_b;
 
 /* ------------------------------------------------ the simulated fabric */
 
@@ -118,6 +121,9 @@ static void fill_port_info(int node, unsigned pn, struct smp_port_info *pi)
 	pi->init_type_reply_mtu_cap = 4;
 	pi_set_op_vls(pi, 1);
 	pi->rereg_subnet_timeout = 18;
+	if (node != 1 || pn == 0)
+		pi->master_sm_lid = htobe16(node == 2 && master_sm_lid_b ?
+					    master_sm_lid_b : 2);
 	if (node == 2 && b_sm)
 		pi->cap_mask = htobe32(PI_CAP_IS_SM);
 }
@@ -249,6 +255,7 @@ static void setup(void)
 	b_sm = b_takes_handover = b_link_down = false;
 	b_act = 7;
 	trap_cap_mask = 0;
+	master_sm_lid_b = 0;
 	b_alive = true;
 	b_prio = 0;
 	b_state = SM_STATE_STANDBY;
@@ -1279,6 +1286,94 @@ START_TEST(test_split_brain_winner_stays)
 }
 END_TEST
 
+/* Sets (any attribute) sent since F.sent[from]. */
+static unsigned sets_since(size_t from)
+{
+	unsigned n = 0;
+
+	for (size_t i = from; i < F.n_sent; i++) {
+		const struct mad_hdr *h = (const void *)F.sent[i].mad;
+		if ((h->mgmt_class == MAD_CLASS_SMI ||
+		     h->mgmt_class == MAD_CLASS_SMI_DR) &&
+		    h->method == MAD_METHOD_SET &&
+		    be16toh(h->attr_id) != SMP_ATTR_SM_INFO)
+			n++;
+	}
+	return n;
+}
+
+/* The light sweep reads the end ports: all naming us, nothing to do;
+ * B's port naming another SM (LID 7) is counted and a heavy sweep sets
+ * it again. */
+START_TEST(test_light_sweep_finds_foreign_master_lid)
+{
+	bring_up();
+	sm_event(S, SM_EV_LIGHT_TIMER);
+	RUN_UNTIL(!S->light, 2.);
+	run_for(0.05);
+	ck_assert_uint_eq(S->stats.foreign_sm_ports, 0);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);
+	master_sm_lid_b = 7;
+	sm_event(S, SM_EV_LIGHT_TIMER);
+	RUN_UNTIL(S->stats.heavy_sweeps == 2 && !S->sweep, 3.);
+	ck_assert_uint_eq(S->stats.foreign_sm_ports, 1);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 2);
+	ck_assert_int_eq(S->state, SM_MASTER);
+}
+END_TEST
+
+/* A master that yields (two masters met) while its heavy sweep runs:
+ * the sweep sends no Set more, and the SM stands by under the better
+ * master without programming anything. */
+START_TEST(test_yield_stops_sweep)
+{
+	bring_up();
+	b_sm = true;
+	b_prio = 12;
+	b_state = SM_STATE_MASTER;
+	sm_event(S, SM_EV_CHANGE);
+	ck_assert_ptr_nonnull(S->sweep);
+	size_t mark = F.n_sent;
+	sm_transition(S, SM_DISCOVERING, 1105, "two masters met (test)");
+	ck_assert(S->standing_down);
+	sm_event(S, SM_EV_CHANGE);		/* asks for nothing now */
+	RUN_UNTIL(S->state == SM_STANDBY && !S->sweep, 3.);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	ck_assert_ptr_null(S->sweep);
+	run_for(0.3);
+	ck_assert_uint_eq(sets_since(mark), 0);
+	ck_assert_uint_eq(sm_master_lid(S), 3);
+}
+END_TEST
+
+/* A better master reads our SMInfo (its own as the payload) while we
+ * are master: we read its SMInfo by directed route and stand by at
+ * once, without a sweep; a worse master's Get changes nothing. */
+START_TEST(test_get_from_better_master_yields)
+{
+	bring_up();
+	b_sm = true;
+	b_prio = 2;
+	b_state = SM_STATE_MASTER;
+	sm_event(S, SM_EV_CHANGE);	/* the model learns B's IsSM */
+	RUN_UNTIL(S->stats.heavy_sweeps == 2 && !S->sweep, 3.);
+	run_for(0.7);			/* the repair of the worse master */
+	RUN_UNTIL(!S->sweep, 3.);
+	unsigned sweeps = S->stats.heavy_sweeps;
+	from_b(MAD_METHOD_GET, 0, 1);
+	run_for(0.1);
+	ck_assert_int_eq(S->state, SM_MASTER);
+	b_prio = 12;
+	S->master_heard_at = 0.;
+	size_t mark = F.n_sent;
+	from_b(MAD_METHOD_GET, 0, 1);
+	RUN_UNTIL(S->state == SM_STANDBY, 3.);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, sweeps);
+	ck_assert_uint_eq(sets_since(mark), 0);
+}
+END_TEST
+
 /* SIGTERM on a master with a standby: HANDOVER first, then exit. */
 START_TEST(test_sigterm_hands_over)
 {
@@ -1329,7 +1424,8 @@ START_TEST(test_sigterm_alone)
 END_TEST
 
 /* Another SM_Key: a Set is ignored (no answer, no change), a Get gets
- * the key zeroed; the right key (or none) gets it back. */
+ * the key zeroed; the right key gets it back, and no key only from a
+ * port with IsSM (read before the answer). */
 START_TEST(test_sm_key)
 {
 	bring_up();
@@ -1341,8 +1437,11 @@ START_TEST(test_sm_key)
 	ck_assert_uint_eq(be64toh(last_sminfo_resp()->sm_key), 0);
 	from_b(MAD_METHOD_GET, 0, 1);
 	ck_assert_uint_eq(be64toh(last_sminfo_resp()->sm_key), 1);
-	/* No key presented (OpenSM's empty payload): no M_Key in force, so
-	 * the requester is authenticated and gets it. */
+	/* No key presented (OpenSM's empty payload) from a host: 0. */
+	from_b(MAD_METHOD_GET, 0, 0);
+	ck_assert_uint_eq(be64toh(last_sminfo_resp()->sm_key), 0);
+	/* ... and from an SM's port (IsSM): the key. */
+	b_sm = true;
 	from_b(MAD_METHOD_GET, 0, 0);
 	ck_assert_uint_eq(be64toh(last_sminfo_resp()->sm_key), 1);
 }
@@ -1358,17 +1457,39 @@ START_TEST(test_sm_key_other_master_ignored)
 }
 END_TEST
 
-/* DISABLE -> NOTACTIVE; DISCOVER -> DISCOVERING (and an election);
- * STANDBY to a discovering SM -> STANDBY. */
-START_TEST(test_disable_and_discover)
+static uint16_t last_sminfo_status(void);
+
+/* A master takes DISABLE (nor HANDOVER, STANDBY, DISCOVER) from no
+ * other SM, whatever its payload says: refused with an error status. */
+START_TEST(test_master_refuses_sets)
 {
+	static const uint32_t mods[] = { SMINFO_DISABLE, SMINFO_HANDOVER,
+					 SMINFO_STANDBY, SMINFO_DISCOVER };
+
 	bring_up();
 	b_state = SM_STATE_MASTER;	/* only a master sends them */
+	b_prio = 15;
+	for (unsigned i = 0; i < 4; i++) {
+		from_b(MAD_METHOD_SET, mods[i], 1);
+		ck_assert_uint_eq(last_sminfo_status(), MAD_STATUS_INVALID_FIELD);
+		ck_assert_int_eq(S->state, SM_MASTER);
+	}
+}
+END_TEST
+
+/* A standby takes DISABLE from its master -> NOTACTIVE; then DISCOVER
+ * -> DISCOVERING (and an election). */
+START_TEST(test_disable_and_discover)
+{
+	b_sm = true;			/* B the master, S its standby */
+	b_state = SM_STATE_MASTER;
+	b_prio = 10;
+	sm_event(S, SM_EV_START);
+	RUN_UNTIL(S->state == SM_STANDBY, 3.);
+	ck_assert_int_eq(S->state, SM_STANDBY);
 	from_b(MAD_METHOD_SET, SMINFO_DISABLE, 1);
 	ck_assert_int_eq(S->state, SM_NOTACTIVE);
 	ck_assert_uint_eq(last_sminfo_resp()->prio_state & 0xf, SM_STATE_NOTACTIVE);
-	b_sm = true;
-	b_state = SM_STATE_MASTER;
 	from_b(MAD_METHOD_SET, SMINFO_DISCOVER, 1);
 	ck_assert(S->state == SM_DISCOVERING || S->state == SM_STANDBY);
 	RUN_UNTIL(S->state == SM_STANDBY, 3.);
@@ -1456,6 +1577,17 @@ START_TEST(test_standby_receives_dr_handover)
 	smp->hdr.tid = htobe64(7777);
 	fill_b_sminfo((struct smp_sm_info *)smp->data);
 	((struct smp_sm_info *)smp->data)->sm_key = htobe64(1);
+	/* The route it took, as the switches wrote it: not ours to B (a
+	 * host claiming B's GUID): refused. */
+	smp->return_path[1] = 3;
+	smp->return_path[2] = 1;
+	mad_engine_recv(F.engine, mad, MAD_SIZE, &from, 0);
+	run_for(0.02);
+	ck_assert_uint_eq(last_sminfo_status(), MAD_STATUS_INVALID_FIELD);
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	/* B's port 1 -> switch port 2 -> our port 1: B's route. */
+	smp->hdr.tid = htobe64(7778);
+	smp->return_path[1] = 2;
 	mad_engine_recv(F.engine, mad, MAD_SIZE, &from, 0);
 	run_for(0.02);
 	ck_assert_int_eq(S->state, SM_MASTER);
@@ -1632,6 +1764,9 @@ static Suite *state_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_bring_up);
+	tcase_add_test(tc, test_light_sweep_finds_foreign_master_lid);
+	tcase_add_test(tc, test_yield_stops_sweep);
+	tcase_add_test(tc, test_get_from_better_master_yields);
 	tcase_add_test(tc, test_trap_128_from_switch);
 	tcase_add_test(tc, test_trap_128_heavy_sweep);
 	tcase_add_test(tc, test_trap_144_heavy_sweep);
@@ -1672,6 +1807,7 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_sigterm_twice_is_once);
 	tcase_add_test(tc, test_sm_key);
 	tcase_add_test(tc, test_sm_key_other_master_ignored);
+	tcase_add_test(tc, test_master_refuses_sets);
 	tcase_add_test(tc, test_disable_and_discover);
 	tcase_add_test(tc, test_standby_set_while_discovering);
 	tcase_add_test(tc, test_bad_control);
