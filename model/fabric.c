@@ -31,49 +31,15 @@ void fabric_free(struct fabric *f)
 		free(n->mft);
 	}
 	free(f->nodes);
-	free(f->hash);
+	guidmap_free(&f->by_guid);
 	fabric_init(f);
 }
 
 int32_t fabric_find(const struct fabric *f, uint64_t guid)
 {
-	if (!f->hash_size)
-		return FAB_NONE;
-	size_t mask = f->hash_size - 1;
-	for (size_t i = guid_hash(guid) & mask;; i = (i + 1) & mask) {
-		int32_t id = f->hash[i];
+	uint32_t id = guidmap_find(&f->by_guid, guid);
 
-		if (id == FAB_NONE || f->nodes[id].guid == guid)
-			return id;
-	}
-}
-
-static void hash_put(struct fabric *f, int32_t id)
-{
-	size_t mask = f->hash_size - 1;
-	size_t i = guid_hash(f->nodes[id].guid) & mask;
-
-	while (f->hash[i] != FAB_NONE)
-		i = (i + 1) & mask;
-	f->hash[i] = id;
-}
-
-/* Keep the load factor under one half. */
-static int hash_grow(struct fabric *f)
-{
-	size_t size = f->hash_size ? f->hash_size * 2 : 64;
-	int32_t *h = malloc(size * sizeof(*h));
-
-	if (!h)
-		return -ENOMEM;
-	for (size_t i = 0; i < size; i++)
-		h[i] = FAB_NONE;
-	free(f->hash);
-	f->hash = h;
-	f->hash_size = size;
-	for (size_t id = 0; id < f->n_nodes; id++)
-		hash_put(f, (int32_t)id);
-	return 0;
+	return id == GUIDMAP_NONE ? FAB_NONE : (int32_t)id;
 }
 
 int32_t fabric_add_node(struct fabric *f, uint64_t guid, uint8_t type,
@@ -92,7 +58,7 @@ int32_t fabric_add_node(struct fabric *f, uint64_t guid, uint8_t type,
 		f->nodes = nn;
 		f->cap_nodes = cap;
 	}
-	if ((f->n_nodes + 1) * 2 > f->hash_size && hash_grow(f) < 0)
+	if (guidmap_reserve(&f->by_guid, f->n_nodes + 1) < 0)
 		return -ENOMEM;
 	n = &f->nodes[f->n_nodes];
 	memset(n, 0, sizeof(*n));
@@ -107,7 +73,7 @@ int32_t fabric_add_node(struct fabric *f, uint64_t guid, uint8_t type,
 		n->ports[p].peer_node = FAB_NONE;
 	}
 	int32_t id = (int32_t)f->n_nodes++;
-	hash_put(f, id);
+	guidmap_insert(&f->by_guid, guid, (uint32_t)id);	/* room reserved */
 	return id;
 }
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "mad/wire.h"
+#include "model/guidmap.h"
 
 #define FAB_NONE	(-1)
 
@@ -98,8 +99,7 @@ struct fab_node {
 struct fabric {
 	struct fab_node *nodes;
 	size_t   n_nodes, cap_nodes;
-	int32_t *hash;			/* node ids, FAB_NONE = empty */
-	size_t   hash_size;		/* power of two */
+	struct guidmap by_guid;		/* node GUID -> node id */
 	uint64_t local_port_guid;	/* the SM's port */
 	int32_t  local_node;
 	uint8_t  local_port;
@@ -112,18 +112,6 @@ struct fabric {
 	 */
 	uint64_t gen;
 };
-
-/* 64-bit mix (splitmix64 finaliser) for GUID-keyed hash tables: GUIDs
- * are often sequential, so the low bits alone would cluster. */
-static inline size_t guid_hash(uint64_t g)
-{
-	g ^= g >> 30;
-	g *= 0xbf58476d1ce4e5b9ull;
-	g ^= g >> 27;
-	g *= 0x94d049bb133111ebull;
-	g ^= g >> 31;
-	return (size_t)g;
-}
 
 /*
  * The LID of node `id` an SMP to the node itself is addressed to: a

@@ -134,9 +134,10 @@ START_TEST(add_find_many)
 		CHECK(fabric_find(&F, g(i)) == id, "%s: node %zu not found", guid_sets[_i].name, i);
 		CHECK(F.n_nodes == i + 1, "n_nodes %zu after %zu adds", F.n_nodes, i + 1);
 		/* load factor at most one half, table a power of two */
-		CHECK(2 * F.n_nodes <= F.hash_size, "%zu nodes in a hash of %zu",
-		      F.n_nodes, F.hash_size);
-		CHECK((F.hash_size & (F.hash_size - 1)) == 0, "hash size %zu", F.hash_size);
+		CHECK(2 * F.n_nodes <= F.by_guid.size, "%zu nodes in a hash of %zu",
+		      F.n_nodes, F.by_guid.size);
+		CHECK((F.by_guid.size & (F.by_guid.size - 1)) == 0, "hash size %zu",
+		      F.by_guid.size);
 		if (i + 1 == next_check || i + 1 == BIG) {
 			/* around every growth: everything still there, exactly */
 			for (size_t j = 0; j <= i; j++)
