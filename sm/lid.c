@@ -69,11 +69,12 @@ static void bm_set(struct lid_bitmap *b, unsigned base, unsigned size)
 }
 
 /* ---------------------------------------------------------------------
- * The cache: linear probing, kept under half full, backward-shift delete.
+ * The cache: entries in a dense array, found by GUID through a guidmap
+ * that holds their index; removal moves the last entry into the hole.
  */
 
 struct lid_entry {
-	uint64_t guid;		/* 0: empty slot (GUID 0 is never valid) */
+	uint64_t guid;		/* never 0 (GUID 0 is never valid) */
 	uint16_t min, max;
 	uint8_t  flags;		/* LE_*: scratch for lid_assign() */
 };
@@ -84,23 +85,17 @@ enum {
 };
 
 struct lid_cache {
-	struct lid_entry *slot;
-	size_t size;		/* power of two */
-	size_t count;
+	struct lid_entry *e;
+	size_t n, cap;
+	struct guidmap map;	/* GUID -> index in e */
 };
 
 struct lid_cache *lid_cache_new(void)
 {
 	struct lid_cache *c = calloc(1, sizeof(*c));
 
-	if (!c)
-		return NULL;
-	c->size = 64;
-	c->slot = calloc(c->size, sizeof(*c->slot));
-	if (!c->slot) {
-		free(c);
-		return NULL;
-	}
+	if (c)
+		guidmap_init(&c->map);
 	return c;
 }
 
@@ -108,44 +103,34 @@ void lid_cache_free(struct lid_cache *c)
 {
 	if (!c)
 		return;
-	free(c->slot);
+	free(c->e);
+	guidmap_free(&c->map);
 	free(c);
 }
 
-/* Slot holding `guid`, or the empty slot where it would go. */
-static size_t cache_slot(const struct lid_cache *c, uint64_t guid)
+static struct lid_entry *cache_find(const struct lid_cache *c, uint64_t guid)
 {
-	size_t mask = c->size - 1;
-	size_t i = guid_hash(guid) & mask;
+	uint32_t i = guidmap_find(&c->map, guid);
 
-	while (c->slot[i].guid && c->slot[i].guid != guid)
-		i = (i + 1) & mask;
-	return i;
+	return i == GUIDMAP_NONE ? NULL : &c->e[i];
 }
 
 /* Make room for `more` new entries without growing later. */
 static int cache_reserve(struct lid_cache *c, size_t more)
 {
-	size_t size = c->size;
+	size_t cap = c->cap ? c->cap : 32;
 
-	while ((c->count + more) * 2 > size)
-		size *= 2;
-	if (size == c->size)
-		return 0;
+	while (cap < c->n + more)
+		cap *= 2;
+	if (cap != c->cap) {
+		struct lid_entry *e = realloc(c->e, cap * sizeof(*e));
 
-	struct lid_entry *old = c->slot;
-	size_t old_size = c->size;
-	struct lid_entry *s = calloc(size, sizeof(*s));
-
-	if (!s)
-		return -ENOMEM;
-	c->slot = s;
-	c->size = size;
-	for (size_t i = 0; i < old_size; i++)
-		if (old[i].guid)
-			c->slot[cache_slot(c, old[i].guid)] = old[i];
-	free(old);
-	return 0;
+		if (!e)
+			return -ENOMEM;
+		c->e = e;
+		c->cap = cap;
+	}
+	return guidmap_reserve(&c->map, c->n + more);
 }
 
 bool lid_cache_get(const struct lid_cache *c, uint64_t guid,
@@ -154,9 +139,9 @@ bool lid_cache_get(const struct lid_cache *c, uint64_t guid,
 	if (!c || !guid)
 		return false;
 
-	const struct lid_entry *e = &c->slot[cache_slot(c, guid)];
+	const struct lid_entry *e = cache_find(c, guid);
 
-	if (!e->guid)
+	if (!e)
 		return false;
 	if (min)
 		*min = e->min;
@@ -169,12 +154,13 @@ bool lid_cache_get(const struct lid_cache *c, uint64_t guid,
 static struct lid_entry *cache_put(struct lid_cache *c, uint64_t guid,
 				   uint16_t min, uint16_t max)
 {
-	struct lid_entry *e = &c->slot[cache_slot(c, guid)];
+	struct lid_entry *e = cache_find(c, guid);
 
-	if (!e->guid) {
+	if (!e) {
+		e = &c->e[c->n];
 		e->guid = guid;
 		e->flags = 0;
-		c->count++;
+		guidmap_insert(&c->map, guid, (uint32_t)c->n++);
 	}
 	e->min = min;
 	e->max = max;
@@ -196,30 +182,19 @@ int lid_cache_set(struct lid_cache *c, uint64_t guid, uint16_t min, uint16_t max
 
 static void cache_del(struct lid_cache *c, uint64_t guid)
 {
-	size_t mask = c->size - 1;
-	size_t i = cache_slot(c, guid);
+	uint32_t i = guidmap_remove(&c->map, guid);
 
-	if (!c->slot[i].guid)
+	if (i == GUIDMAP_NONE)
 		return;
-	/*
-	 * Pull later members of the probe chain back into the hole when
-	 * their home slot does not lie cyclically in (hole, their slot].
-	 */
-	for (size_t j = (i + 1) & mask; c->slot[j].guid; j = (j + 1) & mask) {
-		size_t home = guid_hash(c->slot[j].guid) & mask;
-
-		if (((j - home) & mask) >= ((j - i) & mask)) {
-			c->slot[i] = c->slot[j];
-			i = j;
-		}
+	if (i != --c->n) {
+		c->e[i] = c->e[c->n];
+		guidmap_insert(&c->map, c->e[i].guid, i);	/* a replacement */
 	}
-	memset(&c->slot[i], 0, sizeof(c->slot[i]));
-	c->count--;
 }
 
 size_t lid_cache_count(const struct lid_cache *c)
 {
-	return c ? c->count : 0;
+	return c ? c->n : 0;
 }
 
 /* ---------------------------------------------------------------------
@@ -364,10 +339,9 @@ int lid_cache_load(struct lid_cache *c, const char *path,
 		return -ENOMEM;
 	}
 	/* Entries already in the cache count for the overlap check. */
-	for (size_t i = 0; i < c->size; i++)
-		if (c->slot[i].guid)
-			bm_set(taken, c->slot[i].min,
-			       (unsigned)(c->slot[i].max - c->slot[i].min + 1));
+	for (size_t i = 0; i < c->n; i++)
+		bm_set(taken, c->e[i].min,
+		       (unsigned)(c->e[i].max - c->e[i].min + 1));
 
 	errno = 0;
 	while (getline(&buf, &cap, fp) >= 0) {
@@ -423,13 +397,12 @@ int lid_cache_save(const struct lid_cache *c, const char *path)
 	struct lid_entry *v = NULL;
 	int rc;
 
-	if (c->count) {
-		v = malloc(c->count * sizeof(*v));
+	if (c->n) {
+		v = malloc(c->n * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
-		for (size_t i = 0; i < c->size; i++)
-			if (c->slot[i].guid)
-				v[a.n++] = c->slot[i];
+		memcpy(v, c->e, c->n * sizeof(*v));
+		a.n = c->n;
 		qsort(v, a.n, sizeof(*v), cmp_entry);
 	}
 	a.v = v;
@@ -574,24 +547,24 @@ static bool mark_present(struct lid_cache *c, struct lport *v, size_t n,
 {
 	bool any = false;
 
-	for (size_t s = 0; s < c->size; s++)
-		c->slot[s].flags = 0;
+	for (size_t s = 0; s < c->n; s++)
+		c->e[s].flags = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct lid_entry *e;
 
 		if (!v[i].key)
 			continue;
-		e = &c->slot[cache_slot(c, v[i].key)];
-		if (!e->guid)
+		e = cache_find(c, v[i].key);
+		if (!e)
 			continue;
 		e->flags |= LE_PRESENT;
 		v[i].cmin = e->min;
 		v[i].cmax = e->max;
 	}
-	for (size_t s = 0; s < c->size; s++) {
-		const struct lid_entry *e = &c->slot[s];
+	for (size_t s = 0; s < c->n; s++) {
+		const struct lid_entry *e = &c->e[s];
 
-		if (e->guid && !(e->flags & LE_PRESENT)) {
+		if (!(e->flags & LE_PRESENT)) {
 			bm_set(reserved, e->min, (unsigned)(e->max - e->min + 1));
 			any = true;
 		}
@@ -611,8 +584,8 @@ static void update_cache(struct lid_cache *c, const struct lport *v, size_t n,
 {
 	size_t ndrop = 0;
 
-	for (size_t s = 0; s < c->size; s++)
-		c->slot[s].flags = 0;
+	for (size_t s = 0; s < c->n; s++)
+		c->e[s].flags = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (!v[i].key || !v[i].lid)
 			continue;
@@ -620,10 +593,10 @@ static void update_cache(struct lid_cache *c, const struct lport *v, size_t n,
 			  (uint16_t)(v[i].lid + (1u << v[i].lmc) - 1))->flags =
 			LE_OWNED;
 	}
-	for (size_t s = 0; s < c->size; s++) {
-		const struct lid_entry *e = &c->slot[s];
+	for (size_t s = 0; s < c->n; s++) {
+		const struct lid_entry *e = &c->e[s];
 
-		if (e->guid && !(e->flags & LE_OWNED) &&
+		if (!(e->flags & LE_OWNED) &&
 		    bm_any(used, e->min, (unsigned)(e->max - e->min + 1)))
 			drop[ndrop++] = e->guid;
 	}
@@ -834,7 +807,7 @@ int lid_assign(struct fabric *f, struct lid_cache *c,
 	used = calloc(2, sizeof(*used));
 	v = malloc((cap ? cap : 1) * sizeof(*v));
 	if (c && used && v && cache_reserve(c, cap) == 0)
-		drop = malloc((c->count + cap + 1) * sizeof(*drop));
+		drop = malloc((c->n + cap + 1) * sizeof(*drop));
 	if (!used || !v || (c && !drop)) {
 		free(drop);
 		free(v);
