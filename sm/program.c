@@ -204,7 +204,7 @@ void batch_run(struct smp_batch *b, batch_more_cb more)
 /* --------------------------------------------------------- LFT images */
 
 struct lft_image {
-	uint64_t guid;			/* 0 = empty slot */
+	uint64_t guid;
 	uint16_t top;
 	uint16_t cap;			/* entries allocated */
 	uint8_t *port;
@@ -212,8 +212,9 @@ struct lft_image {
 };
 
 struct lft_images {
-	struct lft_image *slot;
-	size_t size, used;		/* open addressing, power of two */
+	struct lft_image *v;		/* one per switch ever seen */
+	size_t n, cap;
+	struct guidmap map;		/* switch GUID -> index in v */
 };
 
 struct lft_images *lft_images_new(void)
@@ -232,27 +233,18 @@ void lft_images_free(struct lft_images *im)
 {
 	if (!im)
 		return;
-	for (size_t i = 0; i < im->size; i++)
-		image_clear(&im->slot[i]);
-	free(im->slot);
+	for (size_t i = 0; i < im->n; i++)
+		image_clear(&im->v[i]);
+	free(im->v);
+	guidmap_free(&im->map);
 	free(im);
-}
-
-static size_t guid_slot(uint64_t g, size_t size)
-{
-	return guid_hash(g) & (size - 1);
 }
 
 static struct lft_image *image_find(const struct lft_images *im, uint64_t guid)
 {
-	if (!im->size)
-		return NULL;
-	for (size_t i = guid_slot(guid, im->size);; i = (i + 1) & (im->size - 1)) {
-		if (im->slot[i].guid == guid)
-			return &im->slot[i];
-		if (!im->slot[i].guid)
-			return NULL;
-	}
+	uint32_t i = guidmap_find(&im->map, guid);
+
+	return i == GUIDMAP_NONE ? NULL : &im->v[i];
 }
 
 static struct lft_image *image_get(struct lft_images *im, uint64_t guid)
@@ -261,30 +253,21 @@ static struct lft_image *image_get(struct lft_images *im, uint64_t guid)
 
 	if (img)
 		return img;
-	if ((im->used + 1) * 2 > im->size) {
-		size_t size = im->size ? im->size * 2 : 64;
-		struct lft_image *slot = calloc(size, sizeof(*slot));
+	if (im->n == im->cap) {
+		size_t cap = im->cap ? im->cap * 2 : 32;
+		struct lft_image *v = realloc(im->v, cap * sizeof(*v));
 
-		if (!slot)
+		if (!v)
 			return NULL;
-		for (size_t i = 0; i < im->size; i++) {
-			if (!im->slot[i].guid)
-				continue;
-			size_t j = guid_slot(im->slot[i].guid, size);
-			while (slot[j].guid)
-				j = (j + 1) & (size - 1);
-			slot[j] = im->slot[i];
-		}
-		free(im->slot);
-		im->slot = slot;
-		im->size = size;
+		im->v = v;
+		im->cap = cap;
 	}
-	size_t i = guid_slot(guid, im->size);
-	while (im->slot[i].guid)
-		i = (i + 1) & (im->size - 1);
-	im->slot[i].guid = guid;
-	im->used++;
-	return &im->slot[i];
+	if (guidmap_insert(&im->map, guid, (uint32_t)im->n) < 0)
+		return NULL;
+	img = &im->v[im->n++];
+	memset(img, 0, sizeof(*img));
+	img->guid = guid;
+	return img;
 }
 
 void lft_images_forget(struct lft_images *im, uint64_t guid)
@@ -329,7 +312,7 @@ static int image_reserve(struct lft_image *img, unsigned top)
 }
 
 struct block_ctx {
-	struct lft_image *img;	/* stable: slots move only on insert */
+	struct lft_image *img;	/* stable: images move only on insert */
 	struct lft_images *im;
 	uint64_t guid;
 	unsigned block;
@@ -660,7 +643,7 @@ void port_memos_free(struct port_memos *m)
 
 static size_t memo_slot(uint64_t guid, uint8_t pn, size_t size)
 {
-	return guid_slot(guid * 257 + pn, size);
+	return guid_hash(guid * 257 + pn) & (size - 1);
 }
 
 static struct port_memo *memo_find(const struct port_memos *m, uint64_t guid,
@@ -926,7 +909,7 @@ void sl2vl_images_free(struct sl2vl_images *im)
 
 static size_t sl2vl_slot(uint64_t guid, unsigned in, unsigned out, size_t size)
 {
-	return guid_slot(guid * 65537 + in * 257 + out, size);
+	return guid_hash(guid * 65537 + in * 257 + out) & (size - 1);
 }
 
 static struct sl2vl_image *sl2vl_find(const struct sl2vl_images *im,
