@@ -8,14 +8,13 @@
  * MLID - MC_MLID_MIN for MLID lookups and allocation: a group holding
  * each MLID and how many do (more than one only for IPv6 solicited-node
  * groups consolidated onto one MLID).  Each group indexes its members by
- * port GUID (see midx_slot()).  Deleted groups
+ * port GUID (a guidmap of positions in its members array).  Deleted groups
  * leave tombstones in the hash; when they reach a quarter of it, the hash
  * is rebuilt from the array, so that a table that creates and deletes
  * groups for ever keeps short probes and always an empty slot.
  *
- * The groups of each port are counted in a second open-addressing hash
- * (port GUID -> count; linear probing with backward-shift deletion, so a
- * port whose count drops to 0 leaves no trace): the groups_per_port quota.
+ * The groups of each port are counted in a guidmap (port GUID -> count;
+ * a port whose count drops to 0 leaves no trace): the groups_per_port quota.
  * A third one counts the groups each requesting port created (its own or
  * by ProxyJoin): the same quota, and the MLID fair share.
  *
@@ -41,16 +40,6 @@
 
 #define MC_MLIDS	(MC_MLID_MAX - MC_MLID_MIN + 1)
 
-struct port_count {
-	uint64_t guid;			/* 0: empty */
-	uint32_t n;
-};
-
-struct counts {
-	struct port_count *v;
-	size_t size, used;		/* power of two; slots in use */
-};
-
 struct mc_table {
 	struct mc_limits lim;
 	struct mc_group **groups;
@@ -63,8 +52,8 @@ struct mc_table {
 	size_t   tombs;			/* MC_TOMB slots in hash */
 	uint16_t top;			/* highest MLID handed out */
 	size_t   mlids_used;
-	struct counts pc;		/* groups per member port */
-	struct counts oc;		/* groups per creating port */
+	struct guidmap pc;		/* port GUID -> groups it is a member of */
+	struct guidmap oc;		/* port GUID -> groups it created */
 	uint32_t mgid_counter;		/* mc_assign_mgid() */
 };
 
@@ -101,10 +90,9 @@ struct mc_table *mc_table_new(const struct mc_limits *lim)
 	t->by_mlid = calloc(MC_MLIDS, sizeof(*t->by_mlid));
 	t->mlid_refs = calloc(MC_MLIDS, sizeof(*t->mlid_refs));
 	t->top = MC_MLID_MAX;
-	t->pc.size = t->oc.size = 64;
-	t->pc.v = calloc(t->pc.size, sizeof(*t->pc.v));
-	t->oc.v = calloc(t->oc.size, sizeof(*t->oc.v));
-	if (!t->hash || !t->by_mlid || !t->mlid_refs || !t->pc.v || !t->oc.v) {
+	guidmap_init(&t->pc);
+	guidmap_init(&t->oc);
+	if (!t->hash || !t->by_mlid || !t->mlid_refs) {
 		mc_table_free(t);
 		return NULL;
 	}
@@ -114,72 +102,8 @@ struct mc_table *mc_table_new(const struct mc_limits *lim)
 static void group_free(struct mc_group *g)
 {
 	free(g->members);
-	free(g->midx);
+	guidmap_free(&g->midx);
 	free(g);
-}
-
-/*
- * The member index of a group: open addressing by port GUID over
- * positions in g->members (position + 1; 0: empty), linear probing,
- * backward-shift deletion (no tombstones), sized a power of two at least
- * twice the members array's capacity, so it is at most half full and
- * bounded by members_per_group like the array.  It replaces a scan of
- * the members on each of the ~4 lookups of a join or leave (a 1,152-host
- * broadcast group made that 1,152 compares per lookup).
- */
-static size_t midx_home(const struct mc_group *g, uint64_t guid)
-{
-	return guid_hash(guid) & (g->midx_size - 1);
-}
-
-/* Slot holding `guid`, or the empty slot where it would go. */
-static size_t midx_slot(const struct mc_group *g, uint64_t guid)
-{
-	size_t mask = g->midx_size - 1, i = midx_home(g, guid);
-
-	while (g->midx[i] && g->members[g->midx[i] - 1].port_guid != guid)
-		i = (i + 1) & mask;
-	return i;
-}
-
-/* Index sized for the array's capacity, rebuilt: 0 or -ENOMEM. */
-static int midx_rebuild(struct mc_group *g)
-{
-	size_t size = 16;
-	uint32_t *idx;
-
-	while (size < 2 * g->cap_members)
-		size <<= 1;
-	if (size != g->midx_size) {
-		idx = calloc(size, sizeof(*idx));
-		if (!idx)
-			return -ENOMEM;
-		free(g->midx);
-		g->midx = idx;
-		g->midx_size = size;
-	} else {
-		memset(g->midx, 0, size * sizeof(*g->midx));
-	}
-	for (size_t k = 0; k < g->n_members; k++)
-		g->midx[midx_slot(g, g->members[k].port_guid)] = (uint32_t)k + 1;
-	return 0;
-}
-
-/* Empty slot i, moving later entries of its probe run back into it. */
-static void midx_delete(struct mc_group *g, size_t i)
-{
-	size_t mask = g->midx_size - 1, j;
-
-	for (j = (i + 1) & mask; g->midx[j]; j = (j + 1) & mask) {
-		size_t home = midx_home(g, g->members[g->midx[j] - 1].port_guid);
-
-		/* Leave j where it is when its home lies in (i, j]. */
-		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
-			continue;
-		g->midx[i] = g->midx[j];
-		i = j;
-	}
-	g->midx[i] = 0;
 }
 
 void mc_table_free(struct mc_table *t)
@@ -192,8 +116,8 @@ void mc_table_free(struct mc_table *t)
 	free(t->hash);
 	free(t->by_mlid);
 	free(t->mlid_refs);
-	free(t->pc.v);
-	free(t->oc.v);
+	guidmap_free(&t->pc);
+	guidmap_free(&t->oc);
 	free(t);
 }
 
@@ -202,21 +126,13 @@ const struct mc_limits *mc_table_limits(const struct mc_table *t)
 	return &t->lim;
 }
 
-/* Slot of `guid` in counts c, or the empty slot it would take. */
-static size_t pc_slot(const struct counts *c, uint64_t guid)
+/* Groups per port: the counts are the values of a guidmap, a port at
+ * zero has no entry. */
+static size_t pc_get(const struct guidmap *c, uint64_t guid)
 {
-	size_t mask = c->size - 1, i = guid_hash(guid) & mask;
+	uint32_t n = guidmap_find(c, guid);
 
-	while (c->v[i].guid && c->v[i].guid != guid)
-		i = (i + 1) & mask;
-	return i;
-}
-
-static size_t pc_get(const struct counts *c, uint64_t guid)
-{
-	size_t i = pc_slot(c, guid);
-
-	return c->v[i].guid ? c->v[i].n : 0;
+	return n == GUIDMAP_NONE ? 0 : n;
 }
 
 size_t mc_port_groups(const struct mc_table *t, uint64_t port_guid)
@@ -229,58 +145,27 @@ size_t mc_port_created(const struct mc_table *t, uint64_t port_guid)
 	return pc_get(&t->oc, port_guid);
 }
 
-/* Room for one more port (kept at most half full): 0 or -ENOMEM. */
-static int pc_reserve(struct counts *c)
+/* Room for one more port: 0 or -ENOMEM. */
+static int pc_reserve(struct guidmap *c)
 {
-	struct port_count *old = c->v;
-	size_t old_size = c->size;
-
-	if (2 * (c->used + 1) <= c->size)
-		return 0;
-	c->v = calloc(2 * old_size, sizeof(*c->v));
-	if (!c->v) {
-		c->v = old;
-		return -ENOMEM;
-	}
-	c->size = 2 * old_size;
-	for (size_t i = 0; i < old_size; i++)
-		if (old[i].guid)
-			c->v[pc_slot(c, old[i].guid)] = old[i];
-	free(old);
-	return 0;
+	return guidmap_reserve(c, guidmap_count(c) + 1);
 }
 
 /* One more for a port (pc_reserve() done). */
-static void pc_inc(struct counts *c, uint64_t guid)
+static void pc_inc(struct guidmap *c, uint64_t guid)
 {
-	size_t i = pc_slot(c, guid);
-
-	if (!c->v[i].guid) {
-		c->v[i].guid = guid;
-		c->used++;
-	}
-	c->v[i].n++;
+	guidmap_insert(c, guid, (uint32_t)pc_get(c, guid) + 1);
 }
 
-/* One less; at 0 the slot is emptied by backward shift. */
-static void pc_dec(struct counts *c, uint64_t guid)
+/* One less; at 0 the port's entry goes. */
+static void pc_dec(struct guidmap *c, uint64_t guid)
 {
-	size_t mask = c->size - 1, i = pc_slot(c, guid), j;
+	size_t n = pc_get(c, guid);
 
-	if (!c->v[i].guid || --c->v[i].n)
-		return;
-	c->used--;
-	for (j = (i + 1) & mask; c->v[j].guid; j = (j + 1) & mask) {
-		size_t home = guid_hash(c->v[j].guid) & mask;
-
-		/* Move j into the hole at i unless its home lies in (i, j]. */
-		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
-			continue;
-		c->v[i] = c->v[j];
-		i = j;
-	}
-	c->v[i].guid = 0;
-	c->v[i].n = 0;
+	if (n > 1)
+		guidmap_insert(c, guid, (uint32_t)n - 1);	/* a replacement */
+	else if (n)
+		guidmap_remove(c, guid);
 }
 
 void mc_table_set_mlid_top(struct mc_table *t, uint16_t top)
@@ -480,7 +365,7 @@ void mc_mlid_share(const struct mc_table *t, uint64_t owner,
 {
 	size_t pool = t->top >= MC_MLID_MIN ? t->top - MC_MLID_MIN + 1u : 0;
 	size_t mine = owner ? pc_get(&t->oc, owner) : 0;
-	size_t holders = t->oc.used + (owner && !mine ? 1 : 0);
+	size_t holders = guidmap_count(&t->oc) + (owner && !mine ? 1 : 0);
 
 	sh->reserve = pool / 8 < MC_MLID_RESERVE ? pool / 8 : MC_MLID_RESERVE;
 	sh->free = t->mlids_used < pool ? pool - t->mlids_used : 0;
@@ -634,34 +519,27 @@ void mc_group_delete(struct mc_table *t, struct mc_group *g)
 
 struct mc_member *mc_group_member(struct mc_group *g, uint64_t port_guid)
 {
-	uint32_t k;
+	uint32_t k = guidmap_find(&g->midx, port_guid);
 
-	if (!g->n_members)
-		return NULL;
-	k = g->midx[midx_slot(g, port_guid)];
-	return k ? &g->members[k - 1] : NULL;
+	return k == GUIDMAP_NONE ? NULL : &g->members[k];
 }
 
 bool mc_member_remove(struct mc_table *t, struct mc_group *g,
 		      uint64_t port_guid)
 {
-	size_t s, last;
-	uint32_t k;
+	size_t last;
+	uint32_t k = guidmap_remove(&g->midx, port_guid);
 
-	if (!g->n_members)
+	if (k == GUIDMAP_NONE)
 		return false;
-	s = midx_slot(g, port_guid);
-	if (!(k = g->midx[s]))
-		return false;
-	if (g->members[k - 1].join_state & MC_JOIN_COUNTS)
+	if (g->members[k].join_state & MC_JOIN_COUNTS)
 		g->n_full--;
 	pc_dec(&t->pc, port_guid);
-	midx_delete(g, s);
-	/* The last member fills the hole: its slot names the new place. */
+	/* The last member fills the hole (a replacement in the index). */
 	last = g->n_members - 1;
-	if (k - 1 != last) {
-		g->midx[midx_slot(g, g->members[last].port_guid)] = k;
-		g->members[k - 1] = g->members[last];
+	if (k != last) {
+		g->members[k] = g->members[last];
+		guidmap_insert(&g->midx, g->members[k].port_guid, k);
 	}
 	g->n_members--;
 	g->gen++;
@@ -697,12 +575,12 @@ int mc_member_set(struct mc_table *t, struct mc_group *g, uint64_t port_guid,
 		/* The index grows with the array (a failure leaves the
 		 * array larger and the index as it was, still right and
 		 * grown at the next join). */
-		if (g->midx_size < 2 * g->cap_members && midx_rebuild(g) < 0)
+		if (guidmap_reserve(&g->midx, g->n_members + 1) < 0)
 			return -ENOMEM;
-		m = &g->members[g->n_members++];
+		m = &g->members[g->n_members];
 		memset(m, 0, sizeof(*m));
 		m->port_guid = port_guid;
-		g->midx[midx_slot(g, port_guid)] = (uint32_t)g->n_members;
+		guidmap_insert(&g->midx, port_guid, (uint32_t)g->n_members++);
 		pc_inc(&t->pc, port_guid);
 	}
 	if ((m->join_state & MC_JOIN_COUNTS) && !(join_state & MC_JOIN_COUNTS))

@@ -28,6 +28,7 @@
 
 #include "config/limits.h"
 #include "mad/sa_wire.h"
+#include "model/guidmap.h"
 
 /* Multicast LIDs (14.2.5.12): 0xC000 up; 0xFFFF is the permissive LID. */
 #define MC_MLID_MIN		0xC000
@@ -72,8 +73,7 @@ struct mc_group {
 					 * copied from a master) */
 	struct mc_member *members;	/* unordered */
 	size_t   n_members, cap_members;
-	uint32_t *midx;			/* port GUID -> position + 1 (groups.c) */
-	size_t   midx_size;
+	struct guidmap midx;		/* port GUID -> position in members */
 	size_t   n_full;		/* members holding MC_JOIN_COUNTS */
 	/*
 	 * Bumped on every change of the member set or of a member's

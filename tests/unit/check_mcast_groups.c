@@ -776,7 +776,7 @@ START_TEST(test_big_group_index)
 			ck_assert_ptr_null(mc_group_member(g, guid[i] ^ 0x1000000000ull));
 		}
 		ck_assert_uint_eq(g->n_members, n);
-		ck_assert_uint_le(g->midx_size, 4 * 2048);
+		ck_assert_uint_le(g->midx.size, 4 * 2048);
 		/* Leaves in a scattered order: partial, then whole. */
 		for (unsigned k = 0; k < BIG; k++) {
 			unsigned i = (k * 7 + (unsigned)round) % BIG;
