@@ -59,7 +59,7 @@
 
 /* What one switch holds, as it confirmed. */
 struct mft_image {
-	uint64_t guid;			/* node GUID; 0: empty slot */
+	uint64_t guid;			/* node GUID */
 	uint16_t entries;		/* MLIDs covered (multiple of 32) */
 	uint8_t  positions;
 	bool     seen;			/* in the model being programmed */
@@ -82,9 +82,8 @@ struct mlid_tree {
 	uint64_t root_guid;
 };
 
-/* Port GUID -> end port of the model. */
-struct pm_slot {
-	uint64_t guid;
+/* An end port of the model, found by port GUID through mft_state.pm. */
+struct pm_port {
 	int32_t  node;
 	uint8_t  port;
 };
@@ -105,8 +104,8 @@ struct mft_state {
 	uint64_t model_gen;		/* sm->fabric.gen the trees are for */
 	bool     carry;			/* trees are of an older model */
 	struct mcast_ctx *ctx;
-	struct pm_slot *pm;
-	size_t   pm_size;
+	struct guidmap pm;		/* port GUID -> index in pm_port */
+	struct pm_port *pm_port;
 	struct mlid_tree *trees[MLIDS];
 	size_t   tree_hi;		/* trees[tree_hi ..] are all NULL */
 	uint64_t sig[MLIDS];		/* scratch: this update's signatures */
@@ -125,8 +124,9 @@ struct mft_state {
 	uint32_t stamp;
 	uint16_t want_entries;		/* MLIDs covered by trees, rounded up */
 
-	struct mft_image *img;
-	size_t   img_size, img_used;
+	struct mft_image *img;		/* one per switch, dense */
+	size_t   img_n, img_cap;
+	struct guidmap img_map;		/* node GUID -> index in img */
 
 	struct smp_batch batch;
 	size_t   cursor;		/* next node id for the producer */
@@ -139,15 +139,9 @@ struct mft_state {
 
 static struct mft_image *img_find(const struct mft_state *s, uint64_t guid)
 {
-	if (!s->img_size)
-		return NULL;
-	for (size_t i = guid_hash(guid) & (s->img_size - 1);;
-	     i = (i + 1) & (s->img_size - 1)) {
-		if (s->img[i].guid == guid)
-			return &s->img[i];
-		if (!s->img[i].guid)
-			return NULL;
-	}
+	uint32_t i = guidmap_find(&s->img_map, guid);
+
+	return i == GUIDMAP_NONE ? NULL : &s->img[i];
 }
 
 static void img_clear(struct mft_image *im)
@@ -157,34 +151,23 @@ static void img_clear(struct mft_image *im)
 	memset(im, 0, sizeof(*im));
 }
 
-/* Rehash into `size` slots, keeping only images marked seen when
- * `only_seen` (a new model: switches gone lose theirs). */
-static int img_rehash(struct mft_state *s, size_t size, bool only_seen)
+/* A new model: switches gone (images not marked seen) lose theirs. */
+static void img_drop_unseen(struct mft_state *s)
 {
-	struct mft_image *n = calloc(size, sizeof(*n));
+	size_t n = 0;
 
-	if (!n)
-		return -ENOMEM;
-	s->img_used = 0;
-	for (size_t i = 0; i < s->img_size; i++) {
-		struct mft_image *im = &s->img[i];
-
-		if (!im->guid)
-			continue;
-		if (only_seen && !im->seen) {
-			img_clear(im);
+	guidmap_clear(&s->img_map);
+	for (size_t i = 0; i < s->img_n; i++) {
+		if (!s->img[i].seen) {
+			img_clear(&s->img[i]);
 			continue;
 		}
-		size_t j = guid_hash(im->guid) & (size - 1);
-		while (n[j].guid)
-			j = (j + 1) & (size - 1);
-		n[j] = *im;
-		s->img_used++;
+		s->img[n] = s->img[i];
+		/* Fewer entries than before: the map does not grow. */
+		guidmap_insert(&s->img_map, s->img[n].guid, (uint32_t)n);
+		n++;
 	}
-	free(s->img);
-	s->img = n;
-	s->img_size = size;
-	return 0;
+	s->img_n = n;
 }
 
 static struct mft_image *img_get(struct mft_state *s, uint64_t guid)
@@ -193,16 +176,22 @@ static struct mft_image *img_get(struct mft_state *s, uint64_t guid)
 
 	if (im)
 		return im;
-	if ((s->img_used + 1) * 2 > s->img_size &&
-	    img_rehash(s, s->img_size ? s->img_size * 2 : 64, false) < 0)
+	if (s->img_n == s->img_cap) {
+		size_t cap = s->img_cap ? s->img_cap * 2 : 32;
+
+		im = realloc(s->img, cap * sizeof(*im));
+		if (!im)
+			return NULL;
+		s->img = im;
+		s->img_cap = cap;
+	}
+	if (guidmap_insert(&s->img_map, guid, (uint32_t)s->img_n) < 0)
 		return NULL;
-	size_t i = guid_hash(guid) & (s->img_size - 1);
-	while (s->img[i].guid)
-		i = (i + 1) & (s->img_size - 1);
-	s->img[i].guid = guid;
-	s->img[i].fresh = true;
-	s->img_used++;
-	return &s->img[i];
+	im = &s->img[s->img_n++];
+	memset(im, 0, sizeof(*im));
+	im->guid = guid;
+	im->fresh = true;
+	return im;
 }
 
 /*
@@ -265,51 +254,47 @@ static int mirror(struct fab_node *n, const struct mft_image *im)
 
 static int pm_build(struct mft_state *s, const struct fabric *f)
 {
-	size_t ports = 0, size = 16;
+	size_t ports = 0, n = 0;
 
 	for (size_t i = 0; i < f->n_nodes; i++)
 		ports += f->nodes[i].type == NODE_TYPE_SWITCH ? 1
 			 : f->nodes[i].num_ports;
-	while (size < 2 * ports + 1)
-		size <<= 1;
-	struct pm_slot *pm = calloc(size, sizeof(*pm));
-	if (!pm)
-		return -ENOMEM;
-	free(s->pm);
-	s->pm = pm;
-	s->pm_size = size;
-	for (size_t i = 0; i < f->n_nodes; i++) {
-		const struct fab_node *n = &f->nodes[i];
-		bool sw = n->type == NODE_TYPE_SWITCH;
 
-		for (unsigned pn = sw ? 0 : 1; pn <= (sw ? 0u : n->num_ports); pn++) {
-			const struct fab_port *p = &n->ports[pn];
+	struct pm_port *pp = malloc((ports ? ports : 1) * sizeof(*pp));
+
+	if (!pp)
+		return -ENOMEM;
+	if (guidmap_reserve(&s->pm, ports) < 0) {
+		free(pp);
+		return -ENOMEM;
+	}
+	guidmap_clear(&s->pm);
+	free(s->pm_port);
+	s->pm_port = pp;
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *nd = &f->nodes[i];
+		bool sw = nd->type == NODE_TYPE_SWITCH;
+
+		for (unsigned pn = sw ? 0 : 1; pn <= (sw ? 0u : nd->num_ports); pn++) {
+			const struct fab_port *p = &nd->ports[pn];
 			uint64_t g = p->guid;
 
 			if (!g || (!sw && !p->valid))
 				continue;
-			size_t j = guid_hash(g) & (size - 1);
-			while (pm[j].guid && pm[j].guid != g)
-				j = (j + 1) & (size - 1);
-			if (pm[j].guid)
+			if (guidmap_find(&s->pm, g) != GUIDMAP_NONE)
 				continue;	/* a twin: the first one counts */
-			pm[j] = (struct pm_slot){ g, (int32_t)i, (uint8_t)pn };
+			pp[n] = (struct pm_port){ (int32_t)i, (uint8_t)pn };
+			guidmap_insert(&s->pm, g, (uint32_t)n++);	/* reserved */
 		}
 	}
 	return 0;
 }
 
-static const struct pm_slot *pm_find(const struct mft_state *s, uint64_t g)
+static const struct pm_port *pm_find(const struct mft_state *s, uint64_t g)
 {
-	if (!s->pm_size || !g)
-		return NULL;
-	for (size_t j = guid_hash(g) & (s->pm_size - 1);;
-	     j = (j + 1) & (s->pm_size - 1)) {
-		if (s->pm[j].guid == g)
-			return &s->pm[j];
-		if (!s->pm[j].guid)
-			return NULL;
-	}
+	uint32_t i = g ? guidmap_find(&s->pm, g) : GUIDMAP_NONE;
+
+	return i == GUIDMAP_NONE ? NULL : &s->pm_port[i];
 }
 
 /* ------------------------------------------------------------- trees */
@@ -581,7 +566,7 @@ static int trees_update(struct mft_state *s, unsigned *built, unsigned *kept)
 			continue;
 		for (size_t j = 0; j < g->n_members; j++) {
 			const struct mc_member *m = &g->members[j];
-			const struct pm_slot *p = pm_find(s, m->port_guid);
+			const struct pm_port *p = pm_find(s, m->port_guid);
 			struct mcast_member *o = &mem[s->off[x] + fill[x]++];
 
 			/* A member the model does not have (gone since it
@@ -1026,7 +1011,7 @@ static int model_prepare(struct mft_state *s)
 	if (rc < 0)
 		return rc;
 	/* Switches gone from the fabric lose their images. */
-	for (size_t i = 0; i < s->img_size; i++)
+	for (size_t i = 0; i < s->img_n; i++)
 		s->img[i].seen = false;
 	for (size_t i = 0; i < f->n_nodes; i++) {
 		struct mft_image *im;
@@ -1035,8 +1020,7 @@ static int model_prepare(struct mft_state *s)
 		    (im = img_find(s, f->nodes[i].guid)))
 			im->seen = true;
 	}
-	if (s->img_size && img_rehash(s, s->img_size, true) < 0)
-		return -ENOMEM;
+	img_drop_unseen(s);
 	s->model_gen = f->gen;
 	return 0;
 }
@@ -1246,11 +1230,13 @@ void mft_abort(struct sm *sm)
 	}
 	trees_clear(s);
 	mcast_ctx_free(s->ctx);
-	free(s->pm);
+	guidmap_free(&s->pm);
+	free(s->pm_port);
 	free(s->mark);
-	for (size_t i = 0; i < s->img_size; i++)
+	for (size_t i = 0; i < s->img_n; i++)
 		img_clear(&s->img[i]);
 	free(s->img);
+	guidmap_free(&s->img_map);
 	free(s);
 	sm->mft = NULL;
 }
