@@ -18,7 +18,8 @@ unsigned long midx_builds;
 static void index_free(void)
 {
 	free(midx_cur.by_lid);
-	free(midx_cur.by_guid);
+	guidmap_free(&midx_cur.by_guid);
+	free(midx_cur.guid_ref);
 	free(midx_cur.nodes_sorted);
 	free(midx_cur.ends);
 	free(midx_cur.pk_base);
@@ -69,19 +70,15 @@ static bool index_current(const struct fabric *f)
 	       midx_cur.n_nodes == f->n_nodes && midx_cur.max_lid == f->max_lid;
 }
 
+/* Room reserved: no failure.  A duplicate GUID: the first one wins. */
 static void guid_insert(uint64_t guid, int32_t node, uint8_t port)
 {
-	size_t mask = midx_cur.guid_size - 1;
+	uint32_t k = (uint32_t)guidmap_count(&midx_cur.by_guid);
 
-	for (size_t i = guid_hash(guid) & mask;; i = (i + 1) & mask) {
-		if (midx_cur.by_guid[i].guid == guid)
-			return;		/* duplicate GUID: first one wins */
-		if (!midx_cur.by_guid[i].guid) {
-			midx_cur.by_guid[i].guid = guid;
-			midx_cur.by_guid[i].ref = (struct fab_ref){ node, port };
-			return;
-		}
-	}
+	if (guidmap_find(&midx_cur.by_guid, guid) != GUIDMAP_NONE)
+		return;
+	midx_cur.guid_ref[k] = (struct fab_ref){ node, port };
+	guidmap_insert(&midx_cur.by_guid, guid, k);
 }
 
 /*
@@ -151,14 +148,12 @@ static int index_build(const struct fabric *f)
 	for (size_t i = 0; i < f->n_nodes; i++)
 		for (unsigned pn = 0; pn <= f->nodes[i].num_ports; pn++)
 			ends += fabric_is_endport(&f->nodes[i], pn);
-	midx_cur.guid_size = 16;
-	while (midx_cur.guid_size < 2 * ends)
-		midx_cur.guid_size *= 2;
 	midx_cur.by_lid = malloc(((size_t)f->max_lid + 1) * sizeof(*midx_cur.by_lid));
-	midx_cur.by_guid = calloc(midx_cur.guid_size, sizeof(*midx_cur.by_guid));
+	midx_cur.guid_ref = malloc((ends + 1) * sizeof(*midx_cur.guid_ref));
 	midx_cur.nodes_sorted = malloc((f->n_nodes + 1) * sizeof(*midx_cur.nodes_sorted));
 	midx_cur.ends = malloc((ends + 1) * sizeof(*midx_cur.ends));
-	if (!midx_cur.by_lid || !midx_cur.by_guid || !midx_cur.nodes_sorted || !midx_cur.ends) {
+	if (!midx_cur.by_lid || !midx_cur.guid_ref || !midx_cur.nodes_sorted || !midx_cur.ends ||
+	    guidmap_reserve(&midx_cur.by_guid, ends) < 0) {
 		index_free();
 		return -ENOMEM;
 	}
@@ -250,18 +245,16 @@ int midx_guid_lookup(const struct fabric *f, uint64_t guid, struct fab_ref *out)
 	if (!f || !f->n_nodes || !guid)
 		return 0;
 	for (int tries = 0; tries < 2; tries++) {
-		size_t mask;
 		bool stale = false;
 
 		if ((rc = midx_get(f)) < 0)
 			return rc;
-		mask = midx_cur.guid_size - 1;
-		for (size_t i = guid_hash(guid) & mask; midx_cur.by_guid[i].guid;
-		     i = (i + 1) & mask) {
-			struct fab_ref r = midx_cur.by_guid[i].ref;
 
-			if (midx_cur.by_guid[i].guid != guid)
-				continue;
+		uint32_t k = guidmap_find(&midx_cur.by_guid, guid);
+
+		if (k != GUIDMAP_NONE) {
+			struct fab_ref r = midx_cur.guid_ref[k];
+
 			if ((size_t)r.node < f->n_nodes &&
 			    fabric_is_endport(&f->nodes[r.node], r.port) &&
 			    f->nodes[r.node].ports[r.port].guid == guid) {
@@ -269,7 +262,6 @@ int midx_guid_lookup(const struct fabric *f, uint64_t guid, struct fab_ref *out)
 				return 1;
 			}
 			stale = true;
-			break;
 		}
 		if (!stale)
 			return 0;

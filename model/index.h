@@ -14,11 +14,6 @@
 
 #include "model/fabric.h"
 
-struct midx_guid_slot {
-	uint64_t guid;			/* 0: empty slot */
-	struct fab_ref ref;
-};
-
 /*
  * The index of one subnet model: LID -> end port for every LID of every
  * LMC range, port GUID -> end port.  The published model is const, so
@@ -36,8 +31,8 @@ struct midx {
 	uint16_t max_lid;
 	/* the index proper */
 	struct fab_ref *by_lid;		/* max_lid + 1 entries */
-	struct midx_guid_slot *by_guid;
-	size_t guid_size;		/* power of two */
+	struct guidmap by_guid;		/* port GUID -> index in guid_ref */
+	struct fab_ref *guid_ref;	/* n_ends, in model order */
 	/* the orders OpenSM lists nodes and end ports in (see guid_order()) */
 	int32_t *nodes_sorted;		/* n_nodes */
 	struct fab_ref *ends;		/* n_ends */
