@@ -619,8 +619,8 @@ static void on_discovered_only(void *arg, const struct discover_result *r)
 	} else if (sm->cfg.dump_fabric) {
 		int rc = topo_dump_file(&sm->fabric, sm->cfg.dump_fabric);
 		if (rc < 0) {
-			log_err("ERR 0002: cannot write %s: %s",
-				sm->cfg.dump_fabric, strerror(-rc));
+			log_err_rc(rc, "ERR 0002: cannot write %s",
+				sm->cfg.dump_fabric);
 			sm->exit_code = SM_EXIT_FAIL;
 		}
 	}
@@ -829,7 +829,7 @@ static int open_port(struct sm *sm, bool discover_only)
 		else
 			log_stderr(LOG_LVL_ERR, "cannot open an InfiniBand port: %s",
 				strerror(-rc));
-		log_err("ERR 0004: cannot open port: %s", strerror(-rc));
+		log_err_rc(rc, "ERR 0004: cannot open port");
 		return rc;
 	}
 	const struct umad_port_info *pi = umad_io_port(sm->io);
@@ -866,7 +866,7 @@ static int start_engine(struct sm *sm, bool discover_only)
 	if (rc == 0)
 		rc = umad_io_start(sm->io, on_mad, sm);
 	if (rc < 0)
-		log_err("ERR 0005: cannot start the MAD engine: %s", strerror(-rc));
+		log_err_rc(rc, "ERR 0005: cannot start the MAD engine");
 	return rc;
 }
 
@@ -1000,8 +1000,8 @@ int main(int argc, char **argv)
 	if (rc == 0 && pid.fd >= 0) {
 		rc = pidfile_write(&pid);
 		if (rc < 0) {
-			log_err("ERR 0008: cannot write the pid file %s: %s",
-				pid.path, strerror(-rc));
+			log_err_rc(rc, "ERR 0008: cannot write the pid file %s",
+				pid.path);
 			log_stderr(LOG_LVL_ERR, "cannot write the pid file %s: %s",
 				pid.path, strerror(-rc));
 			sm.exit_code = SM_EXIT_FAIL;

@@ -949,7 +949,7 @@ static void on_ack_sent(void *arg, int status, const void *mad, size_t len)
 	(void)mad;
 	(void)len;
 	if (status < 0 && status != -ECANCELED)
-		log_debug("ACKNOWLEDGE not answered: %s", strerror(-status));
+		log_debug_rc(status, "ACKNOWLEDGE not answered");
 }
 
 static void send_control(struct sm *sm, uint16_t lid, uint32_t mod)

@@ -85,7 +85,7 @@ void sm_heavy_sweep(struct sm *sm)
 	sm->sweep_began = ev_now(sm->loop);
 	rc = sweep_heavy_start(sm);
 	if (rc < 0) {
-		log_err("ERR 0301: cannot start a heavy sweep: %s", strerror(-rc));
+		log_err_rc(rc, "ERR 0301: cannot start a heavy sweep");
 		sm->exit_code = 1;
 		ev_break(sm->loop, EVBREAK_ALL);
 	}
@@ -654,8 +654,8 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 		/* logrotate renamed the file: go on in a new one. */
 		int rc = log_reopen();
 		if (rc < 0)
-			log_err("ERR 0313: SIGUSR1: cannot reopen the log file:"
-				" %s", strerror(-rc));
+			log_err_rc(rc, "ERR 0313: SIGUSR1: cannot reopen the"
+				   " log file");
 		else
 			log_info("SIGUSR1: log file reopened");
 		return;

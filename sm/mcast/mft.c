@@ -948,8 +948,8 @@ static bool more_mft(struct smp_batch *b, void *arg)
 			continue;
 		int rc = program_mft(s, id);
 		if (rc < 0) {
-			log_err("ERR 0851: cannot queue MFT Sets for switch 0x%016"
-				PRIx64 ": %s", f->nodes[id].guid, strerror(-rc));
+			log_err_rc(rc, "ERR 0851: cannot queue MFT Sets for switch 0x%016"
+				   PRIx64, f->nodes[id].guid);
 			b->failed++;
 			return false;
 		}
@@ -1063,8 +1063,7 @@ static void update_run(struct mft_state *s)
 	if (sm->fabric.gen != s->model_gen) {
 		rc = model_prepare(s);
 		if (rc < 0) {
-			log_err("ERR 0851: cannot prepare multicast trees: %s",
-				strerror(-rc));
+			log_err_rc(rc, "ERR 0851: cannot prepare multicast trees");
 			return;
 		}
 		s->all_blocks = true;

@@ -829,8 +829,8 @@ void sa_mcast_precreate(struct sm *sm)
 	if (c == &def)
 		part_config_free(&def);
 	if (rc < 0)
-		log_err("ERR %04u: multicast: pre-creating groups: %s",
-			MCM_LOG_NOMEM, strerror(-rc));
+		log_err_rc(rc, "ERR %04u: multicast: pre-creating groups",
+			MCM_LOG_NOMEM);
 	fmt_gid(r.first_skipped, gs, sizeof(gs));
 	if (r.skipped)
 		log_warnx("ERR %04u: multicast: %u mgid= groups not created"
