@@ -981,8 +981,8 @@ int ctl_start(struct sm *sm)
 	if (!path || !*path)
 		return 0;
 	if (strlen(path) >= sizeof(addr.sun_path)) {
-		log_warnx("ERR 1001: control socket %s: expected a path shorter"
-			  " than %zu bytes; running without one", path,
+		log_warnx("ERR 1001: running without a control socket: %s:"
+			  " expected a path shorter than %zu bytes", path,
 			  sizeof(addr.sun_path));
 		return -ENAMETOOLONG;
 	}
@@ -993,8 +993,8 @@ int ctl_start(struct sm *sm)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		rc = -errno;
-		log_warnx("ERR 1001: control socket %s: %s; running without one",
-			  path, strerror(-rc));
+		log_warn_rc(rc, "ERR 1001: running without a control socket: %s",
+			    path);
 		return rc;
 	}
 	/* 0600 from the start: no moment where others could connect. */
@@ -1016,15 +1016,15 @@ int ctl_start(struct sm *sm)
 				  " process (another ibsm?); running without a"
 				  " control socket", path);
 		else
-			log_warnx("ERR 1001: control socket %s: %s; running"
-				  " without one", path, strerror(-rc));
+			log_warn_rc(rc, "ERR 1001: running without a"
+				    " control socket: %s", path);
 		return rc;
 	}
 	if (listen(fd, CTL_MAX_CLIENTS) < 0 || stat(path, &st) < 0 ||
 	    chmod(path, 0600) < 0) {
 		rc = -errno;
-		log_warnx("ERR 1001: control socket %s: %s; running without one",
-			  path, strerror(-rc));
+		log_warn_rc(rc, "ERR 1001: running without a control socket: %s",
+			    path);
 		unlink(path);
 		close(fd);
 		return rc;

@@ -508,8 +508,8 @@ static void on_mad(void *arg, const void *mad, size_t len,
 static void on_recv_error(void *arg, int err, uint64_t errors)
 {
 	if (err < 0)
-		log_err("ERR 0601: receiving MADs fails: %s (%" PRIu64 " errors);"
-			" retrying with back-off", strerror(-err), errors);
+		log_err_rc(err, "ERR 0601: receiving MADs fails (%" PRIu64
+			   " errors), retrying with back-off", errors);
 	else
 		log_info("receiving MADs works again after %" PRIu64 " errors",
 			 errors);

@@ -848,8 +848,8 @@ static void cache_save(struct sm *sm)
 		return;
 	int rc = mkdir_p(sm->cfg.cache_dir);
 	if (rc < 0) {
-		log_err("ERR 0206: cannot create %s: %s: LIDs will not survive a"
-			" restart", sm->cfg.cache_dir, strerror(-rc));
+		log_err_rc(rc, "ERR 0206: LIDs will not survive a restart:"
+			   " cannot create %s", sm->cfg.cache_dir);
 		return;
 	}
 	rc = lid_cache_save(sm->lids, path);

@@ -1075,8 +1075,8 @@ static void update_run(struct mft_state *s)
 	s->st.last_groups = (unsigned)group_count(sm);
 	s->st.last_build_s = ev_time() - s->t0;
 	if (rc < 0) {
-		log_err("ERR 0851: cannot build multicast trees: %s: the MFTs"
-			" are rebuilt at the next sweep", strerror(-rc));
+		log_err_rc(rc, "ERR 0851: the MFTs are rebuilt at the next"
+			   " sweep: cannot build multicast trees");
 		s->model_gen = 0;	/* start over next time */
 		return;
 	}
