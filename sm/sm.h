@@ -213,6 +213,7 @@ struct sm {
 	 * sweep in progress sends no more Sets (sm/ha/state.c). */
 	bool     standing_down;
 	ev_tstamp master_heard_at;	/* a better master's Get was checked */
+	ev_tstamp told_worse_at;	/* trap 144 to a worse master (sminfo.c) */
 	/* An SM that said it is a better master (its SMInfo Get) and that
 	 * our model lacks: our next sweep discovers again first if it finds
 	 * that SM's port (sm/sweep.c, sm_master_claimed()). */
