@@ -147,7 +147,7 @@ static void tell_worse_master(struct sm *sm, const struct sm_remote *r)
 }
 
 /*
- * Death evidence (issue 14): a standby about to wait for more polls of a
+ * Death evidence: a standby about to wait for more polls of a
  * master that did not answer first reads the port of the master's switch
  * that faces it (directed route, from the election's model).  A port
  * that is down means the master is cut off: take over at once.  A port
