@@ -156,17 +156,36 @@ static void vlog(enum log_level level, const char *fmt, va_list ap)
 	fputc('\n', fp);
 }
 
+static void vlog_stderr(enum log_level level, int err, const char *fmt,
+			va_list ap) __attribute__((format(printf, 3, 0)));
+static void vlog_stderr(enum log_level level, int err, const char *fmt,
+			va_list ap)
+{
+	if (is_journal(STDERR_FILENO))
+		fprintf(stderr, "<%d>", journal_prio[level]);
+	fputs("ibsm: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	if (err)
+		fprintf(stderr, ": %s", strerror(err < 0 ? -err : err));
+	fputc('\n', stderr);
+}
+
 void log_stderr(enum log_level level, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (is_journal(STDERR_FILENO))
-		fprintf(stderr, "<%d>", journal_prio[level]);
-	fputs("ibsm: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vlog_stderr(level, 0, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+void log_stderr_rc(enum log_level level, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog_stderr(level, err, fmt, ap);
+	va_end(ap);
 }
 
 static void log_line(enum log_level level, const char *fmt, ...)

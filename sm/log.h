@@ -38,6 +38,9 @@ bool log_enabled(enum log_level level);
  */
 void log_stderr(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* The same, with ": " and the text of the error `err` (either sign). */
+void log_stderr_rc(enum log_level level, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 void log_err(const char *fmt, ...)   __attribute__((format(printf, 1, 2)));
 void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

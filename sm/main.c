@@ -275,8 +275,7 @@ static int read_config(struct cfg *conf, const struct run_opts *r)
 		return 0;
 	rc = cfg_read_file(conf, r->config_file);
 	if (rc < 0 && rc != -EINVAL) {
-		log_stderr(LOG_LVL_ERR, "cannot read %s: %s", r->config_file,
-			strerror(-rc));
+		log_stderr_rc(LOG_LVL_ERR, rc, "cannot read %s", r->config_file);
 		return rc;
 	}
 	for (size_t i = 0; i < conf->errors.n; i++)
@@ -327,8 +326,8 @@ static int check_config(const struct cfg *conf, const struct run_opts *r)
 		if (!strcmp(v, keys[i].def) && access(v, F_OK) < 0)
 			continue;
 		if (access(v, R_OK) < 0) {
-			log_stderr(LOG_LVL_ERR, "%s: %s %s: cannot read: %s",
-				where, keys[i].name, v, strerror(errno));
+			log_stderr_rc(LOG_LVL_ERR, errno, "%s: %s %s: cannot read",
+				where, keys[i].name, v);
 			errors++;
 			continue;
 		}
@@ -724,8 +723,8 @@ static int configure(int argc, char **argv, struct sm *sm, struct cfg *conf,
 	if (ro->create_file) {
 		rc = write_file_atomic(ro->create_file, write_conf, conf);
 		if (rc < 0)
-			log_stderr(LOG_LVL_ERR, "cannot write %s: %s",
-				ro->create_file, strerror(-rc));
+			log_stderr_rc(LOG_LVL_ERR, rc, "cannot write %s",
+				ro->create_file);
 		else
 			printf("ibsm: configuration written to %s\n",
 			       ro->create_file);
@@ -758,8 +757,8 @@ static int open_log(struct sm *sm, const struct cfg *conf,
 			n_unimpl == 1 ? "" : "s", unimpl);
 	rc = log_open(sm->cfg.log_file, sm->cfg.log_level);
 	if (rc < 0) {
-		log_stderr(LOG_LVL_ERR, "cannot open log file %s: %s",
-			sm->cfg.log_file, strerror(-rc));
+		log_stderr_rc(LOG_LVL_ERR, rc, "cannot open log file %s",
+			sm->cfg.log_file);
 		/* a directory that is not there or not ours: the
 		 * configuration names the wrong file; a full or read-only
 		 * disk may pass */
@@ -798,8 +797,8 @@ static int lock_pid_file(const struct sm *sm, struct pidfile *pid)
 			" another ibsm (pid %ld): not started",
 			sm->cfg.pid_file, (long)holder);
 	else
-		log_stderr(LOG_LVL_ERR, "cannot open the pid file %s: %s",
-			sm->cfg.pid_file, strerror(-rc));
+		log_stderr_rc(LOG_LVL_ERR, rc, "cannot open the pid file %s",
+			sm->cfg.pid_file);
 	log_err("ERR 0008: pid file %s: %s%s", sm->cfg.pid_file,
 		rc == -EWOULDBLOCK ? "held by another process" :
 		strerror(-rc), rc == -EWOULDBLOCK ? "; not started" : "");
@@ -821,14 +820,13 @@ static int open_port(struct sm *sm, bool discover_only)
 				  sizeof(classes), !discover_only);
 	if (rc < 0) {
 		if (why)
-			log_stderr(LOG_LVL_ERR, "cannot attach to ibsim (%s): %s",
-				why, strerror(-rc));
+			log_stderr_rc(LOG_LVL_ERR, rc, "cannot attach to ibsim (%s)",
+				why);
 		else if (sm->cfg.guid)
-			log_stderr(LOG_LVL_ERR, "cannot open the port with GUID 0x%016"
-				PRIx64 ": %s", sm->cfg.guid, strerror(-rc));
+			log_stderr_rc(LOG_LVL_ERR, rc, "cannot open the port"
+				" with GUID 0x%016" PRIx64, sm->cfg.guid);
 		else
-			log_stderr(LOG_LVL_ERR, "cannot open an InfiniBand port: %s",
-				strerror(-rc));
+			log_stderr_rc(LOG_LVL_ERR, rc, "cannot open an InfiniBand port");
 		log_err_rc(rc, "ERR 0004: cannot open port");
 		return rc;
 	}
@@ -1002,8 +1000,8 @@ int main(int argc, char **argv)
 		if (rc < 0) {
 			log_err_rc(rc, "ERR 0008: cannot write the pid file %s",
 				pid.path);
-			log_stderr(LOG_LVL_ERR, "cannot write the pid file %s: %s",
-				pid.path, strerror(-rc));
+			log_stderr_rc(LOG_LVL_ERR, rc, "cannot write the pid file %s",
+				pid.path);
 			sm.exit_code = SM_EXIT_FAIL;
 		}
 	}
