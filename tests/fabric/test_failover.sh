@@ -204,9 +204,12 @@ fab_check "2: status on the standby: its copy is current, <= 5 s old" \
 	awk -v c="$(stv standby_copy)" -v a="$(stv standby_copy_age_s)" \
 	'BEGIN { exit !(c == "current" && a != "none" && a >= 0 && a <= 5) }'
 echo "    standby copy: $(grep '^standby_copy' "$FAB_TMP/A.status" | tr '\n' ' ')"
+c_lids=$(stv standby_copy_lids)
+c_drop=$(stv standby_copy_dropped)
+c_rounds=$(stv standby_copy_rounds)
 fab_check "2: status on the standby: copy LIDs + dropped = $nports ports" \
-	[ "$(($(stv standby_copy_lids) + $(stv standby_copy_dropped)))" -eq "$nports" ] &&
-	[ "$(stv standby_copy_rounds)" -ge 1 ] && [ "$(stv standby_copy_from_lid)" = "$LB" ]
+	[ "$((${c_lids:-0} + ${c_drop:-0}))" -eq "$nports" ] &&
+	[ "${c_rounds:-0}" -ge 1 ] && [ "$(stv standby_copy_from_lid)" = "$LB" ]
 fab_check "2: status --json on the standby: the same as numbers" \
 	python3 -c '
 import json, sys
