@@ -30,8 +30,8 @@
 #include "config/conf.h"
 #include "config/fileutil.h"
 #include "routing/routing.h"
-#include "sm/limits.h"
-#include "sm/sm.h"
+#include "config/limits.h"
+#include "config/sm_config.h"
 
 void cfg_msgs_add(struct cfg_msgs *m, const char *fmt, ...)
 {
@@ -200,7 +200,7 @@ int cfg_check_value(const struct cfg_key *k, const char *val, char *err,
 		char e[160];
 
 		memset(&scratch, 0, sizeof(scratch));
-		rc = limit_parse(&scratch, k->off, val, e, sizeof(e));
+		rc = cfg_limit_parse(&scratch, k, val, e, sizeof(e));
 		if (rc < 0) {
 			/* "--name val: expected ..." without its option part */
 			const char *x = strstr(e, ": expected ");
@@ -461,6 +461,13 @@ void cfg_source(const struct cfg *c, size_t i, char *buf, size_t len)
 }
 
 
+int cfg_log_level_of_flags(unsigned flags)
+{
+	return flags >= 0x04 ? LOG_LVL_DEBUG :
+	       flags & 0x02 ? LOG_LVL_INFO :
+	       flags & 0x01 ? LOG_LVL_WARN : LOG_LVL_ERR;
+}
+
 int cfg_apply(const struct cfg *c, struct sm_config *o)
 {
 	size_t n;
@@ -531,15 +538,14 @@ int cfg_apply(const struct cfg *c, struct sm_config *o)
 			/* OpenSM writes its LFT dump with OSM_LOG_ROUTING. */
 			if (u & 0x40)
 				o->dump_lfts = true;
-			o->log_level = u >= 0x04 ? LOG_LVL_DEBUG :
-				       u & 0x02 ? LOG_LVL_INFO :
-				       u & 0x01 ? LOG_LVL_WARN : LOG_LVL_ERR;
+			o->log_level = (enum log_level)
+				       cfg_log_level_of_flags((unsigned)u);
 			break;
 		case F_NO_PART_ENF:
 			no_enforce = !strcmp(v, "TRUE");
 			break;
 		case F_LIMIT:
-			if (limit_parse(o, k->off, v, err, sizeof(err)) < 0)
+			if (cfg_limit_parse(o, k, v, err, sizeof(err)) < 0)
 				return -EINVAL;
 			break;
 		}

@@ -7,6 +7,7 @@
 #ifndef IBSM_CONFIG_FILEUTIL_H
 #define IBSM_CONFIG_FILEUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -19,10 +20,37 @@ int read_file_all(const char *path, char **buf, size_t *len);
  * -EINVAL for a directory, a fifo, a device. */
 int read_file_max(const char *path, size_t max, char **buf, size_t *len);
 
+/* What stat says of a file's identity and content: a file replaced
+ * (rename), rewritten or truncated gets another stamp. */
+struct file_stamp {
+	unsigned long long dev, ino, size;
+	long long mtime_s, mtime_ns, ctime_s, ctime_ns;
+};
+
+/* The stamp of `path` (following links).  0 or -errno. */
+int file_stamp_get(const char *path, struct file_stamp *st);
+bool file_stamp_same(const struct file_stamp *a, const struct file_stamp *b);
+
+/*
+ * read_file_max() of a file that may be being written: the stamp of the
+ * open file before the read must equal its stamp after it and the stamp
+ * of `path` after it (nothing renamed over it), else the file is read
+ * again, at most `tries` times in all; -EAGAIN when it never held still.
+ * The stamp of what was read goes to *st (may be NULL).
+ */
+int read_file_stable(const char *path, size_t max, unsigned tries,
+		     char **buf, size_t *len, struct file_stamp *st);
+
 /*
  * Write `path` atomically: fn(fp, arg) writes the content and returns 0 or
- * -errno.  The file gets mode 0644.  Returns 0 or -errno; on failure the
- * old file is untouched and no temp file is left behind.
+ * -errno.  Returns 0 or -errno; on failure the old file is untouched and
+ * no temp file is left behind.  A symbolic link is followed: the file it
+ * points to is replaced and the link stays.  The new file keeps the old
+ * one's mode and (as far as the writer may set them) owner and group; a
+ * new file gets mode 0644.  Temp files of this writer ("NAME.tmpXXXXXX"
+ * beside the file) that a killed writer left behind, older than
+ * FILE_TMP_STALE_S seconds, are removed (at most FILE_TMP_SWEEP per
+ * write, among the first FILE_TMP_SCAN directory entries).
  */
 int write_file_atomic(const char *path,
 		      int (*fn)(FILE *fp, const void *arg), const void *arg);
@@ -45,6 +73,20 @@ int write_file_if_changed(const char *path, int (*fn)(FILE *fp, const void *arg)
 int write_file_atomic_backup(const char *path, const char *suffix,
 			     int (*fn)(FILE *fp, const void *arg),
 			     const void *arg);
+
+#define FILE_TMP_STALE_S	600
+#define FILE_TMP_SWEEP		16
+#define FILE_TMP_SCAN		4096
+
+/*
+ * An exclusive lock for a read-modify-write of `path` (an flock on a lock
+ * file ".NAME.lock" beside the file a link points to, created 0600 when
+ * missing and never removed, so every writer locks the same inode).  With
+ * `wait` false, -EWOULDBLOCK when another holds it.  Returns the lock's
+ * descriptor (file_unlock() releases it) or -errno.
+ */
+int file_lock(const char *path, bool wait);
+void file_unlock(int fd);
 
 /* Create `dir` and its missing parents (mode 0755).  Returns 0 or -errno. */
 int mkdir_p(const char *dir);

@@ -8,6 +8,15 @@
  *   done      the ACK of the last segment arrived: done(0)
  *   given up  no progress for `retries` timeouts: ABORT (TMR), done(-ETIMEDOUT);
  *             ABORT or STOP from the receiver: done(-ECONNABORTED)
+ *   expired   the lifetime ran out: ABORT (TMR), done(-ETIMEDOUT)
+ *
+ * Progress is a newly acknowledged segment: an ACK that repeats the last
+ * one (or a window alone) does not count, so a receiver cannot hold a
+ * transfer open by acknowledging the same segment forever.  Nor by
+ * acknowledging one segment at a time slowly: the lifetime allows the
+ * retry budget of one stall, timeout x (retries + 1), plus the time the
+ * segments take at the minimum rate, and never more than the maximum
+ * lifetime (rmpp_sender_set_limits()).
  *
  * The first window is one segment, as the spec asks until the receiver
  * has told us its window.
@@ -15,6 +24,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +79,8 @@ struct rmpp_sender {
 	struct mad_addr to;
 	unsigned timeout_ms, retries, tries;
 	ev_timer timer;
+	ev_timer life;			/* the whole transfer's deadline */
+	ev_tstamp started;
 	void (*done)(void *arg, int status);
 	void *arg;
 };
@@ -116,6 +128,7 @@ static void finish(struct rmpp_sender *s, int status)
 	void *arg = s->arg;
 
 	ev_timer_stop(s->loop, &s->timer);
+	ev_timer_stop(s->loop, &s->life);
 	s->done = NULL;
 	if (done)
 		done(arg, status);	/* may free s */
@@ -141,6 +154,44 @@ static void on_timeout(struct ev_loop *loop, ev_timer *w, int revents)
 		return;
 	}
 	send_window(s, s->acked + 1);
+}
+
+static void on_expired(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct rmpp_sender *s = w->data;
+
+	(void)loop;
+	(void)revents;
+	send_abort(s, RMPP_STATUS_TMR);
+	finish(s, -ETIMEDOUT);
+}
+
+unsigned rmpp_lifetime_ms(unsigned segments, unsigned timeout_ms,
+			  unsigned retries, unsigned max_ms, unsigned min_rate)
+{
+	uint64_t ms = max_ms;
+
+	if (min_rate) {
+		ms = (uint64_t)timeout_ms * (retries + 1u) +
+		     ((uint64_t)segments * 1000u + min_rate - 1) / min_rate;
+		if (max_ms && ms > max_ms)
+			ms = max_ms;
+	}
+	return ms > UINT_MAX ? UINT_MAX : (unsigned)ms;
+}
+
+void rmpp_sender_set_limits(struct rmpp_sender *s, unsigned max_ms,
+			    unsigned min_rate)
+{
+	unsigned ms = rmpp_lifetime_ms(s->segments, s->timeout_ms, s->retries,
+				       max_ms, min_rate);
+	ev_tstamp left = s->started + ms / 1000.0 - ev_now(s->loop);
+
+	ev_timer_stop(s->loop, &s->life);
+	if (!ms)
+		return;			/* no bound at all */
+	ev_timer_set(&s->life, left > 0 ? left : 0., 0.);
+	ev_timer_start(s->loop, &s->life);
 }
 
 int rmpp_send(struct rmpp_sender **out, struct ev_loop *loop,
@@ -174,7 +225,11 @@ int rmpp_send(struct rmpp_sender **out, struct ev_loop *loop,
 	s->arg = arg;
 	ev_timer_init(&s->timer, on_timeout, 0., 0.);
 	s->timer.data = s;
+	ev_timer_init(&s->life, on_expired, 0., 0.);
+	s->life.data = s;
+	s->started = ev_now(loop);
 	*out = s;
+	rmpp_sender_set_limits(s, RMPP_DEF_MAX_LIFETIME_MS, RMPP_DEF_MIN_RATE);
 	send_window(s, 1);
 	return 0;
 }
@@ -203,10 +258,11 @@ void rmpp_sender_input(struct rmpp_sender *s, const struct sa_mad *m)
 		}
 		if (seg < s->acked)
 			return;		/* stale */
+		if (seg > s->acked)
+			s->tries = 0;	/* progress; a repeated ACK is none */
 		s->acked = seg;
 		if (wl > s->window_last)
 			s->window_last = wl;
-		s->tries = 0;
 		if (s->acked >= s->segments) {
 			finish(s, 0);
 			return;
@@ -224,11 +280,18 @@ void rmpp_sender_input(struct rmpp_sender *s, const struct sa_mad *m)
 	}
 }
 
+void rmpp_sender_cancel(struct rmpp_sender *s, uint8_t status)
+{
+	send_abort(s, status);
+	finish(s, -ECANCELED);
+}
+
 void rmpp_sender_free(struct rmpp_sender *s)
 {
 	if (!s)
 		return;
 	ev_timer_stop(s->loop, &s->timer);
+	ev_timer_stop(s->loop, &s->life);
 	free(s->payload);
 	free(s);
 }

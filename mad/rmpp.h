@@ -82,8 +82,9 @@ struct rmpp_sender;
  * it when it is freed, or at once when rmpp_send fails: an SA answer of
  * megabytes is never copied (issue 10, bounded memory).  It copies the
  * rest.  done(arg, status) runs once when the receiver has acknowledged
- * the last segment (0) or the transfer was given up (-ETIMEDOUT,
- * -ECONNABORTED on ABORT/STOP from the receiver).
+ * the last segment (0) or the transfer was given up (-ETIMEDOUT: no
+ * newly acknowledged segment for `retries` timeouts, or its lifetime ran
+ * out; -ECONNABORTED on ABORT/STOP from the receiver).
  */
 int rmpp_send(struct rmpp_sender **out, struct ev_loop *loop,
 	      struct mad_engine *e, const struct sa_mad *hdr,
@@ -91,10 +92,29 @@ int rmpp_send(struct rmpp_sender **out, struct ev_loop *loop,
 	      unsigned timeout_ms, unsigned retries,
 	      void (*done)(void *arg, int status), void *arg);
 
+/*
+ * A transfer's lifetime: timeout_ms x (retries + 1), the budget of one
+ * stall, plus segments / min_rate seconds (min_rate segments acknowledged
+ * per second at least), at most max_ms (0: no maximum); min_rate 0: no
+ * rate, max_ms alone (both 0: no lifetime).  A transfer still running
+ * then is given up: ABORT (TMR), done(-ETIMEDOUT).
+ * rmpp_send() applies the defaults; rmpp_sender_set_limits() replaces
+ * them, counting from the start of the transfer.
+ */
+#define RMPP_DEF_MAX_LIFETIME_MS	60000
+#define RMPP_DEF_MIN_RATE		100	/* segments/s: 20 KB/s */
+unsigned rmpp_lifetime_ms(unsigned segments, unsigned timeout_ms,
+			  unsigned retries, unsigned max_ms, unsigned min_rate);
+void rmpp_sender_set_limits(struct rmpp_sender *s, unsigned max_ms,
+			    unsigned min_rate);
+
 /* An ACK, STOP or ABORT for this sender's transfer (same TID and peer). */
 void rmpp_sender_input(struct rmpp_sender *s, const struct sa_mad *m);
 bool rmpp_sender_matches(const struct rmpp_sender *s, uint64_t tid,
 			 const struct mad_addr *from);
+/* Give the transfer up: ABORT with `status` to the receiver, then
+ * done(-ECANCELED) (which may free the sender). */
+void rmpp_sender_cancel(struct rmpp_sender *s, uint8_t status);
 /* Stop and free (with its payload) without calling done. */
 void rmpp_sender_free(struct rmpp_sender *s);
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <infiniband/umad.h>
 
+#include "mad/sendq.h"
 #include "mad/sim_io.h"
 #include "mad/umad_io.h"
 
@@ -31,6 +32,8 @@ struct umad_io {
 	const _Atomic uint16_t *wire_tids;	/* its TID filter, or NULL */
 	uint8_t *rxbuf;			/* umad header + one MAD, pump only */
 	struct sim_conn *sim;		/* --transport ibsim: no umad at all */
+	bool serve;			/* an SM: answers others' requests */
+	struct sendq *sendq;		/* serve: sends leave from its thread */
 };
 
 static void port_info_fill(struct umad_port_info *pi, const char *ca,
@@ -125,6 +128,7 @@ int umad_io_open(struct umad_io **out, struct ev_loop *loop, uint64_t guid,
 		rc = io->portid;
 		goto fail;
 	}
+	io->serve = serve;
 	for (unsigned i = 0; i < nclasses; i++) {
 		uint8_t c = classes[i];
 		int version = c == MAD_CLASS_SA ? 2 : 1;
@@ -244,6 +248,9 @@ static int io_recv(void *ctx, void *mad, size_t *len, struct mad_addr *from,
 	return 0;
 }
 
+static int io_send_now(void *ctx, const void *mad, size_t len,
+		       const struct mad_addr *addr, int timeout_ms);
+
 /*
  * Waker thread: wait until the port has a MAD.  Under umad2sim, poll() on
  * its fake descriptor waits on the preload's queue; on hardware it is the
@@ -274,6 +281,11 @@ int umad_io_start(struct umad_io *io, umad_io_recv_cb cb, void *arg)
 			io->rxbuf = malloc(umad_size() + MAD_SIZE);
 		if (!io->rxbuf)
 			return -ENOMEM;
+		if (io->serve && !io->sendq) {
+			rc = sendq_start(&io->sendq, io_send_now, io, 0, 0);
+			if (rc < 0)
+				return rc;
+		}
 		rc = pump_start_waker(&io->pump, io->loop, io_wait, io_recv,
 				      io, io->queue_len, cb, arg);
 	}
@@ -317,6 +329,14 @@ int umad_io_stats(struct umad_io *io, struct pump_stats *out)
 	return 0;
 }
 
+int umad_io_send_stats(struct umad_io *io, struct sendq_stats *out)
+{
+	if (!io->sendq)
+		return -ENOTCONN;
+	sendq_get_stats(io->sendq, out);
+	return 0;
+}
+
 int umad_io_sim_stats(struct umad_io *io, struct sim_send_stats *out)
 {
 	if (!io->sim)
@@ -348,6 +368,7 @@ void umad_io_close(struct umad_io *io)
 	if (!io)
 		return;
 	pump_stop(io->pump);	/* joins the thread first */
+	sendq_stop(io->sendq);	/* what waits goes out first */
 	if (io->sim) {
 		sim_conn_close(io->sim);
 		free(io);
@@ -361,8 +382,9 @@ void umad_io_close(struct umad_io *io)
 	free(io);
 }
 
-static int io_send(void *ctx, const void *mad, size_t len,
-		   const struct mad_addr *addr, int timeout_ms)
+/* umad_send() itself: from the send thread when there is one. */
+static int io_send_now(void *ctx, const void *mad, size_t len,
+		       const struct mad_addr *addr, int timeout_ms)
 {
 	struct umad_io *io = ctx;
 	const struct mad_hdr *h = mad;
@@ -377,6 +399,18 @@ static int io_send(void *ctx, const void *mad, size_t len,
 	memcpy(umad_get_mad(buf), mad, len);
 	int rc = umad_send(io->portid, agent, buf, (int)len, timeout_ms, 0);
 	return rc < 0 ? rc : 0;
+}
+
+/* The loop's send: an SM's goes through its send queue (mad/sendq.h),
+ * so that a device that does not take it now cannot stop the loop. */
+static int io_send(void *ctx, const void *mad, size_t len,
+		   const struct mad_addr *addr, int timeout_ms)
+{
+	struct umad_io *io = ctx;
+
+	if (io->sendq)
+		return sendq_push(io->sendq, mad, len, addr, timeout_ms);
+	return io_send_now(ctx, mad, len, addr, timeout_ms);
 }
 
 struct mad_transport umad_io_transport(struct umad_io *io)

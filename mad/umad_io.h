@@ -9,6 +9,9 @@
  * mode).  The same design works unchanged on real hardware.  Opened with
  * umad_io_open_ibsim() instead, the port is ibsim's own protocol
  * (mad/sim_io.h): a real socket, read by the loop, and no thread.
+ * An SM's sends (umad_io_open() with `serve`) leave from a thread of
+ * their own through a bounded queue (mad/sendq.h): umad_send() may wait
+ * for the device, the loop must not.
  */
 #ifndef IBSM_MAD_UMAD_IO_H
 #define IBSM_MAD_UMAD_IO_H
@@ -82,6 +85,10 @@ int umad_io_stats(struct umad_io *io, struct pump_stats *out);
  * on the umad transport. */
 struct sim_send_stats;
 int umad_io_sim_stats(struct umad_io *io, struct sim_send_stats *out);
+/* An SM's send queue (mad/sendq.h): its counters; -ENOTCONN when the
+ * port has none (a client, or --transport ibsim). */
+struct sendq_stats;
+int umad_io_send_stats(struct umad_io *io, struct sendq_stats *out);
 /*
  * Stop the pump and close the port.  Under ibsim's umad2sim preload the
  * port's agents stay registered until the process exits: the preload

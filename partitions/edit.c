@@ -187,12 +187,79 @@ static bool member_eq(const char *a, size_t al, const char *m)
 	return !strcasecmp(buf, m);
 }
 
+/*
+ * ", member[=membership]" after the last member, [last_tb, last).
+ * When a comment follows that member on its line (after an optional
+ * ','), the comment stays with it: the ',' goes before the comment and
+ * the new member on a line of its own after it, indented as the last
+ * member's line.
+ */
+static int add_after(const char *text, size_t len, size_t end,
+		     size_t last_tb, size_t last, const char *member,
+		     const char *membership,
+		     char **out, size_t *out_len)
+{
+	size_t j = last, nl, ls = last, ib;
+	bool comma = false, own_line;
+	char ins[200];
+	int n;
+
+	while (j < end && (text[j] == ' ' || text[j] == '\t'))
+		j++;
+	if (j < end && text[j] == ',') {
+		comma = true;
+		j++;
+		while (j < end && (text[j] == ' ' || text[j] == '\t'))
+			j++;
+	}
+	nl = j;
+	while (nl < end && text[nl] != '\n')
+		nl++;
+	if (j >= end || text[j] != '#' || nl >= end) {
+		n = snprintf(ins, sizeof(ins), ", %s%s%s", member,
+			     membership ? "=" : "", membership ? membership : "");
+		return splice(text, len, last, last, ins, (size_t)n, out,
+			      out_len);
+	}
+	/* The last member's line and its indentation (when the member is
+	 * the first thing on it; else four spaces). */
+	while (ls > 0 && text[ls - 1] != '\n')
+		ls--;
+	for (ib = ls; ib < last && (text[ib] == ' ' || text[ib] == '\t'); ib++)
+		;
+	own_line = ib == last_tb && ib - ls <= 32;
+	n = snprintf(ins, sizeof(ins), "\n%.*s%s%s%s",
+		     own_line ? (int)(ib - ls) : 4, own_line ? text + ls : "    ",
+		     member, membership ? "=" : "", membership ? membership : "");
+	{
+		size_t total = len + (comma ? 0 : 1) + (size_t)n;
+		char *p = malloc(total + 1), *q = p;
+
+		if (!p)
+			return -ENOMEM;
+		memcpy(q, text, last);
+		q += last;
+		if (!comma)
+			*q++ = ',';
+		memcpy(q, text + last, nl - last);
+		q += nl - last;
+		memcpy(q, ins, (size_t)n);
+		q += n;
+		memcpy(q, text + nl, len - nl);
+		q += len - nl;
+		*q = '\0';
+		*out = p;
+		*out_len = (size_t)(q - p);
+	}
+	return 0;
+}
+
 int part_edit_set(const char *text, size_t len, const char *name,
 		  const char *member, const char *membership,
 		  char **out, size_t *out_len)
 {
 	struct part_def_span s;
-	size_t ml = strlen(member), i, after_last, ins_len;
+	size_t ml = strlen(member), i, after_last, ins_len, last_tb = 0;
 	char ins[160];
 	int rc;
 
@@ -246,10 +313,14 @@ int part_edit_set(const char *text, size_t len, const char *name,
 			}
 		}
 		after_last = te;
+		last_tb = tb;
 	}
 	/* Not there: after the last member, or right after the ':'. */
 	if (s.colon >= s.end)
 		return -EINVAL;
+	if (after_last > s.colon + 1)
+		return add_after(text, len, s.end, last_tb, after_last,
+				 member, membership, out, out_len);
 	{
 		bool first = after_last == s.colon + 1;
 		int n = snprintf(ins, sizeof(ins), "%s%s%s%s",

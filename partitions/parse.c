@@ -24,8 +24,12 @@
  *  - A last definition without ';' is still applied.
  *
  * Errors (OpenSM rejects the file): no ':' in a header, a P_Key that is no
- * number, a member that is no keyword and no non-zero number.  Warnings
- * (OpenSM accepts but guesses): unknown flags and membership words, flag
+ * number, a member that is no keyword and no non-zero number.  Errors
+ * too, though OpenSM accepts them, for typos that change what the file
+ * means: a membership word that is none of full, limited, both (OpenSM
+ * reads it as limited; defmember= likewise) and a P_Key past 16 bits
+ * (OpenSM keeps its low 15: another partition).  Warnings
+ * (OpenSM accepts but guesses): unknown flags, flag
  * values OpenSM skips or truncates, `both` without allow_both_pkeys (read
  * as full), an mgid that is not multicast (OpenSM skips the group), a
  * missing final ';'.  After an error the parser skips to the next ';' (or,
@@ -62,6 +66,7 @@ struct parser {
 	const struct part_options *opt;
 	struct part_config *c;
 	struct part_diag *d;
+	bool content;			/* anything but blanks and comments */
 	int32_t *by_pkey;		/* 0x8000 entries: part index or -1 */
 	uint16_t gen_counter;		/* OpenSM's global_pkey_counter */
 	int err;			/* -ENOMEM */
@@ -311,8 +316,10 @@ static enum part_membership membership(struct parser *p, struct span w,
 	} else if (prefix_of(w, "limited")) {
 		m = PART_LIMITED;
 	} else {
-		add_diag(p, false, col_of(p, w.b), "expected full, limited or "
-			 "both, not '%.*s'; OpenSM reads it as limited",
+		/* OpenSM reads any other word as limited: a typo of "full"
+		 * would silently demote the member. */
+		add_diag(p, true, col_of(p, w.b), "expected full, limited or "
+			 "both, not '%.*s' (OpenSM would read it as limited)",
 			 (int)span_len(w), w.b);
 		m = PART_LIMITED;
 	}
@@ -354,9 +361,13 @@ static bool header(struct parser *p, struct span h)
 					 "after '='");
 			return false;
 		}
-		if (v > 0xffff)
-			add_diag(p, false, col_of(p, id.b), "expected a P_Key of "
-				 "16 bits at most; OpenSM keeps the low 15");
+		if (v > 0xffff) {
+			/* OpenSM keeps the low 15 bits: another partition. */
+			add_diag(p, true, col_of(p, id.b), "expected a P_Key of "
+				 "16 bits at most (0x0001-0xffff), not %.*s",
+				 (int)span_len(id), id.b);
+			return false;
+		}
 		pkey = (uint16_t)v & 0x7fff;
 		if (!pkey)
 			add_diag(p, false, col_of(p, id.b), "expected a non-zero "
@@ -384,6 +395,12 @@ static bool header(struct parser *p, struct span h)
 			     prefix_of(val, "limited")))
 				p->defmember = membership(p, val, true,
 							  PART_LIMITED);
+			else if (has_val)
+				add_diag(p, true, col_of(p, val.b), "expected "
+					 "defmember=full, limited or both, not "
+					 "'%.*s' (OpenSM would skip the flag: "
+					 "members limited)", (int)span_len(val),
+					 val.b);
 			else
 				add_diag(p, false, col_of(p, flag.b), "expected "
 					 "defmember=full, limited or both; "
@@ -523,28 +540,32 @@ static void members(struct parser *p, const char *s, const char *e)
 		unsigned col = col_of(p, name.b);
 		if (prefix_of(name, "NONE"))
 			continue;
-		enum part_membership m = membership(p, val, has_val,
-						    p->defmember);
-		if (prefix_of(name, "ALL"))
-			add_member(p, PART_M_ALL, 0, m, col);
-		else if (prefix_of(name, "ALL_CAS"))
-			add_member(p, PART_M_ALL_CAS, 0, m, col);
-		else if (prefix_of(name, "ALL_SWITCHES"))
-			add_member(p, PART_M_ALL_SWITCHES, 0, m, col);
-		else if (prefix_of(name, "ALL_ROUTERS"))
-			add_member(p, PART_M_ALL_ROUTERS, 0, m, col);
-		else if (prefix_of(name, "SELF"))
-			add_member(p, PART_M_SELF, 0, m, col);
-		else {
-			uint64_t g = span_num(name, &ok, &full);
+		enum part_member_kind kind;
+		uint64_t g = 0;
 
-			if (!full || !g)
+		if (prefix_of(name, "ALL"))
+			kind = PART_M_ALL;
+		else if (prefix_of(name, "ALL_CAS"))
+			kind = PART_M_ALL_CAS;
+		else if (prefix_of(name, "ALL_SWITCHES"))
+			kind = PART_M_ALL_SWITCHES;
+		else if (prefix_of(name, "ALL_ROUTERS"))
+			kind = PART_M_ALL_ROUTERS;
+		else if (prefix_of(name, "SELF"))
+			kind = PART_M_SELF;
+		else {
+			kind = PART_M_GUID;
+			g = span_num(name, &ok, &full);
+			if (!full || !g) {
 				add_diag(p, true, col, "expected a port GUID (a "
 					 "non-zero number) or ALL, ALL_CAS, "
 					 "ALL_SWITCHES, ALL_ROUTERS, SELF, NONE");
-			else
-				add_member(p, PART_M_GUID, g, m, col);
+				(void)membership(p, val, has_val, p->defmember);
+				continue;
+			}
 		}
+		add_member(p, kind, g, membership(p, val, has_val,
+						  p->defmember), col);
 	}
 }
 
@@ -558,6 +579,7 @@ static void parse_line(struct parser *p, const char *b, const char *e)
 			s++;
 		if (s == e)
 			break;
+		p->content = true;
 		const char *semi = memchr(s, ';', (size_t)(e - s));
 		const char *se = semi ? semi : e;
 
@@ -699,6 +721,18 @@ int part_parse(const char *file, const char *text, size_t len,
 	if (rc)
 		goto fail;
 	free(p.by_pkey);
+	if (!p.content) {
+		/* OpenSM finds no definition, takes the file as in error
+		 * and falls back to its configuration without a file. */
+		p.lineno = 1;
+		p.line = text;
+		add_diag(&p, false, 1, "expected a partition definition: the "
+			 "file has none, so every port is a full member of the "
+			 "default partition, as OpenSM does without a file");
+		part_config_free(out);
+		rc = p.err ? p.err : part_config_default(out);
+		snprintf(out->file, sizeof(out->file), "%s", file ? file : "");
+	}
 	return rc;
 fail:
 	free(p.by_pkey);
@@ -709,14 +743,24 @@ fail:
 int part_load(const char *path, const struct part_options *opt,
 	      struct part_config *out, struct part_diag *diag)
 {
+	return part_load_stamped(path, opt, out, diag, NULL);
+}
+
+int part_load_stamped(const char *path, const struct part_options *opt,
+		      struct part_config *out, struct part_diag *diag,
+		      struct file_stamp *st)
+{
 	char *buf;
 	size_t got;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	memset(diag, 0, sizeof(*diag));
-	/* a partitions.conf, not a disk */
-	rc = read_file_max(path, 64 << 20, &buf, &got);
+	if (st)
+		memset(st, 0, sizeof(*st));
+	/* A partitions.conf, not a disk; read whole while no one writes
+	 * it (a copy over it in progress is read again). */
+	rc = read_file_stable(path, 64 << 20, PART_READ_TRIES, &buf, &got, st);
 	if (rc < 0)
 		return rc;
 	rc = part_parse(path, buf, got, opt, out, diag);

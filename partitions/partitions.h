@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 #define PART_PKEY_DEFAULT	0x7fff
 #define PART_FULL_BIT		0x8000
@@ -103,7 +103,9 @@ struct part_options {
  * Parse `len` bytes of a partitions.conf named `file` (for messages).
  * On success *out holds the partitions (the default partition added when
  * the file defines none with 0x7fff, as OpenSM does, and the SM's port
- * always a full member of it).  On errors returns -EINVAL with every
+ * always a full member of it).  A file with no definition at all (empty,
+ * blanks, comments) is what OpenSM makes of it: part_config_default(),
+ * with a warning.  On errors returns -EINVAL with every
  * error in diag and *out empty (the caller keeps its previous
  * configuration); warnings are in diag either way.  The caller frees
  * diag (part_diag_free) in every case, *out on success.
@@ -111,9 +113,17 @@ struct part_options {
 int part_parse(const char *file, const char *text, size_t len,
 	       const struct part_options *opt, struct part_config *out,
 	       struct part_diag *diag);
-/* Read and parse a file (the only I/O of the library). */
+/* Read and parse a file (the only I/O of the library).  A file that
+ * changes while it is read is read again, PART_READ_TRIES times in all
+ * (-EAGAIN when it never holds still). */
 int part_load(const char *path, const struct part_options *opt,
 	      struct part_config *out, struct part_diag *diag);
+/* part_load(), and the stamp of the file as read (may be NULL). */
+struct file_stamp;
+int part_load_stamped(const char *path, const struct part_options *opt,
+		      struct part_config *out, struct part_diag *diag,
+		      struct file_stamp *st);
+#define PART_READ_TRIES		5
 /* What OpenSM does without a file: Default=0x7fff,ipoib : ALL=full ; */
 int part_config_default(struct part_config *out);
 void part_config_free(struct part_config *c);
@@ -132,6 +142,8 @@ struct part_drop {
 
 /* Drops described one by one in a report; the rest are only counted. */
 #define PART_DROP_DETAIL	64
+/* Likewise the GUID members that name no port of the fabric. */
+#define PART_UNKNOWN_DETAIL	16
 
 /* The resolution's account of what it did (the daemon logs it). */
 struct part_resolve_report {
@@ -142,6 +154,10 @@ struct part_resolve_report {
 	unsigned moved;			/* keys kept but not at their index */
 	unsigned n_drops;		/* drops[] filled, <= PART_DROP_DETAIL */
 	struct part_drop drops[PART_DROP_DETAIL];	/* the first drops */
+	unsigned n_unknown;		/* unknown[] filled */
+	/* the first GUID members that name no end port (point into the
+	 * configuration resolved: its line and column, its GUID) */
+	const struct part_member *unknown[PART_UNKNOWN_DETAIL];
 };
 
 /* How to resolve (opensm.conf keys). */
@@ -184,6 +200,14 @@ struct part_resolve_opts {
 int part_resolve_opts(const struct part_config *c, struct fabric *f,
 		      uint64_t sm_port_guid, const struct part_resolve_opts *o,
 		      struct part_resolve_report *rep);
+/*
+ * How many partitions other than the default have a member naming some
+ * end port of `f` other than the SM's own (SELF does not count): what
+ * would still hold hosts apart.  Pure (writes nothing).  >= 0 or
+ * -ENOMEM.
+ */
+int part_reach(const struct part_config *c, const struct fabric *f);
+
 /* part_resolve_opts() with OpenSM's defaults (keep_pkey_indexes TRUE). */
 int part_resolve(const struct part_config *c, struct fabric *f,
 		 uint64_t sm_port_guid, struct part_resolve_report *rep);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "routing/engines.h"
 #include "routing/incr.h"
 
 /* LIDs on the model: switch port 0 and CA/router ports, LMC ranges. */
@@ -209,7 +210,9 @@ int routing_merge_incremental(const struct fabric *f,
 	}
 	out->n_layers = full->n_layers;
 	out->engine = full->engine;
-	memcpy(out->summary, full->summary, sizeof(out->summary));
+	/* the summary's figures are the engine's, of its full tables */
+	routing_fmt(out->summary, sizeof(out->summary), "incremental merge;"
+		    " the engine's full tables: %s", full->summary);
 	memcpy(out->fallback, full->fallback, sizeof(out->fallback));
 	st->blocks_incr = routing_blocks_differing(prev, out);
 	st->blocks_full = routing_blocks_differing(prev, full);

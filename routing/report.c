@@ -303,9 +303,28 @@ static void one_lid(struct rep *v, struct routing_report *rep, uint16_t lid,
 	}
 }
 
-int routing_report_compute(const struct fabric *f,
-			   const struct routing_result *r,
-			   struct routing_report *rep)
+/* The busiest channel: switch k's port p, load l. */
+static void note_busiest(const struct rep *v, struct routing_report *rep,
+			 size_t k, unsigned p)
+{
+	const struct fab_node *n = fabric_node(v->f, v->sw_node[k]);
+	const struct fab_port *pt = &n->ports[p];
+	const struct fab_node *m = fabric_node(v->f, pt->peer_node);
+
+	rep->busiest_guid = n->guid;
+	rep->busiest_port = (uint8_t)p;
+	snprintf(rep->busiest_desc, sizeof(rep->busiest_desc), "%s",
+		 n->has_desc ? n->desc : "");
+	rep->busiest_peer_guid = m->guid;
+	rep->busiest_peer_port = pt->peer_port;
+	snprintf(rep->busiest_peer_desc, sizeof(rep->busiest_peer_desc), "%s",
+		 m->has_desc ? m->desc : "");
+}
+
+/* The whole report, or (loads_only) the load part alone: the same code,
+ * so the same figures. */
+static int compute(const struct fabric *f, const struct routing_result *r,
+		   struct routing_report *rep, bool loads_only)
 {
 	struct rep v = { .f = f, .r = r };
 	uint16_t layers_seen = 0;
@@ -319,14 +338,16 @@ int routing_report_compute(const struct fabric *f,
 	snprintf(rep->fallback, sizeof(rep->fallback), "%s", r->fallback);
 	rep->n_layers = r->n_layers;
 
-	rc = routing_check(f, r, &rep->check);
-	if (rc == 0)
-		rc = routing_check_cdg(f, r, &rep->cdg);
-	if (rc < 0)
-		return rc;
-	rep->cdg_required = routing_claims_deadlock_free(r);
+	if (!loads_only) {
+		rc = routing_check(f, r, &rep->check);
+		if (rc == 0)
+			rc = routing_check_cdg(f, r, &rep->cdg);
+		if (rc < 0)
+			return rc;
+		rep->cdg_required = routing_claims_deadlock_free(r);
+	}
 	rc = setup(&v, rep);
-	if (rc == 0)
+	if (rc == 0 && !loads_only)
 		rc = distances(&v);
 	if (rc < 0)
 		goto out;
@@ -367,8 +388,10 @@ int routing_report_compute(const struct fabric *f,
 				continue;
 			rep->channels_used++;
 			rep->load_total += l;
-			if (l > rep->load_max)
+			if (l > rep->load_max) {
 				rep->load_max = l;
+				note_busiest(&v, rep, k, p);
+			}
 		}
 	}
 	if (rep->channels_used) {
@@ -389,6 +412,32 @@ int routing_report_compute(const struct fabric *f,
 out:
 	rep_free(&v);
 	return rc;
+}
+
+int routing_report_compute(const struct fabric *f,
+			   const struct routing_result *r,
+			   struct routing_report *rep)
+{
+	return compute(f, r, rep, false);
+}
+
+int routing_report_load(const struct fabric *f,
+			const struct routing_result *r,
+			struct routing_report *rep)
+{
+	return compute(f, r, rep, true);
+}
+
+int routing_report_busiest(const struct routing_report *rep, char *buf,
+			   size_t len)
+{
+	if (!rep->busiest_guid)
+		return snprintf(buf, len, "none");
+	return snprintf(buf, len, "0x%016" PRIx64 " \"%s\" port %u -> 0x%016"
+			PRIx64 " \"%s\" port %u, %" PRIu64 " routes",
+			rep->busiest_guid, rep->busiest_desc, rep->busiest_port,
+			rep->busiest_peer_guid, rep->busiest_peer_desc,
+			rep->busiest_peer_port, rep->load_max);
 }
 
 bool routing_claims_deadlock_free(const struct routing_result *r)
@@ -475,6 +524,12 @@ size_t routing_report_text(const struct routing_report *rep, char *buf,
 	put(&o, "load: %" PRIu64 " routes, %" PRIu64 " channels used, max %"
 	    PRIu64 " mean %.1f, max/ideal %.2f\n", rep->routes,
 	    rep->channels_used, rep->load_max, rep->load_mean, rep->ratio);
+	{
+		char b[256];
+
+		routing_report_busiest(rep, b, sizeof(b));
+		put(&o, "busiest: %s\n", b);
+	}
 	if (rep->has_stretch)
 		put(&o, "hops: mean %.2f max %u, shortest mean %.2f, stretch "
 		    "%.3f, at most %u extra\n", rep->hops_mean, rep->hops_max,
@@ -532,6 +587,16 @@ size_t routing_report_json(const struct routing_report *rep, char *buf,
 	    rep->switches, rep->ports, rep->dest_lids, rep->channels,
 	    rep->channels_used, rep->routes, rep->load_total, rep->load_max,
 	    rep->load_mean, rep->ratio);
+	if (rep->busiest_guid) {
+		put(&o, ",\n  \"busiest\":{\"switch\":\"0x%016" PRIx64
+		    "\",\"desc\":", rep->busiest_guid);
+		put_json_str(&o, rep->busiest_desc);
+		put(&o, ",\"port\":%u,\"peer\":\"0x%016" PRIx64 "\",\"peer_desc\":",
+		    rep->busiest_port, rep->busiest_peer_guid);
+		put_json_str(&o, rep->busiest_peer_desc);
+		put(&o, ",\"peer_port\":%u,\"load\":%" PRIu64 "}",
+		    rep->busiest_peer_port, rep->load_max);
+	}
 	put(&o, ",\n  \"hops_mean\":%.4f,\n  \"hops_max\":%u", rep->hops_mean,
 	    rep->hops_max);
 	if (rep->has_stretch)

@@ -1,5 +1,5 @@
 /*
- * report.h - the quality of a routing result, as issue 15 measures it.
+ * report.h - the quality of a routing result.
  *
  * Traffic model: every CA/router port that has a LID and an up link to a
  * switch sends one route to every CA/router LID (all-to-all, every LID of
@@ -38,6 +38,13 @@ struct routing_report {
 	uint64_t load_max;
 	double load_mean;		/* load_total / channels_used */
 	double ratio;			/* load_max / load_mean (1.0 = ideal) */
+	/* the busiest channel (the first with load_max, in node and port
+	 * order): its switch and port, the switch at its far end and that
+	 * switch's port, by GUID and node description; busiest_guid 0 when
+	 * no channel has load */
+	uint64_t busiest_guid, busiest_peer_guid;
+	uint8_t busiest_port, busiest_peer_port;
+	char busiest_desc[65], busiest_peer_desc[65];
 
 	/* hops (switch to switch) against shortest paths, per delivered route */
 	bool has_stretch;		/* false: too many switches for the table */
@@ -73,6 +80,24 @@ struct routing_report {
 int routing_report_compute(const struct fabric *f,
 			   const struct routing_result *r,
 			   struct routing_report *rep);
+
+/*
+ * Only the all-to-all load of `rep` (routes, channels, load_*, ratio,
+ * busiest_*; the rest zero), computed as routing_report_compute() does:
+ * the figure the daemon logs for the tables it programs is the one the
+ * report shows for them.  Cost O(switches x LIDs).  0 or -ENOMEM.
+ */
+int routing_report_load(const struct fabric *f,
+			const struct routing_result *r,
+			struct routing_report *rep);
+
+/*
+ * The busiest channel as text: 0xGUID "description" port P -> 0xGUID
+ * "description" port Q, N routes (always NUL-terminated; "none" when no
+ * channel has load).  Returns what snprintf returns.
+ */
+int routing_report_busiest(const struct routing_report *rep, char *buf,
+			   size_t len);
 
 /*
  * Whether the tables claim deadlock freedom, so that a cycle in a layer's

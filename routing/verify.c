@@ -23,7 +23,9 @@
  */
 #include "config.h"
 
+#include <endian.h>
 #include <errno.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +59,8 @@ struct verify {
 	uint32_t *exit_off;	/* exits of switch k: exit[exit_off[k] + p] */
 	struct exit *exit;
 	uint32_t *nsrc;		/* source ports per switch */
+	uint32_t *cap;		/* LinearFDBCap per switch, 0: unknown */
+	size_t min_cap;		/* smallest of them, SIZE_MAX: none */
 	struct owner *own;	/* per LID */
 	uint8_t *blk;		/* S x BLK table entries */
 	uint8_t *state;
@@ -132,6 +136,7 @@ static void verify_free(struct verify *v)
 	free(v->exit_off);
 	free(v->exit);
 	free(v->nsrc);
+	free(v->cap);
 	free(v->own);
 	scratch_free(v);
 }
@@ -149,10 +154,12 @@ static int setup(struct verify *v)
 	v->exit_off = malloc((S + 1) * sizeof(*v->exit_off));
 	v->exit = malloc((n_exit + 1) * sizeof(*v->exit));
 	v->nsrc = calloc(S + 1, sizeof(*v->nsrc));
+	v->cap = calloc(S + 1, sizeof(*v->cap));
 	v->own = malloc((top + 1) * sizeof(*v->own));
-	if (!v->sw_node || !v->exit_off || !v->exit || !v->nsrc || !v->own ||
-	    scratch_alloc(v) < 0)
+	if (!v->sw_node || !v->exit_off || !v->exit || !v->nsrc || !v->cap ||
+	    !v->own || scratch_alloc(v) < 0)
 		return -ENOMEM;
+	v->min_cap = SIZE_MAX;
 
 	for (size_t l = 0; l <= top; l++)
 		v->own[l].node = FAB_NONE;
@@ -166,6 +173,10 @@ static int setup(struct verify *v)
 
 			v->sw_node[k] = (int32_t)i;
 			v->exit_off[k] = (uint32_t)n_exit;
+			if (n->has_switch_info)
+				v->cap[k] = be16toh(n->si.lft_cap);
+			if (v->cap[k] && v->cap[k] < v->min_cap)
+				v->min_cap = v->cap[k];
 			for (unsigned p = 0; p <= n->num_ports; p++) {
 				const struct fab_port *pt = &n->ports[p];
 				struct exit *e = &v->exit[n_exit + p];
@@ -203,16 +214,22 @@ static int setup(struct verify *v)
 	return 0;
 }
 
-/* Copy LFT entries base .. base + BLK - 1 of every switch into v->blk. */
+/*
+ * Copy LFT entries base .. base + BLK - 1 of every switch into v->blk.
+ * A switch holds no entry at or past its LinearFDBCap: it drops packets
+ * for such LIDs whatever the computed table says.
+ */
 static void load_block(struct verify *v, size_t base)
 {
 	for (size_t k = 0; k < v->S; k++) {
 		const struct lft *t = &v->r->lft[v->sw_node[k]];
 		uint8_t *b = v->blk + k * BLK;
-		size_t n = 0;
+		size_t n = 0, top = t->top;
 
-		if (t->port && base <= t->top) {
-			n = (size_t)t->top + 1 - base;
+		if (v->cap[k] && top >= v->cap[k])
+			top = v->cap[k] - 1u;
+		if (t->port && base <= top) {
+			n = top + 1 - base;
 			if (n > BLK)
 				n = BLK;
 			memcpy(b, t->port + base, n);
@@ -338,9 +355,16 @@ static void *check_range(void *arg)
 		size_t base = b * BLK;
 
 		load_block(v, base);
-		for (size_t l = base ? base : 1; l < base + BLK && l <= top; l++)
-			if (v->own[l].node != FAB_NONE)
-				check_lid(v, l, &j->c);
+		for (size_t l = base ? base : 1; l < base + BLK && l <= top; l++) {
+			if (v->own[l].node == FAB_NONE)
+				continue;
+			if (l >= v->min_cap) {
+				j->c.past_cap++;
+				if (!j->c.cap_lid)
+					j->c.cap_lid = (uint16_t)l;
+			}
+			check_lid(v, l, &j->c);
+		}
 	}
 	return NULL;
 }
@@ -384,6 +408,9 @@ int routing_check(const struct fabric *f, const struct routing_result *r,
 		c->unreachable += x->unreachable;
 		c->loops += x->loops;
 		c->misrouted += x->misrouted;
+		c->past_cap += x->past_cap;
+		if (!c->cap_lid)
+			c->cap_lid = x->cap_lid;
 		c->hop_sum += x->hop_sum;
 		if (x->max_hops > c->max_hops)
 			c->max_hops = x->max_hops;

@@ -15,6 +15,10 @@ struct routing_check {
 	uint64_t unreachable;	/* ran into LFT_NO_PATH or a port that is down */
 	uint64_t loops;		/* came back to a switch already on the path */
 	uint64_t misrouted;	/* left the fabric at a port not owning the LID */
+	uint64_t past_cap;	/* assigned LIDs at or past some switch's
+				 * LinearFDBCap (no entry for them there; the
+				 * paths to them count as unreachable too) */
+	uint16_t cap_lid;	/* the first of them, 0: none */
 	uint64_t hop_sum;	/* switch-to-switch hops over the good pairs */
 	unsigned max_hops;
 	/* the first failure found, for the message: LID and source switch */
@@ -32,7 +36,9 @@ static inline uint64_t routing_check_failures(const struct routing_check *c)
  * switch, to every assigned LID (CA/router port ranges and switch LIDs)
  * through the tables in `r`, and count how each walk ends.  The walk
  * arrives when a switch forwards to port 0 for its own LID or out of the
- * port linked to the CA/router port owning the LID.  Cost: one step per
+ * port linked to the CA/router port owning the LID.  A switch has no
+ * entry for a LID at or past its LinearFDBCap (SwitchInfo): a walk that
+ * needs one is unreachable, and each such LID counts in past_cap.  Cost: one step per
  * switch and LID (each switch's outcome for a LID is computed once).
  * Returns 0 or -ENOMEM.
  */

@@ -25,6 +25,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -92,20 +93,36 @@ long ctl_line(const char *buf, size_t len, size_t *line_len)
 
 static const char *const level_names[] = { "err", "warn", "info", "debug" };
 
-static int parse_level(const char *w, size_t n)
+/*
+ * loglevel's argument: a level by name, or a number (decimal or 0x hex,
+ * 0-255) read as OpenSM's log flags (-D, log_flags, OpenSM's console
+ * loglevel), mapped as -D is (cfg_log_level_of_flags()); *flags is that
+ * number, or -1 for a name.  Returns the level or -1.
+ */
+static int parse_level(const char *w, size_t n, int *flags)
 {
 	static const struct { const char *name; int level; } words[] = {
 		{ "err", LOG_LVL_ERR }, { "error", LOG_LVL_ERR },
-		{ "0", LOG_LVL_ERR }, { "warn", LOG_LVL_WARN },
-		{ "warning", LOG_LVL_WARN }, { "1", LOG_LVL_WARN },
-		{ "info", LOG_LVL_INFO }, { "2", LOG_LVL_INFO },
-		{ "debug", LOG_LVL_DEBUG }, { "3", LOG_LVL_DEBUG },
+		{ "warn", LOG_LVL_WARN }, { "warning", LOG_LVL_WARN },
+		{ "info", LOG_LVL_INFO }, { "debug", LOG_LVL_DEBUG },
 	};
+	char num[8], *end;
+	unsigned long v;
 
+	*flags = -1;
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
 		if (strlen(words[i].name) == n && !memcmp(words[i].name, w, n))
 			return words[i].level;
-	return -1;
+	if (n == 0 || n >= sizeof(num) || !isdigit((unsigned char)w[0]))
+		return -1;
+	memcpy(num, w, n);
+	num[n] = 0;
+	errno = 0;
+	v = strtoul(num, &end, 0);
+	if (errno || *end || v > 0xff)
+		return -1;
+	*flags = (int)v;
+	return cfg_log_level_of_flags((unsigned)v);
 }
 
 static bool word_is(const char *w, size_t n, const char *s)
@@ -174,14 +191,21 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req,
 		req->cmd = CTL_CMD_REROUTE;
 	} else if (word_is(w[0], wl[0], "loglevel")) {
 		req->cmd = CTL_CMD_LOGLEVEL;
-		if (nw != 2 || (req->level = parse_level(w[1], wl[1])) < 0) {
+		if (nw != 2 ||
+		    (req->level = parse_level(w[1], wl[1], &req->flags)) < 0) {
 			snprintf(err, errlen, "loglevel: expected one level: err,"
-				 " warn, info or debug (or 0-3)");
+				 " warn, info or debug, or OpenSM's log flags"
+				 " 0-255 (-D, e.g. 0x03: info)");
 			return -EINVAL;
 		}
 	} else if (word_is(w[0], wl[0], "reload")) {
-		NOARGS("reload");
 		req->cmd = CTL_CMD_RELOAD;
+		if (nw > 2 || (nw == 2 && !(req->force = word_is(w[1], wl[1],
+								 "force")))) {
+			snprintf(err, errlen, "reload: expected 'reload' or"
+				 " 'reload force'");
+			return -EINVAL;
+		}
 	} else if (word_is(w[0], wl[0], "dump-config")) {
 		NOARGS("dump-config");
 		req->cmd = CTL_CMD_DUMP_CONFIG;
@@ -491,55 +515,63 @@ static int cmd_resweep(struct sm *sm, bool heavy, struct ctl_answer *a)
  * adds is forgetting what each switch's LFT holds (sm/program.c's
  * images), so that every block is sent again instead of only those the
  * SM believes changed: a switch whose table was changed behind the SM's
- * back gets it back.  Images are only forgotten between sweeps (a sweep
- * in progress programs from them).
+ * back gets it back.  Images are only forgotten between heavy sweeps (one
+ * in progress programs from them): during one, the heavy sweep that
+ * follows it forgets them when it starts (sm->reroute_pending).
  */
 static int cmd_reroute(struct sm *sm, struct ctl_answer *a)
 {
-	const struct fabric *f = &sm->fabric;
-	unsigned n = 0;
-	bool busy = sm->sweep || sm->light;
+	unsigned n;
 
 	if (!sweeps_allowed(sm))
 		return answer_end(a, false, "no sweep: the SM is %s",
 				  sm_state_name(sm->state));
-	if (!sm->sweep && sm->images)
-		for (size_t i = 0; i < f->n_nodes; i++)
-			if (f->nodes[i].type == NODE_TYPE_SWITCH) {
-				lft_images_forget(sm->images, f->nodes[i].guid);
-				n++;
-			}
+	if (sm->sweep) {
+		sm->reroute_pending = true;
+		log_info("control socket: reroute: heavy sweep requested after"
+			 " the sweep in progress, every LFT sent whole then");
+		sm_event(sm, SM_EV_CHANGE);
+		return answer_end(a, true, "heavy sweep requested after the"
+				  " sweep in progress: routes computed again,"
+				  " every switch's LFT sent whole then");
+	}
+	n = sweep_forget_lfts(sm);
 	log_info("control socket: reroute: heavy sweep requested, LFTs of %u"
 		 " switches sent whole", n);
 	sm_event(sm, SM_EV_CHANGE);
 	return answer_end(a, true, "heavy sweep requested: routes computed"
-			  " again, LFTs of %u switches sent whole%s", n, busy ?
+			  " again, LFTs of %u switches sent whole%s", n,
+			  sm->light || sm->quick ?
 			  " (after the sweep in progress)" : "");
 }
 
-static int cmd_loglevel(struct sm *sm, int level, struct ctl_answer *a)
+static int cmd_loglevel(struct sm *sm, int level, int flags,
+			struct ctl_answer *a)
 {
 	enum log_level was = sm->cfg.log_level;
+	char how[48] = "";
 
+	if (flags >= 0)
+		snprintf(how, sizeof(how), " (OpenSM log flags 0x%02x)", flags);
 	sm->cfg.log_level = (enum log_level)level;
 	log_set_level(sm->cfg.log_level);
-	log_info("control socket: log level %s -> %s",
+	log_info("control socket: log level %s -> %s%s",
 		 was <= LOG_LVL_DEBUG ? level_names[was] : "?",
-		 level_names[level]);
-	return answer_end(a, true, "log level %s -> %s",
+		 level_names[level], how);
+	return answer_end(a, true, "log level %s -> %s%s",
 			  was <= LOG_LVL_DEBUG ? level_names[was] : "?",
-			  level_names[level]);
+			  level_names[level], how);
 }
 
-static int cmd_reload(struct sm *sm, struct ctl_answer *a)
+static int cmd_reload(struct sm *sm, bool force, struct ctl_answer *a)
 {
 	struct cfg_msgs rep = { NULL, 0 };
 	size_t errors = 0;
 	int rc;
 	bool files = (sm->conf && sm->conf->file) || sm->cfg.partition_config;
 
-	log_info("control socket: reload requested");
-	rc = sm_reload(sm, &rep);
+	log_info("control socket: reload%s requested", force ? " force" : "");
+	rc = sm_reload_force(sm, &rep, force);
 	for (size_t i = 0; i < rep.n; i++) {
 		ctl_line_add(a, "%s", rep.msg[i]);
 		errors += !strncmp(rep.msg[i], "error: ", 7);
@@ -642,8 +674,10 @@ static int cmd_help(struct ctl_answer *a)
 	ctl_line_add(a, "status                 state, sweeps, timings, counts");
 	ctl_line_add(a, "resweep [heavy|light]  ask for a sweep (default heavy)");
 	ctl_line_add(a, "reroute                heavy sweep, every LFT sent whole");
-	ctl_line_add(a, "loglevel LEVEL         err, warn, info or debug");
-	ctl_line_add(a, "reload                 as SIGHUP, with its outcome");
+	ctl_line_add(a, "loglevel LEVEL         err, warn, info or debug, or"
+		     " OpenSM's -D flags (0x03: info)");
+	ctl_line_add(a, "reload [force]         as SIGHUP, with its outcome; force:"
+		     " also a partitions file that drops every partition");
 	ctl_line_add(a, "dump-config            the keys in force and their source");
 	ctl_line_add(a, "sms                    every SM known from SMInfo");
 	ctl_line_add(a, "routes report [json]   quality of the routes in force");
@@ -661,9 +695,9 @@ int ctl_execute(struct sm *sm, const struct ctl_request *req,
 	case CTL_CMD_REROUTE:
 		return cmd_reroute(sm, a);
 	case CTL_CMD_LOGLEVEL:
-		return cmd_loglevel(sm, req->level, a);
+		return cmd_loglevel(sm, req->level, req->flags, a);
 	case CTL_CMD_RELOAD:
-		return cmd_reload(sm, a);
+		return cmd_reload(sm, req->force, a);
 	case CTL_CMD_DUMP_CONFIG:
 		return cmd_dump_config(sm, a);
 	case CTL_CMD_HELP:
@@ -694,11 +728,16 @@ bool ctl_peer_allowed(uid_t peer, uid_t owner)
 
 int sm_reload(struct sm *sm, struct cfg_msgs *report)
 {
+	return sm_reload_force(sm, report, false);
+}
+
+int sm_reload_force(struct sm *sm, struct cfg_msgs *report, bool force)
+{
 	int rc = 0, r;
 
 	if (sm->reload)
 		rc = sm->reload(sm, report);
-	r = sm_parts_reload(sm, report);
+	r = sm_parts_reload_force(sm, report, force);
 	if (rc == 0)
 		rc = r;
 	sm_event(sm, SM_EV_CHANGE);

@@ -54,7 +54,10 @@ struct ctl_request {
 	enum ctl_cmd cmd;
 	bool	 heavy;			/* resweep: heavy (default) or light */
 	int	 level;			/* loglevel: enum log_level */
+	int	 flags;			/* loglevel N: OpenSM's log flags N,
+					 * else -1 */
 	bool	 json;			/* routes report json */
+	bool	 force;			/* reload force */
 };
 
 /*
@@ -119,5 +122,8 @@ void ctl_stop(struct sm *sm);
  */
 struct cfg_msgs;
 int  sm_reload(struct sm *sm, struct cfg_msgs *report);
+/* sm_reload(); with `force` a partitions file that drops every partition
+ * or member in force is applied too (`reload force`). */
+int  sm_reload_force(struct sm *sm, struct cfg_msgs *report, bool force);
 
 #endif /* IBSM_SM_CTL_H */

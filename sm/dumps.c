@@ -15,7 +15,7 @@
 #include "sm/dumps.h"
 #include "config/fileutil.h"
 #include "sm/sm.h"
-#include "sm/topo_dump.h"
+#include "model/topo_dump.h"
 
 static const char *lst_type(const struct fabric *f, int32_t id)
 {
@@ -138,8 +138,22 @@ static const char *state_str(unsigned s)
 	return s < 5 ? names[s] : "???";
 }
 
+/*
+ * 0, or why a write to fp failed: stdio keeps only a flag, errno still
+ * says what the last failed write(2) met (ENOSPC on a full disk, EDQUOT,
+ * EIO), and nothing between it and here sets errno (the dumpers clear it
+ * first and make no other library call that fails).
+ */
+static int stream_error(FILE *fp)
+{
+	if (!ferror(fp))
+		return 0;
+	return errno ? -errno : -EIO;
+}
+
 int dump_subnet_lst(const struct fabric *f, FILE *fp)
 {
+	errno = 0;
 	for (size_t i = 0; i < f->n_nodes; i++) {
 		const struct fab_node *n = &f->nodes[i];
 
@@ -164,7 +178,7 @@ int dump_subnet_lst(const struct fabric *f, FILE *fp)
 			fwrite(line, 1, (size_t)(e - line), fp);
 		}
 	}
-	return ferror(fp) ? -EIO : 0;
+	return stream_error(fp);
 }
 
 struct lid_owner {
@@ -178,6 +192,7 @@ int dump_lfts(const struct fabric *f, const struct routing_result *r, FILE *fp)
 
 	if (!owner)
 		return -ENOMEM;
+	errno = 0;
 	for (unsigned l = 0; l <= f->max_lid; l++)
 		owner[l].node = FAB_NONE;
 	for (size_t i = 0; i < f->n_nodes; i++) {
@@ -226,7 +241,7 @@ int dump_lfts(const struct fabric *f, const struct routing_result *r, FILE *fp)
 		fprintf(fp, "%u lids dumped\n", dumped);
 	}
 	free(owner);
-	return ferror(fp) ? -EIO : 0;
+	return stream_error(fp);
 }
 
 struct lfts_arg {

@@ -450,7 +450,8 @@ struct lport {
 	uint16_t cur;		/* current LID from PortInfo, 0: none */
 	uint16_t cmin, cmax;	/* cache entry, cmin 0: none */
 	uint16_t lid;		/* result, 0: not yet */
-	uint8_t  lmc;
+	uint8_t  lmc;		/* this round's LMC: want, or less */
+	uint8_t  want;		/* the policy's LMC for this port */
 };
 
 static int cmp_lport(const void *a, const void *b)
@@ -509,7 +510,7 @@ static size_t collect_ports(struct fabric *f, uint8_t lmc, struct lport *v)
 				.port = pt,
 				.seq = (uint32_t)n,
 				.cur = pt->valid ? be16toh(pt->pi.lid) : 0,
-				.lmc = switch_enhanced_port0(nd) ? lmc : 0,
+				.want = switch_enhanced_port0(nd) ? lmc : 0,
 			};
 			n++;
 			continue;
@@ -524,7 +525,7 @@ static size_t collect_ports(struct fabric *f, uint8_t lmc, struct lport *v)
 				.port = pt,
 				.seq = (uint32_t)n,
 				.cur = be16toh(pt->pi.lid),
-				.lmc = lmc,
+				.want = lmc,
 			};
 			n++;
 		}
@@ -541,12 +542,12 @@ static size_t collect_ports(struct fabric *f, uint8_t lmc, struct lport *v)
  */
 static unsigned find_free(const struct lid_bitmap *used,
 			  const struct lid_bitmap *avoid, unsigned lmc,
-			  unsigned *cursor)
+			  unsigned limit, unsigned *cursor)
 {
 	unsigned size = 1u << lmc;
 	unsigned b = *cursor ? *cursor : size;	/* LID 0 is never valid */
 
-	for (; b + size - 1 <= LID_UNICAST_MAX; b += size) {
+	for (; b + size - 1 <= limit; b += size) {
 		if (bm_any(used, b, size))
 			continue;
 		if (avoid && bm_any(avoid, b, size))
@@ -633,12 +634,12 @@ static void update_cache(struct lid_cache *c, const struct lport *v, size_t n,
 /* Pass 1: the cache, for every port before any current LID. */
 static void pass_cache(const struct lid_cache *c, const struct lid_policy *p,
 		       struct lport *v, size_t n, struct lid_bitmap *used,
-		       struct lid_report *r)
+		       unsigned limit, struct lid_report *r)
 {
 	for (size_t i = 0; c && !p->reassign && i < n; i++) {
 		struct lport *lp = &v[i];
 
-		if (lp->lid || !lp->cmin ||
+		if (lp->lid || !lp->cmin || lp->cmax > limit ||
 		    (unsigned)(lp->cmax - lp->cmin + 1) != 1u << lp->lmc ||
 		    bm_any(used, lp->cmin, 1u << lp->lmc))
 			continue;
@@ -654,7 +655,8 @@ static void pass_cache(const struct lid_cache *c, const struct lid_policy *p,
  * that is using it now; the stale entry is dropped instead.
  */
 static void pass_fabric(const struct lid_policy *p, struct lport *v, size_t n,
-			struct lid_bitmap *used, struct lid_report *r)
+			struct lid_bitmap *used, unsigned limit,
+			struct lid_report *r)
 {
 	for (size_t i = 0; !p->reassign && i < n; i++) {
 		struct lport *lp = &v[i];
@@ -662,7 +664,7 @@ static void pass_fabric(const struct lid_policy *p, struct lport *v, size_t n,
 
 		if (lp->lid || !lp->cur)
 			continue;
-		if (lp->cur > LID_UNICAST_MAX || lp->cur % size) {
+		if (lp->cur + size - 1 > limit || lp->cur % size) {
 			r->fixed_range++;
 			continue;
 		}
@@ -675,6 +677,138 @@ static void pass_fabric(const struct lid_policy *p, struct lport *v, size_t n,
 	}
 }
 
+/*
+ * The highest LID every switch can forward: one below the smallest
+ * LinearFDBCap (a switch forwards LIDs 0 .. cap - 1; a cap of 0 means no
+ * linear table and bounds nothing), and never past the unicast space.
+ */
+static unsigned lid_limit(const struct fabric *f, uint64_t *guid)
+{
+	unsigned limit = LID_UNICAST_MAX;
+
+	*guid = 0;
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *nd = &f->nodes[i];
+		unsigned cap;
+
+		if (nd->type != NODE_TYPE_SWITCH || !nd->has_switch_info)
+			continue;
+		cap = be16toh(nd->si.lft_cap);
+		if (cap && cap - 1 < limit) {
+			limit = cap - 1;
+			*guid = nd->guid;
+		}
+	}
+	return limit;
+}
+
+/* The largest LMC <= lmc with which every port's range could fit. */
+static unsigned lmc_that_fits(const struct lport *v, size_t n, unsigned lmc,
+			      unsigned limit)
+{
+	for (; lmc > 0; lmc--) {
+		uint64_t need = 0;
+
+		for (size_t i = 0; i < n; i++)
+			need += 1u << (v[i].want < lmc ? v[i].want : lmc);
+		if (need <= limit)
+			break;
+	}
+	return lmc;
+}
+
+struct round {
+	struct lid_cache *c;
+	const struct lid_policy *p;
+	struct lport *v;
+	size_t n;
+	struct lid_bitmap *used;
+	const struct lid_bitmap *reserved;	/* NULL: nothing reserved */
+	unsigned limit;
+};
+
+/*
+ * One assignment of every port with LMC at most `lmc`, from scratch.
+ * Returns the number of ports left without a LID.
+ */
+static unsigned assign_round(const struct round *a, unsigned lmc,
+			     struct lid_report *r)
+{
+	unsigned cur_free[LID_MAX_LMC + 1] = { 0 }, cur_any[LID_MAX_LMC + 1] = { 0 };
+
+	memset(a->used, 0, sizeof(*a->used));
+	bm_set(a->used, 0, 1);
+	for (size_t i = 0; i < a->n; i++) {
+		a->v[i].lid = 0;
+		a->v[i].lmc = (uint8_t)(a->v[i].want < lmc ? a->v[i].want : lmc);
+	}
+	/* Passes 1 and 2, in the order the policy says. */
+	for (int round = 0; round < 2; round++) {
+		if ((round == 0) != a->p->prefer_fabric)
+			pass_cache(a->c, a->p, a->v, a->n, a->used, a->limit, r);
+		else
+			pass_fabric(a->p, a->v, a->n, a->used, a->limit, r);
+	}
+
+	/*
+	 * Pass 3: fresh ranges, largest first so that small ranges fill the
+	 * gaps instead of breaking up aligned blocks; within a size, lowest
+	 * GUID first.  Ranges reserved for absent ports are used only when
+	 * nothing else is left.
+	 */
+	for (int l = (int)lmc; l >= 0; l--) {
+		for (size_t i = 0; i < a->n; i++) {
+			struct lport *lp = &a->v[i];
+			unsigned base = 0;
+
+			if (lp->lid || lp->lmc != l)
+				continue;
+			if (a->reserved)
+				base = find_free(a->used, a->reserved,
+						 (unsigned)l, a->limit,
+						 &cur_free[l]);
+			if (!base)
+				base = find_free(a->used, NULL, (unsigned)l,
+						 a->limit, &cur_any[l]);
+			if (!base) {
+				r->exhausted++;
+				continue;
+			}
+			take(a->used, lp, base);
+			r->assigned++;
+		}
+	}
+	return r->exhausted;
+}
+
+/* The round's result into the model and the report's names. */
+static void apply_round(struct fabric *f, const struct lport *v, size_t n,
+			struct lid_report *r)
+{
+	uint16_t max_lid = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct lport *lp = &v[i];
+		uint64_t guid = lp->key ? lp->key : lp->port->guid;
+
+		if (!lp->lid) {
+			if (r->n_without < LID_REPORT_NAMES)
+				r->without[r->n_without++] = guid;
+			continue;
+		}
+		if (lp->lmc < lp->want) {
+			if (r->reduced < LID_REPORT_NAMES)
+				r->reduced_guid[r->reduced] = guid;
+			r->reduced++;
+		}
+		lp->port->lid = lp->lid;
+		lp->port->lmc = lp->lmc;
+		if (lp->lid + (1u << lp->lmc) - 1 > max_lid)
+			max_lid = (uint16_t)(lp->lid + (1u << lp->lmc) - 1);
+	}
+	f->max_lid = max_lid;
+}
+
 int lid_assign(struct fabric *f, struct lid_cache *c,
 	       const struct lid_policy *p, struct lid_report *r)
 {
@@ -682,11 +816,10 @@ int lid_assign(struct fabric *f, struct lid_cache *c,
 	struct lid_report dummy;
 	struct lid_bitmap *used, *reserved;
 	struct lport *v;
-	uint64_t *drop = NULL;
-	unsigned cur_free[LID_MAX_LMC + 1] = { 0 }, cur_any[LID_MAX_LMC + 1] = { 0 };
+	uint64_t *drop = NULL, limit_guid;
 	size_t n, cap;
 	bool any_reserved = false;
-	uint16_t max_lid = 0;
+	unsigned limit, lmc;
 
 	if (!p)
 		p = &defaults;
@@ -710,59 +843,33 @@ int lid_assign(struct fabric *f, struct lid_cache *c,
 	}
 	reserved = used + 1;
 	n = collect_ports(f, p->lmc, v);
-	bm_set(used, 0, 1);
+	limit = lid_limit(f, &limit_guid);
 
 	/* Ranges the cache keeps for ports that are not here today. */
 	if (c && !p->reassign)
 		any_reserved = mark_present(c, v, n, reserved);
 
-	/* Passes 1 and 2, in the order the policy says. */
-	for (int round = 0; round < 2; round++) {
-		if ((round == 0) != p->prefer_fabric)
-			pass_cache(c, p, v, n, used, r);
-		else
-			pass_fabric(p, v, n, used, r);
-	}
-
 	/*
-	 * Pass 3: fresh ranges, largest first so that small ranges fill the
-	 * gaps instead of breaking up aligned blocks; within a size, lowest
-	 * GUID first.  Ranges reserved for absent ports are used only when
-	 * nothing else is left.
+	 * LIDs past the limit would be dropped by some switch: when the
+	 * policy's LMC cannot fit below it, every port gets the largest LMC
+	 * that does (the same for all, so that what a port gets does not
+	 * depend on its GUID), and ports are left without a LID only when
+	 * even one LID each does not fit.
 	 */
-	for (int lmc = LID_MAX_LMC; lmc >= 0; lmc--) {
-		for (size_t i = 0; i < n; i++) {
-			struct lport *lp = &v[i];
-			unsigned base = 0;
+	struct round a = { c, p, v, n, used, any_reserved ? reserved : NULL,
+			   limit };
 
-			if (lp->lid || lp->lmc != lmc)
-				continue;
-			if (any_reserved)
-				base = find_free(used, reserved, (unsigned)lmc,
-						 &cur_free[lmc]);
-			if (!base)
-				base = find_free(used, NULL, (unsigned)lmc,
-						 &cur_any[lmc]);
-			if (!base) {
-				r->exhausted++;
-				continue;
-			}
-			take(used, lp, base);
-			r->assigned++;
-		}
+	lmc = lmc_that_fits(v, n, p->lmc, limit);
+	for (;;) {
+		memset(r, 0, sizeof(*r));
+		if (!assign_round(&a, lmc, r) || lmc == 0)
+			break;
+		lmc--;
 	}
-
-	for (size_t i = 0; i < n; i++) {
-		struct lport *lp = &v[i];
-
-		if (!lp->lid)
-			continue;
-		lp->port->lid = lp->lid;
-		lp->port->lmc = lp->lmc;
-		if (lp->lid + (1u << lp->lmc) - 1 > max_lid)
-			max_lid = (uint16_t)(lp->lid + (1u << lp->lmc) - 1);
-	}
-	f->max_lid = max_lid;
+	r->limit = (uint16_t)limit;
+	r->limit_switch = limit_guid;
+	r->lmc = (uint8_t)lmc;
+	apply_round(f, v, n, r);
 	if (c)
 		update_cache(c, v, n, used, drop);
 	free(v);

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 #define LID_UNICAST_MAX	0xbfff
 
@@ -52,6 +52,8 @@ struct lid_policy {
 				 * and this SM's cache may be stale */
 };
 
+#define LID_REPORT_NAMES	8
+
 struct lid_report {
 	unsigned kept_cache;	/* ranges taken from the cache */
 	unsigned kept_fabric;	/* ranges taken from the port's current LID */
@@ -59,6 +61,16 @@ struct lid_report {
 	unsigned fixed_dup;	/* current LIDs that collided and were moved */
 	unsigned fixed_range;	/* current LIDs invalid/out of range/misaligned */
 	unsigned exhausted;	/* ports left without a LID */
+	uint16_t limit;		/* highest LID given: the smallest switch
+				 * LinearFDBCap - 1, at most 0xbfff */
+	uint64_t limit_switch;	/* node GUID of the switch setting limit, 0:
+				 * the unicast space did */
+	uint8_t  lmc;		/* LMC given: the policy's, or less when its
+				 * ranges did not fit below limit */
+	unsigned reduced;	/* ports given fewer LIDs than the policy's */
+	uint64_t reduced_guid[LID_REPORT_NAMES];	/* the first of them */
+	unsigned n_without;	/* entries of without[] */
+	uint64_t without[LID_REPORT_NAMES];	/* first ports left without */
 };
 
 /*
@@ -68,8 +80,12 @@ struct lid_report {
  * LMC when the switch has enhanced port 0.  Ranges are aligned to 2^lmc.
  * Preference: the cache entry, then the port's current LID (pi.lid), then
  * the lowest free aligned range, never touching ranges the cache holds
- * for absent ports while free LIDs remain.  The cache is updated to the
- * result.  Returns 0 or -errno (-ENOSPC when ports were left without).
+ * for absent ports while free LIDs remain.  No LID goes past the
+ * smallest LinearFDBCap of the fabric's switches (nor 0xbfff): when the
+ * policy's LMC does not fit below it, every port gets the largest LMC
+ * that does (r->lmc, r->reduced), and ports are left without a LID only
+ * when one LID each does not fit.  The cache is updated to the result.
+ * Returns 0 or -errno (-ENOSPC when ports were left without).
  */
 int lid_assign(struct fabric *f, struct lid_cache *c,
 	       const struct lid_policy *p, struct lid_report *r);

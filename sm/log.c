@@ -156,6 +156,19 @@ static void vlog(enum log_level level, const char *fmt, va_list ap)
 	fputc('\n', fp);
 }
 
+void log_stderr(enum log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (is_journal(STDERR_FILENO))
+		fprintf(stderr, "<%d>", journal_prio[level]);
+	fputs("ibsm: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
 static void log_line(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void log_line(enum log_level level, const char *fmt, ...)

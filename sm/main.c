@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #ifdef __GLIBC__
@@ -28,11 +29,12 @@
 #include "config/fileutil.h"
 #include "config/opts.h"
 #include "mad/engine.h"
+#include "mad/sendq.h"
 #include "mad/umad_io.h"
 #include "mad/sim_io.h"
 #include "sm/discover.h"
-#include "sm/fabric.h"
-#include "sm/limits.h"
+#include "model/fabric.h"
+#include "config/limits.h"
 #include "sm/log.h"
 #include "partitions/partitions.h"
 #include "sm/mcast/mcast.h"
@@ -45,7 +47,8 @@
 #include "sm/quick.h"
 #include "sm/sm.h"
 #include "sm/ctl.h"
-#include "sm/topo_dump.h"
+#include "sm/pidfile.h"
+#include "sm/topo_file.h"
 
 /*
  * The command line and the config file (config/conf.h, config/opts.h):
@@ -72,7 +75,7 @@ static void note_ignored(struct run_opts *r, const char *spell,
 
 	if (strstr(r->notes, key))
 		return;
-	fprintf(stderr, "ibsm: %s: %s is not implemented yet; ignored\n",
+	log_stderr(LOG_LVL_WARN, "%s: %s is not implemented yet; ignored",
 		spell, key);
 	snprintf(r->notes + n, sizeof(r->notes) - n, "%s%s (%s)",
 		 n ? ", " : "", spell, key);
@@ -88,7 +91,7 @@ static int set_key(struct cfg *conf, struct run_opts *r, const char *spell,
 	if (!k)
 		abort();	/* the option table names a missing key */
 	if (cfg_set(conf, i, val, CFG_SRC_CMDLINE, 0, err, sizeof(err)) < 0) {
-		fprintf(stderr, "ibsm: %s %s: expected %s\n", spell, val, err);
+		log_stderr(LOG_LVL_ERR, "%s %s: expected %s", spell, val, err);
 		return -EINVAL;
 	}
 	if (!(k->flags & CFG_IMPL))
@@ -112,7 +115,7 @@ static int debug_switch(struct cfg *conf, struct run_opts *r,
 		note_ignored(r, spell, "testability mode");
 		return 0;
 	}
-	fprintf(stderr, "ibsm: %s %s: expected 0, 1, 2, 3 or 10\n", spell, arg);
+	log_stderr(LOG_LVL_ERR, "%s %s: expected 0, 1, 2, 3 or 10", spell, arg);
 	return -EINVAL;
 }
 
@@ -171,8 +174,8 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 				else
 					snprintf(spell, sizeof(spell), "%s",
 						 argv[optind - 1]);
-				fprintf(stderr, "ibsm: %s: %s (ibsm --help lists"
-					" the options)\n", spell, c == ':' ?
+				log_stderr(LOG_LVL_ERR, "%s: %s (ibsm --help lists"
+					" the options)", spell, c == ':' ?
 					"expected an argument" : "unknown option");
 				rc = -EINVAL;
 				break;
@@ -252,7 +255,7 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 	if (rc < 0)
 		return rc;
 	if (optind < argc) {
-		fprintf(stderr, "ibsm: unexpected argument '%s'\n", argv[optind]);
+		log_stderr(LOG_LVL_ERR, "unexpected argument '%s'", argv[optind]);
 		return -EINVAL;
 	}
 	o->summary = o->once;
@@ -272,15 +275,15 @@ static int read_config(struct cfg *conf, const struct run_opts *r)
 		return 0;
 	rc = cfg_read_file(conf, r->config_file);
 	if (rc < 0 && rc != -EINVAL) {
-		fprintf(stderr, "ibsm: cannot read %s: %s\n", r->config_file,
+		log_stderr(LOG_LVL_ERR, "cannot read %s: %s", r->config_file,
 			strerror(-rc));
 		return rc;
 	}
 	for (size_t i = 0; i < conf->errors.n; i++)
-		fprintf(stderr, "ibsm: %s\n", conf->errors.msg[i]);
+		log_stderr(LOG_LVL_ERR, "%s", conf->errors.msg[i]);
 	if (!r->check)
 		for (size_t i = 0; i < conf->unknown.n; i++)
-			fprintf(stderr, "ibsm: warning: %s (ignored)\n",
+			log_stderr(LOG_LVL_WARN, "warning: %s (ignored)",
 				conf->unknown.msg[i]);
 	return rc;
 }
@@ -299,7 +302,8 @@ static void key_where(const struct cfg *conf, size_t i, char *buf, size_t len)
  * every file it names: the keys naming files set in the file or on the
  * command line (a file at OpenSM's default path may be missing, as for
  * OpenSM), partitions.conf parsed in full.
- * Prints each problem as FILE:LINE; 0 when there is none.
+ * Prints each problem as FILE:LINE; 0 when there is none, else
+ * SM_EXIT_CONFIG.
  */
 static int check_config(const struct cfg *conf, const struct run_opts *r)
 {
@@ -308,7 +312,7 @@ static int check_config(const struct cfg *conf, const struct run_opts *r)
 	char where[600], line[400];
 
 	for (size_t i = 0; i < conf->unknown.n; i++)
-		fprintf(stderr, "ibsm: %s\n", conf->unknown.msg[i]);
+		log_stderr(LOG_LVL_ERR, "%s", conf->unknown.msg[i]);
 	for (size_t i = 0; i < n; i++) {
 		const char *v = cfg_get(conf, i);
 
@@ -323,7 +327,7 @@ static int check_config(const struct cfg *conf, const struct run_opts *r)
 		if (!strcmp(v, keys[i].def) && access(v, F_OK) < 0)
 			continue;
 		if (access(v, R_OK) < 0) {
-			fprintf(stderr, "ibsm: %s: %s %s: cannot read: %s\n",
+			log_stderr(LOG_LVL_ERR, "%s: %s %s: cannot read: %s",
 				where, keys[i].name, v, strerror(errno));
 			errors++;
 			continue;
@@ -333,7 +337,7 @@ static int check_config(const struct cfg *conf, const struct run_opts *r)
 			uint64_t *g;
 
 			if (sm_guid_file_load(v, &g, line, sizeof(line)) < 0) {
-				fprintf(stderr, "ibsm: %s\n", line);
+				log_stderr(LOG_LVL_ERR, "%s", line);
 				errors++;
 			}
 			free(g);
@@ -353,7 +357,7 @@ static int check_config(const struct cfg *conf, const struct run_opts *r)
 			for (size_t e = 0; e < d.n_errors; e++) {
 				part_error_format(NULL, v, &d.errors[e], line,
 						  sizeof(line));
-				fprintf(stderr, "ibsm: %s\n", line);
+				log_stderr(LOG_LVL_ERR, "%s", line);
 			}
 			errors += d.n_errors;
 			part_diag_free(&d);
@@ -361,13 +365,13 @@ static int check_config(const struct cfg *conf, const struct run_opts *r)
 		}
 	}
 	if (errors)
-		fprintf(stderr, "ibsm: %s: %zu error%s\n",
+		log_stderr(LOG_LVL_ERR, "%s: %zu error%s",
 			r->config_file ? r->config_file : "command line",
 			errors, errors == 1 ? "" : "s");
 	else
 		printf("ibsm: %s: no errors\n",
 		       r->config_file ? r->config_file : "command line");
-	return errors ? 1 : 0;
+	return errors ? SM_EXIT_CONFIG : 0;
 }
 
 static int write_conf(FILE *fp, const void *arg)
@@ -543,6 +547,13 @@ static void log_mad_counters(struct sm *sm)
 			 " %u at once), %" PRIu64 " refused (queue full), %"
 			 PRIu64 " send errors", ss.sent, ss.deferred, ss.peak,
 			 ss.refused, ss.failed);
+	struct sendq_stats qs;
+	if (umad_io_send_stats(sm->io, &qs) == 0)
+		log_info("send queue: %" PRIu64 " MADs sent, %" PRIu64 " send"
+			 " errors, %" PRIu64 " refused (queue full), %" PRIu64
+			 " answers refused (one destination over its share);"
+			 " at most %u waiting", qs.sent, qs.failed,
+			 qs.refused_full, qs.refused_dest, qs.peak);
 }
 
 /* At exit: the traps and network-driven log lines, with their limits. */
@@ -563,7 +574,7 @@ static void log_trap_counters(const struct sm *sm)
 		 SM_LIMIT(sm->cfg.log_rate, LOG_RL_RATE));
 }
 
-/* At start: every limit of sm/limits.c in force. */
+/* At start: every limit of config/limits.h in force. */
 static void log_limits(const struct sm *sm)
 {
 	char buf[1024];
@@ -604,22 +615,16 @@ static void on_discovered_only(void *arg, const struct discover_result *r)
 	       peak_rss_kb());
 	if (sm->fabric.local_node == FAB_NONE) {
 		log_err("ERR 0001: the local node did not answer NodeInfo");
-		sm->exit_code = 1;
+		sm->exit_code = SM_EXIT_FAIL;
 	} else if (sm->cfg.dump_fabric) {
 		int rc = topo_dump_file(&sm->fabric, sm->cfg.dump_fabric);
 		if (rc < 0) {
 			log_err("ERR 0002: cannot write %s: %s",
 				sm->cfg.dump_fabric, strerror(-rc));
-			sm->exit_code = 1;
+			sm->exit_code = SM_EXIT_FAIL;
 		}
 	}
 	ev_break(sm->loop, EVBREAK_ALL);
-}
-
-static int write_pid(FILE *fp, const void *arg)
-{
-	(void)arg;
-	return fprintf(fp, "%ld\n", (long)getpid()) < 0 ? -EIO : 0;
 }
 
 /*
@@ -644,7 +649,7 @@ static void on_debug_copy(struct ev_loop *loop, ev_timer *w, int revents)
 		sb_copy_print(c, stdout);
 		fflush(stdout);
 	} else {
-		sm->exit_code = 1;
+		sm->exit_code = SM_EXIT_FAIL;
 	}
 	ev_timer_stop(loop, w);
 	standby_sync_stop(sm);
@@ -657,8 +662,8 @@ static int debug_copy_start(struct sm *sm, const char *lid)
 	unsigned long v = strtoul(lid, &end, 0);
 
 	if (*end || v == 0 || v > 0xbfff) {
-		fprintf(stderr, "ibsm: IBSM_DEBUG_COPY_FROM: expected a unicast"
-			" LID, not \"%s\"\n", lid);
+		log_stderr(LOG_LVL_ERR, "IBSM_DEBUG_COPY_FROM: expected a unicast"
+			" LID, not \"%s\"", lid);
 		return -EINVAL;
 	}
 	sm->state = SM_STANDBY;
@@ -670,6 +675,29 @@ static int debug_copy_start(struct sm *sm, const char *lid)
 	return 0;
 }
 
+/*
+ * Descriptors 0-2 closed by whoever started us would be the first ones
+ * open() hands out: the log file, the loop's, a socket; then "-f stdout"
+ * and every stray write to stderr (a sanitizer's, a library's) would go
+ * into those.  /dev/null takes their place before anything is opened.
+ */
+static void hold_std_fds(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		int n;
+
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		n = open("/dev/null", O_RDWR);	/* the lowest free: fd */
+		if (n < 0)
+			_exit(1);
+		if (n != fd) {
+			dup2(n, fd);
+			close(n);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const uint8_t classes[] = { MAD_CLASS_SMI, MAD_CLASS_SMI_DR,
@@ -679,44 +707,47 @@ int main(int argc, char **argv)
 	static struct cfg conf;
 	struct run_opts ro;
 	bool discover_only;
-	const char *pid_file;
+	struct pidfile pid = { -1, NULL };
+	pid_t holder;
 	char unimpl[1024];
 	size_t n_unimpl;
 	int rc;
 
+	hold_std_fds();
 	if (parse_options(argc, argv, &sm.cfg, &conf, &ro) < 0) {
 		cfg_free(&conf);
-		return 2;
+		return SM_EXIT_CONFIG;
 	}
 	discover_only = ro.discover_only;
 	if (!ro.config_file)
 		ro.config_file = cfg_default_file(NULL);
 	rc = read_config(&conf, &ro);
 	if (ro.check) {
-		rc = rc < 0 && rc != -EINVAL ? 1 : check_config(&conf, &ro);
+		rc = rc < 0 && rc != -EINVAL ? SM_EXIT_CONFIG
+					     : check_config(&conf, &ro);
 		cfg_free(&conf);
 		return rc;
 	}
 	if (rc < 0) {
-		fprintf(stderr, "ibsm: %s: not started (see the errors above)\n",
+		log_stderr(LOG_LVL_ERR, "%s: not started (see the errors above)",
 			ro.config_file);
 		cfg_free(&conf);
-		return 1;
+		return SM_EXIT_CONFIG;
 	}
 	if (ro.create_file) {
 		rc = write_file_atomic(ro.create_file, write_conf, &conf);
 		if (rc < 0)
-			fprintf(stderr, "ibsm: cannot write %s: %s\n",
+			log_stderr(LOG_LVL_ERR, "cannot write %s: %s",
 				ro.create_file, strerror(-rc));
 		else
 			printf("ibsm: configuration written to %s\n",
 			       ro.create_file);
 		cfg_free(&conf);
-		return rc < 0 ? 1 : 0;
+		return rc < 0 ? SM_EXIT_FAIL : 0;
 	}
 	if (cfg_apply(&conf, &sm.cfg) < 0) {
 		cfg_free(&conf);
-		return 2;	/* values were checked: cannot happen */
+		return SM_EXIT_CONFIG;	/* values were checked: cannot happen */
 	}
 	if (ro.route_only) {
 		/* offline: no port, no log file, the report on stdout */
@@ -727,11 +758,10 @@ int main(int argc, char **argv)
 	}
 	sm.conf = &conf;
 	sm.reload = reload_config;
-	pid_file = sm.cfg.pid_file;
 	cfg_unimplemented(&conf, unimpl, sizeof(unimpl), &n_unimpl);
 	if (n_unimpl && ro.config_file)
-		fprintf(stderr, "ibsm: %s: %zu key%s not implemented yet and"
-			" ignored: %s\n", ro.config_file, n_unimpl,
+		log_stderr(LOG_LVL_WARN, "%s: %zu key%s not implemented yet and"
+			" ignored: %s", ro.config_file, n_unimpl,
 			n_unimpl == 1 ? "" : "s", unimpl);
 #ifdef __GLIBC__
 	/*
@@ -745,9 +775,13 @@ int main(int argc, char **argv)
 #endif
 	rc = log_open(sm.cfg.log_file, sm.cfg.log_level);
 	if (rc < 0) {
-		fprintf(stderr, "ibsm: cannot open log file %s: %s\n",
+		log_stderr(LOG_LVL_ERR, "cannot open log file %s: %s",
 			sm.cfg.log_file, strerror(-rc));
-		return 1;
+		/* a directory that is not there or not ours: the
+		 * configuration names the wrong file; a full or read-only
+		 * disk may pass */
+		return rc == -ENOENT || rc == -ENOTDIR || rc == -EISDIR ||
+		       rc == -EACCES ? SM_EXIT_CONFIG : SM_EXIT_FAIL;
 	}
 	log_ratelimit_set(sm.cfg.log_burst, sm.cfg.log_rate);
 	if (ro.config_file)
@@ -762,11 +796,29 @@ int main(int argc, char **argv)
 		log_warnx("ERR 0905: options not implemented yet and ignored:"
 			  " %s", ro.notes);
 	log_limits(&sm);
+	/* The pid file is locked before anything touches the fabric: a
+	 * second daemon given the same file stops here. */
+	if (sm.cfg.pid_file &&
+	    (rc = pidfile_open(&pid, sm.cfg.pid_file, &holder)) < 0) {
+		if (rc == -EWOULDBLOCK)
+			log_stderr(LOG_LVL_ERR, "the pid file %s is held by"
+				" another ibsm (pid %ld): not started",
+				sm.cfg.pid_file, (long)holder);
+		else
+			log_stderr(LOG_LVL_ERR, "cannot open the pid file %s: %s",
+				sm.cfg.pid_file, strerror(-rc));
+		log_err("ERR 0008: pid file %s: %s%s", sm.cfg.pid_file,
+			rc == -EWOULDBLOCK ? "held by another process" :
+			strerror(-rc), rc == -EWOULDBLOCK ? "; not started" : "");
+		log_close();
+		return SM_EXIT_FAIL;
+	}
 	if (sm_parts_load(&sm, true) < 0) {
-		fprintf(stderr, "ibsm: %s: not started (see the errors above)\n",
+		log_stderr(LOG_LVL_ERR, "%s: not started (see the errors above)",
 			sm.cfg.partition_config);
 		log_close();
-		return 2;
+		pidfile_close(&pid);
+		return SM_EXIT_CONFIG;
 	}
 	/* Multicast groups live as long as the daemon (sm/mcast/mcast.h);
 	 * the partitions' groups exist from the start. */
@@ -776,13 +828,15 @@ int main(int argc, char **argv)
 		.groups_per_port = sm.cfg.mc_groups_per_port,
 	});
 	if (!sm.mc) {
-		fprintf(stderr, "ibsm: out of memory\n");
+		log_stderr(LOG_LVL_ERR, "out of memory");
 		log_close();
-		return 1;
+		pidfile_close(&pid);
+		return SM_EXIT_FAIL;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	sm.loop = ev_default_loop(EVFLAG_AUTO);
 	sa_mcast_precreate(&sm);
+	sm_parts_watch(&sm);
 	fabric_init(&sm.fabric);
 	sm.images = lft_images_new();
 	sm.memos = port_memos_new();
@@ -795,19 +849,20 @@ int main(int argc, char **argv)
 				  sizeof(classes), !discover_only);
 	if (rc < 0) {
 		if (why)
-			fprintf(stderr, "ibsm: cannot attach to ibsim (%s): %s\n",
+			log_stderr(LOG_LVL_ERR, "cannot attach to ibsim (%s): %s",
 				why, strerror(-rc));
 		else if (sm.cfg.guid)
-			fprintf(stderr, "ibsm: cannot open the port with GUID 0x%016"
-				PRIx64 ": %s\n", sm.cfg.guid, strerror(-rc));
+			log_stderr(LOG_LVL_ERR, "cannot open the port with GUID 0x%016"
+				PRIx64 ": %s", sm.cfg.guid, strerror(-rc));
 		else
-			fprintf(stderr, "ibsm: cannot open an InfiniBand port: %s\n",
+			log_stderr(LOG_LVL_ERR, "cannot open an InfiniBand port: %s",
 				strerror(-rc));
 		log_err("ERR 0004: cannot open port: %s", strerror(-rc));
 		port_memos_free(sm.memos);
 		lft_images_free(sm.images);
 		mc_table_free(sm.mc);
-		return 1;
+		pidfile_close(&pid);
+		return SM_EXIT_FAIL;
 	}
 	const struct umad_port_info *pi = umad_io_port(sm.io);
 	sm.port_guid = pi->port_guid;
@@ -839,7 +894,8 @@ int main(int argc, char **argv)
 	if (rc < 0) {
 		log_err("ERR 0005: cannot start the MAD engine: %s", strerror(-rc));
 		umad_io_close(sm.io);
-		return 1;
+		pidfile_close(&pid);
+		return SM_EXIT_FAIL;
 	}
 	umad_io_on_error(sm.io, on_recv_error, &sm);
 	sm_watchers_start(&sm);
@@ -853,23 +909,21 @@ int main(int argc, char **argv)
 		rc = debug_copy_start(&sm, getenv("IBSM_DEBUG_COPY_FROM"));
 	else
 		sm_event(&sm, SM_EV_START);
-	/* The pid file once the SM runs, so a pid in it is one that takes
-	 * SIGHUP; written whole (temp + rename), removed at exit. */
-	if (rc == 0 && pid_file) {
-		rc = write_file_atomic(pid_file, write_pid, NULL);
+	/* The pid once the SM runs, so a pid in the file is one that takes
+	 * SIGHUP; in the file locked at start, removed at exit. */
+	if (rc == 0 && pid.fd >= 0) {
+		rc = pidfile_write(&pid);
 		if (rc < 0) {
 			log_err("ERR 0008: cannot write the pid file %s: %s",
-				pid_file, strerror(-rc));
-			fprintf(stderr, "ibsm: cannot write the pid file %s: %s\n",
-				pid_file, strerror(-rc));
-			pid_file = NULL;
-			sm.exit_code = 1;
+				pid.path, strerror(-rc));
+			log_stderr(LOG_LVL_ERR, "cannot write the pid file %s: %s",
+				pid.path, strerror(-rc));
+			sm.exit_code = SM_EXIT_FAIL;
 		}
 	}
 	if (rc == 0)
 		ev_run(sm.loop, 0);
-	if (pid_file)
-		unlink(pid_file);
+	pidfile_close(&pid);
 	ctl_stop(&sm);
 
 	log_mad_counters(&sm);

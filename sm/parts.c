@@ -1,7 +1,12 @@
 /*
  * parts.c - the daemon's partitions: the file given with -P (OpenSM's
- * --Pconfig), read at start and on every SIGHUP, and resolved into the
- * desired P_Key table of every port during each heavy sweep.
+ * --Pconfig), read at start, on every SIGHUP, and at every heavy sweep
+ * (a new master's first one too) when it changed on disk since it was
+ * last read, as OpenSM reads it every heavy sweep; resolved into the
+ * desired P_Key table of every port during each heavy sweep.  A file is
+ * read whole while nobody writes it (config/fileutil.c), and a reload
+ * that would drop every partition or member in force is refused unless
+ * forced.
  *
  * A bad file never takes effect: at start ibsm refuses to run (every
  * error logged and printed as FILE:LINE:COLUMN), on a reload it keeps the
@@ -22,6 +27,12 @@
 #include "partitions/partitions.h"
 #include "sm/sa/mcmember.h"
 #include "sm/sm.h"
+
+/* How often a standby stats the -P file (a stat: negligible). */
+#define PART_STANDBY_LOOK_S	1.0
+/* A file changed less than this long ago is still being written: an
+ * automatic re-read waits (a SIGHUP or `reload` reads at once). */
+#define PART_SETTLE_S		1.0
 
 /*
  * Log (and with `to_stderr`, print) every error and warning of a parse;
@@ -109,41 +120,125 @@ static void log_changes(const struct part_config *old,
 			     " %u changed", added, removed, changed);
 }
 
-static int parts_load(struct sm *sm, bool startup, struct cfg_msgs *out)
+/* What a configuration defines beyond what every one has (the default
+ * partition with its built-in members): partitions and members. */
+static void defined(const struct part_config *c, size_t *parts,
+		    size_t *members)
+{
+	*parts = *members = 0;
+	for (size_t i = 0; c && i < c->n_parts; i++) {
+		*parts += c->parts[i].pkey != PART_PKEY_DEFAULT;
+		for (size_t k = 0; k < c->parts[i].n_members; k++)
+			*members += c->parts[i].members[k].line != 0;
+	}
+}
+
+/*
+ * A reload that would take away every partition, or every member, that
+ * the configuration in force defines (an emptied file, a comment-only
+ * one, or one read between a copy's truncation and its write), or whose
+ * partitions name no port of the subnet where those in force do (the
+ * model of the last sweep): every port stripped.  Refused unless
+ * forced; the message says how to force it.
+ */
+static bool drastic(struct sm *sm, const struct part_config *now,
+		    const char *path, struct cfg_msgs *out)
+{
+	size_t op, om, np, nm;
+	int reach_old, reach_now;
+
+	defined(sm->parts, &op, &om);
+	defined(now, &np, &nm);
+	if ((op && !np) || (om && !nm)) {
+		log_err("ERR 0708: %s defines %zu partitions and %zu members"
+			" where %zu and %zu are in force: not applied, the"
+			" partitions in force stay (an emptied file, or one read"
+			" while being copied?); `ibsmctl partitions apply"
+			" --force` applies it", path, np, nm, op, om);
+		if (out)
+			cfg_msgs_add(out, "error: %s defines %zu partitions and"
+				     " %zu members where %zu and %zu are in"
+				     " force: not applied; `ibsmctl partitions"
+				     " apply --force` applies it", path, np,
+				     nm, op, om);
+		return true;
+	}
+	/* Partitions left, but none naming a port of the subnet (every
+	 * GUID wrong: a file from another subnet?) strips every port. */
+	if (!sm->fabric.n_nodes)
+		return false;
+	reach_old = part_reach(sm->parts, &sm->fabric);
+	reach_now = part_reach(now, &sm->fabric);
+	if (reach_old <= 0 || reach_now != 0)
+		return false;
+	log_err("ERR 0708: %s: none of its %zu partitions names a port of the"
+		" subnet (%d of those in force do): not applied, the"
+		" partitions in force stay; `ibsmctl partitions apply --force`"
+		" applies it", path, np, reach_old);
+	if (out)
+		cfg_msgs_add(out, "error: %s: none of its %zu partitions names a"
+			     " port of the subnet (%d of those in force do): not"
+			     " applied; `ibsmctl partitions apply --force`"
+			     " applies it", path, np, reach_old);
+	return true;
+}
+
+/* A read or parse that failed: say so; the partitions in force stay. */
+static int load_failed(const char *path, int rc, bool startup,
+		       struct cfg_msgs *out)
+{
+	if (rc != -EINVAL) {
+		const char *why = rc == -EAGAIN ? "it kept changing while"
+			" being read" : strerror(-rc);
+
+		log_err("ERR 0703: cannot read %s: %s", path, why);
+		if (out)
+			cfg_msgs_add(out, "error: cannot read %s: %s", path,
+				     why);
+		if (startup)
+			fprintf(stderr, "ibsm: cannot read %s: %s\n", path,
+				why);
+	}
+	if (!startup)
+		log_err("ERR 0704: %s not applied: the partitions in"
+			" force stay as they were", path);
+	if (out)
+		cfg_msgs_add(out, "refused: %s not applied: the"
+			     " partitions in force stay as they were", path);
+	return rc;
+}
+
+static int parts_load(struct sm *sm, bool startup, struct cfg_msgs *out,
+		      bool force)
 {
 	const char *path = sm->cfg.partition_config;
 	struct part_options opt = { .allow_both_pkeys = sm->cfg.allow_both_pkeys };
 	struct part_config now;
 	struct part_diag diag;
+	struct file_stamp st;
 	int rc;
 
 	if (!path)
 		return 0;
 	memset(&now, 0, sizeof(now));
 	memset(&diag, 0, sizeof(diag));
-	rc = part_load(path, &opt, &now, &diag);
+	memset(&st, 0, sizeof(st));
+	rc = part_load_stamped(path, &opt, &now, &diag, &st);
+	/* The content read (good or bad) is not read again until it
+	 * changes (sm_parts_refresh). */
+	sm->parts_seen_ok = st.ino != 0;
+	if (sm->parts_seen_ok)
+		sm->parts_seen = st;
+	sm->parts_pending = false;
 	report(path, &diag, startup, out);
 	part_diag_free(&diag);
 	if (rc < 0) {
 		part_config_free(&now);
-		if (rc != -EINVAL) {
-			log_err("ERR 0703: cannot read %s: %s", path,
-				strerror(-rc));
-			if (out)
-				cfg_msgs_add(out, "error: cannot read %s: %s",
-					     path, strerror(-rc));
-			if (startup)
-				fprintf(stderr, "ibsm: cannot read %s: %s\n",
-					path, strerror(-rc));
-		}
-		if (!startup)
-			log_err("ERR 0704: %s not applied: the partitions in"
-				" force stay as they were", path);
-		if (out)
-			cfg_msgs_add(out, "refused: %s not applied: the"
-				     " partitions in force stay as they were",
-				     path);
-		return rc;
+		return load_failed(path, rc, startup, out);
+	}
+	if (sm->parts && !force && drastic(sm, &now, path, out)) {
+		part_config_free(&now);
+		return load_failed(path, -EINVAL, startup, out);
 	}
 	if (sm->parts) {
 		log_changes(sm->parts, &now, out);
@@ -158,21 +253,79 @@ static int parts_load(struct sm *sm, bool startup, struct cfg_msgs *out)
 	}
 	*sm->parts = now;
 	sa_mcast_precreate(sm);		/* no-op at start: sm->mc comes later */
+	if (sm->mc_stale && out)
+		cfg_msgs_add(out, "warning: %u pre-created multicast groups"
+			     " keep the MTU and rate their members joined with"
+			     " until they are empty (ERR 0805 in the log)",
+			     sm->mc_stale);
 	return 0;
 }
 
 int sm_parts_load(struct sm *sm, bool startup)
 {
-	return parts_load(sm, startup, NULL);
+	return parts_load(sm, startup, NULL, false);
 }
 
 int sm_parts_reload(struct sm *sm, struct cfg_msgs *report)
 {
-	return parts_load(sm, false, report);
+	return parts_load(sm, false, report, false);
+}
+
+int sm_parts_reload_force(struct sm *sm, struct cfg_msgs *report, bool force)
+{
+	return parts_load(sm, false, report, force);
+}
+
+/* Written less than PART_SETTLE_S ago (a clock behind the file's time
+ * counts as settled, so that skew cannot hold a file back forever). */
+static bool too_young(const struct file_stamp *st)
+{
+	double age = ev_time() - ((double)st->mtime_s + st->mtime_ns * 1e-9);
+
+	return age >= 0 && age < PART_SETTLE_S;
+}
+
+int sm_parts_refresh(struct sm *sm)
+{
+	const char *path = sm->cfg.partition_config;
+	struct file_stamp st;
+	int rc;
+
+	if (!path || !sm->parts)
+		return 0;
+	rc = file_stamp_get(path, &st);
+	if (rc < 0) {
+		/* gone or unreadable: the partitions in force stay; said
+		 * once, until the file is back */
+		if (sm->parts_seen_ok) {
+			log_err("ERR 0703: cannot read %s: %s; the partitions"
+				" in force stay", path, strerror(-rc));
+			sm->parts_seen_ok = false;
+		}
+		return 0;
+	}
+	if (sm->parts_seen_ok && file_stamp_same(&st, &sm->parts_seen))
+		return 0;
+	/* Being written (an editor's or a copy's chunks): looked at again
+	 * by the timer once it has settled. */
+	if (too_young(&st)) {
+		if (!sm->parts_pending)
+			log_debug("partitions: %s changed less than %.0f s ago:"
+				  " read once it has settled", path,
+				  PART_SETTLE_S);
+		sm->parts_pending = true;
+		return 0;
+	}
+	sm->parts_pending = false;
+	log_info("partitions: %s changed on disk since it was read: reading"
+		 " it again", path);
+	return parts_load(sm, false, NULL, false) == 0;
 }
 
 void sm_parts_free(struct sm *sm)
 {
+	if (sm->loop)
+		ev_timer_stop(sm->loop, &sm->parts_timer);
 	if (!sm->parts)
 		return;
 	part_config_free(sm->parts);
@@ -211,6 +364,72 @@ static void log_drops(const struct part_config *c, const struct fabric *f,
 		  rep->drop_ports, rep->n_drops);
 }
 
+/*
+ * GUID members that name no port of the subnet (a typo, or a host that is
+ * down): each of the first PART_UNKNOWN_DETAIL named with FILE:LINE:COLUMN,
+ * when the count differs from the last sweep's (a host that stays down
+ * is not told again every sweep).
+ */
+static void log_unknown(struct sm *sm, const struct part_resolve_report *rep)
+{
+	const char *file = sm->cfg.partition_config;
+
+	if (rep->unknown_guids == sm->parts_unknown)
+		return;
+	sm->parts_unknown = rep->unknown_guids;
+	if (!rep->unknown_guids) {
+		log_info("partitions: every member GUID is a port of the subnet");
+		return;
+	}
+	for (unsigned i = 0; i < rep->n_unknown; i++) {
+		const struct part_member *m = rep->unknown[i];
+
+		log_warnx("ERR 0709: %s:%u:%u: member 0x%016" PRIx64 " is no"
+			  " port of the subnet (a switch's node GUID or an"
+			  " end port's GUID expected)", file, m->line, m->col,
+			  m->guid);
+	}
+	log_warnx("ERR 0709: %u member GUIDs of %s are no port of the subnet"
+		  "%s", rep->unknown_guids, file, rep->unknown_guids >
+		  rep->n_unknown ? " (the first listed above)" : "");
+}
+
+/*
+ * Every second: a standby follows the file as it changes (a good file
+ * becomes its last good one, a bad one is named with FILE:LINE), so that
+ * when it takes over it applies what the master applied from the same
+ * file, even when the file on disk is broken by then; nothing is
+ * programmed here.  A master reads a file that a heavy sweep found too
+ * young once it has settled, and asks for a heavy sweep when that
+ * changed the partitions.
+ */
+static void on_parts_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct sm *sm = w->data;
+
+	(void)loop;
+	(void)revents;
+	if (sm->state == SM_STANDBY) {
+		(void)sm_parts_refresh(sm);
+	} else if (sm->parts_pending && sm->state == SM_MASTER &&
+		   sm_parts_refresh(sm)) {
+		/* A change a heavy sweep put off until the file settled:
+		 * applied by another heavy sweep. */
+		sm_event(sm, SM_EV_CHANGE);
+	}
+}
+
+void sm_parts_watch(struct sm *sm)
+{
+	if (!sm->cfg.partition_config || !sm->loop || sm->cfg.once ||
+	    ev_is_active(&sm->parts_timer))
+		return;
+	ev_timer_init(&sm->parts_timer, on_parts_timer, PART_STANDBY_LOOK_S,
+		      PART_STANDBY_LOOK_S);
+	sm->parts_timer.data = sm;
+	ev_timer_start(sm->loop, &sm->parts_timer);
+}
+
 int sm_parts_resolve(struct sm *sm, struct fabric *f)
 {
 	struct part_resolve_report rep;
@@ -221,6 +440,11 @@ int sm_parts_resolve(struct sm *sm, struct fabric *f)
 
 	if (!sm->parts)
 		return 0;
+	(void)sm_parts_refresh(sm);
+	/* Groups that kept old parameters while they had members: those
+	 * that are empty now take the partition's. */
+	if (sm->mc_stale)
+		sa_mcast_precreate(sm);
 	memset(&rep, 0, sizeof(rep));
 	rc = part_resolve_opts(sm->parts, f, sm->port_guid, &opts, &rep);
 	if (rc < 0) {
@@ -232,9 +456,7 @@ int sm_parts_resolve(struct sm *sm, struct fabric *f)
 	if (rep.moved)
 		log_info("partitions: %u P_Keys could not keep their index"
 			 " (keep_pkey_indexes)", rep.moved);
-	if (rep.unknown_guids)
-		log_info("partitions: %u member GUIDs are no port of the"
-			 " subnet", rep.unknown_guids);
+	log_unknown(sm, &rep);
 	log_debug("partitions: tables for %u ports", rep.ports);
 	return 0;
 }

@@ -351,10 +351,15 @@ int quick_apply(const struct fabric *old, const struct quick_read *r,
 		const struct fab_node *an = fabric_node(old, a);
 		const struct fab_port *ap = &an->ports[lost[0] & 0xff];
 
-		snprintf(res->what, sizeof(res->what), "0x%016" PRIx64 " port %u"
-			 " - 0x%016" PRIx64 " port %u", an->guid,
-			 (unsigned)(lost[0] & 0xff),
-			 fabric_node(old, ap->peer_node)->guid, ap->peer_port);
+		const struct fab_node *bn = fabric_node(old, ap->peer_node);
+
+		/* by node description (what an administrator named it),
+		 * the GUID beside it */
+		snprintf(res->what, sizeof(res->what), "\"%s\" 0x%016" PRIx64
+			 " port %u - \"%s\" 0x%016" PRIx64 " port %u",
+			 an->has_desc ? an->desc : "", an->guid,
+			 (unsigned)(lost[0] & 0xff), bn->has_desc ? bn->desc : "",
+			 bn->guid, ap->peer_port);
 	}
 	rc = QUICK_LOSSES;
 out:
@@ -646,10 +651,11 @@ static void quick_end(struct quick_sweep *q)
 		return;
 	}
 	if (v == QUICK_LOSSES && !sm->change_pending) {
-		log_info("quick sweep: %u switch(es) read, %u SMPs, %.3f s: %u"
-			 " link(s) lost (%s), %u node(s) no longer reached: the"
-			 " heavy sweep starts from the model", q->n, q->smps, dt,
-			 res.links_lost, res.what, res.nodes_gone);
+		log_warnx("ERR 0315: quick sweep: %u switch(es) read, %u SMPs,"
+			  " %.3f s: %u link(s) lost (%s), %u node(s) no longer"
+			  " reached: the heavy sweep starts from the model",
+			  q->n, q->smps, dt, res.links_lost, res.what,
+			  res.nodes_gone);
 		sm_heavy_sweep_model(sm, &nf, q->smps, q->t0);
 		fabric_free(&nf);
 	} else if (v == QUICK_NOTHING && !sm->change_pending) {

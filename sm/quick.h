@@ -38,7 +38,7 @@
 #include <stdint.h>
 
 #include "mad/wire.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 struct sm;
 
@@ -58,7 +58,7 @@ enum quick_verdict {
 struct quick_result {
 	unsigned links_lost;		/* links gone (each once) */
 	unsigned nodes_gone;		/* nodes no longer reachable */
-	char     what[200];		/* the first loss, or why QUICK_OTHER */
+	char     what[320];		/* the first loss, or why QUICK_OTHER */
 };
 
 /*

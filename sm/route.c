@@ -30,7 +30,7 @@
 #include "sm/log.h"
 #include "sm/route.h"
 #include "sm/sm.h"
-#include "sm/topo_load.h"
+#include "sm/topo_file.h"
 
 int sm_guid_file_load(const char *path, uint64_t **guids, char *err,
 		      size_t errlen)
@@ -294,6 +294,16 @@ static int verify(const struct fabric *f, const struct routing_result *r,
 	if (rc < 0)
 		return rc;
 	*lost = routing_check_failures(&chk);
+	if (chk.past_cap) {
+		/* reachable through no switch that forwards them all */
+		snprintf(what, len, "%" PRIu64 " LIDs at or past a switch's "
+			 "LinearFDBCap, first: LID %u (%" PRIu64 " of %" PRIu64
+			 " paths fail)", chk.past_cap, chk.cap_lid, *lost,
+			 chk.pairs);
+		if (!*lost)
+			*lost = chk.past_cap;
+		return 0;
+	}
 	if (*lost) {
 		const struct fab_node *n = chk.bad_switch != FAB_NONE ?
 			fabric_node(f, chk.bad_switch) : NULL;
@@ -488,6 +498,31 @@ void sm_route_compute(struct sm_route_job *j)
 	j->vrc = verify(j->f, &j->out, j->what, sizeof(j->what), &j->lost);
 	j->verified = true;
 	j->t_verify = now() - t1;
+	j->lrc = routing_report_load(j->f, &j->out, &j->load);
+}
+
+/*
+ * The busiest link of the tables that will be programmed, as `ibsmctl
+ * routes report` computes it on them (routing_report_load): the
+ * engine's tables' from the routing thread, or, when other tables
+ * replace them (an incremental merge, the previous tables kept),
+ * theirs, computed now.
+ */
+static void log_busiest(struct sm_route_job *j, const struct routing_result *out,
+			const struct lft *engine_lft)
+{
+	struct routing_report mine, *rep = &j->load;
+	int rc = j->lrc;
+	char b[256];
+
+	if (out->lft != engine_lft) {
+		rc = routing_report_load(j->f, out, &mine);
+		rep = &mine;
+	}
+	if (rc < 0)
+		return;
+	routing_report_busiest(rep, b, sizeof(b));
+	log_info("routing: busiest link %s (max/ideal %.2f)", b, rep->ratio);
 }
 
 void sm_route_job_free(struct sm_route_job *j)
@@ -496,8 +531,8 @@ void sm_route_job_free(struct sm_route_job *j)
 	opts_free(&j->o);
 }
 
-int sm_route_finish(struct sm *sm, struct sm_route_job *j,
-		    struct routing_result *out, char *err, size_t errlen)
+static int finish(struct sm *sm, struct sm_route_job *j,
+		  struct routing_result *out, char *err, size_t errlen)
 {
 	const struct fabric *f = j->f;
 	struct routing_result prev = { 0 };
@@ -570,6 +605,18 @@ int sm_route_finish(struct sm *sm, struct sm_route_job *j,
 nomem:
 	routing_result_free(&prev);
 	snprintf(err, errlen, "verifying the routes: %s", strerror(-rc));
+	return rc;
+}
+
+int sm_route_finish(struct sm *sm, struct sm_route_job *j,
+		    struct routing_result *out, char *err, size_t errlen)
+{
+	const struct lft *engine_lft = j->out.lft;
+	bool ok = j->rc >= 0;
+	int rc = finish(sm, j, out, err, errlen);
+
+	if (rc == 0 && ok)
+		log_busiest(j, out, engine_lft);
 	return rc;
 }
 

@@ -12,8 +12,9 @@
 #include <stdio.h>
 #include <stdint.h>
 
+#include "routing/report.h"
 #include "routing/routing.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 struct sm;
 struct sm_config;
@@ -83,6 +84,10 @@ struct sm_route_job {
 	uint16_t corrupt_lid;		/* what the debug hook cleared */
 	uint64_t corrupt_guid;
 	double t_engine, t_verify;	/* seconds */
+	/* compute: the engine's tables' all-to-all load (routing_report_load,
+	 * the figures `ibsmctl routes report` gives), lrc its outcome */
+	struct routing_report load;
+	int lrc;
 	char err[512];
 };
 

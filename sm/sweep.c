@@ -35,7 +35,7 @@
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
 #include "sm/sweep_policy.h"
-#include "sm/topo_dump.h"
+#include "sm/topo_file.h"
 
 enum sweep_stage { ST_DISCOVER, ST_PROGRAM, ST_ACTIVATE, ST_DONE };
 
@@ -956,6 +956,48 @@ static void on_pkeys(void *arg, const struct discover_result *r);
 static void plan_joined(struct sweep *sw);
 static void route_done(struct sweep *sw);
 
+/* "0x..., 0x... and N more": the first port GUIDs of a report list. */
+static void guid_list(char *buf, size_t len, const uint64_t *g, unsigned n,
+		      unsigned total)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < n && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s0x%016" PRIx64,
+				       i ? ", " : "", g[i]);
+	if (total > n && at < len)
+		snprintf(buf + at, len - at, " and %u more", total - n);
+}
+
+/* Ports that got fewer LIDs than the LMC asks, or none: named. */
+static void log_lid_shortage(const struct sm *sm, const struct lid_report *r)
+{
+	char names[LID_REPORT_NAMES * 20 + 32], why[64];
+
+	if (r->limit_switch)
+		snprintf(why, sizeof(why), "LinearFDBCap of switch 0x%016"
+			 PRIx64, r->limit_switch);
+	else
+		snprintf(why, sizeof(why), "the unicast LID space");
+	if (r->reduced) {
+		guid_list(names, sizeof(names), r->reduced_guid,
+			  r->reduced < LID_REPORT_NAMES ? r->reduced :
+			  LID_REPORT_NAMES, r->reduced);
+		log_err("ERR 0212: LMC %u does not fit below LID %u (%s): %u "
+			"ports get LMC %u (%u LIDs each): %s", sm->cfg.lmc,
+			r->limit + 1u, why, r->reduced, r->lmc, 1u << r->lmc,
+			names);
+	}
+	if (r->exhausted) {
+		guid_list(names, sizeof(names), r->without, r->n_without,
+			  r->exhausted);
+		log_err("ERR 0209: ran out of LIDs below LID %u (%s): %u ports "
+			"without a LID: %s", r->limit + 1u, why, r->exhausted,
+			names);
+	}
+}
+
 /* PLAN: LIDs, partitions and routes for the new model, then PROGRAM. */
 static void sweep_plan(struct sweep *sw)
 {
@@ -975,9 +1017,7 @@ static void sweep_plan(struct sweep *sw)
 		sweep_finish(sw, false, "LID assignment failed");
 		return;
 	}
-	if (rep.exhausted)
-		log_err("ERR 0209: LID space exhausted: %u ports without a LID",
-			rep.exhausted);
+	log_lid_shortage(sm, &rep);
 	if (rep.fixed_dup || rep.fixed_range)
 		log_warnx("ERR 0210: fixed %u duplicate and %u invalid LIDs",
 			  rep.fixed_dup, rep.fixed_range);
@@ -1145,6 +1185,32 @@ static struct sweep *sweep_new(struct sm *sm)
 	return sw;
 }
 
+unsigned sweep_forget_lfts(struct sm *sm)
+{
+	const struct fabric *f = &sm->fabric;
+	unsigned n = 0;
+
+	if (sm->sweep || !sm->images)
+		return 0;
+	for (size_t i = 0; i < f->n_nodes; i++)
+		if (f->nodes[i].type == NODE_TYPE_SWITCH) {
+			lft_images_forget(sm->images, f->nodes[i].guid);
+			n++;
+		}
+	return n;
+}
+
+/* A reroute asked for during the last heavy sweep: this one sends every
+ * LFT whole. */
+static void reroute_deferred(struct sm *sm)
+{
+	if (!sm->reroute_pending)
+		return;
+	sm->reroute_pending = false;
+	log_info("reroute: LFTs of %u switches sent whole (asked for during"
+		 " the last sweep)", sweep_forget_lfts(sm));
+}
+
 int sweep_heavy_start_model(struct sm *sm, struct fabric *f, unsigned smps,
 			    double t0)
 {
@@ -1154,6 +1220,7 @@ int sweep_heavy_start_model(struct sm *sm, struct fabric *f, unsigned smps,
 		return -EBUSY;
 	if (f->local_node == FAB_NONE)
 		return -EINVAL;
+	reroute_deferred(sm);
 	sw = sweep_new(sm);
 	if (!sw)
 		return -ENOMEM;
@@ -1178,6 +1245,7 @@ int sweep_heavy_start(struct sm *sm)
 
 	if (sm->sweep)
 		return -EBUSY;
+	reroute_deferred(sm);
 	sw = sweep_new(sm);
 	if (!sw)
 		return -ENOMEM;
@@ -1285,8 +1353,10 @@ static void on_light_si(struct smp_batch *b, int32_t node, uint8_t port,
 	}
 	const struct smp_switch_info *si = (const void *)data;
 	if (smp_switch_info_psc(si)) {
-		log_info("light sweep: port state change on switch 0x%016" PRIx64,
-			 fabric_node(&ls->sm->fabric, node)->guid);
+		const struct fab_node *n = fabric_node(&ls->sm->fabric, node);
+
+		log_info("light sweep: port state change on switch 0x%016"
+			 PRIx64 " \"%s\"", n->guid, n->has_desc ? n->desc : "");
 		ls->changed++;
 	}
 }

@@ -14,8 +14,9 @@
 #include <string.h>
 
 #include "mad/engine.h"
+#include "mad/umad_io.h"
 #include "mad/wire.h"
-#include "sm/sa/index.h"
+#include "model/index.h"
 #include "sm/sa/sa.h"
 #include "sm/quick.h"
 #include "sm/sm.h"
@@ -72,17 +73,17 @@ static bool trap_budget(struct sm *sm, uint16_t lid)
  * CA/router port, with its LMC range).  Every trap needs the port of its
  * source and of its IssuerLID, and traps come from anywhere (a flood from
  * unknown or spoofed LIDs is rejected before any budget), so this must
- * not walk the model: it is one look-up in the SA's LID index
- * (sm/sa/index.c), built once per model generation for the SA and the
+ * not walk the model: it is one look-up in the model's LID index
+ * (model/index.c), built once per model generation for the SA and the
  * trap receiver alike.
  */
 static bool port_by_lid(const struct fabric *f, uint16_t lid, int32_t *node,
 			uint8_t *port)
 {
 	struct sa_view v = { .f = f };
-	struct port_ref r;
+	struct fab_ref r;
 
-	if (lid_lookup(&v, lid, &r) != 1)
+	if (midx_lid_lookup(v.f, lid, &r) != 1)
 		return false;
 	*node = r.node;
 	*port = r.port;
@@ -165,6 +166,20 @@ static bool trap144_is_sm(const struct smp_notice *n)
 }
 
 /*
+ * A trap from the SM's own port: SLID 0 (our own node), the LID the
+ * model gives our port, or the LID the port had when ibsm opened it
+ * (before the first sweep the model is empty, and a port keeps its LID
+ * across a restart of the SM: taking IsSM then makes it send trap 144).
+ */
+static bool trap_from_self(const struct sm *sm, uint16_t slid)
+{
+	const struct umad_port_info *pi = sm->io ? umad_io_port(sm->io) : NULL;
+
+	return slid == 0 || slid == sm_local_lid(sm) ||
+	       (pi && pi->lid && slid == pi->lid);
+}
+
+/*
  * A trap (SubnTrap, 14.2.5.1): acknowledge it with a Trap Repress on the
  * same TID so the sender stops repeating it, then decide.  Every trap
  * that comes with a source LID is repressed, accepted or not, as OpenSM
@@ -199,6 +214,15 @@ static void on_trap(void *arg, const void *mad, size_t len,
 	/* A source no port of the model has is rejected before it can take
 	 * (or evict) a budget: spoofed LIDs do not refill a genuine port's. */
 	if (!port_by_lid(&sm->fabric, src, &snode, &sport)) {
+		/* Our own port before the first sweep found it: its trap
+		 * 144 says it took IsSM, which we did; that sweep is due
+		 * anyway. */
+		if (trap_from_self(sm, from->lid)) {
+			log_debug("trap %u from our own port (LID %u) before"
+				  " the sweep that finds it: nothing to do",
+				  num, from->lid);
+			return;
+		}
 		sm->stats.traps_rejected++;
 		log_ratelimited(LOG_LVL_WARN, 306, "trap %u from LID %u: no such"
 				" port in the subnet: rejected", num, src);

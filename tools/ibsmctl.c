@@ -100,8 +100,9 @@ static void usage(FILE *f)
 "       ibsmctl [options] query multipath SGID[,SGID...] DGID[,DGID...]\n"
 "       ibsmctl [options] query groups | query group MGID\n"
 "       ibsmctl partitions check|list|show|plan|add|remove|set|apply FILE ...\n"
-"       ibsmctl [--socket PATH] [--json] status|resweep [heavy|light]|reroute|\n"
-"               loglevel LEVEL|reload|dump-config|sms   (ibsm's control socket)\n"
+"       ibsmctl [--socket PATH | -i NAME] [--json] status|resweep [heavy|light]|\n"
+"               reroute|loglevel LEVEL|reload|dump-config|sms|routes report\n"
+"               (ibsm's control socket; ibsmctl status --help tells more)\n"
 "options:\n"
 "  -g, --guid PORTGUID   local port to use (default: first port that is up)\n"
 "  -s, --sm-lid LID      ask this LID instead of the port's SM LID\n"
@@ -282,6 +283,8 @@ static bool add_records(struct ctl *c, const struct sa_mad *first,
 	n = whole ? len / stride : 1;
 	if (whole && len % stride && !cut)
 		err("warning: %zu stray bytes after %zu records", len % stride, n);
+	if (c->kind->prepare)
+		c->kind->prepare(p, n, stride);
 	for (size_t i = 0; i < n; i++) {
 		out_row(c->out);
 		c->kind->row(c->out, p + i * stride);
@@ -612,11 +615,13 @@ int main(int argc, char **argv)
 		return part_main(argc - 1, argv + 1);
 	/* The control socket's commands (tools/ibsmctl_ctl.c): no port. */
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--socket") && i + 1 < argc) {
+		if ((!strcmp(argv[i], "--socket") || !strcmp(argv[i], "-i") ||
+		     !strcmp(argv[i], "--instance")) && i + 1 < argc) {
 			i++;
 			continue;
 		}
 		if (!strncmp(argv[i], "--socket=", 9) ||
+		    !strncmp(argv[i], "--instance=", 11) ||
 		    !strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
 			continue;
 		if (ctl_is_command(argv[i]))

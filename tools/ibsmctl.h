@@ -49,10 +49,22 @@ struct rec_kind {
 	uint16_t attr_id;
 	size_t rec_size;		/* bytes of one record */
 	void (*row)(struct out *o, const uint8_t *rec);
+	/* Before the rows of a table: what a row needs from the others
+	 * (NULL: nothing); `n` records `stride` bytes apart. */
+	void (*prepare)(const uint8_t *recs, size_t n, size_t stride);
 };
 
 const struct rec_kind *rec_kind_find(const char *name);
 const struct rec_kind *rec_kinds(size_t *n);
+
+/*
+ * "SDR" ... "NDR" for a PortInfo: the extended speeds count when
+ * `cap_mask` (the CapabilityMask that speaks for the port: its own on a
+ * CA or router, switch port 0's on every port of a switch, 14.2.5.6) has
+ * IsExtendedSpeedsSupported.
+ */
+struct smp_port_info;
+const char *pi_speed_name(const struct smp_port_info *pi, uint32_t cap_mask);
 
 /* Names used by sminfo as well. */
 const char *sm_state_name(unsigned state);
@@ -107,8 +119,21 @@ int part_main(int argc, char **argv);
 
 /* ---------------------------------------------------- ibsmctl_ctl.c */
 
-/* ibsm's control socket (ibsm(8), CONTROL SOCKET) */
-#define CTL_DEFAULT_SOCKET	"/run/ibsm/ibsm.sock"
+/* ibsm's control socket (ibsm(8), CONTROL SOCKET): the daemon's default,
+ * and where ibsm@INSTANCE.service puts it: CTL_RUN_DIR/INSTANCE/ibsm.sock
+ * ($IBSM_RUN_DIR instead of CTL_RUN_DIR when set, for tests). */
+#define CTL_RUN_DIR		"/run/ibsm"
+#define CTL_DEFAULT_SOCKET	CTL_RUN_DIR "/ibsm.sock"
+
+/*
+ * The socket to talk to: `sock` (--socket) if given, else that of
+ * instance `instance` (-i/--instance), else the one socket there is:
+ * CTL_DEFAULT_SOCKET or one instance's.  Several (or none): says which
+ * exist, and how to pick one, on stderr.  Returns 0 with the path in
+ * buf, 2 for no single choice or a bad instance name, 1 for none.
+ */
+int ctl_socket_path(const char *sock, const char *instance, char *buf,
+		    size_t len);
 
 /* An answer: its lines, the last one the terminator ("OK ..."/"ERR ..."). */
 struct ctl_reply {

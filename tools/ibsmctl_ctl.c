@@ -9,12 +9,15 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -285,18 +288,136 @@ static void print_generic_json(const struct ctl_reply *r)
 	printf("]}\n");
 }
 
+static const char *run_dir(void)
+{
+	const char *d = getenv("IBSM_RUN_DIR");
+
+	return d && *d ? d : CTL_RUN_DIR;
+}
+
+static bool is_socket(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The instances whose socket exists under the run directory, sorted
+ * (the first 32; names only ibsm-launch's instance names can be).
+ * Returns how many, each a malloc'd name in names[].
+ */
+#define CTL_MAX_INSTANCES	32
+static size_t find_instances(char *names[CTL_MAX_INSTANCES])
+{
+	DIR *d = opendir(run_dir());
+	struct dirent *e;
+	size_t n = 0;
+	char path[PATH_MAX];
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) && n < CTL_MAX_INSTANCES) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s/ibsm.sock", run_dir(),
+			     e->d_name) >= (int)sizeof(path) || !is_socket(path))
+			continue;
+		if ((names[n] = strdup(e->d_name)))
+			n++;
+	}
+	closedir(d);
+	qsort(names, n, sizeof(names[0]), name_cmp);
+	return n;
+}
+
+int ctl_socket_path(const char *sock, const char *instance, char *buf,
+		    size_t len)
+{
+	char *names[CTL_MAX_INSTANCES], list[512] = "", top[PATH_MAX];
+	size_t n, used = 0;
+	bool has_top;
+	int rc = 0;
+
+	if (sock) {
+		snprintf(buf, len, "%s", sock);
+		return 0;
+	}
+	if (instance) {
+		if (!*instance || strchr(instance, '/') ||
+		    !strcmp(instance, ".") || !strcmp(instance, "..")) {
+			fprintf(stderr, "ibsmctl: --instance %s: expected an"
+				" instance name (ibsm@NAME.service)\n",
+				instance);
+			return 2;
+		}
+		if (snprintf(buf, len, "%s/%s/ibsm.sock", run_dir(), instance)
+		    >= (int)len) {
+			fprintf(stderr, "ibsmctl: --instance %s: name too long\n",
+				instance);
+			return 2;
+		}
+		return 0;
+	}
+	snprintf(top, sizeof(top), "%s/ibsm.sock", run_dir());
+	has_top = is_socket(top);
+	n = find_instances(names);
+	if (has_top && n == 0) {
+		snprintf(buf, len, "%s", top);
+		return 0;
+	}
+	if (!has_top && n == 1) {
+		if (snprintf(buf, len, "%s/%s/ibsm.sock", run_dir(), names[0])
+		    >= (int)len)
+			rc = 1;
+		free(names[0]);
+		return rc;
+	}
+	if (!has_top && n == 0) {
+		fprintf(stderr, "ibsmctl: no ibsm control socket: neither %s nor"
+			" %s/INSTANCE/ibsm.sock exists (is ibsm running? a"
+			" daemon with another --control-socket: --socket"
+			" PATH)\n", top, run_dir());
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int w = snprintf(list + used, sizeof(list) - used, "%s%s",
+				 i ? ", " : "", names[i]);
+
+		if (w > 0 && (size_t)w < sizeof(list) - used)
+			used += (size_t)w;
+		free(names[i]);
+	}
+	fprintf(stderr, "ibsmctl: %zu ibsm control sockets:%s%s%s%s; pick one"
+		" with -i/--instance NAME (%s/NAME/ibsm.sock) or --socket"
+		" PATH\n", n + has_top, n ? " instances " : "", list,
+		has_top ? n ? " and " : " " : "", has_top ? top : "",
+		run_dir());
+	return 2;
+}
+
 static void ctl_usage(FILE *f)
 {
 	fprintf(f,
-"usage: ibsmctl [--socket PATH] [--json] status\n"
-"       ibsmctl [--socket PATH] resweep [heavy|light]\n"
-"       ibsmctl [--socket PATH] reroute\n"
-"       ibsmctl [--socket PATH] loglevel err|warn|info|debug\n"
-"       ibsmctl [--socket PATH] reload\n"
-"       ibsmctl [--socket PATH] [--json] dump-config\n"
-"       ibsmctl [--socket PATH] [--json] sms\n"
-"       ibsmctl [--socket PATH] [--json] routes report\n"
-"  --socket PATH   ibsm's control socket (default %s)\n", CTL_DEFAULT_SOCKET);
+"usage: ibsmctl [--socket PATH | -i NAME] [--json] status\n"
+"       ibsmctl [--socket PATH | -i NAME] resweep [heavy|light]\n"
+"       ibsmctl [--socket PATH | -i NAME] reroute\n"
+"       ibsmctl [--socket PATH | -i NAME] loglevel err|warn|info|debug|FLAGS\n"
+"       ibsmctl [--socket PATH | -i NAME] reload\n"
+"       ibsmctl [--socket PATH | -i NAME] [--json] dump-config\n"
+"       ibsmctl [--socket PATH | -i NAME] [--json] sms\n"
+"       ibsmctl [--socket PATH | -i NAME] [--json] routes report\n"
+"  --socket PATH       ibsm's control socket\n"
+"  -i, --instance NAME the socket of ibsm@NAME.service, %s/NAME/ibsm.sock\n"
+"  Without either: %s, else the one instance's socket\n"
+"  (several: named, none picked)\n"
+"  FLAGS: OpenSM's -D log flags, 0-255 (0x03 errors+info: info; 0x01: warn;\n"
+"  from 0x04: debug)\n", CTL_RUN_DIR, CTL_DEFAULT_SOCKET);
 }
 
 bool ctl_is_command(const char *word)
@@ -313,8 +434,8 @@ bool ctl_is_command(const char *word)
 
 int ctl_main(int argc, char **argv)
 {
-	const char *path = CTL_DEFAULT_SOCKET;
-	char req[512] = "";
+	const char *sock = NULL, *instance = NULL;
+	char req[512] = "", path[PATH_MAX];
 	struct ctl_reply r;
 	bool json = false;
 	const char *cmd = NULL;
@@ -324,9 +445,14 @@ int ctl_main(int argc, char **argv)
 		const char *a = argv[i];
 
 		if (!strcmp(a, "--socket") && i + 1 < argc) {
-			path = argv[++i];
+			sock = argv[++i];
 		} else if (!strncmp(a, "--socket=", 9)) {
-			path = a + 9;
+			sock = a + 9;
+		} else if ((!strcmp(a, "-i") || !strcmp(a, "--instance")) &&
+			   i + 1 < argc) {
+			instance = argv[++i];
+		} else if (!strncmp(a, "--instance=", 11)) {
+			instance = a + 11;
 		} else if (!strcmp(a, "--json") || !strcmp(a, "-j")) {
 			json = true;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -361,6 +487,13 @@ int ctl_main(int argc, char **argv)
 		}
 		strcat(req, " json");
 	}
+	if (sock && instance) {
+		fprintf(stderr, "ibsmctl: --socket or --instance, not both\n");
+		return 2;
+	}
+	int found = ctl_socket_path(sock, instance, path, sizeof(path));
+	if (found)
+		return found;
 	if (ctl_request(path, req, &r) < 0)
 		return 1;
 	if (json && !strcmp(cmd, "routes") && r.ok)

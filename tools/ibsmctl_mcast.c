@@ -129,10 +129,10 @@ static void group_kind_row(struct out *o, const uint8_t *rec)
 }
 
 static const struct rec_kind groups_kind = {
-	"groups", SA_ATTR_MCMEMBER_RECORD, MCM_REC_SIZE, groups_kind_row,
+	"groups", SA_ATTR_MCMEMBER_RECORD, MCM_REC_SIZE, groups_kind_row, NULL,
 };
 static const struct rec_kind group_kind = {
-	"group", SA_ATTR_MCMEMBER_RECORD, MCM_REC_SIZE, group_kind_row,
+	"group", SA_ATTR_MCMEMBER_RECORD, MCM_REC_SIZE, group_kind_row, NULL,
 };
 
 const struct rec_kind *mcast_kind(const char *name)

@@ -15,6 +15,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include "partitions/partitions.h"
 #include "config/fileutil.h"
 #include "sm/program.h"
+#include "sm/sa/gen.h"
 #include "tools/ibsmctl.h"
 #include "tools/ibsmctl_fabric.h"
 
@@ -39,8 +41,8 @@ static void part_usage(FILE *f)
 "       ibsmctl partitions add FILE 'DEFINITION'\n"
 "       ibsmctl partitions remove FILE NAME\n"
 "       ibsmctl partitions set FILE NAME MEMBER[=full|limited|both]\n"
-"       ibsmctl partitions apply FILE [--from NEWFILE] [--socket PATH |\n"
-"                                 --pidfile PIDFILE]\n"
+"       ibsmctl partitions apply FILE [--from NEWFILE] [--force]\n"
+"                                 [--socket PATH | --pidfile PIDFILE]\n"
 "LIVE-OPTIONS (reading the fabric through the SA):\n"
 "  -g, --guid PORTGUID   local port to use (default: first port that is up)\n"
 "  -s, --sm-lid LID      ask this LID instead of the port's SM LID\n"
@@ -323,11 +325,8 @@ static int live_resolve(const char *file, struct part_config *c,
 	return 0;
 }
 
-/* An end port: what partitions name (CA and router ports, switch port 0). */
-static bool is_endport(const struct fab_node *n, unsigned pn)
-{
-	return n->type == NODE_TYPE_SWITCH ? pn == 0 : pn != 0;
-}
+/* fabric_is_endport() (model/fabric.h): what partitions name (CA and router
+ * ports, switch port 0). */
 
 /* How port (id, pn) is a member of partition `pkey` once programmed:
  * 0 none, 1 limited, 2 full, 3 both. */
@@ -413,7 +412,7 @@ static int cmd_list(int argc, char **argv, bool show)
 			for (unsigned pn = 0; pn <= n->num_ports; pn++) {
 				unsigned m;
 
-				if (!is_endport(n, pn))
+				if (!fabric_is_endport(n, pn))
 					continue;
 				m = member_of(&l.f, (int32_t)id, pn, pa->pkey, tbl);
 				if (!m)
@@ -592,6 +591,88 @@ static int plan_table(const struct fabric *f, const struct change *ch,
  * tables it holds now; one row per port whose table changes.  Exit 0
  * (the plan printed, changes or not), 1 (no SM, bad file).
  */
+/* The MTU a port can carry: MTUCap, or NeighborMTU when lower (what
+ * the SA's MCMemberRecord checks hold a join to). */
+static unsigned port_mtu(const struct fab_port *p)
+{
+	unsigned cap = pi_mtu_cap(&p->pi), nb = pi_neighbor_mtu(&p->pi);
+
+	return nb && nb < cap ? nb : cap;
+}
+
+/*
+ * One group MTU/rate (a partition's mtu=/rate=, or an mgid= line's)
+ * against the CA and router ports the plan makes members of the
+ * partition: a warning when some cannot carry it (a join from them is
+ * refused: ERR 0801), naming how many and the best they can do.
+ */
+static void warn_caps(const struct fabric *f, const char *file,
+		      unsigned line, const struct part *pt, const char *what,
+		      unsigned mtu, unsigned rate)
+{
+	unsigned members = 0, low_mtu = 0, low_rate = 0, best_mtu = 0;
+	unsigned best_rate = 0;
+
+	for (size_t id = 0; id < f->n_nodes; id++) {
+		const struct fab_node *n = &f->nodes[id];
+
+		if (n->type == NODE_TYPE_SWITCH)
+			continue;
+		for (unsigned pn = 1; pn <= n->num_ports; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+			bool member = false;
+			unsigned m, r;
+
+			for (unsigned i = 0; p->want_pkeys &&
+			     i < p->n_want_pkeys && !member; i++)
+				member = p->want_pkeys[i] &&
+					 (p->want_pkeys[i] & 0x7fff) == pt->pkey;
+			if (!member)
+				continue;
+			members++;
+			m = port_mtu(p);
+			r = sa_port_rate(n, pn);
+			low_mtu += mtu && m < mtu;
+			low_rate += rate && sa_rate_cmp(r, rate) < 0;
+			if (m > best_mtu)
+				best_mtu = m;
+			if (!best_rate || sa_rate_cmp(r, best_rate) > 0)
+				best_rate = r;
+		}
+	}
+	if (low_mtu)
+		fprintf(stderr, "%s:%u: warning: partition %s: %s mtu=%u is above"
+			" what %u of its %u member ports can carry (the best: mtu"
+			" %u); their joins to its groups are refused\n",
+			file, line, pt->name, what, mtu,
+			low_mtu, members, best_mtu);
+	if (low_rate)
+		fprintf(stderr, "%s:%u: warning: partition %s: %s rate=%u is above"
+			" what %u of its %u member ports can carry (the best: rate"
+			" %u); their joins to its groups are refused\n",
+			file, line, pt->name, what, rate,
+			low_rate, members, best_rate);
+}
+
+static void plan_caps(const struct fabric *f, const char *file,
+		      const struct part_config *c)
+{
+	for (size_t i = 0; i < c->n_parts; i++) {
+		const struct part *pt = &c->parts[i];
+
+		if (pt->mtu || pt->rate)
+			warn_caps(f, file, pt->line, pt, "its", pt->mtu,
+				  pt->rate);
+		for (size_t k = 0; k < pt->n_mgroups; k++)
+			if (pt->mgroups[k].mtu != pt->mtu ||
+			    pt->mgroups[k].rate != pt->rate)
+				warn_caps(f, file, pt->mgroups[k].line, pt,
+					  "an mgid= group's",
+					  pt->mgroups[k].mtu,
+					  pt->mgroups[k].rate);
+	}
+}
+
 static int cmd_plan(int argc, char **argv)
 {
 	struct live_opts o;
@@ -620,6 +701,7 @@ static int cmd_plan(int argc, char **argv)
 		fabric_free(&l.f);
 		return 1;
 	}
+	plan_caps(&l.f, o.from ? o.from : o.file, &c);
 	rc = 0;
 	for (size_t id = 0; id < l.f.n_nodes && !rc; id++) {
 		const struct fab_node *n = &l.f.nodes[id];
@@ -773,7 +855,34 @@ static int commit(const char *file, const char *text, size_t len)
 	return 0;
 }
 
+static int cmd_edit_locked(const char *op, int argc, char **argv);
+
+/* The edit lock of `file` (file_lock), waited for; -1 when it cannot be
+ * taken (said on stderr). */
+static int lock_file(const char *file)
+{
+	int fd = file_lock(file, true);
+
+	if (fd < 0)
+		fprintf(stderr, "ibsmctl: cannot lock %s for the edit: %s\n",
+			file, strerror(-fd));
+	return fd;
+}
+
+/* The edit runs under the file's lock, from the read to the rename, so
+ * that concurrent edits apply one after the other. */
 static int cmd_edit(const char *op, int argc, char **argv)
+{
+	int lk = lock_file(argv[0]), rc;
+
+	if (lk < 0)
+		return 1;
+	rc = cmd_edit_locked(op, argc, argv);
+	file_unlock(lk);
+	return rc;
+}
+
+static int cmd_edit_locked(const char *op, int argc, char **argv)
 {
 	const char *file = argv[0];
 	char *text, *out = NULL, *mem = NULL;
@@ -869,7 +978,8 @@ static int read_pid(const char *path, pid_t *pid)
  * or with --pidfile (and no --socket) a SIGHUP, whose outcome only the
  * SM's log tells.  0 or 1.
  */
-static int tell_sm(const char *file, const char *sock, const char *pidf)
+static int tell_sm(const char *file, const char *sock, const char *pidf,
+		   bool force)
 {
 	struct ctl_reply r;
 	pid_t pid;
@@ -887,7 +997,11 @@ static int tell_sm(const char *file, const char *sock, const char *pidf)
 		       "heavy sweep)\n", file, (long)pid);
 		return 0;
 	}
-	if (ctl_request(sock ? sock : CTL_DEFAULT_SOCKET, "reload", &r) < 0)
+	char path[PATH_MAX];
+	int found = ctl_socket_path(sock, NULL, path, sizeof(path));
+	if (found)
+		return found == 2 ? 1 : found;
+	if (ctl_request(path, force ? "reload force" : "reload", &r) < 0)
 		return 1;
 	for (size_t i = 0; i + 1 < r.n; i++)
 		fprintf(!ctl_line_is_problem(r.lines[i]) ? stdout : stderr,
@@ -908,13 +1022,16 @@ static int tell_sm(const char *file, const char *sock, const char *pidf)
 static int cmd_apply(int argc, char **argv)
 {
 	const char *file = NULL, *from = NULL, *pidf = NULL, *sock = NULL;
-	char *text, *cur;
-	size_t len, cur_len;
+	char *text;
+	size_t len;
+	bool force = false;
 	pid_t pid;
-	int i, rc;
+	int i, rc, lk;
 
 	for (i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--pidfile") && i + 1 < argc)
+		if (!strcmp(argv[i], "--force"))
+			force = true;
+		else if (!strcmp(argv[i], "--pidfile") && i + 1 < argc)
 			pidf = argv[++i];
 		else if (!strcmp(argv[i], "--socket") && i + 1 < argc)
 			sock = argv[++i];
@@ -929,19 +1046,23 @@ static int cmd_apply(int argc, char **argv)
 		part_usage(stderr);
 		return 2;
 	}
+	if (force && pidf && !sock) {
+		fprintf(stderr, "ibsmctl: partitions apply --force needs the SM's"
+			" control socket (--socket), not --pidfile: a SIGHUP"
+			" never forces\n");
+		return 2;
+	}
 	/* A pid file naming no SM: nothing is written or sent. */
 	if (pidf && !sock && read_pid(pidf, &pid) < 0)
 		return 1;
 	if (load(from ? from : file, &text, &len) < 0)
 		return 1;
 	if (from) {
-		/* The new content over FILE, the old one kept as FILE~. */
-		if (load(file, &cur, &cur_len) < 0) {
-			free(text);
-			return 1;
-		}
-		rc = commit(file, text, len);
-		free(cur);
+		/* The new content over FILE, the old one kept as FILE~,
+		 * under FILE's edit lock. */
+		lk = lock_file(file);
+		rc = lk < 0 ? 1 : commit(file, text, len);
+		file_unlock(lk);
 	} else {
 		rc = validate(file, text, len, NULL) ? 1 : 0;
 		if (rc)
@@ -951,7 +1072,7 @@ static int cmd_apply(int argc, char **argv)
 	free(text);
 	if (rc)
 		return 1;
-	return tell_sm(file, sock, pidf);
+	return tell_sm(file, sock, pidf, force);
 }
 
 int part_main(int argc, char **argv)

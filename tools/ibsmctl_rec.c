@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mad/sa_wire.h"
@@ -86,11 +87,9 @@ static const char *width_name(unsigned w)
 	}
 }
 
-static const char *speed_name(const struct smp_port_info *pi)
+const char *pi_speed_name(const struct smp_port_info *pi, uint32_t cap_mask)
 {
-	uint32_t cap = be32toh(pi->cap_mask);
-
-	if (cap & PI_CAP_HAS_EXT_SPEEDS) {
+	if (cap_mask & PI_CAP_HAS_EXT_SPEEDS) {
 		switch (pi_speed_ext_active(pi)) {
 		case 1: return "FDR";
 		case 2: return "EDR";
@@ -105,6 +104,61 @@ static const char *speed_name(const struct smp_port_info *pi)
 	case 4: return "QDR";
 	default: return "?";
 	}
+}
+
+/*
+ * A switch's external ports have no CapabilityMask of their own (IB spec
+ * 14.2.5.6: switch port 0's speaks for them, IsExtendedSpeedsSupported
+ * included).  The PortInfoRecords of a table: port 0's mask by LID, for
+ * the rows of the other ports of that LID.  Only switches have a port 0.
+ */
+struct port0_cap {
+	uint16_t lid;
+	uint32_t cap;
+};
+static struct port0_cap *port0_caps;
+static size_t n_port0_caps;
+
+static int port0_cmp(const void *a, const void *b)
+{
+	const struct port0_cap *x = a, *y = b;
+
+	return (x->lid > y->lid) - (x->lid < y->lid);
+}
+
+static void port_prepare(const uint8_t *recs, size_t n, size_t stride)
+{
+	struct sa_port_info_record r;
+	size_t k = 0;
+
+	free(port0_caps);
+	port0_caps = n ? calloc(n, sizeof(*port0_caps)) : NULL;
+	n_port0_caps = 0;
+	if (!port0_caps)
+		return;		/* each row falls back on its own mask */
+	for (size_t i = 0; i < n; i++) {
+		memcpy(&r, recs + i * stride, sizeof(r));
+		if (r.port_num != 0)
+			continue;
+		port0_caps[k].lid = be16toh(r.lid);
+		port0_caps[k++].cap = be32toh(r.port_info.cap_mask);
+	}
+	n_port0_caps = k;
+	qsort(port0_caps, k, sizeof(*port0_caps), port0_cmp);
+}
+
+/* The CapabilityMask that speaks for a record's port (see above). */
+static uint32_t port_cap_mask(const struct sa_port_info_record *r)
+{
+	struct port0_cap key = { .lid = be16toh(r->lid) }, *p0;
+
+	if (r->port_num != 0 && n_port0_caps) {
+		p0 = bsearch(&key, port0_caps, n_port0_caps,
+			     sizeof(*port0_caps), port0_cmp);
+		if (p0)
+			return p0->cap;
+	}
+	return be32toh(r->port_info.cap_mask);
 }
 
 static void gid_text(const uint8_t gid[16], char *buf, size_t len)
@@ -160,7 +214,7 @@ static void port_row(struct out *o, const uint8_t *rec)
 	out_name(o, "state", "State", PICK(port_states, pi_port_state(pi)));
 	out_name(o, "phys_state", "Physical", PICK(phys_states, pi_phys_state(pi)));
 	out_name(o, "width", "Width", width_name(pi->link_width_active));
-	out_name(o, "speed", "Speed", speed_name(pi));
+	out_name(o, "speed", "Speed", pi_speed_name(pi, port_cap_mask(&r)));
 	out_name(o, "mtu", "MTU", PICK(mtus, pi_neighbor_mtu(pi)));
 	out_num(o, "port_lid", "PortLID", be16toh(pi->lid));
 	out_num(o, "lmc", "LMC", pi_lmc(pi));
@@ -270,15 +324,16 @@ static void service_row(struct out *o, const uint8_t *rec)
 }
 
 static const struct rec_kind kinds[] = {
-	{ "nodes", SA_ATTR_NODE_RECORD, sizeof(struct sa_node_record), node_row },
-	{ "ports", SA_ATTR_PORT_INFO_RECORD, sizeof(struct sa_port_info_record), port_row },
-	{ "links", SA_ATTR_LINK_RECORD, sizeof(struct sa_link_record), link_row },
-	{ "switches", SA_ATTR_SWITCH_INFO_RECORD, sizeof(struct sa_switch_info_record), switch_row },
-	{ "lfts", SA_ATTR_LFT_RECORD, sizeof(struct sa_lft_record), lft_row },
-	{ "paths", SA_ATTR_PATH_RECORD, sizeof(struct sa_path_record), path_row },
+	{ "nodes", SA_ATTR_NODE_RECORD, sizeof(struct sa_node_record), node_row, NULL },
+	{ "ports", SA_ATTR_PORT_INFO_RECORD, sizeof(struct sa_port_info_record), port_row,
+	  port_prepare },
+	{ "links", SA_ATTR_LINK_RECORD, sizeof(struct sa_link_record), link_row, NULL },
+	{ "switches", SA_ATTR_SWITCH_INFO_RECORD, sizeof(struct sa_switch_info_record), switch_row, NULL },
+	{ "lfts", SA_ATTR_LFT_RECORD, sizeof(struct sa_lft_record), lft_row, NULL },
+	{ "paths", SA_ATTR_PATH_RECORD, sizeof(struct sa_path_record), path_row, NULL },
 	/* GetMulti(MultiPathRecord): answered with PathRecords */
-	{ "multipath", SA_ATTR_MULTIPATH_RECORD, sizeof(struct sa_path_record), path_row },
-	{ "services", SA_ATTR_SERVICE_RECORD, sizeof(struct sa_service_record), service_row },
+	{ "multipath", SA_ATTR_MULTIPATH_RECORD, sizeof(struct sa_path_record), path_row, NULL },
+	{ "services", SA_ATTR_SERVICE_RECORD, sizeof(struct sa_service_record), service_row, NULL },
 };
 
 const struct rec_kind *rec_kind_find(const char *name)

@@ -23,6 +23,7 @@
 #include "sm/program.h"
 #include "sm/sm.h"
 #include "sm/ha/sminfo.h"
+#include "sm/ha/sminfo_guard.h"
 #include "sm/ha/sync.h"
 
 static void sms_query(struct sm *sm, bool election);
@@ -999,37 +1000,6 @@ static void send_control(struct sm *sm, uint16_t lid, uint32_t mod)
 				sm);
 }
 
-/* --------------------------------------------------------- SMInfo agent */
-
-/*
- * Answer an SMP on the route it came by: a DR request goes back with the
- * direction bit set and its return path as it came; a LID-routed one goes
- * back to its source LID (none: no answer).  `status` is the MAD status;
- * `data` (64 bytes) the attribute, or NULL to echo the request's.
- */
-static void smp_reply(struct sm *sm, const void *req, const struct mad_addr *from,
-		      uint16_t status, const void *data)
-{
-	uint8_t resp[MAD_SIZE];
-	struct mad_hdr *h = (struct mad_hdr *)resp;
-	struct mad_addr to = { .lid = from->lid, .qpn = 0 };
-	size_t data_off = offsetof(struct smp_lid, data);
-
-	memcpy(resp, req, MAD_SIZE);
-	h->method = MAD_METHOD_GET | MAD_METHOD_RESP;
-	if (h->mgmt_class == MAD_CLASS_SMI_DR) {
-		status |= SMP_DR_DIRECTION;
-		to.lid = 0xffff;
-	} else if (!to.lid) {
-		log_debug("SMP with no source LID: not answered");
-		return;
-	}
-	h->status = htobe16(status);
-	if (data)
-		memcpy(resp + data_off, data, SMP_DATA_SIZE);
-	mad_engine_send_oneway(sm->engine, resp, MAD_SIZE, &to);
-}
-
 /*
  * A master asked for our SMInfo, presenting its own, while we are master
  * too: two masters met (a standby that took over while the master could
@@ -1045,7 +1015,7 @@ static void smp_reply(struct sm *sm, const void *req, const struct mad_addr *fro
  */
 #define SM_MASTER_HEARD		1.0	/* s */
 
-static void master_heard(struct sm *sm, const struct smp_sm_info *rq)
+void sminfo_master_heard(struct sm *sm, const struct smp_sm_info *rq)
 {
 	const struct fabric *f = &sm->fabric;
 	uint64_t guid = be64toh(rq->guid);
@@ -1090,161 +1060,20 @@ static void master_heard(struct sm *sm, const struct smp_sm_info *rq)
 	}
 }
 
-/*
- * SMInfo Get (14.2.5.13): anyone may ask.  The requester's own SMInfo may
- * be the payload (ibsm polling us; OpenSM sends an empty one).  The spec
- * gives SM_Key only to a requester that passes the M_Key check; ibsm sets
- * no M_Key, so every requester does, as with OpenSM: our key goes back
- * unless the requester presents another, non-zero key (an SM of another
- * SM_Key), which gets it zeroed.  A master polled by a better standby
- * hands over to it (14.4.1.2).
- */
-static void on_sm_info(void *arg, const void *mad, size_t len,
-		       const struct mad_addr *from)
-{
-	struct sm *sm = arg;
-	uint8_t data[SMP_DATA_SIZE] = { 0 };
-	const struct mad_hdr *h = mad;
-	const struct smp_sm_info *rq;
-	bool keyed;
-
-	if (len != MAD_SIZE)
-		return;
-	rq = (const struct smp_sm_info *)((const uint8_t *)mad +
-		(h->mgmt_class == MAD_CLASS_SMI_DR ? offsetof(struct smp_dr, data)
-						   : offsetof(struct smp_lid, data)));
-	keyed = be64toh(rq->sm_key) == sm_key(sm);
-	fill_sm_info(sm, (struct smp_sm_info *)data, keyed || !rq->sm_key);
-	smp_reply(sm, mad, from, 0, data);
-	if (keyed && rq->guid && (rq->prio_state & 0xf) == SM_STATE_MASTER)
-		master_heard(sm, rq);
-	if (!keyed || !rq->guid || be64toh(rq->guid) == sm->port_guid ||
-	    h->mgmt_class != MAD_CLASS_SMI || !from->lid)
-		return;
-	uint8_t st = rq->prio_state & 0xf;
-	if (st != SM_STATE_STANDBY && st != SM_STATE_DISCOVERING)
-		return;
-	struct sm_remote *r;
-	remote_note_si(sm, rq, from->lid, &r);
-	master_consider(sm, r, false);
-}
-
-/* How long after our HANDOVER its ACKNOWLEDGE is taken (s). */
-#define SM_ACK_WINDOW		5.0
-
-/*
- * Who may send which SMInfo Set (14.4.1; OpenSM checks the same):
- * HANDOVER, DISABLE, STANDBY and DISCOVER come from the master only, so
- * the sender's SMInfo (the payload) must say MASTER; ACKNOWLEDGE answers
- * a HANDOVER, so it is taken only from the SM we handed over to, within
- * SM_ACK_WINDOW s of it.  NULL when the Set may be obeyed, else why not.
- */
-static const char *set_refused(const struct sm *sm, uint32_t mod,
-			       const struct smp_sm_info *rq)
-{
-	if (mod == SMINFO_ACKNOWLEDGE) {
-		if (!sm->handover_guid ||
-		    be64toh(rq->guid) != sm->handover_guid ||
-		    ev_now(sm->loop) - sm->handover_at > SM_ACK_WINDOW)
-			return "no HANDOVER of ours to acknowledge";
-		return NULL;
-	}
-	if ((rq->prio_state & 0xf) != SM_STATE_MASTER)
-		return "only a master sends it";
-	return NULL;
-}
-
-/*
- * SubnSet(SMInfo) (14.4.1, the SMInfo control packets): the
- * AttributeModifier says what to do, the payload is the sender's SMInfo
- * and must carry our SM_Key: an SM of another key is ignored.
- */
-static void on_sm_info_set(void *arg, const void *mad, size_t len,
-			   const struct mad_addr *from)
-{
-	struct sm *sm = arg;
-	const struct smp_lid *smp = mad;
-	const struct mad_hdr *h = mad;
-	const struct smp_sm_info *rq;
-	uint8_t data[SMP_DATA_SIZE] = { 0 };
-	uint32_t mod;
-	bool lr;
-
-	if (len != MAD_SIZE)
-		return;
-	lr = h->mgmt_class == MAD_CLASS_SMI;
-	rq = (const struct smp_sm_info *)((const uint8_t *)mad +
-		(lr ? offsetof(struct smp_lid, data) : offsetof(struct smp_dr, data)));
-	mod = be32toh(smp->hdr.attr_mod);
-	if (be64toh(rq->sm_key) != sm_key(sm)) {
-		log_ratelimited(LOG_LVL_WARN, 1110, "SMInfo %s from LID %u (SM"
-				" 0x%016" PRIx64 ") with another SM_Key: ignored",
-				sminfo_control_name(mod), from->lid,
-				be64toh(rq->guid));
-		return;
-	}
-	if (mod < SMINFO_HANDOVER || mod > SMINFO_DISCOVER) {
-		smp_reply(sm, mad, from, MAD_STATUS_INVALID_FIELD, NULL);
-		return;
-	}
-	const char *bad = set_refused(sm, mod, rq);
-	if (bad) {
-		log_ratelimited(LOG_LVL_WARN, 1122, "SMInfo %s from LID %u (SM"
-				" 0x%016" PRIx64 ", %s): refused: %s",
-				sminfo_control_name(mod), from->lid,
-				be64toh(rq->guid),
-				sm_state_name(rq->prio_state & 0xf), bad);
-		smp_reply(sm, mad, from, MAD_STATUS_INVALID_FIELD, NULL);
-		return;
-	}
-	log_info("SMInfo %s from LID %u (SM 0x%016" PRIx64 " priority %u)",
-		 sminfo_control_name(mod), from->lid, be64toh(rq->guid),
-		 rq->prio_state >> 4);
-	struct sm_remote *r = NULL;
-	if (rq->guid && be64toh(rq->guid) != sm->port_guid)
-		remote_note_si(sm, rq, lr ? from->lid : 0, &r);
-	/* ACKNOWLEDGE goes to the HANDOVER's sender: to the LID it came
-	 * from, or, directed-route (OpenSM sends HANDOVER so), to the LID of
-	 * the master we stood by for when the sender is that master. */
-	uint16_t ack_lid = lr ? from->lid :
-			   be64toh(rq->guid) == sm->master_guid ? sm->master_lid : 0;
-	bool took = mod == SMINFO_HANDOVER && sm->state != SM_MASTER &&
-		    sm->state != SM_NOTACTIVE;
-	switch (mod) {
-	case SMINFO_HANDOVER:
-		sm_event(sm, SM_EV_HANDOVER);
-		break;
-	case SMINFO_ACKNOWLEDGE:
-		break;		/* the handover's answer did the work */
-	case SMINFO_DISABLE:
-		if (sm->state != SM_NOTACTIVE) {
-			ev_timer_stop(sm->loop, &sm->light_timer);
-			ev_timer_stop(sm->loop, &sm->elect_timer);
-			sm_transition(sm, SM_NOTACTIVE, 1116, "DISABLE from another SM");
-		}
-		break;
-	case SMINFO_STANDBY:
-		if (sm->state == SM_DISCOVERING && r && r->lid) {
-			r->state = SM_STATE_MASTER;
-			enter_standby(sm, r, 1117, "STANDBY from the master");
-		}
-		break;
-	case SMINFO_DISCOVER:
-		if (sm->state == SM_NOTACTIVE || sm->state == SM_STANDBY) {
-			sm_transition(sm, SM_DISCOVERING, 1118, "DISCOVER from another SM");
-			sminfo_elect_start(sm);
-		}
-		break;
-	}
-	fill_sm_info(sm, (struct smp_sm_info *)data, true);
-	smp_reply(sm, mad, from, 0, data);
-	if (took && ack_lid)
-		send_control(sm, ack_lid, SMINFO_ACKNOWLEDGE);
-}
-
 /* Shutdown, after the engine is freed: the election's discovery. */
 void sm_election_free(struct sm *sm)
 {
+	const struct sminfo_guard *g = sm->sminfo_guard;
+
+	if (g)
+		log_info("SMInfo: %" PRIu64 " Gets answered, %" PRIu64 " over"
+			 " their requester's budget (%g at once, %g a second);"
+			 " Sets: %" PRIu64 " obeyed, %" PRIu64 " refused, %"
+			 PRIu64 " with another SM_Key", g->gets_answered,
+			 g->gets_dropped, SMINFO_GET_BURST, SMINFO_GET_RATE,
+			 g->sets_obeyed, g->sets_refused, g->sets_bad_key);
+	free(sm->sminfo_guard);
+	sm->sminfo_guard = NULL;
 	if (sm->elect_disc) {
 		discover_free(sm->elect_disc);
 		sm->elect_disc = NULL;
@@ -1315,21 +1144,36 @@ void sminfo_standby_end(struct sm *sm)
 	standby_sync_stop(sm);
 }
 
-/* The SMInfo agent: Gets and Sets, LID-routed and directed-route. */
-int sminfo_agent_start(struct sm *sm)
-{
-	static const uint8_t classes[] = { MAD_CLASS_SMI, MAD_CLASS_SMI_DR };
-	int rc = 0;
+/* ---- for the SMInfo agent (sm/ha/sminfo_agent.c) */
 
-	for (unsigned i = 0; i < 2 && rc == 0; i++) {
-		rc = mad_engine_on_unsolicited(sm->engine, classes[i],
-					       MAD_METHOD_GET, SMP_ATTR_SM_INFO,
-					       on_sm_info, sm);
-		if (rc == 0)
-			rc = mad_engine_on_unsolicited(sm->engine, classes[i],
-						       MAD_METHOD_SET,
-						       SMP_ATTR_SM_INFO,
-						       on_sm_info_set, sm);
-	}
-	return rc;
+void sminfo_fill(const struct sm *sm, struct smp_sm_info *si, bool with_key)
+{
+	fill_sm_info(sm, si, with_key);
+}
+
+void sminfo_remote_note(struct sm *sm, const struct smp_sm_info *si,
+			uint16_t lid, struct sm_remote **out)
+{
+	remote_note_si(sm, si, lid, out);
+}
+
+void sminfo_master_consider(struct sm *sm, struct sm_remote *r, bool fresh)
+{
+	master_consider(sm, r, fresh);
+}
+
+void sminfo_enter_standby(struct sm *sm, const struct sm_remote *m,
+			  unsigned code, const char *cause)
+{
+	enter_standby(sm, m, code, cause);
+}
+
+int sminfo_get_lid(struct sm *sm, uint16_t lid)
+{
+	return sminfo_get(sm, lid, NULL, 0, SMQ_MASTER);
+}
+
+void sminfo_send_control(struct sm *sm, uint16_t lid, uint32_t mod)
+{
+	send_control(sm, lid, mod);
 }

@@ -43,6 +43,20 @@ void sminfo_standby_begin(struct sm *sm);	/* poll the master, copy */
 void sminfo_standby_end(struct sm *sm);
 void sminfo_stop_gracefully(struct sm *sm);	/* SIGTERM: handover first */
 int sminfo_agent_start(struct sm *sm);		/* SMInfo Gets and Sets */
+/* sm/ha/sminfo.c, for the SMInfo agent (sm/ha/sminfo_agent.c). */
+struct smp_sm_info;
+struct sm_remote;
+void sminfo_fill(const struct sm *sm, struct smp_sm_info *si, bool with_key);
+void sminfo_remote_note(struct sm *sm, const struct smp_sm_info *si,
+			uint16_t lid, struct sm_remote **out);
+void sminfo_master_consider(struct sm *sm, struct sm_remote *r, bool fresh);
+void sminfo_enter_standby(struct sm *sm, const struct sm_remote *m,
+			  unsigned code, const char *cause);
+/* A keyed SMInfo Get from an SM that says it is master, while we are
+ * master too: read that SM's SMInfo when it claims to be better. */
+void sminfo_master_heard(struct sm *sm, const struct smp_sm_info *rq);
+int sminfo_get_lid(struct sm *sm, uint16_t lid);	/* SMInfo Get, LID-routed */
+void sminfo_send_control(struct sm *sm, uint16_t lid, uint32_t mod);
 /* Its timers (the table of sm/ha/state.c). */
 void sminfo_poll_timer(struct ev_loop *loop, ev_timer *w, int revents);
 void sminfo_elect_timer(struct ev_loop *loop, ev_timer *w, int revents);

@@ -177,7 +177,8 @@ static void subnet_up(struct sm *sm)
 
 	sm->failed_sweeps = 0;
 	if (first)
-		sm->stats.first_up_seconds = ev_time() - sm->stats.started;
+		sm->stats.first_up_seconds = ev_time() -
+					     sm->stats.discovering_since;
 	sm->subnet_up = true;
 	if (sm->state != SM_MASTER) {
 		sm_transition(sm, SM_MASTER, 1101, sm->takeover ?
@@ -433,6 +434,8 @@ void sm_transition(struct sm *sm, enum sm_state s, unsigned code,
 	snprintf(sm->last_transition, sizeof(sm->last_transition),
 		 "%s -> %s: %s", sm_state_name(old), sm_state_name(s), why);
 	log_info("ERR %04u: %s", code, sm->last_transition);
+	if (s == SM_DISCOVERING && old != SM_DISCOVERING)
+		sm->stats.discovering_since = ev_time();
 	if (old == SM_STANDBY && s != SM_STANDBY)
 		sminfo_standby_end(sm);
 	/* A master that discovers again does so because a better master

@@ -16,6 +16,19 @@
  * The groups of each port are counted in a second open-addressing hash
  * (port GUID -> count; linear probing with backward-shift deletion, so a
  * port whose count drops to 0 leaves no trace): the groups_per_port quota.
+ * A third one counts the groups each requesting port created (its own or
+ * by ProxyJoin): the same quota, and the MLID fair share.
+ *
+ * MLID fair share.  The MLIDs up to top are one pool for every host: the
+ * last MC_MLID_RESERVE of them (at most an eighth of the pool) are kept
+ * for groups without a requester (pre-created from partitions.conf) and
+ * for IPoIB broadcast groups, which a partition cannot work without.
+ * While more than a quarter of the rest is free, any requester may take
+ * one; below that, a requester that created as many groups as its share
+ * (the rest over the number of requesters holding groups, itself
+ * included, plus one: room for a newcomer) is refused, so that the
+ * requesters under their share, and the next one to come, still find
+ * MLIDs however many hosts grab them first.
  */
 #include "config.h"
 
@@ -23,10 +36,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/mcast/mcast.h"
 
 #define MC_MLIDS	(MC_MLID_MAX - MC_MLID_MIN + 1)
+
+struct port_count {
+	uint64_t guid;			/* 0: empty */
+	uint32_t n;
+};
+
+struct counts {
+	struct port_count *v;
+	size_t size, used;		/* power of two; slots in use */
+};
 
 struct mc_table {
 	struct mc_limits lim;
@@ -40,14 +63,9 @@ struct mc_table {
 	size_t   tombs;			/* MC_TOMB slots in hash */
 	uint16_t top;			/* highest MLID handed out */
 	size_t   mlids_used;
-	struct port_count *pc;		/* groups per port */
-	size_t   pc_size, pc_used;	/* power of two; slots in use */
+	struct counts pc;		/* groups per member port */
+	struct counts oc;		/* groups per creating port */
 	uint32_t mgid_counter;		/* mc_assign_mgid() */
-};
-
-struct port_count {
-	uint64_t guid;			/* 0: empty */
-	uint32_t n;
 };
 
 static struct mc_group mc_tomb;
@@ -83,9 +101,10 @@ struct mc_table *mc_table_new(const struct mc_limits *lim)
 	t->by_mlid = calloc(MC_MLIDS, sizeof(*t->by_mlid));
 	t->mlid_refs = calloc(MC_MLIDS, sizeof(*t->mlid_refs));
 	t->top = MC_MLID_MAX;
-	t->pc_size = 64;
-	t->pc = calloc(t->pc_size, sizeof(*t->pc));
-	if (!t->hash || !t->by_mlid || !t->mlid_refs || !t->pc) {
+	t->pc.size = t->oc.size = 64;
+	t->pc.v = calloc(t->pc.size, sizeof(*t->pc.v));
+	t->oc.v = calloc(t->oc.size, sizeof(*t->oc.v));
+	if (!t->hash || !t->by_mlid || !t->mlid_refs || !t->pc.v || !t->oc.v) {
 		mc_table_free(t);
 		return NULL;
 	}
@@ -173,7 +192,8 @@ void mc_table_free(struct mc_table *t)
 	free(t->hash);
 	free(t->by_mlid);
 	free(t->mlid_refs);
-	free(t->pc);
+	free(t->pc.v);
+	free(t->oc.v);
 	free(t);
 }
 
@@ -182,75 +202,85 @@ const struct mc_limits *mc_table_limits(const struct mc_table *t)
 	return &t->lim;
 }
 
-/* Slot of `guid` in the per-port counts, or the empty slot it would take. */
-static size_t pc_slot(const struct mc_table *t, uint64_t guid)
+/* Slot of `guid` in counts c, or the empty slot it would take. */
+static size_t pc_slot(const struct counts *c, uint64_t guid)
 {
-	size_t mask = t->pc_size - 1, i = guid_hash(guid) & mask;
+	size_t mask = c->size - 1, i = guid_hash(guid) & mask;
 
-	while (t->pc[i].guid && t->pc[i].guid != guid)
+	while (c->v[i].guid && c->v[i].guid != guid)
 		i = (i + 1) & mask;
 	return i;
 }
 
+static size_t pc_get(const struct counts *c, uint64_t guid)
+{
+	size_t i = pc_slot(c, guid);
+
+	return c->v[i].guid ? c->v[i].n : 0;
+}
+
 size_t mc_port_groups(const struct mc_table *t, uint64_t port_guid)
 {
-	size_t i = pc_slot(t, port_guid);
+	return pc_get(&t->pc, port_guid);
+}
 
-	return t->pc[i].guid ? t->pc[i].n : 0;
+size_t mc_port_created(const struct mc_table *t, uint64_t port_guid)
+{
+	return pc_get(&t->oc, port_guid);
 }
 
 /* Room for one more port (kept at most half full): 0 or -ENOMEM. */
-static int pc_reserve(struct mc_table *t)
+static int pc_reserve(struct counts *c)
 {
-	struct port_count *old = t->pc;
-	size_t old_size = t->pc_size;
+	struct port_count *old = c->v;
+	size_t old_size = c->size;
 
-	if (2 * (t->pc_used + 1) <= t->pc_size)
+	if (2 * (c->used + 1) <= c->size)
 		return 0;
-	t->pc = calloc(2 * old_size, sizeof(*t->pc));
-	if (!t->pc) {
-		t->pc = old;
+	c->v = calloc(2 * old_size, sizeof(*c->v));
+	if (!c->v) {
+		c->v = old;
 		return -ENOMEM;
 	}
-	t->pc_size = 2 * old_size;
+	c->size = 2 * old_size;
 	for (size_t i = 0; i < old_size; i++)
 		if (old[i].guid)
-			t->pc[pc_slot(t, old[i].guid)] = old[i];
+			c->v[pc_slot(c, old[i].guid)] = old[i];
 	free(old);
 	return 0;
 }
 
-/* One group more for a port (pc_reserve() done). */
-static void pc_inc(struct mc_table *t, uint64_t guid)
+/* One more for a port (pc_reserve() done). */
+static void pc_inc(struct counts *c, uint64_t guid)
 {
-	size_t i = pc_slot(t, guid);
+	size_t i = pc_slot(c, guid);
 
-	if (!t->pc[i].guid) {
-		t->pc[i].guid = guid;
-		t->pc_used++;
+	if (!c->v[i].guid) {
+		c->v[i].guid = guid;
+		c->used++;
 	}
-	t->pc[i].n++;
+	c->v[i].n++;
 }
 
-/* One group less; at 0 the slot is emptied by backward shift. */
-static void pc_dec(struct mc_table *t, uint64_t guid)
+/* One less; at 0 the slot is emptied by backward shift. */
+static void pc_dec(struct counts *c, uint64_t guid)
 {
-	size_t mask = t->pc_size - 1, i = pc_slot(t, guid), j;
+	size_t mask = c->size - 1, i = pc_slot(c, guid), j;
 
-	if (!t->pc[i].guid || --t->pc[i].n)
+	if (!c->v[i].guid || --c->v[i].n)
 		return;
-	t->pc_used--;
-	for (j = (i + 1) & mask; t->pc[j].guid; j = (j + 1) & mask) {
-		size_t home = guid_hash(t->pc[j].guid) & mask;
+	c->used--;
+	for (j = (i + 1) & mask; c->v[j].guid; j = (j + 1) & mask) {
+		size_t home = guid_hash(c->v[j].guid) & mask;
 
 		/* Move j into the hole at i unless its home lies in (i, j]. */
 		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
 			continue;
-		t->pc[i] = t->pc[j];
+		c->v[i] = c->v[j];
 		i = j;
 	}
-	t->pc[i].guid = 0;
-	t->pc[i].n = 0;
+	c->v[i].guid = 0;
+	c->v[i].n = 0;
 }
 
 void mc_table_set_mlid_top(struct mc_table *t, uint16_t top)
@@ -435,13 +465,69 @@ struct mc_group *mc_group_create(struct mc_table *t, const uint8_t mgid[16],
 	return mc_group_create_req(t, mgid, 0, err);
 }
 
+/* IPoIB's IPv4 broadcast group: ff1S:401b:<P_Key>::ffff:ffff. */
+bool mc_mgid_is_ipoib_broadcast(const uint8_t m[16])
+{
+	static const uint8_t tail[10] = { 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff,
+					  0xff };
+
+	return m[0] == 0xff && (m[1] & 0xf0) == 0x10 && m[2] == 0x40 &&
+	       m[3] == 0x1b && !memcmp(m + 6, tail, sizeof(tail));
+}
+
+void mc_mlid_share(const struct mc_table *t, uint64_t owner,
+		   struct mc_share *sh)
+{
+	size_t pool = t->top >= MC_MLID_MIN ? t->top - MC_MLID_MIN + 1u : 0;
+	size_t mine = owner ? pc_get(&t->oc, owner) : 0;
+	size_t holders = t->oc.used + (owner && !mine ? 1 : 0);
+
+	sh->reserve = pool / 8 < MC_MLID_RESERVE ? pool / 8 : MC_MLID_RESERVE;
+	sh->free = t->mlids_used < pool ? pool - t->mlids_used : 0;
+	sh->share = (pool - sh->reserve) / (holders + 1);
+	sh->mine = mine;
+	sh->contended = sh->free < sh->reserve + (pool - sh->reserve) / 4;
+}
+
+/* May `owner` take a new MLID for group `mgid`?  0 or -errno. */
+static int mlid_allowed(const struct mc_table *t, const uint8_t mgid[16],
+			uint64_t owner)
+{
+	struct mc_share sh;
+
+	if (!owner || mc_mgid_is_ipoib_broadcast(mgid))
+		return 0;
+	mc_mlid_share(t, owner, &sh);
+	if (sh.free <= sh.reserve)
+		return -ENOSPC;
+	if (sh.contended && sh.mine >= sh.share)
+		return -EDQUOT;
+	return 0;
+}
+
 struct mc_group *mc_group_create_req(struct mc_table *t, const uint8_t mgid[16],
 				     uint16_t requested, int *err)
 {
+	return mc_group_create_for(t, mgid, requested, 0, err);
+}
+
+struct mc_group *mc_group_create_for(struct mc_table *t, const uint8_t mgid[16],
+				     uint16_t requested, uint64_t owner,
+				     int *err)
+{
 	uint16_t mlid = 0;
+	struct mc_group *g;
 
 	if (!create_checks(t, mgid, err))
 		return NULL;
+	if (owner && pc_get(&t->oc, owner) >= t->lim.groups_per_port) {
+		*err = -EDQUOT;
+		return NULL;
+	}
+	if (owner && pc_reserve(&t->oc) < 0) {
+		*err = -ENOMEM;
+		return NULL;
+	}
 	/* OpenSM's order (get_new_mlid()): the MLID asked for when it is
 	 * one the switches hold and nobody has it, then the class's MLID
 	 * for a solicited-node group, then the lowest free one. */
@@ -450,13 +536,27 @@ struct mc_group *mc_group_create_req(struct mc_table *t, const uint8_t mgid[16],
 		mlid = requested;
 	if (!mlid && t->snm_consolidate && mc_mgid_is_ipv6_snm(mgid))
 		mlid = snm_class_mlid(t, mgid);
+	if (!mlid || !t->mlid_refs[mlid - MC_MLID_MIN]) {
+		/* a new MLID out of the shared pool */
+		int rc = mlid_allowed(t, mgid, owner);
+
+		if (rc < 0) {
+			*err = rc;
+			return NULL;
+		}
+	}
 	if (!mlid)
 		mlid = lowest_free_mlid(t);
 	if (!mlid) {
 		*err = -ENOSPC;
 		return NULL;
 	}
-	return group_insert(t, mgid, mlid, err);
+	g = group_insert(t, mgid, mlid, err);
+	if (g && owner) {
+		g->owner = owner;
+		pc_inc(&t->oc, owner);
+	}
+	return g;
 }
 
 struct mc_group *mc_group_create_mlid(struct mc_table *t, const uint8_t mgid[16],
@@ -496,7 +596,9 @@ void mc_group_delete(struct mc_table *t, struct mc_group *g)
 		t->tombs++;
 	}
 	for (size_t i = 0; i < g->n_members; i++)
-		pc_dec(t, g->members[i].port_guid);
+		pc_dec(&t->pc, g->members[i].port_guid);
+	if (g->owner)
+		pc_dec(&t->oc, g->owner);
 	for (size_t i = 0; i < t->n; i++) {
 		if (t->groups[i] == g) {
 			t->groups[i] = t->groups[--t->n];
@@ -553,7 +655,7 @@ bool mc_member_remove(struct mc_table *t, struct mc_group *g,
 		return false;
 	if (g->members[k - 1].join_state & MC_JOIN_COUNTS)
 		g->n_full--;
-	pc_dec(t, port_guid);
+	pc_dec(&t->pc, port_guid);
 	midx_delete(g, s);
 	/* The last member fills the hole: its slot names the new place. */
 	last = g->n_members - 1;
@@ -580,7 +682,7 @@ int mc_member_set(struct mc_table *t, struct mc_group *g, uint64_t port_guid,
 			return -ENOBUFS;
 		if (mc_port_groups(t, port_guid) >= t->lim.groups_per_port)
 			return -EDQUOT;
-		if (pc_reserve(t) < 0)
+		if (pc_reserve(&t->pc) < 0)
 			return -ENOMEM;
 		if (g->n_members == g->cap_members) {
 			size_t cap = g->cap_members ? 2 * g->cap_members : 8;
@@ -601,7 +703,7 @@ int mc_member_set(struct mc_table *t, struct mc_group *g, uint64_t port_guid,
 		memset(m, 0, sizeof(*m));
 		m->port_guid = port_guid;
 		g->midx[midx_slot(g, port_guid)] = (uint32_t)g->n_members;
-		pc_inc(t, port_guid);
+		pc_inc(&t->pc, port_guid);
 	}
 	if ((m->join_state & MC_JOIN_COUNTS) && !(join_state & MC_JOIN_COUNTS))
 		g->n_full--;

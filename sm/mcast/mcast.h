@@ -26,16 +26,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/limits.h"
 #include "mad/sa_wire.h"
 
 /* Multicast LIDs (14.2.5.12): 0xC000 up; 0xFFFF is the permissive LID. */
 #define MC_MLID_MIN		0xC000
 #define MC_MLID_MAX		0xFFFE
-
-/* Defaults of the group table's limits. */
-#define MC_DEF_MAX_GROUPS		4096
-#define MC_DEF_MEMBERS_PER_GROUP	65536
-#define MC_DEF_GROUPS_PER_PORT		256
 
 /*
  * JoinStates that keep a group alive (15.4.3): full member and send-only
@@ -71,6 +67,9 @@ struct mc_group {
 	 * with its MLID, when its last member leaves, as OpenSM keeps them.
 	 */
 	bool     precreated;
+	uint64_t owner;			/* port GUID of the requester that
+					 * created it, 0: none (pre-created,
+					 * copied from a master) */
 	struct mc_member *members;	/* unordered */
 	size_t   n_members, cap_members;
 	uint32_t *midx;			/* port GUID -> position + 1 (groups.c) */
@@ -146,6 +145,31 @@ struct mc_group *mc_group_create(struct mc_table *t, const uint8_t mgid[16],
 struct mc_group *mc_group_create_req(struct mc_table *t, const uint8_t mgid[16],
 				     uint16_t requested, int *err);
 /*
+ * The same for a group that requesting port `owner` creates (its own
+ * join or a ProxyJoin; 0: none, as mc_group_create_req()).  More errors:
+ * -EDQUOT when the owner created groups_per_port groups already, or is at
+ * its fair share of the MLIDs while they run short; -ENOSPC also when
+ * only the reserve is left (see groups.c: MLID fair share).  A solicited-
+ * node group consolidated onto an existing MLID takes none from the pool.
+ */
+struct mc_group *mc_group_create_for(struct mc_table *t, const uint8_t mgid[16],
+				     uint16_t requested, uint64_t owner,
+				     int *err);
+bool mc_mgid_is_ipoib_broadcast(const uint8_t mgid[16]);
+
+/* The MLID pool as requester `owner` sees it (mc_group_create_for()). */
+#define MC_MLID_RESERVE		16
+struct mc_share {
+	size_t free;		/* MLIDs free up to top */
+	size_t reserve;		/* of them, kept for owner-less and IPoIB
+				 * broadcast groups */
+	size_t share;		/* groups owner may hold while contended */
+	size_t mine;		/* groups owner created */
+	bool   contended;	/* free is under reserve + a quarter of the rest */
+};
+void mc_mlid_share(const struct mc_table *t, uint64_t owner,
+		   struct mc_share *sh);
+/*
  * The same with a given MLID (a standby's copy at takeover keeps the old
  * master's MLIDs; 0: the lowest free one).  More errors: -EINVAL (not a
  * multicast LID), -EADDRINUSE (another group holds it, unless both are
@@ -169,6 +193,8 @@ bool mc_member_remove(struct mc_table *t, struct mc_group *g,
 
 /* Groups port `port_guid` is a member of (the groups_per_port quota). */
 size_t mc_port_groups(const struct mc_table *t, uint64_t port_guid);
+/* Groups port `port_guid` created (the same quota, for requesters). */
+size_t mc_port_created(const struct mc_table *t, uint64_t port_guid);
 const struct mc_limits *mc_table_limits(const struct mc_table *t);
 
 /*
@@ -215,8 +241,11 @@ int mc_assign_mgid(struct mc_table *t, uint8_t scope, uint64_t subnet_prefix,
  * group (scope, rate, MTU, Q_Key, TClass, FlowLabel of the line or of its
  * partition; an IPoIB MGID gets the partition's P_Key and Q_Key 0x0b1b).
  * SL is 0 (OpenSM overrides a partition's SL without QoS) unless an mgid=
- * line gives another.  A group that exists already keeps its parameters
- * and becomes pre-created.  Groups pre-created before but no longer in
+ * line gives another.  A group that exists already becomes pre-created;
+ * it takes these parameters when it has no member, and keeps its own
+ * while it has members (they joined with them: an IPoIB interface's MTU
+ * is its broadcast group's), counted in `stale`, until a later pass
+ * finds it empty.  Groups pre-created before but no longer in
  * `c` stop being pre-created and are deleted when no member holds full
  * membership (else when their last full member leaves), as OpenSM does
  * on a reload.
@@ -224,6 +253,11 @@ int mc_assign_mgid(struct mc_table *t, uint8_t scope, uint64_t subnet_prefix,
 struct part_config;
 struct mc_precreate_report {
 	unsigned created, kept, released, deleted;
+	unsigned updated;		/* empty groups given new parameters */
+	unsigned stale;			/* groups with members keeping theirs */
+	uint8_t  first_stale[16];	/* the first of them: MGID, */
+	uint8_t  stale_mtu, stale_rate;	/* what it keeps */
+	uint8_t  want_mtu, want_rate;	/* what the partition now says */
 	unsigned skipped;		/* mgid= lines OpenSM would refuse */
 	unsigned failed;		/* no room: max_groups or MLIDs */
 	uint8_t  first_skipped[16];	/* MGID of the first skipped/failed */

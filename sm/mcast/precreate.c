@@ -38,10 +38,40 @@ static bool mgid_is_ip(const uint8_t mgid[16])
 	return (mgid[2] == 0x40 || mgid[2] == 0x60) && mgid[3] == 0x1b;
 }
 
+static void set_params(struct mc_group *g, const struct pc_params *p,
+		       uint8_t pkt_life)
+{
+	g->pkey = p->pkey;
+	g->qkey = p->qkey;
+	g->mtu = p->mtu;
+	g->rate = p->rate;
+	g->pkt_life = pkt_life & 0x3f;
+	g->sl = p->sl;
+	g->scope = p->scope;
+	g->tclass = p->tclass;
+	g->flow_label = p->flow_label & 0xfffff;
+	g->hop_limit = p->scope == PC_DEF_SCOPE ? 0 : PC_MAX_HOP;
+}
+
+/* The group already has what the partition now gives it. */
+static bool same_params(const struct mc_group *g, const struct pc_params *p,
+			uint8_t pkt_life)
+{
+	struct mc_group w = *g;
+
+	set_params(&w, p, pkt_life);
+	return w.pkey == g->pkey && w.qkey == g->qkey && w.mtu == g->mtu &&
+	       w.rate == g->rate && w.pkt_life == g->pkt_life &&
+	       w.sl == g->sl && w.scope == g->scope && w.tclass == g->tclass &&
+	       w.flow_label == g->flow_label && w.hop_limit == g->hop_limit;
+}
+
 /*
- * The group with `mgid` exists and is pre-created.  An existing group is
- * found, not changed (OpenSM's find_or_create); *seen marks the groups of
- * this pass.  0, or -ENOBUFS / -ENOSPC / -ENOMEM from mc_group_create().
+ * The group with `mgid` exists and is pre-created, with the parameters
+ * `p` gives.  An existing group with other parameters takes them when it
+ * has no member; one with members keeps its own until it is empty
+ * (counted in r->stale: OpenSM's find_or_create never changes it).
+ * *seen marks the groups of this pass.  0, or -ENOBUFS / -ENOSPC / -ENOMEM from mc_group_create().
  */
 static int ensure(struct mc_table *t, uint8_t mgid[16],
 		  const struct pc_params *p, uint8_t pkt_life,
@@ -54,23 +84,30 @@ static int ensure(struct mc_table *t, uint8_t mgid[16],
 	/* 15.2.5.17: the MCMemberRecord's Scope and the MGID's agree. */
 	mgid[1] = (uint8_t)((mgid[1] & 0xf0) | (p->scope & 0xf));
 	g = mc_find(t, mgid);
-	if (g) {
+	if (g && same_params(g, p, pkt_life)) {
 		r->kept++;
+	} else if (g && g->n_members) {
+		/* Its members joined with these parameters (an IPoIB
+		 * interface's MTU is the group's): they stay until the group
+		 * is empty; counted and told. */
+		r->kept++;
+		if (!r->stale++) {
+			memcpy(r->first_stale, mgid, 16);
+			r->stale_mtu = g->mtu;
+			r->stale_rate = g->rate;
+			r->want_mtu = p->mtu;
+			r->want_rate = p->rate;
+		}
 	} else {
-		g = mc_group_create(t, mgid, &err);
-		if (!g)
-			return err;
-		g->pkey = p->pkey;
-		g->qkey = p->qkey;
-		g->mtu = p->mtu;
-		g->rate = p->rate;
-		g->pkt_life = pkt_life & 0x3f;
-		g->sl = p->sl;
-		g->scope = p->scope;
-		g->tclass = p->tclass;
-		g->flow_label = p->flow_label & 0xfffff;
-		g->hop_limit = p->scope == PC_DEF_SCOPE ? 0 : PC_MAX_HOP;
-		r->created++;
+		if (g) {
+			r->updated++;	/* no member: the new parameters */
+		} else {
+			g = mc_group_create(t, mgid, &err);
+			if (!g)
+				return err;
+			r->created++;
+		}
+		set_params(g, p, pkt_life);
 	}
 	g->precreated = true;
 	ns = realloc(*seen, (*n_seen + 1) * sizeof(*ns));

@@ -12,8 +12,9 @@
  *            fe80:: (INVALID_GID); the port must be in the model and so
  *            must the requester (REQ_INVALID; OpenSM drops a request from
  *            an unknown requester without an answer).  A requester that
- *            is not the port (ProxyJoin) must share a P_Key with it
- *            unless it is trusted.  A group that does not exist is
+ *            is not the port (ProxyJoin) must be trusted (our SM_Key;
+ *            OpenSM only asks it to share a P_Key with the port, any
+ *            P_Key, not the group's).  A group that does not exist is
  *            created when the JoinState has full or send-only full
  *            membership, the components of o15-0.2.3 are given
  *            (INSUF_COMPONENTS otherwise) and the port is a full member
@@ -30,6 +31,9 @@
  *            does not hold the group's P_Key, and the seeds' rule: a port
  *            whose link rate or MTU is below the group's.  Limits (groups,
  *            members per group, groups per port, MLIDs): NO_RESOURCES.
+ *            The groups a port creates, for itself or by ProxyJoin, count
+ *            against its groups-per-port quota too, and its share of the
+ *            MLIDs (mc_group_create_for()).
  *   Delete   MGID, PortGID and JoinState required; the port must be a
  *            member holding every bit it gives up, and the requester the
  *            port itself (or, for a ProxyJoin membership, a port of the
@@ -51,7 +55,7 @@
 #include <string.h>
 
 #include "partitions/partitions.h"
-#include "sm/sa/index.h"
+#include "sm/sa/gen.h"
 #include "sm/sa/mcmember.h"
 #include "sm/sa/service.h"
 #include "sm/sm.h"
@@ -91,7 +95,7 @@ struct mcm_req {
 	struct sa_mcmember_record rec;	/* the request's record */
 	uint64_t mask;
 	bool trusted;
-	struct port_ref requester;
+	struct fab_ref requester;
 	uint8_t join_state, scope, sl, hop;
 	uint32_t flow;
 };
@@ -125,7 +129,7 @@ static uint64_t be64_at(const uint8_t *p)
 
 /* The MTU a port can carry: its NeighborMTU once the SM set it, never
  * more than its MTUCap (OpenSM compares NeighborMTU). */
-static uint8_t port_mtu(const struct sa_view *v, struct port_ref r)
+static uint8_t port_mtu(const struct sa_view *v, struct fab_ref r)
 {
 	const struct smp_port_info *pi = &fabric_node(v->f, r.node)->ports[r.port].pi;
 	unsigned cap = pi_mtu_cap(pi), nb = pi_neighbor_mtu(pi);
@@ -133,64 +137,28 @@ static uint8_t port_mtu(const struct sa_view *v, struct port_ref r)
 	return (uint8_t)(nb && nb < cap ? nb : cap);
 }
 
-static uint8_t port_rate_of(const struct sa_view *v, struct port_ref r)
+static uint8_t port_rate_of(const struct sa_view *v, struct fab_ref r)
 {
 	return sa_port_rate(fabric_node(v->f, r.node), r.port);
 }
 
 /* Does the port hold P_Key `pkey` (its 15-bit base; `full`: as a full
  * member)?  10.9.1.2: base 0 is no partition. */
-static bool port_has_pkey(const struct sa_view *v, struct port_ref r,
+static bool port_has_pkey(const struct sa_view *v, struct fab_ref r,
 			  uint16_t pkey, bool full)
 {
-	struct pkey_tab t;
+	struct fab_pkey_tab t;
 
-	if (!PKEY_BASE(pkey))
+	if (!FAB_PKEY_BASE(pkey))
 		return false;
 	pkey_tab_of(v, r, &t);
 	for (unsigned i = 0; i < t.n; i++) {
-		uint16_t k = pkey_at(&t, i);
+		uint16_t k = fabric_pkey_at(&t, i);
 
-		if (PKEY_BASE(k) == PKEY_BASE(pkey) && (!full || (k & 0x8000)))
+		if (FAB_PKEY_BASE(k) == FAB_PKEY_BASE(pkey) && (!full || (k & 0x8000)))
 			return true;
 	}
 	return false;
-}
-
-/* Do two ports share a partition, at least one of them as full member
- * (OpenSM's osm_physp_share_pkey)?  Linear in both tables. */
-static bool ports_share_pkey(const struct sa_view *v, struct port_ref a,
-			     struct port_ref b)
-{
-	static uint64_t any[32768 / 64], full[32768 / 64];
-	struct pkey_tab ta, tb;
-	bool shared = false;
-
-	pkey_tab_of(v, a, &ta);
-	pkey_tab_of(v, b, &tb);
-	for (unsigned i = 0; i < ta.n; i++) {
-		uint16_t k = pkey_at(&ta, i), base = PKEY_BASE(k);
-
-		if (!base)
-			continue;
-		any[base / 64] |= 1ull << (base % 64);
-		if (k & 0x8000)
-			full[base / 64] |= 1ull << (base % 64);
-	}
-	for (unsigned i = 0; i < tb.n && !shared; i++) {
-		uint16_t k = pkey_at(&tb, i), base = PKEY_BASE(k);
-		uint64_t bit = 1ull << (base % 64);
-
-		if (base && (any[base / 64] & bit) &&
-		    ((k & 0x8000) || (full[base / 64] & bit)))
-			shared = true;
-	}
-	for (unsigned i = 0; i < ta.n; i++) {
-		uint16_t base = PKEY_BASE(pkey_at(&ta, i));
-
-		any[base / 64] = full[base / 64] = 0;
-	}
-	return shared;
 }
 
 /* The group's record: its components, JoinState and PortGID zero. */
@@ -254,7 +222,7 @@ static const char *params_differ(const struct mcm_req *r,
 	if (r->mask & M(PKEY)) {
 		if (!((pkey | g->pkey) & 0x8000))
 			return "P_Key (both limited)";
-		if (PKEY_BASE(pkey) != PKEY_BASE(g->pkey))
+		if (FAB_PKEY_BASE(pkey) != FAB_PKEY_BASE(g->pkey))
 			return "P_Key";
 	}
 	if ((r->mask & M(TCLASS)) && r->rec.tclass != g->tclass)
@@ -339,7 +307,7 @@ static const char *mgid_refused(const struct mcm_req *r)
  * selectors ask, within what the port can carry; no selector: the
  * port's own (OpenSM's mgrp_request_is_realizable).  false: not possible.
  */
-static bool realizable(const struct mcm_req *r, struct port_ref port,
+static bool realizable(const struct mcm_req *r, struct fab_ref port,
 		       uint8_t *mtu, uint8_t *rate)
 {
 	unsigned pm = port_mtu(r->v, port), pr = port_rate_of(r->v, port);
@@ -387,7 +355,7 @@ static bool realizable(const struct mcm_req *r, struct port_ref port,
  * requester may change any.
  */
 static bool may_modify(const struct mcm_req *r, const struct mc_group *g,
-		       const struct mc_member *m, struct port_ref port)
+		       const struct mc_member *m, struct fab_ref port)
 {
 	if (r->trusted)
 		return true;
@@ -432,9 +400,18 @@ static void note_trap(struct mcm_req *r, int trap, const uint8_t mgid[16])
 }
 
 /* SubnAdmSet(MCMemberRecord): join, creating the group if need be. */
+/* The requesting port's GUID: whose the groups it creates are. */
+static uint64_t requester_guid(const struct mcm_req *r)
+{
+	const struct fab_node *n = fabric_node(r->v->f, r->requester.node);
+
+	return n->ports[r->requester.port].guid ?
+	       n->ports[r->requester.port].guid : n->guid;
+}
+
 static int do_join(struct mcm_req *r, struct sa_table *out)
 {
-	struct port_ref port;
+	struct fab_ref port;
 	uint64_t guid = be64_at(r->rec.port_gid + 8);
 	uint8_t gid[16], mtu = 0, rate = 0, held, before = 0;
 	struct mc_group *g;
@@ -452,17 +429,19 @@ static int do_join(struct mcm_req *r, struct sa_table *out)
 			      " valid code", gs);
 	if (!port_gid_prefix_ok(r))
 		return -SA_STATUS_INVALID_GID;
-	if ((rc = guid_lookup(r->v, guid, &port)) < 0)
+	if ((rc = midx_guid_lookup(r->v->f, guid, &port)) < 0)
 		return rc;
 	if (rc == 0)
 		return refuse(r, MCM_LOG_REFUSED, "join %s: port 0x%016" PRIx64
 			      " is not in the subnet", gs, guid);
+	/* A ProxyJoin puts another port in a group and answers with the
+	 * group's MLID and Q_Key: only for a requester with our SM_Key, as
+	 * OpenSM asks for its other proxy operations. */
 	if ((r->requester.node != port.node || r->requester.port != port.port) &&
-	    !r->trusted && !ports_share_pkey(r->v, port, r->requester))
+	    !r->trusted)
 		return refuse(r, MCM_LOG_REFUSED, "join %s: ProxyJoin of port"
-			      " 0x%016" PRIx64 " by a port with no P_Key in"
-			      " common", gs, guid);
-	if ((r->mask & M(PKEY)) && !PKEY_BASE(be16toh(r->rec.pkey)))
+			      " 0x%016" PRIx64 " without the SM_Key", gs, guid);
+	if ((r->mask & M(PKEY)) && !FAB_PKEY_BASE(be16toh(r->rec.pkey)))
 		return refuse(r, MCM_LOG_REFUSED, "join %s: invalid P_Key"
 			      " 0x%04x", gs, be16toh(r->rec.pkey));
 	if (!r->join_state)
@@ -504,14 +483,20 @@ static int do_join(struct mcm_req *r, struct sa_table *out)
 		/* An MLID named in the record is the group's if it is free
 		 * and below the switches' MulticastFDBCap; else the SA picks
 		 * one, as OpenSM does (no refusal). */
-		g = mc_group_create_req(r->mc, r->rec.mgid, (r->mask & M(MLID)) ?
-					be16toh(r->rec.mlid) : 0, &err);
+		g = mc_group_create_for(r->mc, r->rec.mgid, (r->mask & M(MLID)) ?
+					be16toh(r->rec.mlid) : 0,
+					requester_guid(r), &err);
 		if (!g) {
 			if (err == -ENOMEM)
 				return -ENOMEM;
-			return refuse(r, MCM_LOG_NO_ROOM, "create %s: %s", gs,
-				      err == -ENOBUFS ? "the group table is full"
-				      : "no multicast LID left");
+			return refuse(r, MCM_LOG_NO_ROOM, "create %s by port "
+				      "0x%016" PRIx64 ": %s", gs,
+				      requester_guid(r), err == -ENOBUFS ?
+				      "the group table is full" :
+				      err == -EDQUOT ? "the requester created"
+				      " its most groups, or its share of the"
+				      " multicast LIDs" :
+				      "no multicast LID left");
 		}
 		created = true;
 		g->qkey = be32toh(r->rec.qkey);
@@ -576,7 +561,7 @@ static int do_leave(struct mcm_req *r, struct sa_table *out)
 	uint64_t guid = be64_at(r->rec.port_gid + 8);
 	struct mc_group *g;
 	struct mc_member *m;
-	struct port_ref port = { FAB_NONE, 0 };
+	struct fab_ref port = { FAB_NONE, 0 };
 	uint8_t held, mgid[16], scope;
 	char gs[INET6_ADDRSTRLEN];
 	bool deleted;
@@ -600,7 +585,7 @@ static int do_leave(struct mcm_req *r, struct sa_table *out)
 		return refuse(r, MCM_LOG_LEAVE, "leave %s by port 0x%016" PRIx64
 			      ": JoinState 0x%x, held 0x%x", gs, guid,
 			      r->join_state, m->join_state);
-	if ((rc = guid_lookup(r->v, guid, &port)) < 0)
+	if ((rc = midx_guid_lookup(r->v->f, guid, &port)) < 0)
 		return rc;
 	if (!may_modify(r, g, m, port))
 		return refuse(r, MCM_LOG_LEAVE, "leave %s: port 0x%016" PRIx64
@@ -731,7 +716,7 @@ int sa_mcmember_request(struct mc_table *mc, const struct sa_view *v,
 	r.sl = (uint8_t)(sfh >> 28);
 	r.flow = (sfh >> 8) & 0xfffff;
 	r.hop = (uint8_t)sfh;
-	rc = lid_lookup(v, q->requester_lid, &r.requester);
+	rc = midx_lid_lookup(v->f, q->requester_lid, &r.requester);
 	if (rc < 0)
 		return rc;
 	if (rc == 0)
@@ -856,20 +841,31 @@ void sa_mcast_precreate(struct sm *sm)
 		log_err("ERR %04u: multicast: %u pre-created groups did not fit"
 			" (group table or MLIDs full), the first %s",
 			MCM_LOG_PRECREATE_ROOM, r.failed, gs);
-	log_info("multicast: pre-created groups: %u created, %u kept, %u no"
-		 " longer pre-created (%u of them deleted); %zu groups, %zu"
-		 " MLIDs in use", r.created, r.kept, r.released, r.deleted,
-		 mc_table_count(sm->mc), mc_table_mlids_used(sm->mc));
+	if (r.stale) {
+		fmt_gid(r.first_stale, gs, sizeof(gs));
+		log_warnx("ERR %04u: multicast: %u pre-created groups keep the"
+			  " MTU and rate their members joined with until they"
+			  " are empty, the first %s: MTU %u rate %u kept,"
+			  " the partition now says MTU %u rate %u",
+			  MCM_LOG_PRECREATE, r.stale, gs, r.stale_mtu,
+			  r.stale_rate, r.want_mtu, r.want_rate);
+	}
+	sm->mc_stale = r.stale;
+	log_info("multicast: pre-created groups: %u created, %u kept, %u"
+		 " given new parameters, %u no longer pre-created (%u of them"
+		 " deleted); %zu groups, %zu MLIDs in use", r.created, r.kept,
+		 r.updated, r.released, r.deleted, mc_table_count(sm->mc),
+		 mc_table_mlids_used(sm->mc));
 	/* Before the first SUBNET UP the heavy sweep programs every group
 	 * anyway; after it, the MFT code learns of the change here. */
-	if ((r.created || r.deleted) && sm->subnet_up)
+	if ((r.created || r.deleted || r.updated) && sm->subnet_up)
 		mcast_changed(sm);
 }
 
 void sa_mcast_prune(struct sm *sm)
 {
 	struct sa_view v;
-	struct port_ref pr;
+	struct fab_ref pr;
 	size_t left = 0, deleted = 0;
 	bool changed = false;
 
@@ -888,7 +884,7 @@ void sa_mcast_prune(struct sm *sm)
 
 			if (k >= g->n_members)
 				continue;	/* emptied by a last full leave */
-			rc = guid_lookup(&v, m->port_guid, &pr);
+			rc = midx_guid_lookup(v.f, m->port_guid, &pr);
 			if (rc != 0)
 				continue;	/* present, or no index: keep */
 			memcpy(mgid, g->mgid, 16);

@@ -52,7 +52,7 @@
 
 #include "mad/rmpp.h"
 #include "sm/sa/sa.h"
-#include "sm/sa/index.h"
+#include "model/index.h"
 #include "sm/sa/mcmember.h"
 #include "sm/ha/sync.h"
 #include "sm/sa/service.h"
@@ -63,8 +63,13 @@
 /*
  * RMPP answers in flight: at most max_transfers at once, and at most
  * transfers_per_port to one requesting port, so that a host that never
- * ACKs (each of its transfers lives until the RMPP timeouts give up)
- * cannot take every slot.  Over either: NO_RESOURCES, as for a full table.
+ * ACKs (each of its transfers lives until the RMPP timeouts or its
+ * lifetime give up, mad/rmpp.h) cannot take every slot.  When the pool
+ * is full, a requester holding less than its fair share (the pool over
+ * the requesters holding transfers, itself included) takes the oldest
+ * transfer of the requester holding the most, if that one holds more
+ * than its share: the transfer is aborted (RMPP ABORT, ResX).  Else, or
+ * over the per-port quota: NO_RESOURCES, as for a full table.
  * (Defaults: SA_DEF_MAX_TRANSFERS, SA_DEF_TRANSFERS_PER_PORT in sa.h.)
  */
 
@@ -143,7 +148,7 @@ struct sa_agent {
 	ev_idle slices;			/* runs the jobs' slices */
 	struct {
 		uint64_t requests, answered, errors, rmpp, reports;
-		uint64_t xfer_port_quota, xfer_full;
+		uint64_t xfer_port_quota, xfer_full, xfer_preempted;
 		uint64_t reports_answered, reports_failed;
 		uint64_t reports_coalesced, reports_dropped, subscribers_dropped;
 		uint64_t mem_too_big, mem_busy;	/* answers over the byte caps */
@@ -187,12 +192,12 @@ static uint8_t response_method(uint8_t method)
 static void gid_of_lid(const struct sm *sm, uint16_t lid, uint8_t gid[16])
 {
 	struct sa_view v;
-	struct port_ref r;
+	struct fab_ref r;
 	uint64_t prefix, guid;
 
 	memset(gid, 0, 16);
 	sa_view_of(sm, &v);
-	if (lid_lookup(&v, lid, &r) != 1)
+	if (midx_lid_lookup(v.f, lid, &r) != 1)
 		return;
 	prefix = htobe64(v.subnet_prefix);
 	guid = htobe64(v.f->nodes[r.node].ports[r.port].guid);
@@ -301,6 +306,57 @@ static void note_peak(struct sa_agent *sa, size_t extra)
 		sa->stats.mem_peak = all + extra;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The pool is full and `who` holds `mine` transfers: abort the oldest
+ * transfer of the requester holding the most when that one holds more
+ * than its fair share and `who` less.  Runs only when the pool is full:
+ * one sort of the holders.  True when a slot was freed.
+ */
+static bool preempt(struct sa_agent *sa, uint64_t who, unsigned mine)
+{
+	uint64_t *v = malloc(sa->n_transfers * sizeof(*v)), top = 0;
+	unsigned holders = mine ? 0 : 1, most = 0, share;
+	size_t n = 0;
+	struct transfer *victim = NULL;
+
+	if (!v)
+		return false;
+	for (const struct transfer *t = sa->transfers; t; t = t->next)
+		v[n++] = t->who;
+	qsort(v, n, sizeof(*v), cmp_u64);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i; j < n && v[j] == v[i]; j++)
+			;
+		holders++;
+		if (j - i > most) {
+			most = (unsigned)(j - i);
+			top = v[i];
+		}
+	}
+	free(v);
+	share = sa->max_transfers / holders;
+	if (!share)
+		share = 1;
+	if (mine >= share || most <= share || top == who)
+		return false;
+	/* the list is newest first: the last of top's is its oldest */
+	for (struct transfer *t = sa->transfers; t; t = t->next)
+		if (t->who == top)
+			victim = t;
+	log_debug("SA: RMPP transfer of 0x%016" PRIx64 " (%u of %u slots) "
+		  "aborted for 0x%016" PRIx64 " (fair share %u)", top, most,
+		  sa->max_transfers, who, share);
+	rmpp_sender_cancel(victim->sender, RMPP_STATUS_RESX);	/* frees it */
+	return true;
+}
+
 /* GetTable answer: records padded to the stride, sent through RMPP. */
 static void answer_table(struct sa_agent *sa, const struct sa_mad *req,
 			 const struct mad_addr *from, struct sa_table *t)
@@ -339,6 +395,9 @@ static void answer_table(struct sa_agent *sa, const struct sa_mad *req,
 
 	for (const struct transfer *o = sa->transfers; o; o = o->next)
 		mine += o->who == who;
+	if (sa->n_transfers >= sa->max_transfers &&
+	    mine < sa->transfers_per_port && preempt(sa, who, mine))
+		sa->stats.xfer_preempted++;
 	if (sa->n_transfers >= sa->max_transfers ||
 	    mine >= sa->transfers_per_port) {
 		if (mine >= sa->transfers_per_port)
@@ -442,10 +501,10 @@ static void finish(struct sa_agent *sa, const struct sa_mad *req,
 static uint16_t requester_of(const struct sm *sm, uint16_t lid)
 {
 	struct sa_view v;
-	struct port_ref r;
+	struct fab_ref r;
 
 	sa_view_of(sm, &v);
-	if (lid_lookup(&v, lid, &r) != 1)
+	if (midx_lid_lookup(v.f, lid, &r) != 1)
 		return lid;
 	return v.f->nodes[r.node].ports[r.port].lid;
 }
@@ -920,7 +979,8 @@ static void log_limits(const struct sa_agent *sa)
 	const struct sa_state_limits *sl = sa_state_limits(sa->state);
 
 	log_info("SA limits: transfers %u (%u/port): refused %" PRIu64 " full,"
-		 " %" PRIu64 " over quota; services %u (%u/port, lease <= %u s):"
+		 " %" PRIu64 " over quota, %" PRIu64 " preempted; services %u"
+		 " (%u/port, lease <= %u s):"
 		 " refused %" PRIu64 " full, %" PRIu64 " over quota, %" PRIu64
 		 " not owner, %" PRIu64 " leases cut; subscriptions %u (%u/port):"
 		 " refused %" PRIu64 " full, %" PRIu64 " over quota, %" PRIu64
@@ -930,7 +990,8 @@ static void log_limits(const struct sa_agent *sa)
 		 " dropped; answer bytes %zu/port (%zu in all): refused %" PRIu64
 		 " too big, %" PRIu64 " busy, peak %zu",
 		 sa->max_transfers, sa->transfers_per_port, sa->stats.xfer_full,
-		 sa->stats.xfer_port_quota, sl->max_services,
+		 sa->stats.xfer_port_quota, sa->stats.xfer_preempted,
+		 sl->max_services,
 		 sl->services_per_port, sl->max_lease, ss->svc_full,
 		 ss->svc_quota, ss->svc_not_owner, ss->svc_lease_cut,
 		 sl->max_subscriptions, sl->subscriptions_per_port, ss->sub_full,
@@ -949,6 +1010,7 @@ static uint64_t limit_events(const struct sa_agent *sa)
 	const struct sa_state_stats *ss = sa_state_stats(sa->state);
 
 	return sa->stats.xfer_full + sa->stats.xfer_port_quota +
+	       sa->stats.xfer_preempted +
 	       ss->svc_full + ss->svc_quota + ss->svc_not_owner +
 	       ss->svc_lease_cut + ss->sub_full + ss->sub_quota +
 	       ss->sub_pruned + ss->sub_dropped + sa->stats.reports_failed +

@@ -4,6 +4,7 @@
  *
  *   sa_hostile flood [-r RATE] [-t SECONDS] [-k PKEY|none] [-s]
  *   sa_hostile probe [-r RATE] [-t SECONDS] [-l MAXLID]
+ *   sa_hostile slowack [-n TRANSFERS] [-i INTERVAL] [-t SECONDS]
  *
  * flood sends RATE PathRecord GetTables a second with both ends left
  * open, with P_Key PKEY in the ComponentMask (default 0x1234, a partition
@@ -21,6 +22,16 @@
  *   "probe sminfo sent N answered A lost L p50 X p99 Y max Z ms"
  * Exit status 0 when every probe was answered (whatever its MAD status),
  * 1 when some were lost (no answer within 2 s), 2 on bad usage.
+ *
+ * slowack holds RMPP answers open: it keeps TRANSFERS (default 4)
+ * NodeRecord GetTables in flight, and every INTERVAL s (default 0.3)
+ * ACKs segment 1 with window 1 of each answer that has started, again
+ * and again, for SECONDS.  An answer ABORTed by the SA is replaced by a
+ * new request at once, as is one refused; at the end it prints
+ *   "slowack requests N held H aborted A refused R max_held X s"
+ * (held: answers whose first segment came; max_held: the longest time
+ * from an answer's first segment to its ABORT, or to the end for one
+ * still held then).
  *
  * Lean like tests/bench/sa_pathbench.c: one thread, umad_recv() with a
  * timeout, no event loop, so that it costs the shared cores little.
@@ -209,24 +220,137 @@ static double pct(const struct tally *t, double p)
 	return t->lat[i];
 }
 
+/* ---- slowack ---- */
+
+#define SLOW_MAX	64
+
+struct slow {
+	uint64_t tid;		/* as the answer carries it, 0: free slot */
+	uint32_t own_tid;	/* as we sent it */
+	double first;		/* first segment came, 0: not yet */
+};
+
+static int slow_request(struct client *c, struct slow *s)
+{
+	struct sa_mad *m = umad_get_mad(c->sbuf);
+
+	memset(m, 0, sizeof(*m));
+	sa_request_hdr(m, MAD_METHOD_GET_TABLE, SA_ATTR_NODE_RECORD, 0);
+	s->own_tid = ++c->tid;
+	s->tid = 0;
+	s->first = 0;
+	m->hdr.tid = htobe64(s->own_tid);
+	umad_set_addr(c->sbuf, c->sm_lid, 1, 0, QP1_QKEY);
+	return umad_send(c->portid, c->sa_agent, c->sbuf, MAD_SIZE, 0, 0) < 0 ?
+	       -1 : 0;
+}
+
+static void slow_ack(struct client *c, const struct slow *s)
+{
+	struct sa_mad *m = umad_get_mad(c->sbuf);
+
+	memset(m, 0, sizeof(*m));
+	sa_request_hdr(m, MAD_METHOD_GET_TABLE, SA_ATTR_NODE_RECORD, 0);
+	m->hdr.tid = htobe64(s->tid);
+	m->rmpp.version = 1;
+	m->rmpp.type = 2;			/* ACK */
+	m->rmpp.resptime_flags = 0x1f << 3 | 1;	/* ACTIVE */
+	m->rmpp.data1 = htobe32(1);		/* segment 1 */
+	m->rmpp.data2 = htobe32(1);		/* window: 1 */
+	umad_set_addr(c->sbuf, c->sm_lid, 1, 0, QP1_QKEY);
+	umad_send(c->portid, c->sa_agent, c->sbuf, MAD_SIZE, 0, 0);
+}
+
+static int slowack(struct client *c, unsigned n, double interval, double secs)
+{
+	struct slow sl[SLOW_MAX];
+	unsigned long requests = 0, held = 0, aborted = 0, refused = 0;
+	double t0 = now(), end = t0 + secs, next_ack = t0 + interval;
+	double max_held = 0;
+
+	memset(sl, 0, sizeof(sl));
+	for (unsigned i = 0; i < n; i++)
+		if (slow_request(c, &sl[i]) == 0)
+			requests++;
+	while (now() < end) {
+		const struct sa_mad *m = umad_get_mad(c->rbuf);
+		int len = MAD_SIZE, wait_ms;
+		double t = now();
+
+		if (t >= next_ack) {
+			for (unsigned i = 0; i < n; i++)
+				if (sl[i].first)
+					slow_ack(c, &sl[i]);
+			next_ack += interval;
+			continue;
+		}
+		wait_ms = (int)((next_ack - t) * 1e3) + 1;
+		if (umad_recv(c->portid, c->rbuf, &len, wait_ms) < 0 ||
+		    umad_status(c->rbuf) || len < 36)
+			continue;
+		t = now();
+		for (unsigned i = 0; i < n; i++) {
+			struct slow *s = &sl[i];
+			uint64_t tid = be64toh(m->hdr.tid);
+
+			if ((uint32_t)tid != s->own_tid)
+				continue;
+			if (m->hdr.status) {		/* refused */
+				refused++;
+			} else if (!(m->rmpp.resptime_flags & 1)) {
+				continue;		/* not RMPP */
+			} else if (m->rmpp.type == 1) {	/* DATA */
+				if (!s->first) {
+					s->first = t;
+					s->tid = tid;
+					held++;
+				}
+				break;
+			} else if (m->rmpp.type == 3 || m->rmpp.type == 4) {
+				/* STOP or ABORT */
+				aborted++;
+				if (s->first && t - s->first > max_held)
+					max_held = t - s->first;
+			} else {
+				break;
+			}
+			if (slow_request(c, s) == 0)
+				requests++;
+			break;
+		}
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (sl[i].first && end - sl[i].first > max_held)
+			max_held = end - sl[i].first;
+	printf("slowack requests %lu held %lu aborted %lu refused %lu"
+	       " max_held %.2f s\n", requests, held, aborted, refused,
+	       max_held);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct client *c = calloc(1, sizeof(*c));
 	struct tally ty[K_N];
 	double rate = 10, secs = 5, t0, end, next;
-	int pkey = 0x1234, opt, flood;
+	int pkey = 0x1234, opt, flood, slow;
+	unsigned nslow = 4;
+	double interval = 0.3;
 	bool src = false;
 	unsigned long n = 0;
 
 	if (!c || argc < 2)
 		goto usage;
 	flood = !strcmp(argv[1], "flood");
-	if (!flood && strcmp(argv[1], "probe"))
+	slow = !strcmp(argv[1], "slowack");
+	if (!flood && !slow && strcmp(argv[1], "probe"))
 		goto usage;
 	optind = 2;
 	c->rng = 1;
-	while ((opt = getopt(argc, argv, "r:t:k:l:s")) != -1) {
+	while ((opt = getopt(argc, argv, "r:t:k:l:sn:i:")) != -1) {
 		switch (opt) {
+		case 'n': nslow = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'i': interval = strtod(optarg, NULL); break;
 		case 'r': rate = strtod(optarg, NULL); break;
 		case 't': secs = strtod(optarg, NULL); break;
 		case 'k':
@@ -238,10 +362,20 @@ int main(int argc, char **argv)
 		default: goto usage;
 		}
 	}
-	if (rate <= 0 || secs <= 0)
+	if (rate <= 0 || secs <= 0 || interval <= 0 || !nslow ||
+	    nslow > SLOW_MAX)
 		goto usage;
 	if (open_port(c) < 0)
 		return 1;
+	if (slow) {
+		int rc = slowack(c, nslow, interval, secs);
+
+		umad_free(c->sbuf);
+		umad_free(c->rbuf);
+		umad_close_port(c->portid);
+		free(c);
+		return rc;
+	}
 	if (!c->max_lid)
 		c->max_lid = c->sm_lid ? c->sm_lid : 1;
 	memset(ty, 0, sizeof(ty));
@@ -302,6 +436,7 @@ int main(int argc, char **argv)
 usage:
 	free(c);
 	fprintf(stderr, "usage: sa_hostile flood [-r RATE] [-t SECONDS] [-k PKEY|none] [-s]\n"
-		"       sa_hostile probe [-r RATE] [-t SECONDS] [-l MAXLID]\n");
+		"       sa_hostile probe [-r RATE] [-t SECONDS] [-l MAXLID]\n"
+		"       sa_hostile slowack [-n TRANSFERS] [-i INTERVAL] [-t SECONDS]\n");
 	return 2;
 }

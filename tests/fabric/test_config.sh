@@ -139,7 +139,7 @@ else
 	fab_fail config-opensm-c-checks-clean "exit $rc: $out"
 fi
 
-# tests/config/bad/: each file rejected by --check-config (exit 1) with
+# tests/config/bad/: each file rejected by --check-config (exit 2) with
 # the exact FILE:LINE message its first line names; unknown keys are
 # errors there, a warning at start.
 nbad=0
@@ -149,14 +149,14 @@ for f in "$FAB_TOP"/tests/config/bad/*.conf; do
 	out=$("$IBSM" -F "$f" --check-config 2>&1)
 	rc=$?
 	nbad=$((nbad + 1))
-	if [ "$rc" -ne 1 ] || ! grep -qxF "ibsm: $f:$want" <<<"$out"; then
+	if [ "$rc" -ne 2 ] || ! grep -qxF "ibsm: $f:$want" <<<"$out"; then
 		badout="$badout ${f##*/}: exit $rc: $out;"
 	fi
 done
 out=$("$IBSM" -F "$FAB_TOP/tests/config/unknown.conf" --check-config 2>&1)
 rc=$?
 grep -qxF "ibsm: $FAB_TOP/tests/config/unknown.conf:3: unknown key 'sm_prority'" <<<"$out" &&
-	[ "$rc" -eq 1 ] || badout="$badout unknown.conf: exit $rc: $out"
+	[ "$rc" -eq 2 ] || badout="$badout unknown.conf: exit $rc: $out"
 if [ "$nbad" -ge 25 ] && [ -z "$badout" ]; then
 	fab_pass config-check-bad-files
 else
@@ -166,10 +166,61 @@ fi
 printf 'partition_config_file %s\n' "$FAB_TOP/tests/partitions/bad/$(ls "$FAB_TOP/tests/partitions/bad" | head -1)" >"$FAB_TMP/parts.conf"
 out=$("$IBSM" -F "$FAB_TMP/parts.conf" --check-config 2>&1)
 rc=$?
-if [ "$rc" -eq 1 ] && grep -q "^ibsm: $FAB_TOP/tests/partitions/bad/[^:]*:[0-9]*:" <<<"$out"; then
+if [ "$rc" -eq 2 ] && grep -q "^ibsm: $FAB_TOP/tests/partitions/bad/[^:]*:[0-9]*:" <<<"$out"; then
 	fab_pass config-check-names-partitions
 else
 	fab_fail config-check-names-partitions "exit $rc: $out"
+fi
+
+# Every configuration error at start exits 2, the status ibsm@.service
+# does not restart on: a bad -F file, an unreadable one, a bad -P file,
+# a bad partitions file named by opensm.conf, a bad value, a bad option.
+# None of them reaches the port (no simulator runs here).
+first() { echo "$1"; }
+badconf=$(first "$FAB_TOP"/tests/config/bad/*.conf)
+badparts=$(first "$FAB_TOP"/tests/partitions/bad/*.conf)
+startout=
+start_exit() { # WHAT ARGS...: the daemon's start must exit 2
+	local what=$1 rc
+	shift
+	out=$(timeout 20 "$IBSM" -f "$FAB_TMP/start.log" --cache-dir "$FAB_TMP/start" \
+		--control-socket '(null)' "$@" 2>&1 </dev/null)
+	rc=$?
+	[ "$rc" -eq 2 ] || startout="$startout $what: exit $rc: ${out%%$'\n'*};"
+}
+start_exit bad-F -F "$badconf"
+start_exit unreadable-F -F "$FAB_TMP/no-such.conf"
+start_exit bad-P -P "$badparts"
+start_exit bad-P-in-F -F "$FAB_TMP/parts.conf"
+start_exit bad-value -p 16
+start_exit bad-option --no-such-option
+start_exit log-file-in-no-directory -f "$FAB_TMP/no-such-dir/ibsm.log"
+start_exit check-unreadable -F "$FAB_TMP/no-such.conf" --check-config
+if [ -z "$startout" ]; then
+	fab_pass config-errors-exit-2
+else
+	fab_fail config-errors-exit-2 "$startout"
+fi
+
+# With standard error the journal's stream ($JOURNAL_STREAM names it),
+# every line ibsm writes there carries its syslog priority: the warnings
+# of an option and a key not implemented ("<4>", not taken for errors by
+# the unit's SyslogLevel=err) and the error of no port ("<3>").
+printf 'max_reverse_hops 3\n' >"$FAB_TMP/unimpl.conf"
+: >"$FAB_TMP/journal.err"
+journal=$(stat -c '%d:%i' "$FAB_TMP/journal.err")
+JOURNAL_STREAM=$journal timeout 20 "$IBSM" \
+	-F "$FAB_TMP/unimpl.conf" -Q -g 0x0000000000000001 -f "$FAB_TMP/journal.log" \
+	--cache-dir "$FAB_TMP/journal" --control-socket '(null)' \
+	2>>"$FAB_TMP/journal.err" </dev/null >/dev/null
+out=$(cat "$FAB_TMP/journal.err")
+if [ -n "$out" ] && ! grep -v '^<[0-7]>' <<<"$out" | grep -q . &&
+	grep -q '^<4>ibsm: -Q: qos is not implemented yet; ignored$' <<<"$out" &&
+	grep -q '^<4>ibsm: .*unimpl.conf: 1 key not implemented yet and ignored: max_reverse_hops$' <<<"$out" &&
+	grep -q '^<4>\[WARN\] ERR 0905: ' <<<"$out" && grep -q '^<3>ibsm: cannot open' <<<"$out"; then
+	fab_pass config-journal-lines-have-priority
+else
+	fab_fail config-journal-lines-have-priority "$out"
 fi
 
 # ibsm -c, read back by OpenSM (its -c after -F writes what it read).
@@ -262,6 +313,16 @@ if wait_log "ERR 0902: $CONF:" && wait_log "ERR 0901: SIGHUP: $CONF has 1 error:
 	fab_pass config-sighup-bad-file-changes-nothing
 else
 	fab_fail config-sighup-bad-file-changes-nothing "priority $(priority); $(grep ERR "$LOG")"
+fi
+# Each daemon here is a restart on the same subnet (after the -o run):
+# its port kept its LID and sent trap 144 when ibsm took IsSM, before
+# the first sweep knew the port.  That is our own trap, not an unknown
+# port's (ERR 0306).
+if [ -s "$FAB_TMP/p3/ibsm.log" ] && [ -s "$LOG" ] &&
+	! grep -h 'ERR 0306' "$FAB_TMP/p3/ibsm.log" "$LOG" | grep -q .; then
+	fab_pass config-restart-own-trap-not-rejected
+else
+	fab_fail config-restart-own-trap-not-rejected "$(grep -h 'ERR 0306' "$FAB_TMP/p3/ibsm.log" "$LOG")"
 fi
 if fab_ibsm_stop; then
 	fab_pass config-hup-stop-clean

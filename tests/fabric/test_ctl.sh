@@ -122,6 +122,41 @@ sm_wait_up "$T/sm" "$off" 30 >/dev/null
 fab_check reroute-counted test "$(field heavy_sweeps)" -gt "$h0"
 fab_check reroute-routes-ok fab_run "$DIAG" ibtracert 1 2
 
+# reroute during a heavy sweep: "resweep heavy" and "reroute" on one
+# connection (the second line is read once the first is answered: the
+# sweep it started is still discovering).  The reroute is deferred to the
+# heavy sweep after it, which sends both switches' LFTs whole: its
+# program phase has Sets though nothing changed in the fabric.
+h0=$(field heavy_sweeps)
+off=$(stat -c %s "$T/sm.log")
+out=$(python3 - "$SOCK" <<'PYEOF'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+s.sendall(b"resweep heavy\nreroute\n")
+s.shutdown(socket.SHUT_WR)
+buf = b""
+while True:
+    d = s.recv(4096)
+    if not d:
+        break
+    buf += d
+print(buf.decode())
+PYEOF
+)
+fab_check reroute-busy-deferred grep -q 'OK heavy sweep requested after the sweep in progress' <<<"$out"
+for ((i = 0; i < 100; i++)); do
+	[ "$(field heavy_sweeps)" -ge $((h0 + 2)) ] && break
+	sleep 0.1
+done
+new=$(tail -c +"$((off + 1))" "$T/sm.log")
+fab_check reroute-busy-two-sweeps test "$(field heavy_sweeps)" -ge $((h0 + 2))
+fab_check reroute-busy-forgotten grep -q 'reroute: LFTs of 2 switches sent whole (asked for during the last sweep)' <<<"$new"
+# the second sweep of the two programs something (the LFTs), the first not
+progs=$(grep -o 'program [0-9.]* s ([0-9]* Sets' <<<"$new" | sed 's/.*(\([0-9]*\) Sets/\1/' | tr '\n' ' ')
+fab_check reroute-busy-lfts-sent awk -v p="$progs" 'BEGIN { n = split(p, a, " "); exit !(n >= 2 && a[1] == 0 && a[2] >= 2) }'
+fab_check reroute-busy-routes-ok fab_run "$DIAG" ibtracert 1 2
+
 # loglevel: debug lines appear, then stop again
 off=$(stat -c %s "$T/sm.log")
 fab_check loglevel-debug ctl loglevel debug
@@ -132,6 +167,37 @@ fab_check loglevel-debug-lines grep -q '\[DEBUG\]' <(tail -c +"$((off + 1))" "$T
 fab_check loglevel-info ctl loglevel info
 ctl loglevel loud >/dev/null 2>&1
 fab_check loglevel-bad-exit1 test $? -eq 1
+# OpenSM's -D flags: 0x03 (errors and info) is info, 0x0f debug
+out=$(ctl loglevel 0x0f)
+fab_check loglevel-opensm-flags-debug grep -qF -- '-> debug (OpenSM log flags 0x0f)' <<<"$out"
+fab_check loglevel-opensm-flags-status grep -qx 'log_level debug' <<<"$(ctl status)"
+out=$(ctl loglevel 0x03)
+fab_check loglevel-opensm-flags-info grep -qF -- 'debug -> info (OpenSM log flags 0x03)' <<<"$out"
+
+# Which socket without --socket: the instances under $IBSM_RUN_DIR (for
+# /run/ibsm), each INSTANCE/ibsm.sock.  One there: found and used; two:
+# both named, none used (exit 2); -i NAME picks one; none: said (exit 1).
+R=$T/run
+mkdir -p "$R/empty" "$R/one" "$R/two/two"
+ln -s "$T/sock" "$R/one/one"
+ln -s "$T/sock" "$R/two/one"
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' \
+	"$R/two/two/ibsm.sock"
+# (this daemon: the one whose control_socket is $SOCK, not another
+# ibsm's on this host)
+out=$(IBSM_RUN_DIR=$R/one "$CTL" dump-config 2>&1)
+fab_check ctl-find-one-instance grep -q "^control_socket $SOCK " <<<"$out"
+out=$(IBSM_RUN_DIR=$R/two "$CTL" status 2>&1)
+rc=$?
+fab_check ctl-find-several-exit2 test "$rc" -eq 2
+fab_check ctl-find-several-named grep -qF "2 ibsm control sockets: instances one, two; pick one with -i/--instance NAME" <<<"$out"
+out=$(IBSM_RUN_DIR=$R/two "$CTL" -i one dump-config 2>&1)
+fab_check ctl-instance-option grep -q "^control_socket $SOCK " <<<"$out"
+out=$(IBSM_RUN_DIR=$R/two "$CTL" --instance=one loglevel info 2>&1)
+fab_check ctl-instance-option-long grep -q '^log level .* -> info$' <<<"$out"
+out=$(IBSM_RUN_DIR=$R/empty "$CTL" status 2>&1)
+rc=$?
+fab_check ctl-find-none-said test "$rc" -eq 1 -a -n "$(grep -F "no ibsm control socket: neither $R/empty/ibsm.sock nor $R/empty/INSTANCE/ibsm.sock" <<<"$out")"
 
 # dump-config: value and source of each key
 ctl dump-config >"$T/dump.txt"

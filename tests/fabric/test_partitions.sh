@@ -17,6 +17,11 @@
 #    and logs FILE:LINE; the fixed file on the next SIGHUP is applied.
 # 4. keep_pkey_indexes: a partition removed and one added on SIGHUP leave
 #    a host's other keys at their index (smpquery pkeys).
+# 5. A file changed on disk (no SIGHUP) is applied after the next heavy
+#    sweep.  An emptied file on SIGHUP is refused (ERR 0708) and so are the empty
+#    reads of SIGHUPs racing a `cp` over the file: every table unchanged.
+#    `ibsmctl partitions apply --force` applies the empty file: 0xffff on
+#    every CA, as OpenSM makes of an empty file.
 # shellcheck source=tests/fabric/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -128,7 +133,8 @@ done
 # ------------------------------------------------ SA paths and SIGHUP
 fab_sim_start "$FAB_TOPO/fat2-small.net" p-sa || { fab_summary; exit 1; }
 write_conf "$conf"
-if ! fab_ibsm_start H0001 "$FAB_TMP/sm" -P "$conf" -s 0 -J "$FAB_TMP/sm/ibsm.pid"; then
+if ! fab_ibsm_start H0001 "$FAB_TMP/sm" -P "$conf" -s 0 -J "$FAB_TMP/sm/ibsm.pid" \
+	--control-socket "$FAB_TMP/sm/ctl.sock"; then
 	fab_fail sa-ibsm-up "no SUBNET UP"
 	fab_summary
 	exit 1
@@ -255,6 +261,85 @@ if [ -n "$i30" ] && [ -n "$i31" ] && [ "$i30" -lt "$i31" ] &&
 	fab_pass "keep-pkey-indexes (0x8031 stays at $i31, 0x8032 at $n32)"
 else
 	fab_fail keep-pkey-indexes "before 0x8030@$i30 0x8031@$i31; after 0x8030@$n30 0x8031@$n31 0x8032@$n32"
+fi
+# Changed on disk with no SIGHUP: read again at the next heavy sweep (as
+# OpenSM reads it at every heavy sweep).  The sweep asked for at once
+# finds the file still being written (less than a second old): it is
+# read once it has settled, and another heavy sweep applies it.
+echo "ondisk=0x0033 : $g7=full ;" >>"$conf"
+"$CTL" --socket "$FAB_TMP/sm/ctl.sock" resweep heavy >/dev/null
+for ((i = 0; i < 50; i++)); do
+	[ -n "$(idx "$l7" 0x8033)" ] && break
+	sleep 0.2
+done
+if [ -n "$(idx "$l7" 0x8033)" ] &&
+	grep -q "partitions: .* changed on disk since it was read" "$FAB_TMP/sm/ibsm.log"; then
+	fab_pass changed-on-disk-applied-without-sighup
+else
+	fab_fail changed-on-disk-applied-without-sighup "no 0x8033 on H0007"
+fi
+
+# An emptied file: refused, as it would drop every partition in force.
+pkey_sets "$before"
+cp "$conf" "$conf.full"
+: >"$conf"
+kill -HUP "$smpid"
+for ((i = 0; i < 50; i++)); do
+	grep -q "ERR 0708" "$FAB_TMP/sm/ibsm.log" && break
+	sleep 0.1
+done
+sleep 1		# the heavy sweep SIGHUP asked for
+# H0007's partition keys, H0003's storage key (full) and the default key
+# at index 0 on both: what an applied empty file would take away.
+l3i=$(idx "$l3" 0x8010)
+l7i=$(idx "$l7" 0x8031)
+l7d=$(idx "$l7" 0xffff)
+if grep -q "ERR 0708" "$FAB_TMP/sm/ibsm.log" && [ -n "$l3i" ] && [ -n "$l7i" ] &&
+	[ "$l7d" = 0 ]; then
+	fab_pass sighup-empty-file-refused
+else
+	fab_fail sighup-empty-file-refused "0x8010@${l3i:-none} on H0003, 0x8031@${l7i:-none} 0xffff@${l7d:-none} on H0007"
+fi
+# SIGHUPs racing a cp over the file (truncate, then write): the reads
+# that find it empty or changing are refused or read again.
+cp "$conf.full" "$conf"
+mark=$(wc -l <"$FAB_TMP/sm/ibsm.log")
+( for ((k = 0; k < 400; k++)); do cp "$conf.full" "$conf"; done ) &
+cpid=$!
+lost=0
+for ((i = 0; i < 100; i++)); do
+	kill -HUP "$smpid"
+	sleep 0.01
+	if ((i % 20 == 10)) && [ -z "$(idx "$l7" 0x8031)" ]; then
+		lost=$((lost + 1))
+	fi
+done
+wait "$cpid"
+kill -HUP "$smpid"	# the file at rest
+sleep 2
+pkey_sets "$after"
+refused=$(tail -n +"$mark" "$FAB_TMP/sm/ibsm.log" | grep -c "ERR 0708")
+dropped=$(tail -n +"$mark" "$FAB_TMP/sm/ibsm.log" |
+	grep -c "partitions: [0-9]* added, [1-9][0-9]* removed")
+if [ "$lost" -eq 0 ] && [ "$dropped" -eq 0 ] && diff "$before" "$after" >/dev/null; then
+	fab_pass "sighup-copy-race-tables-unchanged ($refused empty reads refused)"
+else
+	fab_fail sighup-copy-race-tables-unchanged "lost $lost samples, $dropped reloads removed partitions; $(diff "$before" "$after" | head -n 3)"
+fi
+# Forced through the control socket, the empty file applies: every CA
+# a full member of the default partition, as OpenSM (0xffff).
+: >"$conf"
+fab_check apply-force "$CTL" partitions apply "$conf" --force --socket "$FAB_TMP/sm/ctl.sock"
+for ((i = 0; i < 50; i++)); do
+	[ -z "$(idx "$l7" 0x8031)" ] && break
+	sleep 0.2
+done
+sleep 1
+pkey_sets "$after"
+if [ -s "$after" ] && ! awk '$1 == "CA" && ($3 != "0xffff" || NF > 3) { bad = 1 } END { exit !bad }' "$after"; then
+	fab_pass empty-file-forced-is-full-default
+else
+	fab_fail empty-file-forced-is-full-default "$(grep '^CA' "$after" | head -n 3)"
 fi
 if fab_ibsm_stop; then
 	fab_pass partitions-ibsm-clean-exit

@@ -111,6 +111,44 @@ fab_check refuse-file-untouched cmp "$T/p.conf" "$T/before.conf"
 fab_check refuse-backup-untouched cmp "$T/p.conf~" "$T/before.bak"
 fab_check no-temp-files test "$(find "$T" -maxdepth 1 -name 'p.conf?*' | wc -l)" -eq 1
 
+# Concurrent edits, each under the file's lock: 20 adds at once keep all
+# 20.  The file is a link to the file edited (which stays a link), with
+# mode 0640 and its owner and group (root:daemon when run as root); a
+# temp file an edit killed 20 minutes ago left is removed, a young one
+# (an edit in progress) is not.
+mkdir -p "$T/real"
+cp "$T/p.conf" "$T/real/c.conf"
+chmod 0640 "$T/real/c.conf"
+[ "$(id -u)" -eq 0 ] && chown root:daemon "$T/real/c.conf"
+owner=$(stat -c %U:%G "$T/real/c.conf")
+ln -s real/c.conf "$T/c.conf"
+touch -d '-20 min' "$T/real/c.conf.tmpAbC123" "$T/real/c.conf~.tmpAbC123"
+touch "$T/real/c.conf.tmpXyZ789"
+pids=()
+for ((k = 1; k <= 20; k++)); do
+	"$CTL" partitions add "$T/real/c.conf" \
+		"conc$k=$(printf 0x%04x $((0x100 + k))) : ALL_CAS=limited" &
+	pids+=($!)
+done
+fails=0
+for p in "${pids[@]}"; do
+	wait "$p" || fails=$((fails + 1))
+done
+n=$(grep -c '^conc[0-9]*=' "$T/real/c.conf")
+fab_check concurrent-adds-exit0 test "$fails" -eq 0
+fab_check "concurrent-adds-all-kept ($n of 20)" test "$n" -eq 20
+fab_check concurrent-adds-parse "$CTL" partitions check "$T/c.conf"
+"$CTL" partitions add "$T/c.conf" "vialink=0x0200 : ALL_CAS=limited"
+fab_check link-add-edits-target grep -q '^vialink=' "$T/real/c.conf"
+fab_check symlink-kept test -L "$T/c.conf"
+fab_check symlink-target-same test "$(readlink "$T/c.conf")" = real/c.conf
+fab_check mode-kept test "$(stat -c %a "$T/real/c.conf")" = 640
+fab_check "owner-kept ($owner)" test "$(stat -c %U:%G "$T/real/c.conf")" = "$owner"
+fab_check backup-mode-kept test "$(stat -c %a:%U:%G "$T/real/c.conf~")" = "640:$owner"
+fab_check stale-temp-removed test ! -e "$T/real/c.conf.tmpAbC123"
+fab_check stale-backup-temp-removed test ! -e "$T/real/c.conf~.tmpAbC123"
+fab_check young-temp-kept test -e "$T/real/c.conf.tmpXyZ789"
+
 # apply: a stand-in SM (sleep under the name ibsm, which SIGHUP ends
 # with status 129) shows who gets the signal.  A broken file or a pid
 # file naming no ibsm sends nothing; a valid file sends one SIGHUP.

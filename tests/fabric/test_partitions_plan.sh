@@ -15,7 +15,8 @@
 # SUBNET UP, `smpquery pkeys` of every CA port and every switch external
 # port: the ports whose tables changed must be exactly those plan listed,
 # their tables exactly plan's new ones (and before, plan's old ones).
-# Also: plan of the file in force lists nothing; list/show resolve
+# Also: plan warns when a partition's rate= (or mtu=) is above what its
+# member ports can carry; plan of the file in force lists nothing; list/show resolve
 # members against the fabric (and say so), or say "file only" with
 # --offline.
 # shellcheck source=tests/fabric/lib.sh
@@ -155,6 +156,25 @@ run_topo() {
 		fab_pass "$N-plan-in-force-no-change"
 	else
 		fab_fail "$N-plan-in-force-no-change" "$(head -c 400 <<<"$out")"
+	fi
+
+	# ------------------------------------------------ plan: group rate/MTU
+	# above what the members' ports carry (their joins would be refused)
+	cp "$conf" "$T/fast.conf"
+	echo "fast=0x0013, ipoib, rate=18, mtu=5 : $g5=full, $g6=full ;" >>"$T/fast.conf"
+	out=$(fab_run "$DIAG" "$CTL" partitions plan "$conf" --from "$T/fast.conf" 2>&1 >/dev/null)
+	if grep -q "fast.conf:6: warning: partition fast: its rate=18 is above what 2 of its 2 member ports" <<<"$out" &&
+		grep -q "fast.conf:6: warning: partition fast: its mtu=5 is above what 2 of its 2 member ports" <<<"$out"; then
+		fab_pass "$N-plan-warns-rate-mtu-above-members"
+	else
+		fab_fail "$N-plan-warns-rate-mtu-above-members" "$(head -n 4 <<<"$out")"
+	fi
+	echo "  plan (fast): $out"
+	out=$(fab_run "$DIAG" "$CTL" partitions plan "$conf" 2>&1 >/dev/null)
+	if ! grep -q "is above what" <<<"$out"; then
+		fab_pass "$N-plan-no-rate-warning-in-force"
+	else
+		fab_fail "$N-plan-no-rate-warning-in-force" "$(head -n 4 <<<"$out")"
 	fi
 
 	# ------------------------------------------------ live list / show

@@ -13,6 +13,8 @@
 #      computation on): ERR 1502, the sweep still completes (SUBNET UP),
 #      and the switches keep the previous, valid tables, as ibroute reads
 #      them after a reroute that would otherwise send every table whole.
+#   4. ftree on fat3-pods, a spine-core link unlinked: the incremental
+#      merge's busiest link, logged, is the report's.
 set -uo pipefail
 
 # shellcheck source=tests/fabric/lib.sh
@@ -28,6 +30,19 @@ mkdir -p "$T/sock"
 
 ctl() {
 	"$CTL" --socket "$SOCK" "$@"
+}
+
+# The busiest link: the report names it (switch, port, peer, load), and
+# it is the one the daemon logged for the tables it programmed: the same
+# figure from the same computation.
+same_busiest() {	# same_busiest REPORT [LOG]
+	local rep log
+	rep=$(sed -n 's/^busiest: //p' "$1")
+	log=$(grep 'routing: busiest link ' "${2:-$T/sm.log}" | tail -n 1 |
+		sed 's/.*routing: busiest link \(.*\) (max\/ideal .*/\1/')
+	[ -n "$rep" ] && [ "$rep" != none ] && [ "$rep" = "$log" ] &&
+		grep -q '^0x[0-9a-f]\{16\} ".*" port [0-9]* -> 0x[0-9a-f]\{16\} ".*" port [0-9]*, [0-9]* routes$' <<<"$rep" &&
+		[ "${rep##*, }" = "$(sed -n 's/^load: .* max \([0-9]*\) mean.*/\1/p' "$1") routes" ]
 }
 
 # ------------------------------------------------ 1. offline, no ibsim
@@ -89,6 +104,7 @@ ctl routes report >"$T/report.txt" 2>&1
 fab_check ctl-report-exit0 test $? -eq 0
 fab_check ctl-report-ok grep -qx 'result: ok' "$T/report.txt"
 fab_check ctl-report-engine grep -q "^engine: $engine: auto: fat tree" "$T/report.txt"
+fab_check ctl-report-busiest-as-logged same_busiest "$T/report.txt"
 ctl --json routes report >"$T/report.json" 2>&1
 fab_check ctl-report-json python3 -c '
 import json, sys
@@ -96,6 +112,9 @@ d = json.load(open(sys.argv[1]))
 assert d["engine"] == sys.argv[2] and d["ok"] is True, d
 assert d["switches"] == 6 and d["ports"] == 16, d
 assert d["unreachable"] == 0 and d["loops"] == 0, d
+b = d["busiest"]
+assert b["load"] == d["load_max"] and b["port"] > 0 and b["peer_port"] > 0, d
+assert b["switch"].startswith("0x") and b["desc"] and b["peer_desc"], d
 ' "$T/report.json" "$engine"
 
 # ------------------------ 3. tables that fail verification are not sent
@@ -114,10 +133,32 @@ sm_diags H0002 "$T/d2"
 fab_check corrupt-old-tables-stay sm_verify "$T/d2" --ends "$(sm_net_ends "$FAB_TOPO/fat2-small.net")"
 ctl routes report >"$T/report2.txt" 2>&1
 fab_check corrupt-report-ok grep -qx 'result: ok' "$T/report2.txt"
+# the previous tables stayed: the logged busiest link is theirs
+fab_check corrupt-report-busiest-as-logged same_busiest "$T/report2.txt"
 
 if sm_stop; then
 	fab_pass daemon-exit-clean
 else
 	fab_fail daemon-exit-clean "$(tail -n 5 "$T/sm.out")"
 fi
+
+# ------------------------------- 4. an incremental re-route after a loss
+# The tables programmed are the previous ones with the lost routes
+# replaced, not the engine's: the busiest link logged for them is the
+# report's, though the engine's own figure for its full tables differs.
+fab_sim_start "$FAB_TOPO/fat3-pods.net" incr || exit 1
+SOCK=$T/sock/incr.sock
+sm_start H0001 "$T/incr" -R ftree --control-socket "$SOCK"
+sm_wait_up "$T/incr" 0 60 >/dev/null
+off=$(stat -c %s "$T/incr.log")
+fab_cmd 'Unlink "spine-p01-01"[5]' >/dev/null
+for ((i = 0; i < 100; i++)); do
+	tail -c +"$((off + 1))" "$T/incr.log" | grep -q 'routing: busiest link' && break
+	sleep 0.1
+done
+fab_check incr-merged grep -q 'routing: incremental' "$T/incr.log"
+ctl routes report >"$T/report3.txt" 2>&1
+fab_check incr-report-busiest-as-logged same_busiest "$T/report3.txt" "$T/incr.log"
+fab_check incr-summary-says-merge grep -q '^engine: ftree: incremental merge; the engine.s full tables: ' "$T/report3.txt"
+sm_stop || fab_fail incr-exit-clean "$(tail -n 5 "$T/incr.out")"
 fab_summary

@@ -265,9 +265,11 @@ sysconfdir=$(sed -n 's/^sysconfdir = //p' "$BUILD/Makefile" | sed "s|\${prefix}|
 missing=
 for f in sbin/ibsm sbin/ibsm-launch bin/ibsmctl bin/ibhost \
 	lib/systemd/system/ibsm@.service lib/systemd/system/ibsm.target \
+	lib/systemd/system/ibsm-ports.service \
 	lib/systemd/system-generators/ibsm-generator \
 	share/man/man8/ibsm.8 share/man/man8/ibsmctl.8 share/man/man8/ibhost.8 \
-	share/doc/ibsm/opensm.conf.example share/doc/ibsm/migration.md; do
+	share/doc/ibsm/opensm.conf.example share/doc/ibsm/migration.md \
+	share/doc/ibsm/ibhost.ini.example; do
 	[ -e "$DEST$prefix/$f" ] || missing="$missing $prefix/$f"
 done
 [ -f "$DEST$sysconfdir/logrotate.d/ibsm" ] || missing="$missing $sysconfdir/logrotate.d/ibsm"

@@ -11,7 +11,9 @@
 # (tiny.net and fat2-small.net), brings its subnet up: its own log
 # file, guid2lid, dumps and pid file; sminfo on each subnet names its
 # instance's GUID and priority; a host's PortInfo carries its subnet's
-# prefix.
+# prefix; ibsmctl without --socket names both instances.  Debian's
+# PORTS=ALL (no simulator): the generator output defers the ports to
+# ibsm-ports.service, whose start finds them.
 set -uo pipefail
 
 # shellcheck source=tests/fabric/lib.sh
@@ -145,6 +147,17 @@ for n in 1 2; do
 	fi
 done
 
+# ibsmctl without --socket, on the instances' run directory: two
+# instances named, -i N picks one.
+out=$(IBSM_RUN_DIR=$T/run "$CTL" status 2>&1)
+rc=$?
+if [ "$rc" -eq 2 ] && grep -qF "instances 1, 2; pick one with -i/--instance NAME" <<<"$out" &&
+	IBSM_RUN_DIR=$T/run "$CTL" -i 2 status 2>&1 | grep -qx "port_guid $guid2"; then
+	fab_pass instances-ibsmctl-names-instances
+else
+	fab_fail instances-ibsmctl-names-instances "exit $rc: $out"
+fi
+
 for n in 1 2; do
 	kill -TERM "$(cat "$T/run/$n/ibsm.pid")" 2>/dev/null
 	eval "p=\$PID$n"
@@ -157,5 +170,79 @@ for n in 1 2; do
 		fab_fail "instance-$n-clean-exit" "exit $rc: $(tail -n 5 "$T/out.$n")"
 	fi
 done
+
+# Debian PORTS=ALL: the generator runs at early boot, before the HCAs
+# have ports (an empty sysfs here), and must not pick ibsm@default (one
+# SM on a dual-port host): it makes ibsm.target want ibsm-ports.service,
+# which finds the ports when it starts (two InfiniBand ports and an
+# Ethernet one by then) and starts one ibsm@PORTGUID.service for each.
+D=$FAB_TMP/etc-debian
+S=$FAB_TMP/sysfs
+G=$FAB_TMP/gen
+mkdir -p "$D/opensm" "$D/default" "$S" "$G"
+printf '# ports\nPORTS=ALL\n' >"$D/default/opensm"
+IBSM_ETC=$D IBSM_SYSFS=$S IBSM_UNIT_DIR=/lib/systemd/system \
+	"$BUILD/systemd/ibsm-launch" generate "$G" 2>"$G.err"
+wants=$(for w in "$G"/ibsm.target.wants/*; do [ -e "$w" ] || [ -L "$w" ] && printf '%s ' "${w##*/}"; done)
+if [ "$wants" = "ibsm-ports.service " ] &&
+	[ "$(readlink "$G/ibsm.target.wants/ibsm-ports.service")" = /lib/systemd/system/ibsm-ports.service ]; then
+	fab_pass ports-all-generator-defers
+else
+	fab_fail ports-all-generator-defers "wants '$wants' $(cat "$G.err")"
+fi
+U=$BUILD/systemd/ibsm-ports.service
+if grep -qx 'Type=oneshot' "$U" && grep -q '^ExecStart=/.*/ibsm-launch start-ports$' "$U" &&
+	grep -q '^After=.*rdma-hw.target' "$U" && grep -qx 'PartOf=ibsm.target' "$U"; then
+	fab_pass ports-all-unit
+else
+	fab_fail ports-all-unit "$(grep -v '^#' "$U" 2>&1)"
+fi
+# systemd-analyze verify accepts the unit (its ExecStart pointed at the
+# build's launcher)
+if command -v systemd-analyze >/dev/null; then
+	mkdir -p "$G/verify"
+	sed "s|^ExecStart=[^ ]*/ibsm-launch |ExecStart=$BUILD/systemd/ibsm-launch |" "$U" \
+		>"$G/verify/ibsm-ports.service"
+	cp "$FAB_TOP/systemd/ibsm.target" "$G/verify/"
+	if systemd-analyze verify --man=no "$G/verify/ibsm-ports.service" \
+		"$G/verify/ibsm.target" >"$G/verify.out" 2>&1 && ! grep -q . "$G/verify.out"; then
+		fab_pass ports-all-unit-verified
+	else
+		fab_fail ports-all-unit-verified "$(cat "$G/verify.out")"
+	fi
+else
+	echo "SKIP ports-all-unit-verified (systemd-analyze not installed; NOT counted as passed)"
+fi
+for p in 1 2 3; do
+	mkdir -p "$S/mlx5_0/ports/$p/gids"
+done
+echo "fe80:0000:0000:0000:0002:c903:0000:0031" >"$S/mlx5_0/ports/1/gids/0"
+echo InfiniBand >"$S/mlx5_0/ports/1/link_layer"
+echo "fe80:0000:0000:0000:0002:c903:0000:0032" >"$S/mlx5_0/ports/2/gids/0"
+echo InfiniBand >"$S/mlx5_0/ports/2/link_layer"
+echo "fe80:0000:0000:0000:0202:c9ff:fe00:0033" >"$S/mlx5_0/ports/3/gids/0"
+echo Ethernet >"$S/mlx5_0/ports/3/link_layer"
+# systemctl as ibsm-ports.service's start runs it: its arguments recorded
+printf '#!/bin/sh\necho "$*" >>"%s"\n' "$G/systemctl.log" >"$G/systemctl"
+chmod +x "$G/systemctl"
+IBSM_ETC=$D IBSM_SYSFS=$S IBSM_SYSTEMCTL=$G/systemctl \
+	"$BUILD/systemd/ibsm-launch" start-ports >"$G/start.out" 2>&1
+rc=$?
+want="start --no-block ibsm@0x0002c90300000031.service ibsm@0x0002c90300000032.service"
+if [ "$rc" -eq 0 ] && [ "$(cat "$G/systemctl.log" 2>/dev/null)" = "$want" ]; then
+	fab_pass ports-all-resolved-at-start
+else
+	fab_fail ports-all-resolved-at-start "exit $rc: $(cat "$G/systemctl.log" "$G/start.out" 2>&1)"
+fi
+# each is an ordinary GUID instance: ibsm -g that port
+cmd=$(IBSM_ETC=$D "$BUILD/systemd/ibsm-launch" command 0x0002c90300000032 2>&1)
+fab_check ports-all-instance-binds-port grep -q -- " -g 0x0002c90300000032 " <<<"$cmd"
+# a file that lists GUIDs still gets its ibsm@GUID units from the generator
+printf 'PORTS="0x0002c90300000031"\n' >"$D/default/opensm"
+rm -rf "$G/ibsm.target.wants"
+IBSM_ETC=$D IBSM_SYSFS=$S IBSM_UNIT_DIR=/lib/systemd/system \
+	"$BUILD/systemd/ibsm-launch" generate "$G"
+wants=$(for w in "$G"/ibsm.target.wants/*; do [ -e "$w" ] || [ -L "$w" ] && printf '%s ' "${w##*/}"; done)
+fab_check ports-list-generator-instances test "$wants" = "ibsm@0x0002c90300000031.service "
 
 fab_summary

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,7 @@
 #include "config/conf.h"
 #include "config/fileutil.h"
 #include "config/opts.h"
-#include "sm/limits.h"
+#include "config/limits.h"
 #include "sm/sm.h"
 
 static size_t key_index(const char *name)
@@ -462,6 +463,132 @@ START_TEST(file_helpers)
 }
 END_TEST
 
+/* Writing through a symbolic link edits the file it points to; mode,
+ * group and owner stay; a temp file a killed writer left behind is
+ * removed once old, a young one and other names are not. */
+START_TEST(file_write_keeps)
+{
+	char dir[] = "/tmp/check_config_keep.XXXXXX", real[128], link[128];
+	char stale[160], young[160], other[160], lockf[160], buf2[256];
+	struct timespec old[2] = { { 1000, 0 }, { 1000, 0 } };
+	struct stat st;
+	char *buf;
+	size_t len;
+	ssize_t n;
+	gid_t gid = getgid(), groups[64];
+	uid_t uid = geteuid();
+	int ng = getgroups(64, groups);
+
+	/* root: another owner and group (daemon's); else a group of ours
+	 * other than the primary one, if we have one */
+	for (int i = 0; i < ng; i++)
+		if (groups[i] != getgid())
+			gid = groups[i];
+	if (uid == 0)
+		uid = 1, gid = 1;
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(real, sizeof(real), "%s/real.conf", dir);
+	snprintf(link, sizeof(link), "%s/link.conf", dir);
+	ck_assert_int_eq(write_file_atomic(real, put, "one\n"), 0);
+	ck_assert_int_eq(chmod(real, 0640), 0);
+	ck_assert_int_eq(chown(real, uid, gid), 0);
+	ck_assert_int_eq(symlink("real.conf", link), 0);
+	snprintf(stale, sizeof(stale), "%s.tmpAbC123", real);
+	snprintf(young, sizeof(young), "%s.tmpXyZ789", real);
+	snprintf(other, sizeof(other), "%s.tmpAbC12", real);
+	for (const char *f = stale; f; f = f == stale ? young :
+	     f == young ? other : NULL) {
+		FILE *fp = fopen(f, "w");
+
+		ck_assert_ptr_nonnull(fp);
+		fclose(fp);
+	}
+	ck_assert_int_eq(utimensat(AT_FDCWD, stale, old, 0), 0);
+	ck_assert_int_eq(utimensat(AT_FDCWD, other, old, 0), 0);
+
+	ck_assert_int_eq(write_file_atomic_backup(link, "~", put, "two\n"), 0);
+	ck_assert_int_eq(lstat(link, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	n = readlink(link, buf2, sizeof(buf2) - 1);
+	ck_assert_int_eq(n, 9);
+	ck_assert_int_eq(read_file_all(real, &buf, &len), 0);
+	ck_assert_str_eq(buf, "two\n");
+	free(buf);
+	ck_assert_int_eq(stat(real, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0640);
+	ck_assert_uint_eq(st.st_gid, gid);
+	ck_assert_uint_eq(st.st_uid, uid);
+	snprintf(buf2, sizeof(buf2), "%s~", real);	/* backup beside it */
+	ck_assert_int_eq(read_file_all(buf2, &buf, &len), 0);
+	ck_assert_str_eq(buf, "one\n");
+	free(buf);
+	ck_assert_int_eq(stat(buf2, &st), 0);	/* as private as the file */
+	ck_assert_uint_eq(st.st_mode & 07777, 0640);
+	ck_assert_uint_eq(st.st_gid, gid);
+	unlink(buf2);
+	ck_assert_int_eq(access(stale, F_OK), -1);
+	ck_assert_int_eq(access(young, F_OK), 0);
+	ck_assert_int_eq(access(other, F_OK), 0);
+
+	/* a link to a file not there yet: created at the link's target */
+	unlink(real);
+	ck_assert_int_eq(write_file_atomic(link, put, "three\n"), 0);
+	ck_assert_int_eq(lstat(link, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_int_eq(read_file_all(real, &buf, &len), 0);
+	ck_assert_str_eq(buf, "three\n");
+	free(buf);
+
+	/* the edit lock: one holder at a time, through the link too */
+	{
+		int a = file_lock(real, false), b;
+
+		ck_assert_int_ge(a, 0);
+		b = file_lock(link, false);
+		ck_assert_int_eq(b, -EWOULDBLOCK);
+		file_unlock(a);
+		b = file_lock(link, false);
+		ck_assert_int_ge(b, 0);
+		file_unlock(b);
+	}
+	snprintf(lockf, sizeof(lockf), "%s/.real.conf.lock", dir);
+	unlink(lockf);
+	unlink(young);
+	unlink(other);
+	unlink(link);
+	unlink(real);
+	ck_assert_int_eq(rmdir(dir), 0);	/* nothing else left */
+}
+END_TEST
+
+/* read_file_stable: the content and the stamp of a file at rest. */
+START_TEST(file_read_stable)
+{
+	char dir[] = "/tmp/check_config_stable.XXXXXX", path[128];
+	struct file_stamp a, b;
+	char *buf;
+	size_t len;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/f", dir);
+	ck_assert_int_eq(read_file_stable(path, 100, 3, &buf, &len, &a),
+			 -ENOENT);
+	ck_assert_int_eq(write_file_atomic(path, put, "abc\n"), 0);
+	ck_assert_int_eq(read_file_stable(path, 100, 3, &buf, &len, &a), 0);
+	ck_assert_str_eq(buf, "abc\n");
+	free(buf);
+	ck_assert_int_eq(file_stamp_get(path, &b), 0);
+	ck_assert(file_stamp_same(&a, &b));
+	ck_assert_int_eq(read_file_stable(path, 3, 3, &buf, &len, &a), -EFBIG);
+	ck_assert_int_eq(read_file_stable(dir, 100, 3, &buf, &len, &a), -EINVAL);
+	ck_assert_int_eq(write_file_atomic(path, put, "abd\n"), 0);
+	ck_assert_int_eq(file_stamp_get(path, &b), 0);
+	ck_assert(!file_stamp_same(&a, &b));	/* replaced: new inode */
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 /* Without -F: the first default opensm.conf that is a regular file. */
 START_TEST(default_file)
 {
@@ -507,6 +634,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, unimplemented_listed);
 	tcase_add_test(tc, options_table);
 	tcase_add_test(tc, file_helpers);
+	tcase_add_test(tc, file_write_keeps);
+	tcase_add_test(tc, file_read_stable);
 	tcase_add_test(tc, default_file);
 	suite_add_tcase(s, tc);
 	return s;

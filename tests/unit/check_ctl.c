@@ -70,10 +70,26 @@ START_TEST(parse_commands)
 	ck_assert(r.cmd == CTL_CMD_LOGLEVEL && r.level == LOG_LVL_DEBUG);
 	ck_assert_int_eq(parse("loglevel 1", &r, err), 0);
 	ck_assert_int_eq(r.level, LOG_LVL_WARN);
+	/* numbers are OpenSM's log flags (-D), as -D maps them */
+	ck_assert_int_eq(parse("loglevel 0x03", &r, err), 0);
+	ck_assert(r.level == LOG_LVL_INFO && r.flags == 3);
+	ck_assert_int_eq(parse("loglevel 3", &r, err), 0);
+	ck_assert_int_eq(r.level, LOG_LVL_INFO);
+	ck_assert_int_eq(parse("loglevel 0x0F", &r, err), 0);
+	ck_assert_int_eq(r.level, LOG_LVL_DEBUG);
+	ck_assert_int_eq(parse("loglevel 4", &r, err), 0);
+	ck_assert_int_eq(r.level, LOG_LVL_DEBUG);
+	ck_assert_int_eq(parse("loglevel 0", &r, err), 0);
+	ck_assert(r.level == LOG_LVL_ERR && r.flags == 0);
+	ck_assert_int_eq(parse("loglevel info", &r, err), 0);
+	ck_assert_int_eq(r.flags, -1);
 	ck_assert_int_eq(parse("loglevel error", &r, err), 0);
 	ck_assert_int_eq(r.level, LOG_LVL_ERR);
 	ck_assert_int_eq(parse("reload", &r, err), 0);
 	ck_assert_int_eq(r.cmd, CTL_CMD_RELOAD);
+	ck_assert(!r.force);
+	ck_assert_int_eq(parse("reload force", &r, err), 0);
+	ck_assert(r.cmd == CTL_CMD_RELOAD && r.force);
 	ck_assert_int_eq(parse("dump-config", &r, err), 0);
 	ck_assert_int_eq(r.cmd, CTL_CMD_DUMP_CONFIG);
 	ck_assert_int_eq(parse("help", &r, err), 0);
@@ -96,10 +112,16 @@ START_TEST(parse_errors)
 	ck_assert_int_eq(parse("resweep sideways", &r, err), -EINVAL);
 	ck_assert_int_eq(parse("resweep heavy light", &r, err), -EINVAL);
 	ck_assert_int_eq(parse("loglevel", &r, err), -EINVAL);
-	ck_assert_int_eq(parse("loglevel 4", &r, err), -EINVAL);
+	ck_assert_int_eq(parse("loglevel 0x100", &r, err), -EINVAL);
+	ck_assert_int_eq(parse("loglevel 256", &r, err), -EINVAL);
+	ck_assert_int_eq(parse("loglevel -1", &r, err), -EINVAL);
+	ck_assert_int_eq(parse("loglevel 0x", &r, err), -EINVAL);
+	ck_assert_int_eq(parse("loglevel 3x", &r, err), -EINVAL);
 	ck_assert_int_eq(parse("loglevel loud", &r, err), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "err, warn, info or debug"));
+	ck_assert_ptr_nonnull(strstr(err, "OpenSM's log flags 0-255"));
 	ck_assert_int_eq(parse("reload please", &r, err), -EINVAL);
+	ck_assert_int_eq(parse("reload force now", &r, err), -EINVAL);
 	ck_assert_int_eq(parse("routes", &r, err), -EINVAL);
 	ck_assert_str_eq(err, "routes: expected 'routes report' or 'routes"
 			 " report json'");
@@ -261,6 +283,14 @@ START_TEST(loglevel_applied)
 	ck_assert_int_eq(run("loglevel warn", &a), 0);
 	ck_assert(!log_enabled(LOG_LVL_INFO));
 	ck_assert(log_enabled(LOG_LVL_WARN));
+	ctl_answer_free(&a);
+	/* OpenSM's default flags: errors and info; the answer says how the
+	 * number was read */
+	ck_assert_int_eq(run("loglevel 0x03", &a), 0);
+	ck_assert_str_eq(last_line(&a), "OK log level warn -> info (OpenSM log"
+			 " flags 0x03)");
+	ck_assert(log_enabled(LOG_LVL_INFO));
+	ck_assert(!log_enabled(LOG_LVL_DEBUG));
 	ctl_answer_free(&a);
 }
 END_TEST

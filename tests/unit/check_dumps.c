@@ -21,9 +21,8 @@
 #include "mad/wire.h"
 #include "routing/routing.h"
 #include "sm/dumps.h"
-#include "sm/fabric.h"
-#include "sm/topo_dump.h"
-#include "sm/topo_load.h"
+#include "model/fabric.h"
+#include "sm/topo_file.h"
 
 /* Hostile descriptions: 64 bytes each, as they come off the wire. */
 static const char hostile[][64] = {
@@ -189,6 +188,32 @@ START_TEST(test_lfts_dump_hostile)
 }
 END_TEST
 
+/* A full disk is reported as such (ENOSPC), not as an I/O error: the
+ * dumps into /dev/full, unbuffered so that every write meets it. */
+START_TEST(test_dump_full_disk)
+{
+	struct fabric f;
+	struct routing_result r;
+	char err[256];
+	FILE *fp;
+
+	build(&f);
+	memset(&r, 0, sizeof(r));
+	ck_assert_int_eq(routing_run("minhop", &f, &r, err, sizeof(err)), 0);
+	fp = fopen("/dev/full", "w");
+	ck_assert_ptr_nonnull(fp);
+	setvbuf(fp, NULL, _IONBF, 0);
+	ck_assert_int_eq(dump_subnet_lst(&f, fp), -ENOSPC);
+	clearerr(fp);
+	ck_assert_int_eq(dump_lfts(&f, &r, fp), -ENOSPC);
+	clearerr(fp);
+	ck_assert_int_eq(topo_dump(&f, fp), -ENOSPC);
+	fclose(fp);
+	routing_result_free(&r);
+	fabric_free(&f);
+}
+END_TEST
+
 /* topo_dump then topo_load: the same nodes, links and (cleaned)
  * descriptions, and no node the descriptions tried to inject. */
 START_TEST(test_topo_round_trip)
@@ -310,6 +335,7 @@ static Suite *dumps_suite(void)
 	tcase_add_test(tc, test_desc_clean);
 	tcase_add_test(tc, test_subnet_lst_hostile);
 	tcase_add_test(tc, test_lfts_dump_hostile);
+	tcase_add_test(tc, test_dump_full_disk);
 	tcase_add_test(tc, test_topo_round_trip);
 	tcase_add_test(tc, test_write_if_changed);
 	tcase_add_test(tc, test_write_if_changed_big);

@@ -717,36 +717,134 @@ START_TEST(largest_ranges_first)
 }
 END_TEST
 
-START_TEST(exhausted_lid_space)
+/*
+ * 400 CAs with LMC 7 need 51,200 LIDs: more than the unicast space.
+ * Every port gets LMC 6 instead (the same for all), none is left out.
+ */
+START_TEST(lmc_reduced_to_fit)
 {
 	struct fabric f;
 	struct lid_policy pol = { .lmc = 7 };
 	struct lid_report r;
-	unsigned with = 0, without = 0;
 
 	fabric_init(&f);
 	add_switch(&f, SW_GUID(0), 36, 0, false);
 	for (unsigned i = 0; i < 400; i++)
 		add_ca(&f, CA_GUID(i), 1, 0);
-	ck_assert_int_eq(lid_assign(&f, NULL, &pol, &r), -ENOSPC);
-	/* 383 ranges of 128 above LID 127; the switch fits below */
-	ck_assert_uint_eq(r.assigned, 384);
-	ck_assert_uint_eq(r.exhausted, 400 - 383);
+	ck_assert_int_eq(lid_assign(&f, NULL, &pol, &r), 0);
+	ck_assert_uint_eq(r.exhausted, 0);
+	ck_assert_uint_eq(r.lmc, 6);
+	ck_assert_uint_eq(r.reduced, 400);
+	ck_assert_uint_eq(r.limit, LID_UNICAST_MAX);
+	ck_assert_uint_eq(r.limit_switch, 0);
+	ck_assert_uint_eq(r.reduced_guid[0], CA_PORT(0, 1));
 	for (unsigned i = 0; i < 400; i++) {
-		uint16_t l = lid_of(&f, CA_GUID(i), 1);
+		ck_assert_uint_ne(lid_of(&f, CA_GUID(i), 1), 0);
+		ck_assert_uint_eq(port_of(&f, CA_GUID(i), 1)->lmc, 6);
+	}
+	ck_assert_uint_eq(check_valid(&f, 6), 401);
+	fabric_free(&f);
+}
+END_TEST
 
-		if (l)
+/* Switches with LinearFDBCap 30,720 (ibsim's): 300 CAs with LMC 7. */
+static void capped_tree(struct fabric *f, unsigned hosts, uint16_t cap)
+{
+	fabric_init(f);
+	for (unsigned s = 0; s < 20; s++) {
+		int32_t id = add_switch(f, SW_GUID(s), 36, 0, false);
+
+		fabric_node(f, id)->si.lft_cap = htobe16(s == 7 ? cap : 0xc000);
+	}
+	for (unsigned i = 0; i < hosts; i++)
+		add_ca(f, CA_GUID(i), 1, 0);
+}
+
+START_TEST(lids_below_lft_cap)
+{
+	struct fabric f;
+	struct lid_policy pol = { .lmc = 7 };
+	struct lid_report r;
+	struct lid_cache *c = lid_cache_new();
+
+	capped_tree(&f, 300, 30720);
+	ck_assert_int_eq(lid_assign(&f, c, &pol, &r), 0);
+	ck_assert_uint_eq(r.limit, 30719);
+	ck_assert_uint_eq(r.limit_switch, SW_GUID(7));
+	ck_assert_uint_eq(r.lmc, 6);
+	ck_assert_uint_eq(r.reduced, 300);
+	ck_assert_uint_eq(r.exhausted, 0);
+	ck_assert_uint_le(f.max_lid, 30719);
+	ck_assert_uint_eq(check_valid(&f, 6), 320);
+	for (unsigned i = 0; i < 300; i++)
+		ck_assert_uint_ne(lid_of(&f, CA_GUID(i), 1), 0);
+
+	/* the next sweep keeps every range from the cache */
+	uint16_t l0 = lid_of(&f, CA_GUID(0), 1);
+	uint16_t l299 = lid_of(&f, CA_GUID(299), 1);
+	ck_assert_int_eq(lid_assign(&f, c, &pol, &r), 0);
+	ck_assert_uint_eq(r.kept_cache, 320);
+	ck_assert_uint_eq(r.assigned, 0);
+	ck_assert_uint_eq(lid_of(&f, CA_GUID(0), 1), l0);
+	ck_assert_uint_eq(lid_of(&f, CA_GUID(299), 1), l299);
+	lid_cache_free(c);
+	fabric_free(&f);
+}
+END_TEST
+
+/* Cached and current LIDs past the cap are not kept. */
+START_TEST(lids_past_cap_moved)
+{
+	struct fabric f;
+	struct lid_policy pol = { .lmc = 0 };
+	struct lid_report r;
+	struct lid_cache *c = lid_cache_new();
+
+	capped_tree(&f, 4, 1024);
+	ck_assert_int_eq(lid_cache_set(c, CA_PORT(0, 1), 2000, 2000), 0);
+	set_cur_lid(&f, CA_GUID(1), 1, 1500);
+	set_cur_lid(&f, CA_GUID(2), 1, 1023);
+	ck_assert_int_eq(lid_assign(&f, c, &pol, &r), 0);
+	ck_assert_uint_eq(r.limit, 1023);
+	ck_assert_uint_eq(r.fixed_range, 1);
+	ck_assert_uint_eq(r.kept_fabric, 1);
+	ck_assert_uint_eq(lid_of(&f, CA_GUID(2), 1), 1023);
+	ck_assert_uint_lt(lid_of(&f, CA_GUID(0), 1), 1024);
+	ck_assert_uint_lt(lid_of(&f, CA_GUID(1), 1), 1024);
+	ck_assert_uint_eq(f.max_lid, 1023);
+	ck_assert_uint_eq(check_valid(&f, 0), 24);
+	lid_cache_free(c);
+	fabric_free(&f);
+}
+END_TEST
+
+/* Not even one LID each below the cap: the rest are named. */
+START_TEST(exhausted_lid_space)
+{
+	struct fabric f;
+	struct lid_policy pol = { .lmc = 3 };
+	struct lid_report r;
+	unsigned with = 0, without = 0;
+
+	capped_tree(&f, 100, 64);
+	ck_assert_int_eq(lid_assign(&f, NULL, &pol, &r), -ENOSPC);
+	ck_assert_uint_eq(r.lmc, 0);
+	ck_assert_uint_eq(r.assigned, 63);
+	ck_assert_uint_eq(r.exhausted, 120 - 63);
+	ck_assert_uint_eq(r.n_without, LID_REPORT_NAMES);
+	for (unsigned i = 0; i < 100; i++) {
+		if (lid_of(&f, CA_GUID(i), 1))
 			with++;
 		else
 			without++;
 	}
-	ck_assert_uint_eq(with, 383);
-	ck_assert_uint_eq(without, 17);
-	ck_assert_uint_eq(lid_of(&f, SW_GUID(0), 0), 1);
-	ck_assert_uint_eq(f.max_lid, LID_UNICAST_MAX);
+	ck_assert_uint_eq(with + without, 100);
+	ck_assert_uint_eq(without, 57);
+	ck_assert_uint_eq(f.max_lid, 63);
 	/* ports left without a LID: lowest GUIDs are served first */
 	ck_assert_uint_ne(lid_of(&f, CA_GUID(0), 1), 0);
-	ck_assert_uint_eq(lid_of(&f, CA_GUID(399), 1), 0);
+	ck_assert_uint_eq(lid_of(&f, CA_GUID(99), 1), 0);
+	ck_assert_uint_eq(r.without[0], CA_PORT(43, 1));
 	fabric_free(&f);
 }
 END_TEST
@@ -1146,6 +1244,9 @@ static Suite *lid_suite(void)
 	tcase_add_test(tc, absent_ranges_used_when_nothing_else);
 	tcase_add_test(tc, largest_ranges_first);
 	tcase_add_test(tc, exhausted_lid_space);
+	tcase_add_test(tc, lmc_reduced_to_fit);
+	tcase_add_test(tc, lids_below_lft_cap);
+	tcase_add_test(tc, lids_past_cap_moved);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("file");

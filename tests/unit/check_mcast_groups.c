@@ -503,6 +503,57 @@ START_TEST(test_precreate_partitions_and_reload)
 }
 END_TEST
 
+/* A partition's MTU or rate changed: its empty pre-created groups take
+ * the new values, one with members keeps what they joined with until a
+ * later pass finds it empty. */
+START_TEST(test_precreate_params_change)
+{
+	struct mc_table *t = mc_table_new(NULL);
+	struct part_config c1, c2;
+	struct mc_precreate_report r;
+	const uint8_t b7fff[16] = { 0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0, 0, 0,
+				    0, 0, 0, 0xff, 0xff, 0xff, 0xff };
+	const uint8_t b0002[16] = { 0xff, 0x12, 0x40, 0x1b, 0x80, 0x02, 0, 0, 0,
+				    0, 0, 0, 0xff, 0xff, 0xff, 0xff };
+	struct mc_group *g, *e;
+	uint8_t held;
+	bool deleted;
+
+	parse("Default=0x7fff, ipoib, mtu=5 : ALL=full ;\n"
+	      "p2=0x0002, ipoib, mtu=5, rate=7 : ALL=full ;\n", &c1);
+	parse("Default=0x7fff, ipoib, mtu=4 : ALL=full ;\n"
+	      "p2=0x0002, ipoib, mtu=4, rate=6 : ALL=full ;\n", &c2);
+	ck_assert_int_eq(mc_precreate(t, &c1, 18, &r), 0);
+	g = mc_find(t, b7fff);
+	e = mc_find(t, b0002);
+	ck_assert_uint_eq(g->mtu, 5);
+	ck_assert_int_ge(mc_join(t, g, 0x42, zero_gid, MC_JOIN_FULL, false,
+				 &held), 0);
+	ck_assert_int_eq(mc_precreate(t, &c2, 18, &r), 0);
+	ck_assert_uint_eq(r.updated, 1);	/* p2's: empty */
+	ck_assert_uint_eq(e->mtu, 4);
+	ck_assert_uint_eq(e->rate, 6);
+	ck_assert_uint_eq(r.stale, 1);		/* Default's: a member */
+	ck_assert_uint_eq(g->mtu, 5);
+	ck_assert_mem_eq(r.first_stale, b7fff, 16);
+	ck_assert_uint_eq(r.stale_mtu, 5);
+	ck_assert_uint_eq(r.want_mtu, 4);
+	ck_assert_int_ge(mc_leave(t, g, 0x42, MC_JOIN_FULL, &held, &deleted), 0);
+	ck_assert(!deleted);			/* pre-created: it stays */
+	ck_assert_int_eq(mc_precreate(t, &c2, 18, &r), 0);
+	ck_assert_uint_eq(r.stale, 0);
+	ck_assert_uint_eq(r.updated, 1);
+	ck_assert_ptr_eq(mc_find(t, b7fff), g);	/* same group, same MLID */
+	ck_assert_uint_eq(g->mtu, 4);
+	ck_assert_int_eq(mc_precreate(t, &c2, 18, &r), 0);
+	ck_assert_uint_eq(r.updated, 0);
+	ck_assert_uint_eq(r.kept, 2);
+	part_config_free(&c1);
+	part_config_free(&c2);
+	mc_table_free(t);
+}
+END_TEST
+
 /* ff1<scope>:601b:<pkey>::1:ff<id>: an IPv6 solicited-node MGID. */
 static void snm_of(uint8_t scope, uint16_t pkey, uint32_t id, uint8_t mgid[16])
 {
@@ -782,6 +833,119 @@ START_TEST(test_big_group_index)
 }
 END_TEST
 
+/* Group n created by requesting port `owner`: 0 or the error. */
+static int create_by(struct mc_table *t, unsigned n, uint64_t owner)
+{
+	uint8_t mgid[16];
+	int err = 1;
+	struct mc_group *g;
+
+	mgid_of(n, mgid);
+	g = mc_group_create_for(t, mgid, 0, owner, &err);
+	ck_assert_int_eq(g != NULL, err == 0);
+	if (g)
+		ck_assert_uint_eq(g->owner, owner);
+	return err;
+}
+
+/*
+ * 1,024 MLIDs (ibsim's MulticastFDBCap), 256 groups per port: four hosts
+ * creating groups in turn as fast as they can cannot take the last MLIDs
+ * from a fifth, nor the reserve from pre-created and IPoIB broadcast
+ * groups.
+ */
+START_TEST(test_mlid_fair_share)
+{
+	struct mc_table *t = mc_table_new(NULL);
+	unsigned got[6] = { 0 }, n = 0, first_refused = 0;
+	struct mc_share sh;
+	uint8_t mgid[16];
+	int err;
+
+	ck_assert_ptr_nonnull(t);
+	mc_table_set_mlid_top(t, MC_MLID_MIN + 1023);
+	for (unsigned round = 0; round < 256; round++)
+		for (unsigned h = 1; h <= 4; h++) {
+			int rc = create_by(t, n++, 0x100 + h);
+
+			if (rc == 0)
+				got[h]++;
+			else if (!first_refused)
+				first_refused = n;
+			ck_assert(rc == 0 || rc == -EDQUOT);
+		}
+	/* they were stopped while free MLIDs remained */
+	ck_assert_uint_gt(first_refused, 0);
+	mc_mlid_share(t, 0x105, &sh);
+	ck_assert_uint_eq(sh.reserve, MC_MLID_RESERVE);
+	ck_assert_uint_gt(sh.free, sh.reserve);
+	ck_assert_uint_eq(sh.mine, 0);
+	for (unsigned h = 1; h <= 4; h++) {
+		ck_assert_uint_lt(got[h], 256);
+		ck_assert_uint_ge(got[h], 150);
+	}
+	/* a fifth host finds MLIDs, and more than a token few */
+	while (create_by(t, n++, 0x105) == 0)
+		got[5]++;
+	ck_assert_uint_ge(got[5], 16);
+	/* a fifth host's own groups count: the four are still refused */
+	ck_assert_int_eq(create_by(t, n++, 0x101), -EDQUOT);
+	/* and a sixth still finds some */
+	while (create_by(t, n++, 0x106) == 0)
+		got[0]++;
+	ck_assert_uint_ge(got[0], 1);
+
+	/* the reserve: IPoIB broadcast of any host, pre-created groups */
+	mc_mlid_share(t, 0x107, &sh);
+	ck_assert_uint_le(sh.free, sh.reserve);
+	ck_assert_int_eq(create_by(t, n++, 0x107), -ENOSPC);
+	memset(mgid, 0, 16);
+	mgid[0] = 0xff;
+	mgid[1] = 0x12;
+	mgid[2] = 0x40;
+	mgid[3] = 0x1b;
+	mgid[4] = 0x80;
+	mgid[5] = 0x01;
+	memset(mgid + 12, 0xff, 4);
+	ck_assert(mc_mgid_is_ipoib_broadcast(mgid));
+	ck_assert_ptr_nonnull(mc_group_create_for(t, mgid, 0, 0x107, &err));
+	mgid_of(0x7fffffff, mgid);
+	ck_assert_ptr_nonnull(mc_group_create(t, mgid, &err));
+
+	/* deleting frees the share: a refused host may create again */
+	for (size_t i = 0; i < mc_table_count(t); i++) {
+		struct mc_group *g = mc_table_at(t, i);
+
+		if (g->owner == 0x101) {
+			mc_group_delete(t, g);
+			i--;
+		}
+	}
+	ck_assert_uint_eq(mc_port_created(t, 0x101), 0);
+	ck_assert_int_eq(create_by(t, n++, 0x101), 0);
+	mc_table_free(t);
+}
+END_TEST
+
+/* The groups-per-port quota counts the groups a port creates, also those
+ * it creates by ProxyJoin for other ports. */
+START_TEST(test_creator_quota)
+{
+	struct mc_limits lim = { .groups_per_port = 3 };
+	struct mc_table *t = mc_table_new(&lim);
+
+	ck_assert_ptr_nonnull(t);
+	for (unsigned i = 0; i < 3; i++)
+		ck_assert_int_eq(create_by(t, i, 0x200), 0);
+	ck_assert_uint_eq(mc_port_created(t, 0x200), 3);
+	ck_assert_uint_eq(mc_port_groups(t, 0x200), 0);	/* no member */
+	ck_assert_int_eq(create_by(t, 3, 0x200), -EDQUOT);
+	ck_assert_int_eq(create_by(t, 3, 0x201), 0);
+	ck_assert_ptr_nonnull(make(t, 4));		/* no owner: no quota */
+	mc_table_free(t);
+}
+END_TEST
+
 static Suite *mcast_groups_suite(void)
 {
 	Suite *s = suite_create("mcast_groups");
@@ -798,10 +962,13 @@ static Suite *mcast_groups_suite(void)
 	tcase_add_test(tc, test_assign_mgid);
 	tcase_add_test(tc, test_precreate_default);
 	tcase_add_test(tc, test_precreate_partitions_and_reload);
+	tcase_add_test(tc, test_precreate_params_change);
 	tcase_add_test(tc, test_snm_match);
 	tcase_add_test(tc, test_snm_consolidation);
 	tcase_add_test(tc, test_requested_mlid);
 	tcase_add_test(tc, test_big_group_index);
+	tcase_add_test(tc, test_mlid_fair_share);
+	tcase_add_test(tc, test_creator_quota);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -17,17 +17,20 @@
 #include <dirent.h>
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "partitions/partitions.h"
 #include "sm/log.h"
 #include "sm/sm.h"
-#include "sm/topo_load.h"
+#include "sm/topo_file.h"
 
 static const struct part_options no_both = { .allow_both_pkeys = false };
 static const struct part_options with_both = { .allow_both_pkeys = true };
@@ -327,6 +330,40 @@ START_TEST(every_error)
 }
 END_TEST
 
+/* Typos that OpenSM reads as something else (a member demoted to
+ * limited, another partition) are errors, each at its column. */
+START_TEST(meaning_typos)
+{
+	static const struct {
+		const char *text;
+		unsigned col;
+		const char *has;
+	} e[] = {
+		{ "P=0x10 : 0x1=limi, 0x2=fulll ;", 24, "not 'fulll'" },
+		{ "P=0x10 : ALL=fool ;", 14, "not 'fool'" },
+		{ "P=0x10, defmember=fulll : ALL ;", 19, "not 'fulll'" },
+		{ "P=0x18001 : ALL ;", 3, "16 bits at most" },
+		{ "P=0x1ffff : ALL ;", 3, "not 0x1ffff" },
+	};
+
+	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++) {
+		struct part_config c;
+		struct part_diag d;
+		int rc = parse_str(e[i].text, &no_both, &c, &d);
+
+		ck_assert_msg(rc == -EINVAL, "%zu: rc %d", i, rc);
+		ck_assert_msg(d.n_errors == 1 && d.errors[0].line == 1 &&
+			      d.errors[0].col == e[i].col &&
+			      strstr(d.errors[0].msg, e[i].has),
+			      "%zu: %zu errors, %u:%u %s", i, d.n_errors,
+			      d.n_errors ? d.errors[0].line : 0,
+			      d.n_errors ? d.errors[0].col : 0,
+			      d.n_errors ? d.errors[0].msg : "");
+		part_diag_free(&d);
+	}
+}
+END_TEST
+
 /* ---- flags and keywords ---- */
 
 START_TEST(every_flag)
@@ -398,7 +435,6 @@ START_TEST(warnings)
 		unsigned line, col;
 		const char *has;
 	} w[] = {
-		{ "P=0x10 : 0x1=limi, 0x2=fool ;", 1, 24, "reads it as limited" },
 		{ "P=0x10, bogus : ALL ;", 1, 9, "OpenSM ignores it" },
 		{ "P=0x10, sl=99 : ALL ;", 1, 12, "at most 15" },
 		{ "P=0x10, mtu : ALL ;", 1, 9, "expected mtu=N" },
@@ -406,12 +442,11 @@ START_TEST(warnings)
 		{ "P=0x10, sl=3x : ALL ;", 1, 12, "first digits" },
 		{ "P=0x10 : 0x1=both ;", 1, 14, "allow_both_pkeys" },
 		{ "P=0x10 : 0x1= ;", 1, 15, "reads nothing as full" },
-		{ "P=0x10, defmember=x : ALL ;", 1, 9, "defmember=full" },
+		{ "P=0x10, defmember : ALL ;", 1, 9, "defmember=full" },
 		{ "P=0x10 :\n  mgid=fe80::1 ;", 2, 8, "multicast GID" },
 		{ "P=0x10 :\n  mgid=ff12::1,bogus=1 ;", 2, 16, "group flag" },
 		{ "P=0x10 : ALL", 1, 1, "expected ';'" },
 		{ "P=0x8000 : ALL ;", 1, 3, "non-zero P_Key" },
-		{ "P=0x18001 : ALL ;", 1, 3, "16 bits at most" },
 		{ "P=0x10 : ALL ;\r\n", 1, 15, "DOS line ends" },
 		{ "abcdefghijklmnopqrstuvwxyz0123456789=0x10 : ALL ;", 1, 1,
 		  "at most 31" },
@@ -483,14 +518,7 @@ START_TEST(merges_and_generated)
 	ck_assert_str_eq(find_pkey(&c, 0x2)->name, "0002");
 	part_config_free(&c);
 
-	/* An empty file: only the built-in default, ALL limited. */
-	parse_ok("# nothing\n\n", &no_both, &c);
-	ck_assert_uint_eq(c.n_parts, 1);
-	ck_assert_int_eq(c.parts[0].members[0].membership, PART_LIMITED);
-	ck_assert_int_eq(c.parts[0].members[1].kind, PART_M_SELF);
-	ck_assert_int_eq(c.parts[0].members[1].membership, PART_FULL);
-	part_config_free(&c);
-
+	/* An empty file: empty_file_is_default. */
 	/* No file: Default=0x7fff,ipoib : ALL=full. */
 	ck_assert_int_eq(part_config_default(&c), 0);
 	ck_assert_uint_eq(c.n_parts, 1);
@@ -632,8 +660,43 @@ START_TEST(resolve_basic)
 			 f.nodes[(size_t)port_of(&f, "leaf-01", 1)->peer_node].guid);
 		parse_ok(t, &no_both, &c);
 		ck_assert_int_eq(part_resolve(&c, &f, f.local_port_guid, &r), 0);
-		part_config_free(&c);
 		ck_assert_uint_eq(r.unknown_guids, 2);
+		ck_assert_uint_eq(r.n_unknown, 2);	/* each named */
+		ck_assert_uint_eq(r.unknown[0]->guid, 0x1234);
+		ck_assert_uint_eq(r.unknown[0]->line, 1);
+		ck_assert_uint_eq(r.unknown[0]->col, 10);
+		part_config_free(&c);
+	}
+	fabric_free(&f);
+}
+END_TEST
+
+/* A file with no definition (empty, blanks, comments) is OpenSM's
+ * configuration without a file: every port a full member of the
+ * default partition (0xffff), not a limited one (0x7fff). */
+START_TEST(empty_file_is_default)
+{
+	static const char *const texts[] = {
+		"", "\n\n", "   \t\n", "# only a comment\n#another\n",
+	};
+	struct fabric f;
+	struct part_resolve_report r;
+
+	load_model(&f);
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		struct part_config c;
+		struct part_diag d;
+
+		ck_assert_int_eq(parse_str(texts[i], &no_both, &c, &d), 0);
+		ck_assert_uint_eq(d.n_errors, 0);
+		ck_assert_uint_eq(d.n_warnings, 1);	/* says what it did */
+		ck_assert_uint_eq(c.n_parts, 1);
+		ck_assert(c.parts[0].ipoib);
+		ck_assert_int_eq(part_resolve(&c, &f, f.local_port_guid, &r), 0);
+		want(port_of(&f, "H0002", 1), 1, 0xffff);
+		want(port_of(&f, "leaf-01", 0), 1, 0xffff);
+		part_config_free(&c);
+		part_diag_free(&d);
 	}
 	fabric_free(&f);
 }
@@ -990,6 +1053,138 @@ START_TEST(daemon_drop_log)
 }
 END_TEST
 
+/* Write a file as written `age` seconds ago (sm_parts_refresh leaves a
+ * file younger than a second for later). */
+static void put_file_aged(const char *path, const char *text, int age)
+{
+	struct timespec t[2];
+	FILE *fp = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(fp);
+	fputs(text, fp);
+	ck_assert_int_eq(fclose(fp), 0);
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= age;
+	t[1] = t[0];
+	ck_assert_int_eq(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
+static void put_file(const char *path, const char *text)
+{
+	put_file_aged(path, text, 10);
+}
+
+static bool log_has(const char *path, const char *what)
+{
+	char line[512];
+	bool found = false;
+	FILE *fp = fopen(path, "r");
+
+	ck_assert_ptr_nonnull(fp);
+	while (!found && fgets(line, sizeof(line), fp))
+		found = strstr(line, what) != NULL;
+	fclose(fp);
+	return found;
+}
+
+/*
+ * The daemon's reload rules: a file that drops every partition or member
+ * in force (emptied, comment-only) is refused unless forced; a file that
+ * changed on disk is read again at the next resolve (heavy sweep), a
+ * file that did not is not; unknown member GUIDs are named, FILE:LINE.
+ */
+START_TEST(daemon_reload_rules)
+{
+	static struct sm sm;
+	struct fabric f;
+	char dir[] = "/tmp/check_partitions.XXXXXX", conf[64], logp[64];
+	char msg[256];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(conf, sizeof(conf), "%s/p.conf", dir);
+	snprintf(logp, sizeof(logp), "%s/log", dir);
+	put_file(conf, "A=0x10 : ALL_CAS ;\nB=0x11 :\n  0x1234 ;\n");
+	load_model(&f);
+	memset(&sm, 0, sizeof(sm));
+	sm.cfg.partition_config = conf;
+	sm.port_guid = f.local_port_guid;
+	ck_assert_int_eq(log_open(logp, LOG_LVL_INFO), 0);
+	ck_assert_int_eq(sm_parts_load(&sm, true), 0);
+	ck_assert_uint_eq(sm.parts->n_parts, 3);
+	ck_assert_int_eq(sm_parts_resolve(&sm, &f), 0);
+	want(port_of(&f, "H0002", 1), 2, 0x7fff, 0x0010);
+
+	/* emptied: refused on reload, refused by the resolve's re-read */
+	put_file(conf, "# nothing left\n");
+	ck_assert_int_eq(sm_parts_reload(&sm, NULL), -EINVAL);
+	ck_assert_uint_eq(sm.parts->n_parts, 3);
+	put_file(conf, "");
+	ck_assert_int_eq(sm_parts_resolve(&sm, &f), 0);
+	ck_assert_uint_eq(sm.parts->n_parts, 3);
+	want(port_of(&f, "H0002", 1), 2, 0x7fff, 0x0010);
+	/* forced: OpenSM's meaning of an empty file */
+	ck_assert_int_eq(sm_parts_reload_force(&sm, NULL, true), 0);
+	ck_assert_uint_eq(sm.parts->n_parts, 1);
+	ck_assert_int_eq(sm_parts_resolve(&sm, &f), 0);
+	want(port_of(&f, "H0002", 1), 1, 0xffff);
+
+	/* changed on disk: the next resolve reads it, without a reload;
+	 * not while it is being written (changed less than 1 s ago) */
+	put_file_aged(conf, "C=0x12 : ALL_CAS=full ;\n", 0);
+	ck_assert_int_eq(sm_parts_resolve(&sm, &f), 0);
+	want(port_of(&f, "H0002", 1), 1, 0xffff);
+	ck_assert(sm.parts_pending);
+	put_file(conf, "C=0x12 : ALL_CAS=full ;\n");
+	ck_assert_int_eq(sm_parts_resolve(&sm, &f), 0);
+	want(port_of(&f, "H0002", 1), 2, 0x7fff, 0x8012);
+	ck_assert(!sm.parts_pending);
+	/* partitions that name no port of the subnet (the last sweep's
+	 * model): every port stripped, refused unless forced */
+	sm.fabric = f;
+	put_file(conf, "C=0x12 : 0xdead=full ;\nD=0x13 : SELF=full ;\n");
+	ck_assert_int_eq(sm_parts_reload(&sm, NULL), -EINVAL);
+	ck_assert_uint_eq(sm.parts->n_parts, 2);
+	{
+		char t[128];
+
+		snprintf(t, sizeof(t), "C=0x12 : 0xdead=full ;\nD=0x13 :"
+			 " 0x%" PRIx64 "=full ;\n", port_of(&f, "H0003", 1)->guid);
+		put_file(conf, t);
+	}
+	ck_assert_int_eq(sm_parts_reload(&sm, NULL), 0);	/* H0003 left */
+	ck_assert_uint_eq(sm.parts->n_parts, 3);
+	put_file(conf, "C=0x12 : ALL_CAS=full ;\n");
+	ck_assert_int_eq(sm_parts_reload(&sm, NULL), 0);
+	memset(&sm.fabric, 0, sizeof(sm.fabric));
+	/* a broken file: named, the last good stays */
+	put_file(conf, "C=0x12 : ALL_CAS=fulll ;\n");
+	ck_assert_int_eq(sm_parts_resolve(&sm, &f), 0);
+	want(port_of(&f, "H0002", 1), 2, 0x7fff, 0x8012);
+	ck_assert_int_eq(sm_parts_reload(&sm, NULL), -EINVAL);
+	put_file(conf, "C=0x18012 : ALL_CAS=full ;\n");
+	ck_assert_int_eq(sm_parts_reload(&sm, NULL), -EINVAL);
+	ck_assert_int_eq(sm_parts_resolve(&sm, &f), 0);
+	want(port_of(&f, "H0002", 1), 2, 0x7fff, 0x8012);
+	log_close();
+	snprintf(msg, sizeof(msg), "ERR 0708: %s defines 0 partitions", conf);
+	ck_assert(log_has(logp, msg));
+	snprintf(msg, sizeof(msg), "ERR 0708: %s: none of its 2 partitions"
+		 " names a port of the subnet (1 of those in force do)", conf);
+	ck_assert(log_has(logp, msg));
+	snprintf(msg, sizeof(msg), "ERR 0709: %s:3:3: member"
+		 " 0x0000000000001234 is no port", conf);
+	ck_assert(log_has(logp, msg));
+	snprintf(msg, sizeof(msg), "ERR 0701: %s:1:18: expected full,"
+		 " limited or both, not 'fulll'", conf);
+	ck_assert(log_has(logp, msg));
+	sm_parts_free(&sm);
+	fabric_free(&f);
+	unlink(conf);
+	unlink(logp);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("partitions");
@@ -1000,17 +1195,20 @@ static Suite *suite(void)
 	tcase_add_test(tc, golden_members);
 	tcase_add_test(tc, bad_files);
 	tcase_add_test(tc, every_error);
+	tcase_add_test(tc, meaning_typos);
 	tcase_add_test(tc, every_flag);
 	tcase_add_test(tc, warnings);
 	tcase_add_test(tc, merges_and_generated);
 	tcase_add_test(tc, resolve_basic);
 	tcase_add_test(tc, resolve_no_partition);
+	tcase_add_test(tc, empty_file_is_default);
 	tcase_add_test(tc, resolve_indx0);
 	tcase_add_test(tc, resolve_too_small);
 	tcase_add_test(tc, resolve_keep_indexes);
 	tcase_add_test(tc, resolve_keep_indexes_full_table);
 	tcase_add_test(tc, resolve_drop_detail);
 	tcase_add_test(tc, daemon_drop_log);
+	tcase_add_test(tc, daemon_reload_rules);
 	suite_add_tcase(s, tc);
 	return s;
 }

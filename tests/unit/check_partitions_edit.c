@@ -211,6 +211,32 @@ START_TEST(set_new_member)
 		ck_assert_int_eq(parse_members(out, "p"), 2);
 		free(out);
 	}
+	/* The last member's comment stays with it: the new member goes on
+	 * a line of its own after it, indented alike, the ',' before the
+	 * comment (or the one already there kept). */
+	{
+		static const char *const cases[][2] = {
+			{ "s=0x2 :\n\t0x1=full   # filer a\n;\n",
+			  "s=0x2 :\n\t0x1=full,   # filer a\n\t0x3=full\n;\n" },
+			{ "s=0x2 :\n  0x1, # a\n  0x2 # b\n  ;\n",
+			  "s=0x2 :\n  0x1, # a\n  0x2, # b\n  0x3=full\n  ;\n" },
+			{ "s=0x2 :\n  0x1 , # a\n;\n",
+			  "s=0x2 :\n  0x1 , # a\n  0x3=full\n;\n" },
+			{ "s=0x2 : 0x1 # a\n;\n",
+			  "s=0x2 : 0x1, # a\n    0x3=full\n;\n" },
+		};
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			const char *in = cases[i][0];
+
+			ck_assert_int_eq(part_edit_set(in, strlen(in), "s",
+						       "0x3", "full", &out, &n), 0);
+			ck_assert_str_eq(out, cases[i][1]);
+			ck_assert_uint_eq(n, strlen(cases[i][1]));
+			ck_assert_int_gt(parse_members(out, "s"), 1);
+			free(out);
+		}
+	}
 	/* An empty member list. */
 	ck_assert_int_eq(part_edit_set("q=0x8 :;\n", 9, "q", "ALL", "limited",
 				       &out, &n), 0);

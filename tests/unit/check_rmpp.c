@@ -1389,6 +1389,144 @@ START_TEST(loopback_heavy_loss)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* sender: lifetime and progress (mad/rmpp.c)                           */
+/* ------------------------------------------------------------------ */
+
+/* A receiver that ACKs every `period` s: segment `seg`, then `seg + step`... */
+struct slow_acker {
+	ev_timer tick;
+	struct rmpp_sender *s;
+	uint32_t seg, step;
+	int done, status;
+	ev_tstamp t0, t_done;
+};
+
+static void slow_ack(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct slow_acker *a = w->data;
+	struct sa_mad m;
+
+	(void)loop;
+	(void)revents;
+	if (a->done)
+		return;
+	memset(&m, 0, sizeof(m));
+	m.hdr.base_version = 1;
+	m.hdr.mgmt_class = MAD_CLASS_SA;
+	m.hdr.class_version = 2;
+	m.hdr.method = MAD_METHOD_GET_TABLE;
+	m.hdr.tid = htobe64(TID);
+	rmpp_set(&m.rmpp, RMPP_TYPE_ACK, RMPP_FLAG_ACTIVE, a->seg,
+		 a->seg + a->step);
+	rmpp_sender_input(a->s, &m);		/* may finish it */
+	a->seg += a->step;
+}
+
+static void slow_done(void *arg, int status)
+{
+	struct slow_acker *a = arg;
+
+	a->done++;
+	a->status = status;
+	a->t_done = ev_now(L);
+}
+
+/* A transfer of `segs` segments acked as slow_ack says, every 10 ms. */
+static void slow_transfer(struct slow_acker *a, uint32_t segs, uint32_t step,
+			  unsigned max_ms, unsigned rate)
+{
+	struct sa_mad hdr;
+	size_t len = (size_t)segs * RMPP_SEG_DATA;
+	uint8_t *p = make_payload(len, 3);
+
+	memset(a, 0, sizeof(*a));
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.hdr.base_version = 1;
+	hdr.hdr.mgmt_class = MAD_CLASS_SA;
+	hdr.hdr.class_version = 2;
+	hdr.hdr.method = MAD_METHOD_GET_TABLE | MAD_METHOD_RESP;
+	hdr.hdr.tid = htobe64(TID);
+	a->seg = 1;
+	a->step = step;
+	ev_now_update(L);
+	a->t0 = ev_now(L);
+	ck_assert_int_eq(rmpp_send(&a->s, L, F.engine, &hdr, p, len, &peer,
+				   20, 2, slow_done, a), 0);
+	if (max_ms || rate)
+		rmpp_sender_set_limits(a->s, max_ms, rate);
+	ev_timer_init(&a->tick, slow_ack, 0.01, 0.01);
+	a->tick.data = a;
+	ev_timer_start(L, &a->tick);
+	run_until_done(&a->done, 3000);
+	ev_timer_stop(L, &a->tick);
+	ck_assert_int_eq(a->done, 1);
+}
+
+static void assert_gave_up(const struct slow_acker *a)
+{
+	const struct sa_mad *m;
+
+	ck_assert_int_eq(a->status, -ETIMEDOUT);
+	ck_assert_uint_gt(F.n_sent, 0);
+	m = (const struct sa_mad *)F.sent[F.n_sent - 1].mad;
+	ck_assert_uint_eq(m->rmpp.type, RMPP_TYPE_ABORT);
+	ck_assert_uint_eq(m->rmpp.status, RMPP_STATUS_TMR);
+	rmpp_sender_free(a->s);
+}
+
+/* ACKs of segment 1 again and again are no progress: the retries run
+ * out as if nothing came (3 timeouts of 20 ms). */
+START_TEST(sender_repeated_ack)
+{
+	struct slow_acker a;
+
+	slow_transfer(&a, 10, 0, 0, 0);
+	assert_gave_up(&a);
+	ck_assert_msg(a.t_done - a.t0 < 1.0, "held %.3f s", a.t_done - a.t0);
+}
+END_TEST
+
+/* One new segment every 10 ms is 100/s; at least 1000/s are asked: 100
+ * segments may take 60 + 100 ms, and would take 1 s. */
+START_TEST(sender_min_rate)
+{
+	struct slow_acker a;
+
+	ck_assert_uint_eq(rmpp_lifetime_ms(100, 20, 2, 0, 1000), 160);
+	slow_transfer(&a, 100, 1, 0, 1000);
+	assert_gave_up(&a);
+	ck_assert_msg(a.t_done - a.t0 >= 0.15 && a.t_done - a.t0 < 0.9,
+		      "gave up after %.3f s", a.t_done - a.t0);
+	ck_assert_uint_lt(a.seg, 60);
+}
+END_TEST
+
+/* The maximum lifetime bounds a transfer that progresses fast enough. */
+START_TEST(sender_max_lifetime)
+{
+	struct slow_acker a;
+
+	ck_assert_uint_eq(rmpp_lifetime_ms(100000, 20, 2, 100, 1), 100);
+	ck_assert_uint_eq(rmpp_lifetime_ms(1000, 200, 3, 60000, 100), 10800);
+	slow_transfer(&a, 100, 1, 100, 0);
+	assert_gave_up(&a);
+	ck_assert_msg(a.t_done - a.t0 >= 0.095 && a.t_done - a.t0 < 0.9,
+		      "gave up after %.3f s", a.t_done - a.t0);
+}
+END_TEST
+
+/* A receiver keeping up finishes well inside the bounds. */
+START_TEST(sender_steady)
+{
+	struct slow_acker a;
+
+	slow_transfer(&a, 5, 1, 0, 10);
+	ck_assert_int_eq(a.status, 0);
+	rmpp_sender_free(a.s);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 
 static Suite *rmpp_suite(void)
 {
@@ -1424,6 +1562,14 @@ static Suite *rmpp_suite(void)
 	tcase_add_test(tc, timeout);
 	tcase_add_test(tc, timeout_without_first);
 	tcase_add_test(tc, timeout_restarts_on_progress);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("sender");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, sender_repeated_ack);
+	tcase_add_test(tc, sender_min_rate);
+	tcase_add_test(tc, sender_max_lifetime);
+	tcase_add_test(tc, sender_steady);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("client");

@@ -18,9 +18,9 @@
 
 #include "routing/routing.h"
 #include "routing/verify.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/lid.h"
-#include "sm/topo_load.h"
+#include "sm/topo_file.h"
 
 #define NET_EXAMPLES	"/usr/share/doc/ibsim-utils/net-examples"
 
@@ -912,6 +912,40 @@ START_TEST(verify_catches_each_kind)
 }
 END_TEST
 
+/* A switch whose LinearFDBCap is below a LID cannot forward it. */
+START_TEST(verify_catches_past_cap)
+{
+	struct fabric f;
+	struct routing_result r;
+	struct routing_check chk;
+	int32_t sw[6];
+	uint16_t lid;
+
+	build_ring(&f, 6, sw);
+	assign_lids(&f, 0);
+	lid = f.max_lid;
+	route(&f, &r);
+	ck_assert_int_eq(routing_check(&f, &r, &chk), 0);
+	ck_assert_uint_eq(routing_check_failures(&chk) + chk.past_cap, 0);
+
+	/* a cap of max_lid: the top LID has no entry on sw[2] */
+	f.nodes[sw[2]].has_switch_info = true;
+	f.nodes[sw[2]].si.lft_cap = htobe16(lid);
+	ck_assert_int_eq(routing_check(&f, &r, &chk), 0);
+	ck_assert_uint_eq(chk.past_cap, 1);
+	ck_assert_uint_eq(chk.cap_lid, lid);
+	ck_assert_uint_gt(chk.unreachable, 0);
+	ck_assert_uint_eq(chk.loops + chk.misrouted, 0);
+
+	/* a cap above every LID bounds nothing */
+	f.nodes[sw[2]].si.lft_cap = htobe16((uint16_t)(lid + 1));
+	ck_assert_int_eq(routing_check(&f, &r, &chk), 0);
+	ck_assert_uint_eq(routing_check_failures(&chk) + chk.past_cap, 0);
+	routing_result_free(&r);
+	fabric_free(&f);
+}
+END_TEST
+
 static Suite *routing_suite(void)
 {
 	Suite *s = suite_create("routing");
@@ -941,6 +975,7 @@ static Suite *routing_suite(void)
 	suite_add_tcase(s, mh);
 
 	tcase_add_test(vf, verify_catches_each_kind);
+	tcase_add_test(vf, verify_catches_past_cap);
 	suite_add_tcase(s, vf);
 	return s;
 }

@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,8 @@ static bool up_to_switch(const struct fabric *f, const struct fab_port *p)
 struct slow {
 	uint64_t routes, total, max, used;
 	uint64_t hop_sum;
+	size_t max_node;		/* the first channel with max, by node */
+	unsigned max_port;		/* and port */
 };
 
 static void slow_count(const struct fabric *f, const struct routing_result *r,
@@ -95,8 +98,11 @@ static void slow_count(const struct fabric *f, const struct routing_result *r,
 			continue;
 		s->used++;
 		s->total += load[i];
-		if (load[i] > s->max)
+		if (load[i] > s->max) {
 			s->max = load[i];
+			s->max_node = i / 256;
+			s->max_port = (unsigned)(i % 256);
+		}
 	}
 	free(load);
 }
@@ -116,6 +122,26 @@ static void compare(const char *name, unsigned lmc)
 		      (unsigned long)rep.routes, (unsigned long)s.routes);
 	ck_assert_uint_eq(rep.load_total, s.total);
 	ck_assert_uint_eq(rep.load_max, s.max);
+	/* the busiest channel is named: the pair walk's first with max */
+	{
+		const struct fab_node *bn = &f.nodes[s.max_node];
+		const struct fab_port *bp = &bn->ports[s.max_port];
+		struct routing_report lo;
+
+		ck_assert_uint_eq(rep.busiest_guid, bn->guid);
+		ck_assert_uint_eq(rep.busiest_port, s.max_port);
+		ck_assert_uint_eq(rep.busiest_peer_guid,
+				  fabric_node(&f, bp->peer_node)->guid);
+		ck_assert_uint_eq(rep.busiest_peer_port, bp->peer_port);
+		/* the load alone, as the daemon logs it: the same figures */
+		ck_assert_int_eq(routing_report_load(&f, &r, &lo), 0);
+		ck_assert_uint_eq(lo.load_max, rep.load_max);
+		ck_assert_uint_eq(lo.load_total, rep.load_total);
+		ck_assert_uint_eq(lo.routes, rep.routes);
+		ck_assert_uint_eq(lo.busiest_guid, rep.busiest_guid);
+		ck_assert_uint_eq(lo.busiest_port, rep.busiest_port);
+		ck_assert(lo.ratio == rep.ratio);
+	}
 	ck_assert_uint_eq(rep.channels_used, s.used);
 	ck_assert_uint_le(rep.channels_used, rep.channels);
 	ck_assert(rep.ratio >= 1.0);
@@ -191,12 +217,23 @@ START_TEST(by_hand)
 	ck_assert_uint_eq(n, strlen(buf));
 	ck_assert_ptr_nonnull(strstr(buf, "engine: minhop"));
 	ck_assert_ptr_nonnull(strstr(buf, "max 4 mean 4.0, max/ideal 1.00"));
+	/* the busiest link: switch 0 port 1 (the first of the two) */
+	{
+		char want[160];
+
+		snprintf(want, sizeof(want), "\nbusiest: 0x%016" PRIx64 " \"\""
+			 " port 1 -> 0x%016" PRIx64 " \"\" port 1, 4 routes\n",
+			 f.nodes[0].guid, f.nodes[1].guid);
+		ck_assert_msg(strstr(buf, want), "%s", buf);
+	}
 	ck_assert_ptr_nonnull(strstr(buf, "routing 0.250 s, peak RSS 2.0 MiB"));
 	ck_assert_ptr_nonnull(strstr(buf, "result: ok"));
 	n = routing_report_json(&rep, buf, sizeof(buf));
 	ck_assert_uint_eq(n, strlen(buf));
 	ck_assert_ptr_nonnull(strstr(buf, "{\n  \"engine\":\"minhop\",\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\"load_max\":4,\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"port\":1,\"peer\":\"0x"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"peer_port\":1,\"load\":4}"));
 	ck_assert_ptr_nonnull(strstr(buf, "\"peak_rss_kib\":2048"));
 	ck_assert_ptr_nonnull(strstr(buf, "\"ok\":true\n}\n"));
 	/* a short buffer: cut, terminated, and the length it needed */

@@ -18,14 +18,14 @@
 #include "mad/sa_wire.h"
 #include "partitions/partitions.h"
 #include "routing/routing.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/lid.h"
 #include "sm/mcast/mcast.h"
-#include "sm/sa/index.h"
+#include "sm/sa/gen.h"
 #include "sm/sa/mcmember.h"
 #include "sm/sa/sa.h"
 #include "sm/sa/service.h"
-#include "sm/topo_load.h"
+#include "sm/topo_file.h"
 #include "tests/unit/agent_fixture.h"
 
 #define PREFIX		0xfe80000000000000ull
@@ -53,7 +53,7 @@ struct fx {
 	struct routing_result routes;
 	struct sa_view v;
 	struct mc_table *mc;
-	struct port_ref host[4];	/* H0001..H0004 port 1 */
+	struct fab_ref host[4];	/* H0001..H0004 port 1 */
 	uint16_t lid[4];
 	uint64_t guid[4];
 	struct sa_table out;
@@ -89,7 +89,7 @@ static void fx_setup(struct fx *x, const struct mc_limits *lim)
 		if (n->type != NODE_TYPE_CA || sscanf(n->desc, "H%u", &h) != 1 ||
 		    h < 1 || h > 4)
 			continue;
-		x->host[h - 1] = (struct port_ref){ (int32_t)i, 1 };
+		x->host[h - 1] = (struct fab_ref){ (int32_t)i, 1 };
 		x->lid[h - 1] = n->ports[1].lid;
 		x->guid[h - 1] = n->ports[1].guid;
 	}
@@ -459,9 +459,32 @@ START_TEST(test_pkeys_and_proxy)
 		struct sa_mcmember_record r;
 
 		rec_init(&x, &r, 5, 1, MC_JOIN_NON);
-		/* H0002 is a limited member of 0x7fff, H0003 full: shared. */
-		ck_assert_int_eq(req(&x, MAD_METHOD_SET, JOIN_MASK, &r, 2, 0), 0);
+		/* H0002 is a limited member of 0x7fff, H0003 full: shared,
+		 * still no ProxyJoin without the SM_Key ... */
+		ck_assert_int_eq(req(&x, MAD_METHOD_SET, JOIN_MASK, &r, 2, 0),
+				 SA_STATUS_REQ_INVALID);
+		ck_assert_ptr_null(mc_group_member(mc_find(x.mc, r.mgid),
+						   x.guid[1]));
+		/* ... with it, yes */
+		ck_assert_int_eq(req(&x, MAD_METHOD_SET, JOIN_MASK, &r, 2,
+				     SA_SM_KEY_TRUSTED), 0);
 		ck_assert(mc_group_member(mc_find(x.mc, r.mgid), x.guid[1])->proxy);
+	}
+	/* A host outside partition 0x8002 (H0004: default partition only)
+	 * may not put H0003 (in both) into 0x8002's group: no MLID, no
+	 * Q_Key for it. */
+	{
+		const uint16_t dflt[] = { 0xffff };
+		struct sa_mcmember_record r;
+
+		set_pkeys(&x, 3, dflt, 1);
+		rec_init(&x, &r, 6, 2, MC_JOIN_FULL);
+		r.pkey = htobe16(0x8002);
+		ck_assert_int_eq(req(&x, MAD_METHOD_SET, CREATE_MASK, &r, 2, 0), 0);
+		rec_init(&x, &r, 6, 2, MC_JOIN_NON);
+		ck_assert_int_eq(req(&x, MAD_METHOD_SET, JOIN_MASK, &r, 3, 0),
+				 SA_STATUS_REQ_INVALID);
+		ck_assert_uint_eq(x.out.count, 0);
 	}
 	/* A ProxyJoin membership: any port of the partition may end it;
 	 * H0001's own membership only H0001 (or a trusted requester). */
