@@ -187,6 +187,39 @@ fab_check "2: ibsmctl sms on the standby lists the master" \
 fab_check "2: ibsmctl sms: 2 SMs" grep -q "^2 SMs" "$FAB_TMP/A.sms"
 fab_check "2: ibsmctl sms on the standby: itself, LID $LA" \
 	grep -q "^$GA $LA 5 STANDBY 0 self" "$FAB_TMP/A.sms"
+# The standby's status: its own LID and the master's (as the diags see
+# them), the subnet up, and its copy of the master's SA state: recent
+# (rounds every 2 s), every NodeRecord of the master (one per CA port
+# and switch of its model) taken or dropped; the same in --json.
+timeout 10 "$CTL" --socket "$FAB_TMP/A.sock" --json status >"$FAB_TMP/A.json" 2>&1
+# The master's NodeRecords: one per CA port, one per switch (its model).
+nports=$(awk '$1 == "switches" || $1 == "cas" { n += $2 } END { print n + 0 }' \
+	"$FAB_TMP/B.status")
+stv() { awk -v k="$1" '$1 == k { print $2 }' "$FAB_TMP/A.status"; }
+fab_check "2: status on the standby: sm_lid $LA, subnet_up yes, master_lid $LB" \
+	[ "$(stv sm_lid)" = "$LA" ] && [ "$(stv subnet_up)" = yes ] &&
+	[ "$(stv master_lid)" = "$LB" ] &&
+	[ "$(stv master_guid)" = "$(awk '$1 == "port_guid" { print $2 }' "$FAB_TMP/B.status")" ]
+fab_check "2: status on the standby: its copy is current, <= 5 s old" \
+	awk -v c="$(stv standby_copy)" -v a="$(stv standby_copy_age_s)" \
+	'BEGIN { exit !(c == "current" && a != "none" && a >= 0 && a <= 5) }'
+echo "    standby copy: $(grep '^standby_copy' "$FAB_TMP/A.status" | tr '\n' ' ')"
+c_lids=$(stv standby_copy_lids)
+c_drop=$(stv standby_copy_dropped)
+c_rounds=$(stv standby_copy_rounds)
+fab_check "2: status on the standby: copy LIDs + dropped = $nports ports" \
+	[ "$((${c_lids:-0} + ${c_drop:-0}))" -eq "$nports" ] &&
+	[ "${c_rounds:-0}" -ge 1 ] && [ "$(stv standby_copy_from_lid)" = "$LB" ]
+fab_check "2: status --json on the standby: the same as numbers" \
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["state"] == "STANDBY" and d["master_lid"] == int(sys.argv[2]), d
+assert d["sm_lid"] == int(sys.argv[3]) and d["subnet_up"] is True, d
+assert d["standby_copy"] == "current", d
+assert isinstance(d["standby_copy_age_s"], (int, float)), d
+assert d["standby_copy_lids"] + d["standby_copy_dropped"] == int(sys.argv[4]), d
+' "$FAB_TMP/A.json" "$LB" "$LA" "$nports"
 # systemd: the master and the standby each send READY=1 once; the
 # standby's comes with its STANDBY status (it never was master), naming
 # the master it follows.
