@@ -211,6 +211,22 @@ static int commit_tmp(FILE *fp, char *tmp, const char *path, int rc)
 	return rc;
 }
 
+/*
+ * Whole-file writes replace regular files only: renaming a temp file over
+ * a device, a FIFO or a directory (`ibsm -c /dev/null`) would replace the
+ * node itself.  0 when `target` is a regular file or does not exist.
+ */
+static int replaceable(const char *target)
+{
+	struct stat st;
+
+	if (stat(target, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	return S_ISREG(st.st_mode) ? 0 : -EINVAL;
+}
+
 int write_file_atomic(const char *path,
 		      int (*fn)(FILE *fp, const void *arg), const void *arg)
 {
@@ -218,7 +234,7 @@ int write_file_atomic(const char *path,
 	FILE *fp;
 	int rc = target_of(path, target, sizeof(target));
 
-	if (rc < 0)
+	if (rc < 0 || (rc = replaceable(target)) < 0)
 		return rc;
 	fp = open_tmp(target, &tmp);
 	if (!fp)
@@ -290,7 +306,7 @@ int write_file_if_changed(const char *path, int (*fn)(FILE *fp, const void *arg)
 	FILE *fp, *old;
 	int rc = target_of(path, target, sizeof(target));
 
-	if (rc < 0)
+	if (rc < 0 || (rc = replaceable(target)) < 0)
 		return rc;
 	path = target;
 	fp = open_tmp(path, &tmp);
@@ -418,7 +434,7 @@ int write_file_atomic_backup(const char *path, const char *suffix,
 	size_t len = 0;
 	int rc = target_of(path, target, sizeof(target));
 
-	if (rc < 0)
+	if (rc < 0 || (rc = replaceable(target)) < 0)
 		return rc;
 	path = target;		/* the backup goes beside the file edited */
 	if ((size_t)snprintf(bak, sizeof(bak), "%s%s", path, suffix) >=

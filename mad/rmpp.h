@@ -80,7 +80,7 @@ struct rmpp_sender;
  * TID of the answer; the class header); the RMPP header is filled in here.
  * The sender takes `payload` (from malloc; NULL when len is 0) and frees
  * it when it is freed, or at once when rmpp_send fails: an SA answer of
- * megabytes is never copied (issue 10, bounded memory).  It copies the
+ * megabytes is never copied, so its memory is paid once.  It copies the
  * rest.  done(arg, status) runs once when the receiver has acknowledged
  * the last segment (0) or the transfer was given up (-ETIMEDOUT: no
  * newly acknowledged segment for `retries` timeouts, or its lifetime ran

@@ -34,7 +34,7 @@
  * 0x81, R bit set, umad status 0) whose TID no request on the wire has
  * is dropped at once (stats.dropped_unexpected) instead of taking a slot:
  * forged directed-route answers from the permissive LID, which the shares
- * above cannot tell from the sweep's own, no longer crowd them out.  GMP
+ * above cannot tell from the sweep's own, cannot crowd them out.  GMP
  * answers are not filtered: RMPP ACKs carry the requester's TIDs.
  *
  * Not thread-safe by itself: the pump serialises push() and the loop's

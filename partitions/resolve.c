@@ -379,24 +379,9 @@ int part_reach(const struct part_config *c, const struct fabric *f)
 	return reach;
 }
 
-int part_resolve_opts(const struct part_config *c, struct fabric *f,
-		      uint64_t sm_port_guid, const struct part_resolve_opts *o,
-		      struct part_resolve_report *rep)
+/* Start from nothing: the model's tables are ours to write. */
+static void clear_want_pkeys(struct fabric *f)
 {
-	struct layout L = { .keep = o->keep_pkey_indexes };
-	struct endport *eps = NULL;
-	size_t n_eps = 0;
-	struct entry *ents = NULL;
-	size_t n_ents = 0, cap_ents = 0;
-	uint8_t *st = NULL;
-	bool *ix = NULL;
-	uint16_t *keys = NULL;
-	uint8_t *fullset = NULL;	/* bitmap: full keys of one port */
-	int rc = 0;
-
-	memset(rep, 0, sizeof(*rep));
-
-	/* Start from nothing: the model's tables are ours to write. */
 	for (size_t i = 0; i < f->n_nodes; i++) {
 		struct fab_node *n = &f->nodes[i];
 
@@ -406,94 +391,130 @@ int part_resolve_opts(const struct part_config *c, struct fabric *f,
 			n->ports[p].n_want_pkeys = 0;
 		}
 	}
+}
 
-	/* The end ports, sorted by port GUID. */
-	rc = collect_eps(f, &eps, &n_eps);
-	if (rc < 0)
-		goto out;
-	st = calloc(n_eps + 1, 1);
-	ix = calloc(n_eps + 1, sizeof(*ix));
+/* The growing list of (end port, partition, key) entries. */
+struct entries {
+	struct entry *v;
+	size_t n, cap;
+};
+
+static int entries_add(struct entries *E, struct entry e)
+{
+	if (E->n == E->cap) {
+		size_t nc = E->cap ? E->cap * 2 : 256;
+		struct entry *ne = realloc(E->v, nc * sizeof(*ne));
+
+		if (!ne)
+			return -ENOMEM;
+		E->v = ne;
+		E->cap = nc;
+	}
+	E->v[E->n++] = e;
+	return 0;
+}
+
+/*
+ * The membership of every end port in partition `pa` into st[] (ST_FULL,
+ * ST_LIMITED bits) and ix[] (named for index 0).  GUIDs not in the fabric
+ * are counted, and the first few noted, in the report.
+ */
+static void part_membership(const struct part *pa,
+			    const struct endport *eps, size_t n_eps,
+			    uint64_t sm_port_guid, uint8_t *st, bool *ix,
+			    struct part_resolve_report *rep)
+{
+	for (size_t mi = 0; mi < pa->n_members; mi++) {
+		const struct part_member *m = &pa->members[mi];
+		long e;
+
+		switch (m->kind) {
+		case PART_M_GUID:
+		case PART_M_SELF:
+			e = find_ep(eps, n_eps, m->kind == PART_M_SELF ?
+				    sm_port_guid : m->guid);
+			if (e < 0) {
+				if (m->kind == PART_M_GUID &&
+				    rep->unknown_guids++ <
+				    PART_UNKNOWN_DETAIL)
+					rep->unknown[rep->n_unknown++] = m;
+				break;
+			}
+			apply(st, ix, (size_t)e, m->membership, m->indx0);
+			break;
+		default:
+			for (size_t k = 0; k < n_eps; k++) {
+				uint8_t t = eps[k].type;
+
+				if (m->kind == PART_M_ALL ||
+				    (m->kind == PART_M_ALL_CAS &&
+				     t == NODE_TYPE_CA) ||
+				    (m->kind == PART_M_ALL_SWITCHES &&
+				     t == NODE_TYPE_SWITCH) ||
+				    (m->kind == PART_M_ALL_ROUTERS &&
+				     t == NODE_TYPE_ROUTER))
+					apply(st, ix, k, m->membership,
+					      m->indx0);
+			}
+			break;
+		}
+	}
+}
+
+/* Per partition, an entry for each key (full, limited) of each member. */
+static int collect_entries(const struct part_config *c,
+			   const struct endport *eps, size_t n_eps,
+			   uint64_t sm_port_guid, struct entries *E,
+			   struct part_resolve_report *rep)
+{
+	long self = find_ep(eps, n_eps, sm_port_guid);
+	uint8_t *st = calloc(n_eps + 1, 1);
+	bool *ix = calloc(n_eps + 1, sizeof(*ix));
+	int rc = 0;
+
 	if (!st || !ix) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	long self = find_ep(eps, n_eps, sm_port_guid);
-
-	/* Per partition, the membership of every end port. */
 	for (size_t pi = 0; pi < c->n_parts; pi++) {
 		const struct part *pa = &c->parts[pi];
 
 		memset(st, 0, n_eps);
 		memset(ix, 0, n_eps * sizeof(*ix));
-		for (size_t mi = 0; mi < pa->n_members; mi++) {
-			const struct part_member *m = &pa->members[mi];
-			long e;
-
-			switch (m->kind) {
-			case PART_M_GUID:
-			case PART_M_SELF:
-				e = find_ep(eps, n_eps, m->kind == PART_M_SELF ?
-					    sm_port_guid : m->guid);
-				if (e < 0) {
-					if (m->kind == PART_M_GUID &&
-					    rep->unknown_guids++ <
-					    PART_UNKNOWN_DETAIL)
-						rep->unknown[rep->n_unknown++] = m;
-					break;
-				}
-				apply(st, ix, (size_t)e, m->membership, m->indx0);
-				break;
-			default:
-				for (size_t k = 0; k < n_eps; k++) {
-					uint8_t t = eps[k].type;
-
-					if (m->kind == PART_M_ALL ||
-					    (m->kind == PART_M_ALL_CAS &&
-					     t == NODE_TYPE_CA) ||
-					    (m->kind == PART_M_ALL_SWITCHES &&
-					     t == NODE_TYPE_SWITCH) ||
-					    (m->kind == PART_M_ALL_ROUTERS &&
-					     t == NODE_TYPE_ROUTER))
-						apply(st, ix, k, m->membership,
-						      m->indx0);
-				}
-				break;
-			}
-		}
+		part_membership(pa, eps, n_eps, sm_port_guid, st, ix, rep);
 		if (pa->pkey == PART_PKEY_DEFAULT && self >= 0)
 			st[self] = ST_FULL;
 		for (size_t k = 0; k < n_eps; k++) {
 			for (unsigned bit = ST_FULL; bit; bit >>= 1) {
 				if (!(st[k] & bit))
 					continue;
-				if (n_ents == cap_ents) {
-					size_t nc = cap_ents ? cap_ents * 2 : 256;
-					struct entry *ne = realloc(ents,
-							nc * sizeof(*ne));
-
-					if (!ne) {
-						rc = -ENOMEM;
-						goto out;
-					}
-					ents = ne;
-					cap_ents = nc;
-				}
-				ents[n_ents++] = (struct entry){
+				rc = entries_add(E, (struct entry){
 					.ep = (uint32_t)k, .part = (uint32_t)pi,
 					.key = (uint16_t)(pa->pkey |
 						(bit == ST_FULL ? PART_FULL_BIT : 0)),
 					.idx0 = ix[k] ? 0 : 2,
-				};
+				});
+				if (rc)
+					goto out;
 			}
 		}
 	}
+out:
+	free(st);
+	free(ix);
+	return rc;
+}
 
-	/*
-	 * Index 0: the last indx0 partition of a port (idx0 0) wins over
-	 * earlier ones; without one, the default partition's key.
-	 */
-	if (n_ents)
-		qsort(ents, n_ents, sizeof(*ents), cmp_entry);
+/*
+ * Index 0: the last indx0 partition of a port (idx0 0) wins over
+ * earlier ones; without one, the default partition's key.  Leaves the
+ * entries sorted by end port, then rank.
+ */
+static void rank_index0(struct entry *ents, size_t n_ents)
+{
+	if (!n_ents)
+		return;
+	qsort(ents, n_ents, sizeof(*ents), cmp_entry);
 	for (size_t a = 0; a < n_ents;) {
 		size_t b = a;
 		long best = -1, dflt = -1;
@@ -514,28 +535,45 @@ int part_resolve_opts(const struct part_config *c, struct fabric *f,
 			ents[best].idx0 = 0;
 		a = b;
 	}
-	if (n_ents)
-		qsort(ents, n_ents, sizeof(*ents), cmp_entry);
+	qsort(ents, n_ents, sizeof(*ents), cmp_entry);
+}
 
-	/* End ports' tables. */
-	keys = malloc((c->n_parts * 2 + 1) * sizeof(*keys));
-	fullset = calloc(0x8000 / 8, 1);
-	if (!keys || !fullset) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	if (L.keep) {
-		L.pos = calloc(0x10000, sizeof(*L.pos));
-		L.bpos = calloc(0x8000, sizeof(*L.bpos));
-		L.taken = malloc(PKEY_MAX_BLOCKS * PKEY_BLOCK_SIZE);
-		L.out = malloc(PKEY_MAX_BLOCKS * PKEY_BLOCK_SIZE *
-			       sizeof(*L.out));
-		L.placed = malloc(c->n_parts * 2 + 1);
-		if (!L.pos || !L.bpos || !L.taken || !L.out || !L.placed) {
-			rc = -ENOMEM;
-			goto out;
-		}
-	}
+/* The scratch of keep_pkey_indexes, for a configuration of n_parts. */
+static int layout_alloc(struct layout *L, size_t n_parts)
+{
+	if (!L->keep)
+		return 0;
+	L->pos = calloc(0x10000, sizeof(*L->pos));
+	L->bpos = calloc(0x8000, sizeof(*L->bpos));
+	L->taken = malloc(PKEY_MAX_BLOCKS * PKEY_BLOCK_SIZE);
+	L->out = malloc(PKEY_MAX_BLOCKS * PKEY_BLOCK_SIZE * sizeof(*L->out));
+	L->placed = malloc(n_parts * 2 + 1);
+	if (!L->pos || !L->bpos || !L->taken || !L->out || !L->placed)
+		return -ENOMEM;
+	return 0;
+}
+
+static void layout_free(struct layout *L)
+{
+	free(L->pos);
+	free(L->bpos);
+	free(L->taken);
+	free(L->out);
+	free(L->placed);
+}
+
+/*
+ * End ports' tables: each end port's keys from the ranked entries; end
+ * ports no partition names get an empty table.  keys[] holds n_parts * 2
+ * + 1 keys.
+ */
+static int set_endport_tables(struct layout *L, struct part_resolve_report *rep,
+			      struct fabric *f, const struct endport *eps,
+			      size_t n_eps, const struct entry *ents,
+			      size_t n_ents, uint16_t *keys)
+{
+	int rc;
+
 	for (size_t a = 0; a < n_ents;) {
 		size_t b = a, n = 0;
 		const struct endport *ep = &eps[ents[a].ep];
@@ -544,28 +582,69 @@ int part_resolve_opts(const struct part_config *c, struct fabric *f,
 
 		while (b < n_ents && ents[b].ep == ents[a].ep)
 			keys[n++] = ents[b++].key;
-		rc = set_table(&L, rep, nd, ep->node, ep->port, keys, n,
+		rc = set_table(L, rep, nd, ep->node, ep->port, keys, n,
 			       port_cap(pt, nd->partition_cap), true);
 		if (rc)
-			goto out;
+			return rc;
 		a = b;
 	}
-
-	/* End ports no partition names: an empty table. */
 	for (size_t e = 0; e < n_eps; e++) {
 		struct fab_node *nd = &f->nodes[eps[e].node];
 
 		if (nd->ports[eps[e].port].want_pkeys)
 			continue;
-		rc = set_table(&L, rep, nd, eps[e].node, eps[e].port, keys, 0,
+		rc = set_table(L, rep, nd, eps[e].node, eps[e].port, keys, 0,
 			       port_cap(&nd->ports[eps[e].port],
 					nd->partition_cap), false);
 		if (rc)
-			goto out;
+			return rc;
 	}
+	return 0;
+}
 
-	/* Switch external ports facing a CA or router port. */
-	for (size_t i = 0; i < f->n_nodes; i++) {
+/*
+ * The keys of switch port `pt`, facing end port `peer`, into keys[]:
+ * the end port's keys in its index order, packed (empty entries
+ * skipped), a limited key left out when the full one is there, as
+ * OpenSM copies them.  fullset is a zeroed 0x8000-bit scratch, zeroed
+ * again on return.  Returns the number of keys.
+ */
+static size_t peer_keys(const struct fab_port *peer, uint8_t *fullset,
+			uint16_t *keys)
+{
+	size_t k = 0;
+
+	for (size_t j = 0; j < peer->n_want_pkeys; j++) {
+		uint16_t key = peer->want_pkeys[j];
+
+		if (key & PART_FULL_BIT)
+			fullset[(key & 0x7fff) >> 3] |=
+				(uint8_t)(1u << (key & 7));
+	}
+	for (size_t j = 0; j < peer->n_want_pkeys; j++) {
+		uint16_t key = peer->want_pkeys[j];
+
+		if (!(key & 0x7fff))
+			continue;
+		if ((key & PART_FULL_BIT) ||
+		    !(fullset[key >> 3] & (1u << (key & 7))))
+			keys[k++] = key;
+	}
+	for (size_t j = 0; j < peer->n_want_pkeys; j++)
+		fullset[(peer->want_pkeys[j] & 0x7fff) >> 3] = 0;
+	return k;
+}
+
+/* Switch external ports facing a CA or router port: the peer's keys. */
+static int set_switch_tables(struct layout *L, struct part_resolve_report *rep,
+			     struct fabric *f, uint16_t *keys)
+{
+	uint8_t *fullset = calloc(0x8000 / 8, 1);	/* full keys of a port */
+	int rc = 0;
+
+	if (!fullset)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->n_nodes && !rc; i++) {
 		struct fab_node *n = &f->nodes[i];
 		unsigned cap;
 
@@ -575,11 +654,10 @@ int part_resolve_opts(const struct part_config *c, struct fabric *f,
 		cap = be16toh(n->si.partition_enf_cap);
 		if (!cap)
 			continue;
-		for (unsigned p = 1; p <= n->num_ports; p++) {
+		for (unsigned p = 1; p <= n->num_ports && !rc; p++) {
 			struct fab_port *pt = &n->ports[p];
-			const struct fab_port *peer;
 			const struct fab_node *pn;
-			size_t k = 0;
+			size_t k;
 
 			if (pt->peer_node == FAB_NONE ||
 			    (size_t)pt->peer_node >= f->n_nodes)
@@ -588,44 +666,54 @@ int part_resolve_opts(const struct part_config *c, struct fabric *f,
 			if (pn->type == NODE_TYPE_SWITCH || !pn->ports ||
 			    pt->peer_port > pn->num_ports)
 				continue;
-			peer = &pn->ports[pt->peer_port];
-			for (size_t j = 0; j < peer->n_want_pkeys; j++) {
-				uint16_t key = peer->want_pkeys[j];
-
-				if (key & PART_FULL_BIT)
-					fullset[(key & 0x7fff) >> 3] |=
-						(uint8_t)(1u << (key & 7));
-			}
-			/* The end port's keys in its index order, packed
-			 * (empty entries skipped), as OpenSM copies them. */
-			for (size_t j = 0; j < peer->n_want_pkeys; j++) {
-				uint16_t key = peer->want_pkeys[j];
-
-				if (!(key & 0x7fff))
-					continue;
-				if ((key & PART_FULL_BIT) ||
-				    !(fullset[key >> 3] & (1u << (key & 7))))
-					keys[k++] = key;
-			}
-			for (size_t j = 0; j < peer->n_want_pkeys; j++)
-				fullset[(peer->want_pkeys[j] & 0x7fff) >> 3] = 0;
-			rc = set_table(&L, rep, n, (int32_t)i, p, keys, k,
+			k = peer_keys(&pn->ports[pt->peer_port], fullset, keys);
+			rc = set_table(L, rep, n, (int32_t)i, p, keys, k,
 				       port_cap(pt, cap), false);
-			if (rc)
-				goto out;
 		}
 	}
+	free(fullset);
+	return rc;
+}
+
+int part_resolve_opts(const struct part_config *c, struct fabric *f,
+		      uint64_t sm_port_guid, const struct part_resolve_opts *o,
+		      struct part_resolve_report *rep)
+{
+	struct layout L = { .keep = o->keep_pkey_indexes };
+	struct endport *eps = NULL;
+	size_t n_eps = 0;
+	struct entries E = { 0 };
+	uint16_t *keys = NULL;
+	int rc;
+
+	memset(rep, 0, sizeof(*rep));
+	clear_want_pkeys(f);
+
+	/* The end ports, sorted by port GUID. */
+	rc = collect_eps(f, &eps, &n_eps);
+	if (rc < 0)
+		goto out;
+	rc = collect_entries(c, eps, n_eps, sm_port_guid, &E, rep);
+	if (rc)
+		goto out;
+	rank_index0(E.v, E.n);
+
+	keys = malloc((c->n_parts * 2 + 1) * sizeof(*keys));
+	if (!keys) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = layout_alloc(&L, c->n_parts);
+	if (rc)
+		goto out;
+	rc = set_endport_tables(&L, rep, f, eps, n_eps, E.v, E.n, keys);
+	if (rc)
+		goto out;
+	rc = set_switch_tables(&L, rep, f, keys);
 out:
 	free(eps);
-	free(ents);
-	free(st);
-	free(ix);
+	free(E.v);
 	free(keys);
-	free(fullset);
-	free(L.pos);
-	free(L.bpos);
-	free(L.taken);
-	free(L.out);
-	free(L.placed);
+	layout_free(&L);
 	return rc;
 }

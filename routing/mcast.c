@@ -449,25 +449,13 @@ static void tree_add(struct mcast_ctx *c, uint32_t k, size_t *T)
 	c->tree[(*T)++] = k;
 }
 
-int mcast_tree_build(struct mcast_ctx *c, const struct mcast_member *m,
-		     size_t n, uint32_t seed, struct mcast_tree *out)
+/* 1. The member switches, each once, into c->mem[]; returns their number. */
+static size_t member_switches(struct mcast_ctx *c, const struct mcast_member *m,
+			      size_t n)
 {
 	const struct fabric *f = c->f;
-	size_t K = 0, T = 0;
+	size_t K = 0;
 
-	memset(out, 0, sizeof(*out));
-	out->root = FAB_NONE;
-	if (!c->S) {
-		out->unreached = (unsigned)n;
-		return 0;
-	}
-	if (++c->stamp == 0) {		/* wrapped: clear the marks */
-		memset(c->mstamp, 0, c->S * sizeof(*c->mstamp));
-		memset(c->tstamp, 0, c->S * sizeof(*c->tstamp));
-		c->stamp = 1;
-	}
-
-	/* 1. member switches */
 	for (size_t i = 0; i < n; i++) {
 		int32_t id = m[i].node, sw = FAB_NONE;
 
@@ -486,85 +474,93 @@ int mcast_tree_build(struct mcast_ctx *c, const struct mcast_member *m,
 			c->mem[K++] = k;
 		}
 	}
-	if (!K) {
-		out->unreached = (unsigned)n;
-		return 0;
-	}
+	return K;
+}
 
-	/* 2. root, 3. BFS from it */
-	uint32_t root = K == 1 ? c->mem[0]
-		      : K <= MCAST_EXACT_SWITCHES ? root_exact(c, K, seed)
-		      : root_midway(c, K, seed);
-	bfs(c, root, c->dist);
-
-	/* Member switches nearest first (counting sort by hop count). */
+/*
+ * The K member switches the BFS reached, nearest first (counting sort by
+ * hop count), into a new array *order of *reached entries.
+ */
+static int members_by_distance(const struct mcast_ctx *c, size_t K,
+			       uint32_t **order, size_t *reached)
+{
 	uint32_t maxd = 0;
+
 	for (size_t i = 0; i < K; i++)
 		if (c->dist[c->mem[i]] != UNREACHED && c->dist[c->mem[i]] > maxd)
 			maxd = c->dist[c->mem[i]];
 	uint32_t *bucket = calloc((size_t)maxd + 2, sizeof(*bucket));
-	uint32_t *order = malloc(K * sizeof(*order));
-	if (!bucket || !order) {
+	*order = malloc(K * sizeof(**order));
+	if (!bucket || !*order) {
 		free(bucket);
-		free(order);
+		free(*order);
+		*order = NULL;
 		return -ENOMEM;
 	}
-	size_t reachedK = 0;
+	*reached = 0;
 	for (size_t i = 0; i < K; i++)
 		if (c->dist[c->mem[i]] != UNREACHED) {
 			bucket[c->dist[c->mem[i]] + 1]++;
-			reachedK++;
+			(*reached)++;
 		}
 	for (uint32_t d = 1; d <= maxd + 1; d++)
 		bucket[d] += bucket[d - 1];
 	for (size_t i = 0; i < K; i++)
 		if (c->dist[c->mem[i]] != UNREACHED)
-			order[bucket[c->dist[c->mem[i]]]++] = c->mem[i];
+			(*order)[bucket[c->dist[c->mem[i]]]++] = c->mem[i];
 	free(bucket);
+	return 0;
+}
 
-	tree_add(c, root, &T);
-	for (size_t i = 0; i < reachedK; i++) {
-		uint32_t v = order[i];
+/*
+ * Graft switch v (not on the tree) onto it: walk BFS parents towards the
+ * root, preferring a parent already on the tree, then the least loaded
+ * link, then a hash of the seed, until the path meets the tree.
+ */
+static void graft(struct mcast_ctx *c, uint32_t root, uint32_t v,
+		  uint32_t seed, size_t *T)
+{
+	tree_add(c, v, T);
+	while (v != root) {
+		const struct mc_edge *best = NULL;
+		bool best_on = false;
+		uint32_t best_h = 0;
 
-		if (c->tstamp[v] == c->stamp)
-			continue;
-		tree_add(c, v, &T);
-		while (v != root) {
-			const struct mc_edge *best = NULL;
-			bool best_on = false;
-			uint32_t best_h = 0;
+		for (uint32_t e = c->adj_off[v]; e < c->adj_off[v + 1]; e++) {
+			const struct mc_edge *ed = &c->adj[e];
 
-			for (uint32_t e = c->adj_off[v]; e < c->adj_off[v + 1]; e++) {
-				const struct mc_edge *ed = &c->adj[e];
-
-				if (c->dist[ed->to] + 1 != c->dist[v])
-					continue;
-				bool on = c->tstamp[ed->to] == c->stamp;
-				uint32_t h = mix(seed, ed->to * 256u + ed->port);
-				if (!best || (on && !best_on) ||
-				    (on == best_on && (ed->load < best->load ||
-				     (ed->load == best->load && h < best_h)))) {
-					best = ed;
-					best_on = on;
-					best_h = h;
-				}
-			}
-			/* A BFS parent always exists for v != root. */
-			mcast_mask_set(c->mask[v], best->port);
-			uint32_t u = best->to;
-			if (c->tstamp[u] != c->stamp) {
-				tree_add(c, u, &T);
-				mcast_mask_set(c->mask[u], best->peer_port);
-				v = u;
+			if (c->dist[ed->to] + 1 != c->dist[v])
 				continue;
+			bool on = c->tstamp[ed->to] == c->stamp;
+			uint32_t h = mix(seed, ed->to * 256u + ed->port);
+			if (!best || (on && !best_on) ||
+			    (on == best_on && (ed->load < best->load ||
+			     (ed->load == best->load && h < best_h)))) {
+				best = ed;
+				best_on = on;
+				best_h = h;
 			}
-			mcast_mask_set(c->mask[u], best->peer_port);
-			break;
 		}
+		/* A BFS parent always exists for v != root. */
+		mcast_mask_set(c->mask[v], best->port);
+		uint32_t u = best->to;
+		if (c->tstamp[u] != c->stamp) {
+			tree_add(c, u, T);
+			mcast_mask_set(c->mask[u], best->peer_port);
+			v = u;
+			continue;
+		}
+		mcast_mask_set(c->mask[u], best->peer_port);
+		break;
 	}
-	free(order);
+}
 
-	/* 4. receiving members' ports; members out of reach counted */
+/* 4. Receiving members' ports on the tree; members out of reach counted. */
+static void member_ports(struct mcast_ctx *c, const struct mcast_member *m,
+			 size_t n, struct mcast_tree *out)
+{
+	const struct fabric *f = c->f;
+
 	for (size_t i = 0; i < n; i++) {
 		int32_t id = m[i].node, sw = FAB_NONE;
 		unsigned port = 0;
@@ -586,6 +582,46 @@ int mcast_tree_build(struct mcast_ctx *c, const struct mcast_member *m,
 		if (m[i].receives)
 			mcast_mask_set(c->mask[c->sw_idx[sw]], port);
 	}
+}
+
+int mcast_tree_build(struct mcast_ctx *c, const struct mcast_member *m,
+		     size_t n, uint32_t seed, struct mcast_tree *out)
+{
+	size_t K, T = 0, reachedK;
+	uint32_t *order;
+
+	memset(out, 0, sizeof(*out));
+	out->root = FAB_NONE;
+	if (!c->S) {
+		out->unreached = (unsigned)n;
+		return 0;
+	}
+	if (++c->stamp == 0) {		/* wrapped: clear the marks */
+		memset(c->mstamp, 0, c->S * sizeof(*c->mstamp));
+		memset(c->tstamp, 0, c->S * sizeof(*c->tstamp));
+		c->stamp = 1;
+	}
+
+	K = member_switches(c, m, n);
+	if (!K) {
+		out->unreached = (unsigned)n;
+		return 0;
+	}
+
+	/* 2. root, 3. BFS from it, then the members grafted nearest first */
+	uint32_t root = K == 1 ? c->mem[0]
+		      : K <= MCAST_EXACT_SWITCHES ? root_exact(c, K, seed)
+		      : root_midway(c, K, seed);
+	bfs(c, root, c->dist);
+	if (members_by_distance(c, K, &order, &reachedK) < 0)
+		return -ENOMEM;
+	tree_add(c, root, &T);
+	for (size_t i = 0; i < reachedK; i++)
+		if (c->tstamp[order[i]] != c->stamp)
+			graft(c, root, order[i], seed, &T);
+	free(order);
+
+	member_ports(c, m, n, out);
 
 	qsort(c->tree, T, sizeof(*c->tree), cmp_u32);
 	out->sw = malloc(T * sizeof(*out->sw));

@@ -44,6 +44,7 @@
 #include "sm/mcast/mft.h"
 #include "sm/program.h"
 #include "sm/sm.h"
+#include "sm/ha/sync.h"
 #include "partitions/partitions.h"
 #include "routing/report.h"
 
@@ -348,6 +349,43 @@ static bool sweeps_allowed(const struct sm *sm)
 	return sm->state != SM_NOTACTIVE && sm->state != SM_STANDBY;
 }
 
+/*
+ * The master this SM follows (a standby, or one discovering after it
+ * lost it: 0 otherwise) and the standby's copy of the master's SA state
+ * (sm/ha/sync.c): when its last complete round ended, what it holds and
+ * how many records the checks dropped.  "standby_copy none" when no
+ * copy was ever started (a master that never stood by).
+ */
+static void status_standby(const struct sm *sm, struct ctl_answer *a)
+{
+	struct standby_sync_info si;
+	bool following = sm->state != SM_MASTER && sm->master_guid;
+
+	ctl_line_add(a, "master_guid 0x%016" PRIx64, following ?
+		     sm->master_guid : sm->state == SM_MASTER ? sm->port_guid : 0);
+	ctl_line_add(a, "master_lid %u", following ? sm->master_lid :
+		     sm->state == SM_MASTER ? sm_local_lid(sm) : 0);
+	if (!standby_sync_info(sm, &si)) {
+		ctl_line_add(a, "standby_copy none");
+		return;
+	}
+	ctl_line_add(a, "standby_copy %s", si.have ? (si.running ? "current" :
+		     "kept") : si.running ? "fetching" : "none");
+	if (si.have)
+		ctl_line_add(a, "standby_copy_age_s %.3f", ev_time() - si.at);
+	else
+		ctl_line_add(a, "standby_copy_age_s none");
+	ctl_line_add(a, "standby_copy_from_lid %u", si.from_lid);
+	ctl_line_add(a, "standby_copy_lids %zu", si.lids);
+	ctl_line_add(a, "standby_copy_group_members %zu", si.members);
+	ctl_line_add(a, "standby_copy_services %zu", si.services);
+	ctl_line_add(a, "standby_copy_subscriptions %zu", si.subscriptions);
+	ctl_line_add(a, "standby_copy_dropped %" PRIu64, si.dropped);
+	ctl_line_add(a, "standby_copy_over_caps %" PRIu64, si.over);
+	ctl_line_add(a, "standby_copy_rounds %u", si.rounds);
+	ctl_line_add(a, "standby_copy_failures %u", si.failures);
+}
+
 static int cmd_status(struct sm *sm, struct ctl_answer *a)
 {
 	struct fabric_counts c;
@@ -370,8 +408,15 @@ static int cmd_status(struct sm *sm, struct ctl_answer *a)
 	ctl_line_add(a, "act_count %u", sm->act_count);
 	ctl_line_add(a, "last_transition %s", sm->last_transition[0] ?
 		     sm->last_transition : "none");
-	ctl_line_add(a, "sm_lid %u", sm_local_lid(sm));
-	ctl_line_add(a, "subnet_up %s", sm->subnet_up ? "yes" : "no");
+	/* Our port's LID: as our sweep assigned it, or (a standby, which
+	 * does not sweep) as the port holds it. */
+	ctl_line_add(a, "sm_lid %u", sm_local_lid(sm) ? sm_local_lid(sm) :
+		     sm->port_lid);
+	/* Up: brought up by our sweep, or a standby's master answers. */
+	ctl_line_add(a, "subnet_up %s", sm->subnet_up ||
+		     (sm->state == SM_STANDBY && sm->master_guid &&
+		      !sm->poll_misses) ? "yes" : "no");
+	status_standby(sm, a);
 	ctl_line_add(a, "sweeping %s", sm->sweep ? "heavy" :
 		     sm->light ? "light" : "none");
 	ctl_line_add(a, "heavy_sweeps %u", sm->stats.heavy_sweeps);
@@ -981,8 +1026,8 @@ int ctl_start(struct sm *sm)
 	if (!path || !*path)
 		return 0;
 	if (strlen(path) >= sizeof(addr.sun_path)) {
-		log_warnx("ERR 1001: control socket %s: expected a path shorter"
-			  " than %zu bytes; running without one", path,
+		log_warnx("ERR 1001: running without a control socket: %s:"
+			  " expected a path shorter than %zu bytes", path,
 			  sizeof(addr.sun_path));
 		return -ENAMETOOLONG;
 	}
@@ -993,8 +1038,8 @@ int ctl_start(struct sm *sm)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		rc = -errno;
-		log_warnx("ERR 1001: control socket %s: %s; running without one",
-			  path, strerror(-rc));
+		log_warn_rc(rc, "ERR 1001: running without a control socket: %s",
+			    path);
 		return rc;
 	}
 	/* 0600 from the start: no moment where others could connect. */
@@ -1016,15 +1061,15 @@ int ctl_start(struct sm *sm)
 				  " process (another ibsm?); running without a"
 				  " control socket", path);
 		else
-			log_warnx("ERR 1001: control socket %s: %s; running"
-				  " without one", path, strerror(-rc));
+			log_warn_rc(rc, "ERR 1001: running without a"
+				    " control socket: %s", path);
 		return rc;
 	}
 	if (listen(fd, CTL_MAX_CLIENTS) < 0 || stat(path, &st) < 0 ||
 	    chmod(path, 0600) < 0) {
 		rc = -errno;
-		log_warnx("ERR 1001: control socket %s: %s; running without one",
-			  path, strerror(-rc));
+		log_warn_rc(rc, "ERR 1001: running without a control socket: %s",
+			    path);
 		unlink(path);
 		close(fd);
 		return rc;

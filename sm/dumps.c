@@ -271,8 +271,7 @@ void dumps_write(struct sm *sm, const struct fabric *f,
 		return;
 	rc = mkdir_p(sm->cfg.dump_dir);
 	if (rc < 0) {
-		log_warnx("ERR 0402: cannot create %s: %s", sm->cfg.dump_dir,
-			  strerror(-rc));
+		log_warn_rc(rc, "ERR 0402: cannot create %s", sm->cfg.dump_dir);
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/opensm-subnet.lst", sm->cfg.dump_dir);
@@ -283,5 +282,5 @@ void dumps_write(struct sm *sm, const struct fabric *f,
 		rc = write_file_if_changed(path, write_lfts, &la, 0);
 	}
 	if (rc < 0)
-		log_warnx("ERR 0401: cannot write %s: %s", path, strerror(-rc));
+		log_warn_rc(rc, "ERR 0401: cannot write %s", path);
 }

@@ -156,17 +156,36 @@ static void vlog(enum log_level level, const char *fmt, va_list ap)
 	fputc('\n', fp);
 }
 
+static void vlog_stderr(enum log_level level, int err, const char *fmt,
+			va_list ap) __attribute__((format(printf, 3, 0)));
+static void vlog_stderr(enum log_level level, int err, const char *fmt,
+			va_list ap)
+{
+	if (is_journal(STDERR_FILENO))
+		fprintf(stderr, "<%d>", journal_prio[level]);
+	fputs("ibsm: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	if (err)
+		fprintf(stderr, ": %s", strerror(err < 0 ? -err : err));
+	fputc('\n', stderr);
+}
+
 void log_stderr(enum log_level level, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (is_journal(STDERR_FILENO))
-		fprintf(stderr, "<%d>", journal_prio[level]);
-	fputs("ibsm: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vlog_stderr(level, 0, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+void log_stderr_rc(enum log_level level, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog_stderr(level, err, fmt, ap);
+	va_end(ap);
 }
 
 static void log_line(enum log_level level, const char *fmt, ...)
@@ -193,6 +212,31 @@ LOG_FN(log_err, LOG_LVL_ERR)
 LOG_FN(log_warnx, LOG_LVL_WARN)
 LOG_FN(log_info, LOG_LVL_INFO)
 LOG_FN(log_debug, LOG_LVL_DEBUG)
+
+static void vlog_rc(enum log_level level, int err, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+static void vlog_rc(enum log_level level, int err, const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	if (!log_enabled(level))
+		return;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	log_line(level, "%s: %s", msg, strerror(err < 0 ? -err : err));
+}
+
+#define LOG_RC_FN(name, level)					\
+	void name(int err, const char *fmt, ...)		\
+	{							\
+		va_list ap;					\
+		va_start(ap, fmt);				\
+		vlog_rc(level, err, fmt, ap);			\
+		va_end(ap);					\
+	}
+
+LOG_RC_FN(log_err_rc, LOG_LVL_ERR)
+LOG_RC_FN(log_warn_rc, LOG_LVL_WARN)
+LOG_RC_FN(log_debug_rc, LOG_LVL_DEBUG)
 
 /* ------------------------------------------------------ rate limiting */
 
@@ -282,13 +326,17 @@ void log_ratelimited(enum log_level level, unsigned code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (b->suppressed) {
+	if (level > LOG_LVL_WARN && b->suppressed)
+		log_line(level, "%s (%lu similar messages suppressed)", msg,
+			 b->suppressed);
+	else if (level > LOG_LVL_WARN)
+		log_line(level, "%s", msg);
+	else if (b->suppressed)
 		log_line(level, "ERR %04u: %s (%lu similar messages suppressed)",
 			 code, msg, b->suppressed);
-		b->suppressed = 0;
-	} else {
+	else
 		log_line(level, "ERR %04u: %s", code, msg);
-	}
+	b->suppressed = 0;
 }
 
 void log_ratelimit_flush(void)
@@ -298,8 +346,12 @@ void log_ratelimit_flush(void)
 
 		if (!b->suppressed)
 			continue;
-		log_line(b->level, "ERR %04u: %lu similar messages suppressed",
-			 b->code, b->suppressed);
+		if (b->level > LOG_LVL_WARN)
+			log_line(b->level, "%lu similar messages suppressed"
+				 " (code %04u)", b->suppressed, b->code);
+		else
+			log_line(b->level, "ERR %04u: %lu similar messages"
+				 " suppressed", b->code, b->suppressed);
 		b->suppressed = 0;
 	}
 }

@@ -2,8 +2,13 @@
  * log.h - the daemon's log.  Library code (mad/, routing/, the model)
  * returns -errno and never logs; the daemon decides what to say.
  *
- * Lines carry a stable four-digit code where a user may want to grep for
- * them, OpenSM style: log_warnx("ERR 0102: ...").
+ * Errors and warnings carry a stable four-digit code, OpenSM style,
+ * written in the format itself: log_warnx("ERR 0102: ...").  Only
+ * log_ratelimited() takes the code as an argument (it keys the budget)
+ * and writes the "ERR NNNN: " itself.  Informational lines carry no
+ * "ERR": grepping a log for ERR finds the errors and warnings.  The SM's
+ * state changes, which tests and users look for by cause, are
+ * informational lines tagged "SM NNNN: " instead.
  */
 #ifndef IBSM_SM_LOG_H
 #define IBSM_SM_LOG_H
@@ -33,6 +38,9 @@ bool log_enabled(enum log_level level);
  */
 void log_stderr(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* The same, with ": " and the text of the error `err` (either sign). */
+void log_stderr_rc(enum log_level level, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 void log_err(const char *fmt, ...)   __attribute__((format(printf, 1, 2)));
 void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -40,13 +48,27 @@ void log_info(const char *fmt, ...)  __attribute__((format(printf, 1, 2)));
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
+ * The same, with ": " and the text of the error `err` appended, as
+ * OpenBSD's log_warn() appends strerror(errno): err is an errno value of
+ * either sign (the -errno a library call returned, or errno itself).
+ */
+void log_err_rc(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void log_warn_rc(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void log_debug_rc(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
  * Lines that a remote host can cause at will (one per trap, per failed
  * Report, ...) go through a token bucket per code: LOG_RL_BURST lines at
- * once, then LOG_RL_RATE per second.  The line is written as
- * "ERR <code>: <message>"; the first line of a code let through after
- * some were dropped ends with "(N similar messages suppressed)", and
- * log_ratelimit_flush() (called every few seconds by the daemon) writes
- * "ERR <code>: N similar messages suppressed" for codes that went quiet.
+ * once, then LOG_RL_RATE per second.  An error or warning is written as
+ * "ERR <code>: <message>", an informational line as "<message>"; the
+ * first line of a code let through after some were dropped ends with
+ * "(N similar messages suppressed)", and log_ratelimit_flush() (called
+ * every few seconds by the daemon) writes "ERR <code>: N similar messages
+ * suppressed" for codes that went quiet ("N similar messages suppressed
+ * (code <code>)" for informational ones).
  * Codes beyond the table's LOG_RL_CODES slots share one bucket.
  * LOG_RL_BURST and LOG_RL_RATE (config/limits.h) are the defaults of
  * --log-burst and --log-rate (log_ratelimit_set()).

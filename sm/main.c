@@ -275,8 +275,7 @@ static int read_config(struct cfg *conf, const struct run_opts *r)
 		return 0;
 	rc = cfg_read_file(conf, r->config_file);
 	if (rc < 0 && rc != -EINVAL) {
-		log_stderr(LOG_LVL_ERR, "cannot read %s: %s", r->config_file,
-			strerror(-rc));
+		log_stderr_rc(LOG_LVL_ERR, rc, "cannot read %s", r->config_file);
 		return rc;
 	}
 	for (size_t i = 0; i < conf->errors.n; i++)
@@ -327,8 +326,8 @@ static int check_config(const struct cfg *conf, const struct run_opts *r)
 		if (!strcmp(v, keys[i].def) && access(v, F_OK) < 0)
 			continue;
 		if (access(v, R_OK) < 0) {
-			log_stderr(LOG_LVL_ERR, "%s: %s %s: cannot read: %s",
-				where, keys[i].name, v, strerror(errno));
+			log_stderr_rc(LOG_LVL_ERR, errno, "%s: %s %s: cannot read",
+				where, keys[i].name, v);
 			errors++;
 			continue;
 		}
@@ -508,8 +507,8 @@ static void on_mad(void *arg, const void *mad, size_t len,
 static void on_recv_error(void *arg, int err, uint64_t errors)
 {
 	if (err < 0)
-		log_err("ERR 0601: receiving MADs fails: %s (%" PRIu64 " errors);"
-			" retrying with back-off", strerror(-err), errors);
+		log_err_rc(err, "ERR 0601: receiving MADs fails (%" PRIu64
+			   " errors), retrying with back-off", errors);
 	else
 		log_info("receiving MADs works again after %" PRIu64 " errors",
 			 errors);
@@ -619,8 +618,8 @@ static void on_discovered_only(void *arg, const struct discover_result *r)
 	} else if (sm->cfg.dump_fabric) {
 		int rc = topo_dump_file(&sm->fabric, sm->cfg.dump_fabric);
 		if (rc < 0) {
-			log_err("ERR 0002: cannot write %s: %s",
-				sm->cfg.dump_fabric, strerror(-rc));
+			log_err_rc(rc, "ERR 0002: cannot write %s",
+				sm->cfg.dump_fabric);
 			sm->exit_code = SM_EXIT_FAIL;
 		}
 	}
@@ -698,71 +697,230 @@ static void hold_std_fds(void)
 	}
 }
 
-int main(int argc, char **argv)
+/*
+ * The command line and the configuration file into sm->cfg and conf.
+ * Returns -1 to go on starting, or the exit code of a run that ends here
+ * (--check, --create-config, --route-only, or a bad configuration).
+ */
+static int configure(int argc, char **argv, struct sm *sm, struct cfg *conf,
+		     struct run_opts *ro)
+{
+	int rc;
+
+	if (parse_options(argc, argv, &sm->cfg, conf, ro) < 0)
+		return SM_EXIT_CONFIG;
+	if (!ro->config_file)
+		ro->config_file = cfg_default_file(NULL);
+	rc = read_config(conf, ro);
+	if (ro->check)
+		return rc < 0 && rc != -EINVAL ? SM_EXIT_CONFIG
+					       : check_config(conf, ro);
+	if (rc < 0) {
+		log_stderr(LOG_LVL_ERR, "%s: not started (see the errors above)",
+			ro->config_file);
+		return SM_EXIT_CONFIG;
+	}
+	if (ro->create_file) {
+		rc = write_file_atomic(ro->create_file, write_conf, conf);
+		if (rc < 0)
+			log_stderr_rc(LOG_LVL_ERR, rc, "cannot write %s",
+				ro->create_file);
+		else
+			printf("ibsm: configuration written to %s\n",
+			       ro->create_file);
+		return rc < 0 ? SM_EXIT_FAIL : 0;
+	}
+	if (cfg_apply(conf, &sm->cfg) < 0)
+		return SM_EXIT_CONFIG;	/* values were checked: cannot happen */
+	if (ro->route_only)
+		/* offline: no port, no log file, the report on stdout */
+		return sm_route_offline(ro->route_only, &sm->cfg, ro->json,
+					stdout, stderr);
+	return -1;
+}
+
+/*
+ * Open the log and write what the configuration left aside and the
+ * limits in force.  Returns -1 to go on, or the exit code.
+ */
+static int open_log(struct sm *sm, const struct cfg *conf,
+		    const struct run_opts *ro)
+{
+	char unimpl[1024];
+	size_t n_unimpl;
+	int rc;
+
+	cfg_unimplemented(conf, unimpl, sizeof(unimpl), &n_unimpl);
+	if (n_unimpl && ro->config_file)
+		log_stderr(LOG_LVL_WARN, "%s: %zu key%s not implemented yet and"
+			" ignored: %s", ro->config_file, n_unimpl,
+			n_unimpl == 1 ? "" : "s", unimpl);
+	rc = log_open(sm->cfg.log_file, sm->cfg.log_level);
+	if (rc < 0) {
+		log_stderr_rc(LOG_LVL_ERR, rc, "cannot open log file %s",
+			sm->cfg.log_file);
+		/* a directory that is not there or not ours: the
+		 * configuration names the wrong file; a full or read-only
+		 * disk may pass */
+		return rc == -ENOENT || rc == -ENOTDIR || rc == -EISDIR ||
+		       rc == -EACCES ? SM_EXIT_CONFIG : SM_EXIT_FAIL;
+	}
+	log_ratelimit_set(sm->cfg.log_burst, sm->cfg.log_rate);
+	if (ro->config_file)
+		log_info("config: %s", ro->config_file);
+	for (size_t i = 0; i < conf->unknown.n; i++)
+		log_warnx("ERR 0903: %s (ignored)", conf->unknown.msg[i]);
+	if (n_unimpl && ro->config_file)
+		log_warnx("ERR 0905: %s: %zu key%s not implemented yet and"
+			  " ignored: %s", ro->config_file, n_unimpl,
+			  n_unimpl == 1 ? "" : "s", unimpl);
+	if (*ro->notes)
+		log_warnx("ERR 0905: options not implemented yet and ignored:"
+			  " %s", ro->notes);
+	log_limits(sm);
+	return -1;
+}
+
+/* The pid file locked: 0, or -errno after saying why not. */
+static int lock_pid_file(const struct sm *sm, struct pidfile *pid)
+{
+	pid_t holder;
+	int rc;
+
+	if (!sm->cfg.pid_file)
+		return 0;
+	rc = pidfile_open(pid, sm->cfg.pid_file, &holder);
+	if (rc == 0)
+		return 0;
+	if (rc == -EWOULDBLOCK)
+		log_stderr(LOG_LVL_ERR, "the pid file %s is held by"
+			" another ibsm (pid %ld): not started",
+			sm->cfg.pid_file, (long)holder);
+	else
+		log_stderr_rc(LOG_LVL_ERR, rc, "cannot open the pid file %s",
+			sm->cfg.pid_file);
+	log_err("ERR 0008: pid file %s: %s%s", sm->cfg.pid_file,
+		rc == -EWOULDBLOCK ? "held by another process" :
+		strerror(-rc), rc == -EWOULDBLOCK ? "; not started" : "");
+	return rc;
+}
+
+/* The port: 0, or -errno after saying why not. */
+static int open_port(struct sm *sm, bool discover_only)
 {
 	static const uint8_t classes[] = { MAD_CLASS_SMI, MAD_CLASS_SMI_DR,
 					   MAD_CLASS_SA };
+	const char *why = NULL;
+	int rc;
+
+	if (sm->cfg.transport == SM_TRANSPORT_IBSIM)
+		rc = umad_io_open_ibsim(&sm->io, sm->loop, &why);
+	else
+		rc = umad_io_open(&sm->io, sm->loop, sm->cfg.guid, classes,
+				  sizeof(classes), !discover_only);
+	if (rc < 0) {
+		if (why)
+			log_stderr_rc(LOG_LVL_ERR, rc, "cannot attach to ibsim (%s)",
+				why);
+		else if (sm->cfg.guid)
+			log_stderr_rc(LOG_LVL_ERR, rc, "cannot open the port"
+				" with GUID 0x%016" PRIx64, sm->cfg.guid);
+		else
+			log_stderr_rc(LOG_LVL_ERR, rc, "cannot open an InfiniBand port");
+		log_err_rc(rc, "ERR 0004: cannot open port");
+		return rc;
+	}
+	const struct umad_port_info *pi = umad_io_port(sm->io);
+	sm->port_guid = pi->port_guid;
+	log_info("ibsm %s bound to %s port %d, port GUID 0x%016" PRIx64,
+		 PACKAGE_VERSION, pi->ca, pi->port, pi->port_guid);
+	umad_io_set_queue_len(sm->io, sm->cfg.rx_queue);
+	return 0;
+}
+
+/* The MAD engine, the SM's agents and the SA on the open port: 0 or -errno. */
+static int start_engine(struct sm *sm, bool discover_only)
+{
+	struct mad_transport tr = umad_io_transport(sm->io);
+	struct mad_engine_opts eo = {
+		.max_wire_smps = sm->cfg.max_wire_smps,
+		.max_wire_gmps = 64,
+		.timeout_ms = sm->cfg.transaction_timeout,
+		.retries = sm->cfg.transaction_retries,
+		.smp_window_max = sm->cfg.smp_window_max,
+		.smps_per_dest = sm->cfg.smps_per_node,
+	};
+	int rc = mad_engine_new(&sm->engine, sm->loop, &tr, &eo);
+
+	if (rc == 0)
+		mad_engine_set_queue_limits(sm->engine, sm->cfg.max_queued_smps,
+					    sm->cfg.max_queued_gmps);
+	if (rc == 0 && !discover_only)
+		rc = sm_agents_start(sm);
+	if (rc == 0 && !discover_only)
+		rc = sa_start(sm);
+	if (rc == 0 && !discover_only)
+		rc = umad_io_set_sm(sm->io, true);
+	if (rc == 0)
+		rc = umad_io_start(sm->io, on_mad, sm);
+	if (rc < 0)
+		log_err_rc(rc, "ERR 0005: cannot start the MAD engine");
+	return rc;
+}
+
+/* After the loop: the counters, then everything stopped and freed. */
+static void shut_down(struct sm *sm, struct discover_job *job,
+		      bool discover_only)
+{
+	log_mad_counters(sm);
+	if (!discover_only)
+		log_trap_counters(sm);
+	/* Stop the pump before the engine it feeds; cancelled requests call
+	 * back into the sweeps, which are told to ignore them first. */
+	umad_io_close(sm->io);
+	sweep_heavy_abort(sm);
+	sweep_light_abort(sm);
+	quick_sweep_abort(sm);
+	mft_abort(sm);
+	sa_stop(sm);
+	standby_sync_free(sm);		/* the standby's copy, if any */
+	mad_engine_free(sm->engine);
+	sm_election_free(sm);
+	sweep_heavy_abort(sm);
+	sweep_light_abort(sm);
+	quick_sweep_abort(sm);
+	mft_abort(sm);
+	discover_free(job->disc);
+	fabric_free(&sm->fabric);
+	routing_result_free(&sm->routes);
+	lid_cache_free(sm->lids);
+	lft_images_free(sm->images);
+	port_memos_free(sm->memos);
+	sl2vl_images_free(sm->sl2vl);
+	sm_parts_free(sm);
+	mc_table_free(sm->mc);
+	log_close();
+}
+
+int main(int argc, char **argv)
+{
 	struct sm sm = { 0 };
 	struct discover_job job = { &sm, NULL };
 	static struct cfg conf;
 	struct run_opts ro;
 	bool discover_only;
 	struct pidfile pid = { -1, NULL };
-	pid_t holder;
-	char unimpl[1024];
-	size_t n_unimpl;
 	int rc;
 
 	hold_std_fds();
-	if (parse_options(argc, argv, &sm.cfg, &conf, &ro) < 0) {
+	rc = configure(argc, argv, &sm, &conf, &ro);
+	if (rc >= 0) {
 		cfg_free(&conf);
-		return SM_EXIT_CONFIG;
+		return rc;
 	}
 	discover_only = ro.discover_only;
-	if (!ro.config_file)
-		ro.config_file = cfg_default_file(NULL);
-	rc = read_config(&conf, &ro);
-	if (ro.check) {
-		rc = rc < 0 && rc != -EINVAL ? SM_EXIT_CONFIG
-					     : check_config(&conf, &ro);
-		cfg_free(&conf);
-		return rc;
-	}
-	if (rc < 0) {
-		log_stderr(LOG_LVL_ERR, "%s: not started (see the errors above)",
-			ro.config_file);
-		cfg_free(&conf);
-		return SM_EXIT_CONFIG;
-	}
-	if (ro.create_file) {
-		rc = write_file_atomic(ro.create_file, write_conf, &conf);
-		if (rc < 0)
-			log_stderr(LOG_LVL_ERR, "cannot write %s: %s",
-				ro.create_file, strerror(-rc));
-		else
-			printf("ibsm: configuration written to %s\n",
-			       ro.create_file);
-		cfg_free(&conf);
-		return rc < 0 ? SM_EXIT_FAIL : 0;
-	}
-	if (cfg_apply(&conf, &sm.cfg) < 0) {
-		cfg_free(&conf);
-		return SM_EXIT_CONFIG;	/* values were checked: cannot happen */
-	}
-	if (ro.route_only) {
-		/* offline: no port, no log file, the report on stdout */
-		rc = sm_route_offline(ro.route_only, &sm.cfg, ro.json, stdout,
-				      stderr);
-		cfg_free(&conf);
-		return rc;
-	}
 	sm.conf = &conf;
 	sm.reload = reload_config;
-	cfg_unimplemented(&conf, unimpl, sizeof(unimpl), &n_unimpl);
-	if (n_unimpl && ro.config_file)
-		log_stderr(LOG_LVL_WARN, "%s: %zu key%s not implemented yet and"
-			" ignored: %s", ro.config_file, n_unimpl,
-			n_unimpl == 1 ? "" : "s", unimpl);
 #ifdef __GLIBC__
 	/*
 	 * SA answers of megabytes come and go (sm/sa/sa.c).  glibc raises
@@ -773,43 +931,12 @@ int main(int argc, char **argv)
 	 */
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 #endif
-	rc = log_open(sm.cfg.log_file, sm.cfg.log_level);
-	if (rc < 0) {
-		log_stderr(LOG_LVL_ERR, "cannot open log file %s: %s",
-			sm.cfg.log_file, strerror(-rc));
-		/* a directory that is not there or not ours: the
-		 * configuration names the wrong file; a full or read-only
-		 * disk may pass */
-		return rc == -ENOENT || rc == -ENOTDIR || rc == -EISDIR ||
-		       rc == -EACCES ? SM_EXIT_CONFIG : SM_EXIT_FAIL;
-	}
-	log_ratelimit_set(sm.cfg.log_burst, sm.cfg.log_rate);
-	if (ro.config_file)
-		log_info("config: %s", ro.config_file);
-	for (size_t i = 0; i < conf.unknown.n; i++)
-		log_warnx("ERR 0903: %s (ignored)", conf.unknown.msg[i]);
-	if (n_unimpl && ro.config_file)
-		log_warnx("ERR 0905: %s: %zu key%s not implemented yet and"
-			  " ignored: %s", ro.config_file, n_unimpl,
-			  n_unimpl == 1 ? "" : "s", unimpl);
-	if (*ro.notes)
-		log_warnx("ERR 0905: options not implemented yet and ignored:"
-			  " %s", ro.notes);
-	log_limits(&sm);
+	rc = open_log(&sm, &conf, &ro);
+	if (rc >= 0)
+		return rc;
 	/* The pid file is locked before anything touches the fabric: a
 	 * second daemon given the same file stops here. */
-	if (sm.cfg.pid_file &&
-	    (rc = pidfile_open(&pid, sm.cfg.pid_file, &holder)) < 0) {
-		if (rc == -EWOULDBLOCK)
-			log_stderr(LOG_LVL_ERR, "the pid file %s is held by"
-				" another ibsm (pid %ld): not started",
-				sm.cfg.pid_file, (long)holder);
-		else
-			log_stderr(LOG_LVL_ERR, "cannot open the pid file %s: %s",
-				sm.cfg.pid_file, strerror(-rc));
-		log_err("ERR 0008: pid file %s: %s%s", sm.cfg.pid_file,
-			rc == -EWOULDBLOCK ? "held by another process" :
-			strerror(-rc), rc == -EWOULDBLOCK ? "; not started" : "");
+	if (lock_pid_file(&sm, &pid) < 0) {
 		log_close();
 		return SM_EXIT_FAIL;
 	}
@@ -841,58 +968,14 @@ int main(int argc, char **argv)
 	sm.images = lft_images_new();
 	sm.memos = port_memos_new();
 
-	const char *why = NULL;
-	if (sm.cfg.transport == SM_TRANSPORT_IBSIM)
-		rc = umad_io_open_ibsim(&sm.io, sm.loop, &why);
-	else
-		rc = umad_io_open(&sm.io, sm.loop, sm.cfg.guid, classes,
-				  sizeof(classes), !discover_only);
-	if (rc < 0) {
-		if (why)
-			log_stderr(LOG_LVL_ERR, "cannot attach to ibsim (%s): %s",
-				why, strerror(-rc));
-		else if (sm.cfg.guid)
-			log_stderr(LOG_LVL_ERR, "cannot open the port with GUID 0x%016"
-				PRIx64 ": %s", sm.cfg.guid, strerror(-rc));
-		else
-			log_stderr(LOG_LVL_ERR, "cannot open an InfiniBand port: %s",
-				strerror(-rc));
-		log_err("ERR 0004: cannot open port: %s", strerror(-rc));
+	if (open_port(&sm, discover_only) < 0) {
 		port_memos_free(sm.memos);
 		lft_images_free(sm.images);
 		mc_table_free(sm.mc);
 		pidfile_close(&pid);
 		return SM_EXIT_FAIL;
 	}
-	const struct umad_port_info *pi = umad_io_port(sm.io);
-	sm.port_guid = pi->port_guid;
-	log_info("ibsm %s bound to %s port %d, port GUID 0x%016" PRIx64,
-		 PACKAGE_VERSION, pi->ca, pi->port, pi->port_guid);
-	umad_io_set_queue_len(sm.io, sm.cfg.rx_queue);
-
-	struct mad_transport tr = umad_io_transport(sm.io);
-	struct mad_engine_opts eo = {
-		.max_wire_smps = sm.cfg.max_wire_smps,
-		.max_wire_gmps = 64,
-		.timeout_ms = sm.cfg.transaction_timeout,
-		.retries = sm.cfg.transaction_retries,
-		.smp_window_max = sm.cfg.smp_window_max,
-		.smps_per_dest = sm.cfg.smps_per_node,
-	};
-	rc = mad_engine_new(&sm.engine, sm.loop, &tr, &eo);
-	if (rc == 0)
-		mad_engine_set_queue_limits(sm.engine, sm.cfg.max_queued_smps,
-					    sm.cfg.max_queued_gmps);
-	if (rc == 0 && !discover_only)
-		rc = sm_agents_start(&sm);
-	if (rc == 0 && !discover_only)
-		rc = sa_start(&sm);
-	if (rc == 0 && !discover_only)
-		rc = umad_io_set_sm(sm.io, true);
-	if (rc == 0)
-		rc = umad_io_start(sm.io, on_mad, &sm);
-	if (rc < 0) {
-		log_err("ERR 0005: cannot start the MAD engine: %s", strerror(-rc));
+	if (start_engine(&sm, discover_only) < 0) {
 		umad_io_close(sm.io);
 		pidfile_close(&pid);
 		return SM_EXIT_FAIL;
@@ -902,6 +985,7 @@ int main(int argc, char **argv)
 	/* The control socket, for a daemon (-o sweeps once and exits). */
 	if (!discover_only && !sm.cfg.once)
 		(void)ctl_start(&sm);	/* logged; ibsm runs on without it */
+	rc = 0;
 	if (discover_only)
 		rc = discover_start(&job.disc, sm.engine, &sm.fabric, false,
 				    on_discovered_only, &job);
@@ -914,10 +998,10 @@ int main(int argc, char **argv)
 	if (rc == 0 && pid.fd >= 0) {
 		rc = pidfile_write(&pid);
 		if (rc < 0) {
-			log_err("ERR 0008: cannot write the pid file %s: %s",
-				pid.path, strerror(-rc));
-			log_stderr(LOG_LVL_ERR, "cannot write the pid file %s: %s",
-				pid.path, strerror(-rc));
+			log_err_rc(rc, "ERR 0008: cannot write the pid file %s",
+				pid.path);
+			log_stderr_rc(LOG_LVL_ERR, rc, "cannot write the pid file %s",
+				pid.path);
 			sm.exit_code = SM_EXIT_FAIL;
 		}
 	}
@@ -925,35 +1009,7 @@ int main(int argc, char **argv)
 		ev_run(sm.loop, 0);
 	pidfile_close(&pid);
 	ctl_stop(&sm);
-
-	log_mad_counters(&sm);
-	if (!discover_only)
-		log_trap_counters(&sm);
-	/* Stop the pump before the engine it feeds; cancelled requests call
-	 * back into the sweeps, which are told to ignore them first. */
-	umad_io_close(sm.io);
-	sweep_heavy_abort(&sm);
-	sweep_light_abort(&sm);
-	quick_sweep_abort(&sm);
-	mft_abort(&sm);
-	sa_stop(&sm);
-	standby_sync_free(&sm);		/* the standby's copy, if any */
-	mad_engine_free(sm.engine);
-	sm_election_free(&sm);
-	sweep_heavy_abort(&sm);
-	sweep_light_abort(&sm);
-	quick_sweep_abort(&sm);
-	mft_abort(&sm);
-	discover_free(job.disc);
-	fabric_free(&sm.fabric);
-	routing_result_free(&sm.routes);
-	lid_cache_free(sm.lids);
-	lft_images_free(sm.images);
-	port_memos_free(sm.memos);
-	sl2vl_images_free(sm.sl2vl);
-	sm_parts_free(&sm);
-	mc_table_free(sm.mc);
-	log_close();
+	shut_down(&sm, &job, discover_only);
 	cfg_free(&conf);
 	return sm.exit_code;
 }

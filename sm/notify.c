@@ -65,8 +65,8 @@ static int send_msg(const char *msg)
 		return 0;
 	int err = errno;
 	if (nt.errors++ == 0)
-		log_warnx("ERR 0320: cannot notify the service manager"
-			  " (NOTIFY_SOCKET): %s", strerror(err));
+		log_warn_rc(err, "ERR 0320: cannot notify the service manager"
+			  " (NOTIFY_SOCKET)");
 	return -err;
 }
 
@@ -133,8 +133,8 @@ void notify_start(struct sm *sm)
 		return;
 	rc = open_socket(name);
 	if (rc < 0) {
-		log_warnx("ERR 0321: NOTIFY_SOCKET=%s: expected a unix socket"
-			  " path or @name: %s", name, strerror(-rc));
+		log_warn_rc(rc, "ERR 0321: NOTIFY_SOCKET=%s: expected a unix socket"
+			  " path or @name", name);
 		return;
 	}
 	usec = watchdog_usec();

@@ -448,8 +448,7 @@ int sm_parts_resolve(struct sm *sm, struct fabric *f)
 	memset(&rep, 0, sizeof(rep));
 	rc = part_resolve_opts(sm->parts, f, sm->port_guid, &opts, &rep);
 	if (rc < 0) {
-		log_err("ERR 0705: cannot resolve the partitions: %s",
-			strerror(-rc));
+		log_err_rc(rc, "ERR 0705: cannot resolve the partitions");
 		return rc;
 	}
 	log_drops(sm->parts, f, &rep);

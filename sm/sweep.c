@@ -372,7 +372,7 @@ static bool more_program(struct smp_batch *b, void *arg)
 		rc = set_port(sw, id, (uint8_t)pn, want, sw->rereg && endport);
 	}
 	if (rc < 0) {
-		log_err("ERR 0202: cannot queue Sets: %s", strerror(-rc));
+		log_err_rc(rc, "ERR 0202: cannot queue Sets");
 		b->failed++;
 		return false;
 	}
@@ -803,8 +803,8 @@ static void stage_done(struct smp_batch *b, void *arg)
 	if (sm->cfg.dump_fabric) {
 		int rc = topo_dump_file(&sw->f, sm->cfg.dump_fabric);
 		if (rc < 0)
-			log_err("ERR 0203: cannot write %s: %s",
-				sm->cfg.dump_fabric, strerror(-rc));
+			log_err_rc(rc, "ERR 0203: cannot write %s",
+				sm->cfg.dump_fabric);
 	}
 	sweep_finish(sw, true, NULL);
 }
@@ -834,7 +834,7 @@ static int cache_ensure(struct sm *sm)
 		return 0;
 	int n = lid_cache_load(sm->lids, path, cache_warn, NULL);
 	if (n < 0)
-		log_warnx("ERR 0205: cannot read %s: %s", path, strerror(-n));
+		log_warn_rc(n, "ERR 0205: cannot read %s", path);
 	else if (n > 0)
 		log_info("guid2lid: %d entries from %s", n, path);
 	return 0;
@@ -848,13 +848,13 @@ static void cache_save(struct sm *sm)
 		return;
 	int rc = mkdir_p(sm->cfg.cache_dir);
 	if (rc < 0) {
-		log_err("ERR 0206: cannot create %s: %s: LIDs will not survive a"
-			" restart", sm->cfg.cache_dir, strerror(-rc));
+		log_err_rc(rc, "ERR 0206: LIDs will not survive a restart:"
+			   " cannot create %s", sm->cfg.cache_dir);
 		return;
 	}
 	rc = lid_cache_save(sm->lids, path);
 	if (rc < 0)
-		log_warnx("ERR 0207: cannot write %s: %s", path, strerror(-rc));
+		log_warn_rc(rc, "ERR 0207: cannot write %s", path);
 }
 
 static void sweep_plan(struct sweep *sw);

@@ -577,43 +577,31 @@ static void close_port(struct ctl *c)
 	rmpp_client_free(c->client);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "guid",	 required_argument, NULL, 'g' },
-		{ "sm-lid",	 required_argument, NULL, 's' },
-		{ "json",	 no_argument,	    NULL, 'j' },
-		{ "timeout",	 required_argument, NULL, 't' },
-		{ "retries",	 required_argument, NULL, 'r' },
-		{ "partial",	 no_argument,	    NULL, 'P' },
-		{ "resp-acks", no_argument,	    NULL, 'K' },
-		{ "verbose",	 no_argument,	    NULL, 'v' },
-		{ "numb-path",	 required_argument, NULL, 1 },
-		{ "independence", required_argument, NULL, 2 },
-		{ "sl",		 required_argument, NULL, 3 },
-		{ "pkey",	 required_argument, NULL, 4 },
-		{ "reversible",	 no_argument,	    NULL, 5 },
-		{ "sgid-count",	 required_argument, NULL, 6 },
-		{ "dgid-count",	 required_argument, NULL, 7 },
-		{ "payload-len", required_argument, NULL, 8 },
-		{ "sm-key",	 required_argument, NULL, 9 },
-		{ "help",	 no_argument,	    NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct ctl c = {
-		.timeout_ms = DEFAULT_TIMEOUT, .retries = DEFAULT_RETRIES,
-		.rc = 1,
-	};
-	unsigned long long v;
-	uint64_t guid = 0;
-	long sm_lid = -1;
-	int option_index = 0;
-	int opt, rc;
+static const struct option longopts[] = {
+	{ "guid",	 required_argument, NULL, 'g' },
+	{ "sm-lid",	 required_argument, NULL, 's' },
+	{ "json",	 no_argument,	    NULL, 'j' },
+	{ "timeout",	 required_argument, NULL, 't' },
+	{ "retries",	 required_argument, NULL, 'r' },
+	{ "partial",	 no_argument,	    NULL, 'P' },
+	{ "resp-acks", no_argument,	    NULL, 'K' },
+	{ "verbose",	 no_argument,	    NULL, 'v' },
+	{ "numb-path",	 required_argument, NULL, 1 },
+	{ "independence", required_argument, NULL, 2 },
+	{ "sl",		 required_argument, NULL, 3 },
+	{ "pkey",	 required_argument, NULL, 4 },
+	{ "reversible",	 no_argument,	    NULL, 5 },
+	{ "sgid-count",	 required_argument, NULL, 6 },
+	{ "dgid-count",	 required_argument, NULL, 7 },
+	{ "payload-len", required_argument, NULL, 8 },
+	{ "sm-key",	 required_argument, NULL, 9 },
+	{ "help",	 no_argument,	    NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
 
-	/* partitions works on a file: no port, none of the options. */
-	if (argc > 1 && !strcmp(argv[1], "partitions"))
-		return part_main(argc - 1, argv + 1);
-	/* The control socket's commands (tools/ibsmctl_ctl.c): no port. */
+/* Is the command one of the control socket's (tools/ibsmctl_ctl.c)? */
+static bool is_socket_command(int argc, char **argv)
+{
 	for (int i = 1; i < argc; i++) {
 		if ((!strcmp(argv[i], "--socket") || !strcmp(argv[i], "-i") ||
 		     !strcmp(argv[i], "--instance")) && i + 1 < argc) {
@@ -624,11 +612,46 @@ int main(int argc, char **argv)
 		    !strncmp(argv[i], "--instance=", 11) ||
 		    !strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
 			continue;
-		if (ctl_is_command(argv[i]))
-			return ctl_main(argc, argv);
-		break;
+		return ctl_is_command(argv[i]);
 	}
-	mpr_opts_init(&c.mpr);
+	return false;
+}
+
+/* The multipath options (--numb-path ... --payload-len). */
+static int parse_mpr_opt(struct ctl *c, int opt, int option_index)
+{
+	static const unsigned long long max[] = {
+		[1] = 127, [2] = 3, [3] = 15, [4] = 0xffff,
+		[6] = 255, [7] = 255, [8] = 0xffffffff,
+	};
+	int *dst[] = { [1] = &c->mpr.numb_path,
+		       [2] = &c->mpr.independence, [3] = &c->mpr.sl,
+		       [4] = &c->mpr.pkey, [6] = &c->mpr.sgid_count,
+		       [7] = &c->mpr.dgid_count };
+	unsigned long long v;
+
+	if (!parse_num(optarg, max[opt], &v)) {
+		err("bad value '%s' for --%s (0-%llu)", optarg,
+		    longopts[option_index].name, max[opt]);
+		return -1;
+	}
+	if (opt == 8)
+		c->mpr.payload_len = (long)v;
+	else
+		*dst[opt] = (int)v;
+	return 0;
+}
+
+/*
+ * The options into c, *guid and *sm_lid.  Returns -1 to go on, or the
+ * exit code (0 after --help, 2 for a bad option).
+ */
+static int parse_args(int argc, char **argv, struct ctl *c, uint64_t *guid,
+		      long *sm_lid)
+{
+	unsigned long long v;
+	int option_index = 0;
+	int opt;
 
 	while ((opt = getopt_long(argc, argv, "g:s:jt:r:vh", longopts,
 				  &option_index)) != -1) {
@@ -638,89 +661,127 @@ int main(int argc, char **argv)
 				err("bad port GUID '%s'", optarg);
 				return 2;
 			}
-			guid = v;
+			*guid = v;
 			break;
 		case 's':
 			if (!parse_num(optarg, 0xbfff, &v) || !v) {
 				err("bad SM LID '%s' (unicast LIDs 1-49151)", optarg);
 				return 2;
 			}
-			sm_lid = (long)v;
+			*sm_lid = (long)v;
 			break;
-		case 'j': c.json = true; break;
+		case 'j': c->json = true; break;
 		case 't':
 			if (!parse_num(optarg, 600000, &v) || !v) {
 				err("bad timeout '%s' (1-600000 ms)", optarg);
 				return 2;
 			}
-			c.timeout_ms = (unsigned)v;
+			c->timeout_ms = (unsigned)v;
 			break;
 		case 'r':
 			if (!parse_num(optarg, 100, &v)) {
 				err("bad retry count '%s' (0-100)", optarg);
 				return 2;
 			}
-			c.retries = (unsigned)v;
+			c->retries = (unsigned)v;
 			break;
-		case 'P': c.partial = true; break;
-		case 'K': c.resp_acks = true; break;
-		case 'v': c.verbose = true; break;
-		case 1: case 2: case 3: case 4: case 6: case 7: case 8: {
-			static const unsigned long long max[] = {
-				[1] = 127, [2] = 3, [3] = 15, [4] = 0xffff,
-				[6] = 255, [7] = 255, [8] = 0xffffffff,
-			};
-			int *dst[] = { [1] = &c.mpr.numb_path,
-				       [2] = &c.mpr.independence, [3] = &c.mpr.sl,
-				       [4] = &c.mpr.pkey, [6] = &c.mpr.sgid_count,
-				       [7] = &c.mpr.dgid_count };
-
-			if (!parse_num(optarg, max[opt], &v)) {
-				err("bad value '%s' for --%s (0-%llu)", optarg,
-				    longopts[option_index].name, max[opt]);
+		case 'P': c->partial = true; break;
+		case 'K': c->resp_acks = true; break;
+		case 'v': c->verbose = true; break;
+		case 1: case 2: case 3: case 4: case 6: case 7: case 8:
+			if (parse_mpr_opt(c, opt, option_index) < 0)
 				return 2;
-			}
-			if (opt == 8)
-				c.mpr.payload_len = (long)v;
-			else
-				*dst[opt] = (int)v;
 			break;
-		}
-		case 5: c.mpr.reversible = true; break;
+		case 5: c->mpr.reversible = true; break;
 		case 9:
 			if (!parse_num(optarg, UINT64_MAX, &v)) {
 				err("bad SM_Key '%s'", optarg);
 				return 2;
 			}
-			c.sm_key = v;
+			c->sm_key = v;
 			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
+	return -1;
+}
+
+/*
+ * The words after the options: "sminfo" (*sminfo set), or "query KIND
+ * [ARGS]" with c->kind, c->mcast, c->multipath set.  0, or -1 after the
+ * usage.
+ */
+static int parse_command(struct ctl *c, int argc, char **argv, bool *sminfo)
+{
+	*sminfo = argc == 1 && !strcmp(argv[0], "sminfo");
+	if (*sminfo)
+		return 0;
+	if (argc < 2 || strcmp(argv[0], "query") ||
+	    !((c->kind = rec_kind_find(argv[1])) ||
+	      (c->kind = mcast_kind(argv[1]))))
+		goto usage;
+	c->mcast = mcast_kind(argv[1]) != NULL;
+	if (c->mcast && argc != (strcmp(argv[1], "group") ? 2 : 3))
+		goto usage;
+	bool paths = c->kind->attr_id == SA_ATTR_PATH_RECORD;
+	c->multipath = !strcmp(argv[1], "multipath");
+	if (!c->mcast &&
+	    (c->multipath ? argc != 4 : argc != 2 && !(paths && argc == 4)))
+		goto usage;
+	return 0;
+usage:
+	usage(stderr);
+	return -1;
+}
+
+/* The answer on stdout (an empty table: its header).  Returns 0 or -errno. */
+static int print_answer(struct ctl *c)
+{
+	int rc;
+
+	if (c->kind && !c->json && !out_rows(c->out)) {
+		/* An empty table: its header, from a record of zeros. */
+		uint8_t zero[256] = { 0 };
+
+		out_row(c->out);
+		c->kind->row(c->out, zero);
+		c->header_only = true;
+	}
+	rc = c->header_only ? out_print_header(c->out, stdout)
+			    : out_print(c->out, stdout, c->json, c->single);
+	if (rc < 0) {
+		err("cannot write the output: %s", strerror(-rc));
+		c->rc = 1;
+	}
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct ctl c = {
+		.timeout_ms = DEFAULT_TIMEOUT, .retries = DEFAULT_RETRIES,
+		.rc = 1,
+	};
+	uint64_t guid = 0;
+	long sm_lid = -1;
+	bool sminfo;
+	int rc;
+
+	/* partitions works on a file: no port, none of the options. */
+	if (argc > 1 && !strcmp(argv[1], "partitions"))
+		return part_main(argc - 1, argv + 1);
+	/* The control socket's commands: no port. */
+	if (is_socket_command(argc, argv))
+		return ctl_main(argc, argv);
+	mpr_opts_init(&c.mpr);
+	rc = parse_args(argc, argv, &c, &guid, &sm_lid);
+	if (rc >= 0)
+		return rc;
 	argc -= optind;
 	argv += optind;
-	bool sminfo = argc == 1 && !strcmp(argv[0], "sminfo");
-	if (!sminfo) {
-		if (argc < 2 || strcmp(argv[0], "query") ||
-		    !((c.kind = rec_kind_find(argv[1])) ||
-		      (c.kind = mcast_kind(argv[1])))) {
-			usage(stderr);
-			return 2;
-		}
-		c.mcast = mcast_kind(argv[1]) != NULL;
-		if (c.mcast && argc != (strcmp(argv[1], "group") ? 2 : 3)) {
-			usage(stderr);
-			return 2;
-		}
-		bool paths = c.kind->attr_id == SA_ATTR_PATH_RECORD;
-		c.multipath = !strcmp(argv[1], "multipath");
-		if (!c.mcast &&
-		    (c.multipath ? argc != 4 : argc != 2 && !(paths && argc == 4))) {
-			usage(stderr);
-			return 2;
-		}
-	}
+	if (parse_command(&c, argc, argv, &sminfo) < 0)
+		return 2;
 
 	c.out = out_new();
 	c.loop = ev_default_loop(EVFLAG_AUTO);
@@ -739,22 +800,8 @@ int main(int argc, char **argv)
 		ev_run(c.loop, 0);
 	if (c.io)
 		close_port(&c);
-	if (rc == 0 && c.rc == 0 && c.kind && !c.json && !out_rows(c.out)) {
-		/* An empty table: its header, from a record of zeros. */
-		uint8_t zero[256] = { 0 };
-
-		out_row(c.out);
-		c.kind->row(c.out, zero);
-		c.header_only = true;
-	}
-	if (rc == 0 && c.rc == 0) {
-		rc = c.header_only ? out_print_header(c.out, stdout)
-				   : out_print(c.out, stdout, c.json, c.single);
-		if (rc < 0) {
-			err("cannot write the output: %s", strerror(-rc));
-			c.rc = 1;
-		}
-	}
+	if (rc == 0 && c.rc == 0)
+		rc = print_answer(&c);
 	out_free(c.out);
 	return rc == 0 ? c.rc : 1;
 }

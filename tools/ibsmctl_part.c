@@ -673,14 +673,114 @@ static void plan_caps(const struct fabric *f, const char *file,
 	}
 }
 
+/* The P_Key tables the plan would change. */
+struct plan {
+	struct change *ch;
+	size_t n_ch, cap_ch;
+	unsigned tables, blocks;	/* tables predicted, blocks to send */
+};
+
+/*
+ * Compare the predicted table of port pn of node id with the one read;
+ * a port whose table changes goes on the plan.  0 or -ENOMEM.
+ */
+static int plan_port(struct plan *P, const struct fabric *f, int32_t id,
+		     unsigned pn)
+{
+	const struct fab_port *p = &fabric_node(f, id)->ports[pn];
+	unsigned size = (unsigned)p->pkey_blocks * PKEY_BLOCK_SIZE;
+	unsigned diff = 0;
+	uint16_t *now, *old;
+
+	if (!size)
+		return 0;
+	now = calloc(size, sizeof(*now));
+	old = calloc(size, sizeof(*old));
+	if (!now || !old)
+		goto nomem;
+	if (!predict(f, id, pn, now))
+		goto drop;
+	P->tables++;
+	for (unsigned i = 0; i < size; i++)
+		old[i] = be16toh(p->pkeys[i]);
+	for (unsigned b = 0; b < p->pkey_blocks; b++)
+		if (!fabric_pkey_known(p) ||
+		    memcmp(now + b * PKEY_BLOCK_SIZE, old + b * PKEY_BLOCK_SIZE,
+			   PKEY_BLOCK_SIZE * sizeof(*now)))
+			diff++;
+	if (!diff)
+		goto drop;
+	if (P->n_ch == P->cap_ch) {
+		size_t nc = P->cap_ch ? P->cap_ch * 2 : 64;
+		struct change *nch = realloc(P->ch, nc * sizeof(*nch));
+
+		if (!nch)
+			goto nomem;
+		P->ch = nch;
+		P->cap_ch = nc;
+	}
+	P->ch[P->n_ch++] = (struct change){ .node = id, .port = pn,
+		.blocks = diff, .size = size, .old = old, .now = now };
+	P->blocks += diff;
+	return 0;
+drop:
+	free(now);
+	free(old);
+	return 0;
+nomem:
+	free(now);
+	free(old);
+	return -ENOMEM;
+}
+
+static void plan_json(const struct plan *P, const struct live *l,
+		      const char *file)
+{
+	printf("{\"sm_lid\":%u,\"sm_port_guid\":\"0x%016llx\","
+	       "\"file\":", l->info.sm_lid,
+	       (unsigned long long)l->info.sm_port_guid);
+	json_str(stdout, file);
+	printf(",\"nodes\":%u,\"tables\":%u,\"changed\":%zu,"
+	       "\"blocks\":%u,\"ports\":[", l->info.nodes, P->tables, P->n_ch,
+	       P->blocks);
+	for (size_t i = 0; i < P->n_ch; i++) {
+		const struct change *x = &P->ch[i];
+		const struct fab_node *n = fabric_node(&l->f, x->node);
+		const struct fab_port *p = &n->ports[x->port];
+		bool sw = n->type == NODE_TYPE_SWITCH;
+
+		printf("%s\n{\"node_guid\":\"0x%016llx\",\"port_guid\":"
+		       "\"0x%016llx\",\"type\":\"%s\",\"description\":",
+		       i ? "," : "", (unsigned long long)n->guid,
+		       (unsigned long long)(p->guid ? p->guid :
+					   n->ports[0].guid),
+		       sw ? "Switch" : n->type == NODE_TYPE_ROUTER ?
+		       "Router" : "CA");
+		json_str(stdout, desc_of(n));
+		printf(",\"port\":%u,\"lid\":%u,\"blocks\":%u,\"added\":",
+		       x->port, n->ports[sw ? 0 : x->port].lid,
+		       x->blocks);
+		keys_text(stdout, x, true, false, true);
+		printf(",\"removed\":");
+		keys_text(stdout, x, false, false, true);
+		printf(",\"moved\":");
+		keys_text(stdout, x, false, true, true);
+		printf(",\"old\":");
+		table_json(stdout, x->old, x->size);
+		printf(",\"new\":");
+		table_json(stdout, x->now, x->size);
+		printf("}");
+	}
+	printf("\n]}\n");
+}
+
 static int cmd_plan(int argc, char **argv)
 {
 	struct live_opts o;
 	struct live l = { .ok = false };
 	struct part_config c;
-	struct change *ch = NULL;
-	size_t n_ch = 0, cap_ch = 0;
-	unsigned tables = 0, blocks = 0;
+	struct plan P = { 0 };
+	const char *file;
 	int rc;
 
 	rc = live_args(argc, argv, 1, &o);
@@ -697,113 +797,25 @@ static int cmd_plan(int argc, char **argv)
 			"SA: %s\n", l.why);
 		return 1;
 	}
-	if (live_resolve(o.from ? o.from : o.file, &c, &l)) {
+	file = o.from ? o.from : o.file;
+	if (live_resolve(file, &c, &l)) {
 		fabric_free(&l.f);
 		return 1;
 	}
-	plan_caps(&l.f, o.from ? o.from : o.file, &c);
+	plan_caps(&l.f, file, &c);
 	rc = 0;
-	for (size_t id = 0; id < l.f.n_nodes && !rc; id++) {
-		const struct fab_node *n = &l.f.nodes[id];
-
-		for (unsigned pn = 0; pn <= n->num_ports && !rc; pn++) {
-			const struct fab_port *p = &n->ports[pn];
-			unsigned size = (unsigned)p->pkey_blocks * PKEY_BLOCK_SIZE;
-			unsigned diff = 0;
-			uint16_t *now, *old;
-
-			if (!size)
-				continue;
-			now = calloc(size, sizeof(*now));
-			old = calloc(size, sizeof(*old));
-			if (!now || !old) {
-				free(now);
-				free(old);
-				rc = -ENOMEM;
-				break;
-			}
-			if (!predict(&l.f, (int32_t)id, pn, now)) {
-				free(now);
-				free(old);
-				continue;
-			}
-			tables++;
-			for (unsigned i = 0; i < size; i++)
-				old[i] = be16toh(p->pkeys[i]);
-			for (unsigned b = 0; b < p->pkey_blocks; b++)
-				if (!fabric_pkey_known(p) ||
-				    memcmp(now + b * PKEY_BLOCK_SIZE,
-					   old + b * PKEY_BLOCK_SIZE,
-					   PKEY_BLOCK_SIZE * sizeof(*now)))
-					diff++;
-			if (!diff) {
-				free(now);
-				free(old);
-				continue;
-			}
-			if (n_ch == cap_ch) {
-				size_t nc = cap_ch ? cap_ch * 2 : 64;
-				struct change *nch = realloc(ch, nc * sizeof(*nch));
-
-				if (!nch) {
-					free(now);
-					free(old);
-					rc = -ENOMEM;
-					break;
-				}
-				ch = nch;
-				cap_ch = nc;
-			}
-			ch[n_ch++] = (struct change){ .node = (int32_t)id,
-				.port = pn, .blocks = diff, .size = size,
-				.old = old, .now = now };
-			blocks += diff;
-		}
-	}
+	for (size_t id = 0; id < l.f.n_nodes && !rc; id++)
+		for (unsigned pn = 0; pn <= l.f.nodes[id].num_ports && !rc; pn++)
+			rc = plan_port(&P, &l.f, (int32_t)id, pn);
 	if (rc < 0) {
 		fprintf(stderr, "ibsmctl: out of memory\n");
 		rc = 1;
 		goto out;
 	}
 	if (o.json) {
-		printf("{\"sm_lid\":%u,\"sm_port_guid\":\"0x%016llx\","
-		       "\"file\":", l.info.sm_lid,
-		       (unsigned long long)l.info.sm_port_guid);
-		json_str(stdout, o.from ? o.from : o.file);
-		printf(",\"nodes\":%u,\"tables\":%u,\"changed\":%zu,"
-		       "\"blocks\":%u,\"ports\":[", l.info.nodes, tables, n_ch,
-		       blocks);
-		for (size_t i = 0; i < n_ch; i++) {
-			const struct change *x = &ch[i];
-			const struct fab_node *n = fabric_node(&l.f, x->node);
-			const struct fab_port *p = &n->ports[x->port];
-			bool sw = n->type == NODE_TYPE_SWITCH;
-
-			printf("%s\n{\"node_guid\":\"0x%016llx\",\"port_guid\":"
-			       "\"0x%016llx\",\"type\":\"%s\",\"description\":",
-			       i ? "," : "", (unsigned long long)n->guid,
-			       (unsigned long long)(p->guid ? p->guid :
-						   n->ports[0].guid),
-			       sw ? "Switch" : n->type == NODE_TYPE_ROUTER ?
-			       "Router" : "CA");
-			json_str(stdout, desc_of(n));
-			printf(",\"port\":%u,\"lid\":%u,\"blocks\":%u,\"added\":",
-			       x->port, n->ports[sw ? 0 : x->port].lid,
-			       x->blocks);
-			keys_text(stdout, x, true, false, true);
-			printf(",\"removed\":");
-			keys_text(stdout, x, false, false, true);
-			printf(",\"moved\":");
-			keys_text(stdout, x, false, true, true);
-			printf(",\"old\":");
-			table_json(stdout, x->old, x->size);
-			printf(",\"new\":");
-			table_json(stdout, x->now, x->size);
-			printf("}");
-		}
-		printf("\n]}\n");
+		plan_json(&P, &l, file);
 	} else {
-		rc = plan_table(&l.f, ch, n_ch);
+		rc = plan_table(&l.f, P.ch, P.n_ch);
 		if (rc < 0) {
 			fprintf(stderr, "ibsmctl: cannot print the plan: %s\n",
 				strerror(-rc));
@@ -811,17 +823,16 @@ static int cmd_plan(int argc, char **argv)
 			goto out;
 		}
 		printf("# %zu of %u P_Key tables change (%u blocks to send), "
-		       "from %s on the fabric of SM LID %u (%u nodes)\n", n_ch,
-		       tables, blocks, o.from ? o.from : o.file, l.info.sm_lid,
-		       l.info.nodes);
+		       "from %s on the fabric of SM LID %u (%u nodes)\n", P.n_ch,
+		       P.tables, P.blocks, file, l.info.sm_lid, l.info.nodes);
 	}
 	rc = 0;
 out:
-	for (size_t i = 0; i < n_ch; i++) {
-		free(ch[i].old);
-		free(ch[i].now);
+	for (size_t i = 0; i < P.n_ch; i++) {
+		free(P.ch[i].old);
+		free(P.ch[i].now);
 	}
-	free(ch);
+	free(P.ch);
 	part_config_free(&c);
 	fabric_free(&l.f);
 	return rc;

@@ -113,7 +113,7 @@ static void enter_standby(struct sm *sm, const struct sm_remote *m,
 	snprintf(why, sizeof(why), "%s (master 0x%016" PRIx64 " LID %u"
 		 " priority %u)", cause, m->guid, m->lid, m->priority);
 	if (sm->state == SM_STANDBY) {
-		log_info("ERR %04u: STANDBY: %s", code, why);
+		log_info("SM %04u: STANDBY: %s", code, why);
 		return;
 	}
 	sm_transition(sm, SM_STANDBY, code, why);
@@ -147,7 +147,7 @@ static void tell_worse_master(struct sm *sm, const struct sm_remote *r)
 }
 
 /*
- * Death evidence (issue 14): a standby about to wait for more polls of a
+ * Death evidence: a standby about to wait for more polls of a
  * master that did not answer first reads the port of the master's switch
  * that faces it (directed route, from the election's model).  A port
  * that is down means the master is cut off: take over at once.  A port
@@ -303,7 +303,7 @@ void sminfo_elect_decide(struct sm *sm)
 	}
 	if (v == ELECT_WAIT && sm->elect_waits < SM_ELECT_MAX_WAITS) {
 		sm->elect_waits++;
-		log_info("ERR 1103: DISCOVERING: SM 0x%016" PRIx64 " (priority"
+		log_info("SM 1103: DISCOVERING: SM 0x%016" PRIx64 " (priority"
 			 " %u, %s) is better and no master yet: looking again"
 			 " in %.0f s", sm->remotes[who].guid,
 			 sm->remotes[who].priority,
@@ -313,7 +313,7 @@ void sminfo_elect_decide(struct sm *sm)
 		return;
 	}
 	sm->elect_waits = 0;
-	log_info("ERR 1104: DISCOVERING: no master and no better SM: sweeping"
+	log_info("SM 1104: DISCOVERING: no master and no better SM: sweeping"
 		 " to become master");
 	if (sm->takeover && standby_sync_adopt(sm))
 		sm->rereg_done = true;	/* the SA state is the master's */
@@ -457,7 +457,7 @@ static void master_consider(struct sm *sm, struct sm_remote *r, bool fresh)
 		sminfo_elect_start(sm);
 		break;
 	case MASTER_HANDOVER:
-		log_info("ERR 1106: MASTER: SM 0x%016" PRIx64 " LID %u priority"
+		log_info("SM 1106: MASTER: SM 0x%016" PRIx64 " LID %u priority"
 			 " %u is better: handing over", r->guid, r->lid,
 			 r->priority);
 		handover_to(sm, r);
@@ -587,8 +587,8 @@ void sminfo_elect_start(struct sm *sm)
 			    false, on_elect_discovered, sm);
 	if (rc < 0) {
 		fabric_free(&sm->elect_fabric);
-		log_err("ERR 1111: cannot start the election's discovery: %s:"
-			" sweeping", strerror(-rc));
+		log_err_rc(rc, "ERR 1111: sweeping: cannot start the election's"
+			   " discovery");
 		sm_sweep_to_master(sm);
 		return;
 	}
@@ -737,7 +737,7 @@ static void on_handover(void *arg, int status, const void *mad, size_t len)
 	bool ok = sminfo_answer(sm, status, mad, len, &si);
 	if (sm->stopping) {
 		if (ok)
-			log_info("ERR 1109: handed over to 0x%016" PRIx64
+			log_info("SM 1109: handed over to 0x%016" PRIx64
 				 " LID %u: exiting", to.guid, to.lid);
 		else
 			log_warnx("ERR 1112: handover to 0x%016" PRIx64 " LID"
@@ -803,11 +803,11 @@ static void handover_or_stop(struct sm *sm)
 	r = sm_best_standby(sm->remotes, SM_MAX_REMOTE,
 			    ev_now(sm->loop) - SM_REMOTE_FRESH);
 	if (!r) {
-		log_info("ERR 1121: stopping: no standby SM found: exiting");
+		log_info("SM 1121: stopping: no standby SM found: exiting");
 		stop_now(sm);
 		return;
 	}
-	log_info("ERR 1113: stopping: handing over to 0x%016" PRIx64 " LID %u"
+	log_info("SM 1113: stopping: handing over to 0x%016" PRIx64 " LID %u"
 		 " priority %u first", r->guid, r->lid, r->priority);
 	ev_timer_stop(sm->loop, &sm->stop_timer);
 	ev_timer_set(&sm->stop_timer, SM_HANDOVER_WAIT, 0.);
@@ -918,7 +918,7 @@ static void probe_start(struct sm *sm)
 				free(rq);
 		}
 	}
-	log_info("ERR 1120: stopping: no standby heard from: looking for SMs"
+	log_info("SM 1120: stopping: no standby heard from: looking for SMs"
 		 " on %u ports (at most %.1f s)", ports, SM_PROBE_WAIT);
 	if (!sm->probe_pending) {
 		probe_done(sm);
@@ -976,7 +976,7 @@ static void on_ack_sent(void *arg, int status, const void *mad, size_t len)
 	(void)mad;
 	(void)len;
 	if (status < 0 && status != -ECANCELED)
-		log_debug("ACKNOWLEDGE not answered: %s", strerror(-status));
+		log_debug_rc(status, "ACKNOWLEDGE not answered");
 }
 
 static void send_control(struct sm *sm, uint16_t lid, uint32_t mod)

@@ -85,7 +85,7 @@ void sm_heavy_sweep(struct sm *sm)
 	sm->sweep_began = ev_now(sm->loop);
 	rc = sweep_heavy_start(sm);
 	if (rc < 0) {
-		log_err("ERR 0301: cannot start a heavy sweep: %s", strerror(-rc));
+		log_err_rc(rc, "ERR 0301: cannot start a heavy sweep");
 		sm->exit_code = 1;
 		ev_break(sm->loop, EVBREAK_ALL);
 	}
@@ -107,8 +107,8 @@ void sm_heavy_sweep_model(struct sm *sm, struct fabric *f, unsigned smps,
 	sm->sweep_began = ev_now(sm->loop) - (ev_time() - t0);
 	rc = sweep_heavy_start_model(sm, f, smps, t0);
 	if (rc < 0) {
-		log_warnx("ERR 0314: cannot start a heavy sweep on the quick"
-			  " sweep's model: %s: a full one", strerror(-rc));
+		log_warn_rc(rc, "ERR 0314: a full heavy sweep: cannot start"
+			    " one on the quick sweep's model");
 		sm->topo_changed = true;
 		sm_heavy_sweep(sm);
 	}
@@ -425,7 +425,7 @@ void sm_master_claimed(struct sm *sm)
 	sm->elect_waits = 0;
 }
 
-/* Every state change goes through here with its cause (ERR 11xx). */
+/* Every state change goes through here with its cause (SM 11xx). */
 void sm_transition(struct sm *sm, enum sm_state s, unsigned code,
 		   const char *why)
 {
@@ -433,7 +433,7 @@ void sm_transition(struct sm *sm, enum sm_state s, unsigned code,
 
 	snprintf(sm->last_transition, sizeof(sm->last_transition),
 		 "%s -> %s: %s", sm_state_name(old), sm_state_name(s), why);
-	log_info("ERR %04u: %s", code, sm->last_transition);
+	log_info("SM %04u: %s", code, sm->last_transition);
 	if (s == SM_DISCOVERING && old != SM_DISCOVERING)
 		sm->stats.discovering_since = ev_time();
 	if (old == SM_STANDBY && s != SM_STANDBY)
@@ -654,8 +654,8 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 		/* logrotate renamed the file: go on in a new one. */
 		int rc = log_reopen();
 		if (rc < 0)
-			log_err("ERR 0313: SIGUSR1: cannot reopen the log file:"
-				" %s", strerror(-rc));
+			log_err_rc(rc, "ERR 0313: SIGUSR1: cannot reopen the"
+				   " log file");
 		else
 			log_info("SIGUSR1: log file reopened");
 		return;

@@ -423,9 +423,8 @@ static void round_fail(struct standby_sync *s, const char *what, int err)
 	s->failures++;
 	/* Once per failing spell, not every two seconds. */
 	if (s->failures == 1)
-		log_warnx("ERR 1451: standby copy: %s from master LID %u: %s;"
-			  " keeping the last copy", what, s->peer_lid,
-			  strerror(err > 0 ? err : -err));
+		log_warn_rc(err, "ERR 1451: standby copy: keeping the last"
+			    " copy: %s from master LID %u", what, s->peer_lid);
 	sb_copy_free(&s->next);
 	s->busy = false;
 }

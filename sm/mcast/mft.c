@@ -933,8 +933,8 @@ static bool more_mft(struct smp_batch *b, void *arg)
 			continue;
 		int rc = program_mft(s, id);
 		if (rc < 0) {
-			log_err("ERR 0851: cannot queue MFT Sets for switch 0x%016"
-				PRIx64 ": %s", f->nodes[id].guid, strerror(-rc));
+			log_err_rc(rc, "ERR 0851: cannot queue MFT Sets for switch 0x%016"
+				   PRIx64, f->nodes[id].guid);
 			b->failed++;
 			return false;
 		}
@@ -1047,8 +1047,7 @@ static void update_run(struct mft_state *s)
 	if (sm->fabric.gen != s->model_gen) {
 		rc = model_prepare(s);
 		if (rc < 0) {
-			log_err("ERR 0851: cannot prepare multicast trees: %s",
-				strerror(-rc));
+			log_err_rc(rc, "ERR 0851: cannot prepare multicast trees");
 			return;
 		}
 		s->all_blocks = true;
@@ -1060,8 +1059,8 @@ static void update_run(struct mft_state *s)
 	s->st.last_groups = (unsigned)group_count(sm);
 	s->st.last_build_s = ev_time() - s->t0;
 	if (rc < 0) {
-		log_err("ERR 0851: cannot build multicast trees: %s: the MFTs"
-			" are rebuilt at the next sweep", strerror(-rc));
+		log_err_rc(rc, "ERR 0851: the MFTs are rebuilt at the next"
+			   " sweep: cannot build multicast trees");
 		s->model_gen = 0;	/* start over next time */
 		return;
 	}

@@ -819,8 +819,7 @@ void sa_mcast_precreate(struct sm *sm)
 	memset(&def, 0, sizeof(def));
 	if (!c) {
 		if (part_config_default(&def) < 0) {
-			log_err("ERR %04u: multicast: out of memory",
-				MCM_LOG_NOMEM);
+			log_err("ERR 0807: multicast: out of memory");
 			return;
 		}
 		c = &def;
@@ -829,25 +828,24 @@ void sa_mcast_precreate(struct sm *sm)
 	if (c == &def)
 		part_config_free(&def);
 	if (rc < 0)
-		log_err("ERR %04u: multicast: pre-creating groups: %s",
-			MCM_LOG_NOMEM, strerror(-rc));
+		log_err_rc(rc, "ERR 0807: multicast: pre-creating groups");
 	fmt_gid(r.first_skipped, gs, sizeof(gs));
 	if (r.skipped)
-		log_warnx("ERR %04u: multicast: %u mgid= groups not created"
+		log_warnx("ERR 0805: multicast: %u mgid= groups not created"
 			  " (an IPoIB MGID with another partition's P_Key, rate"
 			  " or MTU; or not multicast), the first %s",
-			  MCM_LOG_PRECREATE, r.skipped, gs);
+			  r.skipped, gs);
 	if (r.failed)
-		log_err("ERR %04u: multicast: %u pre-created groups did not fit"
+		log_err("ERR 0806: multicast: %u pre-created groups did not fit"
 			" (group table or MLIDs full), the first %s",
-			MCM_LOG_PRECREATE_ROOM, r.failed, gs);
+			r.failed, gs);
 	if (r.stale) {
 		fmt_gid(r.first_stale, gs, sizeof(gs));
-		log_warnx("ERR %04u: multicast: %u pre-created groups keep the"
+		log_warnx("ERR 0805: multicast: %u pre-created groups keep the"
 			  " MTU and rate their members joined with until they"
 			  " are empty, the first %s: MTU %u rate %u kept,"
 			  " the partition now says MTU %u rate %u",
-			  MCM_LOG_PRECREATE, r.stale, gs, r.stale_mtu,
+			  r.stale, gs, r.stale_mtu,
 			  r.stale_rate, r.want_mtu, r.want_rate);
 	}
 	sm->mc_stale = r.stale;

@@ -12,14 +12,17 @@
 /* MCMemberRecord has 18 components (MCM_* in mad/sa_wire.h). */
 #define MCM_NFIELDS	18
 
-/* Log codes of multicast (ERR 08xx), see ibsm(8) MULTICAST. */
+/*
+ * Log codes of multicast (08xx, see ibsm(8) MULTICAST), for the lines a
+ * host causes, which log_ratelimited() keys by code.
+ */
 enum {
 	MCM_LOG_PORT_CAPS	= 801,	/* join refused: port rate or MTU */
 	MCM_LOG_REFUSED		= 802,	/* join refused: rules, parameters */
 	MCM_LOG_NO_ROOM		= 803,	/* join refused: limits, MLIDs */
 	MCM_LOG_LEAVE		= 804,	/* leave refused */
-	MCM_LOG_PRECREATE	= 805,	/* pre-created groups: skipped lines */
-	MCM_LOG_PRECREATE_ROOM	= 806,	/* pre-created groups: no room */
+	/* 805, 806: pre-created groups skipped or without room, written
+	 * "ERR 0805: ...", "ERR 0806: ..." by sa_mcast_precreate() */
 	MCM_LOG_NOMEM		= 807,	/* out of memory */
 	MCM_LOG_GROUP		= 808,	/* group created or deleted (info) */
 };

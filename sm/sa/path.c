@@ -27,7 +27,7 @@
 #define PR_MAX_RECORDS		(1u << 17)
 
 /*
- * Memory (issue 10).  How many records a GetTable with an end open may
+ * Memory.  How many records a GetTable with an end open may
  * give is known before any walk: at most the LID pairs of its ends, or
  * port pairs x NumbPath (pr_bound()).  Up to PR_COUNT_FIRST the table
  * grows as records come.  Up to PR_MAX_RECORDS it is allocated at that
@@ -531,7 +531,8 @@ static bool pr_possible(struct pr_ctx *c)
 	if (!path_pkey(c))
 		return false;
 	/* A requested P_Key no end port is a full member of: no pair can
-	 * share it, and the query costs no pair (issue 10, finding 1).
+	 * share it, and the query costs no pair (a GetTable for such a key
+	 * over every pair is the cheapest way to keep the SA busy).
 	 * Without the index (no memory) the pairs decide. */
 	if (c->pkey_given && midx_get(c->v->f) == 0 &&
 	    !midx_pkey_full(c->pkey))

@@ -251,7 +251,7 @@ static void transfer_done(void *arg, int status)
 	}
 	sa->n_transfers--;
 	if (status)
-		log_debug("SA: RMPP transfer ended: %s", strerror(-status));
+		log_debug_rc(status, "SA: RMPP transfer ended");
 	rmpp_sender_free(t->sender);
 	free(t);
 }

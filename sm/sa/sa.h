@@ -37,7 +37,7 @@ struct sa_field {
  * wire stride (AttributeOffset x 8, 15.2.1.1) so that buf is the RMPP
  * payload itself, sent without a copy.
  *
- * Memory (issue 10): buf never grows beyond max_bytes (0: no limit); an
+ * Memory: buf never grows beyond max_bytes (0: no limit); an
  * add or reserve that would need more fails with -ENOBUFS and leaves in
  * `wanted` the bytes it needed (max_ever tells a generator whether
  * asking again later could help).  A table with count_only set stores
@@ -67,7 +67,7 @@ static inline size_t sa_table_bytes(const struct sa_table *t)
 }
 
 /*
- * Bounded work (issue 10, finding 1).  Every request the SA answers from
+ * Bounded work.  Every request the SA answers from
  * the model carries a budget of work units: one per candidate a generator
  * examines (a node, a port, a port pair, a LID pair of two LMC ranges, a
  * table block) and one per hop a PathRecord walks, whether or not a record

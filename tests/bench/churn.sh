@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/bench/churn.sh - the daemon under link churn (issue 16 item 4).
+# tests/bench/churn.sh - the daemon under link churn.
 #
 # Starts ibsim on a fabric (default tests/topologies/fat2-1152.net) and the
 # ibsm daemon on H0001, then:

@@ -9,7 +9,7 @@
 # after each series, then per SM: n, min, median, p90 and max.
 #   IBSM=build/release/sm/ibsm N=20 NO=3 bash tests/bench/failover_bench.sh
 #
-# ALT=K runs the alternating series instead (issue 14's acceptance): two
+# ALT=K runs the alternating series instead: two
 # ibsm on H0001 and H0002 (the master raised to priority 10, the standby
 # at 5); K times: kill -9 whichever is master, time until the other is MASTER (sminfo), wait for its SUBNET UP,
 # compare every port's LID with the fabric's at the start of the round

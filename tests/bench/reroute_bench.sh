@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/bench/reroute_bench.sh - incremental re-routing after a link loss
-# (issue 15 item 7): what a lost spine link costs with incremental_reroute
+# what a lost spine link costs with incremental_reroute
 # TRUE (the default) and FALSE, on the same fabric and the same links.
 #
 # Starts ibsim on a fabric (default tests/topologies/fat2-1152.net) and the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/bench/routing_bench.sh - issue 15's table: route quality of every
+# tests/bench/routing_bench.sh - route quality of every
 # ibsm routing engine beside OpenSM's on the same fabrics, judged by the
 # same checker from infiniband-diags output (tests/fabric/route_check.py):
 #

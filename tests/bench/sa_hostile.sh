@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/bench/sa_hostile.sh - what a hostile SA client costs the SM
-# (issue 10, finding 1; by hand, not part of tests/run).
+# (by hand, not part of tests/run).
 #
 #   tests/bench/sa_hostile.sh [-t SECONDS] [-r RATE] [-k PKEY|none]
 #                             [-L "LMC ..."] [-s] [TOPOLOGY.net]
@@ -23,10 +23,10 @@
 # query: (SM CPU in the flood run - SM CPU in the idle run) / hostile
 # queries answered.
 #
-# IBSM=... picks the daemon: to measure main's code, build it apart
-# (git archive 9e698c1 | tar -x -C /tmp/old; configure; make) and run
-# with IBSM=/tmp/old/build/sm/ibsm and a low RATE (-r 1: on main one such
-# query costs the loop 0.2 s with LMC 0, far more with LMC 3).
+# IBSM=... picks the daemon: to measure another build, run with
+# IBSM=/path/to/build/sm/ibsm (and a low RATE, -r 1, for a daemon that
+# walks every pair: there one such query costs the loop 0.2 s with LMC 0,
+# far more with LMC 3).
 # shellcheck source=tests/fabric/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../fabric/lib.sh"
 

@@ -1,6 +1,7 @@
 /*
  * sa_hostile.c - a hostile SA client and a well-behaved one, for the
- * bounded-work test and benchmark (issue 10, finding 1).
+ * bounded-work test and benchmark: PathRecord GetTables for a P_Key
+ * nobody holds, over every pair of ports.
  *
  *   sa_hostile flood [-r RATE] [-t SECONDS] [-k PKEY|none] [-s]
  *   sa_hostile probe [-r RATE] [-t SECONDS] [-l MAXLID]

@@ -15,7 +15,7 @@
 # 3. SM_Key 2 on the prio-10 SM, 1 on the prio-5 one: each ignores the
 #    other (ERR 1110) and the 5 stays master of its own view.
 # 5. Split brain: two halves, a master in each; joined again, the worse
-#    stands by (ERR 1105) and the diags verify the routes.
+#    stands by (SM 1105) and the diags verify the routes.
 # 4. ibsm with OpenSM (both SM_Key 1): OpenSM prio 5 stands by under
 #    ibsm prio 10 and is master within 1 s of ibsm's SIGTERM (handover);
 #    ibsm prio 5 stands by under OpenSM prio 10 and takes over within 5 s
@@ -126,8 +126,8 @@ t=$(wait_state "$LB" SMINFO_MASTER 20)
 fab_check "1: later prio 10 (LID $LB) takes over ($t s)" [ "$t" != timeout ]
 t=$(wait_state "$LA" SMINFO_STANDBY 10)
 fab_check "1: prio 5 (LID $LA) is STANDBY" [ "$t" != timeout ]
-fab_check "1: prio 5 logged the handover" grep -q 'ERR 1109' "$FAB_TMP/A.log"
-fab_check "1: prio 10 logged HANDOVER" grep -q 'ERR 1114' "$FAB_TMP/B.log"
+fab_check "1: prio 5 logged the handover" grep -q 'SM 1109' "$FAB_TMP/A.log"
+fab_check "1: prio 10 logged HANDOVER" grep -q 'SM 1114' "$FAB_TMP/B.log"
 sleep 2
 lids "$FAB_TMP/lids1.mid"
 fab_check "1: 0 LID changes after the handover" \
@@ -141,8 +141,8 @@ fab_check "1: SIGTERM: standby master within 1 s ($t s)" \
 	awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 1.0) }'
 sm_stop_named B
 fab_check "1: SIGTERM: prio 10 exits cleanly" [ $? -eq 0 ]
-fab_check "1: SIGTERM: handed over (ERR 1109 in B's log)" \
-	grep -q 'ERR 1109: handed over' "$FAB_TMP/B.log"
+fab_check "1: SIGTERM: handed over (SM 1109 in B's log)" \
+	grep -q 'SM 1109: handed over' "$FAB_TMP/B.log"
 sleep 1
 lids "$FAB_TMP/lids1.after"
 fab_check "1: 0 LID changes after SIGTERM" \
@@ -187,6 +187,39 @@ fab_check "2: ibsmctl sms on the standby lists the master" \
 fab_check "2: ibsmctl sms: 2 SMs" grep -q "^2 SMs" "$FAB_TMP/A.sms"
 fab_check "2: ibsmctl sms on the standby: itself, LID $LA" \
 	grep -q "^$GA $LA 5 STANDBY 0 self" "$FAB_TMP/A.sms"
+# The standby's status: its own LID and the master's (as the diags see
+# them), the subnet up, and its copy of the master's SA state: recent
+# (rounds every 2 s), every NodeRecord of the master (one per CA port
+# and switch of its model) taken or dropped; the same in --json.
+timeout 10 "$CTL" --socket "$FAB_TMP/A.sock" --json status >"$FAB_TMP/A.json" 2>&1
+# The master's NodeRecords: one per CA port, one per switch (its model).
+nports=$(awk '$1 == "switches" || $1 == "cas" { n += $2 } END { print n + 0 }' \
+	"$FAB_TMP/B.status")
+stv() { awk -v k="$1" '$1 == k { print $2 }' "$FAB_TMP/A.status"; }
+fab_check "2: status on the standby: sm_lid $LA, subnet_up yes, master_lid $LB" \
+	[ "$(stv sm_lid)" = "$LA" ] && [ "$(stv subnet_up)" = yes ] &&
+	[ "$(stv master_lid)" = "$LB" ] &&
+	[ "$(stv master_guid)" = "$(awk '$1 == "port_guid" { print $2 }' "$FAB_TMP/B.status")" ]
+fab_check "2: status on the standby: its copy is current, <= 5 s old" \
+	awk -v c="$(stv standby_copy)" -v a="$(stv standby_copy_age_s)" \
+	'BEGIN { exit !(c == "current" && a != "none" && a >= 0 && a <= 5) }'
+echo "    standby copy: $(grep '^standby_copy' "$FAB_TMP/A.status" | tr '\n' ' ')"
+c_lids=$(stv standby_copy_lids)
+c_drop=$(stv standby_copy_dropped)
+c_rounds=$(stv standby_copy_rounds)
+fab_check "2: status on the standby: copy LIDs + dropped = $nports ports" \
+	[ "$((${c_lids:-0} + ${c_drop:-0}))" -eq "$nports" ] &&
+	[ "${c_rounds:-0}" -ge 1 ] && [ "$(stv standby_copy_from_lid)" = "$LB" ]
+fab_check "2: status --json on the standby: the same as numbers" \
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["state"] == "STANDBY" and d["master_lid"] == int(sys.argv[2]), d
+assert d["sm_lid"] == int(sys.argv[3]) and d["subnet_up"] is True, d
+assert d["standby_copy"] == "current", d
+assert isinstance(d["standby_copy_age_s"], (int, float)), d
+assert d["standby_copy_lids"] + d["standby_copy_dropped"] == int(sys.argv[4]), d
+' "$FAB_TMP/A.json" "$LB" "$LA" "$nports"
 # systemd: the master and the standby each send READY=1 once; the
 # standby's comes with its STANDBY status (it never was master), naming
 # the master it follows.
@@ -216,14 +249,14 @@ T_KILL=$t
 fab_check "2: kill -9: standby master within 5 s ($t s)" \
 	awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 5.0) }'
 fab_check "2: kill -9: SUBNET UP logged" [ -n "$up" ]
-fab_check "2: kill -9: cause logged (ERR 1107)" grep -q 'ERR 1107' "$FAB_TMP/A.log"
+fab_check "2: kill -9: cause logged (SM 1107)" grep -q 'SM 1107' "$FAB_TMP/A.log"
 # "SUBNET UP in X s" of the new master counts from its takeover (the ERR
 # 1107 transition to DISCOVERING), not from its start: not the seconds
 # it stood by.  X against the two lines' timestamps in the log.
 up_since_takeover() {
 	awk '
 	function sec(t,  a) { split(t, a, ":"); return a[1] * 3600 + a[2] * 60 + a[3] }
-	/ERR 1107: STANDBY -> DISCOVERING/ && !d { d = sec($3) }
+	/SM 1107: STANDBY -> DISCOVERING/ && !d { d = sec($3) }
 	/SUBNET UP in / && d && !u { u = sec($3); x = $0; sub(/.*SUBNET UP in /, "", x); sub(/ s:.*/, "", x) }
 	END { printf "%s %.3f\n", x, u - d; exit !(d && u && x + 0 <= u - d + 0.1) }
 	' "$FAB_TMP/A.log"
@@ -255,7 +288,7 @@ sleep 4
 fab_check "3: SM_Key mismatch: prio 5 stays MASTER" [ "$(state_at "$LA")" = SMINFO_MASTER ]
 fab_check "3: SM_Key mismatch logged (ERR 1110)" \
 	grep -q 'ERR 1110' "$FAB_TMP/A.log" "$FAB_TMP/B.log"
-fab_check "3: prio 5 never left MASTER" bash -c "! grep -q 'ERR 1109\|ERR 1105' '$FAB_TMP/A.log'"
+fab_check "3: prio 5 never left MASTER" bash -c "! grep -q 'SM 1109\|SM 1105' '$FAB_TMP/A.log'"
 sm_stop_named B
 fab_check "3: prio 10 exits cleanly" [ $? -eq 0 ]
 sm_stop_named A
@@ -266,7 +299,7 @@ fab_sim_stop
 # Split brain: tiny.net cut in two (sw-a's links 3 and 4 to sw-b), an SM
 # in each half (H0001 prio 5 on sw-a, H0002 prio 10 on sw-b): both are
 # master.  The links come back: the trap 128s make both sweep; the 5
-# finds the 10 master and stands by, naming why (ERR 1105).
+# finds the 10 master and stands by, naming why (SM 1105).
 phase_logs 3
 rm -rf "$FAB_TMP"/[AB].cache
 fab_sim_start "$FAB_TOPO/tiny.net" split || exit 1
@@ -277,19 +310,19 @@ wait_up A 60
 wait_up B 60
 sleep 1
 fab_check "5: split: prio 5 is master of its half" \
-	bash -c "grep -q 'ERR 1101' '$FAB_TMP/A.log' && ! grep -q 'ERR 1105' '$FAB_TMP/A.log'"
-fab_check "5: split: prio 10 is master of its half" grep -q 'ERR 1101' "$FAB_TMP/B.log"
+	bash -c "grep -q 'SM 1101' '$FAB_TMP/A.log' && ! grep -q 'SM 1105' '$FAB_TMP/A.log'"
+fab_check "5: split: prio 10 is master of its half" grep -q 'SM 1101' "$FAB_TMP/B.log"
 fab_cmd 'ReLink "sw-a"[3]' 'ReLink "sw-a"[4]' >/dev/null
 t0=$(date +%s.%N)
 for ((i = 0; i < 200; i++)); do
-	grep -q 'ERR 1105' "$FAB_TMP/A.log" && break
+	grep -q 'SM 1105' "$FAB_TMP/A.log" && break
 	sleep 0.05
 done
 echo "split brain resolved after $(sm_elapsed "$t0" "$(date +%s.%N)") s"
-fab_check "5: joined: prio 5 stands by, says why (ERR 1105)" \
-	grep -q 'ERR 1105: MASTER -> DISCOVERING: two masters met' "$FAB_TMP/A.log"
+fab_check "5: joined: prio 5 stands by, says why (SM 1105)" \
+	grep -q 'SM 1105: MASTER -> DISCOVERING: two masters met' "$FAB_TMP/A.log"
 sleep 3
-fab_check "5: joined: prio 10 still master" bash -c "! grep -q 'ERR 1105' '$FAB_TMP/B.log'"
+fab_check "5: joined: prio 10 still master" bash -c "! grep -q 'SM 1105' '$FAB_TMP/B.log'"
 fab_check "5: joined: prio 10 repairs (ERR 1119)" grep -q 'ERR 1119' "$FAB_TMP/B.log"
 LB=$(lid_of H0002)
 LA=$(lid_of H0001)
@@ -323,7 +356,7 @@ if command -v opensm >/dev/null; then
 	# to ibsm as soon as OpenSM is STANDBY hands over to OpenSM.  ibsm
 	# has not heard of it (no sweep since: light sweeps every 30 s, and
 	# OpenSM's polls carry no SMInfo): it looks for SMs on SIGTERM
-	# (ERR 1120, PortInfo IsSM then SMInfo).
+	# (SM 1120, PortInfo IsSM then SMInfo).
 	phase_logs 5
 	rm -rf "$FAB_TMP/osm"
 	fab_sim_start "$NET" osm1 || exit 1
@@ -343,8 +376,8 @@ if command -v opensm >/dev/null; then
 		awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 1.0) }'
 	sm_stop_named A
 	fab_check "4a: ibsm exits cleanly" [ $? -eq 0 ]
-	fab_check "4a: ibsm handed over to OpenSM (ERR 1109)" \
-		grep -q 'ERR 1109: handed over' "$FAB_TMP/A.log"
+	fab_check "4a: ibsm handed over to OpenSM (SM 1109)" \
+		grep -q 'SM 1109: handed over' "$FAB_TMP/A.log"
 	sleep 2
 	lids "$FAB_TMP/lids4.after"
 	fab_check "4a: 0 LID changes (OpenSM after ibsm)" \
@@ -411,7 +444,7 @@ if command -v opensm >/dev/null; then
 	t=$(wait_state "$LA" SMINFO_MASTER 30)
 	echo "OpenSM handed over to ibsm: ibsm master $t s after it started (OpenSM's log: $(grep -c 'Entering STANDBY' "$FAB_TMP/osm/log") STANDBY, $(grep -c 'ERR 2F04' "$FAB_TMP/osm/log") ERR 2F04)"
 	fab_check "4c: OpenSM prio 5 hands over to ibsm prio 10 ($t s)" [ "$t" != timeout ]
-	fab_check "4c: ibsm took the HANDOVER (ERR 1114)" grep -q 'ERR 1114' "$FAB_TMP/A.log"
+	fab_check "4c: ibsm took the HANDOVER (SM 1114)" grep -q 'SM 1114' "$FAB_TMP/A.log"
 	wait_up A 10
 	sleep 1
 	fab_check "4c: OpenSM is STANDBY" [ "$(state_at "$LO")" = SMINFO_STANDBY ]
@@ -435,7 +468,7 @@ fi
 # started after the master's last sweep (light sweeps every 30 s: none
 # during the phase) and the SIGTERM comes as soon as `sminfo` reads it
 # STANDBY.  The master finds it (its first poll, or the probe of the
-# ports' IsSM on SIGTERM, ERR 1120) and hands over: the 5 is master
+# ports' IsSM on SIGTERM, SM 1120) and hands over: the 5 is master
 # within 1 s, the 10 logs the handover (before: it exited without one,
 # and the 5 took over only after its polls went unanswered).
 phase_logs 6pre
@@ -454,9 +487,9 @@ fab_check "6: SIGTERM before a poll: standby master within 1 s ($t s)" \
 	awk -v t="$t" 'BEGIN { exit !(t != "timeout" && t < 1.0) }'
 sm_stop_named A
 fab_check "6: prio 10 exits cleanly" [ $? -eq 0 ]
-fab_check "6: prio 10 handed over (ERR 1109)" \
-	grep -q 'ERR 1109: handed over' "$FAB_TMP/A.log"
-fab_check "6: prio 5 took the HANDOVER (ERR 1114)" grep -q 'ERR 1114' "$FAB_TMP/B.log"
+fab_check "6: prio 10 handed over (SM 1109)" \
+	grep -q 'SM 1109: handed over' "$FAB_TMP/A.log"
+fab_check "6: prio 5 took the HANDOVER (SM 1114)" grep -q 'SM 1114' "$FAB_TMP/B.log"
 sm_stop_named B
 fab_check "6: prio 5 exits cleanly" [ $? -eq 0 ]
 fab_sim_stop

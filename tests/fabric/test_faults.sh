@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/fabric/test_faults.sh - hostile and broken nodes on fat2-small:
 # the rest of the subnet comes up, the fault is named, nothing is routed
-# to the wrong place (issue 10, finding 5).
+# to the wrong place.
 #
 #   a. duplicate GUID: ibsim `Guid "H0004" <H0002's GUID>` makes H0004 a
 #      twin of H0002 (node and port GUID).

@@ -23,6 +23,10 @@
 # them again within SWEEP + SLACK s.
 set -uo pipefail
 
+# The SMs live through every try (fab_spawn kills a client after
+# FAB_TIMEOUT s): about 40 s a try on a loaded machine.
+FAB_TIMEOUT=${FAB_TIMEOUT:-$((120 + ${TRIES:-1} * 60))}
+
 # shellcheck source=tests/fabric/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=tests/fabric/lib_sm.sh

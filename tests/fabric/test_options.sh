@@ -144,7 +144,7 @@ fi
 sleep 1
 
 # guid2lid: a heavy sweep that changes no LID leaves the file alone (same
-# inode, same mtime); it used to be rewritten and fsynced on every one.
+# inode, same mtime) rather than rewriting and fsyncing it every time.
 sweeps() {
 	grep -c 'heavy sweep:' "$LOG"
 }

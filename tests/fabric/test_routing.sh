@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/fabric/test_routing.sh - the routes ibsm programs with its DEFAULT
-# settings, judged by infiniband-diags alone (issue 15, acceptance):
+# settings, judged by infiniband-diags alone:
 #
 #   fat trees (route_check.py load): all-to-all max link load <= 1.10 x
 #     ideal on a whole 2-level tree (8 leaves x 16 hosts, 16 spines) and a

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # tests/fabric/test_sa_hostile.sh - one host floods the SA with the
-# PathRecord GetTables of issue 10 finding 1 while the subnet is served.
+# most costly PathRecord GetTables (a P_Key nobody holds, every pair of
+# ports) while the subnet is served.
 #
-# fat2-128 with LMC 7 (128 LIDs per host): on main, one PathRecord
-# GetTable with P_Key 0x1234 and both ends open cost two minutes of the
-# loop's CPU, so sminfo timed out and the SM stopped answering.  Here
+# fat2-128 with LMC 7 (128 LIDs per host): walked pair by pair, one
+# PathRecord GetTable with P_Key 0x1234 and both ends open would cost two
+# minutes of the loop's CPU, so sminfo would time out and the SM stop
+# answering.  Here
 # H0003 sends 100 such queries a second (tests/fabric/sa_hostile flood)
 # while H0005 asks PathRecord Gets and SMInfo Gets (sa_hostile probe) and
 # H0002 runs sminfo; every probe must be answered, every hostile query

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/fabric/test_takeover_state.sh - a real takeover keeps the SA state
-# (issue 14, "a standby that loses nothing"), judged by infiniband-diags
+# (a standby that loses nothing), judged by infiniband-diags
 # and by clients, never by ibsm's own output.
 #
 # Fabric: two switches, five hosts.  ibsm prio 10 on H0001 is master,

@@ -1,5 +1,5 @@
 /*
- * fuzz_sa.c - libFuzzer target for the SA request path (issue 10).
+ * fuzz_sa.c - libFuzzer target for the SA request path.
  *
  * Each input is an SA MAD from the network (a short one is also tried
  * padded to 256 bytes): it goes through sa_request_parse(), the checks

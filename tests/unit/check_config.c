@@ -466,6 +466,28 @@ END_TEST
 /* Writing through a symbolic link edits the file it points to; mode,
  * group and owner stay; a temp file a killed writer left behind is
  * removed once old, a young one and other names are not. */
+/* Whole-file writes never replace a node that is not a regular file
+ * (a FIFO here; /dev/null for `ibsm -c /dev/null`), nor a directory. */
+START_TEST(file_write_regular_only)
+{
+	char dir[] = "/tmp/check_config_node.XXXXXX", fifo[96];
+	struct stat st;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(write_file_atomic(fifo, put, "x\n"), -EINVAL);
+	ck_assert_int_eq(write_file_if_changed(fifo, put, "x\n", 0), -EINVAL);
+	ck_assert_int_eq(stat(fifo, &st), 0);
+	ck_assert(S_ISFIFO(st.st_mode));
+	ck_assert_int_eq(write_file_atomic(dir, put, "x\n"), -EISDIR);
+	ck_assert_int_eq(stat(dir, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	unlink(fifo);
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(file_write_keeps)
 {
 	char dir[] = "/tmp/check_config_keep.XXXXXX", real[128], link[128];
@@ -635,6 +657,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, options_table);
 	tcase_add_test(tc, file_helpers);
 	tcase_add_test(tc, file_write_keeps);
+	tcase_add_test(tc, file_write_regular_only);
 	tcase_add_test(tc, file_read_stable);
 	tcase_add_test(tc, default_file);
 	suite_add_tcase(s, tc);

@@ -5,9 +5,9 @@
  * duplicate GUIDs (twins), insane NodeInfo, error statuses, answers lost
  * for good.
  *
- * The "twins" and "hostile" cases test the fixes of issue 10 finding 5:
- * on the code before them, a twin CA was linked in place of the genuine
- * port (the genuine switch port lost its peer) and nothing was counted.
+ * The "twins" and "hostile" cases: a twin CA (a second CA with a GUID
+ * already seen) must not be linked in place of the genuine port (the
+ * genuine switch port would lose its peer), and is counted.
  */
 #include "config.h"
 
@@ -788,8 +788,7 @@ static bool refuse_desc_and_pkeys(struct fake_fabric *ff, int id,
 /*
  * Every node refuses its NodeDescription and P_Key blocks (a failed
  * query each): the log gets a burst of ERR 0106 lines, not one line per
- * hostile answer (issue 10 finding 8: network-driven log lines are
- * rate-limited).  Before: one line each.
+ * hostile answer (lines a remote host can cause are rate-limited).
  */
 /*
  * Deferred P_Key tables (the sweep reads them while the routing runs):

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mad/rxq.h"
 #include "config/conf.h"
@@ -319,6 +320,43 @@ START_TEST(test_log_rate)
 }
 END_TEST
 
+/*
+ * log_*_rc() append the error's text; a rate-limited informational line
+ * carries no "ERR" code (grepping a log for ERR finds errors only),
+ * while a warning keeps its "ERR NNNN: ".
+ */
+START_TEST(test_log_rc_and_info_codes)
+{
+	char path[] = "/tmp/check_limits_logXXXXXX";
+	int fd = mkstemp(path);
+	char buf[4096];
+	size_t n;
+	FILE *fp;
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(log_open(path, LOG_LVL_DEBUG), 0);
+	log_warn_rc(-ENOENT, "ERR 9990: cannot read %s", "x.conf");
+	log_err_rc(EACCES, "ERR 9989: cannot write");
+	log_ratelimited(LOG_LVL_INFO, 9988, "an informational line %d", 1);
+	log_ratelimited(LOG_LVL_WARN, 9987, "a warning %d", 2);
+	log_close();
+	fp = fopen(path, "r");
+	ck_assert_ptr_nonnull(fp);
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	buf[n] = 0;
+	fclose(fp);
+	unlink(path);
+	ck_assert_ptr_nonnull(strstr(buf, "[WARN] ERR 9990: cannot read x.conf:"
+				     " No such file or directory\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "[ERR] ERR 9989: cannot write:"
+				     " Permission denied\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "[INFO] an informational line 1\n"));
+	ck_assert_ptr_null(strstr(buf, "ERR 9988"));
+	ck_assert_ptr_nonnull(strstr(buf, "[WARN] ERR 9987: a warning 2\n"));
+}
+END_TEST
+
 static unsigned push_requests(struct rxq *q, uint16_t lid, unsigned n)
 {
 	struct mad_hdr h = { 0 };
@@ -363,6 +401,7 @@ static Suite *limits_suite(void)
 	tcase_add_test(tc, test_several);
 	tcase_add_test(tc, test_trap_accessors);
 	tcase_add_test(tc, test_log_rate);
+	tcase_add_test(tc, test_log_rc_and_info_codes);
 	tcase_add_test(tc, test_rx_queue);
 	suite_add_tcase(s, tc);
 	return s;

@@ -3,8 +3,8 @@
  * (fake_fabric.h): which LFT blocks and SwitchInfo Sets a forwarding
  * table produces given what the switch holds (the image diff), which
  * PortInfo and P_KeyTable Sets a port needs, and that Sets a switch
- * never acknowledges are counted and charged to that switch (issue 10
- * finding 5: the sweep names and excludes it).
+ * never acknowledges are counted and charged to that switch (so that the
+ * sweep can name and exclude it).
  *
  * The model is built by a real discovery of the scripted fabric.
  */

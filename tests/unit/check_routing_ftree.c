@@ -9,7 +9,7 @@
  *
  * The load: every CA port sends to every CA LID; a path adds one to
  * every directed inter-switch link it crosses; the ideal is the total
- * over the number of directed inter-switch links that are up (issue 15).
+ * over the number of directed inter-switch links that are up.
  */
 #include "config.h"
 

@@ -228,7 +228,7 @@ static void path_table(struct agent_fx *x, uint16_t lid, uint16_t slid)
 }
 
 /*
- * Bounded memory (issue 10): with 64 KiB of answers per port (and 64
+ * Bounded memory: with 64 KiB of answers per port (and 64
  * transfers, so that bytes are what binds), one host that never ACKs.
  * Every pair of fat2-128 (1.25 MB) is NO_RESOURCES without a byte held
  * (counted first); its own paths (about 9 KB each) are answered until

@@ -1,13 +1,13 @@
 /*
- * check_sa_budget.c - bounded work in the SA (issue 10, findings 1 and 9).
+ * check_sa_budget.c - bounded work and memory in the SA.
  *
  * A request's generator charges every candidate it examines to the
  * request's work budget and stops after a slice of units (sa.h):
  *
- *   - the hostile PathRecord GetTable of finding 1 (P_Key 0x1234, both
- *     ends open) on fat2-128 with LMC 7 costs nothing: the P_Key is
- *     decided before any path is walked (on main it walked 370 million
- *     LID pairs: two minutes of CPU);
+ *   - a hostile PathRecord GetTable (P_Key 0x1234, both ends open) on
+ *     fat2-128 with LMC 7 costs nothing: the P_Key is decided before any
+ *     path is walked (walking would take 370 million LID pairs: two
+ *     minutes of CPU);
  *   - an open PathRecord GetTable with the default P_Key ends in
  *     NO_RESOURCES within its budget, in slices none of which goes past
  *     its units by more than one item;
@@ -258,7 +258,7 @@ START_TEST(test_open_paths_budget)
 END_TEST
 
 /*
- * Bounded memory (issue 10): a PathRecord GetTable with an end open that
+ * Bounded memory: a PathRecord GetTable with an end open that
  * may give more than a few thousand records is counted first and then
  * built in a table of exactly its size (no doubling slack), with the
  * records a one-go run gives; with a limit below that size it fails

@@ -1,6 +1,6 @@
 /*
- * check_sa_partitions.c - PathRecord and MultiPathRecord with partitions
- * (issue 11): on the bundled fat tree with LIDs from lid_assign() and
+ * check_sa_partitions.c - PathRecord and MultiPathRecord with partitions:
+ * on the bundled fat tree with LIDs from lid_assign() and
  * LFTs from minhop, P_Key tables are given to a few ports by hand
  * (fab_port.want_pkeys, as the partitions' resolution fills them).
  *
@@ -125,7 +125,7 @@ static void setup_parts(struct fx *x)
 	want(host_port(x, "H0005"), def_full2, 2);
 }
 
-/* No want_pkeys anywhere: the default partition, as before issue 11. */
+/* No want_pkeys anywhere: every port in the default partition only. */
 START_TEST(test_default_unchanged)
 {
 	struct fx x;

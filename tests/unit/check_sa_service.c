@@ -194,7 +194,7 @@ START_TEST(test_delete_rules)
 			ck_assert_int_eq(svc_set(st, p, id, p, 600, 0, NULL), 0);
 	ck_assert_uint_eq(sa_state_services(st), 12);
 
-	/* ComponentMask 0 used to match (and delete) every record. */
+	/* ComponentMask 0 would match (and delete) every record: refused. */
 	ck_assert_int_eq(svc_delete(st, 1, 0, 1, 1, 0, &n),
 			 -SA_STATUS_INSUF_COMPONENTS);
 	ck_assert_uint_eq(n, 0);

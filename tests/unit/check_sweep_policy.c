@@ -4,9 +4,9 @@
  * sweeps failed before it, -o or daemon -> accept, degraded, retry or
  * exclude.
  *
- * Before issue 10 the policy lived inside sm/sweep.c and never accepted
- * an unacknowledged Set: one switch dropping its LFT Sets kept the subnet
- * down for good (rows "mute switch ...").
+ * The rows "mute switch ..." hold the policy to accepting a sweep with
+ * an unacknowledged Set: otherwise one switch dropping its LFT Sets would
+ * keep the subnet down for good.
  */
 #include "config.h"
 
