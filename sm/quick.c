@@ -24,6 +24,7 @@
 #include "sm/quick.h"
 #include "sm/sm.h"
 #include "sm/ha/sminfo.h"
+#include "sm/worker.h"
 
 /* ------------------------------------------------------- the model side */
 
@@ -723,12 +724,8 @@ void quick_sweep_abort(struct sm *sm)
 {
 	struct quick_sweep *q = sm->quick;
 
-	if (!q)
+	if (!q || !worker_abort_step(&q->aborted))
 		return;
-	if (!q->aborted) {
-		q->aborted = true;
-		return;
-	}
 	sm->quick = NULL;
 	quick_free(q);
 }

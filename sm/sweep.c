@@ -36,6 +36,7 @@
 #include "sm/sm.h"
 #include "sm/sweep_policy.h"
 #include "sm/topo_file.h"
+#include "sm/worker.h"
 
 enum sweep_stage { ST_DISCOVER, ST_PROGRAM, ST_ACTIVATE, ST_DONE };
 
@@ -1282,12 +1283,8 @@ void sweep_heavy_abort(struct sm *sm)
 {
 	struct sweep *sw = sm->sweep;
 
-	if (!sw)
+	if (!sw || !worker_abort_step(&sw->aborted))
 		return;
-	if (!sw->aborted) {
-		sw->aborted = true;
-		return;
-	}
 	sm->sweep = NULL;
 	sweep_free(sw);
 }
@@ -1465,12 +1462,8 @@ void sweep_light_abort(struct sm *sm)
 {
 	struct light_sweep *ls = sm->light;
 
-	if (!ls)
+	if (!ls || !worker_abort_step(&ls->aborted))
 		return;
-	if (!ls->aborted) {
-		ls->aborted = true;
-		return;
-	}
 	sm->light = NULL;
 	free(ls);
 }

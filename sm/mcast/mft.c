@@ -48,6 +48,7 @@
 #include "sm/mcast/mft.h"
 #include "sm/program.h"
 #include "sm/sm.h"
+#include "sm/worker.h"
 
 #define MLIDS		(MC_MLID_MAX - MC_MLID_MIN + 1)	/* 16383 */
 #define MFT_BLOCK	32			/* MLIDs per MFT block */
@@ -1222,8 +1223,7 @@ void mft_abort(struct sm *sm)
 
 	if (!s)
 		return;
-	if (!s->stopped) {
-		s->stopped = true;
+	if (!worker_abort_step(&s->stopped)) {
 		ev_timer_stop(sm->loop, &s->timer);
 		return;
 	}
