@@ -44,7 +44,7 @@ struct fab_port {
 	 * (partitions/): want_pkeys[i] is the entry at index i, host order,
 	 * membership bit included (0x8000 full), 0 for an empty slot;
 	 * n_want_pkeys entries, at most pkey_blocks * PKEY_BLOCK_SIZE.  NULL:
-	 * no partition configuration applies to the port (program.c then
+	 * no partition configuration applies to the port (sm/program/pkey.c then
 	 * sets up the default partition as OpenSM does without a
 	 * partitions.conf).  Owned by the model: fabric_free() frees it.
 	 */

@@ -512,7 +512,7 @@ static int cmd_resweep(struct sm *sm, bool heavy, struct ctl_answer *a)
 
 /*
  * reroute: a heavy sweep computes the routes again anyway; what reroute
- * adds is forgetting what each switch's LFT holds (sm/program.c's
+ * adds is forgetting what each switch's LFT holds (sm/program/lft.c's
  * images), so that every block is sent again instead of only those the
  * SM believes changed: a switch whose table was changed behind the SM's
  * back gets it back.  Images are only forgotten between heavy sweeps (one

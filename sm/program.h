@@ -137,7 +137,7 @@ bool port_memos_settled(const struct port_memos *m, uint64_t node_guid,
  * Queue the P_KeyTable Sets port `pn` of node `id` needs to hold the
  * table the partitions give it (fab_port.want_pkeys), or without them the
  * default partition the way OpenSM 3.3.23 sets it up without a
- * partitions.conf (see program.c), only for blocks that differ from the
+ * partitions.conf (see sm/program/pkey.c), only for blocks that differ from the
  * table read by the discovery (every block when that read was
  * incomplete), never past the port's pkey_blocks.  The model's table is updated from each
  * answer.  Returns the number of Sets queued, or -errno.

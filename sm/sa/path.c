@@ -572,7 +572,7 @@ static void port_gid(const struct sa_view *v, struct fab_ref r, uint8_t gid[16])
  * the paths into virtual layers (routing.h): the layer of the path from
  * the switch the packet enters the fabric at (the switch `src` hangs off,
  * or `src` itself when it is a switch's port 0) to `dlid`.  That SL maps
- * to the layer's VL on every port (sm/program.c, SLtoVLMappingTable), so
+ * to the layer's VL on every port (sm/program/sl2vl.c, SLtoVLMappingTable), so
  * a host that uses it keeps its traffic on a VL whose channel dependency
  * graph is acyclic.  -1 without layers: the SL is what it was before
  * (0, or the one the query asks for).

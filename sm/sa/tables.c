@@ -19,7 +19,7 @@
  *                      switch port (0..NumPorts) and is ignored for CAs.
  *   SL2VLTableRecord   With virtual layers (a routing engine that
  *                      uses SLs, ROUTING in ibsm(8)) the table the SM
- *                      read or set (sm/program.c).  Otherwise zero:
+ *                      read or set (sm/program/).  Otherwise zero:
  *                      OpenSM neither reads nor sets SL-to-VL tables
  *                      with QoS off, and neither does ibsm.  A switch
  *                      gives one record per (in, out) pair 0..NumPorts,
@@ -255,7 +255,7 @@ static const struct sa_field sl2vl_fields[] = {
 	FLD(64, 64),	/* 4 SLtoVLMappingTable */
 };
 
-/* One record: the table as programmed with virtual layers (sm/program.c),
+/* One record: the table as programmed with virtual layers (sm/program/sl2vl.c),
  * else zero (see the top of this file).  `img_out` is the output port the
  * SM keys the table by: a CA's port number, a switch's output port. */
 static int sl2vl_one(const struct sa_view *v, const struct sa_query *q,

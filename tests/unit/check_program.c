@@ -1,5 +1,5 @@
 /*
- * check_program.c - the Sets of sm/program.c against a scripted fabric
+ * check_program.c - the Sets of sm/program/ against a scripted fabric
  * (fake_fabric.h): which LFT blocks and SwitchInfo Sets a forwarding
  * table produces given what the switch holds (the image diff), which
  * PortInfo and P_KeyTable Sets a port needs, and that Sets a switch

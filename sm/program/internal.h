@@ -1,0 +1,21 @@
+/*
+ * sm/program/internal.h - what the files of sm/program/ share.  The
+ * programming is split by what it programs: batch.c (batches of SMP
+ * Sets), lft.c (forwarding tables), port.c (PortInfo), memo.c (what
+ * ports answered), pkey.c (P_Key tables), sl2vl.c (SL to VL tables).
+ * Its interface is sm/program.h.
+ */
+#ifndef IBSM_SM_PROGRAM_INTERNAL_H
+#define IBSM_SM_PROGRAM_INTERNAL_H
+
+#include "sm/program.h"
+
+/*
+ * PortInfo:OperationalVLs (its encoding: 1 VL0, 2 VL0-1, 3 VL0-3, 4 VL0-7,
+ * 5 VL0-14) a linked port `pn` should run (port.c; the SL to VL tables
+ * of sl2vl.c follow it).
+ */
+unsigned link_op_vls(const struct sm_config *cfg, const struct fabric *f,
+		     int32_t id, uint8_t pn);
+
+#endif
