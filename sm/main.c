@@ -380,8 +380,9 @@ static int write_conf(FILE *fp, const void *arg)
 }
 
 /*
- * SIGHUP and the control socket's reload (sm->reload, from sm_reload()
- * in sm/ctl.c before the heavy sweep it asks for): the -F file again.
+ * SIGHUP and the control socket's reload (sm->reload, called by the
+ * state machine on SM_EV_RELOAD before the heavy sweep it asks for,
+ * sm/ha/state.c): the -F file again.
  * Keys OpenSM re-applies at run time take their new values now, each
  * change logged; the others keep their old values until a restart,
  * named in a warning; a file with errors changes nothing.  Command-line
@@ -908,7 +909,7 @@ int main(int argc, char **argv)
 	else if (getenv("IBSM_DEBUG_COPY_FROM"))
 		rc = debug_copy_start(&sm, getenv("IBSM_DEBUG_COPY_FROM"));
 	else
-		sm_event(&sm, SM_EV_START);
+		(void)sm_post(&sm, SM_EV_START);
 	/* The pid once the SM runs, so a pid in the file is one that takes
 	 * SIGHUP; in the file locked at start, removed at exit. */
 	if (rc == 0 && pid.fd >= 0) {

@@ -656,19 +656,23 @@ static void quick_end(struct quick_sweep *q)
 			  " reached: the heavy sweep starts from the model",
 			  q->n, q->smps, dt, res.links_lost, res.what,
 			  res.nodes_gone);
-		sm_heavy_sweep_model(sm, &nf, q->smps, q->t0);
+		struct sm_msg m = { .ev = SM_EV_QUICK_LOSSES };
+
+		m.u.model.f = &nf;	/* taken by the heavy sweep, now */
+		m.u.model.smps = q->smps;
+		m.u.model.t0 = q->t0;
+		(void)sm_post_wait(sm, &m);
 		fabric_free(&nf);
 	} else if (v == QUICK_NOTHING && !sm->change_pending) {
 		log_info("quick sweep: %u switch(es) read, %u SMPs, %.3f s: %s",
 			 q->n, q->smps, dt, res.what);
-		sm_event(sm, SM_EV_QUICK_DONE);
+		(void)sm_post(sm, SM_EV_QUICK_DONE);
 	} else {
 		fabric_free(&nf);
 		if (!sm->change_pending)
 			log_info("quick sweep: %u switch(es) read, %.3f s: %s:"
 				 " heavy sweep", q->n, dt, res.what);
-		sm->topo_changed = true;
-		sm_heavy_sweep(sm);
+		(void)sm_post(sm, SM_EV_QUICK_CHANGE);
 	}
 	quick_free(q);
 }

@@ -14,6 +14,7 @@
 #include "mad/umad_io.h"
 #include "config/fileutil.h"
 #include "routing/routing.h"
+#include "sm/event.h"
 #include "sm/fabric.h"
 #include "sm/lid.h"
 #include "sm/log.h"
@@ -125,24 +126,6 @@ enum sm_state {
 	SM_MASTER = SM_STATE_MASTER,
 };
 
-/* Events that drive the state machine (sm_event()). */
-enum sm_event {
-	SM_EV_START,		/* port bound: begin discovering */
-	SM_EV_SWEEP_DONE,	/* a heavy sweep brought the subnet up */
-	SM_EV_SWEEP_FAILED,	/* a heavy sweep could not finish */
-	SM_EV_CHANGE,		/* trap, SIGHUP, light sweep saw a change */
-	SM_EV_LIGHT_TIMER,	/* sweep_interval elapsed */
-	SM_EV_LIGHT_DONE,	/* a light sweep finished (change_pending set
-				 * when it saw a change) */
-	SM_EV_TRAP,		/* an accepted trap asks for a heavy sweep */
-	SM_EV_PORT_UP,		/* the SM's own port, down, has a link again */
-	SM_EV_STOP,		/* signal: shut down */
-	SM_EV_ELECT_DONE,	/* the election's discovery found the SMs */
-	SM_EV_MASTER_LOST,	/* standby: the master stopped answering */
-	SM_EV_HANDOVER,		/* SubnSet(SMInfo, HANDOVER) accepted */
-	SM_EV_YIELD,		/* master: a better SM is master or takes over */
-	SM_EV_QUICK_DONE,	/* a quick sweep found nothing changed */
-};
 
 /*
  * Another SM as its SMInfo last said (14.2.5.13).  The table of them is
@@ -310,11 +293,15 @@ struct sm {
 	ev_timer log_timer;		/* writes "suppressed N" summaries */
 	ev_signal sig_int, sig_term, sig_hup, sig_usr1;
 	struct sm_stats stats;
+	struct sm_evq evq;		/* events for the state machine */
 	int exit_code;			/* SM_EXIT_* or 0 */
 	/* The configuration sm->cfg came from (config/conf.h), read again on
-	 * SIGHUP by reload() (sm/main.c); NULL in unit tests.  reload()
-	 * adds its errors, warnings and changes to `report` when not NULL
-	 * (the control socket's reload: sm/ctl.c). */
+	 * SIGHUP and the control socket's reload by reload(), the reader
+	 * main() gives (sm/main.c), which the state machine calls on the
+	 * event SM_EV_RELOAD before the partitions file (sm/ha/state.c);
+	 * NULL in unit tests.  reload() adds its errors, warnings and
+	 * changes to `report` when not NULL (the control socket's reload:
+	 * sm/ctl.c). */
 	struct cfg *conf;
 	int      (*reload)(struct sm *sm, struct cfg_msgs *report);
 	struct ctl_server *ctl;		/* control socket (sm/ctl.c) */
@@ -390,8 +377,6 @@ struct sm {
  */
 uint16_t sm_master_lid(const struct sm *sm);
 
-/* The one entry point of the state machine (sm/ha/state.c). */
-void sm_event(struct sm *sm, enum sm_event ev);
 const char *sm_state_name(enum sm_state s);
 
 /* sm/ha/state.c: register the SMInfo agent and the trap receiver. */

@@ -206,7 +206,7 @@ static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 		 st->window, st->window_low, st->window_high, st->window_cuts,
 		 st->dest_waits, mad_engine_dests_throttled(sm->engine),
 		 st->dest_cuts, st->lossy_resends);
-	sm_event(sm, ok ? SM_EV_SWEEP_DONE : SM_EV_SWEEP_FAILED);
+	(void)sm_post(sm, ok ? SM_EV_SWEEP_DONE : SM_EV_SWEEP_FAILED);
 }
 
 /* ------------------------------------------------------------ stages */
@@ -938,7 +938,9 @@ static void on_discovered(void *arg, const struct discover_result *r)
 	r = NULL;
 	if (sm->state == SM_MASTER && sm->master_claim &&
 	    has_sm_port(&sw->f, sm->master_claim))
-		sm_master_claimed(sm);	/* stands down: the election decides */
+		/* stands down now: the election decides */
+		(void)sm_post_wait(sm, &(struct sm_msg){
+			.ev = SM_EV_MASTER_CLAIMED });
 	if (sm->standing_down) {
 		sweep_finish(sw, false, STOOD_DOWN);
 		return;
@@ -1388,7 +1390,7 @@ static void on_light_done(struct smp_batch *b, void *arg)
 	/* A heavy sweep asked for meanwhile waited for this one: the state
 	 * machine starts it now (never during a light sweep, which reads
 	 * the model a heavy sweep replaces). */
-	sm_event(sm, SM_EV_LIGHT_DONE);
+	(void)sm_post(sm, SM_EV_LIGHT_DONE);
 }
 
 /* Of the end ports of node `id`, those the light sweep reads: ACTIVE

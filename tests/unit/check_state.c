@@ -35,6 +35,7 @@
 #include "sm/ha/election.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
+#include "sm/ha/fsm.h"
 #include "sm/ha/sminfo.h"
 #include "sm/ha/sync.h"
 #include "tests/unit/fake_transport.h"
