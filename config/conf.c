@@ -30,8 +30,8 @@
 #include "config/conf.h"
 #include "config/fileutil.h"
 #include "routing/routing.h"
-#include "sm/limits.h"
-#include "sm/sm.h"
+#include "config/limits.h"
+#include "config/sm_config.h"
 
 void cfg_msgs_add(struct cfg_msgs *m, const char *fmt, ...)
 {
@@ -200,7 +200,7 @@ int cfg_check_value(const struct cfg_key *k, const char *val, char *err,
 		char e[160];
 
 		memset(&scratch, 0, sizeof(scratch));
-		rc = limit_parse(&scratch, k->off, val, e, sizeof(e));
+		rc = cfg_limit_parse(&scratch, k, val, e, sizeof(e));
 		if (rc < 0) {
 			/* "--name val: expected ..." without its option part */
 			const char *x = strstr(e, ": expected ");
@@ -545,7 +545,7 @@ int cfg_apply(const struct cfg *c, struct sm_config *o)
 			no_enforce = !strcmp(v, "TRUE");
 			break;
 		case F_LIMIT:
-			if (limit_parse(o, k->off, v, err, sizeof(err)) < 0)
+			if (cfg_limit_parse(o, k, v, err, sizeof(err)) < 0)
 				return -EINVAL;
 			break;
 		}

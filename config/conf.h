@@ -1,12 +1,13 @@
 /*
  * conf.h - ibsm's configuration: one table of every key of OpenSM
- * 3.3.23's opensm.conf (and ibsm's own keys), with its type, default,
- * range, whether a SIGHUP may change it at run time and whether ibsm
+ * 3.3.23's opensm.conf (and ibsm's own keys and limits), with its type,
+ * default, range, whether a SIGHUP may change it at run time and whether ibsm
  * implements it.  The same table drives the file reader (OpenSM's
  * `key value` lines, read through inih), the command line (config/opts.c),
- * `-c FILE` (the default file in OpenSM's format) and the daemon's
- * reload.  Library code: it returns errors as text for the daemon to
- * print, and never logs.
+ * `-c FILE` (the default file in OpenSM's format), --check-config,
+ * dump-config and the daemon's reload, and fills struct sm_config
+ * (config/sm_config.h).  Library code: it returns errors as text for the
+ * daemon to print, and never logs.
  */
 #ifndef IBSM_CONFIG_CONF_H
 #define IBSM_CONFIG_CONF_H
@@ -33,7 +34,7 @@ enum cfg_type {
 #define CFG_RT		0x01	/* a SIGHUP (heavy sweep) may change it */
 #define CFG_IMPL	0x02	/* ibsm implements it */
 #define CFG_IBSM	0x04	/* ibsm's own key, not in OpenSM's opensm.conf */
-#define CFG_LIMIT	0x08	/* one of sm/limits.c's limits (field = index) */
+#define CFG_LIMIT	0x08	/* a limit (config/limits.h), also --name N */
 
 /* How a key's value lands in struct sm_config (cfg_apply). */
 enum cfg_field {
@@ -43,7 +44,7 @@ enum cfg_field {
 	F_U8, F_UINT, F_U64, F_STR, F_BUF, F_ENUM,
 	F_LOG_FLAGS,	/* log_flags: sets log_level (and dump_lfts on 0x40) */
 	F_NO_PART_ENF,	/* no_partition_enforcement TRUE: part_enforce off */
-	F_LIMIT,	/* limit_opts[off] of sm/limits.c */
+	F_LIMIT,	/* a limit: its option's rules (cfg_limit_parse) */
 };
 
 struct cfg_key {
@@ -54,12 +55,19 @@ struct cfg_key {
 	const char *words;	/* CFG_ENUM: "both,in,out,off" */
 	unsigned flags;		/* CFG_RT, CFG_IMPL, CFG_IBSM, CFG_LIMIT */
 	enum cfg_field field;
-	size_t	 off;		/* offset in struct sm_config (limit index) */
-	size_t	 size;		/* F_BUF: the buffer's size */
+	size_t	 off;		/* offset in struct sm_config */
+	size_t	 size;		/* F_BUF: the buffer's size; F_LIMIT: the
+				 * field's (an unsigned or a uint64_t for
+				 * CFG_INT, a double for CFG_REAL) */
 	const char *section;	/* heading in -c output */
+	/* F_LIMIT only */
+	double	 num;		/* the default, as a number (`def` its text) */
+	const char *unit;	/* what the number counts, for messages */
+	const char *help;	/* one line for --help */
 };
 
-/* The whole table: OpenSM's keys in opensm -c order, then ibsm's own. */
+/* The whole table: OpenSM's keys in opensm -c order, then ibsm's own,
+ * then the limits (limit_opts of config/limits.h). */
 const struct cfg_key *cfg_keys(size_t *n);
 /* The key called `name`, or NULL. */
 const struct cfg_key *cfg_key_find(const char *name, size_t *index);
@@ -91,7 +99,7 @@ void cfg_msgs_add(struct cfg_msgs *m, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
- * The log level (enum log_level of sm/log.h) OpenSM's log flags (-D,
+ * The log level (enum log_level, config/log_level.h) OpenSM's log flags (-D,
  * log_flags: 0x01 errors, 0x02 info, 0x04 verbose, 0x08 debug, 0x10
  * function calls, 0x20 frames, 0x40 routing, 0x80 sys) give: debug from
  * 0x04 up, else info with 0x02, warn with 0x01, err with none.

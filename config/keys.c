@@ -10,17 +10,21 @@
  * spec fixes them (SMInfo:Priority 4 bits, LMC 3 bits, PortInfo's 5-bit
  * time values, 14.2.5.6).  ibsm's own keys follow (pidfile, cache_dir,
  * control_socket, the SMP window's, incremental_reroute, transport), then
- * the limits of sm/limits.c (added from its table, once, by cfg_keys()).
+ * the limits, from config/limits.h's list: one table, its size counted
+ * by the compiler.
  */
 #include "config.h"
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "config/conf.h"
-#include "sm/limits.h"
-#include "sm/sm.h"
+#include "config/limits.h"
+#include "config/sm_config.h"
+#include "mad/engine.h"
+#include "mad/rxq.h"
 
 #define RT	CFG_RT
 #define IMPL	CFG_IMPL
@@ -39,9 +43,18 @@
 #define SP_LOG_FLAGS	F_LOG_FLAGS
 #define SP_NO_PART_ENF	F_NO_PART_ENF
 #define K(name, type, def, lo, hi, words, flags, field, sect) \
-	{ name, type, def, lo, hi, words, flags, field, sect }
+	{ name, type, def, lo, hi, words, flags, field, sect, 0, NULL, NULL }
 
-#define N_LIMITS_MAX	32
+/* A limit (config/limits.h): an unsigned, uint64_t or double field. */
+#define LIMIT_(kind, nm, fld, lo, hi, dflt, unit_, help_) \
+	{ .name = nm, .type = kind, .def = NULL, .min = lo, .max = hi, \
+	  .flags = CFG_IMPL | CFG_IBSM | CFG_LIMIT, .field = F_LIMIT, \
+	  .off = offsetof(struct sm_config, fld), \
+	  .size = sizeof(((struct sm_config *)0)->fld), \
+	  .section = "IBSM LIMITS", .num = dflt, .unit = unit_, \
+	  .help = help_ },
+#define LIMIT_U(...)	LIMIT_(CFG_INT, __VA_ARGS__)
+#define LIMIT_R(...)	LIMIT_(CFG_REAL, __VA_ARGS__)
 
 static struct cfg_key keys[] = {
 	K("guid", CFG_GUID, "0x0000000000000000", 0, 0, NULL, IMPL, F_GUID(guid), "DEVICE ATTRIBUTES OPTIONS"),
@@ -228,38 +241,52 @@ static struct cfg_key keys[] = {
 	K("incremental_reroute", CFG_BOOL, "TRUE", 0, 0, NULL,
 	  RT | IMPL | CFG_IBSM, F_BOOL_NOT_(no_incremental_reroute),
 	  "IBSM OPTIONS"),
+
+	/* the limits, last: limit_opts */
+	CFG_LIMITS(LIMIT_U, LIMIT_U, LIMIT_R)
 };
 
 #define N_KEYS	(sizeof(keys) / sizeof(keys[0]))
 
-/* keys[], then one key per limit of sm/limits.c. */
-static struct cfg_key all[N_KEYS + N_LIMITS_MAX];
-static char limit_defs[N_LIMITS_MAX][32];
-static size_t n_all;
+/*
+ * Checked by the compiler: each limit's field has the C type its kind
+ * says, and its default lies in its range above 0 (0 marks "default" in
+ * a config left zero).
+ */
+#define CHECK_LIMIT_(ctype, nm, fld, lo, hi, dflt, unit_, help_) \
+	static_assert(_Generic(((struct sm_config *)0)->fld, \
+			       ctype: 1, default: 0), \
+		      nm ": field " #fld " is not " #ctype); \
+	static_assert((lo) > 0 && (lo) <= (dflt) && (dflt) <= (hi), \
+		      nm ": default outside its range");
+#define CHECK_U(...)	CHECK_LIMIT_(unsigned, __VA_ARGS__)
+#define CHECK_W(...)	CHECK_LIMIT_(uint64_t, __VA_ARGS__)
+#define CHECK_R(...)	CHECK_LIMIT_(double, __VA_ARGS__)
+CFG_LIMITS(CHECK_U, CHECK_W, CHECK_R)
+
+/* The limits are the table's last N_LIMITS keys, after ibsm's own. */
+static_assert(N_KEYS > N_LIMITS, "the key table holds the limits");
+#define FIRST_LIMIT	(N_KEYS - N_LIMITS)
+
+const struct cfg_key *const limit_opts = keys + FIRST_LIMIT;
+const size_t n_limit_opts = N_LIMITS;
+
+/* The limits' defaults as text ("%.15g" of each `num`), written once. */
+static char limit_defs[N_LIMITS][32];
 
 const struct cfg_key *cfg_keys(size_t *n)
 {
-	if (!n_all) {
-		memcpy(all, keys, sizeof(keys));
-		n_all = N_KEYS;
-		for (size_t i = 0; i < n_limit_opts && i < N_LIMITS_MAX; i++) {
-			const struct limit_opt *l = &limit_opts[i];
+	if (!keys[FIRST_LIMIT].def)
+		for (size_t i = 0; i < N_LIMITS; i++) {
+			struct cfg_key *k = &keys[FIRST_LIMIT + i];
 
 			snprintf(limit_defs[i], sizeof(limit_defs[i]), "%.15g",
-				 l->def);
-			all[n_all++] = (struct cfg_key){
-				.name = l->name,
-				.type = l->real ? CFG_REAL : CFG_INT,
-				.def = limit_defs[i], .min = l->min, .max = l->max,
-				.flags = CFG_IMPL | CFG_IBSM | CFG_LIMIT,
-				.field = F_LIMIT, .off = i,
-				.section = "IBSM LIMITS",
-			};
+				 k->num);
+			k->def = limit_defs[i];
 		}
-	}
 	if (n)
-		*n = n_all;
-	return all;
+		*n = N_KEYS;
+	return keys;
 }
 
 const struct cfg_key *cfg_key_find(const char *name, size_t *index)

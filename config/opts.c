@@ -7,13 +7,14 @@
  */
 #include "config.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config/conf.h"
 #include "config/opts.h"
-#include "sm/limits.h"
+#include "config/limits.h"
 
 #define N no_argument
 #define A required_argument
@@ -145,6 +146,9 @@ const struct cfg_opt cfg_opts[] = {
 	SP("json", 0, N, OPT_SP_JSON, NULL, "--route-only: the report in JSON"),
 };
 const size_t n_cfg_opts = sizeof(cfg_opts) / sizeof(cfg_opts[0]);
+/* cfg_opt_of() tells an option from a limit by its getopt value. */
+static_assert(OPT_LONG_BASE + sizeof(cfg_opts) / sizeof(cfg_opts[0]) <=
+	      OPT_LIMIT_BASE, "options' getopt values run into the limits'");
 
 int cfg_opts_getopt(char *shorts, size_t len, struct option **longs)
 {

@@ -45,14 +45,14 @@ extern const struct cfg_opt cfg_opts[];
 extern const size_t n_cfg_opts;
 
 /* getopt values of long options: OPT_LONG_BASE + index in cfg_opts;
- * of the limits of sm/limits.c: OPT_LIMIT_BASE + index in limit_opts. */
+ * of the limits (config/limits.h): OPT_LIMIT_BASE + index in limit_opts. */
 #define OPT_LONG_BASE	1000
 #define OPT_LIMIT_BASE	2000
 
 /*
  * The getopt_long tables: shorts (":F:c:...", the leading ':' for
  * missing arguments), and *longs (malloc'd, with
- * the limits of sm/limits.c and a terminator).  Returns 0 or -ENOMEM.
+ * the limits of config/limits.h and a terminator).  Returns 0 or -ENOMEM.
  */
 int cfg_opts_getopt(char *shorts, size_t len, struct option **longs);
 

@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 #define PART_PKEY_DEFAULT	0x7fff
 #define PART_FULL_BIT		0x8000
@@ -200,6 +200,14 @@ struct part_resolve_opts {
 int part_resolve_opts(const struct part_config *c, struct fabric *f,
 		      uint64_t sm_port_guid, const struct part_resolve_opts *o,
 		      struct part_resolve_report *rep);
+/*
+ * How many partitions other than the default have a member naming some
+ * end port of `f` other than the SM's own (SELF does not count): what
+ * would still hold hosts apart.  Pure (writes nothing).  >= 0 or
+ * -ENOMEM.
+ */
+int part_reach(const struct part_config *c, const struct fabric *f);
+
 /* part_resolve_opts() with OpenSM's defaults (keep_pkey_indexes TRUE). */
 int part_resolve(const struct part_config *c, struct fabric *f,
 		 uint64_t sm_port_guid, struct part_resolve_report *rep);

@@ -285,13 +285,107 @@ int part_resolve(const struct part_config *c, struct fabric *f,
 	return part_resolve_opts(c, f, sm_port_guid, &o, rep);
 }
 
+/* The end ports of `f` (CA and router ports that are linked or the
+ * SM's, switch port 0), sorted by port GUID, in *eps (malloc'd).  0 or
+ * -ENOMEM. */
+static int collect_eps(const struct fabric *f, struct endport **out,
+		       size_t *n_out)
+{
+	struct endport *eps = NULL;
+	size_t n_eps = 0, cap_eps = 0;
+
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *n = &f->nodes[i];
+		unsigned first = n->type == NODE_TYPE_SWITCH ? 0 : 1;
+		unsigned last = n->type == NODE_TYPE_SWITCH ? 0 : n->num_ports;
+
+		for (unsigned p = first; n->ports && p <= last; p++) {
+			const struct fab_port *pt = &n->ports[p];
+			bool local = (int32_t)i == f->local_node &&
+				     p == f->local_port;
+
+			if (n->type != NODE_TYPE_SWITCH &&
+			    pt->peer_node == FAB_NONE && !local)
+				continue;
+			if (n_eps == cap_eps) {
+				size_t nc = cap_eps ? cap_eps * 2 : 64;
+				struct endport *ne = realloc(eps, nc * sizeof(*ne));
+
+				if (!ne) {
+					free(eps);
+					return -ENOMEM;
+				}
+				eps = ne;
+				cap_eps = nc;
+			}
+			eps[n_eps++] = (struct endport){
+				.guid = pt->guid ? pt->guid : n->guid,
+				.node = (int32_t)i, .port = (uint8_t)p,
+				.type = n->type,
+			};
+		}
+	}
+	if (n_eps)
+		qsort(eps, n_eps, sizeof(*eps), cmp_guid);
+	*out = eps;
+	*n_out = n_eps;
+	return 0;
+}
+
+int part_reach(const struct part_config *c, const struct fabric *f)
+{
+	struct endport *eps;
+	size_t n_eps;
+	bool type_seen[4] = { false };
+	int reach = 0, rc = collect_eps(f, &eps, &n_eps);
+
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < n_eps; i++)
+		if (eps[i].type < 4)
+			type_seen[eps[i].type] = true;
+	for (size_t pi = 0; pi < c->n_parts; pi++) {
+		const struct part *pa = &c->parts[pi];
+		bool hit = false;
+
+		if (pa->pkey == PART_PKEY_DEFAULT)
+			continue;
+		for (size_t mi = 0; mi < pa->n_members && !hit; mi++) {
+			const struct part_member *m = &pa->members[mi];
+
+			switch (m->kind) {
+			case PART_M_GUID:
+				hit = find_ep(eps, n_eps, m->guid) >= 0;
+				break;
+			case PART_M_ALL:
+				hit = n_eps > 0;
+				break;
+			case PART_M_ALL_CAS:
+				hit = type_seen[NODE_TYPE_CA];
+				break;
+			case PART_M_ALL_SWITCHES:
+				hit = type_seen[NODE_TYPE_SWITCH];
+				break;
+			case PART_M_ALL_ROUTERS:
+				hit = type_seen[NODE_TYPE_ROUTER];
+				break;
+			case PART_M_SELF:
+				break;		/* the SM's port alone */
+			}
+		}
+		reach += hit;
+	}
+	free(eps);
+	return reach;
+}
+
 int part_resolve_opts(const struct part_config *c, struct fabric *f,
 		      uint64_t sm_port_guid, const struct part_resolve_opts *o,
 		      struct part_resolve_report *rep)
 {
 	struct layout L = { .keep = o->keep_pkey_indexes };
 	struct endport *eps = NULL;
-	size_t n_eps = 0, cap_eps = 0;
+	size_t n_eps = 0;
 	struct entry *ents = NULL;
 	size_t n_ents = 0, cap_ents = 0;
 	uint8_t *st = NULL;
@@ -314,39 +408,9 @@ int part_resolve_opts(const struct part_config *c, struct fabric *f,
 	}
 
 	/* The end ports, sorted by port GUID. */
-	for (size_t i = 0; i < f->n_nodes; i++) {
-		struct fab_node *n = &f->nodes[i];
-		unsigned first = n->type == NODE_TYPE_SWITCH ? 0 : 1;
-		unsigned last = n->type == NODE_TYPE_SWITCH ? 0 : n->num_ports;
-
-		for (unsigned p = first; n->ports && p <= last; p++) {
-			struct fab_port *pt = &n->ports[p];
-			bool local = (int32_t)i == f->local_node &&
-				     p == f->local_port;
-
-			if (n->type != NODE_TYPE_SWITCH &&
-			    pt->peer_node == FAB_NONE && !local)
-				continue;
-			if (n_eps == cap_eps) {
-				size_t nc = cap_eps ? cap_eps * 2 : 64;
-				struct endport *ne = realloc(eps, nc * sizeof(*ne));
-
-				if (!ne) {
-					rc = -ENOMEM;
-					goto out;
-				}
-				eps = ne;
-				cap_eps = nc;
-			}
-			eps[n_eps++] = (struct endport){
-				.guid = pt->guid ? pt->guid : n->guid,
-				.node = (int32_t)i, .port = (uint8_t)p,
-				.type = n->type,
-			};
-		}
-	}
-	if (n_eps)
-		qsort(eps, n_eps, sizeof(*eps), cmp_guid);
+	rc = collect_eps(f, &eps, &n_eps);
+	if (rc < 0)
+		goto out;
 	st = calloc(n_eps + 1, 1);
 	ix = calloc(n_eps + 1, sizeof(*ix));
 	if (!st || !ix) {

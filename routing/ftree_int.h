@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "routing/routing.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 /* Down-links from switch x to one lower neighbour, grouped. */
 struct dgroup {

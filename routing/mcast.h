@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 #include "routing/routing.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 /* PortMask of ports 0..255 (bit p of word p / 64). */
 #define MCAST_MASK_WORDS	4

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 #define LFT_NO_PATH	0xff	/* LFT entry for an unreachable LID */
 

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 
 #include "mad/engine.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 struct discovery;
 

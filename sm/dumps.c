@@ -15,7 +15,7 @@
 #include "sm/dumps.h"
 #include "config/fileutil.h"
 #include "sm/sm.h"
-#include "sm/topo_dump.h"
+#include "model/topo_dump.h"
 
 static const char *lst_type(const struct fabric *f, int32_t id)
 {

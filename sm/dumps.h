@@ -10,7 +10,7 @@
 
 #include "routing/routing.h"
 #include "config/fileutil.h"	/* write_file_if_changed(), for the callers */
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 struct sm;
 

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 #define LID_UNICAST_MAX	0xbfff
 

@@ -10,7 +10,8 @@
 
 #include <stdbool.h>
 
-enum log_level { LOG_LVL_ERR = 0, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DEBUG };
+#include "config/limits.h"
+#include "config/log_level.h"
 
 /* path: a file, or "stdout"/"-" for the terminal.  Returns 0 or -errno. */
 int  log_open(const char *path, enum log_level level);
@@ -47,11 +48,9 @@ void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * log_ratelimit_flush() (called every few seconds by the daemon) writes
  * "ERR <code>: N similar messages suppressed" for codes that went quiet.
  * Codes beyond the table's LOG_RL_CODES slots share one bucket.
- * LOG_RL_BURST and LOG_RL_RATE are the defaults of --log-burst and
- * --log-rate (log_ratelimit_set()).
+ * LOG_RL_BURST and LOG_RL_RATE (config/limits.h) are the defaults of
+ * --log-burst and --log-rate (log_ratelimit_set()).
  */
-#define LOG_RL_BURST	10
-#define LOG_RL_RATE	1.0	/* lines per second per code, after a burst */
 #define LOG_RL_CODES	64
 void log_ratelimited(enum log_level level, unsigned code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -33,8 +33,8 @@
 #include "mad/umad_io.h"
 #include "mad/sim_io.h"
 #include "sm/discover.h"
-#include "sm/fabric.h"
-#include "sm/limits.h"
+#include "model/fabric.h"
+#include "config/limits.h"
 #include "sm/log.h"
 #include "partitions/partitions.h"
 #include "sm/mcast/mcast.h"
@@ -48,7 +48,7 @@
 #include "sm/sm.h"
 #include "sm/ctl.h"
 #include "sm/pidfile.h"
-#include "sm/topo_dump.h"
+#include "sm/topo_file.h"
 
 /*
  * The command line and the config file (config/conf.h, config/opts.h):
@@ -575,7 +575,7 @@ static void log_trap_counters(const struct sm *sm)
 		 SM_LIMIT(sm->cfg.log_rate, LOG_RL_RATE));
 }
 
-/* At start: every limit of sm/limits.c in force. */
+/* At start: every limit of config/limits.h in force. */
 static void log_limits(const struct sm *sm)
 {
 	char buf[1024];

@@ -30,6 +30,9 @@
 
 /* How often a standby stats the -P file (a stat: negligible). */
 #define PART_STANDBY_LOOK_S	1.0
+/* A file changed less than this long ago is still being written: an
+ * automatic re-read waits (a SIGHUP or `reload` reads at once). */
+#define PART_SETTLE_S		1.0
 
 /*
  * Log (and with `to_stderr`, print) every error and warning of a parse;
@@ -132,29 +135,51 @@ static void defined(const struct part_config *c, size_t *parts,
 
 /*
  * A reload that would take away every partition, or every member, that
- * the configuration in force defines: an emptied file, a comment-only
- * one, or one read between a copy's truncation and its write.  Refused
- * unless forced; the message says how to force it.
+ * the configuration in force defines (an emptied file, a comment-only
+ * one, or one read between a copy's truncation and its write), or whose
+ * partitions name no port of the subnet where those in force do (the
+ * model of the last sweep): every port stripped.  Refused unless
+ * forced; the message says how to force it.
  */
 static bool drastic(struct sm *sm, const struct part_config *now,
 		    const char *path, struct cfg_msgs *out)
 {
 	size_t op, om, np, nm;
+	int reach_old, reach_now;
 
 	defined(sm->parts, &op, &om);
 	defined(now, &np, &nm);
-	if (!((op && !np) || (om && !nm)))
+	if ((op && !np) || (om && !nm)) {
+		log_err("ERR 0708: %s defines %zu partitions and %zu members"
+			" where %zu and %zu are in force: not applied, the"
+			" partitions in force stay (an emptied file, or one read"
+			" while being copied?); `ibsmctl partitions apply"
+			" --force` applies it", path, np, nm, op, om);
+		if (out)
+			cfg_msgs_add(out, "error: %s defines %zu partitions and"
+				     " %zu members where %zu and %zu are in"
+				     " force: not applied; `ibsmctl partitions"
+				     " apply --force` applies it", path, np,
+				     nm, op, om);
+		return true;
+	}
+	/* Partitions left, but none naming a port of the subnet (every
+	 * GUID wrong: a file from another subnet?) strips every port. */
+	if (!sm->fabric.n_nodes)
 		return false;
-	log_err("ERR 0708: %s defines %zu partitions and %zu members where"
-		" %zu and %zu are in force: not applied, the partitions in"
-		" force stay (an emptied file, or one read while being"
-		" copied?); `ibsmctl partitions apply --force` applies it",
-		path, np, nm, op, om);
+	reach_old = part_reach(sm->parts, &sm->fabric);
+	reach_now = part_reach(now, &sm->fabric);
+	if (reach_old <= 0 || reach_now != 0)
+		return false;
+	log_err("ERR 0708: %s: none of its %zu partitions names a port of the"
+		" subnet (%d of those in force do): not applied, the"
+		" partitions in force stay; `ibsmctl partitions apply --force`"
+		" applies it", path, np, reach_old);
 	if (out)
-		cfg_msgs_add(out, "error: %s defines %zu partitions and %zu"
-			     " members where %zu and %zu are in force: not"
+		cfg_msgs_add(out, "error: %s: none of its %zu partitions names a"
+			     " port of the subnet (%d of those in force do): not"
 			     " applied; `ibsmctl partitions apply --force`"
-			     " applies it", path, np, nm, op, om);
+			     " applies it", path, np, reach_old);
 	return true;
 }
 
@@ -204,6 +229,7 @@ static int parts_load(struct sm *sm, bool startup, struct cfg_msgs *out,
 	sm->parts_seen_ok = st.ino != 0;
 	if (sm->parts_seen_ok)
 		sm->parts_seen = st;
+	sm->parts_pending = false;
 	report(path, &diag, startup, out);
 	part_diag_free(&diag);
 	if (rc < 0) {
@@ -250,14 +276,23 @@ int sm_parts_reload_force(struct sm *sm, struct cfg_msgs *report, bool force)
 	return parts_load(sm, false, report, force);
 }
 
-void sm_parts_refresh(struct sm *sm)
+/* Written less than PART_SETTLE_S ago (a clock behind the file's time
+ * counts as settled, so that skew cannot hold a file back forever). */
+static bool too_young(const struct file_stamp *st)
+{
+	double age = ev_time() - ((double)st->mtime_s + st->mtime_ns * 1e-9);
+
+	return age >= 0 && age < PART_SETTLE_S;
+}
+
+int sm_parts_refresh(struct sm *sm)
 {
 	const char *path = sm->cfg.partition_config;
 	struct file_stamp st;
 	int rc;
 
 	if (!path || !sm->parts)
-		return;
+		return 0;
 	rc = file_stamp_get(path, &st);
 	if (rc < 0) {
 		/* gone or unreadable: the partitions in force stay; said
@@ -267,13 +302,24 @@ void sm_parts_refresh(struct sm *sm)
 				" in force stay", path, strerror(-rc));
 			sm->parts_seen_ok = false;
 		}
-		return;
+		return 0;
 	}
 	if (sm->parts_seen_ok && file_stamp_same(&st, &sm->parts_seen))
-		return;
+		return 0;
+	/* Being written (an editor's or a copy's chunks): looked at again
+	 * by the timer once it has settled. */
+	if (too_young(&st)) {
+		if (!sm->parts_pending)
+			log_debug("partitions: %s changed less than %.0f s ago:"
+				  " read once it has settled", path,
+				  PART_SETTLE_S);
+		sm->parts_pending = true;
+		return 0;
+	}
+	sm->parts_pending = false;
 	log_info("partitions: %s changed on disk since it was read: reading"
 		 " it again", path);
-	(void)parts_load(sm, false, NULL, false);
+	return parts_load(sm, false, NULL, false) == 0;
 }
 
 void sm_parts_free(struct sm *sm)
@@ -349,10 +395,13 @@ static void log_unknown(struct sm *sm, const struct part_resolve_report *rep)
 }
 
 /*
- * A standby follows the file as it changes (a good file becomes its last
- * good one, a bad one is named with FILE:LINE), so that when it takes
- * over it applies what the master applied from the same file, even when
- * the file on disk is broken by then.  Nothing is programmed here.
+ * Every second: a standby follows the file as it changes (a good file
+ * becomes its last good one, a bad one is named with FILE:LINE), so that
+ * when it takes over it applies what the master applied from the same
+ * file, even when the file on disk is broken by then; nothing is
+ * programmed here.  A master reads a file that a heavy sweep found too
+ * young once it has settled, and asks for a heavy sweep when that
+ * changed the partitions.
  */
 static void on_parts_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
@@ -360,8 +409,14 @@ static void on_parts_timer(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	if (sm->state == SM_STANDBY)
-		sm_parts_refresh(sm);
+	if (sm->state == SM_STANDBY) {
+		(void)sm_parts_refresh(sm);
+	} else if (sm->parts_pending && sm->state == SM_MASTER &&
+		   sm_parts_refresh(sm)) {
+		/* A change a heavy sweep put off until the file settled:
+		 * applied by another heavy sweep. */
+		sm_event(sm, SM_EV_CHANGE);
+	}
 }
 
 void sm_parts_watch(struct sm *sm)
@@ -385,7 +440,7 @@ int sm_parts_resolve(struct sm *sm, struct fabric *f)
 
 	if (!sm->parts)
 		return 0;
-	sm_parts_refresh(sm);
+	(void)sm_parts_refresh(sm);
 	/* Groups that kept old parameters while they had members: those
 	 * that are empty now take the partition's. */
 	if (sm->mc_stale)

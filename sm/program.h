@@ -14,7 +14,7 @@
 
 #include "mad/engine.h"
 #include "routing/routing.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/sm.h"
 
 /* ---- batches: many Sets in flight, one callback when all are answered */

@@ -38,7 +38,7 @@
 #include <stdint.h>
 
 #include "mad/wire.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 struct sm;
 

@@ -30,7 +30,7 @@
 #include "sm/log.h"
 #include "sm/route.h"
 #include "sm/sm.h"
-#include "sm/topo_load.h"
+#include "sm/topo_file.h"
 
 int sm_guid_file_load(const char *path, uint64_t **guids, char *err,
 		      size_t errlen)

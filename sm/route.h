@@ -14,7 +14,7 @@
 
 #include "routing/report.h"
 #include "routing/routing.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 struct sm;
 struct sm_config;

@@ -13,110 +13,18 @@
 #include "mad/engine.h"
 #include "mad/umad_io.h"
 #include "config/fileutil.h"
+#include "config/limits.h"
+#include "config/sm_config.h"
 #include "routing/routing.h"
+#include "model/fabric.h"
 #include "sm/event.h"
-#include "sm/fabric.h"
 #include "sm/lid.h"
 #include "sm/log.h"
-
-/* Options, named after their opensm.conf keys where OpenSM has one. */
-/*
- * PortInfo:PartitionEnforcementInbound/Outbound on switch external ports
- * facing an end port with partitions (opensm.conf part_enforce).  BOTH is
- * 0 so that a zeroed config means OpenSM's default.
- */
-enum sm_part_enforce {
-	SM_PART_ENFORCE_BOTH = 0,
-	SM_PART_ENFORCE_IN,
-	SM_PART_ENFORCE_OUT,
-	SM_PART_ENFORCE_OFF,
-};
-
-/* How MADs reach the fabric (opensm.conf transport, ibsm's own key). */
-enum sm_transport {
-	SM_TRANSPORT_UMAD = 0,	/* libibumad: hardware, or ibsim's umad2sim */
-	SM_TRANSPORT_IBSIM,	/* ibsim's protocol (mad/sim_io.h) */
-};
 
 struct sm;
 struct cfg;
 struct cfg_msgs;
 struct ctl_server;
-
-struct sm_config {
-	uint64_t guid;			/* guid: port to bind (0: first up) */
-	bool     once;			/* -o */
-	const char *log_file;		/* log_file */
-	enum log_level log_level;
-	unsigned transaction_timeout;	/* ms */
-	unsigned transaction_retries;
-	unsigned max_wire_smps;		/* SMP window: start and floor */
-	unsigned smp_window_max;	/* its ceiling */
-	unsigned smps_per_node;		/* SMPs on the wire to one node */
-	enum sm_transport transport;
-	bool     no_incremental_reroute; /* incremental_reroute FALSE */
-	const char *dump_fabric;	/* --dump-fabric FILE */
-	uint8_t  sm_priority;		/* 0-15 */
-	uint64_t sm_key;		/* -k/sm_key: SMInfo and SA (14.4.1) */
-	unsigned sminfo_polling_timeout; /* ms: standby polls the master */
-	unsigned polling_retry_number;	/* failed polls: master is dead */
-	uint8_t  lmc;			/* 0-7 */
-	bool     reassign_lids;
-	unsigned sweep_interval;	/* s, 0 = no light sweeps */
-	const char *routing_engine;	/* comma list; NULL = auto */
-	const char *root_guid_file;	/* OpenSM GUID files for the engines */
-	const char *cn_guid_file;	/* (sm/route.c reads them per routing) */
-	char     cache_dir[512];	/* guid2lid lives here */
-	char     dump_dir[512];		/* opensm-subnet.lst, opensm-lfts.dump */
-	uint64_t subnet_prefix;
-	uint8_t  subnet_timeout;
-	uint8_t  packet_life_time;
-	uint8_t  head_of_queue_lifetime;
-	uint8_t  leaf_head_of_queue_lifetime;
-	uint8_t  max_op_vls;		/* PortInfo:OperationalVLs encoding */
-	bool     summary;		/* print a bring-up summary on stdout */
-	bool     dump_lfts;		/* write opensm-lfts.dump (-D 0x40) */
-	const char *partition_config;	/* -P/--Pconfig: partitions.conf */
-	/* SA limits (sm/sa/sa.c, sm/sa/service.c); 0: the built-in default */
-	unsigned sa_max_transfers;	/* RMPP answers in flight */
-	unsigned sa_transfers_per_port;
-	unsigned sa_max_services;	/* ServiceRecords */
-	unsigned sa_services_per_port;
-	unsigned sa_max_lease;		/* s; 0xffffffff: infinite allowed */
-	unsigned sa_max_subscriptions;	/* InformInfo */
-	unsigned sa_subscriptions_per_port;
-	unsigned sa_report_queue;	/* Reports waiting per subscriber */
-	unsigned sa_report_failures;	/* unanswered in a row: unsubscribed */
-	uint64_t sa_work_budget;	/* work units per SA request (sm/sa/sa.h) */
-	/* Limits (sm/limits.h); 0: the built-in default below */
-	unsigned trap_sources;		/* SM_TRAP_SOURCES */
-	unsigned trap_burst;		/* SM_TRAP_BURST */
-	double   trap_rate;		/* SM_TRAP_RATE, per second */
-	unsigned trap_holdoff_ms;	/* SM_TRAP_HOLDOFF */
-	double   trap_sweep_interval;	/* SM_TRAP_SWEEP_INTERVAL, s */
-	unsigned log_burst;		/* LOG_RL_BURST (sm/log.h) */
-	double   log_rate;		/* LOG_RL_RATE, lines per second */
-	unsigned max_queued_smps;	/* ENGINE_MAX_QUEUED_SMPS */
-	unsigned max_queued_gmps;	/* ENGINE_MAX_QUEUED_GMPS */
-	unsigned rx_queue;		/* RXQ_DEFAULT_CAP (mad/rxq.h) */
-	unsigned sa_max_jobs;		/* SA_MAX_JOBS */
-	unsigned sa_jobs_per_port;	/* SA_MAX_JOBS_PER_PORT */
-	uint64_t sa_answer_bytes;	/* SA answer bytes per port; 0: 8 MiB */
-	unsigned mc_max_groups;		/* MC_DEF_MAX_GROUPS (sm/mcast/mcast.h) */
-	unsigned mc_members_per_group;	/* MC_DEF_MEMBERS_PER_GROUP */
-	unsigned mc_groups_per_port;	/* MC_DEF_GROUPS_PER_PORT */
-	/* Partitions (opensm.conf part_enforce, allow_both_pkeys) */
-	enum sm_part_enforce part_enforce;	/* default (0): both */
-	bool     allow_both_pkeys;	/* a member may be full and limited */
-	bool     consolidate_ipv6_snm_req; /* IPv6 SNM groups share MLIDs */
-	bool     no_keep_pkey_indexes;	/* keep_pkey_indexes FALSE (default
-					 * TRUE, as OpenSM: partitions.h) */
-	const char *pid_file;		/* -J/--pidfile, pidfile key */
-	const char *control_socket;	/* --control-socket (sm/ctl.c) */
-};
-
-/* A limit of the config, or its default when the field is 0. */
-#define SM_LIMIT(v, def)	((v) ? (v) : (def))
 
 /* SMInfo:SMState (14.4.1); STANDBY is entered only by a later feature. */
 enum sm_state {
@@ -142,31 +50,8 @@ struct sm_remote {
 	uint8_t   path[SMP_MAX_HOPS + 1];
 };
 
-/*
- * Traps (sm/ha/state.c): per-source token buckets, SM_TRAP_BURST traps at
- * once then SM_TRAP_RATE per second from one source LID; the table holds
- * SM_TRAP_SOURCES sources (the longest idle one is reused).  An accepted
- * trap that asks for a heavy sweep starts a hold-off of SM_TRAP_HOLDOFF
- * seconds that collects the rest of a burst; trap-driven heavy sweeps
- * start at most once per SM_TRAP_SWEEP_INTERVAL seconds.  These are the
- * defaults of --trap-sources, --trap-burst, --trap-rate, --trap-holdoff-ms
- * and --trap-sweep-interval (sm_config; sm/limits.c); the table has room
- * for SM_TRAP_SOURCES_MAX sources and uses trap_sources of them.
- */
-#define SM_TRAP_SOURCES_MAX	4096
-#define SM_TRAP_SOURCES		256
-#define SM_TRAP_BURST		8
-#define SM_TRAP_RATE		2.0
-#define SM_TRAP_HOLDOFF		0.2
-#define SM_TRAP_SWEEP_INTERVAL	5.0
 /* The hold-off when the traps can be handled by a quick sweep (s). */
 #define SM_TRAP_QUICK_HOLDOFF	0.01
-/*
- * SA requests answered in slices (sm/sa/sa.c): jobs at once and per
- * requesting port; the defaults of --sa-max-jobs and --sa-jobs-per-port.
- */
-#define SA_MAX_JOBS		16
-#define SA_MAX_JOBS_PER_PORT	2
 /* SM port down: its PortInfo is read this often until the link is up. */
 #define SM_PORT_POLL		1.0
 
@@ -272,7 +157,8 @@ struct sm {
 	struct part_config *parts;	/* partitions in force (sm/parts.c) */
 	struct file_stamp parts_seen;	/* the -P file as last read */
 	bool     parts_seen_ok;
-	ev_timer parts_timer;		/* a standby's look at the -P file */
+	ev_timer parts_timer;		/* a look at the -P file every second */
+	bool     parts_pending;		/* changed, not settled yet */
 	unsigned parts_unknown;		/* GUID members named no port */
 	unsigned mc_stale;		/* pre-created groups kept as joined */
 	struct mc_table *mc;		/* multicast groups (sm/mcast/groups.c) */
@@ -431,8 +317,10 @@ int  sm_parts_reload(struct sm *sm, struct cfg_msgs *report);
 int  sm_parts_reload_force(struct sm *sm, struct cfg_msgs *report,
 			   bool force);
 /* Read the file again if it changed on disk since it was last read (a
- * reload without force); a new master calls it as it takes over. */
-void sm_parts_refresh(struct sm *sm);
+ * reload without force), unless it changed less than a second ago (then
+ * sm_parts_watch's timer looks again).  1 when that applied a new
+ * configuration, else 0. */
+int  sm_parts_refresh(struct sm *sm);
 /* Once the loop exists: while standing by, sm_parts_refresh() every
  * second, so that the last good partitions a standby holds are those on
  * disk when it takes over. */

@@ -35,7 +35,7 @@
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
 #include "sm/sweep_policy.h"
-#include "sm/topo_dump.h"
+#include "sm/topo_file.h"
 
 enum sweep_stage { ST_DISCOVER, ST_PROGRAM, ST_ACTIVATE, ST_DONE };
 

@@ -15,7 +15,7 @@
 #include "mad/engine.h"
 #include "mad/umad_io.h"
 #include "mad/wire.h"
-#include "sm/sa/index.h"
+#include "model/index.h"
 #include "sm/sa/sa.h"
 #include "sm/quick.h"
 #include "sm/sm.h"
@@ -72,17 +72,17 @@ static bool trap_budget(struct sm *sm, uint16_t lid)
  * CA/router port, with its LMC range).  Every trap needs the port of its
  * source and of its IssuerLID, and traps come from anywhere (a flood from
  * unknown or spoofed LIDs is rejected before any budget), so this must
- * not walk the model: it is one look-up in the SA's LID index
- * (sm/sa/index.c), built once per model generation for the SA and the
+ * not walk the model: it is one look-up in the model's LID index
+ * (model/index.c), built once per model generation for the SA and the
  * trap receiver alike.
  */
 static bool port_by_lid(const struct fabric *f, uint16_t lid, int32_t *node,
 			uint8_t *port)
 {
 	struct sa_view v = { .f = f };
-	struct port_ref r;
+	struct fab_ref r;
 
-	if (lid_lookup(&v, lid, &r) != 1)
+	if (midx_lid_lookup(v.f, lid, &r) != 1)
 		return false;
 	*node = r.node;
 	*port = r.port;

@@ -1,5 +1,5 @@
 /*
- * ibsmctl_fabric.h - a fabric model (sm/fabric.h) read from the running
+ * ibsmctl_fabric.h - a fabric model (model/fabric.h) read from the running
  * subnet through the SA, for commands that need to know the fabric as the
  * SM does (`ibsmctl partitions plan`, live `list` and `show`).
  */
@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 struct sa_fabric_opts {
 	uint64_t guid;			/* local port (0: first port that is up) */

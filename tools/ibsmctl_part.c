@@ -27,7 +27,7 @@
 #include "partitions/partitions.h"
 #include "config/fileutil.h"
 #include "sm/program.h"
-#include "sm/sa/index.h"
+#include "sm/sa/gen.h"
 #include "tools/ibsmctl.h"
 #include "tools/ibsmctl_fabric.h"
 
@@ -325,7 +325,7 @@ static int live_resolve(const char *file, struct part_config *c,
 	return 0;
 }
 
-/* is_endport() (sm/sa/index.h): what partitions name (CA and router
+/* fabric_is_endport() (model/fabric.h): what partitions name (CA and router
  * ports, switch port 0). */
 
 /* How port (id, pn) is a member of partition `pkey` once programmed:
@@ -412,7 +412,7 @@ static int cmd_list(int argc, char **argv, bool show)
 			for (unsigned pn = 0; pn <= n->num_ports; pn++) {
 				unsigned m;
 
-				if (!is_endport(n, pn))
+				if (!fabric_is_endport(n, pn))
 					continue;
 				m = member_of(&l.f, (int32_t)id, pn, pa->pkey, tbl);
 				if (!m)

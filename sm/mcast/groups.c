@@ -36,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/mcast/mcast.h"
 
 #define MC_MLIDS	(MC_MLID_MAX - MC_MLID_MIN + 1)

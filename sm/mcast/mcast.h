@@ -26,16 +26,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/limits.h"
 #include "mad/sa_wire.h"
 
 /* Multicast LIDs (14.2.5.12): 0xC000 up; 0xFFFF is the permissive LID. */
 #define MC_MLID_MIN		0xC000
 #define MC_MLID_MAX		0xFFFE
-
-/* Defaults of the group table's limits. */
-#define MC_DEF_MAX_GROUPS		4096
-#define MC_DEF_MEMBERS_PER_GROUP	65536
-#define MC_DEF_GROUPS_PER_PORT		256
 
 /*
  * JoinStates that keep a group alive (15.4.3): full member and send-only

@@ -55,7 +55,7 @@
 #include <string.h>
 
 #include "partitions/partitions.h"
-#include "sm/sa/index.h"
+#include "sm/sa/gen.h"
 #include "sm/sa/mcmember.h"
 #include "sm/sa/service.h"
 #include "sm/sm.h"
@@ -95,7 +95,7 @@ struct mcm_req {
 	struct sa_mcmember_record rec;	/* the request's record */
 	uint64_t mask;
 	bool trusted;
-	struct port_ref requester;
+	struct fab_ref requester;
 	uint8_t join_state, scope, sl, hop;
 	uint32_t flow;
 };
@@ -129,7 +129,7 @@ static uint64_t be64_at(const uint8_t *p)
 
 /* The MTU a port can carry: its NeighborMTU once the SM set it, never
  * more than its MTUCap (OpenSM compares NeighborMTU). */
-static uint8_t port_mtu(const struct sa_view *v, struct port_ref r)
+static uint8_t port_mtu(const struct sa_view *v, struct fab_ref r)
 {
 	const struct smp_port_info *pi = &fabric_node(v->f, r.node)->ports[r.port].pi;
 	unsigned cap = pi_mtu_cap(pi), nb = pi_neighbor_mtu(pi);
@@ -137,25 +137,25 @@ static uint8_t port_mtu(const struct sa_view *v, struct port_ref r)
 	return (uint8_t)(nb && nb < cap ? nb : cap);
 }
 
-static uint8_t port_rate_of(const struct sa_view *v, struct port_ref r)
+static uint8_t port_rate_of(const struct sa_view *v, struct fab_ref r)
 {
 	return sa_port_rate(fabric_node(v->f, r.node), r.port);
 }
 
 /* Does the port hold P_Key `pkey` (its 15-bit base; `full`: as a full
  * member)?  10.9.1.2: base 0 is no partition. */
-static bool port_has_pkey(const struct sa_view *v, struct port_ref r,
+static bool port_has_pkey(const struct sa_view *v, struct fab_ref r,
 			  uint16_t pkey, bool full)
 {
-	struct pkey_tab t;
+	struct fab_pkey_tab t;
 
-	if (!PKEY_BASE(pkey))
+	if (!FAB_PKEY_BASE(pkey))
 		return false;
 	pkey_tab_of(v, r, &t);
 	for (unsigned i = 0; i < t.n; i++) {
-		uint16_t k = pkey_at(&t, i);
+		uint16_t k = fabric_pkey_at(&t, i);
 
-		if (PKEY_BASE(k) == PKEY_BASE(pkey) && (!full || (k & 0x8000)))
+		if (FAB_PKEY_BASE(k) == FAB_PKEY_BASE(pkey) && (!full || (k & 0x8000)))
 			return true;
 	}
 	return false;
@@ -222,7 +222,7 @@ static const char *params_differ(const struct mcm_req *r,
 	if (r->mask & M(PKEY)) {
 		if (!((pkey | g->pkey) & 0x8000))
 			return "P_Key (both limited)";
-		if (PKEY_BASE(pkey) != PKEY_BASE(g->pkey))
+		if (FAB_PKEY_BASE(pkey) != FAB_PKEY_BASE(g->pkey))
 			return "P_Key";
 	}
 	if ((r->mask & M(TCLASS)) && r->rec.tclass != g->tclass)
@@ -307,7 +307,7 @@ static const char *mgid_refused(const struct mcm_req *r)
  * selectors ask, within what the port can carry; no selector: the
  * port's own (OpenSM's mgrp_request_is_realizable).  false: not possible.
  */
-static bool realizable(const struct mcm_req *r, struct port_ref port,
+static bool realizable(const struct mcm_req *r, struct fab_ref port,
 		       uint8_t *mtu, uint8_t *rate)
 {
 	unsigned pm = port_mtu(r->v, port), pr = port_rate_of(r->v, port);
@@ -355,7 +355,7 @@ static bool realizable(const struct mcm_req *r, struct port_ref port,
  * requester may change any.
  */
 static bool may_modify(const struct mcm_req *r, const struct mc_group *g,
-		       const struct mc_member *m, struct port_ref port)
+		       const struct mc_member *m, struct fab_ref port)
 {
 	if (r->trusted)
 		return true;
@@ -411,7 +411,7 @@ static uint64_t requester_guid(const struct mcm_req *r)
 
 static int do_join(struct mcm_req *r, struct sa_table *out)
 {
-	struct port_ref port;
+	struct fab_ref port;
 	uint64_t guid = be64_at(r->rec.port_gid + 8);
 	uint8_t gid[16], mtu = 0, rate = 0, held, before = 0;
 	struct mc_group *g;
@@ -429,7 +429,7 @@ static int do_join(struct mcm_req *r, struct sa_table *out)
 			      " valid code", gs);
 	if (!port_gid_prefix_ok(r))
 		return -SA_STATUS_INVALID_GID;
-	if ((rc = guid_lookup(r->v, guid, &port)) < 0)
+	if ((rc = midx_guid_lookup(r->v->f, guid, &port)) < 0)
 		return rc;
 	if (rc == 0)
 		return refuse(r, MCM_LOG_REFUSED, "join %s: port 0x%016" PRIx64
@@ -441,7 +441,7 @@ static int do_join(struct mcm_req *r, struct sa_table *out)
 	    !r->trusted)
 		return refuse(r, MCM_LOG_REFUSED, "join %s: ProxyJoin of port"
 			      " 0x%016" PRIx64 " without the SM_Key", gs, guid);
-	if ((r->mask & M(PKEY)) && !PKEY_BASE(be16toh(r->rec.pkey)))
+	if ((r->mask & M(PKEY)) && !FAB_PKEY_BASE(be16toh(r->rec.pkey)))
 		return refuse(r, MCM_LOG_REFUSED, "join %s: invalid P_Key"
 			      " 0x%04x", gs, be16toh(r->rec.pkey));
 	if (!r->join_state)
@@ -561,7 +561,7 @@ static int do_leave(struct mcm_req *r, struct sa_table *out)
 	uint64_t guid = be64_at(r->rec.port_gid + 8);
 	struct mc_group *g;
 	struct mc_member *m;
-	struct port_ref port = { FAB_NONE, 0 };
+	struct fab_ref port = { FAB_NONE, 0 };
 	uint8_t held, mgid[16], scope;
 	char gs[INET6_ADDRSTRLEN];
 	bool deleted;
@@ -585,7 +585,7 @@ static int do_leave(struct mcm_req *r, struct sa_table *out)
 		return refuse(r, MCM_LOG_LEAVE, "leave %s by port 0x%016" PRIx64
 			      ": JoinState 0x%x, held 0x%x", gs, guid,
 			      r->join_state, m->join_state);
-	if ((rc = guid_lookup(r->v, guid, &port)) < 0)
+	if ((rc = midx_guid_lookup(r->v->f, guid, &port)) < 0)
 		return rc;
 	if (!may_modify(r, g, m, port))
 		return refuse(r, MCM_LOG_LEAVE, "leave %s: port 0x%016" PRIx64
@@ -716,7 +716,7 @@ int sa_mcmember_request(struct mc_table *mc, const struct sa_view *v,
 	r.sl = (uint8_t)(sfh >> 28);
 	r.flow = (sfh >> 8) & 0xfffff;
 	r.hop = (uint8_t)sfh;
-	rc = lid_lookup(v, q->requester_lid, &r.requester);
+	rc = midx_lid_lookup(v->f, q->requester_lid, &r.requester);
 	if (rc < 0)
 		return rc;
 	if (rc == 0)
@@ -865,7 +865,7 @@ void sa_mcast_precreate(struct sm *sm)
 void sa_mcast_prune(struct sm *sm)
 {
 	struct sa_view v;
-	struct port_ref pr;
+	struct fab_ref pr;
 	size_t left = 0, deleted = 0;
 	bool changed = false;
 
@@ -884,7 +884,7 @@ void sa_mcast_prune(struct sm *sm)
 
 			if (k >= g->n_members)
 				continue;	/* emptied by a last full leave */
-			rc = guid_lookup(&v, m->port_guid, &pr);
+			rc = midx_guid_lookup(v.f, m->port_guid, &pr);
 			if (rc != 0)
 				continue;	/* present, or no index: keep */
 			memcpy(mgid, g->mgid, 16);

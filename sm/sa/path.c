@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sm/sa/index.h"
+#include "sm/sa/gen.h"
 
 /*
  * A GetTable PathRecord over the whole subnet (no endpoint given) returns
@@ -249,11 +249,11 @@ static int lft_out(const struct sa_view *v, int32_t id, uint16_t lid)
  * slowest link rate of every port passed, both ends of each link, as
  * OpenSM computes them.  False when the LFTs do not lead there.
  */
-static bool path_walk(const struct sa_view *v, struct port_ref src,
-		      struct port_ref dst, uint16_t dlid, struct path_parms *pp)
+static bool path_walk(const struct sa_view *v, struct fab_ref src,
+		      struct fab_ref dst, uint16_t dlid, struct path_parms *pp)
 {
 	const struct fabric *f = v->f;
-	struct port_ref cur = src;
+	struct fab_ref cur = src;
 	int out;
 
 	pp->mtu = MTU_MAX;
@@ -268,7 +268,7 @@ static bool path_walk(const struct sa_view *v, struct port_ref src,
 	}
 	for (unsigned hops = 0; cur.node != dst.node || cur.port != dst.port; hops++) {
 		const struct fab_port *p = &fabric_node(f, cur.node)->ports[cur.port];
-		struct port_ref in = { p->peer_node, p->peer_port };
+		struct fab_ref in = { p->peer_node, p->peer_port };
 
 		pp->steps++;
 		if (hops > SMP_MAX_HOPS || !cur.port || in.node == FAB_NONE ||
@@ -282,7 +282,7 @@ static bool path_walk(const struct sa_view *v, struct port_ref src,
 		    !path_port(v, in.node, in.port, pp) ||
 		    (out = lft_out(v, in.node, dlid)) < 0)
 			return false;
-		cur = (struct port_ref){ in.node, (uint8_t)out };
+		cur = (struct fab_ref){ in.node, (uint8_t)out };
 		if (!path_port(v, cur.node, cur.port, pp))
 			return false;
 	}
@@ -366,8 +366,8 @@ static bool path_select(const struct pr_ctx *c, struct path_parms *pp)
 }
 
 /* Path parameters from `src` to `dlid` on `dst`, or false: no path. */
-static bool path_parms(const struct pr_ctx *c, struct port_ref src,
-		       struct port_ref dst, uint16_t dlid, struct path_parms *pp)
+static bool path_parms(const struct pr_ctx *c, struct fab_ref src,
+		       struct fab_ref dst, uint16_t dlid, struct path_parms *pp)
 {
 	if (!path_walk(c->v, src, dst, dlid, pp))
 		return false;
@@ -398,21 +398,21 @@ static bool path_pkey(struct pr_ctx *c)
 	if (m & BIT(PR_PKEY)) {
 		c->pkey_given = true;
 		c->pkey = be16toh(c->t->pkey);
-		return PKEY_BASE(c->pkey) != 0;
+		return FAB_PKEY_BASE(c->pkey) != 0;
 	}
-	c->pkey = DEFAULT_PKEY;
+	c->pkey = FAB_DEFAULT_PKEY;
 	return true;
 }
 
 /* Does table `t` hold partition `base`: 0 no, 1 limited, 2 full. */
-static unsigned pkey_member(const struct pkey_tab *t, uint16_t base)
+static unsigned pkey_member(const struct fab_pkey_tab *t, uint16_t base)
 {
 	unsigned got = 0;
 
 	for (unsigned i = 0; i < t->n && got < 2; i++) {
-		uint16_t k = pkey_at(t, i);
+		uint16_t k = fabric_pkey_at(t, i);
 
-		if (PKEY_BASE(k) == base)
+		if (FAB_PKEY_BASE(k) == base)
 			got = k & 0x8000 ? 2 : 1;
 	}
 	return got;
@@ -443,10 +443,10 @@ static inline uint16_t osm_pkey_order(uint16_t base)
  * of keys cannot make a pair unbounded work).
  * 1: shared (*pkey set), 0: none, -SA_STATUS_NO_RESOURCES: out of budget.
  */
-static int pair_pkey(const struct pr_ctx *c, struct port_ref src,
-		     struct port_ref dst, uint16_t *pkey)
+static int pair_pkey(const struct pr_ctx *c, struct fab_ref src,
+		     struct fab_ref dst, uint16_t *pkey)
 {
-	struct pkey_tab a, b;
+	struct fab_pkey_tab a, b;
 	unsigned nz = 0;
 	bool found = false;
 	uint16_t best = 0, key = 0;
@@ -455,17 +455,17 @@ static int pair_pkey(const struct pr_ctx *c, struct port_ref src,
 		*pkey = 0;
 		return 1;
 	}
-	if (index_get(c->v) == 0) {
+	if (midx_get(c->v->f) == 0) {
 		/* the tables without their empty entries: a key or two */
 		a.net = b.net = NULL;
-		a.host = index_port_pkeys(src, &a.n);
-		b.host = index_port_pkeys(dst, &b.n);
+		a.host = midx_port_pkeys(src, &a.n);
+		b.host = midx_port_pkeys(dst, &b.n);
 	} else {
 		pkey_tab_of(c->v, src, &a);
 		pkey_tab_of(c->v, dst, &b);
 	}
 	if (c->pkey_given) {
-		uint16_t base = PKEY_BASE(c->pkey);
+		uint16_t base = FAB_PKEY_BASE(c->pkey);
 		unsigned ma, mb;
 
 		if (!sa_charge(c->q, (a.n + b.n) / 64))
@@ -478,11 +478,11 @@ static int pair_pkey(const struct pr_ctx *c, struct port_ref src,
 		return 1;
 	}
 	for (unsigned i = 0; i < a.n; i++)
-		nz += PKEY_BASE(pkey_at(&a, i)) != 0;
+		nz += FAB_PKEY_BASE(fabric_pkey_at(&a, i)) != 0;
 	if (!sa_charge(c->q, (a.n + (uint64_t)nz * (a.n + b.n)) / 64))
 		return -SA_STATUS_NO_RESOURCES;
 	for (unsigned i = 0; i < a.n; i++) {
-		uint16_t k = pkey_at(&a, i), base = PKEY_BASE(k);
+		uint16_t k = fabric_pkey_at(&a, i), base = FAB_PKEY_BASE(k);
 		unsigned ma = k & 0x8000 ? 2 : 1, mb;
 
 		if (!base || (found && osm_pkey_order(base) >= best))
@@ -533,8 +533,8 @@ static bool pr_possible(struct pr_ctx *c)
 	/* A requested P_Key no end port is a full member of: no pair can
 	 * share it, and the query costs no pair (issue 10, finding 1).
 	 * Without the index (no memory) the pairs decide. */
-	if (c->pkey_given && index_get(c->v) == 0 &&
-	    !index_pkey_full(c->pkey))
+	if (c->pkey_given && midx_get(c->v->f) == 0 &&
+	    !midx_pkey_full(c->pkey))
 		return false;
 	if ((m & BIT(PR_MTU_SEL)) && (m & BIT(PR_MTU))) {
 		unsigned sel = t->mtu >> 6, want = t->mtu & 0x3f;
@@ -557,7 +557,7 @@ static bool pr_possible(struct pr_ctx *c)
 	       pkt_life_possible(c, c->v->subnet_timeout & 0x3f);
 }
 
-static void port_gid(const struct sa_view *v, struct port_ref r, uint8_t gid[16])
+static void port_gid(const struct sa_view *v, struct fab_ref r, uint8_t gid[16])
 {
 	uint64_t prefix = htobe64(v->subnet_prefix);
 	uint64_t guid = htobe64(fabric_node(v->f, r.node)->ports[r.port].guid);
@@ -576,7 +576,7 @@ static void port_gid(const struct sa_view *v, struct port_ref r, uint8_t gid[16]
  * graph is acyclic.  -1 without layers: the SL is what it was before
  * (0, or the one the query asks for).
  */
-static int path_layer_sl(const struct sa_view *v, struct port_ref src,
+static int path_layer_sl(const struct sa_view *v, struct fab_ref src,
 			 uint16_t dlid)
 {
 	const struct routing_result *rr = v->routes;
@@ -602,8 +602,8 @@ static int path_layer_sl(const struct sa_view *v, struct port_ref src,
 #define PR_MATCHED	(BIT(PR_DLID) | BIT(PR_SLID) | BIT(PR_SL))
 
 /* One record for (slid, dlid), when the path exists and qualifies. */
-static int pr_lid_pair(struct pr_ctx *c, struct port_ref src,
-		       struct port_ref dst, uint16_t slid, uint16_t dlid,
+static int pr_lid_pair(struct pr_ctx *c, struct fab_ref src,
+		       struct fab_ref dst, uint16_t slid, uint16_t dlid,
 		       uint8_t preference, bool *added)
 {
 	const struct sa_query *q = c->q;
@@ -655,7 +655,7 @@ static int pr_lid_pair(struct pr_ctx *c, struct port_ref src,
  * The LID range of end port `r` a query may use: its whole LMC range, or
  * the one LID the query names (which must be one of them).
  */
-static bool pr_lids(const struct pr_ctx *c, struct port_ref r, int bit,
+static bool pr_lids(const struct pr_ctx *c, struct fab_ref r, int bit,
 		    uint16_t lid, uint16_t *lo, uint16_t *hi)
 {
 	const struct fab_port *p = &fabric_node(c->v->f, r.node)->ports[r.port];
@@ -663,12 +663,12 @@ static bool pr_lids(const struct pr_ctx *c, struct port_ref r, int bit,
 	if (!p->lid)
 		return false;
 	if (c->q->comp_mask & BIT(bit)) {
-		if (!lid_in_range(p, lid))
+		if (!fabric_lid_in_range(p, lid))
 			return false;
 		*lo = *hi = lid;
 	} else {
 		*lo = p->lid;
-		*hi = lid_range_top(p);
+		*hi = fabric_lid_top(p);
 	}
 	return true;
 }
@@ -682,8 +682,8 @@ static bool pr_lids(const struct pr_ctx *c, struct port_ref r, int bit,
  * c->pos[3] records given: SA_MORE when the slice is spent (the pair to
  * go on with saved), 0 when this port pair is done (cursor reset).
  */
-static int pr_port_pair(struct pr_ctx *c, struct port_ref src,
-			struct port_ref dst)
+static int pr_port_pair(struct pr_ctx *c, struct fab_ref src,
+			struct fab_ref dst)
 {
 	uint16_t slo, shi, dlo, dhi;
 	uint32_t *k = &c->pos[2], *n = &c->pos[3], ns, nd, diag, total;
@@ -749,7 +749,7 @@ static bool gid_local(const struct sa_view *v, const uint8_t gid[16])
  * no records), -ENOMEM.
  */
 static int pr_endpoint(const struct pr_ctx *c, int gid_bit, const uint8_t gid[16],
-		       int lid_bit, uint16_t lid, struct port_ref *r)
+		       int lid_bit, uint16_t lid, struct fab_ref *r)
 {
 	uint64_t guid;
 	int rc;
@@ -758,9 +758,9 @@ static int pr_endpoint(const struct pr_ctx *c, int gid_bit, const uint8_t gid[16
 		if (gid[0] == 0xff || !gid_local(c->v, gid))
 			return -ENOENT;	/* multicast groups, routers: none */
 		memcpy(&guid, gid + 8, 8);
-		rc = guid_lookup(c->v, be64toh(guid), r);
+		rc = midx_guid_lookup(c->v->f, be64toh(guid), r);
 	} else if (c->q->comp_mask & BIT(lid_bit)) {
-		rc = lid_lookup(c->v, lid, r);
+		rc = midx_lid_lookup(c->v->f, lid, r);
 	} else {
 		return 0;
 	}
@@ -769,7 +769,7 @@ static int pr_endpoint(const struct pr_ctx *c, int gid_bit, const uint8_t gid[16
 
 /* The LIDs a query may use at end `r` (pr_lids()), 0 when none; bit < 0:
  * an open end, its whole LMC range. */
-static uint64_t pr_nlids(const struct pr_ctx *c, struct port_ref r, int bit,
+static uint64_t pr_nlids(const struct pr_ctx *c, struct fab_ref r, int bit,
 			 uint16_t lid)
 {
 	const struct fab_port *p = &fabric_node(c->v->f, r.node)->ports[r.port];
@@ -785,17 +785,17 @@ static uint64_t pr_nlids(const struct pr_ctx *c, struct port_ref r, int bit,
  * of its ends (an open end has every LID of every end port), or port
  * pairs x NumbPath when that is less.
  */
-static uint64_t pr_bound(const struct pr_ctx *c, const struct port_ref *src,
-			 const struct port_ref *dst)
+static uint64_t pr_bound(const struct pr_ctx *c, const struct fab_ref *src,
+			 const struct fab_ref *dst)
 {
 	uint64_t all = 0, ns, nd, ps, pd;
 
-	for (size_t i = 0; i < sa_idx.n_ends; i++)
-		all += pr_nlids(c, sa_idx.ends[i], -1, 0);
+	for (size_t i = 0; i < midx_cur.n_ends; i++)
+		all += pr_nlids(c, midx_cur.ends[i], -1, 0);
 	ns = src ? pr_nlids(c, *src, PR_SLID, be16toh(c->t->slid)) : all;
 	nd = dst ? pr_nlids(c, *dst, PR_DLID, be16toh(c->t->dlid)) : all;
-	ps = src ? 1 : sa_idx.n_ends;
-	pd = dst ? 1 : sa_idx.n_ends;
+	ps = src ? 1 : midx_cur.n_ends;
+	pd = dst ? 1 : midx_cur.n_ends;
 	if (ps * pd * c->iterations < ns * nd)
 		return ps * pd * c->iterations;
 	return ns * nd;
@@ -806,8 +806,8 @@ static uint64_t pr_bound(const struct pr_ctx *c, const struct port_ref *src,
  * comes, at its bound at once, or counted first with half the budget.
  * 0 or -ENOMEM.
  */
-static int pr_plan(struct pr_ctx *c, const struct port_ref *src,
-		   const struct port_ref *dst)
+static int pr_plan(struct pr_ctx *c, const struct fab_ref *src,
+		   const struct fab_ref *dst)
 {
 	struct sa_work *w = c->q->work;
 	uint64_t bound = pr_bound(c, src, dst);
@@ -897,7 +897,7 @@ int gen_path_record(const struct sa_view *v, const struct sa_query *q,
 			    .get = q->method == MAD_METHOD_GET,
 			    .pos = cursor_of(q, local) };
 	uint32_t *j = &c.pos[0], *i = &c.pos[1];
-	struct port_ref src, dst;
+	struct fab_ref src, dst;
 	int has_src, has_dst, rc = 0;
 	size_t nj, ni;
 
@@ -927,22 +927,22 @@ int gen_path_record(const struct sa_view *v, const struct sa_query *q,
 	 * outermost; each port pair costs a unit even when its LIDs rule
 	 * it out.
 	 */
-	if ((rc = index_get(v)) < 0)
+	if ((rc = midx_get(v->f)) < 0)
 		return rc;
 	if (q->work && q->work->phase == PR_PHASE_START && !c.get &&
 	    (rc = pr_plan(&c, has_src ? &src : NULL, has_dst ? &dst : NULL)) < 0)
 		return rc;
-	nj = has_dst ? 1 : sa_idx.n_ends;
-	ni = has_src ? 1 : sa_idx.n_ends;
+	nj = has_dst ? 1 : midx_cur.n_ends;
+	ni = has_src ? 1 : midx_cur.n_ends;
 	for (; *j < nj && !pr_done(&c); ++*j, *i = 0) {
-		struct port_ref b = has_dst ? dst : sa_idx.ends[*j];
+		struct fab_ref b = has_dst ? dst : midx_cur.ends[*j];
 
 		for (; *i < ni && !pr_done(&c); ++*i) {
 			if (sa_slice_over(q))
 				return SA_MORE;
 			if (!sa_charge(q, 1))
 				return -SA_STATUS_NO_RESOURCES;
-			rc = pr_port_pair(&c, has_src ? src : sa_idx.ends[*i], b);
+			rc = pr_port_pair(&c, has_src ? src : midx_cur.ends[*i], b);
 			if (rc != 0)
 				return rc;
 		}
@@ -1008,7 +1008,7 @@ static const struct { uint8_t mpr, pr; } mpr_to_pr[] = {
  * subnet's prefix, an unknown GUID), or -ENOMEM.
  */
 static int mpr_gid(const struct sa_view *v, const uint8_t gid[16],
-		   struct port_ref *r)
+		   struct fab_ref *r)
 {
 	uint64_t guid;
 	int rc;
@@ -1016,7 +1016,7 @@ static int mpr_gid(const struct sa_view *v, const uint8_t gid[16],
 	if (gid[0] == 0xff || !gid_local(v, gid))
 		return -SA_STATUS_INVALID_GID;
 	memcpy(&guid, gid + 8, 8);
-	rc = guid_lookup(v, be64toh(guid), r);
+	rc = midx_guid_lookup(v->f, be64toh(guid), r);
 	return rc < 0 ? rc : rc ? 1 : -SA_STATUS_INVALID_GID;
 }
 
@@ -1083,7 +1083,7 @@ int gen_multipath_record(const struct sa_view *v, const struct sa_query *q,
 
 	/* Every GID first: one that is not here fails the whole request. */
 	for (unsigned i = 0; i < ns + nd; i++) {
-		struct port_ref r;
+		struct fab_ref r;
 
 		if ((rc = mpr_gid(v, gids[i], &r)) < 0)
 			return rc;
@@ -1094,7 +1094,7 @@ int gen_multipath_record(const struct sa_view *v, const struct sa_query *q,
 	limit = q->comp_mask & BIT(MPR_NUMB_PATH) ? m->num_path & 0x7f : ~0u;
 	for (uint32_t *s = &c.pos[0]; *s < ns; ++*s, c.pos[1] = 0) {
 		for (uint32_t *d = &c.pos[1]; *d < nd; ++*d) {
-			struct port_ref src, dst;
+			struct fab_ref src, dst;
 
 			if (out->count >= limit)
 				return 0;

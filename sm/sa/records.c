@@ -3,7 +3,7 @@
  * ClassPortInfo, NodeRecord, PortInfoRecord, SwitchInfoRecord,
  * LinearForwardingTableRecord, SMInfoRecord, LinkRecord, GUIDInfoRecord,
  * each with its ComponentMask table (see sa.h); PathRecord is in
- * sm/sa/path.c, the LID/GUID index in sm/sa/index.c.
+ * sm/sa/path.c, the LID/GUID index in model/index.c.
  *
  * Every generator builds each candidate record the way OpenSM 3.3.23
  * answers it and keeps it when sa_match() accepts it.  A few components
@@ -25,7 +25,7 @@
  * see guid_order()), so that answers of the two SAs diff line by line.
  *
  * Lookups by LID and by port GUID go through an index built once per
- * subnet model (index_get()), so a Get by LID or a PathRecord between two
+ * subnet model (midx_get()), so a Get by LID or a PathRecord between two
  * ports costs O(1) + O(path length), not O(fabric).
  *
  * Tables over the whole model go node by node through each_node() or
@@ -39,7 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sm/sa/index.h"
+#include "sm/sa/gen.h"
 #include "sm/sa/tables.h"
 
 /* SA QP1 Q_Key (13.5.1) */
@@ -201,9 +201,9 @@ static int nr_one(const struct sa_view *v, const struct sa_query *q,
 	uint64_t mask = q->comp_mask & ~(BIT(NR_LID) | BIT(NR_NODE_DESC));
 	struct sa_node_record r;
 
-	if (!is_endport(n, pn))
+	if (!fabric_is_endport(n, pn))
 		return 0;
-	if ((q->comp_mask & BIT(NR_LID)) && !lid_in_range(p, be16toh(t->lid)))
+	if ((q->comp_mask & BIT(NR_LID)) && !fabric_lid_in_range(p, be16toh(t->lid)))
 		return 0;
 	memset(&r, 0, sizeof(r));
 	r.lid = htobe16(p->lid);
@@ -233,17 +233,17 @@ static int gen_node_record(const struct sa_view *v, const struct sa_query *q,
 			   struct sa_table *out)
 {
 	const struct sa_node_record *t = (const void *)q->tmpl;
-	struct port_ref r;
+	struct fab_ref r;
 	int rc;
 
 	if (!has_fabric(v))
 		return 0;
 	if (q->comp_mask & BIT(NR_LID)) {
-		rc = lid_lookup(v, be16toh(t->lid), &r);
+		rc = midx_lid_lookup(v->f, be16toh(t->lid), &r);
 		return rc <= 0 ? rc : nr_one(v, q, r.node, r.port, out);
 	}
 	if (q->comp_mask & BIT(NR_PORT_GUID)) {
-		rc = guid_lookup(v, be64toh(t->node_info.port_guid), &r);
+		rc = midx_guid_lookup(v->f, be64toh(t->node_info.port_guid), &r);
 		return rc <= 0 ? rc : nr_one(v, q, r.node, r.port, out);
 	}
 	if (q->comp_mask & BIT(NR_NODE_GUID)) {
@@ -346,9 +346,9 @@ static int pir_one(const struct sa_view *v, const struct sa_query *q,
 	if (pn > n->num_ports || !n->ports[pn].valid)
 		return 0;
 	p = &n->ports[pn];
-	ep = endport_of(n, pn);
+	ep = fabric_endport_of(n, pn);
 	ext = fabric_port_cap_mask(n, pn) & PI_CAP_HAS_EXT_SPEEDS;
-	if ((q->comp_mask & BIT(PIR_LID)) && !lid_in_range(ep, be16toh(t->lid)))
+	if ((q->comp_mask & BIT(PIR_LID)) && !fabric_lid_in_range(ep, be16toh(t->lid)))
 		return 0;
 	memset(&r, 0, sizeof(r));
 	r.lid = htobe16(ep->lid);
@@ -410,13 +410,13 @@ static int gen_port_info_record(const struct sa_view *v, const struct sa_query *
 				struct sa_table *out)
 {
 	const struct sa_port_info_record *t = (const void *)q->tmpl;
-	struct port_ref r;
+	struct fab_ref r;
 	int rc = 0;
 
 	if (!has_fabric(v))
 		return 0;
 	if (q->comp_mask & BIT(PIR_LID)) {
-		rc = lid_lookup(v, be16toh(t->lid), &r);
+		rc = midx_lid_lookup(v->f, be16toh(t->lid), &r);
 		return rc <= 0 ? rc : pir_node(v, q, r.node, out);
 	}
 	return each_node(v, q, pir_node, out);
@@ -468,7 +468,7 @@ static bool switch_lid_ok(const struct sa_view *v, const struct sa_query *q,
 
 	if (n->type != NODE_TYPE_SWITCH || !n->ports[0].valid)
 		return false;
-	return !(q->comp_mask & BIT(bit)) || lid_in_range(&n->ports[0], lid);
+	return !(q->comp_mask & BIT(bit)) || fabric_lid_in_range(&n->ports[0], lid);
 }
 
 /*
@@ -481,24 +481,24 @@ static int each_switch(const struct sa_view *v, const struct sa_query *q,
 				 int32_t, struct sa_table *),
 		       struct sa_table *out)
 {
-	struct port_ref r;
+	struct fab_ref r;
 	int rc = 0;
 
 	if (!has_fabric(v))
 		return 0;
 	if (q->comp_mask & BIT(lid_bit)) {
-		rc = lid_lookup(v, lid, &r);
+		rc = midx_lid_lookup(v->f, lid, &r);
 		if (rc <= 0)
 			return rc;
 		return switch_lid_ok(v, q, lid_bit, lid, r.node) ?
 		       fn(v, q, r.node, out) : 0;
 	}
-	if ((rc = index_get(v)) < 0)
+	if ((rc = midx_get(v->f)) < 0)
 		return rc;
 	uint32_t local[4] = { 0 }, *k = &cursor_of(q, local)[0];
 
-	for (; *k < sa_idx.n_nodes; ++*k) {
-		int32_t id = sa_idx.nodes_sorted[*k];
+	for (; *k < midx_cur.n_nodes; ++*k) {
+		int32_t id = midx_cur.nodes_sorted[*k];
 
 		if (sa_slice_over(q))
 			return SA_MORE;
@@ -626,7 +626,7 @@ static int gen_sm_info_record(const struct sa_view *v, const struct sa_query *q,
 {
 	const struct sa_sm_info_record *t = (const void *)q->tmpl;
 	struct sa_sm_info_record r;
-	struct port_ref ref;
+	struct fab_ref ref;
 	int rc;
 
 	if (!has_fabric(v) || !v->sm_lid)
@@ -635,7 +635,7 @@ static int gen_sm_info_record(const struct sa_view *v, const struct sa_query *q,
 		uint16_t lid = be16toh(t->lid);
 
 		if (lid != v->sm_lid) {
-			rc = lid_lookup(v, lid, &ref);
+			rc = midx_lid_lookup(v->f, lid, &ref);
 			if (rc <= 0)
 				return rc;
 			if (fabric_node(v->f, ref.node)->ports[ref.port].guid !=
@@ -684,13 +684,13 @@ static int lr_port(const struct sa_view *v, const struct sa_query *q,
 	m = fabric_node(f, p->peer_node);
 	if (p->peer_port > m->num_ports || !m->ports[p->peer_port].valid)
 		return 0;
-	from = endport_of(n, pn);
-	to = endport_of(m, p->peer_port);
+	from = fabric_endport_of(n, pn);
+	to = fabric_endport_of(m, p->peer_port);
 	if ((q->comp_mask & BIT(LR_FROM_LID)) &&
-	    !lid_in_range(from, be16toh(t->from_lid)))
+	    !fabric_lid_in_range(from, be16toh(t->from_lid)))
 		return 0;
 	if ((q->comp_mask & BIT(LR_TO_LID)) &&
-	    !lid_in_range(to, be16toh(t->to_lid)))
+	    !fabric_lid_in_range(to, be16toh(t->to_lid)))
 		return 0;
 	memset(&r, 0, sizeof(r));
 	r.from_lid = htobe16(from->lid);
@@ -722,13 +722,13 @@ static int gen_link_record(const struct sa_view *v, const struct sa_query *q,
 			   struct sa_table *out)
 {
 	const struct sa_link_record *t = (const void *)q->tmpl;
-	struct port_ref r;
+	struct fab_ref r;
 	int rc = 0;
 
 	if (!has_fabric(v))
 		return 0;
 	if (q->comp_mask & BIT(LR_FROM_LID)) {
-		rc = lid_lookup(v, be16toh(t->from_lid), &r);
+		rc = midx_lid_lookup(v->f, be16toh(t->from_lid), &r);
 		return rc <= 0 ? rc : lr_node(v, q, r.node, out);
 	}
 	return each_node(v, q, lr_node, out);
@@ -768,9 +768,9 @@ static int gir_port(const struct sa_view *v, const struct sa_query *q,
 	unsigned blocks, first = 0, last;
 	int rc = 0;
 
-	if (!is_endport(n, pn) || !p->pi.guid_cap)
+	if (!fabric_is_endport(n, pn) || !p->pi.guid_cap)
 		return 0;
-	if ((q->comp_mask & BIT(GIR_LID)) && !lid_in_range(p, be16toh(t->lid)))
+	if ((q->comp_mask & BIT(GIR_LID)) && !fabric_lid_in_range(p, be16toh(t->lid)))
 		return 0;
 	blocks = (p->pi.guid_cap + 7u) / 8;
 	last = blocks - 1;
@@ -809,13 +809,13 @@ static int gen_guid_info_record(const struct sa_view *v, const struct sa_query *
 				struct sa_table *out)
 {
 	const struct sa_guid_info_record *t = (const void *)q->tmpl;
-	struct port_ref r;
+	struct fab_ref r;
 	int rc = 0;
 
 	if (!has_fabric(v))
 		return 0;
 	if (q->comp_mask & BIT(GIR_LID)) {
-		rc = lid_lookup(v, be16toh(t->lid), &r);
+		rc = midx_lid_lookup(v->f, be16toh(t->lid), &r);
 		return rc <= 0 ? rc : gir_port(v, q, r.node, r.port, out);
 	}
 	return each_node(v, q, gir_node, out);

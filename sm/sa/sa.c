@@ -52,7 +52,7 @@
 
 #include "mad/rmpp.h"
 #include "sm/sa/sa.h"
-#include "sm/sa/index.h"
+#include "model/index.h"
 #include "sm/sa/mcmember.h"
 #include "sm/ha/sync.h"
 #include "sm/sa/service.h"
@@ -192,12 +192,12 @@ static uint8_t response_method(uint8_t method)
 static void gid_of_lid(const struct sm *sm, uint16_t lid, uint8_t gid[16])
 {
 	struct sa_view v;
-	struct port_ref r;
+	struct fab_ref r;
 	uint64_t prefix, guid;
 
 	memset(gid, 0, 16);
 	sa_view_of(sm, &v);
-	if (lid_lookup(&v, lid, &r) != 1)
+	if (midx_lid_lookup(v.f, lid, &r) != 1)
 		return;
 	prefix = htobe64(v.subnet_prefix);
 	guid = htobe64(v.f->nodes[r.node].ports[r.port].guid);
@@ -501,10 +501,10 @@ static void finish(struct sa_agent *sa, const struct sa_mad *req,
 static uint16_t requester_of(const struct sm *sm, uint16_t lid)
 {
 	struct sa_view v;
-	struct port_ref r;
+	struct fab_ref r;
 
 	sa_view_of(sm, &v);
-	if (lid_lookup(&v, lid, &r) != 1)
+	if (midx_lid_lookup(v.f, lid, &r) != 1)
 		return lid;
 	return v.f->nodes[r.node].ports[r.port].lid;
 }

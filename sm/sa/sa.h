@@ -13,9 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/limits.h"
 #include "mad/sa_wire.h"
 #include "routing/routing.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 struct sm;
 
@@ -74,7 +75,8 @@ static inline size_t sa_table_bytes(const struct sa_table *t)
  * NO_RESOURCES (15.2.4 table 194: "insufficient resources to complete the
  * request"), never a table cut short that a client would take for the
  * whole answer; OpenSM answers NO_RESOURCES too when it cannot build a
- * table.  The budget is --sa-work-budget (struct sm_config).
+ * table.  The budget is --sa-work-budget (struct sm_config; its default
+ * SA_WORK_BUDGET_DEFAULT in config/limits.h).
  *
  * The work is also done in slices of at most SA_SLICE_UNITS units: a
  * generator that has spent its slice saves where it is in the cursor and
@@ -83,16 +85,8 @@ static inline size_t sa_table_bytes(const struct sa_table *t)
  * for longer than one slice.  SA_SLICE_UNITS is about 1-2 ms of path
  * walks on the 1,152-host fat tree (see doc/design.md).
  */
-#define SA_WORK_BUDGET_DEFAULT	(1u << 21)	/* units per request */
 #define SA_SLICE_UNITS		20000u		/* units per slice */
 #define SA_MORE			1		/* generator: call again */
-
-/* Defaults of the agent's limits (sm/sa/sa.c; options in sm/limits.c). */
-#define SA_DEF_MAX_TRANSFERS		256	/* RMPP answers in flight */
-#define SA_DEF_TRANSFERS_PER_PORT	4	/* ... to one requesting port */
-#define SA_DEF_REPORT_QUEUE		4	/* Reports waiting per subscriber */
-#define SA_DEF_REPORT_FAILURES		3	/* unanswered in a row: dropped */
-#define SA_DEF_ANSWER_BYTES		(8u << 20) /* answer bytes per port */
 
 struct sa_work {
 	uint64_t used;			/* units spent, all slices so far */

@@ -12,15 +12,10 @@
 
 #include <ev.h>
 
+#include "config/limits.h"
 #include "mad/engine.h"
 #include "sm/sa/sa.h"
 
-/* Defaults of the limits (sm_config / ibsm(8) options override them). */
-#define SA_DEF_MAX_SERVICES		4096	/* ServiceRecords, all ports */
-#define SA_DEF_SERVICES_PER_PORT	64	/* ServiceRecords per ServiceGID */
-#define SA_DEF_MAX_LEASE		86400u	/* s; a longer lease is cut to it */
-#define SA_DEF_MAX_SUBSCRIPTIONS	1024	/* InformInfo, all ports */
-#define SA_DEF_SUBSCRIPTIONS_PER_PORT	16	/* InformInfo per subscriber port */
 #define SA_LEASE_INFINITE		0xffffffffu
 
 /*

@@ -56,7 +56,7 @@
 #include <string.h>
 
 #include "sm/program.h"
-#include "sm/sa/index.h"
+#include "sm/sa/gen.h"
 #include "sm/sa/tables.h"
 
 /* OpenSM's default sa_key: the SM_Key of a trusted SA request (15.2.2.1). */
@@ -68,7 +68,7 @@
 
 /* What to do with one end port of a table query (arg: the caller's). */
 typedef int (*end_gen)(const struct sa_view *v, const struct sa_query *q,
-		       struct port_ref e, const void *arg, struct sa_table *out);
+		       struct fab_ref e, const void *arg, struct sa_table *out);
 
 /*
  * Call fn for every end port a query covers: the owner of the template's
@@ -84,19 +84,19 @@ static int each_end(const struct sa_view *v, const struct sa_query *q,
 		    struct sa_table *out)
 {
 	uint32_t local[4] = { 0 }, *k = &cursor_of(q, local)[0];
-	struct port_ref one;
+	struct fab_ref one;
 	int rc;
 
 	if (!has_fabric(v))
 		return 0;
 	if (q->comp_mask & BIT(0)) {
-		rc = lid_lookup(v, lid, &one);
+		rc = midx_lid_lookup(v->f, lid, &one);
 		return rc <= 0 ? rc : fn(v, q, one, arg, out);
 	}
-	if ((rc = index_get(v)) < 0)
+	if ((rc = midx_get(v->f)) < 0)
 		return rc;
-	for (; *k < sa_idx.n_ends; ++*k) {
-		struct port_ref e = sa_idx.ends[*k];
+	for (; *k < midx_cur.n_ends; ++*k) {
+		struct fab_ref e = midx_cur.ends[*k];
 
 		if (sa_slice_over(q))
 			return SA_MORE;
@@ -119,7 +119,7 @@ struct port_walk {
 };
 
 static int port_walk_end(const struct sa_view *v, const struct sa_query *q,
-			 struct port_ref e, const void *arg, struct sa_table *out)
+			 struct fab_ref e, const void *arg, struct sa_table *out)
 {
 	const struct port_walk *pw = arg;
 	const struct fab_node *nd = fabric_node(v->f, e.node);
@@ -278,7 +278,7 @@ static int sl2vl_one(const struct sa_view *v, const struct sa_query *q,
 
 /* The SL-to-VL records of one end port: a CA's one, a switch's pairs. */
 static int sl2vl_end(const struct sa_view *v, const struct sa_query *q,
-		     struct port_ref e, const void *arg, struct sa_table *out)
+		     struct fab_ref e, const void *arg, struct sa_table *out)
 {
 	const struct sa_sl2vl_record *t = (const void *)q->tmpl;
 	const struct fab_node *nd = fabric_node(v->f, e.node);
@@ -431,7 +431,7 @@ static int mftr_switch(const struct sa_query *q, const struct fab_node *n,
 }
 
 static int mftr_end(const struct sa_view *v, const struct sa_query *q,
-		    struct port_ref e, const void *arg, struct sa_table *out)
+		    struct fab_ref e, const void *arg, struct sa_table *out)
 {
 	const struct fab_node *nd = fabric_node(v->f, e.node);
 

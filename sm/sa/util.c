@@ -1,5 +1,6 @@
 /*
- * util.c - record tables and ComponentMask matching (see sa.h).
+ * util.c - record tables and ComponentMask matching (see sa.h), the walk
+ * over nodes in OpenSM's order and the LFT of a switch (gen.h).
  */
 #include "config.h"
 
@@ -7,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sm/sa/sa.h"
+#include "sm/sa/gen.h"
 
 /* Grow buf to `cap` records, within max_bytes. */
 static int table_grow(struct sa_table *t, size_t cap)
@@ -92,4 +93,41 @@ bool sa_match(const struct sa_field *fields, unsigned nfields, uint64_t mask,
 bool sa_mask_valid(unsigned nfields, uint64_t mask)
 {
 	return nfields >= 64 || !(mask >> nfields);
+}
+
+/*
+ * Call fn for every node of the model, in OpenSM's order, until it fails.
+ */
+int each_node(const struct sa_view *v, const struct sa_query *q,
+	      int (*fn)(const struct sa_view *, const struct sa_query *,
+			int32_t, struct sa_table *),
+	      struct sa_table *out)
+{
+	uint32_t local[4] = { 0 }, *k = &cursor_of(q, local)[0];
+	int rc;
+
+	if ((rc = midx_get(v->f)) < 0)
+		return rc;
+	for (; *k < midx_cur.n_nodes; ++*k) {
+		int32_t id = midx_cur.nodes_sorted[*k];
+
+		if (sa_slice_over(q))
+			return SA_MORE;
+		if (!sa_charge(q, 1u + v->f->nodes[id].num_ports))
+			return -SA_STATUS_NO_RESOURCES;
+		if ((rc = fn(v, q, id, out)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The LFT the SM computed for switch `id`, or NULL. */
+const struct lft *lft_of(const struct sa_view *v, int32_t id)
+{
+	const struct routing_result *rr = v->routes;
+
+	if (!rr || !rr->lft || (size_t)id >= rr->n_nodes ||
+	    rr->n_nodes != v->f->n_nodes || !rr->lft[id].port)
+		return NULL;
+	return &rr->lft[id];
 }

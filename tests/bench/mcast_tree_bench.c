@@ -19,9 +19,9 @@
 #include "routing/mcast.h"
 #include "sm/mcast/mcast.h"
 #include "routing/routing.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/lid.h"
-#include "sm/topo_load.h"
+#include "sm/topo_file.h"
 
 static double now(void)
 {

@@ -22,7 +22,7 @@
 #include <time.h>
 
 #include "partitions/partitions.h"
-#include "sm/topo_load.h"
+#include "sm/topo_file.h"
 
 static double now(void)
 {

@@ -6,6 +6,7 @@
  *   sm_hostile get [-l LID] [SMINFO OPTIONS]
  *   sm_hostile flood [-l LID] [-n COUNT] [-r PER_SECOND] [-t SECONDS]
  *                    [SMINFO OPTIONS]
+ *   sm_hostile rmpp-slow-ack [-l LID] [-A ATTR] [-t SECONDS] [-i SECONDS]
  *
  * SMINFO OPTIONS make the SMInfo payload (14.2.5.13) the request
  * carries, the sender's as it claims it:
@@ -26,7 +27,16 @@
  * flood: COUNT SubnGet(SMInfo) (default 20000) at PER_SECOND (default
  * 0: as fast as the port takes them), for at most SECONDS (default 30),
  * reading answers in between, then waits 1 s for the last ones; prints
- * "flood sent N answered A".
+ * "flood sent N answered A in S s".
+ *
+ * rmpp-slow-ack: a SubnAdmGetTable of ATTR (default 0x11, NodeRecord,
+ * every record) to the SA at LID (default the SM's), then, for SECONDS
+ * (default 30), an RMPP ACK of segment 1 with window 1 every -i SECONDS
+ * (default 0.3): the transfer never ends on our account.  Prints
+ *   "rmpp-slow-ack segments N acks A held S s ended E"
+ * where E is how the SA ended it: "abort" or "stop" (an RMPP ABORT or
+ * STOP came S s after the request), or "no" (none in SECONDS: the
+ * transfer still held its slot).  Exit 1 when no segment came.
  *
  * Lean like sa_hostile.c: one thread, umad_send()/umad_recv(), no event
  * loop.  Runs under the umad2sim preload like every client (SIM_HOST
@@ -45,12 +55,15 @@
 #include <unistd.h>
 #include <infiniband/umad.h>
 
+#include "mad/sa_wire.h"
 #include "mad/wire.h"
 
 #define ANSWER_WAIT_MS	1000
 
+#define QP1_QKEY	0x80010000u
+
 struct host {
-	int portid, agent;
+	int portid, agent, sa_agent;
 	uint16_t lid, sm_lid;
 	void *sbuf, *rbuf;
 	uint32_t tid;
@@ -220,8 +233,92 @@ static int flood(struct host *h, uint16_t dlid, const struct claim *c,
 	end = now() + ANSWER_WAIT_MS / 1e3;
 	while (now() < end)
 		answered += drain(h, 50);
-	printf("flood sent %lu answered %lu\n", sent, answered);
+	printf("flood sent %lu answered %lu in %.1f s\n", sent, answered,
+	       now() - t0);
 	return 0;
+}
+
+/* Send one SA MAD (QP1) built in h->sbuf. */
+static int send_sa(struct host *h, uint16_t dlid)
+{
+	umad_set_addr(h->sbuf, dlid, 1, 0, QP1_QKEY);
+	return umad_send(h->portid, h->sa_agent, h->sbuf, MAD_SIZE, 0, 0) < 0 ?
+	       -1 : 0;
+}
+
+/* An RMPP ACK of segment `seg`, window `seg`: the data segment's header
+ * turned around (13.6.2.2), with the request's method, as ibsm's own
+ * receiver sends it (mad/rmpp_recv.c): umad2sim hands a MAD with a
+ * response method to the agent its TID names, in the SM not its SA. */
+static void send_ack(struct host *h, const struct sa_mad *data, uint16_t dlid,
+		     uint32_t seg)
+{
+	struct sa_mad *m = umad_get_mad(h->sbuf);
+
+	memset(m, 0, sizeof(*m));
+	m->hdr = data->hdr;
+	m->hdr.status = 0;
+	m->hdr.method = (uint8_t)(data->hdr.method & ~MAD_METHOD_RESP);
+	m->rmpp.version = 1;
+	m->rmpp.type = RMPP_TYPE_ACK;
+	m->rmpp.resptime_flags = RMPP_FLAG_ACTIVE;
+	m->rmpp.data1 = htobe32(seg);
+	m->rmpp.data2 = htobe32(seg);
+	(void)send_sa(h, dlid);
+}
+
+static int rmpp_slow_ack(struct host *h, uint16_t dlid, uint16_t attr,
+			 double secs, double every)
+{
+	struct sa_mad *m = umad_get_mad(h->sbuf);
+	struct sa_mad last;
+	unsigned long segs = 0, acks = 0;
+	double t0 = now(), next_ack = 0, ended_at = 0;
+	const char *ended = "no";
+	uint64_t tid;
+
+	h->sa_agent = umad_register(h->portid, MAD_CLASS_SA, 2, 0, NULL);
+	if (h->sa_agent < 0) {
+		fprintf(stderr, "sm_hostile: cannot register an SA agent\n");
+		return 1;
+	}
+	memset(m, 0, sizeof(*m));
+	sa_request_hdr(m, MAD_METHOD_GET_TABLE, attr, 0);
+	tid = 0x5a000000ull + (uint64_t)getpid();
+	m->hdr.tid = htobe64(tid);
+	if (send_sa(h, dlid) < 0) {
+		fprintf(stderr, "sm_hostile: send failed\n");
+		return 1;
+	}
+	memset(&last, 0, sizeof(last));
+	while (now() - t0 < secs && !ended_at) {
+		int len = MAD_SIZE;
+		const struct sa_mad *r = umad_get_mad(h->rbuf);
+
+		if (segs && now() >= next_ack) {
+			send_ack(h, &last, dlid, 1);
+			acks++;
+			next_ack = now() + every;
+		}
+		if (umad_recv(h->portid, h->rbuf, &len, 50) < 0 ||
+		    umad_status(h->rbuf) || len < MAD_HDR_SIZE ||
+		    (uint32_t)be64toh(r->hdr.tid) != (uint32_t)tid)
+			continue;
+		if (r->rmpp.type == RMPP_TYPE_ABORT || r->rmpp.type == RMPP_TYPE_STOP) {
+			ended = r->rmpp.type == RMPP_TYPE_ABORT ? "abort" : "stop";
+			ended_at = now() - t0;
+			break;
+		}
+		if (r->rmpp.type != RMPP_TYPE_DATA && segs)
+			continue;
+		if (!segs)
+			next_ack = now();
+		last = *r;
+		segs++;
+	}
+	printf("rmpp-slow-ack segments %lu acks %lu held %.1f s ended %s\n",
+	       segs, acks, ended_at ? ended_at : now() - t0, ended);
+	return segs ? 0 : 1;
 }
 
 static int usage(void)
@@ -232,7 +329,9 @@ static int usage(void)
 		"       sm_hostile get [-l LID] [-g GUID] [-k KEY] [-p PRIO]"
 		" [-s STATE] [-a ACT]\n"
 		"       sm_hostile flood [-l LID] [-n COUNT] [-r PER_SECOND]"
-		" [-t SECONDS] [SMINFO OPTIONS]\n");
+		" [-t SECONDS] [SMINFO OPTIONS]\n"
+		"       sm_hostile rmpp-slow-ack [-l LID] [-A ATTR] [-t SECONDS]"
+		" [-i SECONDS]\n");
 	return 2;
 }
 
@@ -242,7 +341,8 @@ int main(int argc, char **argv)
 	struct claim c = { .guid = 0x0002c9ffff00deadull, .key = 1, .prio = 15,
 			   .state = -1 };
 	unsigned long count = 20000;
-	double rate = 0, secs = 30;
+	double rate = 0, secs = 30, every = 0.3;
+	unsigned attr = SA_ATTR_NODE_RECORD;
 	long dlid = 0;
 	int mod = 0, opt, rc;
 	const char *cmd;
@@ -258,10 +358,11 @@ int main(int argc, char **argv)
 		if (mod < 0)
 			return usage();
 		optind = 3;
-	} else if (strcmp(cmd, "get") && strcmp(cmd, "flood")) {
+	} else if (strcmp(cmd, "get") && strcmp(cmd, "flood") &&
+		   strcmp(cmd, "rmpp-slow-ack")) {
 		return usage();
 	}
-	while ((opt = getopt(argc, argv, "l:g:k:p:s:a:n:r:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "l:g:k:p:s:a:n:r:t:A:i:")) != -1) {
 		switch (opt) {
 		case 'l': dlid = strtol(optarg, NULL, 0); break;
 		case 'g': c.guid = strtoull(optarg, NULL, 0); break;
@@ -276,6 +377,8 @@ int main(int argc, char **argv)
 		case 'n': count = strtoul(optarg, NULL, 0); break;
 		case 'r': rate = strtod(optarg, NULL); break;
 		case 't': secs = strtod(optarg, NULL); break;
+		case 'A': attr = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'i': every = strtod(optarg, NULL); break;
 		default: return usage();
 		}
 	}
@@ -292,7 +395,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sm_hostile: no SM LID yet\n");
 		return 1;
 	}
-	if (!strcmp(cmd, "flood"))
+	if (!strcmp(cmd, "rmpp-slow-ack"))
+		rc = rmpp_slow_ack(&h, (uint16_t)dlid, (uint16_t)attr, secs,
+				   every > 0 ? every : 0.3);
+	else if (!strcmp(cmd, "flood"))
 		rc = flood(&h, (uint16_t)dlid, &c, count, rate, secs);
 	else
 		rc = one_request(&h, !strcmp(cmd, "set") ? MAD_METHOD_SET :

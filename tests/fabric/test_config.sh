@@ -176,8 +176,9 @@ fi
 # does not restart on: a bad -F file, an unreadable one, a bad -P file,
 # a bad partitions file named by opensm.conf, a bad value, a bad option.
 # None of them reaches the port (no simulator runs here).
-badconf=$(ls "$FAB_TOP"/tests/config/bad/*.conf | head -n 1)
-badparts=$(ls "$FAB_TOP"/tests/partitions/bad/*.conf | head -n 1)
+first() { echo "$1"; }
+badconf=$(first "$FAB_TOP"/tests/config/bad/*.conf)
+badparts=$(first "$FAB_TOP"/tests/partitions/bad/*.conf)
 startout=
 start_exit() { # WHAT ARGS...: the daemon's start must exit 2
 	local what=$1 rc
@@ -207,7 +208,8 @@ fi
 # the unit's SyslogLevel=err) and the error of no port ("<3>").
 printf 'max_reverse_hops 3\n' >"$FAB_TMP/unimpl.conf"
 : >"$FAB_TMP/journal.err"
-JOURNAL_STREAM=$(stat -c '%d:%i' "$FAB_TMP/journal.err") timeout 20 "$IBSM" \
+journal=$(stat -c '%d:%i' "$FAB_TMP/journal.err")
+JOURNAL_STREAM=$journal timeout 20 "$IBSM" \
 	-F "$FAB_TMP/unimpl.conf" -Q -g 0x0000000000000001 -f "$FAB_TMP/journal.log" \
 	--cache-dir "$FAB_TMP/journal" --control-socket '(null)' \
 	2>>"$FAB_TMP/journal.err" </dev/null >/dev/null

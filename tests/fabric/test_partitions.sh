@@ -17,7 +17,8 @@
 #    and logs FILE:LINE; the fixed file on the next SIGHUP is applied.
 # 4. keep_pkey_indexes: a partition removed and one added on SIGHUP leave
 #    a host's other keys at their index (smpquery pkeys).
-# 5. An emptied file on SIGHUP is refused (ERR 0708) and so are the empty
+# 5. A file changed on disk (no SIGHUP) is applied after the next heavy
+#    sweep.  An emptied file on SIGHUP is refused (ERR 0708) and so are the empty
 #    reads of SIGHUPs racing a `cp` over the file: every table unchanged.
 #    `ibsmctl partitions apply --force` applies the empty file: 0xffff on
 #    every CA, as OpenSM makes of an empty file.
@@ -261,6 +262,23 @@ if [ -n "$i30" ] && [ -n "$i31" ] && [ "$i30" -lt "$i31" ] &&
 else
 	fab_fail keep-pkey-indexes "before 0x8030@$i30 0x8031@$i31; after 0x8030@$n30 0x8031@$n31 0x8032@$n32"
 fi
+# Changed on disk with no SIGHUP: read again at the next heavy sweep (as
+# OpenSM reads it at every heavy sweep).  The sweep asked for at once
+# finds the file still being written (less than a second old): it is
+# read once it has settled, and another heavy sweep applies it.
+echo "ondisk=0x0033 : $g7=full ;" >>"$conf"
+"$CTL" --socket "$FAB_TMP/sm/ctl.sock" resweep heavy >/dev/null
+for ((i = 0; i < 50; i++)); do
+	[ -n "$(idx "$l7" 0x8033)" ] && break
+	sleep 0.2
+done
+if [ -n "$(idx "$l7" 0x8033)" ] &&
+	grep -q "partitions: .* changed on disk since it was read" "$FAB_TMP/sm/ibsm.log"; then
+	fab_pass changed-on-disk-applied-without-sighup
+else
+	fab_fail changed-on-disk-applied-without-sighup "no 0x8033 on H0007"
+fi
+
 # An emptied file: refused, as it would drop every partition in force.
 pkey_sets "$before"
 cp "$conf" "$conf.full"

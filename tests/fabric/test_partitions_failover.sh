@@ -85,10 +85,10 @@ phase() {
 	fab_check "$n: A programmed 0x8010 on H0007" wait_for 10 has_key "$l7" 0x8010
 	fab_check "$n: A's broadcast group, empty, takes MTU 2048" \
 		wait_for 5 eval '[ "$(bcast_mtu)" = 4 ]'
-	sleep 1.5	# B's look at the file while it stands by
+	sleep 2.5	# B reads the file once it has settled (1 s), standing by
 	if [ "$how" = break ]; then
 		echo 'broken=0x0020 : ALL ; bad=0xZZ : ALL ;' >>"$conf"
-		sleep 1.5
+		sleep 2.5
 	fi
 	mark=$(wc -l <"$FAB_TMP/B.log")
 	sm_stop_named A KILL

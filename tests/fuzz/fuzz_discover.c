@@ -35,7 +35,7 @@
 #include <ev.h>
 
 #include "sm/discover.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/log.h"
 #include "tests/unit/fake_transport.h"
 #include "tests/unit/fake_fabric.h"

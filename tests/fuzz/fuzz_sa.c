@@ -26,7 +26,7 @@
  * pre-created is left without a full member (an MLID leak).
  *
  *   clang -fsanitize=fuzzer,address,undefined -I. -Ibuild/fuzz \
- *       tests/fuzz/fuzz_sa.c build/fuzz/sm/libsm.a \
+ *       tests/fuzz/fuzz_sa.c build/fuzz/sm/libsm.a build/fuzz/model/libmodel.a \
  *       build/fuzz/routing/librouting.a build/fuzz/mad/libmad.a ...
  */
 #include "config.h"
@@ -39,13 +39,13 @@
 
 #include "mad/sa_wire.h"
 #include "routing/routing.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/lid.h"
 #include "sm/mcast/mcast.h"
-#include "sm/sa/index.h"
+#include "model/index.h"
 #include "sm/sa/mcmember.h"
 #include "sm/sa/sa.h"
-#include "sm/topo_load.h"
+#include "sm/topo_file.h"
 
 #define BUDGET		20000u
 #define SLICE		300u
@@ -146,7 +146,7 @@ static void mcmember(const uint8_t *mad, struct sa_query *q)
 		mc_table_set_mlid_top(groups, MC_MLID_MIN + 11);
 		for (size_t i = 0; i < model.n_nodes && n_end < 64; i++)
 			for (unsigned pn = 0; pn <= model.nodes[i].num_ports; pn++)
-				if (is_endport(&model.nodes[i], pn) && n_end < 64)
+				if (fabric_is_endport(&model.nodes[i], pn) && n_end < 64)
 					end_guid[n_end++] = model.nodes[i].ports[pn].guid;
 	}
 	memcpy(tmpl, q->tmpl, sizeof(tmpl));

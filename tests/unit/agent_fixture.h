@@ -16,12 +16,12 @@
 #include <string.h>
 
 #include "routing/routing.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/lid.h"
 #include "sm/mcast/mft.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
-#include "sm/topo_load.h"
+#include "sm/topo_file.h"
 #include "tests/unit/fake_transport.h"
 
 struct agent_fx {

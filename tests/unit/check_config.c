@@ -22,7 +22,7 @@
 #include "config/conf.h"
 #include "config/fileutil.h"
 #include "config/opts.h"
-#include "sm/limits.h"
+#include "config/limits.h"
 #include "sm/sm.h"
 
 static size_t key_index(const char *name)

@@ -21,9 +21,8 @@
 #include "mad/wire.h"
 #include "routing/routing.h"
 #include "sm/dumps.h"
-#include "sm/fabric.h"
-#include "sm/topo_dump.h"
-#include "sm/topo_load.h"
+#include "model/fabric.h"
+#include "sm/topo_file.h"
 
 /* Hostile descriptions: 64 bytes each, as they come off the wire. */
 static const char hostile[][64] = {

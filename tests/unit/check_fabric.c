@@ -1,5 +1,5 @@
 /*
- * check_fabric.c - the fabric model (sm/fabric.c): the GUID hash, nodes,
+ * check_fabric.c - the fabric model (model/fabric.c): the GUID hash, nodes,
  * links and counts.
  *
  * The "regressions" case holds tests of defects found and fixed.
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 #define BIG	50000
 

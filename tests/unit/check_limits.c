@@ -1,5 +1,5 @@
 /*
- * check_limits.c - the limits as options (sm/limits.c): every one parsed
+ * check_limits.c - the limits as options (config/limits.c): every one parsed
  * through getopt_long as ibsm does, its range enforced with a message
  * that names the option and the range, its default and the "limits:"
  * line; and the effect of some through the option path: the log's rate
@@ -17,7 +17,8 @@
 #include <string.h>
 
 #include "mad/rxq.h"
-#include "sm/limits.h"
+#include "config/conf.h"
+#include "config/limits.h"
 #include "sm/log.h"
 #include "sm/sm.h"
 
@@ -82,16 +83,45 @@ START_TEST(test_table)
 	};
 	ck_assert_uint_eq(n_limit_opts, sizeof(names) / sizeof(names[0]));
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		const struct limit_opt *l = &limit_opts[index_of(names[i])];
+		const struct cfg_key *l = &limit_opts[index_of(names[i])];
+		bool real = l->type == CFG_REAL;
 
 		ck_assert(l->min > 0);		/* 0 is the "default" marker */
-		ck_assert(l->min <= l->def && l->def <= l->max);
-		ck_assert(l->off + (l->real ? sizeof(double) : l->wide ?
-				    sizeof(uint64_t) : sizeof(unsigned))
-			  <= sizeof(struct sm_config));
-		ck_assert(!(l->real && l->wide));
+		ck_assert(l->min <= l->num && l->num <= l->max);
+		ck_assert(l->off + l->size <= sizeof(struct sm_config));
+		/* a double, or an integer: an unsigned or a uint64_t */
+		ck_assert(real ? l->size == sizeof(double) :
+			  l->type == CFG_INT &&
+			  (l->size == sizeof(unsigned) ||
+			   l->size == sizeof(uint64_t)));
 		for (size_t j = 0; j < i; j++)
 			ck_assert_uint_ne(index_of(names[j]), index_of(names[i]));
+	}
+}
+END_TEST
+
+/* The limits are keys of the one table: its last n_limit_opts entries,
+ * each found by name, with its default as text; no other key is one. */
+START_TEST(test_keys)
+{
+	size_t n, idx;
+	const struct cfg_key *k = cfg_keys(&n);
+
+	ck_assert_uint_gt(n, n_limit_opts);
+	ck_assert_ptr_eq(limit_opts, k + n - n_limit_opts);
+	for (size_t i = 0; i < n; i++) {
+		bool limit = i >= n - n_limit_opts;
+
+		ck_assert_int_eq((k[i].flags & CFG_LIMIT) != 0, limit);
+		ck_assert_int_eq(k[i].field == F_LIMIT, limit);
+		if (!limit)
+			continue;
+		char def[32];
+
+		snprintf(def, sizeof(def), "%.15g", k[i].num);
+		ck_assert_str_eq(k[i].def, def);
+		ck_assert_ptr_eq(cfg_key_find(k[i].name, &idx), &k[i]);
+		ck_assert_uint_eq(idx, i);
 	}
 }
 END_TEST
@@ -161,10 +191,11 @@ END_TEST
 START_TEST(test_ranges)
 {
 	for (size_t i = 0; i < n_limit_opts; i++) {
-		const struct limit_opt *l = &limit_opts[i];
+		const struct cfg_key *l = &limit_opts[i];
+		bool real = l->type == CFG_REAL;
 		struct sm_config c = { 0 };
 		char err[256], v[64], want[128];
-		double step = l->real ? l->min / 2 : 1;
+		double step = real ? l->min / 2 : 1;
 
 		snprintf(v, sizeof(v), "%.15g", l->min);
 		ck_assert_int_eq(parse1(&c, err, l->name, v), 0);
@@ -192,8 +223,8 @@ START_TEST(test_ranges)
 		ck_assert_int_eq(parse1(&c, err, l->name, "-5"), -EINVAL);
 		ck_assert_int_eq(parse1(&c, err, l->name, "nan"), -EINVAL);
 		ck_assert_int_eq(parse1(&c, err, l->name, "1e999"), -EINVAL);
-		if (!l->real) {
-			snprintf(v, sizeof(v), "%.15g", l->def + 0.5);
+		if (!real) {
+			snprintf(v, sizeof(v), "%.15g", l->num + 0.5);
 			ck_assert_int_eq(parse1(&c, err, l->name, v), -EINVAL);
 			ck_assert_msg(strstr(err, "an integer"), "%s", err);
 		}
@@ -326,6 +357,7 @@ static Suite *limits_suite(void)
 	TCase *tc = tcase_create("limits");
 
 	tcase_add_test(tc, test_table);
+	tcase_add_test(tc, test_keys);
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_ranges);
 	tcase_add_test(tc, test_several);

@@ -17,17 +17,20 @@
 #include <dirent.h>
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "partitions/partitions.h"
 #include "sm/log.h"
 #include "sm/sm.h"
-#include "sm/topo_load.h"
+#include "sm/topo_file.h"
 
 static const struct part_options no_both = { .allow_both_pkeys = false };
 static const struct part_options with_both = { .allow_both_pkeys = true };
@@ -1050,13 +1053,25 @@ START_TEST(daemon_drop_log)
 }
 END_TEST
 
-static void put_file(const char *path, const char *text)
+/* Write a file as written `age` seconds ago (sm_parts_refresh leaves a
+ * file younger than a second for later). */
+static void put_file_aged(const char *path, const char *text, int age)
 {
+	struct timespec t[2];
 	FILE *fp = fopen(path, "w");
 
 	ck_assert_ptr_nonnull(fp);
 	fputs(text, fp);
 	ck_assert_int_eq(fclose(fp), 0);
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= age;
+	t[1] = t[0];
+	ck_assert_int_eq(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
+static void put_file(const char *path, const char *text)
+{
+	put_file_aged(path, text, 10);
 }
 
 static bool log_has(const char *path, const char *what)
@@ -1083,7 +1098,7 @@ START_TEST(daemon_reload_rules)
 	static struct sm sm;
 	struct fabric f;
 	char dir[] = "/tmp/check_partitions.XXXXXX", conf[64], logp[64];
-	char msg[128];
+	char msg[256];
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(conf, sizeof(conf), "%s/p.conf", dir);
@@ -1113,10 +1128,34 @@ START_TEST(daemon_reload_rules)
 	ck_assert_int_eq(sm_parts_resolve(&sm, &f), 0);
 	want(port_of(&f, "H0002", 1), 1, 0xffff);
 
-	/* changed on disk: the next resolve reads it, without a reload */
+	/* changed on disk: the next resolve reads it, without a reload;
+	 * not while it is being written (changed less than 1 s ago) */
+	put_file_aged(conf, "C=0x12 : ALL_CAS=full ;\n", 0);
+	ck_assert_int_eq(sm_parts_resolve(&sm, &f), 0);
+	want(port_of(&f, "H0002", 1), 1, 0xffff);
+	ck_assert(sm.parts_pending);
 	put_file(conf, "C=0x12 : ALL_CAS=full ;\n");
 	ck_assert_int_eq(sm_parts_resolve(&sm, &f), 0);
 	want(port_of(&f, "H0002", 1), 2, 0x7fff, 0x8012);
+	ck_assert(!sm.parts_pending);
+	/* partitions that name no port of the subnet (the last sweep's
+	 * model): every port stripped, refused unless forced */
+	sm.fabric = f;
+	put_file(conf, "C=0x12 : 0xdead=full ;\nD=0x13 : SELF=full ;\n");
+	ck_assert_int_eq(sm_parts_reload(&sm, NULL), -EINVAL);
+	ck_assert_uint_eq(sm.parts->n_parts, 2);
+	{
+		char t[128];
+
+		snprintf(t, sizeof(t), "C=0x12 : 0xdead=full ;\nD=0x13 :"
+			 " 0x%" PRIx64 "=full ;\n", port_of(&f, "H0003", 1)->guid);
+		put_file(conf, t);
+	}
+	ck_assert_int_eq(sm_parts_reload(&sm, NULL), 0);	/* H0003 left */
+	ck_assert_uint_eq(sm.parts->n_parts, 3);
+	put_file(conf, "C=0x12 : ALL_CAS=full ;\n");
+	ck_assert_int_eq(sm_parts_reload(&sm, NULL), 0);
+	memset(&sm.fabric, 0, sizeof(sm.fabric));
 	/* a broken file: named, the last good stays */
 	put_file(conf, "C=0x12 : ALL_CAS=fulll ;\n");
 	ck_assert_int_eq(sm_parts_resolve(&sm, &f), 0);
@@ -1128,6 +1167,9 @@ START_TEST(daemon_reload_rules)
 	want(port_of(&f, "H0002", 1), 2, 0x7fff, 0x8012);
 	log_close();
 	snprintf(msg, sizeof(msg), "ERR 0708: %s defines 0 partitions", conf);
+	ck_assert(log_has(logp, msg));
+	snprintf(msg, sizeof(msg), "ERR 0708: %s: none of its 2 partitions"
+		 " names a port of the subnet (1 of those in force do)", conf);
 	ck_assert(log_has(logp, msg));
 	snprintf(msg, sizeof(msg), "ERR 0709: %s:3:3: member"
 		 " 0x0000000000001234 is no port", conf);

@@ -17,7 +17,7 @@
 #include <ev.h>
 
 #include "sm/discover.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/log.h"
 #include "sm/program.h"
 #include "tests/unit/fake_transport.h"

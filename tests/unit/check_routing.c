@@ -18,9 +18,9 @@
 
 #include "routing/routing.h"
 #include "routing/verify.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/lid.h"
-#include "sm/topo_load.h"
+#include "sm/topo_file.h"
 
 #define NET_EXAMPLES	"/usr/share/doc/ibsim-utils/net-examples"
 

@@ -21,9 +21,9 @@
 
 #include "routing/routing.h"
 #include "routing/verify.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/lid.h"
-#include "sm/topo_load.h"
+#include "sm/topo_file.h"
 
 static void load_topo(struct fabric *f, const char *name)
 {

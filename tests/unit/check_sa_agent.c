@@ -20,12 +20,12 @@
 #include "mad/rmpp.h"
 #include "mad/sa_wire.h"
 #include "routing/routing.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/lid.h"
 #include "sm/sa/sa.h"
 #include "sm/sa/service.h"
 #include "sm/sm.h"
-#include "sm/topo_load.h"
+#include "sm/topo_file.h"
 #include "tests/unit/agent_fixture.h"
 
 #define TIMEOUT_MS	20

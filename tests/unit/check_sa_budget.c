@@ -30,11 +30,11 @@
 #include "mad/rmpp.h"
 #include "mad/sa_wire.h"
 #include "routing/routing.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/lid.h"
-#include "sm/sa/index.h"
+#include "sm/sa/gen.h"
 #include "sm/sa/sa.h"
-#include "sm/topo_load.h"
+#include "sm/topo_file.h"
 #include "tests/unit/topo_fixture.h"
 
 #define B(n)	(1ull << (n))
@@ -487,7 +487,7 @@ START_TEST(test_index_generation)
 	ck_assert_int_eq(run_sliced(&x.v, SA_ATTR_NODE_RECORD,
 				    MAD_METHOD_GET_TABLE, 0, 0, zero, 0, 0, 0,
 				    &t, &w, &s), 0);
-	builds = sa_index_builds;
+	builds = midx_builds;
 	first_guid = be64toh(((struct sa_node_record *)t.buf)->node_info.node_guid);
 	first_port = be64toh(((struct sa_node_record *)t.buf)->node_info.port_guid);
 	free(t.buf);
@@ -495,7 +495,7 @@ START_TEST(test_index_generation)
 				    MAD_METHOD_GET_TABLE, 0, 0, zero, 0, 0, 0,
 				    &t, &w, &s), 0);
 	free(t.buf);
-	ck_assert_uint_eq(sa_index_builds, builds);	/* same model */
+	ck_assert_uint_eq(midx_builds, builds);	/* same model */
 	/*
 	 * Another model in the very same arrays: the first node in OpenSM's
 	 * order changes GUID with another node, as if a sweep had found the
@@ -516,7 +516,7 @@ START_TEST(test_index_generation)
 	ck_assert_int_eq(run_sliced(&x.v, SA_ATTR_NODE_RECORD,
 				    MAD_METHOD_GET_TABLE, 0, 0, zero, 0, 0, 0,
 				    &t, &w, &s), 0);
-	ck_assert_uint_eq(sa_index_builds, builds + 1);
+	ck_assert_uint_eq(midx_builds, builds + 1);
 	ck_assert_uint_eq(be64toh(((struct sa_node_record *)t.buf)->node_info.node_guid),
 			  first_guid);
 	ck_assert_uint_ne(be64toh(((struct sa_node_record *)t.buf)->node_info.port_guid),

@@ -20,12 +20,12 @@
 
 #include "mad/sa_wire.h"
 #include "routing/routing.h"
-#include "sm/fabric.h"
-#include "sm/limits.h"
+#include "model/fabric.h"
+#include "config/limits.h"
 #include "sm/lid.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
-#include "sm/topo_load.h"
+#include "sm/topo_file.h"
 #include "tests/unit/agent_fixture.h"
 
 /* argv: limit options as on ibsm's command line (NULL-terminated). */

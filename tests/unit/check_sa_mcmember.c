@@ -18,14 +18,14 @@
 #include "mad/sa_wire.h"
 #include "partitions/partitions.h"
 #include "routing/routing.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/lid.h"
 #include "sm/mcast/mcast.h"
-#include "sm/sa/index.h"
+#include "sm/sa/gen.h"
 #include "sm/sa/mcmember.h"
 #include "sm/sa/sa.h"
 #include "sm/sa/service.h"
-#include "sm/topo_load.h"
+#include "sm/topo_file.h"
 #include "tests/unit/agent_fixture.h"
 
 #define PREFIX		0xfe80000000000000ull
@@ -53,7 +53,7 @@ struct fx {
 	struct routing_result routes;
 	struct sa_view v;
 	struct mc_table *mc;
-	struct port_ref host[4];	/* H0001..H0004 port 1 */
+	struct fab_ref host[4];	/* H0001..H0004 port 1 */
 	uint16_t lid[4];
 	uint64_t guid[4];
 	struct sa_table out;
@@ -89,7 +89,7 @@ static void fx_setup(struct fx *x, const struct mc_limits *lim)
 		if (n->type != NODE_TYPE_CA || sscanf(n->desc, "H%u", &h) != 1 ||
 		    h < 1 || h > 4)
 			continue;
-		x->host[h - 1] = (struct port_ref){ (int32_t)i, 1 };
+		x->host[h - 1] = (struct fab_ref){ (int32_t)i, 1 };
 		x->lid[h - 1] = n->ports[1].lid;
 		x->guid[h - 1] = n->ports[1].guid;
 	}

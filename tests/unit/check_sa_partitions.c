@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "mad/sa_wire.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/sa/sa.h"
 #include "tests/unit/topo_fixture.h"
 

@@ -19,10 +19,10 @@
 
 #include "mad/sa_wire.h"
 #include "routing/routing.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/lid.h"
 #include "sm/sa/sa.h"
-#include "sm/topo_load.h"
+#include "sm/topo_file.h"
 
 #define B(n)	(1ull << (n))
 

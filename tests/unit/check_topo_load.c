@@ -15,9 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sm/fabric.h"
-#include "sm/topo_dump.h"
-#include "sm/topo_load.h"
+#include "model/fabric.h"
+#include "sm/topo_file.h"
 
 #define NET_EXAMPLES	"/usr/share/doc/ibsim-utils/net-examples"
 

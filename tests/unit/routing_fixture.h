@@ -17,9 +17,9 @@
 
 #include "routing/routing.h"
 #include "routing/verify.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/lid.h"
-#include "sm/topo_load.h"
+#include "sm/topo_file.h"
 
 static inline void rf_port_up(struct fab_port *p)
 {

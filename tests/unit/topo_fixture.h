@@ -13,10 +13,10 @@
 #include <string.h>
 
 #include "routing/routing.h"
-#include "sm/fabric.h"
+#include "model/fabric.h"
 #include "sm/lid.h"
 #include "sm/sa/sa.h"
-#include "sm/topo_load.h"
+#include "sm/topo_file.h"
 
 #define SUBNET_PREFIX	0xfe80000000000000ull
 

@@ -24,7 +24,7 @@
  * ("FILE:LINE: expected ..."); "include", "module=" and "@alias" lines
  * are refused rather than half supported.
  *
- * The file is read whole and parsed in one pass into a list of node
+ * The file, read whole by the caller, is parsed in one pass into a list of node
  * records and a list of port lines; names are resolved and links made in
  * a second pass over the port lines, so a record may name nodes defined
  * further down.  A link may be listed on one end or both.  Loading a
@@ -35,18 +35,14 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "config/fileutil.h"
-#include "sm/topo_load.h"
+#include "model/topo_load.h"
 
 /*
  * Node GUIDs are numbered the way ibsim numbers them, so a model loaded
@@ -861,25 +857,19 @@ static void init_ports(struct loader *l, struct fabric *f)
 	}
 }
 
-int topo_load(struct fabric *f, const char *path, char *err, size_t errlen)
+int topo_parse(struct fabric *f, const char *name, char *buf, size_t len,
+	       char *err, size_t errlen)
 {
 	struct loader l = {
-		.path = path, .err = err, .errlen = errlen, .base = f->n_nodes,
+		.path = name, .err = err, .errlen = errlen, .base = f->n_nodes,
 		.next_guid = { 0, GUID_BASE_CA, GUID_BASE_SWITCH, GUID_BASE_ROUTER },
 		.abs_guid = { 0, GUID_BASE_CA, GUID_BASE_SWITCH, GUID_BASE_ROUTER },
 	};
-	char *buf = NULL, *s, *nl;
-	size_t len = 0;
-	int rc;
+	char *s, *nl;
+	int rc = 0;
 
 	if (errlen)
 		err[0] = '\0';
-	rc = read_file_all(path, &buf, &len);
-	if (rc < 0) {
-		if (errlen)
-			snprintf(err, errlen, "%s: %s", path, strerror(-rc));
-		return rc;
-	}
 	for (s = buf; s < buf + len && rc == 0; s = nl + 1) {
 		l.line++;
 		nl = memchr(s, '\n', (size_t)(buf + len - s));
@@ -899,10 +889,9 @@ int topo_load(struct fabric *f, const char *path, char *err, size_t errlen)
 	if (rc == 0)
 		init_ports(&l, f);
 	if (rc == -ENOMEM && errlen)
-		snprintf(err, errlen, "%s: out of memory", path);
+		snprintf(err, errlen, "%s: out of memory", name);
 	free(l.recs);
 	free(l.ents);
 	free(l.names);
-	free(buf);
 	return rc;
 }

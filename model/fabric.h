@@ -5,8 +5,8 @@
  * GUID to id.  A sweep builds a new model from scratch; nothing in here
  * does I/O, so unit tests and offline tools build models by hand.
  */
-#ifndef IBSM_SM_FABRIC_H
-#define IBSM_SM_FABRIC_H
+#ifndef IBSM_MODEL_FABRIC_H
+#define IBSM_MODEL_FABRIC_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -107,7 +107,7 @@ struct fabric {
 	/*
 	 * The model's generation: every fabric_init() gives a new number, so
 	 * a model the SA indexed is never taken for a later one that happens
-	 * to reuse its arrays (sm/sa/index.c), and an SA request answered in
+	 * to reuse its arrays (model/index.c), and an SA request answered in
 	 * slices notices that a sweep published a new model meanwhile.
 	 */
 	uint64_t gen;
@@ -211,4 +211,77 @@ static inline uint32_t fabric_port_cap_mask(const struct fab_node *n,
 	return p->valid ? be32toh(p->pi.cap_mask) : 0;
 }
 
-#endif /* IBSM_SM_FABRIC_H */
+
+/* The default partition: P_Key 0x7fff/0xffff (10.9.1.2). */
+#define FAB_DEFAULT_PKEY	0xffff
+#define FAB_PKEY_BASE(p)	((p) & 0x7fff)
+
+/* A port of the model: node id and port number. */
+struct fab_ref {
+	int32_t node;			/* FAB_NONE: no such port */
+	uint8_t port;
+};
+
+/* Does port `pn` of `n` carry a LID (CA/router port, switch port 0)? */
+static inline bool fabric_is_endport(const struct fab_node *n, unsigned pn)
+{
+	if (pn > n->num_ports || !n->ports[pn].valid)
+		return false;
+	return n->type == NODE_TYPE_SWITCH ? pn == 0 : pn != 0;
+}
+
+/* The end port that gives port `pn` of `n` its LID: switch port 0. */
+static inline const struct fab_port *fabric_endport_of(const struct fab_node *n, unsigned pn)
+{
+	return &n->ports[n->type == NODE_TYPE_SWITCH ? 0 : pn];
+}
+
+static inline uint16_t fabric_lid_top(const struct fab_port *p)
+{
+	return (uint16_t)(p->lid + (1u << (p->lmc & 7)) - 1);
+}
+
+/* Is `lid` in the LMC range of end port `p`? */
+static inline bool fabric_lid_in_range(const struct fab_port *p, uint16_t lid)
+{
+	return p->lid && lid >= p->lid && lid <= fabric_lid_top(p);
+}
+
+/*
+ * The P_Key table of an end port as the SM sees it: the partitions'
+ * table (want_pkeys) when the model has one, else the table the
+ * discovery read and the sweep programmed, else (never read) the default
+ * partition alone, full member, as the SM programs it without a
+ * partitions file.  A switch end is its port 0 and port 0's table.
+ */
+struct fab_pkey_tab {
+	const uint16_t *host;		/* want_pkeys */
+	const __be16 *net;		/* the table as read */
+	unsigned n;
+};
+
+static inline void fabric_pkey_tab(const struct fab_port *p,
+				   struct fab_pkey_tab *t)
+{
+	t->host = NULL;
+	t->net = NULL;
+	if (p->want_pkeys) {
+		t->host = p->want_pkeys;
+		t->n = p->n_want_pkeys;
+	} else if (fabric_pkey_known(p)) {
+		t->net = p->pkeys;
+		t->n = (unsigned)p->pkey_blocks * PKEY_BLOCK_SIZE;
+	} else {
+		static const uint16_t default_tab[1] = { FAB_DEFAULT_PKEY };
+
+		t->host = default_tab;
+		t->n = 1;
+	}
+}
+
+static inline uint16_t fabric_pkey_at(const struct fab_pkey_tab *t, unsigned i)
+{
+	return t->host ? t->host[i] : be16toh(t->net[i]);
+}
+
+#endif /* IBSM_MODEL_FABRIC_H */

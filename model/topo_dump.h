@@ -2,17 +2,16 @@
  * topo_dump.h - write a fabric model in ibnetdiscover's topology format,
  * the format ibsim reads, so a discovered fabric can be replayed.
  */
-#ifndef IBSM_SM_TOPO_DUMP_H
-#define IBSM_SM_TOPO_DUMP_H
+#ifndef IBSM_MODEL_TOPO_DUMP_H
+#define IBSM_MODEL_TOPO_DUMP_H
 
 #include <stdio.h>
 
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
-/* Write to an open stream.  Returns 0 or -errno. */
+/* Write to an open stream (a file: topo_dump_file(), sm/topo_file.h).
+ * Returns 0 or -errno. */
 int topo_dump(const struct fabric *f, FILE *fp);
-/* Write to `path` atomically (temp file + rename).  Returns 0 or -errno. */
-int topo_dump_file(const struct fabric *f, const char *path);
 
 /*
  * A NodeDescription as every file of ibsm prints it: 64 bytes from the
@@ -21,7 +20,7 @@ int topo_dump_file(const struct fabric *f, const char *path);
  * ibnetdiscover's clean_nodedesc() does.  So a description cannot break
  * a line; quotes and backslashes are kept (ibnetdiscover keeps them),
  * and readers take a quoted description up to the last quote of its
- * line (sm/topo_load.c does).  `out` holds TOPO_DESC_SIZE bytes.
+ * line (model/topo_load.c does).  `out` holds TOPO_DESC_SIZE bytes.
  */
 #define TOPO_DESC_SIZE	65
 const char *topo_desc_clean(const char *desc, char *out);
@@ -31,4 +30,4 @@ const char *topo_desc_clean(const char *desc, char *out);
 const char *topo_link_str(const struct smp_port_info *pi, uint32_t cap_mask,
 			  char *buf, size_t sz);
 
-#endif /* IBSM_SM_TOPO_DUMP_H */
+#endif /* IBSM_MODEL_TOPO_DUMP_H */

@@ -15,9 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sm/dumps.h"
-#include "config/fileutil.h"
-#include "sm/topo_dump.h"
+#include "model/topo_dump.h"
 
 const char *topo_link_str(const struct smp_port_info *pi, uint32_t cap_mask,
 			  char *buf, size_t sz)
@@ -154,16 +152,4 @@ int topo_dump(const struct fabric *f, FILE *fp)
 				dump_node(f, n, fp);
 		}
 	return !ferror(fp) ? 0 : errno ? -errno : -EIO;
-}
-
-static int write_topo(FILE *fp, const void *arg)
-{
-	return topo_dump(arg, fp);
-}
-
-/* The first 3 lines (the "generated on" header) do not count as a change. */
-int topo_dump_file(const struct fabric *f, const char *path)
-{
-	int rc = write_file_if_changed(path, write_topo, f, 3);
-	return rc < 0 ? rc : 0;
 }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sm/fabric.h"
+#include "model/fabric.h"
 
 void fabric_init(struct fabric *f)
 {
