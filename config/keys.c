@@ -264,8 +264,14 @@ static struct cfg_key keys[] = {
 #define CHECK_R(...)	CHECK_LIMIT_(double, __VA_ARGS__)
 CFG_LIMITS(CHECK_U, CHECK_W, CHECK_R)
 
-/* The limits are the table's last N_LIMITS keys, after ibsm's own. */
-static_assert(N_KEYS > N_LIMITS, "the key table holds the limits");
+/*
+ * The table's size, checked by the compiler: OpenSM 3.3.23's keys (the
+ * 160 of opensm -c), ibsm's own, then the limits, its last N_LIMITS keys.
+ */
+#define N_OPENSM_KEYS	160
+#define N_IBSM_KEYS	7
+static_assert(N_KEYS == N_OPENSM_KEYS + N_IBSM_KEYS + N_LIMITS,
+	      "keys[]: OpenSM's keys, ibsm's own, then every limit");
 #define FIRST_LIMIT	(N_KEYS - N_LIMITS)
 
 const struct cfg_key *const limit_opts = keys + FIRST_LIMIT;

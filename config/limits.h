@@ -25,8 +25,7 @@
 /*
  * The built-in defaults of the limits, where the daemon falls back on
  * them for a field left 0.
- */
-/*
+ *
  * Traps (sm/ha/state.c): per-source token buckets, SM_TRAP_BURST traps at
  * once then SM_TRAP_RATE per second from one source LID; the table holds
  * SM_TRAP_SOURCES sources (the longest idle one is reused).  An accepted
@@ -34,7 +33,7 @@
  * seconds that collects the rest of a burst; trap-driven heavy sweeps
  * start at most once per SM_TRAP_SWEEP_INTERVAL seconds.  These are the
  * defaults of --trap-sources, --trap-burst, --trap-rate, --trap-holdoff-ms
- * and --trap-sweep-interval (struct sm_config, below); the table has room
+ * and --trap-sweep-interval (struct sm_config); the table has room
  * for SM_TRAP_SOURCES_MAX sources and uses trap_sources of them.
  */
 #define SM_TRAP_SOURCES_MAX	4096
