@@ -35,8 +35,8 @@ enum sm_event {
 	SM_EV_CHANGE,		/* a heavy sweep is asked for (control
 				 * socket, retry after a failure) */
 	SM_EV_LIGHT_TIMER,	/* sweep_interval elapsed */
-	SM_EV_LIGHT_DONE,	/* a light sweep finished (change_pending set
-				 * when it saw a change) */
+	SM_EV_LIGHT_DONE,	/* a light sweep finished (u.light: what it
+				 * saw) */
 	SM_EV_TRAP,		/* an accepted trap asks for a heavy sweep */
 	SM_EV_PORT_UP,		/* the SM's own port, down, has a link again */
 	SM_EV_STOP,		/* signal: shut down */
@@ -79,6 +79,10 @@ struct sm_msg {
 			uint16_t lid;
 			unsigned num;
 		} trap;
+		struct {
+			bool changed;		/* a heavy sweep is due */
+			uint16_t foreign_lid;	/* ports name that SM */
+		} light;
 	} u;
 };
 

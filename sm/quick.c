@@ -423,7 +423,7 @@ bool quick_eligible(const struct sm *sm)
 {
 	return !sm->cfg.no_incremental_reroute && !sm->cfg.once &&
 	       sm->state == SM_MASTER && sm->subnet_up && !sm->incomplete &&
-	       !sm->failed_sweeps && !sm->n_excluded && !sm->change_pending &&
+	       !sm->failed_sweeps && !sm->n_excluded && !sm->ha.change_pending &&
 	       !sm->quick_full && sm->n_quick_sw && sm->fabric.n_nodes &&
 	       sm->fabric.local_node != FAB_NONE && sm->routes.lft &&
 	       !sm->sweep && !sm->light && !sm->quick;
@@ -650,7 +650,7 @@ static void quick_end(struct quick_sweep *q)
 		quick_free(q);
 		return;
 	}
-	if (v == QUICK_LOSSES && !sm->change_pending) {
+	if (v == QUICK_LOSSES && !sm->ha.change_pending) {
 		log_warnx("ERR 0315: quick sweep: %u switch(es) read, %u SMPs,"
 			  " %.3f s: %u link(s) lost (%s), %u node(s) no longer"
 			  " reached: the heavy sweep starts from the model",
@@ -663,13 +663,13 @@ static void quick_end(struct quick_sweep *q)
 		m.u.model.t0 = q->t0;
 		(void)sm_post_wait(sm, &m);
 		fabric_free(&nf);
-	} else if (v == QUICK_NOTHING && !sm->change_pending) {
+	} else if (v == QUICK_NOTHING && !sm->ha.change_pending) {
 		log_info("quick sweep: %u switch(es) read, %u SMPs, %.3f s: %s",
 			 q->n, q->smps, dt, res.what);
 		(void)sm_post(sm, SM_EV_QUICK_DONE);
 	} else {
 		fabric_free(&nf);
-		if (!sm->change_pending)
+		if (!sm->ha.change_pending)
 			log_info("quick sweep: %u switch(es) read, %.3f s: %s:"
 				 " heavy sweep", q->n, dt, res.what);
 		(void)sm_post(sm, SM_EV_QUICK_CHANGE);

@@ -105,6 +105,32 @@ struct sm_stats {
 #define SM_EXIT_FAIL	1
 #define SM_EXIT_CONFIG	2
 
+/*
+ * The state machine's own flags (sm/ha/state.c): written there only; the
+ * sweeps read change_pending and standing_down, and the heavy sweep
+ * consumes reroute_pending when it starts.
+ */
+struct sm_ha {
+	bool     change_pending;	/* heavy sweep asked for during one */
+	bool     reroute_pending;	/* reroute asked for during a heavy
+					 * sweep: the next one forgets the
+					 * LFT images (sweep_forget_lfts) */
+	/* A better master is known (we stand by, are NOTACTIVE, or yielded
+	 * as master and discover again): no sweep programs anything, a
+	 * sweep in progress sends no more Sets. */
+	bool     standing_down;
+	/* The light sweep found ports naming the SM at this LID as their
+	 * master (SM_EV_LIGHT_DONE); the state machine asks that SM first. */
+	uint16_t foreign_lid;
+	ev_tstamp last_trap_sweep;	/* when the hold-off last fired */
+	double    trap_backoff;		/* s: storm spacing */
+	bool      trap_deferred;	/* hold-off over during a sweep */
+	bool      trap_storm;		/* its trap came back to back */
+	ev_tstamp sweep_began, sweep_ended;	/* the last heavy sweep */
+	bool     port_down;		/* our own link is down: waiting */
+	bool     port_polling;		/* a PortInfo Get of it is in flight */
+};
+
 struct sm {
 	struct sm_config cfg;
 	struct ev_loop *loop;
@@ -116,10 +142,6 @@ struct sm {
 	uint32_t act_count;		/* SMInfo:ActCount */
 	bool     subnet_up;		/* the last heavy sweep completed */
 	bool     rereg_done;		/* client reregistration sent once */
-	bool     change_pending;	/* heavy sweep asked for during one */
-	bool     reroute_pending;	/* reroute asked for during a heavy
-					 * sweep: the next one forgets the
-					 * LFT images (sweep_forget_lfts) */
 	bool     incomplete;		/* last sweep accepted holes: re-sweep */
 	unsigned failed_sweeps;		/* consecutive */
 	/*
@@ -167,19 +189,13 @@ struct sm {
 	ev_timer light_timer;
 	ev_timer retry_timer;
 	ev_timer trap_timer;		/* hold-off: a burst becomes one sweep */
-	ev_tstamp last_trap_sweep;	/* when the hold-off last fired */
-	double    trap_backoff;		/* s: storm spacing (sm/ha/state.c) */
-	bool      trap_deferred;	/* hold-off over during a sweep */
-	bool      trap_storm;		/* its trap came back to back */
-	ev_tstamp sweep_began, sweep_ended;	/* the last heavy sweep */
 	struct trap_bucket trap_buckets[SM_TRAP_SOURCES_MAX];
-	bool     port_down;		/* our own link is down: waiting */
-	bool     port_polling;		/* a PortInfo Get of it is in flight */
 	ev_timer port_timer;		/* polls our port while it is down */
 	ev_timer log_timer;		/* writes "suppressed N" summaries */
 	ev_signal sig_int, sig_term, sig_hup, sig_usr1;
 	struct sm_stats stats;
 	struct sm_evq evq;		/* events for the state machine */
+	struct sm_ha ha;		/* the state machine's flags */
 	int exit_code;			/* SM_EXIT_* or 0 */
 	/* The configuration sm->cfg came from (config/conf.h), read again on
 	 * SIGHUP and the control socket's reload by reload(), the reader
@@ -195,18 +211,11 @@ struct sm {
 	/* Election and master/standby (sm/ha/election.c, sm/ha/state.c). */
 	struct sm_remote remotes[SM_MAX_REMOTE];
 	uint64_t master_guid;		/* the master we stand by for */
-	/* A better master is known (we stand by, are NOTACTIVE, or yielded
-	 * as master and discover again): no sweep programs anything, a
-	 * sweep in progress sends no more Sets (sm/ha/state.c). */
-	bool     standing_down;
 	ev_tstamp master_heard_at;	/* a better master's Get was checked */
 	/* An SM that said it is a better master (its SMInfo Get) and that
 	 * our model lacks: our next sweep discovers again first if it finds
 	 * that SM's port (sm/sweep.c, sm_master_claimed()). */
 	uint64_t master_claim;
-	/* The light sweep found ports naming the SM at this LID as their
-	 * master (sm/sweep.c); the state machine asks that SM first. */
-	uint16_t foreign_lid;
 	uint16_t master_lid;
 	uint16_t port_lid;		/* our port's LID as it holds it */
 	uint8_t  master_priority;

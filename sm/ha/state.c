@@ -68,14 +68,14 @@ void sm_heavy_sweep(struct sm *sm)
 {
 	int rc;
 
-	if (sm->standing_down)
+	if (sm->ha.standing_down)
 		return;		/* a better master programs the fabric */
 	if (sm->sweep || sm->light || sm->quick) {
-		sm->change_pending = true;
+		sm->ha.change_pending = true;
 		return;
 	}
-	sm->change_pending = false;
-	sm->sweep_began = ev_now(sm->loop);
+	sm->ha.change_pending = false;
+	sm->ha.sweep_began = ev_now(sm->loop);
 	rc = sweep_heavy_start(sm);
 	if (rc < 0) {
 		log_err("ERR 0301: cannot start a heavy sweep: %s", strerror(-rc));
@@ -89,15 +89,15 @@ void sm_heavy_sweep_model(struct sm *sm, struct fabric *f, unsigned smps,
 {
 	int rc;
 
-	if (sm->standing_down)
+	if (sm->ha.standing_down)
 		return;
 	if (sm->sweep || sm->light || sm->quick) {
-		sm->change_pending = true;
+		sm->ha.change_pending = true;
 		return;
 	}
-	sm->change_pending = false;
+	sm->ha.change_pending = false;
 	/* the quick sweep's reads are part of it, for the pacing */
-	sm->sweep_began = ev_now(sm->loop) - (ev_time() - t0);
+	sm->ha.sweep_began = ev_now(sm->loop) - (ev_time() - t0);
 	rc = sweep_heavy_start_model(sm, f, smps, t0);
 	if (rc < 0) {
 		log_warnx("ERR 0314: cannot start a heavy sweep on the quick"
@@ -148,11 +148,11 @@ static void port_down(struct sm *sm)
 	const struct fab_port *p =
 		&fabric_node(f, f->local_node)->ports[f->local_port];
 
-	if (!sm->port_down)
+	if (!sm->ha.port_down)
 		log_err("ERR 0310: SM port %u is down (physical state %u):"
 			" waiting for its link", f->local_port,
 			pi_phys_state(&p->pi));
-	sm->port_down = true;
+	sm->ha.port_down = true;
 	set_state(sm, SM_DISCOVERING);
 	ev_timer_stop(sm->loop, &sm->light_timer);
 	port_poll_arm(sm);
@@ -210,7 +210,7 @@ static void subnet_up(struct sm *sm)
 	sminfo_query(sm);
 	if (sm->state != SM_MASTER)
 		return;
-	if (sm->change_pending)
+	if (sm->ha.change_pending)
 		sm_heavy_sweep(sm);
 	else
 		light_timer_arm(sm);
@@ -301,8 +301,8 @@ static struct sm_trap_pace trap_pace(const struct sm *sm)
 	return (struct sm_trap_pace){
 		.holdoff = sm_trap_holdoff(sm),
 		.interval = sm_trap_sweep_interval(sm),
-		.last = sm->last_trap_sweep, .backoff = sm->trap_backoff,
-		.sweep_began = sm->sweep_began, .sweep_ended = sm->sweep_ended,
+		.last = sm->ha.last_trap_sweep, .backoff = sm->ha.trap_backoff,
+		.sweep_began = sm->ha.sweep_began, .sweep_ended = sm->ha.sweep_ended,
 	};
 }
 
@@ -312,13 +312,13 @@ static void trap_holdoff(struct sm *sm)
 	struct sm_trap_pace p = trap_pace(sm);
 	ev_tstamp now = ev_now(sm->loop);
 
-	if (ev_is_active(&sm->trap_timer) || sm->trap_deferred)
+	if (ev_is_active(&sm->trap_timer) || sm->ha.trap_deferred)
 		return;
 	/* Link losses a quick sweep can read need no long wait for the
 	 * rest of a burst: a trap after it costs one more quick read. */
 	if (quick_eligible(sm) && p.holdoff > SM_TRAP_QUICK_HOLDOFF)
 		p.holdoff = SM_TRAP_QUICK_HOLDOFF;
-	sm->trap_storm = sm_trap_storm(&p, now, sm->sweep || sm->quick);
+	sm->ha.trap_storm = sm_trap_storm(&p, now, sm->sweep || sm->quick);
 	ev_timer_set(&sm->trap_timer, sm_trap_wait(&p, now), 0.);
 	ev_timer_start(sm->loop, &sm->trap_timer);
 }
@@ -326,9 +326,9 @@ static void trap_holdoff(struct sm *sm)
 /* A heavy sweep ended: its duration paces the next trap sweep. */
 static void sweep_ended(struct sm *sm)
 {
-	sm->sweep_ended = ev_now(sm->loop);
-	if (sm->trap_deferred) {
-		sm->trap_deferred = false;
+	sm->ha.sweep_ended = ev_now(sm->loop);
+	if (sm->ha.trap_deferred) {
+		sm->ha.trap_deferred = false;
 		if (sm->state != SM_STANDBY && sm->state != SM_NOTACTIVE)
 			trap_holdoff(sm);
 	}
@@ -342,12 +342,12 @@ static void sweep_ended(struct sm *sm)
  */
 static void stand_down(struct sm *sm)
 {
-	if (!sm->standing_down && (sm->sweep || sm->change_pending))
+	if (!sm->ha.standing_down && (sm->sweep || sm->ha.change_pending))
 		log_info("a better master is known: the sweep %s is dropped",
 			 sm->sweep ? "in progress" : "asked for");
-	sm->standing_down = true;
-	sm->change_pending = false;
-	sm->trap_deferred = false;
+	sm->ha.standing_down = true;
+	sm->ha.change_pending = false;
+	sm->ha.trap_deferred = false;
 	ev_timer_stop(sm->loop, &sm->light_timer);
 	ev_timer_stop(sm->loop, &sm->retry_timer);
 	ev_timer_stop(sm->loop, &sm->trap_timer);
@@ -355,7 +355,7 @@ static void stand_down(struct sm *sm)
 
 void sm_sweep_to_master(struct sm *sm)
 {
-	sm->standing_down = false;
+	sm->ha.standing_down = false;
 	sm_heavy_sweep(sm);
 }
 
@@ -384,11 +384,11 @@ static void sweep_ended_standing_down(struct sm *sm)
 
 static bool foreign_ports(struct sm *sm)
 {
-	uint16_t lid = sm->foreign_lid;
+	uint16_t lid = sm->ha.foreign_lid;
 	const struct fabric *f = &sm->fabric;
 
-	sm->foreign_lid = 0;
-	if (sm->state != SM_MASTER || sm->standing_down)
+	sm->ha.foreign_lid = 0;
+	if (sm->state != SM_MASTER || sm->ha.standing_down)
 		return false;
 	if (sm->images)
 		for (size_t i = 0; i < f->n_nodes; i++)
@@ -442,14 +442,14 @@ void sm_transition(struct sm *sm, enum sm_state s, unsigned code,
 		sm->master_claim = 0;
 	else if (s != old && (s == SM_MASTER || old == SM_STANDBY ||
 			      old == SM_NOTACTIVE))
-		sm->standing_down = false;
+		sm->ha.standing_down = false;
 	set_state(sm, s);
 	if (s == SM_STANDBY && old != SM_STANDBY) {
 		sm->standby_since = ev_now(sm->loop);
 		sm->adopt_lids = true;
 		ev_timer_stop(sm->loop, &sm->light_timer);
 		ev_timer_stop(sm->loop, &sm->trap_timer);
-		sm->trap_deferred = false;
+		sm->ha.trap_deferred = false;
 		sminfo_standby_begin(sm);
 	}
 	/* systemd: READY=1 on entering STANDBY, which no event brings. */
@@ -487,7 +487,7 @@ static void act_sweep_done(struct sm *sm, struct sm_msg *m)
 	(void)m;
 	sweep_ended(sm);
 	/* A sweep that ends after we stood down programs nothing more. */
-	if (sm->standing_down)
+	if (sm->ha.standing_down)
 		sweep_ended_standing_down(sm);
 	else
 		subnet_up(sm);
@@ -497,7 +497,7 @@ static void act_sweep_failed(struct sm *sm, struct sm_msg *m)
 {
 	(void)m;
 	sweep_ended(sm);
-	if (sm->standing_down)
+	if (sm->ha.standing_down)
 		sweep_ended_standing_down(sm);
 	else
 		sweep_failed(sm);
@@ -534,8 +534,8 @@ static void act_handover(struct sm *sm, struct sm_msg *m)
 static void act_quick_done(struct sm *sm, struct sm_msg *m)
 {
 	(void)m;
-	if (sm->trap_deferred) {
-		sm->trap_deferred = false;
+	if (sm->ha.trap_deferred) {
+		sm->ha.trap_deferred = false;
 		trap_holdoff(sm);
 	}
 }
@@ -543,7 +543,7 @@ static void act_quick_done(struct sm *sm, struct sm_msg *m)
 static void act_quick_done_idle(struct sm *sm, struct sm_msg *m)
 {
 	(void)m;
-	sm->trap_deferred = false;
+	sm->ha.trap_deferred = false;
 }
 
 /* The quick sweep read link losses: the heavy sweep starts from its
@@ -583,13 +583,22 @@ static void act_light_timer(struct sm *sm, struct sm_msg *m)
 		light_timer_arm(sm);
 }
 
+/* What the light sweep saw: a change, ports naming another master SM. */
+static void light_findings(struct sm *sm, const struct sm_msg *m)
+{
+	if (m->u.light.changed)
+		sm->ha.change_pending = true;
+	if (m->u.light.foreign_lid)
+		sm->ha.foreign_lid = m->u.light.foreign_lid;
+}
+
 /* The light sweep's findings, in a state that sweeps. */
 static void act_light_done(struct sm *sm, struct sm_msg *m)
 {
-	(void)m;
-	if (sm->foreign_lid && foreign_ports(sm))
+	light_findings(sm, m);
+	if (sm->ha.foreign_lid && foreign_ports(sm))
 		return;
-	if (sm->change_pending && !sm->sweep && !sm->standing_down) {
+	if (sm->ha.change_pending && !sm->sweep && !sm->ha.standing_down) {
 		ev_timer_stop(sm->loop, &sm->light_timer);
 		sm_heavy_sweep(sm);
 	}
@@ -597,8 +606,8 @@ static void act_light_done(struct sm *sm, struct sm_msg *m)
 
 static void act_light_done_idle(struct sm *sm, struct sm_msg *m)
 {
-	(void)m;
-	sm->foreign_lid = 0;
+	light_findings(sm, m);
+	sm->ha.foreign_lid = 0;
 }
 
 /*
@@ -621,9 +630,9 @@ static void act_trap(struct sm *sm, struct sm_msg *m)
 static void act_port_up(struct sm *sm, struct sm_msg *m)
 {
 	(void)m;
-	if (!sm->port_down)
+	if (!sm->ha.port_down)
 		return;
-	sm->port_down = false;
+	sm->ha.port_down = false;
 	ev_timer_stop(sm->loop, &sm->port_timer);
 	sm_heavy_sweep(sm);
 }
@@ -656,12 +665,12 @@ static void act_reload(struct sm *sm, struct sm_msg *m)
  * images), so that every block is sent again.  Images are only forgotten
  * between heavy sweeps (one in progress programs from them): during one,
  * the heavy sweep that follows it forgets them when it starts
- * (sm->reroute_pending).  m->rc: the switches forgotten now.
+ * (sm->ha.reroute_pending).  m->rc: the switches forgotten now.
  */
 static void act_reroute(struct sm *sm, struct sm_msg *m)
 {
 	if (sm->sweep) {
-		sm->reroute_pending = true;
+		sm->ha.reroute_pending = true;
 		m->rc = 0;
 	} else {
 		m->rc = (int)sweep_forget_lfts(sm);
@@ -836,7 +845,7 @@ static void on_port_info(void *arg, int status, const void *mad, size_t len)
 
 	if (status == -ECANCELED)
 		return;
-	sm->port_polling = false;
+	sm->ha.port_polling = false;
 	if (status < 0 || len < MAD_SIZE || (be16toh(smp->hdr.status) & 0x7fff)) {
 		log_ratelimited(LOG_LVL_WARN, 312, "cannot read the SM port's"
 				" PortInfo: %s", status < 0 ? strerror(-status)
@@ -851,7 +860,7 @@ static void on_port_info(void *arg, int status, const void *mad, size_t len)
 			return;
 		}
 	}
-	if (sm->port_down)
+	if (sm->ha.port_down)
 		port_poll_arm(sm);
 }
 
@@ -865,13 +874,13 @@ static void on_port_timer(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	if (!sm->port_down || sm->port_polling)
+	if (!sm->ha.port_down || sm->ha.port_polling)
 		return;
 	mad_build_smp_dr(&smp, MAD_METHOD_GET, SMP_ATTR_PORT_INFO,
 			 sm->fabric.local_port, path, 0);
 	if (mad_engine_submit(sm->engine, &smp, sizeof(smp), &addr,
 			      on_port_info, sm) == 0)
-		sm->port_polling = true;
+		sm->ha.port_polling = true;
 	else
 		port_poll_arm(sm);
 }
@@ -928,12 +937,12 @@ static void on_trap_timer(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)revents;
 	/* A sweep runs: the next starts when the pacing allows after it. */
 	if (sm->sweep || sm->quick) {
-		sm->trap_deferred = true;
+		sm->ha.trap_deferred = true;
 		return;
 	}
 	struct sm_trap_pace p = trap_pace(sm);
-	sm->trap_backoff = sm_trap_backoff(&p, sm->trap_storm);
-	sm->last_trap_sweep = ev_now(loop);
+	sm->ha.trap_backoff = sm_trap_backoff(&p, sm->ha.trap_storm);
+	sm->ha.last_trap_sweep = ev_now(loop);
 	sm->stats.trap_sweeps++;
 	/* Only switch ports changed (traps 128): read those switches first
 	 * (sm/quick.c); it ends in a heavy sweep when it must. */

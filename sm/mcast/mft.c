@@ -1107,7 +1107,7 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 	}
 	/* A better master is known: its MFTs, not ours.  Becoming master
 	 * again starts with a heavy sweep, which rebuilds every tree. */
-	if (s->sm->standing_down) {
+	if (s->sm->ha.standing_down) {
 		s->first_change = 0;
 		return;
 	}

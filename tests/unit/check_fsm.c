@@ -118,13 +118,13 @@ static void chk_unchanged(enum sm_state was, const struct sm_msg *m)
 {
 	(void)m;
 	ck_assert_int_eq(S->state, was);
-	ck_assert(!S->change_pending);
+	ck_assert(!S->ha.change_pending);
 }
 
 static void chk_sweep_ended(enum sm_state was, const struct sm_msg *m)
 {
 	chk_unchanged(was, m);
-	ck_assert(S->sweep_ended > 0.);
+	ck_assert(S->ha.sweep_ended > 0.);
 	ck_assert_uint_eq(S->failed_sweeps, 0);
 	ck_assert(!S->subnet_up);
 }
@@ -141,7 +141,7 @@ static void chk_heavy(enum sm_state was, const struct sm_msg *m)
 {
 	(void)was;
 	(void)m;
-	ck_assert(S->change_pending);
+	ck_assert(S->ha.change_pending);
 }
 
 static void chk_heavy_topo(enum sm_state was, const struct sm_msg *m)
@@ -164,33 +164,36 @@ static void pre_claim(void)
 
 static void pre_deferred(void)
 {
-	S->trap_deferred = true;
+	S->ha.trap_deferred = true;
 }
 
 static void chk_deferred_go_on(enum sm_state was, const struct sm_msg *m)
 {
 	(void)was;
 	(void)m;
-	ck_assert(!S->trap_deferred);
+	ck_assert(!S->ha.trap_deferred);
 	ck_assert(ev_is_active(&S->trap_timer));
 }
 
 static void chk_deferred_dropped(enum sm_state was, const struct sm_msg *m)
 {
 	chk_unchanged(was, m);
-	ck_assert(!S->trap_deferred);
+	ck_assert(!S->ha.trap_deferred);
 	ck_assert(!ev_is_active(&S->trap_timer));
 }
 
+static struct sm_msg row_msg;
+
+/* The light sweep found ports naming the SM at LID 9. */
 static void pre_foreign(void)
 {
-	S->foreign_lid = 9;
+	row_msg.u.light.foreign_lid = 9;
 }
 
 static void chk_foreign(enum sm_state was, const struct sm_msg *m)
 {
 	(void)m;
-	ck_assert_uint_eq(S->foreign_lid, 0);
+	ck_assert_uint_eq(S->ha.foreign_lid, 0);
 	/* master: asks that SM, sweeps after SM_FOREIGN_WAIT */
 	ck_assert(S->topo_changed == (was == SM_MASTER));
 	ck_assert(!!ev_is_active(&S->retry_timer) == (was == SM_MASTER));
@@ -199,7 +202,7 @@ static void chk_foreign(enum sm_state was, const struct sm_msg *m)
 static void chk_foreign_dropped(enum sm_state was, const struct sm_msg *m)
 {
 	chk_unchanged(was, m);
-	ck_assert_uint_eq(S->foreign_lid, 0);
+	ck_assert_uint_eq(S->ha.foreign_lid, 0);
 	ck_assert(!S->topo_changed);
 }
 
@@ -221,7 +224,7 @@ static void chk_trap_noted(enum sm_state was, const struct sm_msg *m)
 static void pre_port_down(void)
 {
 	busy();
-	S->port_down = true;
+	S->ha.port_down = true;
 	ev_timer_set(&S->port_timer, 100., 0.);
 	ev_timer_start(L, &S->port_timer);
 }
@@ -229,7 +232,7 @@ static void pre_port_down(void)
 static void chk_port_up(enum sm_state was, const struct sm_msg *m)
 {
 	chk_heavy(was, m);
-	ck_assert(!S->port_down);
+	ck_assert(!S->ha.port_down);
 	ck_assert(!ev_is_active(&S->port_timer));
 }
 
@@ -246,7 +249,7 @@ static void chk_reloaded(enum sm_state was, const struct sm_msg *m)
 	ck_assert_uint_eq(reloads, 1);
 	ck_assert_int_eq(m->rc, 0);
 	/* the heavy sweep follows in the states that sweep */
-	ck_assert(S->change_pending == (was == SM_DISCOVERING ||
+	ck_assert(S->ha.change_pending == (was == SM_DISCOVERING ||
 					was == SM_MASTER));
 }
 
@@ -254,7 +257,7 @@ static void chk_rerouted(enum sm_state was, const struct sm_msg *m)
 {
 	chk_heavy(was, m);
 	/* during a heavy sweep: the next one forgets the LFT images */
-	ck_assert(S->reroute_pending);
+	ck_assert(S->ha.reroute_pending);
 	ck_assert_int_eq(m->rc, 0);
 }
 
@@ -307,7 +310,7 @@ static void chk_elect(enum sm_state was, const struct sm_msg *m)
 	(void)m;
 	(void)was;
 	/* no other SM answered: this one sweeps to become master */
-	ck_assert(S->change_pending);
+	ck_assert(S->ha.change_pending);
 }
 
 static void chk_standby_trap(enum sm_state was, const struct sm_msg *m)
@@ -384,8 +387,6 @@ static const struct row rows[] = {
 };
 #define N_ROWS	(sizeof(rows) / sizeof(rows[0]))
 
-static struct sm_msg row_msg;
-
 static void pre_model(void)
 {
 	busy();
@@ -405,7 +406,8 @@ START_TEST(fsm_row)
 	S->state = r->s;
 	memset(&row_msg, 0, sizeof(row_msg));
 	row_msg.ev = r->ev;
-	row_msg.u.trap.lid = 7;
+	if (r->ev == SM_EV_TRAP_ISSM || r->ev == SM_EV_TRAP_STANDBY)
+		row_msg.u.trap.lid = 7;
 	if (r->before)
 		r->before();
 	sm_fsm_dispatch(S, &row_msg);
@@ -467,7 +469,7 @@ START_TEST(queue_order)
 	struct sm_msg m = { .ev = SM_EV_REROUTE };
 	ck_assert_int_eq(sm_post_wait(S, &m), 0);
 	ck_assert_uint_eq(reloads, 3 * SM_EVQ_SIZE);
-	ck_assert(S->reroute_pending);
+	ck_assert(S->ha.reroute_pending);
 	ck_assert_uint_eq(S->evq.n, 0);
 }
 END_TEST
