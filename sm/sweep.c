@@ -34,6 +34,7 @@
 #include "sm/route.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
+#include "sm/snapshot.h"
 #include "sm/sweep_policy.h"
 #include "sm/topo_file.h"
 
@@ -94,6 +95,15 @@ uint16_t sm_local_lid(const struct sm *sm)
 	if (f->local_node == FAB_NONE)
 		return 0;
 	return fabric_node(f, f->local_node)->ports[f->local_port].lid;
+}
+
+void sm_snapshot_of(const struct sm *sm, struct sm_snapshot *s)
+{
+	s->model = &sm->fabric;
+	s->routes = &sm->routes;
+	s->sl2vl = sm->sl2vl;
+	s->gen = sm->fabric.gen;
+	s->own_lid = sm_local_lid(sm);
 }
 
 /* The routing thread, if one runs: joined (shutdown waits for it). */
