@@ -667,9 +667,10 @@ static int debug_copy_start(struct sm *sm, const char *lid)
 			" LID, not \"%s\"", lid);
 		return -EINVAL;
 	}
-	sm->state = SM_STANDBY;
-	sm->master_lid = (uint16_t)v;
-	standby_sync_start(sm);
+	struct sm_msg m = { .ev = SM_EV_COPY_FROM };
+
+	m.u.trap.lid = (uint16_t)v;
+	(void)sm_post_msg(sm, &m);
 	ev_timer_init(&debug_copy_timer, on_debug_copy, 0.1, 0.1);
 	debug_copy_timer.data = sm;
 	ev_timer_start(sm->loop, &debug_copy_timer);

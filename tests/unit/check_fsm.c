@@ -19,6 +19,7 @@
 #include "mad/engine.h"
 #include "sm/ha/fsm.h"
 #include "sm/ha/sminfo.h"
+#include "sm/ha/sync.h"
 #include "sm/mcast/mft.h"
 #include "sm/sm.h"
 #include "tests/unit/fake_transport.h"
@@ -68,6 +69,7 @@ static void teardown(void)
 	S->light = NULL;
 	S->elect_abort = true;
 	mft_abort(S);
+	standby_sync_free(S);
 	sm_election_free(S);
 	fake_fini(&F);
 	fabric_free(&S->fabric);
@@ -321,6 +323,15 @@ static void chk_standby_trap(enum sm_state was, const struct sm_msg *m)
 	ck_assert_uint_eq(F.n_sent, 0);
 }
 
+static void chk_copy_from(enum sm_state was, const struct sm_msg *m)
+{
+	(void)was;
+	(void)m;
+	ck_assert_int_eq(S->state, SM_STANDBY);
+	ck_assert_uint_eq(S->master_lid, 7);
+	ck_assert_ptr_nonnull(S->sync);		/* the copy runs */
+}
+
 static void pre_model(void);
 static struct fabric quick_model;
 
@@ -384,6 +395,8 @@ static const struct row rows[] = {
 	  chk_standby_trap),
 	A4(SM_EV_TRAP_ISSM, "read its SMInfo", NULL, chk_issm),
 	A4(SM_EV_MCAST_CHANGED, "MFT update", NULL, chk_mft),
+	R(SM_NOTACTIVE, SM_EV_COPY_FROM, "stand by, copy (debug)", NULL,
+	  chk_copy_from),
 };
 #define N_ROWS	(sizeof(rows) / sizeof(rows[0]))
 
@@ -406,7 +419,8 @@ START_TEST(fsm_row)
 	S->state = r->s;
 	memset(&row_msg, 0, sizeof(row_msg));
 	row_msg.ev = r->ev;
-	if (r->ev == SM_EV_TRAP_ISSM || r->ev == SM_EV_TRAP_STANDBY)
+	if (r->ev == SM_EV_TRAP_ISSM || r->ev == SM_EV_TRAP_STANDBY ||
+	    r->ev == SM_EV_COPY_FROM)
 		row_msg.u.trap.lid = 7;
 	if (r->before)
 		r->before();
