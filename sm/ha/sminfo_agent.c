@@ -321,10 +321,13 @@ static void set_view(struct sm *sm, const void *mad, const struct mad_addr *from
 	if (guid == sm->master_guid)
 		v->from_our_master = lr ? from->lid && from->lid == sm->master_lid
 					: dr_from_master(sm, mad);
+	/* A directed-route Set is matched on its route only for the master
+	 * we follow (dr_from_master()); from any other it waits for the
+	 * check of the sender's port (on_sm_info_set()). */
 	if (r && r->state == SM_STATE_MASTER)
 		v->from_found_master = lr ? from->lid && from->lid == r->lid
-				      : guid == sm->master_guid ?
-					v->from_our_master : true;
+				      : guid == sm->master_guid &&
+					v->from_our_master;
 	if (sm->handover_guid == guid &&
 	    ev_now(sm->loop) - sm->handover_at <= SM_ACK_WINDOW)
 		v->from_handover_target = !lr || !r || !r->lid ||

@@ -2,8 +2,8 @@
  * sm_hostile.c - a hostile host for fabric tests of the SM-to-SM
  * protocol: it sends what any port with umad access can send to an SM.
  *
- *   sm_hostile set MOD [-l LID] [SMINFO OPTIONS]
- *   sm_hostile get [-l LID] [SMINFO OPTIONS]
+ *   sm_hostile set MOD [-l LID] [-n COUNT] [SMINFO OPTIONS]
+ *   sm_hostile get [-l LID] [-n COUNT] [SMINFO OPTIONS]
  *   sm_hostile flood [-l LID] [-n COUNT] [-r PER_SECOND] [-t SECONDS]
  *                    [SMINFO OPTIONS]
  *   sm_hostile rmpp-slow-ack [-l LID] [-A ATTR] [-t SECONDS] [-i SECONDS]
@@ -22,7 +22,8 @@
  * acknowledge, disable, standby, discover or a number), and prints the
  * answer.  get: one SubnGet(SMInfo) and prints the answer.  Both print
  *   "status 0xSSSS guid 0xG key 0xK priority P state NAME act A"
- * or "no answer" (exit 1) after 1 s.
+ * or "no answer" (exit 1) after 1 s; -n COUNT sends COUNT of them, one
+ * after the other's answer.
  *
  * flood: COUNT SubnGet(SMInfo) (default 20000) at PER_SECOND (default
  * 0: as fast as the port takes them), for at most SECONDS (default 30),
@@ -324,10 +325,10 @@ static int rmpp_slow_ack(struct host *h, uint16_t dlid, uint16_t attr,
 static int usage(void)
 {
 	fprintf(stderr,
-		"usage: sm_hostile set MOD [-l LID] [-g GUID] [-k KEY] [-p PRIO]"
-		" [-s STATE] [-a ACT]\n"
-		"       sm_hostile get [-l LID] [-g GUID] [-k KEY] [-p PRIO]"
-		" [-s STATE] [-a ACT]\n"
+		"usage: sm_hostile set MOD [-l LID] [-n COUNT] [-g GUID] [-k KEY]"
+		" [-p PRIO] [-s STATE] [-a ACT]\n"
+		"       sm_hostile get [-l LID] [-n COUNT] [-g GUID] [-k KEY]"
+		" [-p PRIO] [-s STATE] [-a ACT]\n"
 		"       sm_hostile flood [-l LID] [-n COUNT] [-r PER_SECOND]"
 		" [-t SECONDS] [SMINFO OPTIONS]\n"
 		"       sm_hostile rmpp-slow-ack [-l LID] [-A ATTR] [-t SECONDS]"
@@ -340,7 +341,7 @@ int main(int argc, char **argv)
 	struct host h = { 0 };
 	struct claim c = { .guid = 0x0002c9ffff00deadull, .key = 1, .prio = 15,
 			   .state = -1 };
-	unsigned long count = 20000;
+	unsigned long count = 0;	/* flood: 20000; set, get: 1 */
 	double rate = 0, secs = 30, every = 0.3;
 	unsigned attr = SA_ATTR_NODE_RECORD;
 	long dlid = 0;
@@ -387,6 +388,8 @@ int main(int argc, char **argv)
 		return usage();
 	if (c.state < 0)
 		c.state = !strcmp(cmd, "set") ? SM_STATE_MASTER : SM_STATE_STANDBY;
+	if (!count)
+		count = !strcmp(cmd, "flood") ? 20000 : 1;
 	if (open_port(&h) < 0)
 		return 1;
 	if (!dlid)
@@ -401,9 +404,10 @@ int main(int argc, char **argv)
 	else if (!strcmp(cmd, "flood"))
 		rc = flood(&h, (uint16_t)dlid, &c, count, rate, secs);
 	else
-		rc = one_request(&h, !strcmp(cmd, "set") ? MAD_METHOD_SET :
-				 MAD_METHOD_GET, (uint32_t)mod, (uint16_t)dlid,
-				 &c);
+		for (unsigned long i = 0; i < count; i++)
+			rc = one_request(&h, !strcmp(cmd, "set") ?
+					 MAD_METHOD_SET : MAD_METHOD_GET,
+					 (uint32_t)mod, (uint16_t)dlid, &c);
 	umad_free(h.sbuf);
 	umad_free(h.rbuf);
 	if (!getenv("LD_PRELOAD") || !strstr(getenv("LD_PRELOAD"), "umad2sim"))

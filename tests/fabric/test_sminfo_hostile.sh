@@ -9,7 +9,8 @@
 #   1. SubnSet(SMInfo) DISABLE, HANDOVER, STANDBY and DISCOVER to the
 #      master, claiming to be a master of priority 15 with the right key:
 #      each is answered with an error status, and `sminfo` from H0004
-#      still names the master at its LID in MASTER;
+#      still names the master at its LID in MASTER; 200 more DISABLEs
+#      leave at most a rate-limited handful of log lines;
 #   2. the same DISABLE, HANDOVER and DISCOVER to the standby, claiming
 #      the master's own GUID: refused (error status), the standby stays
 #      STANDBY and the master MASTER;
@@ -136,6 +137,15 @@ for mod in disable handover standby discover; do
 	fab_check "1: $mod from a host to the master: error status" \
 		refused "$FAB_TMP/set-$mod"
 done
+# 200 more DISABLEs: still refused, and the log keeps to its rate limit
+# (10 lines at once, then 1 a second per code).
+hostile "$FAB_TMP/set-many" set disable -l "$LA" -s master -p 15 -n 200
+nref=$(grep -c '^status 0x[0-9a-f]*[1-9a-f][0-9a-f]* ' "$FAB_TMP/set-many")
+fab_check "1: 200 more DISABLEs: $nref answered with an error status" \
+	test "$nref" -eq 200
+n1122=$(grep -c 'ERR 1122' "$FAB_TMP/A.log")
+fab_check "1: refusals logged within the rate limit ($n1122 lines for 204)" \
+	test "$n1122" -ge 4 -a "$n1122" -le 16
 fab_check "1: sminfo: still MASTER at LID $LA" master_at "$LA"
 fab_check "1: sminfo at LID $LA: MASTER" state_is "$LA" MASTER
 fab_check "1: master logged no change of state" \
