@@ -470,21 +470,19 @@ static int cmd_resweep(struct sm *sm, bool heavy, struct ctl_answer *a)
 static int cmd_reroute(struct sm *sm, struct ctl_answer *a)
 {
 	struct sm_msg m = { .ev = SM_EV_REROUTE };
-	bool during = sm->sweep != NULL;
 	int n;
 
 	if (!sweeps_allowed(sm))
 		return answer_end(a, false, "no sweep: the SM is %s",
 				  sm_state_name(sm->state));
-	if (during) {
+	n = sm_post_wait(sm, &m);
+	if (n == -EINPROGRESS) {
 		log_info("control socket: reroute: heavy sweep requested after"
 			 " the sweep in progress, every LFT sent whole then");
-		(void)sm_post_wait(sm, &m);
 		return answer_end(a, true, "heavy sweep requested after the"
 				  " sweep in progress: routes computed again,"
 				  " every switch's LFT sent whole then");
 	}
-	n = sm_post_wait(sm, &m);
 	log_info("control socket: reroute: heavy sweep requested, LFTs of %d"
 		 " switches sent whole", n);
 	return answer_end(a, true, "heavy sweep requested: routes computed"

@@ -50,7 +50,8 @@ enum sm_event {
 	SM_EV_RELOAD,		/* SIGHUP, control socket: -F and -P again,
 				 * then a heavy sweep (u.reload) */
 	SM_EV_REROUTE,		/* control socket: LFTs sent whole (rc: the
-				 * switches forgotten) */
+				 * switches forgotten, -EINPROGRESS: after
+				 * the heavy sweep in progress) */
 	SM_EV_LIGHT_ASK,	/* control socket: a light sweep now (rc) */
 	SM_EV_MASTER_CLAIMED,	/* the sweep found the port of an SM that
 				 * said it is a better master */

@@ -665,13 +665,14 @@ static void act_reload(struct sm *sm, struct sm_msg *m)
  * images), so that every block is sent again.  Images are only forgotten
  * between heavy sweeps (one in progress programs from them): during one,
  * the heavy sweep that follows it forgets them when it starts
- * (sm->ha.reroute_pending).  m->rc: the switches forgotten now.
+ * (sm->ha.reroute_pending).  m->rc: the switches forgotten now, or
+ * -EINPROGRESS when the next heavy sweep forgets them.
  */
 static void act_reroute(struct sm *sm, struct sm_msg *m)
 {
 	if (sm->sweep) {
 		sm->ha.reroute_pending = true;
-		m->rc = 0;
+		m->rc = -EINPROGRESS;
 	} else {
 		m->rc = (int)sweep_forget_lfts(sm);
 	}

@@ -260,7 +260,7 @@ static void chk_rerouted(enum sm_state was, const struct sm_msg *m)
 	chk_heavy(was, m);
 	/* during a heavy sweep: the next one forgets the LFT images */
 	ck_assert(S->ha.reroute_pending);
-	ck_assert_int_eq(m->rc, 0);
+	ck_assert_int_eq(m->rc, -EINPROGRESS);
 }
 
 static void chk_refused(enum sm_state was, const struct sm_msg *m)
@@ -481,7 +481,7 @@ START_TEST(queue_order)
 	for (unsigned i = 0; i < 3 * SM_EVQ_SIZE; i++)
 		ck_assert_int_eq(sm_post(S, SM_EV_RELOAD), 0);
 	struct sm_msg m = { .ev = SM_EV_REROUTE };
-	ck_assert_int_eq(sm_post_wait(S, &m), 0);
+	ck_assert_int_eq(sm_post_wait(S, &m), -EINPROGRESS);
 	ck_assert_uint_eq(reloads, 3 * SM_EVQ_SIZE);
 	ck_assert(S->ha.reroute_pending);
 	ck_assert_uint_eq(S->evq.n, 0);
