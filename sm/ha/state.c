@@ -737,7 +737,7 @@ static void act_mcast(struct sm *sm, struct sm_msg *m)
 /*
  * The state machine: state x event -> action.  An empty cell: the event
  * changes nothing in that state.  Every cell has its unit test
- * (tests/unit/check_state.c, fsm_row).
+ * (tests/unit/check_fsm.c, fsm_row).
  *
  *   NOTACTIVE  --START-->           DISCOVERING (election, or -o: heavy sweep)
  *   DISCOVERING --SWEEP_DONE-->     MASTER (SUBNET UP)
