@@ -212,6 +212,7 @@ struct sm {
 	struct sm_remote remotes[SM_MAX_REMOTE];
 	uint64_t master_guid;		/* the master we stand by for */
 	ev_tstamp master_heard_at;	/* a better master's Get was checked */
+	ev_tstamp told_worse_at;	/* trap 144 to a worse master (sminfo.c) */
 	/* An SM that said it is a better master (its SMInfo Get) and that
 	 * our model lacks: our next sweep discovers again first if it finds
 	 * that SM's port (sm/sweep.c, sm_master_claimed()). */

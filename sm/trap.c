@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <endian.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -263,6 +264,50 @@ static void on_trap(void *arg, const void *mad, size_t len,
 	}
 }
 
+
+/*
+ * Send trap 144 (SubnTrap(Notice), 14.2.5.1: our port's CapabilityMask,
+ * with the SM-priority-changed flag) to the master at `lid`.  This is
+ * how an SM tells a worse master that it is there and better, as OpenSM
+ * does (osm_send_trap144()): a master that gets it sweeps, reads our
+ * SMInfo and hands over (14.4.1.2).  Without it an SM that started
+ * after that master's last sweep stays unknown to it, and OpenSM reads
+ * in its light sweeps only the SMs it knows.  No answer is waited for
+ * (the Trap Repress is dropped as unmatched).
+ */
+int trap_send_sm_change(struct sm *sm, uint16_t lid)
+{
+	static uint32_t tid;
+	struct smp_lid smp;
+	struct smp_notice *n = (struct smp_notice *)smp.data;
+	struct mad_addr to = { .lid = lid, .qpn = 0 };
+	const struct fabric *f = &sm->fabric;
+	uint16_t own = sm_local_lid(sm) ? sm_local_lid(sm) : sm->port_lid;
+	uint32_t cap = PI_CAP_IS_SM;
+	uint16_t lid_be, flags = htobe16(0x0008);	/* SM priority changed */
+
+	if (!lid || lid > 0xbfff || !own || !sm->engine)
+		return -EINVAL;
+	if (f->local_node != FAB_NONE) {
+		const struct fab_node *ln = fabric_node(f, f->local_node);
+
+		if (f->local_port <= ln->num_ports)
+			cap |= be32toh(ln->ports[f->local_port].pi.cap_mask);
+	}
+	mad_build_smp_lid(&smp, MAD_METHOD_TRAP, SMP_ATTR_NOTICE, 0);
+	smp.hdr.tid = htobe64(0x1440000000ull | ++tid);
+	memset(n, 0, sizeof(*n));
+	n->generic_type = 0x80 | 4;	/* generic, informational */
+	n->producer[2] = NODE_TYPE_CA;
+	n->trap_num = htobe16(144);
+	n->issuer_lid = htobe16(own);
+	lid_be = htobe16(own);
+	cap = htobe32(cap);
+	memcpy(n->data_details + 2, &lid_be, 2);
+	memcpy(n->data_details + 6, &cap, 4);
+	memcpy(n->data_details + 10, &flags, 2);
+	return mad_engine_send_oneway(sm->engine, &smp, MAD_SIZE, &to);
+}
 
 /* The trap receiver: SubnTrap(Notice), LID-routed and directed-route. */
 int trap_agent_start(struct sm *sm)

@@ -123,6 +123,31 @@ static void enter_standby(struct sm *sm, const struct sm_remote *m,
 static void handover_to(struct sm *sm, const struct sm_remote *r);
 
 /*
+ * A master worse than us (priority, then lower GUID: 14.4.1.1) is there:
+ * tell it with trap 144, at most every SM_TELL_EVERY s.  The worse
+ * master must hand over to us (C14-60.2.1); an OpenSM master knows only
+ * the SMs its sweeps found, and one that swept before our port had IsSM
+ * (two SMs started together) would never learn of us: the trap makes it
+ * sweep, read our SMInfo and hand over.
+ */
+#define SM_TELL_EVERY		1.0	/* s */
+
+static void tell_worse_master(struct sm *sm, const struct sm_remote *r)
+{
+	ev_tstamp now = ev_now(sm->loop);
+
+	if (!r->lid || r->state != SM_STATE_MASTER ||
+	    !sm_better((uint8_t)sm->cfg.sm_priority, sm->port_guid, r->priority,
+			  r->guid) ||
+	    (sm->told_worse_at > 0. && now - sm->told_worse_at < SM_TELL_EVERY))
+		return;
+	sm->told_worse_at = now;
+	log_info("master 0x%016" PRIx64 " LID %u priority %u is worse than us:"
+		 " trap 144 to it", r->guid, r->lid, r->priority);
+	(void)trap_send_sm_change(sm, r->lid);
+}
+
+/*
  * Death evidence (issue 14): a standby about to wait for more polls of a
  * master that did not answer first reads the port of the master's switch
  * that faces it (directed route, from the election's model).  A port
@@ -399,6 +424,7 @@ static void master_consider(struct sm *sm, struct sm_remote *r, bool fresh)
 		return;
 	switch (master_review(sm->cfg.sm_priority, sm->port_guid, r)) {
 	case MASTER_KEEP:
+		tell_worse_master(sm, r);
 		if (r->state != SM_STATE_MASTER &&
 		    (!fresh || r->state == SM_STATE_NOTACTIVE || !r->act_count))
 			break;
@@ -651,6 +677,7 @@ static void on_poll(void *arg, int status, const void *mad, size_t len)
 	struct sm_remote *r;
 	remote_note_si(sm, si, sm->master_lid, &r);
 	sm->poll_misses = 0;
+	tell_worse_master(sm, r);	/* a standby better than its master */
 	if (r->state != SM_STATE_MASTER) {
 		/* It handed over, stood down or restarted: look again. */
 		char why[96];

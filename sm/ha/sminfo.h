@@ -81,5 +81,8 @@ double sm_trap_backoff(const struct sm_trap_pace *p, bool storm);
 
 /* sm/trap.c: the trap receiver. */
 int trap_agent_start(struct sm *sm);
+/* sm/trap.c: trap 144 (IsSM, SM priority changed) to the master at
+ * `lid`: tells a worse master that a better SM is there; 0 or -errno. */
+int trap_send_sm_change(struct sm *sm, uint16_t lid);
 
 #endif /* IBSM_SM_SMINFO_H */

@@ -186,7 +186,7 @@ else
 fi
 
 # A running SM shows its limits at work, not only when it stops.
-if grep -q "SA limits: .* [1-9][0-9]* over quota;" "$FAB_TMP/sm/ibsm.log"; then
+if grep -q "SA limits: .* [1-9][0-9]* over quota, " "$FAB_TMP/sm/ibsm.log"; then
 	fab_pass sa-limits-line-while-running
 else
 	fab_fail sa-limits-line-while-running "no SA limits line before shutdown"
@@ -199,7 +199,7 @@ else
 fi
 grep "SA: \|SA limits: " "$FAB_TMP/sm/ibsm.log" | sed 's/^.*\] /    /'
 # The summary names the limits in force and what they refused.
-if grep -q "SA limits: transfers 256 (3/port): refused 0 full, [1-9][0-9]* over quota;.*lease <= 7200 s.* [1-9][0-9]* not owner, [1-9][0-9]* leases cut;.* [1-9][0-9]* pruned, [1-9][0-9]* dropped;.*[1-9][0-9]* subscribers dropped" \
+if grep -q "SA limits: transfers 256 (3/port): refused 0 full, [1-9][0-9]* over quota, [0-9]* preempted;.*lease <= 7200 s.* [1-9][0-9]* not owner, [1-9][0-9]* leases cut;.* [1-9][0-9]* pruned, [1-9][0-9]* dropped;.*[1-9][0-9]* subscribers dropped" \
 	"$FAB_TMP/sm/ibsm.log"; then
 	fab_pass sa-limits-summary
 else

@@ -614,6 +614,45 @@ START_TEST(missing_file)
 }
 END_TEST
 
+/* The parser proper reads a buffer, no file: errors name what the caller
+ * calls it, and the content read from a file gives the same model. */
+START_TEST(parse_buffer)
+{
+	static const char text[] =
+		"Switch 4 \"sw\"\n"
+		"[1] \"h\"[1]\n"
+		"\n"
+		"Ca 1 \"h\"\n"
+		"[1] \"sw\"[1]\n";
+	struct fabric f, g;
+	char buf[sizeof(text)], err[256];
+
+	memcpy(buf, text, sizeof(text));
+	fabric_init(&f);
+	ck_assert_int_eq(topo_parse(&f, "mem", buf, sizeof(text) - 1, err,
+				    sizeof(err)), 0);
+	load_ok(&g, write_tmp(text));
+	unlink(tmp_path);
+	ck_assert_uint_eq(f.n_nodes, 2);
+	ck_assert_uint_eq(g.n_nodes, 2);
+	for (size_t i = 0; i < f.n_nodes; i++)
+		ck_assert_uint_eq(f.nodes[i].guid, g.nodes[i].guid);
+	assert_link(&f, by_desc(&f, "sw"), 1, by_desc(&f, "h"), 1);
+	fabric_free(&f);
+	fabric_free(&g);
+
+	static const char bad[] = "Switch 4 \"sw\"\n[9] \"sw\"[1]\n";
+	char bbuf[sizeof(bad)];
+
+	memcpy(bbuf, bad, sizeof(bad));
+	fabric_init(&f);
+	ck_assert_int_eq(topo_parse(&f, "mem", bbuf, sizeof(bad) - 1, err,
+				    sizeof(err)), -EINVAL);
+	ck_assert_msg(!strncmp(err, "mem:2: ", 7), "%s", err);
+	fabric_free(&f);
+}
+END_TEST
+
 /* GUIDs from "S-<guid>" names when no switchguid= line is given. */
 START_TEST(guids_from_names)
 {
@@ -654,6 +693,7 @@ static Suite *topo_load_suite(void)
 	tcase_add_test(tc, errors);
 	tcase_add_test(tc, missing_file);
 	tcase_add_test(tc, guids_from_names);
+	tcase_add_test(tc, parse_buffer);
 	suite_add_tcase(s, tc);
 	return s;
 }
