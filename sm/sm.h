@@ -198,10 +198,10 @@ struct sm {
 	struct sm_ha ha;		/* the state machine's flags */
 	int exit_code;			/* SM_EXIT_* or 0 */
 	/* The configuration sm->cfg came from (config/conf.h), read again on
-	 * SIGHUP and the control socket's reload by reload(), the reader
-	 * main() gives (sm/main.c), which the state machine calls on the
-	 * event SM_EV_RELOAD before the partitions file (sm/ha/state.c);
-	 * NULL in unit tests.  reload() adds its errors, warnings and
+	 * SIGHUP and the control socket's reload by reload(),
+	 * sm_config_reload() (sm/reload.c) as main() sets it, which the
+	 * state machine calls on the event SM_EV_RELOAD before the
+	 * partitions file (sm/ha/state.c); NULL in unit tests.  reload() adds its errors, warnings and
 	 * changes to `report` when not NULL (the control socket's reload:
 	 * sm/ctl.c). */
 	struct cfg *conf;
@@ -318,6 +318,13 @@ void sweep_light_abort(struct sm *sm);
  * -P all of them do nothing.
  */
 int  sm_parts_load(struct sm *sm, bool startup);
+/*
+ * sm/reload.c: the -F file again (SIGHUP, the control socket's reload),
+ * each error, warning and change logged and, with `report`, added to it
+ * ("error: ", "warning: ", "changed: ", "refused: "); a file with errors
+ * changes nothing.  0 or -errno.  main() sets sm->reload to it.
+ */
+int  sm_config_reload(struct sm *sm, struct cfg_msgs *report);
 /* The same as a reload, each error and warning also added to `report`
  * (config/conf.h's cfg_msgs, "error: ..." lines; may be NULL).  A reload
  * that would drop every partition or every member the file defined (an
