@@ -59,6 +59,8 @@ enum sm_event {
 				 * the master's link */
 	SM_EV_TRAP_ISSM,	/* trap 144 IsSM from u.trap.lid */
 	SM_EV_MCAST_CHANGED,	/* the SA changed a group's members */
+	SM_EV_MFT_DONE,		/* -o: the MFT Sets the exit waited for are
+				 * answered */
 	SM_EV_COPY_FROM,	/* debug (IBSM_DEBUG_COPY_FROM): stand by
 				 * and copy the SA state of the master at
 				 * u.trap.lid, no sweep */

@@ -710,6 +710,13 @@ static void act_issm(struct sm *sm, struct sm_msg *m)
 	sminfo_query_lid(sm, m->u.trap.lid);
 }
 
+/* -o: the subnet is up and the MFT Sets of its sweep are answered. */
+static void act_once_done(struct sm *sm, struct sm_msg *m)
+{
+	(void)m;
+	ev_break(sm->loop, EVBREAK_ALL);
+}
+
 /* The debug mode that shows the standby's copy (sm/main.c). */
 static void act_copy_from(struct sm *sm, struct sm_msg *m)
 {
@@ -786,6 +793,7 @@ static const struct sm_row fsm[SM_MASTER + 1][SM_EV_N] = {
 	[SM_STANDBY][SM_EV_TRAP_STANDBY] = ROW(act_standby_trap, "check the master's link"),
 	ALL4(SM_EV_TRAP_ISSM, ROW(act_issm, "read its SMInfo")),
 	ALL4(SM_EV_MCAST_CHANGED, ROW(act_mcast, "MFT update")),
+	ALL4(SM_EV_MFT_DONE, ROW(act_once_done, "exit (-o)")),
 	[SM_NOTACTIVE][SM_EV_COPY_FROM] = ROW(act_copy_from, "stand by, copy (debug)"),
 };
 
@@ -818,7 +826,7 @@ const char *sm_event_name(enum sm_event ev)
 		[SM_EV_TRAP_STANDBY] = "TRAP_STANDBY",
 		[SM_EV_TRAP_ISSM] = "TRAP_ISSM",
 		[SM_EV_MCAST_CHANGED] = "MCAST_CHANGED",
-		[SM_EV_COPY_FROM] = "COPY_FROM",
+		[SM_EV_MFT_DONE] = "MFT_DONE", [SM_EV_COPY_FROM] = "COPY_FROM",
 	};
 
 	return (unsigned)ev < SM_EV_N && names[ev] ? names[ev] : "?";

@@ -1004,7 +1004,7 @@ static void update_done(struct smp_batch *b, void *arg)
 	}
 	if (s->exit_after && !s->busy) {
 		s->exit_after = false;
-		ev_break(s->sm->loop, EVBREAK_ALL);
+		(void)sm_post(s->sm, SM_EV_MFT_DONE);	/* -o: the end */
 	}
 }
 

@@ -332,6 +332,31 @@ static void chk_copy_from(enum sm_state was, const struct sm_msg *m)
 	ck_assert_ptr_nonnull(S->sync);		/* the copy runs */
 }
 
+static void on_late(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	*(bool *)w->data = true;
+}
+
+/* In a running loop the event ends it (ev_break): a timer 2 s later
+ * never fires. */
+static void chk_loop_ends(enum sm_state was, const struct sm_msg *m)
+{
+	ev_timer t;
+	bool fired = false;
+
+	(void)m;
+	ck_assert_int_eq(S->state, was);
+	ev_timer_init(&t, on_late, 2., 0.);
+	t.data = &fired;
+	ev_timer_start(L, &t);
+	ck_assert_int_eq(sm_post(S, SM_EV_MFT_DONE), 0);
+	ev_run(L, 0);
+	ck_assert(!fired);
+	ev_timer_stop(L, &t);
+}
+
 static void pre_model(void);
 static struct fabric quick_model;
 
@@ -395,6 +420,7 @@ static const struct row rows[] = {
 	  chk_standby_trap),
 	A4(SM_EV_TRAP_ISSM, "read its SMInfo", NULL, chk_issm),
 	A4(SM_EV_MCAST_CHANGED, "MFT update", NULL, chk_mft),
+	A4(SM_EV_MFT_DONE, "exit (-o)", NULL, chk_loop_ends),
 	R(SM_NOTACTIVE, SM_EV_COPY_FROM, "stand by, copy (debug)", NULL,
 	  chk_copy_from),
 };
