@@ -415,7 +415,7 @@ static void on_parts_timer(struct ev_loop *loop, ev_timer *w, int revents)
 		   sm_parts_refresh(sm)) {
 		/* A change a heavy sweep put off until the file settled:
 		 * applied by another heavy sweep. */
-		sm_event(sm, SM_EV_CHANGE);
+		(void)sm_post(sm, SM_EV_CHANGE);
 	}
 }
 
