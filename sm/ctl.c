@@ -491,7 +491,7 @@ static int cmd_resweep(struct sm *sm, bool heavy, struct ctl_answer *a)
 		bool busy = sm->sweep || sm->light;
 
 		log_info("control socket: heavy sweep requested");
-		sm_event(sm, SM_EV_CHANGE);
+		(void)sm_post(sm, SM_EV_CHANGE);
 		return answer_end(a, true, "heavy sweep requested%s", busy ?
 				  " (after the sweep in progress)" : "");
 	}
@@ -503,44 +503,35 @@ static int cmd_resweep(struct sm *sm, bool heavy, struct ctl_answer *a)
 				  " progress", sm->sweep ? "heavy" :
 				  sm->light ? "light" : "quick");
 	log_info("control socket: light sweep requested");
-	rc = sweep_light_start(sm);
+	rc = sm_post_wait(sm, &(struct sm_msg){ .ev = SM_EV_LIGHT_ASK });
 	if (rc < 0)
 		return answer_end(a, false, "cannot start a light sweep: %s",
 				  strerror(-rc));
 	return answer_end(a, true, "light sweep started");
 }
 
-/*
- * reroute: a heavy sweep computes the routes again anyway; what reroute
- * adds is forgetting what each switch's LFT holds (sm/program/lft.c's
- * images), so that every block is sent again instead of only those the
- * SM believes changed: a switch whose table was changed behind the SM's
- * back gets it back.  Images are only forgotten between heavy sweeps (one
- * in progress programs from them): during one, the heavy sweep that
- * follows it forgets them when it starts (sm->reroute_pending).
- */
+/* reroute: the heavy sweep, every switch's LFT sent whole (the state
+ * machine forgets the images, now or after the sweep in progress). */
 static int cmd_reroute(struct sm *sm, struct ctl_answer *a)
 {
-	unsigned n;
+	struct sm_msg m = { .ev = SM_EV_REROUTE };
+	int n;
 
 	if (!sweeps_allowed(sm))
 		return answer_end(a, false, "no sweep: the SM is %s",
 				  sm_state_name(sm->state));
-	if (sm->sweep) {
-		sm->reroute_pending = true;
+	n = sm_post_wait(sm, &m);
+	if (n == -EINPROGRESS) {
 		log_info("control socket: reroute: heavy sweep requested after"
 			 " the sweep in progress, every LFT sent whole then");
-		sm_event(sm, SM_EV_CHANGE);
 		return answer_end(a, true, "heavy sweep requested after the"
 				  " sweep in progress: routes computed again,"
 				  " every switch's LFT sent whole then");
 	}
-	n = sweep_forget_lfts(sm);
-	log_info("control socket: reroute: heavy sweep requested, LFTs of %u"
+	log_info("control socket: reroute: heavy sweep requested, LFTs of %d"
 		 " switches sent whole", n);
-	sm_event(sm, SM_EV_CHANGE);
 	return answer_end(a, true, "heavy sweep requested: routes computed"
-			  " again, LFTs of %u switches sent whole%s", n,
+			  " again, LFTs of %d switches sent whole%s", n,
 			  sm->light || sm->quick ?
 			  " (after the sweep in progress)" : "");
 }
@@ -571,7 +562,11 @@ static int cmd_reload(struct sm *sm, bool force, struct ctl_answer *a)
 	bool files = (sm->conf && sm->conf->file) || sm->cfg.partition_config;
 
 	log_info("control socket: reload%s requested", force ? " force" : "");
-	rc = sm_reload_force(sm, &rep, force);
+	struct sm_msg m = { .ev = SM_EV_RELOAD };
+
+	m.u.reload.report = &rep;
+	m.u.reload.force = force;
+	rc = sm_post_wait(sm, &m);
 	for (size_t i = 0; i < rep.n; i++) {
 		ctl_line_add(a, "%s", rep.msg[i]);
 		errors += !strncmp(rep.msg[i], "error: ", 7);
@@ -724,24 +719,6 @@ int ctl_handle_line(struct sm *sm, const char *line, size_t len,
 bool ctl_peer_allowed(uid_t peer, uid_t owner)
 {
 	return peer == 0 || peer == owner;
-}
-
-int sm_reload(struct sm *sm, struct cfg_msgs *report)
-{
-	return sm_reload_force(sm, report, false);
-}
-
-int sm_reload_force(struct sm *sm, struct cfg_msgs *report, bool force)
-{
-	int rc = 0, r;
-
-	if (sm->reload)
-		rc = sm->reload(sm, report);
-	r = sm_parts_reload_force(sm, report, force);
-	if (rc == 0)
-		rc = r;
-	sm_event(sm, SM_EV_CHANGE);
-	return rc;
 }
 
 /* -------------------------------------------------------------- socket */

@@ -112,18 +112,5 @@ int  ctl_start(struct sm *sm);
 /* Close every connection and remove the socket file (if still ours). */
 void ctl_stop(struct sm *sm);
 
-/*
- * SIGHUP and `reload`: the -F file again (sm->reload, sm/main.c), the
- * partitions file again (sm_parts_reload), then a heavy sweep.  Every
- * error, warning and change goes to the log and, with `report`, to
- * report as "error: ..." (one problem, FILE:LINE first), "warning: ...",
- * "changed: ..." and "refused: FILE ..." (a file not applied) lines.  0,
- * or the first -errno (a file with errors: nothing of it was applied).
- */
-struct cfg_msgs;
-int  sm_reload(struct sm *sm, struct cfg_msgs *report);
-/* sm_reload(); with `force` a partitions file that drops every partition
- * or member in force is applied too (`reload force`). */
-int  sm_reload_force(struct sm *sm, struct cfg_msgs *report, bool force);
 
 #endif /* IBSM_SM_CTL_H */

@@ -218,7 +218,7 @@ void notify_status_format(const struct sm *sm, char *buf, size_t len)
 	if (!sm->subnet_up) {
 		n = snprintf(buf, len, "%s: %s", state,
 			     sm->state == SM_NOTACTIVE ? "stopping" :
-			     sm->port_down ? "waiting for the SM port's link" :
+			     sm->ha.port_down ? "waiting for the SM port's link" :
 			     "first heavy sweep");
 	} else {
 		n = snprintf(buf, len, "%s: %zu nodes (%zu switches, %zu CAs),"

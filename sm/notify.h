@@ -20,14 +20,14 @@
  */
 void notify_start(struct sm *sm);
 /*
- * The state machine's hook, after every event (sm_event): READY=1 once
+ * The state machine's hook, after every event it handles: READY=1 once
  * the first SUBNET UP made us MASTER, or on entering STANDBY; a new
  * STATUS= line when state, sweep counts or the fabric changed;
  * STOPPING=1 when the SM stops.
  */
 void notify_event(struct sm *sm, enum sm_event ev);
 /*
- * A change of state outside sm_event() (sm_transition()) or a new copy
+ * A change of state outside an event (sm_transition()) or a new copy
  * of a standby: READY=1 on entering STANDBY, a new STATUS= line.
  */
 void notify_state(struct sm *sm);

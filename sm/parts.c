@@ -13,7 +13,7 @@
  * partitions in force and says so (OpenSM falls back to ALL=full on one
  * bad line, dropping every partition boundary).  Without -P the default
  * partition is set up as OpenSM does without a partitions.conf
- * (sm/program.c), and nothing here runs.
+ * (sm/program/pkey.c), and nothing here runs.
  */
 #include "config.h"
 
@@ -415,7 +415,7 @@ static void on_parts_timer(struct ev_loop *loop, ev_timer *w, int revents)
 		   sm_parts_refresh(sm)) {
 		/* A change a heavy sweep put off until the file settled:
 		 * applied by another heavy sweep. */
-		sm_event(sm, SM_EV_CHANGE);
+		(void)sm_post(sm, SM_EV_CHANGE);
 	}
 }
 

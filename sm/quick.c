@@ -424,7 +424,7 @@ bool quick_eligible(const struct sm *sm)
 {
 	return !sm->cfg.no_incremental_reroute && !sm->cfg.once &&
 	       sm->state == SM_MASTER && sm->subnet_up && !sm->incomplete &&
-	       !sm->failed_sweeps && !sm->n_excluded && !sm->change_pending &&
+	       !sm->failed_sweeps && !sm->n_excluded && !sm->ha.change_pending &&
 	       !sm->quick_full && sm->n_quick_sw && sm->fabric.n_nodes &&
 	       sm->fabric.local_node != FAB_NONE && sm->routes.lft &&
 	       !sm->sweep && !sm->light && !sm->quick;
@@ -651,25 +651,29 @@ static void quick_end(struct quick_sweep *q)
 		quick_free(q);
 		return;
 	}
-	if (v == QUICK_LOSSES && !sm->change_pending) {
+	if (v == QUICK_LOSSES && !sm->ha.change_pending) {
 		log_warnx("ERR 0315: quick sweep: %u switch(es) read, %u SMPs,"
 			  " %.3f s: %u link(s) lost (%s), %u node(s) no longer"
 			  " reached: the heavy sweep starts from the model",
 			  q->n, q->smps, dt, res.links_lost, res.what,
 			  res.nodes_gone);
-		sm_heavy_sweep_model(sm, &nf, q->smps, q->t0);
+		struct sm_msg m = { .ev = SM_EV_QUICK_LOSSES };
+
+		m.u.model.f = &nf;	/* taken by the heavy sweep, now */
+		m.u.model.smps = q->smps;
+		m.u.model.t0 = q->t0;
+		(void)sm_post_wait(sm, &m);
 		fabric_free(&nf);
-	} else if (v == QUICK_NOTHING && !sm->change_pending) {
+	} else if (v == QUICK_NOTHING && !sm->ha.change_pending) {
 		log_info("quick sweep: %u switch(es) read, %u SMPs, %.3f s: %s",
 			 q->n, q->smps, dt, res.what);
-		sm_event(sm, SM_EV_QUICK_DONE);
+		(void)sm_post(sm, SM_EV_QUICK_DONE);
 	} else {
 		fabric_free(&nf);
-		if (!sm->change_pending)
+		if (!sm->ha.change_pending)
 			log_info("quick sweep: %u switch(es) read, %.3f s: %s:"
 				 " heavy sweep", q->n, dt, res.what);
-		sm->topo_changed = true;
-		sm_heavy_sweep(sm);
+		(void)sm_post(sm, SM_EV_QUICK_CHANGE);
 	}
 	quick_free(q);
 }

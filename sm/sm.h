@@ -17,6 +17,7 @@
 #include "config/sm_config.h"
 #include "routing/routing.h"
 #include "model/fabric.h"
+#include "sm/event.h"
 #include "sm/lid.h"
 #include "sm/log.h"
 
@@ -33,24 +34,6 @@ enum sm_state {
 	SM_MASTER = SM_STATE_MASTER,
 };
 
-/* Events that drive the state machine (sm_event()). */
-enum sm_event {
-	SM_EV_START,		/* port bound: begin discovering */
-	SM_EV_SWEEP_DONE,	/* a heavy sweep brought the subnet up */
-	SM_EV_SWEEP_FAILED,	/* a heavy sweep could not finish */
-	SM_EV_CHANGE,		/* trap, SIGHUP, light sweep saw a change */
-	SM_EV_LIGHT_TIMER,	/* sweep_interval elapsed */
-	SM_EV_LIGHT_DONE,	/* a light sweep finished (change_pending set
-				 * when it saw a change) */
-	SM_EV_TRAP,		/* an accepted trap asks for a heavy sweep */
-	SM_EV_PORT_UP,		/* the SM's own port, down, has a link again */
-	SM_EV_STOP,		/* signal: shut down */
-	SM_EV_ELECT_DONE,	/* the election's discovery found the SMs */
-	SM_EV_MASTER_LOST,	/* standby: the master stopped answering */
-	SM_EV_HANDOVER,		/* SubnSet(SMInfo, HANDOVER) accepted */
-	SM_EV_YIELD,		/* master: a better SM is master or takes over */
-	SM_EV_QUICK_DONE,	/* a quick sweep found nothing changed */
-};
 
 /*
  * Another SM as its SMInfo last said (14.2.5.13).  The table of them is
@@ -122,6 +105,32 @@ struct sm_stats {
 #define SM_EXIT_FAIL	1
 #define SM_EXIT_CONFIG	2
 
+/*
+ * The state machine's own flags (sm/ha/state.c): written there only; the
+ * sweeps read change_pending and standing_down, and the heavy sweep
+ * consumes reroute_pending when it starts.
+ */
+struct sm_ha {
+	bool     change_pending;	/* heavy sweep asked for during one */
+	bool     reroute_pending;	/* reroute asked for during a heavy
+					 * sweep: the next one forgets the
+					 * LFT images (sweep_forget_lfts) */
+	/* A better master is known (we stand by, are NOTACTIVE, or yielded
+	 * as master and discover again): no sweep programs anything, a
+	 * sweep in progress sends no more Sets. */
+	bool     standing_down;
+	/* The light sweep found ports naming the SM at this LID as their
+	 * master (SM_EV_LIGHT_DONE); the state machine asks that SM first. */
+	uint16_t foreign_lid;
+	ev_tstamp last_trap_sweep;	/* when the hold-off last fired */
+	double    trap_backoff;		/* s: storm spacing */
+	bool      trap_deferred;	/* hold-off over during a sweep */
+	bool      trap_storm;		/* its trap came back to back */
+	ev_tstamp sweep_began, sweep_ended;	/* the last heavy sweep */
+	bool     port_down;		/* our own link is down: waiting */
+	bool     port_polling;		/* a PortInfo Get of it is in flight */
+};
+
 struct sm {
 	struct sm_config cfg;
 	struct ev_loop *loop;
@@ -133,10 +142,6 @@ struct sm {
 	uint32_t act_count;		/* SMInfo:ActCount */
 	bool     subnet_up;		/* the last heavy sweep completed */
 	bool     rereg_done;		/* client reregistration sent once */
-	bool     change_pending;	/* heavy sweep asked for during one */
-	bool     reroute_pending;	/* reroute asked for during a heavy
-					 * sweep: the next one forgets the
-					 * LFT images (sweep_forget_lfts) */
 	bool     incomplete;		/* last sweep accepted holes: re-sweep */
 	unsigned failed_sweeps;		/* consecutive */
 	/*
@@ -184,23 +189,21 @@ struct sm {
 	ev_timer light_timer;
 	ev_timer retry_timer;
 	ev_timer trap_timer;		/* hold-off: a burst becomes one sweep */
-	ev_tstamp last_trap_sweep;	/* when the hold-off last fired */
-	double    trap_backoff;		/* s: storm spacing (sm/ha/state.c) */
-	bool      trap_deferred;	/* hold-off over during a sweep */
-	bool      trap_storm;		/* its trap came back to back */
-	ev_tstamp sweep_began, sweep_ended;	/* the last heavy sweep */
 	struct trap_bucket trap_buckets[SM_TRAP_SOURCES_MAX];
-	bool     port_down;		/* our own link is down: waiting */
-	bool     port_polling;		/* a PortInfo Get of it is in flight */
 	ev_timer port_timer;		/* polls our port while it is down */
 	ev_timer log_timer;		/* writes "suppressed N" summaries */
 	ev_signal sig_int, sig_term, sig_hup, sig_usr1;
 	struct sm_stats stats;
+	struct sm_evq evq;		/* events for the state machine */
+	struct sm_ha ha;		/* the state machine's flags */
 	int exit_code;			/* SM_EXIT_* or 0 */
 	/* The configuration sm->cfg came from (config/conf.h), read again on
-	 * SIGHUP by reload() (sm/main.c); NULL in unit tests.  reload()
-	 * adds its errors, warnings and changes to `report` when not NULL
-	 * (the control socket's reload: sm/ctl.c). */
+	 * SIGHUP and the control socket's reload by reload(),
+	 * sm_config_reload() (sm/reload.c) as main() sets it, which the
+	 * state machine calls on the event SM_EV_RELOAD before the
+	 * partitions file (sm/ha/state.c); NULL in unit tests.  reload() adds its errors, warnings and
+	 * changes to `report` when not NULL (the control socket's reload:
+	 * sm/ctl.c). */
 	struct cfg *conf;
 	int      (*reload)(struct sm *sm, struct cfg_msgs *report);
 	struct ctl_server *ctl;		/* control socket (sm/ctl.c) */
@@ -208,19 +211,12 @@ struct sm {
 	/* Election and master/standby (sm/ha/election.c, sm/ha/state.c). */
 	struct sm_remote remotes[SM_MAX_REMOTE];
 	uint64_t master_guid;		/* the master we stand by for */
-	/* A better master is known (we stand by, are NOTACTIVE, or yielded
-	 * as master and discover again): no sweep programs anything, a
-	 * sweep in progress sends no more Sets (sm/ha/state.c). */
-	bool     standing_down;
 	ev_tstamp master_heard_at;	/* a better master's Get was checked */
 	ev_tstamp told_worse_at;	/* trap 144 to a worse master (sminfo.c) */
 	/* An SM that said it is a better master (its SMInfo Get) and that
 	 * our model lacks: our next sweep discovers again first if it finds
 	 * that SM's port (sm/sweep.c, sm_master_claimed()). */
 	uint64_t master_claim;
-	/* The light sweep found ports naming the SM at this LID as their
-	 * master (sm/sweep.c); the state machine asks that SM first. */
-	uint16_t foreign_lid;
 	uint16_t master_lid;
 	uint16_t port_lid;		/* our port's LID as it holds it */
 	uint8_t  master_priority;
@@ -277,8 +273,6 @@ struct sm {
  */
 uint16_t sm_master_lid(const struct sm *sm);
 
-/* The one entry point of the state machine (sm/ha/state.c). */
-void sm_event(struct sm *sm, enum sm_event ev);
 const char *sm_state_name(enum sm_state s);
 
 /* sm/ha/state.c: register the SMInfo agent and the trap receiver. */
@@ -324,6 +318,13 @@ void sweep_light_abort(struct sm *sm);
  * -P all of them do nothing.
  */
 int  sm_parts_load(struct sm *sm, bool startup);
+/*
+ * sm/reload.c: the -F file again (SIGHUP, the control socket's reload),
+ * each error, warning and change logged and, with `report`, added to it
+ * ("error: ", "warning: ", "changed: ", "refused: "); a file with errors
+ * changes nothing.  0 or -errno.  main() sets sm->reload to it.
+ */
+int  sm_config_reload(struct sm *sm, struct cfg_msgs *report);
 /* The same as a reload, each error and warning also added to `report`
  * (config/conf.h's cfg_msgs, "error: ..." lines; may be NULL).  A reload
  * that would drop every partition or every member the file defined (an

@@ -34,13 +34,14 @@
 #include "sm/route.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
+#include "sm/snapshot.h"
 #include "sm/sweep_policy.h"
 #include "sm/topo_file.h"
 #include "sm/worker.h"
 
 enum sweep_stage { ST_DISCOVER, ST_PROGRAM, ST_ACTIVATE, ST_DONE };
 
-/* Why a sweep ends when sm->standing_down is set under it. */
+/* Why a sweep ends when sm->ha.standing_down is set under it. */
 #define STOOD_DOWN	"a better master is known: nothing more is sent"
 
 struct sweep {
@@ -95,6 +96,15 @@ uint16_t sm_local_lid(const struct sm *sm)
 	if (f->local_node == FAB_NONE)
 		return 0;
 	return fabric_node(f, f->local_node)->ports[f->local_port].lid;
+}
+
+void sm_snapshot_of(const struct sm *sm, struct sm_snapshot *s)
+{
+	s->model = &sm->fabric;
+	s->routes = &sm->routes;
+	s->sl2vl = sm->sl2vl;
+	s->gen = sm->fabric.gen;
+	s->own_lid = sm_local_lid(sm);
 }
 
 /* The routing thread, if one runs: joined (shutdown waits for it). */
@@ -191,7 +201,7 @@ static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 		/* LFTs are in place: the multicast trees of the new model and
 		 * the MFT blocks that differ (sm/mcast/mft.c). */
 		mft_sweep_done(sm);
-	} else if (sm->standing_down) {
+	} else if (sm->ha.standing_down) {
 		log_info("heavy sweep stopped: %s", why);
 	} else {
 		log_warnx("ERR 0201: heavy sweep failed: %s", why);
@@ -207,7 +217,7 @@ static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 		 st->window, st->window_low, st->window_high, st->window_cuts,
 		 st->dest_waits, mad_engine_dests_throttled(sm->engine),
 		 st->dest_cuts, st->lossy_resends);
-	sm_event(sm, ok ? SM_EV_SWEEP_DONE : SM_EV_SWEEP_FAILED);
+	(void)sm_post(sm, ok ? SM_EV_SWEEP_DONE : SM_EV_SWEEP_FAILED);
 }
 
 /* ------------------------------------------------------------ stages */
@@ -298,7 +308,7 @@ static bool more_activate(struct smp_batch *b, void *arg)
 	struct sweep *sw = arg;
 	struct fabric *f = &sw->f;
 
-	if (sw->cursor >= f->n_nodes || sw->sm->standing_down)
+	if (sw->cursor >= f->n_nodes || sw->sm->ha.standing_down)
 		return false;
 	int32_t id = (int32_t)sw->cursor++;
 	struct fab_node *n = fabric_node(f, id);
@@ -323,7 +333,7 @@ static bool more_program(struct smp_batch *b, void *arg)
 	int rc = 0;
 
 	/* A better master took over meanwhile: not one Set more. */
-	if (sw->cursor >= f->n_nodes || sm->standing_down)
+	if (sw->cursor >= f->n_nodes || sm->ha.standing_down)
 		return false;
 	int32_t id = (int32_t)sw->cursor++;
 	struct fab_node *n = fabric_node(f, id);
@@ -348,7 +358,7 @@ static bool more_program(struct smp_batch *b, void *arg)
 		if (rc >= 0 && n->ports[0].valid)
 			rc = set_port(sw, id, 0, PORT_STATE_NOP, false);
 	}
-	/* Virtual layers: SL i on VL i at every port (program.c). */
+	/* Virtual layers: SL i on VL i at every port (sm/program/sl2vl.c). */
 	if (rc >= 0 && sw->routes.n_layers > 1) {
 		if (!sm->sl2vl)
 			sm->sl2vl = sl2vl_images_new();
@@ -707,7 +717,7 @@ static void stage_done(struct smp_batch *b, void *arg)
 
 	if (sw->aborted)
 		return;
-	if (sm->standing_down) {
+	if (sm->ha.standing_down) {
 		sweep_finish(sw, false, STOOD_DOWN);
 		return;
 	}
@@ -939,8 +949,10 @@ static void on_discovered(void *arg, const struct discover_result *r)
 	r = NULL;
 	if (sm->state == SM_MASTER && sm->master_claim &&
 	    has_sm_port(&sw->f, sm->master_claim))
-		sm_master_claimed(sm);	/* stands down: the election decides */
-	if (sm->standing_down) {
+		/* stands down now: the election decides */
+		(void)sm_post_wait(sm, &(struct sm_msg){
+			.ev = SM_EV_MASTER_CLAIMED });
+	if (sm->ha.standing_down) {
 		sweep_finish(sw, false, STOOD_DOWN);
 		return;
 	}
@@ -1137,13 +1149,13 @@ static void plan_joined(struct sweep *sw)
 		return;
 	discover_free(sw->disc);
 	sw->disc = NULL;
-	if (sw->sm->standing_down) {
+	if (sw->sm->ha.standing_down) {
 		sweep_finish(sw, false, STOOD_DOWN);
 		return;
 	}
 	if (!pkey_holes_ok(sw))
 		return;
-	/* The partitions' P_Key tables for this model (-P; program.c). */
+	/* The partitions' P_Key tables for this model (-P; sm/program/pkey.c). */
 	if (sm_parts_resolve(sw->sm, &sw->f) < 0) {
 		sweep_finish(sw, false, "partitions could not be resolved");
 		return;
@@ -1205,9 +1217,9 @@ unsigned sweep_forget_lfts(struct sm *sm)
  * LFT whole. */
 static void reroute_deferred(struct sm *sm)
 {
-	if (!sm->reroute_pending)
+	if (!sm->ha.reroute_pending)
 		return;
-	sm->reroute_pending = false;
+	sm->ha.reroute_pending = false;
 	log_info("reroute: LFTs of %u switches sent whole (asked for during"
 		 " the last sweep)", sweep_forget_lfts(sm));
 }
@@ -1366,8 +1378,10 @@ static void on_light_done(struct smp_batch *b, void *arg)
 	if (ls->aborted)
 		return;
 	sm->light = NULL;
+	struct sm_msg m = { .ev = SM_EV_LIGHT_DONE };
+
 	if (ls->changed) {
-		sm->change_pending = true;
+		m.u.light.changed = true;
 		sm->topo_changed = true;	/* the heavy sweep: all DR */
 	}
 	if (ls->foreign) {
@@ -1378,14 +1392,14 @@ static void on_light_done(struct smp_batch *b, void *arg)
 				ls->foreign, ls->sm_lid, ls->first_guid,
 				ls->first_port, ls->first_lid, ls->first_sl);
 		sm->stats.foreign_sm_ports += ls->foreign;
-		sm->change_pending = true;
-		sm->foreign_lid = ls->first_lid;
+		m.u.light.changed = true;
+		m.u.light.foreign_lid = ls->first_lid;
 	}
 	free(ls);
 	/* A heavy sweep asked for meanwhile waited for this one: the state
 	 * machine starts it now (never during a light sweep, which reads
 	 * the model a heavy sweep replaces). */
-	sm_event(sm, SM_EV_LIGHT_DONE);
+	(void)sm_post_msg(sm, &m);
 }
 
 /* Of the end ports of node `id`, those the light sweep reads: ACTIVE

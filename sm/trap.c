@@ -207,8 +207,14 @@ static void on_trap(void *arg, const void *mad, size_t len,
 		mad_engine_send_oneway(sm->engine, resp, MAD_SIZE, &to);
 
 	unsigned num = notice_is_generic(n) ? be16toh(n->trap_num) : 0;
-	if (sm->state == SM_STANDBY)
-		sminfo_standby_trap(sm, src, num);	/* the master's link? */
+	if (sm->state == SM_STANDBY) {
+		/* the master's link? */
+		struct sm_msg m = { .ev = SM_EV_TRAP_STANDBY };
+
+		m.u.trap.lid = src;
+		m.u.trap.num = num;
+		(void)sm_post_msg(sm, &m);
+	}
 	int32_t snode;
 	uint8_t sport;
 	/* A source no port of the model has is rejected before it can take
@@ -244,13 +250,17 @@ static void on_trap(void *arg, const void *mad, size_t len,
 			num, src, be16toh(n->issuer_lid));
 	if (v == TRAP_REPORT || v == TRAP_SWEEP)
 		sa_report_notice(sm, n, be16toh(n->issuer_lid));
-	if (v == TRAP_SWEEP && num == 144 && trap144_is_sm(n))
-		sminfo_query_lid(sm, be16toh(n->issuer_lid));
+	if (v == TRAP_SWEEP && num == 144 && trap144_is_sm(n)) {
+		struct sm_msg m = { .ev = SM_EV_TRAP_ISSM };
+
+		m.u.trap.lid = be16toh(n->issuer_lid);
+		(void)sm_post_msg(sm, &m);
+	}
 	if (v == TRAP_SWEEP) {
 		/* trap 128 names its switch: a quick sweep may read just it */
 		quick_note_trap(sm, num == 128 ?
 				fabric_node(&sm->fabric, snode)->guid : 0);
-		sm_event(sm, SM_EV_TRAP);
+		(void)sm_post(sm, SM_EV_TRAP);
 	}
 }
 

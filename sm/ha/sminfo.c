@@ -22,6 +22,7 @@
 #include "sm/ha/election.h"
 #include "sm/program.h"
 #include "sm/sm.h"
+#include "sm/ha/fsm.h"
 #include "sm/ha/sminfo.h"
 #include "sm/ha/sminfo_guard.h"
 #include "sm/ha/sync.h"

@@ -19,6 +19,7 @@
 #include "mad/engine.h"
 #include "mad/wire.h"
 #include "sm/ha/election.h"
+#include "sm/ha/fsm.h"
 #include "sm/ha/sminfo.h"
 #include "sm/ha/sminfo_guard.h"
 #include "sm/sm.h"

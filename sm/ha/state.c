@@ -1,21 +1,13 @@
 /*
- * state.c - the SM state machine: its one entry point for events, the
- * sweeps it asks for, its timers and signals.  The SM-to-SM protocol
+ * state.c - the SM state machine: its table of events, the sweeps it
+ * starts, its timers and signals.  The SM-to-SM protocol
  * (election, polling, handover, the SMInfo agent) is sm/ha/sminfo.c, the
  * trap receiver sm/trap.c.
  *
- * Every decision about what the SM does next goes through sm_event():
- *
- *   NOTACTIVE  --START-->           DISCOVERING (heavy sweep)
- *   DISCOVERING --SWEEP_DONE-->     MASTER (SUBNET UP)
- *   DISCOVERING --SWEEP_DONE, own port down--> DISCOVERING (poll the port)
- *   DISCOVERING --PORT_UP-->        DISCOVERING (heavy sweep)
- *   DISCOVERING --SWEEP_FAILED-->   DISCOVERING (sweep again)
- *   MASTER   --CHANGE-->            MASTER (heavy sweep)
- *   MASTER   --TRAP-->              MASTER (hold-off, then heavy sweep)
- *   MASTER   --LIGHT_TIMER-->       MASTER (light sweep)
- *   MASTER   --LIGHT_DONE-->        MASTER (heavy sweep if it saw a change)
- *   any      --STOP-->              NOTACTIVE
+ * Every decision about what the SM does next is a cell of one table,
+ * state x event -> action (fsm[] below); the events come from the queue
+ * (sm/event.h, sm/ha/queue.c) that the daemon's other parts post to, and
+ * this is the only code that starts a sweep.
  *
  * One sweep at a time: a heavy sweep asked for while a heavy or a light
  * sweep runs sets change_pending, and starts when that sweep ends (a
@@ -44,6 +36,7 @@
 #include "sm/program.h"
 #include "sm/quick.h"
 #include "sm/sm.h"
+#include "sm/ha/fsm.h"
 #include "sm/ha/sminfo.h"
 
 static void timers_stop(struct sm *sm, bool at_stop_only);
@@ -75,14 +68,14 @@ void sm_heavy_sweep(struct sm *sm)
 {
 	int rc;
 
-	if (sm->standing_down)
+	if (sm->ha.standing_down)
 		return;		/* a better master programs the fabric */
 	if (sm->sweep || sm->light || sm->quick) {
-		sm->change_pending = true;
+		sm->ha.change_pending = true;
 		return;
 	}
-	sm->change_pending = false;
-	sm->sweep_began = ev_now(sm->loop);
+	sm->ha.change_pending = false;
+	sm->ha.sweep_began = ev_now(sm->loop);
 	rc = sweep_heavy_start(sm);
 	if (rc < 0) {
 		log_err_rc(rc, "ERR 0301: cannot start a heavy sweep");
@@ -96,15 +89,15 @@ void sm_heavy_sweep_model(struct sm *sm, struct fabric *f, unsigned smps,
 {
 	int rc;
 
-	if (sm->standing_down)
+	if (sm->ha.standing_down)
 		return;
 	if (sm->sweep || sm->light || sm->quick) {
-		sm->change_pending = true;
+		sm->ha.change_pending = true;
 		return;
 	}
-	sm->change_pending = false;
+	sm->ha.change_pending = false;
 	/* the quick sweep's reads are part of it, for the pacing */
-	sm->sweep_began = ev_now(sm->loop) - (ev_time() - t0);
+	sm->ha.sweep_began = ev_now(sm->loop) - (ev_time() - t0);
 	rc = sweep_heavy_start_model(sm, f, smps, t0);
 	if (rc < 0) {
 		log_warn_rc(rc, "ERR 0314: a full heavy sweep: cannot start"
@@ -155,11 +148,11 @@ static void port_down(struct sm *sm)
 	const struct fab_port *p =
 		&fabric_node(f, f->local_node)->ports[f->local_port];
 
-	if (!sm->port_down)
+	if (!sm->ha.port_down)
 		log_err("ERR 0310: SM port %u is down (physical state %u):"
 			" waiting for its link", f->local_port,
 			pi_phys_state(&p->pi));
-	sm->port_down = true;
+	sm->ha.port_down = true;
 	set_state(sm, SM_DISCOVERING);
 	ev_timer_stop(sm->loop, &sm->light_timer);
 	port_poll_arm(sm);
@@ -217,7 +210,7 @@ static void subnet_up(struct sm *sm)
 	sminfo_query(sm);
 	if (sm->state != SM_MASTER)
 		return;
-	if (sm->change_pending)
+	if (sm->ha.change_pending)
 		sm_heavy_sweep(sm);
 	else
 		light_timer_arm(sm);
@@ -308,8 +301,8 @@ static struct sm_trap_pace trap_pace(const struct sm *sm)
 	return (struct sm_trap_pace){
 		.holdoff = sm_trap_holdoff(sm),
 		.interval = sm_trap_sweep_interval(sm),
-		.last = sm->last_trap_sweep, .backoff = sm->trap_backoff,
-		.sweep_began = sm->sweep_began, .sweep_ended = sm->sweep_ended,
+		.last = sm->ha.last_trap_sweep, .backoff = sm->ha.trap_backoff,
+		.sweep_began = sm->ha.sweep_began, .sweep_ended = sm->ha.sweep_ended,
 	};
 }
 
@@ -319,13 +312,13 @@ static void trap_holdoff(struct sm *sm)
 	struct sm_trap_pace p = trap_pace(sm);
 	ev_tstamp now = ev_now(sm->loop);
 
-	if (ev_is_active(&sm->trap_timer) || sm->trap_deferred)
+	if (ev_is_active(&sm->trap_timer) || sm->ha.trap_deferred)
 		return;
 	/* Link losses a quick sweep can read need no long wait for the
 	 * rest of a burst: a trap after it costs one more quick read. */
 	if (quick_eligible(sm) && p.holdoff > SM_TRAP_QUICK_HOLDOFF)
 		p.holdoff = SM_TRAP_QUICK_HOLDOFF;
-	sm->trap_storm = sm_trap_storm(&p, now, sm->sweep || sm->quick);
+	sm->ha.trap_storm = sm_trap_storm(&p, now, sm->sweep || sm->quick);
 	ev_timer_set(&sm->trap_timer, sm_trap_wait(&p, now), 0.);
 	ev_timer_start(sm->loop, &sm->trap_timer);
 }
@@ -333,9 +326,9 @@ static void trap_holdoff(struct sm *sm)
 /* A heavy sweep ended: its duration paces the next trap sweep. */
 static void sweep_ended(struct sm *sm)
 {
-	sm->sweep_ended = ev_now(sm->loop);
-	if (sm->trap_deferred) {
-		sm->trap_deferred = false;
+	sm->ha.sweep_ended = ev_now(sm->loop);
+	if (sm->ha.trap_deferred) {
+		sm->ha.trap_deferred = false;
 		if (sm->state != SM_STANDBY && sm->state != SM_NOTACTIVE)
 			trap_holdoff(sm);
 	}
@@ -349,12 +342,12 @@ static void sweep_ended(struct sm *sm)
  */
 static void stand_down(struct sm *sm)
 {
-	if (!sm->standing_down && (sm->sweep || sm->change_pending))
+	if (!sm->ha.standing_down && (sm->sweep || sm->ha.change_pending))
 		log_info("a better master is known: the sweep %s is dropped",
 			 sm->sweep ? "in progress" : "asked for");
-	sm->standing_down = true;
-	sm->change_pending = false;
-	sm->trap_deferred = false;
+	sm->ha.standing_down = true;
+	sm->ha.change_pending = false;
+	sm->ha.trap_deferred = false;
 	ev_timer_stop(sm->loop, &sm->light_timer);
 	ev_timer_stop(sm->loop, &sm->retry_timer);
 	ev_timer_stop(sm->loop, &sm->trap_timer);
@@ -362,7 +355,7 @@ static void stand_down(struct sm *sm)
 
 void sm_sweep_to_master(struct sm *sm)
 {
-	sm->standing_down = false;
+	sm->ha.standing_down = false;
 	sm_heavy_sweep(sm);
 }
 
@@ -391,11 +384,11 @@ static void sweep_ended_standing_down(struct sm *sm)
 
 static bool foreign_ports(struct sm *sm)
 {
-	uint16_t lid = sm->foreign_lid;
+	uint16_t lid = sm->ha.foreign_lid;
 	const struct fabric *f = &sm->fabric;
 
-	sm->foreign_lid = 0;
-	if (sm->state != SM_MASTER || sm->standing_down)
+	sm->ha.foreign_lid = 0;
+	if (sm->state != SM_MASTER || sm->ha.standing_down)
 		return false;
 	if (sm->images)
 		for (size_t i = 0; i < f->n_nodes; i++)
@@ -449,14 +442,14 @@ void sm_transition(struct sm *sm, enum sm_state s, unsigned code,
 		sm->master_claim = 0;
 	else if (s != old && (s == SM_MASTER || old == SM_STANDBY ||
 			      old == SM_NOTACTIVE))
-		sm->standing_down = false;
+		sm->ha.standing_down = false;
 	set_state(sm, s);
 	if (s == SM_STANDBY && old != SM_STANDBY) {
 		sm->standby_since = ev_now(sm->loop);
 		sm->adopt_lids = true;
 		ev_timer_stop(sm->loop, &sm->light_timer);
 		ev_timer_stop(sm->loop, &sm->trap_timer);
-		sm->trap_deferred = false;
+		sm->ha.trap_deferred = false;
 		sminfo_standby_begin(sm);
 	}
 	/* systemd: READY=1 on entering STANDBY, which no event brings. */
@@ -464,126 +457,401 @@ void sm_transition(struct sm *sm, enum sm_state s, unsigned code,
 }
 
 
-void sm_event(struct sm *sm, enum sm_event ev)
+/* ------------------------------------------------------------ actions */
+
+/*
+ * The actions of the table below.  Each is what one event does in the
+ * states whose cells name it; a guard inside one tests a flag of the
+ * sweeps (standing_down, port_down, ...), never the state.
+ */
+static void act_start(struct sm *sm, struct sm_msg *m)
 {
-	/* A trap says the topology changed: the old routes may cross what
-	 * changed, so the next heavy sweep sends no LID-routed SMP
-	 * (sm/sweep.c; the light sweep sets it too when it sees a change). */
-	if (ev == SM_EV_TRAP)
-		sm->topo_changed = true;
-	switch (ev) {
-	case SM_EV_START:
-		sm->stats.started = ev_time();
-		sm_transition(sm, SM_DISCOVERING, 1100, "started");
-		if (sm->cfg.once)
-			sm_heavy_sweep(sm);	/* -o: one sweep, no election */
-		else
-			sminfo_elect_start(sm);
-		break;
-	case SM_EV_SWEEP_DONE:
-		sweep_ended(sm);
-		/* A sweep that ends after we stood down programs nothing more. */
-		if (sm->standing_down) {
-			sweep_ended_standing_down(sm);
-			break;
-		}
-		if (sm->state == SM_STANDBY || sm->state == SM_NOTACTIVE)
-			break;
+	(void)m;
+	sm->stats.started = ev_time();
+	sm_transition(sm, SM_DISCOVERING, 1100, "started");
+	if (sm->cfg.once)
+		sm_heavy_sweep(sm);	/* -o: one sweep, no election */
+	else
+		sminfo_elect_start(sm);
+}
+
+/* A heavy sweep ended while the SM neither discovers nor is master. */
+static void act_sweep_ended(struct sm *sm, struct sm_msg *m)
+{
+	(void)m;
+	sweep_ended(sm);
+}
+
+static void act_sweep_done(struct sm *sm, struct sm_msg *m)
+{
+	(void)m;
+	sweep_ended(sm);
+	/* A sweep that ends after we stood down programs nothing more. */
+	if (sm->ha.standing_down)
+		sweep_ended_standing_down(sm);
+	else
 		subnet_up(sm);
-		break;
-	case SM_EV_SWEEP_FAILED:
-		sweep_ended(sm);
-		if (sm->standing_down) {
-			sweep_ended_standing_down(sm);
-			break;
-		}
-		if (sm->state == SM_STANDBY || sm->state == SM_NOTACTIVE)
-			break;
+}
+
+static void act_sweep_failed(struct sm *sm, struct sm_msg *m)
+{
+	(void)m;
+	sweep_ended(sm);
+	if (sm->ha.standing_down)
+		sweep_ended_standing_down(sm);
+	else
 		sweep_failed(sm);
-		break;
-	case SM_EV_ELECT_DONE:
-		sminfo_elect_decide(sm);
-		break;
-	case SM_EV_MASTER_LOST:
-		if (sm->state == SM_STANDBY)
-			sminfo_master_lost(sm, "reported lost");
-		break;
-	case SM_EV_HANDOVER:
-		/* 14.4.1.2: a standby given the master role takes it now and
-		 * sweeps; the LIDs ports hold are kept (sm/lid.c). */
-		if (sm->state == SM_MASTER || sm->state == SM_NOTACTIVE)
-			break;
-		ev_timer_stop(sm->loop, &sm->elect_timer);
-		sm_transition(sm, SM_MASTER, 1114, "HANDOVER from the master");
-		sm->master_since = ev_now(sm->loop);
-		sm->master_lid = 0;
-		sm->master_guid = 0;
-		if (standby_sync_adopt(sm))
-			sm->rereg_done = true;
+}
+
+static void act_elect_decide(struct sm *sm, struct sm_msg *m)
+{
+	(void)m;
+	sminfo_elect_decide(sm);
+}
+
+static void act_master_lost(struct sm *sm, struct sm_msg *m)
+{
+	(void)m;
+	sminfo_master_lost(sm, "reported lost");
+}
+
+/* 14.4.1.2: a standby given the master role takes it now and sweeps; the
+ * LIDs ports hold are kept (sm/lid.c). */
+static void act_handover(struct sm *sm, struct sm_msg *m)
+{
+	(void)m;
+	ev_timer_stop(sm->loop, &sm->elect_timer);
+	sm_transition(sm, SM_MASTER, 1114, "HANDOVER from the master");
+	sm->master_since = ev_now(sm->loop);
+	sm->master_lid = 0;
+	sm->master_guid = 0;
+	if (standby_sync_adopt(sm))
+		sm->rereg_done = true;
+	sm_heavy_sweep(sm);
+}
+
+/* A quick sweep found nothing changed: traps that came meanwhile go on. */
+static void act_quick_done(struct sm *sm, struct sm_msg *m)
+{
+	(void)m;
+	if (sm->ha.trap_deferred) {
+		sm->ha.trap_deferred = false;
+		trap_holdoff(sm);
+	}
+}
+
+static void act_quick_done_idle(struct sm *sm, struct sm_msg *m)
+{
+	(void)m;
+	sm->ha.trap_deferred = false;
+}
+
+/* The quick sweep read link losses: the heavy sweep starts from its
+ * model (taken). */
+static void act_quick_losses(struct sm *sm, struct sm_msg *m)
+{
+	sm_heavy_sweep_model(sm, m->u.model.f, m->u.model.smps, m->u.model.t0);
+}
+
+static void act_quick_change(struct sm *sm, struct sm_msg *m)
+{
+	(void)m;
+	sm->topo_changed = true;
+	sm_heavy_sweep(sm);
+}
+
+static void act_change(struct sm *sm, struct sm_msg *m)
+{
+	(void)m;
+	ev_timer_stop(sm->loop, &sm->light_timer);
+	sm_heavy_sweep(sm);
+}
+
+static void act_light_timer(struct sm *sm, struct sm_msg *m)
+{
+	(void)m;
+	if (sm->incomplete) {
+		/* Parts of the fabric did not answer last time. */
 		sm_heavy_sweep(sm);
-		break;
-	case SM_EV_YIELD:
-		break;
-	case SM_EV_QUICK_DONE:
-		/* nothing changed: traps that came meanwhile go on */
-		if (sm->trap_deferred) {
-			sm->trap_deferred = false;
-			if (sm->state == SM_MASTER)
-				trap_holdoff(sm);
-		}
-		break;
-	case SM_EV_CHANGE:
-		if (sm->state == SM_NOTACTIVE || sm->state == SM_STANDBY)
-			break;
+		return;
+	}
+	if (!sm->sweep && !sm->light && !sm->quick &&
+	    sweep_light_start(sm) < 0)
+		log_warnx("ERR 0303: cannot start a light sweep");
+	sminfo_query(sm);	/* the other SMs' states */
+	if (sm->state == SM_MASTER)
+		light_timer_arm(sm);
+}
+
+/* What the light sweep saw: a change, ports naming another master SM. */
+static void light_findings(struct sm *sm, const struct sm_msg *m)
+{
+	if (m->u.light.changed)
+		sm->ha.change_pending = true;
+	if (m->u.light.foreign_lid)
+		sm->ha.foreign_lid = m->u.light.foreign_lid;
+}
+
+/* The light sweep's findings, in a state that sweeps. */
+static void act_light_done(struct sm *sm, struct sm_msg *m)
+{
+	light_findings(sm, m);
+	if (sm->ha.foreign_lid && foreign_ports(sm))
+		return;
+	if (sm->ha.change_pending && !sm->sweep && !sm->ha.standing_down) {
 		ev_timer_stop(sm->loop, &sm->light_timer);
 		sm_heavy_sweep(sm);
-		break;
-	case SM_EV_LIGHT_TIMER:
-		if (sm->state != SM_MASTER)
-			break;
-		if (sm->incomplete) {
-			/* Parts of the fabric did not answer last time. */
-			sm_heavy_sweep(sm);
-			break;
-		}
-		if (!sm->sweep && !sm->light && !sm->quick &&
-		    sweep_light_start(sm) < 0)
-			log_warnx("ERR 0303: cannot start a light sweep");
-		sminfo_query(sm);	/* the other SMs' states */
-		if (sm->state == SM_MASTER)
-			light_timer_arm(sm);
-		break;
-	case SM_EV_LIGHT_DONE:
-		if (sm->foreign_lid && foreign_ports(sm))
-			break;
-		if (sm->change_pending && !sm->sweep && !sm->standing_down &&
-		    sm->state != SM_NOTACTIVE && sm->state != SM_STANDBY) {
-			ev_timer_stop(sm->loop, &sm->light_timer);
-			sm_heavy_sweep(sm);
-		}
-		break;
-	case SM_EV_TRAP:
-		if (sm->state == SM_NOTACTIVE || sm->state == SM_STANDBY)
-			break;
-		trap_holdoff(sm);
-		break;
-	case SM_EV_PORT_UP:
-		if (!sm->port_down)
-			break;
-		sm->port_down = false;
-		ev_timer_stop(sm->loop, &sm->port_timer);
-		sm_heavy_sweep(sm);
-		break;
-	case SM_EV_STOP:
-		timers_stop(sm, true);
-		sm->elect_abort = true;
-		if (sm->state != SM_NOTACTIVE)
-			sm_transition(sm, SM_NOTACTIVE, 1115, "stopped");
-		ev_break(sm->loop, EVBREAK_ALL);
-		break;
 	}
+}
+
+static void act_light_done_idle(struct sm *sm, struct sm_msg *m)
+{
+	light_findings(sm, m);
+	sm->ha.foreign_lid = 0;
+}
+
+/*
+ * A trap says the topology changed: the old routes may cross what
+ * changed, so the next heavy sweep sends no LID-routed SMP (sm/sweep.c;
+ * the light sweep sets it too when it sees a change).
+ */
+static void act_trap_note(struct sm *sm, struct sm_msg *m)
+{
+	(void)m;
+	sm->topo_changed = true;
+}
+
+static void act_trap(struct sm *sm, struct sm_msg *m)
+{
+	act_trap_note(sm, m);
+	trap_holdoff(sm);
+}
+
+static void act_port_up(struct sm *sm, struct sm_msg *m)
+{
+	(void)m;
+	if (!sm->ha.port_down)
+		return;
+	sm->ha.port_down = false;
+	ev_timer_stop(sm->loop, &sm->port_timer);
+	sm_heavy_sweep(sm);
+}
+
+static void act_stop(struct sm *sm, struct sm_msg *m)
+{
+	(void)m;
+	timers_stop(sm, true);
+	sm->elect_abort = true;
+	if (sm->state != SM_NOTACTIVE)
+		sm_transition(sm, SM_NOTACTIVE, 1115, "stopped");
+	ev_break(sm->loop, EVBREAK_ALL);
+}
+
+/* -F and -P again (a bad file keeps the old: m->rc < 0), then the heavy
+ * sweep a change asks for (in the states that sweep). */
+static void act_reload(struct sm *sm, struct sm_msg *m)
+{
+	int rc = sm->reload ? sm->reload(sm, m->u.reload.report) : 0;
+	int r = sm_parts_reload_force(sm, m->u.reload.report,
+				      m->u.reload.force);
+
+	m->rc = rc < 0 ? rc : r;
+	sm_event(sm, SM_EV_CHANGE);
+}
+
+/*
+ * reroute: a heavy sweep computes the routes again anyway; what reroute
+ * adds is forgetting what each switch's LFT holds (sm/program/lft.c's
+ * images), so that every block is sent again.  Images are only forgotten
+ * between heavy sweeps (one in progress programs from them): during one,
+ * the heavy sweep that follows it forgets them when it starts
+ * (sm->ha.reroute_pending).  m->rc: the switches forgotten now, or
+ * -EINPROGRESS when the next heavy sweep forgets them.
+ */
+static void act_reroute(struct sm *sm, struct sm_msg *m)
+{
+	if (sm->sweep) {
+		sm->ha.reroute_pending = true;
+		m->rc = -EINPROGRESS;
+	} else {
+		m->rc = (int)sweep_forget_lfts(sm);
+	}
+	act_change(sm, m);
+}
+
+/* The control socket's light sweep (m->rc: 0 or -errno). */
+static void act_light_ask(struct sm *sm, struct sm_msg *m)
+{
+	if (sm->sweep || sm->light || sm->quick)
+		m->rc = -EBUSY;
+	else
+		m->rc = sweep_light_start(sm);
+}
+
+static void act_refuse(struct sm *sm, struct sm_msg *m)
+{
+	(void)sm;
+	m->rc = -EPERM;
+}
+
+static void act_master_claimed(struct sm *sm, struct sm_msg *m)
+{
+	(void)m;
+	sm_master_claimed(sm);
+}
+
+static void act_standby_trap(struct sm *sm, struct sm_msg *m)
+{
+	sminfo_standby_trap(sm, m->u.trap.lid, m->u.trap.num);
+}
+
+static void act_issm(struct sm *sm, struct sm_msg *m)
+{
+	sminfo_query_lid(sm, m->u.trap.lid);
+}
+
+/* -o: the subnet is up and the MFT Sets of its sweep are answered. */
+static void act_once_done(struct sm *sm, struct sm_msg *m)
+{
+	(void)m;
+	ev_break(sm->loop, EVBREAK_ALL);
+}
+
+/* The debug mode that shows the standby's copy (sm/main.c). */
+static void act_copy_from(struct sm *sm, struct sm_msg *m)
+{
+	sm->state = SM_STANDBY;
+	sm->master_lid = m->u.trap.lid;
+	standby_sync_start(sm);
+}
+
+static void act_mcast(struct sm *sm, struct sm_msg *m)
+{
+	(void)m;
+	mcast_changed(sm);
+}
+
+/* ------------------------------------------------------------- the table */
+
+#define ROW(a, n)	{ a, n }
+#define ALL4(ev, row)	[SM_NOTACTIVE][ev] = row, [SM_DISCOVERING][ev] = row, \
+			[SM_STANDBY][ev] = row, [SM_MASTER][ev] = row
+/* The states that sweep (DISCOVERING, MASTER), as opposed to those that
+ * never program (NOTACTIVE, STANDBY). */
+#define SWEEPING(ev, row)	[SM_DISCOVERING][ev] = row, [SM_MASTER][ev] = row
+#define IDLE(ev, row)		[SM_NOTACTIVE][ev] = row, [SM_STANDBY][ev] = row
+
+/*
+ * The state machine: state x event -> action.  An empty cell: the event
+ * changes nothing in that state.  Every cell has its unit test
+ * (tests/unit/check_fsm.c, fsm_row).
+ *
+ *   NOTACTIVE  --START-->           DISCOVERING (election, or -o: heavy sweep)
+ *   DISCOVERING --SWEEP_DONE-->     MASTER (SUBNET UP)
+ *   DISCOVERING --SWEEP_DONE, own port down--> DISCOVERING (poll the port)
+ *   DISCOVERING --PORT_UP-->        DISCOVERING (heavy sweep)
+ *   DISCOVERING --SWEEP_FAILED-->   DISCOVERING (sweep again)
+ *   MASTER   --CHANGE, RELOAD-->    MASTER (heavy sweep)
+ *   MASTER   --TRAP-->              MASTER (hold-off, then heavy sweep)
+ *   MASTER   --LIGHT_TIMER-->       MASTER (light sweep)
+ *   MASTER   --LIGHT_DONE-->        MASTER (heavy sweep if it saw a change)
+ *   STANDBY  --HANDOVER-->          MASTER (heavy sweep)
+ *   any      --STOP-->              NOTACTIVE
+ */
+static const struct sm_row fsm[SM_MASTER + 1][SM_EV_N] = {
+	ALL4(SM_EV_START, ROW(act_start, "discover")),
+	SWEEPING(SM_EV_SWEEP_DONE, ROW(act_sweep_done, "subnet up")),
+	IDLE(SM_EV_SWEEP_DONE, ROW(act_sweep_ended, "sweep ended, nothing applied")),
+	SWEEPING(SM_EV_SWEEP_FAILED, ROW(act_sweep_failed, "sweep again")),
+	IDLE(SM_EV_SWEEP_FAILED, ROW(act_sweep_ended, "sweep ended, nothing applied")),
+	ALL4(SM_EV_ELECT_DONE, ROW(act_elect_decide, "election verdict")),
+	[SM_STANDBY][SM_EV_MASTER_LOST] = ROW(act_master_lost, "take over"),
+	[SM_DISCOVERING][SM_EV_HANDOVER] = ROW(act_handover, "master, heavy sweep"),
+	[SM_STANDBY][SM_EV_HANDOVER] = ROW(act_handover, "master, heavy sweep"),
+	[SM_MASTER][SM_EV_QUICK_DONE] = ROW(act_quick_done, "deferred traps go on"),
+	[SM_NOTACTIVE][SM_EV_QUICK_DONE] = ROW(act_quick_done_idle, "deferred traps dropped"),
+	[SM_DISCOVERING][SM_EV_QUICK_DONE] = ROW(act_quick_done_idle, "deferred traps dropped"),
+	[SM_STANDBY][SM_EV_QUICK_DONE] = ROW(act_quick_done_idle, "deferred traps dropped"),
+	[SM_MASTER][SM_EV_QUICK_LOSSES] = ROW(act_quick_losses, "heavy sweep on the quick model"),
+	[SM_MASTER][SM_EV_QUICK_CHANGE] = ROW(act_quick_change, "heavy sweep"),
+	SWEEPING(SM_EV_CHANGE, ROW(act_change, "heavy sweep")),
+	[SM_MASTER][SM_EV_LIGHT_TIMER] = ROW(act_light_timer, "light sweep"),
+	SWEEPING(SM_EV_LIGHT_DONE, ROW(act_light_done, "heavy sweep if changed")),
+	IDLE(SM_EV_LIGHT_DONE, ROW(act_light_done_idle, "findings dropped")),
+	SWEEPING(SM_EV_TRAP, ROW(act_trap, "trap hold-off, heavy sweep")),
+	IDLE(SM_EV_TRAP, ROW(act_trap_note, "topology noted")),
+	ALL4(SM_EV_PORT_UP, ROW(act_port_up, "heavy sweep if the port was down")),
+	ALL4(SM_EV_STOP, ROW(act_stop, "stop")),
+	ALL4(SM_EV_RELOAD, ROW(act_reload, "reload, heavy sweep")),
+	SWEEPING(SM_EV_REROUTE, ROW(act_reroute, "forget LFTs, heavy sweep")),
+	IDLE(SM_EV_REROUTE, ROW(act_refuse, "refused")),
+	[SM_MASTER][SM_EV_LIGHT_ASK] = ROW(act_light_ask, "light sweep"),
+	[SM_NOTACTIVE][SM_EV_LIGHT_ASK] = ROW(act_refuse, "refused"),
+	[SM_DISCOVERING][SM_EV_LIGHT_ASK] = ROW(act_refuse, "refused"),
+	[SM_STANDBY][SM_EV_LIGHT_ASK] = ROW(act_refuse, "refused"),
+	ALL4(SM_EV_MASTER_CLAIMED, ROW(act_master_claimed, "discover again if master")),
+	[SM_STANDBY][SM_EV_TRAP_STANDBY] = ROW(act_standby_trap, "check the master's link"),
+	ALL4(SM_EV_TRAP_ISSM, ROW(act_issm, "read its SMInfo")),
+	ALL4(SM_EV_MCAST_CHANGED, ROW(act_mcast, "MFT update")),
+	ALL4(SM_EV_MFT_DONE, ROW(act_once_done, "exit (-o)")),
+	[SM_NOTACTIVE][SM_EV_COPY_FROM] = ROW(act_copy_from, "stand by, copy (debug)"),
+};
+
+static const struct sm_row ignored = { NULL, "ignored" };
+
+const struct sm_row *sm_fsm_row(enum sm_state s, enum sm_event ev)
+{
+	if ((unsigned)s > SM_MASTER || (unsigned)ev >= SM_EV_N ||
+	    !fsm[s][ev].act)
+		return &ignored;
+	return &fsm[s][ev];
+}
+
+const char *sm_event_name(enum sm_event ev)
+{
+	static const char *const names[SM_EV_N] = {
+		[SM_EV_START] = "START", [SM_EV_SWEEP_DONE] = "SWEEP_DONE",
+		[SM_EV_SWEEP_FAILED] = "SWEEP_FAILED", [SM_EV_CHANGE] = "CHANGE",
+		[SM_EV_LIGHT_TIMER] = "LIGHT_TIMER",
+		[SM_EV_LIGHT_DONE] = "LIGHT_DONE", [SM_EV_TRAP] = "TRAP",
+		[SM_EV_PORT_UP] = "PORT_UP", [SM_EV_STOP] = "STOP",
+		[SM_EV_ELECT_DONE] = "ELECT_DONE",
+		[SM_EV_MASTER_LOST] = "MASTER_LOST",
+		[SM_EV_HANDOVER] = "HANDOVER", [SM_EV_YIELD] = "YIELD",
+		[SM_EV_QUICK_DONE] = "QUICK_DONE",
+		[SM_EV_QUICK_LOSSES] = "QUICK_LOSSES",
+		[SM_EV_QUICK_CHANGE] = "QUICK_CHANGE", [SM_EV_RELOAD] = "RELOAD",
+		[SM_EV_REROUTE] = "REROUTE", [SM_EV_LIGHT_ASK] = "LIGHT_ASK",
+		[SM_EV_MASTER_CLAIMED] = "MASTER_CLAIMED",
+		[SM_EV_TRAP_STANDBY] = "TRAP_STANDBY",
+		[SM_EV_TRAP_ISSM] = "TRAP_ISSM",
+		[SM_EV_MCAST_CHANGED] = "MCAST_CHANGED",
+		[SM_EV_MFT_DONE] = "MFT_DONE", [SM_EV_COPY_FROM] = "COPY_FROM",
+	};
+
+	return (unsigned)ev < SM_EV_N && names[ev] ? names[ev] : "?";
+}
+
+void sm_fsm_dispatch(struct sm *sm, struct sm_msg *m)
+{
+	enum sm_state s = sm->state;
+	const struct sm_row *row = sm_fsm_row(s, m->ev);
+
+	log_debug("event: %s in %s -> %s", sm_event_name(m->ev),
+		  sm_state_name(s), row->name);
+	if (row->act)
+		row->act(sm, m);
 	/* systemd: READY=1, STATUS= (sm/notify.c); nothing without it. */
-	notify_event(sm, ev);
+	notify_event(sm, m->ev);
+}
+
+void sm_event(struct sm *sm, enum sm_event ev)
+{
+	struct sm_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.ev = ev;
+	(void)sm_post_wait(sm, &m);
 }
 
 
@@ -596,7 +864,7 @@ static void on_port_info(void *arg, int status, const void *mad, size_t len)
 
 	if (status == -ECANCELED)
 		return;
-	sm->port_polling = false;
+	sm->ha.port_polling = false;
 	if (status < 0 || len < MAD_SIZE || (be16toh(smp->hdr.status) & 0x7fff)) {
 		log_ratelimited(LOG_LVL_WARN, 312, "cannot read the SM port's"
 				" PortInfo: %s", status < 0 ? strerror(-status)
@@ -611,7 +879,7 @@ static void on_port_info(void *arg, int status, const void *mad, size_t len)
 			return;
 		}
 	}
-	if (sm->port_down)
+	if (sm->ha.port_down)
 		port_poll_arm(sm);
 }
 
@@ -625,13 +893,13 @@ static void on_port_timer(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	if (!sm->port_down || sm->port_polling)
+	if (!sm->ha.port_down || sm->ha.port_polling)
 		return;
 	mad_build_smp_dr(&smp, MAD_METHOD_GET, SMP_ATTR_PORT_INFO,
 			 sm->fabric.local_port, path, 0);
 	if (mad_engine_submit(sm->engine, &smp, sizeof(smp), &addr,
 			      on_port_info, sm) == 0)
-		sm->port_polling = true;
+		sm->ha.port_polling = true;
 	else
 		port_poll_arm(sm);
 }
@@ -645,9 +913,11 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	(void)loop;
 	(void)revents;
 	if (w->signum == SIGHUP) {
+		struct sm_msg m = { .ev = SM_EV_RELOAD };
+
 		log_info("SIGHUP: heavy sweep requested");
 		/* -F and -P again (a bad file keeps the old), then a sweep */
-		(void)sm_reload(sm, NULL);
+		(void)sm_post_msg(sm, &m);
 		return;
 	}
 	if (w->signum == SIGUSR1) {
@@ -686,12 +956,12 @@ static void on_trap_timer(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)revents;
 	/* A sweep runs: the next starts when the pacing allows after it. */
 	if (sm->sweep || sm->quick) {
-		sm->trap_deferred = true;
+		sm->ha.trap_deferred = true;
 		return;
 	}
 	struct sm_trap_pace p = trap_pace(sm);
-	sm->trap_backoff = sm_trap_backoff(&p, sm->trap_storm);
-	sm->last_trap_sweep = ev_now(loop);
+	sm->ha.trap_backoff = sm_trap_backoff(&p, sm->ha.trap_storm);
+	sm->ha.last_trap_sweep = ev_now(loop);
 	sm->stats.trap_sweeps++;
 	/* Only switch ports changed (traps 128): read those switches first
 	 * (sm/quick.c); it ends in a heavy sweep when it must. */
@@ -736,6 +1006,20 @@ static ev_timer *sm_timer_of(struct sm *sm, const struct sm_timer *t)
 	return (ev_timer *)(void *)((char *)sm + t->off);
 }
 
+/* Every timer of the table: what is queued is handled first, so that
+ * the timer sees the state the events before it made. */
+static void on_fsm_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct sm *sm = w->data;
+
+	sm_evq_drain(sm);
+	for (size_t i = 0; i < sizeof(sm_timers) / sizeof(sm_timers[0]); i++)
+		if (sm_timer_of(sm, &sm_timers[i]) == w) {
+			sm_timers[i].cb(loop, w, revents);
+			return;
+		}
+}
+
 static void timers_stop(struct sm *sm, bool at_stop_only)
 {
 	for (size_t i = 0; i < sizeof(sm_timers) / sizeof(sm_timers[0]); i++)
@@ -757,7 +1041,7 @@ void sm_watchers_start(struct sm *sm)
 	for (size_t i = 0; i < sizeof(sm_timers) / sizeof(sm_timers[0]); i++) {
 		ev_timer *t = sm_timer_of(sm, &sm_timers[i]);
 
-		ev_timer_init(t, sm_timers[i].cb, 0., 0.);
+		ev_timer_init(t, on_fsm_timer, 0., 0.);
 		t->data = sm;
 	}
 	ev_timer_init(&sm->log_timer, on_log_timer, LOG_FLUSH_PERIOD,
@@ -777,6 +1061,7 @@ void sm_watchers_stop(struct sm *sm)
 	for (int i = 0; i < 4; i++)
 		ev_signal_stop(sm->loop, w[i]);
 	timers_stop(sm, false);
+	sm_evq_stop(sm);
 	ev_ref(sm->loop);
 	ev_timer_stop(sm->loop, &sm->log_timer);
 	notify_stop(sm);

@@ -990,7 +990,7 @@ static void update_done(struct smp_batch *b, void *arg)
 	}
 	if (s->exit_after && !s->busy) {
 		s->exit_after = false;
-		ev_break(s->sm->loop, EVBREAK_ALL);
+		(void)sm_post(s->sm, SM_EV_MFT_DONE);	/* -o: the end */
 	}
 }
 
@@ -1091,7 +1091,7 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 	}
 	/* A better master is known: its MFTs, not ours.  Becoming master
 	 * again starts with a heavy sweep, which rebuilds every tree. */
-	if (s->sm->standing_down) {
+	if (s->sm->ha.standing_down) {
 		s->first_change = 0;
 		return;
 	}

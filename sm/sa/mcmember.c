@@ -801,7 +801,7 @@ int sa_mcmember_serve(struct sm *sm, const struct sa_query *q,
 		group_notice(sm, o.trap, o.trap_mgid);
 	}
 	if (o.changed)
-		mcast_changed(sm);
+		(void)sm_post(sm, SM_EV_MCAST_CHANGED);
 	return rc;
 }
 
@@ -857,7 +857,7 @@ void sa_mcast_precreate(struct sm *sm)
 	/* Before the first SUBNET UP the heavy sweep programs every group
 	 * anyway; after it, the MFT code learns of the change here. */
 	if ((r.created || r.deleted || r.updated) && sm->subnet_up)
-		mcast_changed(sm);
+		(void)sm_post(sm, SM_EV_MCAST_CHANGED);
 }
 
 void sa_mcast_prune(struct sm *sm)
@@ -901,5 +901,5 @@ void sa_mcast_prune(struct sm *sm)
 		log_info("multicast: %zu memberships of ports that left the"
 			 " fabric removed, %zu groups deleted", left, deleted);
 	if (changed)
-		mcast_changed(sm);
+		(void)sm_post(sm, SM_EV_MCAST_CHANGED);
 }

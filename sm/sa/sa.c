@@ -57,6 +57,7 @@
 #include "sm/ha/sync.h"
 #include "sm/sa/service.h"
 #include "sm/sm.h"
+#include "sm/snapshot.h"
 
 #define SA_QKEY			0x80010000u
 
@@ -162,19 +163,22 @@ struct sa_agent {
 
 void sa_view_of(const struct sm *sm, struct sa_view *v)
 {
+	struct sm_snapshot snap;
+
+	sm_snapshot_of(sm, &snap);
 	memset(v, 0, sizeof(*v));
-	v->f = &sm->fabric;
-	v->routes = &sm->routes;
+	v->f = snap.model;
+	v->routes = snap.routes;
 	v->sm_port_guid = sm->port_guid;
-	v->sm_lid = sm_local_lid(sm);
+	v->sm_lid = snap.own_lid;
 	v->sm_priority = sm->cfg.sm_priority;
 	v->sm_state = (uint8_t)sm->state;
 	v->act_count = sm->act_count;
 	v->subnet_prefix = sm->cfg.subnet_prefix;
 	v->subnet_timeout = sm->cfg.subnet_timeout;
 	v->packet_life_time = sm->cfg.packet_life_time;
-	v->gen = sm->fabric.gen;
-	v->sl2vl = sm->sl2vl;
+	v->gen = snap.gen;
+	v->sl2vl = snap.sl2vl;
 }
 
 static uint8_t response_method(uint8_t method)

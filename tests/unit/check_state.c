@@ -35,6 +35,7 @@
 #include "sm/ha/election.h"
 #include "sm/sa/sa.h"
 #include "sm/sm.h"
+#include "sm/ha/fsm.h"
 #include "sm/ha/sminfo.h"
 #include "sm/ha/sync.h"
 #include "tests/unit/fake_transport.h"
@@ -763,7 +764,7 @@ START_TEST(test_heavy_waits_for_light)
 	ck_assert_uint_eq(held, 1);
 	sm_event(S, SM_EV_CHANGE);		/* SIGHUP, say */
 	ck_assert_ptr_null(S->sweep);		/* not during the light sweep */
-	ck_assert(S->change_pending);
+	ck_assert(S->ha.change_pending);
 	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);
 	/* The light sweep ends (its SwitchInfo Get times out)... */
 	hold_light = false;
@@ -782,8 +783,8 @@ START_TEST(test_sm_port_down_then_up)
 {
 	local_down = true;
 	sm_event(S, SM_EV_START);
-	RUN_UNTIL(S->port_down, 5.);
-	ck_assert(S->port_down);
+	RUN_UNTIL(S->ha.port_down, 5.);
+	ck_assert(S->ha.port_down);
 	ck_assert(!S->subnet_up);
 	ck_assert_int_eq(S->state, SM_DISCOVERING);
 	run_for(SM_PORT_POLL + 0.3);
@@ -792,7 +793,7 @@ START_TEST(test_sm_port_down_then_up)
 	local_down = false;
 	RUN_UNTIL(S->subnet_up, SM_PORT_POLL * 2 + 3.);
 	ck_assert(S->subnet_up);
-	ck_assert(!S->port_down);
+	ck_assert(!S->ha.port_down);
 	ck_assert_int_eq(S->state, SM_MASTER);
 	ck_assert_uint_eq(S->stats.heavy_sweeps, 2);
 	ck_assert_int_eq(S->fabric.n_nodes, 3);
@@ -1404,7 +1405,7 @@ START_TEST(test_yield_stops_sweep)
 	ck_assert_ptr_nonnull(S->sweep);
 	size_t mark = F.n_sent;
 	sm_transition(S, SM_DISCOVERING, 1105, "two masters met (test)");
-	ck_assert(S->standing_down);
+	ck_assert(S->ha.standing_down);
 	sm_event(S, SM_EV_CHANGE);		/* asks for nothing now */
 	RUN_UNTIL(S->state == SM_STANDBY && !S->sweep, 3.);
 	ck_assert_int_eq(S->state, SM_STANDBY);
