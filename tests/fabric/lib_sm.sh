@@ -279,3 +279,58 @@ sm_stop_named() {
 	[ "${2:-TERM}" = KILL ] && return 0
 	return "$rc"
 }
+
+# sm_net_two_switches FILE: two 8-port switches, H0001 and H0003 on sw-a,
+# H0002, H0004 and H0005 on sw-b (the SM tests' small fabric: two SMs,
+# a diag host and a spare host on different switches).
+sm_net_two_switches() {
+	cat >"$1" <<'NET'
+Switch 8 "sw-a"
+[1]	"H0001"[1]
+[2]	"H0003"[1]
+[3]	"sw-b"[3]
+
+Switch 8 "sw-b"
+[1]	"H0002"[1]
+[2]	"H0004"[1]
+[3]	"sw-a"[3]
+[4]	"H0005"[1]
+
+Hca 1 "H0001"
+[1]	"sw-a"[1]
+
+Hca 1 "H0002"
+[1]	"sw-b"[1]
+
+Hca 1 "H0003"
+[1]	"sw-a"[2]
+
+Hca 1 "H0004"
+[1]	"sw-b"[2]
+
+Hca 1 "H0005"
+[1]	"sw-b"[4]
+NET
+}
+
+# sm_wait_for SECONDS COMMAND...: until COMMAND succeeds (0), else 1.
+sm_wait_for() {
+	local limit=$1 i
+	shift
+	for ((i = 0; i < limit * 10; i++)); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# sm_lid_of HOST: its port's LID, from ibnetdiscover -p run on $DIAG.
+sm_lid_of() {
+	fab_run "$DIAG" ibnetdiscover -p 2>/dev/null |
+		awk -v h="'$1'" '$1 == "CA" && index($0, "( " h) { print $2; exit }'
+}
+
+# sm_state_is LID STATE: sminfo from $DIAG at LID says STATE.
+sm_state_is() {
+	fab_run "$DIAG" sminfo "$1" 2>/dev/null | grep -q "SMINFO_$2"
+}

@@ -46,54 +46,7 @@ for f in "$HOSTILE" "$PROBE" "$CTL"; do
 done
 
 NET=$FAB_TMP/two-switches.net
-cat >"$NET" <<'NET'
-Switch 8 "sw-a"
-[1]	"H0001"[1]
-[2]	"H0003"[1]
-[3]	"sw-b"[3]
-
-Switch 8 "sw-b"
-[1]	"H0002"[1]
-[2]	"H0004"[1]
-[3]	"sw-a"[3]
-[4]	"H0005"[1]
-
-Hca 1 "H0001"
-[1]	"sw-a"[1]
-
-Hca 1 "H0002"
-[1]	"sw-b"[1]
-
-Hca 1 "H0003"
-[1]	"sw-a"[2]
-
-Hca 1 "H0004"
-[1]	"sw-b"[2]
-
-Hca 1 "H0005"
-[1]	"sw-b"[4]
-NET
-
-# wait_for SECONDS COMMAND...: until COMMAND succeeds.
-wait_for() {
-	local limit=$1 i
-	shift
-	for ((i = 0; i < limit * 10; i++)); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-lid_of() {	# lid_of HOST: its port's LID, from ibnetdiscover -p
-	fab_run "$DIAG" ibnetdiscover -p 2>/dev/null |
-		awk -v h="'$1'" '$1 == "CA" && index($0, "( " h) { print $2; exit }'
-}
-
-# state_is LID STATE: sminfo from the diag host at LID says STATE.
-state_is() {
-	fab_run "$DIAG" sminfo "$1" 2>/dev/null | grep -q "SMINFO_$2"
-}
+sm_net_two_switches "$NET"
 
 # master_at LID: sminfo (the master the diag host's port knows) names LID
 # in MASTER.
@@ -118,16 +71,16 @@ fab_sim_start "$NET" smhostile || exit 1
 # A stuck SM is killed after 2 minutes instead of FAB_TIMEOUT's 5.
 FAB_TIMEOUT=120
 sm_start_named A H0001 -p 10 --control-socket "$FAB_TMP/A.sock"
-wait_for 60 grep -q 'SUBNET UP' "$FAB_TMP/A.log" ||
+sm_wait_for 60 grep -q 'SUBNET UP' "$FAB_TMP/A.log" ||
 	fab_fail "master up" "no SUBNET UP"
 sm_start_named B H0002 -p 5 --control-socket "$FAB_TMP/B.sock"
-wait_for 30 grep -q -- '-> STANDBY' "$FAB_TMP/B.log" ||
+sm_wait_for 30 grep -q -- '-> STANDBY' "$FAB_TMP/B.log" ||
 	fab_fail "standby up" "B did not stand by"
 FAB_TIMEOUT=300
 LA=$(fab_run "$DIAG" sminfo 2>/dev/null | sed -n 's/^sminfo: sm lid \([0-9]*\) .*/\1/p')
 "$CTL" --socket "$FAB_TMP/A.sock" status >"$FAB_TMP/A.status" 2>&1
 GA=$(awk '$1 == "port_guid" { print $2 }' "$FAB_TMP/A.status")
-LB=$(lid_of H0002)
+LB=$(sm_lid_of H0002)
 fab_check "setup: master at LID $LA, standby at LID $LB" \
 	test -n "$LA" -a -n "$GA" -a -n "$LB"
 
@@ -147,7 +100,7 @@ n1122=$(grep -c 'ERR 1122' "$FAB_TMP/A.log")
 fab_check "1: refusals logged within the rate limit ($n1122 lines for 204)" \
 	test "$n1122" -ge 4 -a "$n1122" -le 16
 fab_check "1: sminfo: still MASTER at LID $LA" master_at "$LA"
-fab_check "1: sminfo at LID $LA: MASTER" state_is "$LA" MASTER
+fab_check "1: sminfo at LID $LA: MASTER" sm_state_is "$LA" MASTER
 fab_check "1: master logged no change of state" \
 	bash -c "! grep -q 'MASTER -> ' '$FAB_TMP/A.log'"
 
@@ -157,7 +110,7 @@ for mod in disable handover discover; do
 	fab_check "2: $mod to the standby in the master's name: error status" \
 		refused "$FAB_TMP/sb-$mod"
 done
-fab_check "2: sminfo at LID $LB: STANDBY" state_is "$LB" STANDBY
+fab_check "2: sminfo at LID $LB: STANDBY" sm_state_is "$LB" STANDBY
 fab_check "2: sminfo: still MASTER at LID $LA" master_at "$LA"
 
 # ------------------------------------------- 3. the key in Gets
@@ -226,7 +179,7 @@ wait "$FLOOD"
 rm -f "$FAB_TMP/pids/$FLOOD"
 sed 's/^/    before the flood: /' "$FAB_TMP/probe.before"
 sed 's/^/    during the flood: /' "$FAB_TMP/probe.during"
-fab_check "5: sminfo after the flood: MASTER at LID $LA" state_is "$LA" MASTER
+fab_check "5: sminfo after the flood: MASTER at LID $LA" sm_state_is "$LA" MASTER
 fab_check "5: saquery after the flood" fab_run "$DIAG" saquery -s
 
 sm_stop_named B

@@ -53,53 +53,7 @@ for f in "$CLIENT" "$MJ"; do
 done
 
 NET=$FAB_TMP/two-switches.net
-cat >"$NET" <<'NET'
-Switch 8 "sw-a"
-[1]	"H0001"[1]
-[2]	"H0003"[1]
-[3]	"sw-b"[3]
-
-Switch 8 "sw-b"
-[1]	"H0002"[1]
-[2]	"H0004"[1]
-[3]	"sw-a"[3]
-[4]	"H0005"[1]
-
-Hca 1 "H0001"
-[1]	"sw-a"[1]
-
-Hca 1 "H0002"
-[1]	"sw-b"[1]
-
-Hca 1 "H0003"
-[1]	"sw-a"[2]
-
-Hca 1 "H0004"
-[1]	"sw-b"[2]
-
-Hca 1 "H0005"
-[1]	"sw-b"[4]
-NET
-
-# wait_for SECONDS COMMAND...: until COMMAND succeeds.
-wait_for() {
-	local limit=$1 i
-	shift
-	for ((i = 0; i < limit * 10; i++)); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-lid_of() {	# lid_of HOST: its port's LID, from ibnetdiscover -p
-	fab_run "$DIAG" ibnetdiscover -p 2>/dev/null |
-		awk -v h="'$1'" '$1 == "CA" && index($0, "( " h) { print $2; exit }'
-}
-
-state_is() {	# state_is LID STATE: sminfo at LID says STATE
-	fab_run "$DIAG" sminfo "$1" 2>/dev/null | grep -q "SMINFO_$2"
-}
+sm_net_two_switches "$NET"
 
 # group_line FILE: "MGID MLID" of our group in `saquery -g` output
 # (fields as "Name.....value"; the MLID as a decimal number).
@@ -137,7 +91,7 @@ mfts() {
 # ------------------------------------------------------------ before
 fab_sim_start "$NET" takeover || exit 1
 sm_start_named A H0001 -p 10 -s 2
-wait_for 60 grep -q 'SUBNET UP' "$FAB_TMP/A.log" &&
+sm_wait_for 60 grep -q 'SUBNET UP' "$FAB_TMP/A.log" &&
 	fab_pass "master (prio 10) up" || fab_fail "master (prio 10) up"
 if [ "${TAKEOVER_NO_COPY:-0}" = 1 ]; then
 	echo "TAKEOVER_NO_COPY=1: the standby copies nothing (this run must fail)"
@@ -145,8 +99,8 @@ if [ "${TAKEOVER_NO_COPY:-0}" = 1 ]; then
 else
 	sm_start_named B H0002 -p 5 -s 2
 fi
-LB=$(lid_of H0002)
-wait_for 30 state_is "$LB" STANDBY &&
+LB=$(sm_lid_of H0002)
+sm_wait_for 30 sm_state_is "$LB" STANDBY &&
 	fab_pass "prio 5 (LID $LB) stands by" || fab_fail "prio 5 (LID $LB) stands by"
 
 j1=$(fab_run H0003 "$MJ" -J full -m "$MGID" -c join 2>&1)
@@ -162,7 +116,7 @@ svc=$(fab_run H0005 "$CLIENT" service-set "$SVC_ID" "$SVC_NAME" 3600 2>&1)
 # The subscriber lives through the takeover and does not subscribe again.
 FAB_TIMEOUT=80 fab_spawn H0003 "$CLIENT" subscribe 128 60 issm >"$FAB_TMP/sub.out" 2>&1
 SUB_PID=$FAB_SPAWN_PID
-wait_for 10 grep -q subscribed "$FAB_TMP/sub.out" &&
+sm_wait_for 10 grep -q subscribed "$FAB_TMP/sub.out" &&
 	fab_pass "H0003 subscribes to trap 128" ||
 	fab_fail "H0003 subscribes to trap 128" "$(cat "$FAB_TMP/sub.out")"
 
@@ -185,15 +139,15 @@ fab_check "saquery SR lists $SVC_NAME (lease ${lease_before:-none}) before" \
 
 # The standby copies every 2 s: one full round after the last change.
 t_state=$SECONDS
-wait_for 15 grep -q 'standby copy from master' "$FAB_TMP/B.log"
+sm_wait_for 15 grep -q 'standby copy from master' "$FAB_TMP/B.log"
 sleep 5
 
 # ------------------------------------------------------------ kill -9
 sm_stop_named A KILL
-wait_for 20 state_is "$LB" MASTER &&
+sm_wait_for 20 sm_state_is "$LB" MASTER &&
 	fab_pass "kill -9: the standby is MASTER" ||
 	fab_fail "kill -9: the standby is MASTER"
-wait_for 20 grep -q 'SUBNET UP' "$FAB_TMP/B.log" ||
+sm_wait_for 20 grep -q 'SUBNET UP' "$FAB_TMP/B.log" ||
 	fab_fail "kill -9: the new master logged SUBNET UP"
 sleep 1
 
@@ -222,7 +176,7 @@ fab_check "the service's lease went on through the takeover" \
 		[ '$lease_after' -ge $((lease_before - elapsed - 5)) ]"
 # A trap raised after the takeover reaches the old subscription.
 fab_cmd 'Unlink "sw-a"[1]' >/dev/null
-wait_for 10 grep -q '^report 128' "$FAB_TMP/sub.out" &&
+sm_wait_for 10 grep -q '^report 128' "$FAB_TMP/sub.out" &&
 	fab_pass "the subscription made before gets a trap 128 Report after" ||
 	fab_fail "the subscription made before gets a trap 128 Report after" \
 		"$(cat "$FAB_TMP/sub.out")"
@@ -237,7 +191,7 @@ left_ok() {
 	printf '%s H0003 1\n' "$mlid_before" >"$FAB_TMP/mft.left.members"
 	$CHECK tree "$FAB_TMP/topo" "$FAB_TMP/mft.left" "$FAB_TMP/mft.left.members"
 }
-[ -n "$mlid_before" ] && wait_for 5 left_ok
+[ -n "$mlid_before" ] && sm_wait_for 5 left_ok
 fab_check "ibroute -M after the leave: H0003 only" left_ok
 # "in sync" (no ClientReregister) only when no record was refused or
 # dropped: here umad2sim's spoiled NodeRecord is dropped, so the copy is
