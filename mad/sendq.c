@@ -2,8 +2,11 @@
  * sendq.c - the bounded send queue and its thread (see sendq.h).
  *
  * A ring of `cap` slots under one mutex: the loop appends (a copy of
- * 256 bytes, a few counters) and signals; the thread takes the head,
- * releases the lock and sends, so a send that waits holds nobody else.
+ * 256 bytes, a few counters); the thread takes the head, releases the
+ * lock and sends, so a send that waits holds nobody else.  The loop
+ * wakes a sleeping thread once per batch (sendq_flush() before it waits,
+ * or when SENDQ_BATCH MADs wait), not once per MAD: a wake-up per MAD
+ * cost more CPU than the MAD itself.
  * A response counts against its destination (the LID it goes to; every
  * directed-route answer shares one key) until the thread has taken it.
  */
@@ -37,6 +40,7 @@ struct sendq {
 	unsigned cap, per_dest, head, count;
 	uint16_t *dest_count;		/* 65536 counters */
 	bool     stop;
+	bool     sleeping;		/* the thread waits on cv */
 	struct sendq_stats st;
 };
 
@@ -47,8 +51,11 @@ static void *sendq_main(void *arg)
 
 	pthread_mutex_lock(&q->mu);
 	for (;;) {
-		while (!q->count && !q->stop)
+		while (!q->count && !q->stop) {
+			q->sleeping = true;
 			pthread_cond_wait(&q->cv, &q->mu);
+			q->sleeping = false;
+		}
 		if (!q->count)
 			break;
 		s = q->ring[q->head];
@@ -135,10 +142,19 @@ int sendq_push(struct sendq *q, const void *mad, size_t len,
 		q->st.queued++;
 		if (q->count > q->st.peak)
 			q->st.peak = q->count;
-		pthread_cond_signal(&q->cv);
+		if (q->sleeping && q->count >= SENDQ_BATCH)
+			pthread_cond_signal(&q->cv);
 	}
 	pthread_mutex_unlock(&q->mu);
 	return rc;
+}
+
+void sendq_flush(struct sendq *q)
+{
+	pthread_mutex_lock(&q->mu);
+	if (q->sleeping && q->count)
+		pthread_cond_signal(&q->cv);
+	pthread_mutex_unlock(&q->mu);
 }
 
 void sendq_get_stats(struct sendq *q, struct sendq_stats *out)

@@ -23,6 +23,7 @@
 
 #define SENDQ_DEFAULT_CAP	4096
 #define SENDQ_DEFAULT_PER_DEST	64
+#define SENDQ_BATCH		16	/* waiting MADs that wake the thread */
 
 /* The blocking send the thread calls: 0 or -errno. */
 typedef int (*sendq_send_fn)(void *ctx, const void *mad, size_t len,
@@ -40,9 +41,13 @@ struct sendq;
 int sendq_start(struct sendq **out, sendq_send_fn fn, void *ctx,
 		unsigned cap, unsigned per_dest);
 /* Queue one MAD (at most MAD_SIZE bytes) and the timeout its send
- * takes; never blocks.  0 or -ENOBUFS. */
+ * takes; never blocks.  0 or -ENOBUFS.  The thread is woken when
+ * SENDQ_BATCH MADs wait, else by sendq_flush(). */
 int sendq_push(struct sendq *q, const void *mad, size_t len,
 	       const struct mad_addr *addr, int timeout_ms);
+/* Wake the thread for what waits: the loop calls it before it waits
+ * (for a MAD or in its poll), so a batch leaves in one wake-up. */
+void sendq_flush(struct sendq *q);
 void sendq_get_stats(struct sendq *q, struct sendq_stats *out);
 /* Send what waits (the device willing), stop the thread, free. */
 void sendq_stop(struct sendq *q);

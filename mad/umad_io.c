@@ -34,6 +34,7 @@ struct umad_io {
 	struct sim_conn *sim;		/* --transport ibsim: no umad at all */
 	bool serve;			/* an SM: answers others' requests */
 	struct sendq *sendq;		/* serve: sends leave from its thread */
+	ev_prepare flush;		/* wakes it before the loop waits */
 };
 
 static void port_info_fill(struct umad_port_info *pi, const char *ca,
@@ -261,11 +262,26 @@ static int io_wait(void *ctx, int timeout_ms)
 {
 	struct umad_io *io = ctx;
 	struct pollfd pfd = { .fd = io->portid, .events = POLLIN };
-	int rc = poll(&pfd, 1, timeout_ms);
+	int rc;
+
+	/* the loop's linger: what it queued leaves before it waits */
+	if (io->sendq)
+		sendq_flush(io->sendq);
+	rc = poll(&pfd, 1, timeout_ms);
 
 	if (rc < 0)
 		return errno == EINTR ? -EINTR : -EIO;
 	return rc;
+}
+
+/* Before the loop blocks: the sends of this iteration leave together. */
+static void on_flush(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+	struct umad_io *io = w->data;
+
+	(void)loop;
+	(void)revents;
+	sendq_flush(io->sendq);
 }
 
 int umad_io_start(struct umad_io *io, umad_io_recv_cb cb, void *arg)
@@ -285,6 +301,10 @@ int umad_io_start(struct umad_io *io, umad_io_recv_cb cb, void *arg)
 			rc = sendq_start(&io->sendq, io_send_now, io, 0, 0);
 			if (rc < 0)
 				return rc;
+			ev_prepare_init(&io->flush, on_flush);
+			io->flush.data = io;
+			ev_prepare_start(io->loop, &io->flush);
+			ev_unref(io->loop);	/* keeps no loop alive */
 		}
 		rc = pump_start_waker(&io->pump, io->loop, io_wait, io_recv,
 				      io, io->queue_len, cb, arg);
@@ -368,6 +388,10 @@ void umad_io_close(struct umad_io *io)
 	if (!io)
 		return;
 	pump_stop(io->pump);	/* joins the thread first */
+	if (io->sendq && ev_is_active(&io->flush)) {
+		ev_ref(io->loop);
+		ev_prepare_stop(io->loop, &io->flush);
+	}
 	sendq_stop(io->sendq);	/* what waits goes out first */
 	if (io->sim) {
 		sim_conn_close(io->sim);
