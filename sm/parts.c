@@ -47,7 +47,7 @@ static void report(const char *file, const struct part_diag *d,
 		part_error_format(NULL, file, &d->errors[i], line, sizeof(line));
 		log_err("ERR 0701: %s", line);
 		if (to_stderr)
-			fprintf(stderr, "ibsm: %s\n", line);
+			log_stderr(LOG_LVL_ERR, "%s", line);
 		if (out)
 			cfg_msgs_add(out, "error: %s", line);
 	}
@@ -56,7 +56,7 @@ static void report(const char *file, const struct part_diag *d,
 				  sizeof(line));
 		log_warnx("ERR 0702: %s", line);
 		if (to_stderr)
-			fprintf(stderr, "ibsm: warning: %s\n", line);
+			log_stderr(LOG_LVL_WARN, "warning: %s", line);
 		if (out)
 			cfg_msgs_add(out, "warning: %s", line);
 	}
@@ -196,8 +196,8 @@ static int load_failed(const char *path, int rc, bool startup,
 			cfg_msgs_add(out, "error: cannot read %s: %s", path,
 				     why);
 		if (startup)
-			fprintf(stderr, "ibsm: cannot read %s: %s\n", path,
-				why);
+			log_stderr(LOG_LVL_ERR, "cannot read %s: %s", path,
+				   why);
 	}
 	if (!startup)
 		log_err("ERR 0704: %s not applied: the partitions in"

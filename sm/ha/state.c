@@ -222,8 +222,9 @@ static void sweep_failed(struct sm *sm)
 	if (sm->cfg.once && sm->failed_sweeps >= MAX_FAILED_SWEEPS_ONCE) {
 		log_err("ERR 0302: the subnet could not be brought up after %u"
 			" heavy sweeps", sm->failed_sweeps);
-		fprintf(stderr, "ibsm: the subnet could not be brought up after"
-			" %u heavy sweeps (see the log)\n", sm->failed_sweeps);
+		log_stderr(LOG_LVL_ERR, "the subnet could not be brought up"
+			   " after %u heavy sweeps (see the log)",
+			   sm->failed_sweeps);
 		sm->exit_code = 1;
 		ev_break(sm->loop, EVBREAK_ALL);
 		return;
