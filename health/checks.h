@@ -85,23 +85,52 @@ void hc_identity(const struct fabric *f, const struct hc_identity_in *in,
 
 /*
  * Error rates and congestion of the ports in the counter store (group
- * HF_G_COUNTERS): for each error counter, its increase per hour over the
- * last read (delta / (last_read - prev_read)), judged only once the
- * port's counters span p->min_span_s; at or above the counter's
- * threshold a warning, at err_critical_factor times it critical.
- * PortXmitWait above its threshold is congestion (warning).  A delta the
- * store could not account for (counter went backwards, cleared, absurd
- * jump) is never taken for errors: the store's delta is used, and a
- * delta no counter of that width could make in the time is ignored.
- * `f` (may be NULL) names the port's node and its peer.
+ * HF_G_COUNTERS).  For each error counter, the increments over a sliding
+ * window of p->err_window_s (kept in `st`, between half the window and
+ * all of it), scaled to an hour but never from less than an hour (so a
+ * burst is judged by its count): at or above the counter's threshold a
+ * warning, at err_critical_factor times it critical.  PortXmitWait
+ * likewise is congestion (warning).
+ *
+ * Counters that go backwards, are cleared or jump absurdly never make a
+ * false critical: the store's deltas are used (it accounts for wraps and
+ * its own clears), a clear by someone else (pc_port ext_clears moved:
+ * the administrator acknowledged the errors) restarts the port's window,
+ * and a delta larger than the counter's width allows between two reads
+ * (a PMA answering garbage) restarts it too, uncounted.
+ *
+ * `st` keeps a window for each port that had an increment (bounded by
+ * p->max_ports, the least recently updated dropped); `f` (may be NULL)
+ * names the port's node and its peer.
  */
-void hc_counter_port(const struct pc_port *cp, const struct fabric *f,
-		     const struct health_policy *p, struct hf_set *s,
-		     double now);
+struct hc_cwin {
+	uint64_t guid;
+	uint8_t  port;
+	uint32_t ext_clears;		/* as last seen */
+	double   base_time, mid_time, last_read;
+	uint64_t base[PC_N_ERRORS + 1];	/* totals at base_time (and
+					 * PortXmitWait's last) */
+	uint64_t mid[PC_N_ERRORS + 1];	/* totals at mid_time */
+};
+
+struct hc_counter_state {
+	struct hc_cwin *win;
+	struct guidmap map;		/* (guid, port) key -> index */
+	size_t n, cap;
+};
+
+void hc_counter_state_init(struct hc_counter_state *st);
+void hc_counter_state_free(struct hc_counter_state *st);
+
+void hc_counter_port(struct hc_counter_state *st, const struct pc_port *cp,
+		     const struct fabric *f, const struct health_policy *p,
+		     struct hf_set *s, double now);
+/* perfquery's name of a counter judged (enum pc_id), "?" for others. */
+const char *hc_counter_name(unsigned c);
 /* Every port of an array (the store's), as hc_counter_port(). */
-void hc_counters(const struct pc_port *ports, size_t n,
-		 const struct fabric *f, const struct health_policy *p,
-		 struct hf_set *s, double now);
+void hc_counters(struct hc_counter_state *st, const struct pc_port *ports,
+		 size_t n, const struct fabric *f,
+		 const struct health_policy *p, struct hf_set *s, double now);
 
 /*
  * Unhealthy ports and nodes from the history (group HF_G_HISTORY):

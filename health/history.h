@@ -57,13 +57,13 @@ struct health_history {
 	struct health_policy pol;
 	struct hh_port *ports;
 	struct guidmap port_map;	/* (guid, port) key -> index */
-	size_t n_ports;
+	size_t n_ports, cap_ports;
 	struct hh_node *nodes;
 	struct guidmap node_map;
-	size_t n_nodes;
+	size_t n_nodes, cap_nodes;
 	struct hh_trap_src *traps;
 	struct guidmap trap_map;	/* LID -> index */
-	size_t n_traps;
+	size_t n_traps, cap_traps;
 	unsigned evicted;		/* entries dropped to stay bounded */
 };
 

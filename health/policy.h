@@ -25,14 +25,16 @@ struct health_policy {
 
 	/* Error counters: increments per hour at which a port is reported
 	 * (warning), and critical at err_critical_factor times that; 0
-	 * turns a counter's check off.  Indexed by enum pc_id. */
+	 * turns a counter's check off.  Indexed by enum pc_id.  The count
+	 * is taken over a sliding window of err_window_s seconds (between
+	 * half of it and all of it, see hc_counters()) and scaled to an
+	 * hour, never from less than an hour: a burst is judged by its
+	 * count, a lasting trickle by its rate. */
 	uint64_t err_per_hour[PC_N_ERRORS];
 	unsigned err_critical_factor;
 	/* PortXmitWait increments per hour reported as congestion; 0: off */
 	uint64_t xmit_wait_per_hour;
-	/* A port's rate is judged once its counters span this long (s):
-	 * a single increment right after start is no rate. */
-	double   min_span_s;
+	double   err_window_s;
 
 	/* flapping: at least flap_count down->up transitions within
 	 * flap_window_s seconds */
