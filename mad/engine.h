@@ -94,6 +94,9 @@ struct mad_engine_opts {
 	unsigned retries;	/* re-sends after the first attempt (3) */
 	unsigned smp_window_max;/* ceiling of the adaptive SMP window */
 	unsigned smps_per_dest;	/* SMPs on the wire to one destination; 0 no limit */
+	unsigned max_wire_pmas;	/* Performance Management MADs (class 0x04)
+				 * outstanding at once, a window of their
+				 * own; 0: max_wire_gmps */
 };
 
 /*
@@ -105,6 +108,8 @@ struct mad_engine_opts {
  */
 #define ENGINE_MAX_QUEUED_SMPS	(1u << 20)	/* ~350 MB at most */
 #define ENGINE_MAX_QUEUED_GMPS	4096
+#define ENGINE_MAX_QUEUED_PMAS	65536	/* the performance manager keeps
+					 * its own, smaller, bound */
 
 struct mad_engine_stats {
 	uint64_t sent;		/* every MAD handed to the transport */
@@ -151,6 +156,8 @@ const _Atomic uint16_t *mad_engine_wire_tids(const struct mad_engine *e);
 /* 0 keeps a limit as it is.  Requests already queued stay queued. */
 void mad_engine_set_queue_limits(struct mad_engine *e, unsigned max_smps,
 				 unsigned max_gmps);
+/* The window of PMA MADs (at least 1); queued ones go as it allows. */
+void mad_engine_set_pma_window(struct mad_engine *e, unsigned window);
 /* Fails every pending request with -ECANCELED, then frees the engine.
  * Submits from those callbacks fail with -ECANCELED. */
 void mad_engine_free(struct mad_engine *e);

@@ -33,6 +33,7 @@
 #include "mad/umad_io.h"
 #include "mad/sim_io.h"
 #include "sm/discover.h"
+#include "sm/health/health.h"
 #include "model/fabric.h"
 #include "config/limits.h"
 #include "sm/log.h"
@@ -340,6 +341,17 @@ static int check_config(const struct cfg *conf, const struct run_opts *r)
 				errors++;
 			}
 			free(g);
+		}
+		if (!strcmp(keys[i].name, "topology_ref")) {
+			struct fabric ref;
+
+			fabric_init(&ref);
+			if (topo_load_flags(&ref, v, TOPO_LINK_AS_GIVEN, line,
+					    sizeof(line)) < 0) {
+				log_stderr(LOG_LVL_ERR, "%s", line);
+				errors++;
+			}
+			fabric_free(&ref);
 		}
 		if (!strcmp(keys[i].name, "partition_config_file")) {
 			struct part_options po = { .allow_both_pkeys = false };
@@ -783,6 +795,7 @@ static void shut_down(struct sm *sm, struct discover_job *job,
 	sl2vl_images_free(sm->sl2vl);
 	sm_parts_free(sm);
 	mc_table_free(sm->mc);
+	sm_health_free(sm);
 	log_close();
 }
 

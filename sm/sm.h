@@ -73,6 +73,7 @@ struct part_config;
 struct mc_table;
 struct mft_state;
 struct standby_sync;
+struct sm_health;
 
 struct sm_stats {
 	unsigned heavy_sweeps;
@@ -264,6 +265,7 @@ struct sm {
 	ev_tstamp last_repair;		/* repair sweep after another master */
 	char     last_transition[160];	/* cause of the last state change */
 	struct standby_sync *sync;	/* the standby's copy (sm/ha/sync.c) */
+	struct sm_health *health;	/* fabric health (sm/health/) */
 };
 
 /*

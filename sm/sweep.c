@@ -29,6 +29,7 @@
 #include "config/fileutil.h"
 #include "sm/mcast/mft.h"
 #include "sm/dumps.h"
+#include "sm/health/health.h"
 #include "sm/ha/sminfo.h"
 #include "sm/program.h"
 #include "sm/route.h"
@@ -182,6 +183,7 @@ static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 			ports_missing(sm, &sw->f, &sm->fabric, 64);
 			ports_missing(sm, &sm->fabric, &sw->f, 65);
 		}
+		sm_health_model(sm, &sw->f);
 		/* The new model becomes the subnet as the SA will see it. */
 		fabric_free(&sm->fabric);
 		sm->fabric = sw->f;
@@ -201,6 +203,7 @@ static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 		/* LFTs are in place: the multicast trees of the new model and
 		 * the MFT blocks that differ (sm/mcast/mft.c). */
 		mft_sweep_done(sm);
+		sm_health_sweep_done(sm);
 	} else if (sm->ha.standing_down) {
 		log_info("heavy sweep stopped: %s", why);
 	} else {
@@ -449,6 +452,7 @@ static void faults_tally(struct sweep *sw, struct sweep_tally *t)
 
 		if (!fault_total(nf))
 			continue;
+		sm_health_unanswered(sm, n->guid, fault_total(nf));
 		if (excl)
 			t->unacked_excluded++;
 		else

@@ -1,0 +1,323 @@
+/*
+ * health_ctl.c - the control socket's health commands (sm/ctl.c parses
+ * them): health [json], events [since T] [json], topology save FILE and
+ * port enable NODE PORT.  Answers are bounded (HEALTH_CTL_MAX_FINDINGS,
+ * HEALTH_CTL_MAX_EVENTS) so that one fits CTL_MAX_ANSWER whole, and the
+ * JSON forms stay valid when the lists are cut (the count left out is
+ * given).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "model/topo_dump.h"
+#include "sm/ctl.h"
+#include "sm/health/internal.h"
+#include "sm/sm.h"
+#include "sm/topo_file.h"
+
+#define HEALTH_CTL_MAX_FINDINGS	400
+#define HEALTH_CTL_MAX_EVENTS	1000
+
+/* s as a JSON string (quotes included) into buf. */
+static const char *jstr(const char *s, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	if (len < 3)
+		return "\"\"";
+	buf[o++] = '"';
+	for (; *s && o + 8 < len; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\') {
+			buf[o++] = '\\';
+			buf[o++] = (char)c;
+		} else if (c < 0x20 || c >= 0x7f) {
+			o += (size_t)snprintf(buf + o, len - o, "\\u%04x", c);
+		} else {
+			buf[o++] = (char)c;
+		}
+	}
+	buf[o++] = '"';
+	buf[o] = '\0';
+	return buf;
+}
+
+static void iso_time(double t, char *buf, size_t len)
+{
+	time_t s = (time_t)t;
+	struct tm tm;
+
+	gmtime_r(&s, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int by_severity(const void *a, const void *b)
+{
+	const struct hf_finding *x = *(const struct hf_finding *const *)a;
+	const struct hf_finding *y = *(const struct hf_finding *const *)b;
+
+	if (x->severity != y->severity)
+		return x->severity > y->severity ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->guid != y->guid)
+		return x->guid < y->guid ? -1 : 1;
+	if (x->port != y->port)
+		return x->port < y->port ? -1 : 1;
+	return x->detail < y->detail ? -1 : x->detail > y->detail;
+}
+
+static void finding_text(struct ctl_answer *a, const struct hf_finding *f)
+{
+	char first[32], peer[200] = "", where[140];
+	int n;
+
+	iso_time(f->first_seen, first, sizeof(first));
+	if (!f->guid)
+		snprintf(where, sizeof(where), "fabric");
+	else {
+		n = snprintf(where, sizeof(where), "\"%s\" 0x%016" PRIx64,
+			     f->desc, f->guid);
+		if (n > 0 && (size_t)n < sizeof(where))
+			snprintf(where + n, sizeof(where) - (size_t)n,
+				 " port %u lid %u", f->port, f->lid);
+	}
+	if (f->peer_guid)
+		snprintf(peer, sizeof(peer), ", peer \"%s\" 0x%016" PRIx64
+			 " port %u lid %u", f->peer_desc, f->peer_guid,
+			 f->peer_port, f->peer_lid);
+	ctl_line_add(a, "%-8s %-20s %s%s: %s (since %s)",
+		     hf_severity_name(f->severity), hf_kind_name(f->kind),
+		     where, peer, f->text, first);
+}
+
+static void finding_json(struct ctl_answer *a, const struct hf_finding *f,
+			 bool last)
+{
+	char d[HF_DESC_SIZE * 6 + 3], pd[HF_DESC_SIZE * 6 + 3];
+	char t[HF_TEXT_SIZE * 6 + 3], first[32], lastt[32];
+
+	iso_time(f->first_seen, first, sizeof(first));
+	iso_time(f->last_seen, lastt, sizeof(lastt));
+	ctl_line_add(a, "{\"severity\": \"%s\", \"kind\": \"%s\", \"node_guid\":"
+		     " \"0x%016" PRIx64 "\", \"node_desc\": %s, \"port\": %u,"
+		     " \"lid\": %u, \"peer_guid\": \"0x%016" PRIx64 "\","
+		     " \"peer_desc\": %s, \"peer_port\": %u, \"peer_lid\": %u,"
+		     " \"detail\": %u, \"value\": %" PRIu64 ", \"limit\": %"
+		     PRIu64 ", \"text\": %s, \"first_seen\": \"%s\","
+		     " \"last_seen\": \"%s\", \"first_seen_s\": %.3f,"
+		     " \"last_seen_s\": %.3f}%s",
+		     hf_severity_name(f->severity), hf_kind_name(f->kind),
+		     f->guid, jstr(f->desc, d, sizeof(d)), f->port, f->lid,
+		     f->peer_guid, jstr(f->peer_desc, pd, sizeof(pd)),
+		     f->peer_port, f->peer_lid, f->detail, f->value, f->limit,
+		     jstr(f->text, t, sizeof(t)), first, lastt, f->first_seen,
+		     f->last_seen, last ? "" : ",");
+}
+
+int sm_health_ctl_report(struct sm *sm, bool json, struct ctl_answer *a,
+			 char *msg, size_t len)
+{
+	struct sm_health *h = health_get(sm);
+	struct hf_summary sum;
+	const struct hf_finding **v;
+	size_t n, shown;
+
+	if (!h) {
+		snprintf(msg, len, "out of memory");
+		return -ENOMEM;
+	}
+	n = hf_set_count(&h->findings);
+	v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v) {
+		snprintf(msg, len, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		v[i] = hf_set_at(&h->findings, i);
+	qsort(v, n, sizeof(*v), by_severity);
+	hf_set_summary(&h->findings, &sum);
+	shown = n < HEALTH_CTL_MAX_FINDINGS ? n : HEALTH_CTL_MAX_FINDINGS;
+	unsigned crit = sum.count[HF_CRITICAL], warn = sum.count[HF_WARNING];
+	if (json) {
+		ctl_line_add(a, "{\"healthy\": %s, \"critical\": %u, \"warnings\":"
+			     " %u, \"sweeps\": %u, \"subnet_up\": %s,"
+			     " \"omitted\": %zu, \"dropped\": %u, \"findings\": [",
+			     n ? "false" : "true", crit, warn, h->sweeps,
+			     sm->subnet_up ? "true" : "false", n - shown,
+			     sum.dropped);
+		for (size_t i = 0; i < shown; i++)
+			finding_json(a, v[i], i + 1 == shown);
+		ctl_line_add(a, "]}");
+	} else {
+		if (!n)
+			ctl_line_add(a, "fabric healthy%s", h->sweeps ? "" :
+				     " (no sweep has completed yet)");
+		else
+			ctl_line_add(a, "%u critical, %u warning%s", crit, warn,
+				     warn == 1 ? "" : "s");
+		for (size_t i = 0; i < shown; i++)
+			finding_text(a, v[i]);
+		if (n > shown)
+			ctl_line_add(a, "... and %zu more", n - shown);
+	}
+	free(v);
+	snprintf(msg, len, "%u critical, %u warnings", crit, warn);
+	return 0;
+}
+
+int sm_health_ctl_events(struct sm *sm, double since, bool json,
+			 struct ctl_answer *a, char *msg, size_t len)
+{
+	struct sm_health *h = health_get(sm);
+	const struct he_event *e;
+	uint64_t cur, start;
+	size_t total = 0, skip, i = 0;
+	char line[HE_TEXT_SIZE + 128], t[HE_TEXT_SIZE * 6 + 3], ts[32];
+
+	if (!h) {
+		snprintf(msg, len, "out of memory");
+		return -ENOMEM;
+	}
+	start = cur = he_ring_since(&h->events, since);
+	while (he_ring_next(&h->events, &cur))
+		total++;
+	skip = total > HEALTH_CTL_MAX_EVENTS ? total - HEALTH_CTL_MAX_EVENTS : 0;
+	cur = start;
+	if (json)
+		ctl_line_add(a, "{\"omitted\": %zu, \"events\": [", skip);
+	else if (skip)
+		ctl_line_add(a, "... %zu earlier events left out", skip);
+	while ((e = he_ring_next(&h->events, &cur))) {
+		if (i++ < skip)
+			continue;
+		if (json) {
+			iso_time(e->time, ts, sizeof(ts));
+			ctl_line_add(a, "{\"seq\": %" PRIu64 ", \"time\": \"%s\","
+				     " \"time_s\": %.3f, \"type\": \"%s\","
+				     " \"guid\": \"0x%016" PRIx64 "\", \"port\": %u,"
+				     " \"text\": %s}%s", e->seq, ts, e->time,
+				     he_type_name(e->type), e->guid, e->port,
+				     jstr(e->text, t, sizeof(t)),
+				     i == total ? "" : ",");
+		} else {
+			evfile_format(e, line, sizeof(line));
+			ctl_line_add(a, "%s", line);
+		}
+	}
+	if (json)
+		ctl_line_add(a, "]}");
+	snprintf(msg, len, "%zu events", total - skip);
+	return 0;
+}
+
+static int write_topo(FILE *fp, const void *arg)
+{
+	return topo_dump(arg, fp);
+}
+
+int sm_health_ctl_topo_save(struct sm *sm, const char *path,
+			    struct ctl_answer *a, char *msg, size_t len)
+{
+	struct fabric_counts c;
+	int rc;
+
+	(void)a;
+	if (path[0] != '/') {
+		snprintf(msg, len, "topology save: expected an absolute path");
+		return -EINVAL;
+	}
+	if (!sm->fabric.n_nodes) {
+		snprintf(msg, len, "topology save: no sweep has completed");
+		return -EAGAIN;
+	}
+	rc = write_file_atomic(path, write_topo, &sm->fabric);
+	if (rc < 0) {
+		snprintf(msg, len, "topology save: cannot write %s: %s", path,
+			 strerror(-rc));
+		return rc;
+	}
+	fabric_count(&sm->fabric, &c);
+	log_info("control socket: topology saved to %s", path);
+	snprintf(msg, len, "%zu switches, %zu CAs, %zu links saved to %s",
+		 c.switches, c.cas, c.links, path);
+	return 0;
+}
+
+/* The node owning `lid` (a switch's port 0, a CA port's LMC range). */
+static int32_t node_by_lid(const struct fabric *f, uint16_t lid)
+{
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *n = &f->nodes[i];
+		bool sw = n->type == NODE_TYPE_SWITCH;
+
+		for (unsigned pn = sw ? 0 : 1; pn <= (sw ? 0 : n->num_ports);
+		     pn++) {
+			const struct fab_port *p = &n->ports[pn];
+
+			if (p->valid && p->lid && lid >= p->lid &&
+			    lid < p->lid + (1u << p->lmc))
+				return (int32_t)i;
+		}
+	}
+	return FAB_NONE;
+}
+
+/* The node of a node GUID, or of a CA's port GUID. */
+static int32_t node_by_guid(const struct fabric *f, uint64_t guid)
+{
+	int32_t id = fabric_find(f, guid);
+
+	for (size_t i = 0; id == FAB_NONE && i < f->n_nodes; i++) {
+		const struct fab_node *n = &f->nodes[i];
+
+		for (unsigned pn = 1; pn <= n->num_ports; pn++)
+			if (n->ports[pn].valid && n->ports[pn].guid == guid)
+				return (int32_t)i;
+	}
+	return id;
+}
+
+int sm_health_ctl_port_enable(struct sm *sm, uint64_t guid, uint16_t lid,
+			      uint8_t port, struct ctl_answer *a, char *msg,
+			      size_t len)
+{
+	struct sm_health *h = health_get(sm);
+	int32_t id;
+	int rc;
+
+	(void)a;
+	if (!h) {
+		snprintf(msg, len, "out of memory");
+		return -ENOMEM;
+	}
+	if (sm->state != SM_MASTER || sm->ha.standing_down) {
+		snprintf(msg, len, "port enable: the SM is %s: only the master"
+			 " sends Sets", sm_state_name(sm->state));
+		return -EPERM;
+	}
+	id = guid ? node_by_guid(&sm->fabric, guid)
+		  : node_by_lid(&sm->fabric, lid);
+	if (id == FAB_NONE) {
+		if (guid)
+			snprintf(msg, len, "port enable: no node 0x%016" PRIx64
+				 " in the subnet", guid);
+		else
+			snprintf(msg, len, "port enable: no node has LID %u",
+				 lid);
+		return -ENOENT;
+	}
+	rc = iso_enable(h, id, port, msg, len);
+	if (rc < 0)
+		return rc;
+	snprintf(msg, len, "port %u of node 0x%016" PRIx64 " set to Polling;"
+		 " heavy sweep requested once it answers", port,
+		 fabric_node(&sm->fabric, id)->guid);
+	return 0;
+}
