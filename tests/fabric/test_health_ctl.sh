@@ -192,6 +192,11 @@ h=$(heavy)
 ctl resweep >/dev/null
 wait_sweeps "$h"
 fab_check iso-stays-disabled test "$(phys 0,1 5)" = Disabled
+# ... and the sweeps complete: no query goes out through the Disabled
+# port (ibsim keeps its LinkState Active but drops what crosses it)
+fab_check iso-sweep-done bash -c "'$CTL' --socket '$SOCK' status |
+	grep -qx 'last_heavy_sweep done'"
+fab_check iso-no-failed-sweep test "$(grep -c 'ERR 0201' "$T/sm.log")" -eq 0
 
 # port enable: Polling (the port trains again); ibsim has no link
 # training, so Unlink/ReLink stands in for the cable coming up; a sweep
