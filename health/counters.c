@@ -170,6 +170,13 @@ size_t pc_remove_if(struct pc_store *s,
 	return gone;
 }
 
+void pc_expire_deltas(struct pc_store *s, double t)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->ports[i].last_read < t)
+			memset(s->ports[i].delta, 0, sizeof(s->ports[i].delta));
+}
+
 struct one { uint64_t guid; uint8_t port; };
 
 static bool not_it(void *arg, const struct pc_port *p)

@@ -43,6 +43,7 @@ struct pm_node {
 	uint32_t rqp, rqkey;
 	/* this sweep */
 	bool     probe;			/* its ClassPortInfo is asked for */
+	bool     was_unresponsive;	/* at the start of the sweep */
 	unsigned answered, lost;
 };
 
@@ -76,6 +77,7 @@ struct perfmgr {
 	uint64_t mads;			/* this sweep */
 	unsigned ports_read;
 	double t0;
+	double began;			/* ev_now() at its start */
 	struct perf_stats st;
 };
 
@@ -248,6 +250,7 @@ static void on_cpi(void *arg, int status, const void *mad, size_t len)
 	if (status == 0) {
 		int rc = pma_decode_cpi(mad, len, &cpi);
 
+		n->unresponsive = false;	/* its ports are read now */
 		if (rc == 0) {
 			n->cpi_known = true;
 			n->cap_mask = cpi.cap_mask;
@@ -446,6 +449,7 @@ static int plan(struct perfmgr *pm)
 		x->lid = lid;
 		x->type = fn->type;
 		x->answered = x->lost = 0;
+		x->was_unresponsive = x->unresponsive;
 		x->probe = x->unresponsive ||
 			   (c->perfmgr_query_cpi && !x->cpi_known);
 		for (unsigned p = 1; p <= fn->num_ports; p++)
@@ -501,7 +505,7 @@ static void judge_nodes(struct perfmgr *pm)
 
 	for (size_t i = 0; i < pm->n_nodes; i++) {
 		struct pm_node *n = &pm->nodes[i];
-		bool was = n->unresponsive;
+		bool was = n->was_unresponsive;
 
 		if (n->answered)
 			n->unresponsive = false;
@@ -528,6 +532,7 @@ static void sweep_end(struct perfmgr *pm)
 
 	pm->running = false;
 	judge_nodes(pm);
+	pc_expire_deltas(pm->store, pm->began);
 	if (sm->cfg.perfmgr_rm_nodes)
 		(void)pc_remove_if(pm->store, keep_present, sm);
 	pm->st.sweeps++;
@@ -597,6 +602,7 @@ static int sweep_begin(struct perfmgr *pm)
 	pm->mads = 0;
 	pm->ports_read = 0;
 	pm->t0 = ev_time();
+	pm->began = ev_now(pm->sm->loop);
 	mad_engine_set_pma_window(pm->sm->engine, pm_window(pm));
 	log_debug("perfmgr: sweep %u: %zu nodes, %zu ports", pm->sweep_no,
 		  pm->n_nodes, pm->n_targets);

@@ -328,6 +328,16 @@ START_TEST(test_bound_find_remove)
 	ck_assert_uint_eq(n, 3);
 	/* room again */
 	ck_assert_ptr_nonnull(pc_get(st, 100, 1));
+	/* a port not read since t keeps its totals, loses its deltas */
+	struct pc_port *q2 = pc_find(st, 2, 2);
+	q2->delta[PC_RCV_ERR] = 5;
+	q2->total[PC_RCV_ERR] = 9;
+	q2->last_read = 10.0;
+	pc_expire_deltas(st, 10.0);
+	ck_assert_uint_eq(q2->delta[PC_RCV_ERR], 5);
+	pc_expire_deltas(st, 10.5);
+	ck_assert_uint_eq(q2->delta[PC_RCV_ERR], 0);
+	ck_assert_uint_eq(q2->total[PC_RCV_ERR], 9);
 	ck_assert_int_eq(pc_id_by_name("SymbolErrorCounter"), PC_SYMBOL_ERR);
 	ck_assert_int_eq(pc_id_by_name("portxmitwait"), PC_XMIT_WAIT);
 	ck_assert_int_eq(pc_id_by_name("nothing"), -1);
