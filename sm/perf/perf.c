@@ -87,7 +87,7 @@ static unsigned pm_window(const struct perfmgr *pm)
 {
 	unsigned w = pm->sm->cfg.perfmgr_max_outstanding_queries;
 
-	return w ? w : 1;
+	return w < 1 ? 1 : w > PERF_WINDOW_MAX ? PERF_WINDOW_MAX : w;
 }
 
 const struct pc_store *perf_store(const struct perfmgr *pm)
