@@ -15,6 +15,7 @@
 #include "config/health_policy.h"
 #include "model/topo_dump.h"
 #include "sm/health/internal.h"
+#include "sm/perf/perf.h"
 #include "sm/sm.h"
 #include "sm/topo_file.h"
 
@@ -67,6 +68,8 @@ struct sm_health *health_get(struct sm *sm)
 		return NULL;
 	}
 	sm->health = h;
+	/* the counter checks after each counter sweep (SM_EV_PERF_DONE) */
+	sm->perf_done_hook = sm_health_counters_done;
 	return h;
 }
 
@@ -85,6 +88,8 @@ void sm_health_free(struct sm *sm)
 	fabric_free(&h->ref);
 	free(h);
 	sm->health = NULL;
+	if (sm->perf_done_hook == sm_health_counters_done)
+		sm->perf_done_hook = NULL;
 }
 
 void health_event(struct sm_health *h, enum he_type type, uint64_t guid,
@@ -447,16 +452,21 @@ void sm_health_sweep_done(struct sm *sm)
 	iso_apply(h);
 }
 
-void sm_health_counters(struct sm *sm, const struct pc_port *ports, size_t n)
+void sm_health_counters_done(struct sm *sm)
 {
 	struct sm_health *h = health_get(sm);
+	const struct pc_store *st = perf_store(sm->perf);
+	const struct pc_port *p;
 	double now = health_now();
+	size_t it = 0;
 
-	if (!h)
+	if (!h || !st)
 		return;
 	policy_refresh(h);
 	h->counters_at = now;
 	hf_set_begin(&h->findings, HF_G_COUNTERS);
-	hc_counters(&h->cst, ports, n, &sm->fabric, &h->pol, &h->findings, now);
+	while ((p = pc_next(st, &it)))
+		hc_counter_port(&h->cst, p, &sm->fabric, &h->pol, &h->findings,
+				now);
 	hf_set_end(&h->findings, now, on_change, h);
 }
