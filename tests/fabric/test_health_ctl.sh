@@ -223,4 +223,40 @@ fab_check enable-health-clear grep -qx 'fabric healthy' "$T/health-after.txt"
 sm_stop
 fab_check sm-exit0 test $? -eq 0
 
+# The counter checks after each counter sweep: the performance manager
+# on (a sweep a second), 500 symbol errors on sw-a port 3 make a critical
+# error_rate finding there; `perfquery -R` (the administrator clears,
+# acknowledging them) closes it.
+printf 'perfmgr TRUE\nperfmgr_sweep_time_s 1\n' >>"$T/opensm.conf"
+off=$(stat -c %s "$T/sm.log")
+sm_start H0001 "$T/sm" -F "$T/opensm.conf" --control-socket "$SOCK"
+sm_wait_up "$T/sm" "$off" 60 >/dev/null
+fab_check perf-subnet-up test $? -eq 0
+SWA=$(fab_run H0002 smpquery -D nodeinfo 0,1,3 2>/dev/null |
+	sed -n 's/^Guid:\.*//p')
+fab_cmd 'PerformanceSet "sw-a"[3] PortCounters.SymbolErrorCounter=500' >/dev/null
+for ((i = 0; i < 100; i++)); do
+	ctl health --json >"$T/health-perf.json"
+	grep -q '"error_rate"' "$T/health-perf.json" && break
+	sleep 0.1
+done
+fab_check perf-error-rate json_ok "$T/health-perf.json" "
+f = [f for f in d['findings'] if f['kind'] == 'error_rate']
+assert len(f) == 1, d
+assert int(f[0]['node_guid'], 16) == int('$SWA', 16) and f[0]['port'] == 3, f
+assert f[0]['severity'] == 'critical' and int(f[0]['peer_guid'], 16), f"
+ctl health >/dev/null
+fab_check perf-health-exit2 test $? -eq 2
+LIDA=$(fab_run H0002 smpquery -D portinfo 0,1,3 0 2>/dev/null |
+	sed -n 's/^Lid:\.*//p')
+fab_run H0002 perfquery -R "$LIDA" 3 >/dev/null 2>&1
+for ((i = 0; i < 100; i++)); do
+	ctl health >"$T/health-perf.txt"
+	grep -qx 'fabric healthy' "$T/health-perf.txt" && break
+	sleep 0.1
+done
+fab_check perf-cleared grep -qx 'fabric healthy' "$T/health-perf.txt"
+sm_stop
+fab_check perf-sm-exit0 test $? -eq 0
+
 fab_summary
