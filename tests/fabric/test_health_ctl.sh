@@ -182,8 +182,8 @@ ctl health >"$T/health-iso.txt"
 fab_check iso-health-exit2 test $? -eq 2
 fab_check iso-health-names-switch grep -Eq '^critical +flapping +"sw-b tiny switch" 0x0*200001 port 5 lid [0-9]+, peer "H0004 slow host" 0x0*100007 port 1' \
 	"$T/health-iso.txt"
-fab_check iso-health-names-host grep -Eq '^critical +flapping +"H0004 slow host" 0x0*100007 port 1 lid [0-9]+, peer "sw-b tiny switch" 0x0*200001 port 5' \
-	"$T/health-iso.txt"
+# the link once, from its switch end
+fab_check iso-health-once test "$(grep -c flapping "$T/health-iso.txt")" -eq 1
 ctl health --json >"$T/health-iso.json"
 fab_check iso-health-json json_ok "$T/health-iso.json" '
 assert d["healthy"] is False and d["critical"] >= 1, d

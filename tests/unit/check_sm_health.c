@@ -184,6 +184,22 @@ START_TEST(model_changes)
 						 node(&sm.fabric, "H4"))->guid);
 	ck_assert_msg(strstr(t, want), "%s", t);
 	ck_assert_msg(!strstr(t, "link_up") && !strstr(t, "node_in"), "%s", t);
+	/* the history tracks each link from the end that speaks for it: a
+	 * host's link from its switch port, a link between switches from
+	 * the lower GUID */
+	const struct fabric *o = &sm.fabric;
+	uint64_t ga = fabric_node(o, node(o, "swa"))->guid;
+	uint64_t gb = fabric_node(o, node(o, "swb"))->guid;
+	uint64_t lo = ga < gb ? ga : gb, hi = ga < gb ? gb : ga;
+	const struct health_history *hh = &sm.health->hist;
+	ck_assert_ptr_nonnull(hh_port_find(hh, fabric_node(o, node(o, "swc"))->guid, 2));
+	ck_assert_ptr_null(hh_port_find(hh, fabric_node(o, node(o, "H4"))->guid, 1));
+	ck_assert_ptr_nonnull(hh_port_find(hh, fabric_node(o, node(o, "swb"))->guid, 1));
+	ck_assert_ptr_null(hh_port_find(hh, fabric_node(o, node(o, "H2"))->guid, 1));
+	ck_assert_ptr_nonnull(hh_port_find(hh, lo, 3));
+	ck_assert_ptr_null(hh_port_find(hh, hi, 3));
+	ck_assert_ptr_nonnull(hh_port_find(hh, lo, 4));
+	ck_assert_ptr_null(hh_port_find(hh, hi, 4));
 
 	/* and back: the same as ups and ins */
 	fabric_free(&sm.fabric);
