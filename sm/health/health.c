@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/health_policy.h"
 #include "model/topo_dump.h"
 #include "sm/health/internal.h"
+#include "sm/perf/perf.h"
 #include "sm/sm.h"
 #include "sm/topo_file.h"
 
@@ -25,8 +27,7 @@ double health_now(void)
 /* The thresholds and choices of the configuration in force. */
 static void policy_of(const struct sm *sm, struct health_policy *p)
 {
-	(void)sm;
-	health_policy_default(p);
+	health_policy_from_config(&sm->cfg, p);
 }
 
 /* The policy from the configuration in force (a reload may change it). */
@@ -67,6 +68,8 @@ struct sm_health *health_get(struct sm *sm)
 		return NULL;
 	}
 	sm->health = h;
+	/* the counter checks after each counter sweep (SM_EV_PERF_DONE) */
+	sm->perf_done_hook = sm_health_counters_done;
 	return h;
 }
 
@@ -85,6 +88,8 @@ void sm_health_free(struct sm *sm)
 	fabric_free(&h->ref);
 	free(h);
 	sm->health = NULL;
+	if (sm->perf_done_hook == sm_health_counters_done)
+		sm->perf_done_hook = NULL;
 }
 
 void health_event(struct sm_health *h, enum he_type type, uint64_t guid,
@@ -111,9 +116,42 @@ static const char *desc_of(const struct fab_node *n, char *buf)
 	return topo_desc_clean(n->has_desc ? n->desc : "", buf);
 }
 
+/*
+ * Which end of a link speaks for it (its events, its history): the
+ * switch end, else the end with the lower (GUID, port).  So a link
+ * flapping is one finding, named from the switch port facing the host.
+ */
+static bool link_end(const struct fab_node *n, unsigned pn,
+		     const struct fab_node *pe, unsigned pp)
+{
+	bool sw = n->type == NODE_TYPE_SWITCH, psw = pe->type == NODE_TYPE_SWITCH;
+
+	if (sw != psw)
+		return sw;
+	return n->guid < pe->guid || (n->guid == pe->guid && pn < pp);
+}
+
+/* Whether port pn of node n (of `f`) speaks for its link: by its peer in
+ * `f`, else by its peer in `other` (a link that went down), else yes. */
+static bool speaks(const struct fabric *f, const struct fab_node *n,
+		   unsigned pn, const struct fabric *other)
+{
+	const struct fab_port *p = &n->ports[pn];
+	int32_t j;
+
+	if (p->peer_node != FAB_NONE)
+		return link_end(n, pn, fabric_node(f, p->peer_node), p->peer_port);
+	j = fabric_find(other, n->guid);
+	if (j == FAB_NONE || fabric_node(other, j)->num_ports < pn)
+		return true;
+	p = &fabric_node(other, j)->ports[pn];
+	if (p->peer_node == FAB_NONE)
+		return true;
+	return link_end(n, pn, fabric_node(other, p->peer_node), p->peer_port);
+}
+
 /* Links of `a` that `b` lacks (same node GUID, port and peer), each link
- * once: from its switch end, else from its end with the lower (GUID,
- * port). */
+ * once, from the end that speaks for it. */
 static void links_gone(struct sm_health *h, const struct fabric *a,
 		       const struct fabric *b, enum he_type type)
 {
@@ -129,11 +167,7 @@ static void links_gone(struct sm_health *h, const struct fabric *a,
 			if (p->peer_node == FAB_NONE)
 				continue;
 			const struct fab_node *pe = fabric_node(a, p->peer_node);
-			bool sw = n->type == NODE_TYPE_SWITCH,
-			     psw = pe->type == NODE_TYPE_SWITCH;
-			if ((psw && !sw) || (psw == sw &&
-			    (pe->guid < n->guid ||
-			     (pe->guid == n->guid && p->peer_port < pn))))
+			if (!link_end(n, pn, pe, p->peer_port))
 				continue;
 			if (j != FAB_NONE && fabric_node(b, j)->num_ports >= pn) {
 				const struct fab_port *q =
@@ -176,7 +210,8 @@ static bool was_unanswered(const struct sm_health *h, uint64_t guid)
 }
 
 /*
- * Each port's link state and each node's poll, for the classifier.  A
+ * Each link's state (from the end that speaks for it) and each node's
+ * poll, for the classifier.  A
  * node of the old model missing from the new one behind a port that is
  * still up (the discovery's query across it got no answer) counts as a
  * poll it did not answer.
@@ -197,8 +232,9 @@ static void feed_history(struct sm_health *h, const struct fabric *old,
 
 			if (!p->valid)
 				continue;
-			hh_link_state(&h->hist, n->guid, (uint8_t)pn, port_up(p),
-				      now);
+			if (speaks(f, n, pn, old))
+				hh_link_state(&h->hist, n->guid, (uint8_t)pn,
+					      port_up(p), now);
 			if (p->peer_node != FAB_NONE || j == FAB_NONE ||
 			    pi_port_state(&p->pi) < PORT_STATE_INIT ||
 			    fabric_node(old, j)->num_ports < pn)
@@ -218,7 +254,8 @@ static void feed_history(struct sm_health *h, const struct fabric *old,
 		if (fabric_find(f, n->guid) != FAB_NONE)
 			continue;
 		for (unsigned pn = 1; pn <= n->num_ports; pn++)
-			if (n->ports[pn].peer_node != FAB_NONE)
+			if (n->ports[pn].peer_node != FAB_NONE &&
+			    speaks(old, n, pn, f))
 				hh_link_state(&h->hist, n->guid, (uint8_t)pn,
 					      false, now);
 	}
@@ -246,6 +283,17 @@ void sm_health_model(struct sm *sm, const struct fabric *next)
 		links_gone(h, next, old, HE_LINK_UP);
 	}
 	feed_history(h, old, next, health_now());
+}
+
+void sm_health_discovered(struct sm *sm, const uint64_t *dup_guids, unsigned n)
+{
+	struct sm_health *h = health_get(sm);
+	size_t max = sizeof(h->dup_guids) / sizeof(h->dup_guids[0]);
+
+	if (!h)
+		return;
+	h->n_dup_guids = n < max ? n : (unsigned)max;
+	memcpy(h->dup_guids, dup_guids, h->n_dup_guids * sizeof(*dup_guids));
 }
 
 void sm_health_unanswered(struct sm *sm, uint64_t node_guid, unsigned n)
@@ -334,8 +382,7 @@ static void on_change(void *arg, const struct hf_finding *f, bool opened)
 /* The reference topology file configured (--topology-ref). */
 static const char *health_ref_path(const struct sm *sm)
 {
-	(void)sm;
-	return getenv("IBSM_TOPOLOGY_REF_PENDING_CONFIG");
+	return sm->cfg.topology_ref;
 }
 
 static void ref_drop(struct sm_health *h)
@@ -346,6 +393,26 @@ static void ref_drop(struct sm_health *h)
 	h->ref_path[0] = '\0';
 	h->ref_stamped = false;
 	h->ref_err[0] = '\0';
+}
+
+/* A reference topology file: what it states of each link, no more
+ * (TOPO_LINK_AS_GIVEN).  0, or -errno with FILE:LINE and what was
+ * expected (or FILE: why it could not be read) in err. */
+static int ref_load(struct fabric *f, const char *path, char *err,
+		    size_t errlen)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = read_file_max(path, HEALTH_REF_MAX, &buf, &len);
+
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	rc = topo_parse_flags(f, path, buf, len, TOPO_LINK_AS_GIVEN, err,
+			      errlen);
+	free(buf);
+	return rc;
 }
 
 const struct fabric *health_reference(struct sm_health *h)
@@ -366,7 +433,7 @@ const struct fabric *health_reference(struct sm_health *h)
 	    file_stamp_same(&st, &h->ref_stamp))
 		return h->have_ref ? &h->ref : NULL;
 	fabric_init(&nf);
-	rc = topo_load(&nf, path, err, sizeof(err));
+	rc = ref_load(&nf, path, err, sizeof(err));
 	if (rc < 0) {
 		fabric_free(&nf);
 		if (strcmp(err, h->ref_err)) {
@@ -407,6 +474,8 @@ void sm_health_sweep_done(struct sm *sm)
 	hf_set_begin(&h->findings, groups);
 	hc_links(&sm->fabric, &h->pol, &h->findings, now);
 	hc_reference(&sm->fabric, ref, &h->findings, now);
+	id.dup_guids = h->dup_guids;
+	id.n_dup_guids = h->n_dup_guids;
 	hc_identity(&sm->fabric, &id, &h->findings, now);
 	hc_unhealthy(&h->hist, &sm->fabric, &h->pol, &h->findings, now);
 	if (h->have_routes)
@@ -415,16 +484,21 @@ void sm_health_sweep_done(struct sm *sm)
 	iso_apply(h);
 }
 
-void sm_health_counters(struct sm *sm, const struct pc_port *ports, size_t n)
+void sm_health_counters_done(struct sm *sm)
 {
 	struct sm_health *h = health_get(sm);
+	const struct pc_store *st = perf_store(sm->perf);
+	const struct pc_port *p;
 	double now = health_now();
+	size_t it = 0;
 
-	if (!h)
+	if (!h || !st)
 		return;
 	policy_refresh(h);
 	h->counters_at = now;
 	hf_set_begin(&h->findings, HF_G_COUNTERS);
-	hc_counters(&h->cst, ports, n, &sm->fabric, &h->pol, &h->findings, now);
+	while ((p = pc_next(st, &it)))
+		hc_counter_port(&h->cst, p, &sm->fabric, &h->pol, &h->findings,
+				now);
 	hf_set_end(&h->findings, now, on_change, h);
 }

@@ -35,6 +35,9 @@ void sm_health_model(struct sm *sm, const struct fabric *next);
 /* The new model is published (sm->fabric, sm->routes): the checks run,
  * findings are opened and closed, isolation is applied. */
 void sm_health_sweep_done(struct sm *sm);
+/* A heavy sweep's discovery ended: the node GUIDs it found twice (and
+ * left out the second time), for the identity check. */
+void sm_health_discovered(struct sm *sm, const uint64_t *dup_guids, unsigned n);
 /* A node's SMPs of this sweep went unanswered (`n` of them: Sets it did
  * not acknowledge, queries that failed). */
 void sm_health_unanswered(struct sm *sm, uint64_t node_guid, unsigned n);
@@ -48,8 +51,9 @@ void sm_health_state(struct sm *sm, const char *from, const char *to,
 void sm_health_routes(struct sm *sm, const struct hc_routing_verdict *v,
 		      const char *what);
 /* The performance manager finished a counter sweep: the error-rate
- * checks run on its store, `n` ports. */
-void sm_health_counters(struct sm *sm, const struct pc_port *ports, size_t n);
+ * checks run on its store (sm->perf_done_hook, set when sm->health is
+ * made). */
+void sm_health_counters_done(struct sm *sm);
 
 void sm_health_free(struct sm *sm);
 
