@@ -143,6 +143,16 @@ static bool absurd(const struct pc_port *cp)
 	return false;
 }
 
+/* A total below the window's start: the store's totals began again. */
+static bool went_back(const struct hc_cwin *w, const struct pc_port *cp)
+{
+	for (unsigned c = 0; c < PC_N_ERRORS; c++)
+		if (cp->total[c] < w->base[c] || cp->total[c] < w->mid[c])
+			return true;
+	return cp->total[PC_XMIT_WAIT] < w->base[XW] ||
+	       cp->total[PC_XMIT_WAIT] < w->mid[XW];
+}
+
 static bool any_increment(const struct pc_port *cp)
 {
 	for (unsigned c = 0; c <= PC_XMIT_WAIT; c++)
@@ -205,8 +215,10 @@ void hc_counter_port(struct hc_counter_state *st, const struct pc_port *cp,
 		w = win_new(st, cp, p->max_ports ? p->max_ports : 65536);
 		if (!w)
 			return;
-	} else if (cp->ext_clears != w->ext_clears) {
-		/* someone cleared the counters: the errors are acknowledged */
+	} else if (cp->ext_clears != w->ext_clears || went_back(w, cp)) {
+		/* someone cleared the counters: the errors are acknowledged;
+		 * or the store started the port afresh (it left and came
+		 * back): the window starts again too */
 		win_start(w, cp, false);
 		return;
 	}
@@ -252,6 +264,35 @@ static bool by_lid(const struct fabric *f, uint16_t lid, int32_t *id,
 	return false;
 }
 
+/*
+ * Both ends of a flapping link flap: while the model has the link, it is
+ * reported once, at its end with the lower (GUID, port).  True when the
+ * peer of hp's port is that end and flaps too.
+ */
+static bool peer_reports(const struct health_history *h,
+			 const struct fabric *f, const struct hh_port *hp,
+			 double now)
+{
+	int32_t id = f ? fabric_find(f, hp->guid) : FAB_NONE;
+	const struct fab_node *n, *o;
+	const struct fab_port *p;
+	const struct hh_port *q;
+
+	if (id == FAB_NONE)
+		return false;
+	n = fabric_node(f, id);
+	if (hp->port < 1 || hp->port > n->num_ports)
+		return false;
+	p = &n->ports[hp->port];
+	if (p->peer_node == FAB_NONE)
+		return false;
+	o = fabric_node(f, p->peer_node);
+	if (o->guid > hp->guid || (o->guid == hp->guid && p->peer_port > hp->port))
+		return false;
+	q = hh_port_find(h, o->guid, p->peer_port);
+	return q && hh_flapping(h, q, now, NULL);
+}
+
 static void unhealthy_ports(const struct health_history *h,
 			    const struct fabric *f, struct hf_set *s,
 			    double now)
@@ -262,7 +303,7 @@ static void unhealthy_ports(const struct health_history *h,
 					.severity = HF_CRITICAL };
 		unsigned v;
 
-		if (!hh_flapping(h, hp, now, &v))
+		if (!hh_flapping(h, hp, now, &v) || peer_reports(h, f, hp, now))
 			continue;
 		hc_where_guid(&x, f, hp->guid, hp->port);
 		x.value = v;

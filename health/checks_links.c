@@ -112,10 +112,24 @@ void hc_links(const struct fabric *f, const struct health_policy *pol,
 				continue;
 			if (!report_here(f, n, pn))
 				continue;
-			if (pi_port_state(&p->pi) != PORT_STATE_ACTIVE)
+			if (pi_port_state(&p->pi) != PORT_STATE_ACTIVE) {
 				link_state(f, (int32_t)i, pn, s, now);
-			else
-				link_speed(f, (int32_t)i, pn, pol, s, now);
+				continue;
+			}
+			/* the other end may be the one left behind */
+			if (p->peer_node != FAB_NONE) {
+				const struct fab_port *q = &fabric_node(f,
+					p->peer_node)->ports[p->peer_port];
+
+				if (q->valid &&
+				    pi_phys_state(&q->pi) == PHYS_STATE_LINKUP &&
+				    pi_port_state(&q->pi) != PORT_STATE_ACTIVE) {
+					link_state(f, p->peer_node, p->peer_port,
+						   s, now);
+					continue;
+				}
+			}
+			link_speed(f, (int32_t)i, pn, pol, s, now);
 		}
 	}
 }

@@ -157,6 +157,15 @@ START_TEST(test_links)
 	run_links(&f, &p, &s);
 	ck_assert_uint_eq(count_kind(&s, HF_LINK_BELOW_EXPECTED), 3);
 	ck_assert_ptr_nonnull(find_kind(&s, HF_LINK_BELOW_EXPECTED, 0x10, 1));
+	/* only the higher end of a link left behind in ARMED: reported there */
+	pi_set_port_state(&port(&f, 0x10, 4)->pi, PORT_STATE_ACTIVE);
+	pi_set_port_state(&port(&f, 0x20, 4)->pi, PORT_STATE_ARMED);
+	run_links(&f, &p, &s);
+	ck_assert_uint_eq(count_kind(&s, HF_LINK_NOT_ACTIVE), 1);
+	x = find_kind(&s, HF_LINK_NOT_ACTIVE, 0x20, 4);
+	ck_assert_ptr_nonnull(x);
+	ck_assert_uint_eq(x->peer_guid, 0x10);
+	ck_assert_ptr_nonnull(strstr(x->text, "ARMED"));
 	/* a port down (not LinkUp) is not a link problem here */
 	pi_set_phys_state(&port(&f, 0x10, 4)->pi, PHYS_STATE_POLLING);
 	pi_set_phys_state(&port(&f, 0x20, 4)->pi, PHYS_STATE_POLLING);
@@ -479,6 +488,24 @@ START_TEST(test_counters_hostile)
 	hf_set_summary(&s, &sum);
 	ck_assert_uint_eq(sum.count[HF_CRITICAL], 0);
 	ck_assert_uint_eq(hf_set_count(&s), 0);
+	/* the store starts the port afresh (it left and came back): totals
+	 * below the window's start are no errors, and count again from
+	 * there */
+	bump(&cp, PC_SYMBOL_ERR, 5, 45);
+	run_counters(&st, &cp, NULL, &p, &s, 45);
+	cp.ext_clears++;		/* the window starts at 5 */
+	bump(&cp, PC_SYMBOL_ERR, 0, 45.5);
+	run_counters(&st, &cp, NULL, &p, &s, 45.5);
+	memset(cp.total, 0, sizeof(cp.total));
+	bump(&cp, PC_SYMBOL_ERR, 0, 46);
+	run_counters(&st, &cp, NULL, &p, &s, 46);
+	bump(&cp, PC_SYMBOL_ERR, 9, 47);
+	run_counters(&st, &cp, NULL, &p, &s, 47);
+	ck_assert_uint_eq(hf_set_count(&s), 0);
+	bump(&cp, PC_SYMBOL_ERR, 1, 48);
+	run_counters(&st, &cp, NULL, &p, &s, 48);
+	ck_assert_uint_eq(count_kind(&s, HF_ERROR_RATE), 1);
+	ck_assert_uint_eq(hf_set_at(&s, 0)->value, 10);
 	/* a port whose first read is all there is: nothing */
 	struct pc_port fresh = { .node_guid = 0x98, .port = 1 };
 	hf_set_begin(&s, HF_G_COUNTERS);
@@ -519,9 +546,12 @@ START_TEST(test_unhealthy)
 	ck_assert_int_eq(hh_init(&h, &p), 0);
 	load(&f, NET, 0);
 	port(&f, 0x100, 1)->lid = 5;
+	/* both ends of sw1[1]-h1 see the flaps: one finding, at sw1 */
 	for (int i = 0; i < 2; i++) {
 		hh_link_state(&h, 0x10, 1, false, 10 * i);
 		hh_link_state(&h, 0x10, 1, true, 10 * i + 5);
+		hh_link_state(&h, 0x100, 1, false, 10 * i);
+		hh_link_state(&h, 0x100, 1, true, 10 * i + 5);
 	}
 	hh_node_poll(&h, 0x200, false, 1);
 	hh_node_poll(&h, 0x200, false, 2);
@@ -538,6 +568,7 @@ START_TEST(test_unhealthy)
 	ck_assert_ptr_nonnull(x);
 	ck_assert_uint_eq(x->peer_guid, 0x100);
 	ck_assert_int_eq(x->severity, HF_CRITICAL);
+	ck_assert_uint_eq(count_kind(&s, HF_FLAPPING), 1);
 	ck_assert_ptr_nonnull(find_kind(&s, HF_UNRESPONSIVE, 0x200, 0));
 	ck_assert_ptr_nonnull(find_kind(&s, HF_REFUSING_SETS, 0x300, 0));
 	x = find_kind(&s, HF_NOISY, 0x100, 1);
