@@ -97,7 +97,10 @@ void hc_identity(const struct fabric *f, const struct hc_identity_in *in,
  * its own clears), a clear by someone else (pc_port ext_clears moved:
  * the administrator acknowledged the errors) restarts the port's window,
  * and a delta larger than the counter's width allows between two reads
- * (a PMA answering garbage) restarts it too, uncounted.
+ * (a PMA answering garbage) restarts it too, uncounted.  What a port's
+ * first read finds (errors since its counters were last cleared, over
+ * an unknown time) is counted, but makes a warning at most, until the
+ * window slides past it.
  *
  * `st` keeps a window for each port that had an increment (bounded by
  * p->max_ports, the least recently updated dropped); `f` (may be NULL)
@@ -111,6 +114,9 @@ struct hc_cwin {
 	uint64_t base[PC_N_ERRORS + 1];	/* totals at base_time (and
 					 * PortXmitWait's last) */
 	uint64_t mid[PC_N_ERRORS + 1];	/* totals at mid_time */
+	bool     unknown_age;		/* the window holds what a first read
+					 * found: counted since the counters'
+					 * last clear, at no known rate */
 };
 
 struct hc_counter_state {

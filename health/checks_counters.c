@@ -127,6 +127,16 @@ static struct hc_cwin *win_new(struct hc_counter_state *st,
 	w->guid = cp->node_guid;
 	w->port = cp->port;
 	win_start(w, cp, true);
+	if (cp->reads <= 1) {
+		/* the first read: its values are of unknown age; the next
+		 * slide leaves them out */
+		w->unknown_age = true;
+		w->base_time = cp->last_read;
+		for (unsigned c = 0; c < PC_N_ERRORS; c++)
+			w->mid[c] = cp->total[c];
+		w->mid[XW] = cp->total[PC_XMIT_WAIT];
+		w->mid_time = cp->last_read;
+	}
 	return w;
 }
 
@@ -179,7 +189,7 @@ static void judge(const struct hc_cwin *w, const struct pc_port *cp,
 	rate = span > 3600 ? (uint64_t)((double)count * 3600.0 / span) : count;
 	if (rate < limit)
 		return;
-	if (c != XW && p->err_critical_factor &&
+	if (c != XW && p->err_critical_factor && !w->unknown_age &&
 	    rate / p->err_critical_factor >= limit)
 		x.severity = HF_CRITICAL;
 	hc_where_guid(&x, f, cp->node_guid, cp->port);
@@ -188,8 +198,13 @@ static void judge(const struct hc_cwin *w, const struct pc_port *cp,
 	x.detail = c == XW ? PC_XMIT_WAIT : c;
 	x.value = rate;
 	x.limit = limit;
-	hc_text(&x, "%s: %" PRIu64 " per hour (threshold %" PRIu64 ")",
-		judged[c].name, rate, limit);
+	if (w->unknown_age)
+		hc_text(&x, "%s: %" PRIu64 " since the counters were last "
+			"cleared (threshold %" PRIu64 " per hour)",
+			judged[c].name, count, limit);
+	else
+		hc_text(&x, "%s: %" PRIu64 " per hour (threshold %" PRIu64 ")",
+			judged[c].name, rate, limit);
 	hf_set_report(s, &x, now);
 }
 
@@ -231,6 +246,7 @@ void hc_counter_port(struct hc_counter_state *st, const struct pc_port *cp,
 			w->mid[c] = cp->total[c];
 		w->mid[XW] = cp->total[PC_XMIT_WAIT];
 		w->mid_time = cp->last_read;
+		w->unknown_age = false;
 	}
 judge_all:
 	for (unsigned c = 0; c <= XW; c++)

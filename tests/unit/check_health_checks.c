@@ -506,6 +506,29 @@ START_TEST(test_counters_hostile)
 	run_counters(&st, &cp, NULL, &p, &s, 48);
 	ck_assert_uint_eq(count_kind(&s, HF_ERROR_RATE), 1);
 	ck_assert_uint_eq(hf_set_at(&s, 0)->value, 10);
+	/* a first read that finds 500 errors counted since the last clear,
+	 * over an unknown time: a warning, not a critical */
+	{
+		struct pc_port old = { .node_guid = 0x97, .port = 1 };
+		struct hf_finding k = { .kind = HF_ERROR_RATE, .guid = 0x97,
+					.port = 1, .detail = PC_SYMBOL_ERR };
+
+		bump(&old, PC_SYMBOL_ERR, 500, 1000);
+		old.prev_read = 0;
+		hf_set_begin(&s, HF_G_COUNTERS);
+		hc_counter_port(&st, &old, NULL, &p, &s, 1000);
+		hf_set_end(&s, 1000, NULL, NULL);
+		ck_assert_ptr_nonnull(hf_set_find(&s, &k));
+		ck_assert_int_eq(hf_set_find(&s, &k)->severity, HF_WARNING);
+		ck_assert_ptr_nonnull(strstr(hf_set_find(&s, &k)->text,
+					     "last cleared"));
+		/* half an hour on, the window slides past the first read */
+		bump(&old, PC_SYMBOL_ERR, 0, 2900);
+		hf_set_begin(&s, HF_G_COUNTERS);
+		hc_counter_port(&st, &old, NULL, &p, &s, 2900);
+		hf_set_end(&s, 2900, NULL, NULL);
+		ck_assert_ptr_null(hf_set_find(&s, &k));
+	}
 	/* a port whose first read is all there is: nothing */
 	struct pc_port fresh = { .node_guid = 0x98, .port = 1 };
 	hf_set_begin(&s, HF_G_COUNTERS);
