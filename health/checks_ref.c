@@ -119,6 +119,25 @@ static void below_ref(const struct fabric *f, int32_t id, unsigned pn,
 	}
 }
 
+/* Descriptions compared as topology files write them: a byte outside
+ * printable ASCII is a space (model/topo_dump.c). */
+static bool desc_differs(const char *a, const char *b)
+{
+	for (size_t i = 0; i < HF_DESC_SIZE - 1; i++) {
+		unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
+
+		if (!x || !y)
+			return x != y;
+		if (x < 0x20 || x >= 0x7f)
+			x = ' ';
+		if (y < 0x20 || y >= 0x7f)
+			y = ' ';
+		if (x != y)
+			return true;
+	}
+	return false;
+}
+
 static void ref_nodes(const struct fabric *f, const struct fabric *ref,
 		      struct hf_set *s, double now)
 {
@@ -136,7 +155,7 @@ static void ref_nodes(const struct fabric *f, const struct fabric *ref,
 				fabric_node_type_str(rn->type));
 			hf_set_report(s, &x, now);
 		} else if (rn->has_desc && fabric_node(f, id)->has_desc &&
-			   strcmp(rn->desc, fabric_node(f, id)->desc)) {
+			   desc_differs(rn->desc, fabric_node(f, id)->desc)) {
 			struct hf_finding y = { 0 };
 
 			x.kind = HF_REF_DESC_CHANGED;

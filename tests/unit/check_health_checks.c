@@ -281,6 +281,29 @@ START_TEST(test_reference)
 	ck_assert_str_eq(x->desc, "sw2");
 	ck_assert_uint_eq(hf_set_count(&s), 1);
 
+	/* a description the fabric reports with a byte the file cannot
+	 * hold (written as a space) is no change */
+	fabric_free(&f);
+	load(&f, NET, 0);
+	strcpy(fabric_node(&f, fabric_find(&f, 0x300))->desc, "h3");
+	fabric_free(&ref);
+	load(&ref, "Ca 2 \"H-0000000000000300\" # \"h 3\"\n", TOPO_LINK_AS_GIVEN);
+	fabric_node(&f, fabric_find(&f, 0x300))->desc[1] = '\t';
+	fabric_node(&f, fabric_find(&f, 0x300))->desc[2] = '3';
+	fabric_node(&f, fabric_find(&f, 0x300))->desc[3] = '\0';
+	hf_set_begin(&s, HF_G_SWEEP);
+	hc_reference(&f, &ref, &s, 1);
+	hf_set_end(&s, 1, NULL, NULL);
+	ck_assert_uint_eq(count_kind(&s, HF_REF_DESC_CHANGED), 0);
+	fabric_free(&ref);
+	load(&ref, NET, TOPO_LINK_AS_GIVEN);
+	fabric_free(&f);
+	load(&f, "Switch 8 \"S-0000000000000010\" # \"sw1\"\n"
+		 "[1] \"H-0000000000000100\"[1] # 4xQDR\n"
+		 "[2] \"H-0000000000000200\"[1] # 4xQDR\n"
+		 "Ca 2 \"H-0000000000000100\" # \"h1\"\n"
+		 "Ca 2 \"H-0000000000000200\" # \"h2\"\n"
+		 "Ca 2 \"H-0000000000000300\" # \"h3\"\n", 0);
 	/* no reference: nothing */
 	run_ref(&f, NULL, &s);
 	ck_assert_uint_eq(hf_set_count(&s), 0);
