@@ -62,15 +62,16 @@ void hc_reference(const struct fabric *f, const struct fabric *ref,
 /*
  * Identity (group HF_G_SWEEP): nodes of the same type (switches among
  * switches, CAs among CAs) sharing a node description (warning, one
- * finding per node), and what the discovery found and left out of the
- * model: duplicate node GUIDs and LID conflicts (critical).
+ * finding per node, at most 16 per description), duplicate node GUIDs
+ * the discovery found and left out of the model (critical; sm/discover.h
+ * discover_result dup_guid[]), and LID conflicts the LID assignment
+ * found and settled by moving a port (warning; sm/lid.h lid_report
+ * dups[]).
  */
 struct hc_lid_conflict {
 	uint16_t lid;
-	uint64_t guid;		/* a node that claimed it ... */
-	uint8_t  port;
-	uint64_t other_guid;	/* ... and the one that also did */
-	uint8_t  other_port;
+	uint64_t port_guid;	/* the port that claimed it and was moved */
+	uint64_t other_port_guid; /* the port that kept it */
 };
 
 struct hc_identity_in {

@@ -350,8 +350,8 @@ START_TEST(test_identity)
 	char *t1, *t2;
 	const struct hf_finding *x;
 	uint64_t dups[] = { 0x300 };
-	struct hc_lid_conflict lc = { .lid = 7, .guid = 0x100, .port = 1,
-				      .other_guid = 0x200, .other_port = 1 };
+	struct hc_lid_conflict lc = { .lid = 7, .port_guid = 0x101,
+				      .other_port_guid = 0x201 };
 	struct hc_identity_in in = { dups, 1, &lc, 1 };
 
 	ck_assert_int_eq(hf_set_init(&s, 64), 0);
@@ -380,8 +380,10 @@ START_TEST(test_identity)
 	ck_assert_str_eq(x->desc, "h3");
 	x = find_kind(&s, HF_LID_CONFLICT, 0x100, 1);
 	ck_assert_ptr_nonnull(x);
+	ck_assert_int_eq(x->severity, HF_WARNING);
 	ck_assert_uint_eq(x->detail, 7);
 	ck_assert_uint_eq(x->peer_guid, 0x200);
+	ck_assert_uint_eq(x->peer_port, 1);
 	ck_assert_str_eq(x->peer_desc, "h1");
 	ck_assert_uint_eq(hf_set_count(&s), 4);
 	fabric_free(&f);
