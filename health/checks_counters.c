@@ -261,23 +261,45 @@ void hc_counters(struct hc_counter_state *st, const struct pc_port *ports,
 		hc_counter_port(st, &ports[i], f, p, s, now);
 }
 
-/* The node and port of the fabric whose end port has `lid`, for a trap
- * source; false when none. */
-static bool by_lid(const struct fabric *f, uint16_t lid, int32_t *id,
-		   unsigned *pn)
-{
-	for (size_t i = 0; f && i < f->n_nodes; i++) {
-		const struct fab_node *n = &f->nodes[i];
+/*
+ * Trap sources by LID: the end ports' LID ranges, built on the first
+ * noisy source (one scan of the model), so a flood of sources costs one
+ * lookup each.  Entry: node id << 8 | port, + 1; 0 for none.
+ */
+#define LID_MAP_SIZE	0xc000
 
-		for (unsigned p = 0; p <= n->num_ports; p++)
-			if (fabric_is_endport(n, p) &&
-			    fabric_lid_in_range(&n->ports[p], lid)) {
-				*id = (int32_t)i;
-				*pn = p;
-				return true;
+struct lid_map {
+	uint32_t *v;
+	bool built;
+};
+
+static bool by_lid(struct lid_map *m, const struct fabric *f, uint16_t lid,
+		   int32_t *id, unsigned *pn)
+{
+	if (!f || lid >= LID_MAP_SIZE)
+		return false;
+	if (!m->built) {
+		m->built = true;
+		m->v = calloc(LID_MAP_SIZE, sizeof(*m->v));
+		for (size_t i = 0; m->v && i < f->n_nodes; i++) {
+			const struct fab_node *n = &f->nodes[i];
+
+			for (unsigned p = 0; p <= n->num_ports; p++) {
+				const struct fab_port *pt = &n->ports[p];
+
+				if (!fabric_is_endport(n, p) || !pt->lid)
+					continue;
+				for (unsigned l = pt->lid; l <= fabric_lid_top(pt) &&
+				     l < LID_MAP_SIZE; l++)
+					m->v[l] = (uint32_t)((i << 8 | p) + 1);
 			}
+		}
 	}
-	return false;
+	if (!m->v || !m->v[lid])
+		return false;
+	*id = (int32_t)((m->v[lid] - 1) >> 8);
+	*pn = (m->v[lid] - 1) & 0xff;
+	return true;
 }
 
 /*
@@ -365,6 +387,8 @@ static void unhealthy_nodes(const struct health_history *h,
 void hc_unhealthy(const struct health_history *h, const struct fabric *f,
 		  const struct health_policy *p, struct hf_set *s, double now)
 {
+	struct lid_map lids = { 0 };
+
 	(void)p;	/* the history holds the thresholds it was given */
 	unhealthy_ports(h, f, s, now);
 	unhealthy_nodes(h, f, s, now);
@@ -377,7 +401,7 @@ void hc_unhealthy(const struct health_history *h, const struct fabric *f,
 
 		if (!hh_noisy(h, t, now, &v))
 			continue;
-		if (by_lid(f, t->lid, &id, &pn))
+		if (by_lid(&lids, f, t->lid, &id, &pn))
 			hc_where(&x, f, id, pn);
 		x.lid = t->lid;
 		x.detail = t->lid;
@@ -387,6 +411,7 @@ void hc_unhealthy(const struct health_history *h, const struct fabric *f,
 			"(threshold %u)", v, t->lid, h->pol.trap_rate);
 		hf_set_report(s, &x, now);
 	}
+	free(lids.v);
 }
 
 void hc_routing(const struct hc_routing_verdict *v, struct hf_set *s,

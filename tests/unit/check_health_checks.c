@@ -607,8 +607,10 @@ START_TEST(test_unhealthy)
 	hh_set_refused(&h, 0x300, 2);
 	hh_node_poll(&h, 0x300, true, 3);
 	hh_set_refused(&h, 0x300, 3);
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < 6; i++) {
 		hh_trap(&h, 5, 20);
+		hh_trap(&h, 77, 20);	/* no port of the model has it */
+	}
 	hf_set_begin(&s, HF_G_HISTORY);
 	hc_unhealthy(&h, &f, &p, &s, 20);
 	hf_set_end(&s, 20, NULL, NULL);
@@ -623,7 +625,10 @@ START_TEST(test_unhealthy)
 	ck_assert_ptr_nonnull(x);
 	ck_assert_uint_eq(x->lid, 5);
 	ck_assert_str_eq(x->desc, "h1");
-	ck_assert_uint_eq(hf_set_count(&s), 4);
+	x = find_kind(&s, HF_NOISY, 0, 0);
+	ck_assert_ptr_nonnull(x);
+	ck_assert_uint_eq(x->lid, 77);
+	ck_assert_uint_eq(hf_set_count(&s), 5);
 	/* much later, all quiet: everything closes */
 	hh_node_poll(&h, 0x200, true, 3000);
 	hh_node_poll(&h, 0x200, true, 3001);
