@@ -219,10 +219,12 @@ static void report_link(const struct fabric *f, const struct fabric *ref,
 {
 	struct hf_finding x = { .kind = kind, .severity = HF_WARNING };
 	struct hf_finding peer = { 0 };
-	const struct fabric *where = kind == HF_REF_UNEXPECTED_LINK ? f : ref;
 
+	/* both nodes are in the fabric (else their own findings say it):
+	 * named as they are now */
+	(void)ref;
 	hc_where_guid(&x, f, l->g1, l->p1);
-	hc_where_guid(&peer, where, l->g2, l->p2);
+	hc_where_guid(&peer, f, l->g2, l->p2);
 	x.peer_guid = l->g2;
 	x.peer_port = l->p2;
 	x.peer_lid = peer.lid;
@@ -238,9 +240,9 @@ static void report_link(const struct fabric *f, const struct fabric *ref,
 		break;
 	default:
 		x.value = (uint64_t)now_at->p1 << 8 | now_at->p2;
-		hc_text(&x, "cable [%u] - 0x%016" PRIx64 "[%u] of the "
-			"reference is at [%u] - [%u]", l->p1, l->g2, l->p2,
-			now_at->p1, now_at->p2);
+		hc_text(&x, "cable to 0x%016" PRIx64 " moved: the reference "
+			"has [%u] - [%u], the fabric [%u] - [%u]", l->g2, l->p1,
+			l->p2, now_at->p1, now_at->p2);
 		break;
 	}
 	hf_set_report(s, &x, now);

@@ -238,17 +238,19 @@ START_TEST(test_reference)
 	t5 = malloc(strlen(t4) + 64);
 	sprintf(t5, "%sCa 2 \"H-0000000000000400\" # \"h4\"\n", t4);
 	load(&f, t5, 0);
+	port(&f, 0x400, 1)->lid = 9;
 	run_ref(&f, &ref, &s);
 
 	x = find_kind(&s, HF_REF_CABLE_MOVED, 0x10, 2);
 	ck_assert_ptr_nonnull(x);
 	ck_assert_uint_eq(x->peer_guid, 0x200);
-	ck_assert_ptr_nonnull(strstr(x->text, "[5]"));
+	ck_assert_ptr_nonnull(strstr(x->text, "the fabric [5] - [1]"));
+	ck_assert_ptr_nonnull(strstr(x->text, "the reference has [2] - [1]"));
 	ck_assert_uint_eq(count_kind(&s, HF_REF_CABLE_MOVED), 1);
 	x = find_kind(&s, HF_REF_MISSING_LINK, 0x20, 1);
 	ck_assert_ptr_nonnull(x);
 	ck_assert_uint_eq(x->peer_guid, 0x300);
-	ck_assert_str_eq(x->peer_desc, "h3");	/* from the reference */
+	ck_assert_str_eq(x->peer_desc, "h3-renamed");	/* as it is now */
 	ck_assert_uint_eq(count_kind(&s, HF_REF_MISSING_LINK), 1);
 	x = find_kind(&s, HF_REF_UNEXPECTED_LINK, 0x20, 2);
 	ck_assert_ptr_nonnull(x);
@@ -256,7 +258,9 @@ START_TEST(test_reference)
 	ck_assert_uint_eq(x->peer_port, 2);
 	/* h4's link is covered by h4's own finding */
 	ck_assert_uint_eq(count_kind(&s, HF_REF_UNEXPECTED_LINK), 1);
-	ck_assert_ptr_nonnull(find_kind(&s, HF_REF_UNEXPECTED_NODE, 0x400, 0));
+	x = find_kind(&s, HF_REF_UNEXPECTED_NODE, 0x400, 0);
+	ck_assert_ptr_nonnull(x);
+	ck_assert_uint_eq(x->lid, 9);	/* the CA's LID, for a node finding */
 	x = find_kind(&s, HF_REF_DESC_CHANGED, 0x300, 0);
 	ck_assert_ptr_nonnull(x);
 	ck_assert_str_eq(x->desc, "h3-renamed");
