@@ -261,6 +261,9 @@ static void on_cpi(void *arg, int status, const void *mad, size_t len)
 		} else {
 			bad_answer(pm, n, "ClassPortInfo", rc);
 		}
+	} else if (status == -ETIMEDOUT) {
+		/* silent: its ports would only time out too */
+		n->unresponsive = true;
 	}
 	pm_pump(pm);
 }

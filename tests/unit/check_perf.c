@@ -218,6 +218,12 @@ START_TEST(hostile_answers)
 	ext_data = 1000;
 	sweep(GOOD);
 	ck_assert_uint_eq(hook_calls, 1);
+	/* the silent node's ClassPortInfo went unanswered (a Get and one
+	 * re-send): its port was not tried at all */
+	size_t dead_sends = 0;
+	for (size_t i = 0; i < F.n_sent; i++)
+		dead_sends += F.sent[i].addr.lid == DEAD_LID;
+	ck_assert_uint_eq(dead_sends, 2);
 	/* 5 switch ports + 4 live CA ports read; the dead CA is marked */
 	ck_assert_uint_eq(perf_stats(S->perf)->last_ports, N_CA + N_CA - 1);
 	ck_assert(perf_node_unresponsive(S->perf, 0x20 + N_CA - 1));
