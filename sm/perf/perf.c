@@ -67,6 +67,7 @@ struct perfmgr {
 	ev_timer timer;			/* the sweep period */
 	ev_timer resume;		/* paused behind a heavy sweep */
 	bool aborted, running, started_once;
+	bool due;			/* its period ended during a heavy sweep */
 	struct pm_node *nodes;
 	size_t n_nodes;
 	struct pm_target *targets;
@@ -600,6 +601,7 @@ static int sweep_begin(struct perfmgr *pm)
 	}
 	pm->running = true;
 	pm->started_once = true;
+	pm->due = false;
 	pm->sweep_no++;
 	pm->next_cpi = pm->next_target = 0;
 	pm->mads = 0;
@@ -626,9 +628,11 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	/* Not master, or a heavy sweep runs: the next period, or the
-	 * subnet's coming up, starts it. */
-	if (!pm->sm->sweep)
+	/* A heavy sweep runs: the subnet's coming up starts it; not
+	 * master: the next period tries again. */
+	if (pm->sm->sweep)
+		pm->due = true;
+	else
 		(void)sweep_begin(pm);
 }
 
@@ -649,7 +653,7 @@ void perf_subnet_up(struct sm *sm)
 		return;
 	if (pm->running)
 		pm_pump(pm);
-	else if (!pm->started_once)
+	else if (!pm->started_once || pm->due)
 		(void)sweep_begin(pm);
 }
 
