@@ -293,6 +293,7 @@ static bool next_cpi(struct perfmgr *pm)
 /* --------------------------------------------------------------- ports */
 
 static void on_port(void *arg, int status, const void *mad, size_t len);
+static void target_read(struct perfmgr *pm, struct pm_target *t);
 
 static void target_done(struct perfmgr *pm)
 {
@@ -300,13 +301,17 @@ static void target_done(struct perfmgr *pm)
 	pm_pump(pm);
 }
 
+/* The next MAD of a port in progress; one that cannot be queued ends
+ * the port's turn (an extended Get: the reading counts without it). */
 static void target_send(struct perfmgr *pm, struct pm_target *t,
 			struct pma_mad *m)
 {
-	if (pm_send(pm, &pm->nodes[t->node], t->lid, m, on_port, t) < 0) {
-		pm->st.failed_reads += t->step == STEP_PC;
+	if (pm_send(pm, &pm->nodes[t->node], t->lid, m, on_port, t) == 0)
+		return;
+	if (t->step == STEP_EXT)
+		target_read(pm, t);
+	else
 		target_done(pm);
-	}
 }
 
 /* The reading is complete: into the store, logged, maybe a clear. */
