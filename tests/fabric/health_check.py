@@ -6,6 +6,8 @@ test expects, exactly: every expected finding present, nothing else.
 
 Each EXPECT names one finding:
 
+    KIND
+        any finding of KIND (for --absent)
     KIND:GUID:PORT[:TEXT]
         the finding of KIND at (GUID, PORT); TEXT, when given, must start
         its text (an error rate: the counter's name)
@@ -30,6 +32,8 @@ def end(s):
 
 
 def parse(spec):
+    if ":" not in spec:
+        return spec, None, None     # any finding of that kind
     kind, rest = spec.split(":", 1)
     parts = rest.split(":")
     ends = []
@@ -51,6 +55,8 @@ def parse(spec):
 def matches(f, kind, ends, text):
     if f["kind"] != kind:
         return False
+    if ends is None:
+        return True
     where = (int(f["node_guid"], 16), f["port"])
     if where not in ends:
         return False

@@ -223,6 +223,9 @@ for ((i = 0; i < 50; i++)); do
 done
 fab_check enabled-port-active test "$(port_state $SWB 3)" = Active/LinkUp
 fab_check h0005-back fab_run H0002 smpquery -G nodedesc 0x100009
+# What ibsim's counters did on their own meanwhile (MADs, the flaps, the
+# disabled port discarding) is no error rate and no congestion.
+fab_check no-counter-noise wait_health 0 --absent error_rate congestion
 
 if sm_stop; then
 	fab_pass sm-clean-exit
