@@ -25,7 +25,7 @@
 # then the medians and the ratios ibsm/OpenSM.
 #
 #	tests/bench/perfmgr.sh [-n NETFILE] [-t SWEEP] [-w SWEEPS] [-q WINDOW] [-s SMS]
-#			[-T TRANSPORT] [-k] [-- IBSM OPTIONS...]
+#			[-T TRANSPORT] [-b RUNS] [-k] [-- IBSM OPTIONS...]
 #
 #	-n NETFILE	another ibsim topology instead of the generated one
 #	-t SWEEP	perfmgr_sweep_time_s of both SMs (default 20; a sweep
@@ -37,6 +37,9 @@
 #			within the second sweep even on 128 hosts)
 #	-s SMS		which SMs run, in order (default "opensm ibsm")
 #	-T ibsim	ibsm --transport ibsim; default umad
+#	-b RUNS		then ibsm's bring-up as a daemon with perfmgr on (a
+#			counter sweep every second) and off, alternately, RUNS
+#			times each: "SUBNET UP in T s" from its log, medians
 #	-k		keep the temp dir (logs, configuration files)
 #
 # The daemon is $IBSM, else <repo>/build/release/sm/ibsm (built with
@@ -54,9 +57,10 @@ netfile=
 sweep=20
 nsweeps=3
 window=32
+bringups=0
 sms="opensm ibsm"
 transport=umad
-while getopts "n:t:w:q:s:T:kh" opt; do
+while getopts "n:t:w:q:s:T:b:kh" opt; do
 	case $opt in
 	n) netfile=$OPTARG ;;
 	t) sweep=$OPTARG ;;
@@ -64,6 +68,7 @@ while getopts "n:t:w:q:s:T:kh" opt; do
 	q) window=$OPTARG ;;
 	s) sms=$OPTARG ;;
 	T) transport=$OPTARG ;;
+	b) bringups=$OPTARG ;;
 	k) FAB_KEEP=1 ;;
 	h)
 		sed -n '2,/^set /p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
@@ -80,8 +85,8 @@ die() {
 	exit 1
 }
 
-case "$sweep$nsweeps$window" in
-'' | *[!0-9]*) die "-t, -w and -q want whole numbers" ;;
+case "$sweep$nsweeps$window$bringups" in
+'' | *[!0-9]*) die "-t, -w, -q and -b want whole numbers" ;;
 esac
 [ "$nsweeps" -ge 1 ] || die "-w wants at least 1"
 command -v opensm >/dev/null || die "opensm missing (apt-get install opensm)"
@@ -276,3 +281,43 @@ echo "bench-perfmgr hosts=$hosts switches=$switches sweep_time_s=$sweep sweeps=$
 	"ibsm_time_s=${time[ibsm]:--} ibsm_cpu_s=${cpu[ibsm]:--} ibsm_ports=${ports[ibsm]:--} ibsm_mads=${mads[ibsm]:--}" \
 	"time_ratio=$(ratio "${time[ibsm]:--}" "${time[opensm]:--}")" \
 	"cpu_ratio=$(ratio "${cpu[ibsm]:--}" "${cpu[opensm]:--}")"
+
+[ "$bringups" -gt 0 ] || exit 0
+
+# ibsm's bring-up as a daemon, perfmgr on (every second) and off.
+printf 'perfmgr TRUE\nperfmgr_sweep_time_s 1\nperfmgr_max_outstanding_queries %s\nsweep_interval 0\n' \
+	"$window" >"$FAB_TMP/ibsm-on.conf"
+printf 'perfmgr FALSE\nsweep_interval 0\n' >"$FAB_TMP/ibsm-off.conf"
+# bringup CONF: start ibsm, print "SUBNET UP in T s"'s T, stop it.
+bringup() {
+	local log=$FAB_TMP/bringup.log i t=
+	: >"$log"
+	fab_spawn H0001 "$IBSM" -F "$1" -f "$log" \
+		--cache-dir "$FAB_TMP/ibsm.cache" --dump-dir "$FAB_TMP/ibsm.cache" \
+		"${ibsm_args[@]}" >"$FAB_TMP/bringup.out" 2>&1 || die "ibsm did not start"
+	for ((i = 0; i < 1200; i++)); do
+		t=$(sed -n 's/.*SUBNET UP in \([0-9.]*\) s.*/\1/p' "$log" | head -n 1)
+		[ -n "$t" ] && break
+		sleep 0.1
+	done
+	# a few counter sweeps after it (on), so a sweep overlapping the
+	# next run's start would show
+	sleep 2
+	kill -TERM "$FAB_SPAWN_PID" 2>/dev/null
+	wait "$FAB_SPAWN_PID" 2>/dev/null
+	rm -f "$FAB_TMP/pids/$FAB_SPAWN_PID"
+	sleep 1
+	[ -n "$t" ] || die "bring-up: no SUBNET UP (see $log)"
+	echo "$t"
+}
+: >"$FAB_TMP/bringups"
+for ((r = 1; r <= bringups; r++)); do
+	for mode in off on; do
+		t=$(bringup "$FAB_TMP/ibsm-$mode.conf") || exit 1
+		echo "$mode $t" >>"$FAB_TMP/bringups"
+		printf 'ibsm bring-up, perfmgr %-3s: SUBNET UP in %s s\n' "$mode" "$t"
+	done
+done
+b_off=$(awk '$1 == "off" { print $2 }' "$FAB_TMP/bringups" | median)
+b_on=$(awk '$1 == "on" { print $2 }' "$FAB_TMP/bringups" | median)
+echo "ibsm bring-up (daemon, median of $bringups): perfmgr off $b_off s, on $b_on s, on/off $(ratio "$b_on" "$b_off")"
