@@ -198,6 +198,20 @@ fab_check iso-stays-disabled test "$(phys 0,1 5)" = Disabled
 fab_check iso-sweep-done bash -c "'$CTL' --socket '$SOCK' status |
 	grep -qx 'last_heavy_sweep done'"
 fab_check iso-no-failed-sweep test "$(grep -c 'ERR 0201' "$T/sm.log")" -eq 0
+# A port enabled behind the SM's back (ibportstate, or a switch that
+# reset) while still isolated is disabled again by the next sweep.
+fab_run H0002 ibportstate -D 0,1 5 enable >/dev/null 2>&1
+fab_check iso-enabled-behind test "$(phys 0,1 5)" != Disabled
+h=$(heavy)
+ctl resweep >/dev/null
+wait_sweeps "$h"
+for ((i = 0; i < 40; i++)); do
+	[ "$(phys 0,1 5)" = Disabled ] && break
+	sleep 0.05
+done
+fab_check iso-disabled-again test "$(phys 0,1 5)" = Disabled
+fab_check iso-disabled-again-logged grep -q 'ERR 1805: port 5 of node 0x0*200001 is isolated but no longer disabled' \
+	"$T/sm.log"
 
 # port enable: Polling (the port trains again); ibsim has no link
 # training, so Unlink/ReLink stands in for the cable coming up; a sweep
