@@ -24,9 +24,11 @@ double health_now(void)
 	return ev_time();
 }
 
-/* The thresholds and choices of the configuration in force. */
+/* The thresholds and choices of the configuration in force (padding
+ * zeroed: policies are compared with memcmp()). */
 static void policy_of(const struct sm *sm, struct health_policy *p)
 {
+	memset(p, 0, sizeof(*p));
 	health_policy_from_config(&sm->cfg, p);
 }
 
