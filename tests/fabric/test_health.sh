@@ -160,6 +160,13 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 sys.exit(not (d["healthy"] is False and d["critical"] >= 1 and
 	      d["critical"] + d["warnings"] == len(d["findings"]) == 10))' "$T/h1.json"
+# As an operator reads it: a summary line, then the findings, critical first.
+ctl health >"$T/health.txt"
+fab_check health-text-summary test "$(head -n 1 "$T/health.txt")" = \
+	"1 critical, 9 warnings"
+fab_check health-text-critical-first grep -q '^critical *flapping ' \
+	<(sed -n 2p "$T/health.txt")
+fab_check health-text-lines test "$(wc -l <"$T/health.txt")" -eq 11
 # The finding names the node, port, LID and the peer across the cable.
 fab_check health-names-both-ends python3 -c '
 import json, sys
