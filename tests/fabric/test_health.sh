@@ -34,7 +34,7 @@ T=$FAB_TMP
 SOCK=$T/ibsm.sock
 REF=$T/ref.topo
 CHECK=$FAB_LIB/health_check.py
-FLAP_WINDOW=12
+FLAP_WINDOW=20
 
 ctl() {
 	"$CTL" --socket "$SOCK" "$@"
