@@ -27,7 +27,7 @@
  * Log codes: ERR 5401 (error counters rose), 5402 (PortXmitWait), 5403
  * (counters cleared by someone else, informational), 5404 (a PMA stopped
  * answering), 5405 (bad PMA answers), 5406 (the dump file), 5407 (the
- * store is full).
+ * store is full), 5408 and 5409 (out of memory: no sweep, no manager).
  */
 #ifndef IBSM_SM_PERF_PERF_H
 #define IBSM_SM_PERF_PERF_H
