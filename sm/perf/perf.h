@@ -2,9 +2,10 @@
  * perf.h - the performance manager: on the master, with `perfmgr TRUE`,
  * every perfmgr_sweep_time_s seconds it reads the PortCounters (and,
  * when the node's ClassPortInfo says it has them, PortCountersExtended)
- * of every linked port of every node of the current model, LID-routed to
- * the node's PMA (QP1, the GSI Q_Key), and folds them into the counter
- * store (health/counters.h).
+ * of every port of every node of the current model (all of a switch's
+ * external ports, linked or not, as OpenSM does; a CA's linked ports),
+ * LID-routed to the node's PMA (QP1, the GSI Q_Key), and folds them into
+ * the counter store (health/counters.h).
  *
  * Its MADs go in a window of their own in the engine (at most
  * perfmgr_max_outstanding_queries on the wire), so they never hold back
