@@ -24,6 +24,7 @@
 struct sm;
 struct fabric;
 struct ctl_answer;
+struct lid_report;
 
 /*
  * A heavy sweep (or one on a quick sweep's model) completed: `next` is
@@ -38,6 +39,9 @@ void sm_health_sweep_done(struct sm *sm);
 /* A heavy sweep's discovery ended: the node GUIDs it found twice (and
  * left out the second time), for the identity check. */
 void sm_health_discovered(struct sm *sm, const uint64_t *dup_guids, unsigned n);
+/* A heavy sweep's LID assignment: the LID conflicts it found (and
+ * fixed), for the identity check. */
+void sm_health_lids(struct sm *sm, const struct lid_report *rep);
 /* `n` Sets to a node went unacknowledged in this sweep while the node
  * answered the discovery's Gets: counted in the history as Sets refused
  * in this sweep's poll of it.  (A node whose Gets go unanswered is
