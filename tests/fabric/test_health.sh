@@ -86,12 +86,15 @@ heavy_sweeps() {
 }
 
 # flap_once: Unlink H0005's link, wait for the SM's heavy sweep that sees
-# it down, ReLink, wait for the one that sees it up.
+# it down, ReLink, wait for the one that sees it up.  Each change sends a
+# trap 128 from sw-b; the SM takes 2 a second from one LID (trap-rate) and
+# drops the rest, so the changes are paced at 0.6 s.
 flap_once() {
 	local n
 	for cmd in Unlink ReLink; do
 		n=$(heavy_sweeps)
 		fab_cmd "$cmd \"H0005\"[1]" >/dev/null || return 1
+		sleep 0.6
 		for ((i = 0; i < 100; i++)); do
 			(($(heavy_sweeps) > n)) && break
 			sleep 0.1
@@ -129,7 +132,7 @@ fab_sim_stop
 cat >"$T/opensm.conf" <<EOF
 perfmgr TRUE
 perfmgr_sweep_time_s 1
-sweep_interval 0
+sweep_interval 2
 topology_ref $REF
 health_flap_count 5
 health_flap_window_s $FLAP_WINDOW
