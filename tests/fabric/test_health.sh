@@ -176,7 +176,14 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 f = [x for x in d["findings"] if x["kind"] == "cable_moved"][0]
 sys.exit(not (f["node_desc"] == "H0004 health host" and f["lid"] > 0 and
-	      f["peer_desc"] == "sw-a health switch" and f["peer_port"] == 4))' "$T/h1.json"
+	      f["peer_desc"] == "sw-a health switch" and f["peer_lid"] > 0))' "$T/h1.json"
+# ... the peer where the cable is now (sw-a port 4; the text gives the
+# reference's port 3).
+fab_check health-moved-cable-peer-now python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = [x for x in d["findings"] if x["kind"] == "cable_moved"][0]
+sys.exit(not (f["peer_port"] == 4 and "[1] - [3]" in f["text"]))' "$T/h1.json"
 
 # 3. Fixes.  Counters: perfquery -R of the three ports (by port GUID).
 fab_run H0002 perfquery -R -G 0x100005 1 >/dev/null 2>&1 &&
