@@ -42,6 +42,7 @@
 #include "sm/ctl.h"
 #include "sm/mcast/mcast.h"
 #include "sm/mcast/mft.h"
+#include "sm/perf/perf.h"
 #include "sm/program.h"
 #include "sm/sm.h"
 #include "sm/ha/sync.h"
@@ -220,13 +221,30 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req,
 				 " or 'routes report json'");
 			return -EINVAL;
 		}
+	} else if (word_is(w[0], wl[0], "counters")) {
+		req->cmd = CTL_CMD_COUNTERS;
+		for (size_t k = 1; k < nw; k++) {
+			if (word_is(w[k], wl[k], "errors") && !req->errors)
+				req->errors = true;
+			else if (word_is(w[k], wl[k], "json") && !req->json)
+				req->json = true;
+			else if (!req->target[0] && wl[k] < sizeof(req->target))
+				memcpy(req->target, w[k], wl[k]);
+			else {
+				snprintf(err, errlen, "counters: expected"
+					 " 'counters [NODE|GUID|LID[:PORT]]"
+					 " [errors] [json]'");
+				return -EINVAL;
+			}
+		}
 	} else if (word_is(w[0], wl[0], "help")) {
 		NOARGS("help");
 		req->cmd = CTL_CMD_HELP;
 	} else {
 		snprintf(err, errlen, "unknown command '%.*s': expected status,"
 			 " resweep, reroute, loglevel, reload, dump-config,"
-			 " sms, routes or help", (int)(wl[0] > 40 ? 40 : wl[0]), w[0]);
+			 " sms, routes, counters or help",
+			 (int)(wl[0] > 40 ? 40 : wl[0]), w[0]);
 		return -EINVAL;
 	}
 #undef NOARGS
@@ -456,6 +474,7 @@ static int cmd_status(struct sm *sm, struct ctl_answer *a)
 	ctl_line_add(a, "trap_sweeps %u", sm->stats.trap_sweeps);
 	ctl_line_add(a, "quick_sweeps %u", sm->stats.quick_sweeps);
 	ctl_line_add(a, "foreign_sm_ports %u", sm->stats.foreign_sm_ports);
+	perf_ctl_status(sm, a);
 	if (sm->engine) {
 		const struct mad_engine_stats *st = mad_engine_stats(sm->engine);
 
@@ -676,6 +695,8 @@ static int cmd_help(struct ctl_answer *a)
 	ctl_line_add(a, "dump-config            the keys in force and their source");
 	ctl_line_add(a, "sms                    every SM known from SMInfo");
 	ctl_line_add(a, "routes report [json]   quality of the routes in force");
+	ctl_line_add(a, "counters [NODE|GUID|LID[:PORT]] [errors] [json]"
+		     "  port counters: totals, last increase");
 	return answer_end(a, true, "%s", "");
 }
 
@@ -701,6 +722,12 @@ int ctl_execute(struct sm *sm, const struct ctl_request *req,
 		return cmd_sms(sm, a);
 	case CTL_CMD_ROUTES_REPORT:
 		return cmd_routes_report(sm, req->json, a);
+	case CTL_CMD_COUNTERS: {
+		char msg[160];
+		int rc = perf_ctl_counters(sm, req->target, req->errors,
+					   req->json, a, msg, sizeof(msg));
+		return answer_end(a, rc == 0, "%s", msg);
+	}
 	}
 	return answer_end(a, false, "unknown command");
 }

@@ -48,6 +48,7 @@ enum ctl_cmd {
 	CTL_CMD_HELP,
 	CTL_CMD_SMS,			/* every SM known from SMInfo */
 	CTL_CMD_ROUTES_REPORT,		/* routing quality (routing/report.h) */
+	CTL_CMD_COUNTERS,		/* port counters (sm/perf/) */
 };
 
 struct ctl_request {
@@ -58,6 +59,8 @@ struct ctl_request {
 					 * else -1 */
 	bool	 json;			/* routes report json */
 	bool	 force;			/* reload force */
+	bool	 errors;		/* counters errors */
+	char	 target[128];		/* counters NODE|GUID|LID[:PORT] */
 };
 
 /*
