@@ -36,10 +36,12 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config/conf.h"
 #include "sm/ctl.h"
+#include "sm/health/health.h"
 #include "sm/mcast/mcast.h"
 #include "sm/mcast/mft.h"
 #include "sm/perf/perf.h"
@@ -131,6 +133,148 @@ static bool word_is(const char *w, size_t n, const char *s)
 	return strlen(s) == n && !memcmp(w, s, n);
 }
 
+/*
+ * events since T: seconds since the epoch ("1700000000"), a UTC time
+ * ("2026-11-29T07:50:00Z", the Z optional), or a time ago: a number
+ * with s, m, h or d ("10m").  0 or -1.
+ */
+static int parse_since(const char *w, size_t n, struct ctl_request *req)
+{
+	char buf[40], *end;
+	struct tm tm;
+	double v;
+
+	if (!n || n >= sizeof(buf))
+		return -1;
+	memcpy(buf, w, n);
+	buf[n] = '\0';
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(buf, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (end && (!*end || !strcmp(end, "Z"))) {
+		req->since = (double)timegm(&tm);
+		return 0;
+	}
+	if (buf[0] < '0' || buf[0] > '9')
+		return -1;
+	errno = 0;
+	v = strtod(buf, &end);
+	if (errno || v < 0 || v > 1e12)
+		return -1;
+	if (!*end) {
+		req->since = v;
+		return 0;
+	}
+	if (end[1])
+		return -1;
+	switch (*end) {
+	case 's': req->since_ago = v; break;
+	case 'm': req->since_ago = v * 60; break;
+	case 'h': req->since_ago = v * 3600; break;
+	case 'd': req->since_ago = v * 86400; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+/* A number of at most `max` (decimal, or hexadecimal with 0x). */
+static int parse_uint(const char *w, size_t n, unsigned long long max,
+		      unsigned long long *v)
+{
+	char buf[24], *end;
+
+	if (!n || n >= sizeof(buf) || w[0] == '-' || w[0] == '+')
+		return -1;
+	memcpy(buf, w, n);
+	buf[n] = '\0';
+	errno = 0;
+	*v = strtoull(buf, &end, 0);
+	return errno || *end || *v > max ? -1 : 0;
+}
+
+/* port enable NODE PORT: NODE a GUID (0x and 16 hex digits at most) or
+ * a unicast LID. */
+static int parse_port_enable(const char *const *w, const size_t *wl,
+			     size_t nw, struct ctl_request *req)
+{
+	unsigned long long v, p;
+
+	if (nw != 4 || !word_is(w[1], wl[1], "enable") ||
+	    parse_uint(w[2], wl[2], UINT64_MAX, &v) < 0 || !v ||
+	    parse_uint(w[3], wl[3], 254, &p) < 0 || !p)
+		return -1;
+	if (wl[2] > 2 && w[2][0] == '0' && (w[2][1] == 'x' || w[2][1] == 'X') &&
+	    wl[2] > 6) {
+		req->guid = v;
+	} else {
+		if (v > 0xbfff)
+			return -1;
+		req->lid = (uint16_t)v;
+	}
+	req->port = (uint8_t)p;
+	return 0;
+}
+
+/* health [json] | events [since T] [json] | topology save FILE */
+static int parse_health(const char *const *w, const size_t *wl, size_t nw,
+			struct ctl_request *req, char *err, size_t errlen)
+{
+	size_t i = 1;
+
+	if (word_is(w[0], wl[0], "health")) {
+		req->cmd = CTL_CMD_HEALTH;
+		if (nw > 2 || (nw == 2 && !(req->json = word_is(w[1], wl[1],
+								 "json")))) {
+			snprintf(err, errlen, "health: expected 'health' or"
+				 " 'health json'");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (word_is(w[0], wl[0], "events")) {
+		req->cmd = CTL_CMD_EVENTS;
+		if (i < nw && word_is(w[i], wl[i], "since")) {
+			if (i + 1 >= nw || parse_since(w[i + 1], wl[i + 1],
+						       req) < 0) {
+				snprintf(err, errlen, "events since: expected a"
+					 " time: seconds since the epoch, a UTC"
+					 " time YYYY-MM-DDTHH:MM:SSZ or a time"
+					 " ago (30s, 10m, 2h, 1d)");
+				return -EINVAL;
+			}
+			i += 2;
+		}
+		if (i < nw && word_is(w[i], wl[i], "json")) {
+			req->json = true;
+			i++;
+		}
+		if (i != nw) {
+			snprintf(err, errlen, "events: expected 'events [since"
+				 " T] [json]'");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (word_is(w[0], wl[0], "topology")) {
+		req->cmd = CTL_CMD_TOPO_SAVE;
+		if (nw != 3 || !word_is(w[1], wl[1], "save") || w[2][0] != '/' ||
+		    wl[2] >= sizeof(req->path)) {
+			snprintf(err, errlen, "topology: expected 'topology save"
+				 " FILE', FILE an absolute path without blanks");
+			return -EINVAL;
+		}
+		memcpy(req->path, w[2], wl[2]);
+		req->path[wl[2]] = '\0';
+		return 0;
+	}
+	req->cmd = CTL_CMD_PORT_ENABLE;
+	if (parse_port_enable(w, wl, nw, req) < 0) {
+		snprintf(err, errlen, "port: expected 'port enable NODE PORT',"
+			 " NODE a node GUID (0x...) or a LID, PORT 1-254");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int ctl_parse(const char *line, size_t len, struct ctl_request *req,
 	      char *err, size_t errlen)
 {
@@ -138,6 +282,7 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req,
 	size_t wl[CTL_MAX_ARGS + 1], nw = 0, i = 0;
 
 	memset(req, 0, sizeof(*req));
+	req->since_ago = -1;
 	for (size_t k = 0; k < len; k++) {
 		unsigned char ch = (unsigned char)line[k];
 
@@ -221,6 +366,12 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req,
 				 " or 'routes report json'");
 			return -EINVAL;
 		}
+	} else if (word_is(w[0], wl[0], "health") ||
+		   word_is(w[0], wl[0], "events") ||
+		   word_is(w[0], wl[0], "topology") ||
+		   word_is(w[0], wl[0], "port")) {
+		if (parse_health(w, wl, nw, req, err, errlen) < 0)
+			return -EINVAL;
 	} else if (word_is(w[0], wl[0], "counters")) {
 		req->cmd = CTL_CMD_COUNTERS;
 		for (size_t k = 1; k < nw; k++) {
@@ -243,8 +394,8 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req,
 	} else {
 		snprintf(err, errlen, "unknown command '%.*s': expected status,"
 			 " resweep, reroute, loglevel, reload, dump-config,"
-			 " sms, routes, counters or help",
-			 (int)(wl[0] > 40 ? 40 : wl[0]), w[0]);
+			 " sms, routes, counters, health, events, topology, port"
+			 " or help", (int)(wl[0] > 40 ? 40 : wl[0]), w[0]);
 		return -EINVAL;
 	}
 #undef NOARGS
@@ -683,6 +834,41 @@ static int cmd_routes_report(struct sm *sm, bool json, struct ctl_answer *a)
 	return answer_end(a, true, "%s", "");
 }
 
+/* health, events, topology save, port enable (sm/health/health_ctl.c) */
+static int cmd_health(struct sm *sm, const struct ctl_request *req,
+		      struct ctl_answer *a)
+{
+	char msg[700] = "";
+	int rc = -EINVAL;
+
+	switch (req->cmd) {
+	case CTL_CMD_HEALTH:
+		rc = sm_health_ctl_report(sm, req->json, a, msg, sizeof(msg));
+		break;
+	case CTL_CMD_EVENTS:
+		rc = sm_health_ctl_events(sm, req->since_ago >= 0 ?
+					  ev_time() - req->since_ago : req->since,
+					  req->json, a, msg, sizeof(msg));
+		break;
+	case CTL_CMD_TOPO_SAVE:
+		rc = sm_health_ctl_topo_save(sm, req->path, a, msg, sizeof(msg));
+		break;
+	case CTL_CMD_PORT_ENABLE:
+		if (req->guid)
+			log_info("control socket: port enable 0x%016" PRIx64
+				 " port %u", req->guid, req->port);
+		else
+			log_info("control socket: port enable LID %u port %u",
+				 req->lid, req->port);
+		rc = sm_health_ctl_port_enable(sm, req->guid, req->lid, req->port,
+					       a, msg, sizeof(msg));
+		break;
+	default:
+		break;
+	}
+	return answer_end(a, rc == 0, "%s", msg);
+}
+
 static int cmd_help(struct ctl_answer *a)
 {
 	ctl_line_add(a, "status                 state, sweeps, timings, counts");
@@ -695,6 +881,12 @@ static int cmd_help(struct ctl_answer *a)
 	ctl_line_add(a, "dump-config            the keys in force and their source");
 	ctl_line_add(a, "sms                    every SM known from SMInfo");
 	ctl_line_add(a, "routes report [json]   quality of the routes in force");
+	ctl_line_add(a, "health [json]          fabric health: the findings in force");
+	ctl_line_add(a, "events [since T] [json] the event history (T: epoch s,"
+		     " UTC time or 10m ago)");
+	ctl_line_add(a, "topology save FILE     the fabric as a reference topology");
+	ctl_line_add(a, "port enable NODE PORT  PortPhysicalState Polling; ends"
+		     " an isolation");
 	ctl_line_add(a, "counters [NODE|GUID|LID[:PORT]] [errors] [json]"
 		     "  port counters: totals, last increase");
 	return answer_end(a, true, "%s", "");
@@ -722,6 +914,11 @@ int ctl_execute(struct sm *sm, const struct ctl_request *req,
 		return cmd_sms(sm, a);
 	case CTL_CMD_ROUTES_REPORT:
 		return cmd_routes_report(sm, req->json, a);
+	case CTL_CMD_HEALTH:
+	case CTL_CMD_EVENTS:
+	case CTL_CMD_TOPO_SAVE:
+	case CTL_CMD_PORT_ENABLE:
+		return cmd_health(sm, req, a);
 	case CTL_CMD_COUNTERS: {
 		char msg[160];
 		int rc = perf_ctl_counters(sm, req->target, req->errors,

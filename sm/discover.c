@@ -719,7 +719,12 @@ static void got_port_info(struct discovery *d, struct query *q,
 		twin_behind_down_port(d, q);
 	if (!d->defer_pkeys)
 		read_pkeys(d, q->node, q->port, q->path, q->hops);
+	/* A port whose physical link is not up (Disabled, Polling)
+	 * carries nothing, whatever its LinkState says (ibsim leaves it
+	 * ACTIVE under a PortPhysicalState Set): not crossed, like a port
+	 * that is down. */
 	if (q->port == 0 || pi_port_state(pi) < PORT_STATE_INIT ||
+	    (pi_phys_state(pi) && pi_phys_state(pi) != PHYS_STATE_LINKUP) ||
 	    p->peer_node != FAB_NONE)
 		return;
 	/* Switches forward; a CA or router is only left by the SM itself. */

@@ -33,6 +33,7 @@
 #include "mad/umad_io.h"
 #include "mad/sim_io.h"
 #include "sm/discover.h"
+#include "sm/health/health.h"
 #include "model/fabric.h"
 #include "config/limits.h"
 #include "sm/log.h"
@@ -801,6 +802,7 @@ static void shut_down(struct sm *sm, struct discover_job *job,
 	sl2vl_images_free(sm->sl2vl);
 	sm_parts_free(sm);
 	mc_table_free(sm->mc);
+	sm_health_free(sm);
 	log_close();
 }
 

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "sm/ctl.h"
+#include "sm/health/health.h"
 #include "sm/mcast/mft.h"
 #include "sm/notify.h"
 #include "sm/perf/perf.h"
@@ -430,6 +431,7 @@ void sm_transition(struct sm *sm, enum sm_state s, unsigned code,
 	snprintf(sm->last_transition, sizeof(sm->last_transition),
 		 "%s -> %s: %s", sm_state_name(old), sm_state_name(s), why);
 	log_info("SM %04u: %s", code, sm->last_transition);
+	sm_health_state(sm, sm_state_name(old), sm_state_name(s), why);
 	if (s == SM_DISCOVERING && old != SM_DISCOVERING)
 		sm->stats.discovering_since = ev_time();
 	if (old == SM_STANDBY && s != SM_STANDBY)
