@@ -157,6 +157,15 @@ START_TEST(test_links)
 	run_links(&f, &p, &s);
 	ck_assert_uint_eq(count_kind(&s, HF_LINK_BELOW_EXPECTED), 3);
 	ck_assert_ptr_nonnull(find_kind(&s, HF_LINK_BELOW_EXPECTED, 0x10, 1));
+	/* only the higher end of a link left behind in ARMED: reported there */
+	pi_set_port_state(&port(&f, 0x10, 4)->pi, PORT_STATE_ACTIVE);
+	pi_set_port_state(&port(&f, 0x20, 4)->pi, PORT_STATE_ARMED);
+	run_links(&f, &p, &s);
+	ck_assert_uint_eq(count_kind(&s, HF_LINK_NOT_ACTIVE), 1);
+	x = find_kind(&s, HF_LINK_NOT_ACTIVE, 0x20, 4);
+	ck_assert_ptr_nonnull(x);
+	ck_assert_uint_eq(x->peer_guid, 0x10);
+	ck_assert_ptr_nonnull(strstr(x->text, "ARMED"));
 	/* a port down (not LinkUp) is not a link problem here */
 	pi_set_phys_state(&port(&f, 0x10, 4)->pi, PHYS_STATE_POLLING);
 	pi_set_phys_state(&port(&f, 0x20, 4)->pi, PHYS_STATE_POLLING);
@@ -229,17 +238,19 @@ START_TEST(test_reference)
 	t5 = malloc(strlen(t4) + 64);
 	sprintf(t5, "%sCa 2 \"H-0000000000000400\" # \"h4\"\n", t4);
 	load(&f, t5, 0);
+	port(&f, 0x400, 1)->lid = 9;
 	run_ref(&f, &ref, &s);
 
 	x = find_kind(&s, HF_REF_CABLE_MOVED, 0x10, 2);
 	ck_assert_ptr_nonnull(x);
 	ck_assert_uint_eq(x->peer_guid, 0x200);
-	ck_assert_ptr_nonnull(strstr(x->text, "[5]"));
+	ck_assert_ptr_nonnull(strstr(x->text, "the fabric [5] - [1]"));
+	ck_assert_ptr_nonnull(strstr(x->text, "the reference has [2] - [1]"));
 	ck_assert_uint_eq(count_kind(&s, HF_REF_CABLE_MOVED), 1);
 	x = find_kind(&s, HF_REF_MISSING_LINK, 0x20, 1);
 	ck_assert_ptr_nonnull(x);
 	ck_assert_uint_eq(x->peer_guid, 0x300);
-	ck_assert_str_eq(x->peer_desc, "h3");	/* from the reference */
+	ck_assert_str_eq(x->peer_desc, "h3-renamed");	/* as it is now */
 	ck_assert_uint_eq(count_kind(&s, HF_REF_MISSING_LINK), 1);
 	x = find_kind(&s, HF_REF_UNEXPECTED_LINK, 0x20, 2);
 	ck_assert_ptr_nonnull(x);
@@ -247,7 +258,9 @@ START_TEST(test_reference)
 	ck_assert_uint_eq(x->peer_port, 2);
 	/* h4's link is covered by h4's own finding */
 	ck_assert_uint_eq(count_kind(&s, HF_REF_UNEXPECTED_LINK), 1);
-	ck_assert_ptr_nonnull(find_kind(&s, HF_REF_UNEXPECTED_NODE, 0x400, 0));
+	x = find_kind(&s, HF_REF_UNEXPECTED_NODE, 0x400, 0);
+	ck_assert_ptr_nonnull(x);
+	ck_assert_uint_eq(x->lid, 9);	/* the CA's LID, for a node finding */
 	x = find_kind(&s, HF_REF_DESC_CHANGED, 0x300, 0);
 	ck_assert_ptr_nonnull(x);
 	ck_assert_str_eq(x->desc, "h3-renamed");
@@ -272,6 +285,29 @@ START_TEST(test_reference)
 	ck_assert_str_eq(x->desc, "sw2");
 	ck_assert_uint_eq(hf_set_count(&s), 1);
 
+	/* a description the fabric reports with a byte the file cannot
+	 * hold (written as a space) is no change */
+	fabric_free(&f);
+	load(&f, NET, 0);
+	strcpy(fabric_node(&f, fabric_find(&f, 0x300))->desc, "h3");
+	fabric_free(&ref);
+	load(&ref, "Ca 2 \"H-0000000000000300\" # \"h 3\"\n", TOPO_LINK_AS_GIVEN);
+	fabric_node(&f, fabric_find(&f, 0x300))->desc[1] = '\t';
+	fabric_node(&f, fabric_find(&f, 0x300))->desc[2] = '3';
+	fabric_node(&f, fabric_find(&f, 0x300))->desc[3] = '\0';
+	hf_set_begin(&s, HF_G_SWEEP);
+	hc_reference(&f, &ref, &s, 1);
+	hf_set_end(&s, 1, NULL, NULL);
+	ck_assert_uint_eq(count_kind(&s, HF_REF_DESC_CHANGED), 0);
+	fabric_free(&ref);
+	load(&ref, NET, TOPO_LINK_AS_GIVEN);
+	fabric_free(&f);
+	load(&f, "Switch 8 \"S-0000000000000010\" # \"sw1\"\n"
+		 "[1] \"H-0000000000000100\"[1] # 4xQDR\n"
+		 "[2] \"H-0000000000000200\"[1] # 4xQDR\n"
+		 "Ca 2 \"H-0000000000000100\" # \"h1\"\n"
+		 "Ca 2 \"H-0000000000000200\" # \"h2\"\n"
+		 "Ca 2 \"H-0000000000000300\" # \"h3\"\n", 0);
 	/* no reference: nothing */
 	run_ref(&f, NULL, &s);
 	ck_assert_uint_eq(hf_set_count(&s), 0);
@@ -318,8 +354,8 @@ START_TEST(test_identity)
 	char *t1, *t2;
 	const struct hf_finding *x;
 	uint64_t dups[] = { 0x300 };
-	struct hc_lid_conflict lc = { .lid = 7, .guid = 0x100, .port = 1,
-				      .other_guid = 0x200, .other_port = 1 };
+	struct hc_lid_conflict lc = { .lid = 7, .port_guid = 0x101,
+				      .other_port_guid = 0x201 };
 	struct hc_identity_in in = { dups, 1, &lc, 1 };
 
 	ck_assert_int_eq(hf_set_init(&s, 64), 0);
@@ -348,8 +384,10 @@ START_TEST(test_identity)
 	ck_assert_str_eq(x->desc, "h3");
 	x = find_kind(&s, HF_LID_CONFLICT, 0x100, 1);
 	ck_assert_ptr_nonnull(x);
+	ck_assert_int_eq(x->severity, HF_WARNING);
 	ck_assert_uint_eq(x->detail, 7);
 	ck_assert_uint_eq(x->peer_guid, 0x200);
+	ck_assert_uint_eq(x->peer_port, 1);
 	ck_assert_str_eq(x->peer_desc, "h1");
 	ck_assert_uint_eq(hf_set_count(&s), 4);
 	fabric_free(&f);
@@ -479,6 +517,47 @@ START_TEST(test_counters_hostile)
 	hf_set_summary(&s, &sum);
 	ck_assert_uint_eq(sum.count[HF_CRITICAL], 0);
 	ck_assert_uint_eq(hf_set_count(&s), 0);
+	/* the store starts the port afresh (it left and came back): totals
+	 * below the window's start are no errors, and count again from
+	 * there */
+	bump(&cp, PC_SYMBOL_ERR, 5, 45);
+	run_counters(&st, &cp, NULL, &p, &s, 45);
+	cp.ext_clears++;		/* the window starts at 5 */
+	bump(&cp, PC_SYMBOL_ERR, 0, 45.5);
+	run_counters(&st, &cp, NULL, &p, &s, 45.5);
+	memset(cp.total, 0, sizeof(cp.total));
+	bump(&cp, PC_SYMBOL_ERR, 0, 46);
+	run_counters(&st, &cp, NULL, &p, &s, 46);
+	bump(&cp, PC_SYMBOL_ERR, 9, 47);
+	run_counters(&st, &cp, NULL, &p, &s, 47);
+	ck_assert_uint_eq(hf_set_count(&s), 0);
+	bump(&cp, PC_SYMBOL_ERR, 1, 48);
+	run_counters(&st, &cp, NULL, &p, &s, 48);
+	ck_assert_uint_eq(count_kind(&s, HF_ERROR_RATE), 1);
+	ck_assert_uint_eq(hf_set_at(&s, 0)->value, 10);
+	/* a first read that finds 500 errors counted since the last clear,
+	 * over an unknown time: a warning, not a critical */
+	{
+		struct pc_port old = { .node_guid = 0x97, .port = 1 };
+		struct hf_finding k = { .kind = HF_ERROR_RATE, .guid = 0x97,
+					.port = 1, .detail = PC_SYMBOL_ERR };
+
+		bump(&old, PC_SYMBOL_ERR, 500, 1000);
+		old.prev_read = 0;
+		hf_set_begin(&s, HF_G_COUNTERS);
+		hc_counter_port(&st, &old, NULL, &p, &s, 1000);
+		hf_set_end(&s, 1000, NULL, NULL);
+		ck_assert_ptr_nonnull(hf_set_find(&s, &k));
+		ck_assert_int_eq(hf_set_find(&s, &k)->severity, HF_WARNING);
+		ck_assert_ptr_nonnull(strstr(hf_set_find(&s, &k)->text,
+					     "last cleared"));
+		/* half an hour on, the window slides past the first read */
+		bump(&old, PC_SYMBOL_ERR, 0, 2900);
+		hf_set_begin(&s, HF_G_COUNTERS);
+		hc_counter_port(&st, &old, NULL, &p, &s, 2900);
+		hf_set_end(&s, 2900, NULL, NULL);
+		ck_assert_ptr_null(hf_set_find(&s, &k));
+	}
 	/* a port whose first read is all there is: nothing */
 	struct pc_port fresh = { .node_guid = 0x98, .port = 1 };
 	hf_set_begin(&s, HF_G_COUNTERS);
@@ -519,9 +598,12 @@ START_TEST(test_unhealthy)
 	ck_assert_int_eq(hh_init(&h, &p), 0);
 	load(&f, NET, 0);
 	port(&f, 0x100, 1)->lid = 5;
+	/* both ends of sw1[1]-h1 see the flaps: one finding, at sw1 */
 	for (int i = 0; i < 2; i++) {
 		hh_link_state(&h, 0x10, 1, false, 10 * i);
 		hh_link_state(&h, 0x10, 1, true, 10 * i + 5);
+		hh_link_state(&h, 0x100, 1, false, 10 * i);
+		hh_link_state(&h, 0x100, 1, true, 10 * i + 5);
 	}
 	hh_node_poll(&h, 0x200, false, 1);
 	hh_node_poll(&h, 0x200, false, 2);
@@ -529,8 +611,10 @@ START_TEST(test_unhealthy)
 	hh_set_refused(&h, 0x300, 2);
 	hh_node_poll(&h, 0x300, true, 3);
 	hh_set_refused(&h, 0x300, 3);
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < 6; i++) {
 		hh_trap(&h, 5, 20);
+		hh_trap(&h, 77, 20);	/* no port of the model has it */
+	}
 	hf_set_begin(&s, HF_G_HISTORY);
 	hc_unhealthy(&h, &f, &p, &s, 20);
 	hf_set_end(&s, 20, NULL, NULL);
@@ -538,13 +622,17 @@ START_TEST(test_unhealthy)
 	ck_assert_ptr_nonnull(x);
 	ck_assert_uint_eq(x->peer_guid, 0x100);
 	ck_assert_int_eq(x->severity, HF_CRITICAL);
+	ck_assert_uint_eq(count_kind(&s, HF_FLAPPING), 1);
 	ck_assert_ptr_nonnull(find_kind(&s, HF_UNRESPONSIVE, 0x200, 0));
 	ck_assert_ptr_nonnull(find_kind(&s, HF_REFUSING_SETS, 0x300, 0));
 	x = find_kind(&s, HF_NOISY, 0x100, 1);
 	ck_assert_ptr_nonnull(x);
 	ck_assert_uint_eq(x->lid, 5);
 	ck_assert_str_eq(x->desc, "h1");
-	ck_assert_uint_eq(hf_set_count(&s), 4);
+	x = find_kind(&s, HF_NOISY, 0, 0);
+	ck_assert_ptr_nonnull(x);
+	ck_assert_uint_eq(x->lid, 77);
+	ck_assert_uint_eq(hf_set_count(&s), 5);
 	/* much later, all quiet: everything closes */
 	hh_node_poll(&h, 0x200, true, 3000);
 	hh_node_poll(&h, 0x200, true, 3001);
@@ -590,6 +678,106 @@ START_TEST(test_routing)
 }
 END_TEST
 
+/* Hostile models and inputs, deterministic: every PortInfo byte random,
+ * counters anywhere in 64 bits, history fed garbage.  No check may read
+ * out of bounds (ASan), every finding stays well formed, the set
+ * bounded. */
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+START_TEST(test_random_inputs)
+{
+	struct fabric f, ref;
+	struct hf_set s;
+	struct health_policy p;
+	struct health_history h;
+	struct hc_counter_state st;
+	struct pc_port cp[4];
+
+	health_policy_default(&p);
+	p.expected_width = 4;
+	p.expected_speed = 100;
+	p.max_ports = 8;
+	ck_assert_int_eq(hf_set_init(&s, 32), 0);
+	ck_assert_int_eq(hh_init(&h, &p), 0);
+	hc_counter_state_init(&st);
+	memset(cp, 0, sizeof(cp));
+	load(&ref, NET, TOPO_LINK_AS_GIVEN);
+	for (int round = 0; round < 300; round++) {
+		load(&f, NET, 0);
+		for (size_t i = 0; i < f.n_nodes; i++) {
+			struct fab_node *n = &f.nodes[i];
+
+			for (unsigned pn = 0; pn <= n->num_ports; pn++) {
+				unsigned char *b = (unsigned char *)&n->ports[pn].pi;
+
+				for (size_t k = 0; k < sizeof(n->ports[pn].pi); k++)
+					b[k] = (unsigned char)rnd();
+				n->ports[pn].valid = rnd() & 1;
+				n->ports[pn].lid = (uint16_t)rnd();
+				n->ports[pn].lmc = (uint8_t)rnd();
+			}
+			for (size_t k = 0; k < sizeof(n->desc) - 1; k++)
+				n->desc[k] = (char)(rnd() % 4 ? 'a' + rnd() % 2 : rnd());
+			n->desc[sizeof(n->desc) - 1] = '\0';
+		}
+		for (int k = 0; k < 20; k++) {
+			hh_link_state(&h, rnd() % 4 ? 0x10 : rnd(), (uint8_t)rnd(),
+				      rnd() & 1, (double)(rnd() % 100000));
+			hh_node_poll(&h, rnd() % 8, rnd() & 1, round);
+			hh_set_refused(&h, rnd() % 8, round);
+			hh_trap(&h, (uint16_t)rnd(), (double)(rnd() % 1000) - 10);
+		}
+		hf_set_begin(&s, HF_G_ALL);
+		hc_links(&f, &p, &s, round);
+		hc_reference(&f, &ref, &s, round);
+		hc_identity(&f, NULL, &s, round);
+		hc_unhealthy(&h, &f, &p, &s, round);
+		for (int k = 0; k < 4; k++) {
+			cp[k].node_guid = k < 2 ? 0x10 : rnd();
+			cp[k].port = (uint8_t)rnd();
+			for (unsigned c = 0; c < PC_N; c++) {
+				uint64_t d = rnd() >> (rnd() % 64);
+
+				cp[k].delta[c] = d;
+				cp[k].total[c] += d;
+			}
+			cp[k].ext_clears += rnd() % 3 == 0;
+			cp[k].prev_read = cp[k].last_read;
+			cp[k].last_read += (double)(rnd() % 4000) - 100;
+			cp[k].reads++;
+		}
+		hc_counters(&st, cp, 4, &f, &p, &s, round);
+		hf_set_end(&s, round, NULL, NULL);
+		ck_assert_uint_le(hf_set_count(&s), 32);
+		ck_assert_uint_le(st.n, 8);
+		for (size_t i = 0; i < hf_set_count(&s); i++) {
+			const struct hf_finding *x = hf_set_at(&s, i);
+
+			ck_assert_int_lt(x->kind, HF_N_KINDS);
+			ck_assert_int_lt(x->severity, HF_N_SEVERITIES);
+			ck_assert_uint_lt(strlen(x->text), HF_TEXT_SIZE);
+			ck_assert_uint_lt(strlen(x->desc), HF_DESC_SIZE);
+			ck_assert(x->first_seen <= x->last_seen);
+			for (const char *c = x->desc; *c; c++)
+				ck_assert(*c >= 0x20 && *c < 0x7f);
+		}
+		fabric_free(&f);
+	}
+	fabric_free(&ref);
+	hc_counter_state_free(&st);
+	hh_free(&h);
+	hf_set_free(&s);
+}
+END_TEST
+
 static Suite *health_checks_suite(void)
 {
 	Suite *s = suite_create("health_checks");
@@ -604,6 +792,7 @@ static Suite *health_checks_suite(void)
 	tcase_add_test(tc, test_counters_hostile);
 	tcase_add_test(tc, test_unhealthy);
 	tcase_add_test(tc, test_routing);
+	tcase_add_test(tc, test_random_inputs);
 	suite_add_tcase(s, tc);
 	return s;
 }
