@@ -363,11 +363,12 @@ static const char page_style[] =
 	"top:0;background:#fafafa;z-index:1}#bar button{margin-left:6px}"
 	"#bar button.on{font-weight:bold}.key{display:inline-block;width:18px;"
 	"height:5px;margin:0 3px 2px 10px}svg#map{display:block;width:100%;"
-	"height:auto;cursor:grab}table{border-collapse:collapse;margin:0 10px}"
+	"height:calc(100vh - 64px);min-height:300px;cursor:grab}table{border-collapse:collapse;margin:0 10px}"
 	"td,th{border:1px solid #ddd;padding:2px 6px;text-align:left}"
 	"tr.critical td:first-child{color:#c62828}h3{margin:10px}";
 
-/* The view switch and the zoom (wheel) and pan (drag) of the map. */
+/* The view switch (also from the address: #load, #health) and the zoom
+ * (wheel) and pan (drag) of the map. */
 static const char page_script[] =
 	"(function(){\n"
 	"var links=document.querySelectorAll('#map .link');\n"
@@ -383,7 +384,9 @@ static const char page_script[] =
 	"function(){view('health');});\n"
 	"document.getElementById('v-load').addEventListener('click',"
 	"function(){view('load');});\n"
-	"view(document.body.getAttribute('data-view'));\n"
+	"view(location.hash=='#load'&&!document.getElementById('v-load').disabled?"
+	"'load':location.hash=='#health'?'health':"
+	"document.body.getAttribute('data-view'));\n"
 	"var svg=document.getElementById('map'),vb=svg.viewBox.baseVal,drag=null;\n"
 	"svg.addEventListener('wheel',function(ev){ev.preventDefault();\n"
 	" var r=svg.getBoundingClientRect(),s=ev.deltaY>0?1.25:0.8;\n"
