@@ -163,16 +163,18 @@ static int tiers_of(const struct fm_graph *g, int *tier, uint32_t *q)
 
 /*
  * Order every tier: leaves grouped by the first switch above them (the
- * leaves of a pod together), each tier above by the mean position of the
- * switches below it, then the tiers below again by those above (ties
- * keep the order they had).  pos[k]: switch k's place in its tier.
+ * leaves of a pod together), then each tier above by the mean position
+ * of the switches below it (ties: model order), twice.  Ordering the
+ * tiers below again by those above would scatter the pods of a 3-level
+ * tree (a core group touches every pod), so it is not done.  pos[k]:
+ * switch k's place in its tier.
  */
 static void order_tiers(const struct fm_graph *g, const int *tier,
 			unsigned T, const size_t *count, uint32_t *pos,
 			struct key *keys)
 {
-	for (int pass = 0; pass < 3; pass++) {
-		bool up = pass != 2;
+	for (int pass = 0; pass < 2; pass++) {
+		bool up = true;
 
 		for (unsigned s = 0; s < T; s++) {
 			unsigned t = up ? s : T - 1 - s;
@@ -247,19 +249,23 @@ int fm_layout_tiers(const struct fm_graph *g, struct fm_layout *l)
 		widest = count[t] > widest ? count[t] : widest;
 	order_tiers(g, l->tier, (unsigned)T, count, q, keys);
 
+	/* rows far enough apart for a drawing about as wide as a screen */
 	double sp = 28.0, w = (double)widest * sp;
-	double gap = w / (double)T / 2.5;
+	double gap = w / (double)(T - 1) / 1.6;
 
 	gap = gap < 160 ? 160 : gap;
+	double fs = fmin(80, fmax(13, w / 110)), room = fs * 4;
+
 	l->kind = FM_TIERS;
 	l->tiers = (unsigned)T;
+	l->label_size = fs;
 	l->radius = 9.0;
-	l->width = w + 2 * MARGIN;
+	l->width = w + 2 * MARGIN + room;
 	l->height = (T - 1) * gap + 2 * MARGIN + 30;
 	for (size_t k = 0; k < g->n; k++) {
 		int t = l->tier[k];
 
-		l->x[k] = MARGIN + (q[k] + 0.5) * w / (double)count[t];
+		l->x[k] = MARGIN + room + (q[k] + 0.5) * w / (double)count[t];
 		l->y[k] = MARGIN + (T - 1 - t) * gap;
 	}
 	rc = 0;

@@ -52,8 +52,10 @@ struct fm_layout {
 	double *x, *y;			/* per switch */
 	double width, height;		/* of the drawing, margins included */
 	double radius;			/* of a switch's mark */
-	/* FM_TIERS */
+	/* FM_TIERS: the tiers' names at the left, in a font of label_size
+	 * (user units, readable once the drawing is scaled to a screen) */
 	unsigned tiers;
+	double label_size;
 	int *tier;			/* per switch */
 	/* FM_GRID: dims dimensions of sizes size[], coordinates
 	 * coord[3 * i + d] of switch i */

@@ -131,6 +131,13 @@ static void link_path(struct fm_ctx *c, const struct lk *k)
 	       x2, y2);
 }
 
+/* The band of fabmap_load_colour(): 0 no route ... 4 twice the ideal. */
+static int load_band(double ratio)
+{
+	return ratio == 0 ? 0 : ratio < 0.75 ? 1 : ratio < 1.25 ? 2 :
+	       ratio < 2.0 ? 3 : 4;
+}
+
 static void link_elem(struct fm_ctx *c, const struct lk *k)
 {
 	const struct fabric *f = c->in->f;
@@ -138,16 +145,18 @@ static void link_elem(struct fm_ctx *c, const struct lk *k)
 	const char *lc = fabmap_load_colour(k->ratio);
 	bool load = c->in->load_view && c->in->loads;
 
-	fm_put(c->b, "<path class=\"link\" data-a=\"0x%016" PRIx64 "/%u\""
+	/* classes: health h0-h2 and load band l0-l4, for the widths */
+	fm_put(c->b, "<path class=\"link h%d", k->sev < 0 ? 0 : k->sev + 1);
+	if (k->ratio >= 0)
+		fm_put(c->b, " l%d", load_band(k->ratio));
+	fm_put(c->b, "\" data-a=\"0x%016" PRIx64 "/%u\""
 	       " data-b=\"0x%016" PRIx64 "/%u\" data-health=\"%s\"",
 	       fabric_node(f, k->a)->guid, k->pa, fabric_node(f, k->b)->guid,
 	       k->pb, fm_health_name(k->sev));
 	if (k->ratio >= 0)
 		fm_put(c->b, " data-load=\"%.3f\"", k->ratio);
-	fm_put(c->b, " data-hc=\"%s\" data-lc=\"%s\" stroke=\"%s\""
-	       " stroke-width=\"%s\"", hc, lc, load ? lc : hc,
-	       k->sev == HF_CRITICAL ? "3.5" : k->sev == HF_WARNING ? "2.5" :
-	       "1.2");
+	fm_put(c->b, " data-hc=\"%s\" data-lc=\"%s\" stroke=\"%s\"", hc, lc,
+	       load ? lc : hc);
 	link_path(c, k);
 	fm_put(c->b, ">");
 	link_title(c, k);
@@ -290,28 +299,45 @@ void fm_svg(struct fm_ctx *c, bool standalone)
 	fm_put(c->b, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"map\""
 	       " class=\"fabmap\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\""
 	       " height=\"%.0f\" data-layout=\"%s\" data-switches=\"%zu\""
-	       " data-links=\"%zu\" data-hosts=\"%zu\">\n", l->width, l->height,
-	       l->width, l->height, layout_name(l), c->g->n, nl, c->hosts);
-	fm_put(c->b, "<style>.link{fill:none}.hc{font:9px sans-serif;"
-	       "fill:#455a64;text-anchor:middle}.tl{font:13px sans-serif;"
-	       "fill:#37474f}.sw{stroke:#263238;stroke-width:1}</style>\n"
-	       "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n");
+	       " data-links=\"%zu\" data-hosts=\"%zu\" data-view=\"%s\">\n",
+	       l->width, l->height, l->width, l->height, layout_name(l),
+	       c->g->n, nl, c->hosts, c->in->load_view && c->in->loads ?
+	       "load" : "health");
+	/* Widths in screen pixels whatever the scale: cables thin (and
+	 * faint where there are many), faults and hot cables wide. */
+	bool dense = nl > 1500;
+	fm_put(c->b, "<style>.link{fill:none;vector-effect:non-scaling-stroke;"
+	       "stroke-width:%s;stroke-opacity:%s}"
+	       "#map[data-view=health] .h1,#map[data-view=load] .l3"
+	       "{stroke-width:2.5;stroke-opacity:1}"
+	       "#map[data-view=health] .h2,#map[data-view=load] .l4"
+	       "{stroke-width:3.5;stroke-opacity:1}"
+	       ".hc{font:9px sans-serif;fill:#455a64;text-anchor:middle}"
+	       ".tl{font-family:sans-serif;fill:#37474f}"
+	       ".sw{stroke:#263238;stroke-width:1}</style>\n"
+	       "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n",
+	       dense ? "0.6" : "1.2", dense ? "0.5" : "0.9");
 	if (l->kind == FM_TIERS)
 		for (unsigned t = 0; t < l->tiers; t++) {
 			for (size_t k = 0; k < c->g->n; k++)
 				if (l->tier[k] == (int)t) {
-					fm_put(c->b, "<text class=\"tl\" x=\"2\""
-					       " y=\"%.1f\">%s%.0u</text>\n",
-					       l->y[k] - 14, t ? "tier " :
+					fm_put(c->b, "<text class=\"tl\" x=\"4\""
+					       " y=\"%.1f\" font-size=\"%.0f\">"
+					       "%s%.0u</text>\n",
+					       l->y[k] + l->label_size / 3,
+					       l->label_size, t ? "tier " :
 					       "leaves", t);
 					break;
 				}
 		}
 	fm_put(c->b, "<g id=\"links\">\n");
+	/* the worst last, on top: by health, then by load */
 	for (int sev = -1; sev < HF_N_SEVERITIES; sev++)
-		for (size_t e = 0; e < nl; e++)
-			if (v[e].sev == sev)
-				link_elem(c, &v[e]);
+		for (int band = -1; band <= 4; band++)
+			for (size_t e = 0; e < nl; e++)
+				if (v[e].sev == sev && (v[e].ratio < 0 ? -1 :
+				    load_band(v[e].ratio)) == band)
+					link_elem(c, &v[e]);
 	fm_put(c->b, "</g>\n<g id=\"switches\">\n");
 	switches(c);
 	fm_put(c->b, "</g>\n</svg>\n");
@@ -368,7 +394,9 @@ static const char page_style[] =
 	"tr.critical td:first-child{color:#c62828}h3{margin:10px}";
 
 /* The view switch (also from the address: #load, #health) and the zoom
- * (wheel) and pan (drag) of the map. */
+ * (wheel) and pan (drag) of the map; data-painted-ms on the body: the
+ * milliseconds from navigation to the second frame after the script ran
+ * (the page laid out and painted once), for the benchmark. */
 static const char page_script[] =
 	"(function(){\n"
 	"var links=document.querySelectorAll('#map .link');\n"
@@ -376,6 +404,7 @@ static const char page_script[] =
 	" for(var i=0;i<links.length;i++){var e=links[i];\n"
 	"  e.setAttribute('stroke',e.getAttribute(v=='load'?'data-lc':'data-hc'));}\n"
 	" document.body.setAttribute('data-view',v);\n"
+	" document.getElementById('map').setAttribute('data-view',v);\n"
 	" document.getElementById('lg-health').hidden=v!='health';\n"
 	" document.getElementById('lg-load').hidden=v!='load';\n"
 	" document.getElementById('v-health').className=v=='health'?'on':'';\n"
@@ -401,6 +430,9 @@ static const char page_script[] =
 	" vb.x-=(ev.clientX-drag[0])/r.width*vb.width;\n"
 	" vb.y-=(ev.clientY-drag[1])/r.height*vb.height;\n"
 	" drag=[ev.clientX,ev.clientY];});\n"
+	"requestAnimationFrame(function(){requestAnimationFrame(function(){\n"
+	" document.body.setAttribute('data-painted-ms',"
+	"Math.round(performance.now()));});});\n"
 	"})();\n";
 
 static void page_bar(struct fm_ctx *c, const char *title)

@@ -318,7 +318,7 @@ START_TEST(render_health_and_load)
 	ck_assert_int_eq(fabmap_render(&in, FABMAP_HTML, &b), 0);
 	ck_assert_uint_eq(b.len, strlen(b.data));
 	ck_assert_uint_eq(count(b.data, "<circle class=\"sw\""), 6);
-	ck_assert_uint_eq(count(b.data, "<path class=\"link\""), 8);
+	ck_assert_uint_eq(count(b.data, "<path class=\"link "), 8);
 	ck_assert_uint_eq(count(b.data, "data-health=\"critical\""), 1);
 	snprintf(a, sizeof(a), "0x%016" PRIx64 "/%u", f.nodes[leaf].guid, lp);
 	tag = link_tag(b.data, a);
