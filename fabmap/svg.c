@@ -443,9 +443,10 @@ static void page_bar(struct fm_ctx *c, const char *title)
 	fm_put(b, "<div id=\"bar\"><b>");
 	fm_esc(b, title);
 	fm_put(b, "</b> &#8212; %zu switches, %zu hosts, %zu cables between"
-	       " switches; layout: %s; findings: %u critical, %u warnings",
+	       " switches; layout: %s; findings: %u critical, %u warning%s",
 	       c->g->n, c->hosts, c->links, layout_name(c->l),
-	       c->j->count[HF_CRITICAL], c->j->count[HF_WARNING]);
+	       c->j->count[HF_CRITICAL], c->j->count[HF_WARNING],
+	       c->j->count[HF_WARNING] == 1 ? "" : "s");
 	if (in->now > 0) {
 		time_t t = (time_t)in->now;
 		struct tm tm;

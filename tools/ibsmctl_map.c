@@ -66,7 +66,8 @@ static void map_usage(FILE *f)
 "offline:\n"
 "      --topology FILE   the fabric of a topology file (ibnetdiscover or\n"
 "                        ibsim .net), routed here for the load view\n"
-"      --routing LIST    engine list for that (default auto)\n"
+"      --routing LIST    engine list for that (default auto; none: no\n"
+"                        routing, no load view)\n"
 "      --reference FILE  findings of the comparison with this reference\n"
 "either:\n"
 "      --findings FILE   findings as `ibsmctl health --json` prints them\n"
@@ -304,6 +305,8 @@ static int offline(const struct map_opts *o, struct map_data *d)
 	}
 	if (o->reference && offline_reference(d, o->reference) < 0)
 		return -1;
+	if (o->routing && !strcmp(o->routing, "none"))
+		return 0;
 	memset(&r, 0, sizeof(r));
 	rc = routing_run_opts(o->routing ? o->routing : "auto", &d->f, &ro, &r,
 			      err, sizeof(err));
