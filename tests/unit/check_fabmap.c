@@ -18,6 +18,8 @@
 #include "fabmap/layout.h"
 #include "model/fabric.h"
 #include "routing/report.h"
+#include "routing/routing.h"
+#include "sm/lid.h"
 #include "sm/topo_file.h"
 
 static void load(struct fabric *f, const char *name)
@@ -357,6 +359,52 @@ START_TEST(render_health_and_load)
 }
 END_TEST
 
+/* The per-port loads add up to the report's figures, on switch ports
+ * towards switches only. */
+START_TEST(port_loads_match_report)
+{
+	struct fabric f;
+	struct routing_opts o = { 0 };
+	struct routing_result r = { 0 };
+	struct routing_report rep, rep2;
+	char err[256];
+	uint64_t *loads, sum = 0, max = 0, used = 0;
+	size_t slot = 0;
+
+	load(&f, "fat3-pods.net");
+	ck_assert_int_eq(lid_assign_sequential(&f, 0), 0);
+	ck_assert_int_eq(routing_run_opts("minhop", &f, &o, &r, err,
+					  sizeof(err)), 0);
+	loads = calloc(routing_port_slots(&f), sizeof(*loads));
+	memset(loads, 0xff, routing_port_slots(&f) * sizeof(*loads));
+	ck_assert_int_eq(routing_report_port_loads(&f, &r, &rep, loads), 0);
+	ck_assert_int_eq(routing_report_load(&f, &r, &rep2), 0);
+	for (size_t i = 0; i < f.n_nodes; i++)
+		for (unsigned p = 0; p <= f.nodes[i].num_ports; p++, slot++) {
+			const struct fab_port *pt = &f.nodes[i].ports[p];
+			uint64_t l = loads[slot];
+
+			if (l)
+				ck_assert(f.nodes[i].type == NODE_TYPE_SWITCH && p &&
+					  pt->peer_node != FAB_NONE &&
+					  f.nodes[pt->peer_node].type ==
+					  NODE_TYPE_SWITCH);
+			sum += l;
+			max = l > max ? l : max;
+			used += l != 0;
+		}
+	ck_assert_uint_eq(slot, routing_port_slots(&f));
+	ck_assert_uint_gt(sum, 0);
+	ck_assert_uint_eq(sum, rep.load_total);
+	ck_assert_uint_eq(sum, rep2.load_total);
+	ck_assert_uint_eq(max, rep.load_max);
+	ck_assert_uint_eq(used, rep.channels_used);
+	free(loads);
+	routing_result_free(&r);
+	fabric_free(&f);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fabmap");
@@ -373,6 +421,7 @@ int main(void)
 	tcase_add_test(t, force_random);
 	tcase_add_test(t, force_thousand);
 	tcase_add_test(t, render_health_and_load);
+	tcase_add_test(t, port_loads_match_report);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);
