@@ -19,7 +19,9 @@
 #include "model/fabric.h"
 #include "routing/report.h"
 #include "routing/routing.h"
+#include "sm/fabric_map.h"
 #include "sm/lid.h"
+#include "sm/sm.h"
 #include "sm/topo_file.h"
 
 static void load(struct fabric *f, const char *name)
@@ -405,6 +407,42 @@ START_TEST(port_loads_match_report)
 }
 END_TEST
 
+/* The daemon's map: its model, its tables' loads (kept for the next
+ * page), no findings before the health state exists. */
+START_TEST(daemon_map)
+{
+	struct sm *sm = calloc(1, sizeof(*sm));
+	struct routing_opts o = { 0 };
+	struct fabmap_buf a = { 0 }, b = { 0 };
+	char err[256];
+
+	ck_assert_ptr_nonnull(sm);
+	load(&sm->fabric, "torus-4x4.net");
+	ck_assert_int_eq(lid_assign_sequential(&sm->fabric, 0), 0);
+	/* no tables yet: no load view */
+	ck_assert_int_eq(sm_fabric_map(sm, FABMAP_SVG, NULL, &a), 0);
+	ck_assert_ptr_null(strstr(a.data, "data-load="));
+	fabmap_buf_free(&a);
+	ck_assert_int_eq(routing_run_opts("minhop", &sm->fabric, &o, &sm->routes,
+					  err, sizeof(err)), 0);
+	ck_assert_int_eq(sm_fabric_map(sm, FABMAP_HTML, NULL, &a), 0);
+	ck_assert_int_eq(sm_fabric_map(sm, FABMAP_HTML, NULL, &b), 0);
+	ck_assert_uint_eq(count(a.data, "<circle class=\"sw\""), 16);
+	ck_assert_uint_eq(count(a.data, "<path class=\"link "), 64);
+	ck_assert_uint_eq(count(a.data, "data-load=\""), 64);
+	ck_assert_ptr_null(strstr(a.data, "data-health=\"warning\""));
+	/* the same drawing again (the kept loads) but for the time shown */
+	ck_assert_uint_eq(count(b.data, "data-load=\""), 64);
+	ck_assert_int_eq(a.len, b.len);
+	fabmap_buf_free(&a);
+	fabmap_buf_free(&b);
+	sm_fabric_map_free();
+	routing_result_free(&sm->routes);
+	fabric_free(&sm->fabric);
+	free(sm);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fabmap");
@@ -422,6 +460,7 @@ int main(void)
 	tcase_add_test(t, force_thousand);
 	tcase_add_test(t, render_health_and_load);
 	tcase_add_test(t, port_loads_match_report);
+	tcase_add_test(t, daemon_map);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);
