@@ -170,6 +170,13 @@ size_t pc_remove_if(struct pc_store *s,
 	return gone;
 }
 
+void pc_expire_deltas(struct pc_store *s, double t)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->ports[i].last_read < t)
+			memset(s->ports[i].delta, 0, sizeof(s->ports[i].delta));
+}
+
 struct one { uint64_t guid; uint8_t port; };
 
 static bool not_it(void *arg, const struct pc_port *p)
@@ -296,7 +303,10 @@ void pc_update(struct pc_port *p, uint16_t lid, const struct pma_sample *smp,
 			d = counter_delta(p->raw[i], v[i], w[i], dt,
 					  &res->ext_clear);
 		p->delta[i] = d;
-		p->total[i] += d;
+		/* saturating: a hostile first reading near 2^64 must not
+		 * make the total wrap to a small number later */
+		p->total[i] = p->total[i] + d < p->total[i] ? UINT64_MAX :
+			      p->total[i] + d;
 		p->raw[i] = v[i];
 		p->width[i] = w[i];
 		p->seen[i] = true;
