@@ -11,6 +11,7 @@
 #include "routing/report.h"
 #include "sm/fabric_map.h"
 #include "sm/health/internal.h"
+#include "sm/perf/perf.h"
 #include "sm/sm.h"
 
 /* The loads of the last map and what they were computed for. */
@@ -66,7 +67,7 @@ int sm_fabric_map(struct sm *sm, enum fabmap_format fmt,
 		.f = &sm->fabric,
 		.findings = fs && hf_set_count(fs) ? hf_set_at(fs, 0) : NULL,
 		.n_findings = fs ? hf_set_count(fs) : 0,
-		.counters = counters,
+		.counters = counters ? counters : perf_store(sm->perf),
 		.title = "ibsm fabric map",
 		.now = (double)time(NULL),
 	};

@@ -15,7 +15,7 @@ struct sm;
  * with fabmap_buf_free()): the findings in force (sm->health), the
  * routed load of the tables in force (sm->routes; the load view is left
  * out before the first routing) and the port counters of `counters`
- * (may be NULL).  The loads cost what `routes report` costs (about a
+ * (NULL: the performance manager's, when it runs).  The loads cost what `routes report` costs (about a
  * second on the largest fabrics) and are kept until the model or the
  * tables change, so a page asked again costs only the drawing (tens of
  * milliseconds).  Loop thread only: it reads the live model.  0 or
