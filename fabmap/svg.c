@@ -85,7 +85,7 @@ static void link_title(struct fm_ctx *c, const struct lk *k)
 
 	fm_put(c->b, "<title>");
 	fm_esc(c->b, desc_of(a));
-	fm_put(c->b, " (0x%016" PRIx64 ") port %u <-> ", a->guid, k->pa);
+	fm_put(c->b, " (0x%016" PRIx64 ") port %u &lt;-&gt; ", a->guid, k->pa);
 	fm_esc(c->b, desc_of(b));
 	fm_put(c->b, " (0x%016" PRIx64 ") port %u", b->guid, k->pb);
 	fm_link_rate(&a->ports[k->pa], rate, sizeof(rate));

@@ -85,6 +85,11 @@ fab_check bad-copy-made test "$(grep -c 'w=1' "$BAD")" -eq 2
 L1=$(guid_of "$T/pre.svg" leaf-01) L2=$(guid_of "$T/pre.svg" leaf-02)
 S2=$(guid_of "$T/pre.svg" spine-02)
 fab_check svg-names-switches test -n "$L1" -a -n "$L2" -a -n "$S2"
+fab_check svg-well-formed python3 -c 'import sys, xml.etree.ElementTree as E
+r = E.parse(sys.argv[1]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+sys.exit(not (r.tag == ns + "svg" and
+              len(r.findall(".//" + ns + "circle[@class=\"sw\"]")) == 6))' "$T/pre.svg"
 cat >"$T/findings.json" <<EOF
 {"severity": "critical", "kind": "error_rate", "node_guid": "$L2", "node_desc": "leaf-02", "port": 6, "lid": 0, "peer_guid": "$S2", "peer_desc": "spine-02", "peer_port": 2, "peer_lid": 0, "detail": 0, "value": 5000, "limit": 100, "text": "SymbolErrorCounter 5000 per hour (threshold 100)"}
 EOF
