@@ -250,7 +250,8 @@ int fm_layout_tiers(const struct fm_graph *g, struct fm_layout *l)
 	order_tiers(g, l->tier, (unsigned)T, count, q, keys);
 
 	/* rows far enough apart for a drawing about as wide as a screen */
-	double sp = 28.0, w = (double)widest * sp;
+	double sp = g->n <= FM_LABEL_SWITCHES ? 110.0 : 28.0;
+	double w = (double)widest * sp;
 	double gap = w / (double)(T - 1) / 1.6;
 
 	gap = gap < 160 ? 160 : gap;

@@ -267,9 +267,11 @@ static void switch_title(struct fm_ctx *c, int32_t i, uint32_t hosts)
 	fm_put(c->b, "</title>");
 }
 
+/* Switches, their host counts and (on small fabrics) their names. */
 static void switches(struct fm_ctx *c)
 {
 	const struct fm_layout *l = c->l;
+	bool labels = c->g->n <= FM_LABEL_SWITCHES;
 
 	for (size_t k = 0; k < c->g->n; k++) {
 		int32_t i = c->g->node[k];
@@ -286,8 +288,20 @@ static void switches(struct fm_ctx *c)
 		fm_put(c->b, "</circle>\n");
 		if (c->g->hosts[k])
 			fm_put(c->b, "<text class=\"hc\" x=\"%.1f\" y=\"%.1f\">"
-			       "%u</text>\n", l->x[k], l->y[k] + l->radius + 11,
-			       c->g->hosts[k]);
+			       "%u%s</text>\n", l->x[k], l->y[k] + l->radius + 11,
+			       c->g->hosts[k], labels ? " hosts" : "");
+		if (labels) {
+			char name[25];
+			size_t nl = strnlen(desc_of(n), sizeof(name) - 1);
+
+			/* a cut UTF-8 sequence becomes '?' (fm_esc) */
+			memcpy(name, desc_of(n), nl);
+			name[nl] = '\0';
+			fm_put(c->b, "<text class=\"nm\" x=\"%.1f\" y=\"%.1f\">",
+			       l->x[k], l->y[k] - l->radius - 4);
+			fm_esc(c->b, name);
+			fm_put(c->b, "</text>\n");
+		}
 	}
 }
 
@@ -329,7 +343,8 @@ void fm_svg(struct fm_ctx *c, bool standalone)
 	       "{stroke-width:2.5;stroke-opacity:1}"
 	       "#map[data-view=health] .h2,#map[data-view=load] .l4"
 	       "{stroke-width:3.5;stroke-opacity:1}"
-	       ".hc{font:9px sans-serif;fill:#455a64;text-anchor:middle}"
+	       ".hc,.nm{font:9px sans-serif;fill:#455a64;text-anchor:middle}"
+	       ".nm{font-size:10px;fill:#263238}"
 	       ".tl{font-family:sans-serif;fill:#37474f}"
 	       ".sw{stroke:#263238;stroke-width:1}</style>\n"
 	       "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n",
