@@ -427,6 +427,9 @@ static void live_daemon(const struct map_opts *o, struct map_data *d)
 	if (ctl_request(path, "routes loads", &r) == 0) {
 		if (r.ok)
 			loads_from_reply(d, &r);
+		if (r.ok && strstr(ctl_reply_text(&r), "answer cut"))
+			fprintf(stderr, "ibsmctl: routes loads: the answer was"
+				" cut: cables left out show no load\n");
 		else
 			fprintf(stderr, "ibsmctl: routes loads: %s (no load"
 				" view)\n", ctl_reply_text(&r));

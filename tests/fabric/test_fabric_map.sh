@@ -93,6 +93,15 @@ sys.exit(not (r.tag == ns + "svg" and
 cat >"$T/findings.json" <<EOF
 {"severity": "critical", "kind": "error_rate", "node_guid": "$L2", "node_desc": "leaf-02", "port": 6, "lid": 0, "peer_guid": "$S2", "peer_desc": "spine-02", "peer_port": 2, "peer_lid": 0, "detail": 0, "value": 5000, "limit": 100, "text": "SymbolErrorCounter 5000 per hour (threshold 100)"}
 EOF
+# a findings file with a bad line: refused, naming the line
+printf '%s\n' '{"healthy": false, "findings": [' \
+	'{"severity": "fatal", "kind": "error_rate", "node_guid": "0x1"}' \
+	']}' >"$T/bad.json"
+"$CTL" fabric --topology "$BAD" --findings "$T/bad.json" --html "$T/x.html" \
+	2>"$T/bad.err"
+fab_check bad-findings-refused test $? -eq 1 -a ! -e "$T/x.html"
+fab_check bad-findings-names-line grep -q "bad.json:2: unknown severity" \
+	"$T/bad.err"
 fab_check offline-html "$CTL" fabric --topology "$BAD" --reference \
 	"$FAB_TOPO/fat2-small.net" --findings "$T/findings.json" \
 	--html "$T/fat2.html"

@@ -443,6 +443,113 @@ START_TEST(daemon_map)
 }
 END_TEST
 
+/* Every '<' opens a tag the map writes, every '&' an entity it writes,
+ * no control character but newline: nothing from the fabric got out
+ * unescaped. */
+static void assert_clean(const char *s)
+{
+	static const char *const tags[] = {
+		"?xml ", "!DOCTYPE", "html", "/html", "head", "/head", "meta",
+		"title", "/title", "style", "/style", "body", "/body", "div",
+		"/div", "b>", "/b>", "br>", "button", "/button", "span", "/span",
+		"svg", "/svg", "rect", "text", "/text", "g ", "g>", "/g>", "path",
+		"/path", "circle", "/circle", "h3", "/h3", "table", "/table",
+		"tr", "/tr", "th", "/th", "td", "/td", "script", "/script",
+	};
+	static const char *const ents[] = { "amp;", "lt;", "gt;", "quot;",
+					    "#39;", "#8212;", "#8805;" };
+	const char *script = strstr(s, "<script>");
+
+	for (const char *p = s; *p; p++) {
+		if (script && p > script)
+			break;		/* our own script: '<' and '&&' in it */
+		ck_assert_msg((unsigned char)*p >= 0x20 || *p == '\n',
+			      "control byte 0x%02x at %zu", *p, (size_t)(p - s));
+		if (*p == '<') {
+			bool ok = false;
+
+			for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++)
+				ok |= !strncmp(p + 1, tags[i], strlen(tags[i]));
+			ck_assert_msg(ok, "stray '<' at %zu: %.20s", (size_t)(p - s), p);
+		}
+		if (*p == '&') {
+			bool ok = false;
+
+			for (size_t i = 0; i < sizeof(ents) / sizeof(ents[0]); i++)
+				ok |= !strncmp(p + 1, ents[i], strlen(ents[i]));
+			ck_assert_msg(ok, "stray '&' at %zu: %.20s", (size_t)(p - s), p);
+		}
+	}
+}
+
+static uint32_t rnd(uint32_t *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return *seed >> 8;
+}
+
+/* A hostile model: descriptions of any bytes, PortInfo of random bytes,
+ * findings with random text naming nodes and ports that exist or not,
+ * counters of any value. */
+START_TEST(render_hostile)
+{
+	struct fabric f;
+	struct hf_finding *x = calloc(200, sizeof(*x));
+	struct pc_store *st;
+	struct fabmap_buf b = { 0 };
+	uint32_t seed = 99 + (uint32_t)_i;
+#define RND() rnd(&seed)
+
+	load(&f, _i % 2 ? "torus-3x3x3.net" : "fat3-pods.net");
+	ck_assert_int_eq(pc_store_new(&st, 1000), 0);
+	for (size_t i = 0; i < f.n_nodes; i++) {
+		struct fab_node *n = &f.nodes[i];
+
+		for (size_t k = 0; k + 1 < sizeof(n->desc); k++)
+			n->desc[k] = (char)(RND() % 255 + 1);
+		n->desc[RND() % sizeof(n->desc)] = '\0';
+		for (unsigned p = 0; p <= n->num_ports; p++) {
+			uint8_t *pi = (uint8_t *)&n->ports[p].pi;
+
+			for (size_t k = 0; k < sizeof(n->ports[p].pi); k++)
+				pi[k] = (uint8_t)RND();
+			struct pc_port *c = pc_get(st, n->guid, (uint8_t)p);
+			if (c)
+				for (int k = 0; k < PC_N; k++) {
+					uint64_t hi = RND();
+
+					c->total[k] = hi << 40 | RND();
+					c->seen[k] = RND() % 2;
+				}
+		}
+	}
+	for (size_t i = 0; i < 200; i++) {
+		x[i].kind = (enum hf_kind)(RND() % (HF_N_KINDS + 2));
+		x[i].severity = (enum hf_severity)(RND() % 3);
+		x[i].guid = RND() % 3 ? f.nodes[RND() % f.n_nodes].guid : RND();
+		x[i].port = (uint8_t)RND();
+		x[i].peer_guid = RND() % 2 ? f.nodes[RND() % f.n_nodes].guid : 0;
+		x[i].peer_port = (uint8_t)(RND() % 40);
+		for (size_t k = 0; k + 1 < sizeof(x[i].text); k++)
+			x[i].text[k] = (char)(RND() % 255 + 1);
+		for (size_t k = 0; k + 1 < sizeof(x[i].desc); k++)
+			x[i].desc[k] = (char)(RND() % 255 + 1);
+	}
+	struct fabmap_input in = { .f = &f, .findings = x, .n_findings = 200,
+				   .counters = st, .title = "<&\x01>" };
+	ck_assert_int_eq(fabmap_render(&in, FABMAP_HTML, &b), 0);
+	assert_clean(b.data);
+	fabmap_buf_free(&b);
+	ck_assert_int_eq(fabmap_render(&in, FABMAP_SVG, &b), 0);
+	assert_clean(b.data);
+	fabmap_buf_free(&b);
+	pc_store_free(st);
+	free(x);
+	fabric_free(&f);
+#undef RND
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fabmap");
@@ -461,6 +568,7 @@ int main(void)
 	tcase_add_test(t, render_health_and_load);
 	tcase_add_test(t, port_loads_match_report);
 	tcase_add_test(t, daemon_map);
+	tcase_add_loop_test(t, render_hostile, 0, 4);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);
