@@ -267,6 +267,7 @@ void sm_health_model(struct sm *sm, const struct fabric *next)
 	struct sm_health *h = health_get(sm);
 	const struct fabric *old = &sm->fabric;
 	struct fabric_counts c;
+	double t0 = health_now();
 
 	if (!h)
 		return;
@@ -283,6 +284,8 @@ void sm_health_model(struct sm *sm, const struct fabric *next)
 		links_gone(h, next, old, HE_LINK_UP);
 	}
 	feed_history(h, old, next, health_now());
+	log_debug("health: model compared and history fed (%.3f s)",
+		  health_now() - t0);
 }
 
 void sm_health_discovered(struct sm *sm, const uint64_t *dup_guids, unsigned n)
@@ -482,6 +485,8 @@ void sm_health_sweep_done(struct sm *sm)
 		hc_routing(&h->routes, &h->findings, now);
 	hf_set_end(&h->findings, now, on_change, h);
 	iso_apply(h);
+	log_debug("health: sweep round %u: %zu findings open (%.3f s)",
+		  h->sweeps, hf_set_count(&h->findings), health_now() - now);
 }
 
 void sm_health_counters_done(struct sm *sm)

@@ -67,6 +67,7 @@ struct perfmgr {
 	ev_timer timer;			/* the sweep period */
 	ev_timer resume;		/* paused behind a heavy sweep */
 	bool aborted, running, started_once;
+	bool due;			/* its period ended during a heavy sweep */
 	struct pm_node *nodes;
 	size_t n_nodes;
 	struct pm_target *targets;
@@ -261,6 +262,9 @@ static void on_cpi(void *arg, int status, const void *mad, size_t len)
 		} else {
 			bad_answer(pm, n, "ClassPortInfo", rc);
 		}
+	} else if (status == -ETIMEDOUT) {
+		/* silent: its ports would only time out too */
+		n->unresponsive = true;
 	}
 	pm_pump(pm);
 }
@@ -289,6 +293,7 @@ static bool next_cpi(struct perfmgr *pm)
 /* --------------------------------------------------------------- ports */
 
 static void on_port(void *arg, int status, const void *mad, size_t len);
+static void target_read(struct perfmgr *pm, struct pm_target *t);
 
 static void target_done(struct perfmgr *pm)
 {
@@ -296,13 +301,17 @@ static void target_done(struct perfmgr *pm)
 	pm_pump(pm);
 }
 
+/* The next MAD of a port in progress; one that cannot be queued ends
+ * the port's turn (an extended Get: the reading counts without it). */
 static void target_send(struct perfmgr *pm, struct pm_target *t,
 			struct pma_mad *m)
 {
-	if (pm_send(pm, &pm->nodes[t->node], t->lid, m, on_port, t) < 0) {
-		pm->st.failed_reads += t->step == STEP_PC;
+	if (pm_send(pm, &pm->nodes[t->node], t->lid, m, on_port, t) == 0)
+		return;
+	if (t->step == STEP_EXT)
+		target_read(pm, t);
+	else
 		target_done(pm);
-	}
 }
 
 /* The reading is complete: into the store, logged, maybe a clear. */
@@ -597,6 +606,7 @@ static int sweep_begin(struct perfmgr *pm)
 	}
 	pm->running = true;
 	pm->started_once = true;
+	pm->due = false;
 	pm->sweep_no++;
 	pm->next_cpi = pm->next_target = 0;
 	pm->mads = 0;
@@ -623,9 +633,11 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	/* Not master, or a heavy sweep runs: the next period, or the
-	 * subnet's coming up, starts it. */
-	if (!pm->sm->sweep)
+	/* A heavy sweep runs: the subnet's coming up starts it; not
+	 * master: the next period tries again. */
+	if (pm->sm->sweep)
+		pm->due = true;
+	else
 		(void)sweep_begin(pm);
 }
 
@@ -646,7 +658,7 @@ void perf_subnet_up(struct sm *sm)
 		return;
 	if (pm->running)
 		pm_pump(pm);
-	else if (!pm->started_once)
+	else if (!pm->started_once || pm->due)
 		(void)sweep_begin(pm);
 }
 

@@ -259,4 +259,20 @@ fab_check perf-cleared grep -qx 'fabric healthy' "$T/health-perf.txt"
 sm_stop
 fab_check perf-sm-exit0 test $? -eq 0
 
+# The routing verdict: tables that fail the verifier (a test hook clears
+# one LFT entry) and are programmed for want of better ones make a
+# critical routing_unreachable finding.
+off=$(stat -c %s "$T/sm.log")
+IBSM_DEBUG_CORRUPT_LFT=1 sm_start H0001 "$T/sm" -F "$T/opensm.conf" \
+	--control-socket "$SOCK"
+sm_wait_up "$T/sm" "$off" 60 >/dev/null
+fab_check route-subnet-up test $? -eq 0
+ctl health --json >"$T/health-route.json"
+fab_check route-health-exit2 test $? -eq 2
+fab_check route-unreachable json_ok "$T/health-route.json" '
+f = [f for f in d["findings"] if f["kind"] == "routing_unreachable"]
+assert len(f) == 1 and f[0]["severity"] == "critical", d'
+sm_stop
+fab_check route-sm-exit0 test $? -eq 0
+
 fab_summary

@@ -153,15 +153,9 @@ static size_t make_answer(const struct fake_sent *q, enum mode mode,
 	return len;
 }
 
-/* One counter sweep, every MAD answered in `mode` (ClassPortInfo always
- * well), except to DEAD_LID; checks the window on the way. */
-static void sweep(enum mode mode)
+/* Answer the counter sweep in progress until it ends (see sweep()). */
+static void answer_sweep(enum mode mode, unsigned before, size_t done)
 {
-	unsigned before = perf_stats(S->perf)->sweeps;
-	size_t done = F.n_sent;
-
-	ck_assert_int_eq(perf_sweep_now(S), 0);
-	ck_assert_int_eq(perf_sweep_now(S), -EBUSY);
 	for (int turn = 0; turn < 2000 && perf_stats(S->perf)->sweeps == before;
 	     turn++) {
 		size_t fresh = F.n_sent - done;
@@ -192,6 +186,18 @@ static void sweep(enum mode mode)
 	ev_run(L, EVRUN_NOWAIT);	/* SM_EV_PERF_DONE */
 }
 
+/* One counter sweep, every MAD answered in `mode` (ClassPortInfo always
+ * well), except to DEAD_LID; checks the window on the way. */
+static void sweep(enum mode mode)
+{
+	unsigned before = perf_stats(S->perf)->sweeps;
+	size_t done = F.n_sent;
+
+	ck_assert_int_eq(perf_sweep_now(S), 0);
+	ck_assert_int_eq(perf_sweep_now(S), -EBUSY);
+	answer_sweep(mode, before, done);
+}
+
 static const struct pc_port *port_of(uint64_t guid, uint8_t port)
 {
 	return pc_find((struct pc_store *)perf_store(S->perf), guid, port);
@@ -218,6 +224,12 @@ START_TEST(hostile_answers)
 	ext_data = 1000;
 	sweep(GOOD);
 	ck_assert_uint_eq(hook_calls, 1);
+	/* the silent node's ClassPortInfo went unanswered (a Get and one
+	 * re-send): its port was not tried at all */
+	size_t dead_sends = 0;
+	for (size_t i = 0; i < F.n_sent; i++)
+		dead_sends += F.sent[i].addr.lid == DEAD_LID;
+	ck_assert_uint_eq(dead_sends, 2);
 	/* 5 switch ports + 4 live CA ports read; the dead CA is marked */
 	ck_assert_uint_eq(perf_stats(S->perf)->last_ports, N_CA + N_CA - 1);
 	ck_assert(perf_node_unresponsive(S->perf, 0x20 + N_CA - 1));
@@ -321,6 +333,28 @@ START_TEST(clears_at_75_percent)
 }
 END_TEST
 
+/* While a heavy sweep runs the counter sweep sends nothing; the subnet's
+ * coming up lets it go on. */
+START_TEST(waits_for_heavy_sweep)
+{
+	static char busy;
+	unsigned before = perf_stats(S->perf)->sweeps;
+	size_t done = F.n_sent;
+
+	S->sweep = (struct sweep *)&busy;
+	ck_assert_int_eq(perf_sweep_now(S), 0);
+	ev_tstamp until = ev_time() + 0.5;
+	while (ev_time() < until)
+		ev_run(L, EVRUN_ONCE);		/* the resume timer looks */
+	ck_assert_uint_eq(F.n_sent, done);
+	S->sweep = NULL;
+	perf_subnet_up(S);
+	ck_assert_uint_gt(F.n_sent, done);
+	answer_sweep(GOOD, before, done);
+	ck_assert_ptr_nonnull(port_of(0x10, 1));
+}
+END_TEST
+
 /* A node gone from the model is dropped from the store after a sweep. */
 START_TEST(nodes_that_left)
 {
@@ -352,6 +386,7 @@ int main(void)
 	tcase_add_test(tc, hostile_answers);
 	tcase_add_test(tc, clears_at_75_percent);
 	tcase_add_test(tc, nodes_that_left);
+	tcase_add_test(tc, waits_for_heavy_sweep);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
