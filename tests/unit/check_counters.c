@@ -13,6 +13,10 @@
 
 #include "health/counters.h"
 
+/* ck_assert*() reports every passing check (a write per call): hot
+ * loops use CHECK(). */
+#define CHECK(expr, ...)	do { if (!(expr)) ck_abort_msg(__VA_ARGS__); } while (0)
+
 static struct pc_store *st;
 
 static void setup(void)
@@ -345,6 +349,43 @@ START_TEST(test_bound_find_remove)
 }
 END_TEST
 
+static bool keep_odd_guid(void *arg, const struct pc_port *p)
+{
+	(void)arg;
+	return p->node_guid & 1;
+}
+
+/* Many ports: the hash grows with them, every one is found, the bound
+ * holds, removal keeps the rest findable. */
+START_TEST(test_many_ports)
+{
+	struct pc_store *big;
+	const unsigned n = 20000;
+
+	ck_assert_int_eq(pc_store_new(&big, n), 0);
+	for (unsigned i = 0; i < n; i++) {
+		struct pc_port *p = pc_get(big, 0x1000 + i / 4, (uint8_t)(i % 4 + 1));
+
+		ck_assert_ptr_nonnull(p);
+		p->total[PC_RCV_ERR] = i;
+	}
+	ck_assert_ptr_null(pc_get(big, 1, 1));
+	for (unsigned i = 0; i < n; i++) {
+		struct pc_port *p = pc_find(big, 0x1000 + i / 4, (uint8_t)(i % 4 + 1));
+
+		CHECK(p && p->total[PC_RCV_ERR] == i, "port %u lost", i);
+	}
+	ck_assert_uint_eq(pc_remove_if(big, keep_odd_guid, NULL), n / 2);
+	for (unsigned i = 0; i < n; i++) {
+		struct pc_port *p = pc_find(big, 0x1000 + i / 4, (uint8_t)(i % 4 + 1));
+
+		CHECK(((0x1000 + i / 4) & 1) ? p && p->total[PC_RCV_ERR] == i : !p,
+		      "port %u after removal", i);
+	}
+	pc_store_free(big);
+}
+END_TEST
+
 /* Readings from a hostile PMA, at random: totals never decrease, deltas
  * of the narrow counters stay within their range, 64-bit deltas within
  * what the elapsed time allows. */
@@ -398,6 +439,7 @@ int main(void)
 	tcase_add_test(tc, test_needs_clear);
 	tcase_add_test(tc, test_bound_find_remove);
 	tcase_add_test(tc, test_random_readings);
+	tcase_add_test(tc, test_many_ports);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <ev.h>
 
 #include "mad/pma.h"
@@ -355,6 +356,54 @@ START_TEST(waits_for_heavy_sweep)
 }
 END_TEST
 
+/* perfmgr_ignore_cas: switches only; perfmgr_query_cpi FALSE: no
+ * ClassPortInfo, so no PortCountersExtended either; event_db_dump_file
+ * holds every port read. */
+START_TEST(keys_honoured)
+{
+	char dir[] = "/tmp/check_perf.XXXXXX", path[64];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/counters.dump", dir);
+	S->cfg.perfmgr_ignore_cas = true;
+	S->cfg.perfmgr_query_cpi = false;
+	S->cfg.event_db_dump_file = path;
+	sym_err = 7;
+	size_t from = F.n_sent;
+	sweep(GOOD);
+	ck_assert_uint_eq(perf_stats(S->perf)->last_ports, N_CA);
+	for (size_t i = from; i < F.n_sent; i++) {
+		const struct mad_hdr *h = (const void *)F.sent[i].mad;
+
+		ck_assert_uint_eq(F.sent[i].addr.lid, 1);	/* the switch */
+		ck_assert_uint_eq(be16toh(h->attr_id), PMA_ATTR_PORT_COUNTERS);
+	}
+	ck_assert_uint_eq(F.n_sent - from, N_CA);
+	ck_assert_uint_eq(port_of(0x10, 1)->width[PC_XMIT_DATA], 32);
+	ck_assert_ptr_null(port_of(0x20, 1));
+
+	FILE *fp = fopen(path, "r");
+	char line[2048];
+	unsigned lines = 0;
+	bool found = false;
+
+	ck_assert_ptr_nonnull(fp);
+	while (fgets(line, sizeof(line), fp)) {
+		if (line[0] == '#')
+			continue;
+		lines++;
+		if (!strncmp(line, "0x0000000000000010 3 1 1 0 0 ", 29) &&
+		    strstr(line, " SymbolErrorCounter=7/7 "))
+			found = true;
+	}
+	fclose(fp);
+	ck_assert_uint_eq(lines, N_CA);
+	ck_assert(found);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 /* A node gone from the model is dropped from the store after a sweep. */
 START_TEST(nodes_that_left)
 {
@@ -387,6 +436,7 @@ int main(void)
 	tcase_add_test(tc, clears_at_75_percent);
 	tcase_add_test(tc, nodes_that_left);
 	tcase_add_test(tc, waits_for_heavy_sweep);
+	tcase_add_test(tc, keys_honoured);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
