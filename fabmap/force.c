@@ -1,6 +1,7 @@
 /*
  * force.c - the force-directed layout of fabmap/layout.h:
- * Fruchterman-Reingold (1991) with its grid variant: repulsion only
+ * Fruchterman-Reingold (1991) with its grid variant (springs after Eades
+ * beyond FM_FORCE_FR_MAX switches): repulsion only
  * between switches at most 2k apart, found through a grid of cells of
  * that size, so one iteration costs O(switches + cables).  A bounded
  * number of iterations with a linearly cooling step, from a
@@ -123,8 +124,12 @@ static void attract(const struct fm_graph *g, const double *x,
 
 			if (j < i || d < 1e-9)
 				continue;
-			/* d^2 / K along the cable */
-			double f = d / K;
+			/* d^2 / K along the cable (Fruchterman-Reingold); on a
+			 * large graph K log(1 + d / K) (Eades): the first
+			 * pulls a large random graph, all long cables, into
+			 * a heap */
+			double f = g->n <= FM_FORCE_FR_MAX ? d / K :
+				   log1p(d / K) * K / d;
 			dx[i] -= ex * f;
 			dy[i] -= ey * f;
 			dx[j] += ex * f;

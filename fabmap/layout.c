@@ -450,6 +450,19 @@ static size_t grid_edges(const struct grid *G)
 	return e;
 }
 
+/* Does grid G have as many places of each degree as g has switches?
+ * (Cheap, and no other graph with g's cable count gets to the search.) */
+static bool same_degrees(const struct fm_graph *g, const struct grid *G)
+{
+	size_t want[7] = { 0 }, have[7] = { 0 }, nb[6];
+
+	for (size_t k = 0; k < g->n; k++)
+		want[degree(g, k)]++;	/* at most 6 (fm_layout_grid) */
+	for (size_t p = 0; p < G->N; p++)
+		have[grid_nbrs(G, p, nb)]++;
+	return !memcmp(want, have, sizeof(want));
+}
+
 /* Every grid of 1 to 3 dimensions (sizes >= 2, largest first) with
  * g->n places, fewer dimensions first, then tori before meshes; cb is
  * tried on each until it succeeds. */
@@ -477,7 +490,8 @@ static int try_grids(const struct fm_graph *g, struct grid *G,
 						.N = n, .d = d,
 						.L = { (unsigned)a, (unsigned)b,
 						       (unsigned)c } };
-					if (grid_edges(G) != g->n_edges)
+					if (grid_edges(G) != g->n_edges ||
+					    !same_degrees(g, G))
 						continue;
 					int rc = cb(g, G, arg);
 					if (rc != -ENOENT)
