@@ -304,6 +304,8 @@ START_TEST(render_health_and_load)
 	sp = f.nodes[leaf].ports[lp].peer_port;
 	snprintf(f.nodes[spine].desc, sizeof(f.nodes[spine].desc),
 		 "spine <\"&'>\x01\xff");
+	snprintf(f.nodes[leaf].desc, sizeof(f.nodes[leaf].desc),
+		 "leaf \xc3\xa9\xe2\x82\xac \xed\xa0\x80\xe0\x80\xaf\xef\xbf\xbf");
 	x[0] = (struct hf_finding){ .kind = HF_LINK_BELOW_REF,
 		.severity = HF_CRITICAL, .guid = f.nodes[leaf].guid,
 		.port = (uint8_t)lp, .peer_guid = f.nodes[spine].guid,
@@ -337,6 +339,8 @@ START_TEST(render_health_and_load)
 	ck_assert_ptr_nonnull(strstr(b.data, a));
 	/* its name escaped, nothing raw from the fabric */
 	ck_assert_ptr_nonnull(strstr(b.data, "spine &lt;&quot;&amp;&#39;&gt;??"));
+	/* UTF-8 kept; a surrogate, an overlong form and U+FFFF refused */
+	ck_assert_ptr_nonnull(strstr(b.data, "leaf \xc3\xa9\xe2\x82\xac ?????????\n0x"));
 	ck_assert_ptr_null(strstr(b.data, "spine <"));
 	/* nothing fetched */
 	ck_assert_ptr_null(strstr(b.data, "src="));
