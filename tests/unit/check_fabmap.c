@@ -119,6 +119,35 @@ START_TEST(tiers_fat2)
 }
 END_TEST
 
+/* A host cabled to a spine (the SM's, a storage server) leaves the
+ * spines a tier above the leaves. */
+START_TEST(tiers_host_on_spine)
+{
+	struct fabric f;
+	struct fm_graph g;
+	struct fm_layout l;
+	int32_t spine = FAB_NONE, h;
+
+	load(&f, "fat2-small.net");
+	for (int32_t i = 0; i < (int32_t)f.n_nodes; i++)
+		if (!strcmp(f.nodes[i].desc, "spine-01"))
+			spine = i;
+	ck_assert_int_ne(spine, FAB_NONE);
+	h = fabric_add_node(&f, 0x999000, NODE_TYPE_CA, 1);
+	ck_assert_int_ge(h, 0);
+	ck_assert_int_eq(fabric_link(&f, h, 1, spine, 20), 0);
+	ck_assert_int_eq(fm_graph_build(&f, &g), 0);
+	ck_assert_int_eq(fm_layout_compute(&g, &l), 0);
+	ck_assert_int_eq(l.kind, FM_TIERS);
+	ck_assert_uint_eq(l.tiers, 2);
+	for (size_t k = 0; k < g.n; k++)
+		ck_assert_int_eq(l.tier[k],
+				 strncmp(desc(&f, &g, k), "leaf", 4) ? 1 : 0);
+	ck_assert_uint_eq(g.hosts[g.idx[spine]], 1);
+	done(&f, &g, &l);
+}
+END_TEST
+
 /* Every cable joins grid neighbours; every place is taken once. */
 static void assert_grid(const struct fabric *f, const struct fm_graph *g,
 			const struct fm_layout *l)
@@ -564,6 +593,7 @@ int main(void)
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, tiers_fat3);
 	tcase_add_test(t, tiers_fat2);
+	tcase_add_test(t, tiers_host_on_spine);
 	tcase_add_test(t, grid_torus_2d);
 	tcase_add_test(t, grid_torus_3d);
 	tcase_add_test(t, grid_mesh);
