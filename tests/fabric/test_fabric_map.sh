@@ -86,6 +86,10 @@ r = E.parse(sys.argv[1]).getroot()
 ns = "{http://www.w3.org/2000/svg}"
 sys.exit(not (r.tag == ns + "svg" and
               len(r.findall(".//" + ns + "circle[@class=\"sw\"]")) == 6))' "$T/pre.svg"
+# the bare SVG in the browser too
+fab_check offline-svg-browser browse "file://$T/pre.svg" "$T/pre"
+fab_check offline-svg-dom python3 "$CHECK" "$T/pre.dom" "$T/pre.log" \
+	--svg-only --switches 6 --links 8
 cat >"$T/findings.json" <<EOF
 {"severity": "critical", "kind": "error_rate", "node_guid": "$L2", "node_desc": "leaf-02", "port": 6, "lid": 0, "peer_guid": "$S2", "peer_desc": "spine-02", "peer_port": 2, "peer_lid": 0, "detail": 0, "value": 5000, "limit": 100, "text": "SymbolErrorCounter 5000 per hour (threshold 100)"}
 EOF
