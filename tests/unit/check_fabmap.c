@@ -583,6 +583,33 @@ START_TEST(render_hostile)
 }
 END_TEST
 
+/* No switch, one switch, two switches and a cable: drawn. */
+START_TEST(render_tiny)
+{
+	struct fabric f;
+	struct fabmap_buf b = { 0 };
+	struct fabmap_input in = { .f = &f };
+
+	fabric_init(&f);
+	ck_assert_int_eq(fabmap_render(&in, FABMAP_HTML, &b), 0);
+	ck_assert_ptr_nonnull(strstr(b.data, "data-switches=\"0\""));
+	fabmap_buf_free(&b);
+	int32_t a = fabric_add_node(&f, 0x10, NODE_TYPE_SWITCH, 4);
+	ck_assert_int_eq(fabmap_render(&in, FABMAP_SVG, &b), 0);
+	ck_assert_uint_eq(count(b.data, "<circle class=\"sw\""), 1);
+	fabmap_buf_free(&b);
+	int32_t c = fabric_add_node(&f, 0x20, NODE_TYPE_SWITCH, 4);
+	ck_assert_int_eq(fabric_link(&f, a, 1, c, 1), 0);
+	ck_assert_int_eq(fabric_link(&f, a, 2, a, 3), 0);	/* a loopback */
+	ck_assert_int_eq(fabmap_render(&in, FABMAP_SVG, &b), 0);
+	ck_assert_uint_eq(count(b.data, "<circle class=\"sw\""), 2);
+	ck_assert_uint_eq(count(b.data, "<path class=\"link "), 2);
+	assert_clean(b.data);
+	fabmap_buf_free(&b);
+	fabric_free(&f);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fabmap");
@@ -602,6 +629,7 @@ int main(void)
 	tcase_add_test(t, render_health_and_load);
 	tcase_add_test(t, port_loads_match_report);
 	tcase_add_test(t, daemon_map);
+	tcase_add_test(t, render_tiny);
 	tcase_add_loop_test(t, render_hostile, 0, 4);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
