@@ -289,7 +289,8 @@ static void switches(struct fm_ctx *c)
 		if (c->g->hosts[k])
 			fm_put(c->b, "<text class=\"hc\" x=\"%.1f\" y=\"%.1f\">"
 			       "%u%s</text>\n", l->x[k], l->y[k] + l->radius + 11,
-			       c->g->hosts[k], labels ? " hosts" : "");
+			       c->g->hosts[k], !labels ? "" : c->g->hosts[k] == 1 ?
+			       " host" : " hosts");
 		if (labels) {
 			char name[25];
 			size_t nl = strnlen(desc_of(n), sizeof(name) - 1);
