@@ -324,6 +324,12 @@ void fm_svg(struct fm_ctx *c, bool standalone)
 	}
 	c->links = nl;
 	c->hosts = 0;
+	c->hot = 0;
+	c->max_ratio = 0;
+	for (size_t e = 0; e < nl; e++) {
+		c->hot += v[e].ratio >= 1.25;
+		c->max_ratio = fmax(c->max_ratio, v[e].ratio);
+	}
 	for (size_t k = 0; k < c->g->n; k++)
 		c->hosts += c->g->hosts[k];
 	if (standalone)
@@ -504,8 +510,12 @@ static void page_bar(struct fm_ctx *c, const char *title)
 	key(b, fabmap_load_colour(1), "about ideal");
 	key(b, fabmap_load_colour(1.5), "1.25-2 x");
 	key(b, fabmap_load_colour(2), "&#8805; 2 x ideal");
-	fm_put(b, in->loads ? " (ideal %.1f routes per cable)" :
-	       " (no routes)", in->load_ideal);
+	if (in->loads)
+		fm_put(b, " (ideal %.1f routes per cable; busiest %.2f x;"
+		       " %zu cable%s at 1.25 x or more)", in->load_ideal,
+		       c->max_ratio, c->hot, c->hot == 1 ? "" : "s");
+	else
+		fm_put(b, " (no routes)");
 	fm_put(b, "</span> &#8212; wheel: zoom, drag: pan, hover: details"
 	       "</div>\n");
 }
@@ -522,6 +532,8 @@ void fm_html(struct fm_ctx *c)
 	fm_svg(&sc, false);
 	c->links = sc.links;
 	c->hosts = sc.hosts;
+	c->hot = sc.hot;
+	c->max_ratio = sc.max_ratio;
 	if (svg.failed) {
 		c->b->failed = true;
 		fabmap_buf_free(&svg);
