@@ -164,13 +164,15 @@ fab_check live-colours python3 "$CHECK" "$T/live.dom" "$T/live.log" \
 	--switches 6 --links 8 --findings "$T/health.json" \
 	--expect "0x0000000000200000/5=warning" \
 	--expect "0x0000000000200001/6=critical"
-# the cable's tooltip: its counters, the finding once
+# the cable's tooltip: its counters, the finding once with its text (the
+# daemon's JSON objects span lines)
 python3 - "$T/live.dom" <<'EOF'
 import re, sys
 d = open(sys.argv[1]).read()
 t = [m.group(1) for m in re.finditer(r'<path class="link h2[^>]*><title>(.*?)</title>', d, re.S)]
 sys.exit(not (len(t) == 1 and "SymbolErrorCounter 500," in t[0] and
-              t[0].count("critical error_rate") == 1))
+              t[0].count("critical error_rate") == 1 and
+              "per hour (threshold" in t[0]))
 EOF
 fab_check live-tooltip-counters-and-finding test $? -eq 0
 fab_check live-load-view browse "file://$T/live.html#load" "$T/livel"
