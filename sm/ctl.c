@@ -841,7 +841,7 @@ static int cmd_routes_report(struct sm *sm, bool json, struct ctl_answer *a)
  * (routing_report_port_loads), for the fabric map: "ideal X" (the mean
  * load of the channels used), then per switch "0xGUID PORT:LOAD ..." for
  * its ports that carry routes (a switch on several lines when it has
- * more than LOADS_PER_LINE of them; about 210 KiB for the 4,608-host
+ * more than LOADS_PER_LINE of them; about 150 KiB for the 4,608-host
  * tree).  Same cost as routes report's load part.
  */
 #define LOADS_PER_LINE	40	/* " 255:18446744073709551615" < 1024 / 40 */
