@@ -263,7 +263,7 @@ static struct cfg_key keys[] = {
 	HT("link_downed", PC_LINK_DOWNED, "3"),
 	HT("rcv_errors", PC_RCV_ERR, "10"),
 	HT("rcv_remote_phys_errors", PC_RCV_REMOTE_PHYS, "100"),
-	HT("rcv_switch_relay_errors", PC_RCV_SW_RELAY, "100"),
+	HT("rcv_switch_relay_errors", PC_RCV_SW_RELAY, "1000"),
 	HT("xmit_discards", PC_XMIT_DISCARDS, "100"),
 	HT("xmit_constraint_errors", PC_XMIT_CONSTRAINT, "100"),
 	HT("rcv_constraint_errors", PC_RCV_CONSTRAINT, "100"),

@@ -221,12 +221,14 @@ static void report_link(const struct fabric *f, const struct fabric *ref,
 	struct hf_finding peer = { 0 };
 
 	/* both nodes are in the fabric (else their own findings say it):
-	 * named as they are now */
+	 * named as they are now, a moved cable by the ports it is in now */
+	const struct rlink *at = now_at ? now_at : l;
+
 	(void)ref;
-	hc_where_guid(&x, f, l->g1, l->p1);
-	hc_where_guid(&peer, f, l->g2, l->p2);
-	x.peer_guid = l->g2;
-	x.peer_port = l->p2;
+	hc_where_guid(&x, f, at->g1, at->p1);
+	hc_where_guid(&peer, f, at->g2, at->p2);
+	x.peer_guid = at->g2;
+	x.peer_port = at->p2;
 	x.peer_lid = peer.lid;
 	memcpy(x.peer_desc, peer.desc, sizeof(peer.desc));
 	switch (kind) {

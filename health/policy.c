@@ -7,8 +7,11 @@
  * bad link (receive errors, integrity, overruns) and 3 for LinkDowned
  * (each is a link lost); 100 for the counters that ibqueryerrors
  * --suppress-common treats as side effects of something elsewhere
- * (remote physical errors, switch relay errors, transmit discards) and
- * for the partition constraint counters, which count policy at work.
+ * (remote physical errors, transmit discards) and for the partition
+ * constraint counters, which count policy at work; 1000 for switch relay
+ * errors, which every packet to a LID that left the fabric adds at the
+ * switch port it entered by (a program retrying to a departed host
+ * reaches 100 within minutes).
  * PortXmitWait: OpenSM's perfmgr_xmit_wait_threshold (65535 per 180-s
  * sweep) scaled to an hour.  Critical is ten times the threshold: an
  * order of magnitude past what the administrator tolerates.  The keys'
@@ -28,7 +31,7 @@ void health_policy_default(struct health_policy *p)
 		[PC_LINK_DOWNED] = 3,
 		[PC_RCV_ERR] = 10,
 		[PC_RCV_REMOTE_PHYS] = 100,
-		[PC_RCV_SW_RELAY] = 100,
+		[PC_RCV_SW_RELAY] = 1000,
 		[PC_XMIT_DISCARDS] = 100,
 		[PC_XMIT_CONSTRAINT] = 100,
 		[PC_RCV_CONSTRAINT] = 100,

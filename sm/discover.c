@@ -719,12 +719,13 @@ static void got_port_info(struct discovery *d, struct query *q,
 		twin_behind_down_port(d, q);
 	if (!d->defer_pkeys)
 		read_pkeys(d, q->node, q->port, q->path, q->hops);
-	/* A port whose physical link is not up (Disabled, Polling)
+	/* A port whose physical link is off (Sleep, Polling, Disabled)
 	 * carries nothing, whatever its LinkState says (ibsim leaves it
 	 * ACTIVE under a PortPhysicalState Set): not crossed, like a port
-	 * that is down. */
+	 * that is down.  Training and error recovery are passing states of
+	 * a link that is there: crossed. */
 	if (q->port == 0 || pi_port_state(pi) < PORT_STATE_INIT ||
-	    (pi_phys_state(pi) && pi_phys_state(pi) != PHYS_STATE_LINKUP) ||
+	    (pi_phys_state(pi) && pi_phys_state(pi) <= PHYS_STATE_DISABLED) ||
 	    p->peer_node != FAB_NONE)
 		return;
 	/* Switches forward; a CA or router is only left by the SM itself. */

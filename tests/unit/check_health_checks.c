@@ -241,9 +241,12 @@ START_TEST(test_reference)
 	port(&f, 0x400, 1)->lid = 9;
 	run_ref(&f, &ref, &s);
 
-	x = find_kind(&s, HF_REF_CABLE_MOVED, 0x10, 2);
+	/* named by the ports the cable is in now */
+	ck_assert_ptr_null(find_kind(&s, HF_REF_CABLE_MOVED, 0x10, 2));
+	x = find_kind(&s, HF_REF_CABLE_MOVED, 0x10, 5);
 	ck_assert_ptr_nonnull(x);
 	ck_assert_uint_eq(x->peer_guid, 0x200);
+	ck_assert_uint_eq(x->peer_port, 1);
 	ck_assert_ptr_nonnull(strstr(x->text, "the fabric [5] - [1]"));
 	ck_assert_ptr_nonnull(strstr(x->text, "the reference has [2] - [1]"));
 	ck_assert_uint_eq(count_kind(&s, HF_REF_CABLE_MOVED), 1);
