@@ -191,6 +191,9 @@ struct sm {
 	ev_timer light_timer;
 	ev_timer retry_timer;
 	ev_timer trap_timer;		/* hold-off: a burst becomes one sweep */
+	ev_timer trap_owed_timer;	/* a trap 128 dropped over its rate:
+					 * its sweep once the rate allows */
+	ev_tstamp trap_owed_at;		/* ... the last such trap came then */
 	struct trap_bucket trap_buckets[SM_TRAP_SOURCES_MAX];
 	ev_timer port_timer;		/* polls our port while it is down */
 	ev_timer log_timer;		/* writes "suppressed N" summaries */

@@ -99,6 +99,33 @@ enum trap_verdict {
 };
 
 /*
+ * A trap 128 from a switch came over its source's rate and was dropped:
+ * the link change it tells of is still there, and without a sweep for
+ * it (no light sweeps with sweep_interval 0) it would never be seen.
+ * The switch is noted for the quick sweep and one sweep is owed, due
+ * when no trap has been dropped for as long as the rate needs to allow
+ * one again: however many traps are dropped, from however many
+ * switches, it stays one sweep after the last of them (during a storm
+ * the accepted traps cause the sweeps), and none when a sweep began
+ * after it anyway.
+ */
+static void trap_owe_sweep(struct sm *sm, const struct fab_node *sw)
+{
+	double rate = sm_trap_rate(sm);
+	double after = rate > 0 ? 1.0 / rate : 1.0;
+
+	if (sw->type != NODE_TYPE_SWITCH || sm->state != SM_MASTER)
+		return;
+	quick_note_trap(sm, sw->guid);
+	sm->trap_owed_at = ev_now(sm->loop);
+	if (after > 10.)
+		after = 10.;
+	ev_timer_stop(sm->loop, &sm->trap_owed_timer);
+	ev_timer_set(&sm->trap_owed_timer, after, 0.);
+	ev_timer_start(sm->loop, &sm->trap_owed_timer);
+}
+
+/*
  * Decide about one trap (14.2.5.1, 13.4.8.3).  `src` is the LID it came
  * from (the LRH SLID as umad reports it).  A trap is taken only from the
  * port it says issued it: the IssuerLID must be the sender's own LID and
@@ -241,6 +268,8 @@ static void on_trap(void *arg, const void *mad, size_t len,
 		log_ratelimited(LOG_LVL_WARN, 309, "trap %u from LID %u: over the"
 				" rate of %g per second: dropped", num, src,
 				sm_trap_rate(sm));
+		if (num == 128 && notice_is_generic(n))
+			trap_owe_sweep(sm, fabric_node(&sm->fabric, snode));
 		return;
 	}
 	enum trap_verdict v = trap_judge(sm, n, src, num);

@@ -355,6 +355,7 @@ static void stand_down(struct sm *sm)
 	ev_timer_stop(sm->loop, &sm->light_timer);
 	ev_timer_stop(sm->loop, &sm->retry_timer);
 	ev_timer_stop(sm->loop, &sm->trap_timer);
+	ev_timer_stop(sm->loop, &sm->trap_owed_timer);
 }
 
 void sm_sweep_to_master(struct sm *sm)
@@ -454,6 +455,7 @@ void sm_transition(struct sm *sm, enum sm_state s, unsigned code,
 		sm->adopt_lids = true;
 		ev_timer_stop(sm->loop, &sm->light_timer);
 		ev_timer_stop(sm->loop, &sm->trap_timer);
+		ev_timer_stop(sm->loop, &sm->trap_owed_timer);
 		sm->ha.trap_deferred = false;
 		sminfo_standby_begin(sm);
 	}
@@ -985,6 +987,22 @@ static void on_trap_timer(struct ev_loop *loop, ev_timer *w, int revents)
 	sm_event(sm, SM_EV_CHANGE);
 }
 
+/* A trap 128 was dropped over its source's rate: the change it told of
+ * still needs a sweep that begins after it (sm/trap.c, trap_owe_sweep()),
+ * unless one did or one is on its way. */
+static void on_trap_owed_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct sm *sm = w->data;
+
+	(void)loop;
+	(void)revents;
+	if (ev_is_active(&sm->trap_timer) || sm->ha.trap_deferred ||
+	    sm->ha.last_trap_sweep > sm->trap_owed_at ||
+	    sm->ha.sweep_began > sm->trap_owed_at)
+		return;
+	sm_event(sm, SM_EV_TRAP);
+}
+
 static void on_log_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	(void)loop;
@@ -1008,6 +1026,7 @@ static const struct sm_timer {
 	{ offsetof(struct sm, light_timer), on_light_timer, false },
 	{ offsetof(struct sm, retry_timer), on_retry_timer, false },
 	{ offsetof(struct sm, trap_timer), on_trap_timer, true },
+	{ offsetof(struct sm, trap_owed_timer), on_trap_owed_timer, true },
 	{ offsetof(struct sm, port_timer), on_port_timer, true },
 	{ offsetof(struct sm, poll_timer), sminfo_poll_timer, true },
 	{ offsetof(struct sm, elect_timer), sminfo_elect_timer, true },

@@ -702,6 +702,37 @@ START_TEST(test_trap_rate_per_source)
 }
 END_TEST
 
+/* A trap 128 that comes when its switch has used its budget (a link
+ * that changed again right after the sweep its first traps caused) is
+ * dropped, but the change it tells of still gets one sweep once the rate
+ * allows: with no light sweeps nothing else would find it. */
+START_TEST(test_trap_128_over_rate_owes_sweep)
+{
+	bring_up();
+	S->cfg.sweep_interval = 0;
+	send_trap(1, 128, 1);
+	run_for(SM_TRAP_HOLDOFF + 0.2);
+	RUN_UNTIL(!S->sweep && !S->quick, 5.);
+	ck_assert_uint_eq(S->stats.trap_sweeps, 1);
+	/* the switch's budget is spent: its next trap is dropped */
+	for (unsigned i = 0; i < sm_trap_sources(S); i++)
+		if (S->trap_buckets[i].lid == 1) {
+			S->trap_buckets[i].tokens = 0;
+			S->trap_buckets[i].last = ev_now(S->loop);
+		}
+	send_trap(1, 128, 1);
+	send_trap(1, 128, 1);
+	ck_assert_uint_eq(S->stats.traps_limited, 2);
+	ck_assert_uint_eq(represses(1), 3);
+	run_for(1.0 / sm_trap_rate(S) + SM_TRAP_HOLDOFF + 0.5);
+	RUN_UNTIL(!S->sweep && !S->quick, 5.);
+	/* one sweep for both dropped traps */
+	ck_assert_uint_eq(S->stats.trap_sweeps, 2);
+	run_for(2.0 / sm_trap_rate(S) + 1.0);
+	ck_assert_uint_eq(S->stats.trap_sweeps, 2);
+}
+END_TEST
+
 /* Sources no port of the subnet has take no slot of the source table
  * (so they cannot evict a genuine port's budget), and a port's LMC range
  * is one source. */
@@ -1852,6 +1883,7 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_trap_burst_coalesces);
 	tcase_add_test(tc, test_trap_pacing);
 	tcase_add_test(tc, test_trap_rate_per_source);
+	tcase_add_test(tc, test_trap_128_over_rate_owes_sweep);
 	tcase_add_test(tc, test_trap_sources_bounded);
 	tcase_add_test(tc, test_trap_spoofed_sources_keep_budgets);
 	tcase_add_test(tc, test_heavy_waits_for_light);
