@@ -407,8 +407,14 @@ fab_time_field() {
 	sed -n "s/^[[:space:]]*$2.*: //p" "$1" | tail -n 1
 }
 
-# fab_cpu_ticks PID: user+system clock ticks the process has used so far.
+# fab_cpu_ticks PID: user+system clock ticks the process has used so far
+# (0 for no such process; fails, printing 0, when PID is not a number:
+# "/proc//stat" would be /proc/stat, one line per CPU).
 fab_cpu_ticks() {
+	[[ $1 =~ ^[0-9]+$ ]] || {
+		echo 0
+		return 1
+	}
 	awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
 }
 
