@@ -136,6 +136,8 @@ const struct cfg_opt cfg_opts[] = {
 	   "control socket for ibsmctl ('(null)': none)"),
 	SP("dump-lfts", 0, N, OPT_SP_DUMP_LFTS, NULL,
 	   "also write opensm-lfts.dump (as -D 0x40 does)"),
+	KA("topology-ref", 0, "topology_ref", "FILE",
+	   "reference topology (ibnetdiscover format) for the health checks"),
 	SP("dump-fabric", 0, A, OPT_SP_DUMP_FABRIC, "FILE",
 	   "write the discovered fabric in ibnetdiscover's format"),
 	SP("discover-only", 0, N, OPT_SP_DISCOVER_ONLY, NULL,

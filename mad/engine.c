@@ -51,7 +51,10 @@
 #define TID_BUCKETS	4096		/* power of two */
 #define DEST_BUCKETS	1024		/* power of two */
 
-enum txn_kind { KIND_SMP = 0, KIND_GMP = 1 };
+/* Performance Management MADs have their own window and queue, so the
+ * performance manager's reads never hold back the SA's Reports (GMPs)
+ * nor the sweeps' SMPs, however many it has to make. */
+enum txn_kind { KIND_SMP = 0, KIND_GMP = 1, KIND_PMA = 2, KIND_N };
 enum txn_state { TXN_QUEUED, TXN_ON_WIRE };
 
 struct dest;
@@ -127,9 +130,10 @@ struct mad_engine {
 	struct mad_engine_stats	 stats;
 	uint32_t		 tid_ctr;	/* next counter value */
 	uint16_t		 tid_key[4];	/* round keys */
-	unsigned		 max_queued[2];	/* per kind */
-	struct txn_list		 queue[2];	/* QUEUED, per kind */
-	unsigned		 outstanding[2];/* ON_WIRE, per kind */
+	unsigned		 max_queued[KIND_N]; /* per kind */
+	struct txn_list		 queue[KIND_N];	/* QUEUED, per kind */
+	unsigned		 outstanding[KIND_N];/* ON_WIRE, per kind */
+	unsigned		 pma_window;	/* PMA MADs on the wire */
 	struct txn_list		 wait;		/* ON_WIRE, deadline order */
 	struct txn		*bucket[TID_BUCKETS];
 	struct dest		*dests[DEST_BUCKETS];
@@ -289,7 +293,7 @@ static bool fabric_lossy(const struct mad_engine *e)
  * it falls back to directed route with a budget of its own. */
 static unsigned budget_of(const struct mad_engine *e, const struct txn *t)
 {
-	if (t->dr)
+	if (t->dr || t->kind == KIND_PMA)
 		return e->opts.retries < 1 ? e->opts.retries : 1;
 	if (t->kind == KIND_SMP && fabric_lossy(e) &&
 	    e->opts.retries < ENGINE_LOSSY_RETRIES)
@@ -337,7 +341,8 @@ static void txn_send(struct mad_engine *e, struct txn *t)
 
 static unsigned window_of(const struct mad_engine *e, enum txn_kind k)
 {
-	return k == KIND_SMP ? e->stats.window : e->opts.max_wire_gmps;
+	return k == KIND_SMP ? e->stats.window :
+	       k == KIND_PMA ? e->pma_window : e->opts.max_wire_gmps;
 }
 
 /* ------------------------------------------------- the adaptive window */
@@ -542,7 +547,7 @@ static void pump(struct mad_engine *e)
 {
 	bool sent = false;
 
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < KIND_N; k++) {
 		while (e->queue[k].head && e->outstanding[k] < window_of(e, k)) {
 			struct txn *t = e->queue[k].head;
 
@@ -558,7 +563,8 @@ static void pump(struct mad_engine *e)
 			atomic_fetch_add_explicit(&e->wire_tids[MAD_TID_FILTER_INDEX(t->tid)],
 						  1, memory_order_relaxed);
 			e->outstanding[k]++;
-			unsigned total = e->outstanding[0] + e->outstanding[1];
+			unsigned total = e->outstanding[0] + e->outstanding[1] +
+					 e->outstanding[2];
 			if (total > e->stats.max_outstanding)
 				e->stats.max_outstanding = total;
 			txn_send(e, t);
@@ -654,6 +660,9 @@ int mad_engine_new(struct mad_engine **out, struct ev_loop *loop,
 	e->opts = *opts;
 	e->max_queued[KIND_SMP] = ENGINE_MAX_QUEUED_SMPS;
 	e->max_queued[KIND_GMP] = ENGINE_MAX_QUEUED_GMPS;
+	e->max_queued[KIND_PMA] = ENGINE_MAX_QUEUED_PMAS;
+	e->pma_window = opts->max_wire_pmas ? opts->max_wire_pmas :
+			opts->max_wire_gmps;
 	/* A random key and start, so TIDs differ from run to run and
 	 * cannot be predicted from one another. */
 	uint8_t seed[12];
@@ -676,6 +685,12 @@ int mad_engine_new(struct mad_engine **out, struct ev_loop *loop,
 	window_set(e, opts->max_wire_smps);
 	*out = e;
 	return 0;
+}
+
+void mad_engine_set_pma_window(struct mad_engine *e, unsigned window)
+{
+	e->pma_window = window ? window : 1;
+	pump(e);
 }
 
 void mad_engine_set_queue_limits(struct mad_engine *e, unsigned max_smps,
@@ -709,6 +724,7 @@ void mad_engine_free(struct mad_engine *e)
 	fail_list(e, &e->wait);
 	fail_list(e, &e->queue[KIND_SMP]);
 	fail_list(e, &e->queue[KIND_GMP]);
+	fail_list(e, &e->queue[KIND_PMA]);
 	for (size_t b = 0; b < DEST_BUCKETS; b++)
 		while (e->dests[b]) {
 			struct dest *d = e->dests[b];
@@ -776,7 +792,8 @@ static int submit_txn(struct mad_engine *e, const void *mad, size_t len,
 		return -EINVAL;
 	if (h->method & MAD_METHOD_RESP || h->method == MAD_METHOD_TRAP_REPRESS)
 		return -EINVAL;
-	enum txn_kind kind = is_smp_class(h->mgmt_class) ? KIND_SMP : KIND_GMP;
+	enum txn_kind kind = is_smp_class(h->mgmt_class) ? KIND_SMP :
+			     h->mgmt_class == MAD_CLASS_PERF ? KIND_PMA : KIND_GMP;
 	if (e->queue[kind].count + (kind == KIND_SMP ? e->dest_waiting : 0) >=
 	    e->max_queued[kind]) {
 		e->stats.refused++;
@@ -808,7 +825,8 @@ static int submit_txn(struct mad_engine *e, const void *mad, size_t len,
 	((struct mad_hdr *)t->mad)->tid = htobe64(t->tid);
 	list_append(&e->queue[kind], t);
 	pump(e);
-	if (e->queue[kind].count > e->stats.max_queued[kind])
+	if (kind != KIND_PMA &&
+	    e->queue[kind].count > e->stats.max_queued[kind])
 		e->stats.max_queued[kind] = e->queue[kind].count;
 	return 0;
 }
@@ -1067,8 +1085,9 @@ const _Atomic uint16_t *mad_engine_wire_tids(const struct mad_engine *e)
 
 unsigned mad_engine_pending(const struct mad_engine *e)
 {
-	return e->queue[0].count + e->queue[1].count + e->dest_waiting +
-	       e->outstanding[0] + e->outstanding[1];
+	return e->queue[0].count + e->queue[1].count + e->queue[2].count +
+	       e->dest_waiting +
+	       e->outstanding[0] + e->outstanding[1] + e->outstanding[2];
 }
 
 const struct mad_engine_stats *mad_engine_stats(const struct mad_engine *e)

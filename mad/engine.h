@@ -87,6 +87,8 @@ typedef void (*mad_unsol_cb)(void *arg, const void *mad, size_t len,
 #define ENGINE_LOSSY_EVIDENCE	256
 #define ENGINE_LOSSY_RETRIES	31
 
+/* A PMA MAD (class 0x04) is re-sent at most once: the performance
+ * manager reads again at its next sweep. */
 struct mad_engine_opts {
 	unsigned max_wire_smps;	/* SMP window at start and floor (OpenSM: 4) */
 	unsigned max_wire_gmps;	/* GMPs outstanding at once */
@@ -94,6 +96,9 @@ struct mad_engine_opts {
 	unsigned retries;	/* re-sends after the first attempt (3) */
 	unsigned smp_window_max;/* ceiling of the adaptive SMP window */
 	unsigned smps_per_dest;	/* SMPs on the wire to one destination; 0 no limit */
+	unsigned max_wire_pmas;	/* Performance Management MADs (class 0x04)
+				 * outstanding at once, a window of their
+				 * own; 0: max_wire_gmps */
 };
 
 /*
@@ -105,6 +110,8 @@ struct mad_engine_opts {
  */
 #define ENGINE_MAX_QUEUED_SMPS	(1u << 20)	/* ~350 MB at most */
 #define ENGINE_MAX_QUEUED_GMPS	4096
+#define ENGINE_MAX_QUEUED_PMAS	65536	/* the performance manager keeps
+					 * its own, smaller, bound */
 
 struct mad_engine_stats {
 	uint64_t sent;		/* every MAD handed to the transport */
@@ -151,6 +158,8 @@ const _Atomic uint16_t *mad_engine_wire_tids(const struct mad_engine *e);
 /* 0 keeps a limit as it is.  Requests already queued stay queued. */
 void mad_engine_set_queue_limits(struct mad_engine *e, unsigned max_smps,
 				 unsigned max_gmps);
+/* The window of PMA MADs (at least 1); queued ones go as it allows. */
+void mad_engine_set_pma_window(struct mad_engine *e, unsigned window);
 /* Fails every pending request with -ECANCELED, then frees the engine.
  * Submits from those callbacks fail with -ECANCELED. */
 void mad_engine_free(struct mad_engine *e);

@@ -108,6 +108,7 @@ struct loader {
 	uint64_t next_guid[4], abs_guid[4];
 	bool guid_set[4];
 	size_t base;			/* f->n_nodes before loading */
+	unsigned flags;			/* TOPO_* of topo_parse_flags() */
 };
 
 static int fail(struct loader *l, uint32_t line, const char *fmt, ...)
@@ -796,11 +797,15 @@ static int add_links(struct loader *l, struct fabric *f)
  * 4x SDR unless the file said otherwise (add_links left the link's width
  * and speeds in the PortInfo).
  */
-static void init_port(struct fab_node *n, unsigned pn, uint64_t port0_guid)
+static void init_port(struct fab_node *n, unsigned pn, uint64_t port0_guid,
+		      unsigned flags)
 {
 	struct fab_port *p = &n->ports[pn];
-	uint8_t width = p->pi.link_width_active ? p->pi.link_width_active : 2;
-	uint8_t speed = p->pi.speed_active_enabled ? p->pi.speed_active_enabled : 1;
+	bool dflt = !(flags & TOPO_LINK_AS_GIVEN);
+	uint8_t width = p->pi.link_width_active ? p->pi.link_width_active :
+			dflt ? 2 : 0;
+	uint8_t speed = p->pi.speed_active_enabled ? p->pi.speed_active_enabled :
+			dflt ? 1 : 0;
 	uint8_t ext = p->pi.speed_ext_active_supp;
 
 	p->valid = true;
@@ -840,11 +845,11 @@ static void init_ports(struct loader *l, struct fabric *f)
 		uint64_t p0 = r->has_port0_guid ? r->port0_guid : n->guid;
 
 		if (n->type == NODE_TYPE_SWITCH)
-			init_port(n, 0, p0);
+			init_port(n, 0, p0, l->flags);
 		for (unsigned pn = 1; pn <= n->num_ports; pn++) {
 			if (n->ports[pn].peer_node == FAB_NONE)
 				continue;
-			init_port(n, pn, p0);
+			init_port(n, pn, p0, l->flags);
 			/* a switch's CapabilityMask is port 0's (14.2.5.6) */
 			if (n->type == NODE_TYPE_SWITCH && n->ports[pn].pi.cap_mask)
 				n->ports[0].pi.cap_mask |= n->ports[pn].pi.cap_mask;
@@ -860,8 +865,15 @@ static void init_ports(struct loader *l, struct fabric *f)
 int topo_parse(struct fabric *f, const char *name, char *buf, size_t len,
 	       char *err, size_t errlen)
 {
+	return topo_parse_flags(f, name, buf, len, 0, err, errlen);
+}
+
+int topo_parse_flags(struct fabric *f, const char *name, char *buf,
+		     size_t len, unsigned flags, char *err, size_t errlen)
+{
 	struct loader l = {
 		.path = name, .err = err, .errlen = errlen, .base = f->n_nodes,
+		.flags = flags,
 		.next_guid = { 0, GUID_BASE_CA, GUID_BASE_SWITCH, GUID_BASE_ROUTER },
 		.abs_guid = { 0, GUID_BASE_CA, GUID_BASE_SWITCH, GUID_BASE_ROUTER },
 	};

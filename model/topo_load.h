@@ -23,4 +23,16 @@
 int topo_parse(struct fabric *f, const char *name, char *buf, size_t len,
 	       char *err, size_t errlen);
 
+/*
+ * topo_parse() with flags.  TOPO_LINK_AS_GIVEN: a link's width and speed
+ * are those the file gives (ibsim's w=, ibnetdiscover's "4xQDR") and 0
+ * where it gives none, instead of 4x SDR: a reference topology
+ * (health/checks.h hc_reference()) compares only what it states.  The
+ * node description is the file's, or the node's name when it has none
+ * (what ibsim reports for such a node).
+ */
+#define TOPO_LINK_AS_GIVEN	0x1u
+int topo_parse_flags(struct fabric *f, const char *name, char *buf,
+		     size_t len, unsigned flags, char *err, size_t errlen);
+
 #endif /* IBSM_MODEL_TOPO_LOAD_H */

@@ -36,12 +36,15 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config/conf.h"
 #include "sm/ctl.h"
+#include "sm/health/health.h"
 #include "sm/mcast/mcast.h"
 #include "sm/mcast/mft.h"
+#include "sm/perf/perf.h"
 #include "sm/program.h"
 #include "sm/sm.h"
 #include "sm/ha/sync.h"
@@ -130,6 +133,148 @@ static bool word_is(const char *w, size_t n, const char *s)
 	return strlen(s) == n && !memcmp(w, s, n);
 }
 
+/*
+ * events since T: seconds since the epoch ("1700000000"), a UTC time
+ * ("2026-11-29T07:50:00Z", the Z optional), or a time ago: a number
+ * with s, m, h or d ("10m").  0 or -1.
+ */
+static int parse_since(const char *w, size_t n, struct ctl_request *req)
+{
+	char buf[40], *end;
+	struct tm tm;
+	double v;
+
+	if (!n || n >= sizeof(buf))
+		return -1;
+	memcpy(buf, w, n);
+	buf[n] = '\0';
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(buf, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (end && (!*end || !strcmp(end, "Z"))) {
+		req->since = (double)timegm(&tm);
+		return 0;
+	}
+	if (buf[0] < '0' || buf[0] > '9')
+		return -1;
+	errno = 0;
+	v = strtod(buf, &end);
+	if (errno || v < 0 || v > 1e12)
+		return -1;
+	if (!*end) {
+		req->since = v;
+		return 0;
+	}
+	if (end[1])
+		return -1;
+	switch (*end) {
+	case 's': req->since_ago = v; break;
+	case 'm': req->since_ago = v * 60; break;
+	case 'h': req->since_ago = v * 3600; break;
+	case 'd': req->since_ago = v * 86400; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+/* A number of at most `max` (decimal, or hexadecimal with 0x). */
+static int parse_uint(const char *w, size_t n, unsigned long long max,
+		      unsigned long long *v)
+{
+	char buf[24], *end;
+
+	if (!n || n >= sizeof(buf) || w[0] == '-' || w[0] == '+')
+		return -1;
+	memcpy(buf, w, n);
+	buf[n] = '\0';
+	errno = 0;
+	*v = strtoull(buf, &end, 0);
+	return errno || *end || *v > max ? -1 : 0;
+}
+
+/* port enable NODE PORT: NODE a GUID (0x and 16 hex digits at most) or
+ * a unicast LID. */
+static int parse_port_enable(const char *const *w, const size_t *wl,
+			     size_t nw, struct ctl_request *req)
+{
+	unsigned long long v, p;
+
+	if (nw != 4 || !word_is(w[1], wl[1], "enable") ||
+	    parse_uint(w[2], wl[2], UINT64_MAX, &v) < 0 || !v ||
+	    parse_uint(w[3], wl[3], 254, &p) < 0 || !p)
+		return -1;
+	if (wl[2] > 2 && w[2][0] == '0' && (w[2][1] == 'x' || w[2][1] == 'X') &&
+	    wl[2] > 6) {
+		req->guid = v;
+	} else {
+		if (v > 0xbfff)
+			return -1;
+		req->lid = (uint16_t)v;
+	}
+	req->port = (uint8_t)p;
+	return 0;
+}
+
+/* health [json] | events [since T] [json] | topology save FILE */
+static int parse_health(const char *const *w, const size_t *wl, size_t nw,
+			struct ctl_request *req, char *err, size_t errlen)
+{
+	size_t i = 1;
+
+	if (word_is(w[0], wl[0], "health")) {
+		req->cmd = CTL_CMD_HEALTH;
+		if (nw > 2 || (nw == 2 && !(req->json = word_is(w[1], wl[1],
+								 "json")))) {
+			snprintf(err, errlen, "health: expected 'health' or"
+				 " 'health json'");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (word_is(w[0], wl[0], "events")) {
+		req->cmd = CTL_CMD_EVENTS;
+		if (i < nw && word_is(w[i], wl[i], "since")) {
+			if (i + 1 >= nw || parse_since(w[i + 1], wl[i + 1],
+						       req) < 0) {
+				snprintf(err, errlen, "events since: expected a"
+					 " time: seconds since the epoch, a UTC"
+					 " time YYYY-MM-DDTHH:MM:SSZ or a time"
+					 " ago (30s, 10m, 2h, 1d)");
+				return -EINVAL;
+			}
+			i += 2;
+		}
+		if (i < nw && word_is(w[i], wl[i], "json")) {
+			req->json = true;
+			i++;
+		}
+		if (i != nw) {
+			snprintf(err, errlen, "events: expected 'events [since"
+				 " T] [json]'");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (word_is(w[0], wl[0], "topology")) {
+		req->cmd = CTL_CMD_TOPO_SAVE;
+		if (nw != 3 || !word_is(w[1], wl[1], "save") || w[2][0] != '/' ||
+		    wl[2] >= sizeof(req->path)) {
+			snprintf(err, errlen, "topology: expected 'topology save"
+				 " FILE', FILE an absolute path without blanks");
+			return -EINVAL;
+		}
+		memcpy(req->path, w[2], wl[2]);
+		req->path[wl[2]] = '\0';
+		return 0;
+	}
+	req->cmd = CTL_CMD_PORT_ENABLE;
+	if (parse_port_enable(w, wl, nw, req) < 0) {
+		snprintf(err, errlen, "port: expected 'port enable NODE PORT',"
+			 " NODE a node GUID (0x...) or a LID, PORT 1-254");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int ctl_parse(const char *line, size_t len, struct ctl_request *req,
 	      char *err, size_t errlen)
 {
@@ -137,6 +282,7 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req,
 	size_t wl[CTL_MAX_ARGS + 1], nw = 0, i = 0;
 
 	memset(req, 0, sizeof(*req));
+	req->since_ago = -1;
 	for (size_t k = 0; k < len; k++) {
 		unsigned char ch = (unsigned char)line[k];
 
@@ -214,11 +360,35 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req,
 		req->cmd = CTL_CMD_SMS;
 	} else if (word_is(w[0], wl[0], "routes")) {
 		req->cmd = CTL_CMD_ROUTES_REPORT;
-		if (nw < 2 || nw > 3 || !word_is(w[1], wl[1], "report") ||
+		if (nw == 2 && word_is(w[1], wl[1], "loads")) {
+			req->cmd = CTL_CMD_ROUTES_LOADS;
+		} else if (nw < 2 || nw > 3 || !word_is(w[1], wl[1], "report") ||
 		    (nw == 3 && !(req->json = word_is(w[2], wl[2], "json")))) {
 			snprintf(err, errlen, "routes: expected 'routes report'"
-				 " or 'routes report json'");
+				 ", 'routes report json' or 'routes loads'");
 			return -EINVAL;
+		}
+	} else if (word_is(w[0], wl[0], "health") ||
+		   word_is(w[0], wl[0], "events") ||
+		   word_is(w[0], wl[0], "topology") ||
+		   word_is(w[0], wl[0], "port")) {
+		if (parse_health(w, wl, nw, req, err, errlen) < 0)
+			return -EINVAL;
+	} else if (word_is(w[0], wl[0], "counters")) {
+		req->cmd = CTL_CMD_COUNTERS;
+		for (size_t k = 1; k < nw; k++) {
+			if (word_is(w[k], wl[k], "errors") && !req->errors)
+				req->errors = true;
+			else if (word_is(w[k], wl[k], "json") && !req->json)
+				req->json = true;
+			else if (!req->target[0] && wl[k] < sizeof(req->target))
+				memcpy(req->target, w[k], wl[k]);
+			else {
+				snprintf(err, errlen, "counters: expected"
+					 " 'counters [NODE|GUID|LID[:PORT]]"
+					 " [errors] [json]'");
+				return -EINVAL;
+			}
 		}
 	} else if (word_is(w[0], wl[0], "help")) {
 		NOARGS("help");
@@ -226,7 +396,8 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req,
 	} else {
 		snprintf(err, errlen, "unknown command '%.*s': expected status,"
 			 " resweep, reroute, loglevel, reload, dump-config,"
-			 " sms, routes or help", (int)(wl[0] > 40 ? 40 : wl[0]), w[0]);
+			 " sms, routes, counters, health, events, topology, port"
+			 " or help", (int)(wl[0] > 40 ? 40 : wl[0]), w[0]);
 		return -EINVAL;
 	}
 #undef NOARGS
@@ -456,6 +627,7 @@ static int cmd_status(struct sm *sm, struct ctl_answer *a)
 	ctl_line_add(a, "trap_sweeps %u", sm->stats.trap_sweeps);
 	ctl_line_add(a, "quick_sweeps %u", sm->stats.quick_sweeps);
 	ctl_line_add(a, "foreign_sm_ports %u", sm->stats.foreign_sm_ports);
+	perf_ctl_status(sm, a);
 	if (sm->engine) {
 		const struct mad_engine_stats *st = mad_engine_stats(sm->engine);
 
@@ -664,6 +836,98 @@ static int cmd_routes_report(struct sm *sm, bool json, struct ctl_answer *a)
 	return answer_end(a, true, "%s", "");
 }
 
+/*
+ * routes loads: the all-to-all load of the tables in force per channel
+ * (routing_report_port_loads), for the fabric map: "ideal X" (the mean
+ * load of the channels used), then per switch "0xGUID PORT:LOAD ..." for
+ * its ports that carry routes (a switch on several lines when it has
+ * more than LOADS_PER_LINE of them; about 150 KiB for the 4,608-host
+ * tree).  Same cost as routes report's load part.
+ */
+#define LOADS_PER_LINE	40	/* " 255:18446744073709551615" < 1024 / 40 */
+static int cmd_routes_loads(struct sm *sm, struct ctl_answer *a)
+{
+	struct routing_report rep;
+	uint64_t *loads;
+	size_t slot = 0, n = 0;
+	int rc;
+
+	if (!sm->routes.lft || sm->routes.n_nodes != sm->fabric.n_nodes)
+		return answer_end(a, false, "no routes yet: no sweep has"
+				  " completed");
+	loads = calloc(routing_port_slots(&sm->fabric) + 1, sizeof(*loads));
+	if (!loads)
+		return answer_end(a, false, "loads: out of memory");
+	rc = routing_report_port_loads(&sm->fabric, &sm->routes, &rep, loads);
+	if (rc < 0) {
+		free(loads);
+		return answer_end(a, false, "loads: %s", strerror(-rc));
+	}
+	ctl_line_add(a, "ideal %.3f", rep.load_mean);
+	for (size_t i = 0; i < sm->fabric.n_nodes; i++) {
+		const struct fab_node *nd = &sm->fabric.nodes[i];
+		char line[CTL_LINE_OUT];
+		size_t o = 0;
+		unsigned in_line = 0;
+
+		/* a switch a line, at most LOADS_PER_LINE ports each */
+		for (unsigned p = 0; p <= nd->num_ports; p++, slot++) {
+			if (!loads[slot])
+				continue;
+			if (!in_line)
+				o = (size_t)snprintf(line, sizeof(line),
+						     "0x%016" PRIx64, nd->guid);
+			o += (size_t)snprintf(line + o, sizeof(line) - o,
+					      " %u:%" PRIu64, p, loads[slot]);
+			n++;
+			if (++in_line == LOADS_PER_LINE) {
+				ctl_line_add(a, "%s", line);
+				in_line = 0;
+			}
+		}
+		if (in_line)
+			ctl_line_add(a, "%s", line);
+	}
+	free(loads);
+	return answer_end(a, true, "%zu channels%s", n, a->full ?
+			  " (answer cut)" : "");
+}
+
+/* health, events, topology save, port enable (sm/health/health_ctl.c) */
+static int cmd_health(struct sm *sm, const struct ctl_request *req,
+		      struct ctl_answer *a)
+{
+	char msg[700] = "";
+	int rc = -EINVAL;
+
+	switch (req->cmd) {
+	case CTL_CMD_HEALTH:
+		rc = sm_health_ctl_report(sm, req->json, a, msg, sizeof(msg));
+		break;
+	case CTL_CMD_EVENTS:
+		rc = sm_health_ctl_events(sm, req->since_ago >= 0 ?
+					  ev_time() - req->since_ago : req->since,
+					  req->json, a, msg, sizeof(msg));
+		break;
+	case CTL_CMD_TOPO_SAVE:
+		rc = sm_health_ctl_topo_save(sm, req->path, a, msg, sizeof(msg));
+		break;
+	case CTL_CMD_PORT_ENABLE:
+		if (req->guid)
+			log_info("control socket: port enable 0x%016" PRIx64
+				 " port %u", req->guid, req->port);
+		else
+			log_info("control socket: port enable LID %u port %u",
+				 req->lid, req->port);
+		rc = sm_health_ctl_port_enable(sm, req->guid, req->lid, req->port,
+					       a, msg, sizeof(msg));
+		break;
+	default:
+		break;
+	}
+	return answer_end(a, rc == 0, "%s", msg);
+}
+
 static int cmd_help(struct ctl_answer *a)
 {
 	ctl_line_add(a, "status                 state, sweeps, timings, counts");
@@ -676,6 +940,15 @@ static int cmd_help(struct ctl_answer *a)
 	ctl_line_add(a, "dump-config            the keys in force and their source");
 	ctl_line_add(a, "sms                    every SM known from SMInfo");
 	ctl_line_add(a, "routes report [json]   quality of the routes in force");
+	ctl_line_add(a, "routes loads           routed load per switch port");
+	ctl_line_add(a, "health [json]          fabric health: the findings in force");
+	ctl_line_add(a, "events [since T] [json] the event history (T: epoch s,"
+		     " UTC time or 10m ago)");
+	ctl_line_add(a, "topology save FILE     the fabric as a reference topology");
+	ctl_line_add(a, "port enable NODE PORT  PortPhysicalState Polling; ends"
+		     " an isolation");
+	ctl_line_add(a, "counters [NODE|GUID|LID[:PORT]] [errors] [json]"
+		     "  port counters: totals, last increase");
 	return answer_end(a, true, "%s", "");
 }
 
@@ -701,6 +974,19 @@ int ctl_execute(struct sm *sm, const struct ctl_request *req,
 		return cmd_sms(sm, a);
 	case CTL_CMD_ROUTES_REPORT:
 		return cmd_routes_report(sm, req->json, a);
+	case CTL_CMD_ROUTES_LOADS:
+		return cmd_routes_loads(sm, a);
+	case CTL_CMD_HEALTH:
+	case CTL_CMD_EVENTS:
+	case CTL_CMD_TOPO_SAVE:
+	case CTL_CMD_PORT_ENABLE:
+		return cmd_health(sm, req, a);
+	case CTL_CMD_COUNTERS: {
+		char msg[160];
+		int rc = perf_ctl_counters(sm, req->target, req->errors,
+					   req->json, a, msg, sizeof(msg));
+		return answer_end(a, rc == 0, "%s", msg);
+	}
 	}
 	return answer_end(a, false, "unknown command");
 }

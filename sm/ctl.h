@@ -14,7 +14,9 @@
  * reading an answer, but one answer at a time is buffered.
  *
  * Commands: status, resweep [heavy|light], reroute, loglevel LEVEL,
- * reload, dump-config, sms, routes report [json], help.
+ * reload, dump-config, sms, routes report [json], routes loads, help,
+ * health [json],
+ * events [since T] [json], topology save FILE, port enable NODE PORT.
  *
  * The socket lives on the daemon's event loop: every fd is non-blocking,
  * requests are bounded (CTL_MAX_LINE), clients are bounded
@@ -28,6 +30,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct sm;
@@ -48,6 +51,12 @@ enum ctl_cmd {
 	CTL_CMD_HELP,
 	CTL_CMD_SMS,			/* every SM known from SMInfo */
 	CTL_CMD_ROUTES_REPORT,		/* routing quality (routing/report.h) */
+	CTL_CMD_HEALTH,			/* findings (sm/health/) */
+	CTL_CMD_EVENTS,			/* the event history */
+	CTL_CMD_TOPO_SAVE,		/* topology save FILE */
+	CTL_CMD_PORT_ENABLE,		/* port enable NODE PORT */
+	CTL_CMD_ROUTES_LOADS,		/* routed load per channel */
+	CTL_CMD_COUNTERS,		/* port counters (sm/perf/) */
 };
 
 struct ctl_request {
@@ -58,6 +67,15 @@ struct ctl_request {
 					 * else -1 */
 	bool	 json;			/* routes report json */
 	bool	 force;			/* reload force */
+	/* events since T: a Unix time, or since_ago seconds before now
+	 * (since_ago < 0: not relative); none given: since 0 */
+	double	 since, since_ago;
+	char	 path[CTL_MAX_LINE];	/* topology save: an absolute path */
+	uint64_t guid;			/* port enable: node GUID, or 0 ... */
+	uint16_t lid;			/* ... and its LID */
+	uint8_t	 port;
+	bool	 errors;		/* counters errors */
+	char	 target[128];		/* counters NODE|GUID|LID[:PORT] */
 };
 
 /*

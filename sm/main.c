@@ -33,6 +33,7 @@
 #include "mad/umad_io.h"
 #include "mad/sim_io.h"
 #include "sm/discover.h"
+#include "sm/health/health.h"
 #include "model/fabric.h"
 #include "config/limits.h"
 #include "sm/log.h"
@@ -45,6 +46,7 @@
 #include "sm/ha/sync.h"
 #include "sm/route.h"
 #include "sm/quick.h"
+#include "sm/perf/perf.h"
 #include "sm/sm.h"
 #include "sm/ctl.h"
 #include "sm/pidfile.h"
@@ -340,6 +342,17 @@ static int check_config(const struct cfg *conf, const struct run_opts *r)
 				errors++;
 			}
 			free(g);
+		}
+		if (!strcmp(keys[i].name, "topology_ref")) {
+			struct fabric ref;
+
+			fabric_init(&ref);
+			if (topo_load_flags(&ref, v, TOPO_LINK_AS_GIVEN, line,
+					    sizeof(line)) < 0) {
+				log_stderr(LOG_LVL_ERR, "%s", line);
+				errors++;
+			}
+			fabric_free(&ref);
 		}
 		if (!strcmp(keys[i].name, "partition_config_file")) {
 			struct part_options po = { .allow_both_pkeys = false };
@@ -692,8 +705,12 @@ static int lock_pid_file(const struct sm *sm, struct pidfile *pid)
 /* The port: 0, or -errno after saying why not. */
 static int open_port(struct sm *sm, bool discover_only)
 {
-	static const uint8_t classes[] = { MAD_CLASS_SMI, MAD_CLASS_SMI_DR,
-					   MAD_CLASS_SA };
+	/* PerfMgt as a client only (answers to our Gets): umad_io_open()
+	 * gives it no method mask, the kernel answers PMA MADs to our own
+	 * port itself. */
+	const uint8_t classes[] = { MAD_CLASS_SMI, MAD_CLASS_SMI_DR,
+				    MAD_CLASS_SA, MAD_CLASS_PERF };
+	unsigned nclasses = sm->cfg.perfmgr ? 4 : 3;
 	const char *why = NULL;
 	int rc;
 
@@ -701,7 +718,7 @@ static int open_port(struct sm *sm, bool discover_only)
 		rc = umad_io_open_ibsim(&sm->io, sm->loop, &why);
 	else
 		rc = umad_io_open(&sm->io, sm->loop, sm->cfg.guid, classes,
-				  sizeof(classes), !discover_only);
+				  nclasses, !discover_only);
 	if (rc < 0) {
 		if (why)
 			log_stderr_rc(LOG_LVL_ERR, rc, "cannot attach to ibsim (%s)",
@@ -766,6 +783,7 @@ static void shut_down(struct sm *sm, struct discover_job *job,
 	sweep_light_abort(sm);
 	quick_sweep_abort(sm);
 	mft_abort(sm);
+	perf_abort(sm);
 	sa_stop(sm);
 	standby_sync_free(sm);		/* the standby's copy, if any */
 	mad_engine_free(sm->engine);
@@ -774,6 +792,7 @@ static void shut_down(struct sm *sm, struct discover_job *job,
 	sweep_light_abort(sm);
 	quick_sweep_abort(sm);
 	mft_abort(sm);
+	perf_abort(sm);
 	discover_free(job->disc);
 	fabric_free(&sm->fabric);
 	routing_result_free(&sm->routes);
@@ -783,6 +802,7 @@ static void shut_down(struct sm *sm, struct discover_job *job,
 	sl2vl_images_free(sm->sl2vl);
 	sm_parts_free(sm);
 	mc_table_free(sm->mc);
+	sm_health_free(sm);
 	log_close();
 }
 
@@ -869,6 +889,8 @@ int main(int argc, char **argv)
 	/* The control socket, for a daemon (-o sweeps once and exits). */
 	if (!discover_only && !sm.cfg.once)
 		(void)ctl_start(&sm);	/* logged; ibsm runs on without it */
+	if (!discover_only && !sm.cfg.once && perf_start(&sm) < 0)
+		log_err("ERR 5409: perfmgr: cannot start: out of memory");
 	rc = 0;
 	if (discover_only)
 		rc = discover_start(&job.disc, sm.engine, &sm.fabric, false,

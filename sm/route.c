@@ -26,6 +26,7 @@
 #include "routing/incr.h"
 #include "routing/report.h"
 #include "routing/verify.h"
+#include "sm/health/health.h"
 #include "sm/lid.h"
 #include "sm/log.h"
 #include "sm/route.h"
@@ -282,7 +283,8 @@ nomem:
  * paths that fail (0 for dependency cycles alone); -errno on no memory.
  */
 static int verify(const struct fabric *f, const struct routing_result *r,
-		  char *what, size_t len, uint64_t *lost)
+		  char *what, size_t len, uint64_t *lost,
+		  struct hc_routing_verdict *v)
 {
 	struct routing_check chk;
 	struct routing_cdg cdg;
@@ -290,10 +292,16 @@ static int verify(const struct fabric *f, const struct routing_result *r,
 
 	what[0] = '\0';
 	*lost = 0;
+	memset(v, 0, sizeof(*v));
 	rc = routing_check(f, r, &chk);
 	if (rc < 0)
 		return rc;
 	*lost = routing_check_failures(&chk);
+	v->pairs = chk.pairs;
+	v->unreachable = *lost;
+	v->bad_lid = chk.bad_lid;
+	v->bad_switch_guid = chk.bad_switch != FAB_NONE ?
+			     fabric_node(f, chk.bad_switch)->guid : 0;
 	if (chk.past_cap) {
 		/* reachable through no switch that forwards them all */
 		snprintf(what, len, "%" PRIu64 " LIDs at or past a switch's "
@@ -322,6 +330,7 @@ static int verify(const struct fabric *f, const struct routing_result *r,
 	rc = routing_check_cdg(f, r, &cdg);
 	if (rc < 0)
 		return rc;
+	v->cycles = routing_cdg_cycles(&cdg);
 	for (unsigned i = 0; i < cdg.layers && i < ROUTING_MAX_LAYERS; i++)
 		if (cdg.cycles[i]) {
 			snprintf(what, len, "layer %u of %u has %" PRIu64
@@ -393,6 +402,7 @@ static int try_incremental(struct sm *sm, const struct fabric *f,
 	char why[256] = "", what[200];
 	const char *mode = NULL;
 	uint64_t lost;
+	struct hc_routing_verdict mv;
 	double t0 = now();
 	int rc = 0;
 
@@ -427,7 +437,7 @@ static int try_incremental(struct sm *sm, const struct fabric *f,
 			routing_result_free(&prev);
 			return 0;
 		}
-		rc = verify(f, &merged, what, sizeof(what), &lost);
+		rc = verify(f, &merged, what, sizeof(what), &lost, &mv);
 		if (rc < 0)
 			break;
 		if (!what[0]) {
@@ -495,7 +505,8 @@ void sm_route_compute(struct sm_route_job *j)
 		return;
 	if (j->corrupt)
 		debug_corrupt(j, &j->out);
-	j->vrc = verify(j->f, &j->out, j->what, sizeof(j->what), &j->lost);
+	j->vrc = verify(j->f, &j->out, j->what, sizeof(j->what), &j->lost,
+			&j->verdict);
 	j->verified = true;
 	j->t_verify = now() - t1;
 	j->lrc = routing_report_load(j->f, &j->out, &j->load);
@@ -538,6 +549,7 @@ static int finish(struct sm *sm, struct sm_route_job *j,
 	struct routing_result prev = { 0 };
 	char pwhat[200];
 	uint64_t plost;
+	struct hc_routing_verdict pv, ok = { 0 };
 	int rc;
 
 	opts_free(&j->o);
@@ -563,13 +575,16 @@ static int finish(struct sm *sm, struct sm_route_job *j,
 	rc = j->corrupt_lid ? 0 : try_incremental(sm, f, out);
 	if (rc < 0)
 		goto nomem;
-	if (rc == 1)
+	if (rc == 1) {
+		sm_health_routes(sm, &ok, "");
 		return 0;
+	}
 
 	rc = j->vrc;
 	if (rc < 0)
 		goto nomem;
 	log_debug("routing: verified in %.3f s", j->t_verify);
+	sm_health_routes(sm, &j->verdict, j->what);
 	if (!j->what[0])
 		return 0;
 	if (!sm->routes.lft || sm->routes.n_nodes != sm->fabric.n_nodes) {
@@ -585,7 +600,7 @@ static int finish(struct sm *sm, struct sm_route_job *j,
 	 */
 	rc = previous_tables(sm, f, out, &prev);
 	if (rc == 0)
-		rc = verify(f, &prev, pwhat, sizeof(pwhat), &plost);
+		rc = verify(f, &prev, pwhat, sizeof(pwhat), &plost, &pv);
 	if (rc < 0)
 		goto nomem;
 	if (!pwhat[0] || plost < j->lost) {
@@ -595,6 +610,7 @@ static int finish(struct sm *sm, struct sm_route_job *j,
 			pwhat[0] ? ")" : "");
 		routing_result_free(out);
 		*out = prev;
+		sm_health_routes(sm, &pv, pwhat);
 		return 0;
 	}
 	log_err("ERR 1502: routing by %s failed verification: %s; the "

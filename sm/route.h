@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdint.h>
 
+#include "health/checks.h"
 #include "routing/report.h"
 #include "routing/routing.h"
 #include "model/fabric.h"
@@ -81,6 +82,7 @@ struct sm_route_job {
 	int vrc;
 	char what[200];
 	uint64_t lost;
+	struct hc_routing_verdict verdict;	/* the same, as numbers */
 	uint16_t corrupt_lid;		/* what the debug hook cleared */
 	uint64_t corrupt_guid;
 	double t_engine, t_verify;	/* seconds */

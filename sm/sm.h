@@ -73,6 +73,8 @@ struct part_config;
 struct mc_table;
 struct mft_state;
 struct standby_sync;
+struct sm_health;
+struct perfmgr;
 
 struct sm_stats {
 	unsigned heavy_sweeps;
@@ -264,6 +266,11 @@ struct sm {
 	ev_tstamp last_repair;		/* repair sweep after another master */
 	char     last_transition[160];	/* cause of the last state change */
 	struct standby_sync *sync;	/* the standby's copy (sm/ha/sync.c) */
+	struct sm_health *health;	/* fabric health (sm/health/) */
+	struct perfmgr *perf;		/* performance manager (sm/perf/) */
+	/* Run by SM_EV_PERF_DONE (as master) after each counter sweep: the
+	 * health checks of the counters; NULL: nothing. */
+	void (*perf_done_hook)(struct sm *sm);
 };
 
 /*

@@ -29,6 +29,7 @@
 #include "config/fileutil.h"
 #include "sm/mcast/mft.h"
 #include "sm/dumps.h"
+#include "sm/health/health.h"
 #include "sm/ha/sminfo.h"
 #include "sm/program.h"
 #include "sm/route.h"
@@ -182,6 +183,7 @@ static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 			ports_missing(sm, &sw->f, &sm->fabric, 64);
 			ports_missing(sm, &sm->fabric, &sw->f, 65);
 		}
+		sm_health_model(sm, &sw->f);
 		/* The new model becomes the subnet as the SA will see it. */
 		fabric_free(&sm->fabric);
 		sm->fabric = sw->f;
@@ -201,6 +203,7 @@ static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 		/* LFTs are in place: the multicast trees of the new model and
 		 * the MFT blocks that differ (sm/mcast/mft.c). */
 		mft_sweep_done(sm);
+		sm_health_sweep_done(sm);
 	} else if (sm->ha.standing_down) {
 		log_info("heavy sweep stopped: %s", why);
 	} else {
@@ -449,6 +452,7 @@ static void faults_tally(struct sweep *sw, struct sweep_tally *t)
 
 		if (!fault_total(nf))
 			continue;
+		sm_health_unanswered(sm, n->guid, fault_total(nf));
 		if (excl)
 			t->unacked_excluded++;
 		else
@@ -941,6 +945,7 @@ static void on_discovered(void *arg, const struct discover_result *r)
 	if (!holes_accepted(sw, &t, holes))
 		return;
 	sm->incomplete = r->failed + r->dead_ends != 0;
+	sm_health_discovered(sm, r->dup_guid, r->n_dup_guid);
 	sw->holes_failed = r->failed;
 	sw->holes_dead = r->dead_ends;
 	sw->twins = r->dup_guids;
@@ -1031,6 +1036,7 @@ static void sweep_plan(struct sweep *sw)
 		return;
 	}
 	log_lid_shortage(sm, &rep);
+	sm_health_lids(sm, &rep);
 	if (rep.fixed_dup || rep.fixed_range)
 		log_warnx("ERR 0210: fixed %u duplicate and %u invalid LIDs",
 			  rep.fixed_dup, rep.fixed_range);

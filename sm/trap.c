@@ -17,6 +17,7 @@
 #include "mad/umad_io.h"
 #include "mad/wire.h"
 #include "model/index.h"
+#include "sm/health/health.h"
 #include "sm/sa/sa.h"
 #include "sm/quick.h"
 #include "sm/sm.h"
@@ -234,6 +235,7 @@ static void on_trap(void *arg, const void *mad, size_t len,
 				" port in the subnet: rejected", num, src);
 		return;
 	}
+	sm_health_trap(sm, src);
 	if (!trap_budget(sm, src)) {
 		sm->stats.traps_limited++;
 		log_ratelimited(LOG_LVL_WARN, 309, "trap %u from LID %u: over the"

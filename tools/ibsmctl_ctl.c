@@ -412,24 +412,99 @@ static void ctl_usage(FILE *f)
 "       ibsmctl [--socket PATH | -i NAME] [--json] dump-config\n"
 "       ibsmctl [--socket PATH | -i NAME] [--json] sms\n"
 "       ibsmctl [--socket PATH | -i NAME] [--json] routes report\n"
+"       ibsmctl [--socket PATH | -i NAME] health [--json]\n"
+"       ibsmctl [--socket PATH | -i NAME] events [--since T] [--json]\n"
+"       ibsmctl [--socket PATH | -i NAME] topology save FILE\n"
+"       ibsmctl [--socket PATH | -i NAME] port enable GUID|LID PORT\n"
+"       ibsmctl [--socket PATH | -i NAME] counters [NODE|GUID|LID[:PORT]]\n"
+"               [--errors] [--json]\n"
 "  --socket PATH       ibsm's control socket\n"
 "  -i, --instance NAME the socket of ibsm@NAME.service, %s/NAME/ibsm.sock\n"
 "  Without either: %s, else the one instance's socket\n"
 "  (several: named, none picked)\n"
 "  FLAGS: OpenSM's -D log flags, 0-255 (0x03 errors+info: info; 0x01: warn;\n"
-"  from 0x04: debug)\n", CTL_RUN_DIR, CTL_DEFAULT_SOCKET);
+"  from 0x04: debug)\n"
+"  health: exit status 0 healthy, 1 warnings, 2 critical (3: no answer)\n"
+"  T: seconds since the epoch, a UTC time YYYY-MM-DDTHH:MM:SSZ, or a time\n"
+"  ago: 30s, 10m, 2h, 1d\n", CTL_RUN_DIR, CTL_DEFAULT_SOCKET);
 }
 
 bool ctl_is_command(const char *word)
 {
 	static const char *const cmds[] = { "status", "resweep", "reroute",
 					    "loglevel", "reload", "dump-config",
-					    "sms", "routes" };
+					    "sms", "routes", "counters", "health",
+					    "events", "topology", "port" };
 
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(word, cmds[i]))
 			return true;
 	return false;
+}
+
+/*
+ * topology save FILE: the daemon writes the file, so a relative FILE is
+ * made absolute here (the directory must exist).  The request is
+ * rebuilt in place.  0 or -1 (said why).
+ */
+static int absolute_file(char *req, size_t *used)
+{
+	char dir[PATH_MAX], file[PATH_MAX], *slash, *sp;
+	const char *base;
+
+	sp = strstr(req, " save ");
+	if (!sp || strchr(sp + 6, ' ')) {
+		fprintf(stderr, "ibsmctl: expected topology save FILE\n");
+		return -1;
+	}
+	snprintf(file, sizeof(file), "%s", sp + 6);
+	slash = strrchr(file, '/');
+	base = slash ? slash + 1 : file;
+	if (slash)
+		*slash = '\0';
+	if (!*base || !realpath(slash ? (*file ? file : "/") : ".", dir)) {
+		fprintf(stderr, "ibsmctl: %s: %s\n", sp + 6, *base ?
+			strerror(errno) : "expected a file name");
+		return -1;
+	}
+	int w = snprintf(sp + 6, 512 - (size_t)(sp + 6 - req), "%s%s%s", dir,
+			 strcmp(dir, "/") ? "/" : "", base);
+	if (w < 0 || (size_t)w >= 512 - (size_t)(sp + 6 - req)) {
+		fprintf(stderr, "ibsmctl: request too long\n");
+		return -1;
+	}
+	*used = strlen(req);
+	return 0;
+}
+
+/*
+ * health: the answer's lines as they come (text or JSON); the exit
+ * status from the terminator's "N critical, M warnings": 2 with any
+ * critical finding, 1 with warnings, 0 healthy, 3 when there is no
+ * answer (a monitoring plugin's UNKNOWN).
+ */
+static int health_answer(const char *path, const char *req)
+{
+	struct ctl_reply r;
+	unsigned crit = 0, warn = 0;
+	int rc;
+
+	if (ctl_request(path, req, &r) < 0)
+		return 3;
+	if (!r.ok) {
+		fprintf(stderr, "ibsmctl: %s\n", ctl_reply_text(&r));
+		ctl_reply_free(&r);
+		return 3;
+	}
+	for (size_t i = 0; i + 1 < r.n; i++)
+		printf("%s\n", r.lines[i]);
+	if (sscanf(ctl_reply_text(&r), "%u critical, %u warnings", &crit,
+		   &warn) != 2)
+		rc = 3;
+	else
+		rc = crit ? 2 : warn ? 1 : 0;
+	ctl_reply_free(&r);
+	return rc;
 }
 
 int ctl_main(int argc, char **argv)
@@ -455,9 +530,30 @@ int ctl_main(int argc, char **argv)
 			instance = a + 11;
 		} else if (!strcmp(a, "--json") || !strcmp(a, "-j")) {
 			json = true;
+		} else if (cmd && !strcmp(cmd, "counters") &&
+			   !strcmp(a, "--errors")) {
+			/* the daemon's word for it */
+			if (used + 8 >= sizeof(req)) {
+				fprintf(stderr, "ibsmctl: request too long\n");
+				return 2;
+			}
+			strcat(req, " errors");
+			used += 7;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			ctl_usage(stdout);
 			return 0;
+		} else if (cmd && (!strcmp(a, "--since") ||
+				   !strncmp(a, "--since=", 8))) {
+			const char *t = a[7] == '=' ? a + 8 : i + 1 < argc ?
+					argv[++i] : NULL;
+			int w = t ? snprintf(req + used, sizeof(req) - used,
+					     " since %s", t) : -1;
+
+			if (w < 0 || (size_t)w >= sizeof(req) - used) {
+				ctl_usage(stderr);
+				return 2;
+			}
+			used += (size_t)w;
 		} else if (a[0] == '-' && !cmd) {
 			ctl_usage(stderr);
 			return 2;
@@ -479,8 +575,11 @@ int ctl_main(int argc, char **argv)
 		ctl_usage(stderr);
 		return 2;
 	}
+	if (!strcmp(cmd, "topology") && absolute_file(req, &used) < 0)
+		return 2;
 	/* the daemon writes the report's JSON itself, a member per line */
-	if (json && !strcmp(cmd, "routes")) {
+	if (json && (!strcmp(cmd, "routes") || !strcmp(cmd, "counters") ||
+		     !strcmp(cmd, "health") || !strcmp(cmd, "events"))) {
 		if (used + 5 >= sizeof(req)) {
 			fprintf(stderr, "ibsmctl: request too long\n");
 			return 2;
@@ -494,9 +593,12 @@ int ctl_main(int argc, char **argv)
 	int found = ctl_socket_path(sock, instance, path, sizeof(path));
 	if (found)
 		return found;
+	if (!strcmp(cmd, "health"))
+		return health_answer(path, req);
 	if (ctl_request(path, req, &r) < 0)
 		return 1;
-	if (json && !strcmp(cmd, "routes") && r.ok)
+	if (json && (!strcmp(cmd, "routes") || !strcmp(cmd, "counters") ||
+		     !strcmp(cmd, "events")) && r.ok)
 		for (size_t i = 0; i + 1 < r.n; i++)
 			printf("%s\n", r.lines[i]);
 	else if (json && !strcmp(cmd, "status") && r.ok)

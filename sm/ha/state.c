@@ -31,8 +31,10 @@
 #include <string.h>
 
 #include "sm/ctl.h"
+#include "sm/health/health.h"
 #include "sm/mcast/mft.h"
 #include "sm/notify.h"
+#include "sm/perf/perf.h"
 #include "sm/program.h"
 #include "sm/quick.h"
 #include "sm/sm.h"
@@ -195,6 +197,7 @@ static void subnet_up(struct sm *sm)
 		 st->sent, st->resends);
 	if (first)
 		log_info("%s", line);
+	perf_subnet_up(sm);
 	if (sm->cfg.summary) {
 		printf("%s\n", line);
 		fflush(stdout);
@@ -428,6 +431,7 @@ void sm_transition(struct sm *sm, enum sm_state s, unsigned code,
 	snprintf(sm->last_transition, sizeof(sm->last_transition),
 		 "%s -> %s: %s", sm_state_name(old), sm_state_name(s), why);
 	log_info("SM %04u: %s", code, sm->last_transition);
+	sm_health_state(sm, sm_state_name(old), sm_state_name(s), why);
 	if (s == SM_DISCOVERING && old != SM_DISCOVERING)
 		sm->stats.discovering_since = ev_time();
 	if (old == SM_STANDBY && s != SM_STANDBY)
@@ -502,6 +506,14 @@ static void act_sweep_failed(struct sm *sm, struct sm_msg *m)
 		sweep_ended_standing_down(sm);
 	else
 		sweep_failed(sm);
+}
+
+/* A counter sweep ended: the health glue's checks of the counters. */
+static void act_perf_done(struct sm *sm, struct sm_msg *m)
+{
+	(void)m;
+	if (sm->perf_done_hook)
+		sm->perf_done_hook(sm);
 }
 
 static void act_elect_decide(struct sm *sm, struct sm_msg *m)
@@ -796,6 +808,7 @@ static const struct sm_row fsm[SM_MASTER + 1][SM_EV_N] = {
 	ALL4(SM_EV_MCAST_CHANGED, ROW(act_mcast, "MFT update")),
 	ALL4(SM_EV_MFT_DONE, ROW(act_once_done, "exit (-o)")),
 	[SM_NOTACTIVE][SM_EV_COPY_FROM] = ROW(act_copy_from, "stand by, copy (debug)"),
+	[SM_MASTER][SM_EV_PERF_DONE] = ROW(act_perf_done, "counter checks"),
 };
 
 static const struct sm_row ignored = { NULL, "ignored" };
@@ -828,6 +841,7 @@ const char *sm_event_name(enum sm_event ev)
 		[SM_EV_TRAP_ISSM] = "TRAP_ISSM",
 		[SM_EV_MCAST_CHANGED] = "MCAST_CHANGED",
 		[SM_EV_MFT_DONE] = "MFT_DONE", [SM_EV_COPY_FROM] = "COPY_FROM",
+		[SM_EV_PERF_DONE] = "PERF_DONE",
 	};
 
 	return (unsigned)ev < SM_EV_N && names[ev] ? names[ev] : "?";

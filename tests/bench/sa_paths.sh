@@ -2,7 +2,7 @@
 # tests/bench/sa_paths.sh - PathRecord queries per second, ibsm vs OpenSM.
 #
 #   tests/bench/sa_paths.sh [-t SECONDS] [-w WINDOW] [-c PERCENT] [-d]
-#                           [-f] [-T TRANSPORT] [TOPOLOGY.net]
+#                           [-f] [-T TRANSPORT] [-F CONFIG] [TOPOLOGY.net]
 #
 # Starts ibsim once (default: the bundled 1,152-host fat tree), then for
 # each SM in turn (OpenSM 3.3.23, then ibsm) runs it as master, waits for
@@ -33,6 +33,10 @@
 # -T ibsim runs ibsm with --transport ibsim (mad/sim_io.h: the SM reads
 # ibsim's socket on its loop, no umad2sim receiver thread and no pump
 # thread in its process); OpenSM is unchanged.  Default umad.
+#
+# -F CONFIG gives both SMs that opensm.conf-format file (OpenSM and ibsm
+# -F CONFIG), e.g. `perfmgr TRUE` with a short perfmgr_sweep_time_s to
+# measure the SA while counter sweeps run (tests/bench/perfmgr.sh).
 #
 # -f adds a third column, the floor: after ibsm has left, the fabric as
 # it programmed it, tests/bench/sa_floor answers on the SM's port.  It
@@ -68,7 +72,8 @@ cap=50
 direct=
 floor=
 transport=umad
-while getopts t:w:c:dfT: opt; do
+smconf=()
+while getopts t:w:c:dfT:F: opt; do
 	case $opt in
 	t) secs=$OPTARG ;;
 	w) window=$OPTARG ;;
@@ -76,8 +81,9 @@ while getopts t:w:c:dfT: opt; do
 	d) direct=-d ;;
 	f) floor=1 ;;
 	T) transport=$OPTARG ;;
+	F) smconf=(-F "$(readlink -f "$OPTARG")") ;;
 	*) echo "usage: $0 [-t SECONDS] [-w WINDOW] [-c PERCENT] [-d] [-f] [-T TRANSPORT]" \
-		"[TOPOLOGY.net]" >&2; exit 2 ;;
+		"[-F CONFIG] [TOPOLOGY.net]" >&2; exit 2 ;;
 	esac
 done
 case $cap in
@@ -210,7 +216,7 @@ measure() {
 # OpenSM
 mkdir -p "$FAB_TMP/osm"
 OSM_CACHE_DIR=$FAB_TMP/osm OSM_TMP_DIR=$FAB_TMP/osm \
-	fab_run H0001 opensm -f "$FAB_TMP/osm/opensm.log" >/dev/null 2>&1 &
+	fab_run H0001 opensm "${smconf[@]}" -f "$FAB_TMP/osm/opensm.log" >/dev/null 2>&1 &
 osm_bg=$!
 fab_wait_master || { echo "OpenSM did not become master" >&2; exit 1; }
 sleep 1
@@ -224,7 +230,7 @@ wait "$osm_bg" 2>/dev/null
 sleep 1
 
 # ibsm
-fab_ibsm_start H0001 "$FAB_TMP/ibsm" --transport "$transport" || exit 1
+fab_ibsm_start H0001 "$FAB_TMP/ibsm" --transport "$transport" "${smconf[@]}" || exit 1
 measure ibsm "$(fab_descendant "$FAB_SM_BG" "$sm_comm")"
 fab_ibsm_stop
 

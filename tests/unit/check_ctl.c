@@ -17,6 +17,7 @@
 
 #include "config/conf.h"
 #include "sm/ctl.h"
+#include "sm/health/health.h"
 #include "sm/sm.h"
 
 static int parse(const char *s, struct ctl_request *r, char *err)
@@ -97,6 +98,32 @@ START_TEST(parse_commands)
 }
 END_TEST
 
+/* counters [NODE|GUID|LID[:PORT]] [errors] [json], in any order. */
+START_TEST(parse_counters)
+{
+	struct ctl_request r;
+	char err[200];
+
+	ck_assert_int_eq(parse("counters", &r, err), 0);
+	ck_assert(r.cmd == CTL_CMD_COUNTERS && !r.errors && !r.json &&
+		  !r.target[0]);
+	ck_assert_int_eq(parse("counters 0x0002c903000e0b72:3 errors json",
+			       &r, err), 0);
+	ck_assert_str_eq(r.target, "0x0002c903000e0b72:3");
+	ck_assert(r.errors && r.json);
+	ck_assert_int_eq(parse("counters json sw-a", &r, err), 0);
+	ck_assert_str_eq(r.target, "sw-a");
+	ck_assert(r.json && !r.errors);
+	/* two targets, a target too long: refused */
+	ck_assert_int_eq(parse("counters a b", &r, err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "counters: expected"));
+	ck_assert_int_eq(parse("counters a json errors b", &r, err), -EINVAL);
+	char longer[300] = "counters ";
+	memset(longer + 9, 'x', 200);
+	ck_assert_int_eq(parse(longer, &r, err), -EINVAL);
+}
+END_TEST
+
 START_TEST(parse_errors)
 {
 	struct ctl_request r;
@@ -123,8 +150,11 @@ START_TEST(parse_errors)
 	ck_assert_int_eq(parse("reload please", &r, err), -EINVAL);
 	ck_assert_int_eq(parse("reload force now", &r, err), -EINVAL);
 	ck_assert_int_eq(parse("routes", &r, err), -EINVAL);
-	ck_assert_str_eq(err, "routes: expected 'routes report' or 'routes"
-			 " report json'");
+	ck_assert_str_eq(err, "routes: expected 'routes report', 'routes"
+			 " report json' or 'routes loads'");
+	ck_assert_int_eq(parse("routes loads", &r, err), 0);
+	ck_assert_int_eq(r.cmd, CTL_CMD_ROUTES_LOADS);
+	ck_assert_int_eq(parse("routes loads json", &r, err), -EINVAL);
 	ck_assert_int_eq(parse("routes show", &r, err), -EINVAL);
 	ck_assert_int_eq(parse("routes report xml", &r, err), -EINVAL);
 	ck_assert_int_eq(parse("routes report json now", &r, err), -EINVAL);
@@ -146,7 +176,77 @@ START_TEST(parse_errors)
 	memset(longw, 'x', sizeof(longw) - 1);
 	longw[sizeof(longw) - 1] = '\0';
 	ck_assert_int_eq(parse(longw, &r, err), -EINVAL);
-	ck_assert_uint_lt(strlen(err), 160);
+	ck_assert_uint_lt(strlen(err), 200);
+}
+END_TEST
+
+START_TEST(parse_health_commands)
+{
+	struct ctl_request r;
+	char err[200];
+
+	ck_assert_int_eq(parse("health", &r, err), 0);
+	ck_assert(r.cmd == CTL_CMD_HEALTH && !r.json);
+	ck_assert_int_eq(parse("health json", &r, err), 0);
+	ck_assert(r.cmd == CTL_CMD_HEALTH && r.json);
+	ck_assert_int_eq(parse("health xml", &r, err), -EINVAL);
+	ck_assert_str_eq(err, "health: expected 'health' or 'health json'");
+	ck_assert_int_eq(parse("health json json", &r, err), -EINVAL);
+
+	ck_assert_int_eq(parse("events", &r, err), 0);
+	ck_assert(r.cmd == CTL_CMD_EVENTS && !r.json && r.since == 0 &&
+		  r.since_ago < 0);
+	ck_assert_int_eq(parse("events json", &r, err), 0);
+	ck_assert(r.json);
+	ck_assert_int_eq(parse("events since 1700000000", &r, err), 0);
+	ck_assert(r.since == 1700000000.0 && r.since_ago < 0);
+	ck_assert_int_eq(parse("events since 10m json", &r, err), 0);
+	ck_assert(r.since_ago == 600.0 && r.json);
+	ck_assert_int_eq(parse("events since 2h", &r, err), 0);
+	ck_assert(r.since_ago == 7200.0);
+	ck_assert_int_eq(parse("events since 1d", &r, err), 0);
+	ck_assert(r.since_ago == 86400.0);
+	ck_assert_int_eq(parse("events since 2023-11-14T22:13:20Z", &r, err), 0);
+	ck_assert(r.since == 1700000000.0);
+	ck_assert_int_eq(parse("events since 2023-11-14T22:13:20", &r, err), 0);
+	ck_assert(r.since == 1700000000.0);
+	ck_assert_int_eq(parse("events since", &r, err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "events since: expected a time"));
+	ck_assert_int_eq(parse("events since -5", &r, err), -EINVAL);
+	ck_assert_int_eq(parse("events since 5y", &r, err), -EINVAL);
+	ck_assert_int_eq(parse("events since 5mm", &r, err), -EINVAL);
+	ck_assert_int_eq(parse("events since yesterday", &r, err), -EINVAL);
+	ck_assert_int_eq(parse("events since 2023-13-99T99:99:99Z", &r, err),
+			 -EINVAL);
+	ck_assert_int_eq(parse("events json since 5m", &r, err), -EINVAL);
+	ck_assert_str_eq(err, "events: expected 'events [since T] [json]'");
+
+	ck_assert_int_eq(parse("topology save /tmp/ref.net", &r, err), 0);
+	ck_assert(r.cmd == CTL_CMD_TOPO_SAVE);
+	ck_assert_str_eq(r.path, "/tmp/ref.net");
+	ck_assert_int_eq(parse("topology save ref.net", &r, err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "absolute path"));
+	ck_assert_int_eq(parse("topology save", &r, err), -EINVAL);
+	ck_assert_int_eq(parse("topology load /tmp/ref.net", &r, err), -EINVAL);
+
+	ck_assert_int_eq(parse("port enable 0x0002c90300000001 3", &r, err), 0);
+	ck_assert(r.cmd == CTL_CMD_PORT_ENABLE && r.port == 3 && !r.lid);
+	ck_assert(r.guid == 0x0002c90300000001ull);
+	ck_assert_int_eq(parse("port enable 12 1", &r, err), 0);
+	ck_assert(r.lid == 12 && !r.guid && r.port == 1);
+	ck_assert_int_eq(parse("port enable 0x1f 2", &r, err), 0);
+	ck_assert(r.lid == 31 && !r.guid);
+	ck_assert_int_eq(parse("port enable 12", &r, err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "port enable NODE PORT"));
+	ck_assert_int_eq(parse("port enable 12 0", &r, err), -EINVAL);
+	ck_assert_int_eq(parse("port enable 12 255", &r, err), -EINVAL);
+	ck_assert_int_eq(parse("port enable 0 1", &r, err), -EINVAL);
+	ck_assert_int_eq(parse("port enable 49152 1", &r, err), -EINVAL);
+	ck_assert_int_eq(parse("port enable -1 1", &r, err), -EINVAL);
+	ck_assert_int_eq(parse("port enable 12 +1", &r, err), -EINVAL);
+	ck_assert_int_eq(parse("port enable 0x10000000000000000 1", &r, err),
+			 -EINVAL);
+	ck_assert_int_eq(parse("port disable 12 1", &r, err), -EINVAL);
 }
 END_TEST
 
@@ -240,6 +340,7 @@ START_TEST(status_lines)
 	ck_assert_ptr_nonnull(strstr(a.buf, "\nswitches 0\n"));
 	ck_assert_ptr_nonnull(strstr(a.buf, "\nsubnet_up no\n"));
 	ck_assert_ptr_nonnull(strstr(a.buf, "\nlog_level info\n"));
+	ck_assert_ptr_nonnull(strstr(a.buf, "\nperfmgr off\n"));
 	ctl_answer_free(&a);
 }
 END_TEST
@@ -251,7 +352,12 @@ START_TEST(errors_answered)
 	ck_assert_int_eq(run("bogus", &a), -1);
 	ck_assert_str_eq(last_line(&a), "ERR unknown command 'bogus': expected"
 			 " status, resweep, reroute, loglevel, reload,"
-			 " dump-config, sms, routes or help");
+			 " dump-config, sms, routes, counters, health, events,"
+			 " topology, port or help");
+	ctl_answer_free(&a);
+	/* counters without a performance manager: ERR, not a crash */
+	ck_assert_int_eq(run("counters json", &a), -1);
+	ck_assert_ptr_nonnull(strstr(last_line(&a), "perfmgr is FALSE"));
 	ctl_answer_free(&a);
 	/* no sweep when the SM is not active */
 	ck_assert_int_eq(run("resweep", &a), -1);
@@ -264,10 +370,52 @@ START_TEST(errors_answered)
 	ck_assert_str_eq(last_line(&a), "ERR no routes yet: no sweep has"
 			 " completed");
 	ctl_answer_free(&a);
+	ck_assert_int_eq(run("routes loads", &a), -1);
+	ck_assert_str_eq(last_line(&a), "ERR no routes yet: no sweep has"
+			 " completed");
+	ctl_answer_free(&a);
 	sm.state = SM_STANDBY;
 	ck_assert_int_eq(run("resweep light", &a), -1);
 	ck_assert_str_eq(last_line(&a), "ERR no sweep: the SM is STANDBY");
 	ctl_answer_free(&a);
+}
+END_TEST
+
+/* health, events, topology save and port enable without a fabric */
+START_TEST(health_answers)
+{
+	struct ctl_answer a;
+
+	ck_assert_int_eq(run("health", &a), 0);
+	ck_assert_str_eq(last_line(&a), "OK 0 critical, 0 warnings");
+	ck_assert_ptr_nonnull(strstr(a.buf, "fabric healthy (no sweep has"
+				     " completed yet)\n"));
+	ctl_answer_free(&a);
+	ck_assert_int_eq(run("health json", &a), 0);
+	ck_assert_ptr_nonnull(strstr(a.buf, "{\"healthy\": true,"));
+	ck_assert_ptr_nonnull(strstr(a.buf, "\"findings\": [\n], \"omitted\": 0}\n"));
+	ctl_answer_free(&a);
+	ck_assert_int_eq(run("events json", &a), 0);
+	ck_assert_str_eq(last_line(&a), "OK 0 events");
+	ck_assert_ptr_nonnull(strstr(a.buf, "{\"omitted\": 0, \"events\": [\n]}"));
+	ctl_answer_free(&a);
+	ck_assert_int_eq(run("topology save /nonexistent/ref.net", &a), -1);
+	ck_assert_str_eq(last_line(&a), "ERR topology save: no sweep has"
+			 " completed");
+	ctl_answer_free(&a);
+	ck_assert_int_eq(run("port enable 5 1", &a), -1);
+	ck_assert_str_eq(last_line(&a), "ERR port enable: the SM is NOTACTIVE:"
+			 " only the master sends Sets");
+	ctl_answer_free(&a);
+	sm.state = SM_MASTER;
+	ck_assert_int_eq(run("port enable 0x0002c90300000001 1", &a), -1);
+	ck_assert_str_eq(last_line(&a), "ERR port enable: no node"
+			 " 0x0002c90300000001 in the subnet");
+	ctl_answer_free(&a);
+	ck_assert_int_eq(run("port enable 5 1", &a), -1);
+	ck_assert_str_eq(last_line(&a), "ERR port enable: no node has LID 5");
+	ctl_answer_free(&a);
+	sm_health_free(&sm);
 }
 END_TEST
 
@@ -541,13 +689,16 @@ static Suite *suite(void)
 
 	tcase_add_test(tc, line_framing);
 	tcase_add_test(tc, parse_commands);
+	tcase_add_test(tc, parse_counters);
 	tcase_add_test(tc, parse_errors);
+	tcase_add_test(tc, parse_health_commands);
 	tcase_add_test(tc, peer_check);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("dispatch");
 	tcase_add_checked_fixture(tc, sm_setup, sm_teardown);
 	tcase_add_test(tc, status_lines);
 	tcase_add_test(tc, errors_answered);
+	tcase_add_test(tc, health_answers);
 	tcase_add_test(tc, loglevel_applied);
 	tcase_add_test(tc, dump_config_sources);
 	tcase_add_test(tc, reload_outcome);

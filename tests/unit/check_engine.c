@@ -488,6 +488,57 @@ START_TEST(gmp_window_separate)
 }
 END_TEST
 
+/* Performance Management MADs have a window of their own: a burst of
+ * them never takes the slots of GMPs (the SA's Reports) or SMPs. */
+static void submit_pma(uint32_t tag, struct rec *r)
+{
+	uint8_t m[MAD_SIZE] = { 0 };
+	struct mad_hdr *h = (struct mad_hdr *)m;
+
+	h->base_version = 1;
+	h->mgmt_class = MAD_CLASS_PERF;
+	h->class_version = 1;
+	h->method = MAD_METHOD_GET;
+	h->attr_id = htobe16(0x0012);
+	h->attr_mod = htobe32(tag);
+	ck_assert_int_eq(do_submit(m, sizeof(m), r), 0);
+}
+
+START_TEST(pma_window_separate)
+{
+	struct rec rs[5] = { 0 }, rg[5] = { 0 }, rp[8] = { 0 };
+
+	open_engine(2, 2, 1000, 0);
+	mad_engine_set_pma_window(F.engine, 3);
+	for (unsigned i = 0; i < 8; i++)
+		submit_pma(200 + i, &rp[i]);
+	for (unsigned i = 0; i < 5; i++) {
+		submit_smp(i, &rs[i]);
+		submit_sa(100 + i, &rg[i]);
+	}
+	/* 3 PMA, 2 SMP, 2 SA on the wire although 8 PMA came first */
+	ck_assert_uint_eq(F.n_sent, 7);
+	ck_assert_int_ge(find_sent(100, MAD_CLASS_SA), 0);
+	ck_assert_int_ge(find_sent(101, MAD_CLASS_SA), 0);
+	ck_assert_int_ge(find_sent(202, MAD_CLASS_PERF), 0);
+	ck_assert_int_lt(find_sent(203, MAD_CLASS_PERF), 0);
+	/* a PMA answer frees a PMA slot only */
+	fake_answer(&F, (size_t)find_sent(200, MAD_CLASS_PERF));
+	ck_assert_int_eq(rp[0].calls, 1);
+	ck_assert_uint_eq(F.n_sent, 8);
+	ck_assert_uint_eq(fake_class(&F, 7), MAD_CLASS_PERF);
+	ck_assert_uint_eq(fake_attr_mod(&F, 7), 203);
+	/* and an SA answer an SA slot, ahead of the PMA queue */
+	fake_answer(&F, (size_t)find_sent(100, MAD_CLASS_SA));
+	ck_assert_uint_eq(F.n_sent, 9);
+	ck_assert_uint_eq(fake_class(&F, 8), MAD_CLASS_SA);
+	/* a wider window sends more at once */
+	mad_engine_set_pma_window(F.engine, 5);
+	ck_assert_uint_eq(F.n_sent, 11);
+	close_engine();
+}
+END_TEST
+
 /* Many requests through a small window with a responder on the loop. */
 START_TEST(window_throughput)
 {
@@ -2496,6 +2547,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, smp_window_fifo);
 	tcase_add_test(tc, window_of_one);
 	tcase_add_test(tc, gmp_window_separate);
+	tcase_add_test(tc, pma_window_separate);
 	tcase_add_test(tc, window_throughput);
 	suite_add_tcase(s, tc);
 
