@@ -29,6 +29,11 @@
 # far more with LMC 3).
 # shellcheck source=tests/fabric/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../fabric/lib.sh"
+# Clients start from another directory: an absolute path, and the real
+# file's name, which is what the daemon's process is called (its comm, 15
+# characters at most) when its PID is looked for.
+IBSM=$(readlink -f "$IBSM")
+sm_comm=$(basename "$IBSM" | cut -c1-15)
 
 secs=20
 rate=100
@@ -73,7 +78,8 @@ fab_sim_start "$net" hostile || exit 1
 for lmc in $lmcs; do
 	dir=$FAB_TMP/sm-$lmc
 	FAB_UP_TIMEOUT=600 fab_ibsm_start H0001 "$dir" -l "$lmc" -s 0 -r || exit 1
-	pid=$(fab_descendant "$FAB_SM_BG" ibsm)
+	pid=$(fab_descendant "$FAB_SM_BG" "$sm_comm") ||
+		{ echo "sa_hostile: no $sm_comm process found to measure" >&2; exit 1; }
 	sleep 2
 	idle_rss=$(rss_kb "$pid")
 	top=$((maxlid << lmc))

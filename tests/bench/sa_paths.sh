@@ -57,7 +57,14 @@ if [ -z "$user_ibsm" ]; then
 	[ -x "$IBSM" ] && [ -x "$FAB_TOP/build/release/tests/bench/sa_pathbench" ] ||
 		"$FAB_TOP/tools/bootstrap.sh" release >/dev/null ||
 		{ echo "sa_paths: release build failed" >&2; exit 1; }
+else
+	# Clients start from another directory: an absolute path, and the
+	# real file's name, which is what the process is called (its comm,
+	# 15 characters at most) when measure looks for it.
+	IBSM=$(readlink -f "$user_ibsm")
+	[ -x "$IBSM" ] || { echo "sa_paths: IBSM=$user_ibsm is not a program" >&2; exit 1; }
 fi
+sm_comm=$(basename "$IBSM" | cut -c1-15)
 
 secs=3
 window=16
@@ -175,10 +182,21 @@ declare -A qps cpu sim
 capped=
 measure() {
 	local sm=$1 pid=$2 mode n
+	# Without the SM's PID its CPU would be read from /proc//stat, that
+	# is /proc/stat, and cpu_cap would find no process to cap.
+	if ! [[ $pid =~ ^[0-9]+$ ]]; then
+		echo "sa_paths: no $sm process found to measure" >&2
+		exit 1
+	fi
 	for mode in shared capped; do
 		if [ "$mode" = capped ]; then
 			[ "$cap" -gt 0 ] || break
 			if ! cpu_cap "$pid" "$cap"; then
+				# The SMs are compared on the same budget or not at all.
+				if [ -n "$capped" ]; then
+					echo "sa_paths: cannot cap $sm as the SM before it" >&2
+					exit 1
+				fi
 				echo "sa_paths: no writable cpu cgroup: SM-bound runs skipped" >&2
 				cap=0
 				break
@@ -213,7 +231,7 @@ sleep 1
 
 # ibsm
 fab_ibsm_start H0001 "$FAB_TMP/ibsm" --transport "$transport" "${smconf[@]}" || exit 1
-measure ibsm "$(fab_descendant "$FAB_SM_BG" ibsm)"
+measure ibsm "$(fab_descendant "$FAB_SM_BG" "$sm_comm")"
 fab_ibsm_stop
 
 # The floor: ibsm's fabric stays as programmed (SM LID = H0001's).

@@ -269,6 +269,55 @@ fab_spawn() {
 	: >"$FAB_TMP/pids/$FAB_SPAWN_PID"
 }
 
+# fab_run_lines JOBS HOST DIR CMD [ARGS...] <LIST: for line N of LIST (0,
+# 1, ...), CMD ARGS followed by that line's words, attached at HOST,
+# stdout into DIR/N, stderr into DIR/N.err; JOBS of them at a time (ibsim
+# serves 10 clients at once: keep JOBS at 4 or less beside an SM and the
+# test's own clients).  The same queries as one after another, in less
+# time: each client mostly waits for ibsim and the SM.  Prints the number
+# of lines; fails when a client failed (each one's status is in
+# DIR/N.rc).
+fab_run_lines() {
+	local jobs=$1 host=$2 dir=$3 n=0 i rc=0 words
+	local -a pids=()
+	shift 3
+	mkdir -p "$dir"
+	while read -r -a words; do
+		if ((${#pids[@]} >= jobs)); then
+			fab_run_lines_reap "$dir" "${pids[0]}" || rc=1
+			pids=("${pids[@]:1}")
+		fi
+		fab_spawn "$host" "$@" "${words[@]}" </dev/null >"$dir/$n" 2>"$dir/$n.err" ||
+			return 1
+		pids+=("$FAB_SPAWN_PID:$n")
+		n=$((n + 1))
+	done
+	for i in "${pids[@]}"; do
+		fab_run_lines_reap "$dir" "$i" || rc=1
+	done
+	echo "$n"
+	return "$rc"
+}
+
+# fab_cat_lines DIR N [.err]: the outputs (or the stderr) of the N
+# clients of fab_run_lines into DIR, in the order of their lines.
+fab_cat_lines() {
+	local i
+	for ((i = 0; i < $2; i++)); do
+		cat "$1/$i${3:-}"
+	done
+}
+
+# fab_run_lines_reap DIR PID:N: wait for a client of fab_run_lines.
+fab_run_lines_reap() {
+	local pid=${2%%:*} n=${2#*:} rc
+	wait "$pid"
+	rc=$?
+	rm -f "$FAB_TMP/pids/$pid"
+	echo "$rc" >"$1/$n.rc"
+	return "$rc"
+}
+
 # fab_ibnetdiscover HOST OUT: ibnetdiscover's topology from HOST into OUT.
 # fab_topologies: the bundled topology files to test, smallest first, one
 # per line; TOPOS="name ..." picks some by name instead.
@@ -407,8 +456,14 @@ fab_time_field() {
 	sed -n "s/^[[:space:]]*$2.*: //p" "$1" | tail -n 1
 }
 
-# fab_cpu_ticks PID: user+system clock ticks the process has used so far.
+# fab_cpu_ticks PID: user+system clock ticks the process has used so far
+# (0 for no such process; fails, printing 0, when PID is not a number:
+# "/proc//stat" would be /proc/stat, one line per CPU).
 fab_cpu_ticks() {
+	[[ $1 =~ ^[0-9]+$ ]] || {
+		echo 0
+		return 1
+	}
 	awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
 }
 

@@ -16,9 +16,11 @@
 #
 # Settings (environment):
 #	SM_DIAG_HOST	node the diags attach to (default H0002)
+#	SM_DIAG_JOBS	ibroute clients sm_diags runs at once (default 4)
 
 SM_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SM_DIAG_HOST=${SM_DIAG_HOST:-H0002}
+SM_DIAG_JOBS=${SM_DIAG_JOBS:-4}
 SM_PID=
 SM_OUT=
 
@@ -147,7 +149,7 @@ sm_elapsed() {
 #		assigned)
 # Fails when a tool fails; DIR/errors says which.
 sm_diags() {
-	local host=$1 dir=$2 lmc=${3:-0} lid first last dlid rc=0
+	local host=$1 dir=$2 lmc=${3:-0} lid first last dlid rc=0 n i
 	mkdir -p "$dir"
 	: >"$dir/errors"
 	fab_run "$host" ibnetdiscover -p >"$dir/topo" 2>>"$dir/errors" ||
@@ -160,20 +162,25 @@ sm_diags() {
 			echo "iblinkinfo --line failed" >>"$dir/errors"
 			rc=1
 		}
+	# ibroute of every switch, SM_DIAG_JOBS at a time, in LID order.
+	awk '$1 == "SW" { print $2 }' "$dir/topo" | sort -nu >"$dir/switches"
+	if grep -qx 0 "$dir/switches"; then
+		echo "a switch has LID 0: no ibroute for it" >>"$dir/errors"
+		rc=1
+	fi
+	rm -rf "$dir/ibroute"
+	n=$(grep -vx 0 "$dir/switches" |
+		fab_run_lines "$SM_DIAG_JOBS" "$host" "$dir/ibroute" ibroute -a -n)
 	: >"$dir/lfts"
-	while read -r lid; do
-		if [ "$lid" = 0 ]; then
-			echo "a switch has LID 0: no ibroute for it" >>"$dir/errors"
+	for ((i = 0; i < ${n:-0}; i++)); do
+		cat "$dir/ibroute/$i" >>"$dir/lfts"
+		cat "$dir/ibroute/$i.err" >>"$dir/errors"
+		if [ "$(cat "$dir/ibroute/$i.rc")" != 0 ]; then
+			echo "ibroute -a -n $(grep -vx 0 "$dir/switches" |
+				sed -n "$((i + 1))p") failed" >>"$dir/errors"
 			rc=1
-			continue
 		fi
-		fab_run "$host" ibroute -a -n "$lid" </dev/null >>"$dir/lfts" \
-			2>>"$dir/errors" ||
-			{
-				echo "ibroute -a -n $lid failed" >>"$dir/errors"
-				rc=1
-			}
-	done < <(awk '$1 == "SW" { print $2 }' "$dir/topo" | sort -nu)
+	done
 	# ibroute leaves out the highest LID when it starts a 64-LID block:
 	# ask for the missing ranges again, then ask ibtracert from each
 	# switch that still lacks them.

@@ -99,6 +99,18 @@ wait_up() {	# wait_up NAME SECONDS
 	return 1
 }
 
+# wait_ups NAME N SECONDS: until NAME.log has N "SUBNET UP" lines (N
+# sweeps done as master), for at most SECONDS.
+wait_ups() {
+	local i
+	for ((i = 0; i < $3 * 20; i++)); do
+		[ "$(grep -c 'SUBNET UP$' "$FAB_TMP/$1.log" 2>/dev/null)" -ge "$2" ] &&
+			return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # notify_listen SOCKET OUT: systemd's side of sd_notify(3), in the background.
 notify_listen() {
 	local i
@@ -128,7 +140,8 @@ t=$(wait_state "$LA" SMINFO_STANDBY 10)
 fab_check "1: prio 5 (LID $LA) is STANDBY" [ "$t" != timeout ]
 fab_check "1: prio 5 logged the handover" grep -q 'SM 1109' "$FAB_TMP/A.log"
 fab_check "1: prio 10 logged HANDOVER" grep -q 'SM 1114' "$FAB_TMP/B.log"
-sleep 2
+# The new master's sweep is where LIDs would change.
+wait_ups B 1 20
 lids "$FAB_TMP/lids1.mid"
 fab_check "1: 0 LID changes after the handover" \
 	diff "$FAB_TMP/lids1.before" "$FAB_TMP/lids1.mid"
@@ -143,7 +156,7 @@ sm_stop_named B
 fab_check "1: SIGTERM: prio 10 exits cleanly" [ $? -eq 0 ]
 fab_check "1: SIGTERM: handed over (SM 1109 in B's log)" \
 	grep -q 'SM 1109: handed over' "$FAB_TMP/B.log"
-sleep 1
+wait_ups A 2 10
 lids "$FAB_TMP/lids1.after"
 fab_check "1: 0 LID changes after SIGTERM" \
 	diff "$FAB_TMP/lids1.before" "$FAB_TMP/lids1.after"
@@ -284,7 +297,10 @@ sm_start_named A H0001 -p 5
 wait_up A 60
 sm_start_named B H0002 -p 10 -k 2
 LA=$(lid_of H0001)
-sleep 4
+# The prio 10 meets the other SM_Key where it would take over (ERR 1110);
+# a second more for what else it might do.
+sm_wait_for 10 grep -q 'ERR 1110' "$FAB_TMP/A.log" "$FAB_TMP/B.log"
+sleep 1
 fab_check "3: SM_Key mismatch: prio 5 stays MASTER" [ "$(state_at "$LA")" = SMINFO_MASTER ]
 fab_check "3: SM_Key mismatch logged (ERR 1110)" \
 	grep -q 'ERR 1110' "$FAB_TMP/A.log" "$FAB_TMP/B.log"
@@ -391,9 +407,12 @@ if command -v opensm >/dev/null; then
 	mv "$FAB_TMP/osm" "$FAB_TMP/osm.4a"
 	fab_sim_start "$NET" osm2 || exit 1
 	start_osm H0002 10
-	LO=$(lid_of H0002)
+	# H0002's LID is OpenSM's to give: read it again until it is.
+	LO=
 	for ((i = 0; i < 100; i++)); do
-		[ "$(state_at "$LO")" = SMINFO_MASTER ] && break
+		LO=$(lid_of H0002)
+		[ -n "$LO" ] && [ "$LO" != 0 ] &&
+			[ "$(state_at "$LO")" = SMINFO_MASTER ] && break
 		sleep 0.2
 	done
 	sm_start_named A H0001 -p 5 --control-socket "$FAB_TMP/A4.sock"
@@ -446,7 +465,7 @@ if command -v opensm >/dev/null; then
 	fab_check "4c: OpenSM prio 5 hands over to ibsm prio 10 ($t s)" [ "$t" != timeout ]
 	fab_check "4c: ibsm took the HANDOVER (SM 1114)" grep -q 'SM 1114' "$FAB_TMP/A.log"
 	wait_up A 10
-	sleep 1
+	wait_state "$LO" SMINFO_STANDBY 5 >/dev/null
 	fab_check "4c: OpenSM is STANDBY" [ "$(state_at "$LO")" = SMINFO_STANDBY ]
 	fab_check "4c: OpenSM took our ACKNOWLEDGE (no ERR 2F04)" \
 		bash -c "! grep -q 'ERR 2F04' '$FAB_TMP/osm/log'"
@@ -545,7 +564,7 @@ tc=$(wait_state "$LC" SMINFO_STANDBY 10)
 ta=$(wait_state "$LA" SMINFO_STANDBY 10)
 fab_check "8: prio 7 and prio 5 are STANDBY ($tc s, $ta s)" \
 	[ "$tc" != timeout ] && [ "$ta" != timeout ]
-sleep 2
+wait_ups B 1 20
 lids "$FAB_TMP/lids8.before"
 sm_stop_named B KILL
 t=$(wait_state "$LC" SMINFO_MASTER 10)

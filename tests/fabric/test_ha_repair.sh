@@ -15,12 +15,13 @@
 #     answers would hold the diags port's SA transfers);
 #   - the master is MASTER and the other STANDBY (sminfo at each LID);
 # and it stays so SETTLE s later (the standby sweeps no more after it
-# met the better master: SETTLE, 12 s, passes the light sweep that the
-# standby's incomplete takeover sweep would have turned into a heavy
-# sweep SWEEP s after taking over).  TRIES (default 1) repeats it on the same
-# fabric; the time each try took is printed.  Then a one-shot SM (ibsm
-# -o) on H0003 points every port at itself and exits: the master sets
-# them again within SWEEP + SLACK s.
+# met the better master: SETTLE, SWEEP + 2 s, passes the light sweep
+# that the standby's incomplete takeover sweep would have turned into a
+# heavy sweep SWEEP s after taking over, which came before the loss
+# ended).  TRIES (default 1) repeats it on the same fabric; the time
+# each try took is printed.  Then a one-shot SM (ibsm -o) on H0003
+# points every port at itself and exits: the master sets them again
+# within SWEEP + SLACK s.
 set -uo pipefail
 
 # The SMs live through every try (fab_spawn kills a client after
@@ -35,9 +36,9 @@ FAB_TIMEOUT=${FAB_TIMEOUT:-$((120 + ${TRIES:-1} * 60))}
 NET=${REPAIR_NET:-$FAB_TOPO/fat2-small.net}
 TRIES=${TRIES:-1}
 LOSS=${LOSS:-4}
-SWEEP=${SWEEP:-10}
+SWEEP=${SWEEP:-6}
 SLACK=${SLACK:-4}
-SETTLE=${SETTLE:-12}
+SETTLE=${SETTLE:-$((SWEEP + 2))}
 DIAG=H0004
 A_PID= B_PID=
 

@@ -63,22 +63,28 @@ EOF
 
 # pkey_sets OUT: one line per CA port and per switch port facing a CA,
 # "CA <guid> <index-0 key> <other keys sorted>" or "SW <guid>:<port> ...".
+# The tables are read with smpquery pkeys, 4 at a time.
 pkey_sets() {
-	local topo=$FAB_TMP/p.topo
+	local topo=$FAB_TMP/p.topo dir=$FAB_TMP/p.keys i=0
 	fab_run "$DIAG" ibnetdiscover -p >"$topo" 2>/dev/null
 	# CA lid port guid ... - SW lid port guid
 	awk '$1 == "CA" && $8 == "SW" { print $2, $3, $4, $9, $10, $11 }' \
-		"$topo" | while read -r clid cport cguid slid sport sguid; do
-		echo "CA $cguid $(keys "$clid" "$cport")"
-		echo "SW $sguid:$sport $(keys "$slid" "$sport")"
-	done | sort >"$1"
+		"$topo" >"$topo.pairs"
+	rm -rf "$dir"
+	awk '{ print $1, $2; print $4, $5 }' "$topo.pairs" |
+		fab_run_lines 4 "$DIAG" "$dir" smpquery pkeys >/dev/null
+	while read -r _ _ cguid _ sport sguid; do
+		echo "CA $cguid $(keys "$dir/$i")"
+		echo "SW $sguid:$sport $(keys "$dir/$((i + 1))")"
+		i=$((i + 2))
+	done <"$topo.pairs" | sort >"$1"
 }
 
-# keys LID PORT: the table's index-0 key, then the other keys, sorted.
+# keys FILE: from smpquery pkeys output, the table's index-0 key, then the
+# other keys, sorted.
 keys() {
 	local all first rest
-	all=$(fab_run "$DIAG" smpquery pkeys "$1" "$2" 2>/dev/null |
-		sed -n 's/^ *[0-9]*: //p' | tr -s ' ' '\n' | grep -v '^$')
+	all=$(sed -n 's/^ *[0-9]*: //p' "$1" 2>/dev/null | tr -s ' ' '\n' | grep -v '^$')
 	first=$(head -n 1 <<<"$all")
 	rest=$(tail -n +2 <<<"$all" | grep -v '^0x0000$' | sort | tr '\n' ' ')
 	[ "${first:-0x0000}" = 0x0000 ] && first=-
@@ -169,6 +175,20 @@ else
 	fab_fail sa-full-limited-path "got '${got:-no path}'"
 fi
 
+# ups: the sweeps ibsm has finished as master ("SUBNET UP" lines);
+# wait_sweep N: wait (at most 10 s) until it has finished more than N.
+ups() {
+	grep -c 'SUBNET UP$' "$FAB_TMP/sm/ibsm.log"
+}
+wait_sweep() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ "$(ups)" -gt "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # Signals go to ibsm itself: GNU timeout, between fab_spawn and ibsm,
 # relays a SIGHUP and then kills its child 5 s later (-k).
 smpid=$(fab_descendant "$FAB_SM_BG" ibsm)
@@ -178,12 +198,13 @@ before=$FAB_TMP/before.sets
 pkey_sets "$before"
 cp "$conf" "$conf.good"
 printf 'broken=0x0020 : ALL=full\n# no semicolon above, and:\nbad=0xZZ : ALL ;\n' >>"$conf"
+n=$(ups)
 kill -HUP "$smpid"
 for ((i = 0; i < 50; i++)); do
 	grep -q "partitions.conf:[0-9]*:[0-9]*:" "$FAB_TMP/sm/ibsm.log" && break
 	sleep 0.1
 done
-sleep 1		# the heavy sweep SIGHUP asked for
+wait_sweep "$n"		# the heavy sweep SIGHUP asked for
 if grep -q "partitions.conf:[0-9]*:[0-9]*:" "$FAB_TMP/sm/ibsm.log" &&
 	grep -q "ERR 0704" "$FAB_TMP/sm/ibsm.log"; then
 	fab_pass sighup-broken-file-logged
@@ -283,12 +304,13 @@ fi
 pkey_sets "$before"
 cp "$conf" "$conf.full"
 : >"$conf"
+n=$(ups)
 kill -HUP "$smpid"
 for ((i = 0; i < 50; i++)); do
 	grep -q "ERR 0708" "$FAB_TMP/sm/ibsm.log" && break
 	sleep 0.1
 done
-sleep 1		# the heavy sweep SIGHUP asked for
+wait_sweep "$n"		# the heavy sweep SIGHUP asked for
 # H0007's partition keys, H0003's storage key (full) and the default key
 # at index 0 on both: what an applied empty file would take away.
 l3i=$(idx "$l3" 0x8010)
@@ -329,12 +351,13 @@ fi
 # Forced through the control socket, the empty file applies: every CA
 # a full member of the default partition, as OpenSM (0xffff).
 : >"$conf"
+n=$(ups)
 fab_check apply-force "$CTL" partitions apply "$conf" --force --socket "$FAB_TMP/sm/ctl.sock"
 for ((i = 0; i < 50; i++)); do
 	[ -z "$(idx "$l7" 0x8031)" ] && break
 	sleep 0.2
 done
-sleep 1
+wait_sweep "$n"		# the sweep that programs them all
 pkey_sets "$after"
 if [ -s "$after" ] && ! awk '$1 == "CA" && ($3 != "0xffff" || NF > 3) { bad = 1 } END { exit !bad }' "$after"; then
 	fab_pass empty-file-forced-is-full-default

@@ -84,19 +84,20 @@ down() {
 	fab_sim_stop
 }
 
-# sl_tables: PathRecord SLs and SLtoVLMappingTables as the diags see them.
+# sl_tables: PathRecord SLs and SLtoVLMappingTables as the diags see them
+# (one saquery per source switch and destination, one smpquery per
+# table; QJOBS at a time).
+QJOBS=${QJOBS:-4}
 sl_tables() {
-	local slid dlid lid port
-	: >"$D/sl"
-	while read -r slid dlid; do
-		fab_run H0002 saquery -p --src-to-dst "$slid:$dlid" \
-			</dev/null >>"$D/sl" 2>>"$D/sl.err"
-	done < <("${CHECK[@]}" plan "$D/topo" sl)
-	: >"$D/sl2vl"
-	while read -r lid port; do
-		fab_run H0002 smpquery sl2vl "$lid" "$port" \
-			</dev/null >>"$D/sl2vl" 2>>"$D/sl2vl.err"
-	done < <("${CHECK[@]}" plan "$D/topo" sl2vl)
+	local n
+	n=$(fab_run_lines "$QJOBS" H0002 "$D/sl.d" saquery -p --src-to-dst \
+		< <("${CHECK[@]}" plan "$D/topo" sl | awk '{ print $1 ":" $2 }'))
+	fab_cat_lines "$D/sl.d" "$n" >"$D/sl"
+	fab_cat_lines "$D/sl.d" "$n" .err >"$D/sl.err"
+	n=$(fab_run_lines "$QJOBS" H0002 "$D/sl2vl.d" smpquery sl2vl \
+		< <("${CHECK[@]}" plan "$D/topo" sl2vl))
+	fab_cat_lines "$D/sl2vl.d" "$n" >"$D/sl2vl"
+	fab_cat_lines "$D/sl2vl.d" "$n" .err >"$D/sl2vl.err"
 }
 
 # sa_sl2vl_same N: the SA's SLtoVLMappingTableRecords (saquery SL2VL

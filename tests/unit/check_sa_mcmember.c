@@ -730,12 +730,6 @@ static void agent_req(struct agent_fx *x, uint8_t method, uint64_t mask,
 	mad_engine_recv(x->sm.engine, &m, sizeof(m), &from, 0);
 }
 
-/* Let queued Reports go out (the engine sends from the loop). */
-static void fx_run_briefly(struct agent_fx *x)
-{
-	agent_fx_run(x, 0.05);
-}
-
 static const struct sa_mad *last_sent(const struct agent_fx *x)
 {
 	ck_assert_uint_gt(x->fk.n_sent, 0);
@@ -757,6 +751,22 @@ static const struct sa_mad *report_to(const struct agent_fx *x, uint16_t lid,
 			return m;
 	}
 	return NULL;
+}
+
+/* Run the loop until the Report of trap `trap` to `lid` is sent (the
+ * engine sends Reports from the loop, each after the ReportResp or the
+ * timeout of the one before it to the same subscriber), for at most 5 s:
+ * that Report, or NULL. */
+static const struct sa_mad *run_until_report(struct agent_fx *x, uint16_t lid,
+					     unsigned trap)
+{
+	const struct sa_mad *rep = report_to(x, lid, trap);
+
+	for (unsigned i = 0; !rep && i < 500; i++) {
+		agent_fx_run(x, 0.01);
+		rep = report_to(x, lid, trap);
+	}
+	return rep;
 }
 
 static uint64_t guid_of_lid(struct agent_fx *x, uint16_t lid, struct fab_port **pp)
@@ -879,8 +889,7 @@ START_TEST(test_agent_methods_and_prune)
 	sa_fabric_changed(&x.sm);
 	ck_assert_ptr_null(mc_find(x.sm.mc, r.mgid));
 	ck_assert_uint_eq(mc_table_count(x.sm.mc), 1);
-	fx_run_briefly(&x);
-	ck_assert_ptr_nonnull(report_to(&x, x.ca_lid[2], 67));
+	ck_assert_ptr_nonnull(run_until_report(&x, x.ca_lid[2], 67));
 	ck_assert_uint_eq(mc_table_mlids_used(x.sm.mc), 1);
 	p1->guid = g1;
 	mc_table_free(x.sm.mc);

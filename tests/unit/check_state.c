@@ -39,6 +39,7 @@
 #include "sm/ha/fsm.h"
 #include "sm/ha/sminfo.h"
 #include "sm/ha/sync.h"
+#include "tests/unit/fake_clock.h"
 #include "tests/unit/fake_transport.h"
 
 #define GUID_A	0x0002c90000000100ull
@@ -249,6 +250,7 @@ static void setup(void)
 	struct mad_engine_opts o = { .max_wire_smps = 16, .max_wire_gmps = 16,
 				     .timeout_ms = 200, .retries = 1 };
 
+	fake_clock_start();
 	L = ev_default_loop(0);
 	ck_assert_int_eq(fake_init(&F, L, &o), 0);
 	F.policy = fabric_policy;
@@ -318,7 +320,9 @@ static void teardown(void)
 	rmdir(tmpdir);
 }
 
-/* Run the loop for `s` seconds. */
+/* Run the loop for `s` seconds (of the fake clock: setup() starts it,
+ * so every timer fires at the same virtual moment however the machine
+ * schedules this process). */
 static void run_for(double s)
 {
 	ev_tstamp end = ev_time() + s;
@@ -326,7 +330,7 @@ static void run_for(double s)
 	while (ev_time() < end) {
 		ev_now_update(L);
 		ev_run(L, EVRUN_NOWAIT);
-		usleep(1000);
+		fake_clock_pause(0.001);
 	}
 }
 
@@ -335,7 +339,7 @@ static void run_for(double s)
 	ev_tstamp end_ = ev_time() + (limit);				\
 	while (!(cond) && ev_time() < end_) {				\
 		ev_run(L, EVRUN_NOWAIT);				\
-		usleep(500);						\
+		fake_clock_pause(0.0005);				\
 	}								\
 } while (0)
 
@@ -592,11 +596,11 @@ START_TEST(test_trap_burst_coalesces)
 			run_for(0.03);
 	}
 	RUN_UNTIL(!S->sweep, 5.);
-	/* ~3 s of traps, longer on a loaded machine: the doubling backoff
-	 * (0.25, 0.5, 1, 2, 4 s, then the 5 s interval) leaves room for
-	 * one sweep per step that fits in the time the traps took, plus
-	 * the burst's and one that was pending at the end; 7 when the
-	 * traps took their nominal ~3 s. */
+	/* 3 s of traps on the fake clock (however long they took on this
+	 * machine): the doubling backoff (0.25, 0.5, 1, 2, 4 s, then the
+	 * 5 s interval) leaves room for one sweep per step that fits in
+	 * that time, plus the burst's and one that was pending at the
+	 * end: 7. */
 	double spent = ev_time() - t0, step = 0.25, at = 0.;
 	unsigned most = 2;
 	while (at + step <= spent + 0.5) {
