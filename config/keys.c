@@ -242,6 +242,10 @@ static struct cfg_key keys[] = {
 	  RT | IMPL | CFG_IBSM, F_BOOL_NOT_(no_incremental_reroute),
 	  "IBSM OPTIONS"),
 
+	/* the Prometheus endpoint (sm/metrics/): ADDR:PORT; "(null)": none */
+	K("metrics_listen", CFG_STR, "(null)", 0, 0, NULL, IMPL | CFG_IBSM,
+	  F_STR_(metrics_listen), "IBSM OPTIONS"),
+
 	/* the limits, last: limit_opts */
 	CFG_LIMITS(LIMIT_U, LIMIT_U, LIMIT_R)
 };
@@ -269,7 +273,7 @@ CFG_LIMITS(CHECK_U, CHECK_W, CHECK_R)
  * 160 of opensm -c), ibsm's own, then the limits, its last N_LIMITS keys.
  */
 #define N_OPENSM_KEYS	160
-#define N_IBSM_KEYS	7
+#define N_IBSM_KEYS	8
 static_assert(N_KEYS == N_OPENSM_KEYS + N_IBSM_KEYS + N_LIMITS,
 	      "keys[]: OpenSM's keys, ibsm's own, then every limit");
 #define FIRST_LIMIT	(N_KEYS - N_LIMITS)

@@ -100,6 +100,8 @@ struct sm_config {
 					 * TRUE, as OpenSM: partitions.h) */
 	const char *pid_file;		/* -J/--pidfile, pidfile key */
 	const char *control_socket;	/* --control-socket (sm/ctl.c) */
+	const char *metrics_listen;	/* --metrics-listen ADDR:PORT (sm/metrics/);
+					 * NULL: no metrics endpoint */
 };
 
 /* A limit of the config, or its default when the field is 0. */

@@ -48,6 +48,7 @@
 #include "sm/quick.h"
 #include "sm/sm.h"
 #include "sm/ctl.h"
+#include "sm/metrics/metrics.h"
 #include "sm/pidfile.h"
 #include "sm/topo_file.h"
 
@@ -871,6 +872,9 @@ int main(int argc, char **argv)
 	/* The control socket, for a daemon (-o sweeps once and exits). */
 	if (!discover_only && !sm.cfg.once)
 		(void)ctl_start(&sm);	/* logged; ibsm runs on without it */
+	/* The metrics endpoint, when metrics_listen is set (the same). */
+	if (!discover_only && !sm.cfg.once)
+		(void)metrics_start(&sm);
 	rc = 0;
 	if (discover_only)
 		rc = discover_start(&job.disc, sm.engine, &sm.fabric, false,
@@ -894,6 +898,7 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		ev_run(sm.loop, 0);
 	pidfile_close(&pid);
+	metrics_stop(&sm);
 	ctl_stop(&sm);
 	shut_down(&sm, &job, discover_only);
 	cfg_free(&conf);
