@@ -102,6 +102,18 @@ struct sm_config {
 	const char *control_socket;	/* --control-socket (sm/ctl.c) */
 	const char *metrics_listen;	/* --metrics-listen ADDR:PORT (sm/metrics/);
 					 * NULL: no metrics endpoint */
+	/* the performance manager (sm/perf/), OpenSM's perfmgr_* keys */
+	bool     perfmgr;
+	bool     perfmgr_redir;		/* follow a PMA's redirect */
+	unsigned perfmgr_sweep_time_s;	/* between counter sweeps; 0: none */
+	unsigned perfmgr_max_outstanding_queries; /* PMA MADs in flight */
+	bool     perfmgr_ignore_cas;
+	bool     perfmgr_rm_nodes;	/* forget nodes that left */
+	bool     perfmgr_log_errors;
+	bool     perfmgr_query_cpi;	/* ClassPortInfo once per node */
+	bool     perfmgr_xmit_wait_log;
+	unsigned perfmgr_xmit_wait_threshold;
+	const char *event_db_dump_file;	/* counters written after each sweep */
 };
 
 /* A limit of the config, or its default when the field is 0. */

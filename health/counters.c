@@ -296,7 +296,10 @@ void pc_update(struct pc_port *p, uint16_t lid, const struct pma_sample *smp,
 			d = counter_delta(p->raw[i], v[i], w[i], dt,
 					  &res->ext_clear);
 		p->delta[i] = d;
-		p->total[i] += d;
+		/* saturating: a hostile first reading near 2^64 must not
+		 * make the total wrap to a small number later */
+		p->total[i] = p->total[i] + d < p->total[i] ? UINT64_MAX :
+			      p->total[i] + d;
 		p->raw[i] = v[i];
 		p->width[i] = w[i];
 		p->seen[i] = true;

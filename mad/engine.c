@@ -293,7 +293,7 @@ static bool fabric_lossy(const struct mad_engine *e)
  * it falls back to directed route with a budget of its own. */
 static unsigned budget_of(const struct mad_engine *e, const struct txn *t)
 {
-	if (t->dr)
+	if (t->dr || t->kind == KIND_PMA)
 		return e->opts.retries < 1 ? e->opts.retries : 1;
 	if (t->kind == KIND_SMP && fabric_lossy(e) &&
 	    e->opts.retries < ENGINE_LOSSY_RETRIES)

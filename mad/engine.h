@@ -87,6 +87,8 @@ typedef void (*mad_unsol_cb)(void *arg, const void *mad, size_t len,
 #define ENGINE_LOSSY_EVIDENCE	256
 #define ENGINE_LOSSY_RETRIES	31
 
+/* A PMA MAD (class 0x04) is re-sent at most once: the performance
+ * manager reads again at its next sweep. */
 struct mad_engine_opts {
 	unsigned max_wire_smps;	/* SMP window at start and floor (OpenSM: 4) */
 	unsigned max_wire_gmps;	/* GMPs outstanding at once */

@@ -137,7 +137,9 @@ int umad_io_open(struct umad_io **out, struct ev_loop *loop, uint64_t guid,
 		long mask[16 / sizeof(long)] = { 0 };
 		uint64_t bits = 0;
 
-		if (serve) {
+		/* PerfMgt: a client only; the kernel answers PMA MADs of
+		 * the port itself */
+		if (serve && c != MAD_CLASS_PERF) {
 			bits = 1ull << MAD_METHOD_GET | 1ull << MAD_METHOD_SET |
 			       1ull << MAD_METHOD_TRAP |
 			       1ull << MAD_METHOD_TRAP_REPRESS |

@@ -44,6 +44,7 @@
 #include "sm/health/health.h"
 #include "sm/mcast/mcast.h"
 #include "sm/mcast/mft.h"
+#include "sm/perf/perf.h"
 #include "sm/program.h"
 #include "sm/sm.h"
 #include "sm/ha/sync.h"
@@ -371,13 +372,30 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req,
 		   word_is(w[0], wl[0], "port")) {
 		if (parse_health(w, wl, nw, req, err, errlen) < 0)
 			return -EINVAL;
+	} else if (word_is(w[0], wl[0], "counters")) {
+		req->cmd = CTL_CMD_COUNTERS;
+		for (size_t k = 1; k < nw; k++) {
+			if (word_is(w[k], wl[k], "errors") && !req->errors)
+				req->errors = true;
+			else if (word_is(w[k], wl[k], "json") && !req->json)
+				req->json = true;
+			else if (!req->target[0] && wl[k] < sizeof(req->target))
+				memcpy(req->target, w[k], wl[k]);
+			else {
+				snprintf(err, errlen, "counters: expected"
+					 " 'counters [NODE|GUID|LID[:PORT]]"
+					 " [errors] [json]'");
+				return -EINVAL;
+			}
+		}
 	} else if (word_is(w[0], wl[0], "help")) {
 		NOARGS("help");
 		req->cmd = CTL_CMD_HELP;
 	} else {
 		snprintf(err, errlen, "unknown command '%.*s': expected status,"
 			 " resweep, reroute, loglevel, reload, dump-config,"
-			 " sms, routes, health, events, topology, port or help", (int)(wl[0] > 40 ? 40 : wl[0]), w[0]);
+			 " sms, routes, health, events, topology, port,"
+			 " counters or help", (int)(wl[0] > 40 ? 40 : wl[0]), w[0]);
 		return -EINVAL;
 	}
 #undef NOARGS
@@ -868,6 +886,8 @@ static int cmd_help(struct ctl_answer *a)
 	ctl_line_add(a, "topology save FILE     the fabric as a reference topology");
 	ctl_line_add(a, "port enable NODE PORT  PortPhysicalState Polling; ends"
 		     " an isolation");
+	ctl_line_add(a, "counters [NODE|GUID|LID[:PORT]] [errors] [json]"
+		     "  port counters: totals, last increase");
 	return answer_end(a, true, "%s", "");
 }
 
@@ -898,6 +918,12 @@ int ctl_execute(struct sm *sm, const struct ctl_request *req,
 	case CTL_CMD_TOPO_SAVE:
 	case CTL_CMD_PORT_ENABLE:
 		return cmd_health(sm, req, a);
+	case CTL_CMD_COUNTERS: {
+		char msg[160];
+		int rc = perf_ctl_counters(sm, req->target, req->errors,
+					   req->json, a, msg, sizeof(msg));
+		return answer_end(a, rc == 0, "%s", msg);
+	}
 	}
 	return answer_end(a, false, "unknown command");
 }

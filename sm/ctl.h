@@ -54,6 +54,7 @@ enum ctl_cmd {
 	CTL_CMD_EVENTS,			/* the event history */
 	CTL_CMD_TOPO_SAVE,		/* topology save FILE */
 	CTL_CMD_PORT_ENABLE,		/* port enable NODE PORT */
+	CTL_CMD_COUNTERS,		/* port counters (sm/perf/) */
 };
 
 struct ctl_request {
@@ -71,6 +72,8 @@ struct ctl_request {
 	uint64_t guid;			/* port enable: node GUID, or 0 ... */
 	uint16_t lid;			/* ... and its LID */
 	uint8_t	 port;
+	bool	 errors;		/* counters errors */
+	char	 target[128];		/* counters NODE|GUID|LID[:PORT] */
 };
 
 /*

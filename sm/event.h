@@ -64,6 +64,7 @@ enum sm_event {
 	SM_EV_COPY_FROM,	/* debug (IBSM_DEBUG_COPY_FROM): stand by
 				 * and copy the SA state of the master at
 				 * u.trap.lid, no sweep */
+	SM_EV_PERF_DONE,	/* a counter sweep ended (sm/perf/) */
 	SM_EV_N
 };
 

@@ -46,6 +46,7 @@
 #include "sm/ha/sync.h"
 #include "sm/route.h"
 #include "sm/quick.h"
+#include "sm/perf/perf.h"
 #include "sm/sm.h"
 #include "sm/ctl.h"
 #include "sm/metrics/metrics.h"
@@ -694,8 +695,12 @@ static int lock_pid_file(const struct sm *sm, struct pidfile *pid)
 /* The port: 0, or -errno after saying why not. */
 static int open_port(struct sm *sm, bool discover_only)
 {
-	static const uint8_t classes[] = { MAD_CLASS_SMI, MAD_CLASS_SMI_DR,
-					   MAD_CLASS_SA };
+	/* PerfMgt as a client only (answers to our Gets): umad_io_open()
+	 * gives it no method mask, the kernel answers PMA MADs to our own
+	 * port itself. */
+	const uint8_t classes[] = { MAD_CLASS_SMI, MAD_CLASS_SMI_DR,
+				    MAD_CLASS_SA, MAD_CLASS_PERF };
+	unsigned nclasses = sm->cfg.perfmgr ? 4 : 3;
 	const char *why = NULL;
 	int rc;
 
@@ -703,7 +708,7 @@ static int open_port(struct sm *sm, bool discover_only)
 		rc = umad_io_open_ibsim(&sm->io, sm->loop, &why);
 	else
 		rc = umad_io_open(&sm->io, sm->loop, sm->cfg.guid, classes,
-				  sizeof(classes), !discover_only);
+				  nclasses, !discover_only);
 	if (rc < 0) {
 		if (why)
 			log_stderr_rc(LOG_LVL_ERR, rc, "cannot attach to ibsim (%s)",
@@ -768,6 +773,7 @@ static void shut_down(struct sm *sm, struct discover_job *job,
 	sweep_light_abort(sm);
 	quick_sweep_abort(sm);
 	mft_abort(sm);
+	perf_abort(sm);
 	sa_stop(sm);
 	standby_sync_free(sm);		/* the standby's copy, if any */
 	mad_engine_free(sm->engine);
@@ -776,6 +782,7 @@ static void shut_down(struct sm *sm, struct discover_job *job,
 	sweep_light_abort(sm);
 	quick_sweep_abort(sm);
 	mft_abort(sm);
+	perf_abort(sm);
 	discover_free(job->disc);
 	fabric_free(&sm->fabric);
 	routing_result_free(&sm->routes);
@@ -875,6 +882,8 @@ int main(int argc, char **argv)
 	/* The metrics endpoint, when metrics_listen is set (the same). */
 	if (!discover_only && !sm.cfg.once)
 		(void)metrics_start(&sm);
+	if (!discover_only && !sm.cfg.once && perf_start(&sm) < 0)
+		log_err("ERR 5409: perfmgr: cannot start: out of memory");
 	rc = 0;
 	if (discover_only)
 		rc = discover_start(&job.disc, sm.engine, &sm.fabric, false,

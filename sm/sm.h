@@ -76,6 +76,7 @@ struct mft_state;
 struct standby_sync;
 struct sm_health;
 struct sm_metrics;
+struct perfmgr;
 
 struct sm_stats {
 	unsigned heavy_sweeps;
@@ -283,6 +284,10 @@ struct sm {
 	struct standby_sync *sync;	/* the standby's copy (sm/ha/sync.c) */
 	struct sm_health *health;	/* fabric health (sm/health/) */
 	struct sm_metrics *metrics;	/* metrics endpoint (sm/metrics/) */
+	struct perfmgr *perf;		/* performance manager (sm/perf/) */
+	/* Run by SM_EV_PERF_DONE (as master) after each counter sweep: the
+	 * health checks of the counters; NULL: nothing. */
+	void (*perf_done_hook)(struct sm *sm);
 };
 
 /*

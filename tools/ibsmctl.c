@@ -102,6 +102,8 @@ static void usage(FILE *f)
 "       ibsmctl partitions check|list|show|plan|add|remove|set|apply FILE ...\n"
 "       ibsmctl [--socket PATH | -i NAME] [--json] status|resweep [heavy|light]|\n"
 "               reroute|loglevel LEVEL|reload|dump-config|sms|routes report\n"
+"       ibsmctl [--socket PATH | -i NAME] counters [NODE|GUID|LID[:PORT]]\n"
+"               [--errors] [--json]\n"
 "               (ibsm's control socket; ibsmctl status --help tells more)\n"
 "options:\n"
 "  -g, --guid PORTGUID   local port to use (default: first port that is up)\n"

@@ -416,6 +416,8 @@ static void ctl_usage(FILE *f)
 "       ibsmctl [--socket PATH | -i NAME] events [--since T] [--json]\n"
 "       ibsmctl [--socket PATH | -i NAME] topology save FILE\n"
 "       ibsmctl [--socket PATH | -i NAME] port enable GUID|LID PORT\n"
+"       ibsmctl [--socket PATH | -i NAME] counters [NODE|GUID|LID[:PORT]]\n"
+"               [--errors] [--json]\n"
 "  --socket PATH       ibsm's control socket\n"
 "  -i, --instance NAME the socket of ibsm@NAME.service, %s/NAME/ibsm.sock\n"
 "  Without either: %s, else the one instance's socket\n"
@@ -432,7 +434,7 @@ bool ctl_is_command(const char *word)
 	static const char *const cmds[] = { "status", "resweep", "reroute",
 					    "loglevel", "reload", "dump-config",
 					    "sms", "routes", "health", "events",
-					    "topology", "port" };
+					    "topology", "port", "counters" };
 
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(word, cmds[i]))
@@ -528,6 +530,15 @@ int ctl_main(int argc, char **argv)
 			instance = a + 11;
 		} else if (!strcmp(a, "--json") || !strcmp(a, "-j")) {
 			json = true;
+		} else if (cmd && !strcmp(cmd, "counters") &&
+			   !strcmp(a, "--errors")) {
+			/* the daemon's word for it */
+			if (used + 8 >= sizeof(req)) {
+				fprintf(stderr, "ibsmctl: request too long\n");
+				return 2;
+			}
+			strcat(req, " errors");
+			used += 7;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			ctl_usage(stdout);
 			return 0;
@@ -568,7 +579,7 @@ int ctl_main(int argc, char **argv)
 		return 2;
 	/* the daemon writes the report's JSON itself, a member per line */
 	if (json && (!strcmp(cmd, "routes") || !strcmp(cmd, "health") ||
-		     !strcmp(cmd, "events"))) {
+		     !strcmp(cmd, "events") || !strcmp(cmd, "counters"))) {
 		if (used + 5 >= sizeof(req)) {
 			fprintf(stderr, "ibsmctl: request too long\n");
 			return 2;
@@ -586,7 +597,8 @@ int ctl_main(int argc, char **argv)
 		return health_answer(path, req);
 	if (ctl_request(path, req, &r) < 0)
 		return 1;
-	if (json && (!strcmp(cmd, "routes") || !strcmp(cmd, "events")) && r.ok)
+	if (json && (!strcmp(cmd, "routes") || !strcmp(cmd, "events") ||
+		     !strcmp(cmd, "counters")) && r.ok)
 		for (size_t i = 0; i + 1 < r.n; i++)
 			printf("%s\n", r.lines[i]);
 	else if (json && !strcmp(cmd, "status") && r.ok)

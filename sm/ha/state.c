@@ -34,6 +34,7 @@
 #include "sm/health/health.h"
 #include "sm/mcast/mft.h"
 #include "sm/notify.h"
+#include "sm/perf/perf.h"
 #include "sm/program.h"
 #include "sm/quick.h"
 #include "sm/sm.h"
@@ -196,6 +197,7 @@ static void subnet_up(struct sm *sm)
 		 st->sent, st->resends);
 	if (first)
 		log_info("%s", line);
+	perf_subnet_up(sm);
 	if (sm->cfg.summary) {
 		printf("%s\n", line);
 		fflush(stdout);
@@ -506,6 +508,14 @@ static void act_sweep_failed(struct sm *sm, struct sm_msg *m)
 		sweep_failed(sm);
 }
 
+/* A counter sweep ended: the health glue's checks of the counters. */
+static void act_perf_done(struct sm *sm, struct sm_msg *m)
+{
+	(void)m;
+	if (sm->perf_done_hook)
+		sm->perf_done_hook(sm);
+}
+
 static void act_elect_decide(struct sm *sm, struct sm_msg *m)
 {
 	(void)m;
@@ -802,6 +812,7 @@ static const struct sm_row fsm[SM_MASTER + 1][SM_EV_N] = {
 	ALL4(SM_EV_MCAST_CHANGED, ROW(act_mcast, "MFT update")),
 	ALL4(SM_EV_MFT_DONE, ROW(act_once_done, "exit (-o)")),
 	[SM_NOTACTIVE][SM_EV_COPY_FROM] = ROW(act_copy_from, "stand by, copy (debug)"),
+	[SM_MASTER][SM_EV_PERF_DONE] = ROW(act_perf_done, "counter checks"),
 };
 
 static const struct sm_row ignored = { NULL, "ignored" };
@@ -834,6 +845,7 @@ const char *sm_event_name(enum sm_event ev)
 		[SM_EV_TRAP_ISSM] = "TRAP_ISSM",
 		[SM_EV_MCAST_CHANGED] = "MCAST_CHANGED",
 		[SM_EV_MFT_DONE] = "MFT_DONE", [SM_EV_COPY_FROM] = "COPY_FROM",
+		[SM_EV_PERF_DONE] = "PERF_DONE",
 	};
 
 	return (unsigned)ev < SM_EV_N && names[ev] ? names[ev] : "?";

@@ -205,6 +205,26 @@ START_TEST(test_ext_backwards)
 }
 END_TEST
 
+/* A first reading near 2^64 and plausible increments after it: the
+ * total saturates, it never wraps to a small number. */
+START_TEST(test_total_saturates)
+{
+	struct pc_port *p = pc_get(st, 0x3333, 3);
+	struct pc_result r;
+	struct pma_sample s = ext_sample(~0ull - 10);
+
+	pc_update(p, 1, &s, 100.0, &r);
+	ck_assert_uint_eq(p->total[PC_XMIT_DATA], ~0ull - 10);
+	s = ext_sample(5);			/* cleared: delta 5 */
+	pc_update(p, 1, &s, 110.0, &r);
+	ck_assert_uint_eq(p->total[PC_XMIT_DATA], ~0ull - 5);
+	s = ext_sample(1000);
+	pc_update(p, 1, &s, 120.0, &r);
+	ck_assert_uint_eq(p->delta[PC_XMIT_DATA], 995);
+	ck_assert_uint_eq(p->total[PC_XMIT_DATA], ~0ull);
+}
+END_TEST
+
 /* Reading PortCountersExtended or not changes the counter: a new base. */
 START_TEST(test_width_change)
 {
@@ -364,6 +384,7 @@ int main(void)
 	tcase_add_test(tc, test_jump_2_63);
 	tcase_add_test(tc, test_ext_backwards);
 	tcase_add_test(tc, test_width_change);
+	tcase_add_test(tc, test_total_saturates);
 	tcase_add_test(tc, test_needs_clear);
 	tcase_add_test(tc, test_bound_find_remove);
 	tcase_add_test(tc, test_random_readings);

@@ -98,6 +98,32 @@ START_TEST(parse_commands)
 }
 END_TEST
 
+/* counters [NODE|GUID|LID[:PORT]] [errors] [json], in any order. */
+START_TEST(parse_counters)
+{
+	struct ctl_request r;
+	char err[200];
+
+	ck_assert_int_eq(parse("counters", &r, err), 0);
+	ck_assert(r.cmd == CTL_CMD_COUNTERS && !r.errors && !r.json &&
+		  !r.target[0]);
+	ck_assert_int_eq(parse("counters 0x0002c903000e0b72:3 errors json",
+			       &r, err), 0);
+	ck_assert_str_eq(r.target, "0x0002c903000e0b72:3");
+	ck_assert(r.errors && r.json);
+	ck_assert_int_eq(parse("counters json sw-a", &r, err), 0);
+	ck_assert_str_eq(r.target, "sw-a");
+	ck_assert(r.json && !r.errors);
+	/* two targets, a target too long: refused */
+	ck_assert_int_eq(parse("counters a b", &r, err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "counters: expected"));
+	ck_assert_int_eq(parse("counters a json errors b", &r, err), -EINVAL);
+	char longer[300] = "counters ";
+	memset(longer + 9, 'x', 200);
+	ck_assert_int_eq(parse(longer, &r, err), -EINVAL);
+}
+END_TEST
+
 START_TEST(parse_errors)
 {
 	struct ctl_request r;
@@ -323,7 +349,11 @@ START_TEST(errors_answered)
 	ck_assert_str_eq(last_line(&a), "ERR unknown command 'bogus': expected"
 			 " status, resweep, reroute, loglevel, reload,"
 			 " dump-config, sms, routes, health, events, topology,"
-			 " port or help");
+			 " port, counters or help");
+	ctl_answer_free(&a);
+	/* counters without a performance manager: ERR, not a crash */
+	ck_assert_int_eq(run("counters json", &a), -1);
+	ck_assert_ptr_nonnull(strstr(last_line(&a), "perfmgr is FALSE"));
 	ctl_answer_free(&a);
 	/* no sweep when the SM is not active */
 	ck_assert_int_eq(run("resweep", &a), -1);
@@ -651,6 +681,7 @@ static Suite *suite(void)
 
 	tcase_add_test(tc, line_framing);
 	tcase_add_test(tc, parse_commands);
+	tcase_add_test(tc, parse_counters);
 	tcase_add_test(tc, parse_errors);
 	tcase_add_test(tc, parse_health_commands);
 	tcase_add_test(tc, peer_check);

@@ -366,6 +366,33 @@ static void chk_quick_model(enum sm_state was, const struct sm_msg *m)
 	fabric_free(&quick_model);
 }
 
+/* SM_EV_PERF_DONE runs the health glue's hook, and nothing else. */
+static unsigned perf_hook_calls;
+
+static void perf_hook(struct sm *sm)
+{
+	ck_assert_ptr_eq(sm, S);
+	perf_hook_calls++;
+}
+
+static void pre_perf_hook(void)
+{
+	perf_hook_calls = 0;
+	S->perf_done_hook = perf_hook;
+}
+
+static void chk_perf_hook(enum sm_state was, const struct sm_msg *m)
+{
+	(void)m;
+	ck_assert_uint_eq(perf_hook_calls, 1);
+	ck_assert_int_eq(S->state, was);
+	S->perf_done_hook = NULL;
+	/* without a hook the row does nothing */
+	sm_fsm_dispatch(S, &(struct sm_msg){ .ev = SM_EV_PERF_DONE });
+	ck_assert_uint_eq(perf_hook_calls, 1);
+	chk_unchanged(was, m);
+}
+
 #define R(st, e, n, pre, chk)	{ st, e, n, pre, chk }
 #define SW(e, n, pre, chk) \
 	R(SM_DISCOVERING, e, n, pre, chk), R(SM_MASTER, e, n, pre, chk)
@@ -423,6 +450,8 @@ static const struct row rows[] = {
 	A4(SM_EV_MFT_DONE, "exit (-o)", NULL, chk_loop_ends),
 	R(SM_NOTACTIVE, SM_EV_COPY_FROM, "stand by, copy (debug)", NULL,
 	  chk_copy_from),
+	R(SM_MASTER, SM_EV_PERF_DONE, "counter checks", pre_perf_hook,
+	  chk_perf_hook),
 };
 #define N_ROWS	(sizeof(rows) / sizeof(rows[0]))
 
