@@ -9,7 +9,8 @@
  * value in (uint8 0-255, uint16 0-65535, uint32), narrowed where the IB
  * spec fixes them (SMInfo:Priority 4 bits, LMC 3 bits, PortInfo's 5-bit
  * time values, 14.2.5.6).  ibsm's own keys follow (pidfile, cache_dir,
- * control_socket, the SMP window's, incremental_reroute, transport), then
+ * control_socket, the SMP window's, incremental_reroute, transport), the
+ * fabric health keys (topology_ref, health_*), then
  * the limits, from config/limits.h's list: one table, its size counted
  * by the compiler.
  */
@@ -23,6 +24,7 @@
 #include "config/conf.h"
 #include "config/limits.h"
 #include "config/sm_config.h"
+#include "health/counters.h"
 #include "mad/engine.h"
 #include "mad/rxq.h"
 
@@ -242,6 +244,47 @@ static struct cfg_key keys[] = {
 	  RT | IMPL | CFG_IBSM, F_BOOL_NOT_(no_incremental_reroute),
 	  "IBSM OPTIONS"),
 
+	/* fabric health (health/): a reference topology in ibnetdiscover's
+	 * format, the link width and speed every link should run at, error
+	 * thresholds per hour, and the unhealthy-port classifier's */
+#define HT(name, id, def) \
+	K("health_threshold_" name, CFG_INT, def, 0, 4294967295, NULL, \
+	  RT | IMPL | CFG_IBSM, F_UINT_(health_threshold[id]), "IBSM HEALTH")
+	K("topology_ref", CFG_PATH, "(null)", 0, 0, NULL, RT | IMPL | CFG_IBSM,
+	  F_STR_(topology_ref), "IBSM HEALTH"),
+	K("health_expected_width", CFG_ENUM, "none", 0, 0,
+	  "none,1x,2x,4x,8x,12x", RT | IMPL | CFG_IBSM,
+	  F_ENUM_(health_expected_width), "IBSM HEALTH"),
+	K("health_expected_speed", CFG_ENUM, "none", 0, 0,
+	  "none,SDR,DDR,QDR,FDR,EDR,HDR,NDR", RT | IMPL | CFG_IBSM,
+	  F_ENUM_(health_expected_speed), "IBSM HEALTH"),
+	HT("symbol_errors", PC_SYMBOL_ERR, "10"),
+	HT("link_error_recovery", PC_LINK_RECOVER, "10"),
+	HT("link_downed", PC_LINK_DOWNED, "3"),
+	HT("rcv_errors", PC_RCV_ERR, "10"),
+	HT("rcv_remote_phys_errors", PC_RCV_REMOTE_PHYS, "100"),
+	HT("rcv_switch_relay_errors", PC_RCV_SW_RELAY, "100"),
+	HT("xmit_discards", PC_XMIT_DISCARDS, "100"),
+	HT("xmit_constraint_errors", PC_XMIT_CONSTRAINT, "100"),
+	HT("rcv_constraint_errors", PC_RCV_CONSTRAINT, "100"),
+	HT("link_integrity_errors", PC_LINK_INTEGRITY, "10"),
+	HT("buffer_overrun_errors", PC_BUF_OVERRUN, "10"),
+	HT("vl15_dropped", PC_VL15_DROPPED, "100"),
+	HT("xmit_wait", PC_N_ERRORS, "1310700"),
+#undef HT
+	K("health_flap_count", CFG_INT, "5", 1, 32, NULL, RT | IMPL | CFG_IBSM,
+	  F_UINT_(health_flap_count), "IBSM HEALTH"),
+	K("health_flap_window_s", CFG_INT, "600", 1, 86400, NULL,
+	  RT | IMPL | CFG_IBSM, F_UINT_(health_flap_window_s), "IBSM HEALTH"),
+	K("health_unresponsive_k", CFG_INT, "3", 1, 32, NULL,
+	  RT | IMPL | CFG_IBSM, F_UINT_(health_unresponsive_k), "IBSM HEALTH"),
+	K("health_unresponsive_n", CFG_INT, "5", 1, 32, NULL,
+	  RT | IMPL | CFG_IBSM, F_UINT_(health_unresponsive_n), "IBSM HEALTH"),
+	K("health_trap_rate", CFG_INT, "60", 1, 4294967295, NULL,
+	  RT | IMPL | CFG_IBSM, F_UINT_(health_trap_rate), "IBSM HEALTH"),
+	K("health_unhealthy_policy", CFG_ENUM, "report", 0, 0, "report,isolate",
+	  RT | IMPL | CFG_IBSM, F_ENUM_(health_unhealthy_policy), "IBSM HEALTH"),
+
 	/* the Prometheus endpoint (sm/metrics/): ADDR:PORT; "(null)": none */
 	K("metrics_listen", CFG_STR, "(null)", 0, 0, NULL, IMPL | CFG_IBSM,
 	  F_STR_(metrics_listen), "IBSM OPTIONS"),
@@ -273,8 +316,13 @@ CFG_LIMITS(CHECK_U, CHECK_W, CHECK_R)
  * 160 of opensm -c), ibsm's own, then the limits, its last N_LIMITS keys.
  */
 #define N_OPENSM_KEYS	160
-#define N_IBSM_KEYS	8
-static_assert(N_KEYS == N_OPENSM_KEYS + N_IBSM_KEYS + N_LIMITS,
+#define N_IBSM_KEYS	7
+#define N_HEALTH_KEYS	22
+#define N_METRICS_KEYS	1
+static_assert(SM_HEALTH_THRESHOLDS == PC_N_ERRORS + 1,
+	      "health_threshold[]: every error counter and PortXmitWait");
+static_assert(N_KEYS == N_OPENSM_KEYS + N_IBSM_KEYS + N_HEALTH_KEYS +
+	      N_METRICS_KEYS + N_LIMITS,
 	      "keys[]: OpenSM's keys, ibsm's own, then every limit");
 #define FIRST_LIMIT	(N_KEYS - N_LIMITS)
 

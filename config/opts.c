@@ -138,6 +138,8 @@ const struct cfg_opt cfg_opts[] = {
 	   "serve Prometheus metrics over HTTP there (e.g. 127.0.0.1:9683)"),
 	SP("dump-lfts", 0, N, OPT_SP_DUMP_LFTS, NULL,
 	   "also write opensm-lfts.dump (as -D 0x40 does)"),
+	KA("topology-ref", 0, "topology_ref", "FILE",
+	   "reference topology (ibnetdiscover format) for the health checks"),
 	SP("dump-fabric", 0, A, OPT_SP_DUMP_FABRIC, "FILE",
 	   "write the discovered fabric in ibnetdiscover's format"),
 	SP("discover-only", 0, N, OPT_SP_DISCOVER_ONLY, NULL,

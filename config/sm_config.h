@@ -30,6 +30,9 @@ enum sm_transport {
 	SM_TRANSPORT_IBSIM,	/* ibsim's protocol (mad/sim_io.h) */
 };
 
+/* The error counters of health/counters.h (PC_N_ERRORS) and PortXmitWait. */
+#define SM_HEALTH_THRESHOLDS	13
+
 struct sm_config {
 	uint64_t guid;			/* guid: port to bind (0: first up) */
 	bool     once;			/* -o */
@@ -98,6 +101,18 @@ struct sm_config {
 	bool     consolidate_ipv6_snm_req; /* IPv6 SNM groups share MLIDs */
 	bool     no_keep_pkey_indexes;	/* keep_pkey_indexes FALSE (default
 					 * TRUE, as OpenSM: partitions.h) */
+	/* Fabric health (config/health_policy.c makes the checks' policy) */
+	const char *topology_ref;	/* --topology-ref, topology_ref */
+	int      health_expected_width;	/* "none,1x,2x,4x,8x,12x" index */
+	int      health_expected_speed;	/* "none,SDR,...,NDR" index */
+	unsigned health_threshold[SM_HEALTH_THRESHOLDS]; /* per hour, in
+				 * enum pc_id order; the last PortXmitWait */
+	unsigned health_flap_count;
+	unsigned health_flap_window_s;
+	unsigned health_unresponsive_k;
+	unsigned health_unresponsive_n;
+	unsigned health_trap_rate;	/* traps per minute from one LID */
+	int      health_unhealthy_policy; /* 0 report, 1 isolate */
 	const char *pid_file;		/* -J/--pidfile, pidfile key */
 	const char *control_socket;	/* --control-socket (sm/ctl.c) */
 	const char *metrics_listen;	/* --metrics-listen ADDR:PORT (sm/metrics/);

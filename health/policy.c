@@ -10,8 +10,9 @@
  * (remote physical errors, switch relay errors, transmit discards) and
  * for the partition constraint counters, which count policy at work.
  * PortXmitWait: OpenSM's perfmgr_xmit_wait_threshold (65535 per 180-s
- * sweep) scaled to an hour.  Critical is ten times the threshold, as OPA
- * FM puts its integrity threshold's weight an order above the warning.
+ * sweep) scaled to an hour.  Critical is ten times the threshold: an
+ * order of magnitude past what the administrator tolerates.  The keys'
+ * defaults (config/keys.c, doc/ibsm.conf.5) are these.
  */
 #include "config.h"
 

@@ -501,6 +501,19 @@ static bool previous_path(const struct discovery *d, uint64_t guid,
  * re-read by the second's route.  Returns true when the second one wins;
  * `why` (the twin_reason()) is logged either way.
  */
+/* A twin left out: counted, and its GUID kept for the health checks. */
+static void note_twin(struct discovery *d, uint64_t guid)
+{
+	struct discover_result *r = &d->result;
+
+	r->dup_guids++;
+	for (unsigned i = 0; i < r->n_dup_guid; i++)
+		if (r->dup_guid[i] == guid)
+			return;
+	if (r->n_dup_guid < DISCOVER_DUP_GUIDS)
+		r->dup_guid[r->n_dup_guid++] = guid;
+}
+
 static bool prefer_previous(struct discovery *d, const struct query *q,
 			    int32_t id, const struct smp_node_info *ni,
 			    const char *why)
@@ -530,7 +543,7 @@ static bool prefer_previous(struct discovery *d, const struct query *q,
 		" a node first seen at path %s (%s), but the last sweep had it at"
 		" path %s: the node at path %s is left out", n->guid, ps, old,
 		why, ps, old);
-	d->result.dup_guids++;
+	note_twin(d, n->guid);
 	if (p->peer_node != FAB_NONE) {
 		fabric_node(f, p->peer_node)->ports[p->peer_port].peer_node = FAB_NONE;
 		p->peer_node = FAB_NONE;
@@ -637,7 +650,7 @@ static void got_node_info(struct discovery *d, struct query *q,
 				": path %s reaches a node first seen at path %s"
 				" (%s): the node at path %s is left out", guid, ps,
 				first, why, ps);
-			d->result.dup_guids++;
+			note_twin(d, guid);
 			return;
 		}
 		n = fabric_node(f, id);
@@ -688,7 +701,7 @@ static void twin_behind_down_port(struct discovery *d, const struct query *q)
 		" path %s is left out", n->guid, ps, first, q->port, ps);
 	op->peer_node = FAB_NONE;
 	p->peer_node = FAB_NONE;
-	d->result.dup_guids++;
+	note_twin(d, n->guid);
 }
 
 static void got_port_info(struct discovery *d, struct query *q,
@@ -706,10 +719,13 @@ static void got_port_info(struct discovery *d, struct query *q,
 		twin_behind_down_port(d, q);
 	if (!d->defer_pkeys)
 		read_pkeys(d, q->node, q->port, q->path, q->hops);
-	/* A Disabled port carries nothing (a simulator may leave its
-	 * LinkState up): not crossed, like a port that is down. */
+	/* A port whose physical link is not up (Disabled, Polling)
+	 * carries nothing, whatever its LinkState says (ibsim leaves it
+	 * ACTIVE under a PortPhysicalState Set): not crossed, like a port
+	 * that is down. */
 	if (q->port == 0 || pi_port_state(pi) < PORT_STATE_INIT ||
-	    pi_phys_state(pi) == PHYS_STATE_DISABLED || p->peer_node != FAB_NONE)
+	    (pi_phys_state(pi) && pi_phys_state(pi) != PHYS_STATE_LINKUP) ||
+	    p->peer_node != FAB_NONE)
 		return;
 	/* Switches forward; a CA or router is only left by the SM itself. */
 	from_here = n->type == NODE_TYPE_SWITCH ||

@@ -6,6 +6,7 @@
 #define IBSM_SM_DISCOVER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "mad/engine.h"
 #include "model/fabric.h"
@@ -17,6 +18,11 @@ struct discover_result {
 	unsigned failed;	/* requests that got no valid answer */
 	unsigned dead_ends;	/* up ports whose far side never answered */
 	unsigned dup_guids;	/* twins left out (ERR 0103 each) */
+	/* the first DISCOVER_DUP_GUIDS distinct node GUIDs of those twins,
+	 * for the health checks (health/checks.h hc_identity()) */
+#define DISCOVER_DUP_GUIDS	16
+	uint64_t dup_guid[DISCOVER_DUP_GUIDS];
+	unsigned n_dup_guid;
 	unsigned lid_smps;	/* requests sent LID-routed */
 	unsigned lid_fallbacks;	/* of those, lost and sent again by DR */
 	double   seconds;

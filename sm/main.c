@@ -344,6 +344,17 @@ static int check_config(const struct cfg *conf, const struct run_opts *r)
 			}
 			free(g);
 		}
+		if (!strcmp(keys[i].name, "topology_ref")) {
+			struct fabric ref;
+
+			fabric_init(&ref);
+			if (topo_load_flags(&ref, v, TOPO_LINK_AS_GIVEN, line,
+					    sizeof(line)) < 0) {
+				log_stderr(LOG_LVL_ERR, "%s", line);
+				errors++;
+			}
+			fabric_free(&ref);
+		}
 		if (!strcmp(keys[i].name, "partition_config_file")) {
 			struct part_options po = { .allow_both_pkeys = false };
 			struct part_config pc;

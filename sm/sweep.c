@@ -947,6 +947,7 @@ static void on_discovered(void *arg, const struct discover_result *r)
 	if (!holes_accepted(sw, &t, holes))
 		return;
 	sm->incomplete = r->failed + r->dead_ends != 0;
+	sm_health_discovered(sm, r->dup_guid, r->n_dup_guid);
 	sw->holes_failed = r->failed;
 	sw->holes_dead = r->dead_ends;
 	sw->twins = r->dup_guids;

@@ -12,6 +12,12 @@
 
 int topo_load(struct fabric *f, const char *path, char *err, size_t errlen)
 {
+	return topo_load_flags(f, path, 0, err, errlen);
+}
+
+int topo_load_flags(struct fabric *f, const char *path, unsigned flags,
+		    char *err, size_t errlen)
+{
 	char *buf = NULL;
 	size_t len = 0;
 	int rc;
@@ -24,7 +30,7 @@ int topo_load(struct fabric *f, const char *path, char *err, size_t errlen)
 			snprintf(err, errlen, "%s: %s", path, strerror(-rc));
 		return rc;
 	}
-	rc = topo_parse(f, path, buf, len, err, errlen);
+	rc = topo_parse_flags(f, path, buf, len, flags, err, errlen);
 	free(buf);
 	return rc;
 }

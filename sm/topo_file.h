@@ -18,6 +18,10 @@
  * "FILE: why it could not be read") in err.
  */
 int topo_load(struct fabric *f, const char *path, char *err, size_t errlen);
+/* The same with topo_parse_flags()' flags: a reference topology for the
+ * health checks is loaded with TOPO_LINK_AS_GIVEN. */
+int topo_load_flags(struct fabric *f, const char *path, unsigned flags,
+		    char *err, size_t errlen);
 
 /* Write to `path` atomically (temp file + rename), only when the content
  * changed.  Returns 0 or -errno. */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/health_policy.h"
 #include "model/topo_dump.h"
 #include "sm/health/internal.h"
 #include "sm/sm.h"
@@ -25,8 +26,7 @@ double health_now(void)
 /* The thresholds and choices of the configuration in force. */
 static void policy_of(const struct sm *sm, struct health_policy *p)
 {
-	(void)sm;
-	health_policy_default(p);
+	health_policy_from_config(&sm->cfg, p);
 }
 
 /* The policy from the configuration in force (a reload may change it). */
@@ -248,6 +248,17 @@ void sm_health_model(struct sm *sm, const struct fabric *next)
 	feed_history(h, old, next, health_now());
 }
 
+void sm_health_discovered(struct sm *sm, const uint64_t *dup_guids, unsigned n)
+{
+	struct sm_health *h = health_get(sm);
+	size_t max = sizeof(h->dup_guids) / sizeof(h->dup_guids[0]);
+
+	if (!h)
+		return;
+	h->n_dup_guids = n < max ? n : (unsigned)max;
+	memcpy(h->dup_guids, dup_guids, h->n_dup_guids * sizeof(*dup_guids));
+}
+
 void sm_health_unanswered(struct sm *sm, uint64_t node_guid, unsigned n)
 {
 	struct sm_health *h = health_get(sm);
@@ -334,8 +345,7 @@ static void on_change(void *arg, const struct hf_finding *f, bool opened)
 /* The reference topology file configured (--topology-ref). */
 static const char *health_ref_path(const struct sm *sm)
 {
-	(void)sm;
-	return getenv("IBSM_TOPOLOGY_REF_PENDING_CONFIG");
+	return sm->cfg.topology_ref;
 }
 
 static void ref_drop(struct sm_health *h)
@@ -346,6 +356,26 @@ static void ref_drop(struct sm_health *h)
 	h->ref_path[0] = '\0';
 	h->ref_stamped = false;
 	h->ref_err[0] = '\0';
+}
+
+/* A reference topology file: what it states of each link, no more
+ * (TOPO_LINK_AS_GIVEN).  0, or -errno with FILE:LINE and what was
+ * expected (or FILE: why it could not be read) in err. */
+static int ref_load(struct fabric *f, const char *path, char *err,
+		    size_t errlen)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = read_file_max(path, HEALTH_REF_MAX, &buf, &len);
+
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	rc = topo_parse_flags(f, path, buf, len, TOPO_LINK_AS_GIVEN, err,
+			      errlen);
+	free(buf);
+	return rc;
 }
 
 const struct fabric *health_reference(struct sm_health *h)
@@ -366,7 +396,7 @@ const struct fabric *health_reference(struct sm_health *h)
 	    file_stamp_same(&st, &h->ref_stamp))
 		return h->have_ref ? &h->ref : NULL;
 	fabric_init(&nf);
-	rc = topo_load(&nf, path, err, sizeof(err));
+	rc = ref_load(&nf, path, err, sizeof(err));
 	if (rc < 0) {
 		fabric_free(&nf);
 		if (strcmp(err, h->ref_err)) {
@@ -407,6 +437,8 @@ void sm_health_sweep_done(struct sm *sm)
 	hf_set_begin(&h->findings, groups);
 	hc_links(&sm->fabric, &h->pol, &h->findings, now);
 	hc_reference(&sm->fabric, ref, &h->findings, now);
+	id.dup_guids = h->dup_guids;
+	id.n_dup_guids = h->n_dup_guids;
 	hc_identity(&sm->fabric, &id, &h->findings, now);
 	hc_unhealthy(&h->hist, &sm->fabric, &h->pol, &h->findings, now);
 	if (h->have_routes)

@@ -35,6 +35,9 @@ void sm_health_model(struct sm *sm, const struct fabric *next);
 /* The new model is published (sm->fabric, sm->routes): the checks run,
  * findings are opened and closed, isolation is applied. */
 void sm_health_sweep_done(struct sm *sm);
+/* A heavy sweep's discovery ended: the node GUIDs it found twice (and
+ * left out the second time), for the identity check. */
+void sm_health_discovered(struct sm *sm, const uint64_t *dup_guids, unsigned n);
 /* A node's SMPs of this sweep went unanswered (`n` of them: Sets it did
  * not acknowledge, queries that failed). */
 void sm_health_unanswered(struct sm *sm, uint64_t node_guid, unsigned n);

@@ -73,20 +73,26 @@ static int by_severity(const void *a, const void *b)
 	return x->detail < y->detail ? -1 : x->detail > y->detail;
 }
 
-static void finding_text(struct ctl_answer *a, const struct hf_finding *f)
+static void finding_text(struct sm_health *h, struct ctl_answer *a,
+			 const struct hf_finding *fd)
 {
-	char first[32], peer[200] = "", where[140];
+	char first[32], peer[400] = "", where[400];
+	struct hf_finding named, *f = &named;
 	int n;
 
+	iso_name(h, fd, &named);
 	iso_time(f->first_seen, first, sizeof(first));
 	if (!f->guid)
 		snprintf(where, sizeof(where), "fabric");
 	else {
 		n = snprintf(where, sizeof(where), "\"%s\" 0x%016" PRIx64,
 			     f->desc, f->guid);
-		if (n > 0 && (size_t)n < sizeof(where))
+		if (n > 0 && (size_t)n < sizeof(where) && f->port)
+			n += snprintf(where + n, sizeof(where) - (size_t)n,
+				      " port %u", f->port);
+		if (n > 0 && (size_t)n < sizeof(where) && f->lid)
 			snprintf(where + n, sizeof(where) - (size_t)n,
-				 " port %u lid %u", f->port, f->lid);
+				 " lid %u", f->lid);
 	}
 	if (f->peer_guid)
 		snprintf(peer, sizeof(peer), ", peer \"%s\" 0x%016" PRIx64
@@ -97,12 +103,14 @@ static void finding_text(struct ctl_answer *a, const struct hf_finding *f)
 		     where, peer, f->text, first);
 }
 
-static void finding_json(struct ctl_answer *a, const struct hf_finding *f,
-			 bool last)
+static void finding_json(struct sm_health *h, struct ctl_answer *a,
+			 const struct hf_finding *fd, bool last)
 {
+	struct hf_finding named, *f = &named;
 	char d[HF_DESC_SIZE * 6 + 3], pd[HF_DESC_SIZE * 6 + 3];
 	char t[HF_TEXT_SIZE * 6 + 3], first[32], lastt[32];
 
+	iso_name(h, fd, &named);
 	iso_time(f->first_seen, first, sizeof(first));
 	iso_time(f->last_seen, lastt, sizeof(lastt));
 	ctl_line_add(a, "{\"severity\": \"%s\", \"kind\": \"%s\", \"node_guid\":"
@@ -153,7 +161,7 @@ int sm_health_ctl_report(struct sm *sm, bool json, struct ctl_answer *a,
 			     sm->subnet_up ? "true" : "false", n - shown,
 			     sum.dropped);
 		for (size_t i = 0; i < shown; i++)
-			finding_json(a, v[i], i + 1 == shown);
+			finding_json(h, a, v[i], i + 1 == shown);
 		ctl_line_add(a, "]}");
 	} else {
 		if (!n)
@@ -163,7 +171,7 @@ int sm_health_ctl_report(struct sm *sm, bool json, struct ctl_answer *a,
 			ctl_line_add(a, "%u critical, %u warning%s", crit, warn,
 				     warn == 1 ? "" : "s");
 		for (size_t i = 0; i < shown; i++)
-			finding_text(a, v[i]);
+			finding_text(h, a, v[i]);
 		if (n > shown)
 			ctl_line_add(a, "... and %zu more", n - shown);
 	}

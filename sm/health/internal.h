@@ -34,6 +34,8 @@ struct sm;
 /* Nodes whose SMPs went unanswered in one sweep, remembered for the
  * history (beyond: counted as answered, the sweep's own log names them). */
 #define HEALTH_MAX_UNANSWERED	256
+/* The largest reference topology file read (bytes). */
+#define HEALTH_REF_MAX		(256u << 20)
 /* Ports isolated at once. */
 #define HEALTH_MAX_ISOLATED	64
 
@@ -54,6 +56,9 @@ struct health_iso {
 	uint8_t  port;
 	uint64_t peer_guid;		/* what it faced when disabled */
 	uint8_t  peer_port;
+	/* both ends' names and LIDs then (the far end leaves the model) */
+	uint16_t lid, peer_lid;
+	char     desc[HF_DESC_SIZE], peer_desc[HF_DESC_SIZE];
 	double   since;			/* wall clock */
 	bool     inflight;		/* a Set is on its way */
 	bool     done;			/* the Set was acknowledged */
@@ -74,6 +79,9 @@ struct sm_health {
 	/* nodes with unanswered SMPs in the sweep under way */
 	uint64_t unanswered[HEALTH_MAX_UNANSWERED];
 	unsigned n_unanswered;
+	/* duplicate node GUIDs of the last discovery */
+	uint64_t dup_guids[16];
+	unsigned n_dup_guids;
 	/* the reference topology (--topology-ref) */
 	struct fabric ref;
 	bool     have_ref;
@@ -117,6 +125,10 @@ void iso_apply(struct sm_health *h);
 /* Is (guid, port) an isolated port? */
 const struct health_iso *iso_find(const struct sm_health *h, uint64_t guid,
 				  uint8_t port);
+/* A finding as shown: a name, LID or peer the model no longer has (an
+ * isolated link's far end left it) filled in from the isolation. */
+void iso_name(const struct sm_health *h, const struct hf_finding *f,
+	      struct hf_finding *out);
 /* Enable a port: PortPhysicalState Polling, and forget its isolation.
  * 0, or -errno with why in err. */
 int  iso_enable(struct sm_health *h, int32_t node, uint8_t port, char *err,

@@ -255,6 +255,39 @@ static bool facing_port(const struct fabric *f, int32_t id, uint8_t pn,
 	return true;
 }
 
+/* The LID port pn of a node answers at (a switch's port 0). */
+static uint16_t node_lid(const struct fab_node *n, uint8_t pn)
+{
+	return n->ports[n->type == NODE_TYPE_SWITCH ? 0 : pn].lid;
+}
+
+void iso_name(const struct sm_health *h, const struct hf_finding *f,
+	      struct hf_finding *out)
+{
+	*out = *f;
+	for (unsigned i = 0; i < h->n_iso && f->guid; i++) {
+		const struct health_iso *s = &h->iso[i];
+		bool near = s->guid == f->guid && s->port == f->port;
+		bool far = s->peer_guid == f->guid && s->peer_port == f->port;
+
+		if (!near && !far)
+			continue;
+		if (!out->desc[0])
+			snprintf(out->desc, sizeof(out->desc), "%s",
+				 near ? s->desc : s->peer_desc);
+		if (!out->lid)
+			out->lid = near ? s->lid : s->peer_lid;
+		if (!out->peer_guid) {
+			out->peer_guid = near ? s->peer_guid : s->guid;
+			out->peer_port = near ? s->peer_port : s->port;
+			out->peer_lid = near ? s->peer_lid : s->lid;
+			snprintf(out->peer_desc, sizeof(out->peer_desc), "%s",
+				 near ? s->peer_desc : s->desc);
+		}
+		return;
+	}
+}
+
 static void isolate_port(struct sm_health *h, int32_t id, uint8_t pn,
 			 const struct hf_finding *why)
 {
@@ -289,6 +322,10 @@ static void isolate_port(struct sm_health *h, int32_t id, uint8_t pn,
 	s->port = pn;
 	s->peer_guid = peer->guid;
 	s->peer_port = p->peer_port;
+	s->lid = node_lid(n, pn);
+	s->peer_lid = node_lid(peer, p->peer_port);
+	topo_desc_clean(n->has_desc ? n->desc : "", s->desc);
+	topo_desc_clean(peer->has_desc ? peer->desc : "", s->peer_desc);
 	s->since = health_now();
 	snprintf(s->why, sizeof(s->why), "%s: %s", hf_kind_name(why->kind),
 		 why->text);
@@ -416,6 +453,5 @@ int iso_enable(struct sm_health *h, int32_t id, uint8_t pn, char *err,
 	log_warnx("ERR 1807: port %u of node 0x%016" PRIx64 " enabled by the"
 		  " control socket (PortPhysicalState Polling); isolation"
 		  " forgotten", pn, n->guid);
-	health_event(h, HE_LINK_UP, n->guid, pn, "enabled (port enable)");
 	return 0;
 }

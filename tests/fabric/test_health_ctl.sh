@@ -67,6 +67,7 @@ fab_sim_start "$FAB_TOPO/tiny.net" hctl || {
 }
 cat >"$T/opensm.conf" <<'EOF'
 sweep_interval 0
+health_unhealthy_policy isolate
 EOF
 sm_start H0001 "$T/sm" -F "$T/opensm.conf" --control-socket "$SOCK"
 if ! sm_wait_up "$T/sm" 0 60 >/dev/null; then
@@ -96,6 +97,31 @@ fab_check topo-save-relative-refused-nothing test ! -e "$T/sock/ref.net"
 ctl topology save relative/none.net >/dev/null 2>&1
 fab_check topo-save-bad-dir test $? -ne 0
 
+# ibsm again with that file as its reference topology: nothing to report.
+sm_stop
+fab_check sm-exit0-first test $? -eq 0
+off=$(stat -c %s "$T/sm.log")
+sm_start H0001 "$T/sm" -F "$T/opensm.conf" --control-socket "$SOCK" \
+	--topology-ref "$T/ref.net"
+sm_wait_up "$T/sm" "$off" 60 >/dev/null
+fab_check ref-subnet-up test $? -eq 0
+ctl health --json >"$T/health-ref.json"
+fab_check ref-health-exit0 test $? -eq 0
+fab_check ref-health-empty json_ok "$T/health-ref.json" '
+assert d["healthy"] is True and d["findings"] == [], d'
+fab_check ref-loaded grep -q "reference topology $T/ref.net: 6 nodes" \
+	"$T/sm.log"
+# A broken reference: FILE:LINE in the log, the last good one stays.
+cp "$T/ref.net" "$T/ref.good"
+printf 'Switch 8 "S-1"\n[1] bogus\n' >>"$T/ref.net"
+h=$(heavy)
+ctl resweep >/dev/null
+wait_sweeps "$h"
+fab_check ref-bad-file-line grep -Eq "ERR 1813: reference topology $T/ref.net:[0-9]+: .*the last good reference stays" \
+	"$T/sm.log"
+fab_check ref-bad-kept bash -c "'$CTL' --socket '$SOCK' health | grep -qx 'fabric healthy'"
+mv "$T/ref.good" "$T/ref.net"
+
 # Unlink: a link_down event (JSON valid) and the event file has it.
 SWB=$(fab_run H0002 smpquery -D nodeinfo 0,1 2>/dev/null |
 	sed -n 's/^Guid:\.*//p')
@@ -122,6 +148,72 @@ fab_cmd 'ReLink "sw-b"[5]' >/dev/null
 wait_sweeps "$h"
 fab_check events-link-up bash -c "'$CTL' --socket '$SOCK' events |
 	grep -q 'link_up .* port 5 '"
+
+# Isolation: the link sw-b[5] - H0004 flapped five times in all (the
+# Unlink/ReLink above was the first): the switch side, sw-b port 5, is
+# Disabled by a PortInfo Set, and no later sweep enables it.
+flaps=1
+while ((flaps < 8)) && [ "$(phys 0,1 5)" != Disabled ]; do
+	h=$(heavy)
+	fab_cmd 'Unlink "sw-b"[5]' >/dev/null
+	wait_sweeps "$h"
+	h=$(heavy)
+	fab_cmd 'ReLink "sw-b"[5]' >/dev/null
+	wait_sweeps "$h"
+	flaps=$((flaps + 1))
+	for ((i = 0; i < 40; i++)); do
+		[ "$(phys 0,1 5)" = Disabled ] && break
+		sleep 0.05
+	done
+done
+fab_check iso-after-five-flaps test "$flaps" -eq 5
+fab_check iso-disabled-smpquery test "$(phys 0,1 5)" = Disabled
+# iblinkinfo's section of sw-b: port 5 "Active/ Disabled" (ibsim keeps
+# the LinkState of a port whose physical state a Set changed)
+fab_run H0002 iblinkinfo 2>/dev/null |
+	awk -v g="$(printf 'Switch: 0x%016x' "$SWB")" \
+		'index($0, g) == 1 { f = 1; next } /^Switch/ { f = 0 } f' \
+		>"$T/iblinkinfo.txt"
+fab_check iso-disabled-iblinkinfo grep -Eq '^ +[0-9]+ +5\[.*Disabled\)' \
+	"$T/iblinkinfo.txt"
+fab_check iso-logged grep -q 'ERR 1805: isolating port 5 of Switch' \
+	"$T/sm.log"
+ctl health >"$T/health-iso.txt"
+fab_check iso-health-exit2 test $? -eq 2
+fab_check iso-health-names-switch grep -Eq '^critical +flapping +"sw-b tiny switch" 0x0*200001 port 5 lid [0-9]+, peer "H0004 slow host" 0x0*100007 port 1' \
+	"$T/health-iso.txt"
+fab_check iso-health-names-host grep -Eq '^critical +flapping +"H0004 slow host" 0x0*100007 port 1 lid [0-9]+, peer "sw-b tiny switch" 0x0*200001 port 5' \
+	"$T/health-iso.txt"
+ctl health --json >"$T/health-iso.json"
+fab_check iso-health-json json_ok "$T/health-iso.json" '
+assert d["healthy"] is False and d["critical"] >= 1, d
+assert any(f["kind"] == "flapping" for f in d["findings"]), d'
+h=$(heavy)
+ctl resweep >/dev/null
+wait_sweeps "$h"
+fab_check iso-stays-disabled test "$(phys 0,1 5)" = Disabled
+
+# port enable: Polling (the port trains again); ibsim has no link
+# training, so Unlink/ReLink stands in for the cable coming up; a sweep
+# then brings the link to LinkUp and Active, and health clears.
+h=$(heavy)
+ctl port enable "$SWB" 5 >"$T/enable.out"
+fab_check enable-exit0 test $? -eq 0
+fab_check enable-polling test "$(phys 0,1 5)" = Polling
+wait_sweeps "$h"
+h=$(heavy)
+fab_cmd 'Unlink "sw-b"[5]' 'ReLink "sw-b"[5]' >/dev/null
+wait_sweeps "$h"
+for ((i = 0; i < 100; i++)); do
+	fab_run H0002 smpquery -D portinfo 0,1 5 >"$T/pi.txt" 2>/dev/null
+	grep -q '^LinkState:\.*Active' "$T/pi.txt" && break
+	sleep 0.1
+done
+fab_check enable-linkup grep -q '^PhysLinkState:\.*LinkUp' "$T/pi.txt"
+fab_check enable-active grep -q '^LinkState:\.*Active' "$T/pi.txt"
+fab_check enable-h0004-back fab_run H0002 smpquery -D nodeinfo 0,1,5
+ctl health >"$T/health-after.txt"
+fab_check enable-health-clear grep -qx 'fabric healthy' "$T/health-after.txt"
 
 sm_stop
 fab_check sm-exit0 test $? -eq 0

@@ -24,6 +24,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include "config/fileutil.h"
+#include "config/health_policy.h"
 #include "config/opts.h"
 #include "config/limits.h"
 #include "sm/sm.h"
@@ -87,7 +88,8 @@ START_TEST(table_has_every_opensm_key)
 			ck_assert_str_ne(k[i].name, k[j].name);
 	}
 	ck_assert_uint_eq(opensm, 160);	/* opensm -c of 3.3.23 */
-	ck_assert_uint_eq(n, 160 + 8 + n_limit_opts);	/* + ibsm keys */
+	ck_assert_uint_eq(n, 160 + 7 + 22 + 1 + n_limit_opts);	/* + ibsm keys,
+							 * health keys, metrics_listen */
 	ck_assert_uint_ge(impl, 20);
 	ck_assert_uint_ge(rt, 50);
 	ck_assert(cfg_key_find("sm_priority", NULL)->flags & CFG_RT);
@@ -342,6 +344,85 @@ START_TEST(missing_file)
 	cfg_init(&c);
 	ck_assert_int_eq(cfg_read_file(&c, "/nonexistent/opensm.conf"), -ENOENT);
 	cfg_free(&c);
+}
+END_TEST
+
+/* The health keys: their defaults are the policy's, a file sets them
+ * (and --topology-ref), bad values are FILE:LINE errors. */
+START_TEST(health_keys)
+{
+	struct cfg c;
+	struct sm_config o;
+	struct health_policy p, d;
+	char *path;
+
+	health_policy_default(&d);
+	cfg_init(&c);
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(cfg_apply(&c, &o), 0);
+	health_policy_from_config(&o, &p);
+	ck_assert_mem_eq(p.err_per_hour, d.err_per_hour, sizeof(d.err_per_hour));
+	ck_assert_uint_eq(p.xmit_wait_per_hour, d.xmit_wait_per_hour);
+	ck_assert_uint_eq(p.flap_count, d.flap_count);
+	ck_assert(p.flap_window_s == d.flap_window_s);
+	ck_assert_uint_eq(p.unresponsive_k, d.unresponsive_k);
+	ck_assert_uint_eq(p.unresponsive_n, d.unresponsive_n);
+	ck_assert_uint_eq(p.trap_rate, d.trap_rate);
+	ck_assert_uint_eq(p.expected_width, 0);
+	ck_assert_uint_eq(p.expected_speed, 0);
+	ck_assert_int_eq(p.unhealthy_action, HEALTH_REPORT);
+	ck_assert_ptr_null(o.topology_ref);
+	cfg_free(&c);
+
+	path = write_tmp("health_expected_width 4x\n"
+			 "health_expected_speed EDR\n"
+			 "health_threshold_symbol_errors 0\n"
+			 "health_threshold_link_downed 1\n"
+			 "health_threshold_xmit_wait 77\n"
+			 "health_flap_count 3\n"
+			 "health_flap_window_s 60\n"
+			 "health_unresponsive_k 4\n"
+			 "health_unresponsive_n 2\n"
+			 "health_trap_rate 9\n"
+			 "health_unhealthy_policy isolate\n"
+			 "topology_ref /etc/ibsm/fabric.topo\n");
+	cfg_init(&c);
+	ck_assert_int_eq(cfg_read_file(&c, path), 0);
+	ck_assert_int_eq(cfg_apply(&c, &o), 0);
+	health_policy_from_config(&o, &p);
+	ck_assert_uint_eq(p.expected_width, 4);
+	ck_assert_uint_eq(p.expected_speed, 250);
+	ck_assert_uint_eq(p.err_per_hour[PC_SYMBOL_ERR], 0);	/* off */
+	ck_assert_uint_eq(p.err_per_hour[PC_LINK_DOWNED], 1);
+	ck_assert_uint_eq(p.err_per_hour[PC_RCV_ERR], d.err_per_hour[PC_RCV_ERR]);
+	ck_assert_uint_eq(p.xmit_wait_per_hour, 77);
+	ck_assert_uint_eq(p.flap_count, 3);
+	ck_assert(p.flap_window_s == 60);
+	ck_assert_uint_eq(p.unresponsive_n, 2);
+	ck_assert_uint_eq(p.unresponsive_k, 2);	/* k > n: taken as n */
+	ck_assert_uint_eq(p.trap_rate, 9);
+	ck_assert_int_eq(p.unhealthy_action, HEALTH_ISOLATE);
+	ck_assert_str_eq(o.topology_ref, "/etc/ibsm/fabric.topo");
+	cfg_free(&c);
+	unlink(path);
+
+	path = write_tmp("health_expected_width 3x\n"
+			 "health_flap_count 0\n"
+			 "health_unhealthy_policy disable\n"
+			 "health_expected_speed qdr\n");
+	cfg_init(&c);
+	ck_assert_int_eq(cfg_read_file(&c, path), -EINVAL);
+	ck_assert_uint_eq(c.errors.n, 4);
+	for (unsigned i = 0; i < 4; i++) {
+		char want[96];
+
+		snprintf(want, sizeof(want), "%s:%u: ", path, i + 1);
+		ck_assert_msg(!strncmp(c.errors.msg[i], want, strlen(want)),
+			      "%s", c.errors.msg[i]);
+	}
+	ck_assert_ptr_nonnull(strstr(c.errors.msg[0], "1x, 2x, 4x, 8x or 12x"));
+	cfg_free(&c);
+	unlink(path);
 }
 END_TEST
 
@@ -702,6 +783,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, cmdline_over_file);
 	tcase_add_test(tc, create_round_trip);
 	tcase_add_test(tc, unimplemented_listed);
+	tcase_add_test(tc, health_keys);
 	tcase_add_test(tc, options_table);
 	tcase_add_test(tc, file_helpers);
 	tcase_add_test(tc, file_write_keeps);

@@ -259,6 +259,9 @@ START_TEST(twin_ca)
 	discover();
 	fabric_count(&M, &c);
 	ck_assert_uint_eq(R.dup_guids, 1);
+	/* the twin's GUID is kept for the health checks */
+	ck_assert_uint_eq(R.n_dup_guid, 1);
+	ck_assert_uint_eq(R.dup_guid[0], G_H(2));
 	ck_assert_uint_eq(c.cas, 4);
 	/* The genuine port keeps its link and its route; the twin's switch
 	 * port stays unlinked (not armed, not routed). */
@@ -291,6 +294,8 @@ START_TEST(twin_of_local_node)
 	FF.node[h[3]].port_guid = G_H(1) + 1;
 	discover();
 	ck_assert_uint_eq(R.dup_guids, 1);
+	ck_assert_uint_eq(R.n_dup_guid, 1);
+	ck_assert_uint_eq(R.dup_guid[0], G_H(1));
 	ck_assert(linked(G_SW(1), 1, G_H(1), 1));
 	ck_assert(unlinked(G_SW(1), 3));
 	ck_assert_int_eq(M.local_node, fabric_find(&M, G_H(1)));
@@ -325,6 +330,8 @@ START_TEST(twin_switch_down_port)
 	ff_link(&FF, leaf, 8, t, 6);		/* spine-1's port 6 is down */
 	discover();
 	ck_assert_uint_eq(R.dup_guids, 1);
+	ck_assert_uint_eq(R.n_dup_guid, 1);
+	ck_assert_uint_eq(R.dup_guid[0], G_SW(2));
 	ck_assert(unlinked(G_SW(1), 8));
 	ck_assert(unlinked(G_SW(2), 6));
 	ck_assert(linked(G_SW(1), 5, G_SW(2), 1));
@@ -376,6 +383,8 @@ START_TEST(twin_closer_previous_model_wins)
 	done = false;
 	discover();
 	ck_assert_uint_eq(R.dup_guids, 1);
+	ck_assert_uint_eq(R.n_dup_guid, 1);
+	ck_assert_uint_eq(R.dup_guid[0], G_H(6));
 	ck_assert(linked(G_SW(2), 4, G_H(6), 1));
 	ck_assert(unlinked(G_SW(1), 2));
 	n = node(G_H(6));

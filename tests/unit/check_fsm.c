@@ -21,6 +21,7 @@
 #include "sm/ha/sminfo.h"
 #include "sm/ha/sync.h"
 #include "sm/mcast/mft.h"
+#include "sm/health/health.h"
 #include "sm/sm.h"
 #include "tests/unit/fake_transport.h"
 
@@ -72,6 +73,7 @@ static void teardown(void)
 	standby_sync_free(S);
 	sm_election_free(S);
 	fake_fini(&F);
+	sm_health_free(S);
 	fabric_free(&S->fabric);
 	free(S);
 }

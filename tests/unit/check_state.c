@@ -34,6 +34,7 @@
 #include "sm/program.h"
 #include "sm/ha/election.h"
 #include "sm/sa/sa.h"
+#include "sm/health/health.h"
 #include "sm/sm.h"
 #include "sm/ha/fsm.h"
 #include "sm/ha/sminfo.h"
@@ -305,6 +306,7 @@ static void teardown(void)
 	sweep_heavy_abort(S);
 	sweep_light_abort(S);
 	mft_abort(S);
+	sm_health_free(S);
 	fabric_free(&S->fabric);
 	routing_result_free(&S->routes);
 	lid_cache_free(S->lids);
