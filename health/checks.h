@@ -62,15 +62,16 @@ void hc_reference(const struct fabric *f, const struct fabric *ref,
 /*
  * Identity (group HF_G_SWEEP): nodes of the same type (switches among
  * switches, CAs among CAs) sharing a node description (warning, one
- * finding per node), and what the discovery found and left out of the
- * model: duplicate node GUIDs and LID conflicts (critical).
+ * finding per node, at most 16 per description), duplicate node GUIDs
+ * the discovery found and left out of the model (critical; sm/discover.h
+ * discover_result dup_guid[]), and LID conflicts the LID assignment
+ * found and settled by moving a port (warning; sm/lid.h lid_report
+ * dups[]).
  */
 struct hc_lid_conflict {
 	uint16_t lid;
-	uint64_t guid;		/* a node that claimed it ... */
-	uint8_t  port;
-	uint64_t other_guid;	/* ... and the one that also did */
-	uint8_t  other_port;
+	uint64_t port_guid;	/* the port that claimed it and was moved */
+	uint64_t other_port_guid; /* the port that kept it */
 };
 
 struct hc_identity_in {
@@ -97,7 +98,10 @@ void hc_identity(const struct fabric *f, const struct hc_identity_in *in,
  * its own clears), a clear by someone else (pc_port ext_clears moved:
  * the administrator acknowledged the errors) restarts the port's window,
  * and a delta larger than the counter's width allows between two reads
- * (a PMA answering garbage) restarts it too, uncounted.
+ * (a PMA answering garbage) restarts it too, uncounted.  What a port's
+ * first read finds (errors since its counters were last cleared, over
+ * an unknown time) is counted, but makes a warning at most, until the
+ * window slides past it.
  *
  * `st` keeps a window for each port that had an increment (bounded by
  * p->max_ports, the least recently updated dropped); `f` (may be NULL)
@@ -111,6 +115,9 @@ struct hc_cwin {
 	uint64_t base[PC_N_ERRORS + 1];	/* totals at base_time (and
 					 * PortXmitWait's last) */
 	uint64_t mid[PC_N_ERRORS + 1];	/* totals at mid_time */
+	bool     unknown_age;		/* the window holds what a first read
+					 * found: counted since the counters'
+					 * last clear, at no known rate */
 };
 
 struct hc_counter_state {

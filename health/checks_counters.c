@@ -127,6 +127,16 @@ static struct hc_cwin *win_new(struct hc_counter_state *st,
 	w->guid = cp->node_guid;
 	w->port = cp->port;
 	win_start(w, cp, true);
+	if (cp->reads <= 1) {
+		/* the first read: its values are of unknown age; the next
+		 * slide leaves them out */
+		w->unknown_age = true;
+		w->base_time = cp->last_read;
+		for (unsigned c = 0; c < PC_N_ERRORS; c++)
+			w->mid[c] = cp->total[c];
+		w->mid[XW] = cp->total[PC_XMIT_WAIT];
+		w->mid_time = cp->last_read;
+	}
 	return w;
 }
 
@@ -141,6 +151,16 @@ static bool absurd(const struct pc_port *cp)
 			return true;
 	}
 	return false;
+}
+
+/* A total below the window's start: the store's totals began again. */
+static bool went_back(const struct hc_cwin *w, const struct pc_port *cp)
+{
+	for (unsigned c = 0; c < PC_N_ERRORS; c++)
+		if (cp->total[c] < w->base[c] || cp->total[c] < w->mid[c])
+			return true;
+	return cp->total[PC_XMIT_WAIT] < w->base[XW] ||
+	       cp->total[PC_XMIT_WAIT] < w->mid[XW];
 }
 
 static bool any_increment(const struct pc_port *cp)
@@ -169,7 +189,7 @@ static void judge(const struct hc_cwin *w, const struct pc_port *cp,
 	rate = span > 3600 ? (uint64_t)((double)count * 3600.0 / span) : count;
 	if (rate < limit)
 		return;
-	if (c != XW && p->err_critical_factor &&
+	if (c != XW && p->err_critical_factor && !w->unknown_age &&
 	    rate / p->err_critical_factor >= limit)
 		x.severity = HF_CRITICAL;
 	hc_where_guid(&x, f, cp->node_guid, cp->port);
@@ -178,8 +198,13 @@ static void judge(const struct hc_cwin *w, const struct pc_port *cp,
 	x.detail = c == XW ? PC_XMIT_WAIT : c;
 	x.value = rate;
 	x.limit = limit;
-	hc_text(&x, "%s: %" PRIu64 " per hour (threshold %" PRIu64 ")",
-		judged[c].name, rate, limit);
+	if (w->unknown_age)
+		hc_text(&x, "%s: %" PRIu64 " since the counters were last "
+			"cleared (threshold %" PRIu64 " per hour)",
+			judged[c].name, count, limit);
+	else
+		hc_text(&x, "%s: %" PRIu64 " per hour (threshold %" PRIu64 ")",
+			judged[c].name, rate, limit);
 	hf_set_report(s, &x, now);
 }
 
@@ -205,8 +230,10 @@ void hc_counter_port(struct hc_counter_state *st, const struct pc_port *cp,
 		w = win_new(st, cp, p->max_ports ? p->max_ports : 65536);
 		if (!w)
 			return;
-	} else if (cp->ext_clears != w->ext_clears) {
-		/* someone cleared the counters: the errors are acknowledged */
+	} else if (cp->ext_clears != w->ext_clears || went_back(w, cp)) {
+		/* someone cleared the counters: the errors are acknowledged;
+		 * or the store started the port afresh (it left and came
+		 * back): the window starts again too */
 		win_start(w, cp, false);
 		return;
 	}
@@ -219,6 +246,7 @@ void hc_counter_port(struct hc_counter_state *st, const struct pc_port *cp,
 			w->mid[c] = cp->total[c];
 		w->mid[XW] = cp->total[PC_XMIT_WAIT];
 		w->mid_time = cp->last_read;
+		w->unknown_age = false;
 	}
 judge_all:
 	for (unsigned c = 0; c <= XW; c++)
@@ -233,23 +261,74 @@ void hc_counters(struct hc_counter_state *st, const struct pc_port *ports,
 		hc_counter_port(st, &ports[i], f, p, s, now);
 }
 
-/* The node and port of the fabric whose end port has `lid`, for a trap
- * source; false when none. */
-static bool by_lid(const struct fabric *f, uint16_t lid, int32_t *id,
-		   unsigned *pn)
-{
-	for (size_t i = 0; f && i < f->n_nodes; i++) {
-		const struct fab_node *n = &f->nodes[i];
+/*
+ * Trap sources by LID: the end ports' LID ranges, built on the first
+ * noisy source (one scan of the model), so a flood of sources costs one
+ * lookup each.  Entry: node id << 8 | port, + 1; 0 for none.
+ */
+#define LID_MAP_SIZE	0xc000
 
-		for (unsigned p = 0; p <= n->num_ports; p++)
-			if (fabric_is_endport(n, p) &&
-			    fabric_lid_in_range(&n->ports[p], lid)) {
-				*id = (int32_t)i;
-				*pn = p;
-				return true;
+struct lid_map {
+	uint32_t *v;
+	bool built;
+};
+
+static bool by_lid(struct lid_map *m, const struct fabric *f, uint16_t lid,
+		   int32_t *id, unsigned *pn)
+{
+	if (!f || lid >= LID_MAP_SIZE)
+		return false;
+	if (!m->built) {
+		m->built = true;
+		m->v = calloc(LID_MAP_SIZE, sizeof(*m->v));
+		for (size_t i = 0; m->v && i < f->n_nodes; i++) {
+			const struct fab_node *n = &f->nodes[i];
+
+			for (unsigned p = 0; p <= n->num_ports; p++) {
+				const struct fab_port *pt = &n->ports[p];
+
+				if (!fabric_is_endport(n, p) || !pt->lid)
+					continue;
+				for (unsigned l = pt->lid; l <= fabric_lid_top(pt) &&
+				     l < LID_MAP_SIZE; l++)
+					m->v[l] = (uint32_t)((i << 8 | p) + 1);
 			}
+		}
 	}
-	return false;
+	if (!m->v || !m->v[lid])
+		return false;
+	*id = (int32_t)((m->v[lid] - 1) >> 8);
+	*pn = (m->v[lid] - 1) & 0xff;
+	return true;
+}
+
+/*
+ * Both ends of a flapping link flap: while the model has the link, it is
+ * reported once, at its end with the lower (GUID, port).  True when the
+ * peer of hp's port is that end and flaps too.
+ */
+static bool peer_reports(const struct health_history *h,
+			 const struct fabric *f, const struct hh_port *hp,
+			 double now)
+{
+	int32_t id = f ? fabric_find(f, hp->guid) : FAB_NONE;
+	const struct fab_node *n, *o;
+	const struct fab_port *p;
+	const struct hh_port *q;
+
+	if (id == FAB_NONE)
+		return false;
+	n = fabric_node(f, id);
+	if (hp->port < 1 || hp->port > n->num_ports)
+		return false;
+	p = &n->ports[hp->port];
+	if (p->peer_node == FAB_NONE)
+		return false;
+	o = fabric_node(f, p->peer_node);
+	if (o->guid > hp->guid || (o->guid == hp->guid && p->peer_port > hp->port))
+		return false;
+	q = hh_port_find(h, o->guid, p->peer_port);
+	return q && hh_flapping(h, q, now, NULL);
 }
 
 static void unhealthy_ports(const struct health_history *h,
@@ -262,7 +341,7 @@ static void unhealthy_ports(const struct health_history *h,
 					.severity = HF_CRITICAL };
 		unsigned v;
 
-		if (!hh_flapping(h, hp, now, &v))
+		if (!hh_flapping(h, hp, now, &v) || peer_reports(h, f, hp, now))
 			continue;
 		hc_where_guid(&x, f, hp->guid, hp->port);
 		x.value = v;
@@ -308,6 +387,8 @@ static void unhealthy_nodes(const struct health_history *h,
 void hc_unhealthy(const struct health_history *h, const struct fabric *f,
 		  const struct health_policy *p, struct hf_set *s, double now)
 {
+	struct lid_map lids = { 0 };
+
 	(void)p;	/* the history holds the thresholds it was given */
 	unhealthy_ports(h, f, s, now);
 	unhealthy_nodes(h, f, s, now);
@@ -320,7 +401,7 @@ void hc_unhealthy(const struct health_history *h, const struct fabric *f,
 
 		if (!hh_noisy(h, t, now, &v))
 			continue;
-		if (by_lid(f, t->lid, &id, &pn))
+		if (by_lid(&lids, f, t->lid, &id, &pn))
 			hc_where(&x, f, id, pn);
 		x.lid = t->lid;
 		x.detail = t->lid;
@@ -330,6 +411,7 @@ void hc_unhealthy(const struct health_history *h, const struct fabric *f,
 			"(threshold %u)", v, t->lid, h->pol.trap_rate);
 		hf_set_report(s, &x, now);
 	}
+	free(lids.v);
 }
 
 void hc_routing(const struct hc_routing_verdict *v, struct hf_set *s,

@@ -112,10 +112,24 @@ void hc_links(const struct fabric *f, const struct health_policy *pol,
 				continue;
 			if (!report_here(f, n, pn))
 				continue;
-			if (pi_port_state(&p->pi) != PORT_STATE_ACTIVE)
+			if (pi_port_state(&p->pi) != PORT_STATE_ACTIVE) {
 				link_state(f, (int32_t)i, pn, s, now);
-			else
-				link_speed(f, (int32_t)i, pn, pol, s, now);
+				continue;
+			}
+			/* the other end may be the one left behind */
+			if (p->peer_node != FAB_NONE) {
+				const struct fab_port *q = &fabric_node(f,
+					p->peer_node)->ports[p->peer_port];
+
+				if (q->valid &&
+				    pi_phys_state(&q->pi) == PHYS_STATE_LINKUP &&
+				    pi_port_state(&q->pi) != PORT_STATE_ACTIVE) {
+					link_state(f, p->peer_node, p->peer_port,
+						   s, now);
+					continue;
+				}
+			}
+			link_speed(f, (int32_t)i, pn, pol, s, now);
 		}
 	}
 }
@@ -192,6 +206,56 @@ static void dup_descs(const struct fabric *f, struct hf_set *s, double now)
 	free(ids);
 }
 
+/* The node and port of a port GUID (a switch's: port 0), by a scan. */
+static bool port_by_guid(const struct fabric *f, uint64_t guid, int32_t *id,
+			 unsigned *pn)
+{
+	for (size_t i = 0; guid && i < f->n_nodes; i++) {
+		const struct fab_node *n = &f->nodes[i];
+
+		for (unsigned p = 0; p <= n->num_ports; p++)
+			if (fabric_is_endport(n, p) && n->ports[p].guid == guid) {
+				*id = (int32_t)i;
+				*pn = p;
+				return true;
+			}
+	}
+	return false;
+}
+
+static void lid_conflict(const struct fabric *f,
+			 const struct hc_lid_conflict *c, struct hf_set *s,
+			 double now)
+{
+	struct hf_finding x = { .kind = HF_LID_CONFLICT,
+				.severity = HF_WARNING };
+	struct hf_finding y = { 0 };
+	int32_t id;
+	unsigned pn;
+
+	if (port_by_guid(f, c->port_guid, &id, &pn))
+		hc_where(&x, f, id, pn);
+	else
+		x.guid = c->port_guid;
+	if (port_by_guid(f, c->other_port_guid, &id, &pn)) {
+		hc_where(&y, f, id, pn);
+		x.peer_guid = y.guid;
+		x.peer_port = y.port;
+		memcpy(x.peer_desc, y.desc, sizeof(y.desc));
+	} else {
+		x.peer_guid = c->other_port_guid;
+		x.peer_port = 0;
+		x.peer_desc[0] = '\0';
+	}
+	x.peer_lid = c->lid;
+	x.detail = c->lid;
+	x.value = c->lid;
+	hc_text(&x, "LID %u was also claimed by port 0x%016" PRIx64 ", which "
+		"kept it: port 0x%016" PRIx64 " got another", c->lid,
+		c->other_port_guid, c->port_guid);
+	hf_set_report(s, &x, now);
+}
+
 void hc_identity(const struct fabric *f, const struct hc_identity_in *in,
 		 struct hf_set *s, double now)
 {
@@ -208,27 +272,6 @@ void hc_identity(const struct fabric *f, const struct hc_identity_in *in,
 			in->dup_guids[i]);
 		hf_set_report(s, &x, now);
 	}
-	for (size_t i = 0; i < in->n_lid_conflicts; i++) {
-		const struct hc_lid_conflict *c = &in->lid_conflicts[i];
-		struct hf_finding x = { .kind = HF_LID_CONFLICT,
-					.severity = HF_CRITICAL };
-		int32_t o = fabric_find(f, c->other_guid);
-
-		hc_where_guid(&x, f, c->guid, c->port);
-		x.detail = c->lid;
-		x.peer_guid = c->other_guid;
-		x.peer_port = c->other_port;
-		x.peer_lid = c->lid;
-		x.peer_desc[0] = '\0';
-		if (o != FAB_NONE) {
-			struct hf_finding y = { 0 };
-
-			hc_where(&y, f, o, 0);
-			memcpy(x.peer_desc, y.desc, sizeof(y.desc));
-		}
-		hc_text(&x, "LID %u is claimed by 0x%016" PRIx64 "[%u] and 0x%016"
-			PRIx64 "[%u]", c->lid, c->guid, c->port, c->other_guid,
-			c->other_port);
-		hf_set_report(s, &x, now);
-	}
+	for (size_t i = 0; i < in->n_lid_conflicts; i++)
+		lid_conflict(f, &in->lid_conflicts[i], s, now);
 }

@@ -119,6 +119,25 @@ static void below_ref(const struct fabric *f, int32_t id, unsigned pn,
 	}
 }
 
+/* Descriptions compared as topology files write them: a byte outside
+ * printable ASCII is a space (model/topo_dump.c). */
+static bool desc_differs(const char *a, const char *b)
+{
+	for (size_t i = 0; i < HF_DESC_SIZE - 1; i++) {
+		unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
+
+		if (!x || !y)
+			return x != y;
+		if (x < 0x20 || x >= 0x7f)
+			x = ' ';
+		if (y < 0x20 || y >= 0x7f)
+			y = ' ';
+		if (x != y)
+			return true;
+	}
+	return false;
+}
+
 static void ref_nodes(const struct fabric *f, const struct fabric *ref,
 		      struct hf_set *s, double now)
 {
@@ -136,7 +155,7 @@ static void ref_nodes(const struct fabric *f, const struct fabric *ref,
 				fabric_node_type_str(rn->type));
 			hf_set_report(s, &x, now);
 		} else if (rn->has_desc && fabric_node(f, id)->has_desc &&
-			   strcmp(rn->desc, fabric_node(f, id)->desc)) {
+			   desc_differs(rn->desc, fabric_node(f, id)->desc)) {
 			struct hf_finding y = { 0 };
 
 			x.kind = HF_REF_DESC_CHANGED;
@@ -200,10 +219,12 @@ static void report_link(const struct fabric *f, const struct fabric *ref,
 {
 	struct hf_finding x = { .kind = kind, .severity = HF_WARNING };
 	struct hf_finding peer = { 0 };
-	const struct fabric *where = kind == HF_REF_UNEXPECTED_LINK ? f : ref;
 
+	/* both nodes are in the fabric (else their own findings say it):
+	 * named as they are now */
+	(void)ref;
 	hc_where_guid(&x, f, l->g1, l->p1);
-	hc_where_guid(&peer, where, l->g2, l->p2);
+	hc_where_guid(&peer, f, l->g2, l->p2);
 	x.peer_guid = l->g2;
 	x.peer_port = l->p2;
 	x.peer_lid = peer.lid;
@@ -219,9 +240,9 @@ static void report_link(const struct fabric *f, const struct fabric *ref,
 		break;
 	default:
 		x.value = (uint64_t)now_at->p1 << 8 | now_at->p2;
-		hc_text(&x, "cable [%u] - 0x%016" PRIx64 "[%u] of the "
-			"reference is at [%u] - [%u]", l->p1, l->g2, l->p2,
-			now_at->p1, now_at->p2);
+		hc_text(&x, "cable to 0x%016" PRIx64 " moved: the reference "
+			"has [%u] - [%u], the fabric [%u] - [%u]", l->g2, l->p1,
+			l->p2, now_at->p1, now_at->p2);
 		break;
 	}
 	hf_set_report(s, &x, now);

@@ -158,7 +158,8 @@ void hc_where(struct hf_finding *x, const struct fabric *f, int32_t id,
 	n = fabric_node(f, id);
 	x->guid = n->guid;
 	x->port = (uint8_t)pn;
-	x->lid = hc_port_lid(n, pn);
+	/* a node as a whole (port 0): the LID SMPs reach it at */
+	x->lid = pn ? hc_port_lid(n, pn) : fabric_node_lid(n);
 	copy_desc(x->desc, n);
 	if (pn < 1 || pn > n->num_ports)
 		return;

@@ -621,6 +621,30 @@ static void pass_cache(const struct lid_cache *c, const struct lid_policy *p,
 	}
 }
 
+/* v[i]'s current LID collided with a range taken already (from the
+ * cache or by a port before it): name both (only the first few; a scan
+ * of the ports each). */
+static void note_dup(const struct lport *v, size_t n, size_t i,
+		     struct lid_report *r)
+{
+	const struct lport *lp = &v[i];
+	unsigned size = 1u << lp->lmc;
+
+	if (r->n_dups >= LID_REPORT_NAMES)
+		return;
+	for (size_t k = 0; k < n; k++) {
+		const struct lport *o = &v[k];
+
+		if (k != i && o->lid && o->lid < lp->cur + size &&
+		    lp->cur < o->lid + (1u << o->lmc)) {
+			r->dups[r->n_dups++] = (struct lid_dup){
+				.lid = lp->cur, .moved = lp->key,
+				.kept = o->key };
+			return;
+		}
+	}
+}
+
 /*
  * Pass 2: current LIDs, lowest GUID first among ports claiming the
  * same LIDs (one whose cache entry agreed has already won above).
@@ -643,6 +667,7 @@ static void pass_fabric(const struct lid_policy *p, struct lport *v, size_t n,
 		}
 		if (bm_any(used, lp->cur, size)) {
 			r->fixed_dup++;
+			note_dup(v, n, i, r);
 			continue;
 		}
 		take(used, lp, lp->cur);

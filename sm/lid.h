@@ -59,6 +59,13 @@ struct lid_report {
 	unsigned kept_fabric;	/* ranges taken from the port's current LID */
 	unsigned assigned;	/* fresh ranges */
 	unsigned fixed_dup;	/* current LIDs that collided and were moved */
+	/* the first of those collisions: the LID, the port moved and the
+	 * port that kept it (port GUIDs), for the health checks */
+	unsigned n_dups;
+	struct lid_dup {
+		uint16_t lid;
+		uint64_t moved, kept;
+	} dups[LID_REPORT_NAMES];
 	unsigned fixed_range;	/* current LIDs invalid/out of range/misaligned */
 	unsigned exhausted;	/* ports left without a LID */
 	uint16_t limit;		/* highest LID given: the smallest switch

@@ -9,6 +9,8 @@
 #    ignored").  `opensm -c` output passes `ibsm -F FILE --check-config`;
 #    `ibsm -c` output is read by OpenSM with no complaint and gives back
 #    OpenSM's own keys and values (but for ibsm's default log file).
+#    Files with errors (tests/config/bad/, a partitions.conf, a reference
+#    topology) are named with FILE:LINE.
 # 2. On ibsim (tiny): `-p 3` over `sm_priority 7` in the -F file, seen by
 #    sminfo from another host; a run with -o and a handful of OpenSM
 #    options brings the subnet up.
@@ -170,6 +172,21 @@ if [ "$rc" -eq 2 ] && grep -q "^ibsm: $FAB_TOP/tests/partitions/bad/[^:]*:[0-9]*
 	fab_pass config-check-names-partitions
 else
 	fab_fail config-check-names-partitions "exit $rc: $out"
+fi
+
+# A reference topology with an error (topology_ref, --topology-ref): its
+# FILE:LINE too; a good one passes.
+printf 'Switch 4 "S1"\n[1] "H1"[1]\nCa 1 "H1"\n[9] "S1"[2]\n' >"$FAB_TMP/ref-bad.topo"
+printf 'topology_ref %s\n' "$FAB_TMP/ref-bad.topo" >"$FAB_TMP/ref.conf"
+out=$("$IBSM" -F "$FAB_TMP/ref.conf" --check-config 2>&1)
+rc=$?
+out2=$("$IBSM" --topology-ref "$FAB_TOPO/tiny.net" --check-config 2>&1)
+rc2=$?
+if [ "$rc" -eq 2 ] && grep -q "^ibsm: $FAB_TMP/ref-bad.topo:4: expected a port number 1-1" <<<"$out" &&
+	[ "$rc2" -eq 0 ]; then
+	fab_pass config-check-names-topology-ref
+else
+	fab_fail config-check-names-topology-ref "exit $rc: $out; good file: exit $rc2: $out2"
 fi
 
 # Every configuration error at start exits 2, the status ibsm@.service

@@ -157,6 +157,15 @@ START_TEST(test_links)
 	run_links(&f, &p, &s);
 	ck_assert_uint_eq(count_kind(&s, HF_LINK_BELOW_EXPECTED), 3);
 	ck_assert_ptr_nonnull(find_kind(&s, HF_LINK_BELOW_EXPECTED, 0x10, 1));
+	/* only the higher end of a link left behind in ARMED: reported there */
+	pi_set_port_state(&port(&f, 0x10, 4)->pi, PORT_STATE_ACTIVE);
+	pi_set_port_state(&port(&f, 0x20, 4)->pi, PORT_STATE_ARMED);
+	run_links(&f, &p, &s);
+	ck_assert_uint_eq(count_kind(&s, HF_LINK_NOT_ACTIVE), 1);
+	x = find_kind(&s, HF_LINK_NOT_ACTIVE, 0x20, 4);
+	ck_assert_ptr_nonnull(x);
+	ck_assert_uint_eq(x->peer_guid, 0x10);
+	ck_assert_ptr_nonnull(strstr(x->text, "ARMED"));
 	/* a port down (not LinkUp) is not a link problem here */
 	pi_set_phys_state(&port(&f, 0x10, 4)->pi, PHYS_STATE_POLLING);
 	pi_set_phys_state(&port(&f, 0x20, 4)->pi, PHYS_STATE_POLLING);
@@ -229,17 +238,19 @@ START_TEST(test_reference)
 	t5 = malloc(strlen(t4) + 64);
 	sprintf(t5, "%sCa 2 \"H-0000000000000400\" # \"h4\"\n", t4);
 	load(&f, t5, 0);
+	port(&f, 0x400, 1)->lid = 9;
 	run_ref(&f, &ref, &s);
 
 	x = find_kind(&s, HF_REF_CABLE_MOVED, 0x10, 2);
 	ck_assert_ptr_nonnull(x);
 	ck_assert_uint_eq(x->peer_guid, 0x200);
-	ck_assert_ptr_nonnull(strstr(x->text, "[5]"));
+	ck_assert_ptr_nonnull(strstr(x->text, "the fabric [5] - [1]"));
+	ck_assert_ptr_nonnull(strstr(x->text, "the reference has [2] - [1]"));
 	ck_assert_uint_eq(count_kind(&s, HF_REF_CABLE_MOVED), 1);
 	x = find_kind(&s, HF_REF_MISSING_LINK, 0x20, 1);
 	ck_assert_ptr_nonnull(x);
 	ck_assert_uint_eq(x->peer_guid, 0x300);
-	ck_assert_str_eq(x->peer_desc, "h3");	/* from the reference */
+	ck_assert_str_eq(x->peer_desc, "h3-renamed");	/* as it is now */
 	ck_assert_uint_eq(count_kind(&s, HF_REF_MISSING_LINK), 1);
 	x = find_kind(&s, HF_REF_UNEXPECTED_LINK, 0x20, 2);
 	ck_assert_ptr_nonnull(x);
@@ -247,7 +258,9 @@ START_TEST(test_reference)
 	ck_assert_uint_eq(x->peer_port, 2);
 	/* h4's link is covered by h4's own finding */
 	ck_assert_uint_eq(count_kind(&s, HF_REF_UNEXPECTED_LINK), 1);
-	ck_assert_ptr_nonnull(find_kind(&s, HF_REF_UNEXPECTED_NODE, 0x400, 0));
+	x = find_kind(&s, HF_REF_UNEXPECTED_NODE, 0x400, 0);
+	ck_assert_ptr_nonnull(x);
+	ck_assert_uint_eq(x->lid, 9);	/* the CA's LID, for a node finding */
 	x = find_kind(&s, HF_REF_DESC_CHANGED, 0x300, 0);
 	ck_assert_ptr_nonnull(x);
 	ck_assert_str_eq(x->desc, "h3-renamed");
@@ -272,6 +285,29 @@ START_TEST(test_reference)
 	ck_assert_str_eq(x->desc, "sw2");
 	ck_assert_uint_eq(hf_set_count(&s), 1);
 
+	/* a description the fabric reports with a byte the file cannot
+	 * hold (written as a space) is no change */
+	fabric_free(&f);
+	load(&f, NET, 0);
+	strcpy(fabric_node(&f, fabric_find(&f, 0x300))->desc, "h3");
+	fabric_free(&ref);
+	load(&ref, "Ca 2 \"H-0000000000000300\" # \"h 3\"\n", TOPO_LINK_AS_GIVEN);
+	fabric_node(&f, fabric_find(&f, 0x300))->desc[1] = '\t';
+	fabric_node(&f, fabric_find(&f, 0x300))->desc[2] = '3';
+	fabric_node(&f, fabric_find(&f, 0x300))->desc[3] = '\0';
+	hf_set_begin(&s, HF_G_SWEEP);
+	hc_reference(&f, &ref, &s, 1);
+	hf_set_end(&s, 1, NULL, NULL);
+	ck_assert_uint_eq(count_kind(&s, HF_REF_DESC_CHANGED), 0);
+	fabric_free(&ref);
+	load(&ref, NET, TOPO_LINK_AS_GIVEN);
+	fabric_free(&f);
+	load(&f, "Switch 8 \"S-0000000000000010\" # \"sw1\"\n"
+		 "[1] \"H-0000000000000100\"[1] # 4xQDR\n"
+		 "[2] \"H-0000000000000200\"[1] # 4xQDR\n"
+		 "Ca 2 \"H-0000000000000100\" # \"h1\"\n"
+		 "Ca 2 \"H-0000000000000200\" # \"h2\"\n"
+		 "Ca 2 \"H-0000000000000300\" # \"h3\"\n", 0);
 	/* no reference: nothing */
 	run_ref(&f, NULL, &s);
 	ck_assert_uint_eq(hf_set_count(&s), 0);
@@ -318,8 +354,8 @@ START_TEST(test_identity)
 	char *t1, *t2;
 	const struct hf_finding *x;
 	uint64_t dups[] = { 0x300 };
-	struct hc_lid_conflict lc = { .lid = 7, .guid = 0x100, .port = 1,
-				      .other_guid = 0x200, .other_port = 1 };
+	struct hc_lid_conflict lc = { .lid = 7, .port_guid = 0x101,
+				      .other_port_guid = 0x201 };
 	struct hc_identity_in in = { dups, 1, &lc, 1 };
 
 	ck_assert_int_eq(hf_set_init(&s, 64), 0);
@@ -348,8 +384,10 @@ START_TEST(test_identity)
 	ck_assert_str_eq(x->desc, "h3");
 	x = find_kind(&s, HF_LID_CONFLICT, 0x100, 1);
 	ck_assert_ptr_nonnull(x);
+	ck_assert_int_eq(x->severity, HF_WARNING);
 	ck_assert_uint_eq(x->detail, 7);
 	ck_assert_uint_eq(x->peer_guid, 0x200);
+	ck_assert_uint_eq(x->peer_port, 1);
 	ck_assert_str_eq(x->peer_desc, "h1");
 	ck_assert_uint_eq(hf_set_count(&s), 4);
 	fabric_free(&f);
@@ -479,6 +517,47 @@ START_TEST(test_counters_hostile)
 	hf_set_summary(&s, &sum);
 	ck_assert_uint_eq(sum.count[HF_CRITICAL], 0);
 	ck_assert_uint_eq(hf_set_count(&s), 0);
+	/* the store starts the port afresh (it left and came back): totals
+	 * below the window's start are no errors, and count again from
+	 * there */
+	bump(&cp, PC_SYMBOL_ERR, 5, 45);
+	run_counters(&st, &cp, NULL, &p, &s, 45);
+	cp.ext_clears++;		/* the window starts at 5 */
+	bump(&cp, PC_SYMBOL_ERR, 0, 45.5);
+	run_counters(&st, &cp, NULL, &p, &s, 45.5);
+	memset(cp.total, 0, sizeof(cp.total));
+	bump(&cp, PC_SYMBOL_ERR, 0, 46);
+	run_counters(&st, &cp, NULL, &p, &s, 46);
+	bump(&cp, PC_SYMBOL_ERR, 9, 47);
+	run_counters(&st, &cp, NULL, &p, &s, 47);
+	ck_assert_uint_eq(hf_set_count(&s), 0);
+	bump(&cp, PC_SYMBOL_ERR, 1, 48);
+	run_counters(&st, &cp, NULL, &p, &s, 48);
+	ck_assert_uint_eq(count_kind(&s, HF_ERROR_RATE), 1);
+	ck_assert_uint_eq(hf_set_at(&s, 0)->value, 10);
+	/* a first read that finds 500 errors counted since the last clear,
+	 * over an unknown time: a warning, not a critical */
+	{
+		struct pc_port old = { .node_guid = 0x97, .port = 1 };
+		struct hf_finding k = { .kind = HF_ERROR_RATE, .guid = 0x97,
+					.port = 1, .detail = PC_SYMBOL_ERR };
+
+		bump(&old, PC_SYMBOL_ERR, 500, 1000);
+		old.prev_read = 0;
+		hf_set_begin(&s, HF_G_COUNTERS);
+		hc_counter_port(&st, &old, NULL, &p, &s, 1000);
+		hf_set_end(&s, 1000, NULL, NULL);
+		ck_assert_ptr_nonnull(hf_set_find(&s, &k));
+		ck_assert_int_eq(hf_set_find(&s, &k)->severity, HF_WARNING);
+		ck_assert_ptr_nonnull(strstr(hf_set_find(&s, &k)->text,
+					     "last cleared"));
+		/* half an hour on, the window slides past the first read */
+		bump(&old, PC_SYMBOL_ERR, 0, 2900);
+		hf_set_begin(&s, HF_G_COUNTERS);
+		hc_counter_port(&st, &old, NULL, &p, &s, 2900);
+		hf_set_end(&s, 2900, NULL, NULL);
+		ck_assert_ptr_null(hf_set_find(&s, &k));
+	}
 	/* a port whose first read is all there is: nothing */
 	struct pc_port fresh = { .node_guid = 0x98, .port = 1 };
 	hf_set_begin(&s, HF_G_COUNTERS);
@@ -519,9 +598,12 @@ START_TEST(test_unhealthy)
 	ck_assert_int_eq(hh_init(&h, &p), 0);
 	load(&f, NET, 0);
 	port(&f, 0x100, 1)->lid = 5;
+	/* both ends of sw1[1]-h1 see the flaps: one finding, at sw1 */
 	for (int i = 0; i < 2; i++) {
 		hh_link_state(&h, 0x10, 1, false, 10 * i);
 		hh_link_state(&h, 0x10, 1, true, 10 * i + 5);
+		hh_link_state(&h, 0x100, 1, false, 10 * i);
+		hh_link_state(&h, 0x100, 1, true, 10 * i + 5);
 	}
 	hh_node_poll(&h, 0x200, false, 1);
 	hh_node_poll(&h, 0x200, false, 2);
@@ -529,8 +611,10 @@ START_TEST(test_unhealthy)
 	hh_set_refused(&h, 0x300, 2);
 	hh_node_poll(&h, 0x300, true, 3);
 	hh_set_refused(&h, 0x300, 3);
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < 6; i++) {
 		hh_trap(&h, 5, 20);
+		hh_trap(&h, 77, 20);	/* no port of the model has it */
+	}
 	hf_set_begin(&s, HF_G_HISTORY);
 	hc_unhealthy(&h, &f, &p, &s, 20);
 	hf_set_end(&s, 20, NULL, NULL);
@@ -538,13 +622,17 @@ START_TEST(test_unhealthy)
 	ck_assert_ptr_nonnull(x);
 	ck_assert_uint_eq(x->peer_guid, 0x100);
 	ck_assert_int_eq(x->severity, HF_CRITICAL);
+	ck_assert_uint_eq(count_kind(&s, HF_FLAPPING), 1);
 	ck_assert_ptr_nonnull(find_kind(&s, HF_UNRESPONSIVE, 0x200, 0));
 	ck_assert_ptr_nonnull(find_kind(&s, HF_REFUSING_SETS, 0x300, 0));
 	x = find_kind(&s, HF_NOISY, 0x100, 1);
 	ck_assert_ptr_nonnull(x);
 	ck_assert_uint_eq(x->lid, 5);
 	ck_assert_str_eq(x->desc, "h1");
-	ck_assert_uint_eq(hf_set_count(&s), 4);
+	x = find_kind(&s, HF_NOISY, 0, 0);
+	ck_assert_ptr_nonnull(x);
+	ck_assert_uint_eq(x->lid, 77);
+	ck_assert_uint_eq(hf_set_count(&s), 5);
 	/* much later, all quiet: everything closes */
 	hh_node_poll(&h, 0x200, true, 3000);
 	hh_node_poll(&h, 0x200, true, 3001);

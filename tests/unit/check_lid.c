@@ -463,6 +463,20 @@ START_TEST(duplicate_current_lids_fixed)
 	ck_assert_uint_eq(lid_of(&f, SW_GUID(1), 0), 0x31);
 	ck_assert_uint_ne(lid_of(&f, CA_GUID(7), 1), 0x30);
 	ck_assert_uint_eq(r.fixed_dup, 2);
+	/* both collisions named, for the health checks */
+	ck_assert_uint_eq(r.n_dups, 2);
+	for (unsigned i = 0; i < 2; i++) {
+		const struct lid_dup *d = &r.dups[i];
+
+		if (d->moved == CA_PORT(5, 1)) {
+			ck_assert_uint_eq(d->lid, 0x20);
+			ck_assert_uint_eq(d->kept, CA_PORT(2, 1));
+		} else {
+			ck_assert_uint_eq(d->moved, CA_PORT(7, 1));
+			ck_assert_uint_eq(d->lid, 0x30);
+			ck_assert_uint_eq(d->kept, SW_GUID(1));
+		}
+	}
 	ck_assert_uint_eq(r.kept_fabric, 3);
 	ck_assert_uint_eq(r.assigned, 2);
 	ck_assert_uint_eq(r.fixed_range, 0);
@@ -487,6 +501,10 @@ START_TEST(duplicate_prefers_cache_agreement)
 	ck_assert_uint_eq(lid_of(&f, CA_GUID(1), 1), 1);
 	ck_assert_uint_eq(r.kept_cache, 1);
 	ck_assert_uint_eq(r.fixed_dup, 1);
+	/* the port that kept the LID got it from the cache */
+	ck_assert_uint_eq(r.n_dups, 1);
+	ck_assert_uint_eq(r.dups[0].moved, CA_PORT(1, 1));
+	ck_assert_uint_eq(r.dups[0].kept, CA_PORT(2, 1));
 	ck_assert_uint_eq(r.assigned, 1);
 	fabric_free(&f);
 	lid_cache_free(c);
