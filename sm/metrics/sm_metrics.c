@@ -17,6 +17,7 @@
 #include "sm/ha/sync.h"
 #include "sm/health/internal.h"
 #include "sm/mcast/mcast.h"
+#include "sm/perf/perf.h"
 #include "sm/metrics/metrics.h"
 #include "sm/metrics/prom.h"
 #include "sm/sa/sa.h"
@@ -358,6 +359,29 @@ static void standby(struct sm *sm, struct prom *p)
 	prom_u64(p, "ibsm_config_reloads_total", &l, sm->stats.reloads_failed);
 }
 
+/* The performance manager (absent: perfmgr FALSE, or not master yet). */
+static void perfmgr(struct sm *sm, struct prom *p)
+{
+	const struct perf_stats *ps = sm->perf ? perf_stats(sm->perf) : NULL;
+
+	if (!ps)
+		return;
+	one_u(p, "ibsm_perfmgr_sweeps_total", "counter",
+	      "counter sweeps completed", ps->sweeps);
+	one_u(p, "ibsm_perfmgr_mads_total", "counter",
+	      "Performance Management MADs sent", ps->mads);
+	one_u(p, "ibsm_perfmgr_failed_reads_total", "counter",
+	      "port readings that got no answer", ps->failed_reads);
+	one_u(p, "ibsm_perfmgr_bad_answers_total", "counter",
+	      "PMA answers the decoder refused", ps->bad_answers);
+	one_u(p, "ibsm_perfmgr_unresponsive_nodes", "gauge",
+	      "nodes whose PMA does not answer", ps->unresponsive);
+	one_u(p, "ibsm_perfmgr_last_sweep_ports", "gauge",
+	      "ports read by the last counter sweep", ps->last_ports);
+	one(p, "ibsm_perfmgr_last_sweep_seconds", "gauge",
+	    "duration of the last counter sweep", ps->last_seconds);
+}
+
 void metrics_render_sm(struct sm *sm, struct prom *p)
 {
 	state(sm, p);
@@ -369,4 +393,5 @@ void metrics_render_sm(struct sm *sm, struct prom *p)
 	routing(sm, p);
 	health(sm, p);
 	standby(sm, p);
+	perfmgr(sm, p);
 }
