@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# tests/bench/metrics_scrape.sh - SM CPU per Prometheus scrape.
+#
+# ibsim on NETFILE (default tests/topologies/fat2-1152.net: 1,152 hosts,
+# 82 switches, 4,608 linked ports), ibsm on H0001 with perfmgr TRUE (one
+# counter sweep at SUBNET UP, none after: perfmgr_sweep_time_s 3600),
+# no light sweeps, metrics_listen on a free local port, `transport ibsim`
+# (under umad2sim the PMAs of this fabric go unanswered: no counters).  After the first
+# counter sweep it measures the daemon's user+system clock ticks
+# (/proc/PID/stat) over IDLE seconds without scrapes, then over N scrapes
+# spaced 1.1 s (the endpoint reuses an answer for 1 s), and reports
+#	per scrape = (ticks during the scrapes - idle ticks for as long) / N
+# in milliseconds, with the size of one answer and curl's time for it.
+#
+#	tests/bench/metrics_scrape.sh [-n NETFILE] [-N SCRAPES] [-k]
+#
+# The daemon is $IBSM, else <repo>/build/release/sm/ibsm.  Not part of
+# tests/run.
+set -u -o pipefail
+
+user_ibsm=${IBSM:-}
+# shellcheck source-path=SCRIPTDIR source=../fabric/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../fabric/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../fabric/lib_sm.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../fabric/lib_sm.sh"
+
+net=$FAB_TOPO/fat2-1152.net
+n=20
+while getopts n:N:k o; do
+	case $o in
+	n) net=$OPTARG ;;
+	N) n=$OPTARG ;;
+	k) export FAB_KEEP=1 ;;
+	*) sed -n '2,17p' "$0"; exit 2 ;;
+	esac
+done
+IBSM=${user_ibsm:-$FAB_TOP/build/release/sm/ibsm}
+[ -x "$IBSM" ] || { echo "no $IBSM (tools/bootstrap.sh release)"; exit 1; }
+T=$FAB_TMP
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+URL=http://127.0.0.1:$PORT/metrics
+cat >"$T/opensm.conf" <<EOF
+perfmgr TRUE
+perfmgr_sweep_time_s 3600
+sweep_interval 0
+transport ibsim
+metrics_listen 127.0.0.1:$PORT
+EOF
+
+sm_sim_and_sm_up "$net" scrape "$T/sm" -F "$T/opensm.conf"
+for ((i = 0; i < 600; i++)); do
+	grep -q 'perfmgr: sweep 1 done' "$T/sm.log" && break
+	sleep 0.1
+done
+grep 'perfmgr: sweep 1 done' "$T/sm.log" | sed 's/.*perfmgr/perfmgr/'
+pid=$(fab_descendant "$SM_PID" ibsm)
+hz=$(getconf CLK_TCK)
+sleep 2
+curl -s -o "$T/one" -w 'one scrape: %{size_download} bytes, %{time_total} s (curl)\n' "$URL"
+echo "series: $(grep -vc '^#' "$T/one"), families: $(grep -c '^# TYPE' "$T/one")"
+dur=$(awk -v n="$n" 'BEGIN { printf "%.1f", n * 1.1 }')
+t0=$(fab_cpu_ticks "$pid")
+sleep "$dur"
+t1=$(fab_cpu_ticks "$pid")
+for ((i = 0; i < n; i++)); do
+	sleep 1.1
+	curl -s -o /dev/null "$URL"
+done
+t2=$(fab_cpu_ticks "$pid")
+awk -v i=$((t1 - t0)) -v s=$((t2 - t1)) -v n="$n" -v hz="$hz" -v d="$dur" 'BEGIN {
+	printf "idle: %d ticks in %s s; %d scrapes: %d ticks\n", i, d, n, s
+	printf "SM CPU per scrape: %.1f ms\n", (s - i) * 1000 / hz / n }'
+sm_stop
+fab_summary >/dev/null
