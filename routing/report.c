@@ -324,9 +324,11 @@ static void note_busiest(const struct rep *v, struct routing_report *rep,
 /* The whole report, or (loads_only) the load part alone: the same code,
  * so the same figures. */
 static int compute(const struct fabric *f, const struct routing_result *r,
-		   struct routing_report *rep, bool loads_only)
+		   struct routing_report *rep, bool loads_only,
+		   uint64_t *port_loads)
 {
 	struct rep v = { .f = f, .r = r };
+	size_t *slot_of = NULL;		/* switch index -> its first port slot */
 	uint16_t layers_seen = 0;
 	int rc;
 
@@ -378,12 +380,29 @@ static int compute(const struct fabric *f, const struct routing_result *r,
 		}
 	}
 
+	if (port_loads) {
+		size_t slot = 0;
+
+		slot_of = malloc((v.S + 1) * sizeof(*slot_of));
+		if (!slot_of) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < f->n_nodes; i++) {
+			if (v.sw_idx[i] >= 0)
+				slot_of[v.sw_idx[i]] = slot;
+			slot += (size_t)f->nodes[i].num_ports + 1;
+		}
+		memset(port_loads, 0, slot * sizeof(*port_loads));
+	}
 	for (size_t k = 0; k < v.S; k++) {
 		const struct fab_node *n = fabric_node(f, v.sw_node[k]);
 
 		for (unsigned p = 1; p <= n->num_ports; p++) {
 			uint64_t l = v.load[v.chan_off[k] + p];
 
+			if (port_loads)
+				port_loads[slot_of[k] + p] = l;
 			if (!l)
 				continue;
 			rep->channels_used++;
@@ -410,6 +429,7 @@ static int compute(const struct fabric *f, const struct routing_result *r,
 		if (layers_seen & (1u << i))
 			rep->layers_used++;
 out:
+	free(slot_of);
 	rep_free(&v);
 	return rc;
 }
@@ -418,14 +438,30 @@ int routing_report_compute(const struct fabric *f,
 			   const struct routing_result *r,
 			   struct routing_report *rep)
 {
-	return compute(f, r, rep, false);
+	return compute(f, r, rep, false, NULL);
 }
 
 int routing_report_load(const struct fabric *f,
 			const struct routing_result *r,
 			struct routing_report *rep)
 {
-	return compute(f, r, rep, true);
+	return compute(f, r, rep, true, NULL);
+}
+
+size_t routing_port_slots(const struct fabric *f)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->n_nodes; i++)
+		n += (size_t)f->nodes[i].num_ports + 1;
+	return n;
+}
+
+int routing_report_port_loads(const struct fabric *f,
+			      const struct routing_result *r,
+			      struct routing_report *rep, uint64_t *loads)
+{
+	return compute(f, r, rep, true, loads);
 }
 
 int routing_report_busiest(const struct routing_report *rep, char *buf,

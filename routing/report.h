@@ -92,6 +92,18 @@ int routing_report_load(const struct fabric *f,
 			struct routing_report *rep);
 
 /*
+ * routing_report_load() and each channel's load: loads[] has
+ * routing_port_slots(f) entries, port p of node i at the slot
+ * sum over nodes j < i of (num_ports + 1), plus p; it is zeroed here and
+ * holds the routes crossing each switch port towards the switch at its
+ * far end (0 for every other port).  0 or -ENOMEM.
+ */
+size_t routing_port_slots(const struct fabric *f);
+int routing_report_port_loads(const struct fabric *f,
+			      const struct routing_result *r,
+			      struct routing_report *rep, uint64_t *loads);
+
+/*
  * The busiest channel as text: 0xGUID "description" port P -> 0xGUID
  * "description" port Q, N routes (always NUL-terminated; "none" when no
  * channel has load).  Returns what snprintf returns.

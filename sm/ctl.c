@@ -360,10 +360,12 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req,
 		req->cmd = CTL_CMD_SMS;
 	} else if (word_is(w[0], wl[0], "routes")) {
 		req->cmd = CTL_CMD_ROUTES_REPORT;
-		if (nw < 2 || nw > 3 || !word_is(w[1], wl[1], "report") ||
+		if (nw == 2 && word_is(w[1], wl[1], "loads")) {
+			req->cmd = CTL_CMD_ROUTES_LOADS;
+		} else if (nw < 2 || nw > 3 || !word_is(w[1], wl[1], "report") ||
 		    (nw == 3 && !(req->json = word_is(w[2], wl[2], "json")))) {
 			snprintf(err, errlen, "routes: expected 'routes report'"
-				 " or 'routes report json'");
+				 ", 'routes report json' or 'routes loads'");
 			return -EINVAL;
 		}
 	} else if (word_is(w[0], wl[0], "health") ||
@@ -833,6 +835,46 @@ static int cmd_routes_report(struct sm *sm, bool json, struct ctl_answer *a)
 	return answer_end(a, true, "%s", "");
 }
 
+/*
+ * routes loads: the all-to-all load of the tables in force per channel
+ * (routing_report_port_loads), for the fabric map: "ideal X" (the mean
+ * load of the channels used), then "0xGUID PORT LOAD" for each switch
+ * port that carries routes.  Same cost as routes report's load part.
+ */
+static int cmd_routes_loads(struct sm *sm, struct ctl_answer *a)
+{
+	struct routing_report rep;
+	uint64_t *loads;
+	size_t slot = 0, n = 0;
+	int rc;
+
+	if (!sm->routes.lft || sm->routes.n_nodes != sm->fabric.n_nodes)
+		return answer_end(a, false, "no routes yet: no sweep has"
+				  " completed");
+	loads = calloc(routing_port_slots(&sm->fabric) + 1, sizeof(*loads));
+	if (!loads)
+		return answer_end(a, false, "loads: out of memory");
+	rc = routing_report_port_loads(&sm->fabric, &sm->routes, &rep, loads);
+	if (rc < 0) {
+		free(loads);
+		return answer_end(a, false, "loads: %s", strerror(-rc));
+	}
+	ctl_line_add(a, "ideal %.3f", rep.load_mean);
+	for (size_t i = 0; i < sm->fabric.n_nodes; i++) {
+		const struct fab_node *nd = &sm->fabric.nodes[i];
+
+		for (unsigned p = 0; p <= nd->num_ports; p++, slot++)
+			if (loads[slot]) {
+				ctl_line_add(a, "0x%016" PRIx64 " %u %" PRIu64,
+					     nd->guid, p, loads[slot]);
+				n++;
+			}
+	}
+	free(loads);
+	return answer_end(a, true, "%zu channels%s", n, a->full ?
+			  " (answer cut)" : "");
+}
+
 /* health, events, topology save, port enable (sm/health/health_ctl.c) */
 static int cmd_health(struct sm *sm, const struct ctl_request *req,
 		      struct ctl_answer *a)
@@ -880,6 +922,7 @@ static int cmd_help(struct ctl_answer *a)
 	ctl_line_add(a, "dump-config            the keys in force and their source");
 	ctl_line_add(a, "sms                    every SM known from SMInfo");
 	ctl_line_add(a, "routes report [json]   quality of the routes in force");
+	ctl_line_add(a, "routes loads           routed load per switch port");
 	ctl_line_add(a, "health [json]          fabric health: the findings in force");
 	ctl_line_add(a, "events [since T] [json] the event history (T: epoch s,"
 		     " UTC time or 10m ago)");
@@ -913,6 +956,8 @@ int ctl_execute(struct sm *sm, const struct ctl_request *req,
 		return cmd_sms(sm, a);
 	case CTL_CMD_ROUTES_REPORT:
 		return cmd_routes_report(sm, req->json, a);
+	case CTL_CMD_ROUTES_LOADS:
+		return cmd_routes_loads(sm, a);
 	case CTL_CMD_HEALTH:
 	case CTL_CMD_EVENTS:
 	case CTL_CMD_TOPO_SAVE:

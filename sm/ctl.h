@@ -14,7 +14,8 @@
  * reading an answer, but one answer at a time is buffered.
  *
  * Commands: status, resweep [heavy|light], reroute, loglevel LEVEL,
- * reload, dump-config, sms, routes report [json], help, health [json],
+ * reload, dump-config, sms, routes report [json], routes loads, help,
+ * health [json],
  * events [since T] [json], topology save FILE, port enable NODE PORT.
  *
  * The socket lives on the daemon's event loop: every fd is non-blocking,
@@ -55,6 +56,7 @@ enum ctl_cmd {
 	CTL_CMD_TOPO_SAVE,		/* topology save FILE */
 	CTL_CMD_PORT_ENABLE,		/* port enable NODE PORT */
 	CTL_CMD_COUNTERS,		/* port counters (sm/perf/) */
+	CTL_CMD_ROUTES_LOADS,		/* routed load per channel */
 };
 
 struct ctl_request {

@@ -150,8 +150,8 @@ START_TEST(parse_errors)
 	ck_assert_int_eq(parse("reload please", &r, err), -EINVAL);
 	ck_assert_int_eq(parse("reload force now", &r, err), -EINVAL);
 	ck_assert_int_eq(parse("routes", &r, err), -EINVAL);
-	ck_assert_str_eq(err, "routes: expected 'routes report' or 'routes"
-			 " report json'");
+	ck_assert_str_eq(err, "routes: expected 'routes report', 'routes"
+			 " report json' or 'routes loads'");
 	ck_assert_int_eq(parse("routes show", &r, err), -EINVAL);
 	ck_assert_int_eq(parse("routes report xml", &r, err), -EINVAL);
 	ck_assert_int_eq(parse("routes report json now", &r, err), -EINVAL);

@@ -678,6 +678,106 @@ START_TEST(test_routing)
 }
 END_TEST
 
+/* Hostile models and inputs, deterministic: every PortInfo byte random,
+ * counters anywhere in 64 bits, history fed garbage.  No check may read
+ * out of bounds (ASan), every finding stays well formed, the set
+ * bounded. */
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+START_TEST(test_random_inputs)
+{
+	struct fabric f, ref;
+	struct hf_set s;
+	struct health_policy p;
+	struct health_history h;
+	struct hc_counter_state st;
+	struct pc_port cp[4];
+
+	health_policy_default(&p);
+	p.expected_width = 4;
+	p.expected_speed = 100;
+	p.max_ports = 8;
+	ck_assert_int_eq(hf_set_init(&s, 32), 0);
+	ck_assert_int_eq(hh_init(&h, &p), 0);
+	hc_counter_state_init(&st);
+	memset(cp, 0, sizeof(cp));
+	load(&ref, NET, TOPO_LINK_AS_GIVEN);
+	for (int round = 0; round < 300; round++) {
+		load(&f, NET, 0);
+		for (size_t i = 0; i < f.n_nodes; i++) {
+			struct fab_node *n = &f.nodes[i];
+
+			for (unsigned pn = 0; pn <= n->num_ports; pn++) {
+				unsigned char *b = (unsigned char *)&n->ports[pn].pi;
+
+				for (size_t k = 0; k < sizeof(n->ports[pn].pi); k++)
+					b[k] = (unsigned char)rnd();
+				n->ports[pn].valid = rnd() & 1;
+				n->ports[pn].lid = (uint16_t)rnd();
+				n->ports[pn].lmc = (uint8_t)rnd();
+			}
+			for (size_t k = 0; k < sizeof(n->desc) - 1; k++)
+				n->desc[k] = (char)(rnd() % 4 ? 'a' + rnd() % 2 : rnd());
+			n->desc[sizeof(n->desc) - 1] = '\0';
+		}
+		for (int k = 0; k < 20; k++) {
+			hh_link_state(&h, rnd() % 4 ? 0x10 : rnd(), (uint8_t)rnd(),
+				      rnd() & 1, (double)(rnd() % 100000));
+			hh_node_poll(&h, rnd() % 8, rnd() & 1, round);
+			hh_set_refused(&h, rnd() % 8, round);
+			hh_trap(&h, (uint16_t)rnd(), (double)(rnd() % 1000) - 10);
+		}
+		hf_set_begin(&s, HF_G_ALL);
+		hc_links(&f, &p, &s, round);
+		hc_reference(&f, &ref, &s, round);
+		hc_identity(&f, NULL, &s, round);
+		hc_unhealthy(&h, &f, &p, &s, round);
+		for (int k = 0; k < 4; k++) {
+			cp[k].node_guid = k < 2 ? 0x10 : rnd();
+			cp[k].port = (uint8_t)rnd();
+			for (unsigned c = 0; c < PC_N; c++) {
+				uint64_t d = rnd() >> (rnd() % 64);
+
+				cp[k].delta[c] = d;
+				cp[k].total[c] += d;
+			}
+			cp[k].ext_clears += rnd() % 3 == 0;
+			cp[k].prev_read = cp[k].last_read;
+			cp[k].last_read += (double)(rnd() % 4000) - 100;
+			cp[k].reads++;
+		}
+		hc_counters(&st, cp, 4, &f, &p, &s, round);
+		hf_set_end(&s, round, NULL, NULL);
+		ck_assert_uint_le(hf_set_count(&s), 32);
+		ck_assert_uint_le(st.n, 8);
+		for (size_t i = 0; i < hf_set_count(&s); i++) {
+			const struct hf_finding *x = hf_set_at(&s, i);
+
+			ck_assert_int_lt(x->kind, HF_N_KINDS);
+			ck_assert_int_lt(x->severity, HF_N_SEVERITIES);
+			ck_assert_uint_lt(strlen(x->text), HF_TEXT_SIZE);
+			ck_assert_uint_lt(strlen(x->desc), HF_DESC_SIZE);
+			ck_assert(x->first_seen <= x->last_seen);
+			for (const char *c = x->desc; *c; c++)
+				ck_assert(*c >= 0x20 && *c < 0x7f);
+		}
+		fabric_free(&f);
+	}
+	fabric_free(&ref);
+	hc_counter_state_free(&st);
+	hh_free(&h);
+	hf_set_free(&s);
+}
+END_TEST
+
 static Suite *health_checks_suite(void)
 {
 	Suite *s = suite_create("health_checks");
@@ -692,6 +792,7 @@ static Suite *health_checks_suite(void)
 	tcase_add_test(tc, test_counters_hostile);
 	tcase_add_test(tc, test_unhealthy);
 	tcase_add_test(tc, test_routing);
+	tcase_add_test(tc, test_random_inputs);
 	suite_add_tcase(s, tc);
 	return s;
 }
