@@ -96,8 +96,32 @@ static struct MHD_Response *build_metrics(struct sm_metrics *m)
 	return r;
 }
 
+/* The /fabric page, built now; *code the HTTP status when NULL. */
+static struct MHD_Response *build_fabric(struct sm_metrics *m, unsigned *code)
+{
+	struct MHD_Response *r;
+	char *page;
+	size_t len;
+	int rc = metrics_fabric_page(m->sm, &page, &len);
+
+	if (rc < 0) {
+		*code = rc == -ENODATA ? MHD_HTTP_SERVICE_UNAVAILABLE :
+			MHD_HTTP_INTERNAL_SERVER_ERROR;
+		return NULL;
+	}
+	r = MHD_create_response_from_buffer(len, page, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(page);
+		return NULL;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/html; charset=utf-8");
+	return r;
+}
+
 /* The answer for `pg`: the one built within METRICS_CACHE_S, or a new one. */
-static struct MHD_Response *page(struct sm_metrics *m, enum page pg)
+static struct MHD_Response *page(struct sm_metrics *m, enum page pg,
+				 unsigned *code)
 {
 	ev_tstamp now = ev_time();
 	struct MHD_Response *r = NULL;
@@ -107,6 +131,9 @@ static struct MHD_Response *page(struct sm_metrics *m, enum page pg)
 	switch (pg) {
 	case PAGE_METRICS:
 		r = build_metrics(m);
+		break;
+	case PAGE_FABRIC:
+		r = build_fabric(m, code);
 		break;
 	case PAGE_INDEX:
 		r = text_response(index_html, "text/html; charset=utf-8");
@@ -131,6 +158,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	struct sm_metrics *m = cls;
 	struct MHD_Response *r;
 	enum page pg;
+	unsigned code = MHD_HTTP_INTERNAL_SERVER_ERROR;
 
 	(void)version;
 	(void)upload;
@@ -142,14 +170,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 				    "method not allowed: GET or HEAD\n", true);
 	if (!strcmp(url, "/metrics"))
 		pg = PAGE_METRICS;
+	else if (!strcmp(url, "/fabric"))
+		pg = PAGE_FABRIC;
 	else if (!strcmp(url, "/"))
 		pg = PAGE_INDEX;
 	else
 		return reply_static(c, MHD_HTTP_NOT_FOUND,
 				    "not found: /metrics, /fabric or /\n", false);
-	r = page(m, pg);
+	r = page(m, pg, &code);
 	if (!r)
-		return reply_static(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+		return reply_static(c, code, code ==
+				    MHD_HTTP_SERVICE_UNAVAILABLE ?
+				    "no fabric yet: no sweep has completed\n" :
 				    "out of memory\n", false);
 	return MHD_queue_response(c, MHD_HTTP_OK, r);
 }

@@ -32,6 +32,10 @@ struct prom;
 int  metrics_start(struct sm *sm);
 void metrics_stop(struct sm *sm);
 
+/* The fabric map page (fabmap/) of the model in force, malloc'd into
+ * *out (*len bytes): 0, -ENODATA before the first sweep, -ENOMEM. */
+int  metrics_fabric_page(struct sm *sm, char **out, size_t *len);
+
 /* The whole /metrics text (sm/metrics/sm_metrics.c and ports.c). */
 void metrics_render(struct sm *sm, struct prom *p);
 /* The SM's own families (ibsm_*). */

@@ -4,6 +4,8 @@
 #  - a scrape passes `promtool check metrics` (Debian's prometheus);
 #    GET/HEAD only, 404 elsewhere, 405 for other methods;
 #  - the families and labels of treydock/infiniband_exporter are there;
+#  - /fabric serves the fabric map (fabmap/): one element per switch and
+#    per inter-switch cable;
 #  - PerformanceSet raises a switch port's SymbolErrorCounter: the next
 #    scrape after a counter sweep has perfquery's value;
 #  - Unlink of an inter-switch link: the next scrape after the heavy
@@ -92,6 +94,11 @@ fab_check index-200 test "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "$URL/")
 fab_check unknown-path-404 test "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "$URL/metrics/x")" = 404
 fab_check post-405 test "$(curl -s -m 5 -o /dev/null -w '%{http_code}' -d a=b "$URL/metrics")" = 405
 fab_check state-master grep -qx 'ibsm_state{state="master"} 1' "$T/m1"
+# the fabric map (fabmap/): both switches, the two cables between them
+code=$(curl -s -m 10 -o "$T/fabric.html" -w '%{http_code} %{content_type}' "$URL/fabric")
+fab_check fabric-page test "$code" = "200 text/html; charset=utf-8"
+fab_check fabric-switches test "$(grep -o '<[a-z]* class="sw"' "$T/fabric.html" | wc -l)" -eq 2
+fab_check fabric-cables test "$(grep -o '<path class="link[ "]' "$T/fabric.html" | wc -l)" -eq 2
 fab_check priority grep -qx 'ibsm_priority 5' "$T/m1"
 # treydock/infiniband_exporter's names and types
 for fam in infiniband_switch_port_transmit_data_bytes_total \
