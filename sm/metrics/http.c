@@ -2,9 +2,9 @@
  * http.c - the metrics endpoint's HTTP side (metrics.h): libmicrohttpd
  * in external-select mode with its epoll fd watched by the loop.
  *
- * MHD_run() is called when the epoll fd is readable and when MHD's own
+ * mhd.run() is called when the epoll fd is readable and when MHD's own
  * timeout (idle connections) expires; after each call the timer is set
- * again from MHD_get_timeout(), which is 0 while MHD still has ready
+ * again from mhd.get_timeout(), which is 0 while MHD still has ready
  * connections to serve (its epoll is edge-triggered inside).  The
  * listening socket is made here (a precise error when the address is
  * taken or not ours) and handed to MHD.
@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -40,6 +41,49 @@ struct sm_metrics {
 	size_t   last_len;
 };
 
+/*
+ * libmicrohttpd is loaded when metrics are configured, not linked: its
+ * TLS dependencies (gnutls and a dozen more libraries, about 3 MB of
+ * resident memory) cost nothing to an SM that serves no metrics.
+ */
+#define MHD_SONAME	"libmicrohttpd.so.12"
+static struct {
+	void *lib;
+#define MHD_FN(f)	__typeof__(&MHD_##f) f;
+	MHD_FN(add_response_header) MHD_FN(create_response_from_buffer)
+	MHD_FN(destroy_response) MHD_FN(get_daemon_info) MHD_FN(get_timeout)
+	MHD_FN(queue_response) MHD_FN(run) MHD_FN(start_daemon)
+	MHD_FN(stop_daemon)
+#undef MHD_FN
+} mhd;
+
+/* 0, or -ENOENT with the loader's reason in why. */
+static int mhd_load(const char **why)
+{
+	void *l;
+
+	if (mhd.lib)
+		return 0;
+	l = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!l) {
+		*why = dlerror();
+		return -ENOENT;
+	}
+#define MHD_SYM(f) \
+	if (!(*(void **)&mhd.f = dlsym(l, "MHD_" #f))) { \
+		*why = "a symbol is missing"; \
+		dlclose(l); \
+		return -ENOENT; \
+	}
+	MHD_SYM(add_response_header) MHD_SYM(create_response_from_buffer)
+	MHD_SYM(destroy_response) MHD_SYM(get_daemon_info) MHD_SYM(get_timeout)
+	MHD_SYM(queue_response) MHD_SYM(run) MHD_SYM(start_daemon)
+	MHD_SYM(stop_daemon)
+#undef MHD_SYM
+	mhd.lib = l;
+	return 0;
+}
+
 static const char index_html[] =
 	"<!DOCTYPE html>\n<html><head><title>ibsm</title></head><body>\n"
 	"<h1>ibsm</h1>\n<ul>\n"
@@ -49,11 +93,11 @@ static const char index_html[] =
 
 static struct MHD_Response *text_response(const char *s, const char *type)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(s),
+	struct MHD_Response *r = mhd.create_response_from_buffer(strlen(s),
 		(void *)s, MHD_RESPMEM_PERSISTENT);
 
 	if (r)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+		mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	return r;
 }
 
@@ -66,9 +110,9 @@ static enum MHD_Result reply_static(struct MHD_Connection *c, unsigned code,
 	if (!r)
 		return MHD_NO;
 	if (allow)
-		MHD_add_response_header(r, "Allow", "GET, HEAD");
-	rc = MHD_queue_response(c, code, r);
-	MHD_destroy_response(r);
+		mhd.add_response_header(r, "Allow", "GET, HEAD");
+	rc = mhd.queue_response(c, code, r);
+	mhd.destroy_response(r);
 	return rc;
 }
 
@@ -85,13 +129,13 @@ static struct MHD_Response *build_metrics(struct sm_metrics *m)
 	text = prom_take(&p, &len);
 	if (!text)
 		return NULL;
-	r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+	r = mhd.create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
 	if (!r) {
 		free(text);
 		return NULL;
 	}
 	m->last_len = len;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+	mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
 				"text/plain; version=0.0.4; charset=utf-8");
 	return r;
 }
@@ -109,12 +153,12 @@ static struct MHD_Response *build_fabric(struct sm_metrics *m, unsigned *code)
 			MHD_HTTP_INTERNAL_SERVER_ERROR;
 		return NULL;
 	}
-	r = MHD_create_response_from_buffer(len, page, MHD_RESPMEM_MUST_FREE);
+	r = mhd.create_response_from_buffer(len, page, MHD_RESPMEM_MUST_FREE);
 	if (!r) {
 		free(page);
 		return NULL;
 	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+	mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
 				"text/html; charset=utf-8");
 	return r;
 }
@@ -144,7 +188,7 @@ static struct MHD_Response *page(struct sm_metrics *m, enum page pg,
 	if (!r)
 		return NULL;
 	if (m->resp[pg])
-		MHD_destroy_response(m->resp[pg]);	/* queued ones keep theirs */
+		mhd.destroy_response(m->resp[pg]);	/* queued ones keep theirs */
 	m->resp[pg] = r;
 	m->at[pg] = now;
 	return r;
@@ -183,7 +227,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 				    MHD_HTTP_SERVICE_UNAVAILABLE ?
 				    "no fabric yet: no sweep has completed\n" :
 				    "out of memory\n", false);
-	return MHD_queue_response(c, MHD_HTTP_OK, r);
+	return mhd.queue_response(c, MHD_HTTP_OK, r);
 }
 
 static void rearm(struct sm_metrics *m)
@@ -191,7 +235,7 @@ static void rearm(struct sm_metrics *m)
 	MHD_UNSIGNED_LONG_LONG ms;
 
 	ev_timer_stop(m->sm->loop, &m->timer);
-	if (MHD_get_timeout(m->d, &ms) == MHD_YES) {
+	if (mhd.get_timeout(m->d, &ms) == MHD_YES) {
 		ev_timer_set(&m->timer, (double)ms / 1e3, 0.);
 		ev_timer_start(m->sm->loop, &m->timer);
 	}
@@ -203,7 +247,7 @@ static void on_io(struct ev_loop *loop, ev_io *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	MHD_run(m->d);
+	mhd.run(m->d);
 	rearm(m);
 }
 
@@ -213,7 +257,7 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	MHD_run(m->d);
+	mhd.run(m->d);
 	rearm(m);
 }
 
@@ -244,11 +288,11 @@ static void metrics_free(struct sm_metrics *m)
 	if (m->d) {
 		ev_io_stop(m->sm->loop, &m->io);
 		ev_timer_stop(m->sm->loop, &m->timer);
-		MHD_stop_daemon(m->d);
+		mhd.stop_daemon(m->d);
 	}
 	for (int i = 0; i < PAGE_N; i++)
 		if (m->resp[i])
-			MHD_destroy_response(m->resp[i]);
+			mhd.destroy_response(m->resp[i]);
 	if (m->lfd >= 0)
 		close(m->lfd);
 	free(m);
@@ -270,6 +314,13 @@ int metrics_start(struct sm *sm)
 			CFG_LISTEN_EXPECTED);
 		return -EINVAL;
 	}
+	const char *why = "";
+
+	if (mhd_load(&why) < 0) {
+		log_err("ERR 2004: metrics: cannot load %s (%s); no metrics"
+			" served", MHD_SONAME, why);
+		return -ENOENT;
+	}
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
@@ -283,7 +334,7 @@ int metrics_start(struct sm *sm)
 		metrics_free(m);
 		return rc;
 	}
-	m->d = MHD_start_daemon(MHD_USE_EPOLL |
+	m->d = mhd.start_daemon(MHD_USE_EPOLL |
 				(ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				0, NULL, NULL, on_request, m,
 				MHD_OPTION_LISTEN_SOCKET, m->lfd,
@@ -298,7 +349,7 @@ int metrics_start(struct sm *sm)
 				MHD_OPTION_END);
 	if (m->d)
 		m->lfd = -1;		/* MHD's now: MHD_stop_daemon closes it */
-	di = m->d ? MHD_get_daemon_info(m->d, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
+	di = m->d ? mhd.get_daemon_info(m->d, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
 	if (!di) {
 		log_err("ERR 2003: metrics: cannot start the HTTP server on %s;"
 			" no metrics served", addr);

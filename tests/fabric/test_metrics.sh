@@ -14,9 +14,11 @@
 #    SM survives, still answers, and a heavy sweep asked for during the
 #    flood completes (the time to SUBNET UP is printed beside the one
 #    without the flood, not asserted);
-#  - a better SM started on H0002 (priority 10) takes over by handover:
-#    the scrape says standby, as sminfo does; it stops: master again;
-#  - that second SM runs without metrics_listen: no listening TCP socket.
+#  - a better SM started on H0002 (priority 10), its metrics address
+#    taken (ERR 2002, it runs on), takes over by handover: the scrape
+#    says standby, as sminfo does; it stops: master again;
+#  - an SM without metrics_listen has no listening TCP socket; a bad
+#    value is a configuration error.
 set -uo pipefail
 
 # shellcheck source=tests/fabric/lib.sh
@@ -164,10 +166,12 @@ fab_check flood-scrapes-answered grep -q 'scrapes_complete=[1-9]' "$T/flood.out"
 scrape "$T/m4"
 fab_check after-flood-scrape grep -qx 'ibsm_state{state="master"} 1' "$T/m4"
 
-# 5. a better SM without metrics: handover, the scrape says standby
+# 5. a better SM whose metrics address is taken (ERR 2002, it runs on):
+# handover, the scrape says standby, as sminfo does
 A_PID=$(fab_descendant "$SM_PID" ibsm)
 fab_check metrics-on-listens test -n "$(listening "$A_PID")"
-sm_start_named B H0002 -p 10 --control-socket "$T/b.sock"
+sm_start_named B H0002 -p 10 --control-socket "$T/b.sock" \
+	--metrics-listen "127.0.0.1:$PORT"
 wait_state() {
 	local i
 	for ((i = 0; i < 150; i++)); do
@@ -179,9 +183,19 @@ wait_state() {
 fab_check scrape-standby wait_state standby
 fab_run "$DIAG" sminfo "$A_LID" >"$T/sminfo" 2>&1
 fab_check sminfo-agrees grep -q SMINFO_STANDBY "$T/sminfo"
-fab_check metrics-off-no-socket test -z "$(listening "$(fab_descendant "$B_PID" ibsm)")"
+fab_check bind-error-logged grep -q "ERR 2002: metrics: cannot listen on 127.0.0.1:$PORT; no metrics served: Address already in use" "$T/B.log"
 sm_stop_named B
 fab_check scrape-master-again wait_state master
+
+# 6. metrics off (no key, no option): no listening socket at all
+sm_start_named C H0004 -p 1 --control-socket "$T/c.sock"
+sm_wait_for 20 grep -q "Entering STANDBY" "$T/C.log"
+fab_check metrics-off-no-socket test -z "$(listening "$(fab_descendant "$C_PID" ibsm)")"
+sm_stop_named C
+# a bad value is a configuration error naming it
+out=$("$IBSM" --metrics-listen 127.0.0.1 --check-config 2>&1)
+rc=$?
+fab_check bad-value-refused test "$rc" -eq 2 -a -n "$(grep -- "--metrics-listen 127.0.0.1: expected ADDR:PORT" <<<"$out")"
 
 sm_stop
 fab_check clean-exit test $? -eq 0
