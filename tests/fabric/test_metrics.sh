@@ -4,6 +4,8 @@
 #  - a scrape passes `promtool check metrics` (Debian's prometheus);
 #    GET/HEAD only, 404 elsewhere, 405 for other methods;
 #  - the families and labels of treydock/infiniband_exporter are there;
+#    health findings counted as iblinkinfo sees the fault (a 1x link
+#    under health_expected_width 4x);
 #  - /fabric serves the fabric map (fabmap/): one element per switch and
 #    per inter-switch cable;
 #  - PerformanceSet raises a switch port's SymbolErrorCounter: the next
@@ -37,6 +39,7 @@ URL=http://127.0.0.1:$PORT
 cat >"$T/opensm.conf" <<EOF
 perfmgr TRUE
 perfmgr_sweep_time_s 1
+health_expected_width 4x
 sweep_interval 0
 metrics_listen 127.0.0.1:$PORT
 EOF
@@ -121,6 +124,18 @@ fab_check port-labels grep -q "^infiniband_switch_port_symbol_error_total{guid=\
 # 4xEDR: 4 x 25 Gb/s of data = 12.5e9 bytes/s (treydock's lane table)
 fab_check rate grep -q "^infiniband_switch_port_rate_bytes_per_second{guid=\"$SWA_GUID\",port=\"3\"} 12500000000\$" "$T/m1"
 
+# health findings: health_expected_width 4x, and one link runs 1x
+# (iblinkinfo counts the 1X links, each from its switch end)
+slow=$(fab_run "$DIAG" iblinkinfo --line 2>/dev/null |
+	grep -Ec '^0x[0-9a-f]+ +"[^"]*switch" .*==\( *1X ')
+fab_check findings-warning test "$(value "$T/m1" 'ibsm_health_findings{severity="warning"}')" = "${slow:-x}"
+fab_check findings-kind test "$(value "$T/m1" 'ibsm_health_findings_by_kind{kind="link_below_expected",severity="warning"}')" = 1
+
+# the sweep histogram and the SA's answers (saquery: a NodeRecord Get)
+fab_check sweep-histogram test "$(value "$T/m1" 'ibsm_sweep_duration_seconds_count{kind="heavy"}')" -ge 1
+fab_run "$DIAG" saquery -N >/dev/null 2>&1
+sa0=$(value "$T/m1" 'ibsm_sa_answers_total{attribute="NodeRecord",status="ok"}')
+
 # 2. a counter raised in the simulator, seen in the next scrape
 fab_cmd 'PerformanceSet "sw-a"[3] PortCounters.SymbolErrorCounter=77' >/dev/null
 fab_check counter-sweep wait_sweeps
@@ -129,6 +144,7 @@ pq=$(fab_run "$DIAG" perfquery "$SWA" 3 2>/dev/null | sed -n 's/^SymbolErrorCoun
 got=$(value "$T/m2" "infiniband_switch_port_symbol_error_total{guid=\"$SWA_GUID\",port=\"3\",")
 fab_check counter-is-perfquerys test "${got:-x}" = 77 -a "${pq:-y}" = 77
 [ "${got:-x}" = 77 ] || echo "scrape says '$got', perfquery '$pq'"
+fab_check sa-answer-counted test "$(value "$T/m2" 'ibsm_sa_answers_total{attribute="NodeRecord",status="ok"}')" -gt "${sa0:-0}"
 
 # 3. a link unlinked, gone from the next scrape after the heavy sweep
 links0=$(value "$T/m2" "ibsm_fabric_links ")
