@@ -10,7 +10,10 @@
 # (/proc/PID/stat) over IDLE seconds without scrapes, then over N scrapes
 # spaced 1.1 s (the endpoint reuses an answer for 1 s), and reports
 #	per scrape = (ticks during the scrapes - idle ticks for as long) / N
-# in milliseconds, with the size of one answer and curl's time for it.
+# in milliseconds, with the size of one answer and curl's time for it;
+# then the time from `ibsmctl resweep heavy` to SUBNET UP, quiet and
+# during a flood of 1,000 concurrent connections, most of them malformed
+# (tests/fabric/metrics_flood.py).
 #
 #	tests/bench/metrics_scrape.sh [-n NETFILE] [-N SCRAPES] [-k]
 #
@@ -47,7 +50,9 @@ transport ibsim
 metrics_listen 127.0.0.1:$PORT
 EOF
 
-sm_sim_and_sm_up "$net" scrape "$T/sm" -F "$T/opensm.conf"
+CTL=$(dirname "$IBSM")/../tools/ibsmctl
+sm_sim_and_sm_up "$net" scrape "$T/sm" -F "$T/opensm.conf" \
+	--control-socket "$T/ctl.sock"
 for ((i = 0; i < 600; i++)); do
 	grep -q 'perfmgr: sweep 1 done' "$T/sm.log" && break
 	sleep 0.1
@@ -70,5 +75,21 @@ t2=$(fab_cpu_ticks "$pid")
 awk -v i=$((t1 - t0)) -v s=$((t2 - t1)) -v n="$n" -v hz="$hz" -v d="$dur" 'BEGIN {
 	printf "idle: %d ticks in %s s; %d scrapes: %d ticks\n", i, d, n, s
 	printf "SM CPU per scrape: %.1f ms\n", (s - i) * 1000 / hz / n }'
+sweep_time() {
+	local off t0 line
+	off=$(stat -c %s "$T/sm.log")
+	t0=$(date +%s.%N)
+	"$CTL" --socket "$T/ctl.sock" resweep heavy >/dev/null || return 1
+	line=$(sm_wait_up "$T/sm" "$off" 120) || return 1
+	awk -v a="$t0" -v b="$(sm_log_epoch "$line")" 'BEGIN { printf "%.3f", b - a }'
+}
+quiet=$(sweep_time)
+python3 "$FAB_LIB/metrics_flood.py" 127.0.0.1 "$PORT" 1000 >"$T/flood.out" 2>&1 &
+flood=$!
+sleep 0.3
+busy=$(sweep_time)
+wait "$flood"
+cat "$T/flood.out"
+echo "heavy sweep to SUBNET UP: ${quiet:-?} s quiet, ${busy:-?} s during the flood"
 sm_stop
 fab_summary >/dev/null

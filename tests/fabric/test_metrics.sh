@@ -134,6 +134,7 @@ fab_check findings-kind test "$(value "$T/m1" 'ibsm_health_findings_by_kind{kind
 # the sweep histogram and the SA's answers (saquery: a NodeRecord Get)
 fab_check sweep-histogram test "$(value "$T/m1" 'ibsm_sweep_duration_seconds_count{kind="heavy"}')" -ge 1
 fab_run "$DIAG" saquery -N >/dev/null 2>&1
+"$CTL" --socket "$SOCK" reload >/dev/null 2>&1
 sa0=$(value "$T/m1" 'ibsm_sa_answers_total{attribute="NodeRecord",status="ok"}')
 
 # 2. a counter raised in the simulator, seen in the next scrape
@@ -144,6 +145,7 @@ pq=$(fab_run "$DIAG" perfquery "$SWA" 3 2>/dev/null | sed -n 's/^SymbolErrorCoun
 got=$(value "$T/m2" "infiniband_switch_port_symbol_error_total{guid=\"$SWA_GUID\",port=\"3\",")
 fab_check counter-is-perfquerys test "${got:-x}" = 77 -a "${pq:-y}" = 77
 [ "${got:-x}" = 77 ] || echo "scrape says '$got', perfquery '$pq'"
+fab_check reload-counted test "$(value "$T/m2" 'ibsm_config_reloads_total{result="ok"}')" -eq 1
 fab_check sa-answer-counted test "$(value "$T/m2" 'ibsm_sa_answers_total{attribute="NodeRecord",status="ok"}')" -gt "${sa0:-0}"
 
 # 3. a link unlinked, gone from the next scrape after the heavy sweep
