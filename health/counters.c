@@ -2,9 +2,10 @@
  * counters.c - the port counter store (counters.h).
  *
  * A flat array of ports and a chained hash of indices into it by (node
- * GUID, port).  Removal swaps the last port into the hole and rebuilds
- * the hash: it happens at most once per counter sweep, the lookups once
- * per reading.
+ * GUID, port), its buckets doubled as the ports come (about one port per
+ * bucket).  Removal swaps the last port into the hole and rebuilds the
+ * hash: it happens at most once per counter sweep, the lookups once per
+ * reading.
  */
 #include "config.h"
 
@@ -65,8 +66,6 @@ int pc_store_new(struct pc_store **out, size_t max_ports)
 		return -ENOMEM;
 	s->max = max_ports;
 	s->nbuckets = 64;
-	while (s->nbuckets < max_ports && s->nbuckets < (1u << 20))
-		s->nbuckets <<= 1;
 	s->bucket = malloc(s->nbuckets * sizeof(*s->bucket));
 	if (!s->bucket) {
 		free(s);
@@ -117,6 +116,22 @@ static int grow(struct pc_store *s)
 	return 0;
 }
 
+static void rehash(struct pc_store *s);
+
+/* Twice the buckets (up to 2^20) once there are as many ports. */
+static void grow_buckets(struct pc_store *s)
+{
+	if (s->n < s->nbuckets || s->nbuckets >= (1u << 20))
+		return;
+	uint32_t *b = malloc(2 * s->nbuckets * sizeof(*b));
+	if (!b)
+		return;		/* longer chains, still correct */
+	free(s->bucket);
+	s->bucket = b;
+	s->nbuckets *= 2;
+	rehash(s);
+}
+
 struct pc_port *pc_get(struct pc_store *s, uint64_t guid, uint8_t port)
 {
 	struct pc_port *p = pc_find(s, guid, port);
@@ -125,6 +140,7 @@ struct pc_port *pc_get(struct pc_store *s, uint64_t guid, uint8_t port)
 		return p;
 	if (s->n >= s->max || (s->n == s->cap && grow(s) < 0))
 		return NULL;
+	grow_buckets(s);
 	p = &s->ports[s->n];
 	memset(p, 0, sizeof(*p));
 	p->node_guid = guid;
@@ -168,6 +184,13 @@ size_t pc_remove_if(struct pc_store *s,
 	if (gone)
 		rehash(s);
 	return gone;
+}
+
+void pc_expire_deltas(struct pc_store *s, double t)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->ports[i].last_read < t)
+			memset(s->ports[i].delta, 0, sizeof(s->ports[i].delta));
 }
 
 struct one { uint64_t guid; uint8_t port; };

@@ -133,6 +133,10 @@ void pc_clear_select(const struct pc_port *p, uint16_t *select,
  * their next reading counts from 0. */
 void pc_cleared(struct pc_port *p, uint16_t select, uint8_t select2);
 
+/* Ports not read since `t` (their node did not answer, or was skipped):
+ * their deltas become 0, so that an increment is never seen twice. */
+void pc_expire_deltas(struct pc_store *s, double t);
+
 /* Remove every port keep() refuses; returns how many went. */
 size_t pc_remove_if(struct pc_store *s,
 		    bool (*keep)(void *arg, const struct pc_port *p),

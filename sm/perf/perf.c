@@ -43,6 +43,7 @@ struct pm_node {
 	uint32_t rqp, rqkey;
 	/* this sweep */
 	bool     probe;			/* its ClassPortInfo is asked for */
+	bool     was_unresponsive;	/* at the start of the sweep */
 	unsigned answered, lost;
 };
 
@@ -66,6 +67,7 @@ struct perfmgr {
 	ev_timer timer;			/* the sweep period */
 	ev_timer resume;		/* paused behind a heavy sweep */
 	bool aborted, running, started_once;
+	bool due;			/* its period ended during a heavy sweep */
 	struct pm_node *nodes;
 	size_t n_nodes;
 	struct pm_target *targets;
@@ -76,6 +78,7 @@ struct perfmgr {
 	uint64_t mads;			/* this sweep */
 	unsigned ports_read;
 	double t0;
+	double began;			/* ev_now() at its start */
 	struct perf_stats st;
 };
 
@@ -85,7 +88,7 @@ static unsigned pm_window(const struct perfmgr *pm)
 {
 	unsigned w = pm->sm->cfg.perfmgr_max_outstanding_queries;
 
-	return w ? w : 1;
+	return w < 1 ? 1 : w > PERF_WINDOW_MAX ? PERF_WINDOW_MAX : w;
 }
 
 const struct pc_store *perf_store(const struct perfmgr *pm)
@@ -248,6 +251,7 @@ static void on_cpi(void *arg, int status, const void *mad, size_t len)
 	if (status == 0) {
 		int rc = pma_decode_cpi(mad, len, &cpi);
 
+		n->unresponsive = false;	/* its ports are read now */
 		if (rc == 0) {
 			n->cpi_known = true;
 			n->cap_mask = cpi.cap_mask;
@@ -258,6 +262,9 @@ static void on_cpi(void *arg, int status, const void *mad, size_t len)
 		} else {
 			bad_answer(pm, n, "ClassPortInfo", rc);
 		}
+	} else if (status == -ETIMEDOUT) {
+		/* silent: its ports would only time out too */
+		n->unresponsive = true;
 	}
 	pm_pump(pm);
 }
@@ -286,6 +293,7 @@ static bool next_cpi(struct perfmgr *pm)
 /* --------------------------------------------------------------- ports */
 
 static void on_port(void *arg, int status, const void *mad, size_t len);
+static void target_read(struct perfmgr *pm, struct pm_target *t);
 
 static void target_done(struct perfmgr *pm)
 {
@@ -293,13 +301,17 @@ static void target_done(struct perfmgr *pm)
 	pm_pump(pm);
 }
 
+/* The next MAD of a port in progress; one that cannot be queued ends
+ * the port's turn (an extended Get: the reading counts without it). */
 static void target_send(struct perfmgr *pm, struct pm_target *t,
 			struct pma_mad *m)
 {
-	if (pm_send(pm, &pm->nodes[t->node], t->lid, m, on_port, t) < 0) {
-		pm->st.failed_reads += t->step == STEP_PC;
+	if (pm_send(pm, &pm->nodes[t->node], t->lid, m, on_port, t) == 0)
+		return;
+	if (t->step == STEP_EXT)
+		target_read(pm, t);
+	else
 		target_done(pm);
-	}
 }
 
 /* The reading is complete: into the store, logged, maybe a clear. */
@@ -446,6 +458,7 @@ static int plan(struct perfmgr *pm)
 		x->lid = lid;
 		x->type = fn->type;
 		x->answered = x->lost = 0;
+		x->was_unresponsive = x->unresponsive;
 		x->probe = x->unresponsive ||
 			   (c->perfmgr_query_cpi && !x->cpi_known);
 		for (unsigned p = 1; p <= fn->num_ports; p++)
@@ -501,7 +514,7 @@ static void judge_nodes(struct perfmgr *pm)
 
 	for (size_t i = 0; i < pm->n_nodes; i++) {
 		struct pm_node *n = &pm->nodes[i];
-		bool was = n->unresponsive;
+		bool was = n->was_unresponsive;
 
 		if (n->answered)
 			n->unresponsive = false;
@@ -528,6 +541,7 @@ static void sweep_end(struct perfmgr *pm)
 
 	pm->running = false;
 	judge_nodes(pm);
+	pc_expire_deltas(pm->store, pm->began);
 	if (sm->cfg.perfmgr_rm_nodes)
 		(void)pc_remove_if(pm->store, keep_present, sm);
 	pm->st.sweeps++;
@@ -592,11 +606,13 @@ static int sweep_begin(struct perfmgr *pm)
 	}
 	pm->running = true;
 	pm->started_once = true;
+	pm->due = false;
 	pm->sweep_no++;
 	pm->next_cpi = pm->next_target = 0;
 	pm->mads = 0;
 	pm->ports_read = 0;
 	pm->t0 = ev_time();
+	pm->began = ev_now(pm->sm->loop);
 	mad_engine_set_pma_window(pm->sm->engine, pm_window(pm));
 	log_debug("perfmgr: sweep %u: %zu nodes, %zu ports", pm->sweep_no,
 		  pm->n_nodes, pm->n_targets);
@@ -617,9 +633,11 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 
 	(void)loop;
 	(void)revents;
-	/* Not master, or a heavy sweep runs: the next period, or the
-	 * subnet's coming up, starts it. */
-	if (!pm->sm->sweep)
+	/* A heavy sweep runs: the subnet's coming up starts it; not
+	 * master: the next period tries again. */
+	if (pm->sm->sweep)
+		pm->due = true;
+	else
 		(void)sweep_begin(pm);
 }
 
@@ -640,7 +658,7 @@ void perf_subnet_up(struct sm *sm)
 		return;
 	if (pm->running)
 		pm_pump(pm);
-	else if (!pm->started_once)
+	else if (!pm->started_once || pm->due)
 		(void)sweep_begin(pm);
 }
 

@@ -43,6 +43,16 @@ struct sm;
 struct perfmgr;
 struct ctl_answer;
 
+/*
+ * The most PMA MADs on the wire whatever perfmgr_max_outstanding_queries
+ * says (OpenSM's default is 500): the kernel's MAD layer keeps 128 sends
+ * on QP1 at once (ib_mad's send_queue_size) and queues the rest itself,
+ * and a burst of answers larger than the receiving socket holds makes
+ * ibsim drop the client.  With the SMP and GMP windows it stays well
+ * below QP1's 512 receive buffers.
+ */
+#define PERF_WINDOW_MAX		128
+
 /* The most ports the store keeps. */
 #define PERF_MAX_PORTS		(1u << 20)
 

@@ -13,6 +13,10 @@
 
 #include "health/counters.h"
 
+/* ck_assert*() reports every passing check (a write per call): hot
+ * loops use CHECK(). */
+#define CHECK(expr, ...)	do { if (!(expr)) ck_abort_msg(__VA_ARGS__); } while (0)
+
 static struct pc_store *st;
 
 static void setup(void)
@@ -328,10 +332,57 @@ START_TEST(test_bound_find_remove)
 	ck_assert_uint_eq(n, 3);
 	/* room again */
 	ck_assert_ptr_nonnull(pc_get(st, 100, 1));
+	/* a port not read since t keeps its totals, loses its deltas */
+	struct pc_port *q2 = pc_find(st, 2, 2);
+	q2->delta[PC_RCV_ERR] = 5;
+	q2->total[PC_RCV_ERR] = 9;
+	q2->last_read = 10.0;
+	pc_expire_deltas(st, 10.0);
+	ck_assert_uint_eq(q2->delta[PC_RCV_ERR], 5);
+	pc_expire_deltas(st, 10.5);
+	ck_assert_uint_eq(q2->delta[PC_RCV_ERR], 0);
+	ck_assert_uint_eq(q2->total[PC_RCV_ERR], 9);
 	ck_assert_int_eq(pc_id_by_name("SymbolErrorCounter"), PC_SYMBOL_ERR);
 	ck_assert_int_eq(pc_id_by_name("portxmitwait"), PC_XMIT_WAIT);
 	ck_assert_int_eq(pc_id_by_name("nothing"), -1);
 	ck_assert_int_eq(pc_store_new(&(struct pc_store *){ NULL }, 0), -EINVAL);
+}
+END_TEST
+
+static bool keep_odd_guid(void *arg, const struct pc_port *p)
+{
+	(void)arg;
+	return p->node_guid & 1;
+}
+
+/* Many ports: the hash grows with them, every one is found, the bound
+ * holds, removal keeps the rest findable. */
+START_TEST(test_many_ports)
+{
+	struct pc_store *big;
+	const unsigned n = 20000;
+
+	ck_assert_int_eq(pc_store_new(&big, n), 0);
+	for (unsigned i = 0; i < n; i++) {
+		struct pc_port *p = pc_get(big, 0x1000 + i / 4, (uint8_t)(i % 4 + 1));
+
+		ck_assert_ptr_nonnull(p);
+		p->total[PC_RCV_ERR] = i;
+	}
+	ck_assert_ptr_null(pc_get(big, 1, 1));
+	for (unsigned i = 0; i < n; i++) {
+		struct pc_port *p = pc_find(big, 0x1000 + i / 4, (uint8_t)(i % 4 + 1));
+
+		CHECK(p && p->total[PC_RCV_ERR] == i, "port %u lost", i);
+	}
+	ck_assert_uint_eq(pc_remove_if(big, keep_odd_guid, NULL), n / 2);
+	for (unsigned i = 0; i < n; i++) {
+		struct pc_port *p = pc_find(big, 0x1000 + i / 4, (uint8_t)(i % 4 + 1));
+
+		CHECK(((0x1000 + i / 4) & 1) ? p && p->total[PC_RCV_ERR] == i : !p,
+		      "port %u after removal", i);
+	}
+	pc_store_free(big);
 }
 END_TEST
 
@@ -388,6 +439,7 @@ int main(void)
 	tcase_add_test(tc, test_needs_clear);
 	tcase_add_test(tc, test_bound_find_remove);
 	tcase_add_test(tc, test_random_readings);
+	tcase_add_test(tc, test_many_ports);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
