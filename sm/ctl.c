@@ -396,8 +396,8 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req,
 	} else {
 		snprintf(err, errlen, "unknown command '%.*s': expected status,"
 			 " resweep, reroute, loglevel, reload, dump-config,"
-			 " sms, routes, health, events, topology, port,"
-			 " counters or help", (int)(wl[0] > 40 ? 40 : wl[0]), w[0]);
+			 " sms, routes, counters, health, events, topology, port"
+			 " or help", (int)(wl[0] > 40 ? 40 : wl[0]), w[0]);
 		return -EINVAL;
 	}
 #undef NOARGS

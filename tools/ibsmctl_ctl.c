@@ -433,8 +433,8 @@ bool ctl_is_command(const char *word)
 {
 	static const char *const cmds[] = { "status", "resweep", "reroute",
 					    "loglevel", "reload", "dump-config",
-					    "sms", "routes", "health", "events",
-					    "topology", "port", "counters" };
+					    "sms", "routes", "counters", "health",
+					    "events", "topology", "port" };
 
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(word, cmds[i]))
@@ -578,8 +578,8 @@ int ctl_main(int argc, char **argv)
 	if (!strcmp(cmd, "topology") && absolute_file(req, &used) < 0)
 		return 2;
 	/* the daemon writes the report's JSON itself, a member per line */
-	if (json && (!strcmp(cmd, "routes") || !strcmp(cmd, "health") ||
-		     !strcmp(cmd, "events") || !strcmp(cmd, "counters"))) {
+	if (json && (!strcmp(cmd, "routes") || !strcmp(cmd, "counters") ||
+		     !strcmp(cmd, "health") || !strcmp(cmd, "events"))) {
 		if (used + 5 >= sizeof(req)) {
 			fprintf(stderr, "ibsmctl: request too long\n");
 			return 2;
@@ -597,8 +597,8 @@ int ctl_main(int argc, char **argv)
 		return health_answer(path, req);
 	if (ctl_request(path, req, &r) < 0)
 		return 1;
-	if (json && (!strcmp(cmd, "routes") || !strcmp(cmd, "events") ||
-		     !strcmp(cmd, "counters")) && r.ok)
+	if (json && (!strcmp(cmd, "routes") || !strcmp(cmd, "counters") ||
+		     !strcmp(cmd, "events")) && r.ok)
 		for (size_t i = 0; i + 1 < r.n; i++)
 			printf("%s\n", r.lines[i]);
 	else if (json && !strcmp(cmd, "status") && r.ok)

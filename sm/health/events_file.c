@@ -29,6 +29,8 @@ void evfile_init(struct evfile *ef)
 {
 	memset(ef, 0, sizeof(*ef));
 	ef->fd = -1;
+	ef->max_size = HEALTH_EVFILE_MAX;
+	ef->keep = HEALTH_EVFILE_KEEP;
 }
 
 void evfile_close(struct evfile *ef)
@@ -70,7 +72,11 @@ static void rotate(struct evfile *ef)
 	char from[640], to[640];
 
 	evfile_close(ef);
-	for (unsigned i = HEALTH_EVFILE_KEEP; i > 1; i--) {
+	if (!ef->keep) {
+		(void)unlink(ef->path);
+		return;
+	}
+	for (unsigned i = ef->keep; i > 1; i--) {
 		snprintf(from, sizeof(from), "%s.%u", ef->path, i - 1);
 		snprintf(to, sizeof(to), "%s.%u", ef->path, i);
 		(void)rename(from, to);
@@ -172,7 +178,7 @@ void evfile_flush(struct evfile *ef, const struct he_ring *r,
 			return;
 		}
 		want = e->seq + 1;
-		if (ef->size >= (off_t)HEALTH_EVFILE_MAX) {
+		if (ef->size >= ef->max_size) {
 			rotate(ef);
 			rc = open_file(ef, dir);
 			if (rc < 0) {

@@ -15,6 +15,7 @@
 #include "config/health_policy.h"
 #include "model/topo_dump.h"
 #include "sm/health/internal.h"
+#include "sm/perf/perf.h"
 #include "sm/sm.h"
 #include "sm/topo_file.h"
 
@@ -67,6 +68,8 @@ struct sm_health *health_get(struct sm *sm)
 		return NULL;
 	}
 	sm->health = h;
+	/* the counter checks after each counter sweep (SM_EV_PERF_DONE) */
+	sm->perf_done_hook = sm_health_counters_done;
 	return h;
 }
 
@@ -85,6 +88,8 @@ void sm_health_free(struct sm *sm)
 	fabric_free(&h->ref);
 	free(h);
 	sm->health = NULL;
+	if (sm->perf_done_hook == sm_health_counters_done)
+		sm->perf_done_hook = NULL;
 }
 
 void health_event(struct sm_health *h, enum he_type type, uint64_t guid,
@@ -111,9 +116,42 @@ static const char *desc_of(const struct fab_node *n, char *buf)
 	return topo_desc_clean(n->has_desc ? n->desc : "", buf);
 }
 
+/*
+ * Which end of a link speaks for it (its events, its history): the
+ * switch end, else the end with the lower (GUID, port).  So a link
+ * flapping is one finding, named from the switch port facing the host.
+ */
+static bool link_end(const struct fab_node *n, unsigned pn,
+		     const struct fab_node *pe, unsigned pp)
+{
+	bool sw = n->type == NODE_TYPE_SWITCH, psw = pe->type == NODE_TYPE_SWITCH;
+
+	if (sw != psw)
+		return sw;
+	return n->guid < pe->guid || (n->guid == pe->guid && pn < pp);
+}
+
+/* Whether port pn of node n (of `f`) speaks for its link: by its peer in
+ * `f`, else by its peer in `other` (a link that went down), else yes. */
+static bool speaks(const struct fabric *f, const struct fab_node *n,
+		   unsigned pn, const struct fabric *other)
+{
+	const struct fab_port *p = &n->ports[pn];
+	int32_t j;
+
+	if (p->peer_node != FAB_NONE)
+		return link_end(n, pn, fabric_node(f, p->peer_node), p->peer_port);
+	j = fabric_find(other, n->guid);
+	if (j == FAB_NONE || fabric_node(other, j)->num_ports < pn)
+		return true;
+	p = &fabric_node(other, j)->ports[pn];
+	if (p->peer_node == FAB_NONE)
+		return true;
+	return link_end(n, pn, fabric_node(other, p->peer_node), p->peer_port);
+}
+
 /* Links of `a` that `b` lacks (same node GUID, port and peer), each link
- * once: from its switch end, else from its end with the lower (GUID,
- * port). */
+ * once, from the end that speaks for it. */
 static void links_gone(struct sm_health *h, const struct fabric *a,
 		       const struct fabric *b, enum he_type type)
 {
@@ -129,11 +167,7 @@ static void links_gone(struct sm_health *h, const struct fabric *a,
 			if (p->peer_node == FAB_NONE)
 				continue;
 			const struct fab_node *pe = fabric_node(a, p->peer_node);
-			bool sw = n->type == NODE_TYPE_SWITCH,
-			     psw = pe->type == NODE_TYPE_SWITCH;
-			if ((psw && !sw) || (psw == sw &&
-			    (pe->guid < n->guid ||
-			     (pe->guid == n->guid && p->peer_port < pn))))
+			if (!link_end(n, pn, pe, p->peer_port))
 				continue;
 			if (j != FAB_NONE && fabric_node(b, j)->num_ports >= pn) {
 				const struct fab_port *q =
@@ -176,7 +210,8 @@ static bool was_unanswered(const struct sm_health *h, uint64_t guid)
 }
 
 /*
- * Each port's link state and each node's poll, for the classifier.  A
+ * Each link's state (from the end that speaks for it) and each node's
+ * poll, for the classifier.  A
  * node of the old model missing from the new one behind a port that is
  * still up (the discovery's query across it got no answer) counts as a
  * poll it did not answer.
@@ -197,8 +232,9 @@ static void feed_history(struct sm_health *h, const struct fabric *old,
 
 			if (!p->valid)
 				continue;
-			hh_link_state(&h->hist, n->guid, (uint8_t)pn, port_up(p),
-				      now);
+			if (speaks(f, n, pn, old))
+				hh_link_state(&h->hist, n->guid, (uint8_t)pn,
+					      port_up(p), now);
 			if (p->peer_node != FAB_NONE || j == FAB_NONE ||
 			    pi_port_state(&p->pi) < PORT_STATE_INIT ||
 			    fabric_node(old, j)->num_ports < pn)
@@ -218,7 +254,8 @@ static void feed_history(struct sm_health *h, const struct fabric *old,
 		if (fabric_find(f, n->guid) != FAB_NONE)
 			continue;
 		for (unsigned pn = 1; pn <= n->num_ports; pn++)
-			if (n->ports[pn].peer_node != FAB_NONE)
+			if (n->ports[pn].peer_node != FAB_NONE &&
+			    speaks(old, n, pn, f))
 				hh_link_state(&h->hist, n->guid, (uint8_t)pn,
 					      false, now);
 	}
@@ -230,6 +267,7 @@ void sm_health_model(struct sm *sm, const struct fabric *next)
 	struct sm_health *h = health_get(sm);
 	const struct fabric *old = &sm->fabric;
 	struct fabric_counts c;
+	double t0 = health_now();
 
 	if (!h)
 		return;
@@ -246,6 +284,8 @@ void sm_health_model(struct sm *sm, const struct fabric *next)
 		links_gone(h, next, old, HE_LINK_UP);
 	}
 	feed_history(h, old, next, health_now());
+	log_debug("health: model compared and history fed (%.3f s)",
+		  health_now() - t0);
 }
 
 void sm_health_discovered(struct sm *sm, const uint64_t *dup_guids, unsigned n)
@@ -445,18 +485,25 @@ void sm_health_sweep_done(struct sm *sm)
 		hc_routing(&h->routes, &h->findings, now);
 	hf_set_end(&h->findings, now, on_change, h);
 	iso_apply(h);
+	log_debug("health: sweep round %u: %zu findings open (%.3f s)",
+		  h->sweeps, hf_set_count(&h->findings), health_now() - now);
 }
 
-void sm_health_counters(struct sm *sm, const struct pc_port *ports, size_t n)
+void sm_health_counters_done(struct sm *sm)
 {
 	struct sm_health *h = health_get(sm);
+	const struct pc_store *st = perf_store(sm->perf);
+	const struct pc_port *p;
 	double now = health_now();
+	size_t it = 0;
 
-	if (!h)
+	if (!h || !st)
 		return;
 	policy_refresh(h);
 	h->counters_at = now;
 	hf_set_begin(&h->findings, HF_G_COUNTERS);
-	hc_counters(&h->cst, ports, n, &sm->fabric, &h->pol, &h->findings, now);
+	while ((p = pc_next(st, &it)))
+		hc_counter_port(&h->cst, p, &sm->fabric, &h->pol, &h->findings,
+				now);
 	hf_set_end(&h->findings, now, on_change, h);
 }

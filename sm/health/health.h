@@ -51,8 +51,9 @@ void sm_health_state(struct sm *sm, const char *from, const char *to,
 void sm_health_routes(struct sm *sm, const struct hc_routing_verdict *v,
 		      const char *what);
 /* The performance manager finished a counter sweep: the error-rate
- * checks run on its store, `n` ports. */
-void sm_health_counters(struct sm *sm, const struct pc_port *ports, size_t n);
+ * checks run on its store (sm->perf_done_hook, set when sm->health is
+ * made). */
+void sm_health_counters_done(struct sm *sm);
 
 void sm_health_free(struct sm *sm);
 

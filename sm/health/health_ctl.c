@@ -1,10 +1,10 @@
 /*
  * health_ctl.c - the control socket's health commands (sm/ctl.c parses
  * them): health [json], events [since T] [json], topology save FILE and
- * port enable NODE PORT.  Answers are bounded (HEALTH_CTL_MAX_FINDINGS,
- * HEALTH_CTL_MAX_EVENTS) so that one fits CTL_MAX_ANSWER whole, and the
- * JSON forms stay valid when the lists are cut (the count left out is
- * given).
+ * port enable NODE PORT.  Answers are bounded so that one fits
+ * CTL_MAX_ANSWER whole (findings, the least severe last, up to the room
+ * left; the last HEALTH_CTL_MAX_EVENTS events), and the JSON forms stay
+ * valid when the lists are cut (the count left out is given).
  */
 #include "config.h"
 
@@ -20,8 +20,7 @@
 #include "sm/sm.h"
 #include "sm/topo_file.h"
 
-#define HEALTH_CTL_MAX_FINDINGS	400
-#define HEALTH_CTL_MAX_EVENTS	1000
+#define HEALTH_CTL_MAX_EVENTS	400
 
 /* s as a JSON string (quotes included) into buf. */
 static const char *jstr(const char *s, char *buf, size_t len)
@@ -103,30 +102,42 @@ static void finding_text(struct sm_health *h, struct ctl_answer *a,
 		     where, peer, f->text, first);
 }
 
+/*
+ * One finding as a JSON object over three answer lines (each within an
+ * answer line's bound whatever the descriptions hold); `first` false:
+ * a comma before it.
+ */
 static void finding_json(struct sm_health *h, struct ctl_answer *a,
-			 const struct hf_finding *fd, bool last)
+			 const struct hf_finding *fd, bool first)
 {
 	struct hf_finding named, *f = &named;
 	char d[HF_DESC_SIZE * 6 + 3], pd[HF_DESC_SIZE * 6 + 3];
-	char t[HF_TEXT_SIZE * 6 + 3], first[32], lastt[32];
+	char t[HF_TEXT_SIZE * 6 + 3], t0[32], t1[32];
 
 	iso_name(h, fd, &named);
-	iso_time(f->first_seen, first, sizeof(first));
-	iso_time(f->last_seen, lastt, sizeof(lastt));
-	ctl_line_add(a, "{\"severity\": \"%s\", \"kind\": \"%s\", \"node_guid\":"
+	iso_time(f->first_seen, t0, sizeof(t0));
+	iso_time(f->last_seen, t1, sizeof(t1));
+	ctl_line_add(a, "%s{\"severity\": \"%s\", \"kind\": \"%s\", \"node_guid\":"
 		     " \"0x%016" PRIx64 "\", \"node_desc\": %s, \"port\": %u,"
-		     " \"lid\": %u, \"peer_guid\": \"0x%016" PRIx64 "\","
-		     " \"peer_desc\": %s, \"peer_port\": %u, \"peer_lid\": %u,"
-		     " \"detail\": %u, \"value\": %" PRIu64 ", \"limit\": %"
-		     PRIu64 ", \"text\": %s, \"first_seen\": \"%s\","
-		     " \"last_seen\": \"%s\", \"first_seen_s\": %.3f,"
-		     " \"last_seen_s\": %.3f}%s",
+		     " \"lid\": %u,", first ? "" : ", ",
 		     hf_severity_name(f->severity), hf_kind_name(f->kind),
-		     f->guid, jstr(f->desc, d, sizeof(d)), f->port, f->lid,
+		     f->guid, jstr(f->desc, d, sizeof(d)), f->port, f->lid);
+	ctl_line_add(a, " \"peer_guid\": \"0x%016" PRIx64 "\", \"peer_desc\": %s,"
+		     " \"peer_port\": %u, \"peer_lid\": %u, \"detail\": %u,"
+		     " \"value\": %" PRIu64 ", \"limit\": %" PRIu64 ",",
 		     f->peer_guid, jstr(f->peer_desc, pd, sizeof(pd)),
-		     f->peer_port, f->peer_lid, f->detail, f->value, f->limit,
-		     jstr(f->text, t, sizeof(t)), first, lastt, f->first_seen,
-		     f->last_seen, last ? "" : ",");
+		     f->peer_port, f->peer_lid, f->detail, f->value, f->limit);
+	ctl_line_add(a, " \"text\": %s,", jstr(f->text, t, sizeof(t)));
+	ctl_line_add(a, " \"first_seen\": \"%s\", \"last_seen\": \"%s\","
+		     " \"first_seen_s\": %.3f, \"last_seen_s\": %.3f}", t0, t1,
+		     f->first_seen, f->last_seen);
+}
+
+/* Room for one more finding or event in the answer (a few lines of at
+ * most an answer line each, and the closing lines). */
+static bool answer_room(const struct ctl_answer *a)
+{
+	return a->len + 8 * 1024 < CTL_MAX_ANSWER;
 }
 
 int sm_health_ctl_report(struct sm *sm, bool json, struct ctl_answer *a,
@@ -135,7 +146,7 @@ int sm_health_ctl_report(struct sm *sm, bool json, struct ctl_answer *a,
 	struct sm_health *h = health_get(sm);
 	struct hf_summary sum;
 	const struct hf_finding **v;
-	size_t n, shown;
+	size_t n, shown = 0;
 
 	if (!h) {
 		snprintf(msg, len, "out of memory");
@@ -151,18 +162,16 @@ int sm_health_ctl_report(struct sm *sm, bool json, struct ctl_answer *a,
 		v[i] = hf_set_at(&h->findings, i);
 	qsort(v, n, sizeof(*v), by_severity);
 	hf_set_summary(&h->findings, &sum);
-	shown = n < HEALTH_CTL_MAX_FINDINGS ? n : HEALTH_CTL_MAX_FINDINGS;
 	unsigned crit = sum.count[HF_CRITICAL], warn = sum.count[HF_WARNING];
 	if (json) {
 		ctl_line_add(a, "{\"healthy\": %s, \"critical\": %u, \"warnings\":"
 			     " %u, \"sweeps\": %u, \"subnet_up\": %s,"
-			     " \"omitted\": %zu, \"dropped\": %u, \"findings\": [",
+			     " \"dropped\": %u, \"findings\": [",
 			     n ? "false" : "true", crit, warn, h->sweeps,
-			     sm->subnet_up ? "true" : "false", n - shown,
-			     sum.dropped);
-		for (size_t i = 0; i < shown; i++)
-			finding_json(h, a, v[i], i + 1 == shown);
-		ctl_line_add(a, "]}");
+			     sm->subnet_up ? "true" : "false", sum.dropped);
+		for (; shown < n && answer_room(a); shown++)
+			finding_json(h, a, v[shown], shown == 0);
+		ctl_line_add(a, "], \"omitted\": %zu}", n - shown);
 	} else {
 		if (!n)
 			ctl_line_add(a, "fabric healthy%s", h->sweeps ? "" :
@@ -170,8 +179,8 @@ int sm_health_ctl_report(struct sm *sm, bool json, struct ctl_answer *a,
 		else
 			ctl_line_add(a, "%u critical, %u warning%s", crit, warn,
 				     warn == 1 ? "" : "s");
-		for (size_t i = 0; i < shown; i++)
-			finding_text(h, a, v[i]);
+		for (; shown < n && answer_room(a); shown++)
+			finding_text(h, a, v[shown]);
 		if (n > shown)
 			ctl_line_add(a, "... and %zu more", n - shown);
 	}
@@ -180,14 +189,42 @@ int sm_health_ctl_report(struct sm *sm, bool json, struct ctl_answer *a,
 	return 0;
 }
 
+/* One event as answer lines: JSON (a comma after it unless `last`) or
+ * text.  Returns the bytes it adds (measure: `a` NULL, nothing added). */
+static size_t event_lines(struct ctl_answer *a, const struct he_event *e,
+			  bool json, bool last)
+{
+	/* the text on a line of its own, within an answer line's bound (a
+	 * text of unusual bytes is cut, still a JSON string) */
+	char l1[256], l2[1000], ts[32], t[960];
+
+	if (!json) {
+		evfile_format(e, l2, sizeof(l2));
+		if (a)
+			ctl_line_add(a, "%s", l2);
+		return strlen(l2) + 1;
+	}
+	iso_time(e->time, ts, sizeof(ts));
+	snprintf(l1, sizeof(l1), "{\"seq\": %" PRIu64 ", \"time\": \"%s\","
+		 " \"time_s\": %.3f, \"type\": \"%s\", \"guid\": \"0x%016"
+		 PRIx64 "\", \"port\": %u,", e->seq, ts, e->time,
+		 he_type_name(e->type), e->guid, e->port);
+	snprintf(l2, sizeof(l2), " \"text\": %s}%s",
+		 jstr(e->text, t, sizeof(t)), last ? "" : ",");
+	if (a) {
+		ctl_line_add(a, "%s", l1);
+		ctl_line_add(a, "%s", l2);
+	}
+	return strlen(l1) + strlen(l2) + 2;
+}
+
 int sm_health_ctl_events(struct sm *sm, double since, bool json,
 			 struct ctl_answer *a, char *msg, size_t len)
 {
 	struct sm_health *h = health_get(sm);
 	const struct he_event *e;
 	uint64_t cur, start;
-	size_t total = 0, skip, i = 0;
-	char line[HE_TEXT_SIZE + 128], t[HE_TEXT_SIZE * 6 + 3], ts[32];
+	size_t total = 0, skip, i = 0, *sz, room;
 
 	if (!h) {
 		snprintf(msg, len, "out of memory");
@@ -196,28 +233,31 @@ int sm_health_ctl_events(struct sm *sm, double since, bool json,
 	start = cur = he_ring_since(&h->events, since);
 	while (he_ring_next(&h->events, &cur))
 		total++;
-	skip = total > HEALTH_CTL_MAX_EVENTS ? total - HEALTH_CTL_MAX_EVENTS : 0;
+	/* the newest events that fit the answer, at most
+	 * HEALTH_CTL_MAX_EVENTS */
+	sz = malloc((total ? total : 1) * sizeof(*sz));
+	if (!sz) {
+		snprintf(msg, len, "out of memory");
+		return -ENOMEM;
+	}
 	cur = start;
+	while ((e = he_ring_next(&h->events, &cur)) && i < total)
+		sz[i++] = event_lines(NULL, e, json, false);
+	room = CTL_MAX_ANSWER - a->len - 8 * 1024;
+	for (skip = total; skip > 0 && total - skip < HEALTH_CTL_MAX_EVENTS &&
+	     sz[skip - 1] <= room; skip--)
+		room -= sz[skip - 1];
+	free(sz);
 	if (json)
 		ctl_line_add(a, "{\"omitted\": %zu, \"events\": [", skip);
 	else if (skip)
 		ctl_line_add(a, "... %zu earlier events left out", skip);
-	while ((e = he_ring_next(&h->events, &cur))) {
+	cur = start;
+	i = 0;
+	while ((e = he_ring_next(&h->events, &cur)) && i < total) {
 		if (i++ < skip)
 			continue;
-		if (json) {
-			iso_time(e->time, ts, sizeof(ts));
-			ctl_line_add(a, "{\"seq\": %" PRIu64 ", \"time\": \"%s\","
-				     " \"time_s\": %.3f, \"type\": \"%s\","
-				     " \"guid\": \"0x%016" PRIx64 "\", \"port\": %u,"
-				     " \"text\": %s}%s", e->seq, ts, e->time,
-				     he_type_name(e->type), e->guid, e->port,
-				     jstr(e->text, t, sizeof(t)),
-				     i == total ? "" : ",");
-		} else {
-			evfile_format(e, line, sizeof(line));
-			ctl_line_add(a, "%s", line);
-		}
+		event_lines(a, e, json, i == total);
 	}
 	if (json)
 		ctl_line_add(a, "]}");

@@ -48,6 +48,8 @@ struct evfile {
 	uint64_t dropped;		/* events never written */
 	double   retry_at;		/* closed after a failure until then */
 	int      last_err;
+	off_t    max_size;		/* rotated past it (HEALTH_EVFILE_MAX) */
+	unsigned keep;			/* old files kept (HEALTH_EVFILE_KEEP) */
 };
 
 /* A port the isolation policy disabled (isolate.c). */
