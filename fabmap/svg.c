@@ -28,11 +28,26 @@ static const char *desc_of(const struct fab_node *n)
 	return n->has_desc || n->desc[0] ? n->desc : "";
 }
 
-/* The findings of list `e` as title lines (at most *left). */
-static void title_findings(struct fm_ctx *c, int32_t e, unsigned *left)
+/* Does finding x name port `port` of node `guid` (either end)? */
+static bool names_port(const struct hf_finding *x, uint64_t guid,
+		       unsigned port)
 {
-	for (; e >= 0 && *left; e = c->j->next[e], (*left)--) {
+	return (x->guid == guid && x->port == port) ||
+	       (x->peer_guid == guid && x->peer_port == port);
+}
+
+/* The findings of list `e` as title lines (at most *left), but for those
+ * that also name port `skip_port` of node `skip_guid` (listed with that
+ * end already; skip_guid 0: none). */
+static void title_findings(struct fm_ctx *c, int32_t e, unsigned *left,
+			   uint64_t skip_guid, unsigned skip_port)
+{
+	for (; e >= 0 && *left; e = c->j->next[e]) {
 		const struct hf_finding *x = &c->in->findings[e / 2];
+
+		if (skip_guid && names_port(x, skip_guid, skip_port))
+			continue;
+		(*left)--;
 
 		fm_put(c->b, "\n%s %s: ", hf_severity_name(x->severity),
 		       hf_kind_name(x->kind));
@@ -70,7 +85,7 @@ static void link_title(struct fm_ctx *c, const struct lk *k)
 
 	fm_put(c->b, "<title>");
 	fm_esc(c->b, desc_of(a));
-	fm_put(c->b, " (0x%016" PRIx64 ") port %u <-> ", a->guid, k->pa);
+	fm_put(c->b, " (0x%016" PRIx64 ") port %u &lt;-&gt; ", a->guid, k->pa);
 	fm_esc(c->b, desc_of(b));
 	fm_put(c->b, " (0x%016" PRIx64 ") port %u", b->guid, k->pb);
 	fm_link_rate(&a->ports[k->pa], rate, sizeof(rate));
@@ -85,8 +100,9 @@ static void link_title(struct fm_ctx *c, const struct lk *k)
 	}
 	title_counters(c, a, k->pa);
 	title_counters(c, b, k->pb);
-	title_findings(c, c->j->head[c->j->slot_off[k->a] + k->pa], &left);
-	title_findings(c, c->j->head[c->j->slot_off[k->b] + k->pb], &left);
+	title_findings(c, c->j->head[c->j->slot_off[k->a] + k->pa], &left, 0, 0);
+	title_findings(c, c->j->head[c->j->slot_off[k->b] + k->pb], &left,
+		       a->guid, k->pa);
 	fm_put(c->b, "</title>");
 }
 
@@ -236,16 +252,17 @@ static void switch_title(struct fm_ctx *c, int32_t i, uint32_t hosts)
 	fm_esc(c->b, desc_of(n));
 	fm_put(c->b, "\n0x%016" PRIx64 " LID %u, %u ports, %u hosts", n->guid,
 	       n->ports[0].lid, n->num_ports, hosts);
-	title_findings(c, c->j->node_head[i], &left);
-	title_findings(c, c->j->head[c->j->slot_off[i]], &left);
+	title_findings(c, c->j->node_head[i], &left, 0, 0);
+	title_findings(c, c->j->head[c->j->slot_off[i]], &left, 0, 0);
 	for (unsigned p = 1; p <= n->num_ports && left; p++) {
 		int32_t peer = n->ports[p].peer_node;
 
 		if (peer == FAB_NONE || c->g->idx[peer] >= 0)
 			continue;
-		title_findings(c, c->j->head[c->j->slot_off[i] + p], &left);
+		title_findings(c, c->j->head[c->j->slot_off[i] + p], &left, 0, 0);
 		title_findings(c, c->j->head[c->j->slot_off[peer] +
-					     n->ports[p].peer_port], &left);
+					     n->ports[p].peer_port], &left,
+			       n->guid, p);
 	}
 	fm_put(c->b, "</title>");
 }
@@ -394,9 +411,10 @@ static const char page_style[] =
 	"tr.critical td:first-child{color:#c62828}h3{margin:10px}";
 
 /* The view switch (also from the address: #load, #health) and the zoom
- * (wheel) and pan (drag) of the map; data-painted-ms on the body: the
- * milliseconds from navigation to the second frame after the script ran
- * (the page laid out and painted once), for the benchmark. */
+ * (wheel) and pan (drag) of the map; for the benchmark, on the body:
+ * data-ready-ms, the milliseconds from navigation to the end of the
+ * script (the page parsed, its layout forced), and data-painted-ms, to
+ * the second frame after it (painted once). */
 static const char page_script[] =
 	"(function(){\n"
 	"var links=document.querySelectorAll('#map .link');\n"
@@ -430,6 +448,8 @@ static const char page_script[] =
 	" vb.x-=(ev.clientX-drag[0])/r.width*vb.width;\n"
 	" vb.y-=(ev.clientY-drag[1])/r.height*vb.height;\n"
 	" drag=[ev.clientX,ev.clientY];});\n"
+	"svg.getBoundingClientRect();\n"
+	"document.body.setAttribute('data-ready-ms',Math.round(performance.now()));\n"
 	"requestAnimationFrame(function(){requestAnimationFrame(function(){\n"
 	" document.body.setAttribute('data-painted-ms',"
 	"Math.round(performance.now()));});});\n"
@@ -443,9 +463,10 @@ static void page_bar(struct fm_ctx *c, const char *title)
 	fm_put(b, "<div id=\"bar\"><b>");
 	fm_esc(b, title);
 	fm_put(b, "</b> &#8212; %zu switches, %zu hosts, %zu cables between"
-	       " switches; layout: %s; findings: %u critical, %u warnings",
+	       " switches; layout: %s; findings: %u critical, %u warning%s",
 	       c->g->n, c->hosts, c->links, layout_name(c->l),
-	       c->j->count[HF_CRITICAL], c->j->count[HF_WARNING]);
+	       c->j->count[HF_CRITICAL], c->j->count[HF_WARNING],
+	       c->j->count[HF_WARNING] == 1 ? "" : "s");
 	if (in->now > 0) {
 		time_t t = (time_t)in->now;
 		struct tm tm;

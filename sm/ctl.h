@@ -55,8 +55,8 @@ enum ctl_cmd {
 	CTL_CMD_EVENTS,			/* the event history */
 	CTL_CMD_TOPO_SAVE,		/* topology save FILE */
 	CTL_CMD_PORT_ENABLE,		/* port enable NODE PORT */
-	CTL_CMD_COUNTERS,		/* port counters (sm/perf/) */
 	CTL_CMD_ROUTES_LOADS,		/* routed load per channel */
+	CTL_CMD_COUNTERS,		/* port counters (sm/perf/) */
 };
 
 struct ctl_request {

@@ -3,8 +3,8 @@
  * (fabmap/fabmap.h) of the running subnet or of a topology file.
  *
  * Live: the model through the SA (ibsmctl_fabric.c), the findings
- * (`health json`) and the routed load per cable (`routes loads`) from
- * ibsm's control socket; without the socket the map has no findings
+ * (`health json`), the port counters (`counters json`) and the routed
+ * load per cable (`routes loads`) from ibsm's control socket; without the socket the map has no findings
  * and no load view (said on stderr).  Offline (--topology FILE): the
  * model from the file, routed here with the engine list of --routing,
  * compared with --reference FILE (findings of the reference check).
@@ -46,6 +46,7 @@ struct map_opts {
 
 struct map_data {
 	struct fabric f;
+	struct pc_store *counters;	/* live: `counters json`, else NULL */
 	struct hf_finding *fd;
 	size_t n_fd, cap_fd;
 	uint64_t *loads;
@@ -66,7 +67,8 @@ static void map_usage(FILE *f)
 "offline:\n"
 "      --topology FILE   the fabric of a topology file (ibnetdiscover or\n"
 "                        ibsim .net), routed here for the load view\n"
-"      --routing LIST    engine list for that (default auto)\n"
+"      --routing LIST    engine list for that (default auto; none: no\n"
+"                        routing, no load view)\n"
 "      --reference FILE  findings of the comparison with this reference\n"
 "either:\n"
 "      --findings FILE   findings as `ibsmctl health --json` prints them\n"
@@ -304,6 +306,8 @@ static int offline(const struct map_opts *o, struct map_data *d)
 	}
 	if (o->reference && offline_reference(d, o->reference) < 0)
 		return -1;
+	if (o->routing && !strcmp(o->routing, "none"))
+		return 0;
 	memset(&r, 0, sizeof(r));
 	rc = routing_run_opts(o->routing ? o->routing : "auto", &d->f, &ro, &r,
 			      err, sizeof(err));
@@ -360,6 +364,39 @@ static void loads_from_reply(struct map_data *d, const struct ctl_reply *r)
 	free(off);
 }
 
+/* `counters json`: a port object starts with its "guid" and "port", then
+ * one counter a line ("Name":{"total":N,...}). */
+static void counters_from_reply(struct map_data *d, const struct ctl_reply *r)
+{
+	struct pc_port *cur = NULL;
+
+	if (pc_store_new(&d->counters, 1u << 16) < 0)
+		return;
+	for (size_t i = 0; i + 1 < r->n; i++) {
+		const char *l = r->lines[i], *g = strstr(l, "{\"guid\":\"");
+		unsigned long long guid, total;
+		unsigned port;
+		char name[48];
+		int id;
+
+		if (g && sscanf(g, "{\"guid\":\"%llx\",\"port\":%u", &guid,
+				&port) == 2 && port <= 255) {
+			cur = pc_get(d->counters, guid, (uint8_t)port);
+			continue;
+		}
+		if (*l == ',')
+			l++;
+		if (!cur || sscanf(l, "\"%47[^\"]\":{\"total\":%llu", name,
+				   &total) != 2)
+			continue;
+		id = pc_id_by_name(name);
+		if (id >= 0) {
+			cur->total[id] = total;
+			cur->seen[id] = true;
+		}
+	}
+}
+
 static void live_daemon(const struct map_opts *o, struct map_data *d)
 {
 	char path[512];
@@ -378,6 +415,13 @@ static void live_daemon(const struct map_opts *o, struct map_data *d)
 		if (!r.ok)
 			fprintf(stderr, "ibsmctl: health: %s\n",
 				ctl_reply_text(&r));
+		ctl_reply_free(&r);
+	}
+	/* the performance manager's counters, for the tooltips (ERR when
+	 * it is off: the map shows none) */
+	if (ctl_request(path, "counters json", &r) == 0) {
+		if (r.ok)
+			counters_from_reply(d, &r);
 		ctl_reply_free(&r);
 	}
 	if (ctl_request(path, "routes loads", &r) == 0) {
@@ -499,6 +543,7 @@ int map_main(int argc, char **argv)
 		struct fabmap_input in = {
 			.f = &d.f, .findings = d.fd, .n_findings = d.n_fd,
 			.loads = d.loads, .load_ideal = d.ideal,
+			.counters = d.counters,
 			.title = o.title, .now = (double)time(NULL),
 			.load_view = o.load_view,
 		};
@@ -520,6 +565,7 @@ int map_main(int argc, char **argv)
 	fabmap_buf_free(&b);
 	free(d.fd);
 	free(d.loads);
+	pc_store_free(d.counters);
 	fabric_free(&d.f);
 	return rc == 0 ? 0 : 1;
 }

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "config/listen.h"
+#include "sm/fabric_map.h"
 #include "sm/metrics/metrics.h"
 #include "sm/metrics/prom.h"
 #include "sm/sm.h"
@@ -373,6 +374,7 @@ void metrics_stop(struct sm *sm)
 		return;
 	metrics_free(sm->metrics);
 	sm->metrics = NULL;
+	sm_fabric_map_free();		/* the loads /fabric kept */
 }
 
 void metrics_render(struct sm *sm, struct prom *p)

@@ -12,9 +12,12 @@
 #   2. offline, a 3D torus (grid layout) and a random graph (force
 #      layout): counts, no console message; screenshots;
 #   3. live: ibsm on ibsim with the faulty fat2 and, as its reference,
-#      what ibnetdiscover saw of the good one; `ibsmctl fabric` reads the
-#      subnet through the SA and the findings and loads from the control
-#      socket; the map's colours follow `ibsmctl health --json`.
+#      what ibnetdiscover saw of the good one, the performance manager on
+#      and 500 symbol errors set on leaf-02[6] (PerformanceSet);
+#      `ibsmctl fabric` reads the subnet through the SA and the findings
+#      and loads from the control socket; the map's colours follow
+#      `ibsmctl health --json`: the 1x cable a warning, leaf-02[6]'s
+#      cable critical, every other ok.
 #
 # Screenshots go to $FAB_MAP_OUT (default IBSM_BUILD/fabric-map).
 # Installs chromium (apt-get, as root) when it is missing.
@@ -82,6 +85,11 @@ fab_check bad-copy-made test "$(grep -c 'w=1' "$BAD")" -eq 2
 L1=$(guid_of "$T/pre.svg" leaf-01) L2=$(guid_of "$T/pre.svg" leaf-02)
 S2=$(guid_of "$T/pre.svg" spine-02)
 fab_check svg-names-switches test -n "$L1" -a -n "$L2" -a -n "$S2"
+fab_check svg-well-formed python3 -c 'import sys, xml.etree.ElementTree as E
+r = E.parse(sys.argv[1]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+sys.exit(not (r.tag == ns + "svg" and
+              len(r.findall(".//" + ns + "circle[@class=\"sw\"]")) == 6))' "$T/pre.svg"
 cat >"$T/findings.json" <<EOF
 {"severity": "critical", "kind": "error_rate", "node_guid": "$L2", "node_desc": "leaf-02", "port": 6, "lid": 0, "peer_guid": "$S2", "peer_desc": "spine-02", "peer_port": 2, "peer_lid": 0, "detail": 0, "value": 5000, "limit": 100, "text": "SymbolErrorCounter 5000 per hour (threshold 100)"}
 EOF
@@ -122,22 +130,40 @@ fab_sim_stop
 cat >"$T/opensm.conf" <<EOF
 sweep_interval 0
 topology_ref $T/ref.topo
+perfmgr TRUE
+perfmgr_sweep_time_s 1
 EOF
 sm_sim_and_sm_up "$BAD" map "$T/sm" -F "$T/opensm.conf" --control-socket "$SOCK"
-# the reference finding of the 1x cable, as ibsm reports it
+# counters raised on leaf-02[6] (to spine-02): an error-rate finding
+fab_check counters-raised fab_cmd \
+	'PerformanceSet "leaf-02"[6] PortCounters.SymbolErrorCounter=500'
+# the reference finding of the 1x cable and the error rate, as ibsm
+# reports them
 ok=1
 for ((i = 0; i < 100; i++)); do
 	"$CTL" --socket "$SOCK" health --json >"$T/health.json" 2>/dev/null
-	grep -q '"link_below_reference"' "$T/health.json" && { ok=0; break; }
+	grep -q '"link_below_reference"' "$T/health.json" &&
+		grep -q '"error_rate".*"node_desc": "leaf-02", "port": 6' \
+			"$T/health.json" && { ok=0; break; }
 	sleep 0.2
 done
-fab_check live-finding-reported test "$ok" -eq 0
+fab_check live-findings-reported test "$ok" -eq 0
 fab_check live-html fab_run H0002 "$CTL" fabric --socket "$SOCK" \
 	--html "$T/live.html"
 fab_check live-browser browse "file://$T/live.html" "$T/live"
 fab_check live-colours python3 "$CHECK" "$T/live.dom" "$T/live.log" \
 	--switches 6 --links 8 --findings "$T/health.json" \
-	--expect "0x0000000000200000/5=warning"
+	--expect "0x0000000000200000/5=warning" \
+	--expect "0x0000000000200001/6=critical"
+# the cable's tooltip: its counters, the finding once
+python3 - "$T/live.dom" <<'EOF'
+import re, sys
+d = open(sys.argv[1]).read()
+t = [m.group(1) for m in re.finditer(r'<path class="link h2[^>]*><title>(.*?)</title>', d, re.S)]
+sys.exit(not (len(t) == 1 and "SymbolErrorCounter 500," in t[0] and
+              t[0].count("critical error_rate") == 1))
+EOF
+fab_check live-tooltip-counters-and-finding test $? -eq 0
 fab_check live-load-view browse "file://$T/live.html#load" "$T/livel"
 fab_check live-load-colours python3 "$CHECK" "$T/livel.dom" "$T/livel.log" \
 	--switches 6 --links 8 --view load --findings "$T/health.json"

@@ -152,6 +152,9 @@ START_TEST(parse_errors)
 	ck_assert_int_eq(parse("routes", &r, err), -EINVAL);
 	ck_assert_str_eq(err, "routes: expected 'routes report', 'routes"
 			 " report json' or 'routes loads'");
+	ck_assert_int_eq(parse("routes loads", &r, err), 0);
+	ck_assert_int_eq(r.cmd, CTL_CMD_ROUTES_LOADS);
+	ck_assert_int_eq(parse("routes loads json", &r, err), -EINVAL);
 	ck_assert_int_eq(parse("routes show", &r, err), -EINVAL);
 	ck_assert_int_eq(parse("routes report xml", &r, err), -EINVAL);
 	ck_assert_int_eq(parse("routes report json now", &r, err), -EINVAL);
@@ -363,6 +366,10 @@ START_TEST(errors_answered)
 	ctl_answer_free(&a);
 	/* no report before a sweep has routed */
 	ck_assert_int_eq(run("routes report", &a), -1);
+	ck_assert_str_eq(last_line(&a), "ERR no routes yet: no sweep has"
+			 " completed");
+	ctl_answer_free(&a);
+	ck_assert_int_eq(run("routes loads", &a), -1);
 	ck_assert_str_eq(last_line(&a), "ERR no routes yet: no sweep has"
 			 " completed");
 	ctl_answer_free(&a);

@@ -18,6 +18,10 @@
 #include "fabmap/layout.h"
 #include "model/fabric.h"
 #include "routing/report.h"
+#include "routing/routing.h"
+#include "sm/fabric_map.h"
+#include "sm/lid.h"
+#include "sm/sm.h"
 #include "sm/topo_file.h"
 
 static void load(struct fabric *f, const char *name)
@@ -357,6 +361,88 @@ START_TEST(render_health_and_load)
 }
 END_TEST
 
+/* The per-port loads add up to the report's figures, on switch ports
+ * towards switches only. */
+START_TEST(port_loads_match_report)
+{
+	struct fabric f;
+	struct routing_opts o = { 0 };
+	struct routing_result r = { 0 };
+	struct routing_report rep, rep2;
+	char err[256];
+	uint64_t *loads, sum = 0, max = 0, used = 0;
+	size_t slot = 0;
+
+	load(&f, "fat3-pods.net");
+	ck_assert_int_eq(lid_assign_sequential(&f, 0), 0);
+	ck_assert_int_eq(routing_run_opts("minhop", &f, &o, &r, err,
+					  sizeof(err)), 0);
+	loads = calloc(routing_port_slots(&f), sizeof(*loads));
+	memset(loads, 0xff, routing_port_slots(&f) * sizeof(*loads));
+	ck_assert_int_eq(routing_report_port_loads(&f, &r, &rep, loads), 0);
+	ck_assert_int_eq(routing_report_load(&f, &r, &rep2), 0);
+	for (size_t i = 0; i < f.n_nodes; i++)
+		for (unsigned p = 0; p <= f.nodes[i].num_ports; p++, slot++) {
+			const struct fab_port *pt = &f.nodes[i].ports[p];
+			uint64_t l = loads[slot];
+
+			if (l)
+				ck_assert(f.nodes[i].type == NODE_TYPE_SWITCH && p &&
+					  pt->peer_node != FAB_NONE &&
+					  f.nodes[pt->peer_node].type ==
+					  NODE_TYPE_SWITCH);
+			sum += l;
+			max = l > max ? l : max;
+			used += l != 0;
+		}
+	ck_assert_uint_eq(slot, routing_port_slots(&f));
+	ck_assert_uint_gt(sum, 0);
+	ck_assert_uint_eq(sum, rep.load_total);
+	ck_assert_uint_eq(sum, rep2.load_total);
+	ck_assert_uint_eq(max, rep.load_max);
+	ck_assert_uint_eq(used, rep.channels_used);
+	free(loads);
+	routing_result_free(&r);
+	fabric_free(&f);
+}
+END_TEST
+
+/* The daemon's map: its model, its tables' loads (kept for the next
+ * page), no findings before the health state exists. */
+START_TEST(daemon_map)
+{
+	struct sm *sm = calloc(1, sizeof(*sm));
+	struct routing_opts o = { 0 };
+	struct fabmap_buf a = { 0 }, b = { 0 };
+	char err[256];
+
+	ck_assert_ptr_nonnull(sm);
+	load(&sm->fabric, "torus-4x4.net");
+	ck_assert_int_eq(lid_assign_sequential(&sm->fabric, 0), 0);
+	/* no tables yet: no load view */
+	ck_assert_int_eq(sm_fabric_map(sm, FABMAP_SVG, NULL, &a), 0);
+	ck_assert_ptr_null(strstr(a.data, "data-load="));
+	fabmap_buf_free(&a);
+	ck_assert_int_eq(routing_run_opts("minhop", &sm->fabric, &o, &sm->routes,
+					  err, sizeof(err)), 0);
+	ck_assert_int_eq(sm_fabric_map(sm, FABMAP_HTML, NULL, &a), 0);
+	ck_assert_int_eq(sm_fabric_map(sm, FABMAP_HTML, NULL, &b), 0);
+	ck_assert_uint_eq(count(a.data, "<circle class=\"sw\""), 16);
+	ck_assert_uint_eq(count(a.data, "<path class=\"link "), 64);
+	ck_assert_uint_eq(count(a.data, "data-load=\""), 64);
+	ck_assert_ptr_null(strstr(a.data, "data-health=\"warning\""));
+	/* the same drawing again (the kept loads) but for the time shown */
+	ck_assert_uint_eq(count(b.data, "data-load=\""), 64);
+	ck_assert_int_eq(a.len, b.len);
+	fabmap_buf_free(&a);
+	fabmap_buf_free(&b);
+	sm_fabric_map_free();
+	routing_result_free(&sm->routes);
+	fabric_free(&sm->fabric);
+	free(sm);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fabmap");
@@ -373,6 +459,8 @@ int main(void)
 	tcase_add_test(t, force_random);
 	tcase_add_test(t, force_thousand);
 	tcase_add_test(t, render_health_and_load);
+	tcase_add_test(t, port_loads_match_report);
+	tcase_add_test(t, daemon_map);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);
