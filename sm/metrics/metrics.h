@@ -43,5 +43,10 @@ void metrics_render_sm(struct sm *sm, struct prom *p);
 /* The port families (infiniband_switch_port_*, infiniband_hca_port_*,
  * infiniband_*_info) of the model and the counter store. */
 void metrics_render_ports(struct sm *sm, struct prom *p);
+/* The same for model `f` and counter store `st` (NULL: no counters). */
+struct fabric;
+struct pc_store;
+void metrics_render_ports_of(const struct fabric *f, const struct pc_store *st,
+			     struct prom *p);
 
 #endif /* IBSM_SM_METRICS_METRICS_H */

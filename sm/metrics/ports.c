@@ -138,9 +138,9 @@ static void port_labels(struct prom_labels *l, const struct fabric *f,
 }
 
 /* The counter ports of the store that the model knows, with labels. */
-static size_t counter_ports(struct sm *sm, struct cport **out)
+static size_t counter_ports(const struct fabric *fab,
+			    const struct pc_store *st, struct cport **out)
 {
-	const struct pc_store *st = perf_store(sm->perf);
 	size_t it = 0, n = 0, cap;
 	const struct pc_port *pp;
 	struct cport *v;
@@ -153,7 +153,7 @@ static size_t counter_ports(struct sm *sm, struct cport **out)
 		return 0;
 	while ((pp = pc_next(st, &it)) && n < cap) {
 		const struct fab_node *node;
-		const struct fab_port *mp = model_port(&sm->fabric,
+		const struct fab_port *mp = model_port(fab,
 						       pp->node_guid, pp->port,
 						       &node);
 
@@ -164,17 +164,18 @@ static size_t counter_ports(struct sm *sm, struct cport **out)
 			break;
 		v[n].p = pp;
 		v[n].sw = node->type == NODE_TYPE_SWITCH;
-		port_labels(v[n].l, &sm->fabric, node, pp->port);
+		port_labels(v[n].l, fab, node, pp->port);
 		n++;
 	}
 	*out = v;
 	return n;
 }
 
-static void counters(struct sm *sm, struct prom *p)
+static void counters(const struct fabric *fab, const struct pc_store *st,
+		     struct prom *p)
 {
 	struct cport *v;
-	size_t n = counter_ports(sm, &v);
+	size_t n = counter_ports(fab, st, &v);
 	char name[128], help[128];
 
 	for (int sw = 1; sw >= 0; sw--)
@@ -218,9 +219,8 @@ static bool lane_rates(unsigned rate, double *raw, double *eff)
 	}
 }
 
-static void info(struct sm *sm, struct prom *p, bool sw)
+static void info(const struct fabric *f, struct prom *p, bool sw)
 {
-	const struct fabric *f = &sm->fabric;
 	char name[64], help[64];
 	struct prom_labels l;
 
@@ -241,9 +241,8 @@ static void info(struct sm *sm, struct prom *p, bool sw)
 	}
 }
 
-static void uplinks(struct sm *sm, struct prom *p, bool sw)
+static void uplinks(const struct fabric *f, struct prom *p, bool sw)
 {
-	const struct fabric *f = &sm->fabric;
 	char name[64], help[64];
 	struct prom_labels l;
 
@@ -292,9 +291,9 @@ static bool port_link(const struct fab_node *n, unsigned pn, unsigned *lanes,
 	return *lanes && *rate;
 }
 
-static void rates(struct sm *sm, struct prom *p, bool sw, bool raw_rate)
+static void rates(const struct fabric *f, struct prom *p, bool sw,
+		  bool raw_rate)
 {
-	const struct fabric *f = &sm->fabric;
 	char name[80], help[64];
 	struct prom_labels l;
 
@@ -328,9 +327,9 @@ static void rates(struct sm *sm, struct prom *p, bool sw, bool raw_rate)
 }
 
 /* ibsm's own: width (lanes) and lane speed of each linked port. */
-static void link_gauges(struct sm *sm, struct prom *p, bool sw, bool speed)
+static void link_gauges(const struct fabric *f, struct prom *p, bool sw,
+			bool speed)
 {
-	const struct fabric *f = &sm->fabric;
 	char name[80];
 	struct prom_labels l;
 
@@ -362,15 +361,21 @@ static void link_gauges(struct sm *sm, struct prom *p, bool sw, bool speed)
 	}
 }
 
+void metrics_render_ports_of(const struct fabric *f, const struct pc_store *st,
+			     struct prom *p)
+{
+	counters(f, st, p);
+	for (int sw = 1; sw >= 0; sw--) {
+		info(f, p, sw);
+		uplinks(f, p, sw);
+		rates(f, p, sw, false);
+		rates(f, p, sw, true);
+		link_gauges(f, p, sw, false);
+		link_gauges(f, p, sw, true);
+	}
+}
+
 void metrics_render_ports(struct sm *sm, struct prom *p)
 {
-	counters(sm, p);
-	for (int sw = 1; sw >= 0; sw--) {
-		info(sm, p, sw);
-		uplinks(sm, p, sw);
-		rates(sm, p, sw, false);
-		rates(sm, p, sw, true);
-		link_gauges(sm, p, sw, false);
-		link_gauges(sm, p, sw, true);
-	}
+	metrics_render_ports_of(&sm->fabric, perf_store(sm->perf), p);
 }

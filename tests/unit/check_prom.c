@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "health/counters.h"
+#include "model/fabric.h"
+#include "sm/metrics/metrics.h"
 #include "sm/metrics/prom.h"
 
 static unsigned count(const char *hay, const char *needle)
@@ -166,6 +169,103 @@ START_TEST(too_many_families)
 }
 END_TEST
 
+
+/* A switch whose description needs escaping, linked on port 3 to a CA's
+ * port 1, 4x EDR: the port families of both, as treydock's exporter
+ * names them, data in bytes. */
+START_TEST(port_families)
+{
+	struct fabric f;
+	struct pc_store *st;
+	struct pma_sample smp;
+	struct pc_result res;
+	struct prom p;
+	char *t;
+	size_t len;
+	int32_t sw, ca;
+
+	fabric_init(&f);
+	sw = fabric_add_node(&f, 0x0002c90300a1b2c3ull, NODE_TYPE_SWITCH, 8);
+	ca = fabric_add_node(&f, 0x100, NODE_TYPE_CA, 1);
+	ck_assert_int_ge(sw, 0);
+	ck_assert_int_ge(ca, 0);
+	snprintf(f.nodes[sw].desc, sizeof(f.nodes[sw].desc), "leaf \"7\" a\\b");
+	snprintf(f.nodes[ca].desc, sizeof(f.nodes[ca].desc), "node01 mlx5_0");
+	ck_assert_int_eq(fabric_link(&f, sw, 3, ca, 1), 0);
+	f.nodes[sw].ports[0].lid = 7;
+	f.nodes[ca].ports[1].lid = 9;
+	for (int i = 0; i < 2; i++) {
+		struct fab_port *fp = i ? &f.nodes[ca].ports[1] :
+					  &f.nodes[sw].ports[3];
+
+		fp->valid = true;
+		fp->pi.link_width_active = 2;			/* 4x */
+		fp->pi.speed_active_enabled = 4 << 4;		/* QDR */
+	}
+	ck_assert_int_eq(pc_store_new(&st, 16), 0);
+	memset(&smp, 0, sizeof(smp));
+	smp.pc.symbol_err = 77;
+	smp.pc.xmit_data = 1000;		/* words */
+	smp.pc.xmit_wait = 5;
+	pc_update(pc_get(st, 0x0002c90300a1b2c3ull, 3), 7, &smp, 10, &res);
+	smp.pc.symbol_err = 0;
+	smp.pc.rcv_data = 250;
+	pc_update(pc_get(st, 0x100, 1), 9, &smp, 10, &res);
+	prom_init(&p, 0);
+	metrics_render_ports_of(&f, st, &p);
+	t = prom_take(&p, &len);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_ptr_nonnull(strstr(t,
+		"# HELP infiniband_switch_port_symbol_error_total Infiniband switch"
+		" port SymbolErrorCounter\n"
+		"# TYPE infiniband_switch_port_symbol_error_total counter\n"
+		"infiniband_switch_port_symbol_error_total{guid=\"0x0002c90300a1b2c3\","
+		"port=\"3\",switch=\"leaf \\\"7\\\" a\\\\b\",remote_guid="
+		"\"0x0000000000000100\",remote_port=\"1\",remote_name=\"node01"
+		" mlx5_0\"} 77\n"));
+	/* 1000 words are 4000 bytes */
+	ck_assert_ptr_nonnull(strstr(t, "infiniband_switch_port_transmit_data_bytes_total"
+		"{guid=\"0x0002c90300a1b2c3\",port=\"3\","));
+	ck_assert_ptr_nonnull(strstr(t, "remote_name=\"node01 mlx5_0\"} 4000\n"));
+	ck_assert_ptr_nonnull(strstr(t, "infiniband_hca_port_receive_data_bytes_total"
+		"{guid=\"0x0000000000000100\",port=\"1\",hca=\"node01 mlx5_0\","
+		"remote_guid=\"0x0002c90300a1b2c3\",remote_port=\"3\",remote_name="
+		"\"leaf \\\"7\\\" a\\\\b\"} 1000\n"));
+	ck_assert_ptr_nonnull(strstr(t, "infiniband_switch_port_transmit_wait_total{"));
+	ck_assert_ptr_nonnull(strstr(t, "infiniband_switch_info{guid=\"0x0002c90300a1b2c3\","
+		"switch=\"leaf \\\"7\\\" a\\\\b\",lid=\"7\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(t, "infiniband_hca_info{guid=\"0x0000000000000100\","
+		"hca=\"node01 mlx5_0\",lid=\"9\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(t, "infiniband_hca_uplink_info{guid=\"0x0000000000000100\","
+		"port=\"1\",hca=\"node01 mlx5_0\",uplink=\"leaf \\\"7\\\" a\\\\b\","
+		"uplink_guid=\"0x0002c90300a1b2c3\",uplink_type=\"SW\","
+		"uplink_port=\"3\",uplink_lid=\"7\"} 1\n"));
+	/* 4x QDR: 4 x 8 Gb/s of data, 4 x 10 Gb/s signalling, in bytes */
+	ck_assert_ptr_nonnull(strstr(t, "infiniband_switch_port_rate_bytes_per_second"
+		"{guid=\"0x0002c90300a1b2c3\",port=\"3\"} 4000000000\n"));
+	ck_assert_ptr_nonnull(strstr(t, "infiniband_switch_port_raw_rate_bytes_per_second"
+		"{guid=\"0x0002c90300a1b2c3\",port=\"3\"} 5000000000\n"));
+	ck_assert_ptr_nonnull(strstr(t, "infiniband_hca_rate_bytes_per_second"
+		"{guid=\"0x0000000000000100\"} 4000000000\n"));
+	ck_assert_ptr_nonnull(strstr(t, "infiniband_switch_port_link_width_lanes"
+		"{guid=\"0x0002c90300a1b2c3\",port=\"3\"} 4\n"));
+	/* every family once */
+	ck_assert_uint_eq(count(t, "# TYPE infiniband_switch_port_symbol_error_total "), 1);
+	ck_assert_uint_eq(count(t, "# TYPE infiniband_hca_port_symbol_error_total "), 1);
+	free(t);
+	/* no store: the model's series, no counters */
+	prom_init(&p, 0);
+	metrics_render_ports_of(&f, NULL, &p);
+	t = prom_take(&p, &len);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_ptr_null(strstr(t, "_total"));
+	ck_assert_ptr_nonnull(strstr(t, "infiniband_switch_info{"));
+	free(t);
+	pc_store_free(st);
+	fabric_free(&f);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("prom");
@@ -177,6 +277,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, numbers);
 	tcase_add_test(tc, histogram);
 	tcase_add_test(tc, too_many_families);
+	tcase_add_test(tc, port_families);
 	suite_add_tcase(s, tc);
 	return s;
 }
