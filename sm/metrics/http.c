@@ -36,6 +36,7 @@ struct sm_metrics {
 	int      lfd;
 	ev_io    io;
 	ev_timer timer;
+	ev_timer drop;			/* lets go of the answers kept */
 	/* built answers, shared by the scrapes of one period */
 	struct MHD_Response *resp[PAGE_N];
 	ev_tstamp at[PAGE_N];
@@ -192,7 +193,46 @@ static struct MHD_Response *page(struct sm_metrics *m, enum page pg,
 		mhd.destroy_response(m->resp[pg]);	/* queued ones keep theirs */
 	m->resp[pg] = r;
 	m->at[pg] = now;
+	/* kept no longer than it is reused: between scrapes ibsm holds no
+	 * answer (megabytes on a large fabric) */
+	if (!ev_is_active(&m->drop)) {
+		ev_timer_set(&m->drop, METRICS_CACHE_S, 0.);
+		ev_timer_start(m->sm->loop, &m->drop);
+	}
 	return r;
+}
+
+static void drop_answers(struct sm_metrics *m)
+{
+	for (int i = 0; i < PAGE_N; i++)
+		if (m->resp[i]) {
+			mhd.destroy_response(m->resp[i]);
+			m->resp[i] = NULL;
+		}
+}
+
+static void on_drop(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct sm_metrics *m = w->data;
+	ev_tstamp now = ev_time(), next = 0;
+
+	(void)loop;
+	(void)revents;
+	/* drop what is older than the period; look again for the rest */
+	for (int i = 0; i < PAGE_N; i++) {
+		if (!m->resp[i])
+			continue;
+		if (now - m->at[i] >= METRICS_CACHE_S) {
+			mhd.destroy_response(m->resp[i]);
+			m->resp[i] = NULL;
+		} else if (!next || m->at[i] + METRICS_CACHE_S - now < next) {
+			next = m->at[i] + METRICS_CACHE_S - now;
+		}
+	}
+	if (next > 0) {
+		ev_timer_set(&m->drop, next, 0.);
+		ev_timer_start(m->sm->loop, &m->drop);
+	}
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
@@ -289,11 +329,10 @@ static void metrics_free(struct sm_metrics *m)
 	if (m->d) {
 		ev_io_stop(m->sm->loop, &m->io);
 		ev_timer_stop(m->sm->loop, &m->timer);
+		ev_timer_stop(m->sm->loop, &m->drop);
 		mhd.stop_daemon(m->d);
 	}
-	for (int i = 0; i < PAGE_N; i++)
-		if (m->resp[i])
-			mhd.destroy_response(m->resp[i]);
+	drop_answers(m);
 	if (m->lfd >= 0)
 		close(m->lfd);
 	free(m);
@@ -361,6 +400,8 @@ int metrics_start(struct sm *sm)
 	m->io.data = m;
 	ev_init(&m->timer, on_timer);
 	m->timer.data = m;
+	ev_init(&m->drop, on_drop);
+	m->drop.data = m;
 	ev_io_start(sm->loop, &m->io);
 	rearm(m);
 	sm->metrics = m;
