@@ -117,6 +117,7 @@ for fam in infiniband_switch_port_transmit_data_bytes_total \
 	infiniband_hca_port_symbol_error_total; do
 	fab_check "family-$fam" grep -qx "# TYPE $fam counter" "$T/m1"
 done
+fab_check series-unique test -z "$(grep -v '^#' "$T/m1" | sed 's/ [^ ]*$//' | sort | uniq -d)"
 fab_check families-once test "$(grep -c '^# TYPE ' "$T/m1")" -eq "$(grep '^# TYPE ' "$T/m1" | sort -u | wc -l)"
 fab_check switch-info grep -q "^infiniband_switch_info{guid=\"$SWA_GUID\",switch=\"sw-a tiny switch\",lid=\"$SWA\"} 1\$" "$T/m1"
 fab_check uplink-info grep -q "^infiniband_switch_uplink_info{guid=\"$SWA_GUID\",port=\"4\",switch=\"sw-a tiny switch\",uplink=\"sw-b tiny switch\",uplink_guid=\"0x[0-9a-f]*\",uplink_type=\"SW\",uplink_port=\"4\",uplink_lid=\"[0-9]*\"} 1\$" "$T/m1"
