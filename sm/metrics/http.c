@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config/listen.h"
@@ -41,6 +42,7 @@ struct sm_metrics {
 	struct MHD_Response *resp[PAGE_N];
 	ev_tstamp at[PAGE_N];
 	size_t   last_len;
+	struct metrics_self self;
 };
 
 /*
@@ -126,11 +128,20 @@ static struct MHD_Response *build_metrics(struct sm_metrics *m)
 	char *text;
 	size_t len;
 
+	struct timespec t0, t1;
+
 	prom_init(&p, m->last_len ? m->last_len + m->last_len / 8 : 65536);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	metrics_render(m->sm, &p);
 	text = prom_take(&p, &len);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
 	if (!text)
 		return NULL;
+	/* shown by the next build (this one is written already) */
+	m->self.builds++;
+	m->self.last_cpu = (double)(t1.tv_sec - t0.tv_sec) +
+			   (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	m->self.last_bytes = len;
 	r = mhd.create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
 	if (!r) {
 		free(text);
@@ -235,6 +246,14 @@ static void on_drop(struct ev_loop *loop, ev_timer *w, int revents)
 	}
 }
 
+bool metrics_self(const struct sm *sm, struct metrics_self *out)
+{
+	if (!sm->metrics)
+		return false;
+	*out = sm->metrics->self;
+	return true;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 				  const char *url, const char *method,
 				  const char *version, const char *upload,
@@ -245,6 +264,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	enum page pg;
 	unsigned code = MHD_HTTP_INTERNAL_SERVER_ERROR;
 
+	m->self.requests++;
 	(void)version;
 	(void)upload;
 	(void)upload_size;

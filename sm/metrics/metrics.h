@@ -14,7 +14,9 @@
 #ifndef IBSM_SM_METRICS_METRICS_H
 #define IBSM_SM_METRICS_METRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct sm;
 struct prom;
@@ -31,6 +33,15 @@ struct prom;
  */
 int  metrics_start(struct sm *sm);
 void metrics_stop(struct sm *sm);
+
+/* The endpoint's own figures: requests, /metrics texts built, the last
+ * one's CPU time (the loop thread's) and size.  false: not serving. */
+struct metrics_self {
+	uint64_t requests, builds;
+	double   last_cpu;
+	size_t   last_bytes;
+};
+bool metrics_self(const struct sm *sm, struct metrics_self *out);
 
 /* The fabric map page (fabmap/) of the model in force, malloc'd into
  * *out (*len bytes): 0, -ENODATA before the first sweep, -ENOMEM. */

@@ -382,6 +382,23 @@ static void perfmgr(struct sm *sm, struct prom *p)
 	    "duration of the last counter sweep", ps->last_seconds);
 }
 
+static void endpoint(struct sm *sm, struct prom *p)
+{
+	struct metrics_self ms;
+
+	if (!metrics_self(sm, &ms))
+		return;
+	one_u(p, "ibsm_metrics_requests_total", "counter",
+	      "HTTP requests to this endpoint", ms.requests);
+	one_u(p, "ibsm_metrics_builds_total", "counter",
+	      "/metrics texts built (one per second at most)", ms.builds);
+	one(p, "ibsm_metrics_last_build_cpu_seconds", "gauge",
+	    "CPU time of the SM's loop to build the previous /metrics text",
+	    ms.last_cpu);
+	one_u(p, "ibsm_metrics_last_build_bytes", "gauge",
+	      "size of the previous /metrics text", ms.last_bytes);
+}
+
 void metrics_render_sm(struct sm *sm, struct prom *p)
 {
 	state(sm, p);
@@ -394,4 +411,5 @@ void metrics_render_sm(struct sm *sm, struct prom *p)
 	health(sm, p);
 	standby(sm, p);
 	perfmgr(sm, p);
+	endpoint(sm, p);
 }

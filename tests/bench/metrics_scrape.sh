@@ -75,6 +75,8 @@ t2=$(fab_cpu_ticks "$pid")
 awk -v i=$((t1 - t0)) -v s=$((t2 - t1)) -v n="$n" -v hz="$hz" -v d="$dur" 'BEGIN {
 	printf "idle: %d ticks in %s s; %d scrapes: %d ticks\n", i, d, n, s
 	printf "SM CPU per scrape: %.1f ms\n", (s - i) * 1000 / hz / n }'
+curl -s "$URL" | awk '$1 == "ibsm_metrics_last_build_cpu_seconds" {
+	printf "the endpoint says: %.1f ms of loop CPU to build the last text\n", $2 * 1000 }'
 sweep_time() {
 	local off t0 line
 	off=$(stat -c %s "$T/sm.log")

@@ -184,6 +184,8 @@ fab_check flood-sm-alive sm_alive
 fab_check flood-scrapes-answered grep -q 'scrapes_complete=[1-9]' "$T/flood.out"
 scrape "$T/m4"
 fab_check after-flood-scrape grep -qx 'ibsm_state{state="master"} 1' "$T/m4"
+fab_check requests-counted test "$(value "$T/m4" ibsm_metrics_requests_total)" -gt "$(value "$T/m1" ibsm_metrics_requests_total)"
+fab_check builds-counted test "$(value "$T/m4" ibsm_metrics_builds_total)" -gt "$(value "$T/m1" ibsm_metrics_builds_total)"
 
 # 5. a better SM whose metrics address is taken (ERR 2002, it runs on):
 # handover, the scrape says standby, as sminfo does
