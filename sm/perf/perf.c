@@ -8,8 +8,9 @@
  *          before (perfmgr_query_cpi) and nodes marked unresponsive,
  *          whose ClassPortInfo is the probe that tells whether to read
  *          their ports at all;
- *   PORTS  per linked port: PortCounters Get, then PortCountersExtended
- *          Get when the node's CapabilityMask has it, then the reading
+ *   PORTS  per port (a switch's 1..N, a CA's linked ones):
+ *          PortCounters Get, then PortCountersExtended Get when the
+ *          node's CapabilityMask has it, then the reading
  *          goes into the store, then a clearing Set when a narrow
  *          counter passed 75% of its range.
  *
@@ -461,8 +462,7 @@ static int plan(struct perfmgr *pm)
 		x->was_unresponsive = x->unresponsive;
 		x->probe = x->unresponsive ||
 			   (c->perfmgr_query_cpi && !x->cpi_known);
-		for (unsigned p = 1; p <= fn->num_ports; p++)
-			nt += fn->ports[p].peer_node != FAB_NONE;
+		nt += fn->num_ports;
 	}
 	qsort(nodes, n, sizeof(*nodes), node_cmp);
 	struct pm_target *t = calloc(nt ? nt : 1, sizeof(*t));
@@ -479,7 +479,11 @@ static int plan(struct perfmgr *pm)
 			uint16_t lid = fn->type == NODE_TYPE_SWITCH ?
 				       fn->ports[0].lid : fp->lid;
 
-			if (fp->peer_node == FAB_NONE || !lid)
+			/* every port of a switch, linked or not (a link that
+			 * went down counted it there: LinkDownedCounter), as
+			 * OpenSM reads them; a CA's at its own LID */
+			if (!lid || (fn->type != NODE_TYPE_SWITCH &&
+				     fp->peer_node == FAB_NONE))
 				continue;
 			t[nt++] = (struct pm_target){ .pm = pm, .node = (uint32_t)k,
 						      .lid = lid, .port = (uint8_t)p };

@@ -2,9 +2,10 @@
  * perf.h - the performance manager: on the master, with `perfmgr TRUE`,
  * every perfmgr_sweep_time_s seconds it reads the PortCounters (and,
  * when the node's ClassPortInfo says it has them, PortCountersExtended)
- * of every linked port of every node of the current model, LID-routed to
- * the node's PMA (QP1, the GSI Q_Key), and folds them into the counter
- * store (health/counters.h).
+ * of every port of every node of the current model (all of a switch's
+ * external ports, linked or not, as OpenSM does; a CA's linked ports),
+ * LID-routed to the node's PMA (QP1, the GSI Q_Key), and folds them into
+ * the counter store (health/counters.h).
  *
  * Its MADs go in a window of their own in the engine (at most
  * perfmgr_max_outstanding_queries on the wire), so they never hold back
@@ -27,7 +28,7 @@
  * Log codes: ERR 5401 (error counters rose), 5402 (PortXmitWait), 5403
  * (counters cleared by someone else, informational), 5404 (a PMA stopped
  * answering), 5405 (bad PMA answers), 5406 (the dump file), 5407 (the
- * store is full).
+ * store is full), 5408 and 5409 (out of memory: no sweep, no manager).
  */
 #ifndef IBSM_SM_PERF_PERF_H
 #define IBSM_SM_PERF_PERF_H

@@ -2,9 +2,9 @@
 # tests/fabric/test_perfmgr.sh - the performance manager (sm/perf/) on
 # ibsim, perfquery the referee: with perfmgr TRUE (from an opensm.conf)
 # ibsm sweeps the counters every second; after PerformanceSet raised
-# error counters on switch and CA ports, `ibsmctl counters --json` shows
-# perfquery's values for each of them (by GUID:PORT, LID:PORT and node
-# description), the increment is logged once naming both ends of the
+# error counters on switch and CA ports (one switch port not linked),
+# `ibsmctl counters --json` shows perfquery's values for each of them
+# (by GUID:PORT, LID:PORT, port GUID and node description), the increment is logged once naming both ends of the
 # link, `--errors` lists the raised ports and not a clean one; then
 # `perfquery -R` (and -x -R) clears a port behind the SM's back and new
 # errors come: the total keeps counting (old + new, no giant delta, the
@@ -77,6 +77,7 @@ if [ -z "$SWA" ] || [ -z "$SWB" ] || [ -z "$H2" ] || [ -z "$H3P2" ]; then
 fi
 
 fab_cmd 'PerformanceSet "sw-a"[3] PortCounters.SymbolErrorCounter=77' \
+	'PerformanceSet "sw-a"[7] PortCounters.LinkDownedCounter=2' \
 	'PerformanceSet "sw-b"[5] PortCounters.LinkDownedCounter=3' \
 	'PerformanceSet "sw-b"[5] PortCounters.PortXmitDiscards=9' \
 	'PerformanceSet "H0002"[1] PortCounters.PortRcvErrors=12' \
@@ -118,6 +119,7 @@ PY
 }
 same_as_perfquery switch-port-by-guid "$SWA_GUID:3" "$SWA" 3
 same_as_perfquery switch-port-by-lid "$SWB:5" "$SWB" 5
+same_as_perfquery unlinked-switch-port "$SWA:7" "$SWA" 7
 same_as_perfquery ca-port-by-desc "H0002:1" "$H2" 1
 same_as_perfquery ca-second-port-by-port-guid "$H3_GUID" "$H3P2" 2
 
@@ -155,7 +157,8 @@ for n in ("PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts"):
 PY
 fab_check clear-logged grep -q "perfmgr: counters of \"sw-a tiny switch\" $SWA_GUID port 3 (LID $SWA) were cleared by someone else" "$T/sm.log"
 fab_check dump-file grep -q "^$SWA_GUID 3 $SWA .* SymbolErrorCounter=81/" "$T/counters.dump"
-fab_check sweep-line grep -Eq 'perfmgr: sweep [0-9]+ done: 14 ports, [0-9]+ MADs, [0-9.]+ s' "$T/sm.log"
+# every port of the two 8-port switches, linked or not, and the 5 CA ports
+fab_check sweep-line grep -Eq 'perfmgr: sweep [0-9]+ done: 21 ports, [0-9]+ MADs, [0-9.]+ s' "$T/sm.log"
 
 sm_stop
 fab_check clean-exit test $? -eq 0

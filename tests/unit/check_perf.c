@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <ev.h>
 
 #include "mad/pma.h"
@@ -23,6 +24,7 @@
 #include "tests/unit/fake_transport.h"
 
 #define N_CA		5
+#define SW_PORTS	8	/* all read, linked or not */
 #define DEAD_LID	(2 + N_CA - 1)	/* the last CA answers nothing */
 #define WINDOW		4
 
@@ -42,7 +44,7 @@ static void hook(struct sm *sm)
 static void build_fabric(struct fabric *f, bool without_first_ca)
 {
 	fabric_init(f);
-	int32_t sw = fabric_add_node(f, 0x10, NODE_TYPE_SWITCH, 8);
+	int32_t sw = fabric_add_node(f, 0x10, NODE_TYPE_SWITCH, SW_PORTS);
 	ck_assert_int_ge(sw, 0);
 	f->nodes[sw].ports[0].lid = 1;
 	for (unsigned i = without_first_ca; i < N_CA; i++) {
@@ -230,11 +232,12 @@ START_TEST(hostile_answers)
 	for (size_t i = 0; i < F.n_sent; i++)
 		dead_sends += F.sent[i].addr.lid == DEAD_LID;
 	ck_assert_uint_eq(dead_sends, 2);
-	/* 5 switch ports + 4 live CA ports read; the dead CA is marked */
-	ck_assert_uint_eq(perf_stats(S->perf)->last_ports, N_CA + N_CA - 1);
+	/* 8 switch ports + 4 live CA ports read; the dead CA is marked */
+	ck_assert_uint_eq(perf_stats(S->perf)->last_ports, SW_PORTS + N_CA - 1);
 	ck_assert(perf_node_unresponsive(S->perf, 0x20 + N_CA - 1));
 	ck_assert(!perf_node_unresponsive(S->perf, 0x20));
 	ck_assert_ptr_null(port_of(0x20 + N_CA - 1, 1));
+	ck_assert_ptr_nonnull(port_of(0x10, SW_PORTS));	/* not linked */
 	p = port_of(0x10, 1);
 	ck_assert_ptr_nonnull(p);
 	ck_assert_uint_eq(p->total[PC_SYMBOL_ERR], 10);
@@ -319,7 +322,7 @@ START_TEST(clears_at_75_percent)
 		ck_assert_uint_eq(be16toh(pc->counter_select), PMA_SEL_ERRORS);
 		ck_assert_uint_eq(pc->counter_select2, PMA_SEL2_XMIT_WAIT);
 	}
-	ck_assert_uint_eq(sets, N_CA + N_CA - 1);
+	ck_assert_uint_eq(sets, SW_PORTS + N_CA - 1);
 	ck_assert_uint_eq(perf_stats(S->perf)->clears, sets);
 	p = port_of(0x10, 1);
 	ck_assert_uint_eq(p->sm_clears, 1);
@@ -355,6 +358,54 @@ START_TEST(waits_for_heavy_sweep)
 }
 END_TEST
 
+/* perfmgr_ignore_cas: switches only; perfmgr_query_cpi FALSE: no
+ * ClassPortInfo, so no PortCountersExtended either; event_db_dump_file
+ * holds every port read. */
+START_TEST(keys_honoured)
+{
+	char dir[] = "/tmp/check_perf.XXXXXX", path[64];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/counters.dump", dir);
+	S->cfg.perfmgr_ignore_cas = true;
+	S->cfg.perfmgr_query_cpi = false;
+	S->cfg.event_db_dump_file = path;
+	sym_err = 7;
+	size_t from = F.n_sent;
+	sweep(GOOD);
+	ck_assert_uint_eq(perf_stats(S->perf)->last_ports, SW_PORTS);
+	for (size_t i = from; i < F.n_sent; i++) {
+		const struct mad_hdr *h = (const void *)F.sent[i].mad;
+
+		ck_assert_uint_eq(F.sent[i].addr.lid, 1);	/* the switch */
+		ck_assert_uint_eq(be16toh(h->attr_id), PMA_ATTR_PORT_COUNTERS);
+	}
+	ck_assert_uint_eq(F.n_sent - from, SW_PORTS);
+	ck_assert_uint_eq(port_of(0x10, 1)->width[PC_XMIT_DATA], 32);
+	ck_assert_ptr_null(port_of(0x20, 1));
+
+	FILE *fp = fopen(path, "r");
+	char line[2048];
+	unsigned lines = 0;
+	bool found = false;
+
+	ck_assert_ptr_nonnull(fp);
+	while (fgets(line, sizeof(line), fp)) {
+		if (line[0] == '#')
+			continue;
+		lines++;
+		if (!strncmp(line, "0x0000000000000010 3 1 1 0 0 ", 29) &&
+		    strstr(line, " SymbolErrorCounter=7/7 "))
+			found = true;
+	}
+	fclose(fp);
+	ck_assert_uint_eq(lines, SW_PORTS);
+	ck_assert(found);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 /* A node gone from the model is dropped from the store after a sweep. */
 START_TEST(nodes_that_left)
 {
@@ -387,6 +438,7 @@ int main(void)
 	tcase_add_test(tc, clears_at_75_percent);
 	tcase_add_test(tc, nodes_that_left);
 	tcase_add_test(tc, waits_for_heavy_sweep);
+	tcase_add_test(tc, keys_honoured);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
