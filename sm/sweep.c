@@ -1038,6 +1038,7 @@ static void sweep_plan(struct sweep *sw)
 		return;
 	}
 	log_lid_shortage(sm, &rep);
+	sm_health_lids(sm, &rep);
 	if (rep.fixed_dup || rep.fixed_range)
 		log_warnx("ERR 0210: fixed %u duplicate and %u invalid LIDs",
 			  rep.fixed_dup, rep.fixed_range);

@@ -15,6 +15,7 @@
 #include "config/health_policy.h"
 #include "model/topo_dump.h"
 #include "sm/health/internal.h"
+#include "sm/lid.h"
 #include "sm/perf/perf.h"
 #include "sm/sm.h"
 #include "sm/topo_file.h"
@@ -24,9 +25,11 @@ double health_now(void)
 	return ev_time();
 }
 
-/* The thresholds and choices of the configuration in force. */
+/* The thresholds and choices of the configuration in force (padding
+ * zeroed: policies are compared with memcmp()). */
 static void policy_of(const struct sm *sm, struct health_policy *p)
 {
+	memset(p, 0, sizeof(*p));
 	health_policy_from_config(&sm->cfg, p);
 }
 
@@ -299,6 +302,23 @@ void sm_health_discovered(struct sm *sm, const uint64_t *dup_guids, unsigned n)
 	memcpy(h->dup_guids, dup_guids, h->n_dup_guids * sizeof(*dup_guids));
 }
 
+void sm_health_lids(struct sm *sm, const struct lid_report *rep)
+{
+	struct sm_health *h = health_get(sm);
+	size_t max = sizeof(h->lid_conf) / sizeof(h->lid_conf[0]);
+
+	if (!h)
+		return;
+	h->n_lid_conf = 0;
+	for (unsigned i = 0; i < rep->n_dups && h->n_lid_conf < max; i++) {
+		struct hc_lid_conflict *c = &h->lid_conf[h->n_lid_conf++];
+
+		c->lid = rep->dups[i].lid;
+		c->port_guid = rep->dups[i].moved;
+		c->other_port_guid = rep->dups[i].kept;
+	}
+}
+
 void sm_health_unanswered(struct sm *sm, uint64_t node_guid, unsigned n)
 {
 	struct sm_health *h = health_get(sm);
@@ -479,6 +499,8 @@ void sm_health_sweep_done(struct sm *sm)
 	hc_reference(&sm->fabric, ref, &h->findings, now);
 	id.dup_guids = h->dup_guids;
 	id.n_dup_guids = h->n_dup_guids;
+	id.lid_conflicts = h->lid_conf;
+	id.n_lid_conflicts = h->n_lid_conf;
 	hc_identity(&sm->fabric, &id, &h->findings, now);
 	hc_unhealthy(&h->hist, &sm->fabric, &h->pol, &h->findings, now);
 	if (h->have_routes)

@@ -24,6 +24,7 @@
 struct sm;
 struct fabric;
 struct ctl_answer;
+struct lid_report;
 
 /*
  * A heavy sweep (or one on a quick sweep's model) completed: `next` is
@@ -38,10 +39,17 @@ void sm_health_sweep_done(struct sm *sm);
 /* A heavy sweep's discovery ended: the node GUIDs it found twice (and
  * left out the second time), for the identity check. */
 void sm_health_discovered(struct sm *sm, const uint64_t *dup_guids, unsigned n);
-/* A node's SMPs of this sweep went unanswered (`n` of them: Sets it did
- * not acknowledge, queries that failed). */
+/* A heavy sweep's LID assignment: the LID conflicts it found (and
+ * fixed), for the identity check. */
+void sm_health_lids(struct sm *sm, const struct lid_report *rep);
+/* `n` Sets to a node went unacknowledged in this sweep while the node
+ * answered the discovery's Gets: counted in the history as Sets refused
+ * in this sweep's poll of it.  (A node whose Gets go unanswered is
+ * missing from the model behind a port still up: sm_health_model()
+ * counts that as a poll it did not answer.) */
 void sm_health_unanswered(struct sm *sm, uint64_t node_guid, unsigned n);
-/* A trap accepted from source LID `lid`. */
+/* A trap from source LID `lid`, a port of the model (before the rate
+ * limit: a noisy source is judged by all it sends). */
 void sm_health_trap(struct sm *sm, uint16_t lid);
 /* The SM changed state (sm/ha/state.c's sm_transition()). */
 void sm_health_state(struct sm *sm, const char *from, const char *to,

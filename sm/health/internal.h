@@ -84,6 +84,9 @@ struct sm_health {
 	/* duplicate node GUIDs of the last discovery */
 	uint64_t dup_guids[16];
 	unsigned n_dup_guids;
+	/* LID conflicts of the last LID assignment */
+	struct hc_lid_conflict lid_conf[8];
+	unsigned n_lid_conf;
 	/* the reference topology (--topology-ref) */
 	struct fabric ref;
 	bool     have_ref;

@@ -23,6 +23,7 @@
 #include "model/topo_load.h"
 #include "sm/ctl.h"
 #include "sm/health/internal.h"
+#include "sm/lid.h"
 #include "sm/sm.h"
 
 /* a directory of the test's own (dir_setup) */
@@ -217,6 +218,45 @@ START_TEST(model_changes)
 	ck_assert_uint_eq(ups, 2);
 	ck_assert_msg(strstr(t, "node_in"), "%s", t);
 	fabric_free(&next);
+}
+END_TEST
+
+/* The LID conflicts of a LID assignment reach the identity check: the
+ * round after it has a lid_conflict finding naming the port moved and
+ * the one that kept the LID; a round after an assignment without
+ * conflicts closes it. */
+START_TEST(lid_conflicts_found)
+{
+	struct lid_report rep;
+	const struct fab_node *h2, *h3;
+	bool found = false;
+
+	load(&sm.fabric, net);
+	h2 = fabric_node(&sm.fabric, node(&sm.fabric, "H2"));
+	h3 = fabric_node(&sm.fabric, node(&sm.fabric, "H3"));
+	memset(&rep, 0, sizeof(rep));
+	rep.fixed_dup = rep.n_dups = 1;
+	rep.dups[0].lid = 7;
+	rep.dups[0].moved = h3->ports[1].guid;
+	rep.dups[0].kept = h2->ports[1].guid;
+	sm_health_lids(&sm, &rep);
+	sm_health_sweep_done(&sm);
+	for (size_t i = 0; i < hf_set_count(&sm.health->findings); i++) {
+		const struct hf_finding *f = hf_set_at(&sm.health->findings, i);
+
+		if (f->kind == HF_LID_CONFLICT) {
+			ck_assert_uint_eq(f->guid, h3->guid);
+			ck_assert_uint_eq(f->peer_guid, h2->guid);
+			found = true;
+		}
+	}
+	ck_assert(found);
+	memset(&rep, 0, sizeof(rep));
+	sm_health_lids(&sm, &rep);
+	sm_health_sweep_done(&sm);
+	for (size_t i = 0; i < hf_set_count(&sm.health->findings); i++)
+		ck_assert_int_ne(hf_set_at(&sm.health->findings, i)->kind,
+				 HF_LID_CONFLICT);
 }
 END_TEST
 
@@ -459,6 +499,7 @@ int main(void)
 	tc = tcase_create("model");
 	tcase_add_checked_fixture(tc, sm_setup, sm_teardown);
 	tcase_add_test(tc, model_changes);
+	tcase_add_test(tc, lid_conflicts_found);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("answers");
 	tcase_add_checked_fixture(tc, sm_setup, sm_teardown);
