@@ -1,6 +1,7 @@
 /*
  * force.c - the force-directed layout of fabmap/layout.h:
- * Fruchterman-Reingold (1991) with its grid variant: repulsion only
+ * Fruchterman-Reingold (1991) with its grid variant (springs after Eades
+ * beyond FM_FORCE_FR_MAX switches): repulsion only
  * between switches at most 2k apart, found through a grid of cells of
  * that size, so one iteration costs O(switches + cables).  A bounded
  * number of iterations with a linearly cooling step, from a
@@ -17,9 +18,13 @@
 #include "fabmap/layout.h"
 
 #define MARGIN		40.0
-#define K		60.0		/* the ideal cable length */
+/* The ideal cable length and the least distance between switch centres:
+ * wider apart when the map names the switches (FM_LABEL_SWITCHES). */
+#define K_PLAIN		60.0
+#define K_LABELS	120.0
 #define RADIUS		7.0
-#define MIN_GAP		(3 * RADIUS)	/* between switch centres */
+#define GAP_PLAIN	(3 * RADIUS)
+#define GAP_LABELS	80.0
 
 struct cells {
 	double size, x0, y0;
@@ -86,7 +91,7 @@ static int cells_build(struct cells *c, const double *x, const double *y,
 } while (0)
 
 static void repulse(const struct cells *c, const double *x, const double *y,
-		    size_t n, double *dx, double *dy)
+		    size_t n, double K, double *dx, double *dy)
 {
 	const double r2 = 4 * K * K;
 
@@ -109,7 +114,7 @@ static void repulse(const struct cells *c, const double *x, const double *y,
 }
 
 static void attract(const struct fm_graph *g, const double *x,
-		    const double *y, double *dx, double *dy)
+		    const double *y, double K, double *dx, double *dy)
 {
 	for (size_t i = 0; i < g->n; i++)
 		for (uint32_t e = g->off[i]; e < g->off[i + 1]; e++) {
@@ -119,8 +124,12 @@ static void attract(const struct fm_graph *g, const double *x,
 
 			if (j < i || d < 1e-9)
 				continue;
-			/* d^2 / K along the cable */
-			double f = d / K;
+			/* d^2 / K along the cable (Fruchterman-Reingold); on a
+			 * large graph K log(1 + d / K) (Eades): the first
+			 * pulls a large random graph, all long cables, into
+			 * a heap */
+			double f = g->n <= FM_FORCE_FR_MAX ? d / K :
+				   log1p(d / K) * K / d;
 			dx[i] -= ex * f;
 			dy[i] -= ey * f;
 			dx[j] += ex * f;
@@ -129,7 +138,8 @@ static void attract(const struct fm_graph *g, const double *x,
 }
 
 /* Push apart switches closer than MIN_GAP; a bounded number of passes. */
-static int spread(double *x, double *y, size_t n, struct cells *c)
+static int spread(double *x, double *y, size_t n, double MIN_GAP,
+		  struct cells *c)
 {
 	for (int pass = 0; pass < 100; pass++) {
 		unsigned moved = 0;
@@ -166,6 +176,8 @@ static int spread(double *x, double *y, size_t n, struct cells *c)
 int fm_layout_force(const struct fm_graph *g, struct fm_layout *l)
 {
 	size_t n = g->n;
+	double K = n <= FM_LABEL_SWITCHES ? K_LABELS : K_PLAIN;
+	double gap = n <= FM_LABEL_SWITCHES ? GAP_LABELS : GAP_PLAIN;
 	double side = K * sqrt((double)(n ? n : 1)) * 1.2;
 	double *dx = calloc(n + 1, sizeof(*dx)), *dy = calloc(n + 1, sizeof(*dy));
 	struct cells c = { 0 };
@@ -197,8 +209,8 @@ int fm_layout_force(const struct fm_graph *g, struct fm_layout *l)
 			goto out;
 		memset(dx, 0, n * sizeof(*dx));
 		memset(dy, 0, n * sizeof(*dy));
-		repulse(&c, l->x, l->y, n, dx, dy);
-		attract(g, l->x, l->y, dx, dy);
+		repulse(&c, l->x, l->y, n, K, dx, dy);
+		attract(g, l->x, l->y, K, dx, dy);
 		for (size_t i = 0; i < n; i++) {
 			double d = sqrt(dx[i] * dx[i] + dy[i] * dy[i]);
 
@@ -209,7 +221,7 @@ int fm_layout_force(const struct fm_graph *g, struct fm_layout *l)
 			l->y[i] = fmin(side, fmax(0, l->y[i] + dy[i] * s));
 		}
 	}
-	rc = n ? spread(l->x, l->y, n, &c) : 0;
+	rc = n ? spread(l->x, l->y, n, gap, &c) : 0;
 	if (rc < 0)
 		goto out;
 

@@ -129,16 +129,18 @@ static int key_cmp(const void *a, const void *b)
 	return x->tie < y->tie ? -1 : x->tie > y->tie;
 }
 
-/* Breadth-first tiers from the switches that have hosts; the number of
- * tiers, or -ENOENT when a switch is out of reach or none has hosts. */
-static int tiers_of(const struct fm_graph *g, int *tier, uint32_t *q)
+/* Breadth-first tiers from the switches that have at least min_hosts
+ * hosts; the number of tiers, or -ENOENT when a switch is out of reach
+ * or none has hosts. */
+static int tiers_of(const struct fm_graph *g, uint32_t min_hosts, int *tier,
+		    uint32_t *q)
 {
 	size_t head = 0, tail = 0;
 	int top = 0;
 
 	for (size_t k = 0; k < g->n; k++) {
 		tier[k] = -1;
-		if (g->hosts[k]) {
+		if (g->hosts[k] >= min_hosts) {
 			tier[k] = 0;
 			q[tail++] = (uint32_t)k;
 		}
@@ -225,16 +227,27 @@ int fm_layout_tiers(const struct fm_graph *g, struct fm_layout *l)
 	rc = !q || !keys || !l->tier ? -ENOMEM : alloc_xy(g, l);
 	if (rc < 0)
 		goto out;
-	T = tiers_of(g, l->tier, q);
-	if (T < 2) {
-		rc = -ENOENT;
-		goto out;
-	}
+	/* Leaves: the switches with hosts; failing that, those with at
+	 * least half as many as the most (a host or two cabled to a spine,
+	 * the SM's or a storage server, does not make it a leaf). */
+	uint32_t most = 0;
 	for (size_t k = 0; k < g->n; k++)
-		for (uint32_t e = g->off[k]; e < g->off[k + 1]; e++)
-			intra += l->tier[g->adj[e]] == l->tier[k];
-	/* a tree allows a few cables within a tier (counted twice above) */
-	if (intra / 2 * 10 > g->n_edges) {
+		most = g->hosts[k] > most ? g->hosts[k] : most;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		T = tiers_of(g, attempt ? (most + 1) / 2 : 1, l->tier, q);
+		intra = 0;
+		for (size_t k = 0; T >= 2 && k < g->n; k++)
+			for (uint32_t e = g->off[k]; e < g->off[k + 1]; e++)
+				intra += l->tier[g->adj[e]] == l->tier[k];
+		/* a tree allows a few cables within a tier (each counted
+		 * twice above) */
+		if (T >= 2 && intra / 2 * 10 <= g->n_edges)
+			break;
+		T = -ENOENT;
+		if (most < 2)
+			break;
+	}
+	if (T < 2) {
 		rc = -ENOENT;
 		goto out;
 	}
@@ -250,7 +263,8 @@ int fm_layout_tiers(const struct fm_graph *g, struct fm_layout *l)
 	order_tiers(g, l->tier, (unsigned)T, count, q, keys);
 
 	/* rows far enough apart for a drawing about as wide as a screen */
-	double sp = 28.0, w = (double)widest * sp;
+	double sp = g->n <= FM_LABEL_SWITCHES ? 110.0 : 28.0;
+	double w = (double)widest * sp;
 	double gap = w / (double)(T - 1) / 1.6;
 
 	gap = gap < 160 ? 160 : gap;
@@ -449,6 +463,19 @@ static size_t grid_edges(const struct grid *G)
 	return e;
 }
 
+/* Does grid G have as many places of each degree as g has switches?
+ * (Cheap, and no other graph with g's cable count gets to the search.) */
+static bool same_degrees(const struct fm_graph *g, const struct grid *G)
+{
+	size_t want[7] = { 0 }, have[7] = { 0 }, nb[6];
+
+	for (size_t k = 0; k < g->n; k++)
+		want[degree(g, k)]++;	/* at most 6 (fm_layout_grid) */
+	for (size_t p = 0; p < G->N; p++)
+		have[grid_nbrs(G, p, nb)]++;
+	return !memcmp(want, have, sizeof(want));
+}
+
 /* Every grid of 1 to 3 dimensions (sizes >= 2, largest first) with
  * g->n places, fewer dimensions first, then tori before meshes; cb is
  * tried on each until it succeeds. */
@@ -476,7 +503,8 @@ static int try_grids(const struct fm_graph *g, struct grid *G,
 						.N = n, .d = d,
 						.L = { (unsigned)a, (unsigned)b,
 						       (unsigned)c } };
-					if (grid_edges(G) != g->n_edges)
+					if (grid_edges(G) != g->n_edges ||
+					    !same_degrees(g, G))
 						continue;
 					int rc = cb(g, G, arg);
 					if (rc != -ENOENT)

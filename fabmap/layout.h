@@ -78,5 +78,10 @@ int fm_layout_force(const struct fm_graph *g, struct fm_layout *l);
 /* The most switches the grid search and the force layout take on. */
 #define FM_MAX_GRID_SWITCHES	4096
 #define FM_FORCE_ITERATIONS	250
+/* Up to this many switches the force layout's springs are
+ * Fruchterman-Reingold's, beyond Eades' (logarithmic). */
+#define FM_FORCE_FR_MAX		256
+/* Up to this many switches the map names each (room made for it). */
+#define FM_LABEL_SWITCHES	64
 
 #endif /* IBSM_FABMAP_LAYOUT_H */

@@ -67,15 +67,22 @@ void fm_put(struct fabmap_buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
-/* Length of the valid UTF-8 sequence at s (0: not one). */
+/* Length of the UTF-8 sequence at s of a character XML allows (0: not
+ * one): no overlong form, no surrogate, nothing above U+10FFFF, not
+ * U+FFFE or U+FFFF. */
 static size_t utf8_len(const unsigned char *s)
 {
-	size_t n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 :
+	size_t n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 :
+		   s[0] >= 0xe0 && s[0] <= 0xef ? 3 :
 		   s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : 0;
 
 	for (size_t i = 1; i < n; i++)
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90) ||
+	    (s[0] == 0xef && s[1] == 0xbf && s[2] >= 0xbe))
+		return 0;
 	return n;
 }
 

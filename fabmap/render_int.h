@@ -29,6 +29,10 @@ struct fm_ctx {
 	struct fabmap_buf *b;
 	size_t links;			/* cables between switches drawn */
 	size_t hosts;
+	/* the load view's summary: cables at 1.25 x the ideal or more, the
+	 * highest ratio */
+	size_t hot;
+	double max_ratio;
 };
 
 int fm_join_build(const struct fabmap_input *in, struct fm_join *j);

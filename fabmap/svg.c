@@ -267,9 +267,11 @@ static void switch_title(struct fm_ctx *c, int32_t i, uint32_t hosts)
 	fm_put(c->b, "</title>");
 }
 
+/* Switches, their host counts and (on small fabrics) their names. */
 static void switches(struct fm_ctx *c)
 {
 	const struct fm_layout *l = c->l;
+	bool labels = c->g->n <= FM_LABEL_SWITCHES;
 
 	for (size_t k = 0; k < c->g->n; k++) {
 		int32_t i = c->g->node[k];
@@ -286,8 +288,21 @@ static void switches(struct fm_ctx *c)
 		fm_put(c->b, "</circle>\n");
 		if (c->g->hosts[k])
 			fm_put(c->b, "<text class=\"hc\" x=\"%.1f\" y=\"%.1f\">"
-			       "%u</text>\n", l->x[k], l->y[k] + l->radius + 11,
-			       c->g->hosts[k]);
+			       "%u%s</text>\n", l->x[k], l->y[k] + l->radius + 11,
+			       c->g->hosts[k], !labels ? "" : c->g->hosts[k] == 1 ?
+			       " host" : " hosts");
+		if (labels) {
+			char name[25];
+			size_t nl = strnlen(desc_of(n), sizeof(name) - 1);
+
+			/* a cut UTF-8 sequence becomes '?' (fm_esc) */
+			memcpy(name, desc_of(n), nl);
+			name[nl] = '\0';
+			fm_put(c->b, "<text class=\"nm\" x=\"%.1f\" y=\"%.1f\">",
+			       l->x[k], l->y[k] - l->radius - 4);
+			fm_esc(c->b, name);
+			fm_put(c->b, "</text>\n");
+		}
 	}
 }
 
@@ -309,6 +324,12 @@ void fm_svg(struct fm_ctx *c, bool standalone)
 	}
 	c->links = nl;
 	c->hosts = 0;
+	c->hot = 0;
+	c->max_ratio = 0;
+	for (size_t e = 0; e < nl; e++) {
+		c->hot += v[e].ratio >= 1.25;
+		c->max_ratio = fmax(c->max_ratio, v[e].ratio);
+	}
 	for (size_t k = 0; k < c->g->n; k++)
 		c->hosts += c->g->hosts[k];
 	if (standalone)
@@ -329,7 +350,8 @@ void fm_svg(struct fm_ctx *c, bool standalone)
 	       "{stroke-width:2.5;stroke-opacity:1}"
 	       "#map[data-view=health] .h2,#map[data-view=load] .l4"
 	       "{stroke-width:3.5;stroke-opacity:1}"
-	       ".hc{font:9px sans-serif;fill:#455a64;text-anchor:middle}"
+	       ".hc,.nm{font:9px sans-serif;fill:#455a64;text-anchor:middle}"
+	       ".nm{font-size:10px;fill:#263238}"
 	       ".tl{font-family:sans-serif;fill:#37474f}"
 	       ".sw{stroke:#263238;stroke-width:1}</style>\n"
 	       "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n",
@@ -488,8 +510,12 @@ static void page_bar(struct fm_ctx *c, const char *title)
 	key(b, fabmap_load_colour(1), "about ideal");
 	key(b, fabmap_load_colour(1.5), "1.25-2 x");
 	key(b, fabmap_load_colour(2), "&#8805; 2 x ideal");
-	fm_put(b, in->loads ? " (ideal %.1f routes per cable)" :
-	       " (no routes)", in->load_ideal);
+	if (in->loads)
+		fm_put(b, " (ideal %.1f routes per cable; busiest %.2f x;"
+		       " %zu cable%s at 1.25 x or more)", in->load_ideal,
+		       c->max_ratio, c->hot, c->hot == 1 ? "" : "s");
+	else
+		fm_put(b, " (no routes)");
 	fm_put(b, "</span> &#8212; wheel: zoom, drag: pan, hover: details"
 	       "</div>\n");
 }
@@ -506,6 +532,8 @@ void fm_html(struct fm_ctx *c)
 	fm_svg(&sc, false);
 	c->links = sc.links;
 	c->hosts = sc.hosts;
+	c->hot = sc.hot;
+	c->max_ratio = sc.max_ratio;
 	if (svg.failed) {
 		c->b->failed = true;
 		fabmap_buf_free(&svg);

@@ -205,21 +205,60 @@ static int add_finding(struct map_data *d, const struct hf_finding *x)
 	return 0;
 }
 
-/* Every finding line of `text` (lines of `health json`); name for
- * messages.  0 or -1 (said why). */
-static int findings_from_lines(struct map_data *d, char *text,
-			       const char *name)
+/* The end of the JSON object that starts at p ('{'): the '}' closing it
+ * (strings and their escapes skipped), or NULL when the text ends first.
+ * Finding objects hold no nested object. */
+static const char *object_end(const char *p)
 {
-	char *save = NULL, why[128];
-	unsigned ln = 0;
+	bool str = false;
 
-	for (char *l = strtok_r(text, "\n", &save); l;
-	     l = strtok_r(NULL, "\n", &save)) {
+	for (p++; *p; p++) {
+		if (str) {
+			if (*p == '\\' && p[1])
+				p++;
+			else if (*p == '"')
+				str = false;
+		} else if (*p == '"') {
+			str = true;
+		} else if (*p == '{') {
+			return NULL;
+		} else if (*p == '}') {
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* Every finding object in `text` (`health json`'s answer, whose objects
+ * span lines, or a file of them); name for messages.  0 or -1 (said
+ * why, with the line the object starts on). */
+static int findings_from_text(struct map_data *d, const char *text,
+			      const char *name)
+{
+	const char *p = text;
+	char why[128];
+
+	while ((p = strstr(p, "{\"severity\": "))) {
+		const char *end = object_end(p);
+		unsigned ln = 1;
 		struct hf_finding x;
+		char *obj;
 		int rc;
 
-		ln++;
-		rc = parse_finding(l, &x, why, sizeof(why));
+		for (const char *q = text; q < p; q++)
+			ln += *q == '\n';
+		if (!end) {
+			fprintf(stderr, "ibsmctl: %s:%u: a finding that does not"
+				" end\n", name, ln);
+			return -1;
+		}
+		obj = strndup(p, (size_t)(end - p + 1));
+		if (!obj) {
+			fprintf(stderr, "ibsmctl: out of memory\n");
+			return -1;
+		}
+		rc = parse_finding(obj, &x, why, sizeof(why));
+		free(obj);
 		if (rc < 0) {
 			fprintf(stderr, "ibsmctl: %s:%u: %s\n", name, ln, why);
 			return -1;
@@ -228,6 +267,7 @@ static int findings_from_lines(struct map_data *d, char *text,
 			fprintf(stderr, "ibsmctl: out of memory\n");
 			return -1;
 		}
+		p = end + 1;
 	}
 	return 0;
 }
@@ -242,7 +282,7 @@ static int findings_file(struct map_data *d, const char *path)
 		fprintf(stderr, "ibsmctl: %s: %s\n", path, strerror(-rc));
 		return -1;
 	}
-	rc = findings_from_lines(d, buf, path);
+	rc = findings_from_text(d, buf, path);
 	free(buf);
 	return rc;
 }
@@ -408,10 +448,21 @@ static void live_daemon(const struct map_opts *o, struct map_data *d)
 		return;
 	}
 	if (ctl_request(path, "health json", &r) == 0) {
-		/* the lines before the terminator */
-		for (size_t i = 0; r.ok && i + 1 < r.n; i++)
-			if (findings_from_lines(d, r.lines[i], "health json") < 0)
-				break;
+		/* the lines before the terminator, as one text */
+		size_t len = 1;
+		char *all;
+
+		for (size_t i = 0; i + 1 < r.n; i++)
+			len += strlen(r.lines[i]) + 1;
+		all = r.ok ? malloc(len) : NULL;
+		len = 0;
+		for (size_t i = 0; all && i + 1 < r.n; i++)
+			len += (size_t)sprintf(all + len, "%s\n", r.lines[i]);
+		if (all) {
+			all[len] = '\0';
+			findings_from_text(d, all, "health json");
+		}
+		free(all);
 		if (!r.ok)
 			fprintf(stderr, "ibsmctl: health: %s\n",
 				ctl_reply_text(&r));
@@ -427,6 +478,9 @@ static void live_daemon(const struct map_opts *o, struct map_data *d)
 	if (ctl_request(path, "routes loads", &r) == 0) {
 		if (r.ok)
 			loads_from_reply(d, &r);
+		if (r.ok && strstr(ctl_reply_text(&r), "answer cut"))
+			fprintf(stderr, "ibsmctl: routes loads: the answer was"
+				" cut: cables left out show no load\n");
 		else
 			fprintf(stderr, "ibsmctl: routes loads: %s (no load"
 				" view)\n", ctl_reply_text(&r));

@@ -45,22 +45,18 @@ if [ ! -x "$CHROMIUM" ] && [ "$(id -u)" -eq 0 ]; then
 fi
 fab_check chromium-installed test -x "$CHROMIUM"
 
-# browse URL BASE: the DOM after the page's script ran into BASE.dom,
-# chromium's log (console messages) into BASE.log.  A profile of its own
-# per run, so tests side by side do not share one.
+# browse URL BASE [PNG]: the DOM after the page's script ran into
+# BASE.dom, chromium's log (console messages) into BASE.log, and with PNG
+# a screenshot (1600x1000) in the same run.  A profile of its own per
+# run, so tests side by side do not share one.
 browse() {
+	local shot=()
+	[ $# -gt 2 ] && shot=(--hide-scrollbars --window-size=1600,1000 "--screenshot=$3")
 	timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu \
 		--user-data-dir="$T/chrome.$RANDOM" --enable-logging=stderr \
-		--v=0 --virtual-time-budget=2000 --dump-dom "$1" \
-		>"$2.dom" 2>"$2.log" && [ -s "$2.dom" ]
-}
-
-# shot URL PNG: a screenshot of the page, 1600x1000.
-shot() {
-	timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu \
-		--user-data-dir="$T/chrome.$RANDOM" --hide-scrollbars \
-		--window-size=1600,1000 --screenshot="$2" "$1" \
-		>/dev/null 2>&1 && [ -s "$2" ]
+		--v=0 --virtual-time-budget=2000 "${shot[@]}" --dump-dom "$1" \
+		>"$2.dom" 2>"$2.log" && [ -s "$2.dom" ] &&
+		{ [ $# -lt 3 ] || [ -s "$3" ]; }
 }
 
 # guid_of SVG NAME: the node GUID of the switch called NAME on the map.
@@ -90,33 +86,45 @@ r = E.parse(sys.argv[1]).getroot()
 ns = "{http://www.w3.org/2000/svg}"
 sys.exit(not (r.tag == ns + "svg" and
               len(r.findall(".//" + ns + "circle[@class=\"sw\"]")) == 6))' "$T/pre.svg"
+# the bare SVG in the browser too
+fab_check offline-svg-browser browse "file://$T/pre.svg" "$T/pre"
+fab_check offline-svg-dom python3 "$CHECK" "$T/pre.dom" "$T/pre.log" \
+	--svg-only --switches 6 --links 8
 cat >"$T/findings.json" <<EOF
 {"severity": "critical", "kind": "error_rate", "node_guid": "$L2", "node_desc": "leaf-02", "port": 6, "lid": 0, "peer_guid": "$S2", "peer_desc": "spine-02", "peer_port": 2, "peer_lid": 0, "detail": 0, "value": 5000, "limit": 100, "text": "SymbolErrorCounter 5000 per hour (threshold 100)"}
 EOF
+# a findings file with a bad line: refused, naming the line
+printf '%s\n' '{"healthy": false, "findings": [' \
+	'{"severity": "fatal", "kind": "error_rate", "node_guid": "0x1"}' \
+	']}' >"$T/bad.json"
+"$CTL" fabric --topology "$BAD" --findings "$T/bad.json" --html "$T/x.html" \
+	2>"$T/bad.err"
+fab_check bad-findings-refused test $? -eq 1 -a ! -e "$T/x.html"
+fab_check bad-findings-names-line grep -q "bad.json:2: unknown severity" \
+	"$T/bad.err"
 fab_check offline-html "$CTL" fabric --topology "$BAD" --reference \
 	"$FAB_TOPO/fat2-small.net" --findings "$T/findings.json" \
 	--html "$T/fat2.html"
 grep -q 'link_below_reference' "$T/fat2.html"
 fab_check offline-reference-finding test $? -eq 0
-fab_check offline-fat2-browser browse "file://$T/fat2.html" "$T/fat2"
+fab_check offline-fat2-browser browse "file://$T/fat2.html" "$T/fat2" \
+	"$OUT/fat2-faults.png"
 fab_check offline-fat2-colours python3 "$CHECK" "$T/fat2.dom" "$T/fat2.log" \
 	--switches 6 --links 8 --expect "$L1/5=warning" --expect "$L2/6=critical"
 fab_check offline-fat2-load-view browse "file://$T/fat2.html#load" "$T/fat2l"
 fab_check offline-fat2-load-colours python3 "$CHECK" "$T/fat2l.dom" \
 	"$T/fat2l.log" --switches 6 --links 8 --view load \
 	--expect "$L1/5=warning" --expect "$L2/6=critical"
-fab_check offline-fat2-screenshot shot "file://$T/fat2.html" "$OUT/fat2-faults.png"
 
 # 2. Offline, a grid and a force layout.
 for net in torus-3x3x3:27:81 random-24:24:48; do
 	IFS=: read -r name sw links <<<"$net"
 	"$CTL" fabric --topology "$FAB_TOPO/$name.net" --html "$T/$name.html"
 	fab_check "offline-$name-html" test $? -eq 0
-	fab_check "offline-$name-browser" browse "file://$T/$name.html" "$T/$name"
+	fab_check "offline-$name-browser" browse "file://$T/$name.html" "$T/$name" \
+		"$OUT/$name.png"
 	fab_check "offline-$name-dom" python3 "$CHECK" "$T/$name.dom" \
 		"$T/$name.log" --switches "$sw" --links "$links"
-	fab_check "offline-$name-screenshot" shot "file://$T/$name.html" \
-		"$OUT/$name.png"
 done
 
 # 3. Live.  The reference: what ibnetdiscover sees of the good fabric.
@@ -150,24 +158,26 @@ done
 fab_check live-findings-reported test "$ok" -eq 0
 fab_check live-html fab_run H0002 "$CTL" fabric --socket "$SOCK" \
 	--html "$T/live.html"
-fab_check live-browser browse "file://$T/live.html" "$T/live"
+fab_check live-browser browse "file://$T/live.html" "$T/live" \
+	"$OUT/fat2-live.png"
 fab_check live-colours python3 "$CHECK" "$T/live.dom" "$T/live.log" \
 	--switches 6 --links 8 --findings "$T/health.json" \
 	--expect "0x0000000000200000/5=warning" \
 	--expect "0x0000000000200001/6=critical"
-# the cable's tooltip: its counters, the finding once
+# the cable's tooltip: its counters, the finding once with its text (the
+# daemon's JSON objects span lines)
 python3 - "$T/live.dom" <<'EOF'
 import re, sys
 d = open(sys.argv[1]).read()
 t = [m.group(1) for m in re.finditer(r'<path class="link h2[^>]*><title>(.*?)</title>', d, re.S)]
 sys.exit(not (len(t) == 1 and "SymbolErrorCounter 500," in t[0] and
-              t[0].count("critical error_rate") == 1))
+              t[0].count("critical error_rate") == 1 and
+              "per hour (threshold" in t[0]))
 EOF
 fab_check live-tooltip-counters-and-finding test $? -eq 0
 fab_check live-load-view browse "file://$T/live.html#load" "$T/livel"
 fab_check live-load-colours python3 "$CHECK" "$T/livel.dom" "$T/livel.log" \
 	--switches 6 --links 8 --view load --findings "$T/health.json"
-fab_check live-screenshot shot "file://$T/live.html" "$OUT/fat2-live.png"
 sm_stop
 fab_sim_stop
 fab_summary

@@ -119,6 +119,35 @@ START_TEST(tiers_fat2)
 }
 END_TEST
 
+/* A host cabled to a spine (the SM's, a storage server) leaves the
+ * spines a tier above the leaves. */
+START_TEST(tiers_host_on_spine)
+{
+	struct fabric f;
+	struct fm_graph g;
+	struct fm_layout l;
+	int32_t spine = FAB_NONE, h;
+
+	load(&f, "fat2-small.net");
+	for (int32_t i = 0; i < (int32_t)f.n_nodes; i++)
+		if (!strcmp(f.nodes[i].desc, "spine-01"))
+			spine = i;
+	ck_assert_int_ne(spine, FAB_NONE);
+	h = fabric_add_node(&f, 0x999000, NODE_TYPE_CA, 1);
+	ck_assert_int_ge(h, 0);
+	ck_assert_int_eq(fabric_link(&f, h, 1, spine, 20), 0);
+	ck_assert_int_eq(fm_graph_build(&f, &g), 0);
+	ck_assert_int_eq(fm_layout_compute(&g, &l), 0);
+	ck_assert_int_eq(l.kind, FM_TIERS);
+	ck_assert_uint_eq(l.tiers, 2);
+	for (size_t k = 0; k < g.n; k++)
+		ck_assert_int_eq(l.tier[k],
+				 strncmp(desc(&f, &g, k), "leaf", 4) ? 1 : 0);
+	ck_assert_uint_eq(g.hosts[g.idx[spine]], 1);
+	done(&f, &g, &l);
+}
+END_TEST
+
 /* Every cable joins grid neighbours; every place is taken once. */
 static void assert_grid(const struct fabric *f, const struct fm_graph *g,
 			const struct fm_layout *l)
@@ -304,6 +333,8 @@ START_TEST(render_health_and_load)
 	sp = f.nodes[leaf].ports[lp].peer_port;
 	snprintf(f.nodes[spine].desc, sizeof(f.nodes[spine].desc),
 		 "spine <\"&'>\x01\xff");
+	snprintf(f.nodes[leaf].desc, sizeof(f.nodes[leaf].desc),
+		 "leaf \xc3\xa9\xe2\x82\xac \xed\xa0\x80\xe0\x80\xaf\xef\xbf\xbf");
 	x[0] = (struct hf_finding){ .kind = HF_LINK_BELOW_REF,
 		.severity = HF_CRITICAL, .guid = f.nodes[leaf].guid,
 		.port = (uint8_t)lp, .peer_guid = f.nodes[spine].guid,
@@ -337,6 +368,8 @@ START_TEST(render_health_and_load)
 	ck_assert_ptr_nonnull(strstr(b.data, a));
 	/* its name escaped, nothing raw from the fabric */
 	ck_assert_ptr_nonnull(strstr(b.data, "spine &lt;&quot;&amp;&#39;&gt;??"));
+	/* UTF-8 kept; a surrogate, an overlong form and U+FFFF refused */
+	ck_assert_ptr_nonnull(strstr(b.data, "leaf \xc3\xa9\xe2\x82\xac ?????????\n0x"));
 	ck_assert_ptr_null(strstr(b.data, "spine <"));
 	/* nothing fetched */
 	ck_assert_ptr_null(strstr(b.data, "src="));
@@ -443,6 +476,140 @@ START_TEST(daemon_map)
 }
 END_TEST
 
+/* Every '<' opens a tag the map writes, every '&' an entity it writes,
+ * no control character but newline: nothing from the fabric got out
+ * unescaped. */
+static void assert_clean(const char *s)
+{
+	static const char *const tags[] = {
+		"?xml ", "!DOCTYPE", "html", "/html", "head", "/head", "meta",
+		"title", "/title", "style", "/style", "body", "/body", "div",
+		"/div", "b>", "/b>", "br>", "button", "/button", "span", "/span",
+		"svg", "/svg", "rect", "text", "/text", "g ", "g>", "/g>", "path",
+		"/path", "circle", "/circle", "h3", "/h3", "table", "/table",
+		"tr", "/tr", "th", "/th", "td", "/td", "script", "/script",
+	};
+	static const char *const ents[] = { "amp;", "lt;", "gt;", "quot;",
+					    "#39;", "#8212;", "#8805;" };
+	const char *script = strstr(s, "<script>");
+
+	for (const char *p = s; *p; p++) {
+		if (script && p > script)
+			break;		/* our own script: '<' and '&&' in it */
+		ck_assert_msg((unsigned char)*p >= 0x20 || *p == '\n',
+			      "control byte 0x%02x at %zu", *p, (size_t)(p - s));
+		if (*p == '<') {
+			bool ok = false;
+
+			for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++)
+				ok |= !strncmp(p + 1, tags[i], strlen(tags[i]));
+			ck_assert_msg(ok, "stray '<' at %zu: %.20s", (size_t)(p - s), p);
+		}
+		if (*p == '&') {
+			bool ok = false;
+
+			for (size_t i = 0; i < sizeof(ents) / sizeof(ents[0]); i++)
+				ok |= !strncmp(p + 1, ents[i], strlen(ents[i]));
+			ck_assert_msg(ok, "stray '&' at %zu: %.20s", (size_t)(p - s), p);
+		}
+	}
+}
+
+static uint32_t rnd(uint32_t *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return *seed >> 8;
+}
+
+/* A hostile model: descriptions of any bytes, PortInfo of random bytes,
+ * findings with random text naming nodes and ports that exist or not,
+ * counters of any value. */
+START_TEST(render_hostile)
+{
+	struct fabric f;
+	struct hf_finding *x = calloc(200, sizeof(*x));
+	struct pc_store *st;
+	struct fabmap_buf b = { 0 };
+	uint32_t seed = 99 + (uint32_t)_i;
+#define RND() rnd(&seed)
+
+	load(&f, _i % 2 ? "torus-3x3x3.net" : "fat3-pods.net");
+	ck_assert_int_eq(pc_store_new(&st, 1000), 0);
+	for (size_t i = 0; i < f.n_nodes; i++) {
+		struct fab_node *n = &f.nodes[i];
+
+		for (size_t k = 0; k + 1 < sizeof(n->desc); k++)
+			n->desc[k] = (char)(RND() % 255 + 1);
+		n->desc[RND() % sizeof(n->desc)] = '\0';
+		for (unsigned p = 0; p <= n->num_ports; p++) {
+			uint8_t *pi = (uint8_t *)&n->ports[p].pi;
+
+			for (size_t k = 0; k < sizeof(n->ports[p].pi); k++)
+				pi[k] = (uint8_t)RND();
+			struct pc_port *c = pc_get(st, n->guid, (uint8_t)p);
+			if (c)
+				for (int k = 0; k < PC_N; k++) {
+					uint64_t hi = RND();
+
+					c->total[k] = hi << 40 | RND();
+					c->seen[k] = RND() % 2;
+				}
+		}
+	}
+	for (size_t i = 0; i < 200; i++) {
+		x[i].kind = (enum hf_kind)(RND() % (HF_N_KINDS + 2));
+		x[i].severity = (enum hf_severity)(RND() % 3);
+		x[i].guid = RND() % 3 ? f.nodes[RND() % f.n_nodes].guid : RND();
+		x[i].port = (uint8_t)RND();
+		x[i].peer_guid = RND() % 2 ? f.nodes[RND() % f.n_nodes].guid : 0;
+		x[i].peer_port = (uint8_t)(RND() % 40);
+		for (size_t k = 0; k + 1 < sizeof(x[i].text); k++)
+			x[i].text[k] = (char)(RND() % 255 + 1);
+		for (size_t k = 0; k + 1 < sizeof(x[i].desc); k++)
+			x[i].desc[k] = (char)(RND() % 255 + 1);
+	}
+	struct fabmap_input in = { .f = &f, .findings = x, .n_findings = 200,
+				   .counters = st, .title = "<&\x01>" };
+	ck_assert_int_eq(fabmap_render(&in, FABMAP_HTML, &b), 0);
+	assert_clean(b.data);
+	fabmap_buf_free(&b);
+	ck_assert_int_eq(fabmap_render(&in, FABMAP_SVG, &b), 0);
+	assert_clean(b.data);
+	fabmap_buf_free(&b);
+	pc_store_free(st);
+	free(x);
+	fabric_free(&f);
+#undef RND
+}
+END_TEST
+
+/* No switch, one switch, two switches and a cable: drawn. */
+START_TEST(render_tiny)
+{
+	struct fabric f;
+	struct fabmap_buf b = { 0 };
+	struct fabmap_input in = { .f = &f };
+
+	fabric_init(&f);
+	ck_assert_int_eq(fabmap_render(&in, FABMAP_HTML, &b), 0);
+	ck_assert_ptr_nonnull(strstr(b.data, "data-switches=\"0\""));
+	fabmap_buf_free(&b);
+	int32_t a = fabric_add_node(&f, 0x10, NODE_TYPE_SWITCH, 4);
+	ck_assert_int_eq(fabmap_render(&in, FABMAP_SVG, &b), 0);
+	ck_assert_uint_eq(count(b.data, "<circle class=\"sw\""), 1);
+	fabmap_buf_free(&b);
+	int32_t c = fabric_add_node(&f, 0x20, NODE_TYPE_SWITCH, 4);
+	ck_assert_int_eq(fabric_link(&f, a, 1, c, 1), 0);
+	ck_assert_int_eq(fabric_link(&f, a, 2, a, 3), 0);	/* a loopback */
+	ck_assert_int_eq(fabmap_render(&in, FABMAP_SVG, &b), 0);
+	ck_assert_uint_eq(count(b.data, "<circle class=\"sw\""), 2);
+	ck_assert_uint_eq(count(b.data, "<path class=\"link "), 2);
+	assert_clean(b.data);
+	fabmap_buf_free(&b);
+	fabric_free(&f);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fabmap");
@@ -453,6 +620,7 @@ int main(void)
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, tiers_fat3);
 	tcase_add_test(t, tiers_fat2);
+	tcase_add_test(t, tiers_host_on_spine);
 	tcase_add_test(t, grid_torus_2d);
 	tcase_add_test(t, grid_torus_3d);
 	tcase_add_test(t, grid_mesh);
@@ -461,6 +629,8 @@ int main(void)
 	tcase_add_test(t, render_health_and_load);
 	tcase_add_test(t, port_loads_match_report);
 	tcase_add_test(t, daemon_map);
+	tcase_add_test(t, render_tiny);
+	tcase_add_loop_test(t, render_hostile, 0, 4);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);
