@@ -4,8 +4,8 @@
 # ibsim on NETFILE (default tests/topologies/fat2-1152.net: 1,152 hosts,
 # 82 switches, 4,608 linked ports), ibsm on H0001 with perfmgr TRUE (one
 # counter sweep at SUBNET UP, none after: perfmgr_sweep_time_s 3600),
-# no light sweeps, metrics_listen on a free local port, `transport ibsim`
-# (under umad2sim the PMAs of this fabric go unanswered: no counters).  After the first
+# no light sweeps, metrics_listen on a free local port (BENCH_TRANSPORT=
+# ibsim: ibsm speaks ibsim's protocol, no umad2sim).  After the first
 # counter sweep it measures the daemon's user+system clock ticks
 # (/proc/PID/stat) over IDLE seconds without scrapes, then over N scrapes
 # spaced 1.1 s (the endpoint reuses an answer for 1 s), and reports
@@ -46,7 +46,7 @@ cat >"$T/opensm.conf" <<EOF
 perfmgr TRUE
 perfmgr_sweep_time_s 3600
 sweep_interval 0
-transport ibsim
+${BENCH_TRANSPORT:+transport $BENCH_TRANSPORT}
 metrics_listen 127.0.0.1:$PORT
 EOF
 
