@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""metrics_flood.py HOST PORT [N] - N concurrent connections (default 1000)
-to ibsm's metrics endpoint, most of them malformed: valid GET/HEAD, POST
-with a body, unknown methods, odd paths, junk bytes, NUL bytes, a 64 KiB
-header, a request cut off and held open, an HTTP/0.9 line, connections
-closed at once.  Prints one line: the outcome counts (status codes,
-closed without an answer, refused) and how many valid scrapes came back
+"""metrics_flood.py HOST PORT [N [M]] - N concurrent connections (default
+1000) to ibsm's metrics endpoint, most of them malformed: valid GET/HEAD,
+POST with a body, unknown methods, odd paths, junk bytes, NUL bytes, a
+64 KiB header, a request cut off and held open, an HTTP/0.9 line,
+connections closed at once.  Most of a burst is closed unanswered by the
+endpoint's per-address limit; then M more (default 0) of the same kinds,
+8 at a time (within that limit), so that each is parsed and answered.
+Prints one line per phase: the outcome counts (status codes, closed
+without an answer, refused) and how many valid scrapes came back
 complete.  Exit 0 unless the client itself failed."""
 import asyncio
 import collections
@@ -43,7 +46,7 @@ def request(kind, rnd):
     return b""
 
 
-async def one(host, port, kind, rnd, out):
+async def one(host, port, kind, rnd, out, hold=2):
     try:
         r, w = await asyncio.wait_for(asyncio.open_connection(host, port), 10)
     except Exception:
@@ -60,7 +63,10 @@ async def one(host, port, kind, rnd, out):
         except Exception:
             pass
         if kind == "cut":
-            await asyncio.sleep(2)
+            await asyncio.sleep(hold)
+            if hold < 1:
+                out["cut_closed_by_client"] += 1
+                return
         try:
             data = await asyncio.wait_for(r.read(), 15)
         except asyncio.TimeoutError:
@@ -82,14 +88,32 @@ async def one(host, port, kind, rnd, out):
         w.close()
 
 
+async def paced(host, port, m, rnd, out):
+    sem = asyncio.Semaphore(8)
+
+    async def go(i):
+        async with sem:
+            await one(host, port, KINDS[i % len(KINDS)], rnd, out, 0.2)
+    await asyncio.gather(*(go(i) for i in range(m)))
+
+
+def show(name, out):
+    print(name + ": " + " ".join("%s=%d" % kv for kv in sorted(out.items())))
+
+
 async def main():
     host, port = sys.argv[1], int(sys.argv[2])
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
+    m = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     rnd = random.Random(31)
     out = collections.Counter()
     await asyncio.gather(*(one(host, port, KINDS[i % len(KINDS)], rnd, out)
                            for i in range(n)))
-    print("flood: " + " ".join("%s=%d" % kv for kv in sorted(out.items())))
+    show("flood", out)
+    if m:
+        out = collections.Counter()
+        await paced(host, port, m, rnd, out)
+        show("paced", out)
 
 
 asyncio.run(main())

@@ -12,10 +12,12 @@
 #    scrape after a counter sweep has perfquery's value;
 #  - Unlink of an inter-switch link: the next scrape after the heavy
 #    sweep has lost its uplink series and one link;
-#  - 1,000 concurrent connections, most malformed (metrics_flood.py): the
-#    SM survives, still answers, and a heavy sweep asked for during the
-#    flood completes (the time to SUBNET UP is printed beside the one
-#    without the flood, not asserted);
+#  - 1,000 concurrent connections, most malformed (metrics_flood.py),
+#    then 240 more 8 at a time, each parsed and answered (400, 404, 405,
+#    431) with valid scrapes served among them: the SM survives, still
+#    answers, and a heavy sweep asked for during the flood completes (the
+#    time to SUBNET UP is printed beside the one without the flood, not
+#    asserted);
 #  - a better SM started on H0002 (priority 10), its metrics address
 #    taken (ERR 2002, it runs on), takes over by handover: the scrape
 #    says standby, as sminfo does; it stops: master again;
@@ -169,7 +171,7 @@ sweep_time() {
 	awk -v a="$t0" -v b="$(sm_log_epoch "$line")" 'BEGIN { printf "%.3f", b - a }'
 }
 quiet=$(sweep_time) || fab_fail sweep-before-flood
-python3 "$FAB_LIB/metrics_flood.py" 127.0.0.1 "$PORT" 1000 >"$T/flood.out" 2>&1 &
+python3 "$FAB_LIB/metrics_flood.py" 127.0.0.1 "$PORT" 1000 240 >"$T/flood.out" 2>&1 &
 FLOOD=$!
 : >"$T/pids/$FLOOD"
 sleep 0.3
@@ -182,6 +184,14 @@ echo "heavy sweep to SUBNET UP: ${quiet:-?} s quiet, ${busy:-?} s during the flo
 fab_check flood-client-ran test "$rc" -eq 0
 fab_check flood-sm-alive sm_alive
 fab_check flood-scrapes-answered grep -q 'scrapes_complete=[1-9]' "$T/flood.out"
+# the paced phase (8 at a time): the malformed kinds parsed and answered
+# as they should (405 for POST and DELETE, 404 for odd paths, 431 for a
+# 64 KiB header, 400 for junk), and the valid scrapes served among them
+paced=$(grep '^paced:' "$T/flood.out")
+count() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$paced"; }
+for want in scrapes_complete:10 status_405:10 status_404:10 status_431:5 status_400:5; do
+	fab_check "paced-${want%%:*}" test "$(count "${want%%:*}")" -ge "${want##*:}" 2>/dev/null
+done
 scrape "$T/m4"
 fab_check after-flood-scrape grep -qx 'ibsm_state{state="master"} 1' "$T/m4"
 fab_check requests-counted test "$(value "$T/m4" ibsm_metrics_requests_total)" -gt "$(value "$T/m1" ibsm_metrics_requests_total)"
