@@ -287,7 +287,7 @@ static struct cfg_key keys[] = {
 
 	/* the Prometheus endpoint (sm/metrics/): ADDR:PORT; "(null)": none */
 	K("metrics_listen", CFG_STR, "(null)", 0, 0, NULL, IMPL | CFG_IBSM,
-	  F_STR_(metrics_listen), "IBSM OPTIONS"),
+	  F_STR_(metrics_listen), "IBSM METRICS"),
 
 	/* the limits, last: limit_opts */
 	CFG_LIMITS(LIMIT_U, LIMIT_U, LIMIT_R)
