@@ -627,6 +627,7 @@ static int cmd_status(struct sm *sm, struct ctl_answer *a)
 	ctl_line_add(a, "trap_sweeps %u", sm->stats.trap_sweeps);
 	ctl_line_add(a, "quick_sweeps %u", sm->stats.quick_sweeps);
 	ctl_line_add(a, "foreign_sm_ports %u", sm->stats.foreign_sm_ports);
+	perf_ctl_status(sm, a);
 	if (sm->engine) {
 		const struct mad_engine_stats *st = mad_engine_stats(sm->engine);
 

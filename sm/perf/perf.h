@@ -100,6 +100,9 @@ bool perf_node_unresponsive(const struct perfmgr *pm, uint64_t guid);
 int  perf_ctl_counters(struct sm *sm, const char *target, bool errors,
 		       bool json, struct ctl_answer *a, char *msg,
 		       size_t msglen);
+/* The status lines of the performance manager ("perfmgr off", or "on"
+ * and its sweeps, ports, MADs, unresponsive nodes, ...). */
+void perf_ctl_status(const struct sm *sm, struct ctl_answer *a);
 /* The counters in event_db_dump_file's format (see ibsm.conf(5)). */
 int  perf_dump_write(FILE *fp, const void *sm);
 

@@ -357,6 +357,24 @@ int perf_ctl_counters(struct sm *sm, const char *target, bool errors,
 	return 0;
 }
 
+void perf_ctl_status(const struct sm *sm, struct ctl_answer *a)
+{
+	const struct perf_stats *st = perf_stats(sm->perf);
+
+	ctl_line_add(a, "perfmgr %s", st ? "on" : "off");
+	if (!st)
+		return;
+	ctl_line_add(a, "perfmgr_sweeps %u", st->sweeps);
+	ctl_line_add(a, "perfmgr_last_sweep_s %.3f", st->last_seconds);
+	ctl_line_add(a, "perfmgr_last_sweep_ports %u", st->last_ports);
+	ctl_line_add(a, "perfmgr_last_sweep_mads %" PRIu64, st->last_mads);
+	ctl_line_add(a, "perfmgr_ports_kept %zu", pc_store_count(perf_store(sm->perf)));
+	ctl_line_add(a, "perfmgr_unresponsive_nodes %u", st->unresponsive);
+	ctl_line_add(a, "perfmgr_failed_reads %" PRIu64, st->failed_reads);
+	ctl_line_add(a, "perfmgr_bad_answers %" PRIu64, st->bad_answers);
+	ctl_line_add(a, "perfmgr_clears %" PRIu64, st->clears);
+}
+
 /* ---------------------------------------------------------- dump file */
 
 int perf_dump_write(FILE *fp, const void *arg)

@@ -157,6 +157,11 @@ for n in ("PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts"):
 PY
 fab_check clear-logged grep -q "perfmgr: counters of \"sw-a tiny switch\" $SWA_GUID port 3 (LID $SWA) were cleared by someone else" "$T/sm.log"
 fab_check dump-file grep -q "^$SWA_GUID 3 $SWA .* SymbolErrorCounter=81/" "$T/counters.dump"
+ctl status >"$T/status" 2>&1
+fab_check status-lines sh -c "grep -qx 'perfmgr on' '$T/status' &&
+	grep -q '^perfmgr_sweeps [1-9]' '$T/status' &&
+	grep -qx 'perfmgr_last_sweep_ports 21' '$T/status' &&
+	grep -qx 'perfmgr_unresponsive_nodes 0' '$T/status'"
 # every port of the two 8-port switches, linked or not, and the 5 CA ports
 fab_check sweep-line grep -Eq 'perfmgr: sweep [0-9]+ done: 21 ports, [0-9]+ MADs, [0-9.]+ s' "$T/sm.log"
 

@@ -340,6 +340,7 @@ START_TEST(status_lines)
 	ck_assert_ptr_nonnull(strstr(a.buf, "\nswitches 0\n"));
 	ck_assert_ptr_nonnull(strstr(a.buf, "\nsubnet_up no\n"));
 	ck_assert_ptr_nonnull(strstr(a.buf, "\nlog_level info\n"));
+	ck_assert_ptr_nonnull(strstr(a.buf, "\nperfmgr off\n"));
 	ctl_answer_free(&a);
 }
 END_TEST
