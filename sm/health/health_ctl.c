@@ -93,11 +93,17 @@ static void finding_text(struct sm_health *h, struct ctl_answer *a,
 			snprintf(where + n, sizeof(where) - (size_t)n,
 				 " lid %u", f->lid);
 	}
-	if (f->peer_guid)
-		snprintf(peer, sizeof(peer), ", peer \"%s\" 0x%016" PRIx64
-			 " port %u lid %u", f->peer_desc, f->peer_guid,
-			 f->peer_port, f->peer_lid);
-	ctl_line_add(a, "%-8s %-20s %s%s: %s (since %s)",
+	if (f->peer_guid) {
+		n = snprintf(peer, sizeof(peer), ", peer \"%s\" 0x%016" PRIx64,
+			     f->peer_desc, f->peer_guid);
+		if (n > 0 && (size_t)n < sizeof(peer) && f->peer_port)
+			n += snprintf(peer + n, sizeof(peer) - (size_t)n,
+				      " port %u", f->peer_port);
+		if (n > 0 && (size_t)n < sizeof(peer) && f->peer_lid)
+			snprintf(peer + n, sizeof(peer) - (size_t)n, " lid %u",
+				 f->peer_lid);
+	}
+	ctl_line_add(a, "%-8s %-21s %s%s: %s (since %s)",
 		     hf_severity_name(f->severity), hf_kind_name(f->kind),
 		     where, peer, f->text, first);
 }
