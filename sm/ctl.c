@@ -839,9 +839,12 @@ static int cmd_routes_report(struct sm *sm, bool json, struct ctl_answer *a)
 /*
  * routes loads: the all-to-all load of the tables in force per channel
  * (routing_report_port_loads), for the fabric map: "ideal X" (the mean
- * load of the channels used), then "0xGUID PORT LOAD" for each switch
- * port that carries routes.  Same cost as routes report's load part.
+ * load of the channels used), then per switch "0xGUID PORT:LOAD ..." for
+ * its ports that carry routes (a switch on several lines when it has
+ * more than LOADS_PER_LINE of them; about 150 KiB for the 4,608-host
+ * tree).  Same cost as routes report's load part.
  */
+#define LOADS_PER_LINE	40	/* " 255:18446744073709551615" < 1024 / 40 */
 static int cmd_routes_loads(struct sm *sm, struct ctl_answer *a)
 {
 	struct routing_report rep;
@@ -863,13 +866,27 @@ static int cmd_routes_loads(struct sm *sm, struct ctl_answer *a)
 	ctl_line_add(a, "ideal %.3f", rep.load_mean);
 	for (size_t i = 0; i < sm->fabric.n_nodes; i++) {
 		const struct fab_node *nd = &sm->fabric.nodes[i];
+		char line[CTL_LINE_OUT];
+		size_t o = 0;
+		unsigned in_line = 0;
 
-		for (unsigned p = 0; p <= nd->num_ports; p++, slot++)
-			if (loads[slot]) {
-				ctl_line_add(a, "0x%016" PRIx64 " %u %" PRIu64,
-					     nd->guid, p, loads[slot]);
-				n++;
+		/* a switch a line, at most LOADS_PER_LINE ports each */
+		for (unsigned p = 0; p <= nd->num_ports; p++, slot++) {
+			if (!loads[slot])
+				continue;
+			if (!in_line)
+				o = (size_t)snprintf(line, sizeof(line),
+						     "0x%016" PRIx64, nd->guid);
+			o += (size_t)snprintf(line + o, sizeof(line) - o,
+					      " %u:%" PRIu64, p, loads[slot]);
+			n++;
+			if (++in_line == LOADS_PER_LINE) {
+				ctl_line_add(a, "%s", line);
+				in_line = 0;
 			}
+		}
+		if (in_line)
+			ctl_line_add(a, "%s", line);
 	}
 	free(loads);
 	return answer_end(a, true, "%zu channels%s", n, a->full ?

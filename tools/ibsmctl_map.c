@@ -370,7 +370,7 @@ static int offline(const struct map_opts *o, struct map_data *d)
 
 /* ---------------------------------------------------------------- live */
 
-/* `routes loads`: "ideal X", then "0xGUID PORT LOAD" lines. */
+/* `routes loads`: "ideal X", then "0xGUID PORT:LOAD ..." lines. */
 static void loads_from_reply(struct map_data *d, const struct ctl_reply *r)
 {
 	size_t slots = routing_port_slots(&d->f), *off;
@@ -392,14 +392,21 @@ static void loads_from_reply(struct map_data *d, const struct ctl_reply *r)
 		unsigned long long guid, load;
 		unsigned port;
 		int32_t id;
+		int used;
+		const char *l = r->lines[i];
 
-		if (sscanf(r->lines[i], "ideal %lf", &d->ideal) == 1)
+		if (sscanf(l, "ideal %lf", &d->ideal) == 1)
 			continue;
-		if (sscanf(r->lines[i], "%llx %u %llu", &guid, &port, &load) != 3)
+		if (sscanf(l, "%llx%n", &guid, &used) != 1)
 			continue;
 		id = fabric_find(&d->f, guid);
-		if (id != FAB_NONE && port <= d->f.nodes[id].num_ports)
-			d->loads[off[id] + port] = load;
+		if (id == FAB_NONE)
+			continue;
+		/* " PORT:LOAD" pairs */
+		for (l += used; sscanf(l, " %u:%llu%n", &port, &load, &used) == 2;
+		     l += used)
+			if (port <= d->f.nodes[id].num_ports)
+				d->loads[off[id] + port] = load;
 	}
 	free(off);
 }

@@ -175,6 +175,11 @@ sys.exit(not (len(t) == 1 and "SymbolErrorCounter 500," in t[0] and
               "per hour (threshold" in t[0]))
 EOF
 fab_check live-tooltip-counters-and-finding test $? -eq 0
+# the loads came through (routes loads): every cable of the tree carries
+# routes, all-to-all
+fab_check live-loads python3 -c 'import re, sys
+v = [float(x) for x in re.findall(r"data-load=\"([0-9.]+)\"", open(sys.argv[1]).read())]
+sys.exit(not (len(v) == 8 and min(v) > 0))' "$T/live.dom"
 fab_check live-load-view browse "file://$T/live.html#load" "$T/livel"
 fab_check live-load-colours python3 "$CHECK" "$T/livel.dom" "$T/livel.log" \
 	--switches 6 --links 8 --view load --findings "$T/health.json"
