@@ -20,7 +20,8 @@
 #    asserted);
 #  - a better SM started on H0002 (priority 10), its metrics address
 #    taken (ERR 2002, it runs on), takes over by handover: the scrape
-#    says standby, as sminfo does; it stops: master again;
+#    says standby, as sminfo does, with the age of its copy of the
+#    master's SA state; it stops: master again;
 #  - an SM without metrics_listen has no listening TCP socket; a bad
 #    value is a configuration error.
 set -uo pipefail
@@ -212,6 +213,16 @@ wait_state() {
 	return 1
 }
 fab_check scrape-standby wait_state standby
+# the standby copies the master's SA state every 2 s: its age is served
+sync_seen() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		curl -s -m 5 "$URL/metrics" | grep -q '^ibsm_standby_sync_age_seconds [0-9]' && return 0
+		sleep 0.2
+	done
+	return 1
+}
+fab_check standby-sync-age sync_seen
 fab_run "$DIAG" sminfo "$A_LID" >"$T/sminfo" 2>&1
 fab_check sminfo-agrees grep -q SMINFO_STANDBY "$T/sminfo"
 fab_check bind-error-logged grep -q "ERR 2002: metrics: cannot listen on 127.0.0.1:$PORT; no metrics served: Address already in use" "$T/B.log"
