@@ -13,6 +13,7 @@
 
 #include "health/counters.h"
 #include "model/fabric.h"
+#include "sm/metrics/hist.h"
 #include "sm/metrics/metrics.h"
 #include "sm/metrics/prom.h"
 
@@ -266,6 +267,30 @@ START_TEST(port_families)
 }
 END_TEST
 
+
+/* The sweep histogram: each observation in the first bucket whose bound
+ * holds it (the inline's bounds are the exported ones), above the last
+ * only in the count. */
+START_TEST(sweep_histogram)
+{
+	struct sm_hist h;
+
+	memset(&h, 0, sizeof(h));
+	for (int i = 0; i < SM_HIST_BUCKETS; i++) {
+		sm_hist_observe(&h, sm_hist_bounds[i]);
+		ck_assert_uint_eq(h.bucket[i], 1);
+		if (i > 0)
+			ck_assert(sm_hist_bounds[i] > sm_hist_bounds[i - 1]);
+	}
+	sm_hist_observe(&h, sm_hist_bounds[SM_HIST_BUCKETS - 1] + 1);
+	sm_hist_observe(&h, 0);
+	ck_assert_uint_eq(h.bucket[0], 2);
+	ck_assert_uint_eq(h.count, SM_HIST_BUCKETS + 2);
+	for (int i = 1; i < SM_HIST_BUCKETS; i++)
+		ck_assert_uint_eq(h.bucket[i], 1);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("prom");
@@ -278,6 +303,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, histogram);
 	tcase_add_test(tc, too_many_families);
 	tcase_add_test(tc, port_families);
+	tcase_add_test(tc, sweep_histogram);
 	suite_add_tcase(s, tc);
 	return s;
 }
