@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "config/conf.h"
+#include "config/listen.h"
 #include "config/fileutil.h"
 #include "routing/routing.h"
 #include "config/limits.h"
@@ -249,6 +250,15 @@ int cfg_check_value(const struct cfg_key *k, const char *val, char *err,
 		rc = *val ? 0 : -EINVAL;
 		if (!rc && !strcmp(k->name, "routing_engine") && !is_null(val))
 			rc = check_engines(val);
+		if (!rc && !strcmp(k->name, "metrics_listen") && !is_null(val)) {
+			struct sockaddr_storage ss;
+			socklen_t sl;
+
+			if (cfg_parse_listen(val, &ss, &sl) < 0) {
+				snprintf(err, errlen, "%s", CFG_LISTEN_EXPECTED);
+				return -EINVAL;
+			}
+		}
 		break;
 	}
 	if (rc < 0) {

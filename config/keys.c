@@ -285,6 +285,10 @@ static struct cfg_key keys[] = {
 	K("health_unhealthy_policy", CFG_ENUM, "report", 0, 0, "report,isolate",
 	  RT | IMPL | CFG_IBSM, F_ENUM_(health_unhealthy_policy), "IBSM HEALTH"),
 
+	/* the Prometheus endpoint (sm/metrics/): ADDR:PORT; "(null)": none */
+	K("metrics_listen", CFG_STR, "(null)", 0, 0, NULL, IMPL | CFG_IBSM,
+	  F_STR_(metrics_listen), "IBSM METRICS"),
+
 	/* the limits, last: limit_opts */
 	CFG_LIMITS(LIMIT_U, LIMIT_U, LIMIT_R)
 };
@@ -314,9 +318,11 @@ CFG_LIMITS(CHECK_U, CHECK_W, CHECK_R)
 #define N_OPENSM_KEYS	160
 #define N_IBSM_KEYS	7
 #define N_HEALTH_KEYS	22
+#define N_METRICS_KEYS	1
 static_assert(SM_HEALTH_THRESHOLDS == PC_N_ERRORS + 1,
 	      "health_threshold[]: every error counter and PortXmitWait");
-static_assert(N_KEYS == N_OPENSM_KEYS + N_IBSM_KEYS + N_HEALTH_KEYS + N_LIMITS,
+static_assert(N_KEYS == N_OPENSM_KEYS + N_IBSM_KEYS + N_HEALTH_KEYS +
+	      N_METRICS_KEYS + N_LIMITS,
 	      "keys[]: OpenSM's keys, ibsm's own, then every limit");
 #define FIRST_LIMIT	(N_KEYS - N_LIMITS)
 

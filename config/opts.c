@@ -134,6 +134,8 @@ const struct cfg_opt cfg_opts[] = {
 	   "ibsim: speak the simulator's protocol, no umad2sim (tests)"),
 	KA("control-socket", 0, "control_socket", "PATH",
 	   "control socket for ibsmctl ('(null)': none)"),
+	KA("metrics-listen", 0, "metrics_listen", "ADDR:PORT",
+	   "serve Prometheus metrics over HTTP there (e.g. 127.0.0.1:9683)"),
 	SP("dump-lfts", 0, N, OPT_SP_DUMP_LFTS, NULL,
 	   "also write opensm-lfts.dump (as -D 0x40 does)"),
 	KA("topology-ref", 0, "topology_ref", "FILE",

@@ -115,6 +115,8 @@ struct sm_config {
 	int      health_unhealthy_policy; /* 0 report, 1 isolate */
 	const char *pid_file;		/* -J/--pidfile, pidfile key */
 	const char *control_socket;	/* --control-socket (sm/ctl.c) */
+	const char *metrics_listen;	/* --metrics-listen ADDR:PORT (sm/metrics/);
+					 * NULL: no metrics endpoint */
 	/* the performance manager (sm/perf/), OpenSM's perfmgr_* keys */
 	bool     perfmgr;
 	bool     perfmgr_redir;		/* follow a PMA's redirect */

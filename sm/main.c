@@ -49,6 +49,7 @@
 #include "sm/perf/perf.h"
 #include "sm/sm.h"
 #include "sm/ctl.h"
+#include "sm/metrics/metrics.h"
 #include "sm/pidfile.h"
 #include "sm/topo_file.h"
 
@@ -889,6 +890,9 @@ int main(int argc, char **argv)
 	/* The control socket, for a daemon (-o sweeps once and exits). */
 	if (!discover_only && !sm.cfg.once)
 		(void)ctl_start(&sm);	/* logged; ibsm runs on without it */
+	/* The metrics endpoint, when metrics_listen is set (the same). */
+	if (!discover_only && !sm.cfg.once)
+		(void)metrics_start(&sm);
 	if (!discover_only && !sm.cfg.once && perf_start(&sm) < 0)
 		log_err("ERR 5409: perfmgr: cannot start: out of memory");
 	rc = 0;
@@ -914,6 +918,7 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		ev_run(sm.loop, 0);
 	pidfile_close(&pid);
+	metrics_stop(&sm);
 	ctl_stop(&sm);
 	shut_down(&sm, &job, discover_only);
 	cfg_free(&conf);

@@ -642,6 +642,7 @@ static void quick_end(struct quick_sweep *q)
 	else
 		v = quick_apply(&sm->fabric, q->r, q->n, &nf, &res);
 	double dt = ev_time() - q->t0;
+	sm_hist_observe(&sm->stats.sweep_hist[SM_SWEEP_QUICK], dt);
 	if (v == -ENOMEM)
 		snprintf(res.what, sizeof(res.what), "out of memory");
 	/* Meanwhile the SM may have stood down, or a heavy sweep was asked

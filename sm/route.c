@@ -519,7 +519,8 @@ void sm_route_compute(struct sm_route_job *j)
  * replace them (an incremental merge, the previous tables kept),
  * theirs, computed now.
  */
-static void log_busiest(struct sm_route_job *j, const struct routing_result *out,
+static void log_busiest(struct sm *sm, struct sm_route_job *j,
+			const struct routing_result *out,
 			const struct lft *engine_lft)
 {
 	struct routing_report mine, *rep = &j->load;
@@ -532,6 +533,10 @@ static void log_busiest(struct sm_route_job *j, const struct routing_result *out
 	}
 	if (rc < 0)
 		return;
+	sm->route_load = (struct sm_route_load){ .valid = true,
+		.max = rep->load_max, .mean = rep->load_mean,
+		.ratio = rep->ratio, .channels = rep->channels,
+		.channels_used = rep->channels_used, .routes = rep->routes };
 	routing_report_busiest(rep, b, sizeof(b));
 	log_info("routing: busiest link %s (max/ideal %.2f)", b, rep->ratio);
 }
@@ -632,7 +637,7 @@ int sm_route_finish(struct sm *sm, struct sm_route_job *j,
 	int rc = finish(sm, j, out, err, errlen);
 
 	if (rc == 0 && ok)
-		log_busiest(j, out, engine_lft);
+		log_busiest(sm, j, out, engine_lft);
 	return rc;
 }
 

@@ -20,6 +20,7 @@
 #include "sm/event.h"
 #include "sm/lid.h"
 #include "sm/log.h"
+#include "sm/metrics/hist.h"
 
 struct sm;
 struct cfg;
@@ -74,6 +75,7 @@ struct mc_table;
 struct mft_state;
 struct standby_sync;
 struct sm_health;
+struct sm_metrics;
 struct perfmgr;
 
 struct sm_stats {
@@ -95,6 +97,9 @@ struct sm_stats {
 	ev_tstamp last_heavy_end;
 	double   last_heavy_seconds;
 	bool     last_heavy_ok;
+	/* sweep durations by kind, and -F/-P reloads by outcome (metrics) */
+	struct sm_hist sweep_hist[SM_SWEEP_KINDS];
+	unsigned reloads_ok, reloads_failed;
 };
 
 /*
@@ -133,6 +138,16 @@ struct sm_ha {
 	bool     port_polling;		/* a PortInfo Get of it is in flight */
 };
 
+/* The all-to-all load of the tables programmed last (routing/report.h's
+ * routing_report_load, as sm/route.c logs it). */
+struct sm_route_load {
+	bool     valid;
+	uint64_t max;			/* routes on the busiest channel */
+	double   mean;			/* the ideal: load / channels used */
+	double   ratio;			/* max / mean */
+	uint64_t channels, channels_used, routes;
+};
+
 struct sm {
 	struct sm_config cfg;
 	struct ev_loop *loop;
@@ -159,6 +174,7 @@ struct sm {
 	struct fabric fabric;		/* model of the last completed sweep */
 	struct routing_result routes;	/* its forwarding tables (for the SA) */
 	unsigned route_runs;		/* routing computations (sm/route.c) */
+	struct sm_route_load route_load;
 	struct lid_cache *lids;
 	struct lft_images *images;	/* what each switch holds, as we know */
 	struct port_memos *memos;	/* PortInfo Sets each port settled on */
@@ -270,6 +286,7 @@ struct sm {
 	char     last_transition[160];	/* cause of the last state change */
 	struct standby_sync *sync;	/* the standby's copy (sm/ha/sync.c) */
 	struct sm_health *health;	/* fabric health (sm/health/) */
+	struct sm_metrics *metrics;	/* metrics endpoint (sm/metrics/) */
 	struct perfmgr *perf;		/* performance manager (sm/perf/) */
 	/* Run by SM_EV_PERF_DONE (as master) after each counter sweep: the
 	 * health checks of the counters; NULL: nothing. */

@@ -178,6 +178,8 @@ static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 	sm->stats.last_heavy_end = ev_time();
 	sm->stats.last_heavy_seconds = sm->stats.last_heavy_end - sw->t0;
 	sm->stats.last_heavy_ok = ok;
+	sm_hist_observe(&sm->stats.sweep_hist[SM_SWEEP_HEAVY],
+			sm->stats.last_heavy_seconds);
 	if (ok) {
 		if (sm->fabric.n_nodes) {
 			ports_missing(sm, &sw->f, &sm->fabric, 64);
@@ -1330,6 +1332,7 @@ struct light_sweep {
 	uint64_t first_guid;		/* the first of them, for the log */
 	uint8_t first_port;
 	uint16_t first_lid, first_sl;
+	double t0;			/* began (ev_time) */
 };
 
 static void on_light_pi(struct smp_batch *b, int32_t node, uint8_t port,
@@ -1384,6 +1387,8 @@ static void on_light_done(struct smp_batch *b, void *arg)
 	if (ls->aborted)
 		return;
 	sm->light = NULL;
+	sm_hist_observe(&sm->stats.sweep_hist[SM_SWEEP_LIGHT],
+			ev_time() - ls->t0);
 	struct sm_msg m = { .ev = SM_EV_LIGHT_DONE };
 
 	if (ls->changed) {
@@ -1467,6 +1472,7 @@ int sweep_light_start(struct sm *sm)
 	if (!ls)
 		return -ENOMEM;
 	ls->sm = sm;
+	ls->t0 = ev_time();
 	ls->sm_lid = sm_local_lid(sm);
 	sm->light = ls;
 	sm->stats.light_sweeps++;

@@ -671,6 +671,10 @@ static void act_reload(struct sm *sm, struct sm_msg *m)
 				      m->u.reload.force);
 
 	m->rc = rc < 0 ? rc : r;
+	if (m->rc < 0)
+		sm->stats.reloads_failed++;
+	else
+		sm->stats.reloads_ok++;
 	sm_event(sm, SM_EV_CHANGE);
 }
 

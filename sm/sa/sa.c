@@ -159,7 +159,53 @@ struct sa_agent {
 		uint64_t jobs, slices, busy, exhausted, stale, restarted;
 		double longest;		/* s, the longest slice */
 	} work_stats;
+	/* answers by (attribute, status); the last slot takes what does
+	 * not fit */
+	struct sa_answer_count counts[SA_ANSWER_COUNTS];
+	unsigned n_counts;
+	uint64_t requests_dropped;	/* too short or malformed: no answer */
 };
+
+/* One answer of `status` to a request for attribute `attr_id` (wire
+ * order): a short linear search, the table holds a few dozen pairs. */
+static void count_answer(struct sa_agent *sa, __be16 attr_id, uint16_t status)
+{
+	uint16_t attr = be16toh(attr_id);
+	unsigned i;
+
+	for (i = 0; i < sa->n_counts; i++)
+		if (sa->counts[i].attr_id == attr &&
+		    sa->counts[i].status == status)
+			break;
+	if (i == sa->n_counts) {
+		if (sa->n_counts == SA_ANSWER_COUNTS - 1) {
+			i = SA_ANSWER_COUNTS - 1;
+			attr = 0xffff;
+			status = 0xffff;
+		} else {
+			sa->n_counts++;
+		}
+		sa->counts[i].attr_id = attr;
+		sa->counts[i].status = status;
+	}
+	sa->counts[i].n++;
+}
+
+size_t sa_answer_counts(const struct sm *sm, const struct sa_answer_count **out,
+			uint64_t *requests, uint64_t *dropped)
+{
+	const struct sa_agent *sa = sm->sa;
+
+	*out = NULL;
+	*requests = *dropped = 0;
+	if (!sa)
+		return 0;
+	*out = sa->counts;
+	*requests = sa->stats.requests;
+	*dropped = sa->requests_dropped;
+	return sa->counts[SA_ANSWER_COUNTS - 1].n ? SA_ANSWER_COUNTS
+						   : sa->n_counts;
+}
 
 void sa_view_of(const struct sm *sm, struct sa_view *v)
 {
@@ -239,6 +285,7 @@ static void answer(struct sa_agent *sa, const struct sa_mad *req,
 		sa->stats.errors++;
 	else
 		sa->stats.answered++;
+	count_answer(sa, req->hdr.attr_id, status);
 	mad_engine_send_oneway(sa->sm->engine, &resp, sizeof(resp), &to);
 }
 
@@ -387,6 +434,7 @@ static void answer_table(struct sa_agent *sa, const struct sa_mad *req,
 			       t->rec_size);
 		rmpp_set_single(&hdr, len);
 		sa->stats.answered++;
+		count_answer(sa, req->hdr.attr_id, 0);
 		/* Only the headers and the records, as OpenSM sends them: a
 		 * client without kernel RMPP (umad2sim) counts records from
 		 * the length it receives. */
@@ -454,6 +502,7 @@ static void answer_table(struct sa_agent *sa, const struct sa_mad *req,
 	sa->n_transfers++;
 	sa->stats.answered++;
 	sa->stats.rmpp++;
+	count_answer(sa, req->hdr.attr_id, 0);
 }
 
 static void on_unmatched(void *arg, const void *mad, size_t len,
@@ -695,6 +744,7 @@ static void on_request(void *arg, const void *mad, size_t len,
 	rc = sa_request_parse(mad, len, from->lid, &q, &a);
 	if (rc < 0) {
 		sa->stats.errors++;
+		sa->requests_dropped++;
 		return;
 	}
 	if (rc > 0) {

@@ -209,6 +209,23 @@ bool sa_attr_stateful(uint16_t attr_id);
  */
 void sa_answer_bytes(const struct sm *sm, size_t *now, size_t *peak);
 
+/*
+ * SA answers by attribute and status (MAD status, SA status in bits 8-14;
+ * BUSY 0x0001, NO_RESOURCES 0x0100 for a request over its work budget or
+ * byte caps), for the metrics: *out points to the agent's table of the
+ * returned number of entries.  Pairs beyond SA_ANSWER_COUNTS - 1 are
+ * counted in the last entry as attribute 0xffff, status 0xffff.
+ * *requests: requests received; *dropped: those too short or malformed
+ * to answer at all.  0 entries before sa_start().
+ */
+#define SA_ANSWER_COUNTS	64
+struct sa_answer_count {
+	uint16_t attr_id, status;
+	uint64_t n;
+};
+size_t sa_answer_counts(const struct sm *sm, const struct sa_answer_count **out,
+			uint64_t *requests, uint64_t *dropped);
+
 /* sm/sa/sa.c: register the SA agent on the engine.  Returns 0 or -errno. */
 /* The agent's services and subscriptions (NULL before sa_start()). */
 struct sa_state *sa_agent_state(struct sm *sm);

@@ -20,6 +20,9 @@
 #include <unistd.h>
 
 #include "config/conf.h"
+#include "config/listen.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include "config/fileutil.h"
 #include "config/health_policy.h"
 #include "config/opts.h"
@@ -85,8 +88,8 @@ START_TEST(table_has_every_opensm_key)
 			ck_assert_str_ne(k[i].name, k[j].name);
 	}
 	ck_assert_uint_eq(opensm, 160);	/* opensm -c of 3.3.23 */
-	ck_assert_uint_eq(n, 160 + 7 + 22 + n_limit_opts);	/* + ibsm keys,
-							 * health keys */
+	ck_assert_uint_eq(n, 160 + 7 + 22 + 1 + n_limit_opts);	/* + ibsm keys,
+							 * health keys, metrics_listen */
 	ck_assert_uint_ge(impl, 20);
 	ck_assert_uint_ge(rt, 50);
 	ck_assert(cfg_key_find("sm_priority", NULL)->flags & CFG_RT);
@@ -270,6 +273,50 @@ START_TEST(bad_files)
 	}
 	closedir(d);
 	ck_assert_uint_ge(files, 25);
+}
+END_TEST
+
+/* metrics_listen's ADDR:PORT forms, and what is refused */
+START_TEST(listen_addresses)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+	socklen_t len;
+	static const char *const bad[] = { "", ":9683", "127.0.0.1",
+		"127.0.0.1:", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:x",
+		"127.0.0.1:-1", "host.example:80", "::1:80", "[::1]80",
+		"[::1]:", "[]:80", "1.2.3.4.5:80", "127.0.0.1:80 " };
+
+	ck_assert_int_eq(cfg_parse_listen("127.0.0.1:9683", &ss, &len), 0);
+	ck_assert_int_eq(a4->sin_family, AF_INET);
+	ck_assert_uint_eq(ntohs(a4->sin_port), 9683);
+	ck_assert_uint_eq(ntohl(a4->sin_addr.s_addr), 0x7f000001);
+	ck_assert_uint_eq(len, sizeof(*a4));
+	ck_assert_int_eq(cfg_parse_listen("localhost:1", &ss, &len), 0);
+	ck_assert_uint_eq(ntohl(a4->sin_addr.s_addr), 0x7f000001);
+	ck_assert_int_eq(cfg_parse_listen("*:65535", &ss, &len), 0);
+	ck_assert_uint_eq(ntohl(a4->sin_addr.s_addr), INADDR_ANY);
+	ck_assert_uint_eq(ntohs(a4->sin_port), 65535);
+	ck_assert_int_eq(cfg_parse_listen("[::1]:9683", &ss, &len), 0);
+	ck_assert_int_eq(a6->sin6_family, AF_INET6);
+	ck_assert(IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr));
+	ck_assert_uint_eq(len, sizeof(*a6));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(cfg_parse_listen(bad[i], &ss, &len) == -EINVAL,
+			      "accepted '%s'", bad[i]);
+	/* the key: "(null)" (off) is its default and passes */
+	struct cfg c;
+	char err[200];
+
+	cfg_init(&c);
+	ck_assert_int_eq(cfg_set(&c, key_index("metrics_listen"),
+				 "127.0.0.1:9683", CFG_SRC_CMDLINE, 0, err,
+				 sizeof(err)), 0);
+	ck_assert_int_eq(cfg_set(&c, key_index("metrics_listen"), "9683",
+				 CFG_SRC_CMDLINE, 0, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "ADDR:PORT"));
+	cfg_free(&c);
 }
 END_TEST
 
@@ -726,6 +773,7 @@ static Suite *suite(void)
 
 	tcase_add_test(tc, table_has_every_opensm_key);
 	tcase_add_test(tc, every_type);
+	tcase_add_test(tc, listen_addresses);
 	tcase_add_test(tc, apply_to_sm_config);
 	tcase_add_test(tc, reader_lines);
 	tcase_add_test(tc, bad_files);

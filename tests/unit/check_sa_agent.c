@@ -92,6 +92,58 @@ START_TEST(test_busy_before_subnet_up)
 }
 END_TEST
 
+
+/* The answers counted by attribute and status (the metrics' source): a
+ * BUSY before SUBNET UP, unknown attributes, a truncated MAD dropped, and
+ * the table bounded, what does not fit counted in its last entry. */
+static uint64_t answers(const struct sm *sm, uint16_t attr, uint16_t status)
+{
+	const struct sa_answer_count *c;
+	uint64_t req, dropped, n = 0;
+	size_t k = sa_answer_counts(sm, &c, &req, &dropped);
+
+	for (size_t i = 0; i < k; i++)
+		if (c[i].attr_id == attr && c[i].status == status)
+			n += c[i].n;
+	return n;
+}
+
+START_TEST(test_answers_counted)
+{
+	struct agent_fx x;
+	struct sa_mad m;
+	const struct sa_answer_count *c;
+	uint64_t req, dropped;
+	uint16_t lid;
+
+	fx_init(&x, "fat2-small.net", false);
+	lid = x.ca_lid[0];
+	req_build(&x, &m, MAD_METHOD_GET_TABLE, SA_ATTR_NODE_RECORD, 0);
+	fx_send(&x, &m, sizeof(m), lid);
+	fx_send(&x, &m, sizeof(m), lid);
+	ck_assert_uint_eq(answers(&x.sm, SA_ATTR_NODE_RECORD, MAD_STATUS_BUSY), 2);
+	req_build(&x, &m, MAD_METHOD_GET, SA_ATTR_NODE_RECORD, 0);
+	fx_send(&x, &m, 100, lid);			/* truncated */
+	(void)sa_answer_counts(&x.sm, &c, &req, &dropped);
+	ck_assert_uint_eq(req, 3);
+	ck_assert_uint_eq(dropped, 1);
+	/* 100 unknown attributes: 63 entries of their own, the rest in the
+	 * last one */
+	for (uint16_t a = 0x7000; a < 0x7064; a++) {
+		req_build(&x, &m, MAD_METHOD_GET, a, 0);
+		fx_send(&x, &m, sizeof(m), lid);
+	}
+	ck_assert_uint_eq(sa_answer_counts(&x.sm, &c, &req, &dropped),
+			  SA_ANSWER_COUNTS);
+	ck_assert_uint_eq(answers(&x.sm, 0x7000, MAD_STATUS_ATTR_UNSUPP), 1);
+	ck_assert_uint_eq(c[SA_ANSWER_COUNTS - 1].attr_id, 0xffff);
+	ck_assert_uint_eq(c[SA_ANSWER_COUNTS - 1].status, 0xffff);
+	/* 1 NodeRecord/BUSY entry + 62 attributes of their own */
+	ck_assert_uint_eq(c[SA_ANSWER_COUNTS - 1].n, 100 - 62);
+	fx_free(&x);
+}
+END_TEST
+
 START_TEST(test_malformed_answered)
 {
 	struct agent_fx x;
@@ -501,6 +553,7 @@ static Suite *sa_agent_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_busy_before_subnet_up);
 	tcase_add_test(tc, test_malformed_answered);
+	tcase_add_test(tc, test_answers_counted);
 	tcase_add_test(tc, test_transfer_quota_per_port);
 	tcase_add_test(tc, test_answer_bytes_bounded);
 	tcase_add_test(tc, test_reports_coalesced_and_bounded);
