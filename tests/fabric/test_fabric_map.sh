@@ -20,7 +20,7 @@
 #      cable critical, every other ok.
 #
 # Screenshots go to $FAB_MAP_OUT (default IBSM_BUILD/fabric-map).
-# Installs chromium (apt-get, as root) when it is missing.
+# chromium comes with the packages tools/bootstrap.sh installs.
 set -uo pipefail
 
 # shellcheck source=tests/fabric/lib.sh
@@ -36,13 +36,6 @@ SOCK=$T/sock/ibsm.sock
 OUT=${FAB_MAP_OUT:-${IBSM_BUILD:-$FAB_TOP/build}/fabric-map}
 mkdir -p "$T/sock" "$OUT"
 
-if [ ! -x "$CHROMIUM" ] && [ "$(id -u)" -eq 0 ]; then
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-		--no-install-recommends chromium >/dev/null 2>&1 ||
-		{ apt-get update -qq >/dev/null 2>&1 &&
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-				--no-install-recommends chromium >/dev/null 2>&1; }
-fi
 fab_check chromium-installed test -x "$CHROMIUM"
 
 # browse URL BASE [PNG]: the DOM after the page's script ran into
