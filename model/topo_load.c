@@ -10,7 +10,7 @@
  *     switchguid=0x2c90000000000(2c90000000000)
  *     Switch  36 "S-0002c90000000000"  # "desc" enhanced port 0 lid 1 lmc 0
  *     [1]     "H-0002c90100000000"[1](2c90100000001)  # "peer desc" lid 2 4xQDR
- *     [2]     "Switch2"[3]  w=4        ibsim: plain names, optional width
+ *     [2]     "Switch2"[3]  w=3        ibsim: plain names, optional width
  *
  *     caguid=0x2c90100000000
  *     Ca      2 "H-0002c90100000000"   # "host1 HCA-1"     ("Hca" in ibsim)
@@ -82,6 +82,7 @@ struct ent {
 	uint32_t rec, line;
 	uint8_t  port, peer_port;
 	uint8_t  width;			/* LinkWidthActive code, 0: not given */
+	uint8_t  wmask;			/* ibsim's w=: LinkWidthEnabled, 0: none */
 	uint8_t  speed, ext_speed;	/* LinkSpeed(Ext)Active, 0: not given */
 	bool     has_guid, has_peer_guid;
 };
@@ -516,7 +517,7 @@ static void parse_link_comment(struct ent *e, const char *s)
 	}
 }
 
-/* `[1](guid) "peer"[2](guid)  w=4  # comment` */
+/* `[1](guid) "peer"[2](guid)  w=3  # comment` */
 static int parse_port_line(struct loader *l, char *s)
 {
 	struct rec *r;
@@ -565,7 +566,9 @@ static int parse_port_line(struct loader *l, char *s)
 	if (!p)
 		return rc;
 
-	/* Options up to the comment: ibsim's w=1|2|4|8|12, others ignored. */
+	/* Options up to the comment: ibsim's w=MASK, the port's
+	 * LinkWidthEnabled (1 1x, 2 4x, 4 8x, 8 12x, 16 2x, or a sum of
+	 * them); others ignored. */
 	for (p = (char *)skip_ws(p); *p && *p != '#'; p = (char *)skip_ws(p)) {
 		if (p[0] == 'w' && p[1] == '=') {
 			uint64_t w;
@@ -573,16 +576,11 @@ static int parse_port_line(struct loader *l, char *s)
 
 			if (!end)
 				return fail(l, l->line, "expected a number after w=");
-			switch (w) {
-			case 1:  e->width = 1; break;
-			case 4:  e->width = 2; break;
-			case 8:  e->width = 4; break;
-			case 12: e->width = 8; break;
-			case 2:  e->width = 16; break;
-			default:
-				return fail(l, l->line, "expected w=1, 2, 4, 8 or "
-					    "12, got w=%" PRIu64, w);
-			}
+			if (w < 1 || w > 31)
+				return fail(l, l->line, "expected w=1-31 (a sum of "
+					    "1 1x, 2 4x, 4 8x, 8 12x, 16 2x), "
+					    "got w=%" PRIu64, w);
+			e->wmask = (uint8_t)w;
 			p = (char *)end;
 		}
 		while (*p && *p != ' ' && *p != '\t')
@@ -700,6 +698,49 @@ static const char *peer_name(const struct loader *l, const struct fab_port *pt)
  * per port, the line that linked it, for the message when a later line
  * disagrees.
  */
+/* The widest width of a LinkWidthEnabled mask, as its code; 0: none. */
+static uint8_t widest(uint8_t mask)
+{
+	static const uint8_t order[] = { 8, 4, 2, 16, 1 };	/* 12x ... 1x */
+
+	for (size_t i = 0; i < sizeof(order); i++)
+		if (mask & order[i])
+			return order[i];
+	return 0;
+}
+
+/*
+ * A link one of whose ends has ibsim's w= runs, as ibsim makes it, at
+ * the widest width both ends enable (an end without w= enables 4x
+ * alone); a width the comment gives (ibnetdiscover's "4xQDR") wins.
+ * Ends that enable no width in common: ibsim refuses the file, so do we.
+ */
+static int link_widths(struct loader *l, struct fabric *f)
+{
+	for (size_t i = 0; i < l->n_ents; i++) {
+		const struct ent *e = &l->ents[i];
+		struct fab_node *n = fabric_node(f, l->recs[e->rec].id);
+		struct fab_port *a = &n->ports[e->port], *b;
+		uint8_t ma, mb, w;
+
+		if (a->peer_node == FAB_NONE || a->pi.link_width_active)
+			continue;
+		b = &fabric_node(f, a->peer_node)->ports[a->peer_port];
+		if (!a->pi.link_width_enabled && !b->pi.link_width_enabled)
+			continue;
+		ma = a->pi.link_width_enabled ? a->pi.link_width_enabled : 2;
+		mb = b->pi.link_width_enabled ? b->pi.link_width_enabled : 2;
+		w = widest(ma & mb);
+		if (!w)
+			return fail(l, e->line, "expected both ends of the link "
+				    "to enable a width in common, got w=%u and "
+				    "w=%u at the other end", ma, mb);
+		a->pi.link_width_active = w;
+		b->pi.link_width_active = w;
+	}
+	return 0;
+}
+
 static int add_links(struct loader *l, struct fabric *f)
 {
 	size_t *base = malloc((l->n_recs + 1) * sizeof(*base));
@@ -775,7 +816,10 @@ static int add_links(struct loader *l, struct fabric *f)
 			a->guid = e->guid;
 		if (e->has_peer_guid && !b->guid)
 			b->guid = e->peer_guid;
-		/* Link attributes, kept in PortInfo until init_port. */
+		/* Link attributes, kept in PortInfo until init_port; w= is
+		 * this end's alone (link_widths() settles the link). */
+		if (e->wmask)
+			a->pi.link_width_enabled = e->wmask;
 		if (e->width) {
 			a->pi.link_width_active = e->width;
 			b->pi.link_width_active = e->width;
@@ -789,7 +833,7 @@ static int add_links(struct loader *l, struct fabric *f)
 	}
 	free(base);
 	free(link_line);
-	return rc;
+	return rc ? rc : link_widths(l, f);
 }
 
 /*
@@ -807,6 +851,7 @@ static void init_port(struct fab_node *n, unsigned pn, uint64_t port0_guid,
 	uint8_t speed = p->pi.speed_active_enabled ? p->pi.speed_active_enabled :
 			dflt ? 1 : 0;
 	uint8_t ext = p->pi.speed_ext_active_supp;
+	uint8_t enabled = p->pi.link_width_enabled;	/* w=, 0: none */
 
 	p->valid = true;
 	if (n->type == NODE_TYPE_SWITCH)
@@ -815,7 +860,8 @@ static void init_port(struct fab_node *n, unsigned pn, uint64_t port0_guid,
 		p->guid = n->guid + pn;
 	memset(&p->pi, 0, sizeof(p->pi));
 	p->pi.local_port = (uint8_t)pn;
-	p->pi.link_width_enabled = (uint8_t)(3 | width);	/* 1x, 4x, active */
+	/* w= as given, else 1x, 4x and the active width */
+	p->pi.link_width_enabled = enabled ? enabled : (uint8_t)(3 | width);
 	p->pi.link_width_supported = (uint8_t)(3 | width);
 	p->pi.link_width_active = width;
 	SET_HI4(p->pi.speed_supported_state, speed);

@@ -3,7 +3,7 @@
 # faults, and `ibsmctl health --json` reports exactly them and nothing
 # else; fixing each fault clears its finding; the isolation policy.
 #
-# The fabric is tests/topologies/health.net; its reference topology is
+# The fabric is tests/topologies/health/health.net; its reference topology is
 # what ibnetdiscover sees of health-ref.net (the same nodes, so the same
 # GUIDs, cabled as designed).  The faults:
 #   - counters raised with PerformanceSet: SymbolErrorCounter on H0003[1],
@@ -119,7 +119,7 @@ port_state() {
 }
 
 # 1. The reference: ibnetdiscover of the fabric as designed.
-fab_sim_start "$FAB_TOPO/health-ref.net" ref || {
+fab_sim_start "$FAB_TOPO/health/health-ref.net" ref || {
 	fab_fail sim-start
 	fab_summary
 	exit 1
@@ -138,7 +138,7 @@ health_flap_count 5
 health_flap_window_s $FLAP_WINDOW
 health_unhealthy_policy report
 EOF
-sm_sim_and_sm_up "$FAB_TOPO/health.net" health "$T/sm" -F "$T/opensm.conf" \
+sm_sim_and_sm_up "$FAB_TOPO/health/health.net" health "$T/sm" -F "$T/opensm.conf" \
 	--control-socket "$SOCK"
 
 fab_check counters-raised fab_cmd \

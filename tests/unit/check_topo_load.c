@@ -283,24 +283,29 @@ START_TEST(ibnetdiscover)
 }
 END_TEST
 
-/* ibsim's w= suffix, links listed on one end only, CRLF, do lines */
+/* ibsim's w= suffix (each end's LinkWidthEnabled; the link runs at the
+ * widest both enable, 4x alone without w=), links listed on one end
+ * only, CRLF, do lines */
 START_TEST(ibsim_extensions)
 {
 	static const char text[] =
 		"do echo hello\r\n"
 		"Switch 4 \"big switch\" # \"desc of big\"\r\n"
 		"[1] \"host 1\"[1] w=1\r\n"
-		"[2]\t\"host 2\"[1]\tw=12\r\n"
+		"[2]\t\"host 2\"[1]\tw=10\r\n"
+		"[3] \"host 3\"[1] w=3\r\n"
 		"\r\n"
 		"Hca 1 \"host 1\"\r\n"
+		"[1] \"big switch\"[1] w=3\r\n"
 		"Hca 1 \"host 2\"\r\n"
-		"[1] \"big switch\"[2]\r\n";
+		"[1] \"big switch\"[2] w=8\r\n"
+		"Hca 1 \"host 3\"\r\n";
 	struct fabric f;
 	int32_t sw, h1, h2;
 
 	load_ok(&f, write_tmp(text));
 	unlink(tmp_path);
-	ck_assert_uint_eq(f.n_nodes, 3);
+	ck_assert_uint_eq(f.n_nodes, 4);
 	sw = by_desc(&f, "desc of big");
 	h1 = by_desc(&f, "host 1");
 	h2 = by_desc(&f, "host 2");
@@ -308,6 +313,9 @@ START_TEST(ibsim_extensions)
 	assert_link(&f, sw, 2, h2, 1);
 	assert_port_up(&f.nodes[h1].ports[1], 1, 1, 1);		/* 1x */
 	assert_port_up(&f.nodes[sw].ports[2], 2, 8, 1);		/* 12x */
+	assert_port_up(&f.nodes[sw].ports[3], 3, 2, 1);		/* 4x */
+	ck_assert_uint_eq(f.nodes[sw].ports[2].pi.link_width_enabled, 10);
+	ck_assert_uint_eq(f.nodes[h2].ports[1].pi.link_width_enabled, 8);
 	fabric_free(&f);
 }
 END_TEST
@@ -572,7 +580,11 @@ START_TEST(errors)
 	expect_error("Switch 8 \"S1\"\n[x] \"S2\"[1]\n", 2, "decimal port");
 	expect_error("Switch 8 \"S1\"\n[9] \"S2\"[1]\n", 2, "port number 1-8, got 9");
 	expect_error("Switch 8 \"S1\"\n[1](xyz) \"S2\"[1]\n", 2, "GUID");
-	expect_error("Switch 8 \"S1\"\n[1] \"S2\"[1] w=3\n", 2, "w=1");
+	expect_error("Switch 8 \"S1\"\n[1] \"S2\"[1] w=32\n", 2, "w=1-31");
+	/* ends that enable no width in common (S2 enables 4x alone) */
+	expect_error("Switch 8 \"S1\"\n[1] \"S2\"[1] w=1\n\n"
+		     "Switch 8 \"S2\"\n[1] \"S1\"[1]\n", 2,
+		     "a width in common");
 	/* peer port beyond the peer's port count */
 	expect_error("Switch 8 \"S1\"\n[1] \"H1\"[3]\n\nHca 2 \"H1\"\n", 2,
 		     "port 1-2 of \"H1\", got [3]");
