@@ -13,32 +13,14 @@
 
 #define XW	PC_N_ERRORS	/* PortXmitWait's slot in a window */
 
-/* The counters judged here: perfquery's names and their widths in
- * PortCounters (16.1.3.5), PortXmitWait last. */
-static const struct {
-	const char *name;
-	uint8_t bits;
-} judged[PC_N_ERRORS + 1] = {
-	[PC_SYMBOL_ERR]		= { "SymbolErrorCounter", 16 },
-	[PC_LINK_RECOVER]	= { "LinkErrorRecoveryCounter", 8 },
-	[PC_LINK_DOWNED]	= { "LinkDownedCounter", 8 },
-	[PC_RCV_ERR]		= { "PortRcvErrors", 16 },
-	[PC_RCV_REMOTE_PHYS]	= { "PortRcvRemotePhysicalErrors", 16 },
-	[PC_RCV_SW_RELAY]	= { "PortRcvSwitchRelayErrors", 16 },
-	[PC_XMIT_DISCARDS]	= { "PortXmitDiscards", 16 },
-	[PC_XMIT_CONSTRAINT]	= { "PortXmitConstraintErrors", 8 },
-	[PC_RCV_CONSTRAINT]	= { "PortRcvConstraintErrors", 8 },
-	[PC_LINK_INTEGRITY]	= { "LocalLinkIntegrityErrors", 4 },
-	[PC_BUF_OVERRUN]	= { "ExcessiveBufferOverrunErrors", 4 },
-	[PC_VL15_DROPPED]	= { "VL15Dropped", 16 },
-	[XW]			= { "PortXmitWait", 32 },
-};
+/* The counters judged here are the error counters and PortXmitWait
+ * (XW): pc_desc (health/counters.h) names them and gives their widths. */
 
 const char *hc_counter_name(unsigned c)
 {
 	if (c == PC_XMIT_WAIT)
 		c = XW;
-	return c <= XW ? judged[c].name : "?";
+	return c <= XW ? pc_desc[c].name : "?";
 }
 
 static uint64_t win_key(uint64_t guid, uint8_t port)
@@ -147,7 +129,7 @@ static bool absurd(const struct pc_port *cp)
 	for (unsigned c = 0; c <= XW; c++) {
 		uint64_t d = cp->delta[c == XW ? PC_XMIT_WAIT : c];
 
-		if (d > (1ull << judged[c].bits))
+		if (d > (1ull << pc_desc[c].bits))
 			return true;
 	}
 	return false;
@@ -201,10 +183,10 @@ static void judge(const struct hc_cwin *w, const struct pc_port *cp,
 	if (w->unknown_age)
 		hc_text(&x, "%s: %" PRIu64 " since the counters were last "
 			"cleared (threshold %" PRIu64 " per hour)",
-			judged[c].name, count, limit);
+			pc_desc[c].name, count, limit);
 	else
 		hc_text(&x, "%s: %" PRIu64 " per hour (threshold %" PRIu64 ")",
-			judged[c].name, rate, limit);
+			pc_desc[c].name, rate, limit);
 	hf_set_report(s, &x, now);
 }
 
