@@ -1,0 +1,221 @@
+/*
+ * resolve.c - the parsed policy made usable: names checked unique, every
+ * rule's level and port groups found, the qos-ulps rules on their SL-only
+ * levels, the default level chosen; and the policy freed and dumped.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qos/qos_int.h"
+
+static int fail_at(struct qp *p, unsigned line, unsigned col,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static int fail_at(struct qp *p, unsigned line, unsigned col,
+		   const char *fmt, ...)
+{
+	va_list ap;
+
+	p->err->line = line;
+	p->err->col = col;
+	va_start(ap, fmt);
+	vsnprintf(p->err->msg, sizeof(p->err->msg), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+long qos_level_find(const struct qos_policy *p, const char *name)
+{
+	for (size_t i = 0; i < p->n_levels; i++)
+		if (!p->levels[i].simple && !strcmp(p->levels[i].name, name))
+			return (long)i;
+	return -1;
+}
+
+static long group_find(const struct qos_policy *p, const char *name)
+{
+	for (size_t i = 0; i < p->n_groups; i++)
+		if (!p->groups[i].generated && !strcmp(p->groups[i].name, name))
+			return (long)i;
+	return -1;
+}
+
+/* The SL-only level of qos-ulps for `sl`, made on first use. */
+static long simple_level(struct qp *p, unsigned sl)
+{
+	struct qos_policy *pol = p->pol;
+	char name[32];
+	struct qos_level *l;
+
+	snprintf(name, sizeof(name), "SimpleQoSLevel_SL%u", sl);
+	for (size_t i = 0; i < pol->n_levels; i++)
+		if (pol->levels[i].simple && pol->levels[i].sl == (int)sl)
+			return (long)i;
+	l = realloc(pol->levels, (pol->n_levels + 1) * sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	pol->levels = l;
+	l += pol->n_levels;
+	memset(l, 0, sizeof(*l));
+	l->name = strdup(name);
+	if (!l->name)
+		return -ENOMEM;
+	l->sl = (int)sl;
+	l->mtu_limit = l->rate_limit = l->packet_life = -1;
+	l->simple = true;
+	return (long)pol->n_levels++;
+}
+
+static int ends(struct qp *p, const struct qos_strs *names, size_t **v,
+		size_t *n)
+{
+	for (size_t i = 0; i < names->n; i++) {
+		long g = group_find(p->pol, names->v[i]);
+
+		if (g < 0)
+			return fail_at(p, names->line[i], names->col[i],
+				       "expected a port-group defined in "
+				       "port-groups, found '%s'", names->v[i]);
+		size_t *nv = realloc(*v, (*n + 1) * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		nv[(*n)++] = (size_t)g;
+	}
+	return 0;
+}
+
+static int unique_names(struct qp *p)
+{
+	const struct qos_policy *pol = p->pol;
+
+	for (size_t i = 0; i < pol->n_groups; i++)
+		for (size_t j = 0; j < i && !pol->groups[i].generated; j++)
+			if (!pol->groups[j].generated &&
+			    !strcmp(pol->groups[i].name, pol->groups[j].name))
+				return fail_at(p, pol->groups[i].line,
+					       pol->groups[i].col,
+					       "expected a port-group name not "
+					       "used before, found '%s' (also "
+					       "at line %u)", pol->groups[i].name,
+					       pol->groups[j].line);
+	for (size_t i = 0; i < pol->n_levels; i++)
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(pol->levels[i].name, pol->levels[j].name))
+				return fail_at(p, pol->levels[i].line,
+					       pol->levels[i].col,
+					       "expected a qos-level name not "
+					       "used before, found '%s' (also "
+					       "at line %u)", pol->levels[i].name,
+					       pol->levels[j].line);
+	return 0;
+}
+
+int qp_resolve(struct qp *p)
+{
+	struct qos_policy *pol = p->pol;
+	long l;
+	int rc;
+
+	if ((rc = unique_names(p)))
+		return rc;
+	for (size_t i = 0; i < pol->n_rules; i++) {
+		struct qos_rule *r = &pol->rules[i];
+
+		if (r->from_ulp) {
+			if ((l = simple_level(p, (unsigned)r->level)) < 0)
+				return (int)l;
+			r->level = (size_t)l;
+			continue;
+		}
+		if ((l = qos_level_find(pol, r->level_name)) < 0)
+			return fail_at(p, r->level_line, r->level_col,
+				       "expected a qos-level defined in "
+				       "qos-levels, found '%s'", r->level_name);
+		r->level = (size_t)l;
+		if ((rc = ends(p, &r->source, &r->src, &r->n_src)) ||
+		    (rc = ends(p, &r->destination, &r->dst, &r->n_dst)))
+			return rc;
+	}
+	if ((l = qos_level_find(pol, "DEFAULT")) < 0 &&
+	    pol->ulp_default_sl >= 0 &&
+	    (l = simple_level(p, (unsigned)pol->ulp_default_sl)) < 0)
+		return (int)l;
+	if (l < 0) {
+		p->at_eof = true;
+		return qp_fail(p, "a qos-level named DEFAULT or a qos-ulps "
+			       "default line");
+	}
+	pol->default_level = (size_t)l;
+	return 0;
+}
+
+static void strs_free(struct qos_strs *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	free(s->line);
+	free(s->col);
+}
+
+void qos_policy_free(struct qos_policy *p)
+{
+	for (size_t i = 0; i < p->n_groups; i++) {
+		struct qos_group *g = &p->groups[i];
+
+		free(g->name);
+		free(g->use);
+		free(g->guids.v);
+		free(g->pkeys.v);
+		strs_free(&g->port_names);
+		strs_free(&g->partitions);
+	}
+	for (size_t i = 0; i < p->n_levels; i++) {
+		free(p->levels[i].name);
+		free(p->levels[i].use);
+		free(p->levels[i].path_bits.v);
+		free(p->levels[i].pkeys.v);
+	}
+	for (size_t i = 0; i < p->n_rules; i++) {
+		struct qos_rule *r = &p->rules[i];
+
+		free(r->use);
+		free(r->level_name);
+		free(r->qos_class.v);
+		free(r->service_id.v);
+		free(r->pkey.v);
+		strs_free(&r->source);
+		strs_free(&r->destination);
+		free(r->src);
+		free(r->dst);
+	}
+	for (size_t i = 0; i < p->n_vlarb; i++) {
+		strs_free(&p->vlarb[i].groups);
+		strs_free(&p->vlarb[i].across);
+		free(p->vlarb[i].high);
+		free(p->vlarb[i].low);
+	}
+	for (size_t i = 0; i < p->n_sl2vl; i++) {
+		struct qos_sl2vl_scope *s = &p->sl2vl[i];
+
+		strs_free(&s->groups);
+		strs_free(&s->across);
+		strs_free(&s->across_from);
+		strs_free(&s->across_to);
+		free(s->from.v);
+		free(s->to.v);
+	}
+	free(p->groups);
+	free(p->levels);
+	free(p->rules);
+	free(p->vlarb);
+	free(p->sl2vl);
+	memset(p, 0, sizeof(*p));
+	p->ulp_default_sl = -1;
+}
