@@ -116,13 +116,34 @@ static int unique_names(struct qp *p)
 	return 0;
 }
 
+/* The qos-match-rules rules first, then the qos-ulps ones (OpenSM tries
+ * the ulps only when no full rule matched), each kind in file order. */
+static int ulps_last(struct qos_policy *pol)
+{
+	struct qos_rule *v;
+	size_t k = 0;
+
+	if (!pol->n_rules)
+		return 0;
+	v = malloc(pol->n_rules * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (int ulp = 0; ulp < 2; ulp++)
+		for (size_t i = 0; i < pol->n_rules; i++)
+			if (pol->rules[i].from_ulp == (bool)ulp)
+				v[k++] = pol->rules[i];
+	free(pol->rules);
+	pol->rules = v;
+	return 0;
+}
+
 int qp_resolve(struct qp *p)
 {
 	struct qos_policy *pol = p->pol;
 	long l;
 	int rc;
 
-	if ((rc = unique_names(p)))
+	if ((rc = unique_names(p)) || (rc = ulps_last(pol)))
 		return rc;
 	for (size_t i = 0; i < pol->n_rules; i++) {
 		struct qos_rule *r = &pol->rules[i];

@@ -183,7 +183,8 @@ static int ulp_line(struct qp *p, enum ulp u, unsigned col)
 		if ((rc = qv_ranges_to(p, max, true, &r)))
 			goto out;
 	} else if (u == U_SRP || u == U_ANY) {
-		return qp_fail(p, "','");
+		return qp_fail(p, "',' and %s", u == U_SRP ? "target-port-guid" :
+			       "what to match");
 	}
 	qp_ws(p);
 	if (p->c >= p->le || p->text[p->c] != ':') {
