@@ -100,6 +100,7 @@ static void usage(FILE *f)
 "       ibsmctl [options] query multipath SGID[,SGID...] DGID[,DGID...]\n"
 "       ibsmctl [options] query groups | query group MGID\n"
 "       ibsmctl partitions check|list|show|plan|add|remove|set|apply FILE ...\n"
+"       ibsmctl qos check FILE\n"
 "       ibsmctl fabric --html FILE | --svg FILE [--topology FILE] ...\n"
 "       ibsmctl [--socket PATH | -i NAME] [--json] status|resweep [heavy|light]|\n"
 "               reroute|loglevel LEVEL|reload|dump-config|sms|routes report\n"
@@ -774,6 +775,9 @@ int main(int argc, char **argv)
 	/* partitions works on a file: no port, none of the options. */
 	if (argc > 1 && !strcmp(argv[1], "partitions"))
 		return part_main(argc - 1, argv + 1);
+	/* qos check works on a file too */
+	if (argc > 1 && !strcmp(argv[1], "qos"))
+		return qos_main(argc - 1, argv + 1);
 	/* the fabric map has options of its own */
 	if (argc > 1 && !strcmp(argv[1], "fabric"))
 		return map_main(argc - 1, argv + 1);

@@ -116,6 +116,8 @@ bool mcast_second_query(const struct rec_kind *kind);
 
 /* `ibsmctl partitions ...` (argv[0] is "partitions"): the exit status. */
 int part_main(int argc, char **argv);
+/* `ibsmctl qos check FILE` (ibsmctl_qos.c; argv[0] is "qos"). */
+int qos_main(int argc, char **argv);
 /* ibsmctl fabric --html FILE | --svg FILE (ibsmctl_map.c) */
 int map_main(int argc, char **argv);
 
