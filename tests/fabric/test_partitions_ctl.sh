@@ -5,6 +5,7 @@
 # broken files' .err), list/show, and add/remove/set round trips compared
 # with cmp against expected files: every byte around the edit kept, the
 # old file kept as FILE~, a refused edit leaving the file untouched.
+# Also `ibsmctl qos check` on tests/qos (exit 0 / 2, the .err lines).
 set -uo pipefail
 
 # shellcheck source=tests/fabric/lib.sh
@@ -31,6 +32,29 @@ for f in "$PD"/bad/*.conf; do
 		fab_pass "check-bad-$n"
 	else
 		fab_fail "check-bad-$n" "exit $rc"
+		printf '%s\n' "$out" | head -n 5 | sed 's/^/    /'
+	fi
+done
+
+# ibsmctl qos check (a QoS policy file, no port either): exit 0 and a
+# summary on every good file, exit 2 and exactly the .err line on every
+# broken one.
+QD=$FAB_TOP/tests/qos
+for f in "$QD"/*.conf; do
+	fab_check "qos-check-good-$(basename "$f" .conf)" \
+		"$CTL" qos check "$f"
+done
+out=$("$CTL" qos check "$QD/opensm-doc.conf")
+fab_check qos-check-summary grep -q \
+	'OK: 4 port groups, 2 QoS levels, 4 match rules, 14 qos-ulps rules' <<<"$out"
+for f in "$QD"/bad/*.conf; do
+	n=$(basename "$f" .conf)
+	out=$(cd "$QD" && "$CTL" qos check "bad/$n.conf" 2>&1)
+	rc=$?
+	if [ "$rc" -eq 2 ] && [ "$out" = "$(cat "$QD/bad/$n.err")" ]; then
+		fab_pass "qos-check-bad-$n"
+	else
+		fab_fail "qos-check-bad-$n" "exit $rc"
 		printf '%s\n' "$out" | head -n 5 | sed 's/^/    /'
 	fi
 done
