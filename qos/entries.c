@@ -167,7 +167,7 @@ int qp_level_entry(struct qp *p, const char *key)
 	if (!strcmp(key, "mtu-limit"))
 		return qv_single(p, key, 1, 5, &l->mtu_limit);
 	if (!strcmp(key, "rate-limit"))
-		return qv_single(p, key, 2, 22, &l->rate_limit);
+		return qv_single(p, key, 2, 24, &l->rate_limit);
 	if (!strcmp(key, "packet-life"))
 		return qv_single(p, key, 0, 63, &l->packet_life);
 	if (!strcmp(key, "path-bits"))
