@@ -166,13 +166,18 @@ int qv_single(struct qp *p, const char *key, uint64_t lo, uint64_t hi,
 	      int *out)
 {
 	uint64_t v;
+	size_t at;
 	int rc;
 
 	if (*out >= 0)
 		return qp_fail(p, "one %s: in this block", key);
-	if ((rc = qv_key(p, key)) || (rc = qv_num(p, hi, &v)))
+	if ((rc = qv_key(p, key)))
 		return rc;
-	if (v < lo) {
+	at = p->c;
+	if ((rc = qv_num(p, UINT64_MAX, &v)))
+		return rc;
+	if (v < lo || v > hi) {
+		p->c = at;
 		return qp_fail(p, "a number from %llu to %llu",
 			       (unsigned long long)lo, (unsigned long long)hi);
 	}
