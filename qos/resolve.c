@@ -37,11 +37,34 @@ long qos_level_find(const struct qos_policy *p, const char *name)
 	return -1;
 }
 
-static long group_find(const struct qos_policy *p, const char *name)
+/* The defined groups sorted by name (indexes), so that a file of
+ * QOS_MAX_ITEMS names against QOS_MAX_GROUPS groups resolves in
+ * n log n, and a repeated name is found next to its twin. */
+static int by_name(const void *a, const void *b, void *arg)
 {
-	for (size_t i = 0; i < p->n_groups; i++)
-		if (!p->groups[i].generated && !strcmp(p->groups[i].name, name))
-			return (long)i;
+	const struct qos_group *g = arg;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	int c = strcmp(g[i].name, g[j].name);
+
+	return c ? c : (i > j) - (i < j);
+}
+
+static long group_find(const struct qos_policy *p, const size_t *idx,
+		       size_t n, const char *name)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(p->groups[idx[mid]].name, name);
+
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < n && !strcmp(p->groups[idx[lo]].name, name))
+		return (long)idx[lo];
 	return -1;
 }
 
@@ -71,11 +94,11 @@ static long simple_level(struct qp *p, unsigned sl)
 	return (long)pol->n_levels++;
 }
 
-static int ends(struct qp *p, const struct qos_strs *names, size_t **v,
-		size_t *n)
+static int ends(struct qp *p, const size_t *idx, size_t n_idx,
+		const struct qos_strs *names, size_t **v, size_t *n)
 {
 	for (size_t i = 0; i < names->n; i++) {
-		long g = group_find(p->pol, names->v[i]);
+		long g = group_find(p->pol, idx, n_idx, names->v[i]);
 
 		if (g < 0)
 			return fail_at(p, names->line[i], names->col[i],
@@ -90,20 +113,31 @@ static int ends(struct qp *p, const struct qos_strs *names, size_t **v,
 	return 0;
 }
 
-static int unique_names(struct qp *p)
+/* Group names and level names each used once; *idx gets the defined
+ * groups sorted by name (the caller frees it). */
+static int unique_names(struct qp *p, size_t **idx, size_t *n_idx)
 {
 	const struct qos_policy *pol = p->pol;
+	size_t n = 0;
 
+	*idx = malloc((pol->n_groups + 1) * sizeof(**idx));
+	if (!*idx)
+		return -ENOMEM;
 	for (size_t i = 0; i < pol->n_groups; i++)
-		for (size_t j = 0; j < i && !pol->groups[i].generated; j++)
-			if (!pol->groups[j].generated &&
-			    !strcmp(pol->groups[i].name, pol->groups[j].name))
-				return fail_at(p, pol->groups[i].line,
-					       pol->groups[i].col,
-					       "expected a port-group name not "
-					       "used before, found '%s' (also "
-					       "at line %u)", pol->groups[i].name,
-					       pol->groups[j].line);
+		if (!pol->groups[i].generated)
+			(*idx)[n++] = i;
+	*n_idx = n;
+	qsort_r(*idx, n, sizeof(**idx), by_name, pol->groups);
+	for (size_t k = 1; k < n; k++) {
+		const struct qos_group *a = &pol->groups[(*idx)[k - 1]];
+		const struct qos_group *b = &pol->groups[(*idx)[k]];
+
+		if (!strcmp(a->name, b->name))
+			return fail_at(p, b->line, b->col, "expected a "
+				       "port-group name not used before, found "
+				       "'%s' (also at line %u)", b->name,
+				       a->line);
+	}
 	for (size_t i = 0; i < pol->n_levels; i++)
 		for (size_t j = 0; j < i; j++)
 			if (!strcmp(pol->levels[i].name, pol->levels[j].name))
@@ -137,14 +171,12 @@ static int ulps_last(struct qos_policy *pol)
 	return 0;
 }
 
-int qp_resolve(struct qp *p)
+static int resolve_rules(struct qp *p, const size_t *idx, size_t n_idx)
 {
 	struct qos_policy *pol = p->pol;
 	long l;
 	int rc;
 
-	if ((rc = unique_names(p)) || (rc = ulps_last(pol)))
-		return rc;
 	for (size_t i = 0; i < pol->n_rules; i++) {
 		struct qos_rule *r = &pol->rules[i];
 
@@ -159,10 +191,29 @@ int qp_resolve(struct qp *p)
 				       "expected a qos-level defined in "
 				       "qos-levels, found '%s'", r->level_name);
 		r->level = (size_t)l;
-		if ((rc = ends(p, &r->source, &r->src, &r->n_src)) ||
-		    (rc = ends(p, &r->destination, &r->dst, &r->n_dst)))
+		if ((rc = ends(p, idx, n_idx, &r->source, &r->src, &r->n_src)) ||
+		    (rc = ends(p, idx, n_idx, &r->destination, &r->dst,
+			       &r->n_dst)))
 			return rc;
 	}
+	return 0;
+}
+
+int qp_resolve(struct qp *p)
+{
+	struct qos_policy *pol = p->pol;
+	size_t *idx = NULL, n_idx = 0;
+	long l;
+	int rc;
+
+	rc = unique_names(p, &idx, &n_idx);
+	if (!rc)
+		rc = ulps_last(pol);
+	if (!rc)
+		rc = resolve_rules(p, idx, n_idx);
+	free(idx);
+	if (rc)
+		return rc;
 	if ((l = qos_level_find(pol, "DEFAULT")) < 0 &&
 	    pol->ulp_default_sl >= 0 &&
 	    (l = simple_level(p, (unsigned)pol->ulp_default_sl)) < 0)

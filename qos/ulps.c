@@ -41,8 +41,8 @@ static int sub_of(struct qp *p, enum ulp u, enum sub *s)
 		[U_DEFAULT] = "':'", [U_SDP] = "port-num",
 		[U_RDS] = "port-num", [U_ISER] = "port-num",
 		[U_SRP] = "target-port-guid", [U_IPOIB] = "pkey",
-		[U_ANY] = "service-id, pkey, target-port-guid, "
-			  "source-port-guid or source-target-port-guid",
+		[U_ANY] = ("service-id, pkey, target-port-guid, "
+			   "source-port-guid or source-target-port-guid"),
 	};
 	char w[32];
 	size_t n = qp_word(p, w, sizeof(w));
