@@ -22,7 +22,7 @@ static void *grow(struct qp *p, void **v, size_t *n, size_t size, size_t max,
 		*rc = qp_fail(p, "at most %zu %s", max, what);
 		return NULL;
 	}
-	nv = realloc(*v, (*n + 1) * size);
+	nv = qv_grow(*v, *n, size);
 	if (!nv) {
 		*rc = -ENOMEM;
 		return NULL;

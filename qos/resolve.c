@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "qos/qos_int.h"
+#include "qos/values.h"
 
 static int fail_at(struct qp *p, unsigned line, unsigned col,
 		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -79,7 +79,7 @@ static long simple_level(struct qp *p, unsigned sl)
 	for (size_t i = 0; i < pol->n_levels; i++)
 		if (pol->levels[i].simple && pol->levels[i].sl == (int)sl)
 			return (long)i;
-	l = realloc(pol->levels, (pol->n_levels + 1) * sizeof(*l));
+	l = qv_grow(pol->levels, pol->n_levels, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
 	pol->levels = l;
@@ -104,7 +104,7 @@ static int ends(struct qp *p, const size_t *idx, size_t n_idx,
 			return fail_at(p, names->line[i], names->col[i],
 				       "expected a port-group defined in "
 				       "port-groups, found '%s'", names->v[i]);
-		size_t *nv = realloc(*v, (*n + 1) * sizeof(*nv));
+		size_t *nv = qv_grow(*v, *n, sizeof(*nv));
 		if (!nv)
 			return -ENOMEM;
 		*v = nv;

@@ -70,7 +70,7 @@ static int gen_group(struct qp *p, const char *name, struct qos_ranges *r,
 
 	if (pol->n_groups >= QOS_MAX_GROUPS)
 		return qp_fail(p, "at most %u port groups", QOS_MAX_GROUPS);
-	g = realloc(pol->groups, (pol->n_groups + 1) * sizeof(*g));
+	g = qv_grow(pol->groups, pol->n_groups, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
 	pol->groups = g;
@@ -94,7 +94,7 @@ static int gen_group(struct qp *p, const char *name, struct qos_ranges *r,
 
 static int add_end(size_t **v, size_t *n, size_t idx)
 {
-	size_t *nv = realloc(*v, (*n + 1) * sizeof(*nv));
+	size_t *nv = qv_grow(*v, *n, sizeof(*nv));
 
 	if (!nv)
 		return -ENOMEM;
@@ -118,7 +118,7 @@ static int make_rule(struct qp *p, enum ulp u, enum sub s,
 
 	if (pol->n_rules >= QOS_MAX_RULES)
 		return qp_fail(p, "at most %u match rules", QOS_MAX_RULES);
-	rule = realloc(pol->rules, (pol->n_rules + 1) * sizeof(*rule));
+	rule = qv_grow(pol->rules, pol->n_rules, sizeof(*rule));
 	if (!rule)
 		return -ENOMEM;
 	pol->rules = rule;

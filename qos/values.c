@@ -11,6 +11,13 @@
 
 #include "qos/values.h"
 
+void *qv_grow(void *v, size_t n, size_t size)
+{
+	if (n && (n < 4 || (n & (n - 1))))
+		return v;		/* room left: capacity 4, 8, 16, ... */
+	return realloc(v, (n ? 2 * n : 4) * size);
+}
+
 int qv_key(struct qp *p, const char *key)
 {
 	p->c += strlen(key);
@@ -99,9 +106,9 @@ int qv_strs(struct qp *p, const char *key, struct qos_strs *s)
 		col = (unsigned)(p->c - p->ls) + 1;
 		if ((rc = count(p, s->n)) || (rc = one_text(p, true, &v)))
 			return rc;
-		char **nv = realloc(s->v, (s->n + 1) * sizeof(*nv));
-		unsigned *nl = nv ? realloc(s->line, (s->n + 1) * sizeof(*nl)) : NULL;
-		unsigned *nc = nl ? realloc(s->col, (s->n + 1) * sizeof(*nc)) : NULL;
+		char **nv = qv_grow(s->v, s->n, sizeof(*nv));
+		unsigned *nl = nv ? qv_grow(s->line, s->n, sizeof(*nl)) : NULL;
+		unsigned *nc = nl ? qv_grow(s->col, s->n, sizeof(*nc)) : NULL;
 		if (nv)
 			s->v = nv;
 		if (nl)
@@ -210,7 +217,7 @@ int qv_ranges_to(struct qp *p, uint64_t max, bool to_colon,
 					       "start");
 			}
 		}
-		struct qos_range *nv = realloc(r->v, (r->n + 1) * sizeof(*nv));
+		struct qos_range *nv = qv_grow(r->v, r->n, sizeof(*nv));
 		if (!nv)
 			return -ENOMEM;
 		r->v = nv;
@@ -252,7 +259,7 @@ int qv_vlw(struct qp *p, const char *key, struct qos_vl_weight **v,
 		p->c++;
 		if ((rc = qv_num(p, 255, &w)))
 			return rc;
-		struct qos_vl_weight *nv = realloc(*v, (*n + 1) * sizeof(*nv));
+		struct qos_vl_weight *nv = qv_grow(*v, *n, sizeof(*nv));
 		if (!nv)
 			return -ENOMEM;
 		*v = nv;

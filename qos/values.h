@@ -12,6 +12,10 @@ static inline bool isalnum_c(char c)
 	       (c >= 'A' && c <= 'Z') || c == '_';
 }
 
+/* The array `v` of `n` items of `size` bytes with room for one more:
+ * `v` itself, or grown (to twice its count) from a count of 0, 4, 8...
+ * Every array of qos/ grows through it; NULL when out of memory. */
+void *qv_grow(void *v, size_t n, size_t size);
 int qv_key(struct qp *p, const char *key);
 int qv_text(struct qp *p, const char *key, char **out);
 int qv_text_value(struct qp *p, char **out);
