@@ -113,7 +113,7 @@ static int make_rule(struct qp *p, enum ulp u, enum sub s,
 	};
 	struct qos_policy *pol = p->pol;
 	struct qos_rule *rule;
-	size_t g;
+	size_t g = 0;
 	int rc;
 
 	if (pol->n_rules >= QOS_MAX_RULES)
