@@ -99,9 +99,16 @@ int qp_fail(struct qp *p, const char *fmt, ...)
 	va_end(ap);
 	found(p, tok, sizeof(tok));
 	p->err->line = p->lineno ? p->lineno : 1;
-	p->err->col = p->at_eof ? 1 : (unsigned)(p->c - p->ls) + 1;
-	if (p->at_eof && p->len && p->text[p->len - 1] != '\n')
-		p->err->col = (unsigned)(p->le - p->ls) + 1;
+	p->err->col = (unsigned)(p->c - p->ls) + 1;
+	if (p->at_eof) {
+		/* just past the last byte: the start of the line after a
+		 * final newline, else the end of the last line */
+		bool nl = p->len && p->text[p->len - 1] == '\n';
+
+		p->err->line = p->lineno + (nl || !p->lineno);
+		p->err->col = nl || !p->lineno ? 1 :
+			      (unsigned)(p->len - p->ls) + 1;
+	}
 	snprintf(p->err->msg, sizeof(p->err->msg), "expected %s, found %s",
 		 what, tok);
 	return -EINVAL;

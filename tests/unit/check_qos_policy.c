@@ -191,6 +191,15 @@ START_TEST(errors_and_bounds)
 	ck_assert_uint_eq(e.line, 2);
 	ck_assert_uint_eq(e.col, 13);
 	ck_assert_str_eq(e.msg, "expected a number, found 'x'");
+	/* end of file: just past the last byte */
+	ck_assert_int_eq(parse_str("qos-levels\n qos-level\n  name: X", &p,
+				   &e), -EINVAL);
+	ck_assert_uint_eq(e.line, 3);
+	ck_assert_uint_eq(e.col, 10);
+	ck_assert_str_eq(e.msg, "expected end-qos-level, found end of file");
+	ck_assert_int_eq(parse_str("qos-levels\n", &p, &e), -EINVAL);
+	ck_assert_uint_eq(e.line, 2);
+	ck_assert_uint_eq(e.col, 1);
 	ck_assert_int_eq(qos_parse("qos-ulps\n de\0fault", 17, &p, &e),
 			 -EINVAL);
 	ck_assert_uint_eq(e.line, 2);
