@@ -149,6 +149,11 @@ int qp_level_close(struct qp *p)
 		qp_ws(p);
 		return qp_fail(p, "name: in the qos-level of line %u", l->line);
 	}
+	if (l->sl < 0) {	/* OpenSM requires it too */
+		p->c = p->ls;
+		qp_ws(p);
+		return qp_fail(p, "sl: in the qos-level of line %u", l->line);
+	}
 	return 0;
 }
 

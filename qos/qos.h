@@ -5,7 +5,9 @@
  * logging; every function returns 0 or a negative errno.
  *
  * The file is line oriented: a keyword is the first word of its line,
- * '#' starts a comment, blank lines are ignored.  Sections (each
+ * '#' starts a comment, blank lines are ignored.  As in OpenSM, blanks
+ * inside an unquoted name are dropped ("Virtual Servers" names
+ * VirtualServers); quoted names and use: text keep them.  Sections (each
  * optional, closed by end-<name>):
  *
  *   port-groups / port-group: name, use, port-guid (GUIDs and ranges),
@@ -16,8 +18,8 @@
  *   qos-setup / sl2vl-tables / sl2vl-scope: group, across, across-from,
  *       across-to, from, to (port numbers, ranges or *), sl2vl-table
  *       (16 VLs)
- *   qos-levels / qos-level: name, use, sl, mtu-limit, rate-limit,
- *       packet-life, path-bits, pkey
+ *   qos-levels / qos-level: name and sl (both required), use,
+ *       mtu-limit, rate-limit, packet-life, path-bits, pkey
  *   qos-match-rules / qos-match-rule: use, qos-class, source,
  *       destination, service-id, pkey, qos-level-name
  *   qos-ulps: "default : SL", "sdp[, port-num R] : SL", "rds[, port-num

@@ -40,12 +40,14 @@ static int count(struct qp *p, size_t n)
 }
 
 /* One name: "quoted" or up to ',' (lists) or the end of the line. */
-static int one_text(struct qp *p, bool list, char **out)
+static int one_text(struct qp *p, bool list, bool keep_blanks, char **out)
 {
 	size_t s, e;
+	bool quoted;
 
 	qp_ws(p);
-	if (p->c < p->le && p->text[p->c] == '"') {
+	quoted = p->c < p->le && p->text[p->c] == '"';
+	if (quoted) {
 		s = ++p->c;
 		while (p->c < p->le && p->text[p->c] != '"')
 			p->c++;
@@ -71,7 +73,19 @@ static int one_text(struct qp *p, bool list, char **out)
 			       QOS_NAME_MAX);
 	}
 	*out = strndup(p->text + s, e - s);
-	return *out ? 0 : -ENOMEM;
+	if (!*out)
+		return -ENOMEM;
+	/* OpenSM keeps the blanks of a quoted name and of use: text only;
+	 * elsewhere "Virtual Servers" is the name "VirtualServers" */
+	if (!keep_blanks && !quoted) {
+		char *w = *out;
+
+		for (char *r = *out; *r; r++)
+			if (*r != ' ' && *r != '\t')
+				*w++ = *r;
+		*w = 0;
+	}
+	return 0;
 }
 
 int qv_text(struct qp *p, const char *key, char **out)
@@ -80,14 +94,15 @@ int qv_text(struct qp *p, const char *key, char **out)
 
 	if (*out)
 		return qp_fail(p, "one %s: in this block", key);
-	if ((rc = qv_key(p, key)) || (rc = one_text(p, false, out)))
+	if ((rc = qv_key(p, key)) ||
+	    (rc = one_text(p, false, !strcmp(key, "use"), out)))
 		return rc;
 	return qp_expect_eol(p);
 }
 
 int qv_text_value(struct qp *p, char **out)
 {
-	int rc = one_text(p, false, out);
+	int rc = one_text(p, false, false, out);
 
 	return rc ? rc : qp_expect_eol(p);
 }
@@ -104,7 +119,7 @@ int qv_strs(struct qp *p, const char *key, struct qos_strs *s)
 
 		qp_ws(p);
 		col = (unsigned)(p->c - p->ls) + 1;
-		if ((rc = count(p, s->n)) || (rc = one_text(p, true, &v)))
+		if ((rc = count(p, s->n)) || (rc = one_text(p, true, false, &v)))
 			return rc;
 		char **nv = qv_grow(s->v, s->n, sizeof(*nv));
 		unsigned *nl = nv ? qv_grow(s->line, s->n, sizeof(*nl)) : NULL;
