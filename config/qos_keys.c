@@ -87,6 +87,14 @@ static const char *pick(const char *cls, const char *base, const char *dflt)
 	return cls ? cls : base ? base : dflt;
 }
 
+uint8_t qos_high_limit(const struct qos_key_set *cls,
+		       const struct qos_key_set *base)
+{
+	return (uint8_t)(cls->high_limit >= 0 ? cls->high_limit :
+			 base->high_limit >= 0 ? base->high_limit :
+			 QOS_DEFAULT_HIGH_LIMIT);
+}
+
 int qos_build_tables(struct qos_tables *out, const struct qos_key_set *cls,
 		     const struct qos_key_set *base, char *err,
 		     size_t errlen)
@@ -96,9 +104,7 @@ int qos_build_tables(struct qos_tables *out, const struct qos_key_set *cls,
 	memset(out, 0, sizeof(*out));
 	out->max_vls = cls->max_vls ? cls->max_vls :
 		       base->max_vls ? base->max_vls : QOS_DEFAULT_MAX_VLS;
-	out->high_limit = cls->high_limit >= 0 ? cls->high_limit :
-			  base->high_limit >= 0 ? base->high_limit :
-			  QOS_DEFAULT_HIGH_LIMIT;
+	out->high_limit = qos_high_limit(cls, base);
 	s = pick(cls->vlarb_high, base->vlarb_high, QOS_DEFAULT_VLARB_HIGH);
 	if (qos_parse_vlarb(s, out->vlarb_high, err, errlen) < 0)
 		return -EINVAL;

@@ -73,6 +73,10 @@ int qos_build_tables(struct qos_tables *out, const struct qos_key_set *cls,
 		     const struct qos_key_set *base, char *err,
 		     size_t errlen);
 
+/* The high limit alone, resolved as qos_build_tables does. */
+uint8_t qos_high_limit(const struct qos_key_set *cls,
+		       const struct qos_key_set *base);
+
 /* 1 if `name` is a QoS list key (…vlarb_high, …vlarb_low, …sl2vl), and
  * then its value checked as such (0 or -EINVAL with err); 0 if not. */
 int qos_check_key(const char *name, const char *val, char *err,

@@ -126,7 +126,7 @@ bool sl2vl_image_lookup(const struct sl2vl_images *im, uint64_t guid,
 }
 
 /* Data VLs of an OperationalVLs encoding (14.2.5.6): 1, 2, 4, 8 or 15. */
-static unsigned op_vls_count(unsigned enc)
+unsigned op_vls_count(unsigned enc)
 {
 	static const uint8_t n[] = { 1, 1, 2, 4, 8, 15 };
 
@@ -191,7 +191,7 @@ static int sl2vl_send(struct smp_batch *b, struct sl2vl_ctx *c, int32_t node,
  * 1.1 million of the 1.57 million of a 1,000-switch bring-up.  Setting a
  * table to what it holds changes nothing on the port.
  */
-static int sl2vl_one(struct smp_batch *b, struct sl2vl_images *im,
+int sl2vl_one(struct smp_batch *b, struct sl2vl_images *im,
 		     struct fabric *f, int32_t id, unsigned in, unsigned out,
 		     const uint8_t want[SL2VL_BYTES], unsigned *sets)
 {
@@ -223,7 +223,7 @@ static int sl2vl_one(struct smp_batch *b, struct sl2vl_images *im,
 	return 1;
 }
 
-static bool sl_mapping(const struct fab_port *p)
+bool sl_mapping(const struct fab_port *p)
 {
 	return p->valid && (be32toh(p->pi.cap_mask) & PI_CAP_SL_MAP);
 }
