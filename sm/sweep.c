@@ -193,11 +193,11 @@ static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 		routing_result_free(&sm->routes);
 		sm->routes = sw->routes;
 		memset(&sw->routes, 0, sizeof(sw->routes));
-		/* Without layers the SL-to-VL tables are neither read nor
-		 * set (as OpenSM without QoS): forget them, so that the SA
-		 * answers zeros again and layers coming back read them
-		 * anew. */
-		if (sm->routes.n_layers <= 1 && sm->sl2vl) {
+		/* Without layers or QoS the SL-to-VL tables are neither
+		 * read nor set (as OpenSM without QoS): forget them, so that
+		 * the SA answers zeros again and layers coming back read
+		 * them anew. */
+		if (sm->routes.n_layers <= 1 && !sm->cfg.qos && sm->sl2vl) {
 			sl2vl_images_free(sm->sl2vl);
 			sm->sl2vl = NULL;
 		}

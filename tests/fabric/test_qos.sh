@@ -4,7 +4,8 @@
 # ibsim each) give the same SL-to-VL tables (`smpquery sl2vl`, every
 # input port of every linked output port on the switches) and
 # VLHighLimit (`smpquery portinfo`) on every linked port, for OpenSM's
-# defaults and for a configuration with different tables per port class.
+# defaults and for a configuration with different tables per port class;
+# a SIGHUP's heavy sweep then sets none of them again.
 set -uo pipefail
 
 # shellcheck source=tests/fabric/lib.sh
@@ -75,6 +76,12 @@ run_both() {
 	fab_check "$name: ibsm up" sm_wait_up "$FAB_TMP/ibsm-$name" 0 30
 	sleep 1
 	snapshot "$FAB_TMP/$name.ibsm"
+	# a SIGHUP's heavy sweep: every table is known to hold what it
+	# should, no Set (GNU timeout relays the signal to ibsm)
+	local log=$FAB_TMP/ibsm-$name.log
+	kill -HUP "$(fab_descendant "$SM_PID" ibsm)"
+	fab_check "$name: second heavy sweep sets no SL-to-VL table" \
+		sm_wait_for 10 grep -q 'qos TRUE: 0 SLtoVLMappingTable Sets' "$log"
 	sm_stop
 	fab_check "$name: ibsm exits cleanly" [ $? -eq 0 ]
 	fab_sim_stop
