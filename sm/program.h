@@ -204,6 +204,13 @@ int program_qos_sl2vl(struct smp_batch *b, struct sl2vl_images *im,
 		      const struct sm_config *cfg, struct fabric *f,
 		      int32_t id, unsigned *sets);
 
+/* With `qos TRUE`: each linked port's VLArbitrationTable blocks, those
+ * its VLArbitrationHigh/LowCap allow (32 entries a block), VLs masked to
+ * its OperationalVLs, as OpenSM; same memo and return as above. */
+int program_qos_vlarb(struct smp_batch *b, struct sl2vl_images *im,
+		      const struct sm_config *cfg, struct fabric *f,
+		      int32_t id, unsigned *sets);
+
 /* The QoS class of node `id`'s port `pn`. */
 enum qos_class qos_port_class(const struct fabric *f, int32_t id,
 			      unsigned pn);

@@ -60,6 +60,7 @@ struct sweep {
 	unsigned disc_smps, prog_smps, act_smps, failed;
 	unsigned pkey_sets;		/* P_KeyTable blocks queued in PROGRAM */
 	unsigned sl2vl_sets;		/* SLtoVLMappingTable Sets (layers) */
+	unsigned vlarb_sets;		/* VLArbitrationTable Sets (qos) */
 	unsigned readbacks;		/* refused PortInfo repeats found done */
 	/* What went wrong, for the failure policy (sm/sweep_policy.c). */
 	unsigned holes_failed, holes_dead, twins;	/* accepted from discovery */
@@ -380,6 +381,9 @@ static bool more_program(struct smp_batch *b, void *arg)
 		else if (rc >= 0)
 			rc = program_qos_sl2vl(b, sm->sl2vl, &sm->cfg, f, id,
 					       &sw->sl2vl_sets);
+		if (rc >= 0 && sm->cfg.qos)
+			rc = program_qos_vlarb(b, sm->sl2vl, &sm->cfg, f, id,
+					       &sw->vlarb_sets);
 	}
 	for (unsigned pn = 1; pn <= n->num_ports && rc >= 0; pn++) {
 		struct fab_port *p = &n->ports[pn];
@@ -807,6 +811,9 @@ static void stage_done(struct smp_batch *b, void *arg)
 	else if (sm->cfg.qos)
 		log_info("qos TRUE: %u SLtoVLMappingTable Sets",
 			 sw->sl2vl_sets);
+	if (sm->cfg.qos)
+		log_info("qos TRUE: %u VLArbitrationTable Sets",
+			 sw->vlarb_sets);
 	{
 		const struct mad_engine_stats *es = mad_engine_stats(sm->engine);
 		uint64_t all = es->smps_sent - sw->smps0, lid = es->smps_lid - sw->lid0;

@@ -2,7 +2,8 @@
 # tests/fabric/test_qos.sh - `qos TRUE` programs what OpenSM programs: the
 # same opensm.conf QoS keys given to OpenSM and then to ibsm (a fresh
 # ibsim each) give the same SL-to-VL tables (`smpquery sl2vl`, every
-# input port of every linked output port on the switches) and
+# input port of every linked output port on the switches), VL
+# arbitration tables (`smpquery vlarb`), and OperationalVLs and
 # VLHighLimit (`smpquery portinfo`) on every linked port, for OpenSM's
 # defaults and for a configuration with different tables per port class;
 # a SIGHUP's heavy sweep then sets none of them again.
@@ -43,6 +44,8 @@ snapshot() {
 			# on a switch: the tables of every input port
 			fab_run H0002 smpquery -D sl2vl "$path" "$p" 2>&1 |
 				grep -v '^#' | sed "s/^/$name port $p: /" >>"$out"
+			fab_run H0002 smpquery -D vlarb "$path" "$p" 2>&1 |
+				grep -v '^#' | sed "s/^/$name port $p: /" >>"$out"
 		done
 	done <<<"$NODES"
 }
@@ -82,6 +85,8 @@ run_both() {
 	kill -HUP "$(fab_descendant "$SM_PID" ibsm)"
 	fab_check "$name: second heavy sweep sets no SL-to-VL table" \
 		sm_wait_for 10 grep -q 'qos TRUE: 0 SLtoVLMappingTable Sets' "$log"
+	fab_check "$name: second heavy sweep sets no VL arbitration block" \
+		sm_wait_for 10 grep -q 'qos TRUE: 0 VLArbitrationTable Sets' "$log"
 	sm_stop
 	fab_check "$name: ibsm exits cleanly" [ $? -eq 0 ]
 	fab_sim_stop
@@ -96,10 +101,14 @@ cat >"$FAB_TMP/classes.conf" <<'CONF'
 qos TRUE
 qos_high_limit 8
 qos_sl2vl 0,1,2,3,4,5,6,7,0,1,2,3,4,5,6,15
+qos_vlarb_high 0:8,1:16
+qos_vlarb_low 2:32,3:64,4:1,0:0,5:200,6:6,7:7,8:8,9:9,10:10,11:11,12:12
 qos_ca_high_limit 4
 qos_ca_sl2vl 0,0,0,0,1,1,1,1,2,2,2,2,3,3,3,3
+qos_ca_vlarb_low 1:100,2:50,3:25
 qos_swe_high_limit 255
 qos_swe_sl2vl 3,2,1,0,3,2,1,0,7,6,5,4,7,6,5,4
+qos_swe_vlarb_high 7:255,6:128,5:1,0xe:4
 CONF
 run_both defaults "$FAB_TMP/defaults.conf"
 run_both classes "$FAB_TMP/classes.conf"
