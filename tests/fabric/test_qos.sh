@@ -5,7 +5,8 @@
 # input port of every linked output port on the switches), VL
 # arbitration tables (`smpquery vlarb`), and OperationalVLs and
 # VLHighLimit (`smpquery portinfo`) on every linked port, for OpenSM's
-# defaults and for a configuration with different tables per port class;
+# defaults, OpenSM's documented example, and a configuration with
+# different tables per port class;
 # a SIGHUP's heavy sweep then sets none of them again.
 set -uo pipefail
 
@@ -110,6 +111,21 @@ qos_swe_high_limit 255
 qos_swe_sl2vl 3,2,1,0,3,2,1,0,7,6,5,4,7,6,5,4
 qos_swe_vlarb_high 7:255,6:128,5:1,0xe:4
 CONF
+# OpenSM's documented example (doc/QoS_management_in_OpenSM.txt, 7.)
+cat >"$FAB_TMP/example.conf" <<'CONF'
+qos TRUE
+qos_ca_max_vls 15
+qos_ca_high_limit 6
+qos_ca_vlarb_high 0:4
+qos_ca_vlarb_low 0:0,1:64,2:128,3:192,4:0,5:64,6:64,7:64
+qos_ca_sl2vl 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,7
+qos_swe_max_vls 15
+qos_swe_high_limit 6
+qos_swe_vlarb_high 0:4
+qos_swe_vlarb_low 0:0,1:64,2:128,3:192,4:0,5:64,6:64,7:64
+qos_swe_sl2vl 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,7
+CONF
 run_both defaults "$FAB_TMP/defaults.conf"
+run_both example "$FAB_TMP/example.conf"
 run_both classes "$FAB_TMP/classes.conf"
 fab_summary
