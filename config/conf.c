@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "config/conf.h"
+#include "config/qos_keys.h"
 #include "config/listen.h"
 #include "config/fileutil.h"
 #include "routing/routing.h"
@@ -250,6 +251,12 @@ int cfg_check_value(const struct cfg_key *k, const char *val, char *err,
 		rc = *val ? 0 : -EINVAL;
 		if (!rc && !strcmp(k->name, "routing_engine") && !is_null(val))
 			rc = check_engines(val);
+		if (!rc && !is_null(val)) {
+			int q = qos_check_key(k->name, val, err, errlen);
+
+			if (q < 0)
+				return q;
+		}
 		if (!rc && !strcmp(k->name, "metrics_listen") && !is_null(val)) {
 			struct sockaddr_storage ss;
 			socklen_t sl;
@@ -495,7 +502,8 @@ int cfg_apply(const struct cfg *c, struct sm_config *o)
 			continue;
 		if (k->type == CFG_INT || k->type == CFG_U64 ||
 		    k->type == CFG_GUID)
-			if (parse_u64(v, &u) < 0 && k->field != F_LIMIT)
+			if (parse_u64(v, &u) < 0 && k->field != F_LIMIT &&
+			    k->field != F_INT)
 				return -EINVAL;
 		switch (k->field) {
 		case F_NONE:
@@ -512,6 +520,14 @@ int cfg_apply(const struct cfg *c, struct sm_config *o)
 		case F_UINT:
 			*(unsigned *)f = (unsigned)u;
 			break;
+		case F_INT: {
+			long long ll;
+
+			if (parse_int(v, k->min, k->max, &ll) < 0)
+				return -EINVAL;
+			*(int *)f = (int)ll;
+			break;
+		}
 		case F_U64:
 			*(uint64_t *)f = u;
 			break;

@@ -42,6 +42,7 @@ enum cfg_field {
 	F_BOOL_NOT,	/* a bool stored inverted (sm_config's no_... fields,
 			 * so that a zeroed config means OpenSM's TRUE) */
 	F_U8, F_UINT, F_U64, F_STR, F_BUF, F_ENUM,
+	F_INT,		/* a signed int (-1: unset, as OpenSM's) */
 	F_LOG_FLAGS,	/* log_flags: sets log_level (and dump_lfts on 0x40) */
 	F_NO_PART_ENF,	/* no_partition_enforcement TRUE: part_enforce off */
 	F_LIMIT,	/* a limit: its option's rules (cfg_limit_parse) */

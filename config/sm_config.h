@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "config/log_level.h"
+#include "config/qos_keys.h"
 
 /*
  * PortInfo:PartitionEnforcementInbound/Outbound on switch external ports
@@ -54,6 +55,9 @@ struct sm_config {
 	bool     reassign_lids;
 	unsigned sweep_interval;	/* s, 0 = no light sweeps */
 	const char *routing_engine;	/* comma list; NULL = auto */
+	bool     qos;			/* program the QoS tables */
+	/* the qos_* keys, per class (config/qos_keys.h; QOS_BASE: qos_*) */
+	struct qos_key_set qos_keys[QOS_N_CLASSES];
 	const char *root_guid_file;	/* OpenSM GUID files for the engines */
 	const char *cn_guid_file;	/* (sm/route.c reads them per routing) */
 	char     cache_dir[512];	/* guid2lid lives here */

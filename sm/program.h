@@ -193,6 +193,28 @@ int program_sl2vl(struct smp_batch *b, struct sl2vl_images *im,
 		  const struct sm_config *cfg, struct fabric *f, int32_t id,
 		  const struct routing_result *r, unsigned *sets);
 
+/*
+ * With `qos TRUE` and no layers: each port's class tables (qos_ca_*,
+ * qos_swe_*, qos_rtr_*; config/qos_keys.h), the SL-to-VL table with
+ * every VL but 15 bounded by the output port's OperationalVLs as OpenSM
+ * does, per input/output pair on a switch (inputs 0..N).  Same memo and
+ * return as program_sl2vl.
+ */
+int program_qos_sl2vl(struct smp_batch *b, struct sl2vl_images *im,
+		      const struct sm_config *cfg, struct fabric *f,
+		      int32_t id, unsigned *sets);
+
+/* With `qos TRUE`: each linked port's VLArbitrationTable blocks, those
+ * its VLArbitrationHigh/LowCap allow (32 entries a block), VLs masked to
+ * its OperationalVLs, as OpenSM; same memo and return as above. */
+int program_qos_vlarb(struct smp_batch *b, struct sl2vl_images *im,
+		      const struct sm_config *cfg, struct fabric *f,
+		      int32_t id, unsigned *sets);
+
+/* The QoS class of node `id`'s port `pn`. */
+enum qos_class qos_port_class(const struct fabric *f, int32_t id,
+			      unsigned pn);
+
 /* DR path to a node's port (CA ports have their own; else the node's). */
 void port_path(const struct fabric *f, int32_t id, uint8_t pn,
 	       const uint8_t **path, unsigned *hops);

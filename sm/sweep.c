@@ -60,6 +60,7 @@ struct sweep {
 	unsigned disc_smps, prog_smps, act_smps, failed;
 	unsigned pkey_sets;		/* P_KeyTable blocks queued in PROGRAM */
 	unsigned sl2vl_sets;		/* SLtoVLMappingTable Sets (layers) */
+	unsigned vlarb_sets;		/* VLArbitrationTable Sets (qos) */
 	unsigned readbacks;		/* refused PortInfo repeats found done */
 	/* What went wrong, for the failure policy (sm/sweep_policy.c). */
 	unsigned holes_failed, holes_dead, twins;	/* accepted from discovery */
@@ -193,11 +194,11 @@ static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 		routing_result_free(&sm->routes);
 		sm->routes = sw->routes;
 		memset(&sw->routes, 0, sizeof(sw->routes));
-		/* Without layers the SL-to-VL tables are neither read nor
-		 * set (as OpenSM without QoS): forget them, so that the SA
-		 * answers zeros again and layers coming back read them
-		 * anew. */
-		if (sm->routes.n_layers <= 1 && sm->sl2vl) {
+		/* Without layers or QoS the SL-to-VL tables are neither
+		 * read nor set (as OpenSM without QoS): forget them, so that
+		 * the SA answers zeros again and layers coming back read
+		 * them anew. */
+		if (sm->routes.n_layers <= 1 && !sm->cfg.qos && sm->sl2vl) {
 			sl2vl_images_free(sm->sl2vl);
 			sm->sl2vl = NULL;
 		}
@@ -363,8 +364,9 @@ static bool more_program(struct smp_batch *b, void *arg)
 		if (rc >= 0 && n->ports[0].valid)
 			rc = set_port(sw, id, 0, PORT_STATE_NOP, false);
 	}
-	/* Virtual layers: SL i on VL i at every port (sm/program/sl2vl.c). */
-	if (rc >= 0 && sw->routes.n_layers > 1) {
+	/* Virtual layers: SL i on VL i at every port (sm/program/sl2vl.c);
+	 * else with `qos TRUE`, the port classes' QoS tables (qos.c). */
+	if (rc >= 0 && (sw->routes.n_layers > 1 || sm->cfg.qos)) {
 		if (!sm->sl2vl)
 			sm->sl2vl = sl2vl_images_new();
 		if (!sm->sl2vl)
@@ -373,9 +375,15 @@ static bool more_program(struct smp_batch *b, void *arg)
 		 * Set its tables again rather than trust what we knew. */
 		if (rc >= 0 && fabric_find(&sm->fabric, n->guid) == FAB_NONE)
 			sl2vl_images_forget(sm->sl2vl, n->guid, n->num_ports);
-		if (rc >= 0)
+		if (rc >= 0 && sw->routes.n_layers > 1)
 			rc = program_sl2vl(b, sm->sl2vl, &sm->cfg, f, id,
 					   &sw->routes, &sw->sl2vl_sets);
+		else if (rc >= 0)
+			rc = program_qos_sl2vl(b, sm->sl2vl, &sm->cfg, f, id,
+					       &sw->sl2vl_sets);
+		if (rc >= 0 && sm->cfg.qos)
+			rc = program_qos_vlarb(b, sm->sl2vl, &sm->cfg, f, id,
+					       &sw->vlarb_sets);
 	}
 	for (unsigned pn = 1; pn <= n->num_ports && rc >= 0; pn++) {
 		struct fab_port *p = &n->ports[pn];
@@ -796,6 +804,16 @@ static void stage_done(struct smp_batch *b, void *arg)
 	if (sw->routes.n_layers > 1)
 		log_info("virtual layers: %u (SL i on VL i), %u SLtoVLMappingTable"
 			 " Sets", sw->routes.n_layers, sw->sl2vl_sets);
+	if (sw->routes.n_layers > 1 && sm->cfg.qos)
+		log_warnx("qos TRUE: the QoS SL-to-VL tables were not applied: "
+			 "every port keeps the %u virtual layers' tables of "
+			 "routing %s", sw->routes.n_layers, sw->routes.engine);
+	else if (sm->cfg.qos)
+		log_info("qos TRUE: %u SLtoVLMappingTable Sets",
+			 sw->sl2vl_sets);
+	if (sm->cfg.qos)
+		log_info("qos TRUE: %u VLArbitrationTable Sets",
+			 sw->vlarb_sets);
 	{
 		const struct mad_engine_stats *es = mad_engine_stats(sm->engine);
 		uint64_t all = es->smps_sent - sw->smps0, lid = es->smps_lid - sw->lid0;

@@ -18,4 +18,25 @@
 unsigned link_op_vls(const struct sm_config *cfg, const struct fabric *f,
 		     int32_t id, uint8_t pn);
 
+/* sl2vl.c, shared with qos.c: a port that maps SLs to VLs; the data VLs
+ * of an OperationalVLs encoding; one SLtoVLMappingTable Set unless the
+ * table is known to hold `want` (1 queued, 0 not needed, -errno). */
+bool sl_mapping(const struct fab_port *p);
+unsigned op_vls_count(unsigned enc);
+#define VLARB_BYTES	64	/* one VLArbitrationTable block */
+
+/* Which table: its image key (kind 0 SL-to-VL, 1-4 a VLArb block) and
+ * the attribute and modifier of its Set. */
+struct table_key {
+	unsigned in, out, kind;
+	uint16_t attr;
+	uint32_t mod;
+};
+int table_one(struct smp_batch *b, struct sl2vl_images *im, struct fabric *f,
+	      int32_t id, const struct table_key *k, const uint8_t *want,
+	      size_t len, unsigned *sets);
+int sl2vl_one(struct smp_batch *b, struct sl2vl_images *im,
+	      struct fabric *f, int32_t id, unsigned in, unsigned out,
+	      const uint8_t want[SL2VL_BYTES], unsigned *sets);
+
 #endif

@@ -130,6 +130,18 @@ bool port_desired(const struct sm_config *cfg, const struct fabric *f,
 			pi_set_op_vls(out, vls);
 			differs = true;
 		}
+		/* qos TRUE: the port class's VLHighLimit (OpenSM's, with
+		 * the same fallbacks as the tables) */
+		if (cfg->qos) {
+			enum qos_class c = qos_port_class(f, id, pn);
+			uint8_t hl = qos_high_limit(&cfg->qos_keys[c],
+						    &cfg->qos_keys[QOS_BASE]);
+
+			if (hl != cur->vl_high_limit) {
+				out->vl_high_limit = hl;
+				differs = true;
+			}
+		}
 		/* Enable every width and speed the port supports (OpenSM's
 		 * force_link_width 255 / force_link_speed 15 defaults): 0xff
 		 * and 15 mean "set to LinkWidth/SpeedSupported".  Only while

@@ -19,6 +19,7 @@
 struct sl2vl_image {
 	uint64_t guid;			/* 0 = empty slot */
 	uint8_t  in, out;
+	uint8_t  kind;			/* 0: SL-to-VL; 1-4: VLArb block */
 	bool     known;
 	uint8_t  tab[SL2VL_BYTES];
 };
@@ -40,31 +41,35 @@ void sl2vl_images_free(struct sl2vl_images *im)
 	free(im);
 }
 
-static size_t sl2vl_slot(uint64_t guid, unsigned in, unsigned out, size_t size)
+static size_t sl2vl_slot(uint64_t guid, unsigned in, unsigned out,
+			 unsigned kind, size_t size)
 {
-	return guid_hash(guid * 65537 + in * 257 + out) & (size - 1);
+	return guid_hash(guid * 65537 + in * 257 + out + kind * 0x10001) &
+	       (size - 1);
 }
 
 static struct sl2vl_image *sl2vl_find(const struct sl2vl_images *im,
-				      uint64_t guid, unsigned in, unsigned out)
+				      uint64_t guid, unsigned in, unsigned out,
+				      unsigned kind)
 {
 	if (!im->size)
 		return NULL;
-	for (size_t i = sl2vl_slot(guid, in, out, im->size);;
+	for (size_t i = sl2vl_slot(guid, in, out, kind, im->size);;
 	     i = (i + 1) & (im->size - 1)) {
 		struct sl2vl_image *s = &im->slot[i];
 
 		if (!s->guid)
 			return NULL;
-		if (s->guid == guid && s->in == in && s->out == out)
+		if (s->guid == guid && s->in == in && s->out == out &&
+		    s->kind == kind)
 			return s;
 	}
 }
 
 static struct sl2vl_image *sl2vl_img_get(struct sl2vl_images *im, uint64_t guid,
-				     unsigned in, unsigned out)
+				     unsigned in, unsigned out, unsigned kind)
 {
-	struct sl2vl_image *s = sl2vl_find(im, guid, in, out);
+	struct sl2vl_image *s = sl2vl_find(im, guid, in, out, kind);
 
 	if (s)
 		return s;
@@ -79,7 +84,8 @@ static struct sl2vl_image *sl2vl_img_get(struct sl2vl_images *im, uint64_t guid,
 
 			if (!o->guid)
 				continue;
-			size_t j = sl2vl_slot(o->guid, o->in, o->out, size);
+			size_t j = sl2vl_slot(o->guid, o->in, o->out, o->kind,
+					      size);
 			while (slot[j].guid)
 				j = (j + 1) & (size - 1);
 			slot[j] = *o;
@@ -88,7 +94,7 @@ static struct sl2vl_image *sl2vl_img_get(struct sl2vl_images *im, uint64_t guid,
 		im->slot = slot;
 		im->size = size;
 	}
-	size_t i = sl2vl_slot(guid, in, out, im->size);
+	size_t i = sl2vl_slot(guid, in, out, kind, im->size);
 	while (im->slot[i].guid)
 		i = (i + 1) & (im->size - 1);
 	s = &im->slot[i];
@@ -96,6 +102,7 @@ static struct sl2vl_image *sl2vl_img_get(struct sl2vl_images *im, uint64_t guid,
 	s->guid = guid;
 	s->in = (uint8_t)in;
 	s->out = (uint8_t)out;
+	s->kind = (uint8_t)kind;
 	im->used++;
 	return s;
 }
@@ -106,18 +113,21 @@ void sl2vl_images_forget(struct sl2vl_images *im, uint64_t guid,
 	/* Probe the node's pairs: a scan of the whole table per node was
 	 * quadratic (16,000 new nodes: 55% of a bring-up's CPU). */
 	for (unsigned in = 0; im && im->used && in <= max_port; in++)
-		for (unsigned out = 0; out <= max_port; out++) {
-			struct sl2vl_image *s = sl2vl_find(im, guid, in, out);
+		for (unsigned out = 0; out <= max_port; out++)
+			for (unsigned kind = 0; kind <= 4; kind++) {
+				struct sl2vl_image *s =
+					sl2vl_find(im, guid, in, out, kind);
 
-			if (s)
-				s->known = false;
-		}
+				if (s)
+					s->known = false;
+			}
 }
 
 bool sl2vl_image_lookup(const struct sl2vl_images *im, uint64_t guid,
 			unsigned in, unsigned out, uint8_t tab[SL2VL_BYTES])
 {
-	const struct sl2vl_image *s = im ? sl2vl_find(im, guid, in, out) : NULL;
+	const struct sl2vl_image *s = im ? sl2vl_find(im, guid, in, out, 0) :
+				      NULL;
 
 	if (!s || !s->known)
 		return false;
@@ -126,7 +136,7 @@ bool sl2vl_image_lookup(const struct sl2vl_images *im, uint64_t guid,
 }
 
 /* Data VLs of an OperationalVLs encoding (14.2.5.6): 1, 2, 4, 8 or 15. */
-static unsigned op_vls_count(unsigned enc)
+unsigned op_vls_count(unsigned enc)
 {
 	static const uint8_t n[] = { 1, 1, 2, 4, 8, 15 };
 
@@ -147,19 +157,36 @@ void sl2vl_want(unsigned n_layers, unsigned vls, uint8_t tab[SL2VL_BYTES])
 struct sl2vl_ctx {
 	struct sl2vl_images *im;
 	uint64_t guid;
-	uint8_t in, out;
+	uint8_t in, out, kind;
+	uint16_t attr;
 	uint32_t mod;
+	size_t len;			/* bytes of want */
 	const uint8_t *path;		/* the node's or CA port's DR path */
 	unsigned hops;
-	uint8_t want[SL2VL_BYTES];
+	uint8_t want[VLARB_BYTES];
 };
 
+/* What the image keeps of a table: an SL-to-VL table itself; of a
+ * VLArbitrationTable block, a 64-bit FNV-1a digest of it. */
+static void image_of(const uint8_t *data, size_t len, uint8_t tab[SL2VL_BYTES])
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	if (len <= SL2VL_BYTES) {
+		memcpy(tab, data, SL2VL_BYTES);
+		return;
+	}
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ data[i]) * 0x100000001b3ULL;
+	memcpy(tab, &h, SL2VL_BYTES);
+}
 
 static void on_sl2vl(struct smp_batch *b, int32_t node, uint8_t port,
 		     const uint8_t *data, void *arg)
 {
 	struct sl2vl_ctx *c = arg;
-	struct sl2vl_image *img = sl2vl_img_get(c->im, c->guid, c->in, c->out);
+	struct sl2vl_image *img = sl2vl_img_get(c->im, c->guid, c->in, c->out,
+						c->kind);
 
 	(void)b;
 	(void)node;
@@ -170,17 +197,9 @@ static void on_sl2vl(struct smp_batch *b, int32_t node, uint8_t port,
 	if (img) {
 		img->known = data != NULL;
 		if (data)
-			memcpy(img->tab, data, SL2VL_BYTES);
+			image_of(data, c->len, img->tab);
 	}
 	free(c);
-}
-
-static int sl2vl_send(struct smp_batch *b, struct sl2vl_ctx *c, int32_t node,
-		      uint8_t port)
-{
-	return batch_smp(b, MAD_METHOD_SET, c->path, c->hops,
-			 SMP_ATTR_SL2VL_TABLE, c->mod, c->want, SL2VL_BYTES,
-			 node, port, on_sl2vl, c);
 }
 
 /*
@@ -191,29 +210,34 @@ static int sl2vl_send(struct smp_batch *b, struct sl2vl_ctx *c, int32_t node,
  * 1.1 million of the 1.57 million of a 1,000-switch bring-up.  Setting a
  * table to what it holds changes nothing on the port.
  */
-static int sl2vl_one(struct smp_batch *b, struct sl2vl_images *im,
-		     struct fabric *f, int32_t id, unsigned in, unsigned out,
-		     const uint8_t want[SL2VL_BYTES], unsigned *sets)
+int table_one(struct smp_batch *b, struct sl2vl_images *im, struct fabric *f,
+	      int32_t id, const struct table_key *k, const uint8_t *want,
+	      size_t len, unsigned *sets)
 {
 	struct fab_node *n = fabric_node(f, id);
 	bool sw = n->type == NODE_TYPE_SWITCH;
-	struct sl2vl_image *img = sl2vl_img_get(im, n->guid, in, out);
+	struct sl2vl_image *img = sl2vl_img_get(im, n->guid, k->in, k->out,
+						k->kind);
+	uint8_t mine[SL2VL_BYTES];
 	struct sl2vl_ctx *c;
 	int rc;
 
-	if (!img)
+	if (!img || len > VLARB_BYTES)
 		return -ENOMEM;
-	if (img->known && !memcmp(img->tab, want, SL2VL_BYTES))
+	image_of(want, len, mine);
+	if (img->known && !memcmp(img->tab, mine, SL2VL_BYTES))
 		return 0;
 	c = malloc(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	*c = (struct sl2vl_ctx){ .im = im, .guid = n->guid, .in = (uint8_t)in,
-				 .out = (uint8_t)out,
-				 .mod = sw ? in << 8 | out : 0 };
-	memcpy(c->want, want, SL2VL_BYTES);
-	port_path(f, id, sw ? 0 : (uint8_t)out, &c->path, &c->hops);
-	rc = sl2vl_send(b, c, id, sw ? 0 : (uint8_t)out);
+	*c = (struct sl2vl_ctx){ .im = im, .guid = n->guid,
+				 .in = (uint8_t)k->in, .out = (uint8_t)k->out,
+				 .kind = (uint8_t)k->kind, .attr = k->attr,
+				 .mod = k->mod, .len = len };
+	memcpy(c->want, want, len);
+	port_path(f, id, sw ? 0 : (uint8_t)k->out, &c->path, &c->hops);
+	rc = batch_smp(b, MAD_METHOD_SET, c->path, c->hops, c->attr, c->mod,
+		       c->want, len, id, sw ? 0 : (uint8_t)k->out, on_sl2vl, c);
 	if (rc < 0) {
 		free(c);
 		return rc;
@@ -223,7 +247,18 @@ static int sl2vl_one(struct smp_batch *b, struct sl2vl_images *im,
 	return 1;
 }
 
-static bool sl_mapping(const struct fab_port *p)
+int sl2vl_one(struct smp_batch *b, struct sl2vl_images *im,
+	      struct fabric *f, int32_t id, unsigned in, unsigned out,
+	      const uint8_t want[SL2VL_BYTES], unsigned *sets)
+{
+	bool sw = fabric_node(f, id)->type == NODE_TYPE_SWITCH;
+	struct table_key k = { in, out, 0, SMP_ATTR_SL2VL_TABLE,
+			       sw ? in << 8 | out : 0 };
+
+	return table_one(b, im, f, id, &k, want, SL2VL_BYTES, sets);
+}
+
+bool sl_mapping(const struct fab_port *p)
 {
 	return p->valid && (be32toh(p->pi.cap_mask) & PI_CAP_SL_MAP);
 }

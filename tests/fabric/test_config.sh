@@ -5,7 +5,7 @@
 #    is walked from that help text and given to ibsm (with a sample value
 #    where it takes one) under --check-config: none may exit 2 (an unknown
 #    option or a refused value), each must exit 0.  Options of features
-#    ibsm lacks say so on stderr ("-Q: qos is not implemented yet;
+#    ibsm lacks say so on stderr ("-z: connect_roots is not implemented yet;
 #    ignored").  `opensm -c` output passes `ibsm -F FILE --check-config`;
 #    `ibsm -c` output is read by OpenSM with no complaint and gives back
 #    OpenSM's own keys and values (but for ibsm's default log file).
@@ -116,8 +116,8 @@ for args in "--no-such-option" "-j" "--------" "-p" "--config"; do
 	fi
 done
 
-out=$("$IBSM" -Q -B --perfmgr --check-config 2>&1)
-if grep -qF -- "-Q: qos is not implemented yet; ignored" <<<"$out" &&
+out=$("$IBSM" -z -B --perfmgr --check-config 2>&1)
+if grep -qF -- "-z: connect_roots is not implemented yet; ignored" <<<"$out" &&
 	grep -qF -- "-B: daemon is not implemented yet; ignored" <<<"$out" &&
 	! grep -qF -- "--perfmgr" <<<"$out"; then
 	fab_pass config-unimplemented-option-said
@@ -228,12 +228,12 @@ printf 'max_reverse_hops 3\n' >"$FAB_TMP/unimpl.conf"
 : >"$FAB_TMP/journal.err"
 journal=$(stat -c '%d:%i' "$FAB_TMP/journal.err")
 JOURNAL_STREAM=$journal timeout 20 "$IBSM" \
-	-F "$FAB_TMP/unimpl.conf" -Q -g 0x0000000000000001 -f "$FAB_TMP/journal.log" \
+	-F "$FAB_TMP/unimpl.conf" -z -g 0x0000000000000001 -f "$FAB_TMP/journal.log" \
 	--cache-dir "$FAB_TMP/journal" --control-socket '(null)' \
 	2>>"$FAB_TMP/journal.err" </dev/null >/dev/null
 out=$(cat "$FAB_TMP/journal.err")
 if [ -n "$out" ] && ! grep -v '^<[0-7]>' <<<"$out" | grep -q . &&
-	grep -q '^<4>ibsm: -Q: qos is not implemented yet; ignored$' <<<"$out" &&
+	grep -q '^<4>ibsm: -z: connect_roots is not implemented yet; ignored$' <<<"$out" &&
 	grep -q '^<4>ibsm: .*unimpl.conf: 1 key not implemented yet and ignored: max_reverse_hops$' <<<"$out" &&
 	grep -q '^<4>\[WARN\] ERR 0905: ' <<<"$out" && grep -q '^<3>ibsm: cannot open' <<<"$out"; then
 	fab_pass config-journal-lines-have-priority

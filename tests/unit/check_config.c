@@ -94,7 +94,8 @@ START_TEST(table_has_every_opensm_key)
 	ck_assert_uint_ge(rt, 50);
 	ck_assert(cfg_key_find("sm_priority", NULL)->flags & CFG_RT);
 	ck_assert(!(cfg_key_find("lmc", NULL)->flags & CFG_RT));
-	ck_assert(!(cfg_key_find("qos", NULL)->flags & CFG_IMPL));
+	ck_assert(cfg_key_find("qos", NULL)->flags & CFG_IMPL);
+	ck_assert(!(cfg_key_find("qos_max_vls", NULL)->flags & CFG_IMPL));
 }
 END_TEST
 
@@ -514,14 +515,14 @@ START_TEST(unimplemented_listed)
 	cfg_init(&c);
 	cfg_unimplemented(&c, buf, sizeof(buf), &n);
 	ck_assert_uint_eq(n, 0);
-	ck_assert_int_eq(set_file(&c, "qos", "TRUE"), 0);
+	ck_assert_int_eq(set_file(&c, "qos_max_vls", "4"), 0);
 	ck_assert_int_eq(set_file(&c, "perfmgr", "FALSE"), 0);	/* default */
 	ck_assert_int_eq(set_file(&c, "sm_priority", "4"), 0);	/* implemented */
 	ck_assert_int_eq(set_file(&c, "m_key", "0x5"), 0);
 	ck_assert_int_eq(set(&c, "congestion_control", "TRUE"), 0); /* command line */
 	cfg_unimplemented(&c, buf, sizeof(buf), &n);
 	ck_assert_uint_eq(n, 2);
-	ck_assert_str_eq(buf, "m_key, qos");
+	ck_assert_str_eq(buf, "m_key, qos_max_vls");
 	cfg_free(&c);
 }
 END_TEST

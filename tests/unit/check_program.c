@@ -433,6 +433,33 @@ START_TEST(port_desired_switch_port)
 }
 END_TEST
 
+/* qos TRUE: a switch port facing a CA gets the qos_swe_ high limit, or
+ * the base qos_ one; qos FALSE leaves VLHighLimit as the port has it. */
+START_TEST(port_desired_qos_high_limit)
+{
+	struct fab_port *p = &fabric_node(&M, sw_id)->ports[2];
+	struct sm_config q = cfg;
+	struct smp_port_info pi;
+
+	ck_assert(port_desired(&cfg, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi));
+	p->pi = pi;
+	p->pi.vl_high_limit = 3;
+	ck_assert(!port_desired(&cfg, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi));
+	for (int c = 0; c < QOS_N_CLASSES; c++)
+		q.qos_keys[c] = (struct qos_key_set){ 0, -1, NULL, NULL, NULL };
+	q.qos = true;
+	q.qos_keys[QOS_BASE].high_limit = 9;
+	ck_assert(port_desired(&q, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi));
+	ck_assert_uint_eq(pi.vl_high_limit, 9);
+	q.qos_keys[QOS_SWE].high_limit = 200;
+	q.qos_keys[QOS_CA].high_limit = 1;
+	ck_assert(port_desired(&q, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi));
+	ck_assert_uint_eq(pi.vl_high_limit, 200);
+	p->pi.vl_high_limit = 200;
+	ck_assert(!port_desired(&q, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi));
+}
+END_TEST
+
 /* ------------------------------------------------------- P_Keys */
 
 /* The CA's table as read holds 0xFFFF at index 0: nothing to do.  With a
@@ -967,6 +994,7 @@ static Suite *program_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, port_desired_endport);
 	tcase_add_test(tc, port_desired_switch_port);
+	tcase_add_test(tc, port_desired_qos_high_limit);
 	tcase_add_test(tc, pkeys_diff);
 	suite_add_tcase(s, tc);
 
