@@ -526,6 +526,6 @@ void sm_health_counters_done(struct sm *sm)
 	hf_set_begin(&h->findings, HF_G_COUNTERS);
 	while ((p = pc_next(st, &it)))
 		hc_counter_port(&h->cst, p, &sm->fabric, &h->pol, &h->findings,
-				now);
+				now, hh_port_find(&h->hist, p->node_guid, p->port));
 	hf_set_end(&h->findings, now, on_change, h);
 }
