@@ -48,7 +48,9 @@ struct sm_config {
 	bool     no_incremental_reroute; /* incremental_reroute FALSE */
 	const char *dump_fabric;	/* --dump-fabric FILE */
 	uint8_t  sm_priority;		/* 0-15 */
-	uint64_t sm_key;		/* -k/sm_key: SMInfo and SA (14.4.1) */
+	uint64_t sm_key;		/* -k/sm_key: SMInfo (14.4.1) */
+	uint64_t sa_key;		/* sa_key: a trusted SA request's
+					 * SM_Key (15.2.2.1) */
 	unsigned sminfo_polling_timeout; /* ms: standby polls the master */
 	unsigned polling_retry_number;	/* failed polls: master is dead */
 	uint8_t  lmc;			/* 0-7 */
