@@ -18,6 +18,7 @@
 #include "routing/routing.h"
 #include "model/fabric.h"
 #include "sm/event.h"
+#include "sm/ha/rogue.h"
 #include "sm/lid.h"
 #include "sm/log.h"
 #include "sm/metrics/hist.h"
@@ -231,6 +232,7 @@ struct sm {
 
 	/* Election and master/standby (sm/ha/election.c, sm/ha/state.c). */
 	struct sm_remote remotes[SM_MAX_REMOTE];
+	struct sm_rogue rogues[SM_MAX_ROGUE];	/* another SM_Key (rogue.h) */
 	uint64_t master_guid;		/* the master we stand by for */
 	ev_tstamp master_heard_at;	/* a better master's Get was checked */
 	ev_tstamp told_worse_at;	/* trap 144 to a worse master (sminfo.c) */
