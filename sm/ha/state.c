@@ -1137,6 +1137,7 @@ int sm_agents_start(struct sm *sm)
 		/* SMP answers nobody asked for never take a slot. */
 		umad_io_set_tid_filter(sm->io, mad_engine_wire_tids(sm->engine));
 	}
+	sm_mkey_start(sm);		/* before the first SMP */
 	rc = sminfo_agent_start(sm);	/* sm/ha/sminfo.c */
 	if (rc == 0)
 		rc = trap_agent_start(sm);	/* sm/trap.c */
