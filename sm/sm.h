@@ -239,6 +239,7 @@ struct sm {
 	/* Election and master/standby (sm/ha/election.c, sm/ha/state.c). */
 	struct sm_remote remotes[SM_MAX_REMOTE];
 	struct sm_rogue rogues[SM_MAX_ROGUE];	/* another SM_Key (rogue.h) */
+	struct sm_bad_mkey bad_mkeys[SM_MAX_BAD_MKEY];	/* traps 256 */
 	uint64_t master_guid;		/* the master we stand by for */
 	ev_tstamp master_heard_at;	/* a better master's Get was checked */
 	ev_tstamp told_worse_at;	/* trap 144 to a worse master (sminfo.c) */

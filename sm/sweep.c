@@ -293,13 +293,15 @@ static int set_port(struct sweep *sw, int32_t id, uint8_t pn, unsigned want,
 			&fabric_node(&sw->f, id)->ports[pn].pi;
 		log_debug("PortInfo Set 0x%016" PRIx64 " port %u: state %u->%u"
 			  " lid %u->%u mtu %u->%u vls %u->%u timeout %u->%u"
-			  " hoq %u->%u", fabric_node(&sw->f, id)->guid, pn,
+			  " hoq %u->%u mkey 0x%016" PRIx64 " prot %u lease %u",
+			  fabric_node(&sw->f, id)->guid, pn,
 			  pi_port_state(cur), want, be16toh(cur->lid),
 			  be16toh(pi.lid), pi_neighbor_mtu(cur),
 			  pi_neighbor_mtu(&pi), pi_op_vls(cur), pi_op_vls(&pi),
 			  pi_subnet_timeout(cur), pi_subnet_timeout(&pi),
 			  cur->vl_stall_hoq_life & 0x1fu,
-			  pi.vl_stall_hoq_life & 0x1fu);
+			  pi.vl_stall_hoq_life & 0x1fu, be64toh(pi.mkey),
+			  pi_mkey_prot(&pi), be16toh(pi.mkey_lease_period));
 	}
 	rc = batch_smp(&sw->batch, MAD_METHOD_SET, path, hops,
 		       SMP_ATTR_PORT_INFO, pn, &pi, sizeof(pi), id, pn,
@@ -1330,6 +1332,11 @@ static void mkey_sweep_done(struct sm *sm)
 
 	if (!sm->mkeys)
 		return;
+	log_info("M_Key: %" PRIu64 " SMPs with a known key, %" PRIu64
+		 " with the key a port is given, %" PRIu64 " with m_key to a "
+		 "port not known yet; %zu keys known",
+		 sm->mkey_hook.by_cache, sm->mkey_hook.by_want,
+		 sm->mkey_hook.by_default, mkey_count(sm->mkeys));
 	sm->mkey_dirty |= mkey_learn(sm->mkeys, f);
 	for (size_t i = 0; i < f->n_nodes; i++) {
 		const struct fab_node *n = &f->nodes[i];

@@ -95,12 +95,76 @@ void sm_rogue_heard(struct sm *sm, const struct smp_sm_info *si,
 
 void sm_rogue_expire(struct sm *sm)
 {
+	if (!sm->loop)
+		return;
 	ev_tstamp now = ev_now(sm->loop);
 
 	for (unsigned i = 0; i < SM_MAX_ROGUE; i++)
 		if (sm->rogues[i].guid &&
 		    now - sm->rogues[i].seen > SM_ROGUE_FORGET_S)
 			memset(&sm->rogues[i], 0, sizeof(sm->rogues[i]));
+	for (unsigned i = 0; i < SM_MAX_BAD_MKEY; i++)
+		if (sm->bad_mkeys[i].node_guid &&
+		    now - sm->bad_mkeys[i].seen > SM_ROGUE_FORGET_S)
+			memset(&sm->bad_mkeys[i], 0, sizeof(sm->bad_mkeys[i]));
+}
+
+/*
+ * Trap 256's DataDetails (14.2.5.1): 2 reserved bytes, the requester's
+ * LID, its DR SLID, the method, a reserved byte, the attribute, its
+ * modifier, the M_Key it carried, a reserved byte, DRNotice:1
+ * DRPathTruncated:1 DRHopCount:6, and the directed route's return path
+ * (30 bytes, hop i at i).
+ */
+void sm_bad_mkey_heard(struct sm *sm, const struct smp_notice *n,
+		       uint64_t node_guid, uint8_t port, uint16_t lid)
+{
+	const uint8_t *d = n->data_details;
+	struct sm_bad_mkey *b = NULL, *old = &sm->bad_mkeys[0];
+	uint16_t req, drslid, attr;
+	uint32_t mod;
+	uint64_t key;
+	char path[3 * 30 + 1] = "";
+	unsigned hops = d[23] & 0x3f;
+
+	memcpy(&req, d + 2, 2);
+	memcpy(&drslid, d + 4, 2);
+	memcpy(&attr, d + 8, 2);
+	memcpy(&mod, d + 10, 4);
+	memcpy(&key, d + 14, 8);
+	if (d[23] & 0x80)
+		for (unsigned i = 1; i <= hops && i < 30; i++)
+			snprintf(path + strlen(path), sizeof(path) - strlen(path),
+				 "%s%u", i > 1 ? "," : "", d[24 + i]);
+	for (unsigned i = 0; i < SM_MAX_BAD_MKEY && !b; i++) {
+		struct sm_bad_mkey *e = &sm->bad_mkeys[i];
+
+		if (e->node_guid == node_guid && e->port == port)
+			b = e;
+		else if (!e->node_guid ? old->node_guid != 0 :
+			 old->node_guid && e->seen < old->seen)
+			old = e;
+	}
+	if (!b) {
+		b = old;
+		memset(b, 0, sizeof(*b));
+	}
+	b->node_guid = node_guid;
+	b->port = port;
+	b->lid = lid;
+	b->requester = be16toh(req);
+	b->dr_slid = be16toh(drslid);
+	b->method = d[6];
+	b->attr = be16toh(attr);
+	b->count++;
+	b->seen = ev_now(sm->loop);
+	log_ratelimited(LOG_LVL_WARN, 316, "trap 256 (bad M_Key) from LID %u "
+			"(node 0x%016" PRIx64 " port %u): LID %u (DR SLID %u) "
+			"sent method 0x%02x of attribute 0x%04x modifier 0x%x "
+			"with M_Key 0x%016" PRIx64 "%s%s%s", lid, node_guid,
+			port, b->requester, b->dr_slid, b->method, b->attr,
+			be32toh(mod), be64toh(key), *path ? " along " : "",
+			path, *path ? " (return path)" : "");
 }
 
 bool sm_rogue_where(const struct fabric *f, uint64_t guid,

@@ -48,6 +48,29 @@ void sm_rogue_expire(struct sm *sm);
  * heavy sweep that sends every table again). */
 bool sm_rogue_master_heard(struct sm *sm);
 
+/*
+ * Trap 256 (bad M_Key): a port refused an SMP that did not carry its
+ * M_Key.  The SMs heard of are remembered as above (SM_MAX_BAD_MKEY, the
+ * oldest replaced, forgotten after SM_ROGUE_FORGET_S), by the port that
+ * refused: the health report names it and the requester.
+ */
+#define SM_MAX_BAD_MKEY		8
+struct sm_bad_mkey {
+	uint64_t  node_guid;		/* the port that refused; 0: free */
+	uint8_t   port;
+	uint16_t  lid;			/* its LID */
+	uint16_t  requester;		/* the requester's LID (0: by DR) */
+	uint16_t  dr_slid;
+	uint8_t   method;
+	uint16_t  attr;
+	uint32_t  count;
+	ev_tstamp seen;
+};
+struct smp_notice;
+/* Trap 256 `n` from port (node `node_guid`, `port`, LID `lid`). */
+void sm_bad_mkey_heard(struct sm *sm, const struct smp_notice *n,
+		       uint64_t node_guid, uint8_t port, uint16_t lid);
+
 /* Where port `guid` sits in `f`: the node (its index), the port, and the
  * switch port at the other end of its cable.  False when not in `f`. */
 struct rogue_where {

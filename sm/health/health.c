@@ -520,6 +520,28 @@ static void rogue_findings(struct sm *sm, struct hf_set *s, double now)
 			 sm_state_name((enum sm_state)r->state), r->sets);
 		hf_set_report(s, &x, now);
 	}
+	for (unsigned i = 0; i < SM_MAX_BAD_MKEY; i++) {
+		const struct sm_bad_mkey *b = &sm->bad_mkeys[i];
+		struct hf_finding x = { .kind = HF_BAD_MKEY,
+					.severity = HF_WARNING };
+		int32_t id;
+
+		if (!b->node_guid)
+			continue;
+		x.guid = b->node_guid;
+		x.port = b->port;
+		x.lid = b->lid;
+		x.value = b->requester;
+		id = fabric_find(&sm->fabric, b->node_guid);
+		if (id != FAB_NONE)
+			snprintf(x.desc, sizeof(x.desc), "%s",
+				 fabric_node(&sm->fabric, id)->desc);
+		snprintf(x.text, sizeof(x.text), "%u SMP(s) without its M_Key "
+			 "refused (trap 256), the last from LID %u (DR SLID "
+			 "%u): method 0x%02x, attribute 0x%04x", b->count,
+			 b->requester, b->dr_slid, b->method, b->attr);
+		hf_set_report(s, &x, now);
+	}
 }
 
 void sm_health_sweep_done(struct sm *sm)
