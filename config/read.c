@@ -169,9 +169,10 @@ static void one_line(struct reader *r, char *s, size_t len)
 		return;
 	}
 	if (k->flags & CFG_ALIAS) {
-		cfg_msgs_add(&r->c->warnings, "%s:%u: %s is OpenSM's deprecated"
-			     " name of %s: read as %s", r->file, r->line, key,
-			     k->alias, k->alias);
+		if (!cfg_value_eq(k, val, k->def))	/* not for (null) */
+			cfg_msgs_add(&r->c->warnings, "%s:%u: %s is OpenSM's"
+				     " deprecated name of %s: read as %s",
+				     r->file, r->line, key, k->alias, k->alias);
 		if (!cfg_key_find(k->alias, &i))
 			return;
 	}
