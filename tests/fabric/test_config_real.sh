@@ -9,6 +9,8 @@
 #    know is named in the --check-config output.  A file of QoS table
 #    keys is not "no errors" (its keys do nothing without qos TRUE).
 #    With --strict, a file with warnings is refused (exit 2).
+#    --check-config -P prints the partition warnings `ibsmctl partitions
+#    check` prints.
 # 2. On ibsim (tiny): the daemon starts with a representative few (OpenSM
 #    3.3.x site and RHEL files, Mellanox 5.x files with ar_updn and
 #    virt_*), each until SUBNET UP, sminfo from another host naming it
@@ -111,6 +113,19 @@ fi
 fab_check config-real-strict-refuses test $? -eq 2
 "$IBSM" -F "$REAL/ib-pkey-setup.conf" --check-config --strict >/dev/null 2>&1
 fab_check config-real-strict-clean-passes test $? -eq 0
+
+# --check-config -P: the partition warnings `ibsmctl partitions check`
+# prints, the same lines.
+printf 'Default=0x7fff, ipoib : ALL=both ;\n' >"$T/parts-both.conf"
+want=$("$CTL" partitions check "$T/parts-both.conf" 2>&1)
+out=$("$IBSM" -P "$T/parts-both.conf" --check-config 2>&1)
+rc=$?
+if [ "$rc" -eq 0 ] && [ -n "$want" ] && grep -q "warning: 'both' needs allow_both_pkeys\|warning: .*both" <<<"$want" &&
+	grep -qxF "ibsm: $want" <<<"$out"; then
+	fab_pass config-real-check-P-partition-warnings
+else
+	fab_fail config-real-check-P-partition-warnings "ibsmctl: $want; ibsm (exit $rc): $out"
+fi
 
 # ------------------------------------------------- the daemon on ibsim
 if ! fab_sim_start "$FAB_TOPO/tiny.net" real; then
