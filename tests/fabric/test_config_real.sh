@@ -161,6 +161,16 @@ for name in scinet10-opensm.conf rhel6-opensm-3.3.9.conf \
 		else
 			fab_fail config-real-dump-config-warnings "$(head -n 8 <<<"$dump")"
 		fi
+		"$CTL" --socket "$sock" --json dump-config >"$T/dump.json" 2>&1
+		fab_check config-real-dump-config-json-status python3 -c '
+import json, sys
+d = {k["key"]: k for k in json.load(open(sys.argv[1]))}
+assert d["use_ucast_cache"]["status"] == "mapped", d["use_ucast_cache"]
+assert d["use_ucast_cache"]["value"] == "TRUE", d["use_ucast_cache"]
+assert d["sm_priority"]["status"] == "implemented", d["sm_priority"]
+assert d["event_plugin_name"]["status"] == "not applicable"
+assert "dimn_ports_file" not in d
+' "$T/dump.json"
 	fi
 	sm_stop
 	fab_check "config-real-daemon-stops-clean-$name" test $? -eq 0
