@@ -203,6 +203,19 @@ static const struct mlnx_key mlnx_keys[] = {
 	{ "device_configuration_file", MISC },
 	{ "prism_an_lmc", MISC },
 	{ "lids_per_port", MISC },
+	{ "periodic_key_update", KEYS },
+	{ "max_sa_reports_*", MISC },
+	{ "qos_config_vl_enabled", MISC },
+	{ "qos_sw2sw_*", "ibsm's QoS tables are OpenSM 3.3.23's classes (qos_ca_,"
+	  " qos_sw0_, qos_swe_, qos_rtr_)" },
+	{ "max_neighbor_mtu", MISC },
+	{ "suppress_mc_pkey_traps", MISC },
+	{ "force_link_speed_ext2", "ibsm sets the speeds OpenSM 3.3.23 knows"
+	  " (force_link_speed, force_link_speed_ext)" },
+	{ "support_mepi_speeds", MISC },
+	{ "plugin_name", "ibsm loads no plugins" },
+	{ "plugin_options", "ibsm loads no plugins" },
+	{ "enable_vl_packing", MISC },
 };
 
 const char *cfg_mlnx_key(const char *name)
