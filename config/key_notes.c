@@ -59,7 +59,6 @@ static const struct {
 	  " state to a standby SM instead" },
 	{ "sa_db_dump", HINT, "ibsm's standby copy (sm/ha) carries the SA"
 	  " state to a standby SM instead" },
-	{ "node_name_map_name", HINT, "infiniband-diags' node-name-map" },
 };
 
 #define N_NOTES	(sizeof(notes) / sizeof(notes[0]))
