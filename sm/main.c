@@ -345,8 +345,8 @@ static size_t check_partitions(const struct cfg *conf, const char *path,
 /*
  * A file that does not exist where OpenSM starts anyway (and so does
  * ibsm): a partitions.conf named in the -F file (the default partition
- * then), root and compute-node GUID files (the engine finds its roots
- * itself).  True after the warning.
+ * then), a QoS policy file, root and compute-node GUID files (the engine
+ * finds its roots itself).  True after the warning.
  */
 static bool missing_ok(const struct cfg *conf, size_t i, const char *v,
 		       const char *where)
@@ -359,6 +359,8 @@ static bool missing_ok(const struct cfg *conf, size_t i, const char *v,
 	    conf->v[i].src == CFG_SRC_FILE)
 		then = "no partitions file: the default partition"
 		       " (Default=0x7fff, ALL full members), as OpenSM";
+	else if (!strcmp(name, "qos_policy_file"))
+		then = "QoS from the qos_* keys alone, as OpenSM";
 	else if (!strcmp(name, "root_guid_file") ||
 		 !strcmp(name, "cn_guid_file"))
 		then = "routing goes on without it (the engines find the"
