@@ -76,8 +76,11 @@ fab_sim_start "$T/qos.net" qshow || {
 cp "$EX/qos-policy.conf" "$T/qos-policy.conf"
 fab_check "the policy loaded is the manual's" \
 	cmp "$EX/qos-policy.conf" "$T/qos-policy.conf"
+# minhop, OpenSM's default engine: ibsm's default (auto) takes dfsssp on
+# this one-switch fabric, whose virtual layers give paths their SLs
+# (ibsm(8), VIRTUAL LAYERS).
 sm_start H0001 "$T/sm" -F "$EX/opensm.conf" -Y "$T/qos-policy.conf" \
-	--control-socket "$SOCK"
+	-R minhop --control-socket "$SOCK"
 fab_check "ibsm up with the example's opensm.conf" sm_wait_up "$T/sm" 0 30
 
 # ---------------------------------------------------------- qos show
@@ -138,27 +141,35 @@ assert r[0]['service_id'] == [['0x1060cbc', '0x1060cbc']], r[0]
 assert r[2]['sl'] == 1 and d['default_level'] == 'DEFAULT'
 "
 
-# The tables qos show prints are on the ports: a storage target's port
-# and the switch port it hangs off (smpquery, the referee).
-SLID=$(fab_run H0002 saquery -l stor01 2>/dev/null | head -n 1)
-fab_check "saquery knows stor01's LID" [ -n "$SLID" ]
-fab_run H0002 smpquery sl2vl "$SLID" >"$T/sl2vl.txt" 2>&1
-fab_check "smpquery sl2vl: SL 1 on VL 1, the others on VL 0" \
-	grep -qE '\|0 +1 +0 +0 +0 +0 +0 +0 +0 +0 +0 +0 +0 +0 +0 +0 *\|' "$T/sl2vl.txt"
-fab_run H0002 smpquery vlarb "$SLID" >"$T/vlarb.txt" 2>&1
-fab_check "smpquery vlarb: the low table 0:192 1:64" \
-	grep -qE 'VL +: *\|0x0 +\|0x1 +\|' "$T/vlarb.txt"
-fab_check "smpquery vlarb: weights 192 and 64" \
-	grep -qE 'WEIGHT *: *\|0xC0 +\|0x40 +\|' "$T/vlarb.txt"
+# The tables qos show prints are on the ports (smpquery, the referee):
+# stor01's port (directed route from H0002: out port 1 to sw1, out its
+# port 4) and sw1's port 4 (every input port's table to it).
+ROW='| 0| 1| 0| 0| 0| 0| 0| 0| 0| 0| 0| 0| 0| 0| 0| 0|'
+# low_table FILE: the VL and WEIGHT lines of the low table start with
+# VL 0 weight 192 (0xC0) and VL 1 weight 64 (0x40)
+low_table() {
+	grep -m 1 '^VL ' "$1" | grep -qF '|0x0 |0x1 |' &&
+		grep -m 1 '^WEIGHT' "$1" | grep -qF '|0xC0|0x40|'
+}
+fab_run H0002 smpquery -D sl2vl 0,1,4 1 >"$T/sl2vl.txt" 2>&1
+fab_check "smpquery sl2vl stor01: SL 1 on VL 1, the others on VL 0" \
+	grep -qF "ports: in  0, out  0: $ROW" "$T/sl2vl.txt"
+fab_run H0002 smpquery -D vlarb 0,1,4 1 >"$T/vlarb.txt" 2>&1
+fab_check "smpquery vlarb stor01: the low table 0:192,1:64" \
+	low_table "$T/vlarb.txt"
+fab_run H0002 smpquery -D sl2vl 0,1 4 >"$T/sl2vl-sw.txt" 2>&1
+fab_check "smpquery sl2vl sw1 port 4: the same from all 9 input ports" \
+	[ "$(grep -cF "out  4: $ROW" "$T/sl2vl-sw.txt")" -eq 9 ]
+fab_run H0002 smpquery -D vlarb 0,1 4 >"$T/vlarb-sw.txt" 2>&1
+fab_check "smpquery vlarb sw1 port 4: the low table 0:192,1:64" \
+	low_table "$T/vlarb-sw.txt"
 
 # ---------------------------------------------- qos show --src --dst
 # pr_field FILE NAME: a field of saquery's PathRecord dump ("sl", ...)
+# (saquery prints "sl......................0x1")
 pr_field() {
-	sed -n "s/^[[:space:]]*$2\.*\(0x[0-9a-fA-F]*\|[0-9]*\).*/\1/p" "$1" |
+	sed -n "s/^[[:space:]]*$2\.\.*\(0x[0-9a-fA-F]*\|[0-9]*\)\$/\1/p" "$1" |
 		head -n 1
-}
-lid_of() {
-	fab_run H0002 saquery -l "$1" 2>/dev/null | head -n 1
 }
 
 # path NAME SRC DST LEVEL SL [SID]: qos show names LEVEL and SL, and its
@@ -185,14 +196,18 @@ assert d['level_sl'] == $sl and d['path_record']['sl'] == $sl, d
 	fab_check "$name: saquery pr answers" [ -n "$s" ] && [ -n "$m" ] && [ -n "$r" ]
 	fab_check "$name: SL, MTU, rate as saquery pr ($s $m $r)" json_ok "$f.json" "
 p = d['path_record']
-assert (p['sl'], p['mtu'], p['rate']) == (int('$s', 0), int('$m', 0), int('$r', 0)), p
+# MTU and rate: saquery prints the selector bits too
+assert (p['sl'], p['mtu'], p['rate']) == (int('$s', 0), int('$m', 0) & 0x3f,
+                                          int('$r', 0) & 0x3f), p
 "
 }
 path iser-target H0003 "stor01 HCA-1" Storage 1 0x1060cbc
 path srp-target H0003 stor02 SimpleQoSLevel_SL1 1
 path iser-other H0003 H0002 SimpleQoSLevel_SL1 1 0x1060CBC
-path default "$(lid_of H0003)" H0002 DEFAULT 0
-fab_check "the Storage level's mtu-limit: 2048" json_ok "$T/path-iser-target.json" "
+# H0003 by its LID this time (qos show found it by name above)
+H3LID=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['src']['lid'])" "$T/path-iser-target.json")
+path default "$H3LID" H0002 DEFAULT 0
+fab_check "iser-target: MTU 2048 (ibsim's links: within the Storage level's mtu-limit)" json_ok "$T/path-iser-target.json" "
 assert d['path_record']['mtu'] == 4 and d['path_record']['mtu_bytes'] == 2048, d
 assert d['rule'] == {'order': 1, 'kind': 'match-rule', 'line': 32}, d['rule']
 "

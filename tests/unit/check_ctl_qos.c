@@ -207,11 +207,11 @@ END_TEST
 static char *slurp(const char *path)
 {
 	FILE *fp = fopen(path, "r");
-	char *buf = calloc(1, 1 << 16);
+	char *buf = calloc(1, 1 << 18);
 	size_t n;
 
 	ck_assert_ptr_nonnull(fp);
-	n = fread(buf, 1, (1 << 16) - 1, fp);
+	n = fread(buf, 1, (1 << 18) - 1, fp);
 	buf[n] = '\0';
 	fclose(fp);
 	return buf;
@@ -254,8 +254,9 @@ static void example(struct qos_view *v, struct qos_policy *p, size_t *mem)
 						  err, sizeof(err)), 0);
 	ck_assert_int_eq(qos_load(EXAMPLES "/qos-policy.conf", p, &e), 0);
 	v->pol = p;
+	/* on the example's fabric both groups hold the two targets */
 	for (size_t g = 0; g < p->n_groups; g++)
-		mem[g] = g ? 1 : 2;
+		mem[g] = 2;
 	v->members = mem;
 	free(conf);
 }
@@ -299,7 +300,7 @@ START_TEST(show_text)
 	    "  - / -  \"storage traffic, VL 1, 25% of every link\"\n");
 	HAS(&a, "  StorageTargets  2      port-group line 8  \"the SRP and iSER"
 	    " targets, by node description\"\n");
-	HAS(&a, "  _ULP_Targets_   1      qos-ulps line 44");
+	HAS(&a, "  _ULP_Targets_   2      qos-ulps line 44");
 	HAS(&a, "  1   match-rule line 32: destination StorageTargets,"
 	    " service-id 0x1060cbc -> level Storage (sl 1)\n"
 	    "  2   qos-ulps line 44: destination _ULP_Targets_ -> level"
@@ -527,6 +528,71 @@ START_TEST(path_answers)
 }
 END_TEST
 
+/* doc/ibsm.8 without the roff escapes of its example blocks. */
+static char *manual(void)
+{
+	char *m = slurp(MANUAL), *o = m;
+
+	for (const char *i = m; *i;) {
+		if (i[0] == '\\' && i[1] == '-') {
+			*o++ = '-';
+			i += 2;
+		} else if (i[0] == '\\' && i[1] == 'e') {
+			*o++ = '\\';
+			i += 2;
+		} else if (i[0] == '\\' && i[1] == '&') {
+			i += 2;
+		} else {
+			*o++ = *i++;
+		}
+	}
+	*o = '\0';
+	return m;
+}
+
+/*
+ * ibsm(8) QOS prints the example files whole, and what `qos show` prints
+ * for them as the formatter prints it: the manual cannot drift from the
+ * files the fabric test runs, nor from the code.
+ */
+START_TEST(manual_example)
+{
+	char *man = manual(), *conf = slurp(EXAMPLES "/opensm.conf");
+	char *pol = slurp(EXAMPLES "/qos-policy.conf");
+	struct ctl_answer a = { 0 };
+	struct ctl_qos_req q = { .path = true, .has_sid = true, .sid = 0x1060cbc };
+	struct qos_policy p;
+	struct qos_view v;
+	size_t mem[8];
+
+	ck_assert_msg(strstr(man, conf), "ibsm.8 lacks %s", EXAMPLES "/opensm.conf");
+	ck_assert_msg(strstr(man, pol), "ibsm.8 lacks %s", EXAMPLES "/qos-policy.conf");
+	example(&v, &p, mem);
+	ck_assert_int_eq(ctl_qos_show(&a, &v, false), 0);
+	ck_assert_msg(strstr(man, a.buf), "ibsm.8 lacks:\n%s", a.buf);
+	ctl_answer_free(&a);
+
+	/* ibsim's GUIDs and LIDs for H0003 and stor01 */
+	struct qos_path_view pv = {
+		.src = { 0x100005, 3, 1, NODE_TYPE_CA, "H0003" },
+		.dst = { 0x0002c90300c0ff01, 5, 1, NODE_TYPE_CA, "stor01 HCA-1" },
+		.q = &q, .rule = 0, .level = 1,
+	};
+	pv.pr.qos_class_sl = htobe16(1);
+	pv.pr.mtu = 0x80 | 4;
+	pv.pr.rate = 0x80 | 3;
+	pv.pr.pkt_life = 0x80 | 18;
+	pv.pr.pkey = htobe16(0xffff);
+	ck_assert_int_eq(ctl_qos_path(&a, &v, &pv, false), 0);
+	ck_assert_msg(strstr(man, a.buf), "ibsm.8 lacks:\n%s", a.buf);
+	ctl_answer_free(&a);
+	qos_policy_free(&p);
+	free(man);
+	free(conf);
+	free(pol);
+}
+END_TEST
+
 static Suite *ctl_qos_suite(void)
 {
 	Suite *s = suite_create("ctl_qos");
@@ -539,6 +605,7 @@ static Suite *ctl_qos_suite(void)
 	tcase_add_test(tc, show_json);
 	tcase_add_test(tc, long_lists_wrap);
 	tcase_add_test(tc, path_answers);
+	tcase_add_test(tc, manual_example);
 	suite_add_tcase(s, tc);
 	return s;
 }
