@@ -36,7 +36,6 @@
 #include "sm/sa/mcmember.h"
 #include "sm/snapshot.h"
 #include "sm/sm.h"
-#include "sm/qos_sa_compat.h"
 
 /* ------------------------------------------------------------ request */
 
