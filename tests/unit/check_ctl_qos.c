@@ -13,11 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "config/conf.h"
 #include "model/fabric.h"
 #include "qos/qos.h"
 #include "sm/ctl.h"
 #include "sm/ctl_qos.h"
+#include "sm/sm.h"
 #include "tools/ibsmctl.h"
 
 static int parse(const char *s, struct ctl_request *r, char *err)
@@ -593,6 +596,123 @@ START_TEST(manual_example)
 }
 END_TEST
 
+/* ------------------------------------------- on the daemon's struct */
+
+static struct sm sm;
+static struct cfg conf;
+
+/* ctl_handle_line's answer; the terminator must be OK (or ERR). */
+static void run(const char *line, struct ctl_answer *a, bool ok)
+{
+	memset(a, 0, sizeof(*a));
+	ck_assert_int_eq(ctl_handle_line(&sm, line, strlen(line), a),
+			 ok ? 0 : -1);
+	ck_assert(a->len && a->buf[a->len - 1] == '\n');
+}
+
+/*
+ * The command on a daemon's struct sm: qos FALSE; then the example's
+ * keys and policy loaded (sm/qos_policy.c) and bound to a model of the
+ * example's fabric (stor01/02 with the example's port GUIDs): the group
+ * counts, each end form, the rule of each query; no routes, so the SA
+ * answers no record; a broken policy on reload named, the old one kept.
+ */
+START_TEST(execute_on_sm)
+{
+	char *cf = slurp(EXAMPLES "/opensm.conf"), *pol;
+	char high[100], low[100], sl2vl[100], bad[] = "/tmp/check_ctl_qos.XXXXXX";
+	struct ctl_answer a;
+	FILE *fp;
+	int fd;
+
+	memset(&sm, 0, sizeof(sm));
+	fabric_init(&sm.fabric);
+	sm.state = SM_NOTACTIVE;
+	cfg_init(&conf);
+	sm.conf = &conf;
+	for (int c = 0; c < QOS_N_CLASSES; c++)
+		sm.cfg.qos_keys[c].high_limit = -1;
+	run("qos show", &a, true);
+	HAS(&a, "QoS: off (qos FALSE)");
+	HAS(&a, "policy: none in force\nOK\n");
+	ctl_answer_free(&a);
+	run("qos show src 1 dst 2", &a, false);
+	HAS(&a, "ERR src 1: no fabric yet");
+	ctl_answer_free(&a);
+
+	sm.cfg.qos = true;
+	sm.cfg.qos_keys[QOS_BASE].vlarb_high = conf_value(cf, "qos_vlarb_high", high, sizeof(high));
+	sm.cfg.qos_keys[QOS_BASE].vlarb_low = conf_value(cf, "qos_vlarb_low", low, sizeof(low));
+	sm.cfg.qos_keys[QOS_BASE].sl2vl = conf_value(cf, "qos_sl2vl", sl2vl, sizeof(sl2vl));
+	sm.cfg.qos_keys[QOS_BASE].high_limit = 0;
+	sm.cfg.qos_policy_file = EXAMPLES "/qos-policy.conf";
+	add(&sm.fabric, 0x100, NODE_TYPE_SWITCH, 8, "sw1", 1);
+	add(&sm.fabric, 0x0002c90300c0ff00, NODE_TYPE_CA, 1, "stor01 HCA-1", 2);
+	add(&sm.fabric, 0x0002c90300c0ff02, NODE_TYPE_CA, 1, "stor02 HCA-1", 3);
+	add(&sm.fabric, 0x400, NODE_TYPE_CA, 1, "H0003", 4);
+	ck_assert_int_eq(sm_qos_load(&sm, true), 0);
+	run("qos show", &a, true);
+	HAS(&a, "QoS: on (qos TRUE)\npolicy file: " EXAMPLES "/qos-policy.conf\n"
+	    "policy: loaded 2");
+	HAS(&a, "  vlarb_low  0:192,1:64\n");
+	HAS(&a, "  StorageTargets  2      port-group line 8");
+	HAS(&a, "  _ULP_Targets_   2      qos-ulps line 44");
+	ck_assert_ptr_null(strstr(a.buf, "last load"));
+	ctl_answer_free(&a);
+
+	run("qos show src H0003 dst stor01%20HCA-1 sid 0x1060cbc", &a, true);
+	HAS(&a, "source:      0x0000000000000401 LID 4 port 1 \"H0003\"\n"
+	    "destination: 0x0002c90300c0ff01 LID 2 port 1 \"stor01 HCA-1\"\n");
+	HAS(&a, "rule:        1, match-rule line 32:");
+	HAS(&a, "level:       Storage (sl 1,");
+	HAS(&a, "PathRecord:  none: the SA answers no record");
+	HAS(&a, "\nOK no PathRecord\n");
+	ctl_answer_free(&a);
+	run("qos show json src H0003 dst stor02", &a, true);
+	HAS(&a, "\"rule\": {\"order\": 2, \"kind\": \"qos-ulps\", \"line\": 44},"
+	    " \"level\": \"SimpleQoSLevel_SL1\", \"level_sl\": 1,");
+	ctl_answer_free(&a);
+	run("qos show src 4 dst 3 sid 0x1060cbc", &a, true);
+	HAS(&a, "rule:        1, match-rule");
+	ctl_answer_free(&a);
+	run("qos show src 0x400 dst sw1 sid 0x1060cbc", &a, true);
+	HAS(&a, "destination: 0x0000000000000100 LID 1 port 0 \"sw1\"");
+	HAS(&a, "rule:        3, qos-ulps line 46:");
+	ctl_answer_free(&a);
+	run("qos show src H0003 dst sw1", &a, true);
+	HAS(&a, "rule:        none matches: the default level\n"
+	    "level:       DEFAULT (sl 0,");
+	ctl_answer_free(&a);
+	run("qos show src H0003 dst stor03", &a, false);
+	HAS(&a, "ERR dst stor03: no node \"stor03\" in the fabric\n");
+	ctl_answer_free(&a);
+
+	/* a broken policy on reload: said, the policy in force stays */
+	pol = slurp(EXAMPLES "/qos-policy.conf");
+	*strstr(pol, "sl: 1\n") = '\0';
+	fd = mkstemp(bad);
+	ck_assert_int_ge(fd, 0);
+	fp = fdopen(fd, "w");
+	fprintf(fp, "%ssl: 16\n", pol);
+	fclose(fp);
+	sm.cfg.qos_policy_file = bad;
+	ck_assert_int_lt(sm_qos_reload(&sm, NULL), 0);
+	run("qos show", &a, true);
+	HAS(&a, "policy file: " EXAMPLES "/qos-policy.conf\n");
+	HAS(&a, " failed: ");
+	HAS(&a, ":24:13: expected a number from 0 to 15, found '16'; the policy"
+	    " loaded before stays in force\n");
+	HAS(&a, "  Storage             1   2048");
+	ctl_answer_free(&a);
+	unlink(bad);
+	sm_qos_free(&sm);
+	fabric_free(&sm.fabric);
+	cfg_free(&conf);
+	free(pol);
+	free(cf);
+}
+END_TEST
+
 static Suite *ctl_qos_suite(void)
 {
 	Suite *s = suite_create("ctl_qos");
@@ -606,6 +726,7 @@ static Suite *ctl_qos_suite(void)
 	tcase_add_test(tc, long_lists_wrap);
 	tcase_add_test(tc, path_answers);
 	tcase_add_test(tc, manual_example);
+	tcase_add_test(tc, execute_on_sm);
 	suite_add_tcase(s, tc);
 	return s;
 }
