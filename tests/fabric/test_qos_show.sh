@@ -12,7 +12,9 @@
 #     level the policy implies and the SL, MTU and rate that `saquery pr`
 #     gets from the SA for the same query;
 #   - a broken policy on SIGHUP: `qos show` names FILE:LINE:COLUMN and
-#     keeps the policy loaded before; fixed, the next SIGHUP loads it.
+#     keeps the policy loaded before; fixed, the next SIGHUP loads it;
+#   - OpenSM given the same two files answers the four queries with the
+#     same SL, MTU and rate, and programs the same tables.
 set -uo pipefail
 
 # shellcheck source=tests/fabric/lib.sh
@@ -172,6 +174,20 @@ pr_field() {
 		head -n 1
 }
 
+# all_set WORD...: none is empty
+all_set() {
+	local w
+	for w in "$@"; do
+		[ -n "$w" ] || return 1
+	done
+}
+# same_answer SL MTU RATE SL2 MTU2 RATE2: saquery's fields (MTU and rate
+# with their selector bits) are the numbers of qos show's answer
+same_answer() {
+	all_set "$@" && [ $(($1)) -eq "$4" ] && [ $(($2 & 0x3f)) -eq "$5" ] &&
+		[ $(($3 & 0x3f)) -eq "$6" ]
+}
+
 # path NAME SRC DST LEVEL SL [SID]: qos show names LEVEL and SL, and its
 # SL, MTU and rate are those of saquery pr for the same query.
 path() {
@@ -193,13 +209,18 @@ assert d['level_sl'] == $sl and d['path_record']['sl'] == $sl, d
 	s=$(pr_field "$f.sa" sl)
 	m=$(pr_field "$f.sa" mtu)
 	r=$(pr_field "$f.sa" rate)
-	fab_check "$name: saquery pr answers" [ -n "$s" ] && [ -n "$m" ] && [ -n "$r" ]
+	fab_check "$name: saquery pr answers" all_set "$s" "$m" "$r"
 	fab_check "$name: SL, MTU, rate as saquery pr ($s $m $r)" json_ok "$f.json" "
 p = d['path_record']
 # MTU and rate: saquery prints the selector bits too
 assert (p['sl'], p['mtu'], p['rate']) == (int('$s', 0), int('$m', 0) & 0x3f,
                                           int('$r', 0) & 0x3f), p
 "
+	# for OpenSM: the ends' port GUIDs, the ServiceID, the answer
+	python3 -c "import json, sys
+d = json.load(open(sys.argv[1])); p = d['path_record']
+print(sys.argv[2], d['src']['guid'], d['dst']['guid'], sys.argv[3] or '-',
+      p['sl'], p['mtu'], p['rate'])" "$f.json" "$name" "$sid" >>"$T/cases"
 }
 path iser-target H0003 "stor01 HCA-1" Storage 1 0x1060cbc
 path srp-target H0003 stor02 SimpleQoSLevel_SL1 1
@@ -243,4 +264,62 @@ fab_check "fixed, the next SIGHUP loads it" sm_wait_for 10 fixed
 sm_stop
 fab_check "ibsm exits cleanly" [ $? -eq 0 ]
 fab_sim_stop
+
+# ---------------------------------------- OpenSM with the same files
+# OpenSM 3.3.23 reads the manual's two files as they are: its SA gives
+# the four queries the SL, MTU and rate ibsm's did, and it programs the
+# tables smpquery read above.  Its LIDs are its own: found by port GUID
+# in its guid2lid file.
+if command -v opensm >/dev/null; then
+	fab_sim_start "$T/qos.net" qshow-osm || fab_fail "OpenSM: sim"
+	mkdir -p "$T/osm"
+	fab_spawn H0001 env OSM_CACHE_DIR="$T/osm" OSM_TMP_DIR="$T/osm" \
+		opensm -F "$EX/opensm.conf" -Y "$EX/qos-policy.conf" \
+		-f "$T/osm/log" >"$T/osm/out" 2>&1
+	OPID=$FAB_SPAWN_PID
+	osm_master() {
+		fab_run H0002 sminfo | grep -q SMINFO_MASTER &&
+			[ -s "$T/osm/guid2lid" ]
+	}
+	fab_check "OpenSM master" sm_wait_for 30 osm_master
+	sleep 1
+	while read -r name sg dg sid sl mtu rate; do
+		slid=$(awk -v g="$sg" '$1 == g { print $2 }' "$T/osm/guid2lid")
+		dlid=$(awk -v g="$dg" '$1 == g { print $2 }' "$T/osm/guid2lid")
+		if ! fab_check "OpenSM $name: LIDs of $sg and $dg ($slid $dlid)" \
+			all_set "$slid" "$dlid"; then
+			continue
+		fi
+		slid=$((slid))
+		dlid=$((dlid))
+		sa=()
+		[ "$sid" != - ] && sa=(--service_id "$sid")
+		fab_run H0002 saquery pr --slid "$slid" --dlid "$dlid" "${sa[@]}" \
+			>"$T/osm-$name.sa" 2>&1
+		s=$(pr_field "$T/osm-$name.sa" sl)
+		m=$(pr_field "$T/osm-$name.sa" mtu)
+		r=$(pr_field "$T/osm-$name.sa" rate)
+		fab_check "OpenSM $name: SL $sl, MTU $mtu, rate $rate as ibsm ($s $m $r)" \
+			same_answer "$s" "$m" "$r" "$sl" "$mtu" "$rate"
+	done <"$T/cases"
+	fab_check "OpenSM: 4 queries compared" [ "$(wc -l <"$T/cases")" -eq 4 ]
+	fab_run H0002 smpquery -D vlarb 0,1,4 1 >"$T/osm-vlarb.txt" 2>&1
+	fab_check "OpenSM: stor01's low table 0:192,1:64 too" \
+		low_table "$T/osm-vlarb.txt"
+	fab_run H0002 smpquery -D sl2vl 0,1 4 >"$T/osm-sl2vl-sw.txt" 2>&1
+	fab_check "OpenSM: sw1 port 4's SL-to-VL tables too" \
+		[ "$(grep -cF "out  4: $ROW" "$T/osm-sl2vl-sw.txt")" -eq 9 ]
+	kill -TERM "$(fab_descendant "$OPID" opensm)" 2>/dev/null
+	kill -TERM "$OPID" 2>/dev/null
+	wait "$OPID" 2>/dev/null
+	rm -f "$FAB_TMP/pids/$OPID"
+	osm_loaded() {
+		grep -q 'Loading QoS policy file' "$T/osm/log" &&
+			! grep -q ' ERR ' "$T/osm/log"
+	}
+	fab_check "OpenSM: loaded the policy file, no error" osm_loaded
+	fab_sim_stop
+else
+	fab_log "opensm not installed: the comparison with OpenSM is skipped"
+fi
 fab_summary
