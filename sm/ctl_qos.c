@@ -340,6 +340,7 @@ static int view_of(const struct sm *sm, const struct fabric *f,
 	memset(v, 0, sizeof(*v));
 	*members = NULL;
 	v->on = sm->cfg.qos;
+	v->max_op_vls = sm->cfg.max_op_vls;
 	sm_qos_status(sm, &st);
 	v->file = st.file;
 	v->loaded = st.loaded;

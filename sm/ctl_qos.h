@@ -29,6 +29,7 @@ struct qos_view {
 	const char *error;		/* the last load's error, NULL: none */
 	time_t	 error_at;
 	struct qos_tables tables[QOS_N_CLASSES];	/* per port class */
+	uint8_t	 max_op_vls;		/* OperationalVLs code wanted (1-5) */
 	const size_t *members;		/* ports in each group; NULL unknown */
 };
 

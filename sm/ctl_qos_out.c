@@ -501,18 +501,31 @@ static void show_rules(struct qo *o, const struct qos_policy *p)
 			     d->name, d->sl);
 }
 
+/* PortInfo:OperationalVLs codes (14.2.5.6) */
+static const char *op_vls_name(unsigned code)
+{
+	static const char *const n[] = { "none", "VL0", "VL0-1", "VL0-3",
+					 "VL0-7", "VL0-14" };
+
+	return code < sizeof(n) / sizeof(n[0]) ? n[code] : "?";
+}
+
 int ctl_qos_show(struct ctl_answer *a, const struct qos_view *v, bool json)
 {
 	struct qo o = { .a = a, .json = json };
 
 	show_head(&o, v);
 	if (json) {
-		qo_put(&o, ", \"port_classes\": [");
+		qo_put(&o, ", \"max_op_vls\": %u, \"port_classes\": [",
+		       v->max_op_vls);
 		if (v->on)
 			show_tables(&o, v);
 		qo_put(&o, "]");
 		qo_flush(&o);
 	} else if (v->on) {
+		ctl_line_add(a, "OperationalVLs: max_op_vls %u (%s) within each"
+			     " link's VLCap; max_vls is checked, not used (as"
+			     " OpenSM)", v->max_op_vls, op_vls_name(v->max_op_vls));
 		ctl_line_add(a, "port class tables (qos_ca_*, qos_sw0_*,"
 			     " qos_swe_*, qos_rtr_*, else qos_*):");
 		show_tables(&o, v);

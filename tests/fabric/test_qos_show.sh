@@ -102,6 +102,7 @@ fab_check "qos show: loaded, with what it holds" \
 for c in ca sw0 swe rtr; do
 	fab_check "qos show: class $c tables" has "class $c: max_vls 15, high_limit 0"
 done
+fab_check "qos show: OperationalVLs" has "OperationalVLs: max_op_vls 5 (VL0-14) within each link's VLCap"
 fab_check "qos show: the low table" has "  vlarb_low  0:192,1:64"
 fab_check "qos show: the high table" has "  vlarb_high 0:0,1:0"
 fab_check "qos show: SL-to-VL" has "  sl2vl      0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0"
@@ -122,6 +123,7 @@ ctl qos show --json >"$T/show.json"
 fab_check "qos show --json exits 0" [ $? -eq 0 ]
 fab_check "qos show --json: the document" json_ok "$T/show.json" "
 assert d['qos'] is True, d['qos']
+assert d['max_op_vls'] == 5, d['max_op_vls']
 assert d['policy_file'].endswith('/qos-policy.conf')
 assert d['policy']['levels'] == 2 and d['policy']['ulp_rules'] == 2
 assert d['last_error'] is None
@@ -153,6 +155,9 @@ low_table() {
 	grep -m 1 '^VL ' "$1" | grep -qF '|0x0 |0x1 |' &&
 		grep -m 1 '^WEIGHT' "$1" | grep -qF '|0xC0|0x40|'
 }
+fab_run H0002 smpquery -D portinfo 0,1,4 1 >"$T/portinfo.txt" 2>&1
+fab_check "smpquery portinfo stor01: OperVLs VL0-7 (its VLCap under max_op_vls 5)" \
+	grep -qE '^OperVLs:\.+VL0-7$' "$T/portinfo.txt"
 fab_run H0002 smpquery -D sl2vl 0,1,4 1 >"$T/sl2vl.txt" 2>&1
 fab_check "smpquery sl2vl stor01: SL 1 on VL 1, the others on VL 0" \
 	grep -qF "ports: in  0, out  0: $ROW" "$T/sl2vl.txt"

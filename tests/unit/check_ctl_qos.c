@@ -250,6 +250,7 @@ static void example(struct qos_view *v, struct qos_policy *p, size_t *mem)
 	base.high_limit = 0;
 	memset(v, 0, sizeof(*v));
 	v->on = true;
+	v->max_op_vls = 5;		/* OpenSM's default */
 	v->file = "/etc/opensm/qos-policy.conf";
 	v->loaded = 1795939200;		/* 2026-11-29 08:00:00 UTC */
 	for (int c = QOS_CA; c < QOS_N_CLASSES; c++)
@@ -291,6 +292,8 @@ START_TEST(show_text)
 	HAS(&a, "QoS: on (qos TRUE)\npolicy file: /etc/opensm/qos-policy.conf\n"
 	    "policy: loaded 2026-11-29 08:00:00 UTC: 1 port groups, 2 QoS"
 	    " levels, 1 match rules, 2 qos-ulps rules\n");
+	HAS(&a, "OperationalVLs: max_op_vls 5 (VL0-14) within each link's"
+	    " VLCap; max_vls is checked, not used (as OpenSM)\n");
 	HAS(&a, "class ca: max_vls 15, high_limit 0\n"
 	    "  vlarb_high 0:0,1:0\n  vlarb_low  0:192,1:64\n"
 	    "  sl2vl      0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n");
@@ -380,7 +383,7 @@ START_TEST(show_json)
 	    " 1, \"levels\": 2, \"match_rules\": 1, \"ulp_rules\": 2}");
 	HAS(&a, "\"last_error\": {\"at\": \"2026-11-29T08:00:00Z\", \"message\":"
 	    " \"p.conf:1:1: \\\"quoted\\\"\\u0009and tab\"}");
-	HAS(&a, "{\"class\": \"ca\", \"max_vls\": 15, \"high_limit\": 0,"
+	HAS(&a, "\"max_op_vls\": 5, \"port_classes\": [{\"class\": \"ca\", \"max_vls\": 15, \"high_limit\": 0,"
 	    " \"vlarb_high\": [{\"vl\": 0, \"weight\": 0}, {\"vl\": 1,"
 	    " \"weight\": 0}], \"vlarb_low\": [{\"vl\": 0, \"weight\": 192},"
 	    " {\"vl\": 1, \"weight\": 64}], \"sl2vl\": [0, 1, 0, 0, 0, 0, 0, 0,"
