@@ -283,7 +283,8 @@ void sm_qos_bind(struct sm *sm)
 	if (!(q = state(sm)))
 		return;
 	part_sl_build(sm, q);
-	if (!q->loaded)
+	/* before the first sweep there is nothing to bind to */
+	if (!q->loaded || !sm->fabric.n_nodes)
 		return;
 	if (!(v = part_refs(sm, &n)))
 		return;
