@@ -188,27 +188,69 @@ mtu-fits     2  get   H0001 H0004 mtu=2:2
 rate-conflict - get   H0001 H0003 class=5 rate=2:7
 pkey-level   -  get   H0001 H0003 pkey=0xffff sl=13'
 
-# lid_of NAME: a host's LID, or a switch's (sw-a: the switch H0001 hangs off)
+# lid_of NAME: a host's LID, or a switch's (sw-a: the switch H0001
+# hangs off), from the ibnetdiscover -p output in $FAB_TMP/ports
 lid_of() {
 	if [ "$1" = sw-a ]; then
-		fab_run "$DIAG" ibnetdiscover -p 2>/dev/null |
-			awk '$1 == "SW" && index($0, "sw-a") { print $2; exit }'
+		awk '$1 == "SW" && index($0, "sw-a") { print $2; exit }' \
+			"$FAB_TMP/ports"
 	else
-		lid "$1"
+		awk -v h="'$1'" '$1 == "CA" && index($0, "( " h) { print $2; exit }' \
+			"$FAB_TMP/ports"
 	fi
 }
 
-# ask OUT: every query, answers into OUT ("NAME: answer lines")
+# ask OUT [QUERIES]: every query, answers into OUT ("NAME: answer lines")
 ask() {
-	local out=$1 name sl how src dst rest s d
+	local out=$1 list=${2:-$QUERIES} name sl how src dst rest s d
 	: >"$out"
+	fab_run "$DIAG" ibnetdiscover -p >"$FAB_TMP/ports" 2>/dev/null
 	while read -r name sl how src dst rest; do
 		s=$(lid_of "$src")
 		d=$(lid_of "$dst")
 		# shellcheck disable=SC2086
 		fab_run "$DIAG" "$CLIENT" path "$how" "$s" "$d" $rest 2>&1 |
 			sed "s/^/$name: /" >>"$out"
-	done <<<"$QUERIES"
+	done <<<"$list"
+}
+
+# compare QUERIES: answers.osm and answers.ibsm agree, each with its SL
+compare() {
+	local name sl how src dst rest o i
+	while read -r name sl how src dst rest; do
+		o=$(grep "^$name: " "$FAB_TMP/answers.osm")
+		i=$(grep "^$name: " "$FAB_TMP/answers.ibsm")
+		fab_check "$name ($how $src -> $dst $rest): as OpenSM [$i]" \
+			[ -n "$i" ] && [ "$o" = "$i" ]
+		if [ "$sl" = - ]; then
+			fab_check "$name: no record" [ "$i" = "$name: records 0" ]
+		else
+			fab_check "$name: SL $sl" \
+				grep -q "^$name: path .* sl $sl " <<<"$i"
+		fi
+	done <<<"$1"
+}
+
+# osm_run CONF: OpenSM on a fresh ibsim with CONF and the partitions;
+# the answers to QUERIES (or $2) into answers.osm
+osm_run() {
+	local opid
+	fab_sim_start "$NET" osm || { fab_fail "sim (OpenSM)"; return 1; }
+	[ -s "$PARTS" ] || write_files
+	rm -rf "$FAB_TMP/osm"
+	mkdir -p "$FAB_TMP/osm"
+	fab_spawn H0001 env OSM_CACHE_DIR="$FAB_TMP/osm" \
+		OSM_TMP_DIR="$FAB_TMP/osm" opensm -F "$1" -P "$PARTS" \
+		-f "$FAB_TMP/osm/log" >"$FAB_TMP/osm/out" 2>&1
+	opid=$FAB_SPAWN_PID
+	fab_check "OpenSM master ($(basename "$1"))" sm_wait_for 30 osm_master
+	sleep 2
+	ask "$FAB_TMP/answers.osm" "${2:-$QUERIES}"
+	kill -TERM "$(fab_descendant "$opid" opensm)" 2>/dev/null
+	kill -TERM "$opid" 2>/dev/null
+	wait "$opid" 2>/dev/null
+	rm -f "$FAB_TMP/pids/$opid"
+	fab_sim_stop
 }
 
 osm_master() {
@@ -234,42 +276,16 @@ tables() {
 }
 
 # 1. OpenSM
-fab_sim_start "$NET" osm || { fab_fail "sim (OpenSM)"; fab_summary; exit 1; }
-write_files
-mkdir -p "$FAB_TMP/osm"
-fab_spawn H0001 env OSM_CACHE_DIR="$FAB_TMP/osm" OSM_TMP_DIR="$FAB_TMP/osm" \
-	opensm -F "$CONF" -P "$PARTS" -f "$FAB_TMP/osm/log" \
-	>"$FAB_TMP/osm/out" 2>&1
-opid=$FAB_SPAWN_PID
-fab_check "OpenSM master" sm_wait_for 30 osm_master
-sleep 2
-ask "$FAB_TMP/answers.osm"
-kill -TERM "$(fab_descendant "$opid" opensm)" 2>/dev/null
-kill -TERM "$opid" 2>/dev/null
-wait "$opid" 2>/dev/null
-rm -f "$FAB_TMP/pids/$opid"
-fab_sim_stop
+osm_run "$CONF" || { fab_summary; exit 1; }
 
 # 2. ibsm, same files
 fab_sim_start "$NET" ibsm || { fab_fail "sim (ibsm)"; fab_summary; exit 1; }
 sm_start H0001 "$FAB_TMP/ibsm" -F "$CONF" -P "$PARTS"
 fab_check "ibsm up" sm_wait_up "$FAB_TMP/ibsm" 0 30
-sleep 1
 ask "$FAB_TMP/answers.ibsm"
 
 # every query answered the same, and with the level's SL
-while read -r name sl how src dst rest; do
-	o=$(grep "^$name: " "$FAB_TMP/answers.osm")
-	i=$(grep "^$name: " "$FAB_TMP/answers.ibsm")
-	fab_check "$name ($how $src -> $dst $rest): as OpenSM [$i]" \
-		[ -n "$i" ] && [ "$o" = "$i" ]
-	if [ "$sl" = - ]; then
-		fab_check "$name: no record" [ "$i" = "$name: records 0" ]
-	else
-		fab_check "$name: SL $sl" grep -q "^$name: path .* sl $sl " \
-			<<<"$i"
-	fi
-done <<<"$QUERIES"
+compare "$QUERIES"
 
 fab_check "a P_Key the partitions lack: warned with FILE:LINE:COLUMN" \
 	grep -q "ERR 3204: $POLICY:[0-9]*:[0-9]*: qos-match-rule pkey 0x0042" \
@@ -308,5 +324,23 @@ fab_check "fixed policy: logged as read again" \
 	grep -q "qos: policy $POLICY again" "$log"
 sm_stop
 fab_check "ibsm exits cleanly" [ $? -eq 0 ]
+fab_sim_stop
+
+# 5. qos TRUE without a policy (none at OpenSM's default path): the
+# partitions' sl= gives the SL, for OpenSM and ibsm alike
+NOPOL='part-sl      3  get   H0001 H0003
+part-sl-key  3  get   H0001 H0003 pkey=0x0002
+part-no-sl   0  get   H0001 H0003 pkey=0xffff
+part-mgmt    0  get   H0003 H0005 pkey=0x8003'
+CONF2=$FAB_TMP/opensm-nopolicy.conf
+printf 'qos TRUE\nrouting_engine minhop\n' >"$CONF2"
+osm_run "$CONF2" "$NOPOL"
+fab_sim_start "$NET" ibsm2 || { fab_fail "sim (ibsm)"; fab_summary; exit 1; }
+sm_start H0001 "$FAB_TMP/ibsm2" -F "$CONF2" -P "$PARTS"
+fab_check "ibsm up (no policy)" sm_wait_up "$FAB_TMP/ibsm2" 0 30
+ask "$FAB_TMP/answers.ibsm" "$NOPOL"
+compare "$NOPOL"
+sm_stop
+fab_check "ibsm exits cleanly (no policy)" [ $? -eq 0 ]
 fab_sim_stop
 fab_summary
