@@ -993,9 +993,20 @@ static bool pr_selectors_valid(const struct sa_query *q,
  * port pair when NumbPath is given, else every LID pair of the two LMC
  * ranges.  MTU, Rate and PacketLifeTime selectors take effect only with
  * their value component and adjust the answer (less than: the next lower
- * value); an MTU or Rate value that is not one is REQ_INVALID.  ServiceID,
- * FlowLabel, HopLimit, TClass, QoSClass and Preference in the request are
- * ignored: every answer has them 0, HopLimit too (no router is crossed).
+ * value); an MTU or Rate value that is not one is REQ_INVALID.
+ *
+ * With a QoS policy in force (qos TRUE and qos_policy_file, v->qos),
+ * each port pair's level (qos/match.c: the ends, the ServiceID when both
+ * halves are given, the P_Key and the QoSClass of the request) limits
+ * the MTU and rate before the selectors act, gives the PacketLifeTime,
+ * restricts the P_Key to the level's (a requested one outside them, or
+ * none shared: no record) and gives the SL; a requested SL other than
+ * the level's gets no record.  Without a level's SL the record has the
+ * SL of its P_Key's partition (partitions.conf sl=, taken with qos TRUE
+ * as in OpenSM: v->part_sl), else 0.
+ * A deadlock-free routing's layer SL comes last, as OpenSM's path_sl.
+ * FlowLabel, HopLimit, TClass and Preference in the request are ignored;
+ * answers carry QoSClass 0, HopLimit 0 (no router is crossed).
  */
 int gen_path_record(const struct sa_view *v, const struct sa_query *q,
 		    struct sa_table *out)
@@ -1141,8 +1152,8 @@ static int mpr_gid(const struct sa_view *v, const uint8_t gid[16],
  *
  * IndependenceSelector is accepted and not acted on beyond that ordering
  * (distinct LID pairs first): the paths are not checked for sharing
- * links or switches.  ServiceID, FlowLabel, HopLimit, TClass and QoSClass
- * are ignored as for PathRecord.
+ * links or switches.  ServiceID, P_Key and QoSClass select the QoS level
+ * as for PathRecord; FlowLabel, HopLimit and TClass are ignored.
  *
  * The GID list is untrusted: q->tmpl_len is the payload the request
  * carried (from its RMPP PayloadLength), and counts that reach beyond it
