@@ -308,7 +308,8 @@ int ctl_qos_end(const struct fabric *f, const char *spec,
 
 /* ------------------------------------------------------------ execute */
 
-/* Node `id`'s end ports, one call each: (guid, type). */
+/* How many end ports of the model (a switch's port 0, the CA and router
+ * ports with PortInfo) each group holds. */
 static void count_members(const struct fabric *f, const struct qos_policy *p,
 			  const struct qos_members *m, size_t *members)
 {
