@@ -79,6 +79,66 @@ START_TEST(request_grammar)
 }
 END_TEST
 
+/*
+ * Mutated qos requests (bytes flipped, inserted, dropped): parsing never
+ * reads past the line, a line it takes has both ends or neither, and its
+ * ends decode to at most CTL_QOS_END - 1 bytes (ASan/UBSan watch).
+ */
+START_TEST(mutated_requests)
+{
+	static const char *const seeds[] = {
+		"qos show src H0003 dst stor01%20HCA-1 sid 0x1060cbc pkey"
+		" 0x8001 class 3 json",
+		"qos show json dst 7 src 0x2c90300c0ff01:1",
+		"qos show src %41%42 dst b%25",
+	};
+	unsigned seed = 12345;
+	struct ctl_request r;
+	char err[300];
+
+	for (int i = 0; i < 20000; i++) {
+		char line[CTL_MAX_LINE];
+		size_t n = strlen(seeds[i % 3]);
+		char *heap;
+
+		memcpy(line, seeds[i % 3], n);
+		for (int k = 0; k < 1 + i % 4; k++) {
+			size_t at;
+
+			seed = seed * 1103515245u + 12345u;
+			at = (seed >> 8) % (n ? n : 1);
+			switch ((seed >> 4) % 3) {
+			case 0:
+				line[at] = (char)(seed >> 16);
+				break;
+			case 1:
+				if (n + 1 < sizeof(line)) {
+					memmove(line + at + 1, line + at, n - at);
+					line[at] = "% x0\t"[(seed >> 16) % 5];
+					n++;
+				}
+				break;
+			default:
+				if (n) {
+					memmove(line + at, line + at + 1, n - at - 1);
+					n--;
+				}
+			}
+		}
+		/* exactly n bytes on the heap: a read past them is caught */
+		heap = malloc(n ? n : 1);
+		memcpy(heap, line, n);
+		if (ctl_parse(heap, n, &r, err, sizeof(err)) == 0 &&
+		    r.cmd == CTL_CMD_QOS) {
+			ck_assert(!r.qos.src[0] == !r.qos.dst[0]);
+			ck_assert_uint_lt(strlen(r.qos.src), CTL_QOS_END);
+			ck_assert_uint_lt(strlen(r.qos.dst), CTL_QOS_END);
+		}
+		free(heap);
+	}
+}
+END_TEST
+
 START_TEST(encode_decode)
 {
 	const char *ends[] = { "stor01 HCA-1", "100%", "a:b/P1",
@@ -722,6 +782,7 @@ static Suite *ctl_qos_suite(void)
 	TCase *tc = tcase_create("ctl_qos");
 
 	tcase_add_test(tc, request_grammar);
+	tcase_add_test(tc, mutated_requests);
 	tcase_add_test(tc, encode_decode);
 	tcase_add_test(tc, ends_in_model);
 	tcase_add_test(tc, show_text);
