@@ -13,7 +13,8 @@
 # Then, ibsm alone: a broken policy on SIGHUP logs FILE:LINE:COLUMN, the
 # SL-to-VL and VL arbitration tables (smpquery) stay as they were and the
 # SA still answers with the policy in force; the fixed file's SIGHUP
-# applies it.
+# applies it.  Last, qos TRUE with no policy file: the partitions' sl=
+# gives the SL, for both SMs alike.
 set -uo pipefail
 
 # shellcheck source=tests/fabric/lib.sh
@@ -336,6 +337,16 @@ CONF2=$FAB_TMP/opensm-nopolicy.conf
 printf 'qos TRUE\nrouting_engine minhop\n' >"$CONF2"
 osm_run "$CONF2" "$NOPOL"
 fab_sim_start "$NET" ibsm2 || { fab_fail "sim (ibsm)"; fab_summary; exit 1; }
+# a bad policy at start: ibsm does not start, and says where
+printf 'qos-levels\n qos-level\n  name: DEFAULT\n  sl: 99\n end-qos-level\nend-qos-levels\n' \
+	>"$FAB_TMP/bad-policy.conf"
+printf 'qos TRUE\nqos_policy_file %s\n' "$FAB_TMP/bad-policy.conf" \
+	>"$FAB_TMP/opensm-bad.conf"
+fab_run H0001 "$IBSM" -f "$FAB_TMP/bad.log" --cache-dir "$FAB_TMP/bad.cache" \
+	-F "$FAB_TMP/opensm-bad.conf" >"$FAB_TMP/bad.out" 2>&1
+fab_check "a bad policy at start: not started (exit 2)" [ $? -eq 2 ]
+fab_check "a bad policy at start: FILE:LINE:COLUMN on stderr" \
+	grep -q "$FAB_TMP/bad-policy.conf:4:7: expected a number" "$FAB_TMP/bad.out"
 sm_start H0001 "$FAB_TMP/ibsm2" -F "$CONF2" -P "$PARTS"
 fab_check "ibsm up (no policy)" sm_wait_up "$FAB_TMP/ibsm2" 0 30
 ask "$FAB_TMP/answers.ibsm" "$NOPOL"
