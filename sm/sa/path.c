@@ -746,7 +746,7 @@ static int pr_lid_pair(struct pr_ctx *c, struct fab_ref src,
 	struct path_parms fwd, rev;
 	struct sa_path_record r;
 	bool reversible, ok;
-	int sl;
+	int sl, layer_sl;
 
 	*added = false;
 	ok = path_parms(c, src, dst, dlid, &fwd);
@@ -773,8 +773,9 @@ static int pr_lid_pair(struct pr_ctx *c, struct fab_ref src,
 		return 0;
 	/* With layers the SL is the layer's: a query asking for another SL
 	 * gets no record (OpenSM's dfsssp answers the same, ERR 1F2A). */
-	if (path_layer_sl(c->v, src, dlid) >= 0)
-		sl = path_layer_sl(c->v, src, dlid);
+	layer_sl = path_layer_sl(c->v, src, dlid);
+	if (layer_sl >= 0)
+		sl = layer_sl;
 	r.qos_class_sl = htobe16((uint16_t)sl);
 	r.mtu = (uint8_t)(SEL_EQ << 6 | fwd.mtu);
 	r.rate = (uint8_t)(SEL_EQ << 6 | fwd.rate);
