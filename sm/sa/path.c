@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "qos/qos.h"
+#include "sm/program.h"
 #include "sm/sa/gen.h"
 
 /*
@@ -214,7 +215,31 @@ struct pr_ctx {
 struct path_parms {
 	uint8_t mtu, rate, pkt_life;
 	unsigned steps;			/* hops walked (work) */
+	uint16_t sl_ok;			/* qos TRUE: SLs not sent to VL 15 */
 };
+
+/*
+ * With qos TRUE (OpenSM's valid_sl_mask): drop from pp->sl_ok the SLs
+ * that the SL-to-VL table of port `out` of node `id`, for packets in
+ * from port `in`, sends to VL 15.  A table the SM does not know (never
+ * read or set) drops none.
+ */
+static void path_sl_mask(const struct sa_view *v, int32_t id, unsigned in,
+			 unsigned out, struct path_parms *pp)
+{
+	uint8_t tab[SL2VL_BYTES];
+
+	if (!v->qos_on || !v->sl2vl ||
+	    !sl2vl_image_lookup(v->sl2vl, fabric_node(v->f, id)->guid, in,
+				out, tab))
+		return;
+	for (unsigned sl = 0; sl < 16; sl++) {
+		unsigned vl = sl % 2 ? tab[sl / 2] & 0xf : tab[sl / 2] >> 4;
+
+		if (vl == 15)
+			pp->sl_ok &= (uint16_t)~(1u << sl);
+	}
+}
 
 /* Fold port `pn` of node `id` into the path's MTU and rate. */
 static bool path_port(const struct sa_view *v, int32_t id, unsigned pn,
@@ -262,6 +287,7 @@ static bool path_walk(const struct sa_view *v, struct fab_ref src,
 	pp->mtu = MTU_MAX;
 	pp->rate = 24;
 	pp->steps = 1;
+	pp->sl_ok = 0xffff;
 	if (!path_port(v, src.node, src.port, pp))
 		return false;
 	if (fabric_node(f, src.node)->type == NODE_TYPE_SWITCH) {
@@ -269,6 +295,7 @@ static bool path_walk(const struct sa_view *v, struct fab_ref src,
 			return false;
 		cur.port = (uint8_t)out;
 	}
+	path_sl_mask(v, cur.node, 0, cur.port, pp);
 	for (unsigned hops = 0; cur.node != dst.node || cur.port != dst.port; hops++) {
 		const struct fab_port *p = &fabric_node(f, cur.node)->ports[cur.port];
 		struct fab_ref in = { p->peer_node, p->peer_port };
@@ -288,6 +315,7 @@ static bool path_walk(const struct sa_view *v, struct fab_ref src,
 		cur = (struct fab_ref){ in.node, (uint8_t)out };
 		if (!path_port(v, cur.node, cur.port, pp))
 			return false;
+		path_sl_mask(v, cur.node, in.port, cur.port, pp);
 	}
 	return path_port(v, cur.node, cur.port, pp);
 }
@@ -718,7 +746,7 @@ static int pr_lid_pair(struct pr_ctx *c, struct fab_ref src,
 	struct path_parms fwd, rev;
 	struct sa_path_record r;
 	bool reversible, ok;
-	int sl;
+	int sl, layer_sl;
 
 	*added = false;
 	ok = path_parms(c, src, dst, dlid, &fwd);
@@ -739,12 +767,15 @@ static int pr_lid_pair(struct pr_ctx *c, struct fab_ref src,
 	r.slid = htobe16(slid);
 	r.num_path = reversible ? PR_REVERSIBLE_BIT : 0;
 	r.pkey = htobe16(c->pkey);
-	if ((sl = pr_sl(c)) < 0)
+	/* qos TRUE: an SL the path sends to VL 15 gets no record (OpenSM
+	 * ERR 1F24), nor does a path that leaves no SL */
+	if ((sl = pr_sl(c)) < 0 || !(fwd.sl_ok & (1u << sl)))
 		return 0;
 	/* With layers the SL is the layer's: a query asking for another SL
 	 * gets no record (OpenSM's dfsssp answers the same, ERR 1F2A). */
-	if (path_layer_sl(c->v, src, dlid) >= 0)
-		sl = path_layer_sl(c->v, src, dlid);
+	layer_sl = path_layer_sl(c->v, src, dlid);
+	if (layer_sl >= 0)
+		sl = layer_sl;
 	r.qos_class_sl = htobe16((uint16_t)sl);
 	r.mtu = (uint8_t)(SEL_EQ << 6 | fwd.mtu);
 	r.rate = (uint8_t)(SEL_EQ << 6 | fwd.rate);

@@ -8,12 +8,13 @@
 # service ID, by P_Key, by QoS class, by port group (port name,
 # partition, node type), by qos-ulps lines, for one nothing matches (the
 # default level), and for requests that conflict with their level (no
-# record).  Each answer's SL is also checked against the level the policy
+# record, or an SL that qos_sl2vl sends to VL 15).  Each answer's SL is also checked against the level the policy
 # gives it, so that two SMs agreeing on nothing cannot pass.
 # Then, ibsm alone: a broken policy on SIGHUP logs FILE:LINE:COLUMN, the
 # SL-to-VL and VL arbitration tables (smpquery) stay as they were and the
 # SA still answers with the policy in force; the fixed file's SIGHUP
-# applies it.
+# applies it.  Last, qos TRUE with no policy file: the partitions' sl=
+# gives the SL, for both SMs alike.
 set -uo pipefail
 
 # shellcheck source=tests/fabric/lib.sh
@@ -113,6 +114,10 @@ qos-levels
         name: ToSwitch
         sl: 12
     end-qos-level
+    qos-level
+        name: OnVL15
+        sl: 14
+    end-qos-level
 end-qos-levels
 
 qos-match-rules
@@ -123,6 +128,11 @@ qos-match-rules
     qos-match-rule
         qos-class: 5
         qos-level-name: ByClass
+    end-qos-match-rule
+    qos-match-rule
+        use: SL 14 goes to VL 15 (qos_sl2vl): no path
+        qos-class: 9
+        qos-level-name: OnVL15
     end-qos-match-rule
     qos-match-rule
         pkey: 0x0002
@@ -159,6 +169,7 @@ POLICY
 qos TRUE
 qos_policy_file $POLICY
 routing_engine minhop
+qos_sl2vl 0,1,2,3,4,5,6,7,8,9,10,11,12,13,15,7
 CONF
 }
 
@@ -169,6 +180,7 @@ sid-table    4  table H0001 H0003 sid=0x1fff
 sid-ulp      9  get   H0001 H0003 sid=0x2000
 class        6  get   H0001 H0003 class=5
 class-other  1  get   H0001 H0003 class=4
+class-vl15   -  get   H0001 H0003 class=9
 pkey         7  get   H0001 H0003 pkey=0x8002
 pkey-ulp     8  get   H0001 H0003 pkey=0xffff
 pkey-prec    -  get   H0003 H0005 pkey=0xffff
@@ -336,6 +348,16 @@ CONF2=$FAB_TMP/opensm-nopolicy.conf
 printf 'qos TRUE\nrouting_engine minhop\n' >"$CONF2"
 osm_run "$CONF2" "$NOPOL"
 fab_sim_start "$NET" ibsm2 || { fab_fail "sim (ibsm)"; fab_summary; exit 1; }
+# a bad policy at start: ibsm does not start, and says where
+printf 'qos-levels\n qos-level\n  name: DEFAULT\n  sl: 99\n end-qos-level\nend-qos-levels\n' \
+	>"$FAB_TMP/bad-policy.conf"
+printf 'qos TRUE\nqos_policy_file %s\n' "$FAB_TMP/bad-policy.conf" \
+	>"$FAB_TMP/opensm-bad.conf"
+fab_run H0001 "$IBSM" -f "$FAB_TMP/bad.log" --cache-dir "$FAB_TMP/bad.cache" \
+	-F "$FAB_TMP/opensm-bad.conf" >"$FAB_TMP/bad.out" 2>&1
+fab_check "a bad policy at start: not started (exit 2)" [ $? -eq 2 ]
+fab_check "a bad policy at start: FILE:LINE:COLUMN on stderr" \
+	grep -q "$FAB_TMP/bad-policy.conf:4:7: expected a number" "$FAB_TMP/bad.out"
 sm_start H0001 "$FAB_TMP/ibsm2" -F "$CONF2" -P "$PARTS"
 fab_check "ibsm up (no policy)" sm_wait_up "$FAB_TMP/ibsm2" 0 30
 ask "$FAB_TMP/answers.ibsm" "$NOPOL"
