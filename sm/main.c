@@ -38,6 +38,7 @@
 #include "config/limits.h"
 #include "sm/log.h"
 #include "partitions/partitions.h"
+#include "qos/qos.h"
 #include "sm/mcast/mcast.h"
 #include "sm/mcast/mft.h"
 #include "sm/program.h"
@@ -312,6 +313,25 @@ static void key_where(const struct cfg *conf, size_t i, char *buf, size_t len)
 		snprintf(buf, len, "command line");
 }
 
+/* --check-config of qos_policy_file: the whole policy grammar (1: bad). */
+static size_t check_qos_file(const char *path)
+{
+	struct qos_policy p;
+	struct qos_error e;
+	int rc = qos_load(path, &p, &e);
+
+	if (rc == 0) {
+		qos_policy_free(&p);
+		return 0;
+	}
+	if (rc == -EINVAL)
+		log_stderr(LOG_LVL_ERR, "%s:%u:%u: %s", path, e.line, e.col,
+			   e.msg);
+	else
+		log_stderr_rc(LOG_LVL_ERR, -rc, "%s: cannot read", path);
+	return 1;
+}
+
 /* partitions.conf parsed in full: its errors, and its warnings as
  * `ibsmctl partitions check` prints them.  The number of errors. */
 static size_t check_partitions(const struct cfg *conf, const char *path,
@@ -428,6 +448,8 @@ static size_t check_files(const struct cfg *conf, size_t *warnings)
 			}
 			fabric_free(&ref);
 		}
+		if (!strcmp(name, "qos_policy_file"))
+			errors += check_qos_file(v);
 		if (!strcmp(name, "partition_config_file"))
 			errors += check_partitions(conf, v, warnings);
 	}
@@ -979,6 +1001,7 @@ static void shut_down(struct sm *sm, struct discover_job *job,
 	port_memos_free(sm->memos);
 	sl2vl_images_free(sm->sl2vl);
 	sm_parts_free(sm);
+	sm_qos_free(sm);
 	mc_table_free(sm->mc);
 	sm_health_free(sm);
 	log_close();
@@ -1025,6 +1048,15 @@ int main(int argc, char **argv)
 	if (sm_parts_load(&sm, true) < 0) {
 		log_stderr(LOG_LVL_ERR, "%s: not started (see the errors above)",
 			sm.cfg.partition_config);
+		log_close();
+		pidfile_close(&pid);
+		return SM_EXIT_CONFIG;
+	}
+	if (sm_qos_load(&sm, true) < 0) {
+		log_stderr(LOG_LVL_ERR, "%s: not started (see the errors above)",
+			   sm.cfg.qos_policy_file);
+		sm_qos_free(&sm);
+		sm_parts_free(&sm);
 		log_close();
 		pidfile_close(&pid);
 		return SM_EXIT_CONFIG;
