@@ -267,6 +267,7 @@ static int previous_tables(struct sm *sm, const struct fabric *f,
 		}
 	}
 	prev->n_layers = prev->sl ? old->n_layers : 0;
+	prev->split = old->split;
 	prev->engine = old->engine;
 	snprintf(prev->summary, sizeof(prev->summary), "%s", old->summary);
 	return 0;
