@@ -574,11 +574,13 @@ static void port_gid(const struct sa_view *v, struct fab_ref r, uint8_t gid[16])
  * or `src` itself when it is a switch's port 0) to `dlid`.  That SL maps
  * to the layer's VL on every port (sm/program/sl2vl.c, SLtoVLMappingTable), so
  * a host that uses it keeps its traffic on a VL whose channel dependency
- * graph is acyclic.  -1 without layers: the SL is what it was before
- * (0, or the one the query asks for).
+ * graph is acyclic.  With QoS classes too, the SL of that layer within
+ * the class of the path's QoS SL `qos_sl` (routing_path_sl()).  -1
+ * without layers: the SL is what it was before (0, or the one the query
+ * asks for).
  */
 static int path_layer_sl(const struct sa_view *v, struct fab_ref src,
-			 uint16_t dlid)
+			 uint16_t dlid, unsigned qos_sl)
 {
 	const struct routing_result *rr = v->routes;
 	const struct fab_node *n = fabric_node(v->f, src.node);
@@ -595,7 +597,7 @@ static int path_layer_sl(const struct sa_view *v, struct fab_ref src,
 			return -1;
 		sw = p->peer_node;
 	}
-	return (int)(routing_layer(rr, sw, dlid) & 0xf);
+	return (int)routing_path_sl(rr, qos_sl, sw, dlid);
 }
 
 /* The components the record must still agree on once it is built (the
@@ -634,7 +636,8 @@ static int pr_lid_pair(struct pr_ctx *c, struct fab_ref src,
 	r.pkey = htobe16(c->pkey);
 	/* With layers the SL is the layer's: a query asking for another SL
 	 * gets no record (OpenSM's dfsssp answers the same, ERR 1F2A). */
-	sl = path_layer_sl(c->v, src, dlid);
+	sl = path_layer_sl(c->v, src, dlid, q->comp_mask & BIT(PR_SL) ?
+			   be16toh(c->t->qos_class_sl) & 0xf : 0);
 	if (sl >= 0)
 		r.qos_class_sl = htobe16((uint16_t)sl);
 	else if (q->comp_mask & BIT(PR_SL))
