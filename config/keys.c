@@ -175,7 +175,7 @@ static struct cfg_key keys[] = {
 	K("console", CFG_ENUM, "off", 0, 0, "off,local,loopback,socket", 0, F_NONE_, "DEBUG FEATURES"),
 	K("console_port", CFG_INT, "10000", 0, 65535, NULL, 0, F_NONE_, "DEBUG FEATURES"),
 	K("qos", CFG_BOOL, "FALSE", 0, 0, NULL, RT | IMPL, F_BOOL_(qos), "QoS OPTIONS"),
-	K("qos_policy_file", CFG_PATH, "/etc/opensm/qos-policy.conf", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_policy_file", CFG_PATH, "/etc/opensm/qos-policy.conf", 0, 0, NULL, RT | IMPL, F_STR_(qos_policy_file), "QoS OPTIONS"),
 	K("suppress_sl2vl_mad_status_errors", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
 	K("qos_max_vls", CFG_INT, "0", 0, 15, NULL, RT,
 	  F_QOS(F_UINT, QOS_BASE, max_vls), "QoS OPTIONS"),

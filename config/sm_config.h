@@ -56,6 +56,7 @@ struct sm_config {
 	unsigned sweep_interval;	/* s, 0 = no light sweeps */
 	const char *routing_engine;	/* comma list; NULL = auto */
 	bool     qos;			/* program the QoS tables */
+	const char *qos_policy_file;	/* NULL: none (sm/qos_policy.c) */
 	/* the qos_* keys, per class (config/qos_keys.h; QOS_BASE: qos_*) */
 	struct qos_key_set qos_keys[QOS_N_CLASSES];
 	const char *root_guid_file;	/* OpenSM GUID files for the engines */

@@ -802,6 +802,7 @@ static void shut_down(struct sm *sm, struct discover_job *job,
 	port_memos_free(sm->memos);
 	sl2vl_images_free(sm->sl2vl);
 	sm_parts_free(sm);
+	sm_qos_free(sm);
 	mc_table_free(sm->mc);
 	sm_health_free(sm);
 	log_close();
@@ -848,6 +849,13 @@ int main(int argc, char **argv)
 	if (sm_parts_load(&sm, true) < 0) {
 		log_stderr(LOG_LVL_ERR, "%s: not started (see the errors above)",
 			sm.cfg.partition_config);
+		log_close();
+		pidfile_close(&pid);
+		return SM_EXIT_CONFIG;
+	}
+	if (sm_qos_load(&sm, true) < 0) {
+		log_stderr(LOG_LVL_ERR, "%s: not started (see the errors above)",
+			   sm.cfg.qos_policy_file);
 		log_close();
 		pidfile_close(&pid);
 		return SM_EXIT_CONFIG;

@@ -565,8 +565,8 @@ void sm_route_prepare(struct sm *sm, const struct fabric *f,
 	if (opts_get(&sm->cfg, &j->o, ferr, sizeof(ferr)) < 0)
 		log_err("ERR 1503: %s; routing without it", ferr);
 	j->max_op_vls = sm->cfg.max_op_vls;
-	if (sm->cfg.qos && sm_route_qos(&sm->cfg, sm->parts, NULL,
-					&j->qos) == 0)
+	if (sm->cfg.qos && sm_route_qos(&sm->cfg, sm->parts,
+					sm_qos_policy(sm, NULL), &j->qos) == 0)
 		j->o.qos = &j->qos;
 	sm->route_runs++;
 	j->corrupt = from && sm->route_runs >= from;

@@ -195,6 +195,7 @@ struct sm {
 	bool     quick_full;
 	struct sa_agent *sa;		/* Subnet Administration (sm/sa/sa.c) */
 	struct part_config *parts;	/* partitions in force (sm/parts.c) */
+	struct sm_qos *qos;		/* QoS policy in force (sm/qos_policy.c) */
 	struct file_stamp parts_seen;	/* the -P file as last read */
 	bool     parts_seen_ok;
 	ev_timer parts_timer;		/* a look at the -P file every second */
@@ -370,6 +371,29 @@ int  sm_parts_refresh(struct sm *sm);
  * disk when it takes over. */
 void sm_parts_watch(struct sm *sm);
 int  sm_parts_resolve(struct sm *sm, struct fabric *f);
+
+/*
+ * sm/qos_policy.c: the QoS policy file (qos_policy_file with qos TRUE).
+ * sm_qos_load() reads it at start (errors printed: ibsm does not start);
+ * sm_qos_reload() on SIGHUP / reload (a bad file: FILE:LINE:COLUMN
+ * logged, the policy in force stays); sm_qos_bind() binds it to the
+ * model just published (port names, partitions, SELF) and rebuilds the
+ * partitions' SL table.  sm_qos_policy(): the policy in force and its
+ * binding (*m), NULL with qos FALSE or no policy: which level a query
+ * gets is then qos_match(p, *m, query, &rule) (qos/qos.h).
+ * sm_part_sl(): the SL of each 15-bit P_Key (partitions.conf sl=), NULL
+ * when no partition sets one.
+ */
+struct cfg_msgs;
+struct qos_policy;
+struct qos_members;
+int  sm_qos_load(struct sm *sm, bool startup);
+int  sm_qos_reload(struct sm *sm, struct cfg_msgs *report);
+void sm_qos_bind(struct sm *sm);
+const struct qos_policy *sm_qos_policy(const struct sm *sm,
+				       const struct qos_members **m);
+const uint8_t *sm_part_sl(const struct sm *sm);
+void sm_qos_free(struct sm *sm);
 void sm_parts_free(struct sm *sm);
 
 /*

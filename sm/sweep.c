@@ -202,6 +202,7 @@ static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 			sm->sl2vl = NULL;
 		}
 		sa_fabric_changed(sm);
+		sm_qos_bind(sm);	/* the QoS policy on the new model */
 		/* LFTs are in place: the multicast trees of the new model and
 		 * the MFT blocks that differ (sm/mcast/mft.c). */
 		mft_sweep_done(sm);

@@ -669,8 +669,9 @@ static void act_reload(struct sm *sm, struct sm_msg *m)
 	int rc = sm->reload ? sm->reload(sm, m->u.reload.report) : 0;
 	int r = sm_parts_reload_force(sm, m->u.reload.report,
 				      m->u.reload.force);
+	int q = sm_qos_reload(sm, m->u.reload.report);
 
-	m->rc = rc < 0 ? rc : r;
+	m->rc = rc < 0 ? rc : r < 0 ? r : q;
 	if (m->rc < 0)
 		sm->stats.reloads_failed++;
 	else

@@ -225,6 +225,8 @@ void sa_view_of(const struct sm *sm, struct sa_view *v)
 	v->packet_life_time = sm->cfg.packet_life_time;
 	v->gen = snap.gen;
 	v->sl2vl = snap.sl2vl;
+	v->qos = sm_qos_policy(sm, &v->qos_members);
+	v->part_sl = sm_part_sl(sm);
 }
 
 static uint8_t response_method(uint8_t method)
