@@ -379,8 +379,8 @@ static int compute(const struct fabric *f, const struct routing_result *r,
 
 	if (r->split.n_classes) {
 		vlsplit_describe(&r->split, rep->qos, sizeof(rep->qos));
-		vlsplit_reduced(&r->split, r->n_layers, rep->qos_reduced,
-				sizeof(rep->qos_reduced));
+		vlsplit_reduced(&r->split, r->n_layers, r->layers_short,
+				rep->qos_reduced, sizeof(rep->qos_reduced));
 	}
 	if (!loads_only) {
 		rc = routing_check(f, r, &rep->check);

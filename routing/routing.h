@@ -73,6 +73,12 @@ struct routing_result {
 	 * engine used more than one layer (routing_split_active()).
 	 */
 	struct vl_split split;
+	/*
+	 * The engine wanted more layers than routing_opts.max_layers gave it
+	 * and routed the rest otherwise (dfsssp: up*\/down* in its last
+	 * layer): the daemon says so when QoS took the VLs (never silent).
+	 */
+	bool layers_short;
 };
 
 /*

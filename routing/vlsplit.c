@@ -218,8 +218,8 @@ void vlsplit_describe(const struct vl_split *s, char *buf, size_t len)
 			 l == 1 ? "" : "s", s->vls);
 }
 
-void vlsplit_reduced(const struct vl_split *s, unsigned used, char *buf,
-		     size_t len)
+void vlsplit_reduced(const struct vl_split *s, unsigned used, bool short_,
+		     char *buf, size_t len)
 {
 	size_t o = 0;
 
@@ -230,7 +230,7 @@ void vlsplit_reduced(const struct vl_split *s, unsigned used, char *buf,
 				      "QoS tables on %u VLs)", s->qos_classes,
 				      s->vls, s->n_classes, s->vls - 1u,
 				      s->vls);
-	if (o < len && s->budget < s->wanted && used >= s->budget)
+	if (o < len && s->budget < s->wanted && used >= s->budget && short_)
 		snprintf(buf + o, len - o, "%slayers capped at %u per class "
 			 "(the engine may use %u without QoS) by %s", o ? "; " :
 			 "", s->budget, s->wanted, s->sl_bound ?

@@ -101,9 +101,10 @@ void vlsplit_sl2vl(const struct vl_split *s, unsigned port_vls,
 void vlsplit_describe(const struct vl_split *s, char *buf, size_t len);
 
 /* What was reduced to fit, "" when nothing: classes merged, layers
- * capped (by the VLs or by the SLs). */
-void vlsplit_reduced(const struct vl_split *s, unsigned used, char *buf,
-		     size_t len);
+ * capped (by the VLs or by the SLs) when the engine used every layer it
+ * had and said it was `short` of layers. */
+void vlsplit_reduced(const struct vl_split *s, unsigned used, bool short_,
+		     char *buf, size_t len);
 
 /* Data VLs of the inter-switch links of `f` that are up: the least of
  * OperationalVLs (else VLCap) over their ports, at most `cap` (0: 15). */

@@ -645,7 +645,8 @@ static void log_split(const struct routing_result *r)
 
 	if (!r->split.n_classes)
 		return;
-	vlsplit_reduced(&r->split, r->n_layers, red, sizeof(red));
+	vlsplit_reduced(&r->split, r->n_layers, r->layers_short,
+			red, sizeof(red));
 	if (routing_split_active(r)) {
 		vlsplit_describe(&r->split, d, sizeof(d));
 		log_info("routing: QoS and virtual layers: %s", d);

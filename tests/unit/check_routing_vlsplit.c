@@ -39,7 +39,7 @@ START_TEST(one_class_is_identity)
 		ck_assert_uint_eq(s.vl_of[j], j);
 	}
 	ck_assert_uint_eq(s.vl_of[5], 0);	/* unused SLs: layer 0 */
-	vlsplit_reduced(&s, 3, buf, sizeof(buf));
+	vlsplit_reduced(&s, 3, true, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "");
 }
 END_TEST
@@ -78,11 +78,14 @@ START_TEST(two_classes)
 	vlsplit_describe(&s, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "2 QoS classes (SL 0 on VL 0-1, SL 1 on VL "
 			 "2-3), 2 layers each of 8 VLs");
-	vlsplit_reduced(&s, 2, buf, sizeof(buf));
+	vlsplit_reduced(&s, 2, true, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "");
-	/* all 4 layers used: capped (8 without QoS) */
+	/* all 4 layers used, the engine did not need more: nothing */
 	vlsplit_layout(&s, 4);
-	vlsplit_reduced(&s, 4, buf, sizeof(buf));
+	vlsplit_reduced(&s, 4, false, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "");
+	/* all 4 layers used and it was short: capped (8 without QoS) */
+	vlsplit_reduced(&s, 4, true, buf, sizeof(buf));
 	ck_assert_msg(strstr(buf, "layers capped at 4 per class"), "%s", buf);
 	ck_assert_msg(strstr(buf, "the VLs each class gets"), "%s", buf);
 	ck_assert_uint_eq(vlsplit_path_sl(&s, 1, 3), 7);
@@ -133,7 +136,7 @@ START_TEST(classes_merged)
 	ck_assert_uint_eq(s.n_classes, 4);
 	ck_assert_uint_eq(s.class_of[4], s.class_of[0]);	/* 4 & 3 */
 	ck_assert_uint_eq(s.budget, 1);
-	vlsplit_reduced(&s, 1, buf, sizeof(buf));
+	vlsplit_reduced(&s, 1, true, buf, sizeof(buf));
 	ck_assert_msg(strstr(buf, "5 QoS classes do not fit 4 VLs: merged "
 			     "into 4 by VL & 3"), "%s", buf);
 	ck_assert_msg(strstr(buf, "layers capped at 1"), "%s", buf);
@@ -158,7 +161,7 @@ START_TEST(sl_bound)
 	ck_assert_uint_eq(s.budget, 6);
 	ck_assert(s.sl_bound);
 	vlsplit_layout(&s, 6);
-	vlsplit_reduced(&s, 6, buf, sizeof(buf));
+	vlsplit_reduced(&s, 6, true, buf, sizeof(buf));
 	ck_assert_msg(strstr(buf, "the 16 SLs"), "%s", buf);
 	/* every (class, layer) its own SL, and no SL used twice */
 	unsigned seen = 0;
