@@ -66,6 +66,7 @@ int vlsplit_plan(const struct vl_qos *q, unsigned vls, unsigned max_layers,
 	s->n_classes = (uint8_t)merged;
 	s->qos_classes = (uint8_t)n;
 	s->vls = (uint8_t)vls;
+	s->reserved = q->sls;
 	for (unsigned sl = 0; sl < VLS_SL_N; sl++) {
 		s->class_of[sl] = NO_CLASS;
 		if ((q->sls >> sl & 1) && q->vl[sl] < 15) {
@@ -92,6 +93,9 @@ int vlsplit_plan(const struct vl_qos *q, unsigned vls, unsigned max_layers,
 	s->wanted = (uint8_t)(max_layers && max_layers < vls ? max_layers
 							     : vls);
 	l = vls / merged;
+	for (unsigned sl = 0; sl < VLS_SL_N; sl++)
+		if ((q->sls >> sl & 1) && q->vl[sl] >= 15)
+			in_use++;		/* named, but dropped: kept out */
 	sl_cap = 1 + (VLS_SL_N - in_use) / merged;
 	s->sl_budget = (uint8_t)sl_cap;
 	if (sl_cap < l) {
@@ -133,7 +137,7 @@ void vlsplit_layout(struct vl_split *s, unsigned used)
 	/* layers 1..: free SLs in ascending order, layer by layer */
 	for (unsigned j = 1; j < used; j++)
 		for (unsigned c = 0; c < n; c++) {
-			while (next < VLS_SL_N && (s->sls >> next & 1))
+			while (next < VLS_SL_N && (s->reserved >> next & 1))
 				next++;
 			if (next >= VLS_SL_N)	/* the plan left room: a bug */
 				return;
@@ -159,6 +163,19 @@ unsigned vlsplit_path_sl(const struct vl_split *s, unsigned qos_sl,
 		return qos_sl;
 	c = s->class_of[qos_sl];
 	return s->sl[c < s->n_classes ? c : 0][layer];
+}
+
+unsigned vlsplit_port_vl(const struct vl_split *s, unsigned vl,
+			 unsigned port_vls)
+{
+	unsigned n = s->n_classes ? s->n_classes : 1, per, c, j;
+
+	if (!s->class_vls || !port_vls || port_vls >= n * s->class_vls)
+		return vl;
+	c = vl / s->class_vls;
+	j = vl % s->class_vls;
+	per = port_vls / n;
+	return per ? c * per + (j < per ? j : per - 1) : c % port_vls;
 }
 
 void vlsplit_sl2vl(const struct vl_split *s, unsigned port_vls,

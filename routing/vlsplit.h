@@ -60,6 +60,8 @@ struct vl_split {
 	uint8_t  sl_budget;		/* SLs per class the 16 SLs allow */
 	bool     sl_bound;		/* the budget came from the 16 SLs */
 	uint16_t sls;			/* the QoS SLs in use (classes') */
+	uint16_t reserved;		/* every SL QoS names (VL 15 too):
+					 * never a layer's */
 	uint8_t  class_vl[VLS_MAX];	/* per class: its VL in the QoS table
 					 * (masked when merged) */
 	uint8_t  home[VLS_SL_N];	/* per SL: its class by the QoS table */
@@ -85,6 +87,11 @@ void vlsplit_layout(struct vl_split *s, unsigned used);
 /* The SL of a path whose QoS SL is `qos_sl` in layer `layer`. */
 unsigned vlsplit_path_sl(const struct vl_split *s, unsigned qos_sl,
 			 unsigned layer);
+
+/* The VL of split VL `vl` (c * class_vls + j) on a port holding
+ * `port_vls` data VLs, as vlsplit_sl2vl() maps its SLs there. */
+unsigned vlsplit_port_vl(const struct vl_split *s, unsigned vl,
+			 unsigned port_vls);
 
 /*
  * The SL-to-VL table of a port holding `port_vls` data VLs (0: unknown,

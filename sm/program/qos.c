@@ -93,7 +93,7 @@ static void split_vlarb(const struct vl_split *s,
 static int vlarb_port(struct smp_batch *b, struct sl2vl_images *im,
 		      const struct sm_config *cfg, struct fabric *f,
 		      int32_t id, unsigned pn, const struct qos_tables *t,
-		      unsigned *sets)
+		      const struct routing_result *r, unsigned *sets)
 {
 	const struct fab_port *p = &fabric_node(f, id)->ports[pn];
 	bool sw = fabric_node(f, id)->type == NODE_TYPE_SWITCH;
@@ -117,7 +117,14 @@ static int vlarb_port(struct smp_batch *b, struct sl2vl_images *im,
 			continue;
 		memset(want, 0, sizeof(want));
 		for (unsigned i = 0; i < len; i++) {
-			want[2 * i] = e[half * QOS_VLARB_BLOCK + i].vl & mask;
+			unsigned vl = e[half * QOS_VLARB_BLOCK + i].vl;
+
+			/* a split's VL where the port has fewer VLs: the
+			 * one its SL-to-VL table gives (vlsplit.h) */
+			if (r)
+				vl = vlsplit_port_vl(&r->split, vl,
+						     op_vls_count(op));
+			want[2 * i] = (uint8_t)(vl & mask);
 			want[2 * i + 1] = e[half * QOS_VLARB_BLOCK + i].weight;
 		}
 		struct table_key k = { 0, pn, blk + 1, SMP_ATTR_VL_ARB_TABLE,
@@ -154,7 +161,9 @@ int program_qos_vlarb(struct smp_batch *b, struct sl2vl_images *im,
 
 		if (!p->valid || p->peer_node == FAB_NONE)
 			continue;
-		if ((rc = vlarb_port(b, im, cfg, f, id, pn, &t, sets)) < 0)
+		if ((rc = vlarb_port(b, im, cfg, f, id, pn, &t,
+				     r && routing_split_active(r) ? r : NULL,
+				     sets)) < 0)
 			return rc;
 		queued += rc;
 	}

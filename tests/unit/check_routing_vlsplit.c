@@ -121,6 +121,14 @@ START_TEST(classes_by_vl)
 	/* nothing in use at all */
 	q.sls = 1u << 9;
 	ck_assert_int_eq(vlsplit_plan(&q, 8, 0, &s), -EINVAL);
+	/* an SL QoS names but drops (VL 15) is never a layer's */
+	q.sls = 1u << 0 | 1u << 1;
+	q.vl[1] = 15;
+	ck_assert_int_eq(vlsplit_plan(&q, 8, 0, &s), 0);
+	ck_assert_uint_eq(s.n_classes, 1);
+	vlsplit_layout(&s, 3);
+	ck_assert_uint_eq(s.sl[0][1], 2);
+	ck_assert_uint_eq(s.sl[0][2], 3);
 }
 END_TEST
 
@@ -193,6 +201,9 @@ START_TEST(narrow_port)
 	ck_assert_uint_eq(t[vlsplit_path_sl(&s, 0, 3)], 1);
 	ck_assert_uint_eq(t[vlsplit_path_sl(&s, 1, 0)], 2);
 	ck_assert_uint_eq(t[vlsplit_path_sl(&s, 1, 2)], 3);
+	/* the VLArb entries' VLs land where the SLs do */
+	for (unsigned sl = 0; sl < 16; sl++)
+		ck_assert_uint_eq(vlsplit_port_vl(&s, s.vl_of[sl], 4), t[sl]);
 	vlsplit_sl2vl(&s, 1, t);
 	for (unsigned sl = 0; sl < 16; sl++)
 		ck_assert_uint_eq(t[sl], 0);
