@@ -180,6 +180,9 @@ if up qos8 "$T/8vl.conf"; then
 		"${CHECK[@]}" cdg "$D/topo" "$D/lfts" --sl "$D/sl" \
 		--sl2vl "$D/sl2vl.vl0" --want-cycles --dst-class "$D/classes" \
 		--want-shared
+	"${CHECK[@]}" cdg "$D/topo" "$D/lfts" --sl "$D/sl" \
+		--sl2vl "$D/sl2vl.vl0" --dst-class "$D/classes" 2>&1 |
+		grep -E '^(cdg: [0-9]+ routes|class)' | sed 's/^/    every SL on VL 0: /'
 fi
 down qos8
 
