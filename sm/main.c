@@ -47,6 +47,7 @@
 #include "sm/route.h"
 #include "sm/quick.h"
 #include "sm/perf/perf.h"
+#include "sm/mkey.h"
 #include "sm/sm.h"
 #include "sm/ctl.h"
 #include "sm/metrics/metrics.h"
@@ -676,6 +677,10 @@ static int open_log(struct sm *sm, const struct cfg *conf,
 		log_warnx("ERR 0905: options not implemented yet and ignored:"
 			  " %s", ro->notes);
 	log_limits(sm);
+	char note[160];
+	mkey_fix_lease(&sm->cfg, note, sizeof(note));
+	if (*note)
+		log_warnx("ERR 0909: %s", note);
 	return -1;
 }
 

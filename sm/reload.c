@@ -11,6 +11,7 @@
 
 #include "config/conf.h"
 #include "sm/log.h"
+#include "sm/mkey.h"
 #include "sm/sm.h"
 
 /*
@@ -126,6 +127,10 @@ int sm_config_reload(struct sm *sm, struct cfg_msgs *report)
 	cfg_free(&next);
 	if (cfg_apply(conf, &sm->cfg) < 0)
 		return -EINVAL;	/* checked values: cannot happen */
+	char note[160];
+	mkey_fix_lease(&sm->cfg, note, sizeof(note));
+	if (*note)
+		log_warnx("ERR 0909: %s", note);
 	log_set_level(sm->cfg.log_level);
 	log_ratelimit_set(sm->cfg.log_burst, sm->cfg.log_rate);
 	return 0;

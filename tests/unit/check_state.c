@@ -1540,6 +1540,14 @@ START_TEST(test_sm_key)
 	from_b(MAD_METHOD_SET, SMINFO_DISABLE, 2);
 	ck_assert_int_eq(S->state, SM_MASTER);
 	ck_assert_uint_eq(F.n_sent, before);
+	/* remembered as untrusted, with its LID and the Set ignored */
+	ck_assert_uint_eq(S->rogues[0].guid, GUID_B + 1);
+	ck_assert_uint_eq(S->rogues[0].lid, 3);
+	ck_assert_uint_eq(S->rogues[0].sets, 1);
+	from_b(MAD_METHOD_SET, SMINFO_HANDOVER, 2);
+	ck_assert_int_eq(S->state, SM_MASTER);
+	ck_assert_uint_eq(S->rogues[0].sets, 2);
+	ck_assert_uint_eq(S->rogues[1].guid, 0);
 	from_b(MAD_METHOD_GET, 0, 2);
 	ck_assert_uint_eq(be64toh(last_sminfo_resp()->sm_key), 0);
 	from_b(MAD_METHOD_GET, 0, 1);
@@ -1561,6 +1569,20 @@ START_TEST(test_sm_key_other_master_ignored)
 	b_prio = 15;
 	b_key = 2;
 	bring_up();
+	/* its SMInfo answer named it: untrusted, master, priority 15 */
+	unsigned k;
+	for (k = 0; k < SM_MAX_ROGUE; k++)
+		if (S->rogues[k].guid == GUID_B + 1)
+			break;
+	ck_assert_uint_lt(k, SM_MAX_ROGUE);
+	ck_assert_uint_eq(S->rogues[k].priority, 15);
+	ck_assert_uint_eq(S->rogues[k].state, SM_STATE_MASTER);
+	ck_assert_uint_eq(S->rogues[k].sets, 0);
+	/* forgotten after SM_ROGUE_FORGET_S of silence */
+	b_sm = false;
+	run_for(SM_ROGUE_FORGET_S + 5);
+	sm_rogue_expire(S);
+	ck_assert_uint_eq(S->rogues[k].guid, 0);
 }
 END_TEST
 
