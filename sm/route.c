@@ -291,7 +291,6 @@ int sm_route_qos(const struct sm_config *cfg, const struct part_config *pc,
 		return -EINVAL;
 	memcpy(q->vl, t.sl2vl, sizeof(q->vl));
 	q->default_sl = 0;
-	q->sls = 1u << 0;
 	if (pol && pol->default_level < pol->n_levels &&
 	    pol->levels[pol->default_level].sl >= 0)
 		q->default_sl = (uint8_t)(pol->levels[pol->default_level].sl &
