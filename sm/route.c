@@ -838,6 +838,8 @@ int sm_route_offline(const char *file, const struct sm_config *cfg,
 	struct fabric_counts fc;
 	struct routing_opts o;
 	struct vl_qos qos;
+	struct qos_policy pol;
+	bool have_pol = false;
 	struct routing_result r;
 	struct routing_report rep;
 	struct rusage ru;
@@ -867,14 +869,26 @@ int sm_route_offline(const char *file, const struct sm_config *cfg,
 		fabric_free(&f);
 		return 2;
 	}
-	/* qos TRUE: the default SL's class alone (no partitions, no
-	 * policy offline) */
-	if (cfg->qos && sm_route_qos(cfg, NULL, NULL, &qos) == 0)
+	/* qos TRUE: the QoS policy file's levels (no partitions offline) */
+	if (cfg->qos && cfg->qos_policy_file) {
+		struct qos_error qe;
+
+		if (qos_load(cfg->qos_policy_file, &pol, &qe) == 0)
+			have_pol = true;
+		else
+			fprintf(errf, "ibsm: --route-only: %s:%u:%u: %s; QoS "
+				"without it\n", cfg->qos_policy_file, qe.line,
+				qe.col, qe.msg);
+	}
+	if (cfg->qos && sm_route_qos(cfg, NULL, have_pol ? &pol : NULL,
+				     &qos) == 0)
 		o.qos = &qos;
 	t0 = now();
 	rc = routing_run_opts(list, &f, &o, &r, err, sizeof(err));
 	t1 = now();
 	opts_free(&o);
+	if (have_pol)
+		qos_policy_free(&pol);
 	if (rc < 0) {
 		fprintf(errf, "ibsm: --route-only: routing failed: %s\n", err);
 		fabric_free(&f);

@@ -16,7 +16,9 @@
 #   finds cycles and the classes sharing a VL;
 #   on 2 VLs (max_op_vls 2) both do not fit: the log says the layers were
 #   capped at one per class and the routes are still cycle-free with the
-#   classes apart.
+#   classes apart;
+#   ibsm --route-only with the same configuration reports the split and
+#   no cycle per VL.
 set -uo pipefail
 
 # shellcheck source=tests/fabric/lib.sh
@@ -221,5 +223,15 @@ if up qos2 "$T/2vl.conf"; then
 		[ "$sl_c" = 0x0 ]
 fi
 down qos2
+
+# 3. --route-only (no fabric): the policy's classes and the per-VL check
+# in the report
+"$IBSM" -F "$T/8vl.conf" --route-only "$NET" >"$T/route-only" 2>&1
+fab_check "route-only: the report shows 2 classes" \
+	grep -q '^qos: 2 QoS classes (SL 0 on VL 0-[0-9]*, SL 4 on VL' "$T/route-only"
+fab_check "route-only: cycles per VL all 0, result ok" \
+	bash -c "grep -Eq '^cdg: [0-9]+ channels, cycles per VL:( 0)+\$' '$T/route-only' &&
+		grep -q '^result: ok' '$T/route-only'"
+grep -E '^(qos|cdg):' "$T/route-only" | sed 's/^/    /'
 
 fab_summary
