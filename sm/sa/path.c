@@ -222,15 +222,14 @@ struct path_parms {
  * With qos TRUE (OpenSM's valid_sl_mask): drop from pp->sl_ok the SLs
  * that the SL-to-VL table of port `out` of node `id`, for packets in
  * from port `in`, sends to VL 15.  A table the SM does not know (never
- * read or set) drops none.
+ * read or set) drops none.  Called only with v->qos_on and v->sl2vl.
  */
 static void path_sl_mask(const struct sa_view *v, int32_t id, unsigned in,
 			 unsigned out, struct path_parms *pp)
 {
 	uint8_t tab[SL2VL_BYTES];
 
-	if (!v->qos_on || !v->sl2vl ||
-	    !sl2vl_image_lookup(v->sl2vl, fabric_node(v->f, id)->guid, in,
+	if (!sl2vl_image_lookup(v->sl2vl, fabric_node(v->f, id)->guid, in,
 				out, tab))
 		return;
 	for (unsigned sl = 0; sl < 16; sl++) {
@@ -282,6 +281,7 @@ static bool path_walk(const struct sa_view *v, struct fab_ref src,
 {
 	const struct fabric *f = v->f;
 	struct fab_ref cur = src;
+	bool slvl = v->qos_on && v->sl2vl;
 	int out;
 
 	pp->mtu = MTU_MAX;
@@ -295,7 +295,8 @@ static bool path_walk(const struct sa_view *v, struct fab_ref src,
 			return false;
 		cur.port = (uint8_t)out;
 	}
-	path_sl_mask(v, cur.node, 0, cur.port, pp);
+	if (slvl)
+		path_sl_mask(v, cur.node, 0, cur.port, pp);
 	for (unsigned hops = 0; cur.node != dst.node || cur.port != dst.port; hops++) {
 		const struct fab_port *p = &fabric_node(f, cur.node)->ports[cur.port];
 		struct fab_ref in = { p->peer_node, p->peer_port };
@@ -315,7 +316,8 @@ static bool path_walk(const struct sa_view *v, struct fab_ref src,
 		cur = (struct fab_ref){ in.node, (uint8_t)out };
 		if (!path_port(v, cur.node, cur.port, pp))
 			return false;
-		path_sl_mask(v, cur.node, in.port, cur.port, pp);
+		if (slvl)
+			path_sl_mask(v, cur.node, in.port, cur.port, pp);
 	}
 	return path_port(v, cur.node, cur.port, pp);
 }
