@@ -38,6 +38,7 @@
 #include "config/limits.h"
 #include "sm/log.h"
 #include "partitions/partitions.h"
+#include "qos/qos.h"
 #include "sm/mcast/mcast.h"
 #include "sm/mcast/mft.h"
 #include "sm/program.h"
@@ -300,6 +301,25 @@ static void key_where(const struct cfg *conf, size_t i, char *buf, size_t len)
 		snprintf(buf, len, "command line");
 }
 
+/* --check-config of qos_policy_file: the whole policy grammar (1: bad). */
+static size_t check_qos_file(const char *path)
+{
+	struct qos_policy p;
+	struct qos_error e;
+	int rc = qos_load(path, &p, &e);
+
+	if (rc == 0) {
+		qos_policy_free(&p);
+		return 0;
+	}
+	if (rc == -EINVAL)
+		log_stderr(LOG_LVL_ERR, "%s:%u:%u: %s", path, e.line, e.col,
+			   e.msg);
+	else
+		log_stderr_rc(LOG_LVL_ERR, -rc, "%s: cannot read", path);
+	return 1;
+}
+
 /*
  * --check-config: the -F file (every error, unknown keys included) and
  * every file it names: the keys naming files set in the file or on the
@@ -356,6 +376,8 @@ static int check_config(const struct cfg *conf, const struct run_opts *r)
 			}
 			fabric_free(&ref);
 		}
+		if (!strcmp(keys[i].name, "qos_policy_file"))
+			errors += check_qos_file(v);
 		if (!strcmp(keys[i].name, "partition_config_file")) {
 			struct part_options po = { .allow_both_pkeys = false };
 			struct part_config pc;
@@ -861,6 +883,8 @@ int main(int argc, char **argv)
 	if (sm_qos_load(&sm, true) < 0) {
 		log_stderr(LOG_LVL_ERR, "%s: not started (see the errors above)",
 			   sm.cfg.qos_policy_file);
+		sm_qos_free(&sm);
+		sm_parts_free(&sm);
 		log_close();
 		pidfile_close(&pid);
 		return SM_EXIT_CONFIG;

@@ -15,9 +15,10 @@
  * at OpenSM's default path that does not exist is no policy, as in
  * OpenSM; another path that cannot be read is an error.
  *
- * Also the partitions' SL (partitions.conf sl=) for the SA: a table of
- * the 15-bit P_Keys whose partition gives an SL, built only when one
- * does, so that the SA's path costs nothing more without.
+ * Also the partitions' SL (partitions.conf sl=) for the SA, with qos TRUE
+ * (OpenSM sets a partition's SL to 0 without QoS): a table of the 15-bit
+ * P_Keys' SLs, built only when a partition gives one, so that the SA's
+ * path costs nothing more without.
  */
 #include "config.h"
 
@@ -256,14 +257,15 @@ static bool part_sl_any(const struct part_config *c)
 	return false;
 }
 
-/* partitions.conf sl=: the SL of each 15-bit P_Key, when any is set. */
+/* partitions.conf sl=: the SL of each 15-bit P_Key, when any is set and
+ * qos is TRUE (OpenSM takes a partition's SL only then). */
 static void part_sl_build(struct sm *sm, struct sm_qos *q)
 {
 	const struct part_config *c = sm->parts;
 
 	free(q->part_sl);
 	q->part_sl = NULL;
-	if (!part_sl_any(c) || !(q->part_sl = calloc(0x8000, 1)))
+	if (!sm->cfg.qos || !part_sl_any(c) || !(q->part_sl = calloc(0x8000, 1)))
 		return;
 	for (size_t i = 0; i < c->n_parts; i++)
 		q->part_sl[c->parts[i].pkey & 0x7fff] = c->parts[i].sl & 0xf;
@@ -278,12 +280,13 @@ void sm_qos_bind(struct sm *sm)
 	size_t n;
 
 	/* nothing to keep: no state (unit tests, qos FALSE, no sl=) */
-	if (!sm->qos && !part_sl_any(sm->parts))
+	if (!sm->qos && (!sm->cfg.qos || !part_sl_any(sm->parts)))
 		return;
 	if (!(q = state(sm)))
 		return;
 	part_sl_build(sm, q);
-	if (!q->loaded)
+	/* before the first sweep there is nothing to bind to */
+	if (!q->loaded || !sm->fabric.n_nodes)
 		return;
 	if (!(v = part_refs(sm, &n)))
 		return;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "qos/qos.h"
+#include "sm/program.h"
 #include "sm/sa/gen.h"
 
 /*
@@ -214,7 +215,30 @@ struct pr_ctx {
 struct path_parms {
 	uint8_t mtu, rate, pkt_life;
 	unsigned steps;			/* hops walked (work) */
+	uint16_t sl_ok;			/* qos TRUE: SLs not sent to VL 15 */
 };
+
+/*
+ * With qos TRUE (OpenSM's valid_sl_mask): drop from pp->sl_ok the SLs
+ * that the SL-to-VL table of port `out` of node `id`, for packets in
+ * from port `in`, sends to VL 15.  A table the SM does not know (never
+ * read or set) drops none.  Called only with v->qos_on and v->sl2vl.
+ */
+static void path_sl_mask(const struct sa_view *v, int32_t id, unsigned in,
+			 unsigned out, struct path_parms *pp)
+{
+	uint8_t tab[SL2VL_BYTES];
+
+	if (!sl2vl_image_lookup(v->sl2vl, fabric_node(v->f, id)->guid, in,
+				out, tab))
+		return;
+	for (unsigned sl = 0; sl < 16; sl++) {
+		unsigned vl = sl % 2 ? tab[sl / 2] & 0xf : tab[sl / 2] >> 4;
+
+		if (vl == 15)
+			pp->sl_ok &= (uint16_t)~(1u << sl);
+	}
+}
 
 /* Fold port `pn` of node `id` into the path's MTU and rate. */
 static bool path_port(const struct sa_view *v, int32_t id, unsigned pn,
@@ -257,11 +281,13 @@ static bool path_walk(const struct sa_view *v, struct fab_ref src,
 {
 	const struct fabric *f = v->f;
 	struct fab_ref cur = src;
+	bool slvl = v->qos_on && v->sl2vl;
 	int out;
 
 	pp->mtu = MTU_MAX;
 	pp->rate = 24;
 	pp->steps = 1;
+	pp->sl_ok = 0xffff;
 	if (!path_port(v, src.node, src.port, pp))
 		return false;
 	if (fabric_node(f, src.node)->type == NODE_TYPE_SWITCH) {
@@ -269,6 +295,8 @@ static bool path_walk(const struct sa_view *v, struct fab_ref src,
 			return false;
 		cur.port = (uint8_t)out;
 	}
+	if (slvl)
+		path_sl_mask(v, cur.node, 0, cur.port, pp);
 	for (unsigned hops = 0; cur.node != dst.node || cur.port != dst.port; hops++) {
 		const struct fab_port *p = &fabric_node(f, cur.node)->ports[cur.port];
 		struct fab_ref in = { p->peer_node, p->peer_port };
@@ -288,6 +316,8 @@ static bool path_walk(const struct sa_view *v, struct fab_ref src,
 		cur = (struct fab_ref){ in.node, (uint8_t)out };
 		if (!path_port(v, cur.node, cur.port, pp))
 			return false;
+		if (slvl)
+			path_sl_mask(v, cur.node, in.port, cur.port, pp);
 	}
 	return path_port(v, cur.node, cur.port, pp);
 }
@@ -720,7 +750,7 @@ static int pr_lid_pair(struct pr_ctx *c, struct fab_ref src,
 	struct path_parms fwd, rev;
 	struct sa_path_record r;
 	bool reversible, ok;
-	int sl;
+	int sl, layer_sl;
 
 	*added = false;
 	ok = path_parms(c, src, dst, dlid, &fwd);
@@ -741,17 +771,16 @@ static int pr_lid_pair(struct pr_ctx *c, struct fab_ref src,
 	r.slid = htobe16(slid);
 	r.num_path = reversible ? PR_REVERSIBLE_BIT : 0;
 	r.pkey = htobe16(c->pkey);
-	if ((sl = pr_sl(c)) < 0)
+	/* qos TRUE: an SL the path sends to VL 15 gets no record (OpenSM
+	 * ERR 1F24), nor does a path that leaves no SL */
+	if ((sl = pr_sl(c)) < 0 || !(fwd.sl_ok & (1u << sl)))
 		return 0;
 	/* With layers the SL is the layer's (within the class of the QoS
 	 * SL when QoS classes share the VLs): a query asking for another SL
 	 * gets no record (OpenSM's dfsssp answers the same, ERR 1F2A). */
-	{
-		int l = path_layer_sl(c->v, src, dlid, (unsigned)sl);
-
-		if (l >= 0)
-			sl = l;
-	}
+	layer_sl = path_layer_sl(c->v, src, dlid, (unsigned)sl);
+	if (layer_sl >= 0)
+		sl = layer_sl;
 	r.qos_class_sl = htobe16((uint16_t)sl);
 	r.mtu = (uint8_t)(SEL_EQ << 6 | fwd.mtu);
 	r.rate = (uint8_t)(SEL_EQ << 6 | fwd.rate);
@@ -1000,9 +1029,20 @@ static bool pr_selectors_valid(const struct sa_query *q,
  * port pair when NumbPath is given, else every LID pair of the two LMC
  * ranges.  MTU, Rate and PacketLifeTime selectors take effect only with
  * their value component and adjust the answer (less than: the next lower
- * value); an MTU or Rate value that is not one is REQ_INVALID.  ServiceID,
- * FlowLabel, HopLimit, TClass, QoSClass and Preference in the request are
- * ignored: every answer has them 0, HopLimit too (no router is crossed).
+ * value); an MTU or Rate value that is not one is REQ_INVALID.
+ *
+ * With a QoS policy in force (qos TRUE and qos_policy_file, v->qos),
+ * each port pair's level (qos/match.c: the ends, the ServiceID when both
+ * halves are given, the P_Key and the QoSClass of the request) limits
+ * the MTU and rate before the selectors act, gives the PacketLifeTime,
+ * restricts the P_Key to the level's (a requested one outside them, or
+ * none shared: no record) and gives the SL; a requested SL other than
+ * the level's gets no record.  Without a level's SL the record has the
+ * SL of its P_Key's partition (partitions.conf sl=, taken with qos TRUE
+ * as in OpenSM: v->part_sl), else 0.
+ * A deadlock-free routing's layer SL comes last, as OpenSM's path_sl.
+ * FlowLabel, HopLimit, TClass and Preference in the request are ignored;
+ * answers carry QoSClass 0, HopLimit 0 (no router is crossed).
  */
 int gen_path_record(const struct sa_view *v, const struct sa_query *q,
 		    struct sa_table *out)
@@ -1148,8 +1188,8 @@ static int mpr_gid(const struct sa_view *v, const uint8_t gid[16],
  *
  * IndependenceSelector is accepted and not acted on beyond that ordering
  * (distinct LID pairs first): the paths are not checked for sharing
- * links or switches.  ServiceID, FlowLabel, HopLimit, TClass and QoSClass
- * are ignored as for PathRecord.
+ * links or switches.  ServiceID, P_Key and QoSClass select the QoS level
+ * as for PathRecord; FlowLabel, HopLimit and TClass are ignored.
  *
  * The GID list is untrusted: q->tmpl_len is the payload the request
  * carried (from its RMPP PayloadLength), and counts that reach beyond it

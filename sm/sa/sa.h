@@ -153,6 +153,7 @@ struct sa_view {
 	const struct qos_members *qos_members;
 	/* The SL of each 15-bit P_Key (partitions.conf sl=); NULL: all 0 */
 	const uint8_t *part_sl;
+	bool qos_on;			/* qos TRUE: SLs sent to VL 15 dropped */
 };
 
 /*
