@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "routing/report.h"
 #include "routing/vlsplit.h"
 #include "tests/unit/routing_fixture.h"
 
@@ -303,6 +304,38 @@ START_TEST(torus_per_vl)
 }
 END_TEST
 
+/* The quality report on such routes: the split's line, cycles per VL,
+ * in text and JSON. */
+START_TEST(report_per_vl)
+{
+	struct fabric f;
+	struct routing_result r;
+	struct routing_opts o = { 0 };
+	struct vl_qos q = qos_of(1u << 0 | 1u << 4);
+	struct routing_report rep;
+	char err[256], buf[8192];
+
+	rf_torus(&f, 6, 6, 1);
+	o.qos = &q;
+	ck_assert_int_eq(routing_run_opts("dfsssp", &f, &o, &r, err,
+					  sizeof(err)), 0);
+	ck_assert_int_eq(routing_report_compute(&f, &r, &rep), 0);
+	ck_assert(rep.cdg.per_vl);
+	ck_assert_uint_eq(rep.cdg.layers, 2u * r.n_layers);
+	ck_assert_uint_eq(routing_cdg_cycles(&rep.cdg), 0);
+	ck_assert(routing_report_ok(&rep));
+	routing_report_text(&rep, buf, sizeof(buf));
+	ck_assert_msg(strstr(buf, "qos: 2 QoS classes (SL 0 on VL 0-"), "%s",
+		      buf);
+	ck_assert_msg(strstr(buf, "cycles per VL:"), "%s", buf);
+	routing_report_json(&rep, buf, sizeof(buf));
+	ck_assert_msg(strstr(buf, "\"cdg_per_vl\":true"), "%s", buf);
+	ck_assert_msg(strstr(buf, "\"qos\":\"2 QoS classes"), "%s", buf);
+	routing_result_free(&r);
+	fabric_free(&f);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("routing_vlsplit");
@@ -316,6 +349,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, sl_bound);
 	tcase_add_test(tc, narrow_port);
 	tcase_add_test(tc, torus_per_vl);
+	tcase_add_test(tc, report_per_vl);
 	suite_add_tcase(s, tc);
 	return s;
 }
