@@ -68,6 +68,14 @@ struct sm_config {
 	uint8_t  head_of_queue_lifetime;
 	uint8_t  leaf_head_of_queue_lifetime;
 	uint8_t  max_op_vls;		/* PortInfo:OperationalVLs encoding */
+	/* PortInfo fields as OpenSM's link manager sets them (sm/program/
+	 * port.c): VLStallCount of switch ports towards switches and towards
+	 * end ports, LinkWidth/SpeedEnabled and LinkSpeedExtEnabled (0: no
+	 * change; 255/15/31: all the port supports), LocalPhyErrors and
+	 * OverrunErrors thresholds */
+	uint8_t  vl_stall_count, leaf_vl_stall_count;
+	uint8_t  force_link_width, force_link_speed, force_link_speed_ext;
+	uint8_t  local_phy_errors_threshold, overrun_errors_threshold;
 	bool     summary;		/* print a bring-up summary on stdout */
 	bool     dump_lfts;		/* write opensm-lfts.dump (-D 0x40) */
 	const char *partition_config;	/* -P/--Pconfig: partitions.conf */

@@ -292,9 +292,13 @@ static int set_port(struct sweep *sw, int32_t id, uint8_t pn, unsigned want,
 			  cur->vl_stall_hoq_life & 0x1fu,
 			  pi.vl_stall_hoq_life & 0x1fu);
 	}
+	/* Attribute modifier bit 31, SMSupportsExtendedSpeeds: a port
+	 * whose CapabilityMask has IsExtendedSpeedsSupported takes
+	 * LinkSpeedExtEnabled only with it (14.2.5.6, as OpenSM) */
 	rc = batch_smp(&sw->batch, MAD_METHOD_SET, path, hops,
-		       SMP_ATTR_PORT_INFO, pn, &pi, sizeof(pi), id, pn,
-		       on_port_set, ps);
+		       SMP_ATTR_PORT_INFO, pn | (fabric_port_cap_mask(n, pn) &
+		       PI_CAP_HAS_EXT_SPEEDS ? 0x80000000u : 0), &pi,
+		       sizeof(pi), id, pn, on_port_set, ps);
 	if (rc < 0)
 		free(ps);
 	return rc;
