@@ -263,6 +263,19 @@ static int set_port(struct sweep *sw, int32_t id, uint8_t pn, unsigned want,
 	unsigned hops;
 	int rc;
 
+	/* New LinkWidth/SpeedEnabled values go in a Set of their own, before
+	 * the one that arms the port, as OpenSM sends them: the link retrains
+	 * on them (and ibsim takes them only from a Set without a state). */
+	if (want != PORT_STATE_NOP &&
+	    port_desired(&sm->cfg, &sw->f, id, pn, sw->sm_lid, PORT_STATE_NOP,
+			 false, &pi) &&
+	    (pi.link_width_enabled != n->ports[pn].pi.link_width_enabled ||
+	     pi_speed_enabled(&pi) != pi_speed_enabled(&n->ports[pn].pi) ||
+	     pi.speed_ext_enabled != n->ports[pn].pi.speed_ext_enabled)) {
+		rc = set_port(sw, id, pn, PORT_STATE_NOP, false);
+		if (rc < 0)
+			return rc;
+	}
 	if (!port_desired(&sm->cfg, &sw->f, id, pn, sw->sm_lid, want, rereg, &pi))
 		return 0;
 	ps = malloc(sizeof(*ps));
