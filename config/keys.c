@@ -138,7 +138,7 @@ static struct cfg_key keys[] = {
 	K("long_transaction_timeout", CFG_INT, "500", 0, 4294967295, NULL, 0, F_NONE_, "TIMING AND THREADING OPTIONS"),
 	K("max_msg_fifo_timeout", CFG_INT, "10000", 0, 4294967295, NULL, RT, F_NONE_, "TIMING AND THREADING OPTIONS"),
 	K("single_thread", CFG_BOOL, "FALSE", 0, 0, NULL, 0, F_NONE_, "TIMING AND THREADING OPTIONS"),
-	K("daemon", CFG_BOOL, "FALSE", 0, 0, NULL, 0, F_NONE_, "MISC OPTIONS"),
+	K("daemon", CFG_BOOL, "FALSE", 0, 0, NULL, IMPL, F_BOOL_(daemon), "MISC OPTIONS"),
 	K("sm_inactive", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "MISC OPTIONS"),
 	K("babbling_port_policy", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "MISC OPTIONS"),
 	K("drop_event_subscriptions", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "MISC OPTIONS"),

@@ -37,6 +37,7 @@ enum sm_transport {
 struct sm_config {
 	uint64_t guid;			/* guid: port to bind (0: first up) */
 	bool     once;			/* -o */
+	bool     daemon;		/* -B, daemon: into the background */
 	const char *log_file;		/* log_file */
 	enum log_level log_level;
 	unsigned transaction_timeout;	/* ms */

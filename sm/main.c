@@ -51,6 +51,7 @@
 #include "sm/ctl.h"
 #include "sm/metrics/metrics.h"
 #include "sm/pidfile.h"
+#include "sm/daemon.h"
 #include "sm/topo_file.h"
 
 /*
@@ -679,6 +680,12 @@ static int open_log(struct sm *sm, const struct cfg *conf,
 	return -1;
 }
 
+/* The log goes to stdout (log_open()'s names for it). */
+static bool log_to_stdio(const char *path)
+{
+	return !path || !strcmp(path, "stdout") || !strcmp(path, "-");
+}
+
 /* The pid file locked: 0, or -errno after saying why not. */
 static int lock_pid_file(const struct sm *sm, struct pidfile *pid)
 {
@@ -815,7 +822,7 @@ int main(int argc, char **argv)
 	struct run_opts ro;
 	bool discover_only;
 	struct pidfile pid = { -1, NULL };
-	int rc;
+	int rc, ready_fd = -1;
 
 	hold_std_fds();
 	rc = configure(argc, argv, &sm, &conf, &ro);
@@ -844,6 +851,21 @@ int main(int argc, char **argv)
 	if (lock_pid_file(&sm, &pid) < 0) {
 		log_close();
 		return SM_EXIT_FAIL;
+	}
+	/* -B: into the background now, the configuration read and checked,
+	 * before any thread or loop exists; the lock on the pid file is the
+	 * child's from here (flock: shared with the open file). */
+	if (sm.cfg.daemon && !discover_only) {
+		rc = daemon_fork(&ready_fd);
+		if (rc < 0) {
+			log_stderr_rc(LOG_LVL_ERR, rc, "-B: cannot fork");
+			log_err_rc(rc, "ERR 0009: cannot go into the background");
+			log_close();
+			pidfile_close(&pid);
+			return SM_EXIT_FAIL;
+		}
+		log_info("running in the background (-B), pid %ld",
+			 (long)getpid());
 	}
 	if (sm_parts_load(&sm, true) < 0) {
 		log_stderr(LOG_LVL_ERR, "%s: not started (see the errors above)",
@@ -915,6 +937,9 @@ int main(int argc, char **argv)
 			sm.exit_code = SM_EXIT_FAIL;
 		}
 	}
+	/* -B: the daemon runs; the command that started it returns */
+	if (rc == 0)
+		daemon_ready(&ready_fd, log_to_stdio(sm.cfg.log_file));
 	if (rc == 0)
 		ev_run(sm.loop, 0);
 	pidfile_close(&pid);
