@@ -77,6 +77,8 @@ struct sm_config {
 	uint8_t  vl_stall_count, leaf_vl_stall_count;
 	uint8_t  force_link_width, force_link_speed, force_link_speed_ext;
 	uint8_t  local_phy_errors_threshold, overrun_errors_threshold;
+	uint8_t  sm_sl;			/* PortInfo:MasterSMSL of end ports */
+	bool     no_clients_rereg;	/* never set ClientReregister */
 	bool     summary;		/* print a bring-up summary on stdout */
 	bool     dump_lfts;		/* write opensm-lfts.dump (-D 0x40) */
 	const char *partition_config;	/* -P/--Pconfig: partitions.conf */

@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <ev.h>
 
+#include "config/compat.h"
 #include "config/conf.h"
 #include "config/fileutil.h"
 #include "config/opts.h"
@@ -596,6 +597,10 @@ static void hold_std_fds(void)
 	}
 }
 
+/* What ibsm does instead of some OpenSM keys (config/compat.h): said
+ * once at start, on standard error and in the log. */
+static struct cfg_msgs compat_notes;
+
 /*
  * The command line and the configuration file into sm->cfg and conf.
  * Returns -1 to go on starting, or the exit code of a run that ends here
@@ -611,6 +616,18 @@ static int configure(int argc, char **argv, struct sm *sm, struct cfg *conf,
 	if (!ro->config_file)
 		ro->config_file = cfg_default_file(NULL);
 	rc = read_config(conf, ro);
+	if (ro->check && rc == 0) {
+		/* what ibsm does instead of some OpenSM keys, as at start */
+		struct sm_config scratch = { 0 };
+
+		if (cfg_apply(conf, &scratch) == 0)
+			cfg_apply_compat(conf, &scratch, &compat_notes);
+		for (size_t i = 0; i < compat_notes.n; i++)
+			log_stderr(LOG_LVL_WARN, "%s: %s", ro->config_file ?
+				   ro->config_file : "command line",
+				   compat_notes.msg[i]);
+		cfg_msgs_free(&compat_notes);
+	}
 	if (ro->check)
 		return rc < 0 && rc != -EINVAL ? SM_EXIT_CONFIG
 					       : check_config(conf, ro);
@@ -631,6 +648,7 @@ static int configure(int argc, char **argv, struct sm *sm, struct cfg *conf,
 	}
 	if (cfg_apply(conf, &sm->cfg) < 0)
 		return SM_EXIT_CONFIG;	/* values were checked: cannot happen */
+	cfg_apply_compat(conf, &sm->cfg, &compat_notes);
 	if (ro->route_only)
 		/* offline: no port, no log file, the report on stdout */
 		return sm_route_offline(ro->route_only, &sm->cfg, ro->json,
@@ -676,6 +694,11 @@ static int open_log(struct sm *sm, const struct cfg *conf,
 	if (*ro->notes)
 		log_warnx("ERR 0905: options not implemented yet and ignored:"
 			  " %s", ro->notes);
+	for (size_t i = 0; i < compat_notes.n; i++) {
+		log_stderr(LOG_LVL_WARN, "%s", compat_notes.msg[i]);
+		log_info("config: %s", compat_notes.msg[i]);
+	}
+	cfg_msgs_free(&compat_notes);
 	log_limits(sm);
 	return -1;
 }

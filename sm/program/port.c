@@ -197,9 +197,10 @@ bool port_desired(const struct sm_config *cfg, const struct fabric *f,
 		out->mkey_lease_period = 0;
 		out->mkey_prot_lmc = 0;
 		pi_set_lmc(out, p->lmc);
-		out->neighbor_mtu_sm_sl &= 0xf0;	/* MasterSMSL 0 */
+		SET_LO4(out->neighbor_mtu_sm_sl, cfg->sm_sl);	/* MasterSMSL */
 		pi_set_subnet_timeout(out, cfg->subnet_timeout);
-		if (rereg && n->type != NODE_TYPE_SWITCH) {
+		if (rereg && n->type != NODE_TYPE_SWITCH &&
+		    !cfg->no_clients_rereg) {
 			pi_set_client_rereg(out, 1);
 			differs = true;
 		}
@@ -208,7 +209,7 @@ bool port_desired(const struct sm_config *cfg, const struct fabric *f,
 			   cur->lid != out->lid ||
 			   cur->master_sm_lid != out->master_sm_lid ||
 			   pi_lmc(cur) != p->lmc ||
-			   pi_sm_sl(cur) != 0 ||
+			   pi_sm_sl(cur) != (cfg->sm_sl & 0xfu) ||
 			   pi_subnet_timeout(cur) != cfg->subnet_timeout;
 	}
 	if (pn && p->peer_node != FAB_NONE) {

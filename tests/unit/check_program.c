@@ -433,6 +433,35 @@ START_TEST(port_desired_switch_port)
 }
 END_TEST
 
+/* sm_sl is every end port's MasterSMSL; no_clients_rereg TRUE never sets
+ * ClientReregister (OpenSM's meaning of both). */
+START_TEST(port_desired_sm_sl_no_rereg)
+{
+	struct sm_config c = cfg;
+	int32_t id = fabric_find(&M, 0x100002);
+	struct fab_port *p = &fabric_node(&M, id)->ports[1];
+	struct smp_port_info pi;
+
+	p->lid = 7;
+	c.sm_sl = 3;
+	ck_assert(port_desired(&c, &M, id, 1, 1, PORT_STATE_NOP, false, &pi));
+	ck_assert_uint_eq(pi_sm_sl(&pi), 3);
+	p->pi = pi;
+	ck_assert(!port_desired(&c, &M, id, 1, 1, PORT_STATE_NOP, false, &pi));
+	c.sm_sl = 0;
+	ck_assert(port_desired(&c, &M, id, 1, 1, PORT_STATE_NOP, false, &pi));
+	ck_assert_uint_eq(pi_sm_sl(&pi), 0);
+
+	c.sm_sl = 3;
+	c.no_clients_rereg = true;
+	ck_assert(!port_desired(&c, &M, id, 1, 1, PORT_STATE_NOP, true, &pi));
+	ck_assert_uint_eq(pi_client_rereg(&pi), 0);
+	c.no_clients_rereg = false;
+	ck_assert(port_desired(&c, &M, id, 1, 1, PORT_STATE_NOP, true, &pi));
+	ck_assert_uint_eq(pi_client_rereg(&pi), 1);
+}
+END_TEST
+
 /* OpenSM's link-manager keys: a switch port facing a CA gets
  * leaf_vl_stall_count beside leaf_head_of_queue_lifetime, every linked
  * port the error thresholds; a CA port keeps its own VLStallCount. */
@@ -1087,6 +1116,7 @@ static Suite *program_suite(void)
 	tcase_add_test(tc, port_desired_qos_high_limit);
 	tcase_add_test(tc, port_desired_stall_and_thresholds);
 	tcase_add_test(tc, port_desired_force_link);
+	tcase_add_test(tc, port_desired_sm_sl_no_rereg);
 	tcase_add_test(tc, pkeys_diff);
 	suite_add_tcase(s, tc);
 
