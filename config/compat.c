@@ -19,35 +19,6 @@ static const char *set_value(const struct cfg *c, const char *name)
 	return cfg_get(c, i);
 }
 
-/* The same, only when it differs from the key's default. */
-static const char *changed_value(const struct cfg *c, const char *name)
-{
-	size_t i;
-	const struct cfg_key *k = cfg_key_find(name, &i);
-	const char *v = set_value(c, name);
-
-	return v && k && strcmp(v, k->def) ? v : NULL;
-}
-
-/* The OpenSM features ibsm has another answer to. */
-static const struct {
-	const char *key;
-	const char *instead;
-} replaced[] = {
-	{ "event_plugin_name", "ibsm loads no OpenSM event plugins: its"
-	  " events go to the log, the control socket (ibsmctl) and the"
-	  " metrics endpoint (metrics_listen)" },
-	{ "event_plugin_options", "ibsm loads no OpenSM event plugins" },
-	{ "prefix_routes_file", "ibsm routes no traffic between subnets:"
-	  " PathRecords to another subnet prefix get no router" },
-	{ "torus_config", "ibsm's torus engine finds the torus's dimensions"
-	  " and datelines from the fabric itself; the file is not read" },
-	{ "per_module_logging_file", "ibsm's log has one level for every"
-	  " part (log_flags); the file is not read" },
-	{ "virt_enabled", "ibsm manages no virtual ports (vports): virtual"
-	  " functions are not given LIDs" },
-};
-
 void cfg_apply_compat(const struct cfg *c, struct sm_config *o,
 		      struct cfg_msgs *notes)
 {
@@ -73,8 +44,17 @@ void cfg_apply_compat(const struct cfg *c, struct sm_config *o,
 			     " re-route is %s", cache,
 			     o->no_incremental_reroute ? "off" : "on");
 	}
-	for (size_t i = 0; i < sizeof(replaced) / sizeof(replaced[0]); i++)
-		if ((v = changed_value(c, replaced[i].key)))
-			cfg_msgs_add(notes, "%s %s: %s", replaced[i].key, v,
-				     replaced[i].instead);
+	/* the keys set that ibsm leaves alone, with what it does instead
+	 * (config/key_notes.c; Mellanox keys warn on their own) */
+	size_t n;
+	const struct cfg_key *keys = cfg_keys(&n);
+
+	for (size_t i = 0; i < n; i++) {
+		const char *note;
+		enum cfg_status st = cfg_key_status(&keys[i], &note);
+
+		if (note && (st == CFG_ST_NA || st == CFG_ST_IGNORED) &&
+		    cfg_file_changed(c, i) && (v = cfg_get(c, i)))
+			cfg_msgs_add(notes, "%s %s: %s", keys[i].name, v, note);
+	}
 }

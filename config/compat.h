@@ -1,9 +1,8 @@
 /*
  * compat.h - OpenSM keys ibsm answers with a feature of its own rather
  * than OpenSM's: console/console_port (the control socket),
- * use_ucast_cache (incremental_reroute), and the keys naming OpenSM
- * features ibsm replaces (event plugins, prefix routes, torus-2QoS's
- * file, per-module logging).  Library code: notes as text, no logging.
+ * use_ucast_cache (incremental_reroute).  Library code: notes as text,
+ * no logging.
  */
 #ifndef IBSM_CONFIG_COMPAT_H
 #define IBSM_CONFIG_COMPAT_H
@@ -18,9 +17,9 @@ struct sm_config;
  *	console off		no control socket
  *	console local|loopback|socket	the control socket (control_socket)
  *	use_ucast_cache		incremental_reroute
- * and every OpenSM key of a feature ibsm does differently, when set to
- * something other than its default, gets one line in `notes` saying what
- * ibsm does instead.
+ * each decision with a line in `notes`, and so does every key ibsm leaves
+ * alone that the file sets to something other than its default, with
+ * what ibsm does instead (its note in config/key_notes.c).
  */
 void cfg_apply_compat(const struct cfg *c, struct sm_config *o,
 		      struct cfg_msgs *notes);

@@ -49,7 +49,8 @@
 #define SP_LOG_FLAGS	F_LOG_FLAGS
 #define SP_NO_PART_ENF	F_NO_PART_ENF
 #define K(name, type, def, lo, hi, words, flags, field, sect) \
-	{ name, type, def, lo, hi, words, flags, field, sect, 0, NULL, NULL }
+	{ name, type, def, lo, hi, words, flags, field, sect, 0, NULL, NULL, \
+	  NULL }
 
 /* A limit (config/limits.h): an unsigned, uint64_t or double field. */
 #define LIMIT_(kind, nm, fld, lo, hi, dflt, unit_, help_) \
@@ -102,6 +103,11 @@ static struct cfg_key keys[] = {
 	K("port_prof_ignore_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
 	K("hop_weights_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
 	K("port_search_ordering_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
+	/* OpenSM's deprecated name of port_search_ordering_file (the 161st
+	 * key it reads, not written by opensm -c) */
+	{ .name = "dimn_ports_file", .type = CFG_PATH, .def = "(null)",
+	  .flags = CFG_ALIAS, .field = F_NONE, .section = "ROUTING OPTIONS",
+	  .alias = "port_search_ordering_file" },
 	K("routing_engine", CFG_STR, "(null)", 0, 0, NULL, IMPL, F_STR_(routing_engine), "ROUTING OPTIONS"),
 	K("avoid_throttled_links", CFG_BOOL, "FALSE", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
 	K("connect_roots", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
@@ -173,7 +179,7 @@ static struct cfg_key keys[] = {
 	K("disable_multicast", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "DEBUG FEATURES"),
 	K("exit_on_fatal", CFG_BOOL, "TRUE", 0, 0, NULL, RT, F_NONE_, "DEBUG FEATURES"),
 	K("console", CFG_ENUM, "off", 0, 0, "off,local,loopback,socket", IMPL, F_NONE_, "DEBUG FEATURES"),
-	K("console_port", CFG_INT, "10000", 0, 65535, NULL, IMPL, F_NONE_, "DEBUG FEATURES"),
+	K("console_port", CFG_INT, "10000", 0, 65535, NULL, 0, F_NONE_, "DEBUG FEATURES"),
 	K("qos", CFG_BOOL, "FALSE", 0, 0, NULL, RT | IMPL, F_BOOL_(qos), "QoS OPTIONS"),
 	K("qos_policy_file", CFG_PATH, "/etc/opensm/qos-policy.conf", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
 	K("suppress_sl2vl_mad_status_errors", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
@@ -342,9 +348,10 @@ CFG_LIMITS(CHECK_U, CHECK_W, CHECK_R)
 
 /*
  * The table's size, checked by the compiler: OpenSM 3.3.23's keys (the
- * 160 of opensm -c), ibsm's own, then the limits, its last N_LIMITS keys.
+ * 160 of opensm -c and dimn_ports_file), ibsm's own, then the limits, its
+ * last N_LIMITS keys.
  */
-#define N_OPENSM_KEYS	160
+#define N_OPENSM_KEYS	161
 #define N_IBSM_KEYS	7
 #define N_HEALTH_KEYS	22
 #define N_METRICS_KEYS	1

@@ -87,8 +87,9 @@ START_TEST(table_has_every_opensm_key)
 		for (size_t j = 0; j < i; j++)
 			ck_assert_str_ne(k[i].name, k[j].name);
 	}
-	ck_assert_uint_eq(opensm, 160);	/* opensm -c of 3.3.23 */
-	ck_assert_uint_eq(n, 160 + 7 + 22 + 1 + n_limit_opts);	/* + ibsm keys,
+	/* opensm -c of 3.3.23, and dimn_ports_file */
+	ck_assert_uint_eq(opensm, 161);
+	ck_assert_uint_eq(n, 161 + 7 + 22 + 1 + n_limit_opts);	/* + ibsm keys,
 							 * health keys, metrics_listen */
 	ck_assert_uint_ge(impl, 20);
 	ck_assert_uint_ge(rt, 50);
