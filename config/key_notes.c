@@ -63,7 +63,9 @@ static const struct {
 	  " state to a standby SM instead" },
 	{ "sa_db_dump", HINT, "ibsm's standby copy (sm/ha) carries the SA"
 	  " state to a standby SM instead" },
-	{ "node_name_map_name", HINT, "infiniband-diags' node-name-map" },
+	{ "node_name_map_name", HINT, "infiniband-diags' node-name-map: its"
+	  " names stand for the nodes' descriptions in the log, the dumps,"
+	  " ibsmctl and the health findings (the SA keeps the real ones)" },
 };
 
 #define N_NOTES	(sizeof(notes) / sizeof(notes[0]))

@@ -166,7 +166,7 @@ static struct cfg_key keys[] = {
 	K("event_db_dump_file", CFG_PATH, "(null)", 0, 0, NULL, IMPL, F_STR_(event_db_dump_file), "MISC OPTIONS"),
 	K("event_plugin_name", CFG_STR, "(null)", 0, 0, NULL, 0, F_NONE_, "MISC OPTIONS"),
 	K("event_plugin_options", CFG_STR, "(null)", 0, 0, NULL, 0, F_NONE_, "MISC OPTIONS"),
-	K("node_name_map_name", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "MISC OPTIONS"),
+	K("node_name_map_name", CFG_PATH, "(null)", 0, 0, NULL, IMPL, F_STR_(node_name_map), "MISC OPTIONS"),
 	K("log_flags", CFG_INT, "0x03", 0, 255, NULL, RT|IMPL, F_SPECIAL(SP_LOG_FLAGS), "DEBUG FEATURES"),
 	K("force_log_flush", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "DEBUG FEATURES"),
 	K("log_file", CFG_PATH, "/var/log/opensm.log", 0, 0, NULL, IMPL, F_STR_(log_file), "DEBUG FEATURES"),

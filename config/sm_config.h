@@ -144,6 +144,7 @@ struct sm_config {
 	bool     perfmgr_xmit_wait_log;
 	unsigned perfmgr_xmit_wait_threshold;
 	const char *event_db_dump_file;	/* counters written after each sweep */
+	const char *node_name_map;	/* node_name_map_name (config/node_names.h) */
 };
 
 /* A limit of the config, or its default when the field is 0. */

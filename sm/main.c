@@ -384,6 +384,15 @@ static size_t check_files(const struct cfg *conf, size_t *warnings)
 			}
 			free(g);
 		}
+		if (!strcmp(name, "node_name_map_name")) {
+			struct node_names nn;
+
+			if (node_names_load(&nn, v, line, sizeof(line)) < 0) {
+				log_stderr(LOG_LVL_ERR, "%s", line);
+				errors++;
+			}
+			node_names_free(&nn);
+		}
 		if (!strcmp(name, "topology_ref")) {
 			struct fabric ref;
 
@@ -795,6 +804,30 @@ static int open_log(struct sm *sm, const struct cfg *conf,
 	return -1;
 }
 
+/*
+ * node_name_map_name: the names shown for nodes, read once at start (a
+ * SIGHUP keeps them, as OpenSM).  0, or -errno after saying why on
+ * standard error and in the log.
+ */
+static int load_node_names(struct sm *sm)
+{
+	char err[300];
+	int rc;
+
+	if (!sm->cfg.node_name_map)
+		return 0;
+	rc = node_names_load(&sm->names, sm->cfg.node_name_map, err,
+			     sizeof(err));
+	if (rc < 0) {
+		log_stderr(LOG_LVL_ERR, "node_name_map_name: %s", err);
+		log_err("ERR 0907: node_name_map_name: %s", err);
+		return rc;
+	}
+	log_info("node names: %zu from %s", sm->names.n,
+		 sm->cfg.node_name_map);
+	return 0;
+}
+
 /* The log goes to stdout (log_open()'s names for it). */
 static bool log_to_stdio(const char *path)
 {
@@ -926,6 +959,7 @@ static void shut_down(struct sm *sm, struct discover_job *job,
 	sm_parts_free(sm);
 	mc_table_free(sm->mc);
 	sm_health_free(sm);
+	node_names_free(&sm->names);
 	log_close();
 }
 
@@ -1032,8 +1066,10 @@ int main(int argc, char **argv)
 		(void)metrics_start(&sm);
 	if (!discover_only && !sm.cfg.once && perf_start(&sm) < 0)
 		log_err("ERR 5409: perfmgr: cannot start: out of memory");
-	rc = 0;
-	if (discover_only)
+	rc = load_node_names(&sm);
+	if (rc < 0)
+		sm.exit_code = SM_EXIT_CONFIG;
+	else if (discover_only)
 		rc = discover_start(&job.disc, sm.engine, &sm.fabric, false,
 				    on_discovered_only, &job);
 	else if (getenv("IBSM_DEBUG_COPY_FROM"))

@@ -486,7 +486,7 @@ static void faults_tally(struct sweep *sw, struct sweep_tally *t)
 		log_err("ERR 0220: %s 0x%016" PRIx64 " \"%s\" did not acknowledge"
 			" %u LFT, %u SwitchInfo, %u PortInfo, %u P_KeyTable and"
 			" %u other Sets%s", fabric_node_type_str(n->type), n->guid,
-			n->has_desc ? n->desc : "", nf->lft, nf->switch_info,
+			fab_node_label(n), nf->lft, nf->switch_info,
 			nf->port_info, nf->pkey, nf->other,
 			excl ? ": still excluded" : "");
 	}
@@ -544,7 +544,7 @@ static unsigned excluded_add(struct sweep *sw)
 			" sweeps without acknowledged Sets: no route will"
 			" cross it and its links are not armed or activated",
 			fabric_node_type_str(n->type), n->guid,
-			n->has_desc ? n->desc : "", sm->failed_sweeps + 1);
+			fab_node_label(n), sm->failed_sweeps + 1);
 		sm->excluded[sm->n_excluded++] = n->guid;
 		added++;
 	}
@@ -960,6 +960,10 @@ static void on_discovered(void *arg, const struct discover_result *r)
 		return;
 	sw->t_disc = ev_time();
 	sw->disc_smps = r->smps;
+	/* node_name_map_name: what the log, dumps and findings call them */
+	for (size_t i = 0; i < sw->f.n_nodes && sm->names.n; i++)
+		sw->f.nodes[i].name = node_names_find(&sm->names,
+						      sw->f.nodes[i].guid);
 	if (r->dup_guids)
 		log_err("ERR 0208: %u duplicate GUIDs in the fabric: the nodes"
 			" first seen keep them, the others are left out",
