@@ -204,10 +204,11 @@ static inline uint32_t fabric_port_cap_mask(const struct fab_node *n,
 
 
 /* What to call a node where people read it (log, dumps, ibsmctl, health
- * findings): its node-name-map name, else its NodeDescription, else "". */
+ * findings): its node-name-map name, else its NodeDescription ("" while
+ * unread: desc is zeroed until has_desc). */
 static inline const char *fab_node_label(const struct fab_node *n)
 {
-	return n->name ? n->name : n->has_desc ? n->desc : "";
+	return n->name ? n->name : n->desc;
 }
 
 /* The default partition: P_Key 0x7fff/0xffff (10.9.1.2). */
