@@ -170,7 +170,7 @@ static struct cfg_key keys[] = {
 	K("log_flags", CFG_INT, "0x03", 0, 255, NULL, RT|IMPL, F_SPECIAL(SP_LOG_FLAGS), "DEBUG FEATURES"),
 	K("force_log_flush", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "DEBUG FEATURES"),
 	K("log_file", CFG_PATH, "/var/log/opensm.log", 0, 0, NULL, IMPL, F_STR_(log_file), "DEBUG FEATURES"),
-	K("log_max_size", CFG_INT, "0", 0, 4294967295, NULL, RT, F_NONE_, "DEBUG FEATURES"),
+	K("log_max_size", CFG_INT, "0", 0, 4294967295, NULL, RT|IMPL, F_UINT_(log_max_size), "DEBUG FEATURES"),
 	K("accum_log_file", CFG_BOOL, "TRUE", 0, 0, NULL, RT, F_NONE_, "DEBUG FEATURES"),
 	K("per_module_logging_file", CFG_PATH, "/etc/opensm/per-module-logging.conf", 0, 0, NULL, 0, F_NONE_, "DEBUG FEATURES"),
 	K("dump_files_dir", CFG_DIR, "/var/log/", 0, 0, NULL, IMPL, F_BUF_(dump_dir), "DEBUG FEATURES"),

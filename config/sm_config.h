@@ -39,6 +39,7 @@ struct sm_config {
 	bool     once;			/* -o */
 	bool     daemon;		/* -B, daemon: into the background */
 	const char *log_file;		/* log_file */
+	unsigned log_max_size;		/* MB; the log rotates past it (0: never) */
 	enum log_level log_level;
 	unsigned transaction_timeout;	/* ms */
 	unsigned transaction_retries;

@@ -782,6 +782,7 @@ static int open_log(struct sm *sm, const struct cfg *conf,
 		       rc == -EACCES ? SM_EXIT_CONFIG : SM_EXIT_FAIL;
 	}
 	log_ratelimit_set(sm->cfg.log_burst, sm->cfg.log_rate);
+	log_set_max_size((uint64_t)sm->cfg.log_max_size << 20);
 	if (ro->config_file)
 		log_info("config: %s", ro->config_file);
 	for (size_t i = 0; i < conf->unknown.n; i++)

@@ -144,6 +144,7 @@ int sm_config_reload(struct sm *sm, struct cfg_msgs *report)
 	cfg_apply_compat(conf, &sm->cfg, &notes);
 	cfg_msgs_free(&notes);
 	log_set_level(sm->cfg.log_level);
+	log_set_max_size((uint64_t)sm->cfg.log_max_size << 20);
 	log_ratelimit_set(sm->cfg.log_burst, sm->cfg.log_rate);
 	return 0;
 }
