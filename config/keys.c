@@ -132,7 +132,7 @@ static struct cfg_key keys[] = {
 	K("sa_db_dump", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
 	K("torus_config", CFG_PATH, "/etc/opensm/torus-2QoS.conf", 0, 0, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
 	K("sm_priority", CFG_INT, "0", 0, 15, NULL, RT|IMPL, F_U8_(sm_priority), "ROUTING OPTIONS"),
-	K("ignore_other_sm", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
+	K("ignore_other_sm", CFG_BOOL, "FALSE", 0, 0, NULL, RT|IMPL, F_BOOL_(ignore_other_sm), "ROUTING OPTIONS"),
 	K("sminfo_polling_timeout", CFG_INT, "10000", 1, 4294967295, NULL, RT|IMPL, F_UINT_(sminfo_polling_timeout), "ROUTING OPTIONS"),
 	K("polling_retry_number", CFG_INT, "4", 0, 4294967295, NULL, RT|IMPL, F_UINT_(polling_retry_number), "ROUTING OPTIONS"),
 	K("honor_guid2lid_file", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "ROUTING OPTIONS"),

@@ -50,6 +50,7 @@ struct sm_config {
 	bool     no_incremental_reroute; /* incremental_reroute FALSE */
 	const char *dump_fabric;	/* --dump-fabric FILE */
 	uint8_t  sm_priority;		/* 0-15 */
+	bool     ignore_other_sm;	/* never ask other SMs' SMInfo */
 	uint64_t sm_key;		/* -k/sm_key: SMInfo and SA (14.4.1) */
 	unsigned sminfo_polling_timeout; /* ms: standby polls the master */
 	unsigned polling_retry_number;	/* failed polls: master is dead */
