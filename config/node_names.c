@@ -58,9 +58,11 @@ static int parse_line(struct node_names *m, size_t *cap, unsigned line,
 		      const char *p, const char *end)
 {
 	uint64_t guid = 0;
-	const char *g;
+	const char *g, *nul = memchr(p, '\0', (size_t)(end - p));
 	bool hex = false;
 
+	if (nul)
+		end = nul;	/* a C string's end, as for OpenSM's fgets() */
 	while (p < end && isspace((unsigned char)*p))
 		p++;
 	if (p == end || *p == '#')

@@ -89,6 +89,12 @@ START_TEST(long_and_odd)
 	ck_assert_uint_eq(strlen(node_names_find(&M, 7)), NODE_NAME_MAX);
 	ck_assert_int_eq(parse(""), 0);
 	ck_assert_uint_eq(M.n, 0);
+	/* a NUL ends its line's text, as it ends OpenSM's C string */
+	node_names_free(&M);
+	ck_assert_int_eq(node_names_parse(&M, "map", "0x1 \0abc\n0x2 a\0b\n",
+					  16, err, sizeof(err)), 0);
+	ck_assert_uint_eq(M.n, 1);
+	ck_assert_str_eq(node_names_find(&M, 2), "a");
 }
 END_TEST
 
