@@ -368,6 +368,15 @@ static size_t check_files(const struct cfg *conf, size_t *warnings)
 		key_where(conf, i, where, sizeof(where));
 		if (!strcmp(v, keys[i].def) && access(v, F_OK) < 0)
 			continue;
+		if (access(v, R_OK) < 0 &&
+		    !strcmp(name, "node_name_map_name")) {
+			/* OpenSM starts without its map: so does ibsm */
+			log_stderr_rc(LOG_LVL_WARN, errno, "warning: %s: %s %s:"
+				" cannot read; nodes go by their descriptions",
+				where, name, v);
+			(*warnings)++;
+			continue;
+		}
 		if (access(v, R_OK) < 0) {
 			log_stderr_rc(LOG_LVL_ERR, errno, "%s: %s %s: cannot read",
 				where, name, v);
@@ -819,6 +828,14 @@ static int load_node_names(struct sm *sm)
 		return 0;
 	rc = node_names_load(&sm->names, sm->cfg.node_name_map, err,
 			     sizeof(err));
+	if (rc < 0 && rc != -EINVAL && rc != -E2BIG && rc != -ENOMEM) {
+		/* a file that is not there: OpenSM starts without it too */
+		log_stderr(LOG_LVL_WARN, "warning: node_name_map_name: %s;"
+			   " nodes go by their descriptions", err);
+		log_warnx("ERR 0907: node_name_map_name: %s; nodes go by their"
+			  " descriptions", err);
+		return 0;
+	}
 	if (rc < 0) {
 		log_stderr(LOG_LVL_ERR, "node_name_map_name: %s", err);
 		log_err("ERR 0907: node_name_map_name: %s", err);

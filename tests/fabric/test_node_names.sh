@@ -7,7 +7,8 @@
 # expected width, named by the switch at its end) and in the metrics
 # labels, while the SA keeps the real NodeDescription (saquery NodeRecord).
 # A map with a line that is no `GUID name` keeps the daemon from starting
-# (exit 2, FILE:LINE on standard error) and fails --check-config.
+# (exit 2, FILE:LINE on standard error) and fails --check-config; a map
+# that is not there is a warning (OpenSM starts without it).
 set -uo pipefail
 
 # shellcheck source=tests/fabric/lib.sh
@@ -139,6 +140,15 @@ if [ "$rc" -ne 0 ] && grep -q "$T/bad-map:2: expected a node GUID" "$T/bad.check
 	fab_pass check-config-bad-map
 else
 	fab_fail check-config-bad-map "exit $rc: $(cat "$T/bad.check")"
+fi
+# a map that is not there: a warning, as OpenSM starts without it
+printf 'node_name_map_name %s/no-such-map\n' "$T" >"$T/missing.conf"
+"$IBSM" -F "$T/missing.conf" --check-config >"$T/missing.check" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q "warning: .*no-such-map: cannot read" "$T/missing.check"; then
+	fab_pass check-config-missing-map-warns
+else
+	fab_fail check-config-missing-map-warns "exit $rc: $(cat "$T/missing.check")"
 fi
 mkdir -p "$T/bad.cache"
 FAB_TIMEOUT=30 fab_run H0003 "$IBSM" -o -F "$T/bad.conf" -f "$T/bad.log" \
