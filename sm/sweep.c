@@ -263,15 +263,20 @@ static int set_port(struct sweep *sw, int32_t id, uint8_t pn, unsigned want,
 	unsigned hops;
 	int rc;
 
-	/* New LinkWidth/SpeedEnabled values go in a Set of their own, before
-	 * the one that arms the port, as OpenSM sends them: the link retrains
-	 * on them (and ibsim takes them only from a Set without a state). */
+	/* A forced LinkWidth/SpeedEnabled value (force_link_*, not "all
+	 * supported") goes in a Set of its own, before the one that arms the
+	 * port, as OpenSM sends it: the link retrains on it (and ibsim takes
+	 * it only from a Set without a state). */
+	const struct smp_port_info *cur = &n->ports[pn].pi;
 	if (want != PORT_STATE_NOP &&
 	    port_desired(&sm->cfg, &sw->f, id, pn, sw->sm_lid, PORT_STATE_NOP,
 			 false, &pi) &&
-	    (pi.link_width_enabled != n->ports[pn].pi.link_width_enabled ||
-	     pi_speed_enabled(&pi) != pi_speed_enabled(&n->ports[pn].pi) ||
-	     pi.speed_ext_enabled != n->ports[pn].pi.speed_ext_enabled)) {
+	    ((pi.link_width_enabled != cur->link_width_enabled &&
+	      pi.link_width_enabled != 0xff) ||
+	     (pi_speed_enabled(&pi) != pi_speed_enabled(cur) &&
+	      pi_speed_enabled(&pi) != 0xf) ||
+	     (pi.speed_ext_enabled != cur->speed_ext_enabled &&
+	      (pi.speed_ext_enabled & 0x1f) != 0x1f))) {
 		rc = set_port(sw, id, pn, PORT_STATE_NOP, false);
 		if (rc < 0)
 			return rc;
@@ -293,8 +298,6 @@ static int set_port(struct sweep *sw, int32_t id, uint8_t pn, unsigned want,
 	}
 	port_path(&sw->f, id, pn, &path, &hops);
 	if (log_enabled(LOG_LVL_DEBUG)) {
-		const struct smp_port_info *cur =
-			&fabric_node(&sw->f, id)->ports[pn].pi;
 		log_debug("PortInfo Set 0x%016" PRIx64 " port %u: state %u->%u"
 			  " lid %u->%u mtu %u->%u vls %u->%u timeout %u->%u"
 			  " hoq %u->%u", fabric_node(&sw->f, id)->guid, pn,
