@@ -397,12 +397,15 @@ int cfg_apply(const struct cfg *c, struct sm_config *o)
 			*(uint64_t *)f = u;
 			break;
 		case F_STR:
-			/* partitions.conf at OpenSM's default path, from the
-			 * default or a file written by opensm -c: only if
-			 * there is one (OpenSM runs without it then too) */
+			/* a partitions.conf that does not exist, named by
+			 * the default or by the file: none, the default
+			 * partition (OpenSM runs without it too, and RHEL's
+			 * and /usr/local builds name other paths); on the
+			 * command line it must exist */
 			if (is_null(v) ||
 			    (!strcmp(k->name, "partition_config_file") &&
-			     !strcmp(v, k->def) && access(v, F_OK)))
+			     c->v[i].src != CFG_SRC_CMDLINE &&
+			     access(v, F_OK) && errno == ENOENT))
 				*(const char **)f = NULL;
 			else
 				*(const char **)f = v;

@@ -4,14 +4,15 @@
  * cfg_map_engines).
  *
  * MLNX_OFED's OpenSM writes some 200 keys OpenSM 3.3.23 does not know
- * (its `opensm -c` output, the keys of NVIDIA's "UFM Subnet Manager
- * Default Properties" appendix).  A file from it must start ibsm: each
+ * (the fields of its osm_subn_opt_t, its `opensm -c` output, the keys of
+ * NVIDIA's "UFM Subnet Manager Default Properties" appendix).  A file from it must start ibsm: each
  * key here is known by name and says once what ibsm does instead; a key
  * of that family not listed is an unknown key, a warning too.  Families
- * share one note through a trailing '*' (prefix match).
+ * share one note through a pattern (fnmatch(3)): "hm_*".
  */
 #include "config.h"
 
+#include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,7 +20,7 @@
 #include "routing/routing.h"
 
 struct mlnx_key {
-	const char *name;	/* "ar_*": every key starting with "ar_" */
+	const char *name;	/* a pattern of fnmatch(3): "ar_*" */
 	const char *note;
 };
 
@@ -38,87 +39,190 @@ struct mlnx_key {
 		" not program"
 #define THREADS	"ibsm routes on its own routing thread; the number of" \
 		" threads is not configurable"
-#define NOTYET	"not in ibsm; ignored"
+#define ENGINE	"an option of Mellanox OpenSM 5.x's routing engines;" \
+		" ibsm's engines do not take it"
+#define RTR	"ibsm has no IB router support"
+#define LOGS	"ibsm logs to its log file and the journal; its statistics" \
+		" are on the metrics endpoint (metrics_listen) and ibsmctl"
+#define NVL	"ibsm does not manage NVLink"
+#define MISC	"a feature of Mellanox OpenSM 5.x that ibsm does not have;" \
+		" ignored"
 
 static const struct mlnx_key mlnx_keys[] = {
 	/* virtualization */
-	{ "virt_enabled", VIRT },
-	{ "virt_max_ports_in_process", VIRT },
-	{ "virt_default_hop_limit", VIRT },
 	{ "virt_*", VIRT },
+	{ "enable_virt_rec_ext", VIRT },
 	/* SHARP */
-	{ "sharp_enabled", SHARP },
 	{ "sharp_*", SHARP },
-	{ "enable_sharp_*", SHARP },
-	/* adaptive routing and SHIELD */
-	{ "ar_enable", AR },
-	{ "ar_mode", AR },
+	/* adaptive routing, SHIELD, pFRN */
 	{ "ar_*", AR },
-	{ "shield_enable", AR },
-	{ "shield_mode", AR },
-	{ "enable_ar_*", AR },
-	{ "adv_routing_engine", AR },
+	{ "shield_*", AR },
 	{ "pfrn_*", AR },
-	{ "rn_*", AR },
-	{ "fr_*", AR },
+	{ "adv_routing_engine*", AR },
+	{ "enable_ar_*", AR },
+	{ "enable_empty_arlft_optimization", AR },
+	{ "dump_ar", AR },
+	{ "cache_ar_group_id", AR },
 	{ "hbf_*", HBF },
 	{ "enable_hbf", HBF },
 	/* health manager */
 	{ "hm_*", HM },
-	{ "enable_sw_health_*", HM },
-	/* security keys beyond OpenSM 3.3.23's */
+	/* keys beyond OpenSM 3.3.23's */
 	{ "m_key_per_port", KEYS },
 	{ "key_mgr_seed", KEYS },
-	{ "cc_key_enable", KEYS },
-	{ "cc_key_lease_period", KEYS },
-	{ "cc_key_protect_bit", KEYS },
-	{ "n2n_key_*", KEYS },
+	{ "cc_key_*", KEYS },
 	{ "vs_key_*", KEYS },
-	{ "am_key_*", KEYS },
-	/* congestion control (Mellanox's own) */
+	{ "vs_max_outstanding_mads", KEYS },
+	{ "n2n_*", KEYS },
+	{ "sa_enhanced_trust_model", "ibsm's SA trusts a request by its"
+	  " SA key (sa_key) as OpenSM 3.3.23 does" },
+	{ "sa_etm_*", "ibsm's SA trusts a request by its SA key (sa_key) as"
+	  " OpenSM 3.3.23 does" },
+	/* congestion control */
+	{ "mlnx_congestion_control", CC },
+	{ "congestion_control_policy_file", CC },
+	{ "ppcc_algo_dir", CC },
 	{ "cc_*", CC },
-	{ "enable_cc_*", CC },
 	/* threads */
 	{ "routing_threads_num", THREADS },
 	{ "max_threads_per_core", THREADS },
-	{ "sa_threads_*", THREADS },
-	/* routing options of 5.x engines */
-	{ "max_cas_on_spine", "ftree's spine limit: not in ibsm; ftree balances"
-	  " all CAs" },
-	{ "dfp_*", "Dragonfly+ options of 5.x: not in ibsm; ignored" },
-	{ "lids_per_port", NOTYET },
-	{ "master_sm_lid", "ibsm gives its own port a LID like any other port"
-	  " (guid2lid keeps it across restarts)" },
-	{ "offsweep_balancing_*", "ibsm re-balances on a heavy sweep only" },
-	{ "fdr10_*", "FDR10 is a Mellanox link speed ibsm neither enables nor"
-	  " disables" },
-	{ "enable_inc_mc_routing", "ibsm computes multicast trees per group"
-	  " on every change" },
-	{ "max_seq_redisc", "ibsm re-discovers on every heavy sweep" },
-	{ "rereg_on_guid_migr", NOTYET },
-	{ "aguid_*", "ibsm does not manage alias GUIDs" },
-	{ "sm_assign_guid_func", "ibsm does not manage alias GUIDs" },
-	{ "osm_stats_*", "ibsm's statistics are on its metrics endpoint"
-	  " (metrics_listen) and ibsmctl" },
-	{ "service_name2key_map_file", NOTYET },
-	{ "validate_smp", "ibsm checks every SMP it receives" },
-	{ "mepi_*", NOTYET },
-	{ "nvl_*", NOTYET },
+	{ "smp_threads", THREADS },
+	{ "gmp_threads", THREADS },
+	{ "gmp_traps_threads_num", THREADS },
+	{ "max_wire_smps_per_device", "ibsm's smps_per_node limits the SMPs"
+	  " on the wire to one node" },
+	/* routing options of 5.x's engines */
+	{ "max_cas_on_spine", ENGINE },
+	{ "dfp_*", ENGINE },
+	{ "find_roots_color_algorithm", ENGINE },
+	{ "calc_missing_routes", ENGINE },
+	{ "enhanced_missing_routes", ENGINE },
+	{ "updn_lid_tracking_*", ENGINE },
+	{ "pqft_structure", ENGINE },
+	{ "use_scatter_for_switch_lid", ENGINE },
+	{ "offsweep_balancing_*", ENGINE },
+	{ "routing_flags", ENGINE },
+	{ "dor_hyper_cube_mode", ENGINE },
+	{ "improved_lmc_path_distribution", ENGINE },
+	{ "pgrp_policy_file", ENGINE },
+	{ "topo_policy_file", ENGINE },
+	{ "rch_policy_file", ENGINE },
+	{ "ftree_ca_order_dump_file", ENGINE },
+	{ "held_back_sw_file", ENGINE },
+	{ "enable_queries_during_routing", "ibsm's SA answers from the last"
+	  " published routes while routing runs" },
+	{ "max_op_vls_*", "ibsm takes one max_op_vls for every port" },
+	/* routers */
+	{ "rtr_*", RTR },
+	{ "router_policy_*", RTR },
+	{ "global_flid_*", RTR },
+	{ "local_flid_*", RTR },
+	{ "flid_compression", RTR },
+	{ "lids_per_rtr", RTR },
+	{ "consolidate_ipv4_mask", RTR },
+	/* logging and statistics */
+	{ "syslog_log_flags", LOGS },
+	{ "log_num_backlogs", LOGS },
+	{ "enable_performance_logging", LOGS },
+	{ "osm_stats_*", LOGS },
+	{ "osm_perflog_dump_limit", LOGS },
+	{ "dbg_lvl", LOGS },
+	{ "activity_report_subjects", LOGS },
+	{ "cache_files_dir", "ibsm's cache_dir" },
+	/* NVLink */
+	{ "nvlink_enable", NVL },
+	{ "nvl_*", NVL },
+	/* other features of 5.x */
+	{ "master_sm_*", MISC },
+	{ "enable_sm_port_failover", MISC },
+	{ "allowed_sm_guids", MISC },
+	{ "light_sweep_spst", MISC },
+	{ "force_heavy_sweep_window", MISC },
+	{ "sweep_every_hup_signal", "ibsm sweeps on every SIGHUP" },
+	{ "reports", MISC },
+	{ "client_rereg_mode", MISC },
+	{ "max_seq_redisc", MISC },
+	{ "rediscovery_*", MISC },
+	{ "rereg_on_guid_migr", MISC },
+	{ "aguid_*", MISC },
+	{ "sm_assign_guid_func", MISC },
+	{ "mc_primary_root_guid", MISC },
+	{ "mc_secondary_root_guid", MISC },
+	{ "mc_roots_file", MISC },
+	{ "enable_inc_mc_routing", MISC },
+	{ "drop_subscr_on_report_fail", MISC },
+	{ "drop_unreachable_*", MISC },
+	{ "max_rate_enum", MISC },
+	{ "switch_name", MISC },
+	{ "max_msg_fifo_len", MISC },
+	{ "max_alt_dr_path_retries", MISC },
+	{ "ca_port_*", MISC },
+	{ "sa_pr_full_world_queries_allowed", MISC },
+	{ "sa_rate_threshold", MISC },
+	{ "sa_check_sgid_spoofing", MISC },
+	{ "enable_crashd", MISC },
+	{ "validate_smps", "ibsm checks every SMP it receives" },
+	{ "max_topologies_per_sw", MISC },
+	{ "auto_join_hca_wo_topo", MISC },
+	{ "allow_sm_port_reset", MISC },
+	{ "prp_override_allow_sm_port_reset", MISC },
+	{ "support_mlnx_enhanced_link", MISC },
+	{ "mlnx_enhanced_link_enable", MISC },
+	{ "adaptive_timeout_sl_mask", MISC },
+	{ "port_*_change_action", MISC },
+	{ "mepi_*", MISC },
+	{ "additional_*_devices", MISC },
+	{ "disable_default_gi_support", MISC },
+	{ "topo_config_*", MISC },
+	{ "load_inform_info_from_sadb", MISC },
+	{ "verbose_bypass_policy_file", MISC },
+	{ "sa_db_dump_file", MISC },
+	{ "enable_subnet_lst", MISC },
+	{ "subnet_lst_file", MISC },
+	{ "stand_alone", MISC },
+	{ "service_name2key_map_file", MISC },
+	{ "get_mft_tables", MISC },
+	{ "tenants_policy_*", MISC },
+	{ "reply_lid_smps_in_dr", MISC },
+	{ "respond_unknown_lid_traps", MISC },
+	{ "fabric_mode_*", MISC },
+	{ "issu_*", MISC },
+	{ "conf_template", MISC },
+	{ "validate_conf_files", MISC },
+	{ "enable_sa", MISC },
+	{ "planarized_routing_enabled", MISC },
+	{ "enhanced_qos_*", "ibsm's QoS is OpenSM 3.3.23's (qos,"
+	  " qos_policy_file)" },
+	{ "override_create_mcg_sl", MISC },
+	{ "default_mcg_*", MISC },
+	{ "const_multicast", MISC },
+	{ "use_optimized_port_mask_slvl", MISC },
+	{ "sm_db_dump", MISC },
+	{ "port_recovery_policy_enabled", MISC },
+	{ "fast_recovery_*", MISC },
+	{ "device_configuration_file", MISC },
+	{ "prism_an_lmc", MISC },
+	{ "lids_per_port", MISC },
+	{ "periodic_key_update", KEYS },
+	{ "max_sa_reports_*", MISC },
+	{ "qos_config_vl_enabled", MISC },
+	{ "qos_sw2sw_*", "ibsm's QoS tables are OpenSM 3.3.23's classes (qos_ca_,"
+	  " qos_sw0_, qos_swe_, qos_rtr_)" },
+	{ "max_neighbor_mtu", MISC },
+	{ "suppress_mc_pkey_traps", MISC },
+	{ "force_link_speed_ext2", "ibsm sets the speeds OpenSM 3.3.23 knows"
+	  " (force_link_speed, force_link_speed_ext)" },
+	{ "support_mepi_speeds", MISC },
+	{ "plugin_name", "ibsm loads no plugins" },
+	{ "plugin_options", "ibsm loads no plugins" },
+	{ "enable_vl_packing", MISC },
 };
 
 const char *cfg_mlnx_key(const char *name)
 {
-	for (size_t i = 0; i < sizeof(mlnx_keys) / sizeof(mlnx_keys[0]); i++) {
-		const char *p = mlnx_keys[i].name;
-		size_t n = strlen(p);
-
-		if (p[n - 1] == '*') {
-			if (!strncmp(name, p, n - 1))
-				return mlnx_keys[i].note;
-		} else if (!strcmp(name, p)) {
+	for (size_t i = 0; i < sizeof(mlnx_keys) / sizeof(mlnx_keys[0]); i++)
+		if (fnmatch(mlnx_keys[i].name, name, 0) == 0)
 			return mlnx_keys[i].note;
-		}
-	}
 	return NULL;
 }
 

@@ -142,7 +142,7 @@ static void file_value(struct reader *r, size_t i, const char *key,
 
 static void one_line(struct reader *r, char *s, size_t len)
 {
-	char *nul = memchr(s, '\0', len), *hash, *key, *val;
+	char *nul = memchr(s, '\0', len), *hash, *key, *val, err[200];
 	size_t i;
 	const struct cfg_key *k;
 
@@ -169,9 +169,15 @@ static void one_line(struct reader *r, char *s, size_t len)
 		return;
 	}
 	if (k->flags & CFG_ALIAS) {
-		cfg_msgs_add(&r->c->warnings, "%s:%u: %s is OpenSM's deprecated"
-			     " name of %s: read as %s", r->file, r->line, key,
-			     k->alias, k->alias);
+		if (!cfg_value_eq(k, val, k->def))	/* not for (null) */
+			cfg_msgs_add(&r->c->warnings, "%s:%u: %s is OpenSM's"
+				     " deprecated name of %s: read as %s",
+				     r->file, r->line, key, k->alias, k->alias);
+		/* the alias keeps what the file said (check-config names it);
+		 * its key takes the value */
+		if (r->c->v[i].src != CFG_SRC_CMDLINE && *val)
+			(void)cfg_set(r->c, i, val, CFG_SRC_FILE, r->line, err,
+				      sizeof(err));
 		if (!cfg_key_find(k->alias, &i))
 			return;
 	}

@@ -809,6 +809,27 @@ static int cmd_sms(struct sm *sm, struct ctl_answer *a)
 			     r->act_count, now - r->seen);
 		n++;
 	}
+	sm_rogue_expire(sm);
+	for (unsigned i = 0; i < SM_MAX_ROGUE; i++) {
+		const struct sm_rogue *r = &sm->rogues[i];
+		struct rogue_where w;
+		char where[120] = "";
+
+		if (!r->guid)
+			continue;
+		if (sm_rogue_where(&sm->fabric, r->guid, &w) &&
+		    w.peer_node != FAB_NONE)
+			snprintf(where, sizeof(where), " behind 0x%016" PRIx64
+				 "[%u]", fabric_node(&sm->fabric,
+						     w.peer_node)->guid,
+				 w.peer_port);
+		ctl_line_add(a, "0x%016" PRIx64 " %u %u %s - %.1f untrusted: "
+			     "another SM_Key (%u SMInfo, %u Sets ignored)%s",
+			     r->guid, r->lid, r->priority,
+			     sm_state_name((enum sm_state)r->state),
+			     now - r->seen, r->heard, r->sets, where);
+		n++;
+	}
 	return answer_end(a, true, "%u SMs", n);
 }
 

@@ -48,6 +48,7 @@
 #include "sm/route.h"
 #include "sm/quick.h"
 #include "sm/perf/perf.h"
+#include "sm/mkey.h"
 #include "sm/sm.h"
 #include "sm/ctl.h"
 #include "sm/metrics/metrics.h"
@@ -345,6 +346,38 @@ static size_t check_partitions(const struct cfg *conf, const char *path,
 }
 
 /*
+ * A file that does not exist where OpenSM starts anyway (and so does
+ * ibsm): a partitions.conf named in the -F file (the default partition
+ * then), a QoS policy file, root and compute-node GUID files (the engine
+ * finds its roots itself).  True after the warning.
+ */
+static bool missing_ok(const struct cfg *conf, size_t i, const char *v,
+		       const char *where)
+{
+	const char *name = cfg_keys(NULL)[i].name, *then;
+
+	if (access(v, F_OK) == 0 || errno != ENOENT)
+		return false;
+	if (!strcmp(name, "partition_config_file") &&
+	    conf->v[i].src == CFG_SRC_FILE)
+		then = "no partitions file: the default partition"
+		       " (Default=0x7fff, ALL full members), as OpenSM";
+	else if (!strcmp(name, "qos_policy_file"))
+		then = "QoS from the qos_* keys alone, as OpenSM";
+	else if (!strcmp(name, "root_guid_file") ||
+		 !strcmp(name, "cn_guid_file"))
+		then = "routing goes on without it (the engines find the"
+		       " roots themselves), as OpenSM";
+	else if (!strcmp(name, "node_name_map_name"))
+		then = "nodes go by their NodeDescriptions, as OpenSM";
+	else
+		return false;
+	log_stderr(LOG_LVL_WARN, "warning: %s: %s %s: does not exist; %s",
+		where, name, v, then);
+	return true;
+}
+
+/*
  * Every file named by a key ibsm implements, set in the file or on the
  * command line: readable, and parsed where ibsm reads it at start.  A
  * file at OpenSM's default path may be missing, as for OpenSM; the files
@@ -368,12 +401,7 @@ static size_t check_files(const struct cfg *conf, size_t *warnings)
 		key_where(conf, i, where, sizeof(where));
 		if (!strcmp(v, keys[i].def) && access(v, F_OK) < 0)
 			continue;
-		if (access(v, R_OK) < 0 &&
-		    !strcmp(name, "node_name_map_name")) {
-			/* OpenSM starts without its map: so does ibsm */
-			log_stderr_rc(LOG_LVL_WARN, errno, "warning: %s: %s %s:"
-				" cannot read; nodes go by their descriptions",
-				where, name, v);
+		if (missing_ok(conf, i, v, where)) {
 			(*warnings)++;
 			continue;
 		}
@@ -469,6 +497,38 @@ static size_t check_unimplemented(const struct cfg *conf, size_t *listed)
 }
 
 /*
+ * The QoS table keys of the file while qos is FALSE: inert, for OpenSM
+ * as for ibsm.  One warning naming them; the number of warnings (0, 1).
+ */
+static size_t check_qos_inert(const struct cfg *conf)
+{
+	size_t n, q, named = 0, first = 0;
+	const struct cfg_key *keys = cfg_keys(&n);
+	char list[512] = "";
+
+	if (!cfg_key_find("qos", &q) || !strcmp(cfg_get(conf, q), "TRUE"))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t used = strlen(list);
+
+		if (strncmp(keys[i].name, "qos_", 4) ||
+		    !strcmp(keys[i].name, "qos_policy_file") ||
+		    !cfg_file_changed(conf, i))
+			continue;
+		if (!named++)
+			first = i;
+		snprintf(list + used, sizeof(list) - used, "%s%s",
+			 used ? ", " : "", keys[i].name);
+	}
+	if (!named)
+		return 0;
+	log_stderr(LOG_LVL_WARN, "warning: %s:%u: %s: set while qos is FALSE:"
+		" OpenSM and ibsm apply them only with qos TRUE (or -Q)",
+		conf->file, conf->v[first].line, list);
+	return 1;
+}
+
+/*
  * --check-config: the -F file (its errors and warnings, printed by
  * read_config), every file it names, and the keys it sets that ibsm does
  * not implement.  0 when the daemon would start with it (with --strict:
@@ -481,8 +541,10 @@ static int check_config(const struct cfg *conf, const struct run_opts *r)
 	size_t warnings = conf->unknown.n + conf->warnings.n;
 
 	errors += check_files(conf, &warnings);
-	if (r->config_file)
+	if (r->config_file) {
 		warnings += check_unimplemented(conf, &listed);
+		warnings += check_qos_inert(conf);
+	}
 	if (errors) {
 		log_stderr(LOG_LVL_ERR, "%s: %zu error%s, %zu warning%s: ibsm"
 			" would not start", name, errors, errors == 1 ? "" : "s",
@@ -811,6 +873,10 @@ static int open_log(struct sm *sm, const struct cfg *conf,
 	}
 	cfg_msgs_free(&compat_notes);
 	log_limits(sm);
+	char note[160];
+	mkey_fix_lease(&sm->cfg, note, sizeof(note));
+	if (*note)
+		log_warnx("ERR 0909: %s", note);
 	return -1;
 }
 

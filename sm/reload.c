@@ -12,6 +12,7 @@
 #include "config/compat.h"
 #include "config/conf.h"
 #include "sm/log.h"
+#include "sm/mkey.h"
 #include "sm/sm.h"
 
 /*
@@ -143,6 +144,10 @@ int sm_config_reload(struct sm *sm, struct cfg_msgs *report)
 	struct cfg_msgs notes = { NULL, 0 };
 	cfg_apply_compat(conf, &sm->cfg, &notes);
 	cfg_msgs_free(&notes);
+	char note[160];
+	mkey_fix_lease(&sm->cfg, note, sizeof(note));
+	if (*note)
+		log_warnx("ERR 0909: %s", note);
 	log_set_level(sm->cfg.log_level);
 	log_set_max_size((uint64_t)sm->cfg.log_max_size << 20);
 	log_ratelimit_set(sm->cfg.log_burst, sm->cfg.log_rate);

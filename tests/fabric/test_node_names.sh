@@ -145,7 +145,7 @@ fi
 printf 'node_name_map_name %s/no-such-map\n' "$T" >"$T/missing.conf"
 "$IBSM" -F "$T/missing.conf" --check-config >"$T/missing.check" 2>&1
 rc=$?
-if [ "$rc" -eq 0 ] && grep -q "warning: .*no-such-map: cannot read" "$T/missing.check"; then
+if [ "$rc" -eq 0 ] && grep -q "warning: .*no-such-map: does not exist" "$T/missing.check"; then
 	fab_pass check-config-missing-map-warns
 else
 	fab_fail check-config-missing-map-warns "exit $rc: $(cat "$T/missing.check")"

@@ -192,8 +192,13 @@ START_TEST(dimn_ports_file_alias)
 	ck_assert_int_eq(read_str(&c, "dimn_ports_file /etc/opensm/dimn\n"), 0);
 	ck_assert_str_eq(get(&c, "port_search_ordering_file"),
 			 "/etc/opensm/dimn");
-	ck_assert_uint_eq(c.v[i].src, CFG_SRC_DEFAULT);
+	/* the alias keeps what the file said, for --check-config */
+	ck_assert_uint_eq(c.v[i].src, CFG_SRC_FILE);
 	ck_assert_uint_eq(c.warnings.n, 1);
+	cfg_free(&c);
+	/* (null), as older opensm -c wrote it: no warning */
+	ck_assert_int_eq(read_str(&c, "dimn_ports_file (null)\n"), 0);
+	ck_assert_uint_eq(c.warnings.n, 0);
 	cfg_free(&c);
 }
 END_TEST
