@@ -43,13 +43,17 @@ static const struct {
 	  " timeouts and grows back on answers" },
 	{ "use_ucast_cache", MAPPED, "ibsm's incremental re-route"
 	  " (incremental_reroute, on by default) keeps the routes a change did"
-	  " not touch" },
-	{ "console", HINT, "ibsm has no text console: its control socket"
-	  " (control_socket, ibsmctl) serves the same purpose" },
-	{ "console_port", HINT, "ibsm has no text console: ibsmctl talks to"
-	  " the control socket" },
-	{ "torus_config", HINT, "torus-2QoS's file; ibsm's engines find the"
-	  " topology themselves" },
+	  " not touch; use_ucast_cache set in the file turns it on or off"
+	  " unless incremental_reroute is set too" },
+	{ "console", MAPPED, "ibsm has no text console: console off means no"
+	  " control socket, local, loopback and socket the control socket"
+	  " (ibsmctl), unless control_socket is set too" },
+	{ "console_port", MAPPED, "ibsm has no text console: ibsmctl talks to"
+	  " the control socket (control_socket)" },
+	{ "torus_config", NA, "torus-2QoS's file; ibsm's engines find the"
+	  " torus's dimensions and datelines from the fabric itself" },
+	{ "per_module_logging_file", NA, "ibsm's log has one level for every"
+	  " part (log_flags); the file is not read" },
 	{ "do_mesh_analysis", HINT, "an option of lash" },
 	{ "lash_start_vl", HINT, "an option of lash" },
 	{ "congestion_control", HINT, "ibsm does not configure congestion"
@@ -59,6 +63,9 @@ static const struct {
 	  " state to a standby SM instead" },
 	{ "sa_db_dump", HINT, "ibsm's standby copy (sm/ha) carries the SA"
 	  " state to a standby SM instead" },
+	{ "node_name_map_name", HINT, "infiniband-diags' node-name-map: its"
+	  " names stand for the nodes' descriptions in the log, the dumps,"
+	  " ibsmctl and the health findings (the SA keeps the real ones)" },
 };
 
 #define N_NOTES	(sizeof(notes) / sizeof(notes[0]))

@@ -37,7 +37,9 @@ enum sm_transport {
 struct sm_config {
 	uint64_t guid;			/* guid: port to bind (0: first up) */
 	bool     once;			/* -o */
+	bool     daemon;		/* -B, daemon: into the background */
 	const char *log_file;		/* log_file */
+	unsigned log_max_size;		/* MB; the log rotates past it (0: never) */
 	enum log_level log_level;
 	unsigned transaction_timeout;	/* ms */
 	unsigned transaction_retries;
@@ -48,6 +50,7 @@ struct sm_config {
 	bool     no_incremental_reroute; /* incremental_reroute FALSE */
 	const char *dump_fabric;	/* --dump-fabric FILE */
 	uint8_t  sm_priority;		/* 0-15 */
+	bool     ignore_other_sm;	/* never ask other SMs' SMInfo */
 	uint64_t sm_key;		/* -k/sm_key: SMInfo (14.4.1) */
 	uint64_t sa_key;		/* sa_key: a trusted SA request's
 					 * SM_Key (15.2.2.1) */
@@ -78,6 +81,16 @@ struct sm_config {
 	uint8_t  head_of_queue_lifetime;
 	uint8_t  leaf_head_of_queue_lifetime;
 	uint8_t  max_op_vls;		/* PortInfo:OperationalVLs encoding */
+	/* PortInfo fields as OpenSM's link manager sets them (sm/program/
+	 * port.c): VLStallCount of switch ports towards switches and towards
+	 * end ports, LinkWidth/SpeedEnabled and LinkSpeedExtEnabled (0: no
+	 * change; 255/15/31: all the port supports), LocalPhyErrors and
+	 * OverrunErrors thresholds */
+	uint8_t  vl_stall_count, leaf_vl_stall_count;
+	uint8_t  force_link_width, force_link_speed, force_link_speed_ext;
+	uint8_t  local_phy_errors_threshold, overrun_errors_threshold;
+	uint8_t  sm_sl;			/* PortInfo:MasterSMSL of end ports */
+	bool     no_clients_rereg;	/* never set ClientReregister */
 	bool     summary;		/* print a bring-up summary on stdout */
 	bool     dump_lfts;		/* write opensm-lfts.dump (-D 0x40) */
 	const char *partition_config;	/* -P/--Pconfig: partitions.conf */
@@ -143,6 +156,7 @@ struct sm_config {
 	bool     perfmgr_xmit_wait_log;
 	unsigned perfmgr_xmit_wait_threshold;
 	const char *event_db_dump_file;	/* counters written after each sweep */
+	const char *node_name_map;	/* node_name_map_name (config/node_names.h) */
 };
 
 /* A limit of the config, or its default when the field is 0. */

@@ -25,7 +25,7 @@ struct lk {
 
 static const char *desc_of(const struct fab_node *n)
 {
-	return n->has_desc || n->desc[0] ? n->desc : "";
+	return n->name ? n->name : n->has_desc || n->desc[0] ? n->desc : "";
 }
 
 /* Does finding x name port `port` of node `guid` (either end)? */

@@ -132,15 +132,12 @@ uint16_t hc_port_lid(const struct fab_node *n, unsigned pn)
 
 static void copy_desc(char *dst, const struct fab_node *n)
 {
+	const char *d = fab_node_label(n);	/* a node-name-map name first */
 	size_t i;
 
-	if (!n->has_desc) {
-		dst[0] = '\0';
-		return;
-	}
 	/* printable ASCII only: the text goes to logs, JSON and terminals */
-	for (i = 0; i < HF_DESC_SIZE - 1 && n->desc[i]; i++) {
-		unsigned char c = (unsigned char)n->desc[i];
+	for (i = 0; i < HF_DESC_SIZE - 1 && d[i]; i++) {
+		unsigned char c = (unsigned char)d[i];
 
 		dst[i] = c >= 0x20 && c < 0x7f ? (char)c : ' ';
 	}

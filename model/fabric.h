@@ -68,6 +68,9 @@ struct fab_node {
 	uint32_t vendor_id;
 	char     desc[65];
 	bool     has_desc;
+	/* the node-name-map's name for it (sm/sweep.c), NULL without one;
+	 * points into a map that lives as long as the daemon */
+	const char *name;
 	bool     has_switch_info;
 	struct smp_switch_info si;
 	uint8_t  hops;			/* DR path first used to reach it */
@@ -199,6 +202,14 @@ static inline uint32_t fabric_port_cap_mask(const struct fab_node *n,
 	return p->valid ? be32toh(p->pi.cap_mask) : 0;
 }
 
+
+/* What to call a node where people read it (log, dumps, ibsmctl, health
+ * findings): its node-name-map name, else its NodeDescription ("" while
+ * unread: desc is zeroed until has_desc). */
+static inline const char *fab_node_label(const struct fab_node *n)
+{
+	return n->name ? n->name : n->desc;
+}
 
 /* The default partition: P_Key 0x7fff/0xffff (10.9.1.2). */
 #define FAB_DEFAULT_PKEY	0xffff

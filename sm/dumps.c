@@ -93,7 +93,7 @@ static char *lst_end(char *p, const struct fabric *f, int32_t id, unsigned pn,
 	p = put_str(p, " Rev:");
 	p = put_hex(p, n->revision, 8, true);
 	p = put_str(p, " {");
-	p = put_str(p, topo_desc_clean(n->desc, desc));
+	p = put_str(p, topo_desc_clean(fab_node_label(n), desc));
 	p = put_str(p, "} LID:");
 	p = put_hex(p, port_lid_of(n, pn), 4, true);
 	p = put_str(p, " PN:");
@@ -219,7 +219,7 @@ int dump_lfts(const struct fabric *f, const struct routing_result *r, FILE *fp)
 			continue;
 		fprintf(fp, "Unicast lids [0-%u] of switch Lid %u guid 0x%016"
 			PRIx64 " ('%s'):\n", t->top, n->ports[0].lid, n->guid,
-			topo_desc_clean(n->desc, desc));
+			topo_desc_clean(fab_node_label(n), desc));
 		for (unsigned l = 1; l <= t->top && l <= f->max_lid; l++) {
 			const struct lid_owner *o = &owner[l];
 
@@ -235,7 +235,7 @@ int dump_lfts(const struct fabric *f, const struct routing_result *r, FILE *fp)
 				fprintf(fp, "0x%04X %03u", l, t->port[l]);
 			fprintf(fp, " # %s portguid 0x%016" PRIx64 ": '%s'\n",
 				kind, on->ports[o->port].guid,
-				topo_desc_clean(on->desc, desc));
+				topo_desc_clean(fab_node_label(on), desc));
 			dumped++;
 		}
 		fprintf(fp, "%u lids dumped\n", dumped);

@@ -79,7 +79,7 @@ static void on_light_si(struct smp_batch *b, int32_t node, uint8_t port,
 		const struct fab_node *n = fabric_node(&ls->sm->fabric, node);
 
 		log_info("light sweep: port state change on switch 0x%016"
-			 PRIx64 " \"%s\"", n->guid, n->has_desc ? n->desc : "");
+			 PRIx64 " \"%s\"", n->guid, fab_node_label(n));
 		ls->changed++;
 	}
 }

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -31,6 +32,9 @@ static char *log_path;		/* NULL: the terminal */
 static enum log_level log_level = LOG_LVL_INFO;
 static bool log_journal;	/* log_fp is the journal's stream */
 static bool err_journal;	/* stderr is (a copy of errors goes there) */
+/* log_max_size: the file is rotated past this many bytes (0: never) */
+static uint64_t log_max_bytes;
+static uint64_t log_bytes;	/* the file's size as we wrote it */
 
 /* sd-daemon.h's priorities (syslog's) of our levels. */
 static const int journal_prio[] = { 3, 4, 6, 7 };
@@ -54,10 +58,43 @@ static bool is_journal(int fd)
 static FILE *open_file(const char *path)
 {
 	FILE *fp = fopen(path, "a");
+	struct stat st;
 
-	if (fp)
+	if (fp) {
 		setvbuf(fp, NULL, _IOLBF, 0);
+		log_bytes = fstat(fileno(fp), &st) == 0 ? (uint64_t)st.st_size
+							: 0;
+	}
 	return fp;
+}
+
+void log_set_max_size(uint64_t bytes)
+{
+	log_max_bytes = bytes;
+}
+
+/*
+ * log_max_size reached: FILE becomes FILE.1 (an older FILE.1 goes) and a
+ * new FILE starts, so the log takes at most about twice the size on disk.
+ * OpenSM truncates its file there instead; keeping one generation loses
+ * less.  Whoever rotates the log as well (logrotate and SIGUSR1) is not
+ * in the way: the size is the file's own, read again at every open.
+ */
+static void rotate(void)
+{
+	char old[4096];
+	FILE *fp;
+
+	if (snprintf(old, sizeof(old), "%s.1", log_path) >= (int)sizeof(old) ||
+	    rename(log_path, old) < 0)
+		return;		/* not renamed: go on in the same file */
+	fp = open_file(log_path);
+	if (!fp)
+		return;		/* FILE.1 stays open: nothing lost */
+	fclose(log_fp);
+	log_fp = fp;
+	log_info("log: the previous %" PRIu64 " MB are in %s (log_max_size)",
+		 log_max_bytes >> 20, old);
 }
 
 int log_open(const char *path, enum log_level level)
@@ -151,9 +188,14 @@ static void vlog(enum log_level level, const char *fmt, va_list ap)
 	gettimeofday(&tv, NULL);
 	localtime_r(&tv.tv_sec, &tm);
 	strftime(ts, sizeof(ts), "%b %d %H:%M:%S", &tm);
-	fprintf(fp, "%s.%06ld [%s] ", ts, (long)tv.tv_usec, tag[level]);
-	vfprintf(fp, fmt, ap);
+	int a = fprintf(fp, "%s.%06ld [%s] ", ts, (long)tv.tv_usec, tag[level]);
+	int b = vfprintf(fp, fmt, ap);
 	fputc('\n', fp);
+	if (!log_path || fp != log_fp)
+		return;
+	log_bytes += (uint64_t)(a > 0 ? a : 0) + (uint64_t)(b > 0 ? b : 0) + 1;
+	if (log_max_bytes && log_bytes > log_max_bytes)
+		rotate();
 }
 
 static void vlog_stderr(enum log_level level, int err, const char *fmt,

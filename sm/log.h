@@ -14,6 +14,7 @@
 #define IBSM_SM_LOG_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "config/limits.h"
 #include "config/log_level.h"
@@ -26,6 +27,9 @@ int  log_open(const char *path, enum log_level level);
  * A terminal log is left alone.  Returns 0 or -errno.
  */
 int  log_reopen(void);
+/* Rotate the log file (FILE -> FILE.1) once it grows past `bytes`; 0:
+ * never (opensm.conf log_max_size, in MB). */
+void log_set_max_size(uint64_t bytes);
 void log_close(void);
 void log_set_level(enum log_level level);
 bool log_enabled(enum log_level level);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <ev.h>
 
+#include "config/compat.h"
 #include "config/conf.h"
 #include "config/fileutil.h"
 #include "config/opts.h"
@@ -53,6 +54,7 @@
 #include "sm/ctl.h"
 #include "sm/metrics/metrics.h"
 #include "sm/pidfile.h"
+#include "sm/daemon.h"
 #include "sm/topo_file.h"
 
 /*
@@ -393,6 +395,8 @@ static bool missing_ok(const struct cfg *conf, size_t i, const char *v,
 		 !strcmp(name, "cn_guid_file"))
 		then = "routing goes on without it (the engines find the"
 		       " roots themselves), as OpenSM";
+	else if (!strcmp(name, "node_name_map_name"))
+		then = "nodes go by their NodeDescriptions, as OpenSM";
 	else
 		return false;
 	log_stderr(LOG_LVL_WARN, "warning: %s: %s %s: does not exist; %s",
@@ -443,6 +447,15 @@ static size_t check_files(const struct cfg *conf, size_t *warnings)
 				errors++;
 			}
 			free(g);
+		}
+		if (!strcmp(name, "node_name_map_name")) {
+			struct node_names nn;
+
+			if (node_names_load(&nn, v, line, sizeof(line)) < 0) {
+				log_stderr(LOG_LVL_ERR, "%s", line);
+				errors++;
+			}
+			node_names_free(&nn);
 		}
 		if (!strcmp(name, "topology_ref")) {
 			struct fabric ref;
@@ -790,6 +803,10 @@ static void hold_std_fds(void)
 	}
 }
 
+/* What ibsm does instead of some OpenSM keys (config/compat.h): said
+ * once at start, on standard error and in the log. */
+static struct cfg_msgs compat_notes;
+
 /*
  * The command line and the configuration file into sm->cfg and conf.
  * Returns -1 to go on starting, or the exit code of a run that ends here
@@ -831,6 +848,7 @@ static int configure(int argc, char **argv, struct sm *sm, struct cfg *conf,
 	}
 	if (cfg_apply(conf, &sm->cfg) < 0)
 		return SM_EXIT_CONFIG;	/* values were checked: cannot happen */
+	cfg_apply_compat(conf, &sm->cfg, &compat_notes);
 	if (ro->route_only)
 		/* offline: no port, no log file, the report on stdout */
 		return sm_route_offline(ro->route_only, &sm->cfg, ro->json,
@@ -865,6 +883,7 @@ static int open_log(struct sm *sm, const struct cfg *conf,
 		       rc == -EACCES ? SM_EXIT_CONFIG : SM_EXIT_FAIL;
 	}
 	log_ratelimit_set(sm->cfg.log_burst, sm->cfg.log_rate);
+	log_set_max_size((uint64_t)sm->cfg.log_max_size << 20);
 	if (ro->config_file)
 		log_info("config: %s", ro->config_file);
 	for (size_t i = 0; i < conf->unknown.n; i++)
@@ -878,12 +897,55 @@ static int open_log(struct sm *sm, const struct cfg *conf,
 	if (*ro->notes)
 		log_warnx("ERR 0905: options not implemented yet and ignored:"
 			  " %s", ro->notes);
+	for (size_t i = 0; i < compat_notes.n; i++) {
+		log_stderr(LOG_LVL_WARN, "%s", compat_notes.msg[i]);
+		log_info("config: %s", compat_notes.msg[i]);
+	}
+	cfg_msgs_free(&compat_notes);
 	log_limits(sm);
 	char note[160];
 	mkey_fix_lease(&sm->cfg, note, sizeof(note));
 	if (*note)
 		log_warnx("ERR 0909: %s", note);
 	return -1;
+}
+
+/*
+ * node_name_map_name: the names shown for nodes, read once at start (a
+ * SIGHUP keeps them, as OpenSM).  0, or -errno after saying why on
+ * standard error and in the log.
+ */
+static int load_node_names(struct sm *sm)
+{
+	char err[300];
+	int rc;
+
+	if (!sm->cfg.node_name_map)
+		return 0;
+	rc = node_names_load(&sm->names, sm->cfg.node_name_map, err,
+			     sizeof(err));
+	if (rc < 0 && rc != -EINVAL && rc != -E2BIG && rc != -ENOMEM) {
+		/* a file that is not there: OpenSM starts without it too */
+		log_stderr(LOG_LVL_WARN, "warning: node_name_map_name: %s;"
+			   " nodes go by their descriptions", err);
+		log_warnx("ERR 0907: node_name_map_name: %s; nodes go by their"
+			  " descriptions", err);
+		return 0;
+	}
+	if (rc < 0) {
+		log_stderr(LOG_LVL_ERR, "node_name_map_name: %s", err);
+		log_err("ERR 0907: node_name_map_name: %s", err);
+		return rc;
+	}
+	log_info("node names: %zu from %s", sm->names.n,
+		 sm->cfg.node_name_map);
+	return 0;
+}
+
+/* The log goes to stdout (log_open()'s names for it). */
+static bool log_to_stdio(const char *path)
+{
+	return !path || !strcmp(path, "stdout") || !strcmp(path, "-");
 }
 
 /* The pid file locked: 0, or -errno after saying why not. */
@@ -1012,6 +1074,7 @@ static void shut_down(struct sm *sm, struct discover_job *job,
 	sm_qos_free(sm);
 	mc_table_free(sm->mc);
 	sm_health_free(sm);
+	node_names_free(&sm->names);
 	log_close();
 }
 
@@ -1023,7 +1086,7 @@ int main(int argc, char **argv)
 	struct run_opts ro;
 	bool discover_only;
 	struct pidfile pid = { -1, NULL };
-	int rc;
+	int rc, ready_fd = -1;
 
 	hold_std_fds();
 	rc = configure(argc, argv, &sm, &conf, &ro);
@@ -1052,6 +1115,21 @@ int main(int argc, char **argv)
 	if (lock_pid_file(&sm, &pid) < 0) {
 		log_close();
 		return SM_EXIT_FAIL;
+	}
+	/* -B: into the background now, the configuration read and checked,
+	 * before any thread or loop exists; the lock on the pid file is the
+	 * child's from here (flock: shared with the open file). */
+	if (sm.cfg.daemon && !discover_only) {
+		rc = daemon_fork(&ready_fd);
+		if (rc < 0) {
+			log_stderr_rc(LOG_LVL_ERR, rc, "-B: cannot fork");
+			log_err_rc(rc, "ERR 0009: cannot go into the background");
+			log_close();
+			pidfile_close(&pid);
+			return SM_EXIT_FAIL;
+		}
+		log_info("running in the background (-B), pid %ld",
+			 (long)getpid());
 	}
 	if (sm_parts_load(&sm, true) < 0) {
 		log_stderr(LOG_LVL_ERR, "%s: not started (see the errors above)",
@@ -1112,8 +1190,10 @@ int main(int argc, char **argv)
 		(void)metrics_start(&sm);
 	if (!discover_only && !sm.cfg.once && perf_start(&sm) < 0)
 		log_err("ERR 5409: perfmgr: cannot start: out of memory");
-	rc = 0;
-	if (discover_only)
+	rc = load_node_names(&sm);
+	if (rc < 0)
+		sm.exit_code = SM_EXIT_CONFIG;
+	else if (discover_only)
 		rc = discover_start(&job.disc, sm.engine, &sm.fabric, false,
 				    on_discovered_only, &job);
 	else if (getenv("IBSM_DEBUG_COPY_FROM"))
@@ -1132,6 +1212,9 @@ int main(int argc, char **argv)
 			sm.exit_code = SM_EXIT_FAIL;
 		}
 	}
+	/* -B: the daemon runs; the command that started it returns */
+	if (rc == 0)
+		daemon_ready(&ready_fd, log_to_stdio(sm.cfg.log_file));
 	if (rc == 0)
 		ev_run(sm.loop, 0);
 	pidfile_close(&pid);

@@ -354,7 +354,7 @@ static void log_drops(const struct part_config *c, const struct fabric *f,
 		log_ratelimited(LOG_LVL_WARN, 707, "node 0x%016" PRIx64
 				" (%s) port %u: no room for P_Key 0x%04x of"
 				" partition %s (%s member)", d->node_guid,
-				n && n->has_desc ? n->desc : "",
+				n ? fab_node_label(n) : "",
 				d->port, d->key, p ? p->name : "?",
 				d->key & PART_FULL_BIT ? "full" : "limited");
 	}

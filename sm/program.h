@@ -122,6 +122,7 @@ struct pi_key {
 	uint64_t prefix, mkey;
 	uint16_t lid, sm_lid, mkey_lease;
 	uint8_t  lmc, sm_sl, timeout, mtu, vls, hoq, enforce, mkey_prot;
+	uint8_t  stall_hoq, errors, width, speed, speed_ext;
 };
 void pi_key_of(const struct smp_port_info *pi, struct pi_key *k);
 

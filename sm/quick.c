@@ -358,8 +358,8 @@ int quick_apply(const struct fabric *old, const struct quick_read *r,
 		 * the GUID beside it */
 		snprintf(res->what, sizeof(res->what), "\"%s\" 0x%016" PRIx64
 			 " port %u - \"%s\" 0x%016" PRIx64 " port %u",
-			 an->has_desc ? an->desc : "", an->guid,
-			 (unsigned)(lost[0] & 0xff), bn->has_desc ? bn->desc : "",
+			 fab_node_label(an), an->guid,
+			 (unsigned)(lost[0] & 0xff), fab_node_label(bn),
 			 bn->guid, ap->peer_port);
 	}
 	rc = QUICK_LOSSES;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/compat.h"
 #include "config/conf.h"
 #include "sm/log.h"
 #include "sm/mkey.h"
@@ -139,11 +140,16 @@ int sm_config_reload(struct sm *sm, struct cfg_msgs *report)
 	cfg_free(&next);
 	if (cfg_apply(conf, &sm->cfg) < 0)
 		return -EINVAL;	/* checked values: cannot happen */
+	/* the OpenSM keys mapped on ibsm's (said at start, not again) */
+	struct cfg_msgs notes = { NULL, 0 };
+	cfg_apply_compat(conf, &sm->cfg, &notes);
+	cfg_msgs_free(&notes);
 	char note[160];
 	mkey_fix_lease(&sm->cfg, note, sizeof(note));
 	if (*note)
 		log_warnx("ERR 0909: %s", note);
 	log_set_level(sm->cfg.log_level);
+	log_set_max_size((uint64_t)sm->cfg.log_max_size << 20);
 	log_ratelimit_set(sm->cfg.log_burst, sm->cfg.log_rate);
 	return 0;
 }

@@ -400,7 +400,7 @@ static int verify(const struct fabric *f, const struct routing_result *r,
 			 " misrouted), first: LID %u from switch 0x%016" PRIx64
 			 " '%s'", *lost, chk.pairs, chk.unreachable, chk.loops,
 			 chk.misrouted, chk.bad_lid, n ? n->guid : 0,
-			 n ? n->desc : "?");
+			 n ? fab_node_label(n) : "?");
 		return 0;
 	}
 	/* QoS classes and layers: per VL, as the SL-to-VL tables map them */
@@ -804,7 +804,7 @@ static void dump_lfts(FILE *out, const struct fabric *f,
 			continue;
 		fprintf(out, "Unicast lids [0x0-0x%x] of switch Lid %u guid "
 			"0x%016" PRIx64 " ('%s'):\n", t->top, n->ports[0].lid,
-			n->guid, n->desc);
+			n->guid, fab_node_label(n));
 		for (size_t l = 1; l <= t->top; l++) {
 			const struct fab_node *o;
 
@@ -818,7 +818,7 @@ static void dump_lfts(FILE *out, const struct fabric *f,
 					": '%s')", o->type == NODE_TYPE_SWITCH ?
 					"Switch" : o->type == NODE_TYPE_CA ?
 					"Channel Adapter" : "Router",
-					o->ports[own_port[l]].guid, o->desc);
+					o->ports[own_port[l]].guid, fab_node_label(o));
 			}
 			fputc('\n', out);
 		}

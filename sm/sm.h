@@ -15,6 +15,7 @@
 #include "mad/umad_io.h"
 #include "config/fileutil.h"
 #include "config/limits.h"
+#include "config/node_names.h"
 #include "config/sm_config.h"
 #include "routing/routing.h"
 #include "model/fabric.h"
@@ -153,6 +154,7 @@ struct sm_route_load {
 
 struct sm {
 	struct sm_config cfg;
+	struct node_names names;	/* node_name_map_name, read at start */
 	struct ev_loop *loop;
 	struct umad_io *io;
 	struct mad_engine *engine;

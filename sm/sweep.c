@@ -273,6 +273,24 @@ static int set_port(struct sweep *sw, int32_t id, uint8_t pn, unsigned want,
 	unsigned hops;
 	int rc;
 
+	/* A forced LinkWidth/SpeedEnabled value (force_link_*, not "all
+	 * supported") goes in a Set of its own, before the one that arms the
+	 * port, as OpenSM sends it: the link retrains on it (and ibsim takes
+	 * it only from a Set without a state). */
+	const struct smp_port_info *cur = &n->ports[pn].pi;
+	if (want != PORT_STATE_NOP &&
+	    port_desired(&sm->cfg, &sw->f, id, pn, sw->sm_lid, PORT_STATE_NOP,
+			 false, &pi) &&
+	    ((pi.link_width_enabled != cur->link_width_enabled &&
+	      pi.link_width_enabled != 0xff) ||
+	     (pi_speed_enabled(&pi) != pi_speed_enabled(cur) &&
+	      pi_speed_enabled(&pi) != 0xf) ||
+	     (pi.speed_ext_enabled != cur->speed_ext_enabled &&
+	      (pi.speed_ext_enabled & 0x1f) != 0x1f))) {
+		rc = set_port(sw, id, pn, PORT_STATE_NOP, false);
+		if (rc < 0)
+			return rc;
+	}
 	if (!port_desired(&sm->cfg, &sw->f, id, pn, sw->sm_lid, want, rereg, &pi))
 		return 0;
 	ps = malloc(sizeof(*ps));
@@ -290,8 +308,6 @@ static int set_port(struct sweep *sw, int32_t id, uint8_t pn, unsigned want,
 	}
 	port_path(&sw->f, id, pn, &path, &hops);
 	if (log_enabled(LOG_LVL_DEBUG)) {
-		const struct smp_port_info *cur =
-			&fabric_node(&sw->f, id)->ports[pn].pi;
 		log_debug("PortInfo Set 0x%016" PRIx64 " port %u: state %u->%u"
 			  " lid %u->%u mtu %u->%u vls %u->%u timeout %u->%u"
 			  " hoq %u->%u mkey 0x%016" PRIx64 " prot %u lease %u",
@@ -304,9 +320,13 @@ static int set_port(struct sweep *sw, int32_t id, uint8_t pn, unsigned want,
 			  pi.vl_stall_hoq_life & 0x1fu, be64toh(pi.mkey),
 			  pi_mkey_prot(&pi), be16toh(pi.mkey_lease_period));
 	}
+	/* Attribute modifier bit 31, SMSupportsExtendedSpeeds: a port
+	 * whose CapabilityMask has IsExtendedSpeedsSupported takes
+	 * LinkSpeedExtEnabled only with it (14.2.5.6, as OpenSM) */
 	rc = batch_smp(&sw->batch, MAD_METHOD_SET, path, hops,
-		       SMP_ATTR_PORT_INFO, pn, &pi, sizeof(pi), id, pn,
-		       on_port_set, ps);
+		       SMP_ATTR_PORT_INFO, pn | (fabric_port_cap_mask(n, pn) &
+		       PI_CAP_HAS_EXT_SPEEDS ? 0x80000000u : 0), &pi,
+		       sizeof(pi), id, pn, on_port_set, ps);
 	if (rc < 0)
 		free(ps);
 	return rc;
@@ -484,7 +504,7 @@ static void faults_tally(struct sweep *sw, struct sweep_tally *t)
 		log_err("ERR 0220: %s 0x%016" PRIx64 " \"%s\" did not acknowledge"
 			" %u LFT, %u SwitchInfo, %u PortInfo, %u P_KeyTable and"
 			" %u other Sets%s", fabric_node_type_str(n->type), n->guid,
-			n->has_desc ? n->desc : "", nf->lft, nf->switch_info,
+			fab_node_label(n), nf->lft, nf->switch_info,
 			nf->port_info, nf->pkey, nf->other,
 			excl ? ": still excluded" : "");
 	}
@@ -542,7 +562,7 @@ static unsigned excluded_add(struct sweep *sw)
 			" sweeps without acknowledged Sets: no route will"
 			" cross it and its links are not armed or activated",
 			fabric_node_type_str(n->type), n->guid,
-			n->has_desc ? n->desc : "", sm->failed_sweeps + 1);
+			fab_node_label(n), sm->failed_sweeps + 1);
 		sm->excluded[sm->n_excluded++] = n->guid;
 		added++;
 	}
@@ -960,6 +980,10 @@ static void on_discovered(void *arg, const struct discover_result *r)
 		return;
 	sw->t_disc = ev_time();
 	sw->disc_smps = r->smps;
+	/* node_name_map_name: what the log, dumps and findings call them */
+	for (size_t i = 0; i < sw->f.n_nodes && sm->names.n; i++)
+		sw->f.nodes[i].name = node_names_find(&sm->names,
+						      sw->f.nodes[i].guid);
 	if (r->dup_guids)
 		log_err("ERR 0208: %u duplicate GUIDs in the fabric: the nodes"
 			" first seen keep them, the others are left out",

@@ -507,11 +507,15 @@ static void on_elect_sminfo(void *arg, int status, const void *mad, size_t len)
 /*
  * Ask every other port with IsSM (PortInfo:CapabilityMask) for its
  * SMInfo: the election's model (DR routes) or the master's last sweep
- * (LIDs).
+ * (LIDs).  None with ignore_other_sm TRUE (OpenSM's debug option): no
+ * other SM is heard of, so this one is master and stays master.
  */
 static void sms_query(struct sm *sm, bool election)
 {
 	const struct fabric *f = election ? &sm->elect_fabric : &sm->fabric;
+
+	if (sm->cfg.ignore_other_sm)
+		return;
 
 	for (int32_t id = 0; id < (int32_t)f->n_nodes; id++) {
 		const struct fab_node *n = fabric_node(f, id);
@@ -1114,7 +1118,8 @@ void sminfo_ism_timer(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)loop;
 	(void)revents;
 	for (unsigned i = 0; i < sm->n_ism; i++)
-		if (sm->state == SM_MASTER && !sm->stopping)
+		if (sm->state == SM_MASTER && !sm->stopping &&
+		    !sm->cfg.ignore_other_sm)
 			(void)sminfo_get(sm, sm->ism_lids[i], NULL, 0, SMQ_MASTER);
 	sm->n_ism = 0;
 }

@@ -116,7 +116,7 @@ static bool port_up(const struct fab_port *p)
 
 static const char *desc_of(const struct fab_node *n, char *buf)
 {
-	return topo_desc_clean(n->has_desc ? n->desc : "", buf);
+	return topo_desc_clean(fab_node_label(n), buf);
 }
 
 /*

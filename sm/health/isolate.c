@@ -154,7 +154,7 @@ static void node_name(const struct fab_node *n, char *buf, size_t len)
 
 	snprintf(buf, len, "%s 0x%016" PRIx64 " \"%s\"",
 		 fabric_node_type_str(n->type), n->guid,
-		 topo_desc_clean(n->has_desc ? n->desc : "", desc));
+		 topo_desc_clean(fab_node_label(n), desc));
 }
 
 static struct health_iso *iso_get(struct sm_health *h, uint64_t guid,
@@ -324,8 +324,8 @@ static void isolate_port(struct sm_health *h, int32_t id, uint8_t pn,
 	s->peer_port = p->peer_port;
 	s->lid = node_lid(n, pn);
 	s->peer_lid = node_lid(peer, p->peer_port);
-	topo_desc_clean(n->has_desc ? n->desc : "", s->desc);
-	topo_desc_clean(peer->has_desc ? peer->desc : "", s->peer_desc);
+	topo_desc_clean(fab_node_label(n), s->desc);
+	topo_desc_clean(fab_node_label(peer), s->peer_desc);
 	s->since = health_now();
 	snprintf(s->why, sizeof(s->why), "%s: %s", hf_kind_name(why->kind),
 		 why->text);

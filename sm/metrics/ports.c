@@ -127,13 +127,13 @@ static void port_labels(struct prom_labels *l, const struct fabric *f,
 	prom_lbl_reset(l);
 	prom_lbl_guid(l, "guid", n->guid);
 	prom_lbl_u(l, "port", pn);
-	prom_lbl(l, kind(n->type == NODE_TYPE_SWITCH), n->desc);
+	prom_lbl(l, kind(n->type == NODE_TYPE_SWITCH), fab_node_label(n));
 	if (p->peer_node != FAB_NONE) {
 		const struct fab_node *r = fabric_node(f, p->peer_node);
 
 		prom_lbl_guid(l, "remote_guid", r->guid);
 		prom_lbl_u(l, "remote_port", p->peer_port);
-		prom_lbl(l, "remote_name", r->desc);
+		prom_lbl(l, "remote_name", fab_node_label(r));
 	}
 }
 
@@ -235,7 +235,7 @@ static void info(const struct fabric *f, struct prom *p, bool sw)
 			continue;
 		prom_lbl_reset(&l);
 		prom_lbl_guid(&l, "guid", n->guid);
-		prom_lbl(&l, kind(sw), n->desc);
+		prom_lbl(&l, kind(sw), fab_node_label(n));
 		prom_lbl_u(&l, "lid", node_lid(n, 1 <= n->num_ports ? 1 : 0));
 		prom_u64(p, name, &l, 1);
 	}
@@ -265,8 +265,8 @@ static void uplinks(const struct fabric *f, struct prom *p, bool sw)
 			prom_lbl_reset(&l);
 			prom_lbl_guid(&l, "guid", n->guid);
 			prom_lbl_u(&l, "port", pn);
-			prom_lbl(&l, kind(sw), n->desc);
-			prom_lbl(&l, "uplink", r->desc);
+			prom_lbl(&l, kind(sw), fab_node_label(n));
+			prom_lbl(&l, "uplink", fab_node_label(r));
 			prom_lbl_guid(&l, "uplink_guid", r->guid);
 			prom_lbl(&l, "uplink_type", r->type == NODE_TYPE_SWITCH ?
 				 "SW" : "CA");

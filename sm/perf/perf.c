@@ -134,8 +134,8 @@ static void port_name(const struct sm *sm, uint64_t guid, uint8_t port,
 		      char *buf, size_t len)
 {
 	int32_t id = fabric_find(&sm->fabric, guid);
-	const char *desc = id != FAB_NONE && sm->fabric.nodes[id].has_desc ?
-			   sm->fabric.nodes[id].desc : "?";
+	const char *desc = id != FAB_NONE ?
+			   fab_node_label(&sm->fabric.nodes[id]) : "?";
 
 	snprintf(buf, len, "\"%s\" 0x%016" PRIx64 " port %u", desc, guid, port);
 }

@@ -191,13 +191,13 @@ static void port_ends(const struct sm *sm, const struct pc_port *p,
 	e->peer_port = -1;
 	if (!n)
 		return;
-	json_str(e->desc, sizeof(e->desc), n->has_desc ? n->desc : "");
+	json_str(e->desc, sizeof(e->desc), fab_node_label(n));
 	if (p->port > n->num_ports || n->ports[p->port].peer_node == FAB_NONE)
 		return;
 	const struct fab_node *pn = &sm->fabric.nodes[n->ports[p->port].peer_node];
 	e->peer_guid = pn->guid;
 	e->peer_port = n->ports[p->port].peer_port;
-	json_str(e->peer_desc, sizeof(e->peer_desc), pn->has_desc ? pn->desc : "");
+	json_str(e->peer_desc, sizeof(e->peer_desc), fab_node_label(pn));
 }
 
 #define LINE_MAX_LEN	1000	/* under the socket's line length */

@@ -27,6 +27,11 @@ void pi_key_of(const struct smp_port_info *pi, struct pi_key *k)
 	k->vls = (uint8_t)pi_op_vls(pi);
 	k->hoq = pi->vl_stall_hoq_life & 0x1f;
 	k->enforce = pi->op_vls_enforce & PI_PART_ENFORCE_MASK;
+	k->stall_hoq = pi->vl_stall_hoq_life;
+	k->errors = pi->phy_overrun_errors;
+	k->width = pi->link_width_enabled;
+	k->speed = (uint8_t)pi_speed_enabled(pi);
+	k->speed_ext = pi->speed_ext_enabled & 0x1f;
 }
 
 struct port_memo {

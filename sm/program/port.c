@@ -83,6 +83,102 @@ unsigned link_op_vls(const struct sm_config *cfg, const struct fabric *f,
 	return link_op_vls_max(cfg->max_op_vls, f, id, pn);
 }
 
+/* PortInfo:CapabilityMask2 IsLinkWidth2xSupported (14.2.5.6) */
+#define PI_CAP2_LINK_WIDTH_2X	0x0010u
+/* LinkWidthEnabled, LinkSpeedEnabled, LinkSpeedExtEnabled values that
+ * mean "all the port supports" */
+#define PI_WIDTH_SET_LWS	255u
+#define PI_SPEED_SET_LSS	15u
+#define PI_SPEED_EXT_SET_LSES	31u
+
+/*
+ * LinkWidthEnabled, LinkSpeedEnabled and LinkSpeedExtEnabled of linked
+ * port `pn` as OpenSM's force_link_width, force_link_speed and
+ * force_link_speed_ext set them (osm_link_mgr.c): 0 leaves the field
+ * alone; 255/15/31 ("all the port supports") is sent only to a port that
+ * does not enable all it supports yet, and only while its link is being
+ * brought up (on an ACTIVE link a new enable set makes the port retrain,
+ * a flap for no gain); any other value is what the port must enable, sent
+ * whenever it differs.  A width with 2X in it (16 and up, 255 too) only to
+ * a port whose CapabilityMask2 has IsLinkWidth2xSupported; extended speeds
+ * only when both ends' CapabilityMask have IsExtendedSpeedsSupported.
+ * Returns whether `out` changed.
+ */
+static bool port_link_enables(const struct sm_config *cfg,
+			      const struct fabric *f, int32_t id, uint8_t pn,
+			      struct smp_port_info *out)
+{
+	const struct fab_node *n = fabric_node(f, id);
+	const struct fab_port *p = &n->ports[pn];
+	const struct smp_port_info *cur = &p->pi;
+	const struct fab_node *peer = fabric_node(f, p->peer_node);
+	bool up = pi_port_state(cur) == PORT_STATE_INIT, differs = false;
+	unsigned w = cfg->force_link_width, s = cfg->force_link_speed;
+	unsigned x = cfg->force_link_speed_ext;
+
+	if (w && (w < 16 || be16toh(cur->cap_mask2) & PI_CAP2_LINK_WIDTH_2X) &&
+	    (w == PI_WIDTH_SET_LWS
+	     ? up && cur->link_width_enabled != cur->link_width_supported
+	     : cur->link_width_enabled != w)) {
+		out->link_width_enabled = (uint8_t)w;
+		differs = true;
+	}
+	if (s && (s == PI_SPEED_SET_LSS
+		  ? up && pi_speed_enabled(cur) != pi_speed_supported(cur)
+		  : pi_speed_enabled(cur) != s)) {
+		SET_LO4(out->speed_active_enabled, s);
+		differs = true;
+	}
+	if (x && fabric_port_cap_mask(n, pn) & PI_CAP_HAS_EXT_SPEEDS &&
+	    fabric_port_cap_mask(peer, p->peer_port) & PI_CAP_HAS_EXT_SPEEDS &&
+	    (x == PI_SPEED_EXT_SET_LSES
+	     ? up && (cur->speed_ext_enabled & 0x1fu) !=
+		     LO4(cur->speed_ext_active_supp)
+	     : (cur->speed_ext_enabled & 0x1fu) != x)) {
+		out->speed_ext_enabled = (uint8_t)
+			((cur->speed_ext_enabled & 0xe0u) | (x & 0x1fu));
+		differs = true;
+	}
+	return differs;
+}
+
+/*
+ * The error thresholds every linked port gets (LocalPhyErrors and
+ * OverrunErrors, byte 53) and, on a switch port, VLStallCount and HOQLife:
+ * OpenSM's leaf_ values towards an end port, the others towards a switch.
+ * Returns whether `out` changed.
+ */
+static bool port_timeouts(const struct sm_config *cfg, const struct fabric *f,
+			  int32_t id, uint8_t pn, struct smp_port_info *out)
+{
+	const struct fab_node *n = fabric_node(f, id);
+	const struct fab_port *p = &n->ports[pn];
+	const struct smp_port_info *cur = &p->pi;
+	uint8_t errs = (uint8_t)((cfg->local_phy_errors_threshold & 0xf) << 4 |
+				 (cfg->overrun_errors_threshold & 0xf));
+	bool differs = false;
+
+	if (cur->phy_overrun_errors != errs) {
+		out->phy_overrun_errors = errs;
+		differs = true;
+	}
+	if (n->type == NODE_TYPE_SWITCH) {
+		bool leaf = fabric_node(f, p->peer_node)->type !=
+			    NODE_TYPE_SWITCH;
+		unsigned hoq = leaf ? cfg->leaf_head_of_queue_lifetime
+				    : cfg->head_of_queue_lifetime;
+		unsigned stall = leaf ? cfg->leaf_vl_stall_count
+				      : cfg->vl_stall_count;
+		uint8_t b = (uint8_t)((stall & 0x7) << 5 | (hoq & 0x1f));
+
+		if (cur->vl_stall_hoq_life != b) {
+			out->vl_stall_hoq_life = b;
+			differs = true;
+		}
+	}
+	return differs;
+}
+
 bool port_desired(const struct sm_config *cfg, const struct fabric *f,
 		  int32_t id, uint8_t pn, uint16_t sm_lid, unsigned want_state,
 		  bool rereg, struct smp_port_info *out)
@@ -112,9 +208,10 @@ bool port_desired(const struct sm_config *cfg, const struct fabric *f,
 		out->mkey_prot_lmc = (uint8_t)(cfg->m_key ?
 			(cfg->m_key_protection_level & 3u) << 6 : 0);
 		pi_set_lmc(out, p->lmc);
-		out->neighbor_mtu_sm_sl &= 0xf0;	/* MasterSMSL 0 */
+		SET_LO4(out->neighbor_mtu_sm_sl, cfg->sm_sl);	/* MasterSMSL */
 		pi_set_subnet_timeout(out, cfg->subnet_timeout);
-		if (rereg && n->type != NODE_TYPE_SWITCH) {
+		if (rereg && n->type != NODE_TYPE_SWITCH &&
+		    !cfg->no_clients_rereg) {
 			pi_set_client_rereg(out, 1);
 			differs = true;
 		}
@@ -125,7 +222,7 @@ bool port_desired(const struct sm_config *cfg, const struct fabric *f,
 			   cur->lid != out->lid ||
 			   cur->master_sm_lid != out->master_sm_lid ||
 			   pi_lmc(cur) != p->lmc ||
-			   pi_sm_sl(cur) != 0 ||
+			   pi_sm_sl(cur) != (cfg->sm_sl & 0xfu) ||
 			   pi_subnet_timeout(cur) != cfg->subnet_timeout;
 	}
 	if (pn && p->peer_node != FAB_NONE) {
@@ -155,23 +252,7 @@ bool port_desired(const struct sm_config *cfg, const struct fabric *f,
 				differs = true;
 			}
 		}
-		/* Enable every width and speed the port supports (OpenSM's
-		 * force_link_width 255 / force_link_speed 15 defaults): 0xff
-		 * and 15 mean "set to LinkWidth/SpeedSupported".  Only while
-		 * the link is being brought up: on an ACTIVE link a new
-		 * enable set makes the port retrain, a flap for no gain. */
-		bool bringing_up = pi_port_state(cur) == PORT_STATE_INIT;
-		if (bringing_up &&
-		    cur->link_width_enabled != cur->link_width_supported) {
-			out->link_width_enabled = 0xff;
-			differs = true;
-		}
-		if (bringing_up &&
-		    pi_speed_enabled(cur) != pi_speed_supported(cur)) {
-			out->speed_active_enabled = (uint8_t)
-				((cur->speed_active_enabled & 0xf0) | 0xf);
-			differs = true;
-		}
+		differs |= port_link_enables(cfg, f, id, pn, out);
 		if (n->type == NODE_TYPE_SWITCH &&
 		    peer->type != NODE_TYPE_SWITCH &&
 		    (pp->want_pkeys || p->want_pkeys)) {
@@ -192,16 +273,7 @@ bool port_desired(const struct sm_config *cfg, const struct fabric *f,
 				differs = true;
 			}
 		}
-		if (n->type == NODE_TYPE_SWITCH) {
-			unsigned hoq = peer->type == NODE_TYPE_SWITCH
-				       ? cfg->head_of_queue_lifetime
-				       : cfg->leaf_head_of_queue_lifetime;
-			if ((cur->vl_stall_hoq_life & 0x1f) != (hoq & 0x1f)) {
-				out->vl_stall_hoq_life = (uint8_t)
-					((cur->vl_stall_hoq_life & 0xe0) | (hoq & 0x1f));
-				differs = true;
-			}
-		}
+		differs |= port_timeouts(cfg, f, id, pn, out);
 	}
 	if (want_state != PORT_STATE_NOP && want_state != pi_port_state(cur))
 		differs = true;

@@ -433,6 +433,125 @@ START_TEST(port_desired_switch_port)
 }
 END_TEST
 
+/* sm_sl is every end port's MasterSMSL; no_clients_rereg TRUE never sets
+ * ClientReregister (OpenSM's meaning of both). */
+START_TEST(port_desired_sm_sl_no_rereg)
+{
+	struct sm_config c = cfg;
+	int32_t id = fabric_find(&M, 0x100002);
+	struct fab_port *p = &fabric_node(&M, id)->ports[1];
+	struct smp_port_info pi;
+
+	p->lid = 7;
+	c.sm_sl = 3;
+	ck_assert(port_desired(&c, &M, id, 1, 1, PORT_STATE_NOP, false, &pi));
+	ck_assert_uint_eq(pi_sm_sl(&pi), 3);
+	p->pi = pi;
+	ck_assert(!port_desired(&c, &M, id, 1, 1, PORT_STATE_NOP, false, &pi));
+	c.sm_sl = 0;
+	ck_assert(port_desired(&c, &M, id, 1, 1, PORT_STATE_NOP, false, &pi));
+	ck_assert_uint_eq(pi_sm_sl(&pi), 0);
+
+	c.sm_sl = 3;
+	c.no_clients_rereg = true;
+	ck_assert(!port_desired(&c, &M, id, 1, 1, PORT_STATE_NOP, true, &pi));
+	ck_assert_uint_eq(pi_client_rereg(&pi), 0);
+	c.no_clients_rereg = false;
+	ck_assert(port_desired(&c, &M, id, 1, 1, PORT_STATE_NOP, true, &pi));
+	ck_assert_uint_eq(pi_client_rereg(&pi), 1);
+}
+END_TEST
+
+/* OpenSM's link-manager keys: a switch port facing a CA gets
+ * leaf_vl_stall_count beside leaf_head_of_queue_lifetime, every linked
+ * port the error thresholds; a CA port keeps its own VLStallCount. */
+START_TEST(port_desired_stall_and_thresholds)
+{
+	struct sm_config c = cfg;
+	struct fab_port *p = &fabric_node(&M, sw_id)->ports[2];
+	int32_t ca = fabric_find(&M, 0x100002);
+	struct fab_port *cp = &fabric_node(&M, ca)->ports[1];
+	struct smp_port_info pi;
+
+	c.vl_stall_count = 5;
+	c.leaf_vl_stall_count = 3;
+	c.leaf_head_of_queue_lifetime = 0x0c;
+	c.local_phy_errors_threshold = 0x9;
+	c.overrun_errors_threshold = 0x4;
+	ck_assert(port_desired(&c, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi));
+	ck_assert_uint_eq(pi.vl_stall_hoq_life >> 5, 3);
+	ck_assert_uint_eq(pi.vl_stall_hoq_life & 0x1f, 0x0c);
+	ck_assert_uint_eq(pi.phy_overrun_errors, 0x94);
+	p->pi = pi;
+	ck_assert(!port_desired(&c, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi));
+
+	cp->pi.vl_stall_hoq_life = (uint8_t)(7 << 5 | 0x13);
+	(void)port_desired(&c, &M, ca, 1, 1, PORT_STATE_NOP, false, &pi);
+	ck_assert_uint_eq(pi.vl_stall_hoq_life, 7 << 5 | 0x13);
+	ck_assert_uint_eq(pi.phy_overrun_errors, 0x94);
+}
+END_TEST
+
+/* force_link_width, force_link_speed, force_link_speed_ext as OpenSM
+ * sends them: 0 no change; an explicit value whenever it differs, ACTIVE
+ * or not; 255/15/31 only to a port in INIT that does not enable all it
+ * supports; 2X widths only with IsLinkWidth2xSupported; extended speeds
+ * only when both ends have IsExtendedSpeedsSupported. */
+START_TEST(port_desired_force_link)
+{
+	struct sm_config c = cfg;
+	struct fab_node *sn = fabric_node(&M, sw_id);
+	struct fab_port *p = &sn->ports[2];
+	int32_t ca = fabric_find(&M, 0x100002);
+	struct fab_port *cp = &fabric_node(&M, ca)->ports[1];
+	struct smp_port_info pi;
+
+	p->pi.link_width_enabled = 2;		/* 4X */
+	p->pi.link_width_supported = 3;		/* 1X, 4X */
+	p->pi.speed_active_enabled = 0x44;	/* QDR active, QDR enabled */
+	SET_HI4(p->pi.speed_supported_state, 7);
+	p->pi.cap_mask2 = 0;
+	pi_set_port_state(&p->pi, PORT_STATE_ACTIVE);
+	/* 0: nothing */
+	(void)port_desired(&c, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi);
+	ck_assert_uint_eq(pi.link_width_enabled, 2);
+	ck_assert_uint_eq(pi_speed_enabled(&pi), 4);
+	/* explicit values on an ACTIVE link */
+	c.force_link_width = 1;
+	c.force_link_speed = 1;
+	ck_assert(port_desired(&c, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi));
+	ck_assert_uint_eq(pi.link_width_enabled, 1);
+	ck_assert_uint_eq(pi_speed_enabled(&pi), 1);
+	ck_assert_uint_eq(pi_speed_active(&pi), 4);	/* read-only: as read */
+	/* "all supported": not on an ACTIVE link, and 255 needs 2X support */
+	c.force_link_width = 255;
+	c.force_link_speed = 15;
+	p->pi.vl_stall_hoq_life = (uint8_t)(c.leaf_vl_stall_count << 5 |
+					    c.leaf_head_of_queue_lifetime);
+	p->pi.phy_overrun_errors = 0;
+	(void)port_desired(&c, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi);
+	ck_assert_uint_eq(pi.link_width_enabled, 2);
+	ck_assert_uint_eq(pi_speed_enabled(&pi), 4);
+	pi_set_port_state(&p->pi, PORT_STATE_INIT);
+	(void)port_desired(&c, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi);
+	ck_assert_uint_eq(pi.link_width_enabled, 2);	/* no 2X support */
+	ck_assert_uint_eq(pi_speed_enabled(&pi), 15);
+	p->pi.cap_mask2 = htobe16(0x0010);
+	(void)port_desired(&c, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi);
+	ck_assert_uint_eq(pi.link_width_enabled, 255);
+	/* extended speeds: both ends must have the capability */
+	c.force_link_speed_ext = 1;			/* FDR */
+	(void)port_desired(&c, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi);
+	ck_assert_uint_eq(pi.speed_ext_enabled & 0x1f, 0);
+	sn->ports[0].pi.cap_mask |= htobe32(PI_CAP_HAS_EXT_SPEEDS);
+	(void)port_desired(&c, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi);
+	ck_assert_uint_eq(pi.speed_ext_enabled & 0x1f, 0);
+	cp->pi.cap_mask |= htobe32(PI_CAP_HAS_EXT_SPEEDS);
+	ck_assert(port_desired(&c, &M, sw_id, 2, 1, PORT_STATE_NOP, false, &pi));
+	ck_assert_uint_eq(pi.speed_ext_enabled & 0x1f, 1);
+}
+END_TEST
+
 /* qos TRUE: a switch port facing a CA gets the qos_swe_ high limit, or
  * the base qos_ one; qos FALSE leaves VLHighLimit as the port has it. */
 START_TEST(port_desired_qos_high_limit)
@@ -1051,6 +1170,9 @@ static Suite *program_suite(void)
 	tcase_add_test(tc, port_desired_endport);
 	tcase_add_test(tc, port_desired_switch_port);
 	tcase_add_test(tc, port_desired_qos_high_limit);
+	tcase_add_test(tc, port_desired_stall_and_thresholds);
+	tcase_add_test(tc, port_desired_force_link);
+	tcase_add_test(tc, port_desired_sm_sl_no_rereg);
 	tcase_add_test(tc, pkeys_diff);
 	suite_add_tcase(s, tc);
 
