@@ -762,12 +762,23 @@ static int cmd_dump_config(struct sm *sm, struct ctl_answer *a)
 		return answer_end(a, false, "no configuration");
 	ctl_line_add(a, "# the configuration in force: key value # where it"
 		     " came from");
+	for (size_t i = 0; i < sm->conf->unknown.n; i++)
+		ctl_line_add(a, "# warning: %s (ignored)",
+			     sm->conf->unknown.msg[i]);
+	for (size_t i = 0; i < sm->conf->warnings.n; i++)
+		ctl_line_add(a, "# warning: %s", sm->conf->warnings.msg[i]);
 	for (size_t i = 0; i < n; i++) {
 		cfg_source(sm->conf, i, src, sizeof(src));
+		const char *note;
+		enum cfg_status st = cfg_key_status(&keys[i], &note);
+
+		if (keys[i].flags & CFG_ALIAS)
+			continue;	/* its value is its key's */
 		ctl_line_add(a, "%s %s # %s%s", keys[i].name,
 			     cfg_effective(sm->conf, i), src,
-			     keys[i].flags & CFG_IMPL ? "" :
-			     " (not implemented)");
+			     st == CFG_ST_IMPL ? "" : st == CFG_ST_MAPPED ?
+			     " (mapped)" : st == CFG_ST_NA ?
+			     " (not applicable)" : " (not implemented)");
 	}
 	return answer_end(a, true, "%zu keys", n);
 }
@@ -796,6 +807,27 @@ static int cmd_sms(struct sm *sm, struct ctl_answer *a)
 			     r->lid, r->priority,
 			     sm_state_name((enum sm_state)r->state),
 			     r->act_count, now - r->seen);
+		n++;
+	}
+	sm_rogue_expire(sm);
+	for (unsigned i = 0; i < SM_MAX_ROGUE; i++) {
+		const struct sm_rogue *r = &sm->rogues[i];
+		struct rogue_where w;
+		char where[120] = "";
+
+		if (!r->guid)
+			continue;
+		if (sm_rogue_where(&sm->fabric, r->guid, &w) &&
+		    w.peer_node != FAB_NONE)
+			snprintf(where, sizeof(where), " behind 0x%016" PRIx64
+				 "[%u]", fabric_node(&sm->fabric,
+						     w.peer_node)->guid,
+				 w.peer_port);
+		ctl_line_add(a, "0x%016" PRIx64 " %u %u %s - %.1f untrusted: "
+			     "another SM_Key (%u SMInfo, %u Sets ignored)%s",
+			     r->guid, r->lid, r->priority,
+			     sm_state_name((enum sm_state)r->state),
+			     now - r->seen, r->heard, r->sets, where);
 		n++;
 	}
 	return answer_end(a, true, "%u SMs", n);

@@ -13,7 +13,8 @@
  * logged the same way and the policy in force stays (OpenSM drops its
  * policy then); the next reload of a fixed file applies it.  The file
  * at OpenSM's default path that does not exist is no policy, as in
- * OpenSM; another path that cannot be read is an error.
+ * OpenSM, as is another path that does not exist at start (a warning);
+ * one gone on a reload keeps the policy in force.
  *
  * Also the partitions' SL (partitions.conf sl=) for the SA, with qos TRUE
  * (OpenSM sets a partition's SL to 0 without QoS): a table of the 15-bit
@@ -220,6 +221,14 @@ static int policy_load(struct sm *sm, bool startup, struct cfg_msgs *out)
 			log_info("qos: %s is gone: no QoS policy in force now",
 				 file);
 		drop_policy(q);
+		return 0;
+	}
+	if (rc == -ENOENT && startup) {
+		/* OpenSM starts without a policy then too */
+		log_warnx("ERR 3201: %s: does not exist; no QoS policy (the"
+			  " qos_* keys alone), as OpenSM", file);
+		log_stderr(LOG_LVL_WARN, "warning: qos_policy_file %s: does not"
+			   " exist; no QoS policy, as OpenSM", file);
 		return 0;
 	}
 	if (rc < 0)

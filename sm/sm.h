@@ -18,7 +18,9 @@
 #include "routing/routing.h"
 #include "model/fabric.h"
 #include "sm/event.h"
+#include "sm/ha/rogue.h"
 #include "sm/lid.h"
+#include "sm/mkey.h"
 #include "sm/log.h"
 #include "sm/metrics/hist.h"
 
@@ -176,6 +178,11 @@ struct sm {
 	unsigned route_runs;		/* routing computations (sm/route.c) */
 	struct sm_route_load route_load;
 	struct lid_cache *lids;
+	/* M_Keys (sm/mkey.h): NULL until a heavy sweep finds m_key set or
+	 * a guid2mkey file; then the engine's hook puts keys in SMPs */
+	struct mkey_state *mkeys;
+	struct mkey_hook mkey_hook;
+	bool     mkey_dirty;		/* keys or links not written yet */
 	struct lft_images *images;	/* what each switch holds, as we know */
 	struct port_memos *memos;	/* PortInfo Sets each port settled on */
 	struct sl2vl_images *sl2vl;	/* SL-to-VL tables, as we know (NULL until layers) */
@@ -232,6 +239,8 @@ struct sm {
 
 	/* Election and master/standby (sm/ha/election.c, sm/ha/state.c). */
 	struct sm_remote remotes[SM_MAX_REMOTE];
+	struct sm_rogue rogues[SM_MAX_ROGUE];	/* another SM_Key (rogue.h) */
+	struct sm_bad_mkey bad_mkeys[SM_MAX_BAD_MKEY];	/* traps 256 */
 	uint64_t master_guid;		/* the master we stand by for */
 	ev_tstamp master_heard_at;	/* a better master's Get was checked */
 	ev_tstamp told_worse_at;	/* trap 144 to a worse master (sminfo.c) */
@@ -305,6 +314,9 @@ const char *sm_state_name(enum sm_state s);
 
 /* sm/ha/state.c: register the SMInfo agent and the trap receiver. */
 int sm_agents_start(struct sm *sm);
+/* sm/sweep.c: M_Keys in use (m_key set, or keys in the cache: sm/mkey.h)
+ * from now on; called by sm_agents_start() and before each heavy sweep. */
+void sm_mkey_start(struct sm *sm);
 /*
  * sm/ha/state.c: the loop's watchers: signals (INT/TERM stop, HUP asks for
  * a heavy sweep, USR1 reopens the log file) and the timers of the state

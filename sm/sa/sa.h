@@ -234,6 +234,8 @@ struct sa_answer_count {
 };
 size_t sa_answer_counts(const struct sm *sm, const struct sa_answer_count **out,
 			uint64_t *requests, uint64_t *dropped);
+/* Requests dropped for a non-zero SM_Key that is not sa_key. */
+uint64_t sa_bad_key_drops(const struct sm *sm);
 
 /* sm/sa/sa.c: register the SA agent on the engine.  Returns 0 or -errno. */
 /* The agent's services and subscriptions (NULL before sa_start()). */
