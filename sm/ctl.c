@@ -293,6 +293,11 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req,
 			return -EINVAL;
 		}
 	}
+	while (i < len && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	if (len - i >= 3 && !memcmp(line + i, "qos", 3) &&
+	    (len - i == 3 || line[i + 3] == ' ' || line[i + 3] == '\t'))
+		return ctl_qos_parse(line, len, req, err, errlen);
 	while (i < len) {
 		while (i < len && (line[i] == ' ' || line[i] == '\t'))
 			i++;
@@ -396,8 +401,8 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req,
 	} else {
 		snprintf(err, errlen, "unknown command '%.*s': expected status,"
 			 " resweep, reroute, loglevel, reload, dump-config,"
-			 " sms, routes, counters, health, events, topology, port"
-			 " or help", (int)(wl[0] > 40 ? 40 : wl[0]), w[0]);
+			 " sms, routes, counters, health, events, topology, port,"
+			 " qos or help", (int)(wl[0] > 40 ? 40 : wl[0]), w[0]);
 		return -EINVAL;
 	}
 #undef NOARGS
@@ -981,6 +986,8 @@ static int cmd_help(struct ctl_answer *a)
 		     " an isolation");
 	ctl_line_add(a, "counters [NODE|GUID|LID[:PORT]] [errors] [json]"
 		     "  port counters: totals, last increase");
+	ctl_line_add(a, "qos show [json] [src END dst END [sid N] [pkey P]"
+		     " [class C]]  QoS in force; a path's level and SL");
 	return answer_end(a, true, "%s", "");
 }
 
@@ -1017,6 +1024,11 @@ int ctl_execute(struct sm *sm, const struct ctl_request *req,
 		char msg[160];
 		int rc = perf_ctl_counters(sm, req->target, req->errors,
 					   req->json, a, msg, sizeof(msg));
+		return answer_end(a, rc == 0, "%s", msg);
+	}
+	case CTL_CMD_QOS: {
+		char msg[300] = "";
+		int rc = ctl_qos_execute(sm, req, a, msg, sizeof(msg));
 		return answer_end(a, rc == 0, "%s", msg);
 	}
 	}

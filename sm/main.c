@@ -313,6 +313,13 @@ static void key_where(const struct cfg *conf, size_t i, char *buf, size_t len)
 		snprintf(buf, len, "command line");
 }
 
+static bool qos_on(const struct cfg *conf)
+{
+	size_t i;
+
+	return cfg_key_find("qos", &i) && !strcmp(cfg_get(conf, i), "TRUE");
+}
+
 /* --check-config of qos_policy_file: the whole policy grammar (1: bad). */
 static size_t check_qos_file(const char *path)
 {
@@ -448,7 +455,8 @@ static size_t check_files(const struct cfg *conf, size_t *warnings)
 			}
 			fabric_free(&ref);
 		}
-		if (!strcmp(name, "qos_policy_file"))
+		/* OpenSM reads the policy only with qos TRUE */
+		if (!strcmp(name, "qos_policy_file") && qos_on(conf))
 			errors += check_qos_file(v);
 		if (!strcmp(name, "partition_config_file"))
 			errors += check_partitions(conf, v, warnings);

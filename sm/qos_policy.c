@@ -24,8 +24,10 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "config/conf.h"
 #include "partitions/partitions.h"
@@ -42,6 +44,9 @@ struct sm_qos {
 	uint64_t mem_gen;
 	unsigned last_warnings;		/* the last bind's, logged once */
 	uint8_t *part_sl;		/* SL by 15-bit P_Key; NULL: all 0 */
+	time_t loaded_at;		/* when pol was read */
+	char *error;			/* the last load's error; NULL: it was good */
+	time_t error_at;
 };
 
 static struct sm_qos *state(struct sm *sm)
@@ -193,6 +198,26 @@ static int load_failed(const char *file, int rc, const struct qos_error *e,
 	return rc;
 }
 
+/* What the last load of `file` came to, for sm_qos_status(). */
+static void note_load(struct sm_qos *q, const char *file, int rc,
+		      const struct qos_error *e)
+{
+	char buf[400];
+
+	free(q->error);
+	q->error = NULL;
+	if (rc >= 0)
+		return;
+	if (rc == -EINVAL || rc == -E2BIG)
+		snprintf(buf, sizeof(buf), "%s:%u:%u: %s", file, e->line,
+			 e->col, e->msg);
+	else
+		snprintf(buf, sizeof(buf), "cannot read %s: %s", file,
+			 strerror(-rc));
+	q->error = strdup(buf);
+	q->error_at = time(NULL);
+}
+
 static int policy_load(struct sm *sm, bool startup, struct cfg_msgs *out)
 {
 	const char *file = sm->cfg.qos_policy_file;
@@ -229,8 +254,10 @@ static int policy_load(struct sm *sm, bool startup, struct cfg_msgs *out)
 			  " qos_* keys alone), as OpenSM", file);
 		log_stderr(LOG_LVL_WARN, "warning: qos_policy_file %s: does not"
 			   " exist; no QoS policy, as OpenSM", file);
+		note_load(q, file, 0, &err);
 		return 0;
 	}
+	note_load(q, file, rc, &err);
 	if (rc < 0)
 		return load_failed(file, rc, &err, startup, out);
 	check_pkeys(sm, &now, file, out);
@@ -244,6 +271,7 @@ static int policy_load(struct sm *sm, bool startup, struct cfg_msgs *out)
 	q->pol = now;
 	q->loaded = true;
 	q->file = strdup(file);
+	q->loaded_at = time(NULL);
 	sm_qos_bind(sm);
 	return 0;
 }
@@ -346,7 +374,21 @@ void sm_qos_free(struct sm *sm)
 	if (!sm->qos)
 		return;
 	drop_policy(sm->qos);
+	free(sm->qos->error);
 	free(sm->qos->part_sl);
 	free(sm->qos);
 	sm->qos = NULL;
+}
+
+void sm_qos_status(const struct sm *sm, struct sm_qos_status *st)
+{
+	const struct sm_qos *q = sm->qos;
+
+	memset(st, 0, sizeof(*st));
+	st->file = q && q->loaded ? q->file : sm->cfg.qos_policy_file;
+	if (!q)
+		return;
+	st->loaded = q->loaded ? q->loaded_at : 0;
+	st->error = q->error;
+	st->error_at = q->error ? q->error_at : 0;
 }

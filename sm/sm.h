@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 #include <ev.h>
 
 #include "mad/engine.h"
@@ -406,6 +407,16 @@ const struct qos_policy *sm_qos_policy(const struct sm *sm,
 				       const struct qos_members **m);
 const uint8_t *sm_part_sl(const struct sm *sm);
 void sm_qos_free(struct sm *sm);
+/* For `ibsmctl qos show`: the policy file (the one in force, else the
+ * configured one), when the policy in force was read (0: none), and the
+ * error of the last load when it failed (NULL: it was good). */
+struct sm_qos_status {
+	const char *file;
+	time_t loaded;
+	const char *error;
+	time_t error_at;
+};
+void sm_qos_status(const struct sm *sm, struct sm_qos_status *st);
 void sm_parts_free(struct sm *sm);
 
 /*
