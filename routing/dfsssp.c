@@ -732,6 +732,7 @@ static int dfsssp_route(const struct fabric *f, const struct routing_opts *o,
 		used = 1;
 	if (rc == 0) {
 		out->n_layers = (uint8_t)used;
+		out->layers_short = n_updn > 0;
 		if (!n_updn)
 			snprintf(out->summary, sizeof(out->summary),
 				 "shortest paths, %u layer%s of %u allowed "

@@ -209,6 +209,8 @@ int routing_merge_incremental(const struct fabric *f,
 		}
 	}
 	out->n_layers = full->n_layers;
+	out->split = full->split;
+	out->layers_short = full->layers_short;
 	out->engine = full->engine;
 	/* the summary's figures are the engine's, of its full tables */
 	routing_fmt(out->summary, sizeof(out->summary), "incremental merge;"

@@ -321,6 +321,43 @@ static void note_busiest(const struct rep *v, struct routing_report *rep,
 		 m->has_desc ? m->desc : "");
 }
 
+/* The report's per-VL map: the split's table on each link's VLCap. */
+struct vl_ctx {
+	const struct fabric *f;
+	const struct routing_result *r;
+};
+
+static unsigned link_vl(void *arg, int32_t node, unsigned out, unsigned sl)
+{
+	static const unsigned n_vl[] = { 0, 1, 2, 4, 8, 15 };
+	const struct vl_ctx *x = arg;
+	const struct fab_port *p = &fabric_node(x->f, node)->ports[out];
+	unsigned cap = pi_vl_cap(&p->pi);
+	uint8_t vl[VLS_SL_N];
+
+	if (p->peer_node != FAB_NONE) {
+		const struct fab_port *q =
+			&fabric_node(x->f, p->peer_node)->ports[p->peer_port];
+
+		if (pi_vl_cap(&q->pi) < cap)
+			cap = pi_vl_cap(&q->pi);
+	}
+	vlsplit_sl2vl(&x->r->split, cap < 6 ? n_vl[cap] : 0, vl);
+	return vl[sl & 15];
+}
+
+static int cdg_per_vl(const struct fabric *f, const struct routing_result *r,
+		      struct routing_cdg *c)
+{
+	struct vl_ctx x = { f, r };
+	struct routing_vlmap m;
+
+	routing_vlmap_from_split(r, &m);
+	m.vl = link_vl;
+	m.ctx = &x;
+	return routing_check_cdg_vl(f, r, &m, c);
+}
+
 /* The whole report, or (loads_only) the load part alone: the same code,
  * so the same figures. */
 static int compute(const struct fabric *f, const struct routing_result *r,
@@ -340,9 +377,16 @@ static int compute(const struct fabric *f, const struct routing_result *r,
 	snprintf(rep->fallback, sizeof(rep->fallback), "%s", r->fallback);
 	rep->n_layers = r->n_layers;
 
+	if (r->split.n_classes) {
+		vlsplit_describe(&r->split, rep->qos, sizeof(rep->qos));
+		vlsplit_reduced(&r->split, r->n_layers, r->layers_short,
+				rep->qos_reduced, sizeof(rep->qos_reduced));
+	}
 	if (!loads_only) {
 		rc = routing_check(f, r, &rep->check);
-		if (rc == 0)
+		if (rc == 0 && routing_split_active(r))
+			rc = cdg_per_vl(f, r, &rep->cdg);
+		else if (rc == 0)
 			rc = routing_check_cdg(f, r, &rep->cdg);
 		if (rc < 0)
 			return rc;
@@ -576,8 +620,11 @@ size_t routing_report_text(const struct routing_report *rep, char *buf,
 		    REPORT_MAX_STRETCH_SWITCHES);
 	put(&o, "layers: %u used of %u\n", rep->layers_used,
 	    rep->n_layers ? rep->n_layers : 1);
-	put(&o, "cdg: %" PRIu64 " channels, cycles per layer:",
-	    rep->cdg.channels);
+	if (rep->qos[0])
+		put(&o, "qos: %s%s%s\n", rep->qos, rep->qos_reduced[0] ?
+		    "; reduced: " : "", rep->qos_reduced);
+	put(&o, "cdg: %" PRIu64 " channels, cycles per %s:",
+	    rep->cdg.channels, rep->cdg.per_vl ? "VL" : "layer");
 	for (unsigned i = 0; i < rep->cdg.layers && i < ROUTING_MAX_LAYERS; i++)
 		put(&o, " %" PRIu64, rep->cdg.cycles[i]);
 	put(&o, "%s\n", rep->cdg_required ? "" :
@@ -647,8 +694,15 @@ size_t routing_report_json(const struct routing_report *rep, char *buf,
 	put(&o, ",\n  \"cdg_cycles\":[");
 	for (unsigned i = 0; i < rep->cdg.layers && i < ROUTING_MAX_LAYERS; i++)
 		put(&o, "%s%" PRIu64, i ? "," : "", rep->cdg.cycles[i]);
-	put(&o, "],\n  \"cdg_required\":%s",
+	put(&o, "],\n  \"cdg_per_vl\":%s,\n  \"cdg_required\":%s",
+	    rep->cdg.per_vl ? "true" : "false",
 	    rep->cdg_required ? "true" : "false");
+	if (rep->qos[0]) {
+		put(&o, ",\n  \"qos\":");
+		put_json_str(&o, rep->qos);
+		put(&o, ",\n  \"qos_reduced\":");
+		put_json_str(&o, rep->qos_reduced);
+	}
 	if (routing_check_failures(c))
 		put(&o, ",\n  \"bad_lid\":%u,\n  \"bad_node\":%d", c->bad_lid,
 		    c->bad_switch);

@@ -56,6 +56,12 @@ struct routing_report {
 	/* layers (SLs/VLs) */
 	unsigned n_layers;		/* r->n_layers (0: none, every path SL 0) */
 	unsigned layers_used;		/* distinct layers of delivered routes */
+	/* QoS classes sharing the VLs with the layers (vlsplit_describe()),
+	 * and what was reduced to fit (vlsplit_reduced()); "" without QoS.
+	 * With the split in force cdg counts per VL (cdg.per_vl), after
+	 * the split's SL-to-VL tables on each link's VLCap. */
+	char qos[320];
+	char qos_reduced[320];
 
 	/* the verifier on the same tables */
 	struct routing_check check;

@@ -139,6 +139,8 @@ int routing_run_opts(const char *list, const struct fabric *f,
 	char reason[256], why[512];
 	size_t n, used = 0;
 	bool fallback;
+	struct vl_split plan;
+	bool qos = false;
 	int rc;
 
 	if (errlen)
@@ -159,6 +161,15 @@ int routing_run_opts(const char *list, const struct fabric *f,
 		chain[n++] = &routing_minhop;
 	/* no_fallback also tells auto to run only the engine it picks */
 	opts.no_fallback = opts.no_fallback || fallback_word(list);
+	/* QoS classes first: each takes its share of the VLs, the layers
+	 * live within one share (routing/vlsplit.h) */
+	if (opts.qos && vlsplit_plan(opts.qos, vlsplit_fabric_vls(f,
+				     opts.max_layers), opts.max_layers,
+				     &plan) == 0) {
+		qos = true;
+		opts.max_layers = plan.budget;
+		opts.max_sls = plan.sl_budget;
+	}
 
 	/* Collect every engine's reason: "updn: no roots; minhop: ...". */
 	why[0] = '\0';
@@ -177,6 +188,10 @@ int routing_run_opts(const char *list, const struct fabric *f,
 			routing_fmt(out->fallback, sizeof(out->fallback),
 				    "%s%s%s", why, why[0] && inner[0] ? "; " : "",
 				    inner);
+			if (qos) {
+				out->split = plan;
+				vlsplit_layout(&out->split, out->n_layers);
+			}
 			if (errlen)
 				err[0] = '\0';
 			return 0;

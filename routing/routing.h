@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "model/fabric.h"
+#include "routing/vlsplit.h"
 
 #define LFT_NO_PATH	0xff	/* LFT entry for an unreachable LID */
 
@@ -65,6 +66,19 @@ struct routing_result {
 	 * lft or sl afterwards must clear it.
 	 */
 	bool cdg_acyclic;
+	/*
+	 * With routing_opts.qos: the QoS classes and how the layers share
+	 * the SL and VL space with them (routing/vlsplit.h), laid out for
+	 * n_layers; n_classes 0 without QoS.  It takes effect when the
+	 * engine used more than one layer (routing_split_active()).
+	 */
+	struct vl_split split;
+	/*
+	 * The engine wanted more layers than routing_opts.max_layers gave it
+	 * and routed the rest otherwise (dfsssp: up*\/down* in its last
+	 * layer): the daemon says so when QoS took the VLs (never silent).
+	 */
+	bool layers_short;
 };
 
 /*
@@ -89,6 +103,19 @@ struct routing_opts {
 	 * fails, try minhop last, unless the list names minhop or auto or
 	 * says no_fallback (false: the list alone, as for tests) */
 	bool minhop_last;
+	/*
+	 * `qos TRUE`: the QoS SLs in use and their VLs.  routing_run_opts()
+	 * then splits the VLs between the QoS classes (routing/vlsplit.h)
+	 * and lowers max_layers to one class's share before running the
+	 * engines, which need not know: they only obey max_layers.  NULL:
+	 * no QoS, the layers have every VL.
+	 */
+	const struct vl_qos *qos;
+	/* SLs an engine may give paths, per QoS class (0: 16).  Engines
+	 * whose layer j travels on VL j stay within max_layers, which is
+	 * never more; an engine with per-hop VLs may use up to max_sls
+	 * SLs on its max_layers VLs. */
+	unsigned max_sls;
 };
 
 struct routing_engine {
@@ -136,6 +163,31 @@ static inline unsigned routing_layer(const struct routing_result *r,
 	    lid > r->lft[sw].top)
 		return 0;
 	return r->sl[sw][lid];
+}
+
+/* QoS classes and layers share the SL/VL space (both in force). */
+static inline bool routing_split_active(const struct routing_result *r)
+{
+	return r->split.n_classes && r->n_layers > 1 && r->sl;
+}
+
+/*
+ * The SL a path from switch `sw` to `lid` travels on when its QoS SL
+ * (the SA's choice: the query's, the QoS level's, the partition's or the
+ * default) is `qos_sl`: qos_sl itself without layers; the layer without
+ * QoS (SL i on VL i); with both, the SL of that layer within the QoS
+ * SL's class (vlsplit_path_sl()).
+ */
+static inline unsigned routing_path_sl(const struct routing_result *r,
+				       unsigned qos_sl, int32_t sw,
+				       uint16_t lid)
+{
+	if (!r->sl || !r->n_layers || (r->split.n_classes && r->n_layers < 2))
+		return qos_sl & 15;
+	if (r->split.n_classes)
+		return vlsplit_path_sl(&r->split, qos_sl,
+				       routing_layer(r, sw, lid));
+	return routing_layer(r, sw, lid) & 15;
 }
 
 void routing_result_free(struct routing_result *r);

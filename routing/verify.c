@@ -470,6 +470,9 @@ struct cdg {
 	uint32_t *indeg;
 	uint32_t *queue;
 	unsigned  top_layer;	/* highest layer seen */
+	/* routing_check_cdg_vl(): per layer, the SLs of its paths; the
+	 * masks in dep and used are then SL masks.  NULL: layer masks. */
+	const uint16_t *layer_mask;
 };
 
 /* A walker's own scratch and dependency sets (cdg_setup() sized them). */
@@ -592,7 +595,8 @@ static void cdg_lid(struct cdg *g, size_t lid)
 		if (v->nsrc[k]) {
 			if (sl > g->top_layer)
 				g->top_layer = sl;
-			g->lay[k] = (uint16_t)(1u << sl);
+			g->lay[k] = g->layer_mask ? g->layer_mask[sl] :
+				    (uint16_t)(1u << sl);
 		}
 		g->next[k] = next_switch(v, k, v->blk[k * BLK + col]);
 		g->indeg[k] = 0;
@@ -806,4 +810,193 @@ int routing_check_cdg(const struct fabric *f, const struct routing_result *r,
 	free(pos);
 	cdg_free(gp);
 	return rc;
+}
+
+/*
+ * Per VL, after the SL-to-VL mapping (routing_check_cdg_vl).  The walk
+ * above runs with SL masks: a path of layer l counts once for each SL
+ * of m->layer_sls[l], so dep[] says which SLs make channel c depend on
+ * the channel out of port q of the switch c leads to.  The graph
+ * searched has one vertex per (channel, VL): on channel c an SL s
+ * travels on VL vt[c][s] (the map of the switch c leaves), and a
+ * dependency c => d of SL s links (c, vt[c][s]) to (d, vt[d][s]).
+ */
+#define VT_NONE	0xff
+
+static uint8_t *vl_table(const struct cdg *g, const struct routing_vlmap *m)
+{
+	const struct verify *v = &g->v;
+	uint8_t *vt = malloc((size_t)g->n_chan * VLS_SL_N + 1);
+
+	if (!vt)
+		return NULL;
+	memset(vt, VT_NONE, (size_t)g->n_chan * VLS_SL_N);
+	for (size_t k = 0; k < v->S; k++)
+		for (uint32_t e = v->exit_off[k]; e < v->exit_off[k + 1]; e++) {
+			unsigned port = e - v->exit_off[k];
+
+			if (v->exit[e].sw < 0)
+				continue;
+			for (unsigned sl = 0; sl < VLS_SL_N; sl++) {
+				unsigned vl = m->vl(m->ctx, v->sw_node[k],
+						    port, sl);
+
+				if (vl < VLS_MAX)
+					vt[(size_t)e * VLS_SL_N + sl] =
+						(uint8_t)vl;
+			}
+		}
+	return vt;
+}
+
+/* The SLs of mask `sls` that travel on VL `vl` over channel c. */
+static uint16_t sls_on(const uint8_t *vt, uint32_t c, unsigned vl,
+		       uint16_t sls)
+{
+	uint16_t out = 0;
+
+	for (unsigned s = 0; s < VLS_SL_N; s++)
+		if ((sls >> s & 1) && vt[(size_t)c * VLS_SL_N + s] == vl)
+			out |= (uint16_t)(1u << s);
+	return out;
+}
+
+/* The VLs that the SLs `sls` take over channel c. */
+static uint16_t vls_of(const uint8_t *vt, uint32_t c, uint16_t sls)
+{
+	uint16_t out = 0;
+
+	for (unsigned s = 0; s < VLS_SL_N; s++)
+		if ((sls >> s & 1) && vt[(size_t)c * VLS_SL_N + s] < VLS_MAX)
+			out |= (uint16_t)(1u << vt[(size_t)c * VLS_SL_N + s]);
+	return out;
+}
+
+/*
+ * The next vertex from (c, vl) at or after *pos (q * 16 + target VL):
+ * the vertex, or UINT32_MAX when c has no more.
+ */
+static uint32_t vc_next(const struct cdg *g, const uint8_t *vt, uint32_t c,
+			unsigned vl, uint32_t *pos)
+{
+	uint32_t n = g->dep_off[c + 1] - g->dep_off[c];
+	uint32_t y = (uint32_t)g->v.exit[c].sw;
+
+	for (; *pos < n * 16; (*pos)++) {
+		uint32_t q = *pos / 16, t = *pos % 16, to;
+		uint16_t s = g->dep[g->dep_off[c] + q];
+
+		if (!s || (t == 0 && !(s = sls_on(vt, c, vl, s)))) {
+			*pos |= 15;		/* next q */
+			continue;
+		}
+		to = g->chan_off[y] + q;
+		if (!(vls_of(vt, to, sls_on(vt, c, vl, s)) >> t & 1))
+			continue;
+		(*pos)++;
+		return to * 16 + t;
+	}
+	return UINT32_MAX;
+}
+
+static void vc_dfs(const struct cdg *g, const uint8_t *vt, uint8_t *color,
+		   uint32_t *stk, uint32_t *pos, struct routing_cdg *c)
+{
+	size_t nv = (size_t)g->n_chan * 16;
+
+	memset(color, 0, nv);
+	for (uint32_t s = 0; s < nv; s++) {
+		size_t sp = 0;
+
+		if (color[s] || !(vls_of(vt, s / 16, g->used[s / 16]) >>
+				  (s % 16) & 1))
+			continue;
+		color[s] = 1;
+		stk[sp] = s;
+		pos[sp++] = 0;
+		while (sp) {
+			uint32_t u = stk[sp - 1];
+			uint32_t w = vc_next(g, vt, u / 16, u % 16, &pos[sp - 1]);
+
+			if (w == UINT32_MAX) {
+				color[u] = 2;
+				sp--;
+				continue;
+			}
+			c->deps[u % 16]++;
+			if (color[w] == 1) {
+				c->cycles[u % 16]++;
+			} else if (!color[w]) {
+				color[w] = 1;
+				stk[sp] = w;
+				pos[sp++] = 0;
+			}
+		}
+	}
+}
+
+int routing_check_cdg_vl(const struct fabric *f,
+			 const struct routing_result *r,
+			 const struct routing_vlmap *m, struct routing_cdg *c)
+{
+	struct cdg_job job[VERIFY_MAX_THREADS];
+	struct cdg *gp = &job[0].g;
+	uint8_t *color = NULL, *vt = NULL;
+	uint32_t *stk = NULL, *pos = NULL;
+	size_t nv;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	memset(job, 0, sizeof(job));
+	gp->v = (struct verify){ .f = f, .r = r };
+	gp->layer_mask = m->layer_sls;
+	rc = cdg_setup(gp);
+	if (rc == 0)
+		rc = cdg_walk(job, verify_threads(gp->v.S, f->max_lid));
+	nv = (size_t)gp->n_chan * 16 + 1;
+	if (rc == 0) {
+		vt = vl_table(gp, m);
+		color = malloc(nv);
+		stk = malloc(nv * sizeof(*stk));
+		pos = malloc(nv * sizeof(*pos));
+		if (!vt || !color || !stk || !pos)
+			rc = -ENOMEM;
+	}
+	if (rc == 0) {
+		c->per_vl = true;
+		for (uint32_t ch = 0; ch < gp->n_chan; ch++) {
+			uint16_t u = vls_of(vt, ch, gp->used[ch]);
+
+			if (u)
+				c->channels++;
+			for (unsigned l = 0; l < VLS_MAX; l++)
+				if ((u >> l & 1) && l + 1 > c->layers)
+					c->layers = l + 1;
+		}
+		if (!c->layers)
+			c->layers = 1;
+		vc_dfs(gp, vt, color, stk, pos, c);
+	}
+	free(vt);
+	free(color);
+	free(stk);
+	free(pos);
+	cdg_free(gp);
+	return rc;
+}
+
+void routing_vlmap_from_split(const struct routing_result *r,
+			      struct routing_vlmap *m)
+{
+	const struct vl_split *s = &r->split;
+
+	memset(m->layer_sls, 0, sizeof(m->layer_sls));
+	for (unsigned j = 0; j < s->layers && j < ROUTING_MAX_LAYERS; j++)
+		for (unsigned c = 0; c < s->n_classes; c++)
+			m->layer_sls[j] |= (uint16_t)(1u << s->sl[c][j]);
+	m->layer_sls[0] |= s->sls;
+	/* a layer past the split's (none: the engine used n_layers) rides
+	 * on the last one's SLs, as vlsplit_path_sl() answers */
+	for (unsigned j = s->layers; j < ROUTING_MAX_LAYERS && s->layers; j++)
+		m->layer_sls[j] = m->layer_sls[s->layers - 1];
 }

@@ -6,6 +6,7 @@
 #ifndef IBSM_ROUTING_VERIFY_H
 #define IBSM_ROUTING_VERIFY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "routing/routing.h"
@@ -57,7 +58,10 @@ int routing_check(const struct fabric *f, const struct routing_result *r,
  * has no credit flow control, and GMP answers).
  */
 struct routing_cdg {
-	unsigned layers;		/* layers examined: max(1, n_layers) */
+	/* layers examined: max(1, n_layers); per VL (routing_check_cdg_vl):
+	 * the highest VL in use + 1, and the arrays below are per VL */
+	unsigned layers;
+	bool per_vl;
 	uint64_t channels;		/* inter-switch channels in use */
 	uint64_t deps[ROUTING_MAX_LAYERS];	/* dependency edges per layer */
 	/* per layer: dependency edges that close a cycle (the back edges of
@@ -78,6 +82,34 @@ static inline uint64_t routing_cdg_cycles(const struct routing_cdg *c)
  * Cost O(switches x LIDs + dependency edges).  0 or -ENOMEM. */
 int routing_check_cdg(const struct fabric *f, const struct routing_result *r,
 		      struct routing_cdg *c);
+
+/*
+ * Deadlock freedom after the SL-to-VL mapping, as the packets travel:
+ * each path of layer l once for every SL of layer_sls[l] (the SLs the SA
+ * hands out for that layer: one per QoS class), and at every hop on the
+ * VL vl(ctx, switch node, output port, SL) gives (the switch's
+ * SLtoVLMappingTable, taken to be the same for every input port; a VL
+ * of 15 or more: dropped).  The graph has one vertex per (channel, VL);
+ * a dependency links the VLs the SL takes on both channels, so maps
+ * that change VLs along a path are checked too.  c->deps and c->cycles
+ * count per VL (of the channel the dependency leaves); 0 cycles in all
+ * means no credit loop on any VL.  0 or -ENOMEM.
+ */
+struct routing_vlmap {
+	unsigned (*vl)(void *ctx, int32_t node, unsigned out, unsigned sl);
+	void *ctx;
+	uint16_t layer_sls[ROUTING_MAX_LAYERS];
+};
+
+int routing_check_cdg_vl(const struct fabric *f,
+			 const struct routing_result *r,
+			 const struct routing_vlmap *m, struct routing_cdg *c);
+
+/* For routes with a QoS split (routing_split_active()): layer_sls from
+ * it (layer 0: every QoS SL in use and each class's; layer j: the SLs
+ * of layer j); vl and ctx are left to the caller. */
+void routing_vlmap_from_split(const struct routing_result *r,
+			      struct routing_vlmap *m);
 
 /*
  * Threads for both walks: 0 (the default) picks them from the fabric's

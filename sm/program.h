@@ -178,8 +178,25 @@ bool sl2vl_image_lookup(const struct sl2vl_images *im, uint64_t guid,
 void sl2vl_want(unsigned n_layers, unsigned vls, uint8_t tab[SL2VL_BYTES]);
 
 /*
+ * The VL of each SL leaving node `id` by port `pn` when QoS classes and
+ * layers share the VLs (routing_split_active(r)): the split's table
+ * (routing/vlsplit.h) for the VLs the port runs (OperationalVLs as
+ * programmed with `max_op_vls`).  The table program_sl2vl() sets, and
+ * the one the routes are verified against.
+ */
+void sl2vl_split_vls(const struct routing_result *r, unsigned max_op_vls,
+		     const struct fabric *f, int32_t id, unsigned pn,
+		     uint8_t vl[16]);
+
+/* PortInfo:OperationalVLs a linked port should run (port.c), given the
+ * max_op_vls key. */
+unsigned link_op_vls_max(unsigned max_op_vls, const struct fabric *f,
+			 int32_t id, uint8_t pn);
+
+/*
  * Queue what node `id` needs for the layers of `r` (n_layers > 1; with
- * no layers, or one, the tables are left as they are): on a CA or router
+ * no layers, or one, the tables are left as they are; with QoS classes
+ * too, sl2vl_split_vls()'s tables): on a CA or router
  * port its one table, on a switch one per linked output port and each
  * input port (0 and the linked ones), the attribute modifier naming
  * both (input << 8 | output).  Ports without IsSLMappingSupported (the
@@ -206,10 +223,13 @@ int program_qos_sl2vl(struct smp_batch *b, struct sl2vl_images *im,
 
 /* With `qos TRUE`: each linked port's VLArbitrationTable blocks, those
  * its VLArbitrationHigh/LowCap allow (32 entries a block), VLs masked to
- * its OperationalVLs, as OpenSM; same memo and return as above. */
+ * its OperationalVLs, as OpenSM; same memo and return as above.  When
+ * QoS classes share the VLs with the layers of `r` (or NULL), each
+ * entry of a class's VL stands for every VL of the class (qos.c). */
 int program_qos_vlarb(struct smp_batch *b, struct sl2vl_images *im,
 		      const struct sm_config *cfg, struct fabric *f,
-		      int32_t id, unsigned *sets);
+		      int32_t id, const struct routing_result *r,
+		      unsigned *sets);
 
 /* The QoS class of node `id`'s port `pn`. */
 enum qos_class qos_port_class(const struct fabric *f, int32_t id,

@@ -23,12 +23,15 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "partitions/partitions.h"
+#include "qos/qos.h"
 #include "routing/incr.h"
 #include "routing/report.h"
 #include "routing/verify.h"
 #include "sm/health/health.h"
 #include "sm/lid.h"
 #include "sm/log.h"
+#include "sm/program.h"
 #include "sm/route.h"
 #include "sm/sm.h"
 #include "sm/topo_file.h"
@@ -267,12 +270,88 @@ static int previous_tables(struct sm *sm, const struct fabric *f,
 		}
 	}
 	prev->n_layers = prev->sl ? old->n_layers : 0;
+	prev->split = old->split;
 	prev->engine = old->engine;
 	snprintf(prev->summary, sizeof(prev->summary), "%s", old->summary);
 	return 0;
 nomem:
 	routing_result_free(prev);
 	return -ENOMEM;
+}
+
+int sm_route_qos(const struct sm_config *cfg, const struct part_config *pc,
+		 const struct qos_policy *pol, struct vl_qos *q)
+{
+	struct qos_tables t;
+	char err[160];
+
+	memset(q, 0, sizeof(*q));
+	if (qos_build_tables(&t, &cfg->qos_keys[QOS_SWE],
+			     &cfg->qos_keys[QOS_BASE], err, sizeof(err)) < 0)
+		return -EINVAL;
+	memcpy(q->vl, t.sl2vl, sizeof(q->vl));
+	q->default_sl = 0;
+	if (pol && pol->default_level < pol->n_levels &&
+	    pol->levels[pol->default_level].sl >= 0)
+		q->default_sl = (uint8_t)(pol->levels[pol->default_level].sl &
+					  15);
+	q->sls = (uint16_t)(1u << q->default_sl);
+	for (size_t i = 0; pol && i < pol->n_levels; i++)
+		if (pol->levels[i].sl >= 0)
+			q->sls |= (uint16_t)(1u << (pol->levels[i].sl & 15));
+	for (size_t i = 0; pc && i < pc->n_parts; i++) {
+		const struct part *p = &pc->parts[i];
+
+		q->sls |= (uint16_t)(1u << (p->sl & 15));
+		for (size_t g = 0; g < p->n_mgroups; g++)
+			q->sls |= (uint16_t)(1u << (p->mgroups[g].sl & 15));
+	}
+	return 0;
+}
+
+/* The per-VL check's map: the tables program_sl2vl() sets. */
+struct vlmap_ctx {
+	const struct fabric *f;
+	const struct routing_result *r;
+	unsigned max_op_vls;
+};
+
+static unsigned vlmap_vl(void *arg, int32_t node, unsigned out, unsigned sl)
+{
+	const struct vlmap_ctx *x = arg;
+	uint8_t vl[16];
+
+	sl2vl_split_vls(x->r, x->max_op_vls, x->f, node, out, vl);
+	return vl[sl & 15];
+}
+
+/* Deadlock freedom per VL after the QoS classes' SL-to-VL mapping. */
+static int verify_vls(const struct fabric *f, const struct routing_result *r,
+		      unsigned max_op_vls, char *what, size_t len,
+		      struct hc_routing_verdict *v)
+{
+	struct vlmap_ctx x = { f, r, max_op_vls };
+	struct routing_vlmap m;
+	struct routing_cdg cdg;
+	int rc;
+
+	routing_vlmap_from_split(r, &m);
+	m.vl = vlmap_vl;
+	m.ctx = &x;
+	rc = routing_check_cdg_vl(f, r, &m, &cdg);
+	if (rc < 0)
+		return rc;
+	v->cycles = routing_cdg_cycles(&cdg);
+	for (unsigned i = 0; i < cdg.layers && i < ROUTING_MAX_LAYERS; i++)
+		if (cdg.cycles[i]) {
+			snprintf(what, len, "VL %u of %u (QoS classes x layers) "
+				 "has %" PRIu64 " channel dependency cycles (%"
+				 PRIu64 " in all): a credit loop could deadlock "
+				 "the fabric", i, cdg.layers, cdg.cycles[i],
+				 routing_cdg_cycles(&cdg));
+			break;
+		}
+	return 0;
 }
 
 /*
@@ -283,7 +362,7 @@ nomem:
  * paths that fail (0 for dependency cycles alone); -errno on no memory.
  */
 static int verify(const struct fabric *f, const struct routing_result *r,
-		  char *what, size_t len, uint64_t *lost,
+		  unsigned max_op_vls, char *what, size_t len, uint64_t *lost,
 		  struct hc_routing_verdict *v)
 {
 	struct routing_check chk;
@@ -324,6 +403,9 @@ static int verify(const struct fabric *f, const struct routing_result *r,
 			 n ? n->desc : "?");
 		return 0;
 	}
+	/* QoS classes and layers: per VL, as the SL-to-VL tables map them */
+	if (routing_split_active(r))
+		return verify_vls(f, r, max_op_vls, what, len, v);
 	/* the engine's own check of these very tables (routing.h) */
 	if (!routing_claims_deadlock_free(r) || r->cdg_acyclic)
 		return 0;
@@ -437,7 +519,8 @@ static int try_incremental(struct sm *sm, const struct fabric *f,
 			routing_result_free(&prev);
 			return 0;
 		}
-		rc = verify(f, &merged, what, sizeof(what), &lost, &mv);
+		rc = verify(f, &merged, sm->cfg.max_op_vls, what, sizeof(what),
+			    &lost, &mv);
 		if (rc < 0)
 			break;
 		if (!what[0]) {
@@ -480,6 +563,10 @@ void sm_route_prepare(struct sm *sm, const struct fabric *f,
 	/* a bad GUID file: routing goes on without the rest of them */
 	if (opts_get(&sm->cfg, &j->o, ferr, sizeof(ferr)) < 0)
 		log_err("ERR 1503: %s; routing without it", ferr);
+	j->max_op_vls = sm->cfg.max_op_vls;
+	if (sm->cfg.qos && sm_route_qos(&sm->cfg, sm->parts,
+					sm_qos_policy(sm, NULL), &j->qos) == 0)
+		j->o.qos = &j->qos;
 	sm->route_runs++;
 	j->corrupt = from && sm->route_runs >= from;
 	v = getenv("IBSM_DEBUG_ROUTE_DELAY_MS");
@@ -505,8 +592,8 @@ void sm_route_compute(struct sm_route_job *j)
 		return;
 	if (j->corrupt)
 		debug_corrupt(j, &j->out);
-	j->vrc = verify(j->f, &j->out, j->what, sizeof(j->what), &j->lost,
-			&j->verdict);
+	j->vrc = verify(j->f, &j->out, j->max_op_vls, j->what,
+			sizeof(j->what), &j->lost, &j->verdict);
 	j->verified = true;
 	j->t_verify = now() - t1;
 	j->lrc = routing_report_load(j->f, &j->out, &j->load);
@@ -547,6 +634,33 @@ void sm_route_job_free(struct sm_route_job *j)
 	opts_free(&j->o);
 }
 
+/*
+ * qos TRUE: how the QoS classes and the layers share the VLs, and what
+ * was reduced when both did not fit (WARNING: never silent).
+ */
+static void log_split(const struct routing_result *r)
+{
+	char d[320], red[320];
+
+	if (!r->split.n_classes)
+		return;
+	vlsplit_reduced(&r->split, r->n_layers, r->layers_short,
+			red, sizeof(red));
+	if (routing_split_active(r)) {
+		vlsplit_describe(&r->split, d, sizeof(d));
+		log_info("routing: QoS and virtual layers: %s", d);
+	} else {
+		log_info("routing: QoS: %u class%s, %s: the QoS SL-to-VL "
+			 "tables as configured", r->split.n_classes,
+			 r->split.n_classes == 1 ? "" : "es", r->n_layers ?
+			 "one layer" : "no layers");
+	}
+	if (red[0])
+		log_warnx("routing: QoS and virtual layers do not both fit: "
+			  "%s; %s routes within that (%s)", red, r->engine,
+			  r->summary[0] ? r->summary : "no summary");
+}
+
 static int finish(struct sm *sm, struct sm_route_job *j,
 		  struct routing_result *out, char *err, size_t errlen)
 {
@@ -571,6 +685,7 @@ static int finish(struct sm *sm, struct sm_route_job *j,
 			  out->fallback);
 	log_info("routing: %s%s%s (%.3f s)", out->engine,
 		 out->summary[0] ? ": " : "", out->summary, j->t_engine);
+	log_split(out);
 	if (j->corrupt_lid)
 		log_warnx("debug: IBSM_DEBUG_CORRUPT_LFT: cleared LID %u in the"
 			  " table of switch 0x%016" PRIx64, j->corrupt_lid,
@@ -605,7 +720,8 @@ static int finish(struct sm *sm, struct sm_route_job *j,
 	 */
 	rc = previous_tables(sm, f, out, &prev);
 	if (rc == 0)
-		rc = verify(f, &prev, pwhat, sizeof(pwhat), &plost, &pv);
+		rc = verify(f, &prev, sm->cfg.max_op_vls, pwhat, sizeof(pwhat),
+			    &plost, &pv);
 	if (rc < 0)
 		goto nomem;
 	if (!pwhat[0] || plost < j->lost) {
@@ -721,6 +837,9 @@ int sm_route_offline(const char *file, const struct sm_config *cfg,
 	struct fabric f;
 	struct fabric_counts fc;
 	struct routing_opts o;
+	struct vl_qos qos;
+	struct qos_policy pol;
+	bool have_pol = false;
 	struct routing_result r;
 	struct routing_report rep;
 	struct rusage ru;
@@ -750,10 +869,26 @@ int sm_route_offline(const char *file, const struct sm_config *cfg,
 		fabric_free(&f);
 		return 2;
 	}
+	/* qos TRUE: the QoS policy file's levels (no partitions offline) */
+	if (cfg->qos && cfg->qos_policy_file) {
+		struct qos_error qe;
+
+		if (qos_load(cfg->qos_policy_file, &pol, &qe) == 0)
+			have_pol = true;
+		else
+			fprintf(errf, "ibsm: --route-only: %s:%u:%u: %s; QoS "
+				"without it\n", cfg->qos_policy_file, qe.line,
+				qe.col, qe.msg);
+	}
+	if (cfg->qos && sm_route_qos(cfg, NULL, have_pol ? &pol : NULL,
+				     &qos) == 0)
+		o.qos = &qos;
 	t0 = now();
 	rc = routing_run_opts(list, &f, &o, &r, err, sizeof(err));
 	t1 = now();
 	opts_free(&o);
+	if (have_pol)
+		qos_policy_free(&pol);
 	if (rc < 0) {
 		fprintf(errf, "ibsm: --route-only: routing failed: %s\n", err);
 		fabric_free(&f);

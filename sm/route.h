@@ -75,6 +75,8 @@ struct sm_route_job {
 	struct routing_opts o;		/* owns the GUID arrays */
 	bool corrupt;			/* IBSM_DEBUG_CORRUPT_LFT is due */
 	unsigned delay_ms;		/* IBSM_DEBUG_ROUTE_DELAY_MS (tests) */
+	struct vl_qos qos;		/* qos TRUE: o.qos points here */
+	uint8_t max_op_vls;		/* for the per-VL check's tables */
 
 	struct routing_result out;	/* compute: the engine's tables */
 	int rc;				/* of the engines, or of verify */
@@ -99,6 +101,19 @@ void sm_route_compute(struct sm_route_job *j);
 int sm_route_finish(struct sm *sm, struct sm_route_job *j,
 		    struct routing_result *out, char *err, size_t errlen);
 void sm_route_job_free(struct sm_route_job *j);
+
+/*
+ * qos TRUE: the QoS SLs the SA hands out (the default SL: 0, or the
+ * policy's default level's; partitions' and their multicast groups'
+ * sl=; the QoS policy's levels, `pol` or NULL) and the QoS
+ * SL-to-VL table of switch external ports (qos_swe_sl2vl, else
+ * qos_sl2vl, else OpenSM's default), as routing/vlsplit.h takes them.
+ * -EINVAL when the table does not parse (checked when read: a bug).
+ */
+struct part_config;
+struct qos_policy;
+int sm_route_qos(const struct sm_config *cfg, const struct part_config *pc,
+		 const struct qos_policy *pol, struct vl_qos *q);
 
 /*
  * ibsm --route-only FILE (and tools/routebench): no fabric, no simulator.

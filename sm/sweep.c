@@ -375,8 +375,10 @@ static bool more_program(struct smp_batch *b, void *arg)
 		if (rc >= 0 && n->ports[0].valid)
 			rc = set_port(sw, id, 0, PORT_STATE_NOP, false);
 	}
-	/* Virtual layers: SL i on VL i at every port (sm/program/sl2vl.c);
-	 * else with `qos TRUE`, the port classes' QoS tables (qos.c). */
+	/* Virtual layers: SL i on VL i at every port (sm/program/sl2vl.c),
+	 * with `qos TRUE` too the QoS classes' VL ranges with the layers
+	 * inside (routing/vlsplit.h); else with `qos TRUE`, the port
+	 * classes' QoS tables (qos.c). */
 	if (rc >= 0 && (sw->routes.n_layers > 1 || sm->cfg.qos)) {
 		if (!sm->sl2vl)
 			sm->sl2vl = sl2vl_images_new();
@@ -394,6 +396,7 @@ static bool more_program(struct smp_batch *b, void *arg)
 					       &sw->sl2vl_sets);
 		if (rc >= 0 && sm->cfg.qos)
 			rc = program_qos_vlarb(b, sm->sl2vl, &sm->cfg, f, id,
+					       &sw->routes,
 					       &sw->vlarb_sets);
 	}
 	for (unsigned pn = 1; pn <= n->num_ports && rc >= 0; pn++) {
@@ -812,13 +815,15 @@ static void stage_done(struct smp_batch *b, void *arg)
 		log_info("PortInfo Sets: %u repeats refused as invalid transitions"
 			 " were found done by a read (their first attempt's"
 			 " answer was lost)", sw->readbacks);
-	if (sw->routes.n_layers > 1)
+	if (routing_split_active(&sw->routes))
+		log_info("virtual layers: %u in each of %u QoS classes (layer j"
+			 " of class c on VL c x %u + j), %u SLtoVLMappingTable"
+			 " Sets", sw->routes.n_layers,
+			 sw->routes.split.n_classes, sw->routes.split.class_vls,
+			 sw->sl2vl_sets);
+	else if (sw->routes.n_layers > 1)
 		log_info("virtual layers: %u (SL i on VL i), %u SLtoVLMappingTable"
 			 " Sets", sw->routes.n_layers, sw->sl2vl_sets);
-	if (sw->routes.n_layers > 1 && sm->cfg.qos)
-		log_warnx("qos TRUE: the QoS SL-to-VL tables were not applied: "
-			 "every port keeps the %u virtual layers' tables of "
-			 "routing %s", sw->routes.n_layers, sw->routes.engine);
 	else if (sm->cfg.qos)
 		log_info("qos TRUE: %u SLtoVLMappingTable Sets",
 			 sw->sl2vl_sets);

@@ -61,8 +61,8 @@ static unsigned min3(unsigned a, unsigned b, unsigned c)
  * 5 VL0-14) a linked port `pn` should run: the least VLCap of both ends,
  * at most max_op_vls.  0 when the port's VLCap is 0 (unknown).
  */
-unsigned link_op_vls(const struct sm_config *cfg, const struct fabric *f,
-		     int32_t id, uint8_t pn)
+unsigned link_op_vls_max(unsigned max_op_vls, const struct fabric *f,
+			 int32_t id, uint8_t pn)
 {
 	const struct fab_port *p = &fabric_node(f, id)->ports[pn];
 	unsigned vls = pi_vl_cap(&p->pi);
@@ -72,9 +72,15 @@ unsigned link_op_vls(const struct sm_config *cfg, const struct fabric *f,
 			&fabric_node(f, p->peer_node)->ports[p->peer_port];
 
 		if (pp->valid)
-			return min3(vls, pi_vl_cap(&pp->pi), cfg->max_op_vls);
+			return min3(vls, pi_vl_cap(&pp->pi), max_op_vls);
 	}
-	return vls < cfg->max_op_vls ? vls : cfg->max_op_vls;
+	return vls < max_op_vls ? vls : max_op_vls;
+}
+
+unsigned link_op_vls(const struct sm_config *cfg, const struct fabric *f,
+		     int32_t id, uint8_t pn)
+{
+	return link_op_vls_max(cfg->max_op_vls, f, id, pn);
 }
 
 bool port_desired(const struct sm_config *cfg, const struct fabric *f,

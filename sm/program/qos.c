@@ -49,6 +49,40 @@ static int class_tables(const struct sm_config *cfg, enum qos_class c,
 }
 
 /*
+ * A VL arbitration list for QoS classes sharing the VLs with layers
+ * (routing/vlsplit.h): each entry of weight > 0 that names a class's VL
+ * in the QoS table becomes one entry per VL of that class, with the same
+ * weight, in list order (every class has as many VLs, so the classes'
+ * shares stay as configured); entries of weight 0 or naming a VL no
+ * class has carry nothing and are left out.  At most 64 entries.
+ */
+static void split_vlarb(const struct vl_split *s,
+			const struct qos_vlarb_entry *in,
+			struct qos_vlarb_entry *out)
+{
+	bool merged = s->n_classes < s->qos_classes;
+	unsigned n = 0;
+
+	memset(out, 0, QOS_VLARB_ENTRIES * sizeof(*out));
+	for (unsigned i = 0; i < QOS_VLARB_ENTRIES; i++) {
+		unsigned key = merged && s->vls < 15 ? in[i].vl & (s->vls - 1u)
+						     : in[i].vl;
+
+		if (!in[i].weight)
+			continue;
+		for (unsigned c = 0; c < s->n_classes; c++) {
+			if (s->class_vl[c] != key)
+				continue;
+			for (unsigned j = 0; j < s->class_vls &&
+			     n < QOS_VLARB_ENTRIES; j++) {
+				out[n].vl = (uint8_t)(c * s->class_vls + j);
+				out[n++].weight = in[i].weight;
+			}
+		}
+	}
+}
+
+/*
  * The VLArbitrationTable blocks of port `pn` as OpenSM sends them: low
  * entries 0-31 (block 1) when VLArbitrationLowCap > 0, 32-63 (block 2)
  * when it is > 32, the same for the high table (blocks 3, 4); a block's
@@ -59,7 +93,7 @@ static int class_tables(const struct sm_config *cfg, enum qos_class c,
 static int vlarb_port(struct smp_batch *b, struct sl2vl_images *im,
 		      const struct sm_config *cfg, struct fabric *f,
 		      int32_t id, unsigned pn, const struct qos_tables *t,
-		      unsigned *sets)
+		      const struct routing_result *r, unsigned *sets)
 {
 	const struct fab_port *p = &fabric_node(f, id)->ports[pn];
 	bool sw = fabric_node(f, id)->type == NODE_TYPE_SWITCH;
@@ -83,7 +117,14 @@ static int vlarb_port(struct smp_batch *b, struct sl2vl_images *im,
 			continue;
 		memset(want, 0, sizeof(want));
 		for (unsigned i = 0; i < len; i++) {
-			want[2 * i] = e[half * QOS_VLARB_BLOCK + i].vl & mask;
+			unsigned vl = e[half * QOS_VLARB_BLOCK + i].vl;
+
+			/* a split's VL where the port has fewer VLs: the
+			 * one its SL-to-VL table gives (vlsplit.h) */
+			if (r)
+				vl = vlsplit_port_vl(&r->split, vl,
+						     op_vls_count(op));
+			want[2 * i] = (uint8_t)(vl & mask);
 			want[2 * i + 1] = e[half * QOS_VLARB_BLOCK + i].weight;
 		}
 		struct table_key k = { 0, pn, blk + 1, SMP_ATTR_VL_ARB_TABLE,
@@ -98,7 +139,8 @@ static int vlarb_port(struct smp_batch *b, struct sl2vl_images *im,
 
 int program_qos_vlarb(struct smp_batch *b, struct sl2vl_images *im,
 		      const struct sm_config *cfg, struct fabric *f,
-		      int32_t id, unsigned *sets)
+		      int32_t id, const struct routing_result *r,
+		      unsigned *sets)
 {
 	struct fab_node *n = fabric_node(f, id);
 	struct qos_tables t;
@@ -106,12 +148,22 @@ int program_qos_vlarb(struct smp_batch *b, struct sl2vl_images *im,
 
 	if (class_tables(cfg, qos_port_class(f, id, 1), &t) < 0)
 		return -EINVAL;
+	if (r && routing_split_active(r)) {
+		struct qos_vlarb_entry e[QOS_VLARB_ENTRIES];
+
+		split_vlarb(&r->split, t.vlarb_high, e);
+		memcpy(t.vlarb_high, e, sizeof(e));
+		split_vlarb(&r->split, t.vlarb_low, e);
+		memcpy(t.vlarb_low, e, sizeof(e));
+	}
 	for (unsigned pn = 1; pn <= n->num_ports; pn++) {
 		const struct fab_port *p = &n->ports[pn];
 
 		if (!p->valid || p->peer_node == FAB_NONE)
 			continue;
-		if ((rc = vlarb_port(b, im, cfg, f, id, pn, &t, sets)) < 0)
+		if ((rc = vlarb_port(b, im, cfg, f, id, pn, &t,
+				     r && routing_split_active(r) ? r : NULL,
+				     sets)) < 0)
 			return rc;
 		queued += rc;
 	}

@@ -258,6 +258,32 @@ int sl2vl_one(struct smp_batch *b, struct sl2vl_images *im,
 	return table_one(b, im, f, id, &k, want, SL2VL_BYTES, sets);
 }
 
+void sl2vl_split_vls(const struct routing_result *r, unsigned max_op_vls,
+		     const struct fabric *f, int32_t id, unsigned pn,
+		     uint8_t vl[16])
+{
+	vlsplit_sl2vl(&r->split, op_vls_count(link_op_vls_max(max_op_vls, f,
+					      id, (uint8_t)pn)), vl);
+}
+
+/* The table of port `pn` of node `id` for the layers of r. */
+static void layers_want(const struct routing_result *r,
+			const struct sm_config *cfg, struct fabric *f,
+			int32_t id, unsigned pn, uint8_t tab[SL2VL_BYTES])
+{
+	uint8_t vl[16];
+
+	if (!routing_split_active(r)) {
+		sl2vl_want(r->n_layers, op_vls_count(link_op_vls(cfg, f, id,
+							(uint8_t)pn)), tab);
+		return;
+	}
+	sl2vl_split_vls(r, cfg->max_op_vls, f, id, pn, vl);
+	memset(tab, 0, SL2VL_BYTES);
+	for (unsigned sl = 0; sl < 16; sl++)
+		tab[sl / 2] |= (uint8_t)(sl % 2 ? vl[sl] : vl[sl] << 4);
+}
+
 bool sl_mapping(const struct fab_port *p)
 {
 	return p->valid && (be32toh(p->pi.cap_mask) & PI_CAP_SL_MAP);
@@ -280,8 +306,7 @@ int program_sl2vl(struct smp_batch *b, struct sl2vl_images *im,
 
 			if (p->peer_node == FAB_NONE || !sl_mapping(p))
 				continue;
-			sl2vl_want(r->n_layers, op_vls_count(
-				   link_op_vls(cfg, f, id, (uint8_t)pn)), want);
+			layers_want(r, cfg, f, id, pn, want);
 			if ((rc = sl2vl_one(b, im, f, id, 0, pn, want, sets)) < 0)
 				return rc;
 			queued += rc;
@@ -299,8 +324,7 @@ int program_sl2vl(struct smp_batch *b, struct sl2vl_images *im,
 
 		if (!po->valid || po->peer_node == FAB_NONE)
 			continue;
-		sl2vl_want(r->n_layers, op_vls_count(
-			   link_op_vls(cfg, f, id, (uint8_t)out)), want);
+		layers_want(r, cfg, f, id, out, want);
 		for (unsigned in = 0; in <= n->num_ports; in++) {
 			const struct fab_port *pi = &n->ports[in];
 

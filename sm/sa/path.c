@@ -662,11 +662,13 @@ static void port_gid(const struct sa_view *v, struct fab_ref r, uint8_t gid[16])
  * or `src` itself when it is a switch's port 0) to `dlid`.  That SL maps
  * to the layer's VL on every port (sm/program/sl2vl.c, SLtoVLMappingTable), so
  * a host that uses it keeps its traffic on a VL whose channel dependency
- * graph is acyclic.  -1 without layers: the SL is what it was before
- * (0, or the one the query asks for).
+ * graph is acyclic.  With QoS classes too, the SL of that layer within
+ * the class of the path's QoS SL `qos_sl` (routing_path_sl()).  -1
+ * without layers: the SL is what it was before (0, or the one the query
+ * asks for).
  */
 static int path_layer_sl(const struct sa_view *v, struct fab_ref src,
-			 uint16_t dlid)
+			 uint16_t dlid, unsigned qos_sl)
 {
 	const struct routing_result *rr = v->routes;
 	const struct fab_node *n = fabric_node(v->f, src.node);
@@ -683,7 +685,7 @@ static int path_layer_sl(const struct sa_view *v, struct fab_ref src,
 			return -1;
 		sw = p->peer_node;
 	}
-	return (int)(routing_layer(rr, sw, dlid) & 0xf);
+	return (int)routing_path_sl(rr, qos_sl, sw, dlid);
 }
 
 /* The components the record must still agree on once it is built (the
@@ -773,9 +775,10 @@ static int pr_lid_pair(struct pr_ctx *c, struct fab_ref src,
 	 * ERR 1F24), nor does a path that leaves no SL */
 	if ((sl = pr_sl(c)) < 0 || !(fwd.sl_ok & (1u << sl)))
 		return 0;
-	/* With layers the SL is the layer's: a query asking for another SL
+	/* With layers the SL is the layer's (within the class of the QoS
+	 * SL when QoS classes share the VLs): a query asking for another SL
 	 * gets no record (OpenSM's dfsssp answers the same, ERR 1F2A). */
-	layer_sl = path_layer_sl(c->v, src, dlid);
+	layer_sl = path_layer_sl(c->v, src, dlid, (unsigned)sl);
 	if (layer_sl >= 0)
 		sl = layer_sl;
 	r.qos_class_sl = htobe16((uint16_t)sl);

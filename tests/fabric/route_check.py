@@ -65,6 +65,14 @@ Nothing here reads ibsm's own files: the input is what the diags print.
       depth-first search) of every VL in use; fails on a missing SL or
       table, an SL on VL 15, and on any cycle (with --want-cycles: fails
       unless there is one).
+      With --dst-class FILE ("LID CLASS" lines: the QoS class of the
+      routes to that destination LID): prints each class's routes, SLs and
+      VLs (every hop whose table is in SMPQUERY, the last hop to the CA
+      too), and fails unless every class has routes and no two classes
+      share a VL (--want-shared: fails unless two do).
+
+  route_check.py plan TOPO sl|sl2vl|sl2vl-all
+      (sl2vl-all: every linked switch port, those facing CAs too)
 
   route_check.py plan TOPO sl|sl2vl
       The queries the cdg check needs, one per line: for `sl`, "SLID DLID"
@@ -676,6 +684,14 @@ def cmd_cdg(args):
             if agg.setdefault(dlid, sl) != sl:
                 probs.add(f"CA ports of switch {topo.name(sw)} have different "
                           f"SLs to LID {dlid}")
+    dst_class = {}
+    if args.dst_class:
+        with open(args.dst_class, encoding="utf-8") as f:
+            for line in f:
+                w = line.split()
+                if len(w) == 2:
+                    dst_class[int(w[0], 0)] = w[1]
+    cls_vls, cls_sls, cls_routes = {}, {}, {}
     edges = {}
     nodes = set()
     vl_paths = {}
@@ -704,11 +720,18 @@ def cmd_cdg(args):
                           f"{dst}: {why}")
                 continue
             routes += 1
+            cls = dst_class.get(dst)
+            if cls is not None:
+                cls_routes[cls] = cls_routes.get(cls, 0) + 1
+                cls_sls.setdefault(cls, set()).add(sl)
             prev = None
             ip = inport
             for cur, out in hops:
                 nxt = topo.peer.get((cur, out))
                 if out == 0 or nxt is None or topo.kind.get(nxt[0]) != "SW":
+                    t = tabs.get(lid_of_switch.get(cur), {}).get((ip, out))
+                    if cls is not None and t is not None:
+                        cls_vls.setdefault(cls, set()).add(t[sl])
                     break
                 t = tabs.get(lid_of_switch.get(cur), {}).get((ip, out))
                 if t is None:
@@ -720,6 +743,8 @@ def cmd_cdg(args):
                     probs.add(f"SL {sl} goes to VL 15 (dropped) at "
                               f"{topo.name(cur, out)} from port {ip}")
                     break
+                if cls is not None:
+                    cls_vls.setdefault(cls, set()).add(vl)
                 node = (cur, out, vl)
                 nodes.add(node)
                 vl_paths[vl] = vl_paths.get(vl, 0) + 1
@@ -740,6 +765,24 @@ def cmd_cdg(args):
         total += cycles.get(vl, 0)
     print(f"cdg: {routes} routes, {len({n[2] for n in nodes})} VLs, "
           f"{total} cycles")
+    shared = []
+    for cls in sorted(set(dst_class.values())):
+        vls = sorted(cls_vls.get(cls, ()))
+        print(f"class {cls}: {cls_routes.get(cls, 0)} routes, SLs "
+              f"{sorted(cls_sls.get(cls, ()))}, VLs {vls}")
+        if not cls_routes.get(cls):
+            probs.add(f"class {cls}: no route")
+        for other in sorted(set(dst_class.values())):
+            if other > cls and cls_vls.get(cls, set()) & cls_vls.get(other,
+                                                                    set()):
+                shared.append(f"classes {cls} and {other} share VLs "
+                              f"{sorted(cls_vls[cls] & cls_vls[other])}")
+    if args.want_shared:
+        if not shared:
+            probs.add("no two classes share a VL")
+    else:
+        for msg in shared:
+            probs.add(msg)
     if args.want_cycles:
         if not total:
             probs.add("no cycle in any VL's channel dependency graph")
@@ -834,6 +877,11 @@ def cmd_plan(args):
         for sw, port in isl_links(topo):
             print(f"{topo.lid.get(sw, 0)} {port}")
         return 0
+    if args.what == "sl2vl-all":
+        for (g, port), _peer in sorted(topo.peer.items()):
+            if topo.kind.get(g) == "SW" and port:
+                print(f"{topo.lid.get(g, 0)} {port}")
+        return 0
     att = ca_attach(topo)
     first = {}
     for ca in sorted(att, key=lambda g: topo.lid.get(g, 0)):
@@ -885,9 +933,11 @@ def main():
     p.add_argument("--sl2vl", required=True)
     p.add_argument("--lmc", type=int, default=0)
     p.add_argument("--want-cycles", action="store_true")
+    p.add_argument("--dst-class")
+    p.add_argument("--want-shared", action="store_true")
     p = sub.add_parser("plan")
     p.add_argument("topo")
-    p.add_argument("what", choices=["sl", "sl2vl"])
+    p.add_argument("what", choices=["sl", "sl2vl", "sl2vl-all"])
     p = sub.add_parser("degrade")
     p.add_argument("net")
     p.add_argument("--fraction", type=float, required=True)

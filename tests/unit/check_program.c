@@ -944,6 +944,62 @@ START_TEST(sl2vl_op_vls_bound)
 }
 END_TEST
 
+/*
+ * QoS classes sharing the VLs with 2 layers (routing/vlsplit.h): QoS SLs
+ * 0 and 4 on 8 VLs; class 0 (SL 0) on VL 0-1, class 1 (SL 4) on VL 2-3,
+ * layer 1 of each on SLs 1 and 2; every other SL on VL 0.  The switch's
+ * tables and the CA's hold that combination; 4 VLs (max_op_vls 3) still
+ * hold it, 2 VLs give each class one.
+ */
+START_TEST(sl2vl_qos_classes)
+{
+	struct vl_qos q = { .sls = 1u << 0 | 1u << 4 };
+	struct routing_result r = { .n_layers = 2 };
+	uint8_t *no_sl[1] = { NULL };
+	static const uint8_t want[16] = { 0, 1, 3, 0, 2 };
+	int queued;
+
+	for (unsigned i = 0; i < 16; i++)
+		q.vl[i] = (uint8_t)(i < 15 ? i : 7);
+	ck_assert_int_eq(vlsplit_plan(&q, 8, 0, &r.split), 0);
+	vlsplit_layout(&r.split, 2);
+	r.sl = no_sl;
+	ck_assert(routing_split_active(&r));
+	sl_map_on(sw, 0x200000);
+	sl_map_on(h2, 0x100002);
+	if (!SLI)
+		SLI = sl2vl_images_new();
+	batch_init(&B, F.engine, on_done, NULL);
+	B.on_fail = on_fail;
+	done = false;
+	queued = program_sl2vl(&B, SLI, &cfg, &M, fabric_find(&M, 0x200000),
+			       &r, &sl_sets);
+	queued += program_sl2vl(&B, SLI, &cfg, &M, fabric_find(&M, 0x100002),
+				&r, &sl_sets);
+	ck_assert_int_eq(queued, 13);
+	B.sealed = true;
+	run_until_done();
+	for (unsigned sl = 0; sl < 16; sl++) {
+		ck_assert_uint_eq(vl_of(FF.node[sw].sl2vl[2][3], sl), want[sl]);
+		ck_assert_uint_eq(vl_of(FF.node[sw].sl2vl[0][1], sl), want[sl]);
+		ck_assert_uint_eq(vl_of(FF.node[h2].sl2vl[0][1], sl), want[sl]);
+	}
+	/* 2 VLs on the ports: one per class, the layers folded in it */
+	{
+		uint8_t vl[16];
+
+		sl2vl_split_vls(&r, 2, &M, fabric_find(&M, 0x200000), 1, vl);
+		ck_assert_uint_eq(vl[0], 0);
+		ck_assert_uint_eq(vl[1], 0);
+		ck_assert_uint_eq(vl[4], 1);
+		ck_assert_uint_eq(vl[2], 1);
+		sl2vl_split_vls(&r, 3, &M, fabric_find(&M, 0x200000), 1, vl);
+		ck_assert_uint_eq(vl[2], 3);
+	}
+	r.sl = NULL;
+}
+END_TEST
+
 /* Sets never acknowledged: retried, counted as failed and charged to
  * the switch; the tables stay unknown, so the next run Sets them again. */
 START_TEST(sl2vl_sets_unacknowledged)
@@ -1016,6 +1072,7 @@ static Suite *program_suite(void)
 	tcase_add_test(tc, sl2vl_already_right);
 	tcase_add_test(tc, sl2vl_no_layers);
 	tcase_add_test(tc, sl2vl_op_vls_bound);
+	tcase_add_test(tc, sl2vl_qos_classes);
 	tcase_add_test(tc, sl2vl_sets_unacknowledged);
 	suite_add_tcase(s, tc);
 	return s;
