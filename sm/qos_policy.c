@@ -13,7 +13,8 @@
  * logged the same way and the policy in force stays (OpenSM drops its
  * policy then); the next reload of a fixed file applies it.  The file
  * at OpenSM's default path that does not exist is no policy, as in
- * OpenSM; another path that cannot be read is an error.
+ * OpenSM, as is another path that does not exist at start (a warning);
+ * one gone on a reload keeps the policy in force.
  *
  * Also the partitions' SL (partitions.conf sl=) for the SA, with qos TRUE
  * (OpenSM sets a partition's SL to 0 without QoS): a table of the 15-bit
@@ -247,8 +248,16 @@ static int policy_load(struct sm *sm, bool startup, struct cfg_msgs *out)
 		drop_policy(q);
 		return 0;
 	}
-	note_load(q, file, rc == -ENOENT && !strcmp(file,
-			QOS_DEFAULT_POLICY_FILE) ? 0 : rc, &err);
+	if (rc == -ENOENT && startup) {
+		/* OpenSM starts without a policy then too */
+		log_warnx("ERR 3201: %s: does not exist; no QoS policy (the"
+			  " qos_* keys alone), as OpenSM", file);
+		log_stderr(LOG_LVL_WARN, "warning: qos_policy_file %s: does not"
+			   " exist; no QoS policy, as OpenSM", file);
+		note_load(q, file, 0, &err);
+		return 0;
+	}
+	note_load(q, file, rc, &err);
 	if (rc < 0)
 		return load_failed(file, rc, &err, startup, out);
 	check_pkeys(sm, &now, file, out);

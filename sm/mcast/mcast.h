@@ -240,8 +240,9 @@ int mc_assign_mgid(struct mc_table *t, uint8_t scope, uint64_t subnet_prefix,
  * of the partition or 3 (10 Gb/s) and 4 (2048)), and every mgid= line's
  * group (scope, rate, MTU, Q_Key, TClass, FlowLabel of the line or of its
  * partition; an IPoIB MGID gets the partition's P_Key and Q_Key 0x0b1b).
- * SL is 0 (OpenSM overrides a partition's SL without QoS) unless an mgid=
- * line gives another.  A group that exists already becomes pre-created;
+ * SL: with `qos` (opensm.conf qos TRUE) the partition's sl=, or the
+ * mgid= line's; without, 0 (OpenSM overrides a partition's SL without
+ * QoS) unless an mgid= line gives another.  A group that exists already becomes pre-created;
  * it takes these parameters when it has no member, and keeps its own
  * while it has members (they joined with them: an IPoIB interface's MTU
  * is its broadcast group's), counted in `stale`, until a later pass
@@ -264,6 +265,8 @@ struct mc_precreate_report {
 };
 int mc_precreate(struct mc_table *t, const struct part_config *c,
 		 uint8_t pkt_life, struct mc_precreate_report *r);
+int mc_precreate_qos(struct mc_table *t, const struct part_config *c,
+		     uint8_t pkt_life, bool qos, struct mc_precreate_report *r);
 
 /* Member of `g` by port GUID, or NULL: O(1), through the group's index.
  * The pointer is valid until the group's members change. */

@@ -129,6 +129,12 @@ static void note_skip(struct mc_precreate_report *r, const uint8_t mgid[16],
 int mc_precreate(struct mc_table *t, const struct part_config *c,
 		 uint8_t pkt_life, struct mc_precreate_report *r)
 {
+	return mc_precreate_qos(t, c, pkt_life, false, r);
+}
+
+int mc_precreate_qos(struct mc_table *t, const struct part_config *c,
+		     uint8_t pkt_life, bool qos, struct mc_precreate_report *r)
+{
 	struct mc_group **before = NULL, **seen = NULL;
 	size_t n_before = 0, n_seen = 0;
 	int rc = 0;
@@ -154,7 +160,8 @@ int mc_precreate(struct mc_table *t, const struct part_config *c,
 			.pkey = (uint16_t)(pt->pkey | PART_FULL_BIT),
 			.rate = pt->rate ? pt->rate : PC_DEF_RATE,
 			.mtu = pt->mtu ? pt->mtu : PC_DEF_MTU,
-			.sl = 0,	/* no QoS: OpenSM uses OSM_DEFAULT_SL */
+			/* without QoS OpenSM uses OSM_DEFAULT_SL */
+			.sl = qos ? pt->sl : 0,
 			.tclass = pt->tclass,
 			.flow_label = pt->flow_label,
 		};
@@ -188,9 +195,9 @@ int mc_precreate(struct mc_table *t, const struct part_config *c,
 			p.qkey = m->qkey;
 			p.tclass = m->tclass;
 			p.flow_label = m->flow_label;
-			/* An SL on the mgid= line itself is kept (the
-			 * partition's is overridden, as above). */
-			p.sl = m->sl != pt->sl ? m->sl : 0;
+			/* An SL on the mgid= line itself is kept (without
+			 * QoS the partition's is overridden, as above). */
+			p.sl = qos || m->sl != pt->sl ? m->sl : 0;
 			if (mgid[0] != 0xff) {
 				note_skip(r, mgid, &r->skipped);
 				continue;

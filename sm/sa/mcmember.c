@@ -824,7 +824,8 @@ void sa_mcast_precreate(struct sm *sm)
 		}
 		c = &def;
 	}
-	rc = mc_precreate(sm->mc, c, sm->cfg.subnet_timeout, &r);
+	rc = mc_precreate_qos(sm->mc, c, sm->cfg.subnet_timeout, sm->cfg.qos,
+			      &r);
 	if (c == &def)
 		part_config_free(&def);
 	if (rc < 0)

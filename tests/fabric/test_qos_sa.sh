@@ -14,7 +14,8 @@
 # SL-to-VL and VL arbitration tables (smpquery) stay as they were and the
 # SA still answers with the policy in force; the fixed file's SIGHUP
 # applies it.  Last, qos TRUE with no policy file: the partitions' sl=
-# gives the SL, for both SMs alike.
+# gives the SL of paths and of the partition's IPoIB broadcast group
+# (saquery -g), for both SMs alike.
 set -uo pipefail
 
 # shellcheck source=tests/fabric/lib.sh
@@ -55,7 +56,7 @@ write_files() {
 	g5=$(guid H0005)
 	cat >"$PARTS" <<PARTS
 Default=0x7fff, ipoib : ALL=full ;
-storage=0x0002, sl=3 : ALL=full ;
+storage=0x0002, ipoib, sl=3 : ALL=full ;
 mgmt=0x0003 : 0x${g3#0x}=full, 0x${g5#0x}=full ;
 PARTS
 	cat >"$POLICY" <<'POLICY'
@@ -258,11 +259,21 @@ osm_run() {
 	fab_check "OpenSM master ($(basename "$1"))" sm_wait_for 30 osm_master
 	sleep 2
 	ask "$FAB_TMP/answers.osm" "${2:-$QUERIES}"
+	[ -n "${MCSL_OSM:-}" ] && mcsl "$FAB_TMP/mcsl.osm"
 	kill -TERM "$(fab_descendant "$opid" opensm)" 2>/dev/null
 	kill -TERM "$opid" 2>/dev/null
 	wait "$opid" 2>/dev/null
 	rm -f "$FAB_TMP/pids/$opid"
 	fab_sim_stop
+}
+
+# mcsl OUT: every multicast group's "MGID SL n" (as saquery prints it),
+# sorted
+mcsl() {
+	fab_run "$DIAG" saquery -g 2>&1 |
+		sed -n 's/^[[:space:]]*\(MGID\|SL\)[. ]*/\1 /p' |
+		awk '$1 == "MGID" { m = $2 } $1 == "SL" { print m, "SL", $2 }' |
+		sort >"$1"
 }
 
 osm_master() {
@@ -346,7 +357,7 @@ part-no-sl   0  get   H0001 H0003 pkey=0xffff
 part-mgmt    0  get   H0003 H0005 pkey=0x8003'
 CONF2=$FAB_TMP/opensm-nopolicy.conf
 printf 'qos TRUE\nrouting_engine minhop\n' >"$CONF2"
-osm_run "$CONF2" "$NOPOL"
+MCSL_OSM=1 osm_run "$CONF2" "$NOPOL"
 fab_sim_start "$NET" ibsm2 || { fab_fail "sim (ibsm)"; fab_summary; exit 1; }
 # a bad policy at start: ibsm does not start, and says where
 printf 'qos-levels\n qos-level\n  name: DEFAULT\n  sl: 99\n end-qos-level\nend-qos-levels\n' \
@@ -362,6 +373,11 @@ sm_start H0001 "$FAB_TMP/ibsm2" -F "$CONF2" -P "$PARTS"
 fab_check "ibsm up (no policy)" sm_wait_up "$FAB_TMP/ibsm2" 0 30
 ask "$FAB_TMP/answers.ibsm" "$NOPOL"
 compare "$NOPOL"
+mcsl "$FAB_TMP/mcsl.ibsm"
+fab_check "storage's broadcast group: SL 3 (sl=, qos TRUE) as OpenSM" \
+	grep -qxE 'ff12:401b:8002::ffff:ffff SL (0x)?3' "$FAB_TMP/mcsl.ibsm"
+fab_check "multicast groups' SLs as OpenSM's" \
+	diff "$FAB_TMP/mcsl.osm" "$FAB_TMP/mcsl.ibsm"
 sm_stop
 fab_check "ibsm exits cleanly (no policy)" [ $? -eq 0 ]
 fab_sim_stop

@@ -426,6 +426,44 @@ static void parse(const char *text, struct part_config *c)
 	part_diag_free(&d);
 }
 
+/* With qos TRUE the groups take the partition's sl= (OpenSM keeps a
+ * partition's SL only then); an mgid= line's own SL stays. */
+START_TEST(test_precreate_qos_sl)
+{
+	struct mc_table *t = mc_table_new(NULL);
+	struct part_config c;
+	struct mc_precreate_report r;
+	const uint8_t b0002[16] = { 0xff, 0x12, 0x40, 0x1b, 0x80, 0x02, 0, 0, 0,
+				    0, 0, 0, 0xff, 0xff, 0xff, 0xff };
+	const uint8_t inherit[16] = { 0xff, 0x12, 0xa0, 0x1c, 0, 0, 0, 0, 0, 0,
+				      0, 0, 0, 0, 0, 8 };
+	const uint8_t own[16] = { 0xff, 0x12, 0xa0, 0x1c, 0, 0, 0, 0, 0, 0, 0,
+				  0, 0, 0, 0, 9 };
+	struct mc_group *g;
+
+	parse("Default=0x7fff, ipoib : ALL=full ;\n"
+	      "p2=0x0002, ipoib, sl=3 :\n"
+	      "  mgid=ff12:a01c::8, Q_Key=0x1234\n"
+	      "  mgid=ff12:a01c::9, Q_Key=0x1234, sl=2\n"
+	      "  ALL=full ;\n", &c);
+	ck_assert_int_eq(mc_precreate_qos(t, &c, 18, true, &r), 0);
+	ck_assert_ptr_nonnull(g = mc_find(t, b0002));
+	ck_assert_uint_eq(g->sl, 3);
+	ck_assert_ptr_nonnull(g = mc_find(t, inherit));
+	ck_assert_uint_eq(g->sl, 3);
+	ck_assert_ptr_nonnull(g = mc_find(t, own));
+	ck_assert_uint_eq(g->sl, 2);
+	/* qos FALSE again (a reload): the empty groups take SL 0, the
+	 * mgid= line's own SL stays */
+	ck_assert_int_eq(mc_precreate_qos(t, &c, 18, false, &r), 0);
+	ck_assert_uint_eq(mc_find(t, b0002)->sl, 0);
+	ck_assert_uint_eq(mc_find(t, inherit)->sl, 0);
+	ck_assert_uint_eq(mc_find(t, own)->sl, 2);
+	part_config_free(&c);
+	mc_table_free(t);
+}
+END_TEST
+
 START_TEST(test_precreate_partitions_and_reload)
 {
 	struct mc_table *t = mc_table_new(NULL);
@@ -962,6 +1000,7 @@ static Suite *mcast_groups_suite(void)
 	tcase_add_test(tc, test_assign_mgid);
 	tcase_add_test(tc, test_precreate_default);
 	tcase_add_test(tc, test_precreate_partitions_and_reload);
+	tcase_add_test(tc, test_precreate_qos_sl);
 	tcase_add_test(tc, test_precreate_params_change);
 	tcase_add_test(tc, test_snm_match);
 	tcase_add_test(tc, test_snm_consolidation);
