@@ -89,6 +89,11 @@ struct routing_opts {
 	 * fails, try minhop last, unless the list names minhop or auto or
 	 * says no_fallback (false: the list alone, as for tests) */
 	bool minhop_last;
+	/* nue_max_num_vls: VLs the nue engine may use (0: as many as the
+	 * fabric and max_layers allow) */
+	unsigned nue_max_vls;
+	/* lfts_file: OpenSM's LFT dump for the file engine (NULL: none) */
+	const char *lfts_file;
 };
 
 struct routing_engine {
@@ -111,6 +116,11 @@ int routing_check_list(const char *list, char *err, size_t errlen);
 
 /* The known engine names, comma-separated, into buf (for messages). */
 void routing_engine_names(char *buf, size_t len);
+
+/* What the OpenSM names in `list` that ibsm maps to another engine map
+ * to and why ("lash -> nue (deadlock-free ...)"), "; "-separated, into
+ * buf; "" when the list has none.  For the daemon to log. */
+void routing_aliases(const char *list, char *buf, size_t len);
 
 /*
  * Run a comma-separated list of engines ("minhop", "updn,minhop") in order
