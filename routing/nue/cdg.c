@@ -23,7 +23,6 @@ void nue_cdg_free(struct nue_cdg *d)
 {
 	free(d->dep_off);
 	free(d->dep);
-	free(d->ref);
 	free(d->owner);
 	free(d->ord);
 	free(d->mark);
@@ -74,8 +73,7 @@ int nue_cdg_init(struct nue_cdg *d, const struct rgraph *g, unsigned n_vl,
 		for (uint32_t c = 0; c < C; c++)
 			d->ord[(size_t)l * C + c] = c;
 	d->dep = calloc(n + 1, 1);
-	d->ref = calloc(n * n_vl + 1, sizeof(*d->ref));
-	return d->dep && d->ref ? 0 : -ENOMEM;
+	return d->dep ? 0 : -ENOMEM;
 }
 
 static uint32_t slot_of(const struct nue_cdg *d, uint32_t a, uint32_t b)
@@ -100,20 +98,6 @@ bool nue_cdg_free_dep(const struct nue_cdg *d, unsigned l, uint32_t a,
 	const uint32_t *ord = d->ord + (size_t)l * d->C;
 
 	return (d->dep[slot_of(d, a, b)] >> l & 1) || ord[a] < ord[b];
-}
-
-void nue_cdg_ref(struct nue_cdg *d, unsigned l, uint32_t a, uint32_t b)
-{
-	d->ref[(size_t)l * d->dep_off[d->C] + slot_of(d, a, b)]++;
-}
-
-void nue_cdg_unref(struct nue_cdg *d, unsigned l, uint32_t a, uint32_t b)
-{
-	uint32_t s = slot_of(d, a, b);
-	uint32_t *r = &d->ref[(size_t)l * d->dep_off[d->C] + s];
-
-	if (*r && !--*r)
-		d->dep[s] &= (uint8_t)~(1u << l);
 }
 
 static void set_dep(struct nue_cdg *d, unsigned l, uint32_t s)

@@ -165,12 +165,9 @@ static bool tree_turns(const struct rgraph *g, struct nue_cdg *d, unsigned l,
 				continue;
 			for (uint32_t b = g->adj_off[v]; b < g->adj_off[v + 1];
 			     b++)
-				if (b != e && tree[b]) {
-					/* held for good: one reference */
-					if (!nue_cdg_add(d, l, in, b))
-						return false;
-					nue_cdg_ref(d, l, in, b);
-				}
+				if (b != e && tree[b] &&
+				    !nue_cdg_add(d, l, in, b))
+					return false;
 		}
 	return true;
 }

@@ -32,7 +32,6 @@ struct nue_cdg {
 	unsigned n_vl;
 	uint32_t *dep_off;	/* C + 1 */
 	uint8_t  *dep;		/* dep_off[C]: bit l = in layer l */
-	uint32_t *ref;		/* n_vl x dep_off[C]: routed trees using it */
 	uint32_t *owner;	/* channel -> switch it leaves */
 	uint32_t *ord;		/* n_vl x C: topological position */
 	/* search scratch */
@@ -67,12 +66,6 @@ bool nue_cdg_free_dep(const struct nue_cdg *d, unsigned l, uint32_t a,
 
 /* Undo what was added since log position `from` (logging on). */
 void nue_cdg_undo(struct nue_cdg *d, uint32_t from);
-
-/* Count one more (fewer) routed tree using dependency a -> b of layer
- * l; the last one gone takes the dependency out of the layer (the order
- * stays valid for fewer dependencies). */
-void nue_cdg_ref(struct nue_cdg *d, unsigned l, uint32_t a, uint32_t b);
-void nue_cdg_unref(struct nue_cdg *d, unsigned l, uint32_t a, uint32_t b);
 
 /* Whether layer l has dependency a -> b. */
 bool nue_cdg_has(const struct nue_cdg *d, unsigned l, uint32_t a, uint32_t b);
