@@ -767,6 +767,10 @@ int sm_route_offline(const char *file, const struct sm_config *cfg,
 		fabric_free(&f);
 		return 2;
 	}
+	routing_aliases(list, err, sizeof(err));
+	if (err[0])
+		fprintf(errf, "ibsm: routing: OpenSM engine names mapped: %s\n",
+			err);
 	t0 = now();
 	rc = routing_run_opts(list, &f, &o, &r, err, sizeof(err));
 	t1 = now();

@@ -55,14 +55,15 @@ static uint64_t cost_of(uint64_t mean, uint64_t x)
 /*
  * Work bound.  A search of a layer (cdg.c) may visit at most search_max
  * channels; beyond, the dependency is refused as if it closed a cycle,
- * which is always safe.  Each tree gets search_max = its share of what
- * is left of NUE_WORK channel visits / NUE_SEARCHES_PER_TREE, within
- * [NUE_SEARCH_MIN, NUE_SEARCH_MAX].  Measured: on a 400-switch random
- * graph a bound of 1024 gives 1.39 x ideal, 64 1.57; on the 1,000-switch
- * one, 16 to 64 give 1.75-1.79 x in 4-5 s of CPU, 1024 takes minutes.
+ * which is always safe.  Each tree may spend its share of what is left
+ * of NUE_WORK channel visits (what one leaves, the next may use), and
+ * one search what is left of that, within [NUE_SEARCH_MIN,
+ * NUE_SEARCH_MAX].  Measured on random graphs of degree 8: 400 switches,
+ * searches of up to 1024 channels give 1.39 x ideal, 64 1.57; 1,000
+ * switches, 16 to 64 give 1.75-1.79 x in 4-5 s of CPU, while a share
+ * spent on the first trees leaves the last ones stuck (5.2 x).
  */
-#define NUE_WORK		(1ull << 26)
-#define NUE_SEARCHES_PER_TREE	16
+#define NUE_WORK		(1ull << 25)
 #define NUE_SEARCH_MIN		16
 #define NUE_SEARCH_MAX		1024
 
@@ -87,6 +88,7 @@ struct nue {
 	uint32_t S, C;
 	uint8_t  *cluster;	/* switch -> region (escape.c: escape roots) */
 	uint8_t  *home;		/* switch -> layer its LIDs try first */
+	uint64_t  work_end;	/* cdg.work at which this tree's share ends */
 	uint32_t  gsize;	/* LIDs of one switch routed as one tree */
 	uint32_t *comp_size;	/* per switch: switches in its component */
 	/* the tree being built */
@@ -196,8 +198,16 @@ static bool grow_tree(struct nue *n, uint32_t t, unsigned l)
 					  c.u, c.a, true);
 			continue;
 		}
-		if (v != t && !nue_cdg_add(&n->cdg, l, c.a, n->nx[v]))
-			continue;
+		if (v != t) {
+			uint64_t left = n->work_end > n->cdg.work ?
+					n->work_end - n->cdg.work : 0;
+
+			n->cdg.search_max = (uint32_t)(left < NUE_SEARCH_MIN ?
+				NUE_SEARCH_MIN : left > NUE_SEARCH_MAX ?
+				NUE_SEARCH_MAX : left);
+			if (!nue_cdg_add(&n->cdg, l, c.a, n->nx[v]))
+				continue;
+		}
 		join(n, c.u, c.a, c.cost);
 	}
 	return n->n_seq == n->comp_size[t];
@@ -462,11 +472,8 @@ static int route_all(struct nue *n)
 	for (uint32_t i = 0; rc == 0 && i < n_groups; i++) {
 		uint64_t left = n->cdg.work < NUE_WORK ? NUE_WORK - n->cdg.work
 						       : 0;
-		uint64_t m = left / (n_groups - i) / NUE_SEARCHES_PER_TREE;
 
-		n->cdg.search_max = (uint32_t)(m < NUE_SEARCH_MIN ? NUE_SEARCH_MIN
-					       : m > NUE_SEARCH_MAX ? NUE_SEARCH_MAX
-					       : m);
+		n->work_end = n->cdg.work + left / (n_groups - i);
 		route_group(n, lids + grp[i], grp[i + 1] - grp[i]);
 	}
 	for (uint32_t i = 0; rc == 0 && i < n->n_lids; i++) {
