@@ -11,7 +11,7 @@
  * is skipped with its entries.  An entry gives a LID and the port; when
  * the port GUID after it names a port whose LIDs changed since the dump,
  * the entry moves to that port's LID (with the same offset in its LMC
- * range).  Entries for LIDs the dump does not give keep what minhop
+ * range).  Port 255 (no route, as `ibroute -a` prints it) gives nothing.  Entries for LIDs the dump does not give keep what minhop
  * gives them, so every LID has a route; the summary counts both.
  *
  * No lfts_file, a file that cannot be read or does not parse (FILE:LINE
@@ -113,6 +113,10 @@ static int entry(struct lfts_load *L, int32_t sw, char *p, const char *file,
 	port = strtoul(p, &q, 10);
 	if (q == p || (*q && !isspace((unsigned char)*q)))
 		goto bad;
+	if (port == LFT_NO_PATH) {	/* ibroute -a prints unrouted LIDs */
+		L->skipped++;
+		return 0;
+	}
 	if (port > nd->num_ports) {
 		routing_fmt(err, errlen, "%s:%u: port %lu of a switch with %u"
 			    " ports", file, line, port, nd->num_ports);
@@ -227,7 +231,8 @@ static int file_route(const struct fabric *f, const struct routing_opts *o,
 	if (rc == 0)
 		routing_fmt(out->summary, sizeof(out->summary),
 			    "%s: %lu entries loaded (%lu moved to the port's "
-			    "LID now, %lu beyond the tables), %lu from minhop",
+			    "LID now, %lu without a route or beyond the tables)"
+			    ", %lu from minhop",
 			    o->lfts_file, L.set, L.moved, L.skipped, kept);
 	else if (rc == -ENOMEM)
 		routing_fmt(err, errlen, "out of memory");

@@ -202,6 +202,7 @@ static void write_dump(const struct fabric *f, const struct routing_result *r,
 		fprintf(fp, "Unicast lids [0x0-0x%x] of switch Lid %u guid "
 			"0x%016llx (sw):\n", r->lft[i].top, n->ports[0].lid,
 			(unsigned long long)n->guid);
+		fprintf(fp, "  Lid  Out   Destination\n0x0000 255 \n");
 		for (unsigned l = 1; l <= r->lft[i].top; l++)
 			if (r->lft[i].port[l] != LFT_NO_PATH)
 				fprintf(fp, "0x%04x %03u : (Channel Adapter "
