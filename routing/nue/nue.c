@@ -351,7 +351,7 @@ static int nue_alloc(struct nue *n)
 {
 	uint32_t S = n->S;
 
-	n->cap_heap = n->C + S + 1;
+	n->cap_heap = 2 * n->C + S + 1;	/* each channel once, and once again */
 	n->cluster = calloc((size_t)S + 1, 1);
 	n->comp_size = calloc((size_t)S + 1, sizeof(*n->comp_size));
 	n->nx = malloc(((size_t)S + 1) * sizeof(*n->nx));
