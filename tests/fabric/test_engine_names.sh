@@ -21,10 +21,10 @@
 . "$(dirname "${BASH_SOURCE[0]}")/lib_sm.sh"
 
 CHECK=(python3 "$FAB_LIB/route_check.py")
-NET=$FAB_TMP/random-8.net
+NET=$FAB_TMP/random-6.net
 QJOBS=${QJOBS:-4}
 
-"$FAB_TOPO/gen-topo" random --switches 8 --degree 3 --hosts-per-switch 1 \
+"$FAB_TOPO/gen-topo" random --switches 6 --degree 3 --hosts-per-switch 1 \
 	--seed 11 -o "$NET" && fab_sim_start "$NET" names || {
 	fab_fail names-setup "gen-topo or ibsim failed"
 	fab_summary
