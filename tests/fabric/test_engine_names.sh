@@ -24,12 +24,13 @@ CHECK=(python3 "$FAB_LIB/route_check.py")
 NET=$FAB_TMP/random-6.net
 QJOBS=${QJOBS:-4}
 
-"$FAB_TOPO/gen-topo" random --switches 6 --degree 3 --hosts-per-switch 1 \
-	--seed 11 -o "$NET" && fab_sim_start "$NET" names || {
+if ! "$FAB_TOPO/gen-topo" random --switches 6 --degree 3 \
+	--hosts-per-switch 1 --seed 11 -o "$NET" ||
+	! fab_sim_start "$NET" names; then
 	fab_fail names-setup "gen-topo or ibsim failed"
 	fab_summary
 	exit 1
-}
+fi
 
 # cdg_ok DIR: PathRecord SLs and SL2VL tables, then no cycle in any VL.
 cdg_ok() {
