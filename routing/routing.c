@@ -71,12 +71,12 @@ static const struct routing_engine *alias_engine(const struct routing_alias *a)
 }
 #define MAX_CHAIN	16
 
+static const struct routing_engine *find_n(const char *name, size_t len);
+
+/* An engine of that name, or the one an OpenSM name maps to (aliases). */
 const struct routing_engine *routing_find(const char *name)
 {
-	for (size_t i = 0; i < N_ENGINES; i++)
-		if (!strcmp(engines[i]->name, name))
-			return engines[i];
-	return NULL;
+	return find_n(name, strlen(name));
 }
 
 static const struct routing_engine *find_n(const char *name, size_t len)

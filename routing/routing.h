@@ -107,7 +107,8 @@ struct routing_engine {
 		     struct routing_result *out, char *err, size_t errlen);
 };
 
-/* The engine called `name`, or NULL. */
+/* The engine called `name` (an OpenSM name ibsm maps to another
+ * engine: that engine), or NULL. */
 const struct routing_engine *routing_find(const char *name);
 
 /* Whether `list` is a valid engine list for routing_run() (0 or -EINVAL
