@@ -73,6 +73,8 @@ struct sm_config {
 	struct qos_key_set qos_keys[QOS_N_CLASSES];
 	const char *root_guid_file;	/* OpenSM GUID files for the engines */
 	const char *cn_guid_file;	/* (sm/route.c reads them per routing) */
+	uint8_t  nue_max_num_vls;	/* nue's VLs, 0: as the fabric allows */
+	const char *lfts_file;		/* the file engine's LFT dump */
 	char     cache_dir[512];	/* guid2lid lives here */
 	char     dump_dir[512];		/* opensm-subnet.lst, opensm-lfts.dump */
 	uint64_t subnet_prefix;

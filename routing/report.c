@@ -523,7 +523,7 @@ int routing_report_busiest(const struct routing_report *rep, char *buf,
 bool routing_claims_deadlock_free(const struct routing_result *r)
 {
 	static const char *const free_by_design[] = { "updn", "dnup", "ftree",
-						      "dfsssp" };
+						      "dfsssp", "nue" };
 
 	if (r->n_layers)
 		return true;

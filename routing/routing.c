@@ -23,26 +23,98 @@ static const struct routing_engine *const engines[] = {
 	&routing_updn,
 	&routing_dnup,
 	&routing_dfsssp,
+	&routing_nue,
+	&routing_file,
 };
 
 #define N_ENGINES	(sizeof(engines) / sizeof(engines[0]))
+
+/*
+ * OpenSM's engine names that name no engine of ours: each maps to the
+ * engine that keeps its promise (deadlock freedom where the name promises
+ * it).  `prefer` names an engine of ours to use instead when it is in
+ * engines[] (the torus engine for dor and torus-2QoS).
+ */
+static const struct routing_alias {
+	const char *name;
+	const char *prefer;
+	const struct routing_engine *to;
+	const char *why;
+} aliases[] = {
+	{ "lash", NULL, &routing_nue_any,
+	  "deadlock-free on as many VLs as the fabric allows, as LASH" },
+	{ "sssp", NULL, &routing_nue_one,
+	  "balanced paths on 1 VL, deadlock-free too" },
+	{ "dor", "torus", &routing_nue_any,
+	  "deadlock-free on any topology" },
+	{ "torus-2QoS", "torus", &routing_nue_any,
+	  "deadlock-free on any topology" },
+};
+
+#define N_ALIASES	(sizeof(aliases) / sizeof(aliases[0]))
+
+static const struct routing_alias *alias_n(const char *name, size_t len)
+{
+	for (size_t i = 0; i < N_ALIASES; i++)
+		if (strlen(aliases[i].name) == len &&
+		    !strncmp(aliases[i].name, name, len))
+			return &aliases[i];
+	return NULL;
+}
+
+static const struct routing_engine *alias_engine(const struct routing_alias *a)
+{
+	const struct routing_engine *e = a->prefer ? routing_find(a->prefer)
+						   : NULL;
+
+	return e ? e : a->to;
+}
 #define MAX_CHAIN	16
 
+static const struct routing_engine *find_n(const char *name, size_t len);
+
+/* An engine of that name, or the one an OpenSM name maps to (aliases). */
 const struct routing_engine *routing_find(const char *name)
 {
-	for (size_t i = 0; i < N_ENGINES; i++)
-		if (!strcmp(engines[i]->name, name))
-			return engines[i];
-	return NULL;
+	return find_n(name, strlen(name));
 }
 
 static const struct routing_engine *find_n(const char *name, size_t len)
 {
+	const struct routing_alias *a;
+
 	for (size_t i = 0; i < N_ENGINES; i++)
 		if (strlen(engines[i]->name) == len &&
 		    !strncmp(engines[i]->name, name, len))
 			return engines[i];
-	return NULL;
+	a = alias_n(name, len);
+	return a ? alias_engine(a) : NULL;
+}
+
+void routing_aliases(const char *list, char *buf, size_t len)
+{
+	const char *s = list ? list : "";
+	size_t used = 0;
+
+	if (len)
+		buf[0] = '\0';
+	while (*s && used < len) {
+		size_t n = strcspn(s, ", \t");
+		const struct routing_alias *a = alias_n(s, n);
+
+		if (a) {
+			int w = snprintf(buf + used, len - used,
+					 "%s%s -> %s (%s)", used ? "; " : "",
+					 a->name, alias_engine(a)->name,
+					 alias_engine(a) == a->to ? a->why :
+					 "its own engine");
+
+			if (w > 0)
+				used += (size_t)w;
+		}
+		s += n;
+		s += strspn(s, ", \t");
+	}
 }
 
 #define NO_FALLBACK	"no_fallback"
@@ -104,7 +176,7 @@ static int parse_list(const char *list, const struct routing_engine **chain,
 		} else {
 			chain[*n] = find_n(start, (size_t)(end - start));
 			if (!chain[*n]) {
-				char known[128];
+				char known[192];
 
 				routing_engine_names(known, sizeof(known));
 				snprintf(err, errlen, "unknown routing engine "
@@ -230,9 +302,10 @@ void routing_engine_names(char *buf, size_t len)
 
 	if (len)
 		buf[0] = '\0';
-	for (size_t i = 0; i < N_ENGINES && used < len; i++) {
+	for (size_t i = 0; i < N_ENGINES + N_ALIASES && used < len; i++) {
 		int w = snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
-				 engines[i]->name);
+				 i < N_ENGINES ? engines[i]->name
+					       : aliases[i - N_ENGINES].name);
 
 		if (w > 0)
 			used += (size_t)w;

@@ -116,6 +116,11 @@ struct routing_opts {
 	 * never more; an engine with per-hop VLs may use up to max_sls
 	 * SLs on its max_layers VLs. */
 	unsigned max_sls;
+	/* nue_max_num_vls: VLs the nue engine may use (0: as many as the
+	 * fabric and max_layers allow) */
+	unsigned nue_max_vls;
+	/* lfts_file: OpenSM's LFT dump for the file engine (NULL: none) */
+	const char *lfts_file;
 };
 
 struct routing_engine {
@@ -129,7 +134,8 @@ struct routing_engine {
 		     struct routing_result *out, char *err, size_t errlen);
 };
 
-/* The engine called `name`, or NULL. */
+/* The engine called `name` (an OpenSM name ibsm maps to another
+ * engine: that engine), or NULL. */
 const struct routing_engine *routing_find(const char *name);
 
 /* Whether `list` is a valid engine list for routing_run() (0 or -EINVAL
@@ -138,6 +144,11 @@ int routing_check_list(const char *list, char *err, size_t errlen);
 
 /* The known engine names, comma-separated, into buf (for messages). */
 void routing_engine_names(char *buf, size_t len);
+
+/* What the OpenSM names in `list` that ibsm maps to another engine map
+ * to and why ("lash -> nue (deadlock-free ...)"), "; "-separated, into
+ * buf; "" when the list has none.  For the daemon to log. */
+void routing_aliases(const char *list, char *buf, size_t len);
 
 /*
  * Run a comma-separated list of engines ("minhop", "updn,minhop") in order

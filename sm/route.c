@@ -155,6 +155,8 @@ static int opts_get(const struct sm_config *cfg, struct routing_opts *o,
 	memset(o, 0, sizeof(*o));
 	o->max_layers = sm_max_layers(cfg->max_op_vls);
 	o->minhop_last = true;		/* OpenSM's routing_engine rule */
+	o->nue_max_vls = cfg->nue_max_num_vls;
+	o->lfts_file = cfg->lfts_file;
 	if (cfg->root_guid_file) {
 		n = sm_guid_file_load(cfg->root_guid_file, &g, err, errlen);
 		if (n < 0)
@@ -549,6 +551,20 @@ full:
 	return 0;
 }
 
+/* OpenSM engine names that map to another engine: said once per list. */
+static void log_aliases(const char *list)
+{
+	static char last[sizeof(((struct sm_route_job *)0)->list)];
+	char what[400];
+
+	if (!strcmp(last, list))
+		return;
+	snprintf(last, sizeof(last), "%s", list);
+	routing_aliases(list, what, sizeof(what));
+	if (what[0])
+		log_info("routing: OpenSM engine names mapped: %s", what);
+}
+
 void sm_route_prepare(struct sm *sm, const struct fabric *f,
 		      struct sm_route_job *j)
 {
@@ -560,6 +576,7 @@ void sm_route_prepare(struct sm *sm, const struct fabric *f,
 	j->f = f;
 	snprintf(j->list, sizeof(j->list), "%s", sm->cfg.routing_engine ?
 		 sm->cfg.routing_engine : SM_DEFAULT_ENGINES);
+	log_aliases(j->list);
 	/* a bad GUID file: routing goes on without the rest of them */
 	if (opts_get(&sm->cfg, &j->o, ferr, sizeof(ferr)) < 0)
 		log_err("ERR 1503: %s; routing without it", ferr);
@@ -883,6 +900,10 @@ int sm_route_offline(const char *file, const struct sm_config *cfg,
 	if (cfg->qos && sm_route_qos(cfg, NULL, have_pol ? &pol : NULL,
 				     &qos) == 0)
 		o.qos = &qos;
+	routing_aliases(list, err, sizeof(err));
+	if (err[0])
+		fprintf(errf, "ibsm: routing: OpenSM engine names mapped: %s\n",
+			err);
 	t0 = now();
 	rc = routing_run_opts(list, &f, &o, &r, err, sizeof(err));
 	t1 = now();

@@ -73,7 +73,7 @@ assert d["route_seconds"] >= 0 and d["peak_rss_kib"] > 0, d
 "$IBSM" --route-only "$T/no-such.net" >/dev/null 2>"$T/nofile.err"
 fab_check offline-missing-file-exit2 test $? -eq 2
 fab_check offline-missing-file-says grep -q 'no-such.net' "$T/nofile.err"
-"$IBSM" --route-only "$FAB_TOPO/tiny.net" -R lash >/dev/null 2>"$T/lash.err"
+"$IBSM" --route-only "$FAB_TOPO/tiny.net" -R no-such-engine >/dev/null 2>"$T/lash.err"
 fab_check offline-unknown-engine-exit2 test $? -eq 2
 fab_check offline-unknown-engine-says grep -q 'routing engines' "$T/lash.err"
 "$RB" -R minhop "$FAB_TOPO/fat2-small.net" >"$T/rb.txt" 2>&1

@@ -194,9 +194,9 @@ START_TEST(lists)
 	ck_assert_int_eq(routing_check_list("auto", err, sizeof(err)), 0);
 	ck_assert_int_eq(routing_check_list("minhop,no_fallback", err,
 					    sizeof(err)), 0);
-	ck_assert_int_eq(routing_check_list("minhop,lash", err, sizeof(err)),
+	ck_assert_int_eq(routing_check_list("minhop,lashh", err, sizeof(err)),
 			 -EINVAL);
-	ck_assert_ptr_nonnull(strstr(err, "\"lash\""));
+	ck_assert_ptr_nonnull(strstr(err, "\"lashh\""));
 	ck_assert_ptr_nonnull(strstr(err, "known: "));
 	ck_assert_ptr_nonnull(strstr(err, "auto"));
 	ck_assert_int_eq(routing_check_list("no_fallback", err, sizeof(err)),
