@@ -11,6 +11,18 @@
  * has its own); a log in a file gets a copy of each error and warning
  * on stderr when stderr is the journal, so the journal holds what needs
  * attention and the file holds everything.
+ *
+ * With libsystemd (HAVE_LIBSYSTEMD), what goes to the journal goes as a
+ * structured entry (sd_journal_sendv) instead of a prefixed line:
+ * MESSAGE= the line's text, PRIORITY=, SYSLOG_IDENTIFIER=ibsm and, for a
+ * line with a code (a log_event(), a rate-limited line, or a text
+ * starting "ERR NNNN: " / "SM NNNN: "), IBSM_CODE=NNNN and
+ * MESSAGE_ID=LOG_MESSAGE_ID_BASE followed by the four digits; a
+ * log_event() adds its fields (NODE_GUID=, PORT=, LID=, ...).  Events are
+ * copied to the journal at every level, not only errors and warnings,
+ * since monitoring keys on them.  When the journal's socket cannot be
+ * reached the line is written on the stream with its prefix, as without
+ * libsystemd.
  */
 #include "config.h"
 
@@ -23,6 +35,13 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifdef HAVE_LIBSYSTEMD
+/* CODE_FILE= and CODE_LINE= would name this file, not the caller. */
+#define SD_JOURNAL_SUPPRESS_LOCATION
+#include <sys/uio.h>
+#include <systemd/sd-journal.h>
+#endif
 
 #include "sm/log.h"
 
@@ -119,41 +138,154 @@ bool log_enabled(enum log_level level)
 	return level <= log_level;
 }
 
-/* The va_list helper of every log function: a format checked at the
- * callers (their attributes), passed on here. */
+static void log_line(enum log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void log_code_line(enum log_level level, unsigned code,
+			  const struct log_fields *f, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+void log_field(struct log_fields *f, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (f->n >= LOG_FIELDS_MAX)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(f->kv[f->n], sizeof(f->kv[f->n]), fmt, ap);
+	va_end(ap);
+	if (n > 0 && strchr(f->kv[f->n], '='))
+		f->n++;
+}
+
+/* The code a line's text starts with ("ERR 0103: ", "SM 1101: "), or 0. */
+static unsigned text_code(const char *msg)
+{
+	unsigned code;
+	char colon;
+
+	if ((sscanf(msg, "ERR %4u%c", &code, &colon) == 2 ||
+	     sscanf(msg, "SM %4u%c", &code, &colon) == 2) && colon == ':')
+		return code;
+	return 0;
+}
+
+#ifdef HAVE_LIBSYSTEMD
+/* One journal entry (see the top of this file); 0 or -errno. */
+static int journal_send(enum log_level level, unsigned code,
+			const struct log_fields *f, const char *msg)
+{
+	struct iovec iov[LOG_FIELDS_MAX + 5];
+	char prio[16], codef[24], mid[48];
+	size_t n = 0;
+	char *m;
+	int rc;
+
+	if (asprintf(&m, "MESSAGE=%s", msg) < 0)
+		return -ENOMEM;
+	iov[n++] = (struct iovec){ m, strlen(m) };
+	snprintf(prio, sizeof(prio), "PRIORITY=%d", journal_prio[level]);
+	iov[n++] = (struct iovec){ prio, strlen(prio) };
+	iov[n++] = (struct iovec){ "SYSLOG_IDENTIFIER=ibsm", 22 };
+	if (!code)
+		code = text_code(msg);
+	if (code && code <= 9999) {
+		snprintf(codef, sizeof(codef), "IBSM_CODE=%04u", code);
+		snprintf(mid, sizeof(mid), "MESSAGE_ID=%s%04u",
+			 LOG_MESSAGE_ID_BASE, code);
+		iov[n++] = (struct iovec){ codef, strlen(codef) };
+		iov[n++] = (struct iovec){ mid, strlen(mid) };
+	}
+	for (unsigned i = 0; f && i < f->n && n < sizeof(iov) / sizeof(iov[0]); i++)
+		iov[n++] = (struct iovec){ (void *)f->kv[i], strlen(f->kv[i]) };
+	rc = sd_journal_sendv(iov, (int)n);
+	free(m);
+	return rc;
+}
+#endif
+
+/*
+ * A line for the journal: an entry of its own (libsystemd), else the
+ * text on `fp` with its priority prefix.
+ */
+static void to_journal(FILE *fp, enum log_level level, unsigned code,
+		       const struct log_fields *f, const char *msg)
+{
+	static const char *const tag[] = { "ERR", "WARN", "INFO", "DEBUG" };
+
+#ifdef HAVE_LIBSYSTEMD
+	if (journal_send(level, code, f, msg) >= 0)
+		return;
+#else
+	(void)code;
+	(void)f;
+#endif
+	fprintf(fp, "<%d>[%s] %s\n", journal_prio[level], tag[level], msg);
+}
+
+/*
+ * Every log line comes here: `code` is its code when the caller knows
+ * it (0 otherwise: taken from the text), `f` the fields of an event.
+ */
+static void vlog_ev(enum log_level level, unsigned code,
+		    const struct log_fields *f, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+static void vlog_ev(enum log_level level, unsigned code,
+		    const struct log_fields *f, const char *fmt, va_list ap)
+{
+	static const char *const tag[] = { "ERR", "WARN", "INFO", "DEBUG" };
+	FILE *fp = log_fp ? log_fp : stderr;
+	bool copy = err_journal && fp != stderr && level <= LOG_LVL_WARN;
+	struct timeval tv;
+	struct tm tm;
+	char ts[32];
+	char *msg;
+
+#ifdef HAVE_LIBSYSTEMD
+	/* Events go to the journal at every level (see the top). */
+	if (err_journal && fp != stderr && f)
+		copy = true;
+#endif
+	if (!log_enabled(level))
+		return;
+	if (vasprintf(&msg, fmt, ap) < 0)
+		return;
+	if (log_journal || (!log_fp && err_journal)) {
+		to_journal(fp, level, code, f, msg);
+		free(msg);
+		return;
+	}
+	if (copy)
+		to_journal(stderr, level, code, f, msg);
+	gettimeofday(&tv, NULL);
+	localtime_r(&tv.tv_sec, &tm);
+	strftime(ts, sizeof(ts), "%b %d %H:%M:%S", &tm);
+	fprintf(fp, "%s.%06ld [%s] %s\n", ts, (long)tv.tv_usec, tag[level], msg);
+	free(msg);
+}
+
 static void vlog(enum log_level level, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
 static void vlog(enum log_level level, const char *fmt, va_list ap)
 {
-	static const char *const tag[] = { "ERR", "WARN", "INFO", "DEBUG" };
-	FILE *fp = log_fp ? log_fp : stderr;
-	struct timeval tv;
-	struct tm tm;
-	char ts[32];
+	vlog_ev(level, 0, NULL, fmt, ap);
+}
+
+void log_event(enum log_level level, unsigned code,
+	       const struct log_fields *f, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
 
 	if (!log_enabled(level))
 		return;
-	if (log_journal || (!log_fp && err_journal)) {
-		fprintf(fp, "<%d>[%s] ", journal_prio[level], tag[level]);
-		vfprintf(fp, fmt, ap);
-		fputc('\n', fp);
-		return;
-	}
-	if (err_journal && level <= LOG_LVL_WARN && fp != stderr) {
-		va_list cp;
-
-		va_copy(cp, ap);
-		fprintf(stderr, "<%d>[%s] ", journal_prio[level], tag[level]);
-		vfprintf(stderr, fmt, cp);
-		fputc('\n', stderr);
-		va_end(cp);
-	}
-	gettimeofday(&tv, NULL);
-	localtime_r(&tv.tv_sec, &tm);
-	strftime(ts, sizeof(ts), "%b %d %H:%M:%S", &tm);
-	fprintf(fp, "%s.%06ld [%s] ", ts, (long)tv.tv_usec, tag[level]);
-	vfprintf(fp, fmt, ap);
-	fputc('\n', fp);
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (level <= LOG_LVL_WARN)
+		log_code_line(level, code, f, "ERR %04u: %s", code, msg);
+	else
+		log_code_line(level, code, f, "%s", msg);
 }
 
 static void vlog_stderr(enum log_level level, int err, const char *fmt,
@@ -189,13 +321,21 @@ void log_stderr_rc(enum log_level level, int err, const char *fmt, ...)
 }
 
 static void log_line(enum log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void log_line(enum log_level level, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	vlog(level, fmt, ap);
+	va_end(ap);
+}
+
+static void log_code_line(enum log_level level, unsigned code,
+			  const struct log_fields *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog_ev(level, code, f, fmt, ap);
 	va_end(ap);
 }
 
@@ -305,12 +445,15 @@ void log_ratelimit_set(unsigned burst, double rate)
 			rl_table[i].tokens = rl_burst;
 }
 
-void log_ratelimited(enum log_level level, unsigned code, const char *fmt, ...)
+static void vratelimited(enum log_level level, unsigned code,
+			 const struct log_fields *f, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+static void vratelimited(enum log_level level, unsigned code,
+			 const struct log_fields *f, const char *fmt, va_list ap)
 {
 	double now = rl_now();
 	struct rl_bucket *b;
 	char msg[512];
-	va_list ap;
 
 	if (!log_enabled(level))
 		return;
@@ -323,20 +466,37 @@ void log_ratelimited(enum log_level level, unsigned code, const char *fmt, ...)
 		return;
 	}
 	b->tokens -= 1.0;
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	if (level > LOG_LVL_WARN && b->suppressed)
-		log_line(level, "%s (%lu similar messages suppressed)", msg,
-			 b->suppressed);
+		log_code_line(level, code, f, "%s (%lu similar messages"
+			      " suppressed)", msg, b->suppressed);
 	else if (level > LOG_LVL_WARN)
-		log_line(level, "%s", msg);
+		log_code_line(level, code, f, "%s", msg);
 	else if (b->suppressed)
-		log_line(level, "ERR %04u: %s (%lu similar messages suppressed)",
-			 code, msg, b->suppressed);
+		log_code_line(level, code, f, "ERR %04u: %s (%lu similar"
+			      " messages suppressed)", code, msg, b->suppressed);
 	else
-		log_line(level, "ERR %04u: %s", code, msg);
+		log_code_line(level, code, f, "ERR %04u: %s", code, msg);
 	b->suppressed = 0;
+}
+
+void log_ratelimited(enum log_level level, unsigned code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vratelimited(level, code, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void log_ratelimited_event(enum log_level level, unsigned code,
+			   const struct log_fields *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vratelimited(level, code, f, fmt, ap);
+	va_end(ap);
 }
 
 void log_ratelimit_flush(void)
