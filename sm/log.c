@@ -20,9 +20,11 @@
  * MESSAGE_ID=LOG_MESSAGE_ID_BASE followed by the four digits; a
  * log_event() adds its fields (NODE_GUID=, PORT=, LID=, ...).  Events are
  * copied to the journal at every level, not only errors and warnings,
- * since monitoring keys on them.  When the journal's socket cannot be
- * reached the line is written on the stream with its prefix, as without
- * libsystemd.
+ * since monitoring keys on them.  sd_journal_sendv() drops an entry
+ * silently when journald's socket is missing (ENOENT), so the socket is
+ * looked for when the log is opened (and reopened, SIGUSR1): without it,
+ * or when a send fails, the line is written on the stream with its
+ * prefix, as without libsystemd.
  */
 #include "config.h"
 
@@ -50,6 +52,7 @@ static char *log_path;		/* NULL: the terminal */
 static enum log_level log_level = LOG_LVL_INFO;
 static bool log_journal;	/* log_fp is the journal's stream */
 static bool err_journal;	/* stderr is (a copy of errors goes there) */
+static bool journal_native;	/* journald's socket is there (libsystemd) */
 
 /* sd-daemon.h's priorities (syslog's) of our levels. */
 static const int journal_prio[] = { 3, 4, 6, 7 };
@@ -79,6 +82,19 @@ static FILE *open_file(const char *path)
 	return fp;
 }
 
+/* journald's native socket, where sd_journal_sendv() sends. */
+static bool journald_there(void)
+{
+#ifdef HAVE_LIBSYSTEMD
+	struct stat st;
+
+	return stat("/run/systemd/journal/socket", &st) == 0 &&
+	       S_ISSOCK(st.st_mode);
+#else
+	return false;
+#endif
+}
+
 int log_open(const char *path, enum log_level level)
 {
 	log_level = level;
@@ -86,6 +102,7 @@ int log_open(const char *path, enum log_level level)
 	log_path = NULL;
 	err_journal = is_journal(STDERR_FILENO);
 	log_journal = false;
+	journal_native = journald_there();
 	if (!path || !strcmp(path, "stdout") || !strcmp(path, "-")) {
 		log_fp = stdout;
 		/* A pipe or the journal's socket: a line at a time. */
@@ -107,6 +124,7 @@ int log_open(const char *path, enum log_level level)
 
 int log_reopen(void)
 {
+	journal_native = journald_there();
 	if (!log_path)
 		return 0;
 	FILE *fp = open_file(log_path);
@@ -214,7 +232,7 @@ static void to_journal(FILE *fp, enum log_level level, unsigned code,
 	static const char *const tag[] = { "ERR", "WARN", "INFO", "DEBUG" };
 
 #ifdef HAVE_LIBSYSTEMD
-	if (journal_send(level, code, f, msg) >= 0)
+	if (journal_native && journal_send(level, code, f, msg) >= 0)
 		return;
 #else
 	(void)code;
@@ -241,11 +259,9 @@ static void vlog_ev(enum log_level level, unsigned code,
 	char ts[32];
 	char *msg;
 
-#ifdef HAVE_LIBSYSTEMD
 	/* Events go to the journal at every level (see the top). */
-	if (err_journal && fp != stderr && f)
+	if (journal_native && err_journal && fp != stderr && f)
 		copy = true;
-#endif
 	if (!log_enabled(level))
 		return;
 	if (vasprintf(&msg, fmt, ap) < 0)
