@@ -176,6 +176,7 @@ void log_field(struct log_fields *f, const char *fmt, ...)
 		f->n++;
 }
 
+#ifdef HAVE_LIBSYSTEMD
 /* The code a line's text starts with ("ERR 0103: ", "SM 1101: "), or 0. */
 static unsigned text_code(const char *msg)
 {
@@ -188,7 +189,6 @@ static unsigned text_code(const char *msg)
 	return 0;
 }
 
-#ifdef HAVE_LIBSYSTEMD
 /* One journal entry (see the top of this file); 0 or -errno. */
 static int journal_send(enum log_level level, unsigned code,
 			const struct log_fields *f, const char *msg)

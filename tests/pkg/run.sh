@@ -94,7 +94,7 @@ if [ "$rc" -eq 0 ] && [ "${#debs[@]}" -eq 3 ]; then
 	done
 else
 	fail dpkg-buildpackage "exit $rc, ${#debs[@]} of 3 packages"
-	grep -E 'error|Error|dh_missing|rror:' "$work/deb.log" | head -n 20
+	grep -v "^gcc \|^ *CC \|^ *CCLD \|^ *AR " "$work/deb.log" | tail -n 25
 	finish
 fi
 step dpkg-buildpackage
