@@ -126,14 +126,16 @@ echo log >/var/log/ibsm.default.log
 dpkg -r ibsm ibsmctl ibhost >"$work/dpkg-r.log" 2>&1
 rc=$?
 got=$(left)
+# (and deb-systemd-helper's note of the units, for purge)
 conffiles="/etc/logrotate.d/ibsm
 /etc/opensm/opensm.conf
 /etc/opensm/opensm.conf.dpkg-dist
-/var/cache/ibsm/default/guid2lid"
+/var/cache/ibsm/default/guid2lid
+/var/lib/systemd/deb-systemd-helper-enabled/ibsm.target.dsh-also"
 if [ "$rc" -eq 0 ] && [ "$got" = "$conffiles" ]; then
-	pass remove-leaves-conffiles-only
+	pass remove-leaves-conffiles-and-state-only
 else
-	fail remove-leaves-conffiles-only "exit $rc; left: $(tr '\n' ' ' <<<"$got")"
+	fail remove-leaves-conffiles-and-state-only "exit $rc; left: $(tr '\n' ' ' <<<"$got")"
 fi
 dpkg -P ibsm ibsmctl ibhost >"$work/dpkg-p.log" 2>&1
 rc=$?
