@@ -62,10 +62,12 @@ if out=$(/usr/sbin/ibsm -F /etc/opensm/opensm.conf --check-config 2>&1); then
 else
 	fail installed-check-config "$out"
 fi
-if /usr/bin/ibsmctl --help 2>&1 | grep -qi usage && /usr/bin/ibhost --help >/dev/null 2>&1; then
+out=$(/usr/bin/ibsmctl --help 2>&1)
+rc=$?
+if [ "$rc" -eq 0 ] && grep -qi usage <<<"$out" && /usr/bin/ibhost --help >/dev/null 2>&1; then
 	pass installed-ibsmctl-ibhost-help
 else
-	fail installed-ibsmctl-ibhost-help "$(/usr/bin/ibsmctl --help 2>&1 | head -n 3)"
+	fail installed-ibsmctl-ibhost-help "exit $rc: $(head -n 3 <<<"$out")"
 fi
 # The launcher reads the installed files: with /etc/default/opensm of
 # Debian's opensm package (PORTS=ALL) or without it (one "default").

@@ -197,13 +197,22 @@ for p in ibsm ibsmctl ibhost; do
 		fail "rpm-qlp-$p" "missing:$missing"
 	fi
 done
-if rpm -qp --scripts "$work/rpm/RPMS/$arch/ibsm-$version-"*.rpm 2>/dev/null |
-	grep -q 'preset' &&
-	rpm -qp --conflicts "$work/rpm/RPMS/$arch/ibsm-$version-"*.rpm | grep -qx opensm &&
-	rpm -qp --configfiles "$work/rpm/RPMS/$arch/ibsm-$version-"*.rpm | grep -qx /etc/rdma/opensm.conf; then
+# The scriptlets apply the presets (enable nothing unknown; RHEL's
+# systemd-update-helper install-system-units does the same), the package
+# conflicts with RHEL's opensm (both own /etc/rdma/opensm.conf), whose
+# copy here is a config file.
+rpmf=$(ls "$work/rpm/RPMS/$arch/ibsm-$version-"*.rpm 2>/dev/null | head -n 1)
+scripts=$(rpm -qp --scripts "$rpmf" 2>/dev/null)
+conflicts=$(rpm -qp --conflicts "$rpmf" 2>/dev/null)
+configs=$(rpm -qp --configfiles "$rpmf" 2>/dev/null)
+if grep -q 'preset ibsm.target\|install-system-units ibsm.target' <<<"$scripts" &&
+	! grep -q 'restart\|enable ' <<<"$scripts" &&
+	grep -qx opensm <<<"$conflicts" &&
+	grep -qx /etc/rdma/opensm.conf <<<"$configs" &&
+	grep -qx /etc/sysconfig/opensm <<<"$configs"; then
 	pass rpm-scriptlets-conffiles
 else
-	fail rpm-scriptlets-conffiles "no systemctl preset, Conflicts: opensm or %config"
+	fail rpm-scriptlets-conffiles "scripts: $(tr '\n' ' ' <<<"$scripts" | cut -c1-200); conflicts: $conflicts; config: $(tr '\n' ' ' <<<"$configs")"
 fi
 step rpmbuild
 finish
