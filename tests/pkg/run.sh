@@ -142,7 +142,7 @@ IBSM_PKG_WORK=$work unshare -m --propagation private \
 	bash "$top/tests/pkg/install.sh" "$version" "${debs[@]}" >"$work/install.out" 2>&1
 rc=$?
 cat "$work/install.out"
-while read -r verdict name rest; do
+while read -r verdict _; do
 	case $verdict in
 	PASS) passed=$((passed + 1)) ;;
 	FAIL) failed=$((failed + 1)) ;;
