@@ -1,29 +1,18 @@
 /*
- * conf.c - values of the keys of config/keys.c: checking, reading
- * opensm.conf through inih, applying to struct sm_config and writing the
- * file back in OpenSM's format.
- *
- * inih reads INI files (`key=value`, [sections]); opensm.conf is `key
- * value` lines.  inih takes a reader callback of fgets' shape, called once
- * per line, so the reader below hands inih one converted line for each
- * line of the file: the count of lines handed over is the number of the
- * line whose key the handler sees, which inih (built without
- * INI_HANDLER_LINENO in Debian) does not pass.  The reader also keeps
- * lines inih would misread from it: a line that is not `key value`
- * becomes an error here and an empty line there; leading blanks (inih's
- * continuation lines) are dropped.  inih's inline comments start with ';',
- * which OpenSM does not have; no OpenSM value contains one.
+ * conf.c - values of the keys of config/keys.c: checking, comparing,
+ * applying to struct sm_config and writing the file back in OpenSM's
+ * format.  The file is read by config/read.c.
  */
 #include "config.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <ini.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -88,6 +77,7 @@ void cfg_free(struct cfg *c)
 	free(c->file);
 	cfg_msgs_free(&c->errors);
 	cfg_msgs_free(&c->unknown);
+	cfg_msgs_free(&c->warnings);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -297,119 +287,7 @@ int cfg_set(struct cfg *c, size_t i, const char *val, enum cfg_src src,
 
 /* ------------------------------------------------------------ reading */
 
-struct reader {
-	struct cfg *c;
-	const char *p, *end;	/* what is left of the file */
-	unsigned line;		/* lines handed to inih so far */
-	const char *file;
-};
-
-/*
- * inih's fgets: the next line of the file as `key=value\n`, or an empty
- * line for a comment, a blank line or a line with an error.
- */
-static char *reader_next(char *str, int num, void *stream)
-{
-	struct reader *r = stream;
-	const char *s, *nl, *e, *key, *kend, *val;
-	size_t klen, vlen;
-
-	if (r->p >= r->end)
-		return NULL;
-	s = r->p;
-	nl = memchr(s, '\n', (size_t)(r->end - s));
-	e = nl ? nl : r->end;
-	r->p = nl ? nl + 1 : r->end;
-	r->line++;
-	str[0] = '\n';
-	str[1] = '\0';
-	while (e > s && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
-		e--;
-	while (s < e && (*s == ' ' || *s == '\t'))
-		s++;
-	if (s == e || *s == '#')
-		return str;
-	if (memchr(s, '\0', (size_t)(e - s))) {
-		cfg_msgs_add(&r->c->errors, "%s:%u: a NUL byte: expected text",
-			r->file, r->line);
-		return str;
-	}
-	key = s;
-	for (kend = key; kend < e && *kend != ' ' && *kend != '\t'; kend++)
-		;
-	klen = (size_t)(kend - key);
-	for (size_t i = 0; i < klen; i++)
-		if (!isalnum((unsigned char)key[i]) && key[i] != '_' &&
-		    key[i] != '-') {
-			cfg_msgs_add(&r->c->errors, "%s:%u: '%.*s': expected 'key"
-				" value' (a key is letters, digits, '_', '-')",
-				r->file, r->line, (int)(e - s > 60 ? 60 : e - s),
-				s);
-			return str;
-		}
-	for (val = kend; val < e && (*val == ' ' || *val == '\t'); val++)
-		;
-	vlen = (size_t)(e - val);
-	if (klen + vlen + 3 > (size_t)num) {
-		cfg_msgs_add(&r->c->errors, "%s:%u: %.*s: expected a line shorter"
-			" than %d characters", r->file, r->line, (int)klen, key,
-			num - 2);
-		return str;
-	}
-	if (!vlen) {
-		cfg_msgs_add(&r->c->errors, "%s:%u: %.*s: expected a value after the"
-			" key", r->file, r->line, (int)klen, key);
-		return str;
-	}
-	if (memchr(val, ';', vlen)) {
-		cfg_msgs_add(&r->c->errors, "%s:%u: %.*s: expected a value without"
-			" ';'", r->file, r->line, (int)klen, key);
-		return str;
-	}
-	memcpy(str, key, klen);
-	str[klen] = '=';
-	memcpy(str + klen + 1, val, vlen);
-	str[klen + 1 + vlen] = '\n';
-	str[klen + 2 + vlen] = '\0';
-	return str;
-}
-
-static int on_key(void *user, const char *section, const char *name,
-		  const char *value)
-{
-	struct reader *r = user;
-	size_t i;
-	char err[200];
-
-	(void)section;
-	if (!cfg_key_find(name, &i)) {
-		cfg_msgs_add(&r->c->unknown, "%s:%u: unknown key '%s'", r->file,
-			r->line, name);
-		return 1;
-	}
-	if (r->c->v[i].src == CFG_SRC_CMDLINE)
-		return 1;	/* the command line wins */
-	if (cfg_set(r->c, i, value, CFG_SRC_FILE, r->line, err,
-		    sizeof(err)) < 0)
-		cfg_msgs_add(&r->c->errors, "%s:%u: %s %s: expected %s", r->file,
-			r->line, name, value, err);
-	return 1;
-}
-
-int cfg_read_text(struct cfg *c, const char *name, const char *text,
-		  size_t len)
-{
-	struct reader r = { c, text, text + len, 0, name };
-	int rc;
-
-	free(c->file);
-	c->file = strdup(name);
-	/* Only the reader's own errors (it hands inih nothing else bad). */
-	rc = ini_parse_stream(reader_next, &r, on_key, &r);
-	if (rc > 0)
-		cfg_msgs_add(&c->errors, "%s:%d: expected 'key value'", name, rc);
-	return c->errors.n ? -EINVAL : 0;
-}
+/* cfg_read_text, cfg_read_file: config/read.c */
 
 const char *cfg_default_file(const char *const *paths)
 {
@@ -422,19 +300,6 @@ const char *cfg_default_file(const char *const *paths)
 		if (stat(*paths, &st) == 0 && S_ISREG(st.st_mode))
 			return *paths;
 	return NULL;
-}
-
-int cfg_read_file(struct cfg *c, const char *path)
-{
-	char *text = NULL;
-	size_t len = 0;
-	int rc = read_file_all(path, &text, &len);
-
-	if (rc < 0)
-		return rc;
-	rc = cfg_read_text(c, path, text, len);
-	free(text);
-	return rc;
 }
 
 /* ------------------------------------------------------------ applying */
@@ -532,12 +397,15 @@ int cfg_apply(const struct cfg *c, struct sm_config *o)
 			*(uint64_t *)f = u;
 			break;
 		case F_STR:
-			/* partitions.conf at OpenSM's default path, from the
-			 * default or a file written by opensm -c: only if
-			 * there is one (OpenSM runs without it then too) */
+			/* a partitions.conf that does not exist, named by
+			 * the default or by the file: none, the default
+			 * partition (OpenSM runs without it too, and RHEL's
+			 * and /usr/local builds name other paths); on the
+			 * command line it must exist */
 			if (is_null(v) ||
 			    (!strcmp(k->name, "partition_config_file") &&
-			     !strcmp(v, k->def) && access(v, F_OK)))
+			     c->v[i].src != CFG_SRC_CMDLINE &&
+			     access(v, F_OK) && errno == ENOENT))
 				*(const char **)f = NULL;
 			else
 				*(const char **)f = v;
@@ -582,6 +450,77 @@ int cfg_apply(const struct cfg *c, struct sm_config *o)
 	return 0;
 }
 
+/* A hex mask ("0x00ff..."): its digits without leading zeros. */
+static const char *hex_digits(const char *s, size_t *n)
+{
+	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+		return NULL;
+	s += 2;
+	*n = strlen(s);
+	if (!*n || strspn(s, "0123456789abcdefABCDEF") != *n)
+		return NULL;
+	while (*n > 1 && *s == '0') {
+		s++;
+		(*n)--;
+	}
+	return s;
+}
+
+bool cfg_value_eq(const struct cfg_key *k, const char *a, const char *b)
+{
+	const char *ha, *hb;
+	size_t la, lb;
+
+	a = a ? a : k->def;
+	b = b ? b : k->def;
+	if (!a || !b)
+		return a == b;
+	switch (k->type) {
+	case CFG_BOOL:
+		return !strcmp(a, "TRUE") == !strcmp(b, "TRUE");
+	case CFG_INT:
+	case CFG_U64:
+	case CFG_GUID: {
+		long long sa, sb;
+		uint64_t ua, ub;
+
+		if (parse_u64(a, &ua) == 0 && parse_u64(b, &ub) == 0)
+			return ua == ub;
+		if (parse_int(a, k->min, k->max, &sa) == 0 &&
+		    parse_int(b, k->min, k->max, &sb) == 0)
+			return sa == sb;
+		break;
+	}
+	case CFG_REAL: {
+		char *ea, *eb;
+		double da = strtod(a, &ea), db = strtod(b, &eb);
+
+		if (*a && *b && !*ea && !*eb)
+			return da == db;
+		break;
+	}
+	case CFG_STR:
+		ha = hex_digits(a, &la);
+		hb = hex_digits(b, &lb);
+		if (ha && hb)
+			return la == lb && !strncasecmp(ha, hb, la);
+		break;
+	case CFG_PATH:
+	case CFG_DIR:
+	case CFG_ENUM:
+		break;
+	}
+	return !strcmp(a, b);
+}
+
+bool cfg_file_changed(const struct cfg *c, size_t i)
+{
+	const struct cfg_key *k = &cfg_keys(NULL)[i];
+
+	return c->v[i].val && c->v[i].src == CFG_SRC_FILE &&
+	       !cfg_value_eq(k, c->v[i].val, k->def);
+}
+
 void cfg_unimplemented(const struct cfg *c, char *buf, size_t len, size_t *n)
 {
 	size_t nk, used = 0;
@@ -591,9 +530,7 @@ void cfg_unimplemented(const struct cfg *c, char *buf, size_t len, size_t *n)
 	if (len)
 		buf[0] = '\0';
 	for (size_t i = 0; i < nk; i++) {
-		if (keys[i].flags & CFG_IMPL || !c->v[i].val ||
-		    c->v[i].src != CFG_SRC_FILE ||
-		    !strcmp(c->v[i].val, keys[i].def))
+		if (keys[i].flags & CFG_IMPL || !cfg_file_changed(c, i))
 			continue;
 		(*n)++;
 		if (used < len) {
@@ -627,6 +564,22 @@ static const char *type_word(const struct cfg_key *k, char *buf, size_t len)
 }
 
 /*
+ * One `key value` line.  A value that starts and ends with the same
+ * quote would lose them when read back (OpenSM's reader strips one
+ * pair): it goes inside the other quotes.
+ */
+static void write_value(FILE *fp, const struct cfg_key *k, const char *v)
+{
+	size_t n = strlen(v);
+	const char *q = "";
+
+	if (n && (v[0] == '"' || v[0] == '\'') && v[n - 1] == v[0])
+		q = v[0] == '"' ? "'" : "\"";
+	fprintf(fp, "%s%s %s%s%s\n", k->flags & CFG_IBSM ? "#" : "",
+		k->name, q, v, q);
+}
+
+/*
  * OpenSM's format: `key value` lines under commented section headings.
  * ibsm's own keys are written commented out: OpenSM warns about keys it
  * does not know, and their values are the defaults anyway.
@@ -653,6 +606,8 @@ int cfg_write(FILE *fp, const struct cfg *c)
 	for (size_t i = 0; i < n; i++) {
 		const struct cfg_key *k = &keys[i];
 
+		if (k->flags & CFG_ALIAS)
+			continue;	/* OpenSM does not write it either */
 		if (!sect || strcmp(sect, k->section)) {
 			sect = k->section;
 			fprintf(fp, "\n#\n# %s\n#\n", sect);
@@ -662,8 +617,7 @@ int cfg_write(FILE *fp, const struct cfg *c)
 			k->flags & CFG_RT ? "reload" : "restart",
 			k->flags & CFG_IMPL ? "implemented" :
 			"not implemented in ibsm yet");
-		fprintf(fp, "%s%s %s\n", k->flags & CFG_IBSM ? "#" : "",
-			k->name, cfg_get(c, i));
+		write_value(fp, k, cfg_get(c, i));
 	}
 	return ferror(fp) ? -EIO : 0;
 }

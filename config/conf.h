@@ -3,7 +3,8 @@
  * 3.3.23's opensm.conf (and ibsm's own keys and limits), with its type,
  * default, range, whether a SIGHUP may change it at run time and whether ibsm
  * implements it.  The same table drives the file reader (OpenSM's
- * `key value` lines, read through inih), the command line (config/opts.c),
+ * `key value` lines, read by OpenSM's rules: config/read.c), the command
+ * line (config/opts.c),
  * `-c FILE` (the default file in OpenSM's format), --check-config,
  * dump-config and the daemon's reload, and fills struct sm_config
  * (config/sm_config.h).  Library code: it returns errors as text for the
@@ -35,6 +36,9 @@ enum cfg_type {
 #define CFG_IMPL	0x02	/* ibsm implements it */
 #define CFG_IBSM	0x04	/* ibsm's own key, not in OpenSM's opensm.conf */
 #define CFG_LIMIT	0x08	/* a limit (config/limits.h), also --name N */
+#define CFG_ALIAS	0x10	/* another name of the key `alias` (OpenSM's
+				 * deprecated dimn_ports_file): the reader
+				 * sets that key; never written by -c */
 
 /* How a key's value lands in struct sm_config (cfg_apply). */
 enum cfg_field {
@@ -65,6 +69,8 @@ struct cfg_key {
 	double	 num;		/* the default, as a number (`def` its text) */
 	const char *unit;	/* what the number counts, for messages */
 	const char *help;	/* one line for --help */
+	/* CFG_ALIAS only: the key this name sets */
+	const char *alias;
 };
 
 /* The whole table: OpenSM's keys in opensm -c order, then ibsm's own,
@@ -93,6 +99,14 @@ struct cfg {
 	char	*file;		/* the file read, or NULL */
 	struct cfg_msgs errors;	/* bad values, unreadable lines */
 	struct cfg_msgs unknown; /* unknown keys (a warning at start) */
+	/*
+	 * The other warnings of the file, each "FILE:LINE: ...": bad values
+	 * of keys ibsm does not implement (the key keeps its default, as
+	 * OpenSM resets it), keys of Mellanox OpenSM 5.x and what ibsm does
+	 * instead, values mapped to ibsm's (routing engines), the deprecated
+	 * dimn_ports_file.  The daemon starts; --strict refuses them.
+	 */
+	struct cfg_msgs warnings;
 };
 
 /* Append one message (printf-style) to m; dropped when out of memory. */
@@ -141,11 +155,14 @@ int cfg_set(struct cfg *c, size_t i, const char *val, enum cfg_src src,
 	    unsigned line, char *err, size_t errlen);
 
 /*
- * Read an opensm.conf: `key value` lines, '#' comments, blank lines.
- * Every problem goes to c->errors or c->unknown as "FILE:LINE: ...";
- * values set on the command line (CFG_SRC_CMDLINE) are kept.  Returns 0,
- * -EINVAL when c->errors has entries, or -errno when the file cannot be
- * read.
+ * Read an opensm.conf by OpenSM 3.3.23's rules (config/read.c): a line is
+ * cut at its first '#'; its first word (up to a blank) is the key, the
+ * rest of the line without the blanks around it and one pair of quotes
+ * around it is the value; a later line wins.  Every problem goes to
+ * c->errors (bad values of implemented keys: the daemon does not start),
+ * c->unknown (unknown keys) or c->warnings, as "FILE:LINE: ..."; values
+ * set on the command line (CFG_SRC_CMDLINE) are kept.  Returns 0, -EINVAL
+ * when c->errors has entries, or -errno when the file cannot be read.
  */
 int cfg_read_file(struct cfg *c, const char *path);
 /*
@@ -169,10 +186,56 @@ int cfg_apply(const struct cfg *c, struct sm_config *o);
 
 /*
  * The keys ibsm accepts but does not implement whose value in the file
- * differs from the default, as "a, b, c" (empty when none); *n counts
- * them.  (The daemon names such command-line options itself.)
+ * differs from the default (compared as values: cfg_value_eq), as
+ * "a, b, c" (empty when none); *n counts them.  (The daemon names such
+ * command-line options itself.)
  */
 void cfg_unimplemented(const struct cfg *c, char *buf, size_t len, size_t *n);
+
+/*
+ * Whether two values of key k are the same value: numbers as numbers
+ * (0x07 and 7), GUIDs and 64-bit keys as numbers, booleans as OpenSM
+ * reads them (only TRUE is true), "(null)" and NULL (unset) alike, hex
+ * masks without their leading zeros; other text as text.
+ */
+bool cfg_value_eq(const struct cfg_key *k, const char *a, const char *b);
+/* Key i was set in the file to a value other than its default. */
+bool cfg_file_changed(const struct cfg *c, size_t i);
+
+/*
+ * What a key is to ibsm (config/key_notes.c), for messages and the key
+ * table of ibsm.conf(5): implemented; mapped (ibsm does the same thing
+ * its own way: `note` says how); not applicable (`note` says why); or
+ * not implemented (read and ignored, with a warning; `note` may say what
+ * to use instead).
+ */
+enum cfg_status { CFG_ST_IMPL, CFG_ST_MAPPED, CFG_ST_NA, CFG_ST_IGNORED };
+enum cfg_status cfg_key_status(const struct cfg_key *k, const char **note);
+
+/*
+ * A key of Mellanox OpenSM 5.x that OpenSM 3.3.23 does not have
+ * (config/mlnx_keys.c): what ibsm does instead, or NULL for a key that
+ * is not one.
+ */
+const char *cfg_mlnx_key(const char *name);
+/*
+ * A routing engine list with Mellanox OpenSM 5.x's engine names (ar_updn,
+ * ar_ftree, ...) replaced by ibsm's nearest engine: 1 and the new list in
+ * out and the mapping in note ("ar_updn -> updn (...)") when a name was
+ * replaced, 0 when none was.
+ */
+int cfg_map_engines(const char *val, char *out, size_t outlen, char *note,
+		    size_t notelen);
+
+/*
+ * The key table of ibsm.conf(5) (roff, between the markers
+ * CFG_MAN_BEGIN and CFG_MAN_END): every key of OpenSM 3.3.23 with what
+ * ibsm does with it.  tests/unit/check_config compares the man page with
+ * it; tools/update_man_keys.sh rewrites the page.
+ */
+#define CFG_MAN_BEGIN	".\\\" BEGIN KEY TABLE (generated: tools/update_man_keys.sh)"
+#define CFG_MAN_END	".\\\" END KEY TABLE"
+int cfg_man_table(FILE *fp);
 
 /* Write the configuration in force in OpenSM's format, commented. */
 int cfg_write(FILE *fp, const struct cfg *c);

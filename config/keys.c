@@ -49,7 +49,8 @@
 #define SP_LOG_FLAGS	F_LOG_FLAGS
 #define SP_NO_PART_ENF	F_NO_PART_ENF
 #define K(name, type, def, lo, hi, words, flags, field, sect) \
-	{ name, type, def, lo, hi, words, flags, field, sect, 0, NULL, NULL }
+	{ name, type, def, lo, hi, words, flags, field, sect, 0, NULL, NULL, \
+	  NULL }
 
 /* A limit (config/limits.h): an unsigned, uint64_t or double field. */
 #define LIMIT_(kind, nm, fld, lo, hi, dflt, unit_, help_) \
@@ -64,12 +65,12 @@
 
 static struct cfg_key keys[] = {
 	K("guid", CFG_GUID, "0x0000000000000000", 0, 0, NULL, IMPL, F_GUID(guid), "DEVICE ATTRIBUTES OPTIONS"),
-	K("m_key", CFG_U64, "0x0000000000000000", 0, 0, NULL, RT, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
-	K("m_key_lease_period", CFG_INT, "0", 0, 65535, NULL, RT, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
-	K("m_key_protection_level", CFG_INT, "0", 0, 3, NULL, RT, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
-	K("m_key_lookup", CFG_BOOL, "TRUE", 0, 0, NULL, RT, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
+	K("m_key", CFG_U64, "0x0000000000000000", 0, 0, NULL, RT|IMPL, F_U64_(m_key), "DEVICE ATTRIBUTES OPTIONS"),
+	K("m_key_lease_period", CFG_INT, "0", 0, 65535, NULL, RT|IMPL, F_UINT_(m_key_lease_period), "DEVICE ATTRIBUTES OPTIONS"),
+	K("m_key_protection_level", CFG_INT, "0", 0, 3, NULL, RT|IMPL, F_U8_(m_key_protection_level), "DEVICE ATTRIBUTES OPTIONS"),
+	K("m_key_lookup", CFG_BOOL, "TRUE", 0, 0, NULL, RT|IMPL, F_BOOL_(m_key_lookup), "DEVICE ATTRIBUTES OPTIONS"),
 	K("sm_key", CFG_U64, "0x0000000000000001", 0, 0, NULL, RT|IMPL, F_U64_(sm_key), "DEVICE ATTRIBUTES OPTIONS"),
-	K("sa_key", CFG_U64, "0x0000000000000001", 0, 0, NULL, RT, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
+	K("sa_key", CFG_U64, "0x0000000000000001", 0, 0, NULL, RT|IMPL, F_U64_(sa_key), "DEVICE ATTRIBUTES OPTIONS"),
 	K("subnet_prefix", CFG_U64, "0xfe80000000000000", 0, 0, NULL, IMPL, F_U64_(subnet_prefix), "DEVICE ATTRIBUTES OPTIONS"),
 	K("lmc", CFG_INT, "0", 0, 7, NULL, IMPL, F_U8_(lmc), "DEVICE ATTRIBUTES OPTIONS"),
 	K("lmc_esp0", CFG_BOOL, "FALSE", 0, 0, NULL, 0, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
@@ -102,6 +103,11 @@ static struct cfg_key keys[] = {
 	K("port_prof_ignore_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
 	K("hop_weights_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
 	K("port_search_ordering_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
+	/* OpenSM's deprecated name of port_search_ordering_file (the 161st
+	 * key it reads, not written by opensm -c) */
+	{ .name = "dimn_ports_file", .type = CFG_PATH, .def = "(null)",
+	  .flags = CFG_ALIAS, .field = F_NONE, .section = "ROUTING OPTIONS",
+	  .alias = "port_search_ordering_file" },
 	K("routing_engine", CFG_STR, "(null)", 0, 0, NULL, IMPL, F_STR_(routing_engine), "ROUTING OPTIONS"),
 	K("avoid_throttled_links", CFG_BOOL, "FALSE", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
 	K("connect_roots", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
@@ -175,7 +181,7 @@ static struct cfg_key keys[] = {
 	K("console", CFG_ENUM, "off", 0, 0, "off,local,loopback,socket", 0, F_NONE_, "DEBUG FEATURES"),
 	K("console_port", CFG_INT, "10000", 0, 65535, NULL, 0, F_NONE_, "DEBUG FEATURES"),
 	K("qos", CFG_BOOL, "FALSE", 0, 0, NULL, RT | IMPL, F_BOOL_(qos), "QoS OPTIONS"),
-	K("qos_policy_file", CFG_PATH, "/etc/opensm/qos-policy.conf", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
+	K("qos_policy_file", CFG_PATH, "/etc/opensm/qos-policy.conf", 0, 0, NULL, RT | IMPL, F_STR_(qos_policy_file), "QoS OPTIONS"),
 	K("suppress_sl2vl_mad_status_errors", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "QoS OPTIONS"),
 	K("qos_max_vls", CFG_INT, "0", 0, 15, NULL, RT,
 	  F_QOS(F_UINT, QOS_BASE, max_vls), "QoS OPTIONS"),
@@ -254,6 +260,9 @@ static struct cfg_key keys[] = {
 	  F_STR_(pid_file), "IBSM OPTIONS"),
 	K("cache_dir", CFG_DIR, "/var/cache/opensm", 0, 0, NULL,
 	  IMPL | CFG_IBSM, F_BUF_(cache_dir), "IBSM OPTIONS"),
+	/* with m_key: a key per port derived from it (sm/mkey.h) */
+	K("m_key_per_port", CFG_BOOL, "FALSE", 0, 0, NULL, RT | IMPL | CFG_IBSM,
+	  F_BOOL_(m_key_per_port), "IBSM OPTIONS"),
 	/* the control socket (sm/ctl.c); "(null)": none */
 	K("control_socket", CFG_PATH, "/run/ibsm/ibsm.sock", 0, 0, NULL,
 	  IMPL | CFG_IBSM, F_STR_(control_socket), "IBSM OPTIONS"),
@@ -342,10 +351,11 @@ CFG_LIMITS(CHECK_U, CHECK_W, CHECK_R)
 
 /*
  * The table's size, checked by the compiler: OpenSM 3.3.23's keys (the
- * 160 of opensm -c), ibsm's own, then the limits, its last N_LIMITS keys.
+ * 160 of opensm -c and dimn_ports_file), ibsm's own, then the limits, its
+ * last N_LIMITS keys.
  */
-#define N_OPENSM_KEYS	160
-#define N_IBSM_KEYS	7
+#define N_OPENSM_KEYS	161
+#define N_IBSM_KEYS	8
 #define N_HEALTH_KEYS	22
 #define N_METRICS_KEYS	1
 static_assert(SM_HEALTH_THRESHOLDS == PC_N_ERRORS + 1,

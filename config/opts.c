@@ -31,7 +31,13 @@ const struct cfg_opt cfg_opts[] = {
 	   "write the configuration in force to FILE in opensm.conf format,"
 	   " commented, and exit"),
 	SP("check-config", 0, N, OPT_SP_CHECK, NULL,
-	   "check the -F file and every file it names; exit 0 or 1"),
+	   "check the -F file and every file it names, list its warnings and"
+	   " the keys it sets that ibsm does not implement; exit 0 when ibsm"
+	   " would start with it, else 2"),
+	SP("strict", 0, N, OPT_SP_STRICT, NULL,
+	   "the warnings of the -F file (unknown keys, bad values of keys ibsm"
+	   " does not implement, keys set that it does not implement) are"
+	   " errors"),
 	KA("guid", 'g', "guid", "GUID",
 	   "bind to the local port with this port GUID (0: first port up)"),
 	KA("lmc", 'l', "lmc", "N", "LMC 0-7: 2^N LIDs per CA port"),

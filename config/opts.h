@@ -28,6 +28,7 @@ enum opt_special {
 	OPT_SP_DUMP_LFTS,	/* --dump-lfts */
 	OPT_SP_ROUTE_ONLY,	/* --route-only FILE */
 	OPT_SP_JSON,		/* --json (with --route-only) */
+	OPT_SP_STRICT,		/* --strict: warnings of the -F file are fatal */
 };
 
 struct cfg_opt {

@@ -48,7 +48,16 @@ struct sm_config {
 	bool     no_incremental_reroute; /* incremental_reroute FALSE */
 	const char *dump_fabric;	/* --dump-fabric FILE */
 	uint8_t  sm_priority;		/* 0-15 */
-	uint64_t sm_key;		/* -k/sm_key: SMInfo and SA (14.4.1) */
+	uint64_t sm_key;		/* -k/sm_key: SMInfo (14.4.1) */
+	uint64_t sa_key;		/* sa_key: a trusted SA request's
+					 * SM_Key (15.2.2.1) */
+	/* M_Key protection (14.2.4, sm/mkey.h); m_key 0: none */
+	uint64_t m_key;
+	unsigned m_key_lease_period;	/* s, 0: the lease never expires */
+	uint8_t  m_key_protection_level; /* 0-3 */
+	bool     m_key_per_port;	/* a key per port, from m_key */
+	bool     m_key_lookup;		/* send the key a port is known to
+					 * hold (guid2mkey), not only ours */
 	unsigned sminfo_polling_timeout; /* ms: standby polls the master */
 	unsigned polling_retry_number;	/* failed polls: master is dead */
 	uint8_t  lmc;			/* 0-7 */
@@ -56,6 +65,7 @@ struct sm_config {
 	unsigned sweep_interval;	/* s, 0 = no light sweeps */
 	const char *routing_engine;	/* comma list; NULL = auto */
 	bool     qos;			/* program the QoS tables */
+	const char *qos_policy_file;	/* NULL: none (sm/qos_policy.c) */
 	/* the qos_* keys, per class (config/qos_keys.h; QOS_BASE: qos_*) */
 	struct qos_key_set qos_keys[QOS_N_CLASSES];
 	const char *root_guid_file;	/* OpenSM GUID files for the engines */

@@ -115,6 +115,8 @@ struct hc_cwin {
 	uint64_t base[PC_N_ERRORS + 1];	/* totals at base_time (and
 					 * PortXmitWait's last) */
 	uint64_t mid[PC_N_ERRORS + 1];	/* totals at mid_time */
+	uint32_t link_changes;		/* the link's changes (struct hh_port)
+					 * as last seen */
 	bool     unknown_age;		/* the window holds what a first read
 					 * found: counted since the counters'
 					 * last clear, at no known rate */
@@ -129,12 +131,20 @@ struct hc_counter_state {
 void hc_counter_state_init(struct hc_counter_state *st);
 void hc_counter_state_free(struct hc_counter_state *st);
 
+/*
+ * Judge one port's counters.  `link` is what the history knows of the
+ * port's link (NULL: nothing): PortXmitDiscards counted while the link
+ * was down, or since it last went down or came back, are that change's
+ * doing (the flapping check judges it), so the discard count of the
+ * window starts again at such a read.
+ */
 void hc_counter_port(struct hc_counter_state *st, const struct pc_port *cp,
 		     const struct fabric *f, const struct health_policy *p,
-		     struct hf_set *s, double now);
+		     struct hf_set *s, double now, const struct hh_port *link);
 /* perfquery's name of a counter judged (enum pc_id), "?" for others. */
 const char *hc_counter_name(unsigned c);
-/* Every port of an array (the store's), as hc_counter_port(). */
+/* Every port of an array (the store's), as hc_counter_port() with no
+ * link history. */
 void hc_counters(struct hc_counter_state *st, const struct pc_port *ports,
 		 size_t n, const struct fabric *f,
 		 const struct health_policy *p, struct hf_set *s, double now);

@@ -190,10 +190,25 @@ static void judge(const struct hc_cwin *w, const struct pc_port *cp,
 	hf_set_report(s, &x, now);
 }
 
+/* Discards at a read after a link change (or while down): see checks.h. */
+static void link_rebase(struct hc_cwin *w, const struct pc_port *cp,
+			const struct hh_port *link, bool fresh)
+{
+	if (!link || !link->known)
+		return;
+	if (!link->up || (!fresh && link->changes != w->link_changes)) {
+		w->base[PC_XMIT_DISCARDS] = cp->total[PC_XMIT_DISCARDS];
+		w->mid[PC_XMIT_DISCARDS] = cp->total[PC_XMIT_DISCARDS];
+	}
+	w->link_changes = link->changes;
+}
+
 void hc_counter_port(struct hc_counter_state *st, const struct pc_port *cp,
 		     const struct fabric *f, const struct health_policy *p,
-		     struct hf_set *s, double now)
+		     struct hf_set *s, double now, const struct hh_port *link)
 {
+	bool fresh = false;
+
 	struct hc_cwin *w = win_find(st, cp);
 	double half = p->err_window_s > 0 ? p->err_window_s / 2 : 1800;
 
@@ -212,6 +227,7 @@ void hc_counter_port(struct hc_counter_state *st, const struct pc_port *cp,
 		w = win_new(st, cp, p->max_ports ? p->max_ports : 65536);
 		if (!w)
 			return;
+		fresh = true;
 	} else if (cp->ext_clears != w->ext_clears || went_back(w, cp)) {
 		/* someone cleared the counters: the errors are acknowledged;
 		 * or the store started the port afresh (it left and came
@@ -220,6 +236,7 @@ void hc_counter_port(struct hc_counter_state *st, const struct pc_port *cp,
 		return;
 	}
 	w->last_read = cp->last_read;
+	link_rebase(w, cp, link, fresh);
 	/* slide: the window spans between half of err_window_s and all */
 	if (cp->last_read - w->mid_time >= half) {
 		memcpy(w->base, w->mid, sizeof(w->base));
@@ -240,7 +257,7 @@ void hc_counters(struct hc_counter_state *st, const struct pc_port *ports,
 		 const struct health_policy *p, struct hf_set *s, double now)
 {
 	for (size_t i = 0; i < n; i++)
-		hc_counter_port(st, &ports[i], f, p, s, now);
+		hc_counter_port(st, &ports[i], f, p, s, now, NULL);
 }
 
 /*

@@ -29,6 +29,8 @@ static const struct {
 	[HF_DUP_DESC]		 = { "duplicate_description", HF_G_SWEEP },
 	[HF_DUP_GUID]		 = { "duplicate_guid", HF_G_SWEEP },
 	[HF_LID_CONFLICT]	 = { "lid_conflict", HF_G_SWEEP },
+	[HF_ROGUE_SM]		 = { "untrusted_sm", HF_G_SWEEP },
+	[HF_BAD_MKEY]		 = { "bad_m_key", HF_G_SWEEP },
 	[HF_ERROR_RATE]		 = { "error_rate", HF_G_COUNTERS },
 	[HF_CONGESTION]		 = { "congestion", HF_G_COUNTERS },
 	[HF_FLAPPING]		 = { "flapping", HF_G_HISTORY },

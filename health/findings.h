@@ -38,6 +38,10 @@ enum hf_kind {
 	HF_DUP_DESC,
 	HF_DUP_GUID,
 	HF_LID_CONFLICT,
+	HF_ROGUE_SM,		/* an SM of another SM_Key (its port; detail:
+				 * its SMInfo state) */
+	HF_BAD_MKEY,		/* a port refused an SMP without its M_Key
+				 * (trap 256; value: the requester's LID) */
 	/* counters (HF_G_COUNTERS) */
 	HF_ERROR_RATE,		/* detail: the counter (enum pc_id) */
 	HF_CONGESTION,		/* PortXmitWait */

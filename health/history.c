@@ -213,6 +213,8 @@ void hh_link_state(struct health_history *h, uint64_t guid, uint8_t port,
 		if (p->n_flaps < HH_MAX_FLAPS)
 			p->n_flaps++;
 	}
+	if (p->known && p->up != up)
+		p->changes++;
 	p->known = true;
 	p->up = up;
 	p->last_seen = now;

@@ -35,6 +35,7 @@ struct hh_port {
 	uint8_t  n_flaps;	/* transitions held in flaps[] */
 	uint8_t  flap_head;
 	double   flaps[HH_MAX_FLAPS];	/* times of down->up transitions */
+	uint32_t changes;		/* up<->down changes seen (wraps) */
 	double   last_seen;
 };
 

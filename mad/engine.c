@@ -125,6 +125,8 @@ struct unsol_handler {
 
 struct mad_engine {
 	struct ev_loop		*loop;
+	mad_mkey_fn		 mkey_fn;	/* M_Key of an SMP's target */
+	void			*mkey_arg;
 	struct mad_transport	 tr;
 	struct mad_engine_opts	 opts;
 	struct mad_engine_stats	 stats;
@@ -831,9 +833,25 @@ static int submit_txn(struct mad_engine *e, const void *mad, size_t len,
 	return 0;
 }
 
+void mad_engine_set_mkey(struct mad_engine *e, mad_mkey_fn fn, void *arg)
+{
+	e->mkey_fn = fn;
+	e->mkey_arg = arg;
+}
+
 int mad_engine_submit(struct mad_engine *e, const void *mad, size_t len,
 		      const struct mad_addr *addr, mad_done_cb cb, void *arg)
 {
+	struct smp_lid keyed;
+
+	/* a LID-routed SMP: the M_Key of the port at that LID */
+	if (e->mkey_fn && len == MAD_SIZE &&
+	    ((const struct mad_hdr *)mad)->mgmt_class == MAD_CLASS_SMI) {
+		memcpy(&keyed, mad, MAD_SIZE);
+		keyed.mkey = htobe64(e->mkey_fn(e->mkey_arg, NULL, 0,
+						addr->lid));
+		mad = &keyed;
+	}
 	return submit_txn(e, mad, len, addr, cb, arg, 0, NULL);
 }
 
@@ -843,9 +861,19 @@ int mad_engine_submit_smp(struct mad_engine *e, const struct smp_dr *smp,
 	struct mad_addr dr_addr = { .lid = 0xffff };
 	struct mad_addr lid_addr = { .lid = lid };
 	struct smp_lid l;
+	struct smp_dr keyed;
 
 	if (smp->hdr.mgmt_class != MAD_CLASS_SMI_DR)
 		return -EINVAL;
+	if (e->mkey_fn) {
+		unsigned hops = smp_dr_hop_cnt(smp);
+
+		keyed = *smp;
+		keyed.mkey = htobe64(e->mkey_fn(e->mkey_arg, smp->initial_path,
+						hops > SMP_MAX_HOPS ? SMP_MAX_HOPS : hops,
+						lid));
+		smp = &keyed;
+	}
 	if (!lid || lid >= 0xc000)	/* not a unicast LID */
 		lid = 0, by_lid = false;
 	if (!by_lid)

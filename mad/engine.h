@@ -199,6 +199,17 @@ int mad_engine_submit(struct mad_engine *e, const void *mad, size_t len,
 int mad_engine_submit_smp(struct mad_engine *e, const struct smp_dr *smp,
 			  uint16_t lid, bool by_lid, mad_done_cb cb, void *arg);
 
+/*
+ * The M_Key (14.2.4) of the port an SMP goes to: asked before each SMP
+ * is submitted (mad_engine_submit_smp(), and mad_engine_submit() of a
+ * LID-routed SMP), and written into its header.  `path`[1..hops] is the
+ * directed route (hops 0: the local port), or NULL for a LID-routed SMP
+ * to `lid`.  NULL fn: SMPs go with the M_Key their builder gave (0).
+ */
+typedef uint64_t (*mad_mkey_fn)(void *arg, const uint8_t *path,
+				unsigned hops, uint16_t lid);
+void mad_engine_set_mkey(struct mad_engine *e, mad_mkey_fn fn, void *arg);
+
 /* Send a MAD that expects no answer (responses, Trap Repress, Reports). */
 int mad_engine_send_oneway(struct mad_engine *e, const void *mad, size_t len,
 			   const struct mad_addr *addr);

@@ -294,6 +294,7 @@ static inline unsigned pi_port_state(const struct smp_port_info *p) { return LO4
 static inline unsigned pi_speed_supported(const struct smp_port_info *p) { return HI4(p->speed_supported_state); }
 static inline unsigned pi_phys_state(const struct smp_port_info *p) { return HI4(p->phys_state_down_def); }
 static inline unsigned pi_lmc(const struct smp_port_info *p) { return p->mkey_prot_lmc & 0x7; }
+static inline unsigned pi_mkey_prot(const struct smp_port_info *p) { return p->mkey_prot_lmc >> 6; }
 static inline unsigned pi_speed_active(const struct smp_port_info *p) { return HI4(p->speed_active_enabled); }
 static inline unsigned pi_speed_enabled(const struct smp_port_info *p) { return LO4(p->speed_active_enabled); }
 static inline unsigned pi_neighbor_mtu(const struct smp_port_info *p) { return HI4(p->neighbor_mtu_sm_sl); }

@@ -148,6 +148,74 @@ int qos_load(const char *path, struct qos_policy *out, struct qos_error *err);
 void qos_policy_free(struct qos_policy *p);
 /* A level by name, or -1. */
 long qos_level_find(const struct qos_policy *p, const char *name);
+/*
+ * Which level a PathRecord query gets (match.c).  The query's ends are
+ * port GUIDs with their nodes' NodeInfo:NodeType (1 CA, 2 switch, 3
+ * router); has_* say which components the query sets (ServiceID: both
+ * halves).  qos_match() returns the index into p->levels, OpenSM's
+ * precedence: the first rule in order (qos-match-rules, then the
+ * qos-ulps lines) that matches, else p->default_level; *rule (may be
+ * NULL) is that rule's index, or -1 for the default level.  `m` (may be
+ * NULL: no port-name, partition, pkey or SELF members) is the policy
+ * bound to the fabric (qos_members_build()).
+ */
+struct qos_query {
+	uint64_t src_guid, dst_guid;
+	uint8_t src_type, dst_type;
+	uint64_t service_id;
+	uint16_t pkey, qos_class;
+	bool has_sid, has_pkey, has_class;
+};
+
+struct qos_members;
+
+size_t qos_match(const struct qos_policy *p, const struct qos_members *m,
+		 const struct qos_query *q, long *rule);
+bool qos_rule_matches(const struct qos_policy *p, const struct qos_members *m,
+		      const struct qos_rule *r, const struct qos_query *q);
+/* Is the port in group `group` (index into p->groups)? */
+bool qos_group_has(const struct qos_policy *p, const struct qos_members *m,
+		   size_t group, uint64_t guid, uint8_t node_type);
+/* Is P_Key `pkey`'s low 15 bits in the ranges (ends masked to 15 bits,
+ * as OpenSM reads pkey ranges)? */
+bool qos_pkey_in(const struct qos_ranges *r, uint16_t pkey);
+
+/*
+ * The policy bound to a fabric (members.c): the ports that port-name,
+ * partition, pkey and SELF entries name there.  Partitions are given by
+ * name and P_Key (the partitions configuration in force).  What names
+ * nothing (a description no node has, a partition or P_Key that is not
+ * configured) is counted in the report, the first QOS_BIND_DETAIL with
+ * their place in the file; it is not an error.  0, or -ENOMEM.
+ */
+struct fabric;
+
+struct qos_part_ref {
+	const char *name;
+	uint16_t pkey;
+};
+
+struct qos_bind_in {
+	const struct qos_part_ref *parts;
+	size_t n_parts;
+	uint64_t sm_guid;		/* SELF */
+};
+
+#define QOS_BIND_DETAIL	16
+struct qos_bind_report {
+	unsigned n_warnings;
+	unsigned n_detail;
+	struct qos_error detail[QOS_BIND_DETAIL];
+};
+
+int qos_members_build(const struct qos_policy *p, const struct fabric *f,
+		      const struct qos_bind_in *in, struct qos_members **out,
+		      struct qos_bind_report *rep);
+void qos_members_free(struct qos_members *m);
+bool qos_members_has(const struct qos_members *m, size_t group, uint64_t guid);
+/* How many ports the entries above put in the group. */
+size_t qos_members_count(const struct qos_members *m, size_t group);
+
 /* The policy as stable text (golden tests, ibsmctl): returns a
  * malloc'ed string or NULL. */
 char *qos_dump(const struct qos_policy *p);

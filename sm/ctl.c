@@ -293,6 +293,11 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req,
 			return -EINVAL;
 		}
 	}
+	while (i < len && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	if (len - i >= 3 && !memcmp(line + i, "qos", 3) &&
+	    (len - i == 3 || line[i + 3] == ' ' || line[i + 3] == '\t'))
+		return ctl_qos_parse(line, len, req, err, errlen);
 	while (i < len) {
 		while (i < len && (line[i] == ' ' || line[i] == '\t'))
 			i++;
@@ -396,8 +401,8 @@ int ctl_parse(const char *line, size_t len, struct ctl_request *req,
 	} else {
 		snprintf(err, errlen, "unknown command '%.*s': expected status,"
 			 " resweep, reroute, loglevel, reload, dump-config,"
-			 " sms, routes, counters, health, events, topology, port"
-			 " or help", (int)(wl[0] > 40 ? 40 : wl[0]), w[0]);
+			 " sms, routes, counters, health, events, topology, port,"
+			 " qos or help", (int)(wl[0] > 40 ? 40 : wl[0]), w[0]);
 		return -EINVAL;
 	}
 #undef NOARGS
@@ -762,12 +767,23 @@ static int cmd_dump_config(struct sm *sm, struct ctl_answer *a)
 		return answer_end(a, false, "no configuration");
 	ctl_line_add(a, "# the configuration in force: key value # where it"
 		     " came from");
+	for (size_t i = 0; i < sm->conf->unknown.n; i++)
+		ctl_line_add(a, "# warning: %s (ignored)",
+			     sm->conf->unknown.msg[i]);
+	for (size_t i = 0; i < sm->conf->warnings.n; i++)
+		ctl_line_add(a, "# warning: %s", sm->conf->warnings.msg[i]);
 	for (size_t i = 0; i < n; i++) {
 		cfg_source(sm->conf, i, src, sizeof(src));
+		const char *note;
+		enum cfg_status st = cfg_key_status(&keys[i], &note);
+
+		if (keys[i].flags & CFG_ALIAS)
+			continue;	/* its value is its key's */
 		ctl_line_add(a, "%s %s # %s%s", keys[i].name,
 			     cfg_effective(sm->conf, i), src,
-			     keys[i].flags & CFG_IMPL ? "" :
-			     " (not implemented)");
+			     st == CFG_ST_IMPL ? "" : st == CFG_ST_MAPPED ?
+			     " (mapped)" : st == CFG_ST_NA ?
+			     " (not applicable)" : " (not implemented)");
 	}
 	return answer_end(a, true, "%zu keys", n);
 }
@@ -796,6 +812,27 @@ static int cmd_sms(struct sm *sm, struct ctl_answer *a)
 			     r->lid, r->priority,
 			     sm_state_name((enum sm_state)r->state),
 			     r->act_count, now - r->seen);
+		n++;
+	}
+	sm_rogue_expire(sm);
+	for (unsigned i = 0; i < SM_MAX_ROGUE; i++) {
+		const struct sm_rogue *r = &sm->rogues[i];
+		struct rogue_where w;
+		char where[120] = "";
+
+		if (!r->guid)
+			continue;
+		if (sm_rogue_where(&sm->fabric, r->guid, &w) &&
+		    w.peer_node != FAB_NONE)
+			snprintf(where, sizeof(where), " behind 0x%016" PRIx64
+				 "[%u]", fabric_node(&sm->fabric,
+						     w.peer_node)->guid,
+				 w.peer_port);
+		ctl_line_add(a, "0x%016" PRIx64 " %u %u %s - %.1f untrusted: "
+			     "another SM_Key (%u SMInfo, %u Sets ignored)%s",
+			     r->guid, r->lid, r->priority,
+			     sm_state_name((enum sm_state)r->state),
+			     now - r->seen, r->heard, r->sets, where);
 		n++;
 	}
 	return answer_end(a, true, "%u SMs", n);
@@ -949,6 +986,8 @@ static int cmd_help(struct ctl_answer *a)
 		     " an isolation");
 	ctl_line_add(a, "counters [NODE|GUID|LID[:PORT]] [errors] [json]"
 		     "  port counters: totals, last increase");
+	ctl_line_add(a, "qos show [json] [src END dst END [sid N] [pkey P]"
+		     " [class C]]  QoS in force; a path's level and SL");
 	return answer_end(a, true, "%s", "");
 }
 
@@ -985,6 +1024,11 @@ int ctl_execute(struct sm *sm, const struct ctl_request *req,
 		char msg[160];
 		int rc = perf_ctl_counters(sm, req->target, req->errors,
 					   req->json, a, msg, sizeof(msg));
+		return answer_end(a, rc == 0, "%s", msg);
+	}
+	case CTL_CMD_QOS: {
+		char msg[300] = "";
+		int rc = ctl_qos_execute(sm, req, a, msg, sizeof(msg));
 		return answer_end(a, rc == 0, "%s", msg);
 	}
 	}

@@ -16,7 +16,8 @@
  * Commands: status, resweep [heavy|light], reroute, loglevel LEVEL,
  * reload, dump-config, sms, routes report [json], routes loads, help,
  * health [json],
- * events [since T] [json], topology save FILE, port enable NODE PORT.
+ * events [since T] [json], topology save FILE, port enable NODE PORT,
+ * qos show [json] [src END dst END [sid N] [pkey P] [class C]].
  *
  * The socket lives on the daemon's event loop: every fd is non-blocking,
  * requests are bounded (CTL_MAX_LINE), clients are bounded
@@ -57,6 +58,22 @@ enum ctl_cmd {
 	CTL_CMD_PORT_ENABLE,		/* port enable NODE PORT */
 	CTL_CMD_ROUTES_LOADS,		/* routed load per channel */
 	CTL_CMD_COUNTERS,		/* port counters (sm/perf/) */
+	CTL_CMD_QOS,			/* qos show (sm/ctl_qos.c) */
+};
+
+/*
+ * qos show: with src and dst, the QoS a PathRecord between those ports
+ * gets.  An end is a port GUID or node GUID (0x...), a LID, or a node
+ * description (whole, or its first word), NODE optionally followed by
+ * ":PORT"; on the wire percent-encoded (%20 for a blank, %25 for '%').
+ */
+#define CTL_QOS_END	80	/* bytes of a decoded end, NUL included */
+struct ctl_qos_req {
+	bool	 path;			/* src and dst given */
+	bool	 has_sid, has_pkey, has_class;
+	char	 src[CTL_QOS_END], dst[CTL_QOS_END];
+	uint64_t sid;
+	uint16_t pkey, qos_class;
 };
 
 struct ctl_request {
@@ -76,6 +93,7 @@ struct ctl_request {
 	uint8_t	 port;
 	bool	 errors;		/* counters errors */
 	char	 target[128];		/* counters NODE|GUID|LID[:PORT] */
+	struct ctl_qos_req qos;		/* qos show */
 };
 
 /*
@@ -115,6 +133,16 @@ int ctl_execute(struct sm *sm, const struct ctl_request *req,
 /* A line as the socket handles it: parse, then execute or answer ERR. */
 int ctl_handle_line(struct sm *sm, const char *line, size_t len,
 		    struct ctl_answer *a);
+
+/*
+ * sm/ctl_qos.c: a request line that starts with "qos" (parsed there: it
+ * takes more words than CTL_MAX_ARGS), and its execution.  The answer's
+ * data lines go to `a`; the terminator's text to msg; 0 or -1 (ERR).
+ */
+int ctl_qos_parse(const char *line, size_t len, struct ctl_request *req,
+		  char *err, size_t errlen);
+int ctl_qos_execute(struct sm *sm, const struct ctl_request *req,
+		    struct ctl_answer *a, char *msg, size_t msglen);
 
 /* SO_PEERCRED's check: root, or the user who owns the socket. */
 bool ctl_peer_allowed(uid_t peer, uid_t owner);

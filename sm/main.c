@@ -38,6 +38,7 @@
 #include "config/limits.h"
 #include "sm/log.h"
 #include "partitions/partitions.h"
+#include "qos/qos.h"
 #include "sm/mcast/mcast.h"
 #include "sm/mcast/mft.h"
 #include "sm/program.h"
@@ -47,6 +48,7 @@
 #include "sm/route.h"
 #include "sm/quick.h"
 #include "sm/perf/perf.h"
+#include "sm/mkey.h"
 #include "sm/sm.h"
 #include "sm/ctl.h"
 #include "sm/metrics/metrics.h"
@@ -62,6 +64,7 @@
 struct run_opts {
 	bool	 discover_only;
 	bool	 check;			/* --check-config */
+	bool	 strict;		/* --strict */
 	const char *config_file;	/* -F */
 	const char *create_file;	/* -c */
 	const char *route_only;		/* --route-only FILE */
@@ -89,10 +92,16 @@ static int set_key(struct cfg *conf, struct run_opts *r, const char *spell,
 {
 	size_t i;
 	const struct cfg_key *k = cfg_key_find(key, &i);
-	char err[200];
+	char err[200], mapped[512], note[300];
 
 	if (!k)
 		abort();	/* the option table names a missing key */
+	if (!strcmp(key, "routing_engine") &&
+	    cfg_map_engines(val, mapped, sizeof(mapped), note,
+			    sizeof(note)) > 0) {
+		log_stderr(LOG_LVL_WARN, "warning: %s %s: %s", spell, val, note);
+		val = mapped;
+	}
 	if (cfg_set(conf, i, val, CFG_SRC_CMDLINE, 0, err, sizeof(err)) < 0) {
 		log_stderr(LOG_LVL_ERR, "%s %s: expected %s", spell, val, err);
 		return -EINVAL;
@@ -257,6 +266,9 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 		case OPT_SP_JSON:
 			r->json = true;
 			break;
+		case OPT_SP_STRICT:
+			r->strict = true;
+			break;
 		}
 	}
 	free(longs);
@@ -272,8 +284,9 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 
 /*
  * The -F file: 0, or -EINVAL after printing every error (the daemon does
- * not start on a file with errors).  Unknown keys only warn (OpenSM
- * does the same) except under --check-config.
+ * not start on a file with errors: bad values of keys it implements).
+ * Its warnings (unknown keys, bad values of keys ibsm does not implement,
+ * Mellanox OpenSM 5.x keys and engine names) are printed once here.
  */
 static int read_config(struct cfg *conf, const struct run_opts *r)
 {
@@ -288,10 +301,11 @@ static int read_config(struct cfg *conf, const struct run_opts *r)
 	}
 	for (size_t i = 0; i < conf->errors.n; i++)
 		log_stderr(LOG_LVL_ERR, "%s", conf->errors.msg[i]);
-	if (!r->check)
-		for (size_t i = 0; i < conf->unknown.n; i++)
-			log_stderr(LOG_LVL_WARN, "warning: %s (ignored)",
-				conf->unknown.msg[i]);
+	for (size_t i = 0; i < conf->unknown.n; i++)
+		log_stderr(LOG_LVL_WARN, "warning: %s (ignored)",
+			conf->unknown.msg[i]);
+	for (size_t i = 0; i < conf->warnings.n; i++)
+		log_stderr(LOG_LVL_WARN, "warning: %s", conf->warnings.msg[i]);
 	return rc;
 }
 
@@ -304,43 +318,129 @@ static void key_where(const struct cfg *conf, size_t i, char *buf, size_t len)
 		snprintf(buf, len, "command line");
 }
 
-/*
- * --check-config: the -F file (every error, unknown keys included) and
- * every file it names: the keys naming files set in the file or on the
- * command line (a file at OpenSM's default path may be missing, as for
- * OpenSM), partitions.conf parsed in full.
- * Prints each problem as FILE:LINE; 0 when there is none, else
- * SM_EXIT_CONFIG.
- */
-static int check_config(const struct cfg *conf, const struct run_opts *r)
+static bool qos_on(const struct cfg *conf)
 {
-	size_t n, errors = conf->errors.n + conf->unknown.n;
+	size_t i;
+
+	return cfg_key_find("qos", &i) && !strcmp(cfg_get(conf, i), "TRUE");
+}
+
+/* --check-config of qos_policy_file: the whole policy grammar (1: bad). */
+static size_t check_qos_file(const char *path)
+{
+	struct qos_policy p;
+	struct qos_error e;
+	int rc = qos_load(path, &p, &e);
+
+	if (rc == 0) {
+		qos_policy_free(&p);
+		return 0;
+	}
+	if (rc == -EINVAL)
+		log_stderr(LOG_LVL_ERR, "%s:%u:%u: %s", path, e.line, e.col,
+			   e.msg);
+	else
+		log_stderr_rc(LOG_LVL_ERR, -rc, "%s: cannot read", path);
+	return 1;
+}
+
+/* partitions.conf parsed in full: its errors, and its warnings as
+ * `ibsmctl partitions check` prints them.  The number of errors. */
+static size_t check_partitions(const struct cfg *conf, const char *path,
+			       size_t *warnings)
+{
+	struct part_options po = { .allow_both_pkeys = false };
+	struct part_config pc;
+	struct part_diag d;
+	char line[400];
+	size_t ab, errors;
+
+	if (cfg_key_find("allow_both_pkeys", &ab))
+		po.allow_both_pkeys = !strcmp(cfg_get(conf, ab), "TRUE");
+	memset(&pc, 0, sizeof(pc));
+	memset(&d, 0, sizeof(d));
+	(void)part_load(path, &po, &pc, &d);
+	for (size_t e = 0; e < d.n_errors; e++) {
+		part_error_format(NULL, path, &d.errors[e], line, sizeof(line));
+		log_stderr(LOG_LVL_ERR, "%s", line);
+	}
+	for (size_t w = 0; w < d.n_warnings; w++)
+		log_stderr(LOG_LVL_WARN, "%s:%u:%u: warning: %s", path,
+			d.warnings[w].line, d.warnings[w].col,
+			d.warnings[w].msg);
+	errors = d.n_errors;
+	*warnings += d.n_warnings;
+	part_diag_free(&d);
+	part_config_free(&pc);
+	return errors;
+}
+
+/*
+ * A file that does not exist where OpenSM starts anyway (and so does
+ * ibsm): a partitions.conf named in the -F file (the default partition
+ * then), a QoS policy file, root and compute-node GUID files (the engine
+ * finds its roots itself).  True after the warning.
+ */
+static bool missing_ok(const struct cfg *conf, size_t i, const char *v,
+		       const char *where)
+{
+	const char *name = cfg_keys(NULL)[i].name, *then;
+
+	if (access(v, F_OK) == 0 || errno != ENOENT)
+		return false;
+	if (!strcmp(name, "partition_config_file") &&
+	    conf->v[i].src == CFG_SRC_FILE)
+		then = "no partitions file: the default partition"
+		       " (Default=0x7fff, ALL full members), as OpenSM";
+	else if (!strcmp(name, "qos_policy_file"))
+		then = "QoS from the qos_* keys alone, as OpenSM";
+	else if (!strcmp(name, "root_guid_file") ||
+		 !strcmp(name, "cn_guid_file"))
+		then = "routing goes on without it (the engines find the"
+		       " roots themselves), as OpenSM";
+	else
+		return false;
+	log_stderr(LOG_LVL_WARN, "warning: %s: %s %s: does not exist; %s",
+		where, name, v, then);
+	return true;
+}
+
+/*
+ * Every file named by a key ibsm implements, set in the file or on the
+ * command line: readable, and parsed where ibsm reads it at start.  A
+ * file at OpenSM's default path may be missing, as for OpenSM; the files
+ * of keys ibsm ignores need not exist.  The number of errors.
+ */
+static size_t check_files(const struct cfg *conf, size_t *warnings)
+{
+	size_t n, errors = 0;
 	const struct cfg_key *keys = cfg_keys(&n);
 	char where[600], line[400];
 
-	for (size_t i = 0; i < conf->unknown.n; i++)
-		log_stderr(LOG_LVL_ERR, "%s", conf->unknown.msg[i]);
 	for (size_t i = 0; i < n; i++) {
-		const char *v = cfg_get(conf, i);
+		const char *v = cfg_get(conf, i), *name = keys[i].name;
 
-		if (keys[i].type != CFG_PATH || conf->v[i].src == CFG_SRC_DEFAULT ||
-		    !strcmp(v, "(null)") || !strcmp(keys[i].name, "log_file") ||
-		    !strcmp(keys[i].name, "pidfile") ||
-		    !strcmp(keys[i].name, "lid_matrix_dump_file") ||
-		    !strcmp(keys[i].name, "event_db_dump_file"))
+		if (keys[i].type != CFG_PATH || !(keys[i].flags & CFG_IMPL) ||
+		    conf->v[i].src == CFG_SRC_DEFAULT || !strcmp(v, "(null)") ||
+		    !strcmp(name, "log_file") || !strcmp(name, "pidfile") ||
+		    !strcmp(name, "lid_matrix_dump_file") ||
+		    !strcmp(name, "event_db_dump_file"))
 			continue;	/* files ibsm or OpenSM would write */
 		key_where(conf, i, where, sizeof(where));
-		/* OpenSM's default files are optional: missing is fine */
 		if (!strcmp(v, keys[i].def) && access(v, F_OK) < 0)
 			continue;
+		if (missing_ok(conf, i, v, where)) {
+			(*warnings)++;
+			continue;
+		}
 		if (access(v, R_OK) < 0) {
 			log_stderr_rc(LOG_LVL_ERR, errno, "%s: %s %s: cannot read",
-				where, keys[i].name, v);
+				where, name, v);
 			errors++;
 			continue;
 		}
-		if (!strcmp(keys[i].name, "root_guid_file") ||
-		    !strcmp(keys[i].name, "cn_guid_file")) {
+		if (!strcmp(name, "root_guid_file") ||
+		    !strcmp(name, "cn_guid_file")) {
 			uint64_t *g;
 
 			if (sm_guid_file_load(v, &g, line, sizeof(line)) < 0) {
@@ -349,7 +449,7 @@ static int check_config(const struct cfg *conf, const struct run_opts *r)
 			}
 			free(g);
 		}
-		if (!strcmp(keys[i].name, "topology_ref")) {
+		if (!strcmp(name, "topology_ref")) {
 			struct fabric ref;
 
 			fabric_init(&ref);
@@ -360,36 +460,131 @@ static int check_config(const struct cfg *conf, const struct run_opts *r)
 			}
 			fabric_free(&ref);
 		}
-		if (!strcmp(keys[i].name, "partition_config_file")) {
-			struct part_options po = { .allow_both_pkeys = false };
-			struct part_config pc;
-			struct part_diag d;
-			size_t ab;
-
-			if (cfg_key_find("allow_both_pkeys", &ab))
-				po.allow_both_pkeys =
-					!strcmp(cfg_get(conf, ab), "TRUE");
-			memset(&pc, 0, sizeof(pc));
-			memset(&d, 0, sizeof(d));
-			(void)part_load(v, &po, &pc, &d);
-			for (size_t e = 0; e < d.n_errors; e++) {
-				part_error_format(NULL, v, &d.errors[e], line,
-						  sizeof(line));
-				log_stderr(LOG_LVL_ERR, "%s", line);
-			}
-			errors += d.n_errors;
-			part_diag_free(&d);
-			part_config_free(&pc);
-		}
+		/* OpenSM reads the policy only with qos TRUE */
+		if (!strcmp(name, "qos_policy_file") && qos_on(conf))
+			errors += check_qos_file(v);
+		if (!strcmp(name, "partition_config_file"))
+			errors += check_partitions(conf, v, warnings);
 	}
-	if (errors)
-		log_stderr(LOG_LVL_ERR, "%s: %zu error%s",
-			r->config_file ? r->config_file : "command line",
-			errors, errors == 1 ? "" : "s");
+	return errors;
+}
+
+/*
+ * The keys of the file ibsm does not implement: one warning per key set
+ * to a value other than its default (compared as values), with what ibsm
+ * does instead; one line naming those set to their defaults.  Returns
+ * the number of warnings (mapped keys are not: ibsm does their work).
+ */
+static size_t check_unimplemented(const struct cfg *conf, size_t *listed)
+{
+	static const char *const word[] = {
+		[CFG_ST_MAPPED] = "mapped", [CFG_ST_NA] = "not applicable",
+		[CFG_ST_IGNORED] = "not implemented, ignored",
+	};
+	size_t n, warnings = 0, n_def = 0;
+	const struct cfg_key *keys = cfg_keys(&n);
+	char *defaults = NULL;
+	size_t dlen = 0;
+	FILE *dl = open_memstream(&defaults, &dlen);
+
+	*listed = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *note;
+		enum cfg_status st = cfg_key_status(&keys[i], &note);
+
+		if (st == CFG_ST_IMPL || conf->v[i].src != CFG_SRC_FILE)
+			continue;
+		(*listed)++;
+		if (!cfg_file_changed(conf, i)) {
+			if (dl)
+				fprintf(dl, "%s%s", n_def++ ? ", " : "",
+					keys[i].name);
+			continue;
+		}
+		log_stderr(LOG_LVL_WARN, "warning: %s:%u: %s %s: %s%s%s",
+			conf->file, conf->v[i].line, keys[i].name,
+			conf->v[i].val, word[st], note ? ": " : "",
+			note ? note : "");
+		warnings += st != CFG_ST_MAPPED;
+	}
+	if (dl)
+		fclose(dl);
+	if (n_def)
+		log_stderr(LOG_LVL_INFO, "%s: %zu key%s set to %s default%s,"
+			" not implemented either: %s", conf->file, n_def,
+			n_def == 1 ? "" : "s", n_def == 1 ? "its" : "their",
+			n_def == 1 ? "" : "s", defaults ? defaults : "");
+	free(defaults);
+	return warnings;
+}
+
+/*
+ * The QoS table keys of the file while qos is FALSE: inert, for OpenSM
+ * as for ibsm.  One warning naming them; the number of warnings (0, 1).
+ */
+static size_t check_qos_inert(const struct cfg *conf)
+{
+	size_t n, q, named = 0, first = 0;
+	const struct cfg_key *keys = cfg_keys(&n);
+	char list[512] = "";
+
+	if (!cfg_key_find("qos", &q) || !strcmp(cfg_get(conf, q), "TRUE"))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t used = strlen(list);
+
+		if (strncmp(keys[i].name, "qos_", 4) ||
+		    !strcmp(keys[i].name, "qos_policy_file") ||
+		    !cfg_file_changed(conf, i))
+			continue;
+		if (!named++)
+			first = i;
+		snprintf(list + used, sizeof(list) - used, "%s%s",
+			 used ? ", " : "", keys[i].name);
+	}
+	if (!named)
+		return 0;
+	log_stderr(LOG_LVL_WARN, "warning: %s:%u: %s: set while qos is FALSE:"
+		" OpenSM and ibsm apply them only with qos TRUE (or -Q)",
+		conf->file, conf->v[first].line, list);
+	return 1;
+}
+
+/*
+ * --check-config: the -F file (its errors and warnings, printed by
+ * read_config), every file it names, and the keys it sets that ibsm does
+ * not implement.  0 when the daemon would start with it (with --strict:
+ * and there is no warning), else SM_EXIT_CONFIG.
+ */
+static int check_config(const struct cfg *conf, const struct run_opts *r)
+{
+	const char *name = r->config_file ? r->config_file : "command line";
+	size_t errors = conf->errors.n, listed = 0;
+	size_t warnings = conf->unknown.n + conf->warnings.n;
+
+	errors += check_files(conf, &warnings);
+	if (r->config_file) {
+		warnings += check_unimplemented(conf, &listed);
+		warnings += check_qos_inert(conf);
+	}
+	if (errors) {
+		log_stderr(LOG_LVL_ERR, "%s: %zu error%s, %zu warning%s: ibsm"
+			" would not start", name, errors, errors == 1 ? "" : "s",
+			warnings, warnings == 1 ? "" : "s");
+		return SM_EXIT_CONFIG;
+	}
+	if (warnings && r->strict) {
+		log_stderr(LOG_LVL_ERR, "%s: %zu warning%s, errors under"
+			" --strict", name, warnings, warnings == 1 ? "" : "s");
+		return SM_EXIT_CONFIG;
+	}
+	if (!warnings && !listed)
+		printf("ibsm: %s: no errors\n", name);
 	else
-		printf("ibsm: %s: no errors\n",
-		       r->config_file ? r->config_file : "command line");
-	return errors ? SM_EXIT_CONFIG : 0;
+		printf("ibsm: %s: ibsm starts with it: %zu warning%s, %zu key%s"
+		       " set that ibsm does not implement\n", name, warnings,
+		       warnings == 1 ? "" : "s", listed, listed == 1 ? "" : "s");
+	return 0;
 }
 
 static int write_conf(FILE *fp, const void *arg)
@@ -623,6 +818,12 @@ static int configure(int argc, char **argv, struct sm *sm, struct cfg *conf,
 			ro->config_file);
 		return SM_EXIT_CONFIG;
 	}
+	if (ro->strict && conf->unknown.n + conf->warnings.n) {
+		log_stderr(LOG_LVL_ERR, "%s: not started: --strict and %zu"
+			" warnings above", ro->config_file,
+			conf->unknown.n + conf->warnings.n);
+		return SM_EXIT_CONFIG;
+	}
 	if (ro->create_file) {
 		rc = write_file_atomic(ro->create_file, write_conf, conf);
 		if (rc < 0)
@@ -673,6 +874,8 @@ static int open_log(struct sm *sm, const struct cfg *conf,
 		log_info("config: %s", ro->config_file);
 	for (size_t i = 0; i < conf->unknown.n; i++)
 		log_warnx("ERR 0903: %s (ignored)", conf->unknown.msg[i]);
+	for (size_t i = 0; i < conf->warnings.n; i++)
+		log_warnx("ERR 0906: %s", conf->warnings.msg[i]);
 	if (n_unimpl && ro->config_file)
 		log_warnx("ERR 0905: %s: %zu key%s not implemented yet and"
 			  " ignored: %s", ro->config_file, n_unimpl,
@@ -681,6 +884,10 @@ static int open_log(struct sm *sm, const struct cfg *conf,
 		log_warnx("ERR 0905: options not implemented yet and ignored:"
 			  " %s", ro->notes);
 	log_limits(sm);
+	char note[160];
+	mkey_fix_lease(&sm->cfg, note, sizeof(note));
+	if (*note)
+		log_warnx("ERR 0909: %s", note);
 	return -1;
 }
 
@@ -807,6 +1014,7 @@ static void shut_down(struct sm *sm, struct discover_job *job,
 	port_memos_free(sm->memos);
 	sl2vl_images_free(sm->sl2vl);
 	sm_parts_free(sm);
+	sm_qos_free(sm);
 	mc_table_free(sm->mc);
 	sm_health_free(sm);
 	log_close();
@@ -853,6 +1061,15 @@ int main(int argc, char **argv)
 	if (sm_parts_load(&sm, true) < 0) {
 		log_stderr(LOG_LVL_ERR, "%s: not started (see the errors above)",
 			sm.cfg.partition_config);
+		log_close();
+		pidfile_close(&pid);
+		return SM_EXIT_CONFIG;
+	}
+	if (sm_qos_load(&sm, true) < 0) {
+		log_stderr(LOG_LVL_ERR, "%s: not started (see the errors above)",
+			   sm.cfg.qos_policy_file);
+		sm_qos_free(&sm);
+		sm_parts_free(&sm);
 		log_close();
 		pidfile_close(&pid);
 		return SM_EXIT_CONFIG;

@@ -120,8 +120,8 @@ bool port_desired(const struct sm_config *cfg, const struct fabric *f,
  */
 struct pi_key {
 	uint64_t prefix, mkey;
-	uint16_t lid, sm_lid;
-	uint8_t  lmc, sm_sl, timeout, mtu, vls, hoq, enforce;
+	uint16_t lid, sm_lid, mkey_lease;
+	uint8_t  lmc, sm_sl, timeout, mtu, vls, hoq, enforce, mkey_prot;
 };
 void pi_key_of(const struct smp_port_info *pi, struct pi_key *k);
 

@@ -11,6 +11,7 @@
 
 #include "config/conf.h"
 #include "sm/log.h"
+#include "sm/mkey.h"
 #include "sm/sm.h"
 
 /*
@@ -79,13 +80,25 @@ int sm_config_reload(struct sm *sm, struct cfg_msgs *report)
 			cfg_msgs_add(report, "warning: %s (ignored)",
 				     next.unknown.msg[i]);
 	}
+	for (size_t i = 0; i < next.warnings.n; i++) {
+		log_warnx("ERR 0906: %s", next.warnings.msg[i]);
+		if (report)
+			cfg_msgs_add(report, "warning: %s", next.warnings.msg[i]);
+	}
+	/* the warnings in force are the new file's (dump-config) */
+	cfg_msgs_free(&conf->unknown);
+	cfg_msgs_free(&conf->warnings);
+	conf->unknown = next.unknown;
+	conf->warnings = next.warnings;
+	next.unknown = (struct cfg_msgs){ NULL, 0 };
+	next.warnings = (struct cfg_msgs){ NULL, 0 };
 	for (size_t i = 0; i < n; i++) {
 		const char *was = cfg_get(conf, i), *now = cfg_get(&next, i);
 		char *list = keys[i].flags & CFG_IMPL ? restart : ignored;
 		size_t used;
 
-		if (!strcmp(was, now))
-			continue;
+		if (cfg_value_eq(&keys[i], was, now))
+			continue;	/* 0x07 and 7 are one value */
 		if (keys[i].flags & CFG_RT && keys[i].flags & CFG_IMPL) {
 			log_info("config: %s %s -> %s", keys[i].name, was, now);
 			if (report)
@@ -126,6 +139,10 @@ int sm_config_reload(struct sm *sm, struct cfg_msgs *report)
 	cfg_free(&next);
 	if (cfg_apply(conf, &sm->cfg) < 0)
 		return -EINVAL;	/* checked values: cannot happen */
+	char note[160];
+	mkey_fix_lease(&sm->cfg, note, sizeof(note));
+	if (*note)
+		log_warnx("ERR 0909: %s", note);
 	log_set_level(sm->cfg.log_level);
 	log_ratelimit_set(sm->cfg.log_burst, sm->cfg.log_rate);
 	return 0;

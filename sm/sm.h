@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 #include <ev.h>
 
 #include "mad/engine.h"
@@ -18,7 +19,9 @@
 #include "routing/routing.h"
 #include "model/fabric.h"
 #include "sm/event.h"
+#include "sm/ha/rogue.h"
 #include "sm/lid.h"
+#include "sm/mkey.h"
 #include "sm/log.h"
 #include "sm/metrics/hist.h"
 
@@ -176,6 +179,11 @@ struct sm {
 	unsigned route_runs;		/* routing computations (sm/route.c) */
 	struct sm_route_load route_load;
 	struct lid_cache *lids;
+	/* M_Keys (sm/mkey.h): NULL until a heavy sweep finds m_key set or
+	 * a guid2mkey file; then the engine's hook puts keys in SMPs */
+	struct mkey_state *mkeys;
+	struct mkey_hook mkey_hook;
+	bool     mkey_dirty;		/* keys or links not written yet */
 	struct lft_images *images;	/* what each switch holds, as we know */
 	struct port_memos *memos;	/* PortInfo Sets each port settled on */
 	struct sl2vl_images *sl2vl;	/* SL-to-VL tables, as we know (NULL until layers) */
@@ -195,6 +203,7 @@ struct sm {
 	bool     quick_full;
 	struct sa_agent *sa;		/* Subnet Administration (sm/sa/sa.c) */
 	struct part_config *parts;	/* partitions in force (sm/parts.c) */
+	struct sm_qos *qos;		/* QoS policy in force (sm/qos_policy.c) */
 	struct file_stamp parts_seen;	/* the -P file as last read */
 	bool     parts_seen_ok;
 	ev_timer parts_timer;		/* a look at the -P file every second */
@@ -231,6 +240,8 @@ struct sm {
 
 	/* Election and master/standby (sm/ha/election.c, sm/ha/state.c). */
 	struct sm_remote remotes[SM_MAX_REMOTE];
+	struct sm_rogue rogues[SM_MAX_ROGUE];	/* another SM_Key (rogue.h) */
+	struct sm_bad_mkey bad_mkeys[SM_MAX_BAD_MKEY];	/* traps 256 */
 	uint64_t master_guid;		/* the master we stand by for */
 	ev_tstamp master_heard_at;	/* a better master's Get was checked */
 	ev_tstamp told_worse_at;	/* trap 144 to a worse master (sminfo.c) */
@@ -304,6 +315,9 @@ const char *sm_state_name(enum sm_state s);
 
 /* sm/ha/state.c: register the SMInfo agent and the trap receiver. */
 int sm_agents_start(struct sm *sm);
+/* sm/sweep.c: M_Keys in use (m_key set, or keys in the cache: sm/mkey.h)
+ * from now on; called by sm_agents_start() and before each heavy sweep. */
+void sm_mkey_start(struct sm *sm);
 /*
  * sm/ha/state.c: the loop's watchers: signals (INT/TERM stop, HUP asks for
  * a heavy sweep, USR1 reopens the log file) and the timers of the state
@@ -370,6 +384,39 @@ int  sm_parts_refresh(struct sm *sm);
  * disk when it takes over. */
 void sm_parts_watch(struct sm *sm);
 int  sm_parts_resolve(struct sm *sm, struct fabric *f);
+
+/*
+ * sm/qos_policy.c: the QoS policy file (qos_policy_file with qos TRUE).
+ * sm_qos_load() reads it at start (errors printed: ibsm does not start);
+ * sm_qos_reload() on SIGHUP / reload (a bad file: FILE:LINE:COLUMN
+ * logged, the policy in force stays); sm_qos_bind() binds it to the
+ * model just published (port names, partitions, SELF) and rebuilds the
+ * partitions' SL table.  sm_qos_policy(): the policy in force and its
+ * binding (*m), NULL with qos FALSE or no policy: which level a query
+ * gets is then qos_match(p, *m, query, &rule) (qos/qos.h).
+ * sm_part_sl(): the SL of each 15-bit P_Key (partitions.conf sl=), NULL
+ * when no partition sets one.
+ */
+struct cfg_msgs;
+struct qos_policy;
+struct qos_members;
+int  sm_qos_load(struct sm *sm, bool startup);
+int  sm_qos_reload(struct sm *sm, struct cfg_msgs *report);
+void sm_qos_bind(struct sm *sm);
+const struct qos_policy *sm_qos_policy(const struct sm *sm,
+				       const struct qos_members **m);
+const uint8_t *sm_part_sl(const struct sm *sm);
+void sm_qos_free(struct sm *sm);
+/* For `ibsmctl qos show`: the policy file (the one in force, else the
+ * configured one), when the policy in force was read (0: none), and the
+ * error of the last load when it failed (NULL: it was good). */
+struct sm_qos_status {
+	const char *file;
+	time_t loaded;
+	const char *error;
+	time_t error_at;
+};
+void sm_qos_status(const struct sm *sm, struct sm_qos_status *st);
 void sm_parts_free(struct sm *sm);
 
 /*

@@ -120,6 +120,8 @@ static void route_join(struct sweep *sw)
 
 static void sweep_free(struct sweep *sw)
 {
+	if (sw->sm->mkey_hook.f == &sw->f)
+		sw->sm->mkey_hook.f = &sw->sm->fabric;
 	route_join(sw);
 	sm_route_job_free(&sw->job);
 	discover_free(sw->disc);
@@ -170,6 +172,8 @@ static void ports_missing(struct sm *sm, const struct fabric *a,
 	}
 }
 
+static void mkey_sweep_done(struct sm *sm);
+
 static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 {
 	struct sm *sm = sw->sm;
@@ -202,9 +206,11 @@ static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 			sm->sl2vl = NULL;
 		}
 		sa_fabric_changed(sm);
+		sm_qos_bind(sm);	/* the QoS policy on the new model */
 		/* LFTs are in place: the multicast trees of the new model and
 		 * the MFT blocks that differ (sm/mcast/mft.c). */
 		mft_sweep_done(sm);
+		mkey_sweep_done(sm);
 		sm_health_sweep_done(sm);
 	} else if (sm->ha.standing_down) {
 		log_info("heavy sweep stopped: %s", why);
@@ -246,6 +252,10 @@ static void on_port_set(struct smp_batch *b, int32_t node, uint8_t port,
 		memcpy(&p->pi, data, sizeof(p->pi));
 		pi_key_of(&p->pi, &got);
 		port_memos_record(sw->sm->memos, n->guid, port, &ps->want, &got);
+		/* the port took a Set with the key it held: it holds ours */
+		if (sw->sm->mkeys && fabric_is_endport(n, port))
+			sw->sm->mkey_dirty |= mkey_record(sw->sm->mkeys,
+				n->ports[port].guid, be64toh(ps->want.mkey));
 	}
 	free(ps);
 }
@@ -284,13 +294,15 @@ static int set_port(struct sweep *sw, int32_t id, uint8_t pn, unsigned want,
 			&fabric_node(&sw->f, id)->ports[pn].pi;
 		log_debug("PortInfo Set 0x%016" PRIx64 " port %u: state %u->%u"
 			  " lid %u->%u mtu %u->%u vls %u->%u timeout %u->%u"
-			  " hoq %u->%u", fabric_node(&sw->f, id)->guid, pn,
+			  " hoq %u->%u mkey 0x%016" PRIx64 " prot %u lease %u",
+			  fabric_node(&sw->f, id)->guid, pn,
 			  pi_port_state(cur), want, be16toh(cur->lid),
 			  be16toh(pi.lid), pi_neighbor_mtu(cur),
 			  pi_neighbor_mtu(&pi), pi_op_vls(cur), pi_op_vls(&pi),
 			  pi_subnet_timeout(cur), pi_subnet_timeout(&pi),
 			  cur->vl_stall_hoq_life & 0x1fu,
-			  pi.vl_stall_hoq_life & 0x1fu);
+			  pi.vl_stall_hoq_life & 0x1fu, be64toh(pi.mkey),
+			  pi_mkey_prot(&pi), be16toh(pi.mkey_lease_period));
 	}
 	rc = batch_smp(&sw->batch, MAD_METHOD_SET, path, hops,
 		       SMP_ATTR_PORT_INFO, pn, &pi, sizeof(pi), id, pn,
@@ -1276,6 +1288,77 @@ int sweep_heavy_start_model(struct sm *sm, struct fabric *f, unsigned smps,
 	return 0;
 }
 
+static void mkey_warn(void *arg, const char *msg)
+{
+	(void)arg;
+	log_warnx("ERR 0240: %s", msg);
+}
+
+/*
+ * M_Keys (sm/mkey.h): in use from the first heavy sweep that finds
+ * m_key set or keys in the cache (ports to be given back key 0), and
+ * from then on the engine puts each port's key in its SMPs.
+ */
+void sm_mkey_start(struct sm *sm)
+{
+	struct mkey_state *m;
+	int n;
+
+	if (sm->mkeys)
+		return;
+	m = mkey_new();
+	if (!m)
+		return;
+	n = mkey_load(m, sm->cfg.cache_dir, mkey_warn, NULL);
+	if (n < 0)
+		log_warn_rc(n, "ERR 0240: cannot read %s/guid2mkey",
+			    sm->cfg.cache_dir);
+	if (!sm->cfg.m_key && n <= 0) {
+		mkey_free(m);
+		return;
+	}
+	if (n > 0)
+		log_info("guid2mkey: %d M_Keys from %s", n, sm->cfg.cache_dir);
+	sm->mkeys = m;
+	sm->mkey_hook = (struct mkey_hook){ .cfg = &sm->cfg, .m = m,
+					    .f = &sm->fabric,
+					    .local_guid = sm->port_guid };
+	mad_engine_set_mkey(sm->engine, mkey_for_smp, &sm->mkey_hook);
+}
+
+/* After a heavy sweep: the links, and the keys the ports showed. */
+static void mkey_sweep_done(struct sm *sm)
+{
+	const struct fabric *f = &sm->fabric;
+
+	if (!sm->mkeys)
+		return;
+	log_info("M_Key: %" PRIu64 " SMPs with a known key, %" PRIu64
+		 " with the key a port is given, %" PRIu64 " with m_key to a "
+		 "port not known yet; %zu keys known",
+		 sm->mkey_hook.by_cache, sm->mkey_hook.by_want,
+		 sm->mkey_hook.by_default, mkey_count(sm->mkeys));
+	sm->mkey_dirty |= mkey_learn(sm->mkeys, f);
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		const struct fab_node *n = &f->nodes[i];
+
+		for (unsigned p = 0; p <= n->num_ports; p++)
+			if (fabric_is_endport(n, p) && n->ports[p].valid &&
+			    n->ports[p].pi.mkey)
+				sm->mkey_dirty |= mkey_record(sm->mkeys,
+					n->ports[p].guid,
+					be64toh(n->ports[p].pi.mkey));
+	}
+	if (!sm->mkey_dirty || mkdir_p(sm->cfg.cache_dir) < 0)
+		return;
+	int rc = mkey_save(sm->mkeys, sm->cfg.cache_dir);
+	if (rc < 0)
+		log_warn_rc(rc, "ERR 0241: M_Keys will not survive a restart:"
+			    " cannot write %s/guid2mkey", sm->cfg.cache_dir);
+	else
+		sm->mkey_dirty = false;
+}
+
 int sweep_heavy_start(struct sm *sm)
 {
 	struct sweep *sw;
@@ -1283,10 +1366,12 @@ int sweep_heavy_start(struct sm *sm)
 
 	if (sm->sweep)
 		return -EBUSY;
+	sm_mkey_start(sm);	/* m_key set by a reload */
 	reroute_deferred(sm);
 	sw = sweep_new(sm);
 	if (!sw)
 		return -ENOMEM;
+	sm->mkey_hook.f = &sw->f;	/* keys by the links found so far */
 	/* the whole fabric is read again: what traps said is in it */
 	sm->n_quick_sw = 0;
 	sm->quick_full = false;

@@ -172,6 +172,9 @@ static enum trap_verdict trap_judge(struct sm *sm, const struct smp_notice *n,
 		return TRAP_SWEEP;
 	case 144:		/* capability mask, node description changed */
 		return TRAP_SWEEP;
+	case 256:		/* bad M_Key: who tried what */
+		sm_bad_mkey_heard(sm, n, fn->guid, port, src);
+		return TRAP_REPORT;
 	case 129: case 130: case 131:
 		/* Link integrity, buffer overrun, flow control watchdog:
 		 * error counters of a port, not topology (OpenSM does not

@@ -14,7 +14,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 packages=(
 	build-essential autoconf automake libtool pkg-config
 	libibumad-dev libibmad-dev libev-dev libinih-dev check
-	libmicrohttpd-dev prometheus chromium
+	libmicrohttpd-dev libsodium-dev prometheus chromium
 	ibsim-utils infiniband-diags opensm libopensm-dev
 	python3 time procps
 	libsystemd-dev debhelper lintian rpm fakeroot

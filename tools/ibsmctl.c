@@ -101,6 +101,8 @@ static void usage(FILE *f)
 "       ibsmctl [options] query groups | query group MGID\n"
 "       ibsmctl partitions check|list|show|plan|add|remove|set|apply FILE ...\n"
 "       ibsmctl qos check FILE\n"
+"       ibsmctl [--socket PATH | -i NAME] qos show [--json] [--src END --dst END\n"
+"               [--sid N] [--pkey P] [--qos-class C]]\n"
 "       ibsmctl fabric --html FILE | --svg FILE [--topology FILE] ...\n"
 "       ibsmctl [--socket PATH | -i NAME] [--json] status|resweep [heavy|light]|\n"
 "               reroute|loglevel LEVEL|reload|dump-config|sms|routes report\n"
@@ -604,7 +606,8 @@ static const struct option longopts[] = {
 };
 
 /* Is the command one of the control socket's (tools/ibsmctl_ctl.c)? */
-static bool is_socket_command(int argc, char **argv)
+/* The first word that is not a control socket option, or "". */
+static const char *command_word(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
 		if ((!strcmp(argv[i], "--socket") || !strcmp(argv[i], "-i") ||
@@ -616,9 +619,14 @@ static bool is_socket_command(int argc, char **argv)
 		    !strncmp(argv[i], "--instance=", 11) ||
 		    !strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
 			continue;
-		return ctl_is_command(argv[i]);
+		return argv[i];
 	}
-	return false;
+	return "";
+}
+
+static bool is_socket_command(int argc, char **argv)
+{
+	return ctl_is_command(command_word(argc, argv));
 }
 
 /* The multipath options (--numb-path ... --payload-len). */
@@ -775,9 +783,9 @@ int main(int argc, char **argv)
 	/* partitions works on a file: no port, none of the options. */
 	if (argc > 1 && !strcmp(argv[1], "partitions"))
 		return part_main(argc - 1, argv + 1);
-	/* qos check works on a file too */
-	if (argc > 1 && !strcmp(argv[1], "qos"))
-		return qos_main(argc - 1, argv + 1);
+	/* qos check works on a file, qos show asks the daemon */
+	if (!strcmp(command_word(argc, argv), "qos"))
+		return qos_main(argc, argv);
 	/* the fabric map has options of its own */
 	if (argc > 1 && !strcmp(argv[1], "fabric"))
 		return map_main(argc - 1, argv + 1);

@@ -116,8 +116,12 @@ bool mcast_second_query(const struct rec_kind *kind);
 
 /* `ibsmctl partitions ...` (argv[0] is "partitions"): the exit status. */
 int part_main(int argc, char **argv);
-/* `ibsmctl qos check FILE` (ibsmctl_qos.c; argv[0] is "qos"). */
+/* `ibsmctl [--socket PATH|-i NAME] qos check FILE | show ...`
+ * (ibsmctl_qos.c; argv[0] is the program). */
 int qos_main(int argc, char **argv);
+/* An END of qos show as the control socket takes it: percent-encoded
+ * (%20 for a blank).  0, -EINVAL (empty) or -E2BIG. */
+int qos_encode_end(const char *in, char *out, size_t size);
 /* ibsmctl fabric --html FILE | --svg FILE (ibsmctl_map.c) */
 int map_main(int argc, char **argv);
 

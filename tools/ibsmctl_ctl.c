@@ -233,7 +233,11 @@ static void print_status_json(const struct ctl_reply *r)
 	printf("\n}\n");
 }
 
-/* dump-config: "key value # source" lines as an array of objects. */
+/*
+ * dump-config: "key value # source" lines as an array of objects, with
+ * what ibsm does with the key ("status": implemented, mapped, not
+ * applicable, not implemented); the "# warning:" lines are left out.
+ */
 static void print_config_json(const struct ctl_reply *r)
 {
 	bool first = true;
@@ -241,8 +245,10 @@ static void print_config_json(const struct ctl_reply *r)
 	printf("[");
 	for (size_t i = 0; i + 1 < r->n; i++) {
 		char *l = strdup(r->lines[i]), *sp, *hash;
-		const char *src = "";
-		bool impl = true;
+		static const char *const status[] = {
+			" (not implemented)", " (not applicable)", " (mapped)"
+		};
+		const char *src = "", *st = "implemented";
 
 		if (!l || l[0] == '#') {
 			free(l);
@@ -253,13 +259,16 @@ static void print_config_json(const struct ctl_reply *r)
 		if (sp)
 			*sp = '\0';
 		if (hash) {
-			char *ni = strstr(hash + 3, " (not implemented)");
-
 			*hash = '\0';
 			src = hash + 3;
-			if (ni) {
-				*ni = '\0';
-				impl = false;
+			for (size_t k = 0; k < 3; k++) {
+				char *m = strstr(src, status[k]);
+
+				if (m) {
+					*m = '\0';
+					st = status[k] + 2;	/* " (" */
+					break;
+				}
 			}
 		}
 		printf("%s\n  {\"key\": ", first ? "" : ",");
@@ -269,7 +278,11 @@ static void print_config_json(const struct ctl_reply *r)
 		json_str(stdout, sp && (!hash || sp < hash) ? sp + 1 : "");
 		printf(", \"source\": ");
 		json_str(stdout, src);
-		printf(", \"implemented\": %s}", impl ? "true" : "false");
+		/* "mapped": ibsm does its work its own way, the key
+		 * itself changes nothing */
+		printf(", \"implemented\": %s, \"status\": \"%.*s\"}",
+		       !strcmp(st, "implemented") ? "true" : "false",
+		       (int)strcspn(st, ")"), st);
 		free(l);
 	}
 	printf("\n]\n");

@@ -391,6 +391,7 @@ static bool sminfo_answer(struct sm *sm, int status, const void *mad,
 		log_ratelimited(LOG_LVL_WARN, 1110, "SM 0x%016" PRIx64 " has"
 				" another SM_Key: ignored",
 				be64toh((*si)->guid));
+		sm_rogue_heard(sm, *si, 0, false);
 		return false;
 	}
 	return !!(*si)->guid;

@@ -462,6 +462,7 @@ static void on_sm_info_set(void *arg, const void *mad, size_t len,
 				" 0x%016" PRIx64 ") with another SM_Key: ignored",
 				sminfo_control_name(v.mod), from->lid,
 				be64toh(rq->guid));
+		sm_rogue_heard(sm, rq, from->lid, true);
 		return;
 	}
 	const char *bad = sminfo_set_refusal(&v);

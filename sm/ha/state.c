@@ -405,19 +405,32 @@ static void sweep_ended_standing_down(struct sm *sm)
  */
 #define SM_FOREIGN_WAIT		0.5	/* s */
 
+/* Trust nothing we remember of the switches' tables: the next heavy
+ * sweep sends every LFT block and SL-to-VL table, by directed route. */
+static void distrust_tables(struct sm *sm)
+{
+	const struct fabric *f = &sm->fabric;
+
+	for (size_t i = 0; i < f->n_nodes; i++) {
+		if (f->nodes[i].type != NODE_TYPE_SWITCH)
+			continue;
+		if (sm->images)
+			lft_images_forget(sm->images, f->nodes[i].guid);
+		if (sm->sl2vl)
+			sl2vl_images_forget(sm->sl2vl, f->nodes[i].guid,
+					    f->nodes[i].num_ports);
+	}
+	sm->topo_changed = true;
+}
+
 static bool foreign_ports(struct sm *sm)
 {
 	uint16_t lid = sm->ha.foreign_lid;
-	const struct fabric *f = &sm->fabric;
 
 	sm->ha.foreign_lid = 0;
 	if (sm->state != SM_MASTER || sm->ha.standing_down)
 		return false;
-	if (sm->images)
-		for (size_t i = 0; i < f->n_nodes; i++)
-			if (f->nodes[i].type == NODE_TYPE_SWITCH)
-				lft_images_forget(sm->images, f->nodes[i].guid);
-	sm->topo_changed = true;
+	distrust_tables(sm);
 	if (!lid || lid == sm_local_lid(sm) || lid > 0xbfff)
 		return false;
 	sminfo_query_lid(sm, lid);
@@ -631,6 +644,15 @@ static void act_light_done(struct sm *sm, struct sm_msg *m)
 	light_findings(sm, m);
 	if (sm->ha.foreign_lid && foreign_ports(sm))
 		return;
+	/* A master of another SM_Key (rogue.h) may rewrite any table while
+	 * it runs and after: each sweep interval puts everything back. */
+	if (sm->state == SM_MASTER && sm_rogue_master_heard(sm)) {
+		log_ratelimited(LOG_LVL_WARN, 1126, "an SM of another SM_Key "
+				"says it is master: heavy sweep, every table "
+				"sent again");
+		distrust_tables(sm);
+		sm->ha.change_pending = true;
+	}
 	if (sm->ha.change_pending && !sm->sweep && !sm->ha.standing_down) {
 		ev_timer_stop(sm->loop, &sm->light_timer);
 		sm_heavy_sweep(sm);
@@ -687,8 +709,9 @@ static void act_reload(struct sm *sm, struct sm_msg *m)
 	int rc = sm->reload ? sm->reload(sm, m->u.reload.report) : 0;
 	int r = sm_parts_reload_force(sm, m->u.reload.report,
 				      m->u.reload.force);
+	int q = sm_qos_reload(sm, m->u.reload.report);
 
-	m->rc = rc < 0 ? rc : r;
+	m->rc = rc < 0 ? rc : r < 0 ? r : q;
 	if (m->rc < 0)
 		sm->stats.reloads_failed++;
 	else
@@ -1133,6 +1156,7 @@ int sm_agents_start(struct sm *sm)
 		/* SMP answers nobody asked for never take a slot. */
 		umad_io_set_tid_filter(sm->io, mad_engine_wire_tids(sm->engine));
 	}
+	sm_mkey_start(sm);		/* before the first SMP */
 	rc = sminfo_agent_start(sm);	/* sm/ha/sminfo.c */
 	if (rc == 0)
 		rc = trap_agent_start(sm);	/* sm/trap.c */

@@ -480,6 +480,70 @@ const struct fabric *health_reference(struct sm_health *h)
 
 /* ------------------------------------------------------------ rounds */
 
+/* The SMs of another SM_Key heard from (sm/ha/rogue.h): one finding each,
+ * critical while it says it is master. */
+static void rogue_findings(struct sm *sm, struct hf_set *s, double now)
+{
+	sm_rogue_expire(sm);
+	for (unsigned i = 0; i < SM_MAX_ROGUE; i++) {
+		const struct sm_rogue *r = &sm->rogues[i];
+		struct hf_finding x = { .kind = HF_ROGUE_SM,
+					.severity = HF_WARNING };
+		struct rogue_where w;
+
+		if (!r->guid)
+			continue;
+		if (r->state == SM_STATE_MASTER)
+			x.severity = HF_CRITICAL;
+		x.guid = r->guid;
+		x.lid = r->lid;
+		if (sm_rogue_where(&sm->fabric, r->guid, &w)) {
+			const struct fab_node *n = fabric_node(&sm->fabric,
+							       w.node);
+
+			x.guid = n->guid;
+			x.port = w.port;
+			snprintf(x.desc, sizeof(x.desc), "%s", n->desc);
+			if (w.peer_node != FAB_NONE) {
+				n = fabric_node(&sm->fabric, w.peer_node);
+				x.peer_guid = n->guid;
+				x.peer_port = w.peer_port;
+				x.peer_lid = fabric_node_lid(n);
+				snprintf(x.peer_desc, sizeof(x.peer_desc),
+					 "%s", n->desc);
+			}
+		}
+		x.value = r->priority;
+		snprintf(x.text, sizeof(x.text), "SM 0x%016" PRIx64 " (priority"
+			 " %u, %s) has another SM_Key: untrusted, %u SMInfo "
+			 "Sets ignored", r->guid, r->priority,
+			 sm_state_name((enum sm_state)r->state), r->sets);
+		hf_set_report(s, &x, now);
+	}
+	for (unsigned i = 0; i < SM_MAX_BAD_MKEY; i++) {
+		const struct sm_bad_mkey *b = &sm->bad_mkeys[i];
+		struct hf_finding x = { .kind = HF_BAD_MKEY,
+					.severity = HF_WARNING };
+		int32_t id;
+
+		if (!b->node_guid)
+			continue;
+		x.guid = b->node_guid;
+		x.port = b->port;
+		x.lid = b->lid;
+		x.value = b->requester;
+		id = fabric_find(&sm->fabric, b->node_guid);
+		if (id != FAB_NONE)
+			snprintf(x.desc, sizeof(x.desc), "%s",
+				 fabric_node(&sm->fabric, id)->desc);
+		snprintf(x.text, sizeof(x.text), "%u SMP(s) without its M_Key "
+			 "refused (trap 256), the last from LID %u (DR SLID "
+			 "%u): method 0x%02x, attribute 0x%04x", b->count,
+			 b->requester, b->dr_slid, b->method, b->attr);
+		hf_set_report(s, &x, now);
+	}
+}
+
 void sm_health_sweep_done(struct sm *sm)
 {
 	struct sm_health *h = health_get(sm);
@@ -502,6 +566,7 @@ void sm_health_sweep_done(struct sm *sm)
 	id.lid_conflicts = h->lid_conf;
 	id.n_lid_conflicts = h->n_lid_conf;
 	hc_identity(&sm->fabric, &id, &h->findings, now);
+	rogue_findings(sm, &h->findings, now);
 	hc_unhealthy(&h->hist, &sm->fabric, &h->pol, &h->findings, now);
 	if (h->have_routes)
 		hc_routing(&h->routes, &h->findings, now);
@@ -526,6 +591,6 @@ void sm_health_counters_done(struct sm *sm)
 	hf_set_begin(&h->findings, HF_G_COUNTERS);
 	while ((p = pc_next(st, &it)))
 		hc_counter_port(&h->cst, p, &sm->fabric, &h->pol, &h->findings,
-				now);
+				now, hh_port_find(&h->hist, p->node_guid, p->port));
 	hf_set_end(&h->findings, now, on_change, h);
 }

@@ -215,6 +215,9 @@ static void sa(struct sm *sm, struct prom *p)
 	      req);
 	one_u(p, "ibsm_sa_requests_dropped_total", "counter",
 	      "SA requests too short or malformed to answer", dropped);
+	one_u(p, "ibsm_sa_requests_bad_key_total", "counter",
+	      "SA requests dropped unanswered: a non-zero SM_Key that is "
+	      "not sa_key", sa_bad_key_drops(sm));
 	prom_family(p, "ibsm_sa_answers_total", "counter",
 		    "SA answers by attribute and status (busy: no job slot"
 		    " or not master; no_resources: over the work budget or"

@@ -16,6 +16,8 @@ void pi_key_of(const struct smp_port_info *pi, struct pi_key *k)
 	memset(k, 0, sizeof(*k));
 	k->prefix = pi->gid_prefix;
 	k->mkey = pi->mkey;
+	k->mkey_lease = pi->mkey_lease_period;
+	k->mkey_prot = (uint8_t)pi_mkey_prot(pi);
 	k->lid = pi->lid;
 	k->sm_lid = pi->master_sm_lid;
 	k->lmc = (uint8_t)pi_lmc(pi);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sm/mkey.h"
 #include "sm/program/internal.h"
 
 void port_path(const struct fabric *f, int32_t id, uint8_t pn,
@@ -94,12 +95,16 @@ bool port_desired(const struct sm_config *cfg, const struct fabric *f,
 	pi_set_client_rereg(out, 0);
 
 	if (endport) {
-		out->mkey = 0;
+		/* M_Key, its protection and lease (sm/mkey.h; m_key 0:
+		 * none, as OpenSM) */
+		out->mkey = htobe64(mkey_want(cfg, p->guid));
 		out->gid_prefix = htobe64(cfg->subnet_prefix);
 		out->lid = htobe16(p->lid);
 		out->master_sm_lid = htobe16(sm_lid);
-		out->mkey_lease_period = 0;
-		out->mkey_prot_lmc = 0;
+		out->mkey_lease_period = htobe16(cfg->m_key ? (uint16_t)
+						 cfg->m_key_lease_period : 0);
+		out->mkey_prot_lmc = (uint8_t)(cfg->m_key ?
+			(cfg->m_key_protection_level & 3u) << 6 : 0);
 		pi_set_lmc(out, p->lmc);
 		out->neighbor_mtu_sm_sl &= 0xf0;	/* MasterSMSL 0 */
 		pi_set_subnet_timeout(out, cfg->subnet_timeout);
@@ -108,6 +113,8 @@ bool port_desired(const struct sm_config *cfg, const struct fabric *f,
 			differs = true;
 		}
 		differs |= cur->mkey != out->mkey ||
+			   cur->mkey_lease_period != out->mkey_lease_period ||
+			   pi_mkey_prot(cur) != pi_mkey_prot(out) ||
 			   cur->gid_prefix != out->gid_prefix ||
 			   cur->lid != out->lid ||
 			   cur->master_sm_lid != out->master_sm_lid ||

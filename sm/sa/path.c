@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "qos/qos.h"
+#include "sm/program.h"
 #include "sm/sa/gen.h"
 
 /*
@@ -200,6 +202,8 @@ struct pr_ctx {
 	bool pkey_raw;			/* raw traffic: P_Key 0, no check */
 	bool pkey_given;		/* the query names a P_Key (pkey) */
 	uint16_t pkey;			/* the P_Key the pair's records carry */
+	/* The QoS level of the port pair (v->qos), NULL without a policy. */
+	const struct qos_level *lvl;
 	/*
 	 * Where the query is (the work's cursor): pos[0], pos[1] the port
 	 * pair (the caller's), pos[2] the LID pair within it and pos[3] the
@@ -211,7 +215,31 @@ struct pr_ctx {
 struct path_parms {
 	uint8_t mtu, rate, pkt_life;
 	unsigned steps;			/* hops walked (work) */
+	uint16_t sl_ok;			/* qos TRUE: SLs not sent to VL 15 */
 };
+
+/*
+ * With qos TRUE (OpenSM's valid_sl_mask): drop from pp->sl_ok the SLs
+ * that the SL-to-VL table of port `out` of node `id`, for packets in
+ * from port `in`, sends to VL 15.  A table the SM does not know (never
+ * read or set) drops none.
+ */
+static void path_sl_mask(const struct sa_view *v, int32_t id, unsigned in,
+			 unsigned out, struct path_parms *pp)
+{
+	uint8_t tab[SL2VL_BYTES];
+
+	if (!v->qos_on || !v->sl2vl ||
+	    !sl2vl_image_lookup(v->sl2vl, fabric_node(v->f, id)->guid, in,
+				out, tab))
+		return;
+	for (unsigned sl = 0; sl < 16; sl++) {
+		unsigned vl = sl % 2 ? tab[sl / 2] & 0xf : tab[sl / 2] >> 4;
+
+		if (vl == 15)
+			pp->sl_ok &= (uint16_t)~(1u << sl);
+	}
+}
 
 /* Fold port `pn` of node `id` into the path's MTU and rate. */
 static bool path_port(const struct sa_view *v, int32_t id, unsigned pn,
@@ -259,6 +287,7 @@ static bool path_walk(const struct sa_view *v, struct fab_ref src,
 	pp->mtu = MTU_MAX;
 	pp->rate = 24;
 	pp->steps = 1;
+	pp->sl_ok = 0xffff;
 	if (!path_port(v, src.node, src.port, pp))
 		return false;
 	if (fabric_node(f, src.node)->type == NODE_TYPE_SWITCH) {
@@ -266,6 +295,7 @@ static bool path_walk(const struct sa_view *v, struct fab_ref src,
 			return false;
 		cur.port = (uint8_t)out;
 	}
+	path_sl_mask(v, cur.node, 0, cur.port, pp);
 	for (unsigned hops = 0; cur.node != dst.node || cur.port != dst.port; hops++) {
 		const struct fab_port *p = &fabric_node(f, cur.node)->ports[cur.port];
 		struct fab_ref in = { p->peer_node, p->peer_port };
@@ -285,6 +315,7 @@ static bool path_walk(const struct sa_view *v, struct fab_ref src,
 		cur = (struct fab_ref){ in.node, (uint8_t)out };
 		if (!path_port(v, cur.node, cur.port, pp))
 			return false;
+		path_sl_mask(v, cur.node, in.port, cur.port, pp);
 	}
 	return path_port(v, cur.node, cur.port, pp);
 }
@@ -369,11 +400,24 @@ static bool path_select(const struct pr_ctx *c, struct path_parms *pp)
 static bool path_parms(const struct pr_ctx *c, struct fab_ref src,
 		       struct fab_ref dst, uint16_t dlid, struct path_parms *pp)
 {
+	const struct qos_level *l = c->lvl;
+
 	if (!path_walk(c->v, src, dst, dlid, pp))
 		return false;
+	/* The QoS level's limits come before the query's selectors, as in
+	 * OpenSM: a query asking for more gets no record. */
+	if (l && l->mtu_limit > 0 && pp->mtu > l->mtu_limit)
+		pp->mtu = (uint8_t)l->mtu_limit;
+	if (l && l->rate_limit > 0 && (unsigned)l->rate_limit < NELEM(rate_equiv) &&
+	    rate_cmp(pp->rate, (unsigned)l->rate_limit) > 0)
+		pp->rate = (uint8_t)l->rate_limit;
 	/* 0 on a loopback path (15.2.5.16, PacketLifeTime) */
-	pp->pkt_life = src.node == dst.node && src.port == dst.port ? 0 :
-		       c->v->subnet_timeout & 0x3f;
+	if (src.node == dst.node && src.port == dst.port)
+		pp->pkt_life = 0;
+	else if (l && l->packet_life >= 0)
+		pp->pkt_life = (uint8_t)l->packet_life;
+	else
+		pp->pkt_life = c->v->subnet_timeout & 0x3f;
 	return path_select(c, pp);
 }
 
@@ -430,6 +474,41 @@ static inline uint16_t osm_pkey_order(uint16_t base)
 }
 
 /*
+ * The P_Key of a pair whose QoS level names P_Keys and whose query names
+ * none: the lowest key of the level's ranges that the ends share with a
+ * full member among them, its 15 bits alone, as OpenSM's
+ * osm_qos_level_get_shared_pkey() finds it (OpenSM ERR 1F1E: none).
+ * Walks the source's table (a few keys), not the ranges.
+ */
+static int level_pkey(const struct pr_ctx *c, const struct fab_pkey_tab *a,
+		      const struct fab_pkey_tab *b, uint16_t *pkey)
+{
+	bool found = false;
+	uint16_t best = 0;
+
+	if (!sa_charge(c->q, (a->n * (uint64_t)(a->n + b->n)) / 64))
+		return -SA_STATUS_NO_RESOURCES;
+	for (unsigned i = 0; i < a->n; i++) {
+		uint16_t base = FAB_PKEY_BASE(fabric_pkey_at(a, i));
+		unsigned ma, mb;
+
+		if (!base || (found && base >= best) ||
+		    !qos_pkey_in(&c->lvl->pkeys, base))
+			continue;
+		ma = pkey_member(a, base);
+		mb = pkey_member(b, base);
+		if (!ma || !mb || (ma < 2 && mb < 2))
+			continue;
+		found = true;
+		best = base;
+	}
+	if (!found)
+		return 0;
+	*pkey = best;
+	return 1;
+}
+
+/*
  * The P_Key of the paths between `src` and `dst` (10.9.3, 15.2.5.16):
  * they must share a partition in which at least one of them is a full
  * member; two limited members cannot talk.  A requested P_Key must be
@@ -474,9 +553,15 @@ static int pair_pkey(const struct pr_ctx *c, struct fab_ref src,
 		mb = pkey_member(&b, base);
 		if (!ma || !mb || (ma < 2 && mb < 2))
 			return 0;
+		/* a level with P_Keys allows only those (OpenSM ERR 1F1D) */
+		if (c->lvl && c->lvl->pkeys.n &&
+		    !qos_pkey_in(&c->lvl->pkeys, base))
+			return 0;
 		*pkey = c->pkey;
 		return 1;
 	}
+	if (c->lvl && c->lvl->pkeys.n)
+		return level_pkey(c, &a, &b, pkey);
 	for (unsigned i = 0; i < a.n; i++)
 		nz += FAB_PKEY_BASE(fabric_pkey_at(&a, i)) != 0;
 	if (!sa_charge(c->q, (a.n + (uint64_t)nz * (a.n + b.n)) / 64))
@@ -554,7 +639,8 @@ static bool pr_possible(struct pr_ctx *c)
 		    (sel == SEL_LT && !rate_below(want)))
 			return false;
 	}
-	return pkt_life_possible(c, 0) ||
+	/* a QoS level may give another lifetime: the pairs decide */
+	return c->v->qos || pkt_life_possible(c, 0) ||
 	       pkt_life_possible(c, c->v->subnet_timeout & 0x3f);
 }
 
@@ -602,6 +688,55 @@ static int path_layer_sl(const struct sa_view *v, struct fab_ref src,
  * P_Key is pair_pkey()'s: raw traffic answers 0 whatever was asked). */
 #define PR_MATCHED	(BIT(PR_DLID) | BIT(PR_SLID) | BIT(PR_SL))
 
+/*
+ * The SL of the pair's records, as OpenSM chooses it: the one the query
+ * asks for (-1, no record, when the pair's QoS level gives another:
+ * OpenSM ERR 1F1F); else the level's; else the SL of the partition of
+ * the record's P_Key (partitions.conf sl=, 0 by default).
+ */
+static int pr_sl(const struct pr_ctx *c)
+{
+	const struct qos_level *l = c->lvl;
+
+	if (c->q->comp_mask & BIT(PR_SL)) {
+		int want = be16toh(c->t->qos_class_sl) & 0xf;
+
+		return l && l->sl >= 0 && l->sl != want ? -1 : want;
+	}
+	if (l && l->sl >= 0)
+		return l->sl;
+	if (c->v->part_sl && c->pkey)
+		return c->v->part_sl[FAB_PKEY_BASE(c->pkey)];
+	return 0;
+}
+
+/*
+ * The QoS level of the port pair (NULL without a policy): matched on the
+ * ends, the ServiceID (when both halves are given), the P_Key and the
+ * QoSClass of the query (qos/match.c).
+ */
+static const struct qos_level *pr_level(const struct pr_ctx *c,
+					struct fab_ref src, struct fab_ref dst)
+{
+	const struct qos_policy *p = c->v->qos;
+	const struct fab_node *sn = fabric_node(c->v->f, src.node);
+	const struct fab_node *dn = fabric_node(c->v->f, dst.node);
+	uint64_t m = c->q->comp_mask;
+	struct qos_query qq = {
+		.src_guid = fabric_endport_of(sn, src.port)->guid,
+		.dst_guid = fabric_endport_of(dn, dst.port)->guid,
+		.src_type = sn->type, .dst_type = dn->type,
+		.service_id = be64toh(c->t->service_id),
+		.pkey = be16toh(c->t->pkey),
+		.qos_class = be16toh(c->t->qos_class_sl) >> 4,
+		.has_sid = (m & BIT(PR_SID_MSB)) && (m & BIT(PR_SID_LSB)),
+		.has_pkey = m & BIT(PR_PKEY),
+		.has_class = m & BIT(PR_QOS_CLASS),
+	};
+
+	return &p->levels[qos_match(p, c->v->qos_members, &qq, NULL)];
+}
+
 /* One record for (slid, dlid), when the path exists and qualifies. */
 static int pr_lid_pair(struct pr_ctx *c, struct fab_ref src,
 		       struct fab_ref dst, uint16_t slid, uint16_t dlid,
@@ -611,7 +746,7 @@ static int pr_lid_pair(struct pr_ctx *c, struct fab_ref src,
 	struct path_parms fwd, rev;
 	struct sa_path_record r;
 	bool reversible, ok;
-	int sl;
+	int sl, layer_sl;
 
 	*added = false;
 	ok = path_parms(c, src, dst, dlid, &fwd);
@@ -632,13 +767,16 @@ static int pr_lid_pair(struct pr_ctx *c, struct fab_ref src,
 	r.slid = htobe16(slid);
 	r.num_path = reversible ? PR_REVERSIBLE_BIT : 0;
 	r.pkey = htobe16(c->pkey);
+	/* qos TRUE: an SL the path sends to VL 15 gets no record (OpenSM
+	 * ERR 1F24), nor does a path that leaves no SL */
+	if ((sl = pr_sl(c)) < 0 || !(fwd.sl_ok & (1u << sl)))
+		return 0;
 	/* With layers the SL is the layer's: a query asking for another SL
 	 * gets no record (OpenSM's dfsssp answers the same, ERR 1F2A). */
-	sl = path_layer_sl(c->v, src, dlid);
-	if (sl >= 0)
-		r.qos_class_sl = htobe16((uint16_t)sl);
-	else if (q->comp_mask & BIT(PR_SL))
-		r.qos_class_sl = htobe16(be16toh(c->t->qos_class_sl) & 0xf);
+	layer_sl = path_layer_sl(c->v, src, dlid);
+	if (layer_sl >= 0)
+		sl = layer_sl;
+	r.qos_class_sl = htobe16((uint16_t)sl);
 	r.mtu = (uint8_t)(SEL_EQ << 6 | fwd.mtu);
 	r.rate = (uint8_t)(SEL_EQ << 6 | fwd.rate);
 	r.pkt_life = (uint8_t)(SEL_EQ << 6 | fwd.pkt_life);
@@ -691,6 +829,7 @@ static int pr_port_pair(struct pr_ctx *c, struct fab_ref src,
 	bool added, first = true;
 	int rc;
 
+	c->lvl = c->v->qos ? pr_level(c, src, dst) : NULL;
 	/* Ports in no common partition have no path: decided before the
 	 * LIDs and any walk (the tables are small). */
 	if ((rc = pair_pkey(c, src, dst, &c->pkey)) <= 0) {
@@ -885,9 +1024,20 @@ static bool pr_selectors_valid(const struct sa_query *q,
  * port pair when NumbPath is given, else every LID pair of the two LMC
  * ranges.  MTU, Rate and PacketLifeTime selectors take effect only with
  * their value component and adjust the answer (less than: the next lower
- * value); an MTU or Rate value that is not one is REQ_INVALID.  ServiceID,
- * FlowLabel, HopLimit, TClass, QoSClass and Preference in the request are
- * ignored: every answer has them 0, HopLimit too (no router is crossed).
+ * value); an MTU or Rate value that is not one is REQ_INVALID.
+ *
+ * With a QoS policy in force (qos TRUE and qos_policy_file, v->qos),
+ * each port pair's level (qos/match.c: the ends, the ServiceID when both
+ * halves are given, the P_Key and the QoSClass of the request) limits
+ * the MTU and rate before the selectors act, gives the PacketLifeTime,
+ * restricts the P_Key to the level's (a requested one outside them, or
+ * none shared: no record) and gives the SL; a requested SL other than
+ * the level's gets no record.  Without a level's SL the record has the
+ * SL of its P_Key's partition (partitions.conf sl=, taken with qos TRUE
+ * as in OpenSM: v->part_sl), else 0.
+ * A deadlock-free routing's layer SL comes last, as OpenSM's path_sl.
+ * FlowLabel, HopLimit, TClass and Preference in the request are ignored;
+ * answers carry QoSClass 0, HopLimit 0 (no router is crossed).
  */
 int gen_path_record(const struct sa_view *v, const struct sa_query *q,
 		    struct sa_table *out)
@@ -1001,6 +1151,7 @@ static const struct { uint8_t mpr, pr; } mpr_to_pr[] = {
 	{ MPR_SL, PR_SL }, { MPR_MTU_SEL, PR_MTU_SEL }, { MPR_MTU, PR_MTU },
 	{ MPR_RATE_SEL, PR_RATE_SEL }, { MPR_RATE, PR_RATE },
 	{ MPR_PKT_LIFE_SEL, PR_PKT_LIFE_SEL }, { MPR_PKT_LIFE, PR_PKT_LIFE },
+	{ MPR_SID_MSB, PR_SID_MSB }, { MPR_SID_LSB, PR_SID_LSB },
 };
 
 /*
@@ -1032,8 +1183,8 @@ static int mpr_gid(const struct sa_view *v, const uint8_t gid[16],
  *
  * IndependenceSelector is accepted and not acted on beyond that ordering
  * (distinct LID pairs first): the paths are not checked for sharing
- * links or switches.  ServiceID, FlowLabel, HopLimit, TClass and QoSClass
- * are ignored as for PathRecord.
+ * links or switches.  ServiceID, P_Key and QoSClass select the QoS level
+ * as for PathRecord; FlowLabel, HopLimit and TClass are ignored.
  *
  * The GID list is untrusted: q->tmpl_len is the payload the request
  * carried (from its RMPP PayloadLength), and counts that reach beyond it
@@ -1075,6 +1226,13 @@ int gen_multipath_record(const struct sa_view *v, const struct sa_query *q,
 	t.mtu = m->mtu;
 	t.rate = m->rate;
 	t.pkt_life = m->pkt_life;
+	{
+		uint64_t sid = m->service_id_msb;
+
+		for (unsigned i = 0; i < 7; i++)
+			sid = sid << 8 | m->service_id_lsb[i];
+		t.service_id = htobe64(sid);
+	}
 	pq.comp_mask = 0;
 	for (size_t i = 0; i < NELEM(mpr_to_pr); i++)
 		if (q->comp_mask & BIT(mpr_to_pr[i].mpr))

@@ -164,6 +164,7 @@ struct sa_agent {
 	struct sa_answer_count counts[SA_ANSWER_COUNTS];
 	unsigned n_counts;
 	uint64_t requests_dropped;	/* too short or malformed: no answer */
+	uint64_t requests_bad_key;	/* a non-zero SM_Key not sa_key */
 };
 
 /* One answer of `status` to a request for attribute `attr_id` (wire
@@ -207,6 +208,11 @@ size_t sa_answer_counts(const struct sm *sm, const struct sa_answer_count **out,
 						   : sa->n_counts;
 }
 
+uint64_t sa_bad_key_drops(const struct sm *sm)
+{
+	return sm->sa ? sm->sa->requests_bad_key : 0;
+}
+
 void sa_view_of(const struct sm *sm, struct sa_view *v)
 {
 	struct sm_snapshot snap;
@@ -225,6 +231,9 @@ void sa_view_of(const struct sm *sm, struct sa_view *v)
 	v->packet_life_time = sm->cfg.packet_life_time;
 	v->gen = snap.gen;
 	v->sl2vl = snap.sl2vl;
+	v->qos = sm_qos_policy(sm, &v->qos_members);
+	v->part_sl = sm_part_sl(sm);
+	v->qos_on = sm->cfg.qos;
 }
 
 static uint8_t response_method(uint8_t method)
@@ -751,11 +760,19 @@ static void on_request(void *arg, const void *mad, size_t len,
 		answer(sa, req, from, (uint16_t)rc, NULL, a ? a->rec_size : 0);
 		return;
 	}
-	/* Trust (15.2.2.1) comes from presenting our SM_Key (-k, sm_key):
-	 * the handlers compare with SA_SM_KEY_TRUSTED, so a match becomes
-	 * that value and anything else (1 too, when our key is another)
-	 * becomes 0.  A key of 0 is never trusted. */
-	q.sm_key = q.sm_key && q.sm_key == sm->cfg.sm_key ? SA_SM_KEY_TRUSTED : 0;
+	/* Trust (15.2.2.1) comes from presenting sa_key.  As OpenSM, a
+	 * request with a non-zero SM_Key that is not sa_key gets no answer
+	 * at all; one with 0 is served untrusted.  The handlers compare with
+	 * SA_SM_KEY_TRUSTED, so a match becomes that value and 0 stays 0. */
+	if (q.sm_key && q.sm_key != sm->cfg.sa_key) {
+		sa->requests_bad_key++;
+		log_ratelimited(LOG_LVL_WARN, 504, "SA request from LID %u "
+				"(attribute 0x%04x) dropped: its SM_Key "
+				"0x%016" PRIx64 " is not sa_key", from->lid,
+				q.attr_id, q.sm_key);
+		return;
+	}
+	q.sm_key = q.sm_key ? SA_SM_KEY_TRUSTED : 0;
 	if (sm->state != SM_MASTER || !sm->subnet_up) {
 		answer(sa, req, from, MAD_STATUS_BUSY, NULL, a->rec_size);
 		return;

@@ -131,6 +131,8 @@ static inline bool sa_slice_over(const struct sa_query *q)
 
 /* What a generator sees: the subnet as of the last SUBNET UP. */
 struct sl2vl_images;
+struct qos_policy;
+struct qos_members;
 
 struct sa_view {
 	const struct fabric *f;
@@ -145,6 +147,13 @@ struct sa_view {
 	uint64_t gen;			/* f->gen when the request began */
 	/* SL-to-VL tables as programmed (sm/program.h); NULL: none read */
 	const struct sl2vl_images *sl2vl;
+	/* The QoS policy in force and its binding to f (sm/qos_policy.c):
+	 * PathRecord's levels; NULL with qos FALSE or no policy. */
+	const struct qos_policy *qos;
+	const struct qos_members *qos_members;
+	/* The SL of each 15-bit P_Key (partitions.conf sl=); NULL: all 0 */
+	const uint8_t *part_sl;
+	bool qos_on;			/* qos TRUE: SLs sent to VL 15 dropped */
 };
 
 /*
@@ -225,6 +234,8 @@ struct sa_answer_count {
 };
 size_t sa_answer_counts(const struct sm *sm, const struct sa_answer_count **out,
 			uint64_t *requests, uint64_t *dropped);
+/* Requests dropped for a non-zero SM_Key that is not sa_key. */
+uint64_t sa_bad_key_drops(const struct sm *sm);
 
 /* sm/sa/sa.c: register the SA agent on the engine.  Returns 0 or -errno. */
 /* The agent's services and subscriptions (NULL before sa_start()). */

@@ -26,6 +26,17 @@
  *                                         byte 0 on); print the answer's
  *                                         "status S attr_offset A len L"
  *                                         whatever its status
+ *   sa_client path get|table SLID DLID [sid=X] [pkey=X] [class=X] [sl=X]
+ *                                         [mtu=SEL:V] [rate=SEL:V]
+ *                                         a PathRecord Get or GetTable
+ *                                         from SLID to DLID with those
+ *                                         components set; print each
+ *                                         record of the first MAD as
+ *                                         "path SLID DLID sl S mtu M rate
+ *                                         R life L pkey P" (the answer's
+ *                                         values), "records 0" when none
+ *                                         (NO_RECORDS or an empty table),
+ *                                         "status S" on other errors
  *
  * Talks to the SM LID of the local port on QP1 like any SA client.
  * Exit status: 0 ok, 1 failure (the MAD status is printed).
@@ -33,6 +44,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +66,7 @@ struct client {
 	struct sa_mad sub;		/* subscribe: the InformInfo Set */
 	bool unsubscribing;
 	bool raw;
+	bool path;			/* path: print PathRecords */
 	bool issm;			/* subscribe ... issm */
 	unsigned tables, tables_done, t_ok, t_nores, t_other;
 	ev_timer linger;
@@ -94,6 +107,46 @@ static void build(struct sa_mad *m, uint8_t method, uint16_t attr,
 {
 	memset(m, 0, sizeof(*m));
 	sa_request_hdr(m, method, attr, comp_mask);
+}
+
+/* The PathRecords of one answer (its first MAD: umad2sim passes no
+ * RMPP, so a table of more than 3 records arrives cut). */
+static void print_paths(const struct sa_mad *m, size_t len)
+{
+	unsigned st = be16toh(m->hdr.status), stride, n;
+
+	if (st == SA_STATUS_NO_RECORDS) {
+		printf("records 0\n");
+		return;
+	}
+	if (st) {
+		printf("status 0x%04x\n", st);
+		return;
+	}
+	/* The engine hands over an RMPP answer reassembled: the SA header,
+	 * then the records, `len` bytes in all. */
+	stride = be16toh(m->attr_offset) * 8u;
+	if (!stride)
+		stride = sizeof(struct sa_path_record);
+	if (stride < sizeof(struct sa_path_record)) {
+		printf("status bad-offset\n");
+		return;
+	}
+	n = len > offsetof(struct sa_mad, data) ?
+	    (unsigned)((len - offsetof(struct sa_mad, data)) / stride) : 0;
+	if (m->hdr.method == (MAD_METHOD_GET | MAD_METHOD_RESP) && n > 1)
+		n = 1;
+	if (!n)
+		printf("records 0\n");
+	for (unsigned i = 0; i < n; i++) {
+		const struct sa_path_record *r =
+			(const void *)(m->data + (size_t)i * stride);
+
+		printf("path %u %u sl %u mtu %u rate %u life %u pkey 0x%04x\n",
+		       be16toh(r->slid), be16toh(r->dlid),
+		       be16toh(r->qos_class_sl) & 0xf, r->mtu & 0x3f,
+		       r->rate & 0x3f, r->pkt_life & 0x3f, be16toh(r->pkey));
+	}
 }
 
 static void on_done(void *arg, int status, const void *mad, size_t len)
@@ -147,6 +200,12 @@ static void on_done(void *arg, int status, const void *mad, size_t len)
 		/* The answer as it came: what a client sees before parsing. */
 		printf("status 0x%04x attr_offset %u len %zu\n",
 		       be16toh(m->hdr.status), be16toh(m->attr_offset), len);
+		c->result = 0;
+		ev_break(c->loop, EVBREAK_ALL);
+		return;
+	}
+	if (c->path) {
+		print_paths(m, len);
 		c->result = 0;
 		ev_break(c->loop, EVBREAK_ALL);
 		return;
@@ -233,12 +292,71 @@ static void on_mad(void *arg, const void *mad, size_t len,
 	mad_engine_recv(((struct client *)arg)->engine, mad, len, from, status);
 }
 
+/*
+ * A PathRecord request: SLID DLID, then NAME=VALUE components (ServiceID
+ * sets both halves of the mask; P_Key; QoSClass; SL; mtu/rate as
+ * SELECTOR:VALUE).  argv[-1] is "get" or "table".  0 or -1.
+ */
+static int path_request(struct sa_mad *m, int argc, char **argv)
+{
+	struct sa_path_record *r = (struct sa_path_record *)m->data;
+	uint64_t mask = 1u << 4 | 1u << 5;	/* DLID, SLID */
+	unsigned cls = 0, sl = 0;
+
+	memset(m, 0, sizeof(*m));
+	r->dlid = htobe16((uint16_t)strtoul(argv[1], NULL, 0));
+	r->slid = htobe16((uint16_t)strtoul(argv[0], NULL, 0));
+	r->num_path = 1;
+	for (int i = 2; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+		unsigned long long v;
+		unsigned sel = 0;
+
+		if (!eq)
+			return -1;
+		if (!strncmp(argv[i], "mtu=", 4) || !strncmp(argv[i], "rate=", 5)) {
+			if (sscanf(eq + 1, "%u:%llu", &sel, &v) != 2 || sel > 3 ||
+			    v > 63)
+				return -1;
+		} else {
+			v = strtoull(eq + 1, NULL, 0);
+		}
+		if (!strncmp(argv[i], "sid=", 4)) {
+			r->service_id = htobe64(v);
+			mask |= 1u << 0 | 1u << 1;
+		} else if (!strncmp(argv[i], "pkey=", 5)) {
+			r->pkey = htobe16((uint16_t)v);
+			mask |= 1u << 13;
+		} else if (!strncmp(argv[i], "class=", 6)) {
+			cls = (unsigned)v & 0xfff;
+			mask |= 1u << 14;
+		} else if (!strncmp(argv[i], "sl=", 3)) {
+			sl = (unsigned)v & 0xf;
+			mask |= 1u << 15;
+		} else if (!strncmp(argv[i], "mtu=", 4)) {
+			r->mtu = (uint8_t)(sel << 6 | v);
+			mask |= 1u << 16 | 1u << 17;
+		} else if (!strncmp(argv[i], "rate=", 5)) {
+			r->rate = (uint8_t)(sel << 6 | v);
+			mask |= 1u << 18 | 1u << 19;
+		} else {
+			return -1;
+		}
+	}
+	r->qos_class_sl = htobe16((uint16_t)(cls << 4 | sl));
+	sa_request_hdr(m, !strcmp(argv[-1], "get") ? MAD_METHOD_GET :
+		       MAD_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, mask);
+	return 0;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: sa_client service-set ID NAME LEASE [GUID] |"
 		" service-get ID | service-delete ID [GUID] |"
 		" subscribe TRAP SECONDS [issm] | tables N |"
-		" raw METHOD ATTR MASK [HEX]\n");
+		" raw METHOD ATTR MASK [HEX] |"
+		" path get|table SLID DLID [sid=X] [pkey=X] [class=X] [sl=X]"
+		" [mtu=SEL:V] [rate=SEL:V]\n");
 	return 2;
 }
 
@@ -344,6 +462,11 @@ int main(int argc, char **argv)
 			m.data[i] = (uint8_t)b;
 		}
 		c.raw = true;
+	} else if (!strcmp(argv[1], "path") && argc >= 5 &&
+		   (!strcmp(argv[2], "get") || !strcmp(argv[2], "table"))) {
+		if (path_request(&m, argc - 3, argv + 3) < 0)
+			return usage();
+		c.path = true;
 	} else {
 		return usage();
 	}

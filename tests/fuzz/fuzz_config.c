@@ -1,16 +1,19 @@
 /*
  * fuzz_config.c - libFuzzer target: the opensm.conf reader (config/).
  *
- * The input is read as an opensm.conf through inih and the line-keeping
- * reader.  Checked besides the sanitizers: the result is 0 exactly when
- * no error was found; every message names the file and a line within
- * the input; every value the file set passes its key's check and was set
- * on a line within the input; applying the result to a struct sm_config
+ * The input is read as an opensm.conf by config/read.c (OpenSM's rules).
+ * Checked besides the sanitizers: the result is 0 exactly when no error
+ * was found; every message (errors, unknown keys, warnings) names the
+ * file and a line within the input; every value the file set passes its
+ * key's check, was set on a line within the input and holds no '#' and
+ * no blank at either end; applying the result to a struct sm_config
  * works; the configuration written back (-c) reads again without error
- * and with the same values.
+ * or warning and with the same values; every key set differs from its
+ * default or not as a value compared with itself says.
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,13 +59,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	check_msgs(&c.errors, lines);
 	check_msgs(&c.unknown, lines);
+	check_msgs(&c.warnings, lines);
 	for (size_t i = 0; i < n; i++) {
 		char err[200];
 
 		if (c.v[i].src != CFG_SRC_FILE)
 			continue;
+		size_t l = strlen(c.v[i].val);
+
 		if (!c.v[i].line || c.v[i].line > lines ||
-		    cfg_check_value(&keys[i], c.v[i].val, err, sizeof(err)))
+		    cfg_check_value(&keys[i], c.v[i].val, err, sizeof(err)) ||
+		    strchr(c.v[i].val, '#') || (l && (isspace(
+		    (unsigned char)c.v[i].val[0]) || isspace((unsigned char)
+		    c.v[i].val[l - 1]))) ||
+		    !cfg_value_eq(&keys[i], c.v[i].val, c.v[i].val))
 			abort();
 	}
 	memset(&o, 0, sizeof(o));
@@ -73,10 +83,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	fclose(fp);
 	cfg_init(&back);
-	if (cfg_read_text(&back, "back", out, outlen) < 0 || back.unknown.n)
+	if (cfg_read_text(&back, "back", out, outlen) < 0 || back.unknown.n ||
+	    back.warnings.n)
 		abort();
 	for (size_t i = 0; i < n; i++)
-		if (!(keys[i].flags & CFG_IBSM) &&
+		if (!(keys[i].flags & (CFG_IBSM | CFG_ALIAS)) &&
 		    strcmp(cfg_get(&c, i), cfg_get(&back, i)))
 			abort();
 	cfg_free(&back);

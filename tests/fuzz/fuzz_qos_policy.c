@@ -8,7 +8,10 @@
  * policy empty; a policy has a default level, every rule's level and port
  * groups exist, the qos-ulps rules come after the others, the bounds
  * hold, and the dump is text that a second parse of the same input
- * reproduces.
+ * reproduces.  The policy is then bound to an empty model and queried
+ * (qos/match.c) with ends, ServiceIDs, P_Keys and QoS classes taken from
+ * the input: every answer is a level of the policy, the rule it names
+ * gives that level and matches the query, and no earlier rule does.
  */
 #include "config.h"
 
@@ -17,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/fabric.h"
 #include "qos/qos.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -54,6 +58,59 @@ static void check_policy(const struct qos_policy *p)
 	}
 }
 
+/* A 64-bit value from the input at `at` (wrapping), for the queries. */
+static uint64_t word(const uint8_t *data, size_t size, size_t at)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < 8 && size; i++)
+		v = v << 8 | data[(at + i) % size];
+	return v;
+}
+
+static void check_matches(const struct qos_policy *p, const uint8_t *data,
+			  size_t size)
+{
+	static const struct qos_part_ref parts[] = { { "Default", 0x7fff } };
+	struct qos_bind_in in = { .parts = parts, .n_parts = 1,
+				  .sm_guid = word(data, size, 3) };
+	struct qos_bind_report rep;
+	struct qos_members *m;
+	struct fabric f;
+
+	fabric_init(&f);
+	if (qos_members_build(p, &f, &in, &m, &rep) < 0)
+		abort();
+	if (rep.n_detail > QOS_BIND_DETAIL || rep.n_detail > rep.n_warnings)
+		abort();
+	for (size_t k = 0; k < 16 && size; k++) {
+		uint64_t w = word(data, size, k * 5);
+		struct qos_query qq = {
+			.src_guid = word(data, size, k * 7),
+			.dst_guid = word(data, size, k * 11),
+			.src_type = (uint8_t)(w & 3), .dst_type = (uint8_t)(w >> 2 & 3),
+			.service_id = word(data, size, k * 13),
+			.pkey = (uint16_t)(w >> 8), .qos_class = (uint16_t)(w >> 24 & 0xfff),
+			.has_sid = w >> 40 & 1, .has_pkey = w >> 41 & 1,
+			.has_class = w >> 42 & 1,
+		};
+		long rule;
+		size_t l = qos_match(p, m, &qq, &rule);
+
+		if (l >= p->n_levels || rule < -1 || rule >= (long)p->n_rules)
+			abort();
+		if (rule < 0 ? l != p->default_level :
+		    l != p->rules[rule].level ||
+		    !qos_rule_matches(p, m, &p->rules[rule], &qq))
+			abort();
+		for (long i = 0; i < (rule < 0 ? (long)p->n_rules : rule); i++)
+			if (qos_rule_matches(p, m, &p->rules[i], &qq))
+				abort();
+	}
+	qos_members_free(m);
+	fabric_free(&f);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct qos_policy p, q;
@@ -72,6 +129,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc)
 		abort();
 	check_policy(&p);
+	check_matches(&p, data, size);
 	d1 = qos_dump(&p);
 	if (!d1 || qos_parse((const char *)data, size, &q, &e))
 		abort();

@@ -51,6 +51,7 @@ static inline void agent_fx_init(struct agent_fx *x, const char *topo, bool up,
 	x->sm.cfg.subnet_prefix = 0xfe80000000000000ull;
 	x->sm.cfg.subnet_timeout = 18;
 	x->sm.cfg.sm_key = 1;		/* opensm.conf sm_key default */
+	x->sm.cfg.sa_key = 1;		/* and sa_key */
 	fabric_init(&x->sm.fabric);
 	snprintf(path, sizeof(path), "%s/%s", TOPO_DIR, topo);
 	ck_assert_msg(topo_load(&x->sm.fabric, path, err, sizeof(err)) == 0,

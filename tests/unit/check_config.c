@@ -87,8 +87,9 @@ START_TEST(table_has_every_opensm_key)
 		for (size_t j = 0; j < i; j++)
 			ck_assert_str_ne(k[i].name, k[j].name);
 	}
-	ck_assert_uint_eq(opensm, 160);	/* opensm -c of 3.3.23 */
-	ck_assert_uint_eq(n, 160 + 7 + 22 + 1 + n_limit_opts);	/* + ibsm keys,
+	/* opensm -c of 3.3.23, and dimn_ports_file */
+	ck_assert_uint_eq(opensm, 161);
+	ck_assert_uint_eq(n, 161 + 8 + 22 + 1 + n_limit_opts);	/* + ibsm keys,
 							 * health keys, metrics_listen */
 	ck_assert_uint_ge(impl, 20);
 	ck_assert_uint_ge(rt, 50);
@@ -518,11 +519,12 @@ START_TEST(unimplemented_listed)
 	ck_assert_int_eq(set_file(&c, "qos_max_vls", "4"), 0);
 	ck_assert_int_eq(set_file(&c, "perfmgr", "FALSE"), 0);	/* default */
 	ck_assert_int_eq(set_file(&c, "sm_priority", "4"), 0);	/* implemented */
-	ck_assert_int_eq(set_file(&c, "m_key", "0x5"), 0);
+	ck_assert_int_eq(set_file(&c, "m_key", "0x5"), 0);	/* implemented */
+	ck_assert_int_eq(set_file(&c, "fdr10", "2"), 0);
 	ck_assert_int_eq(set(&c, "congestion_control", "TRUE"), 0); /* command line */
 	cfg_unimplemented(&c, buf, sizeof(buf), &n);
 	ck_assert_uint_eq(n, 2);
-	ck_assert_str_eq(buf, "m_key, qos_max_vls");
+	ck_assert_str_eq(buf, "fdr10, qos_max_vls");
 	cfg_free(&c);
 }
 END_TEST

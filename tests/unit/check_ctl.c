@@ -353,7 +353,7 @@ START_TEST(errors_answered)
 	ck_assert_str_eq(last_line(&a), "ERR unknown command 'bogus': expected"
 			 " status, resweep, reroute, loglevel, reload,"
 			 " dump-config, sms, routes, counters, health, events,"
-			 " topology, port or help");
+			 " topology, port, qos or help");
 	ctl_answer_free(&a);
 	/* counters without a performance manager: ERR, not a crash */
 	ck_assert_int_eq(run("counters json", &a), -1);

@@ -548,7 +548,7 @@ START_TEST(test_counters_hostile)
 		bump(&old, PC_SYMBOL_ERR, 500, 1000);
 		old.prev_read = 0;
 		hf_set_begin(&s, HF_G_COUNTERS);
-		hc_counter_port(&st, &old, NULL, &p, &s, 1000);
+		hc_counter_port(&st, &old, NULL, &p, &s, 1000, NULL);
 		hf_set_end(&s, 1000, NULL, NULL);
 		ck_assert_ptr_nonnull(hf_set_find(&s, &k));
 		ck_assert_int_eq(hf_set_find(&s, &k)->severity, HF_WARNING);
@@ -557,14 +557,14 @@ START_TEST(test_counters_hostile)
 		/* half an hour on, the window slides past the first read */
 		bump(&old, PC_SYMBOL_ERR, 0, 2900);
 		hf_set_begin(&s, HF_G_COUNTERS);
-		hc_counter_port(&st, &old, NULL, &p, &s, 2900);
+		hc_counter_port(&st, &old, NULL, &p, &s, 2900, NULL);
 		hf_set_end(&s, 2900, NULL, NULL);
 		ck_assert_ptr_null(hf_set_find(&s, &k));
 	}
 	/* a port whose first read is all there is: nothing */
 	struct pc_port fresh = { .node_guid = 0x98, .port = 1 };
 	hf_set_begin(&s, HF_G_COUNTERS);
-	hc_counter_port(&st, &fresh, NULL, &p, &s, 50);
+	hc_counter_port(&st, &fresh, NULL, &p, &s, 50, NULL);
 	hf_set_end(&s, 50, NULL, NULL);
 	ck_assert_uint_eq(hf_set_count(&s), 0);
 	/* the window table is bounded */
@@ -575,10 +575,76 @@ START_TEST(test_counters_hostile)
 		bump(&q, PC_SYMBOL_ERR, 0, 0);
 		bump(&q, PC_SYMBOL_ERR, 1, 10 + i);
 		hf_set_begin(&s, HF_G_COUNTERS);
-		hc_counter_port(&st, &q, NULL, &p, &s, 60);
+		hc_counter_port(&st, &q, NULL, &p, &s, 60, NULL);
 		hf_set_end(&s, 60, NULL, NULL);
 	}
 	ck_assert_uint_le(st.n, 2);
+	hc_counter_state_free(&st);
+	hf_set_free(&s);
+}
+END_TEST
+
+/* Discards are the doing of a link that went down: they count again from
+ * the first read after the change; a steady link's discards are judged. */
+START_TEST(test_counters_link_change)
+{
+	struct hf_set s;
+	struct health_policy p;
+	struct hc_counter_state st;
+	struct hh_port link = { .guid = 0x99, .port = 3, .known = true,
+				.up = true };
+	struct pc_port cp = { .node_guid = 0x99, .port = 3 };
+	struct hf_finding k = { .kind = HF_ERROR_RATE, .guid = 0x99,
+				.port = 3, .detail = PC_XMIT_DISCARDS };
+
+	health_policy_default(&p);
+	p.err_per_hour[PC_XMIT_DISCARDS] = 100;
+	ck_assert_int_eq(hf_set_init(&s, 64), 0);
+	hc_counter_state_init(&st);
+#define READ(d, t) do {							\
+		bump(&cp, PC_XMIT_DISCARDS, (d), (t));			\
+		hf_set_begin(&s, HF_G_COUNTERS);			\
+		hc_counter_port(&st, &cp, NULL, &p, &s, (t), &link);	\
+		hf_set_end(&s, (t), NULL, NULL);			\
+	} while (0)
+	READ(0, 10);
+	READ(60, 20);
+	ck_assert_ptr_null(hf_set_find(&s, &k));
+	/* the link goes down: what the reads count meanwhile is its doing */
+	link.up = false;
+	link.changes++;
+	READ(70, 30);
+	READ(70, 40);
+	ck_assert_ptr_null(hf_set_find(&s, &k));
+	/* back up: the read after it holds the last discards of the outage */
+	link.up = true;
+	link.changes++;
+	READ(30, 50);
+	ck_assert_ptr_null(hf_set_find(&s, &k));
+	/* a steady link: 60 + 50 discards reach the threshold */
+	READ(60, 60);
+	ck_assert_ptr_null(hf_set_find(&s, &k));
+	READ(50, 70);
+	ck_assert_ptr_nonnull(hf_set_find(&s, &k));
+	ck_assert_uint_eq(hf_set_find(&s, &k)->value, 110);
+	/* without history, everything counts */
+	{
+		struct pc_port q = { .node_guid = 0x9a, .port = 1 };
+		struct hf_finding kq = k;
+
+		kq.guid = 0x9a;
+		kq.port = 1;
+		bump(&q, PC_XMIT_DISCARDS, 0, 10);
+		hf_set_begin(&s, HF_G_COUNTERS);
+		hc_counter_port(&st, &q, NULL, &p, &s, 10, NULL);
+		hf_set_end(&s, 10, NULL, NULL);
+		bump(&q, PC_XMIT_DISCARDS, 200, 20);
+		hf_set_begin(&s, HF_G_COUNTERS);
+		hc_counter_port(&st, &q, NULL, &p, &s, 20, NULL);
+		hf_set_end(&s, 20, NULL, NULL);
+		ck_assert_ptr_nonnull(hf_set_find(&s, &kq));
+	}
+#undef READ
 	hc_counter_state_free(&st);
 	hf_set_free(&s);
 }
@@ -793,6 +859,7 @@ static Suite *health_checks_suite(void)
 	tcase_add_test(tc, test_identity);
 	tcase_add_test(tc, test_counters);
 	tcase_add_test(tc, test_counters_hostile);
+	tcase_add_test(tc, test_counters_link_change);
 	tcase_add_test(tc, test_unhealthy);
 	tcase_add_test(tc, test_routing);
 	tcase_add_test(tc, test_random_inputs);

@@ -93,6 +93,42 @@ START_TEST(test_busy_before_subnet_up)
 END_TEST
 
 
+/* 15.2.2.1 as OpenSM applies it: a non-zero SM_Key that is not sa_key
+ * gets no answer and is counted; 0 and sa_key are answered. */
+START_TEST(test_sa_key_checked)
+{
+	struct agent_fx x;
+	struct sa_mad m;
+	uint16_t lid;
+	size_t n;
+
+	fx_init(&x, "fat2-small.net", true);
+	lid = x.ca_lid[0];
+	const uint64_t keys[] = { 0, 1, 2, 7, 0xffffffffffffffffull };
+	const bool answered[] = { true, true, false, false, false };
+	for (unsigned i = 0; i < 5; i++) {
+		req_build(&x, &m, MAD_METHOD_GET_TABLE, SA_ATTR_NODE_RECORD, 0);
+		m.sm_key = htobe64(keys[i]);
+		n = x.fk.n_sent;
+		fx_send(&x, &m, sizeof(m), lid);
+		ck_assert_uint_eq(x.fk.n_sent > n, answered[i]);
+	}
+	ck_assert_uint_eq(sa_bad_key_drops(&x.sm), 3);
+	/* another sa_key: 1 is no longer trusted, 7 is */
+	x.sm.cfg.sa_key = 7;
+	req_build(&x, &m, MAD_METHOD_GET_TABLE, SA_ATTR_NODE_RECORD, 0);
+	m.sm_key = htobe64(1);
+	n = x.fk.n_sent;
+	fx_send(&x, &m, sizeof(m), lid);
+	ck_assert_uint_eq(x.fk.n_sent, n);
+	m.sm_key = htobe64(7);
+	fx_send(&x, &m, sizeof(m), lid);
+	ck_assert_uint_gt(x.fk.n_sent, n);
+	ck_assert_uint_eq(sa_bad_key_drops(&x.sm), 4);
+	fx_free(&x);
+}
+END_TEST
+
 /* The answers counted by attribute and status (the metrics' source): a
  * BUSY before SUBNET UP, unknown attributes, a truncated MAD dropped, and
  * the table bounded, what does not fit counted in its last entry. */
@@ -552,6 +588,7 @@ static Suite *sa_agent_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_busy_before_subnet_up);
+	tcase_add_test(tc, test_sa_key_checked);
 	tcase_add_test(tc, test_malformed_answered);
 	tcase_add_test(tc, test_answers_counted);
 	tcase_add_test(tc, test_transfer_quota_per_port);

@@ -18,6 +18,7 @@
 #include "mad/sa_wire.h"
 #include "routing/routing.h"
 #include "model/fabric.h"
+#include "qos/qos.h"
 #include "sm/lid.h"
 #include "sm/sa/sa.h"
 #include "sm/topo_file.h"
@@ -28,7 +29,8 @@
 /* PathRecord and MultiPathRecord component numbers (tables 204, 213) */
 enum { PR_DGID = 2, PR_SGID = 3, PR_SLID = 5, PR_REVERSIBLE = 11, PR_NUMB_PATH = 12,
        PR_PKEY = 13, PR_SL = 15, PR_MTU_SEL = 16, PR_MTU = 17 };
-enum { MPR_REVERSIBLE = 5, MPR_NUMB_PATH = 6, MPR_PKEY = 7, MPR_SL = 9,
+enum { MPR_REVERSIBLE = 5, MPR_NUMB_PATH = 6, MPR_PKEY = 7, MPR_QOS_CLASS = 8,
+       MPR_SL = 9, MPR_SID_MSB = 16, MPR_SID_LSB = 21,
        MPR_MTU_SEL = 10, MPR_MTU = 11, MPR_INDEP_SEL = 17,
        MPR_SGID_COUNT = 19, MPR_DGID_COUNT = 20 };
 #define MPR_COUNTS	(B(MPR_SGID_COUNT) | B(MPR_DGID_COUNT))
@@ -320,6 +322,71 @@ END_TEST
 /* ---- virtual layers: the SL of a path is its layer ------------------- */
 
 /* Give the routes 3 layers: switch i reaches `lid` on layer (5i+lid) % 3. */
+/* MultiPathRecord under a QoS policy: ServiceID (its two parts), P_Key
+ * and QoSClass select the level as for PathRecord. */
+START_TEST(test_multipath_qos)
+{
+	static const char *const src[] = { "H0002" }, *const dst[] = { "H0011" };
+	static const char policy[] =
+		"qos-levels\n"
+		" qos-level\n  name: DEFAULT\n  sl: 1\n end-qos-level\n"
+		" qos-level\n  name: S\n  sl: 9\n  mtu-limit: 1\n end-qos-level\n"
+		" qos-level\n  name: C\n  sl: 3\n end-qos-level\n"
+		"end-qos-levels\n"
+		"qos-match-rules\n"
+		" qos-match-rule\n  service-id: 0x0102030405060708\n"
+		"  qos-level-name: S\n end-qos-match-rule\n"
+		" qos-match-rule\n  qos-class: 0x123\n  qos-level-name: C\n"
+		" end-qos-match-rule\n"
+		"end-qos-match-rules\n";
+	static const uint8_t lsb[7] = { 2, 3, 4, 5, 6, 7, 8 };
+	struct qos_policy pol;
+	struct qos_error e;
+	struct fx x;
+	struct mpr_req m;
+	struct sa_table mt;
+	size_t len;
+
+	fx_load(&x, "fat2-small.net", 0);
+	ck_assert_int_eq(qos_parse(policy, strlen(policy), &pol, &e), 0);
+	x.v.qos = &pol;
+	len = mpr_init(&x, &m, src, 1, dst, 1);
+	ck_assert_int_eq(run(&x.v, SA_ATTR_MULTIPATH_RECORD, MAD_METHOD_GETMULTI,
+			     MPR_COUNTS, &m, len, &mt), 0);
+	ck_assert_uint_eq(mt.count, 1);
+	ck_assert_uint_eq(be16toh(PREC(&mt, 0)->qos_class_sl) & 0xf, 1);
+	free(mt.buf);
+	m.r.service_id_msb = 1;
+	memcpy(m.r.service_id_lsb, lsb, 7);
+	ck_assert_int_eq(run(&x.v, SA_ATTR_MULTIPATH_RECORD, MAD_METHOD_GETMULTI,
+			     MPR_COUNTS | B(MPR_SID_MSB) | B(MPR_SID_LSB), &m,
+			     len, &mt), 0);
+	ck_assert_uint_eq(mt.count, 1);
+	ck_assert_uint_eq(be16toh(PREC(&mt, 0)->qos_class_sl) & 0xf, 9);
+	ck_assert_uint_eq(PREC(&mt, 0)->mtu & 0x3f, 1);
+	free(mt.buf);
+	/* one part of the ServiceID alone selects nothing */
+	ck_assert_int_eq(run(&x.v, SA_ATTR_MULTIPATH_RECORD, MAD_METHOD_GETMULTI,
+			     MPR_COUNTS | B(MPR_SID_LSB), &m, len, &mt), 0);
+	ck_assert_uint_eq(be16toh(PREC(&mt, 0)->qos_class_sl) & 0xf, 1);
+	free(mt.buf);
+	m.r.qos_class_sl = htobe16(0x123 << 4);
+	ck_assert_int_eq(run(&x.v, SA_ATTR_MULTIPATH_RECORD, MAD_METHOD_GETMULTI,
+			     MPR_COUNTS | B(MPR_QOS_CLASS), &m, len, &mt), 0);
+	ck_assert_uint_eq(be16toh(PREC(&mt, 0)->qos_class_sl) & 0xf, 3);
+	free(mt.buf);
+	/* a requested SL other than the level's: no record */
+	m.r.qos_class_sl = htobe16(0x123 << 4 | 4);
+	ck_assert_int_eq(run(&x.v, SA_ATTR_MULTIPATH_RECORD, MAD_METHOD_GETMULTI,
+			     MPR_COUNTS | B(MPR_QOS_CLASS) | B(MPR_SL), &m, len,
+			     &mt), 0);
+	ck_assert_uint_eq(mt.count, 0);
+	free(mt.buf);
+	qos_policy_free(&pol);
+	fx_free(&x);
+}
+END_TEST
+
 static void fx_layers(struct fx *x)
 {
 	x->r.n_layers = 3;
@@ -473,6 +540,7 @@ static Suite *sa_multipath_suite(void)
 	tcase_add_test(tc, test_multipath_many);
 	tcase_add_test(tc, test_multipath_selectors);
 	tcase_add_test(tc, test_multipath_bad);
+	tcase_add_test(tc, test_multipath_qos);
 	tcase_add_test(tc, test_path_layers);
 	suite_add_tcase(s, tc);
 	return s;

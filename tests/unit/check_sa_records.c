@@ -20,6 +20,7 @@
 #include "mad/sa_wire.h"
 #include "routing/routing.h"
 #include "model/fabric.h"
+#include "qos/qos.h"
 #include "sm/lid.h"
 #include "sm/sa/sa.h"
 #include "sm/topo_file.h"
@@ -1300,6 +1301,107 @@ START_TEST(test_path_tiny)
 }
 END_TEST
 
+/* ---- PathRecord under a QoS policy (OpenSM's osm_sa_path_record.c) ---- */
+
+START_TEST(test_path_qos)
+{
+	static const char policy[] =
+		"qos-levels\n"
+		" qos-level\n  name: DEFAULT\n  sl: 1\n end-qos-level\n"
+		" qos-level\n  name: L\n  sl: 5\n  mtu-limit: 2\n"
+		"  rate-limit: 3\n  packet-life: 9\n end-qos-level\n"
+		" qos-level\n  name: P5\n  sl: 7\n  pkey: 0x0005\n"
+		" end-qos-level\n"
+		" qos-level\n  name: PD\n  sl: 8\n  pkey: 0x7fff\n"
+		" end-qos-level\n"
+		"end-qos-levels\n"
+		"qos-match-rules\n"
+		" qos-match-rule\n  service-id: 0x10\n  qos-level-name: L\n"
+		" end-qos-match-rule\n"
+		" qos-match-rule\n  qos-class: 3\n  qos-level-name: P5\n"
+		" end-qos-match-rule\n"
+		" qos-match-rule\n  qos-class: 4\n  qos-level-name: PD\n"
+		" end-qos-match-rule\n"
+		"end-qos-match-rules\n";
+	const uint64_t sid = B(PR_SID_MSB) | B(PR_SID_LSB);
+	struct qos_policy pol;
+	struct qos_error e;
+	struct sa_path_record t, r;
+	uint8_t *part_sl;
+	struct fx x;
+	int32_t a, b;
+
+	fx_load(&x, "tiny.net", 0);
+	ck_assert_int_eq(qos_parse(policy, strlen(policy), &pol, &e), 0);
+	a = by_desc(&x.f, "H0001 tiny host");
+	b = by_desc(&x.f, "H0002 tiny host");
+	x.v.qos = &pol;
+	/* nothing matches: the default level's SL, the path as it is */
+	pr_tmpl_lids(&t, lid_of(&x.f, a, 1), lid_of(&x.f, b, 1));
+	ck_assert_uint_eq(pr_get(&x, &t, 0, &r, NULL), 1);
+	ck_assert_uint_eq(be16toh(r.qos_class_sl) & 0xf, 1);
+	ck_assert_uint_eq(r.pkt_life, 0x80 | 18);
+	ck_assert_uint_gt(r.mtu & 0x3f, 2);
+	ck_assert_uint_gt(r.rate & 0x3f, 3);
+	ck_assert_uint_eq(be16toh(r.pkey), 0xffff);
+	/* by service ID: SL, MTU and rate limits, packet lifetime */
+	t.service_id = htobe64(0x10);
+	ck_assert_uint_eq(pr_get(&x, &t, sid, &r, NULL), 1);
+	ck_assert_uint_eq(be16toh(r.qos_class_sl) & 0xf, 5);
+	ck_assert_uint_eq(r.mtu, 0x80 | 2);
+	ck_assert_uint_eq(r.rate, 0x80 | 3);
+	ck_assert_uint_eq(r.pkt_life, 0x80 | 9);
+	/* half a ServiceID is none (OpenSM needs both halves) */
+	ck_assert_uint_eq(pr_get(&x, &t, B(PR_SID_LSB), &r, NULL), 1);
+	ck_assert_uint_eq(be16toh(r.qos_class_sl) & 0xf, 1);
+	/* a requested SL: the level's, or no record */
+	t.qos_class_sl = htobe16(4);
+	ck_assert_uint_eq(pr_get(&x, &t, sid | B(PR_SL), &r, NULL), 0);
+	t.qos_class_sl = htobe16(5);
+	ck_assert_uint_eq(pr_get(&x, &t, sid | B(PR_SL), &r, NULL), 1);
+	/* a selector asking for more than the level allows: no record */
+	t.mtu = (uint8_t)(2 << 6 | 4);
+	ck_assert_uint_eq(pr_get(&x, &t, sid | B(PR_MTU_SEL) | B(PR_MTU), &r,
+				 NULL), 0);
+	t.mtu = (uint8_t)(2 << 6 | 2);
+	ck_assert_uint_eq(pr_get(&x, &t, sid | B(PR_MTU_SEL) | B(PR_MTU), &r,
+				 NULL), 1);
+	/* a level's P_Keys: none shared, no record; shared, its 15 bits */
+	pr_tmpl_lids(&t, lid_of(&x.f, a, 1), lid_of(&x.f, b, 1));
+	t.qos_class_sl = htobe16(3 << 4);
+	ck_assert_uint_eq(pr_get(&x, &t, B(14), &r, NULL), 0);
+	t.qos_class_sl = htobe16(4 << 4);
+	ck_assert_uint_eq(pr_get(&x, &t, B(14), &r, NULL), 1);
+	ck_assert_uint_eq(be16toh(r.pkey), 0x7fff);
+	ck_assert_uint_eq(be16toh(r.qos_class_sl) & 0xf, 8);
+	/* a requested P_Key the level does not name: no record */
+	t.qos_class_sl = htobe16(3 << 4);
+	t.pkey = htobe16(0xffff);
+	ck_assert_uint_eq(pr_get(&x, &t, B(14) | B(PR_PKEY), &r, NULL), 0);
+	x.v.qos = NULL;
+	qos_policy_free(&pol);
+
+	/* no policy: the partition's SL (partitions.conf sl=) */
+	part_sl = calloc(0x8000, 1);
+	ck_assert_ptr_nonnull(part_sl);
+	part_sl[0x7fff] = 6;
+	x.v.part_sl = part_sl;
+	pr_tmpl_lids(&t, lid_of(&x.f, a, 1), lid_of(&x.f, b, 1));
+	ck_assert_uint_eq(pr_get(&x, &t, 0, &r, NULL), 1);
+	ck_assert_uint_eq(be16toh(r.qos_class_sl) & 0xf, 6);
+	t.qos_class_sl = htobe16(2);
+	ck_assert_uint_eq(pr_get(&x, &t, B(PR_SL), &r, NULL), 1);
+	ck_assert_uint_eq(be16toh(r.qos_class_sl) & 0xf, 2);
+	x.v.part_sl = NULL;
+	free(part_sl);
+	/* neither: SL 0 as before */
+	pr_tmpl_lids(&t, lid_of(&x.f, a, 1), lid_of(&x.f, b, 1));
+	ck_assert_uint_eq(pr_get(&x, &t, 0, &r, NULL), 1);
+	ck_assert_uint_eq(be16toh(r.qos_class_sl), 0);
+	fx_free(&x);
+}
+END_TEST
+
 /* ---- PathRecord: GIDs, halves, the world ------------------------------ */
 
 START_TEST(test_path_gids)
@@ -1818,6 +1920,7 @@ static Suite *sa_records_suite(void)
 	tcase_set_timeout(pr, 600);
 	tcase_add_test(pr, test_path_all_pairs);
 	tcase_add_test(pr, test_path_tiny);
+	tcase_add_test(pr, test_path_qos);
 	tcase_add_test(pr, test_path_gids);
 	tcase_add_test(pr, test_path_world_limit);
 	tcase_add_test(pr, test_path_selectors);

@@ -380,8 +380,45 @@ static void send_trap(uint16_t src, unsigned num, uint16_t issuer)
 		memcpy(n->data_details + 2, &lid, 2);
 		memcpy(n->data_details + 6, &cap, 4);
 	}
+	if (num == 256) {	/* bad M_Key: LID 9 (DR SLID 0xffff) Set PortInfo */
+		uint16_t req = htobe16(9), drslid = htobe16(0xffff);
+		uint16_t attr = htobe16(SMP_ATTR_PORT_INFO);
+		uint64_t key = htobe64(0xbad);
+
+		memcpy(n->data_details + 2, &req, 2);
+		memcpy(n->data_details + 4, &drslid, 2);
+		n->data_details[6] = MAD_METHOD_SET;
+		memcpy(n->data_details + 8, &attr, 2);
+		memcpy(n->data_details + 14, &key, 8);
+		n->data_details[23] = 0x80 | 2;	/* DRNotice, 2 hops */
+		n->data_details[25] = 3;
+		n->data_details[26] = 1;
+	}
 	mad_engine_recv(F.engine, mad, MAD_SIZE, &from, 0);
 }
+
+/* Trap 256: the port that refused and the requester are remembered (the
+ * health report's bad_m_key finding), counted per port. */
+START_TEST(test_trap_bad_mkey)
+{
+	bring_up();
+	send_trap(3, 256, 3);
+	send_trap(3, 256, 3);
+	run_for(0.01);
+	ck_assert_uint_eq(S->bad_mkeys[0].node_guid, GUID_B);
+	ck_assert_uint_eq(S->bad_mkeys[0].port, 1);
+	ck_assert_uint_eq(S->bad_mkeys[0].lid, 3);
+	ck_assert_uint_eq(S->bad_mkeys[0].requester, 9);
+	ck_assert_uint_eq(S->bad_mkeys[0].attr, SMP_ATTR_PORT_INFO);
+	ck_assert_uint_eq(S->bad_mkeys[0].method, MAD_METHOD_SET);
+	ck_assert_uint_eq(S->bad_mkeys[0].count, 2);
+	ck_assert_uint_eq(S->bad_mkeys[1].node_guid, 0);
+	/* forgotten after SM_ROGUE_FORGET_S */
+	run_for(SM_ROGUE_FORGET_S + 1);
+	sm_rogue_expire(S);
+	ck_assert_uint_eq(S->bad_mkeys[0].node_guid, 0);
+}
+END_TEST
 
 /* Subscribe CA B (LID 3) to `trap` (InformInfo Set, 13.4.8.3); true
  * when the SA accepted it. */
@@ -1540,6 +1577,14 @@ START_TEST(test_sm_key)
 	from_b(MAD_METHOD_SET, SMINFO_DISABLE, 2);
 	ck_assert_int_eq(S->state, SM_MASTER);
 	ck_assert_uint_eq(F.n_sent, before);
+	/* remembered as untrusted, with its LID and the Set ignored */
+	ck_assert_uint_eq(S->rogues[0].guid, GUID_B + 1);
+	ck_assert_uint_eq(S->rogues[0].lid, 3);
+	ck_assert_uint_eq(S->rogues[0].sets, 1);
+	from_b(MAD_METHOD_SET, SMINFO_HANDOVER, 2);
+	ck_assert_int_eq(S->state, SM_MASTER);
+	ck_assert_uint_eq(S->rogues[0].sets, 2);
+	ck_assert_uint_eq(S->rogues[1].guid, 0);
 	from_b(MAD_METHOD_GET, 0, 2);
 	ck_assert_uint_eq(be64toh(last_sminfo_resp()->sm_key), 0);
 	from_b(MAD_METHOD_GET, 0, 1);
@@ -1561,6 +1606,20 @@ START_TEST(test_sm_key_other_master_ignored)
 	b_prio = 15;
 	b_key = 2;
 	bring_up();
+	/* its SMInfo answer named it: untrusted, master, priority 15 */
+	unsigned k;
+	for (k = 0; k < SM_MAX_ROGUE; k++)
+		if (S->rogues[k].guid == GUID_B + 1)
+			break;
+	ck_assert_uint_lt(k, SM_MAX_ROGUE);
+	ck_assert_uint_eq(S->rogues[k].priority, 15);
+	ck_assert_uint_eq(S->rogues[k].state, SM_STATE_MASTER);
+	ck_assert_uint_eq(S->rogues[k].sets, 0);
+	/* forgotten after SM_ROGUE_FORGET_S of silence */
+	b_sm = false;
+	run_for(SM_ROGUE_FORGET_S + 5);
+	sm_rogue_expire(S);
+	ck_assert_uint_eq(S->rogues[k].guid, 0);
 }
 END_TEST
 
@@ -1916,6 +1975,7 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_sigterm_alone);
 	tcase_add_test(tc, test_sigterm_twice_is_once);
 	tcase_add_test(tc, test_sm_key);
+	tcase_add_test(tc, test_trap_bad_mkey);
 	tcase_add_test(tc, test_sm_key_other_master_ignored);
 	tcase_add_test(tc, test_master_refuses_sets);
 	tcase_add_test(tc, test_disable_and_discover);

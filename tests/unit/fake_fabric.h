@@ -50,6 +50,16 @@ struct ff_node {
 	bool	 sl_map;		/* CapabilityMask:IsSLMappingSupported */
 	/* SLtoVLMappingTables by [input][output] port (a CA's: [0][port]) */
 	uint8_t	 sl2vl[FF_MAX_PORTS + 1][FF_MAX_PORTS + 1][8];
+	/* M_Key of each end port (a CA's ports, a switch's port 0) */
+	struct ff_mkey {
+		uint64_t key;
+		uint16_t lease;		/* M_KeyLeasePeriod, s (0: forever) */
+		uint8_t	 prot;		/* M_KeyProtectBits */
+		bool	 lease_on;	/* the lease timer runs */
+		double	 lease_end;
+		uint16_t violations;	/* M_KeyViolations */
+		unsigned traps;		/* traps 256 the port sends */
+	} mk[FF_MAX_PORTS + 1];
 };
 
 struct fake_fabric;
@@ -148,9 +158,53 @@ static inline void ff_port_info(const struct ff_node *n, unsigned p,
 	pi->vl_cap_init_type = 4u << 4;
 	pi->init_type_reply_mtu_cap = 5;
 	pi->op_vls_enforce = 4u << 4;
-	if (n->type != NODE_TYPE_SWITCH || p == 0)
+	if (n->type != NODE_TYPE_SWITCH || p == 0) {
 		pi->cap_mask = htobe32((n->type == NODE_TYPE_SWITCH ? 0 : 1u << 16) |
 				       (n->sl_map ? PI_CAP_SL_MAP : 0));
+		pi->mkey = htobe64(n->mk[p].key);
+		pi->mkey_lease_period = htobe16(n->mk[p].lease);
+		pi->mkey_prot_lmc = (uint8_t)(n->mk[p].prot << 6);
+		pi->mkey_violations = htobe16(n->mk[p].violations);
+	}
+}
+
+/*
+ * The M_Key check of an SMP at end port `ep` (IBA 14.2.4.1-3): it passes
+ * when the port's M_Key is 0 or the SMP carries it (and stops a running
+ * lease timer).  Otherwise, by M_KeyProtectBits: 0, everything goes; 1,
+ * Gets go, Sets fail; 2, Gets go with the M_Key read as 0, Sets fail; 3,
+ * both fail.  A failure gets no answer, counts in M_KeyViolations, sends
+ * trap 256 and starts the lease timer (M_KeyLeasePeriod not 0): when it
+ * runs out the protection bits drop to 0.
+ */
+enum ff_mk_verdict { FF_MK_OK, FF_MK_HIDE, FF_MK_FAIL };
+
+static inline enum ff_mk_verdict ff_mkey_check(struct fake_fabric *ff,
+					       struct ff_node *n, unsigned ep,
+					       const struct smp_dr *req, bool set)
+{
+	struct ff_mkey *m = &n->mk[ep];
+	double now = ev_now(ff->fk->loop);
+
+	if (m->lease_on && now >= m->lease_end) {
+		m->prot = 0;
+		m->lease_on = false;
+	}
+	if (!m->key || be64toh(req->mkey) == m->key) {
+		m->lease_on = false;
+		return FF_MK_OK;
+	}
+	if (m->prot == 0 || (!set && m->prot == 1))
+		return FF_MK_OK;
+	if (!set && m->prot == 2)
+		return FF_MK_HIDE;
+	m->violations++;
+	m->traps++;
+	if (m->lease && !m->lease_on) {
+		m->lease_on = true;
+		m->lease_end = now + m->lease;
+	}
+	return FF_MK_FAIL;
 }
 
 /* Fill in the answer to one SMP; false when the node would not answer. */
@@ -162,6 +216,11 @@ static inline bool ff_answer(struct fake_fabric *ff, int id, uint8_t in_port,
 	uint32_t mod = be32toh(req->hdr.attr_mod);
 	bool set = req->hdr.method == MAD_METHOD_SET;
 
+	unsigned ep = n->type == NODE_TYPE_SWITCH ? 0 : in_port;
+	enum ff_mk_verdict mk = ff_mkey_check(ff, n, ep, req, set);
+
+	if (mk == FF_MK_FAIL)
+		return false;
 	if (attr < 0x20)
 		(set ? n->sets : n->gets)[attr]++;
 	if (set && (n->drop_sets || (n->drop_lft_sets && attr == SMP_ATTR_LFT)))
@@ -219,8 +278,15 @@ static inline bool ff_answer(struct fake_fabric *ff, int id, uint8_t in_port,
 			n->port[p].lid = be16toh(w->lid);
 			if (want == PORT_STATE_ARMED || want == PORT_STATE_ACTIVE)
 				n->port[p].state = (uint8_t)want;
+			if (n->type != NODE_TYPE_SWITCH || p == 0) {
+				n->mk[p].key = be64toh(w->mkey);
+				n->mk[p].lease = be16toh(w->mkey_lease_period);
+				n->mk[p].prot = w->mkey_prot_lmc >> 6;
+			}
 		}
 		ff_port_info(n, p, &pi);
+		if (mk == FF_MK_HIDE)
+			pi.mkey = 0;
 		memcpy(resp->data, &pi, sizeof(pi));
 		break;
 	}
