@@ -514,6 +514,27 @@ static void note_twin(struct discovery *d, uint64_t guid)
 		r->dup_guid[r->n_dup_guid++] = guid;
 }
 
+/*
+ * The journal's fields of an ERR 0103 (sm/log.h): the GUID, the path
+ * that reached the twin and the path of the node first seen, the port
+ * entered (0: not known) and the node and port the twin hangs off.
+ */
+static void dup_guid_fields(struct log_fields *lf, const struct discovery *d,
+			    const struct query *q, uint64_t guid,
+			    const char *path, const char *first, unsigned port)
+{
+	log_field(lf, "NODE_GUID=0x%016" PRIx64, guid);
+	log_field(lf, "PATH=%s", path);
+	log_field(lf, "FIRST_PATH=%s", first);
+	if (port)
+		log_field(lf, "PORT=%u", port);
+	if (q->from_node != FAB_NONE) {
+		log_field(lf, "PEER_GUID=0x%016" PRIx64,
+			  fabric_node(d->fabric, q->from_node)->guid);
+		log_field(lf, "PEER_PORT=%u", q->from_port);
+	}
+}
+
 static bool prefer_previous(struct discovery *d, const struct query *q,
 			    int32_t id, const struct smp_node_info *ni,
 			    const char *why)
@@ -523,6 +544,7 @@ static bool prefer_previous(struct discovery *d, const struct query *q,
 	uint8_t lp = ni->local_port;
 	struct fab_port *p;
 	char ps[4 * (SMP_MAX_HOPS + 1)], old[4 * (SMP_MAX_HOPS + 1)];
+	struct log_fields lf = { 0 };
 
 	if (n->type == NODE_TYPE_SWITCH || n->type != ni->node_type ||
 	    n->num_ports != ni->num_ports || q->from_node == FAB_NONE)
@@ -539,10 +561,11 @@ static bool prefer_previous(struct discovery *d, const struct query *q,
 
 	path_str(q->path, q->hops, ps, sizeof(ps));
 	path_str(p->path, p->hops, old, sizeof(old));
-	log_err("ERR 0103: duplicate node GUID 0x%016" PRIx64 ": path %s reaches"
-		" a node first seen at path %s (%s), but the last sweep had it at"
-		" path %s: the node at path %s is left out", n->guid, ps, old,
-		why, ps, old);
+	dup_guid_fields(&lf, d, q, n->guid, ps, old, 0);
+	log_event(LOG_LVL_ERR, 103, &lf, "duplicate node GUID 0x%016" PRIx64
+		  ": path %s reaches a node first seen at path %s (%s), but the"
+		  " last sweep had it at path %s: the node at path %s is left"
+		  " out", n->guid, ps, old, why, ps, old);
 	note_twin(d, n->guid);
 	if (p->peer_node != FAB_NONE) {
 		fabric_node(f, p->peer_node)->ports[p->peer_port].peer_node = FAB_NONE;
@@ -630,6 +653,7 @@ static void got_node_info(struct discovery *d, struct query *q,
 		}
 	} else {
 		char why[160], first[4 * (SMP_MAX_HOPS + 1)];
+		struct log_fields lf = { 0 };
 
 		why[0] = '\0';
 
@@ -646,10 +670,11 @@ static void got_node_info(struct discovery *d, struct query *q,
 			first_path(n, n->type == NODE_TYPE_SWITCH ||
 				   lp > n->num_ports ? 0 : lp,
 				   first, sizeof(first));
-			log_err("ERR 0103: duplicate node GUID 0x%016" PRIx64
-				": path %s reaches a node first seen at path %s"
-				" (%s): the node at path %s is left out", guid, ps,
-				first, why, ps);
+			dup_guid_fields(&lf, d, q, guid, ps, first, 0);
+			log_event(LOG_LVL_ERR, 103, &lf, "duplicate node GUID"
+				  " 0x%016" PRIx64 ": path %s reaches a node first"
+				  " seen at path %s (%s): the node at path %s is"
+				  " left out", guid, ps, first, why, ps);
 			note_twin(d, guid);
 			return;
 		}
@@ -689,16 +714,19 @@ static void twin_behind_down_port(struct discovery *d, const struct query *q)
 	struct fab_node *o = fabric_node(f, p->peer_node);
 	struct fab_port *op = &o->ports[p->peer_port];
 	char ps[4 * (SMP_MAX_HOPS + 1) + 4], first[4 * (SMP_MAX_HOPS + 1)];
+	struct log_fields lf = { 0 };
 	size_t len;
 
 	first_path(o, p->peer_port, ps, sizeof(ps) - 4);
 	len = strlen(ps);
 	snprintf(ps + len, sizeof(ps) - len, ",%u", p->peer_port);
 	path_str(n->path, n->hops, first, sizeof(first));
-	log_err("ERR 0103: duplicate node GUID 0x%016" PRIx64 ": path %s"
-		" reaches a node first seen at path %s (it was entered at port"
-		" %u, which is down on the switch first seen): the node at"
-		" path %s is left out", n->guid, ps, first, q->port, ps);
+	dup_guid_fields(&lf, d, q, n->guid, ps, first, q->port);
+	log_event(LOG_LVL_ERR, 103, &lf, "duplicate node GUID 0x%016" PRIx64
+		  ": path %s reaches a node first seen at path %s (it was"
+		  " entered at port %u, which is down on the switch first"
+		  " seen): the node at path %s is left out", n->guid, ps, first,
+		  q->port, ps);
 	op->peer_node = FAB_NONE;
 	p->peer_node = FAB_NONE;
 	note_twin(d, n->guid);

@@ -78,8 +78,13 @@ static void on_light_si(struct smp_batch *b, int32_t node, uint8_t port,
 	if (smp_switch_info_psc(si)) {
 		const struct fab_node *n = fabric_node(&ls->sm->fabric, node);
 
-		log_info("light sweep: port state change on switch 0x%016"
-			 PRIx64 " \"%s\"", n->guid, fab_node_label(n));
+		struct log_fields lf = { 0 };
+
+		log_field(&lf, "NODE_GUID=0x%016" PRIx64, n->guid);
+		log_field(&lf, "NODE_DESC=%s", n->has_desc ? n->desc : "");
+		log_event(LOG_LVL_INFO, 331, &lf, "light sweep: port state change"
+			  " on switch 0x%016" PRIx64 " \"%s\"", n->guid,
+			  fab_node_label(n));
 		ls->changed++;
 	}
 }

@@ -11,19 +11,40 @@
  * has its own); a log in a file gets a copy of each error and warning
  * on stderr when stderr is the journal, so the journal holds what needs
  * attention and the file holds everything.
+ *
+ * With libsystemd (HAVE_LIBSYSTEMD), what goes to the journal goes as a
+ * structured entry (sd_journal_sendv) instead of a prefixed line:
+ * MESSAGE= the line's text, PRIORITY=, SYSLOG_IDENTIFIER=ibsm and, for a
+ * line with a code (a log_event(), a rate-limited line, or a text
+ * starting "ERR NNNN: " / "SM NNNN: "), IBSM_CODE=NNNN and
+ * MESSAGE_ID=LOG_MESSAGE_ID_BASE followed by the four digits; a
+ * log_event() adds its fields (NODE_GUID=, PORT=, LID=, ...).  Events are
+ * copied to the journal at every level, not only errors and warnings,
+ * since monitoring keys on them.  sd_journal_sendv() drops an entry
+ * silently when journald's socket is missing (ENOENT), so the socket is
+ * looked for when the log is opened (and reopened, SIGUSR1): without it,
+ * or when a send fails, the line is written on the stream with its
+ * prefix, as without libsystemd.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifdef HAVE_LIBSYSTEMD
+/* CODE_FILE= and CODE_LINE= would name this file, not the caller. */
+#define SD_JOURNAL_SUPPRESS_LOCATION
+#include <sys/uio.h>
+#include <systemd/sd-journal.h>
+#endif
 
 #include "sm/log.h"
 
@@ -32,6 +53,7 @@ static char *log_path;		/* NULL: the terminal */
 static enum log_level log_level = LOG_LVL_INFO;
 static bool log_journal;	/* log_fp is the journal's stream */
 static bool err_journal;	/* stderr is (a copy of errors goes there) */
+static bool journal_native;	/* journald's socket is there (libsystemd) */
 /* log_max_size: the file is rotated past this many bytes (0: never) */
 static uint64_t log_max_bytes;
 static uint64_t log_bytes;	/* the file's size as we wrote it */
@@ -97,6 +119,19 @@ static void rotate(void)
 		 log_max_bytes >> 20, old);
 }
 
+/* journald's native socket, where sd_journal_sendv() sends. */
+static bool journald_there(void)
+{
+#ifdef HAVE_LIBSYSTEMD
+	struct stat st;
+
+	return stat("/run/systemd/journal/socket", &st) == 0 &&
+	       S_ISSOCK(st.st_mode);
+#else
+	return false;
+#endif
+}
+
 int log_open(const char *path, enum log_level level)
 {
 	log_level = level;
@@ -104,6 +139,7 @@ int log_open(const char *path, enum log_level level)
 	log_path = NULL;
 	err_journal = is_journal(STDERR_FILENO);
 	log_journal = false;
+	journal_native = journald_there();
 	if (!path || !strcmp(path, "stdout") || !strcmp(path, "-")) {
 		log_fp = stdout;
 		/* A pipe or the journal's socket: a line at a time. */
@@ -125,6 +161,7 @@ int log_open(const char *path, enum log_level level)
 
 int log_reopen(void)
 {
+	journal_native = journald_there();
 	if (!log_path)
 		return 0;
 	FILE *fp = open_file(log_path);
@@ -156,46 +193,158 @@ bool log_enabled(enum log_level level)
 	return level <= log_level;
 }
 
-/* The va_list helper of every log function: a format checked at the
- * callers (their attributes), passed on here. */
+static void log_line(enum log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void log_code_line(enum log_level level, unsigned code,
+			  const struct log_fields *f, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+void log_field(struct log_fields *f, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (f->n >= LOG_FIELDS_MAX)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(f->kv[f->n], sizeof(f->kv[f->n]), fmt, ap);
+	va_end(ap);
+	if (n > 0 && strchr(f->kv[f->n], '='))
+		f->n++;
+}
+
+#ifdef HAVE_LIBSYSTEMD
+/* The code a line's text starts with ("ERR 0103: ", "SM 1101: "), or 0. */
+static unsigned text_code(const char *msg)
+{
+	unsigned code;
+	char colon;
+
+	if ((sscanf(msg, "ERR %4u%c", &code, &colon) == 2 ||
+	     sscanf(msg, "SM %4u%c", &code, &colon) == 2) && colon == ':')
+		return code;
+	return 0;
+}
+
+/* One journal entry (see the top of this file); 0 or -errno. */
+static int journal_send(enum log_level level, unsigned code,
+			const struct log_fields *f, const char *msg)
+{
+	struct iovec iov[LOG_FIELDS_MAX + 5];
+	char prio[16], codef[24], mid[48];
+	size_t n = 0;
+	char *m;
+	int rc;
+
+	if (asprintf(&m, "MESSAGE=%s", msg) < 0)
+		return -ENOMEM;
+	iov[n++] = (struct iovec){ m, strlen(m) };
+	snprintf(prio, sizeof(prio), "PRIORITY=%d", journal_prio[level]);
+	iov[n++] = (struct iovec){ prio, strlen(prio) };
+	iov[n++] = (struct iovec){ "SYSLOG_IDENTIFIER=ibsm", 22 };
+	if (!code)
+		code = text_code(msg);
+	if (code && code <= 9999) {
+		snprintf(codef, sizeof(codef), "IBSM_CODE=%04u", code);
+		snprintf(mid, sizeof(mid), "MESSAGE_ID=%s%04u",
+			 LOG_MESSAGE_ID_BASE, code);
+		iov[n++] = (struct iovec){ codef, strlen(codef) };
+		iov[n++] = (struct iovec){ mid, strlen(mid) };
+	}
+	for (unsigned i = 0; f && i < f->n && n < sizeof(iov) / sizeof(iov[0]); i++)
+		iov[n++] = (struct iovec){ (void *)f->kv[i], strlen(f->kv[i]) };
+	rc = sd_journal_sendv(iov, (int)n);
+	free(m);
+	return rc;
+}
+#endif
+
+/*
+ * A line for the journal: an entry of its own (libsystemd), else the
+ * text on `fp` with its priority prefix.
+ */
+static void to_journal(FILE *fp, enum log_level level, unsigned code,
+		       const struct log_fields *f, const char *msg)
+{
+	static const char *const tag[] = { "ERR", "WARN", "INFO", "DEBUG" };
+
+#ifdef HAVE_LIBSYSTEMD
+	if (journal_native && journal_send(level, code, f, msg) >= 0)
+		return;
+#else
+	(void)code;
+	(void)f;
+#endif
+	fprintf(fp, "<%d>[%s] %s\n", journal_prio[level], tag[level], msg);
+}
+
+/*
+ * Every log line comes here: `code` is its code when the caller knows
+ * it (0 otherwise: taken from the text), `f` the fields of an event.
+ */
+static void vlog_ev(enum log_level level, unsigned code,
+		    const struct log_fields *f, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+static void vlog_ev(enum log_level level, unsigned code,
+		    const struct log_fields *f, const char *fmt, va_list ap)
+{
+	static const char *const tag[] = { "ERR", "WARN", "INFO", "DEBUG" };
+	FILE *fp = log_fp ? log_fp : stderr;
+	bool copy = err_journal && fp != stderr && level <= LOG_LVL_WARN;
+	struct timeval tv;
+	struct tm tm;
+	char ts[32];
+	char *msg;
+
+	/* Events go to the journal at every level (see the top). */
+	if (journal_native && err_journal && fp != stderr && f)
+		copy = true;
+	if (!log_enabled(level))
+		return;
+	if (vasprintf(&msg, fmt, ap) < 0)
+		return;
+	if (log_journal || (!log_fp && err_journal)) {
+		to_journal(fp, level, code, f, msg);
+		free(msg);
+		return;
+	}
+	if (copy)
+		to_journal(stderr, level, code, f, msg);
+	gettimeofday(&tv, NULL);
+	localtime_r(&tv.tv_sec, &tm);
+	strftime(ts, sizeof(ts), "%b %d %H:%M:%S", &tm);
+	int w = fprintf(fp, "%s.%06ld [%s] %s\n", ts, (long)tv.tv_usec,
+			tag[level], msg);
+	free(msg);
+	if (!log_path || fp != log_fp)
+		return;
+	log_bytes += (uint64_t)(w > 0 ? w : 0);
+	if (log_max_bytes && log_bytes > log_max_bytes)
+		rotate();
+}
+
 static void vlog(enum log_level level, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
 static void vlog(enum log_level level, const char *fmt, va_list ap)
 {
-	static const char *const tag[] = { "ERR", "WARN", "INFO", "DEBUG" };
-	FILE *fp = log_fp ? log_fp : stderr;
-	struct timeval tv;
-	struct tm tm;
-	char ts[32];
+	vlog_ev(level, 0, NULL, fmt, ap);
+}
+
+void log_event(enum log_level level, unsigned code,
+	       const struct log_fields *f, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
 
 	if (!log_enabled(level))
 		return;
-	if (log_journal || (!log_fp && err_journal)) {
-		fprintf(fp, "<%d>[%s] ", journal_prio[level], tag[level]);
-		vfprintf(fp, fmt, ap);
-		fputc('\n', fp);
-		return;
-	}
-	if (err_journal && level <= LOG_LVL_WARN && fp != stderr) {
-		va_list cp;
-
-		va_copy(cp, ap);
-		fprintf(stderr, "<%d>[%s] ", journal_prio[level], tag[level]);
-		vfprintf(stderr, fmt, cp);
-		fputc('\n', stderr);
-		va_end(cp);
-	}
-	gettimeofday(&tv, NULL);
-	localtime_r(&tv.tv_sec, &tm);
-	strftime(ts, sizeof(ts), "%b %d %H:%M:%S", &tm);
-	int a = fprintf(fp, "%s.%06ld [%s] ", ts, (long)tv.tv_usec, tag[level]);
-	int b = vfprintf(fp, fmt, ap);
-	fputc('\n', fp);
-	if (!log_path || fp != log_fp)
-		return;
-	log_bytes += (uint64_t)(a > 0 ? a : 0) + (uint64_t)(b > 0 ? b : 0) + 1;
-	if (log_max_bytes && log_bytes > log_max_bytes)
-		rotate();
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (level <= LOG_LVL_WARN)
+		log_code_line(level, code, f, "ERR %04u: %s", code, msg);
+	else
+		log_code_line(level, code, f, "%s", msg);
 }
 
 static void vlog_stderr(enum log_level level, int err, const char *fmt,
@@ -231,13 +380,21 @@ void log_stderr_rc(enum log_level level, int err, const char *fmt, ...)
 }
 
 static void log_line(enum log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void log_line(enum log_level level, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	vlog(level, fmt, ap);
+	va_end(ap);
+}
+
+static void log_code_line(enum log_level level, unsigned code,
+			  const struct log_fields *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog_ev(level, code, f, fmt, ap);
 	va_end(ap);
 }
 
@@ -347,12 +504,15 @@ void log_ratelimit_set(unsigned burst, double rate)
 			rl_table[i].tokens = rl_burst;
 }
 
-void log_ratelimited(enum log_level level, unsigned code, const char *fmt, ...)
+static void vratelimited(enum log_level level, unsigned code,
+			 const struct log_fields *f, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+static void vratelimited(enum log_level level, unsigned code,
+			 const struct log_fields *f, const char *fmt, va_list ap)
 {
 	double now = rl_now();
 	struct rl_bucket *b;
 	char msg[512];
-	va_list ap;
 
 	if (!log_enabled(level))
 		return;
@@ -365,20 +525,37 @@ void log_ratelimited(enum log_level level, unsigned code, const char *fmt, ...)
 		return;
 	}
 	b->tokens -= 1.0;
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	if (level > LOG_LVL_WARN && b->suppressed)
-		log_line(level, "%s (%lu similar messages suppressed)", msg,
-			 b->suppressed);
+		log_code_line(level, code, f, "%s (%lu similar messages"
+			      " suppressed)", msg, b->suppressed);
 	else if (level > LOG_LVL_WARN)
-		log_line(level, "%s", msg);
+		log_code_line(level, code, f, "%s", msg);
 	else if (b->suppressed)
-		log_line(level, "ERR %04u: %s (%lu similar messages suppressed)",
-			 code, msg, b->suppressed);
+		log_code_line(level, code, f, "ERR %04u: %s (%lu similar"
+			      " messages suppressed)", code, msg, b->suppressed);
 	else
-		log_line(level, "ERR %04u: %s", code, msg);
+		log_code_line(level, code, f, "ERR %04u: %s", code, msg);
 	b->suppressed = 0;
+}
+
+void log_ratelimited(enum log_level level, unsigned code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vratelimited(level, code, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void log_ratelimited_event(enum log_level level, unsigned code,
+			   const struct log_fields *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vratelimited(level, code, f, fmt, ap);
+	va_end(ap);
 }
 
 void log_ratelimit_flush(void)

@@ -64,6 +64,32 @@ void log_debug_rc(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
+ * Events with structured fields for the journal (with libsystemd; see
+ * sm/log.c and ibsm(8), LOG): each field "NAME=value", NAME in capitals
+ * (NODE_GUID, PORT, LID, PEER_GUID, ...), at most LOG_FIELDS_MAX of them;
+ * more are ignored, as is one without "=".
+ *
+ *	struct log_fields lf = { 0 };
+ *	log_field(&lf, "NODE_GUID=0x%016" PRIx64, guid);
+ *	log_event(LOG_LVL_ERR, 103, &lf, "duplicate node GUID ...");
+ *
+ * The line's text is the same as log_err("ERR 0103: duplicate ...")'s
+ * (an informational event's text carries no code); the journal entry
+ * also has IBSM_CODE=0103 and MESSAGE_ID=LOG_MESSAGE_ID_BASE "0103".
+ */
+#define LOG_FIELDS_MAX	8
+#define LOG_MESSAGE_ID_BASE "debb9365329649948ff2664af053"
+struct log_fields {
+	unsigned n;
+	char kv[LOG_FIELDS_MAX][320];	/* a PATH= of 64 hops fits */
+};
+void log_field(struct log_fields *f, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void log_event(enum log_level level, unsigned code,
+	       const struct log_fields *f, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/*
  * Lines that a remote host can cause at will (one per trap, per failed
  * Report, ...) go through a token bucket per code: LOG_RL_BURST lines at
  * once, then LOG_RL_RATE per second.  An error or warning is written as
@@ -80,6 +106,10 @@ void log_debug_rc(int err, const char *fmt, ...)
 #define LOG_RL_CODES	64
 void log_ratelimited(enum log_level level, unsigned code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The same, with the journal fields of an event (see log_event()). */
+void log_ratelimited_event(enum log_level level, unsigned code,
+			   const struct log_fields *f, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 void log_ratelimit_flush(void);
 /*
  * Change the budget of every code: burst lines at once, then rate per

@@ -231,6 +231,11 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 			exit(0);
 		case OPT_SP_VERSION:
 			printf("ibsm %s\n", PACKAGE_VERSION);
+#ifdef HAVE_LIBSYSTEMD
+			printf("built with libsystemd (sd_notify, journal fields)\n");
+#else
+			printf("built without libsystemd\n");
+#endif
 			free(longs);
 			cfg_free(conf);
 			exit(0);

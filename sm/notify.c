@@ -2,12 +2,10 @@
  * notify.c - tell systemd how the SM is doing (see notify.h).
  *
  * The protocol (sd_notify(3)) is a datagram of "KEY=VALUE" lines to the
- * unix socket named by $NOTIFY_SOCKET (a path, or "@name" in the
- * abstract namespace).  libsystemd's sd_notify() sends on a blocking
- * socket: should the manager be slow to read, the event loop would stall
- * in it.  So the few lines are sent here, on one non-blocking socket
- * opened at start; a message that does not fit is lost and the next one
- * (at most half a watchdog period later) carries on.
+ * unix socket named by $NOTIFY_SOCKET.  What to say is decided here;
+ * sm/notify_send.h carries it (libsystemd's sd_notify() on a thread of
+ * its own, or a non-blocking socket without libsystemd), so sending never
+ * stalls the loop.
  *
  * READY=1 means "the subnet is managed": after the first SUBNET UP as
  * master, or on entering STANDBY (another SM is master).  Until then
@@ -19,23 +17,22 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "sm/notify.h"
+#include "sm/notify_send.h"
 #include "sm/ha/sync.h"
 
+/* A send waiting this long on the manager is logged (ERR 0322). */
+#define NOTIFY_STALL_S	5.0
+
 static struct {
-	int fd;				/* -1: no NOTIFY_SOCKET */
-	struct sockaddr_un addr;
-	socklen_t addr_len;
+	int fd;				/* -1: no NOTIFY_SOCKET, else 0 */
 	bool ready;			/* READY=1 sent */
 	bool stopping;			/* STOPPING=1 sent */
 	ev_timer watchdog;
@@ -45,74 +42,53 @@ static struct {
 	time_t last_sweep;
 	bool last_light;
 	struct fabric_counts counts;	/* of the model, after each heavy sweep */
-	unsigned errors;		/* send failures so far */
+	unsigned long failed;		/* send failures logged so far */
+	bool stall_logged;		/* ERR 0322 said for this stall */
+	ev_timer check;			/* polls the transport, once a second */
 } nt = { .fd = -1 };
 
 /*
- * Send one message; 0 or -errno.  A full socket (EAGAIN) drops it.  Only
- * the first failure is logged: systemd gone away must not fill the log
- * every half watchdog period.
+ * What the transport reports: a send failed (the first failure only:
+ * systemd gone away must not fill the log every half watchdog period),
+ * or one has waited NOTIFY_STALL_S on a manager that does not read.
  */
-static int send_msg(const char *msg)
+static void poll_transport(void)
 {
-	ssize_t n;
+	unsigned long failed;
+	double stalled;
+	int err;
 
-	if (nt.fd < 0)
-		return 0;
-	n = sendto(nt.fd, msg, strlen(msg), MSG_DONTWAIT | MSG_NOSIGNAL,
-		   (const struct sockaddr *)&nt.addr, nt.addr_len);
-	if (n >= 0)
-		return 0;
-	int err = errno;
-	if (nt.errors++ == 0)
+	notify_send_poll(&stalled, &failed, &err);
+	if (failed && !nt.failed)
 		log_warn_rc(err, "ERR 0320: cannot notify the service manager"
-			  " (NOTIFY_SOCKET)");
-	return -err;
-}
-
-/* $NOTIFY_SOCKET: "/path" or "@abstract"; 0 or -errno. */
-static int open_socket(const char *name)
-{
-	size_t len = strlen(name);
-
-	if ((name[0] != '/' && name[0] != '@') || len < 2 ||
-	    len >= sizeof(nt.addr.sun_path))
-		return -EINVAL;
-	memset(&nt.addr, 0, sizeof(nt.addr));
-	nt.addr.sun_family = AF_UNIX;
-	memcpy(nt.addr.sun_path, name, len);
-	if (name[0] == '@')
-		nt.addr.sun_path[0] = '\0';
-	nt.addr_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len +
-				  (name[0] == '/'));
-	nt.fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	return nt.fd < 0 ? -errno : 0;
-}
-
-/*
- * $WATCHDOG_USEC, when meant for us ($WATCHDOG_PID absent or our pid);
- * 0: no watchdog.
- */
-static uint64_t watchdog_usec(void)
-{
-	const char *usec = getenv("WATCHDOG_USEC");
-	const char *pid = getenv("WATCHDOG_PID");
-	unsigned long long v;
-	char *end;
-
-	if (!usec || !*usec)
-		return 0;
-	if (pid && *pid) {
-		errno = 0;
-		v = strtoull(pid, &end, 10);
-		if (errno || *end || v != (unsigned long long)getpid())
-			return 0;
+			    " (NOTIFY_SOCKET)");
+	nt.failed = failed;
+	if (stalled >= NOTIFY_STALL_S && !nt.stall_logged) {
+		log_warnx("ERR 0322: the service manager has not taken a"
+			  " notification for %.0f s (NOTIFY_SOCKET): newer ones"
+			  " wait, merged; the SM goes on", stalled);
+		nt.stall_logged = true;
+	} else if (!stalled && nt.stall_logged) {
+		log_info("the service manager takes notifications again");
+		nt.stall_logged = false;
 	}
-	errno = 0;
-	v = strtoull(usec, &end, 10);
-	if (errno || *end || end == usec)
-		return 0;
-	return v;
+}
+
+/* Send one message (never blocks, see notify_send.h). */
+static void send_msg(const char *msg)
+{
+	if (nt.fd < 0)
+		return;
+	(void)notify_send(msg);
+	poll_transport();
+}
+
+static void on_check(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)w;
+	(void)revents;
+	poll_transport();
 }
 
 static void on_watchdog(struct ev_loop *loop, ev_timer *w, int revents)
@@ -131,13 +107,17 @@ void notify_start(struct sm *sm)
 
 	if (!name || !*name || nt.fd >= 0)
 		return;
-	rc = open_socket(name);
+	rc = notify_send_open(name);
 	if (rc < 0) {
 		log_warn_rc(rc, "ERR 0321: NOTIFY_SOCKET=%s: expected a unix socket"
 			  " path or @name", name);
 		return;
 	}
-	usec = watchdog_usec();
+	nt.fd = 0;
+	ev_timer_init(&nt.check, on_check, 1., 1.);
+	ev_timer_start(sm->loop, &nt.check);
+	ev_unref(sm->loop);
+	usec = notify_watchdog_usec();
 	if (usec) {
 		/* Half the period, as sd_watchdog_enabled(3) advises. */
 		double period = (double)usec / 2e6;
@@ -154,6 +134,13 @@ void notify_start(struct sm *sm)
 
 void notify_stop(struct sm *sm)
 {
+	if (nt.fd < 0)
+		return;
+	ev_ref(sm->loop);
+	ev_timer_stop(sm->loop, &nt.check);
+	/* STOPPING=1 out, unless the manager does not read. */
+	notify_send_close(1.0);
+	nt.fd = -1;
 	if (nt.watchdog_on) {
 		ev_ref(sm->loop);
 		ev_timer_stop(sm->loop, &nt.watchdog);

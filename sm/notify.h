@@ -3,8 +3,9 @@
  * protocol, sd_notify(3)): READY=1, STATUS=, WATCHDOG=1, STOPPING=1.
  *
  * Without NOTIFY_SOCKET in the environment (not started by systemd with
- * Type=notify) all of it does nothing.  Datagrams are sent without
- * blocking: a full socket loses one message, never stalls the loop.
+ * Type=notify) all of it does nothing.  Sending never stalls the loop
+ * (sm/notify_send.h: libsystemd's sd_notify() on a thread of its own, or
+ * a non-blocking socket without libsystemd).
  */
 #ifndef IBSM_SM_NOTIFY_H
 #define IBSM_SM_NOTIFY_H

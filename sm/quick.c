@@ -361,6 +361,10 @@ int quick_apply(const struct fabric *old, const struct quick_read *r,
 			 fab_node_label(an), an->guid,
 			 (unsigned)(lost[0] & 0xff), fab_node_label(bn),
 			 bn->guid, ap->peer_port);
+		res->node_guid = an->guid;
+		res->port = (unsigned)(lost[0] & 0xff);
+		res->peer_guid = bn->guid;
+		res->peer_port = ap->peer_port;
 	}
 	rc = QUICK_LOSSES;
 out:
@@ -653,11 +657,18 @@ static void quick_end(struct quick_sweep *q)
 		return;
 	}
 	if (v == QUICK_LOSSES && !sm->ha.change_pending) {
-		log_warnx("ERR 0315: quick sweep: %u switch(es) read, %u SMPs,"
-			  " %.3f s: %u link(s) lost (%s), %u node(s) no longer"
-			  " reached: the heavy sweep starts from the model",
-			  q->n, q->smps, dt, res.links_lost, res.what,
-			  res.nodes_gone);
+		struct log_fields lf = { 0 };
+
+		log_field(&lf, "NODE_GUID=0x%016" PRIx64, res.node_guid);
+		log_field(&lf, "PORT=%u", res.port);
+		log_field(&lf, "PEER_GUID=0x%016" PRIx64, res.peer_guid);
+		log_field(&lf, "PEER_PORT=%u", res.peer_port);
+		log_field(&lf, "LINKS_LOST=%u", res.links_lost);
+		log_event(LOG_LVL_WARN, 315, &lf, "quick sweep: %u switch(es)"
+			  " read, %u SMPs, %.3f s: %u link(s) lost (%s), %u"
+			  " node(s) no longer reached: the heavy sweep starts"
+			  " from the model", q->n, q->smps, dt, res.links_lost,
+			  res.what, res.nodes_gone);
 		struct sm_msg m = { .ev = SM_EV_QUICK_LOSSES };
 
 		m.u.model.f = &nf;	/* taken by the heavy sweep, now */

@@ -59,6 +59,9 @@ struct quick_result {
 	unsigned links_lost;		/* links gone (each once) */
 	unsigned nodes_gone;		/* nodes no longer reachable */
 	char     what[320];		/* the first loss, or why QUICK_OTHER */
+	/* QUICK_LOSSES: the first lost link's ends (for the journal) */
+	uint64_t node_guid, peer_guid;
+	unsigned port, peer_port;
 };
 
 /*

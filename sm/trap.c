@@ -280,8 +280,17 @@ static void on_trap(void *arg, const void *mad, size_t len,
 		sm->stats.traps_rejected++;
 		return;
 	}
-	log_ratelimited(LOG_LVL_INFO, 304, "trap %u from LID %u (issuer LID %u)",
-			num, src, be16toh(n->issuer_lid));
+	struct log_fields lf = { 0 };
+
+	log_field(&lf, "TRAP=%u", num);
+	log_field(&lf, "LID=%u", src);
+	log_field(&lf, "ISSUER_LID=%u", be16toh(n->issuer_lid));
+	log_field(&lf, "NODE_GUID=0x%016" PRIx64,
+		  fabric_node(&sm->fabric, snode)->guid);
+	log_field(&lf, "PORT=%u", sport);
+	log_ratelimited_event(LOG_LVL_INFO, 304, &lf, "trap %u from LID %u"
+			      " (issuer LID %u)", num, src,
+			      be16toh(n->issuer_lid));
 	if (v == TRAP_REPORT || v == TRAP_SWEEP)
 		sa_report_notice(sm, n, be16toh(n->issuer_lid));
 	if (v == TRAP_SWEEP && num == 144 && trap144_is_sm(n)) {

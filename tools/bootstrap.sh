@@ -17,6 +17,7 @@ packages=(
 	libmicrohttpd-dev libsodium-dev prometheus chromium
 	ibsim-utils infiniband-diags opensm libopensm-dev
 	python3 time procps
+	libsystemd-dev debhelper lintian rpm fakeroot
 )
 
 missing=()

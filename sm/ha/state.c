@@ -140,6 +140,24 @@ static void port_poll_arm(struct sm *sm)
 }
 
 /*
+ * "SUBNET UP" (code 0330): in the journal with the SM's port, LID and
+ * the fabric's size as fields.
+ */
+static void subnet_up_event(struct sm *sm, const struct fabric_counts *c)
+{
+	struct log_fields lf = { 0 };
+
+	log_field(&lf, "SM_PORT_GUID=0x%016" PRIx64, sm->port_guid);
+	log_field(&lf, "LID=%u", sm_local_lid(sm));
+	log_field(&lf, "SWITCHES=%zu", c->switches);
+	log_field(&lf, "CAS=%zu", c->cas);
+	log_field(&lf, "LINKS=%zu", c->links);
+	log_field(&lf, "MAX_LID=%u", sm->fabric.max_lid);
+	log_field(&lf, "HEAVY_SWEEPS=%u", sm->stats.heavy_sweeps);
+	log_event(LOG_LVL_INFO, 330, &lf, "SUBNET UP");
+}
+
+/*
  * A sweep found our own port without a link: a subnet of one node is no
  * subnet.  Like OpenSM ("SM port is down") wait for the link, reading the
  * port's PortInfo every SM_PORT_POLL s, and sweep when it comes up.
@@ -186,7 +204,7 @@ static void subnet_up(struct sm *sm)
 	sm->master_lid = 0;
 	sm->master_guid = 0;
 	fabric_count(&sm->fabric, &c);
-	log_info("SUBNET UP");
+	subnet_up_event(sm, &c);
 	char line[320];
 	const struct mad_engine_stats *st = mad_engine_stats(sm->engine);
 	snprintf(line, sizeof(line), "SUBNET UP in %.3f s: %zu switches, %zu CAs,"
