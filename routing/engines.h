@@ -10,6 +10,7 @@ extern const struct routing_engine routing_minhop;
 extern const struct routing_engine routing_auto;
 extern const struct routing_engine routing_ftree;
 extern const struct routing_engine routing_updn, routing_dnup, routing_dfsssp;
+extern const struct routing_engine routing_torus, routing_dfplus;
 
 /*
  * Allocate out->lft for every node of `f` and, for each switch, an LFT of

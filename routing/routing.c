@@ -23,6 +23,8 @@ static const struct routing_engine *const engines[] = {
 	&routing_updn,
 	&routing_dnup,
 	&routing_dfsssp,
+	&routing_torus,
+	&routing_dfplus,
 };
 
 #define N_ENGINES	(sizeof(engines) / sizeof(engines[0]))
@@ -243,6 +245,10 @@ void routing_result_free(struct routing_result *r)
 		for (size_t i = 0; i < r->n_nodes; i++)
 			free(r->sl[i]);
 	free(r->sl);
+	if (r->port_class)
+		for (size_t i = 0; i < r->n_nodes; i++)
+			free(r->port_class[i]);
+	free(r->port_class);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -1,0 +1,400 @@
+/*
+ * torus.c - the "torus" engine: dimension-order routing on 2D/3D tori and
+ * meshes, deadlock-free with a dateline per ring (the scheme of OpenSM's
+ * torus-2QoS, see its doc/current-routing.txt; this code is ibsm's own).
+ *
+ * Routing: a packet at switch m for a LID of switch t corrects the first
+ * dimension (x, then y, then z) in which m and t differ, along the ring
+ * or line of that dimension, the shorter way that is whole (links up,
+ * switches present); equal ways alternate by LID and position.  Every
+ * decision depends on (m, LID) alone, as a forwarding table needs.
+ *
+ * Deadlock freedom, pristine: a path's SL has bit d set when it crosses
+ * the dateline (the wrap-around link) of dimension d; every hop leaving
+ * by a port of dimension d travels on VL (SL >> d) & 1 (the SL-to-VL
+ * table of each output port says so).  On a ring, minimal paths are at
+ * most half the ring long, so the crossing ones (VL 1) never cover the
+ * whole ring and neither do the others (VL 0); turns only go from lower
+ * to higher dimensions.  2 VLs, 2^D SLs.
+ *
+ * Failures: a ring that lost a link or a switch is a line and cannot
+ * close a cycle, so paths on it take whichever way is whole.  When the
+ * switch a path would turn at is missing, the path turns early into the
+ * next dimension it must correct and comes back (a y-x turn, which DOR
+ * forbids); the hop after such a turn travels on VL bit 1 (the input
+ * port's dimension is above the output's), as torus-2QoS does: 4 VLs.
+ * Those tables are checked for dependency cycles before they are given
+ * out; a fabric the rules cannot route, or whose routes would close a
+ * cycle, is not treated as a torus (the caller's next engine routes it).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "routing/engines.h"
+#include "routing/torus/torus.h"
+#include "routing/verify.h"
+
+struct trun {
+	struct torus t;
+	struct routing_result *out;
+	int8_t (*pdir)[256];	/* per switch: direction of each port, -1 */
+	unsigned max_vl;	/* highest VL a path uses */
+	uint32_t early;		/* (switch, LID) pairs that turn early */
+};
+
+/* Steps from m along direction k to coordinate `to` in k's dimension
+ * over links that are up, or 0 when that way is broken. */
+static unsigned way(const struct torus *t, uint32_t m, int k, unsigned to)
+{
+	unsigned d = (unsigned)k / 2, steps = 0;
+	uint32_t cur = m;
+
+	while (t->coord[cur][d] != to) {
+		uint16_t c[TORUS_MAX_DIMS];
+		int32_t nxt;
+
+		if (!t->dir[cur][k].n || ++steps > t->size[d])
+			return 0;
+		memcpy(c, t->coord[cur], sizeof(c));
+		if (k & 1)
+			c[d] = (uint16_t)((c[d] + t->size[d] - 1) % t->size[d]);
+		else
+			c[d] = (uint16_t)((c[d] + 1u) % t->size[d]);
+		nxt = t->at[torus_cell(t, c)];
+		if (nxt < 0)
+			return 0;
+		cur = (uint32_t)nxt;
+	}
+	return steps;
+}
+
+/* The direction along dimension d toward coordinate `to`: the shorter
+ * whole way, ties split by LID and position; -1: both broken. */
+static int ring_dir(const struct torus *t, uint32_t m, unsigned d,
+		    unsigned to, uint16_t lid)
+{
+	unsigned up = way(t, m, (int)(2 * d), to);
+	unsigned dn = way(t, m, (int)(2 * d + 1), to);
+
+	if (!up && !dn)
+		return -1;
+	if (!dn || (up && up < dn))
+		return (int)(2 * d);
+	if (!up || dn < up)
+		return (int)(2 * d + 1);
+	return (int)(2 * d + ((lid + t->coord[m][d]) & 1));
+}
+
+/* The shorter direction along dimension d from m to coordinate `to`,
+ * holes and missing links aside (ties split by LID and position). */
+static int min_dir(const struct torus *t, uint32_t m, unsigned d, unsigned to,
+		   uint16_t lid)
+{
+	unsigned from = t->coord[m][d], n = t->size[d];
+	unsigned up = (to + n - from) % n, dn = (from + n - to) % n;
+
+	if (!t->wrap[d])
+		return (int)(2 * d + (to < from));
+	if (up != dn)
+		return (int)(2 * d + (dn < up));
+	return (int)(2 * d + ((lid + from) & 1));
+}
+
+/* Whether one step from m in direction k is up (the link and the switch
+ * behind it are there). */
+static bool step_ok(const struct torus *t, uint32_t m, int k)
+{
+	return t->dir[m][k].n > 0;
+}
+
+/*
+ * The direction switch m sends `lid` (owned by switch `tgt`) in, -1:
+ * none found.  The first dimension to correct goes the shorter way; when
+ * that way is broken (a missing switch or link ahead) and a later
+ * dimension needs correcting too, the path still heads that way and turns
+ * into the later dimension at the switch before the break (an early turn,
+ * as torus-2QoS does); when no later dimension differs it takes the ring's
+ * other way, if whole.
+ */
+static int next_dir(const struct trun *r, uint32_t m, uint32_t tgt,
+		    uint16_t lid, bool *early)
+{
+	const struct torus *t = &r->t;
+	const uint16_t *mc = t->coord[m], *tc = t->coord[tgt];
+
+	*early = false;
+	for (unsigned d = 0; d < t->dims; d++) {
+		int k;
+
+		if (mc[d] == tc[d])
+			continue;
+		k = min_dir(t, m, d, tc[d], lid);
+		if (way(t, m, k, tc[d]))
+			return k;
+		for (unsigned e = d + 1; e < t->dims; e++) {
+			int ke;
+
+			if (mc[e] == tc[e])
+				continue;
+			if (step_ok(t, m, k))
+				return k;	/* on towards the break */
+			ke = min_dir(t, m, e, tc[e], lid);
+			if (!step_ok(t, m, ke))
+				ke ^= 1;
+			if (!step_ok(t, m, ke))
+				return -1;
+			*early = true;
+			return ke;
+		}
+		return ring_dir(t, m, d, tc[d], lid);
+	}
+	return -1;
+}
+
+static int fill_lfts(struct trun *r, char *err, size_t errlen)
+{
+	const struct torus *t = &r->t;
+	const struct rgraph *g = &t->g;
+
+	for (uint32_t lid = 1; lid <= g->top; lid++) {
+		const struct rg_dest *dst = &g->dest[lid];
+
+		if (dst->sw < 0)
+			continue;
+		for (uint32_t m = 0; m < g->S; m++) {
+			uint8_t *port = &r->out->lft[g->sw_node[m]].port[lid];
+			const struct torus_dirports *dp;
+			bool early;
+			int k;
+
+			if (m == (uint32_t)dst->sw) {
+				*port = dst->port;
+				continue;
+			}
+			k = next_dir(r, m, (uint32_t)dst->sw, (uint16_t)lid,
+				     &early);
+			if (k < 0) {
+				routing_fmt(err, errlen, "no dimension-order "
+					    "way from switch 0x%016llx to LID "
+					    "%u", (unsigned long long)
+					    fabric_node(g->f, g->sw_node[m])->guid,
+					    lid);
+				return -EHOSTUNREACH;
+			}
+			r->early += early;
+			dp = &t->dir[m][k];
+			*port = dp->port[(lid / 2) % dp->n];
+		}
+	}
+	return 0;
+}
+
+/* The SL of every path: its dateline crossings; and the VLs it uses. */
+static int fill_sls(struct trun *r, char *err, size_t errlen)
+{
+	const struct torus *t = &r->t;
+	const struct rgraph *g = &t->g;
+	const struct fabric *f = g->f;
+
+	for (uint32_t v = 0; v < g->S; v++) {
+		uint8_t *sl = r->out->sl[g->sw_node[v]];
+
+		for (uint32_t lid = 1; lid <= g->top; lid++) {
+			uint32_t cur = v, steps = 0;
+			int prev_d = -1;
+			unsigned s = 0;
+
+			if (g->dest[lid].sw < 0)
+				continue;
+			while (cur != (uint32_t)g->dest[lid].sw) {
+				int32_t node = g->sw_node[cur];
+				unsigned p = r->out->lft[node].port[lid], d;
+				int k = r->pdir[cur][p];
+				const struct fab_port *pt;
+
+				if (k < 0 || ++steps > g->S) {
+					routing_fmt(err, errlen, "the tables "
+						    "loop for LID %u", lid);
+					return -ELOOP;
+				}
+				d = (unsigned)k / 2;
+				if (t->wrap[d] &&
+				    t->coord[cur][d] == (k & 1 ? 0 : t->size[d] - 1))
+					s |= 1u << d;
+				if (prev_d > (int)d && r->max_vl < 3)
+					r->max_vl = 3;
+				prev_d = (int)d;
+				pt = &fabric_node(f, node)->ports[p];
+				cur = (uint32_t)g->sw_idx[pt->peer_node];
+			}
+			sl[lid] = (uint8_t)s;
+			if (s && !r->max_vl)
+				r->max_vl = 1;
+		}
+	}
+	return 0;
+}
+
+/* Port classes (a port's dimension; hosts 3) and the VL rule. */
+static int fill_vlmap(struct trun *r)
+{
+	const struct torus *t = &r->t;
+	const struct rgraph *g = &t->g;
+	struct routing_result *out = r->out;
+
+	out->port_class = calloc(g->f->n_nodes + 1, sizeof(*out->port_class));
+	if (!out->port_class)
+		return -ENOMEM;
+	for (uint32_t v = 0; v < g->S; v++) {
+		const struct fab_node *n = fabric_node(g->f, g->sw_node[v]);
+		uint8_t *pc = malloc((size_t)n->num_ports + 1);
+
+		if (!pc)
+			return -ENOMEM;
+		out->port_class[g->sw_node[v]] = pc;
+		for (unsigned p = 0; p <= n->num_ports; p++)
+			pc[p] = r->pdir[v][p] >= 0 ? (uint8_t)(r->pdir[v][p] / 2)
+						   : ROUTING_CLASS_HOST;
+	}
+	for (unsigned ci = 0; ci < ROUTING_PORT_CLASSES; ci++)
+		for (unsigned co = 0; co < ROUTING_PORT_CLASSES; co++)
+			for (unsigned sl = 0; sl < 16; sl++) {
+				unsigned vl = 0;
+
+				if (co != ROUTING_CLASS_HOST) {
+					vl = (sl >> co) & 1;
+					if (ci != ROUTING_CLASS_HOST && ci > co)
+						vl |= 2;
+				}
+				out->vl_map[ci][co][sl] = (uint8_t)vl;
+			}
+	return 0;
+}
+
+static int alloc_run(struct trun *r, const struct fabric *f)
+{
+	const struct rgraph *g = &r->t.g;
+
+	r->pdir = malloc((g->S + 1) * sizeof(*r->pdir));
+	if (!r->pdir || routing_alloc_tables(f, r->out, g->top) < 0)
+		return -ENOMEM;
+	memset(r->pdir, -1, (g->S + 1) * sizeof(*r->pdir));
+	for (uint32_t v = 0; v < g->S; v++)
+		for (int k = 0; k < (int)(2 * r->t.dims); k++)
+			for (unsigned i = 0; i < r->t.dir[v][k].n; i++)
+				r->pdir[v][r->t.dir[v][k].port[i]] = (int8_t)k;
+	r->out->sl = calloc(f->n_nodes + 1, sizeof(*r->out->sl));
+	if (!r->out->sl)
+		return -ENOMEM;
+	for (uint32_t v = 0; v < g->S; v++) {
+		r->out->sl[g->sw_node[v]] = calloc((size_t)g->top + 1, 1);
+		if (!r->out->sl[g->sw_node[v]])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* VLs every inter-switch port takes (OperationalVLs, else VLCap). */
+static unsigned vl_budget(const struct rgraph *g, const struct routing_opts *o)
+{
+	static const unsigned vls[] = { 0, 1, 2, 4, 8, 15 };
+	unsigned k = 15;
+
+	for (uint32_t v = 0; v < g->S; v++) {
+		const struct fab_node *n = fabric_node(g->f, g->sw_node[v]);
+
+		for (uint32_t a = g->adj_off[v]; a < g->adj_off[v + 1]; a++) {
+			const struct fab_port *p = &n->ports[g->adj_port[a]];
+			unsigned e = pi_op_vls(&p->pi);
+
+			if (!e)
+				e = pi_vl_cap(&p->pi);
+			if (e && (e < 6 ? vls[e] : 15) < k)
+				k = e < 6 ? vls[e] : 15;
+		}
+	}
+	if (o && o->max_layers && o->max_layers < k)
+		k = o->max_layers;
+	return k;
+}
+
+static void describe(const struct trun *r, char *buf, size_t len)
+{
+	const struct torus *t = &r->t;
+	char dims[48];
+	int w = 0;
+
+	for (unsigned d = 0; d < t->dims && w >= 0 && (size_t)w < sizeof(dims);
+	     d++)
+		w += snprintf(dims + w, sizeof(dims) - (size_t)w, "%s%u%s",
+			      d ? "x" : "", t->size[d], t->wrap[d] ? "" : "m");
+	routing_fmt(buf, len, "%uD %s %s (m: mesh dimension), %u switch(es) "
+		    "and %u link(s) missing; dimension order with datelines, "
+		    "%u SLs on %u VLs%s", t->dims,
+		    t->wrap[0] || t->wrap[1] || t->wrap[t->dims - 1] ? "torus"
+								     : "mesh",
+		    dims, t->holes, t->links_missing, r->out->n_layers,
+		    r->out->n_vls, r->early ? ", early turns around holes" : "");
+}
+
+/* Route: 0, or -errno with the reason (not a torus, cannot route). */
+static int torus_route(const struct fabric *f, const struct routing_opts *o,
+		       struct routing_result *out, char *err, size_t errlen)
+{
+	struct trun r = { .out = out };
+	unsigned budget;
+	int rc = rg_build(&r.t.g, f, err, errlen);
+
+	if (rc == 0)
+		rc = torus_shape(&r.t, err, errlen);
+	if (rc == 0)
+		rc = alloc_run(&r, f);
+	if (rc == 0)
+		rc = fill_lfts(&r, err, errlen);
+	if (rc == 0)
+		rc = fill_sls(&r, err, errlen);
+	if (rc == 0)
+		rc = fill_vlmap(&r);
+	if (rc == 0) {
+		budget = vl_budget(&r.t.g, o);
+		out->n_vls = (uint8_t)(r.max_vl + 1);
+		out->n_layers = (uint8_t)(1u << r.t.dims);
+		if (out->n_vls > budget) {
+			routing_fmt(err, errlen, "needs %u VLs, the fabric "
+				    "allows %u", out->n_vls, budget);
+			rc = -ENOSPC;
+		}
+	}
+	if (rc == 0 && (r.t.holes || r.t.links_missing)) {
+		struct routing_cdg cdg;
+
+		rc = routing_check_cdg(f, out, &cdg);
+		if (rc == 0 && routing_cdg_cycles(&cdg)) {
+			routing_fmt(err, errlen, "routes around %u missing "
+				    "switch(es) and %u link(s) would close %llu "
+				    "dependency cycle(s)", r.t.holes,
+				    r.t.links_missing, (unsigned long long)
+				    routing_cdg_cycles(&cdg));
+			rc = -EDEADLK;
+		}
+		out->cdg_acyclic = rc == 0;
+	}
+	if (rc == 0)
+		describe(&r, out->summary, sizeof(out->summary));
+	if (rc == -ENOMEM)
+		routing_fmt(err, errlen, "out of memory");
+	if (rc < 0)
+		routing_result_free(out);
+	free(r.pdir);
+	torus_free(&r.t);
+	return rc;
+}
+
+const struct routing_engine routing_torus = {
+	.name = "torus",
+	.route = torus_route,
+};
