@@ -104,6 +104,34 @@ static int min_dir(const struct torus *t, uint32_t m, unsigned d, unsigned to,
 	return (int)(2 * d + ((lid + from) & 1));
 }
 
+/* Whether the way from m along k to coordinate `to` first runs into a
+ * missing switch (rather than a missing link). */
+static bool hole_ahead(const struct torus *t, uint32_t m, int k, unsigned to)
+{
+	unsigned d = (unsigned)k / 2;
+	uint32_t cur = m;
+
+	for (unsigned steps = 0; steps < t->size[d]; steps++) {
+		uint16_t c[TORUS_MAX_DIMS];
+		int32_t nxt;
+
+		memcpy(c, t->coord[cur], sizeof(c));
+		if (c[d] == to)
+			return false;
+		if (k & 1)
+			c[d] = (uint16_t)((c[d] + t->size[d] - 1) % t->size[d]);
+		else
+			c[d] = (uint16_t)((c[d] + 1u) % t->size[d]);
+		nxt = t->at[torus_cell(t, c)];
+		if (nxt < 0)
+			return true;
+		if (!t->dir[cur][k].n)
+			return false;
+		cur = (uint32_t)nxt;
+	}
+	return false;
+}
+
 /* Whether one step from m in direction k is up (the link and the switch
  * behind it are there). */
 static bool step_ok(const struct torus *t, uint32_t m, int k)
@@ -128,6 +156,7 @@ static int next_dir(const struct trun *r, uint32_t m, uint32_t tgt,
 
 	*early = false;
 	for (unsigned d = 0; d < t->dims; d++) {
+		uint16_t c[TORUS_MAX_DIMS];
 		int k;
 
 		if (mc[d] == tc[d])
@@ -135,6 +164,13 @@ static int next_dir(const struct trun *r, uint32_t m, uint32_t tgt,
 		k = min_dir(t, m, d, tc[d], lid);
 		if (way(t, m, k, tc[d]))
 			return k;
+		memcpy(c, mc, sizeof(c));
+		c[d] = tc[d];
+		/* a missing switch on the way (not at the turning point):
+		 * the ring is a line, the other way is as good */
+		if (t->at[torus_cell(t, c)] >= 0 && hole_ahead(t, m, k, tc[d]) &&
+		    way(t, m, k ^ 1, tc[d]))
+			return k ^ 1;
 		for (unsigned e = d + 1; e < t->dims; e++) {
 			int ke;
 
