@@ -405,6 +405,25 @@ static int dfplus_route(const struct fabric *f, const struct routing_opts *o,
 	return rc;
 }
 
+int routing_is_dfplus(const struct fabric *f, char *why, size_t whylen)
+{
+	struct dfp d = { 0 };
+	int rc = rg_build(&d.g, f, why, whylen);
+
+	if (rc == 0)
+		rc = find_groups(&d, why, whylen);
+	if (rc == 0)
+		rc = list_members(&d);
+	if (rc == 0)
+		rc = check_shape(&d, why, whylen);
+	if (rc == 0)
+		routing_fmt(why, whylen, "Dragonfly+, %u groups, %u of %u "
+			    "group pairs without a global link", d.G,
+			    d.missing, d.G * (d.G - 1));
+	dfp_free(&d);
+	return rc == -ENOMEM ? rc : rc == 0;
+}
+
 const struct routing_engine routing_dfplus = {
 	.name = "dfplus",
 	.route = dfplus_route,

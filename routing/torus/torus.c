@@ -430,6 +430,21 @@ static int torus_route(const struct fabric *f, const struct routing_opts *o,
 	return rc;
 }
 
+int routing_is_torus(const struct fabric *f, char *why, size_t whylen)
+{
+	struct torus t = { 0 };
+	int rc = rg_build(&t.g, f, why, whylen);
+
+	if (rc == 0)
+		rc = torus_shape(&t, why, whylen);
+	if (rc == 0)
+		routing_fmt(why, whylen, "%uD %s, %u switch(es) and %u "
+			    "link(s) missing", t.dims, t.wrap[0] ? "torus" :
+			    "mesh", t.holes, t.links_missing);
+	torus_free(&t);
+	return rc == -ENOMEM ? rc : rc == 0;
+}
+
 const struct routing_engine routing_torus = {
 	.name = "torus",
 	.route = torus_route,
