@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# tests/fabric/test_route_torus_dfp.sh - the torus and Dragonfly+ engines
+# on ibsim, judged by infiniband-diags alone (route_check.py):
+#
+#   a 4x4 torus (1 host per switch) with the default engine (auto): ibsm
+#     logs that auto recognised the torus and routed it with "torus"; every
+#     CA port reaches every LID (ibroute), and every VL's channel dependency
+#     graph is acyclic with the SLs of saquery's PathRecords and the VLs of
+#     smpquery sl2vl's per-port tables, on 2 VLs (the datelines: routes
+#     that cross one use VL 1, so the tables must differ from SL i -> VL i);
+#   the same torus without one switch-to-switch link (-R torus): still
+#     acyclic (early turns around the break on VLs 2 and 3);
+#   a 5-group Dragonfly+ (2 leaves, 2 spines per group, two global links
+#     per group pair) without one global link, default engine: auto picks
+#     dfplus, routes reach every LID, acyclic on at most 2 VLs.
+# shellcheck source=tests/fabric/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=tests/fabric/lib_sm.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib_sm.sh"
+
+CHECK=(python3 "$FAB_LIB/route_check.py")
+CUT=$FAB_TOP/tests/bench/cut_net.py
+GEN=$FAB_TOPO/gen-topo
+NETS=$FAB_TMP/nets
+mkdir -p "$NETS"
+
+"$GEN" torus --dims 4,4 --hosts-per-switch 1 -o "$NETS/torus.net" &&
+	python3 "$CUT" "$NETS/torus.net" --link torus-x02-y02 torus-x03-y02 \
+		>"$NETS/torus-cut.net" &&
+	"$GEN" dfplus --groups 5 --leaves 2 --spines 2 --hosts-per-leaf 1 \
+		--links-per-pair 2 \
+		-o "$NETS/dfp.net" &&
+	python3 "$CUT" "$NETS/dfp.net" --link dfp-g01-spine-01 dfp-g02-spine-01 \
+		>"$NETS/dfp-cut.net" || {
+	fab_fail route-torus-dfp-topologies "gen-topo or cut_net.py failed"
+	fab_summary
+	exit 1
+}
+
+up() {
+	local name=$1 net=$2
+	shift 2
+	D=$FAB_TMP/$name
+	if ! fab_sim_start "$net" "$name"; then
+		fab_fail "$name-up" "ibsim did not start"
+		return 1
+	fi
+	if ! fab_ibsm_start H0001 "$D/sm" "$@"; then
+		fab_fail "$name-up" "ibsm did not bring the subnet up"
+		return 1
+	fi
+	if ! sm_diags H0002 "$D"; then
+		fab_fail "$name-diags" "$(head -n 3 "$D/errors")"
+		return 1
+	fi
+	fab_pass "$name-up ($(grep -o 'routing [^;]*' "$D/sm/ibsm.log" |
+		tail -n 1))"
+}
+
+down() {
+	local rc
+	fab_ibsm_stop
+	rc=$?
+	[ "$rc" -eq 0 ] || fab_fail "$1-ibsm-exit" "exit $rc"
+	fab_sim_stop
+}
+
+QJOBS=${QJOBS:-4}
+sl_tables() {
+	local n
+	n=$(fab_run_lines "$QJOBS" H0002 "$D/sl.d" saquery -p --src-to-dst \
+		< <("${CHECK[@]}" plan "$D/topo" sl | awk '{ print $1 ":" $2 }'))
+	fab_cat_lines "$D/sl.d" "$n" >"$D/sl"
+	n=$(fab_run_lines "$QJOBS" H0002 "$D/sl2vl.d" smpquery sl2vl \
+		< <("${CHECK[@]}" plan "$D/topo" sl2vl))
+	fab_cat_lines "$D/sl2vl.d" "$n" >"$D/sl2vl"
+}
+
+# judge NAME MAXVLS: routes, no cycle, at most MAXVLS VLs in use
+judge() {
+	local vls
+	fab_check "$1-routes" "${CHECK[@]}" routes "$D/topo" "$D/lfts"
+	sl_tables
+	fab_check "$1-cdg-acyclic" "${CHECK[@]}" cdg "$D/topo" "$D/lfts" \
+		--sl "$D/sl" --sl2vl "$D/sl2vl"
+	"${CHECK[@]}" cdg "$D/topo" "$D/lfts" --sl "$D/sl" --sl2vl "$D/sl2vl" \
+		>"$D/cdg.txt" 2>&1
+	sed 's/^/    /' "$D/cdg.txt"
+	vls=$(grep -c '^cdg: VL' "$D/cdg.txt")
+	fab_check "$1-vls<=$2 ($vls)" test "$vls" -ge 1 -a "$vls" -le "$2"
+}
+
+if up torus "$NETS/torus.net"; then
+	fab_check torus-auto-picked-torus grep -q \
+		'auto: 2D torus.*-> torus' "$D/sm/ibsm.log"
+	judge torus 2
+	# a port's table maps some SL to VL 1 (dateline crossings)
+	fab_check torus-sl2vl-datelines grep -Eq '^ports: .*\|.*\b1\b' \
+		"$D/sl2vl"
+fi
+down torus
+
+if up torus-cut "$NETS/torus-cut.net" -R torus; then
+	fab_check torus-cut-routed-by-torus grep -q 'routing torus' \
+		"$D/sm/ibsm.log"
+	judge torus-cut 4
+fi
+down torus-cut
+
+if up dfp-cut "$NETS/dfp-cut.net"; then
+	fab_check dfp-auto-picked-dfplus grep -q 'Dragonfly+.*-> dfplus' \
+		"$D/sm/ibsm.log"
+	judge dfp-cut 2
+fi
+down dfp-cut
+
+fab_summary
