@@ -347,6 +347,9 @@ static int compute(const struct fabric *f, const struct routing_result *r,
 		if (rc < 0)
 			return rc;
 		rep->cdg_required = routing_claims_deadlock_free(r);
+		rc = routing_report_lmc(f, r, rep);
+		if (rc < 0)
+			return rc;
 	}
 	rc = setup(&v, rep);
 	if (rc == 0 && !loads_only)
@@ -582,6 +585,13 @@ size_t routing_report_text(const struct routing_report *rep, char *buf,
 		put(&o, " %" PRIu64, rep->cdg.cycles[i]);
 	put(&o, "%s\n", rep->cdg_required ? "" :
 	    " (not required: no deadlock-freedom claimed)");
+	if (rep->lmc_pairs)
+		put(&o, "lmc: %" PRIu64 " LID pairs between the same two ports,"
+		    " %" PRIu64 " share an inter-switch link (%.1f%%)\n",
+		    rep->lmc_pairs, rep->lmc_shared,
+		    100.0 * (double)rep->lmc_shared / (double)rep->lmc_pairs);
+	else if (rep->lmc_skipped)
+		put(&o, "lmc: path pairs not counted (fabric too large)\n");
 	put(&o, "verify: %" PRIu64 " paths, %" PRIu64 " unreachable, %" PRIu64
 	    " loops, %" PRIu64 " misrouted", c->pairs, c->unreachable,
 	    c->loops, c->misrouted);
@@ -644,6 +654,8 @@ size_t routing_report_json(const struct routing_report *rep, char *buf,
 	put(&o, ",\n  \"paths\":%" PRIu64 ",\n  \"unreachable\":%" PRIu64
 	    ",\n  \"loops\":%" PRIu64 ",\n  \"misrouted\":%" PRIu64, c->pairs,
 	    c->unreachable, c->loops, c->misrouted);
+	put(&o, ",\n  \"lmc_pairs\":%" PRIu64 ",\n  \"lmc_shared\":%" PRIu64,
+	    rep->lmc_pairs, rep->lmc_shared);
 	put(&o, ",\n  \"cdg_cycles\":[");
 	for (unsigned i = 0; i < rep->cdg.layers && i < ROUTING_MAX_LAYERS; i++)
 		put(&o, "%s%" PRIu64, i ? "," : "", rep->cdg.cycles[i]);
