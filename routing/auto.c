@@ -223,9 +223,9 @@ static int auto_route(const struct fabric *f, const struct routing_opts *o,
 			chain = dfplus_chain;
 			n_chain = sizeof(dfplus_chain) / sizeof(dfplus_chain[0]);
 		} else {
-			routing_fmt(found, sizeof(found), "not a fat tree "
-				    "(%s), torus (%s) or Dragonfly+ (%s)",
-				    c.why, t_why, d_why);
+			routing_fmt(found, sizeof(found), "not a fat tree: "
+				    "%s; not a torus: %s; not a Dragonfly+: "
+				    "%s", c.why, t_why, d_why);
 			chain = other_chain;
 			n_chain = sizeof(other_chain) / sizeof(other_chain[0]);
 		}

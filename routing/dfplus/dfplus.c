@@ -110,8 +110,9 @@ static int find_groups(struct dfp *d, char *why, size_t len)
 				    fabric_node(g->f, g->sw_node[v])->guid);
 			return -ENOENT;
 		}
-	if (d->G < 2) {
-		routing_fmt(why, len, "one group");
+	if (d->G < 3) {
+		routing_fmt(why, len, "%u group(s) of leaves and spines "
+			    "(3 or more make a Dragonfly+)", d->G);
 		return -ENOENT;
 	}
 	return 0;
