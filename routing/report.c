@@ -339,6 +339,7 @@ static int compute(const struct fabric *f, const struct routing_result *r,
 	snprintf(rep->summary, sizeof(rep->summary), "%s", r->summary);
 	snprintf(rep->fallback, sizeof(rep->fallback), "%s", r->fallback);
 	rep->n_layers = r->n_layers;
+	rep->n_vls = r->port_class ? r->n_vls : 0;
 
 	if (!loads_only) {
 		rc = routing_check(f, r, &rep->check);
@@ -579,8 +580,11 @@ size_t routing_report_text(const struct routing_report *rep, char *buf,
 		    REPORT_MAX_STRETCH_SWITCHES);
 	put(&o, "layers: %u used of %u\n", rep->layers_used,
 	    rep->n_layers ? rep->n_layers : 1);
-	put(&o, "cdg: %" PRIu64 " channels, cycles per layer:",
-	    rep->cdg.channels);
+	if (rep->n_vls)
+		put(&o, "vls: %u (a hop's VL from its SL and the ports it "
+		    "enters and leaves by)\n", rep->n_vls);
+	put(&o, "cdg: %" PRIu64 " channels, cycles per %s:",
+	    rep->cdg.channels, rep->n_vls ? "VL" : "layer");
 	for (unsigned i = 0; i < rep->cdg.layers && i < ROUTING_MAX_LAYERS; i++)
 		put(&o, " %" PRIu64, rep->cdg.cycles[i]);
 	put(&o, "%s\n", rep->cdg_required ? "" :
@@ -654,6 +658,7 @@ size_t routing_report_json(const struct routing_report *rep, char *buf,
 	put(&o, ",\n  \"paths\":%" PRIu64 ",\n  \"unreachable\":%" PRIu64
 	    ",\n  \"loops\":%" PRIu64 ",\n  \"misrouted\":%" PRIu64, c->pairs,
 	    c->unreachable, c->loops, c->misrouted);
+	put(&o, ",\n  \"vls\":%u", rep->n_vls);
 	put(&o, ",\n  \"lmc_pairs\":%" PRIu64 ",\n  \"lmc_shared\":%" PRIu64,
 	    rep->lmc_pairs, rep->lmc_shared);
 	put(&o, ",\n  \"cdg_cycles\":[");

@@ -56,6 +56,8 @@ struct routing_report {
 	/* layers (SLs/VLs) */
 	unsigned n_layers;		/* r->n_layers (0: none, every path SL 0) */
 	unsigned layers_used;		/* distinct layers of delivered routes */
+	unsigned n_vls;			/* r->n_vls with a per-hop VL map, else 0
+					 * (cdg: per VL then) */
 
 	/* the verifier on the same tables */
 	struct routing_check check;
