@@ -128,8 +128,7 @@ vls_used() {
 			>>"$d/sl2vl" 2>/dev/null
 	done < <("${CHECK[@]}" plan "$d/topo" sl2vl | if [ "${CYCLES:-0}" = 1 ]; then
 		cat; else awk 'NR % 8 == 1'; fi)
-	sed -n 's/^ports: in *[0-9]*, out *[0-9]*: *|//p' "$d/sl2vl" |
-		tr '|' '\n' | tr -d ' ' | grep -v '^$' | sort -u | grep -cv '^15$'
+	"${CHECK[@]}" vls "$d/topo" "$d/sl2vl" | sed -n 's/^vls: //p'
 }
 
 cycles() {

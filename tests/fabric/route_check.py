@@ -47,6 +47,11 @@ Nothing here reads ibsm's own files: the input is what the diags print.
       the ratio is above --max-ratio or (to show that a check can fail) not
       above --min-ratio.
 
+  route_check.py vls TOPO SMPQUERY
+      The VLs the SL-to-VL tables (`smpquery sl2vl`, concatenated) map
+      SLs 0-14 to, for output ports that face a link and input ports that
+      are linked or 0.
+
   route_check.py lmc-share TOPO LFTS --lmc N
       For every CA port and every other CA port, the pairs of LIDs of the
       destination's LMC range whose paths (through the LFTs, from the
@@ -618,6 +623,28 @@ def cmd_lmc_share(args):
     return probs.finish("lmc-share")
 
 
+def cmd_vls(args):
+    """The VLs data can travel on: SL-to-VL tables of switch-facing output
+    ports, for inputs that are linked (or port 0), SLs 0-14."""
+    topo = Topo(args.topo)
+    tables = read_sl2vl(args.sl2vl)
+    by_lid = {topo.lid[g]: g for g, k in topo.kind.items()
+              if k == "SW" and topo.lid.get(g)}
+    used = set()
+    for lid, tabs in tables.items():
+        g = by_lid.get(lid)
+        if g is None:
+            continue
+        for (inp, out), vls in tabs.items():
+            if inp and (g, inp) not in topo.peer:
+                continue
+            if (g, out) not in topo.peer:
+                continue
+            used.update(v for sl, v in enumerate(vls) if sl < 15 and v != 15)
+    print(f"vls: {len(used)} ({','.join(str(v) for v in sorted(used))})")
+    return 0
+
+
 SA_FIELD_RE = re.compile(r"^\s*(dlid|slid|sl)\.{3,}(\S+)")
 SL2VL_HEAD_RE = re.compile(r"^# SL2VL table: Lid (\d+)")
 SL2VL_ROW_RE = re.compile(r"^ports: in\s+(\d+), out\s+(\d+):\s*\|(.*)\|\s*$")
@@ -924,6 +951,9 @@ def main():
     p.add_argument("--lmc", type=int, default=0)
     p.add_argument("--max-ratio", type=float)
     p.add_argument("--min-ratio", type=float)
+    p = sub.add_parser("vls")
+    p.add_argument("topo")
+    p.add_argument("sl2vl")
     p = sub.add_parser("lmc-share")
     p.add_argument("topo")
     p.add_argument("lfts")
@@ -945,7 +975,7 @@ def main():
     args = ap.parse_args()
     return {"links": cmd_links, "lids": cmd_lids, "missing": cmd_missing,
             "tracert": cmd_tracert, "routes": cmd_routes, "load": cmd_load,
-            "cdg": cmd_cdg, "lmc-share": cmd_lmc_share, "plan": cmd_plan, "degrade": cmd_degrade}[args.cmd](args)
+            "cdg": cmd_cdg, "lmc-share": cmd_lmc_share, "vls": cmd_vls, "plan": cmd_plan, "degrade": cmd_degrade}[args.cmd](args)
 
 
 if __name__ == "__main__":
