@@ -13,18 +13,25 @@
  * down; a leaf spreads destinations over the spines that have a global
  * link to the destination group, a spine over its global links to it.
  * When no spine of a group reaches the destination group (global links
- * failed), the path goes non-minimally through an intermediate group
- * whose spine reaches it: up, global, global, down.
+ * failed), the path goes non-minimally through an intermediate group:
+ * up, global to a spine that has a link to the destination group, global,
+ * down (SL 1); failing that, global to a spine of a group that reaches
+ * the destination group, down to a leaf there and up to its spine that
+ * does, global, down (SL 2).
  *
  * Deadlock freedom: ports are classed (0: a leaf's port to a spine, 1: a
  * spine's port to a leaf, 2: a spine's port to a spine, 3: host).  On
- * VL 0 channels follow up < global < down and never turn back; a path's
- * SL is 1 when it is non-minimal, and a hop leaving a spine that it
- * entered by a global port travels on VL = SL (so the second global hop
- * and what follows of a detour is on VL 1, where only global -> down
- * dependencies exist).  The one turn from down to up (a path to a
- * spine's own LID that reaches its group at another spine) takes VL 1
- * for its last hop, which ends at the destination.
+ * VL 0 channels follow up < global < down and never turn back.  A hop
+ * leaving a spine that it entered by a global port travels on VL 1 for
+ * SL 1 and 2 (the second global hop of a detour and what follows), a
+ * hop leaving a spine for a global link that it entered from a leaf on
+ * VL 1 for SL 2, and a hop from a spine back up to a spine at a leaf on
+ * VL 1 for every SL (the last hop of a path to a spine's own LID, the
+ * turn inside an SL 2 detour's intermediate group).  SL 0 and 1 cannot
+ * close a cycle; SL 2 detours can when groups serve as each other's
+ * intermediates, so tables with detours are checked for dependency
+ * cycles before use, and the engine refuses with the reason when there
+ * is one (auto then runs dfsssp).
  */
 #include "config.h"
 
@@ -35,6 +42,7 @@
 
 #include "routing/cdgraph.h"
 #include "routing/engines.h"
+#include "routing/verify.h"
 
 enum { C_UP = 0, C_DOWN = 1, C_GLOBAL = 2 };
 
@@ -262,6 +270,30 @@ static bool spine_via(const struct dfp *d, uint32_t w, uint32_t t)
 	return false;
 }
 
+/* A spine of another group whose group reaches group t. */
+static bool group_to(const struct dfp *d, uint32_t w, uint32_t t)
+{
+	return !d->leaf[w] && d->grp[w] != t &&
+	       d->reach[(size_t)d->grp[w] * d->G + t];
+}
+
+/* A spine with a global link to a spine whose group reaches group t
+ * (detour down and up again inside that group). */
+static bool spine_via2(const struct dfp *d, uint32_t w, uint32_t t)
+{
+	const struct rgraph *g = &d->g;
+
+	if (d->leaf[w])
+		return false;
+	for (uint32_t a = g->adj_off[w]; a < g->adj_off[w + 1]; a++) {
+		uint32_t x = g->adj_nbr[a];
+
+		if (!d->leaf[x] && d->grp[x] != d->grp[w] && group_to(d, x, t))
+			return true;
+	}
+	return false;
+}
+
 /* The channel switch m sends LID `lid` (on switch t) by; UINT32_MAX when
  * it leaves by a host port or port 0 (the caller knows) or has none. */
 static uint32_t next_chan(const struct dfp *d, uint32_t m, uint32_t t,
@@ -283,15 +315,16 @@ static uint32_t next_chan(const struct dfp *d, uint32_t m, uint32_t t,
 		if (nth_chan(d, m, i, in_group, gt, &a))
 			return a;
 		if (!d->reach[(size_t)gm * d->G + gt] &&
-		    nth_chan(d, m, i, spine_via, gt, &a))
+		    (nth_chan(d, m, i, spine_to, gt, &a) ||
+		     nth_chan(d, m, i, group_to, gt, &a)))
 			return a;
 		nth_chan(d, m, i, is_leaf, 0, &a);
 		return a;
 	}
 	if (d->reach[(size_t)gm * d->G + gt])
 		nth_chan(d, m, i, spine_to, gt, &a);
-	else
-		nth_chan(d, m, i, spine_via, gt, &a);
+	else if (!nth_chan(d, m, i, spine_via, gt, &a))
+		nth_chan(d, m, i, spine_via2, gt, &a);
 	return a;
 }
 
@@ -307,7 +340,7 @@ static int fill(struct dfp *d, char *err, size_t errlen)
 			continue;
 		for (uint32_t m = 0; m < g->S; m++) {
 			int32_t node = g->sw_node[m];
-			uint32_t a, gm = d->grp[m], gt = d->grp[dst->sw];
+			uint32_t a;
 
 			if (m == (uint32_t)dst->sw) {
 				out->lft[node].port[lid] = dst->port;
@@ -322,10 +355,63 @@ static int fill(struct dfp *d, char *err, size_t errlen)
 				return -EHOSTUNREACH;
 			}
 			out->lft[node].port[lid] = g->adj_port[a];
-			if (gm != gt && !d->reach[(size_t)gm * d->G + gt]) {
-				out->sl[node][lid] = 1;
-				d->detours++;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The SL of every path: 0 minimal; 1 through a spine of a third group
+ * that has a link to the destination group (global, global); 2 down and
+ * up again inside the third group first.
+ */
+static int fill_sls(struct dfp *d, char *err, size_t errlen)
+{
+	const struct rgraph *g = &d->g;
+	struct routing_result *out = d->out;
+
+	for (uint32_t lid = 1; lid <= g->top; lid++) {
+		int32_t t = g->dest[lid].sw;
+
+		if (t < 0)
+			continue;
+		for (uint32_t m = 0; m < g->S; m++) {
+			uint32_t cur = m, gm = d->grp[m], globals = 0, steps;
+			unsigned sl = 0;
+
+			if (gm == d->grp[t] || d->reach[(size_t)gm * d->G +
+							 d->grp[t]])
+				continue;
+			for (steps = 0; cur != (uint32_t)t && steps < 8; steps++) {
+				int32_t node = g->sw_node[cur];
+				uint8_t p = out->lft[node].port[lid];
+				uint32_t a, nxt = UINT32_MAX;
+
+				for (a = g->adj_off[cur]; a < g->adj_off[cur + 1];
+				     a++)
+					if (g->adj_port[a] == p) {
+						nxt = g->adj_nbr[a];
+						break;
+					}
+				if (nxt == UINT32_MAX)
+					break;
+				globals += !d->leaf[cur] && !d->leaf[nxt];
+				if (d->leaf[nxt] && d->grp[nxt] != gm &&
+				    d->grp[nxt] != d->grp[t] && globals)
+					sl = 2;
+				cur = nxt;
 			}
+			if (cur != (uint32_t)t) {
+				routing_fmt(err, errlen, "detour from switch "
+					    "0x%016llx to LID %u does not arrive",
+					    (unsigned long long)fabric_node(g->f,
+					    g->sw_node[m])->guid, lid);
+				return -EHOSTUNREACH;
+			}
+			if (!sl && globals > 1)
+				sl = 1;
+			out->sl[g->sw_node[m]][lid] = (uint8_t)sl;
+			d->detours += sl != 0;
 		}
 	}
 	return 0;
@@ -357,8 +443,9 @@ static int fill_classes(struct dfp *d)
 	}
 	for (unsigned sl = 0; sl < 16; sl++) {
 		out->vl_map[C_UP][C_UP][sl] = 1;
-		out->vl_map[C_GLOBAL][C_GLOBAL][sl] = sl & 1;
-		out->vl_map[C_GLOBAL][C_DOWN][sl] = sl & 1;
+		out->vl_map[C_GLOBAL][C_GLOBAL][sl] = sl != 0;
+		out->vl_map[C_GLOBAL][C_DOWN][sl] = sl != 0;
+		out->vl_map[C_DOWN][C_GLOBAL][sl] = sl == 2;
 	}
 	return 0;
 }
@@ -381,9 +468,25 @@ static int dfplus_route(const struct fabric *f, const struct routing_opts *o,
 		rc = fill_classes(&d);
 	if (rc == 0)
 		rc = fill(&d, err, errlen);
+	if (rc == 0)
+		rc = fill_sls(&d, err, errlen);
+	if (rc == 0 && d.detours) {
+		struct routing_cdg cdg;
+
+		out->n_nodes = f->n_nodes;
+		rc = routing_check_cdg(f, out, &cdg);
+		if (rc == 0 && routing_cdg_cycles(&cdg)) {
+			routing_fmt(err, errlen, "detours for %u group pairs "
+				    "without a global link would close %llu "
+				    "dependency cycle(s)", d.missing,
+				    (unsigned long long)routing_cdg_cycles(&cdg));
+			rc = -EDEADLK;
+		}
+		out->cdg_acyclic = rc == 0;
+	}
 	if (rc == 0) {
 		out->n_vls = 2;
-		out->n_layers = 2;
+		out->n_layers = 3;
 		if (o && o->max_layers == 1 && d.missing) {
 			routing_fmt(err, errlen, "detours need 2 VLs, 1 "
 				    "allowed");
@@ -394,7 +497,7 @@ static int dfplus_route(const struct fabric *f, const struct routing_opts *o,
 		routing_fmt(out->summary, sizeof(out->summary),
 			    "Dragonfly+, %u groups (%u/%u leaves/spines in "
 			    "the first), %u of %u group pairs without a global "
-			    "link (%u paths detour on VL 1); 2 SLs on 2 VLs",
+			    "link (%u paths detour on VL 1); 3 SLs on 2 VLs",
 			    d.G, d.glf_off[1] - d.glf_off[0],
 			    d.gsp_off[1] - d.gsp_off[0], d.missing,
 			    d.G * (d.G - 1), d.detours);
