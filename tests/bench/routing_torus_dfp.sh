@@ -5,15 +5,18 @@
 # tests/fabric/route_check.py:
 #
 #   load    all-to-all max link load / ideal (LFTs from ibroute)
-#   vls     VLs the SL-to-VL tables use on switch-to-switch ports
-#           (smpquery sl2vl of every 8th such port; every one with
-#           CYCLES=1)
+#   vls     VLs the SL-to-VL tables map SLs 0-14 to on switch-to-switch
+#           ports (smpquery sl2vl of every 8th such port; every one with
+#           CYCLES=1): all SLs, used or not (OpenSM's dfsssp maps SL i
+#           to VL i whatever it uses)
 #   cycles  channel-dependency cycles per VL with the SLs of saquery's
 #           PathRecords: one query per source switch and destination,
 #           so only with CYCLES=1 (the 8x8x4 torus needs 131,000); ibsm's
 #           own verdict (its log's "routing ..." line) is shown otherwise
 #   lmc     with LMC 2 on a 3-level fat tree: LID pairs between the same
-#           two ports whose paths share an inter-switch link
+#           two ports whose paths share an inter-switch link (the load
+#           column then counts base LIDs only, as route_check.py load
+#           does: traffic that uses no other LID)
 #
 # Fabrics: an 8x8x4 torus with 2 hosts per switch (512 hosts), the same
 # without one link, then also without one switch; a 9-group Dragonfly+
@@ -190,7 +193,7 @@ for t in torus torus-link torus-link-switch dfp dfp-10 fat3; do
 done
 
 {
-	echo "| fabric | SM | engine | max link load / ideal | VLs (LMC: shared pairs) | cycles per VL (diags) | what routed |"
+	echo "| fabric | SM | engine | max link load / ideal | VLs in the SL-to-VL tables (LMC: shared pairs) | cycles per VL (diags) | what routed |"
 	echo "|---|---|---|---|---|---|---|"
 	for row in $ROWS; do
 		IFS=: read -r t kind engine lmc <<<"$row"
