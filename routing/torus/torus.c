@@ -184,6 +184,14 @@ static int next_dir(const struct trun *r, uint32_t m, uint32_t tgt,
 			if (!step_ok(t, m, ke))
 				return -1;
 			*early = true;
+			/* an x break: a third of the detours go by the
+			 * z ring on either side, spreading them */
+			if (d == 0 && e == 1 && t->dims == 3) {
+				unsigned pick = (lid / 2u + mc[1]) % 3;
+
+				if (pick && step_ok(t, m, 3 + (int)pick))
+					return 3 + (int)pick;
+			}
 			return ke;
 		}
 		return ring_dir(t, m, d, tc[d], lid);
