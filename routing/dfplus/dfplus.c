@@ -55,6 +55,7 @@ struct dfp {
 	uint32_t *gsp_off, *gsp;	/* spines of each group */
 	uint32_t *glf_off, *glf;	/* leaves of each group */
 	uint8_t *reach;		/* G x G: a global link from group i to j */
+	uint8_t *to_grp;	/* S x G: the switch has a global link to group j */
 	uint32_t missing;	/* ordered group pairs without a link */
 	uint32_t detours;
 };
@@ -69,6 +70,7 @@ static void dfp_free(struct dfp *d)
 	free(d->glf_off);
 	free(d->glf);
 	free(d->reach);
+	free(d->to_grp);
 }
 
 /* Groups: components over leaf-spine links.  0, -ENOENT (why), -ENOMEM. */
@@ -136,7 +138,9 @@ static int list_members(struct dfp *d)
 	d->gsp = malloc((g->S + 1) * sizeof(*d->gsp));
 	d->glf = malloc((g->S + 1) * sizeof(*d->glf));
 	d->reach = calloc((size_t)d->G * d->G + 1, 1);
-	if (!d->gsp_off || !d->glf_off || !d->gsp || !d->glf || !d->reach)
+	d->to_grp = calloc((size_t)g->S * d->G + 1, 1);
+	if (!d->gsp_off || !d->glf_off || !d->gsp || !d->glf || !d->reach ||
+	    !d->to_grp)
 		return -ENOMEM;
 	for (uint32_t v = 0; v < g->S; v++)
 		(d->leaf[v] ? d->glf_off : d->gsp_off)[d->grp[v] + 2]++;
@@ -172,8 +176,10 @@ static int check_shape(struct dfp *d, char *why, size_t len)
 			else if (!d->leaf[v] && !d->leaf[w] &&
 				 d->grp[v] == d->grp[w])
 				bad = "a link between spines of one group";
-			else if (!d->leaf[v] && !d->leaf[w])
+			else if (!d->leaf[v] && !d->leaf[w]) {
 				d->reach[(size_t)d->grp[v] * d->G + d->grp[w]] = 1;
+				d->to_grp[(size_t)v * d->G + d->grp[w]] = 1;
+			}
 			else if (d->leaf[v] && (a == g->adj_off[v] ||
 						g->adj_nbr[a - 1] != w))
 				spines++;
@@ -240,17 +246,10 @@ static bool is_leaf(const struct dfp *d, uint32_t w, uint32_t unused)
 	return d->leaf[w];
 }
 
-/* A spine of this group with a global link to group t. */
+/* A spine with a global link to group t. */
 static bool spine_to(const struct dfp *d, uint32_t w, uint32_t t)
 {
-	const struct rgraph *g = &d->g;
-
-	if (d->leaf[w])
-		return false;
-	for (uint32_t a = g->adj_off[w]; a < g->adj_off[w + 1]; a++)
-		if (in_group(d, g->adj_nbr[a], t))
-			return true;
-	return false;
+	return d->to_grp[(size_t)w * d->G + t] != 0;
 }
 
 /* A spine with a global link to a spine that reaches group t (detour). */
