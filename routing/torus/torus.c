@@ -42,6 +42,8 @@ struct trun {
 	struct torus t;
 	struct routing_result *out;
 	int8_t (*pdir)[256];	/* per switch: direction of each port, -1 */
+	uint8_t *whole;		/* per switch: bit d, its ring or line in
+				 * dimension d has every switch and link */
 	unsigned max_vl;	/* highest VL a path uses */
 	uint32_t early;		/* (switch, LID) pairs that turn early */
 };
@@ -162,7 +164,7 @@ static int next_dir(const struct trun *r, uint32_t m, uint32_t tgt,
 		if (mc[d] == tc[d])
 			continue;
 		k = min_dir(t, m, d, tc[d], lid);
-		if (way(t, m, k, tc[d]))
+		if ((r->whole[m] >> d & 1) || way(t, m, k, tc[d]))
 			return k;
 		memcpy(c, mc, sizeof(c));
 		c[d] = tc[d];
@@ -237,50 +239,91 @@ static int fill_lfts(struct trun *r, char *err, size_t errlen)
 	return 0;
 }
 
-/* The SL of every path: its dateline crossings; and the VLs it uses. */
+/* Switch v's next switch and hop direction towards `lid`; false when the
+ * table leaves the grid there. */
+static bool hop(const struct trun *r, uint32_t v, uint16_t lid,
+		uint32_t *nxt, int *k)
+{
+	const struct rgraph *g = &r->t.g;
+	int32_t node = g->sw_node[v];
+	unsigned p = r->out->lft[node].port[lid];
+	const struct fab_port *pt;
+
+	*k = r->pdir[v][p];
+	if (*k < 0)
+		return false;
+	pt = &fabric_node(g->f, node)->ports[p];
+	*nxt = (uint32_t)g->sw_idx[pt->peer_node];
+	return true;
+}
+
+/*
+ * The SL of every path: its dateline crossings; and the VLs it uses.
+ * Per LID the paths form a tree: a switch's SL is its next switch's plus
+ * the crossing of its own hop, settled once per switch (state: 0 not yet,
+ * 1 on the walk being settled, 2 done).
+ */
 static int fill_sls(struct trun *r, char *err, size_t errlen)
 {
 	const struct torus *t = &r->t;
 	const struct rgraph *g = &t->g;
-	const struct fabric *f = g->f;
+	uint8_t *state = malloc(g->S + 1), *sl = malloc(g->S + 1);
+	uint32_t *stk = malloc((g->S + 1) * sizeof(*stk));
+	int rc = state && sl && stk ? 0 : -ENOMEM;
 
-	for (uint32_t v = 0; v < g->S; v++) {
-		uint8_t *sl = r->out->sl[g->sw_node[v]];
+	for (uint32_t lid = 1; rc == 0 && lid <= g->top; lid++) {
+		int32_t dst = g->dest[lid].sw;
 
-		for (uint32_t lid = 1; lid <= g->top; lid++) {
-			uint32_t cur = v, steps = 0;
-			int prev_d = -1;
-			unsigned s = 0;
+		if (dst < 0)
+			continue;
+		memset(state, 0, g->S);
+		state[dst] = 2;
+		sl[dst] = 0;
+		for (uint32_t v = 0; rc == 0 && v < g->S; v++) {
+			uint32_t n = 0, cur = v, nxt;
+			int k;
 
-			if (g->dest[lid].sw < 0)
-				continue;
-			while (cur != (uint32_t)g->dest[lid].sw) {
-				int32_t node = g->sw_node[cur];
-				unsigned p = r->out->lft[node].port[lid], d;
-				int k = r->pdir[cur][p];
-				const struct fab_port *pt;
-
-				if (k < 0 || ++steps > g->S) {
-					routing_fmt(err, errlen, "the tables "
-						    "loop for LID %u", lid);
-					return -ELOOP;
+			while (state[cur] == 0) {
+				state[cur] = 1;
+				stk[n++] = cur;
+				if (!hop(r, cur, (uint16_t)lid, &cur, &k)) {
+					rc = -ELOOP;
+					break;
 				}
-				d = (unsigned)k / 2;
-				if (t->wrap[d] &&
-				    t->coord[cur][d] == (k & 1 ? 0 : t->size[d] - 1))
-					s |= 1u << d;
-				if (prev_d > (int)d && r->max_vl < 3)
-					r->max_vl = 3;
-				prev_d = (int)d;
-				pt = &fabric_node(f, node)->ports[p];
-				cur = (uint32_t)g->sw_idx[pt->peer_node];
 			}
-			sl[lid] = (uint8_t)s;
-			if (s && !r->max_vl)
-				r->max_vl = 1;
+			if (rc == 0 && state[cur] == 1)
+				rc = -ELOOP;
+			while (rc == 0 && n--) {
+				unsigned d, s;
+				int kn;
+
+				cur = stk[n];
+				hop(r, cur, (uint16_t)lid, &nxt, &k);
+				d = (unsigned)k / 2;
+				s = sl[nxt];
+				if (t->wrap[d] && t->coord[cur][d] ==
+				    (k & 1 ? 0 : t->size[d] - 1))
+					s |= 1u << d;
+				/* a turn DOR forbids at the next switch */
+				if (nxt != (uint32_t)dst &&
+				    hop(r, nxt, (uint16_t)lid, &cur, &kn) &&
+				    kn / 2 < (int)d)
+					r->max_vl = 3;
+				sl[stk[n]] = (uint8_t)s;
+				state[stk[n]] = 2;
+				r->out->sl[g->sw_node[stk[n]]][lid] = (uint8_t)s;
+				if (s && !r->max_vl)
+					r->max_vl = 1;
+			}
 		}
+		if (rc == -ELOOP)
+			routing_fmt(err, errlen, "the tables loop for LID %u",
+				    lid);
 	}
-	return 0;
+	free(state);
+	free(sl);
+	free(stk);
+	return rc;
 }
 
 /* Port classes (a port's dimension; hosts 3) and the VL rule. */
@@ -319,6 +362,42 @@ static int fill_vlmap(struct trun *r)
 	return 0;
 }
 
+/* Whether the ring (or line) through m in dimension d is whole. */
+static bool line_whole(const struct torus *t, uint32_t m, unsigned d)
+{
+	uint32_t cur = m;
+	unsigned steps = t->wrap[d] ? t->size[d] : 0;
+
+	if (!t->wrap[d]) {
+		/* a line: from its start to its end */
+		while (t->dir[cur][2 * d + 1].n) {
+			uint16_t c[TORUS_MAX_DIMS];
+
+			memcpy(c, t->coord[cur], sizeof(c));
+			if (!c[d] || t->at[(c[d]--, torus_cell(t, c))] < 0)
+				return false;
+			cur = (uint32_t)t->at[torus_cell(t, c)];
+		}
+		if (t->coord[cur][d])
+			return false;
+		steps = t->size[d] - 1;
+	}
+	for (unsigned i = 0; i < steps; i++) {
+		uint16_t c[TORUS_MAX_DIMS];
+		int32_t nxt;
+
+		if (!t->dir[cur][2 * d].n)
+			return false;
+		memcpy(c, t->coord[cur], sizeof(c));
+		c[d] = (uint16_t)((c[d] + 1u) % t->size[d]);
+		nxt = t->at[torus_cell(t, c)];
+		if (nxt < 0)
+			return false;
+		cur = (uint32_t)nxt;
+	}
+	return !t->wrap[d] || cur == m;
+}
+
 static int alloc_run(struct trun *r, const struct fabric *f)
 {
 	const struct rgraph *g = &r->t.g;
@@ -327,6 +406,13 @@ static int alloc_run(struct trun *r, const struct fabric *f)
 	if (!r->pdir || routing_alloc_tables(f, r->out, g->top) < 0)
 		return -ENOMEM;
 	memset(r->pdir, -1, (g->S + 1) * sizeof(*r->pdir));
+	r->whole = calloc(g->S + 1, 1);
+	if (!r->whole)
+		return -ENOMEM;
+	for (uint32_t v = 0; v < g->S; v++)
+		for (unsigned d = 0; d < r->t.dims; d++)
+			if (line_whole(&r->t, v, d))
+				r->whole[v] |= (uint8_t)(1u << d);
 	for (uint32_t v = 0; v < g->S; v++)
 		for (int k = 0; k < (int)(2 * r->t.dims); k++)
 			for (unsigned i = 0; i < r->t.dir[v][k].n; i++)
@@ -434,6 +520,7 @@ static int torus_route(const struct fabric *f, const struct routing_opts *o,
 	if (rc < 0)
 		routing_result_free(out);
 	free(r.pdir);
+	free(r.whole);
 	torus_free(&r.t);
 	return rc;
 }
