@@ -354,7 +354,8 @@ static int fill_vlmap(struct trun *r)
 
 				if (co != ROUTING_CLASS_HOST) {
 					vl = (sl >> co) & 1;
-					if (ci != ROUTING_CLASS_HOST && ci > co)
+					if (r->max_vl == 3 && ci != ROUTING_CLASS_HOST &&
+					    ci > co)
 						vl |= 2;
 				}
 				out->vl_map[ci][co][sl] = (uint8_t)vl;
