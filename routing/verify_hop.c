@@ -6,10 +6,11 @@
  * each VL given by routing_hop_vl() from the path's SL and the ports the
  * packet enters and leaves each switch by.  Paths are those of
  * routing_check_cdg(): from every switch with a CA/router port to every
- * assigned LID, walked hop by hop (cost: switches x LIDs x hops; the
- * engines that need this route by coordinates and are short).  A depth-
- * first search counts the edges closing a cycle, per VL of the vertex
- * they lead to.
+ * assigned LID; per LID they form a tree through the tables, and each
+ * switch hands the (input port class, SL) pairs of the paths through it
+ * on to the next one in topological order (cost: switches x LIDs x the
+ * pairs per switch, a few).  A depth-first search counts the edges
+ * closing a cycle, per VL of the vertex they lead to.
  */
 #include "config.h"
 
@@ -76,40 +77,96 @@ static int hc_alloc(struct hopcdg *h, const struct fabric *f)
 	return h->dep ? 0 : -ENOMEM;
 }
 
-/* Walk the path from switch v to `lid` and record its dependencies. */
-static void walk(struct hopcdg *h, const struct routing_result *r,
-		 uint32_t v, uint16_t lid)
+/* Per LID scratch: every switch's channel towards the LID, the (input
+ * class, SL) pairs of the paths through it, and a topological order. */
+struct hop_lid {
+	uint32_t *chan;		/* channel + 1, 0: leaves the grid here */
+	uint64_t *mask;		/* bit cin * 16 + sl */
+	uint32_t *indeg, *queue;
+};
+
+static unsigned class_of(const struct routing_result *r, int32_t node,
+			 unsigned port)
+{
+	const uint8_t *pc = r->port_class[node];
+
+	return pc ? pc[port] & 3 : ROUTING_CLASS_HOST;
+}
+
+static unsigned vl_of(const struct routing_result *r, int32_t node,
+		      unsigned cin, unsigned out, unsigned sl)
+{
+	unsigned vl;
+
+	if (!r->port_class[node])
+		return 0;
+	vl = r->vl_map[cin][class_of(r, node, out)][sl];
+	return vl < HOP_VLS ? vl : HOP_VLS - 1;
+}
+
+/*
+ * The dependencies of every path to `lid` at once: the paths form a tree
+ * (or trees hanging off a loop of the tables, left to routing_check()),
+ * so each switch passes the set of (input class, SL) of the paths that
+ * reach it on to its next switch, in topological order, and records the
+ * (channel, VL) -> (next channel, VL) edges of each.
+ */
+static void lid_deps(struct hopcdg *h, const struct routing_result *r,
+		     struct hop_lid *w, uint16_t lid)
 {
 	const struct rgraph *g = &h->g;
 	const struct fabric *f = g->f;
-	unsigned sl = routing_layer(r, g->sw_node[v], lid), in = 0, pvl = 0;
-	uint32_t prev = UINT32_MAX, cur = v;
+	uint32_t S = g->S, head = 0, tail = 0;
 
-	for (uint32_t step = 0; step <= g->S; step++) {
-		int32_t node = g->sw_node[cur];
+	for (uint32_t v = 0; v < S; v++) {
+		int32_t node = g->sw_node[v];
 		const struct lft *t = &r->lft[node];
-		unsigned p, vl;
-		uint32_t a;
+		unsigned p = t->port && lid <= t->top ? t->port[lid] : 0;
 
-		if (!t->port || lid > t->top)
-			return;
-		p = t->port[lid];
-		if (!p || p > fabric_node(f, node)->num_ports)
-			return;
-		a = h->slot[h->slot_off[node] + p];
-		if (!a--)
-			return;		/* leaves the fabric here */
-		vl = routing_hop_vl(r, node, in, p, sl);
-		if (vl >= HOP_VLS)
-			vl = HOP_VLS - 1;
-		h->used[a] |= (uint8_t)(1u << vl);
-		if (prev != UINT32_MAX)
-			h->dep[h->dep_off[prev] + (a - g->adj_off[cur])] |=
-				(uint16_t)(1u << (pvl * HOP_VLS + vl));
-		prev = a;
-		pvl = vl;
-		in = fabric_node(f, node)->ports[p].peer_port;
-		cur = g->adj_nbr[a];
+		w->chan[v] = p && p <= fabric_node(f, node)->num_ports ?
+			     h->slot[h->slot_off[node] + p] : 0;
+		w->mask[v] = g->nhost[v] ? 1ULL << (ROUTING_CLASS_HOST * 16 +
+				(routing_layer(r, node, lid) & 15)) : 0;
+		w->indeg[v] = 0;
+	}
+	for (uint32_t v = 0; v < S; v++)
+		if (w->chan[v])
+			w->indeg[g->adj_nbr[w->chan[v] - 1]]++;
+	for (uint32_t v = 0; v < S; v++)
+		if (!w->indeg[v])
+			w->queue[tail++] = v;
+	while (head < tail) {
+		uint32_t v = w->queue[head++], a, y;
+		int32_t node = g->sw_node[v], ynode;
+		unsigned out, in_y, cin_y;
+		uint64_t m;
+
+		if (!w->chan[v])
+			continue;
+		a = w->chan[v] - 1;
+		y = g->adj_nbr[a];
+		ynode = g->sw_node[y];
+		out = g->adj_port[a];
+		in_y = fabric_node(f, node)->ports[out].peer_port;
+		cin_y = class_of(r, ynode, in_y);
+		for (m = w->mask[v]; m; m &= m - 1) {
+			unsigned bit = (unsigned)__builtin_ctzll(m);
+			unsigned sl = bit % 16, vl1;
+
+			vl1 = vl_of(r, node, bit / 16, out, sl);
+			h->used[a] |= (uint8_t)(1u << vl1);
+			w->mask[y] |= 1ULL << (cin_y * 16 + sl);
+			if (w->chan[y]) {
+				uint32_t b = w->chan[y] - 1;
+				unsigned vl2 = vl_of(r, ynode, cin_y,
+						     g->adj_port[b], sl);
+
+				h->dep[h->dep_off[a] + (b - g->adj_off[y])] |=
+					(uint16_t)(1u << (vl1 * HOP_VLS + vl2));
+			}
+		}
+		if (!--w->indeg[y])
+			w->queue[tail++] = y;
 	}
 }
 
@@ -186,12 +243,23 @@ int routing_check_cdg_hops(const struct fabric *f,
 	rc = rg_build(&h.g, f, err, sizeof(err));
 	if (rc == 0)
 		rc = hc_alloc(&h, f);
-	for (uint32_t v = 0; rc == 0 && v < h.g.S; v++) {
-		if (!h.g.nhost[v])
-			continue;
-		for (uint32_t lid = 1; lid <= h.g.top; lid++)
+	if (rc == 0) {
+		struct hop_lid w;
+		size_t S = h.g.S + 1;
+
+		w.chan = malloc(S * sizeof(*w.chan));
+		w.mask = malloc(S * sizeof(*w.mask));
+		w.indeg = malloc(S * sizeof(*w.indeg));
+		w.queue = malloc(S * sizeof(*w.queue));
+		if (!w.chan || !w.mask || !w.indeg || !w.queue)
+			rc = -ENOMEM;
+		for (uint32_t lid = 1; rc == 0 && lid <= h.g.top; lid++)
 			if (h.g.dest[lid].sw >= 0)
-				walk(&h, r, v, (uint16_t)lid);
+				lid_deps(&h, r, &w, (uint16_t)lid);
+		free(w.chan);
+		free(w.mask);
+		free(w.indeg);
+		free(w.queue);
 	}
 	if (rc == 0) {
 		uint8_t all = 0;

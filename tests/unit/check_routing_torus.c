@@ -214,6 +214,34 @@ START_TEST(dragonfly_plus)
 }
 END_TEST
 
+/* The per-hop checker finds the cycles of minhop's ring routes when a
+ * VL map puts every hop on VL 0. */
+START_TEST(hop_checker)
+{
+	struct fabric f;
+	struct routing_result r;
+	struct routing_cdg g;
+	int32_t sw[6];
+	char err[256];
+
+	rf_ring(&f, 6, sw);
+	ck_assert_int_eq(routing_run("minhop", &f, &r, err, sizeof(err)), 0);
+	r.port_class = calloc(f.n_nodes, sizeof(*r.port_class));
+	ck_assert_ptr_nonnull(r.port_class);
+	for (unsigned i = 0; i < 6; i++) {
+		r.port_class[sw[i]] = calloc(4, 1);
+		r.port_class[sw[i]][0] = ROUTING_CLASS_HOST;
+		r.port_class[sw[i]][3] = ROUTING_CLASS_HOST;
+	}
+	r.n_vls = 1;
+	ck_assert_int_eq(routing_check_cdg(&f, &r, &g), 0);
+	ck_assert_uint_gt(routing_cdg_cycles(&g), 0);
+	ck_assert_uint_gt(g.channels, 0);
+	routing_result_free(&r);
+	fabric_free(&f);
+}
+END_TEST
+
 /* The report counts LMC path pairs that share a link. */
 START_TEST(lmc_pairs)
 {
@@ -252,6 +280,7 @@ int main(void)
 	tcase_add_test(tc, not_a_torus);
 	tcase_add_test(tc, dragonfly_plus);
 	tcase_add_test(tc, lmc_pairs);
+	tcase_add_test(tc, hop_checker);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
