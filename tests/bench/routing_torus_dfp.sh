@@ -87,7 +87,8 @@ sm_up() {
 			>/dev/null 2>&1
 		return
 	fi
-	[ "$engine" = torus-2QoS ] && args=(--torus_config "$N/torus.conf")
+	# torus-2QoS refuses to route without QoS (ERR 4E44)
+	[ "$engine" = torus-2QoS ] && args=(-Q --torus_config "$N/torus.conf")
 	fab_spawn H0001 env OSM_CACHE_DIR="$dir" OSM_TMP_DIR="$dir" \
 		opensm -d2 -R "$engine" -l "$lmc" "${args[@]}" \
 		-f "$dir/opensm.log" >/dev/null 2>&1
