@@ -58,13 +58,15 @@ export FAB_UP_TIMEOUT=${FAB_UP_TIMEOUT:-300}
 "$GEN" fat3 --pods 8 --leaves-per-pod 2 --hosts-per-leaf 8 \
 	--spines-per-pod 8 --cores 16 -o "$N/fat3.net"
 # OpenSM's torus-2QoS needs the grid and a seed switch with its +x, +y
-# and +z links (gen-topo numbers switch GUIDs from 0x200000 in x, y, z
-# order; the seed's corner is left whole).
+# and +z links, and -z too as z has 4 switches (ERR 4E29; gen-topo
+# numbers switch GUIDs from 0x200000 in x, y, z order; the seed's corner
+# is left whole).
 cat >"$N/torus.conf" <<'EOF'
 torus 8 8 4
 xp_link 0x0000000000200000 0x0000000000200001
 yp_link 0x0000000000200000 0x0000000000200008
 zp_link 0x0000000000200000 0x0000000000200040
+zm_link 0x0000000000200000 0x00000000002000c0
 EOF
 
 # ibsm_report NAME: ibsm's own report (--route-only, its default engine)
