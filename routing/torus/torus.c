@@ -456,20 +456,25 @@ static unsigned vl_budget(const struct rgraph *g, const struct routing_opts *o)
 static void describe(const struct trun *r, char *buf, size_t len)
 {
 	const struct torus *t = &r->t;
+	bool rings = false, lines = false;
 	char dims[48];
 	int w = 0;
 
+	for (unsigned d = 0; d < t->dims; d++) {
+		rings = rings || t->wrap[d];
+		lines = lines || !t->wrap[d];
+	}
 	for (unsigned d = 0; d < t->dims && w >= 0 && (size_t)w < sizeof(dims);
 	     d++)
 		w += snprintf(dims + w, sizeof(dims) - (size_t)w, "%s%u%s",
-			      d ? "x" : "", t->size[d], t->wrap[d] ? "" : "m");
-	routing_fmt(buf, len, "%uD %s %s (m: mesh dimension), %u switch(es) "
-		    "and %u link(s) missing; dimension order with datelines, "
-		    "%u SLs on %u VLs%s", t->dims,
-		    t->wrap[0] || t->wrap[1] || t->wrap[t->dims - 1] ? "torus"
-								     : "mesh",
-		    dims, t->holes, t->links_missing, r->out->n_layers,
-		    r->out->n_vls, r->early ? ", early turns around holes" : "");
+			      d ? "x" : "", t->size[d],
+			      rings && !t->wrap[d] ? "m" : "");
+	routing_fmt(buf, len, "%uD %s %s%s, %u switch(es) and %u link(s) "
+		    "missing; dimension order with datelines, %u SLs on %u "
+		    "VLs%s", t->dims, rings ? "torus" : "mesh", dims,
+		    rings && lines ? " (m: a mesh dimension)" : "", t->holes,
+		    t->links_missing, r->out->n_layers, r->out->n_vls,
+		    r->early ? ", early turns around breaks" : "");
 }
 
 /* Route: 0, or -errno with the reason (not a torus, cannot route). */
@@ -535,7 +540,8 @@ int routing_is_torus(const struct fabric *f, char *why, size_t whylen)
 		rc = torus_shape(&t, why, whylen);
 	if (rc == 0)
 		routing_fmt(why, whylen, "%uD %s, %u switch(es) and %u "
-			    "link(s) missing", t.dims, t.wrap[0] ? "torus" :
+			    "link(s) missing", t.dims,
+			    t.wrap[0] || t.wrap[1] || t.wrap[2] ? "torus" :
 			    "mesh", t.holes, t.links_missing);
 	torus_free(&t);
 	return rc == -ENOMEM ? rc : rc == 0;
