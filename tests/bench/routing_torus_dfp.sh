@@ -50,7 +50,8 @@ export FAB_UP_TIMEOUT=${FAB_UP_TIMEOUT:-300}
 "$GEN" torus --dims 8,8,4 --hosts-per-switch 2 -o "$N/torus.net"
 "${CUT[@]}" "$N/torus.net" --link torus-x04-y03-z02 torus-x05-y03-z02 \
 	>"$N/torus-link.net"
-"${CUT[@]}" "$N/torus-link.net" --switch torus-x06-y06-z03 \
+# (a switch after the seed's GUIDs: ibsim numbers GUIDs in file order)
+"${CUT[@]}" "$N/torus-link.net" --switch torus-x06-y06-z04 \
 	>"$N/torus-link-switch.net"
 "$GEN" dfplus --groups 9 --leaves 4 --spines 4 --hosts-per-leaf 4 \
 	--links-per-pair 2 -o "$N/dfp.net"
