@@ -11,7 +11,12 @@
  * random graph, a tree with cross links) makes it something else.
  *
  *   fat tree (2 to 4 levels)  ->  ftree,  then updn, then minhop
+ *   2D/3D torus or mesh       ->  torus,  then dfsssp, updn, minhop
+ *   Dragonfly+                ->  dfplus, then dfsssp, updn, minhop
  *   anything else             ->  dfsssp, then updn, then minhop
+ *
+ * (the torus and Dragonfly+ tests are those of their engines:
+ * routing/torus/shape.c, routing/dfplus/dfplus.c)
  *
  * An engine that is not built in, or that fails, is passed over with its
  * reason in out->fallback (the daemon logs it as a WARNING); "no_fallback"
@@ -166,13 +171,17 @@ out:
 }
 
 static const char *const fat_tree_chain[] = { "ftree", "updn", "minhop" };
+static const char *const torus_chain[] = { "torus", "dfsssp", "updn",
+					   "minhop" };
+static const char *const dfplus_chain[] = { "dfplus", "dfsssp", "updn",
+					    "minhop" };
 static const char *const other_chain[] = { "dfsssp", "updn", "minhop" };
 
 static int auto_route(const struct fabric *f, const struct routing_opts *o,
 		      struct routing_result *out, char *err, size_t errlen)
 {
 	const char *const *chain;
-	char found[128], why[sizeof(out->fallback)], reason[160];
+	char found[300], why[sizeof(out->fallback)], reason[160];
 	struct classify c;
 	size_t used = 0, n_chain;
 	int rc;
@@ -196,9 +205,30 @@ static int auto_route(const struct fabric *f, const struct routing_opts *o,
 		chain = fat_tree_chain;
 		n_chain = sizeof(fat_tree_chain) / sizeof(fat_tree_chain[0]);
 	} else {
-		routing_fmt(found, sizeof(found), "not a fat tree: %s", c.why);
-		chain = other_chain;
-		n_chain = sizeof(other_chain) / sizeof(other_chain[0]);
+		char t_why[96], d_why[96];
+		int is_t = routing_is_torus(f, t_why, sizeof(t_why));
+		int is_d = is_t == 1 ? 0 : routing_is_dfplus(f, d_why,
+							     sizeof(d_why));
+
+		if (is_t < 0 || is_d < 0) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		if (is_t) {
+			routing_fmt(found, sizeof(found), "%s", t_why);
+			chain = torus_chain;
+			n_chain = sizeof(torus_chain) / sizeof(torus_chain[0]);
+		} else if (is_d) {
+			routing_fmt(found, sizeof(found), "%s", d_why);
+			chain = dfplus_chain;
+			n_chain = sizeof(dfplus_chain) / sizeof(dfplus_chain[0]);
+		} else {
+			routing_fmt(found, sizeof(found), "not a fat tree: "
+				    "%s; not a torus: %s; not a Dragonfly+: "
+				    "%s", c.why, t_why, d_why);
+			chain = other_chain;
+			n_chain = sizeof(other_chain) / sizeof(other_chain[0]);
+		}
 	}
 	if (o->no_fallback)
 		n_chain = 1;

@@ -12,6 +12,13 @@ extern const struct routing_engine routing_ftree;
 extern const struct routing_engine routing_updn, routing_dnup, routing_dfsssp;
 extern const struct routing_engine routing_nue, routing_nue_any, routing_nue_one;
 extern const struct routing_engine routing_file;
+extern const struct routing_engine routing_torus, routing_dfplus;
+
+/* Whether the fabric is a 2D/3D torus or mesh (routing/torus/), or a
+ * Dragonfly+ (routing/dfplus/), as those engines recognise it; when not,
+ * why says why.  -ENOMEM aside, 1 or 0. */
+int routing_is_torus(const struct fabric *f, char *why, size_t whylen);
+int routing_is_dfplus(const struct fabric *f, char *why, size_t whylen);
 
 /*
  * Allocate out->lft for every node of `f` and, for each switch, an LFT of

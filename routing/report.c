@@ -376,6 +376,7 @@ static int compute(const struct fabric *f, const struct routing_result *r,
 	snprintf(rep->summary, sizeof(rep->summary), "%s", r->summary);
 	snprintf(rep->fallback, sizeof(rep->fallback), "%s", r->fallback);
 	rep->n_layers = r->n_layers;
+	rep->n_vls = r->port_class ? r->n_vls : 0;
 
 	if (r->split.n_classes) {
 		vlsplit_describe(&r->split, rep->qos, sizeof(rep->qos));
@@ -391,6 +392,9 @@ static int compute(const struct fabric *f, const struct routing_result *r,
 		if (rc < 0)
 			return rc;
 		rep->cdg_required = routing_claims_deadlock_free(r);
+		rc = routing_report_lmc(f, r, rep);
+		if (rc < 0)
+			return rc;
 	}
 	rc = setup(&v, rep);
 	if (rc == 0 && !loads_only)
@@ -623,12 +627,22 @@ size_t routing_report_text(const struct routing_report *rep, char *buf,
 	if (rep->qos[0])
 		put(&o, "qos: %s%s%s\n", rep->qos, rep->qos_reduced[0] ?
 		    "; reduced: " : "", rep->qos_reduced);
+	if (rep->n_vls)
+		put(&o, "vls: %u (a hop's VL from its SL and the ports it "
+		    "enters and leaves by)\n", rep->n_vls);
 	put(&o, "cdg: %" PRIu64 " channels, cycles per %s:",
-	    rep->cdg.channels, rep->cdg.per_vl ? "VL" : "layer");
+	    rep->cdg.channels, rep->cdg.per_vl || rep->n_vls ? "VL" : "layer");
 	for (unsigned i = 0; i < rep->cdg.layers && i < ROUTING_MAX_LAYERS; i++)
 		put(&o, " %" PRIu64, rep->cdg.cycles[i]);
 	put(&o, "%s\n", rep->cdg_required ? "" :
 	    " (not required: no deadlock-freedom claimed)");
+	if (rep->lmc_pairs)
+		put(&o, "lmc: %" PRIu64 " LID pairs between the same two ports,"
+		    " %" PRIu64 " share an inter-switch link (%.1f%%)\n",
+		    rep->lmc_pairs, rep->lmc_shared,
+		    100.0 * (double)rep->lmc_shared / (double)rep->lmc_pairs);
+	else if (rep->lmc_skipped)
+		put(&o, "lmc: path pairs not counted (fabric too large)\n");
 	put(&o, "verify: %" PRIu64 " paths, %" PRIu64 " unreachable, %" PRIu64
 	    " loops, %" PRIu64 " misrouted", c->pairs, c->unreachable,
 	    c->loops, c->misrouted);
@@ -691,6 +705,9 @@ size_t routing_report_json(const struct routing_report *rep, char *buf,
 	put(&o, ",\n  \"paths\":%" PRIu64 ",\n  \"unreachable\":%" PRIu64
 	    ",\n  \"loops\":%" PRIu64 ",\n  \"misrouted\":%" PRIu64, c->pairs,
 	    c->unreachable, c->loops, c->misrouted);
+	put(&o, ",\n  \"vls\":%u", rep->n_vls);
+	put(&o, ",\n  \"lmc_pairs\":%" PRIu64 ",\n  \"lmc_shared\":%" PRIu64,
+	    rep->lmc_pairs, rep->lmc_shared);
 	put(&o, ",\n  \"cdg_cycles\":[");
 	for (unsigned i = 0; i < rep->cdg.layers && i < ROUTING_MAX_LAYERS; i++)
 		put(&o, "%s%" PRIu64, i ? "," : "", rep->cdg.cycles[i]);

@@ -62,6 +62,8 @@ struct routing_report {
 	 * the split's SL-to-VL tables on each link's VLCap. */
 	char qos[320];
 	char qos_reduced[320];
+	unsigned n_vls;			/* r->n_vls with a per-hop VL map, else 0
+					 * (cdg: per VL then) */
 
 	/* the verifier on the same tables */
 	struct routing_check check;
@@ -69,6 +71,13 @@ struct routing_report {
 	 * failure when cdg_required (the routes claim deadlock freedom) */
 	struct routing_cdg cdg;
 	bool cdg_required;
+
+	/* LMC > 0: pairs of LIDs of one destination port's range, per
+	 * source CA/router port, and those whose paths from that source
+	 * share an inter-switch channel (routing_report_lmc); lmc_skipped:
+	 * the fabric was too large to count */
+	uint64_t lmc_pairs, lmc_shared;
+	bool lmc_skipped;
 
 	/* measured by the caller; < 0: not measured */
 	double route_seconds;
@@ -86,6 +95,11 @@ struct routing_report {
 int routing_report_compute(const struct fabric *f,
 			   const struct routing_result *r,
 			   struct routing_report *rep);
+
+/* The LMC path-sharing counts of rep (report_lmc.c; called by
+ * routing_report_compute()).  0 or -ENOMEM. */
+int routing_report_lmc(const struct fabric *f, const struct routing_result *r,
+		       struct routing_report *rep);
 
 /*
  * Only the all-to-all load of `rep` (routes, channels, load_*, ratio,

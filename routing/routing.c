@@ -25,6 +25,8 @@ static const struct routing_engine *const engines[] = {
 	&routing_dfsssp,
 	&routing_nue,
 	&routing_file,
+	&routing_torus,
+	&routing_dfplus,
 };
 
 #define N_ENGINES	(sizeof(engines) / sizeof(engines[0]))
@@ -331,6 +333,10 @@ void routing_result_free(struct routing_result *r)
 		for (size_t i = 0; i < r->n_nodes; i++)
 			free(r->sl[i]);
 	free(r->sl);
+	if (r->port_class)
+		for (size_t i = 0; i < r->n_nodes; i++)
+			free(r->port_class[i]);
+	free(r->port_class);
 	memset(r, 0, sizeof(*r));
 }
 

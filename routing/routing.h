@@ -33,6 +33,8 @@ struct lft {
  * Engines that need no layers leave n_layers 0 and sl NULL: SL 0, VL 0.
  */
 #define ROUTING_MAX_LAYERS	15	/* data VLs 0..14 */
+#define ROUTING_PORT_CLASSES	4	/* port classes of a hop VL map */
+#define ROUTING_CLASS_HOST	3	/* port 0, CA/router ports, ports to them */
 
 struct routing_result {
 	size_t n_nodes;		/* = fabric n_nodes when computed */
@@ -79,6 +81,20 @@ struct routing_result {
 	 * layer): the daemon says so when QoS took the VLs (never silent).
 	 */
 	bool layers_short;
+
+	/*
+	 * Per-hop VLs (torus, dfplus): when port_class is set, the VL of a
+	 * hop is not the path's SL but vl_map[class of the port the packet
+	 * entered the switch by][class of the port it leaves by][SL], the
+	 * classes those of port_class[node][port] (port 0 of a switch and a
+	 * CA's own port: ROUTING_CLASS_HOST).  The SL-to-VL tables are
+	 * programmed from it per input and output port; n_vls counts the VLs
+	 * it uses (n_layers then counts SLs, up to 16).  NULL: layer i on
+	 * VL i as above.
+	 */
+	uint8_t n_vls;
+	uint8_t **port_class;	/* [node][0 .. num_ports] */
+	uint8_t vl_map[ROUTING_PORT_CLASSES][ROUTING_PORT_CLASSES][16];
 };
 
 /*
@@ -199,6 +215,22 @@ static inline unsigned routing_path_sl(const struct routing_result *r,
 		return vlsplit_path_sl(&r->split, qos_sl,
 				       routing_layer(r, sw, lid));
 	return routing_layer(r, sw, lid) & 15;
+}
+
+/* The VL of the hop leaving switch (or CA) `node` by port `out` for a
+ * packet that entered by port `in` (0: the node itself) on SL `sl`. */
+static inline unsigned routing_hop_vl(const struct routing_result *r,
+				      int32_t node, unsigned in, unsigned out,
+				      unsigned sl)
+{
+	const uint8_t *pc;
+
+	if (!r->port_class)
+		return sl;
+	if (node < 0 || (size_t)node >= r->n_nodes ||
+	    !(pc = r->port_class[node]))
+		return 0;
+	return r->vl_map[pc[in] & 3][pc[out] & 3][sl & 15];
 }
 
 void routing_result_free(struct routing_result *r);

@@ -781,6 +781,8 @@ int routing_check_cdg(const struct fabric *f, const struct routing_result *r,
 	uint32_t *stk = NULL, *pos = NULL;
 	int rc;
 
+	if (r->port_class)
+		return routing_check_cdg_hops(f, r, c);
 	memset(c, 0, sizeof(*c));
 	memset(job, 0, sizeof(job));
 	gp->v = (struct verify){ .f = f, .r = r };

@@ -82,6 +82,12 @@ static inline uint64_t routing_cdg_cycles(const struct routing_cdg *c)
  * Cost O(switches x LIDs + dependency edges).  0 or -ENOMEM. */
 int routing_check_cdg(const struct fabric *f, const struct routing_result *r,
 		      struct routing_cdg *c);
+/* The same for tables with a per-hop VL map (r->port_class): layers are
+ * VLs, a dependency may lead from one VL to another (verify_hop.c);
+ * routing_check_cdg() calls it for such tables. */
+int routing_check_cdg_hops(const struct fabric *f,
+			   const struct routing_result *r,
+			   struct routing_cdg *c);
 
 /*
  * Deadlock freedom after the SL-to-VL mapping, as the packets travel:

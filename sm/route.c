@@ -498,6 +498,13 @@ static int try_incremental(struct sm *sm, const struct fabric *f,
 		snprintf(why, sizeof(why), "the engine changed");
 		goto full;
 	}
+	if (out->port_class) {
+		/* per-hop VLs (torus, dfplus): SLs mean nothing apart from
+		 * the port classes of their own tables */
+		snprintf(why, sizeof(why), "%s maps VLs per hop",
+			 out->engine);
+		goto full;
+	}
 	if (!only_losses(&sm->fabric, f, why, sizeof(why)))
 		goto full;
 	rc = previous_tables(sm, f, out, &prev);

@@ -289,6 +289,19 @@ bool sl_mapping(const struct fab_port *p)
 	return p->valid && (be32toh(p->pi.cap_mask) & PI_CAP_SL_MAP);
 }
 
+/* The table of a per-hop VL map (routing_result.port_class): the VL of
+ * each SL for input `in` and output `out` of node `id`. */
+static void hop_want(const struct routing_result *r, int32_t id, unsigned in,
+		     unsigned out, uint8_t tab[SL2VL_BYTES])
+{
+	memset(tab, 0, SL2VL_BYTES);
+	for (unsigned sl = 0; sl < 16; sl++) {
+		unsigned vl = routing_hop_vl(r, id, in, out, sl) & 0xf;
+
+		tab[sl / 2] |= (uint8_t)(sl % 2 ? vl : vl << 4);
+	}
+}
+
 int program_sl2vl(struct smp_batch *b, struct sl2vl_images *im,
 		  const struct sm_config *cfg, struct fabric *f, int32_t id,
 		  const struct routing_result *r, unsigned *sets)
@@ -307,6 +320,8 @@ int program_sl2vl(struct smp_batch *b, struct sl2vl_images *im,
 			if (p->peer_node == FAB_NONE || !sl_mapping(p))
 				continue;
 			layers_want(r, cfg, f, id, pn, want);
+			if (r->port_class)
+				hop_want(r, id, 0, pn, want);
 			if ((rc = sl2vl_one(b, im, f, id, 0, pn, want, sets)) < 0)
 				return rc;
 			queued += rc;
@@ -330,6 +345,8 @@ int program_sl2vl(struct smp_batch *b, struct sl2vl_images *im,
 
 			if (in && (!pi->valid || pi->peer_node == FAB_NONE))
 				continue;
+			if (r->port_class)
+				hop_want(r, id, in, out, want);
 			if ((rc = sl2vl_one(b, im, f, id, in, out, want, sets)) < 0)
 				return rc;
 			queued += rc;

@@ -47,6 +47,17 @@ Nothing here reads ibsm's own files: the input is what the diags print.
       the ratio is above --max-ratio or (to show that a check can fail) not
       above --min-ratio.
 
+  route_check.py vls TOPO SMPQUERY
+      The VLs the SL-to-VL tables (`smpquery sl2vl`, concatenated) map
+      SLs 0-14 to, for output ports that face a link and input ports that
+      are linked or 0.
+
+  route_check.py lmc-share TOPO LFTS --lmc N
+      For every CA port and every other CA port, the pairs of LIDs of the
+      destination's LMC range whose paths (through the LFTs, from the
+      source's switch) cross a common directed inter-switch link: APM and
+      multi-path MPI want none.  Prints the pairs and the share.
+
   route_check.py cdg TOPO LFTS --sl SAQUERY --sl2vl SMPQUERY [--lmc N]
                  [--want-cycles]
       Channel dependency graph per VL (Dally and Seitz): a channel is a
@@ -580,6 +591,68 @@ def cmd_load(args):
     return probs.finish("load")
 
 
+def cmd_lmc_share(args):
+    """Pairs of LIDs of one destination port's LMC range whose paths from
+    the same source share a directed inter-switch link."""
+    topo = Topo(args.topo)
+    lfts = read_lfts(args.lfts)
+    probs = Problems(args.max)
+    att = ca_attach(topo)
+    links = set(isl_links(topo))
+    per_switch = {}
+    for ca, (sw, _p) in att.items():
+        per_switch[sw] = per_switch.get(sw, 0) + 1
+    n = 1 << args.lmc
+    pairs = shared = 0
+    for dca in sorted(topo.cas()):
+        base = topo.lid.get(dca)
+        if not base:
+            continue
+        for sw, cnt in sorted(per_switch.items()):
+            srcs = cnt - (1 if att.get(dca, (None,))[0] == sw else 0)
+            if not srcs:
+                continue
+            paths = []
+            for off in range(n):
+                hops, why = walk_to(topo, lfts, sw, base + off, args.lmc)
+                if hops is None:
+                    probs.add(f"switch {topo.name(sw)} -> LID {base + off}:"
+                              f" {why}")
+                    hops = []
+                paths.append({h for h in hops if h in links})
+            for i in range(n):
+                for j in range(i + 1, n):
+                    pairs += srcs
+                    if paths[i] & paths[j]:
+                        shared += srcs
+    share = 100.0 * shared / pairs if pairs else 0.0
+    print(f"lmc-share: {pairs} LID pairs between the same two ports, "
+          f"{shared} share an inter-switch link ({share:.1f}%)")
+    return probs.finish("lmc-share")
+
+
+def cmd_vls(args):
+    """The VLs data can travel on: SL-to-VL tables of switch-facing output
+    ports, for inputs that are linked (or port 0), SLs 0-14."""
+    topo = Topo(args.topo)
+    tables = read_sl2vl(args.sl2vl)
+    by_lid = {topo.lid[g]: g for g, k in topo.kind.items()
+              if k == "SW" and topo.lid.get(g)}
+    used = set()
+    for lid, tabs in tables.items():
+        g = by_lid.get(lid)
+        if g is None:
+            continue
+        for (inp, out), vls in tabs.items():
+            if inp and (g, inp) not in topo.peer:
+                continue
+            if (g, out) not in topo.peer:
+                continue
+            used.update(v for sl, v in enumerate(vls) if sl < 15 and v != 15)
+    print(f"vls: {len(used)} ({','.join(str(v) for v in sorted(used))})")
+    return 0
+
+
 SA_FIELD_RE = re.compile(r"^\s*(dlid|slid|sl)\.{3,}(\S+)")
 SL2VL_HEAD_RE = re.compile(r"^# SL2VL table: Lid (\d+)")
 SL2VL_ROW_RE = re.compile(r"^ports: in\s+(\d+), out\s+(\d+):\s*\|(.*)\|\s*$")
@@ -926,6 +999,13 @@ def main():
     p.add_argument("--lmc", type=int, default=0)
     p.add_argument("--max-ratio", type=float)
     p.add_argument("--min-ratio", type=float)
+    p = sub.add_parser("vls")
+    p.add_argument("topo")
+    p.add_argument("sl2vl")
+    p = sub.add_parser("lmc-share")
+    p.add_argument("topo")
+    p.add_argument("lfts")
+    p.add_argument("--lmc", type=int, required=True)
     p = sub.add_parser("cdg")
     p.add_argument("topo")
     p.add_argument("lfts")
@@ -945,7 +1025,7 @@ def main():
     args = ap.parse_args()
     return {"links": cmd_links, "lids": cmd_lids, "missing": cmd_missing,
             "tracert": cmd_tracert, "routes": cmd_routes, "load": cmd_load,
-            "cdg": cmd_cdg, "plan": cmd_plan, "degrade": cmd_degrade}[args.cmd](args)
+            "cdg": cmd_cdg, "lmc-share": cmd_lmc_share, "vls": cmd_vls, "plan": cmd_plan, "degrade": cmd_degrade}[args.cmd](args)
 
 
 if __name__ == "__main__":

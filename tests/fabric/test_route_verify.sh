@@ -57,7 +57,7 @@ done
 fab_check offline-auto-sees-fat-tree \
 	grep -q '^engine: .*auto: fat tree, 3 levels (16/16/8 switches) -> ' "$T/fat3-pods.txt"
 fab_check offline-auto-sees-torus \
-	grep -q '^engine: .*auto: not a fat tree: a link inside level 0' "$T/torus-4x4.txt"
+	grep -q '^engine: torus: auto: 2D torus, 0 switch(es) and 0 link(s) missing -> torus' "$T/torus-4x4.txt"
 "$IBSM" --route-only "$FAB_TOPO/fat2-small.net" -R minhop --lmc 1 --json \
 	>"$T/small.json" 2>"$T/small.json.err"
 fab_check offline-json-exit0 test $? -eq 0

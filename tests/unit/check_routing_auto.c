@@ -66,6 +66,8 @@ static void expect(const char *name, const char *found,
 
 static const char *const tree_chain[] = { "ftree", "updn", "minhop" };
 static const char *const other_chain[] = { "dfsssp", "updn", "minhop" };
+static const char *const torus_chain[] = { "torus", "dfsssp", "updn",
+					   "minhop" };
 
 START_TEST(fat_trees)
 {
@@ -82,11 +84,12 @@ END_TEST
 
 START_TEST(not_fat_trees)
 {
-	expect("torus-4x4.net", "not a fat tree: a link inside level 0",
+	expect("torus-4x4.net", "2D torus, 0 switch(es) and 0 link(s) missing",
+	       torus_chain, 4);
+	expect("torus-3x3x3.net", "3D torus", torus_chain, 4);
+	expect("mesh-4x4.net", "2D mesh", torus_chain, 4);
+	expect("random-24.net", "not a fat tree: a link inside level 0",
 	       other_chain, 3);
-	expect("mesh-4x4.net", "not a fat tree: a link inside level 0",
-	       other_chain, 3);
-	expect("random-24.net", "not a fat tree", other_chain, 3);
 	/* two fat trees whose first spines are joined */
 	expect("dualrail-32.net", "not a fat tree: a link inside level 1",
 	       other_chain, 3);
@@ -134,13 +137,13 @@ START_TEST(no_fallback)
 
 	rf_load(&f, "torus-4x4.net", 0);
 	rc = routing_run("auto,no_fallback", &f, &r, err, sizeof(err));
-	if (routing_find("dfsssp")) {
+	if (routing_find("torus")) {
 		ck_assert_int_eq(rc, 0);
-		ck_assert_str_eq(r.engine, "dfsssp");
+		ck_assert_str_eq(r.engine, "torus");
 		ck_assert_str_eq(r.fallback, "");
 	} else {
 		ck_assert_int_lt(rc, 0);
-		ck_assert_ptr_nonnull(strstr(err, "dfsssp: not built in"));
+		ck_assert_ptr_nonnull(strstr(err, "torus: not built in"));
 		ck_assert_ptr_null(strstr(err, "minhop"));
 		ck_assert_ptr_null(r.lft);
 	}
