@@ -1072,6 +1072,7 @@ static void shut_down(struct sm *sm, struct discover_job *job,
 	fabric_free(&sm->fabric);
 	routing_result_free(&sm->routes);
 	lid_cache_free(sm->lids);
+	mkey_free(sm->mkeys);
 	lft_images_free(sm->images);
 	port_memos_free(sm->memos);
 	sl2vl_images_free(sm->sl2vl);

@@ -31,6 +31,7 @@ fab_check diags-list-ports test -s "$FAB_TMP/ends"
 run() {
 	printf '%s\n' "$2" >"$FAB_TMP/$1.conf"
 	fab_ibsm H0001 "$FAB_TMP/$1" -F "$FAB_TMP/$1.conf" -D 0x04
+	fab_check "$1-exit-clean" bash -c "! grep -q 'Sanitizer\|runtime error' '$FAB_TMP/$1.err'"
 }
 
 # 1. One key, level 2, lease 60 s.

@@ -13,6 +13,7 @@ KEY=0x00000000000a5a5a
 conf=$FAB_TMP/opensm.conf
 cat >"$conf" <<EOF
 sa_key $KEY
+m_key 0x00000000000b0b0b
 EOF
 
 # The queries: NAME|saquery ARGS.  -t 300: an unanswered query gives up
@@ -26,6 +27,7 @@ nr-default|--smkey 1 NR
 pktr-nokey|PKTR
 pktr-sakey|--smkey $KEY PKTR
 pktr-wrong|--smkey 0x77 PKTR
+pir-nokey|PIR 1/1
 EOF
 }
 
@@ -47,7 +49,7 @@ ask() {
 		elif ((rc)); then
 			echo invalid
 		else
-			grep -cE '^(NodeRecord|PKeyTableRecord) dump' \
+			grep -cE '^(NodeRecord|PKeyTableRecord|PortInfoRecord) dump' \
 				"$dir/$name.out"
 		fi >"$dir/$name"
 	done < <(queries)
@@ -88,6 +90,9 @@ fab_check pktr-untrusted-refused test "$(got ibsm pktr-nokey)" = invalid
 fab_check pktr-trusted test "$(got ibsm pktr-sakey)" -gt 0
 fab_check pktr-wrong-dropped test "$(got ibsm pktr-wrong)" = none
 fab_check bad-key-logged grep -q "ERR 0504" "$FAB_TMP/sm/ibsm.log"
+# the ports hold m_key: an untrusted PortInfoRecord is answered (saquery
+# does not display its M_Key; check_sa_records sees it zeroed)
+fab_check pir-answered test "$(got ibsm pir-nokey)" != none
 if ((have_osm)); then
 	# the same answer, refusal or silence as OpenSM's (record counts may
 	# differ: saquery shows the first RMPP segment of a long answer)
