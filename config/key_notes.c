@@ -41,6 +41,24 @@ static const struct {
 	  " is its ceiling" },
 	{ "max_smps_timeout", MAPPED, "the adaptive SMP window shrinks on"
 	  " timeouts and grows back on answers" },
+	{ "scatter_ports", MAPPED, "ibsm's engines spread the routes over"
+	  " equal ports by link load, not at random" },
+	{ "max_msg_fifo_timeout", MAPPED, "the SA's own overload limits"
+	  " (sa_max_jobs, per-port budgets) answer BUSY instead of dropping"
+	  " requests that waited" },
+	{ "use_optimized_slvl", MAPPED, "the SL-to-VL tables come out the"
+	  " same: ibsm sends only the tables that differ, one per port pair,"
+	  " instead of one Set for all input ports" },
+	{ "qos_max_vls", NA, "OpenSM 3.3.23 reads it and does nothing with"
+	  " it; the VLs are max_op_vls and the SL-to-VL tables" },
+	{ "qos_ca_max_vls", NA, "OpenSM 3.3.23 reads it and does nothing"
+	  " with it" },
+	{ "qos_sw0_max_vls", NA, "OpenSM 3.3.23 reads it and does nothing"
+	  " with it" },
+	{ "qos_swe_max_vls", NA, "OpenSM 3.3.23 reads it and does nothing"
+	  " with it" },
+	{ "qos_rtr_max_vls", NA, "OpenSM 3.3.23 reads it and does nothing"
+	  " with it" },
 	{ "use_ucast_cache", MAPPED, "ibsm's incremental re-route"
 	  " (incremental_reroute, on by default) keeps the routes a change did"
 	  " not touch; use_ucast_cache set in the file turns it on or off"
