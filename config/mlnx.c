@@ -68,7 +68,6 @@ static const struct mlnx_key mlnx_keys[] = {
 	/* health manager */
 	{ "hm_*", HM },
 	/* keys beyond OpenSM 3.3.23's */
-	{ "m_key_per_port", KEYS },
 	{ "key_mgr_seed", KEYS },
 	{ "cc_key_*", KEYS },
 	{ "vs_key_*", KEYS },
@@ -243,10 +242,9 @@ static const struct {
 	  " routing, else a deadlock-free engine" },
 	{ "ar_torus", { "torus-2QoS", "dor", "dfsssp" }, "torus without"
 	  " adaptive routing, else a deadlock-free engine" },
-	{ "ar_dfp", { "dfp", "dfsssp" }, "Dragonfly+ without adaptive routing,"
+	{ "ar_dfp", { "dfplus", "dfsssp" }, "Dragonfly+ without adaptive routing,"
 	  " else a deadlock-free engine" },
 	{ "pqft", { "ftree" }, "ftree (no parallel-port quasi fat tree)" },
-	{ "sssp", { "dfsssp" }, "dfsssp, SSSP with deadlock avoidance" },
 	{ "kdor-hc", { "dor", "dfsssp" }, "dimension order, else a"
 	  " deadlock-free engine" },
 	{ "kdor-ghc", { "dor", "dfsssp" }, "dimension order, else a"

@@ -189,6 +189,14 @@ static int parse_list(const char *list, const struct routing_engine **chain,
 			if (chain[*n] == &routing_minhop)
 				*fallback = false;
 			(*n)++;
+			/* dor, torus-2QoS: our torus engine refuses a fabric
+			 * that is no torus (or lost too much); the name's
+			 * promise, deadlock freedom, is then kept by the
+			 * general engine rather than the minhop fallback */
+			const struct routing_alias *a =
+				alias_n(start, (size_t)(end - start));
+			if (a && chain[*n - 1] != a->to && *n < MAX_CHAIN)
+				chain[(*n)++] = a->to;
 		}
 		if (!*s)
 			return 0;
