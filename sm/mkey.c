@@ -342,8 +342,8 @@ static int keys_record(struct mkey_state *m, const char *a, const char *b)
 
 	if (parse_u64(a, &g) < 0 || parse_u64(b, &k) < 0 || !g)
 		return -1;
-	mkey_record(m, g, k);
-	return 1;
+	/* OpenSM writes every port, 0 for those it does not protect */
+	return mkey_record(m, g, k) ? 1 : 0;
 }
 
 static int link_record(struct mkey_state *m, const char *a, const char *b)
