@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "sm/sa/gen.h"
+#include "sm/sa/service.h"
 #include "sm/sa/tables.h"
 
 /* SA QP1 Q_Key (13.5.1) */
@@ -354,7 +355,9 @@ static int pir_one(const struct sa_view *v, const struct sa_query *q,
 	r.lid = htobe16(ep->lid);
 	r.port_num = (uint8_t)pn;
 	r.port_info = p->pi;
-	r.port_info.mkey = 0;		/* never disclosed (15.2.5.3) */
+	/* the M_Key only to a trusted requester (15.2.5.3, as OpenSM) */
+	if (q->sm_key != SA_SM_KEY_TRUSTED)
+		r.port_info.mkey = 0;
 	if (enhanced) {
 		mask &= ~(BIT(PIR_CAP_MASK) | BIT(PIR_CAP_MASK2));
 		if ((q->comp_mask & BIT(PIR_CAP_MASK)) &&

@@ -23,6 +23,7 @@
 #include "qos/qos.h"
 #include "sm/lid.h"
 #include "sm/sa/sa.h"
+#include "sm/sa/service.h"
 #include "sm/topo_file.h"
 
 #define B(n)	(1ull << (n))
@@ -501,6 +502,45 @@ START_TEST(test_node_record_fields)
 END_TEST
 
 /* ---- PortInfoRecord --------------------------------------------------- */
+
+/* The M_Key of a PortInfoRecord: 0 to an untrusted request, the port's
+ * to a trusted one (15.2.5.3, as OpenSM). */
+START_TEST(test_port_info_mkey_trusted)
+{
+	struct fx x;
+	struct sa_table t;
+	const struct sa_attr *a = sa_attr_find(SA_ATTR_PORT_INFO_RECORD);
+	uint8_t data[SA_DATA_SIZE] = { 0 };
+	struct sa_query q;
+	int32_t h1;
+
+	fx_load(&x, "fat2-small.net", 2);
+	h1 = by_desc(&x.f, "H0001 HCA-1");
+	fabric_node(&x.f, h1)->ports[1].pi.mkey = htobe64(0x5555);
+	for (int trusted = 0; trusted < 2; trusted++) {
+		uint64_t want = trusted ? 0x5555 : 0, seen = 0;
+
+		q = (struct sa_query){ .method = MAD_METHOD_GET_TABLE,
+				       .attr_id = SA_ATTR_PORT_INFO_RECORD,
+				       .tmpl = data, .tmpl_len = sizeof(data),
+				       .requester_lid = 1,
+				       .sm_key = trusted ? SA_SM_KEY_TRUSTED : 0 };
+		memset(&t, 0, sizeof(t));
+		t.rec_size = a->rec_size;
+		ck_assert_int_eq(a->gen(&x.v, &q, &t), 0);
+		for (size_t i = 0; i < t.count; i++) {
+			const struct sa_port_info_record *r =
+				REC(&t, struct sa_port_info_record, i);
+
+			if (r->port_info.mkey)
+				seen = be64toh(r->port_info.mkey);
+		}
+		ck_assert_uint_eq(seen, want);
+		free(t.buf);
+	}
+	fx_free(&x);
+}
+END_TEST
 
 START_TEST(test_port_info_records)
 {
@@ -1905,6 +1945,7 @@ static Suite *sa_records_suite(void)
 	tcase_add_test(tc, test_node_records);
 	tcase_add_test(tc, test_node_record_fields);
 	tcase_add_test(tc, test_port_info_records);
+	tcase_add_test(tc, test_port_info_mkey_trusted);
 	tcase_add_test(tc, test_port_info_sub_byte);
 	tcase_add_test(tc, test_port_info_ext_speed);
 	tcase_add_test(tc, test_link_records);
