@@ -45,6 +45,7 @@ struct trun {
 	uint8_t *whole;		/* per switch: bit d, its ring or line in
 				 * dimension d has every switch and link */
 	unsigned max_vl;	/* highest VL a path uses */
+	unsigned *turns;	/* per switch: early turns taken so far */
 	uint32_t early;		/* (switch, LID) pairs that turn early */
 };
 
@@ -106,34 +107,6 @@ static int min_dir(const struct torus *t, uint32_t m, unsigned d, unsigned to,
 	return (int)(2 * d + ((lid + from) & 1));
 }
 
-/* Whether the way from m along k to coordinate `to` first runs into a
- * missing switch (rather than a missing link). */
-static bool hole_ahead(const struct torus *t, uint32_t m, int k, unsigned to)
-{
-	unsigned d = (unsigned)k / 2;
-	uint32_t cur = m;
-
-	for (unsigned steps = 0; steps < t->size[d]; steps++) {
-		uint16_t c[TORUS_MAX_DIMS];
-		int32_t nxt;
-
-		memcpy(c, t->coord[cur], sizeof(c));
-		if (c[d] == to)
-			return false;
-		if (k & 1)
-			c[d] = (uint16_t)((c[d] + t->size[d] - 1) % t->size[d]);
-		else
-			c[d] = (uint16_t)((c[d] + 1u) % t->size[d]);
-		nxt = t->at[torus_cell(t, c)];
-		if (nxt < 0)
-			return true;
-		if (!t->dir[cur][k].n)
-			return false;
-		cur = (uint32_t)nxt;
-	}
-	return false;
-}
-
 /* Whether one step from m in direction k is up (the link and the switch
  * behind it are there). */
 static bool step_ok(const struct torus *t, uint32_t m, int k)
@@ -142,15 +115,54 @@ static bool step_ok(const struct torus *t, uint32_t m, int k)
 }
 
 /*
+ * The turn a path to switch `tgt` takes at switch m, the last before a
+ * break in the direction k it must go: into one of the later dimensions
+ * (the next switch then crosses k's dimension on its own ring or line and
+ * the path comes back later).  Into a dimension the path must correct
+ * anyway, only the way it goes (so the two parts make one shortest
+ * move); into one it need not, either way (a hop there and a hop back).
+ * The options are taken in turn per switch so that the detours spread
+ * over every neighbouring ring; -1: none.
+ */
+static int detour_dir(struct trun *r, uint32_t m, uint32_t tgt, int k,
+		      uint16_t lid)
+{
+	const struct torus *t = &r->t;
+	const uint16_t *mc = t->coord[m], *tc = t->coord[tgt];
+	int opts[TORUS_DIRS], n = 0;
+
+	for (unsigned e = (unsigned)k / 2 + 1; e < t->dims; e++) {
+		unsigned up = (tc[e] + t->size[e] - mc[e]) % t->size[e];
+		unsigned dn = (mc[e] + t->size[e] - tc[e]) % t->size[e];
+
+		if (!t->wrap[e] && mc[e] != tc[e]) {
+			up = tc[e] > mc[e];
+			dn = !up;
+		}
+		for (unsigned s = 0; s < 2; s++) {
+			int ke = (int)(2 * e + s);
+			bool toward = s ? dn <= up : up <= dn;
+
+			if (step_ok(t, m, ke) && (mc[e] == tc[e] || toward))
+				opts[n++] = ke;
+		}
+	}
+	(void)lid;
+	if (!n)
+		return -1;
+	return opts[r->turns[m]++ % (unsigned)n];
+}
+
+/*
  * The direction switch m sends `lid` (owned by switch `tgt`) in, -1:
  * none found.  The first dimension to correct goes the shorter way; when
  * that way is broken (a missing switch or link ahead) and a later
- * dimension needs correcting too, the path still heads that way and turns
- * into the later dimension at the switch before the break (an early turn,
- * as torus-2QoS does); when no later dimension differs it takes the ring's
- * other way, if whole.
+ * dimension exists, the path still heads that way and turns into a later
+ * dimension at the switch before the break (an early turn, as torus-2QoS
+ * does; detour_dir() picks which); in the last dimension it takes the
+ * ring's other way, if whole.
  */
-static int next_dir(const struct trun *r, uint32_t m, uint32_t tgt,
+static int next_dir(struct trun *r, uint32_t m, uint32_t tgt,
 		    uint16_t lid, bool *early)
 {
 	const struct torus *t = &r->t;
@@ -158,7 +170,6 @@ static int next_dir(const struct trun *r, uint32_t m, uint32_t tgt,
 
 	*early = false;
 	for (unsigned d = 0; d < t->dims; d++) {
-		uint16_t c[TORUS_MAX_DIMS];
 		int k;
 
 		if (mc[d] == tc[d])
@@ -166,35 +177,16 @@ static int next_dir(const struct trun *r, uint32_t m, uint32_t tgt,
 		k = min_dir(t, m, d, tc[d], lid);
 		if ((r->whole[m] >> d & 1) || way(t, m, k, tc[d]))
 			return k;
-		memcpy(c, mc, sizeof(c));
-		c[d] = tc[d];
-		/* a missing switch on the way (not at the turning point):
-		 * the ring is a line, the other way is as good */
-		if (t->at[torus_cell(t, c)] >= 0 && hole_ahead(t, m, k, tc[d]) &&
-		    way(t, m, k ^ 1, tc[d]))
-			return k ^ 1;
-		for (unsigned e = d + 1; e < t->dims; e++) {
+		if (d + 1 < t->dims) {
 			int ke;
 
-			if (mc[e] == tc[e])
-				continue;
 			if (step_ok(t, m, k))
 				return k;	/* on towards the break */
-			ke = min_dir(t, m, e, tc[e], lid);
-			if (!step_ok(t, m, ke))
-				ke ^= 1;
-			if (!step_ok(t, m, ke))
-				return -1;
-			*early = true;
-			/* an x break: a third of the detours go by the
-			 * z ring on either side, spreading them */
-			if (d == 0 && e == 1 && t->dims == 3) {
-				unsigned pick = (lid / 2u + mc[1]) % 3;
-
-				if (pick && step_ok(t, m, 3 + (int)pick))
-					return 3 + (int)pick;
+			ke = detour_dir(r, m, tgt, k, lid);
+			if (ke >= 0) {
+				*early = true;
+				return ke;
 			}
-			return ke;
 		}
 		return ring_dir(t, m, d, tc[d], lid);
 	}
@@ -203,7 +195,7 @@ static int next_dir(const struct trun *r, uint32_t m, uint32_t tgt,
 
 static int fill_lfts(struct trun *r, char *err, size_t errlen)
 {
-	const struct torus *t = &r->t;
+	struct torus *t = &r->t;
 	const struct rgraph *g = &t->g;
 
 	for (uint32_t lid = 1; lid <= g->top; lid++) {
@@ -304,11 +296,14 @@ static int fill_sls(struct trun *r, char *err, size_t errlen)
 				if (t->wrap[d] && t->coord[cur][d] ==
 				    (k & 1 ? 0 : t->size[d] - 1))
 					s |= 1u << d;
-				/* a turn DOR forbids at the next switch */
+				/* a turn DOR forbids at the next switch:
+				 * the path is a detour */
 				if (nxt != (uint32_t)dst &&
 				    hop(r, nxt, (uint16_t)lid, &cur, &kn) &&
-				    kn / 2 < (int)d)
+				    kn / 2 < (int)d) {
+					s |= 1u << t->dims;
 					r->max_vl = 3;
+				}
 				sl[stk[n]] = (uint8_t)s;
 				state[stk[n]] = 2;
 				r->out->sl[g->sw_node[stk[n]]][lid] = (uint8_t)s;
@@ -352,12 +347,9 @@ static int fill_vlmap(struct trun *r)
 			for (unsigned sl = 0; sl < 16; sl++) {
 				unsigned vl = 0;
 
-				if (co != ROUTING_CLASS_HOST) {
-					vl = (sl >> co) & 1;
-					if (r->max_vl == 3 && ci != ROUTING_CLASS_HOST &&
-					    ci > co)
-						vl |= 2;
-				}
+				if (co != ROUTING_CLASS_HOST)
+					vl = ((sl >> co) & 1) |
+					     ((sl >> t->dims) & 1) << 1;
 				out->vl_map[ci][co][sl] = (uint8_t)vl;
 			}
 	return 0;
@@ -408,7 +400,8 @@ static int alloc_run(struct trun *r, const struct fabric *f)
 		return -ENOMEM;
 	memset(r->pdir, -1, (g->S + 1) * sizeof(*r->pdir));
 	r->whole = calloc(g->S + 1, 1);
-	if (!r->whole)
+	r->turns = calloc(g->S + 1, sizeof(*r->turns));
+	if (!r->whole || !r->turns)
 		return -ENOMEM;
 	for (uint32_t v = 0; v < g->S; v++)
 		for (unsigned d = 0; d < r->t.dims; d++)
@@ -498,7 +491,7 @@ static int torus_route(const struct fabric *f, const struct routing_opts *o,
 	if (rc == 0) {
 		budget = vl_budget(&r.t.g, o);
 		out->n_vls = (uint8_t)(r.max_vl + 1);
-		out->n_layers = (uint8_t)(1u << r.t.dims);
+		out->n_layers = (uint8_t)(1u << (r.t.dims + (r.max_vl > 1)));
 		if (out->n_vls > budget) {
 			routing_fmt(err, errlen, "needs %u VLs, the fabric "
 				    "allows %u", out->n_vls, budget);
@@ -527,6 +520,7 @@ static int torus_route(const struct fabric *f, const struct routing_opts *o,
 		routing_result_free(out);
 	free(r.pdir);
 	free(r.whole);
+	free(r.turns);
 	torus_free(&r.t);
 	return rc;
 }
