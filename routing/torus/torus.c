@@ -46,6 +46,7 @@ struct trun {
 				 * dimension d has every switch and link */
 	unsigned max_vl;	/* highest VL a path uses */
 	unsigned *turns;	/* per switch: early turns taken so far */
+	bool late;		/* late_dir() may turn paths */
 	uint32_t early;		/* (switch, LID) pairs that turn early */
 };
 
@@ -130,7 +131,13 @@ static int detour_dir(struct trun *r, uint32_t m, uint32_t tgt, int k,
 	const struct torus *t = &r->t;
 	const uint16_t *mc = t->coord[m], *tc = t->coord[tgt];
 	int opts[TORUS_DIRS], n = 0;
+	uint16_t c[TORUS_MAX_DIMS];
+	bool hole;
 
+	memcpy(c, mc, sizeof(c));
+	c[k / 2] = (uint16_t)((c[k / 2] + (k & 1 ? t->size[k / 2] - 1 : 1)) %
+			      t->size[k / 2]);
+	hole = t->at[torus_cell(t, c)] < 0;
 	for (unsigned e = (unsigned)k / 2 + 1; e < t->dims; e++) {
 		unsigned up = (tc[e] + t->size[e] - mc[e]) % t->size[e];
 		unsigned dn = (mc[e] + t->size[e] - tc[e]) % t->size[e];
@@ -143,6 +150,12 @@ static int detour_dir(struct trun *r, uint32_t m, uint32_t tgt, int k,
 			int ke = (int)(2 * e + s);
 			bool toward = s ? dn <= up : up <= dn;
 
+			/* around a missing switch, turns into y go one
+			 * way only: with late_dir()'s paths in the rings
+			 * on both sides, both ways would close a loop
+			 * around the hole */
+			if (e == 1 && s == 0 && hole)
+				continue;
 			if (step_ok(t, m, ke) && (mc[e] == tc[e] || toward))
 				opts[n++] = ke;
 		}
@@ -151,6 +164,52 @@ static int detour_dir(struct trun *r, uint32_t m, uint32_t tgt, int k,
 	if (!n)
 		return -1;
 	return opts[r->turns[m]++ % (unsigned)n];
+}
+
+/*
+ * Half the paths to a switch whose ring in a later dimension is broken
+ * (a missing switch or link in the ring the path would take after
+ * correcting dimension d) correct that dimension first, in the ring one
+ * hop short in dimension d, all of it, and take the hop in dimension d
+ * last (a turn DOR forbids: a detour).  The paths around the break then
+ * split between the rings on both sides of the broken one and the early
+ * turns of detour_dir() from its own ring.  The direction to take at m
+ * when m is on such a path, -1 when it is not.
+ */
+static int late_dir(const struct trun *r, uint32_t m, uint32_t tgt,
+		    unsigned d, uint16_t lid)
+{
+	const struct torus *t = &r->t;
+	const uint16_t *mc = t->coord[m], *tc = t->coord[tgt];
+	unsigned n = t->size[d], e = d + 1;
+	uint16_t c[TORUS_MAX_DIMS];
+	int32_t nb, m2;
+	int k, ke;
+
+	if (lid & 1)
+		return -1;
+	while (e < t->dims && mc[e] == tc[e])
+		e++;
+	if (!r->late || d != 0 || e != 1)
+		return -1;
+	k = min_dir(t, m, d, tc[d], lid);
+	if ((k & 1 ? (mc[d] + n - tc[d]) % n : (tc[d] + n - mc[d]) % n) != 1)
+		return -1;
+	memcpy(c, mc, sizeof(c));
+	c[d] = tc[d];
+	nb = t->at[torus_cell(t, c)];
+	if (nb >= 0 && (r->whole[nb] >> e & 1))
+		return -1;
+	/* this ring whole to the target's coordinate, the hop in d there */
+	ke = min_dir(t, m, e, tc[e], lid);
+	memcpy(c, mc, sizeof(c));
+	c[e] = tc[e];
+	m2 = t->at[torus_cell(t, c)];
+	c[d] = tc[d];
+	if (m2 < 0 || !way(t, m, ke, tc[e]) || !step_ok(t, (uint32_t)m2, k) ||
+	    t->at[torus_cell(t, c)] < 0)
+		return -1;
+	return ke;
 }
 
 /*
@@ -174,6 +233,10 @@ static int next_dir(struct trun *r, uint32_t m, uint32_t tgt,
 
 		if (mc[d] == tc[d])
 			continue;
+		if (d + 1 < t->dims && (k = late_dir(r, m, tgt, d, lid)) >= 0) {
+			*early = true;
+			return k;
+		}
 		k = min_dir(t, m, d, tc[d], lid);
 		if ((r->whole[m] >> d & 1) || way(t, m, k, tc[d]))
 			return k;
@@ -470,11 +533,13 @@ static void describe(const struct trun *r, char *buf, size_t len)
 		    r->early ? ", early turns around breaks" : "");
 }
 
-/* Route: 0, or -errno with the reason (not a torus, cannot route). */
-static int torus_route(const struct fabric *f, const struct routing_opts *o,
-		       struct routing_result *out, char *err, size_t errlen)
+/* Route once, with or without late_dir()'s turns: 0, or -errno with
+ * the reason (not a torus, cannot route). */
+static int route_once(const struct fabric *f, const struct routing_opts *o,
+		      struct routing_result *out, char *err, size_t errlen,
+		      bool late)
 {
-	struct trun r = { .out = out };
+	struct trun r = { .out = out, .late = late };
 	unsigned budget;
 	int rc = rg_build(&r.t.g, f, err, errlen);
 
@@ -495,6 +560,10 @@ static int torus_route(const struct fabric *f, const struct routing_opts *o,
 		if (out->n_vls > budget) {
 			routing_fmt(err, errlen, "needs %u VLs, the fabric "
 				    "allows %u", out->n_vls, budget);
+			rc = -ENOSPC;
+		} else if (o && o->max_sls && out->n_layers > o->max_sls) {
+			routing_fmt(err, errlen, "needs %u SLs, QoS leaves "
+				    "%u", out->n_layers, o->max_sls);
 			rc = -ENOSPC;
 		}
 	}
@@ -522,6 +591,18 @@ static int torus_route(const struct fabric *f, const struct routing_opts *o,
 	free(r.whole);
 	free(r.turns);
 	torus_free(&r.t);
+	return rc;
+}
+
+/* Route; when the late turns around a missing switch would close a
+ * dependency cycle (the verifier says so), route again without them. */
+static int torus_route(const struct fabric *f, const struct routing_opts *o,
+		       struct routing_result *out, char *err, size_t errlen)
+{
+	int rc = route_once(f, o, out, err, errlen, true);
+
+	if (rc == -EDEADLK)
+		rc = route_once(f, o, out, err, errlen, false);
 	return rc;
 }
 
