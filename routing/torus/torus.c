@@ -46,7 +46,10 @@ struct trun {
 				 * dimension d has every switch and link */
 	unsigned max_vl;	/* highest VL a path uses */
 	unsigned *turns;	/* per switch: early turns taken so far */
-	bool late;		/* late_dir() may turn paths */
+	unsigned care;		/* 0: every detour below; 1: turns into y
+				 * go one way at every break; 2: that, and
+				 * no late_dir() turns; 3: classic_dir() */
+	uint32_t lates;		/* (switch, LID) pairs it turned */
 	uint32_t early;		/* (switch, LID) pairs that turn early */
 };
 
@@ -108,6 +111,34 @@ static int min_dir(const struct torus *t, uint32_t m, unsigned d, unsigned to,
 	return (int)(2 * d + ((lid + from) & 1));
 }
 
+/* Whether the way from m along k to coordinate `to` first runs into a
+ * missing switch (rather than a missing link). */
+static bool hole_ahead(const struct torus *t, uint32_t m, int k, unsigned to)
+{
+	unsigned d = (unsigned)k / 2;
+	uint32_t cur = m;
+
+	for (unsigned steps = 0; steps < t->size[d]; steps++) {
+		uint16_t c[TORUS_MAX_DIMS];
+		int32_t nxt;
+
+		memcpy(c, t->coord[cur], sizeof(c));
+		if (c[d] == to)
+			return false;
+		if (k & 1)
+			c[d] = (uint16_t)((c[d] + t->size[d] - 1) % t->size[d]);
+		else
+			c[d] = (uint16_t)((c[d] + 1u) % t->size[d]);
+		nxt = t->at[torus_cell(t, c)];
+		if (nxt < 0)
+			return true;
+		if (!t->dir[cur][k].n)
+			return false;
+		cur = (uint32_t)nxt;
+	}
+	return false;
+}
+
 /* Whether one step from m in direction k is up (the link and the switch
  * behind it are there). */
 static bool step_ok(const struct torus *t, uint32_t m, int k)
@@ -125,8 +156,7 @@ static bool step_ok(const struct torus *t, uint32_t m, int k)
  * The options are taken in turn per switch so that the detours spread
  * over every neighbouring ring; -1: none.
  */
-static int detour_dir(struct trun *r, uint32_t m, uint32_t tgt, int k,
-		      uint16_t lid)
+static int detour_dir(struct trun *r, uint32_t m, uint32_t tgt, int k)
 {
 	const struct torus *t = &r->t;
 	const uint16_t *mc = t->coord[m], *tc = t->coord[tgt];
@@ -154,13 +184,12 @@ static int detour_dir(struct trun *r, uint32_t m, uint32_t tgt, int k,
 			 * way only: with late_dir()'s paths in the rings
 			 * on both sides, both ways would close a loop
 			 * around the hole */
-			if (e == 1 && s == 0 && hole)
+			if (e == 1 && s == 0 && (hole || r->care))
 				continue;
 			if (step_ok(t, m, ke) && (mc[e] == tc[e] || toward))
 				opts[n++] = ke;
 		}
 	}
-	(void)lid;
 	if (!n)
 		return -1;
 	return opts[r->turns[m]++ % (unsigned)n];
@@ -181,16 +210,21 @@ static int late_dir(const struct trun *r, uint32_t m, uint32_t tgt,
 {
 	const struct torus *t = &r->t;
 	const uint16_t *mc = t->coord[m], *tc = t->coord[tgt];
-	unsigned n = t->size[d], e = d + 1;
+	unsigned n = t->size[d], e = d + 1, h;
 	uint16_t c[TORUS_MAX_DIMS];
 	int32_t nb, m2;
 	int k, ke;
 
-	if (lid & 1)
+	/* half of the LIDs: by LID and target position, so that neither the
+	 * ties of min_dir() nor the hosts' LID order line up with it */
+	h = lid;
+	for (unsigned i = 0; i < t->dims; i++)
+		h += tc[i];
+	if (h & 1)
 		return -1;
 	while (e < t->dims && mc[e] == tc[e])
 		e++;
-	if (!r->late || d != 0 || e != 1)
+	if (r->care > 1 || d != 0 || e != 1)
 		return -1;
 	k = min_dir(t, m, d, tc[d], lid);
 	if ((k & 1 ? (mc[d] + n - tc[d]) % n : (tc[d] + n - mc[d]) % n) != 1)
@@ -213,6 +247,66 @@ static int late_dir(const struct trun *r, uint32_t m, uint32_t tgt,
 }
 
 /*
+ * next_dir() as a last resort (care 3), with the VL rule of fill_vlmap()
+ * for it: the first dimension to correct goes the shorter way; when
+ * that way is broken (a missing switch or link ahead) and a later
+ * dimension needs correcting too, the path still heads that way and turns
+ * into the later dimension at the switch before the break (an early turn,
+ * as torus-2QoS does); when no later dimension differs it takes the ring's
+ * other way, if whole.
+ */
+static int classic_dir(const struct trun *r, uint32_t m, uint32_t tgt,
+		       uint16_t lid, bool *early)
+{
+	const struct torus *t = &r->t;
+	const uint16_t *mc = t->coord[m], *tc = t->coord[tgt];
+
+	*early = false;
+	for (unsigned d = 0; d < t->dims; d++) {
+		uint16_t c[TORUS_MAX_DIMS];
+		int k;
+
+		if (mc[d] == tc[d])
+			continue;
+		k = min_dir(t, m, d, tc[d], lid);
+		if ((r->whole[m] >> d & 1) || way(t, m, k, tc[d]))
+			return k;
+		memcpy(c, mc, sizeof(c));
+		c[d] = tc[d];
+		/* a missing switch on the way (not at the turning point):
+		 * the ring is a line, the other way is as good */
+		if (t->at[torus_cell(t, c)] >= 0 && hole_ahead(t, m, k, tc[d]) &&
+		    way(t, m, k ^ 1, tc[d]))
+			return k ^ 1;
+		for (unsigned e = d + 1; e < t->dims; e++) {
+			int ke;
+
+			if (mc[e] == tc[e])
+				continue;
+			if (step_ok(t, m, k))
+				return k;	/* on towards the break */
+			ke = min_dir(t, m, e, tc[e], lid);
+			if (!step_ok(t, m, ke))
+				ke ^= 1;
+			if (!step_ok(t, m, ke))
+				return -1;
+			*early = true;
+			/* an x break: a third of the detours go by the
+			 * z ring on either side, spreading them */
+			if (d == 0 && e == 1 && t->dims == 3) {
+				unsigned pick = (lid / 2u + mc[1]) % 3;
+
+				if (pick && step_ok(t, m, 3 + (int)pick))
+					return 3 + (int)pick;
+			}
+			return ke;
+		}
+		return ring_dir(t, m, d, tc[d], lid);
+	}
+	return -1;
+}
+
+/*
  * The direction switch m sends `lid` (owned by switch `tgt`) in, -1:
  * none found.  The first dimension to correct goes the shorter way; when
  * that way is broken (a missing switch or link ahead) and a later
@@ -227,6 +321,8 @@ static int next_dir(struct trun *r, uint32_t m, uint32_t tgt,
 	const struct torus *t = &r->t;
 	const uint16_t *mc = t->coord[m], *tc = t->coord[tgt];
 
+	if (r->care > 2)
+		return classic_dir(r, m, tgt, lid, early);
 	*early = false;
 	for (unsigned d = 0; d < t->dims; d++) {
 		int k;
@@ -234,7 +330,7 @@ static int next_dir(struct trun *r, uint32_t m, uint32_t tgt,
 		if (mc[d] == tc[d])
 			continue;
 		if (d + 1 < t->dims && (k = late_dir(r, m, tgt, d, lid)) >= 0) {
-			*early = true;
+			r->lates++;
 			return k;
 		}
 		k = min_dir(t, m, d, tc[d], lid);
@@ -245,7 +341,7 @@ static int next_dir(struct trun *r, uint32_t m, uint32_t tgt,
 
 			if (step_ok(t, m, k))
 				return k;	/* on towards the break */
-			ke = detour_dir(r, m, tgt, k, lid);
+			ke = detour_dir(r, m, tgt, k);
 			if (ke >= 0) {
 				*early = true;
 				return ke;
@@ -364,7 +460,8 @@ static int fill_sls(struct trun *r, char *err, size_t errlen)
 				if (nxt != (uint32_t)dst &&
 				    hop(r, nxt, (uint16_t)lid, &cur, &kn) &&
 				    kn / 2 < (int)d) {
-					s |= 1u << t->dims;
+					if (r->care < 3)
+						s |= 1u << t->dims;
 					r->max_vl = 3;
 				}
 				sl[stk[n]] = (uint8_t)s;
@@ -411,8 +508,17 @@ static int fill_vlmap(struct trun *r)
 				unsigned vl = 0;
 
 				if (co != ROUTING_CLASS_HOST)
-					vl = ((sl >> co) & 1) |
-					     ((sl >> t->dims) & 1) << 1;
+					vl = (sl >> co) & 1;
+				/* a detour path: VLs 2-3 all along; for
+				 * classic_dir(), the hop after a turn DOR
+				 * forbids */
+				if (co != ROUTING_CLASS_HOST && r->max_vl > 1 &&
+				    r->care < 3)
+					vl |= ((sl >> t->dims) & 1) << 1;
+				else if (co != ROUTING_CLASS_HOST &&
+					 r->max_vl > 1 &&
+					 ci != ROUTING_CLASS_HOST && ci > co)
+					vl |= 2;
 				out->vl_map[ci][co][sl] = (uint8_t)vl;
 			}
 	return 0;
@@ -511,6 +617,11 @@ static unsigned vl_budget(const struct rgraph *g, const struct routing_opts *o)
 
 static void describe(const struct trun *r, char *buf, size_t len)
 {
+	static const char *const care_note[] = {
+		"", " (y turns one way: freer detours closed a cycle)",
+		" (no late turns: freer detours closed a cycle)",
+		" (classic detours: freer ones closed a cycle)",
+	};
 	const struct torus *t = &r->t;
 	bool rings = false, lines = false;
 	char dims[48];
@@ -527,19 +638,21 @@ static void describe(const struct trun *r, char *buf, size_t len)
 			      rings && !t->wrap[d] ? "m" : "");
 	routing_fmt(buf, len, "%uD %s %s%s, %u switch(es) and %u link(s) "
 		    "missing; dimension order with datelines, %u SLs on %u "
-		    "VLs%s", t->dims, rings ? "torus" : "mesh", dims,
+		    "VLs%s%s", t->dims, rings ? "torus" : "mesh", dims,
 		    rings && lines ? " (m: a mesh dimension)" : "", t->holes,
 		    t->links_missing, r->out->n_layers, r->out->n_vls,
-		    r->early ? ", early turns around breaks" : "");
+		    r->early && r->lates ? ", early and late turns around "
+		    "breaks" : r->early ? ", early turns around breaks" : "",
+		    r->care ? care_note[r->care] : "");
 }
 
-/* Route once, with or without late_dir()'s turns: 0, or -errno with
+/* Route once with detours as free as `care` allows: 0, or -errno with
  * the reason (not a torus, cannot route). */
 static int route_once(const struct fabric *f, const struct routing_opts *o,
 		      struct routing_result *out, char *err, size_t errlen,
-		      bool late)
+		      unsigned care)
 {
-	struct trun r = { .out = out, .late = late };
+	struct trun r = { .out = out, .care = care };
 	unsigned budget;
 	int rc = rg_build(&r.t.g, f, err, errlen);
 
@@ -556,7 +669,8 @@ static int route_once(const struct fabric *f, const struct routing_opts *o,
 	if (rc == 0) {
 		budget = vl_budget(&r.t.g, o);
 		out->n_vls = (uint8_t)(r.max_vl + 1);
-		out->n_layers = (uint8_t)(1u << (r.t.dims + (r.max_vl > 1)));
+		out->n_layers = (uint8_t)(1u << (r.t.dims + (r.max_vl > 1 &&
+							       care < 3)));
 		if (out->n_vls > budget) {
 			routing_fmt(err, errlen, "needs %u VLs, the fabric "
 				    "allows %u", out->n_vls, budget);
@@ -594,15 +708,16 @@ static int route_once(const struct fabric *f, const struct routing_opts *o,
 	return rc;
 }
 
-/* Route; when the late turns around a missing switch would close a
- * dependency cycle (the verifier says so), route again without them. */
+/* Route; when the detours would close a dependency cycle (the
+ * verifier says so, with two or more breaks close together), route
+ * again with fewer kinds of detour. */
 static int torus_route(const struct fabric *f, const struct routing_opts *o,
 		       struct routing_result *out, char *err, size_t errlen)
 {
-	int rc = route_once(f, o, out, err, errlen, true);
+	int rc = -EDEADLK;
 
-	if (rc == -EDEADLK)
-		rc = route_once(f, o, out, err, errlen, false);
+	for (unsigned care = 0; rc == -EDEADLK && care < 4; care++)
+		rc = route_once(f, o, out, err, errlen, care);
 	return rc;
 }
 
