@@ -48,7 +48,8 @@ struct trun {
 	unsigned *turns;	/* per switch: early turns taken so far */
 	unsigned care;		/* 0: every detour below; 1: turns into y
 				 * go one way at every break; 2: that, and
-				 * no late_dir() turns; 3: classic_dir() */
+				 * no late_dir() turns; 3: classic_dir(),
+				 * 4: the same for want of SLs */
 	uint32_t lates;		/* (switch, LID) pairs it turned */
 	uint32_t early;		/* (switch, LID) pairs that turn early */
 };
@@ -621,6 +622,7 @@ static void describe(const struct trun *r, char *buf, size_t len)
 		"", " (y turns one way: freer detours closed a cycle)",
 		" (no late turns: freer detours closed a cycle)",
 		" (classic detours: freer ones closed a cycle)",
+		" (classic detours: QoS leaves too few SLs for others)",
 	};
 	const struct torus *t = &r->t;
 	bool rings = false, lines = false;
@@ -675,10 +677,13 @@ static int route_once(const struct fabric *f, const struct routing_opts *o,
 			routing_fmt(err, errlen, "needs %u VLs, the fabric "
 				    "allows %u", out->n_vls, budget);
 			rc = -ENOSPC;
-		} else if (o && o->max_sls && out->n_layers > o->max_sls) {
+		} else if (o && o->max_sls && out->n_layers > o->max_sls &&
+			   care < 3) {
+			/* the detour SL bit does not fit: the classic
+			 * rules need none */
 			routing_fmt(err, errlen, "needs %u SLs, QoS leaves "
 				    "%u", out->n_layers, o->max_sls);
-			rc = -ENOSPC;
+			rc = -E2BIG;
 		}
 	}
 	if (rc == 0 && (r.t.holes || r.t.links_missing)) {
@@ -710,14 +715,17 @@ static int route_once(const struct fabric *f, const struct routing_opts *o,
 
 /* Route; when the detours would close a dependency cycle (the
  * verifier says so, with two or more breaks close together), route
- * again with fewer kinds of detour. */
+ * again with fewer kinds of detour; when QoS leaves too few SLs for
+ * the detour SL bit, with the classic rules (which need none). */
 static int torus_route(const struct fabric *f, const struct routing_opts *o,
 		       struct routing_result *out, char *err, size_t errlen)
 {
 	int rc = -EDEADLK;
 
-	for (unsigned care = 0; rc == -EDEADLK && care < 4; care++)
+	for (unsigned care = 0; care < 4 && rc == -EDEADLK; care++)
 		rc = route_once(f, o, out, err, errlen, care);
+	if (rc == -E2BIG)	/* the classic rules, for the SLs */
+		rc = route_once(f, o, out, err, errlen, 4);
 	return rc;
 }
 

@@ -166,6 +166,24 @@ START_TEST(torus_detours_spread)
 	ck_assert_double_le(rf_load_ratio(&f, &r), 1.6);
 	routing_result_free(&r);
 	fabric_free(&f);
+	/* QoS leaving 8 SLs: no room for the detour bit, the classic
+	 * rules route the same fabric on 8 SLs */
+	{
+		struct routing_opts o = { .max_sls = 8 };
+		struct routing_cdg g;
+		char err[512];
+
+		rf_load(&f, "torus-6x6x4-hole.net", 0);
+		ck_assert_msg(routing_run_opts("torus", &f, &o, &r, err,
+					       sizeof(err)) == 0, "%s", err);
+		ck_assert_uint_eq(r.n_layers, 8);
+		ck_assert_msg(strstr(r.summary, "classic") != NULL, "%s",
+			      r.summary);
+		ck_assert_int_eq(routing_check_cdg(&f, &r, &g), 0);
+		ck_assert_uint_eq(routing_cdg_cycles(&g), 0);
+		routing_result_free(&r);
+		fabric_free(&f);
+	}
 	/* port 5 of x04-y02-z01 leads to x05-y02-z01: the classic rules */
 	rf_load(&f, "torus-6x6x4-hole.net", 0);
 	cut(&f, by_desc(&f, "torus-x04-y02-z01"), 5);
