@@ -51,6 +51,7 @@ struct trun {
 				 * no late_dir() turns; 3: classic_dir(),
 				 * 4: the same for want of SLs */
 	uint32_t lates;		/* (switch, LID) pairs it turned */
+	bool conf;		/* laid out by torus_config */
 	uint32_t early;		/* (switch, LID) pairs that turn early */
 };
 
@@ -640,12 +641,13 @@ static void describe(const struct trun *r, char *buf, size_t len)
 			      rings && !t->wrap[d] ? "m" : "");
 	routing_fmt(buf, len, "%uD %s %s%s, %u switch(es) and %u link(s) "
 		    "missing; dimension order with datelines, %u SLs on %u "
-		    "VLs%s%s", t->dims, rings ? "torus" : "mesh", dims,
+		    "VLs%s%s%s", t->dims, rings ? "torus" : "mesh", dims,
 		    rings && lines ? " (m: a mesh dimension)" : "", t->holes,
 		    t->links_missing, r->out->n_layers, r->out->n_vls,
 		    r->early && r->lates ? ", early and late turns around "
 		    "breaks" : r->early ? ", early turns around breaks" : "",
-		    r->care ? care_note[r->care] : "");
+		    r->care ? care_note[r->care] : "",
+		    r->conf ? "; axes and datelines from torus_config" : "");
 }
 
 /* Route once with detours as free as `care` allows: 0, or -errno with
@@ -660,6 +662,10 @@ static int route_once(const struct fabric *f, const struct routing_opts *o,
 
 	if (rc == 0)
 		rc = torus_shape(&r.t, err, errlen);
+	if (rc == 0 && o && o->torus_conf) {
+		rc = torus_conf_apply(&r.t, o->torus_conf, err, errlen);
+		r.conf = true;
+	}
 	if (rc == 0)
 		rc = alloc_run(&r, f);
 	if (rc == 0)
