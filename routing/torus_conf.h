@@ -24,7 +24,8 @@ struct torus_seed {
 };
 
 struct torus_conf {
-	bool grid;			/* a torus or mesh line was read */
+	bool grid;			/* a torus or mesh line was read
+					 * (else radix and ring are 0) */
 	unsigned radix[3];		/* 1: no such dimension */
 	bool ring[3];			/* ring (true) or line */
 	unsigned n_seeds;

@@ -8,6 +8,7 @@
  * Keywords (one a line; '#' starts a comment; tokens after the ones a
  * keyword takes are ignored, as OpenSM does):
  *   torus|mesh X[m|t] Y[m|t] Z[m|t]   radices; 1: a dimension not there
+ *                                     (none: the grid as found)
  *   xp_link|xm_link|yp_link|... A B   seed: the link A -> B goes +x, -x...
  *   x_dateline|y_dateline|z_dateline N  moves the origin N from A
  *   next_seed                         the following keywords: a new seed
@@ -176,11 +177,8 @@ int torus_conf_parse(struct torus_conf *c, const char *text, size_t len,
 			return -EINVAL;
 		}
 	}
-	if (!c->grid) {
-		routing_fmt(err, errlen, "%s: no \"torus\" or \"mesh\" line "
-			    "(the grid's radices)", name);
-		return -EINVAL;
-	}
+	/* no torus or mesh line (an empty file, as OpenSM reads it too):
+	 * the grid as found, the seeds (if any) still count */
 	for (unsigned i = 0; i < c->n_seeds; i++)
 		if (!c->seed[i].from) {
 			routing_fmt(err, errlen, "%s: seed %u has no link "
@@ -363,7 +361,7 @@ int torus_conf_apply(struct torus *t, const struct torus_conf *c, char *err,
 	unsigned seed = 0;
 
 	for (unsigned d = 0; d < TORUS_MAX_DIMS; d++)
-		if (c->radix[d] > 1)
+		if (c->grid ? c->radix[d] > 1 : d < t->dims)
 			cd[n++] = d;
 	if (n != t->dims) {
 		routing_fmt(err, errlen, "torus_config names a %uD grid, the "
@@ -384,7 +382,7 @@ int torus_conf_apply(struct torus *t, const struct torus_conf *c, char *err,
 	}
 	if (rc)
 		return rc;
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n && c->grid; i++)
 		if (t->size[sd[i]] != c->radix[cd[i]] ||
 		    t->wrap[sd[i]] != c->ring[cd[i]]) {
 			routing_fmt(err, errlen, "torus_config: %c is a %s of "

@@ -3,8 +3,8 @@
  * torus-2QoS configuration (torus_config, routing/torus/conf.c).
  *
  * Checked besides the sanitizers: the parser returns 0 or -EINVAL; an
- * error names the file ("t.conf:" first); on success a grid was read,
- * every radix is 1-255, at most TORUS_CONF_SEEDS seeds each with a seed
+ * error names the file ("t.conf:" first); on success every radix is
+ * 1-255 when a grid was read (0 when not), at most TORUS_CONF_SEEDS seeds each with a seed
  * switch, and every dateline within -255..255.
  */
 #include "config.h"
@@ -34,10 +34,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		return 0;
 	}
-	if (!c.grid || c.n_seeds > TORUS_CONF_SEEDS)
+	if (c.n_seeds > TORUS_CONF_SEEDS)
 		abort();
 	for (unsigned d = 0; d < 3; d++)
-		if (c.radix[d] < 1 || c.radix[d] > 255)
+		if (c.grid ? c.radix[d] < 1 || c.radix[d] > 255 : c.radix[d])
 			abort();
 	for (unsigned i = 0; i < c.n_seeds; i++) {
 		if (!c.seed[i].from)

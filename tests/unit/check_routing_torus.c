@@ -218,7 +218,8 @@ START_TEST(torus_config_file)
 		  "t.conf:2: xp_link: expected two switch GUIDs" },
 		{ "torus 6 6 4\nx_dateline 300\n",
 		  "t.conf:2: x_dateline: expected a position" },
-		{ "xp_link 0x1 0x2\n", "t.conf: no \"torus\" or \"mesh\"" },
+		{ "torus 6 6 4\nnext_seed\nx_dateline 1\n",
+		  "t.conf: seed 1 has no link" },
 	};
 	struct torus_conf c;
 	struct routing_opts o = { .torus_conf = &c };
@@ -245,6 +246,12 @@ START_TEST(torus_config_file)
 		ck_assert_msg(!strncmp(err, bad[i].err, strlen(bad[i].err)),
 			      "%s", err);
 	}
+
+	/* no grid line (an empty file, as OpenSM takes it too): the grid
+	 * as found */
+	ck_assert_int_eq(torus_conf_parse(&c, "", 0, "t.conf", err,
+					  sizeof(err)), 0);
+	ck_assert(!c.grid && !c.n_seeds);
 
 	/* the seed x03-y02-z01 whose link to x04 goes -x: +x runs from
 	 * x03 (0) to x02 (1) ... x04 (5), the x dateline is the hop
