@@ -182,10 +182,10 @@ static int detour_dir(struct trun *r, uint32_t m, uint32_t tgt, int k)
 			int ke = (int)(2 * e + s);
 			bool toward = s ? dn <= up : up <= dn;
 
-			/* around a missing switch, turns into y go one
-			 * way only: with late_dir()'s paths in the rings
-			 * on both sides, both ways would close a loop
-			 * around the hole */
+			/* around a missing switch (at every break from
+			 * care 1 on), turns into y go one way only: with
+			 * late_dir()'s paths in the rings on both sides,
+			 * both ways would close a loop around the hole */
 			if (e == 1 && s == 0 && (hole || r->care))
 				continue;
 			if (step_ok(t, m, ke) && (mc[e] == tc[e] || toward))
@@ -198,11 +198,11 @@ static int detour_dir(struct trun *r, uint32_t m, uint32_t tgt, int k)
 }
 
 /*
- * Half the paths to a switch whose ring in a later dimension is broken
- * (a missing switch or link in the ring the path would take after
- * correcting dimension d) correct that dimension first, in the ring one
- * hop short in dimension d, all of it, and take the hop in dimension d
- * last (a turn DOR forbids: a detour).  The paths around the break then
+ * Half the paths to a switch whose y ring is broken (a missing switch or
+ * link in the ring the path would take after correcting x) correct y
+ * first, in the ring one hop short in x, all of it, and take the x hop
+ * last (a turn DOR forbids: a detour; d is x, the other dimensions are
+ * left to detour_dir(), as late turns there closed cycles).  The paths around the break then
  * split between the rings on both sides of the broken one and the early
  * turns of detour_dir() from its own ring.  The direction to take at m
  * when m is on such a path, -1 when it is not.
