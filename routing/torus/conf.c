@@ -250,9 +250,9 @@ static int dir_to(const struct torus *t, uint32_t v, uint64_t g)
  * - (flip[i]).  A dimension the seed names no link for takes the one grid
  * dimension left.  0, or -ENOENT with the reason.
  */
-static int seed_axes(const struct torus *t, const struct torus_conf *c,
-		     const struct torus_seed *s, const unsigned *cd,
-		     unsigned *sd, bool *flip, char *err, size_t errlen)
+static int seed_axes(const struct torus *t, const struct torus_seed *s,
+		     const unsigned *cd, unsigned *sd, bool *flip, char *err,
+		     size_t errlen)
 {
 	int32_t v = by_guid(t, s->from);
 	unsigned used = 0, open = 0;
@@ -302,14 +302,13 @@ static int seed_axes(const struct torus *t, const struct torus_conf *c,
 		sd[i] = d;
 		used |= 1u << d;
 	}
-	(void)c;
 	return 0;
 }
 
-/* Lay the grid out on the seed's axes and origin. */
-static int remap(struct torus *t, const struct torus_conf *c,
-		 const struct torus_seed *s, const unsigned *cd,
-		 const unsigned *sd, const bool *flip)
+/* Lay the grid out on the seed's axes and origin (a ring's; a line
+ * keeps its ends and takes the seed's direction). */
+static int remap(struct torus *t, const struct torus_seed *s,
+		 const unsigned *cd, const unsigned *sd, const bool *flip)
 {
 	uint32_t S = t->g.S, from = (uint32_t)by_guid(t, s->from);
 	uint16_t (*coord)[TORUS_MAX_DIMS] = calloc(S + 1, sizeof(*coord));
@@ -333,6 +332,10 @@ static int remap(struct torus *t, const struct torus_conf *c,
 			long x = (flip[i] ? o - a : a - o) -
 				 s->dateline[cd[i]];
 
+			/* a line keeps its ends: only its direction */
+			if (!wrap[i])
+				x = flip[i] ? n - 1 - a : a;
+
 			coord[v][i] = (uint16_t)(((x % n) + n) % n);
 			for (unsigned b = 0; b < 2; b++)
 				dir[v][2 * i + (b ^ flip[i])] =
@@ -348,7 +351,6 @@ static int remap(struct torus *t, const struct torus_conf *c,
 		t->at[x] = -1;
 	for (uint32_t v = 0; v < S; v++)
 		t->at[torus_cell(t, t->coord[v])] = (int32_t)v;
-	(void)c;
 	return 0;
 }
 
@@ -369,7 +371,7 @@ int torus_conf_apply(struct torus *t, const struct torus_conf *c, char *err,
 		return -ENOENT;
 	}
 	for (seed = 0; seed < c->n_seeds; seed++)
-		if (!(rc = seed_axes(t, c, &c->seed[seed], cd, sd, flip, err,
+		if (!(rc = seed_axes(t, &c->seed[seed], cd, sd, flip, err,
 				     errlen)))
 			break;
 	if (!c->n_seeds) {
@@ -394,5 +396,5 @@ int torus_conf_apply(struct torus *t, const struct torus_conf *c, char *err,
 		}
 	if (!c->n_seeds)
 		return 0;
-	return remap(t, c, &c->seed[seed], cd, sd, flip);
+	return remap(t, &c->seed[seed], cd, sd, flip);
 }

@@ -297,6 +297,33 @@ START_TEST(torus_config_file)
 	ck_assert_msg(strstr(err, "torus_config: z is a ring of 5") != NULL,
 		      "%s", err);
 	fabric_free(&f);
+	/* a mesh seeded in its middle, its x link one of the wiring's y
+	 * links and its y link an x one (the axes swapped): its
+	 * lines keep their ends, every pair is reached, no cycle */
+	rf_load(&f, "mesh-4x4.net", 0);
+	a = by_desc(&f, "mesh-x02-y02");
+	snprintf(text, sizeof(text), "mesh 4 4 1\nxp_link 0x%llx 0x%llx\n"
+		 "ym_link 0x%llx 0x%llx\n",
+		 (unsigned long long)f.nodes[a].guid,
+		 (unsigned long long)f.nodes[by_desc(&f, "mesh-x02-y03")].guid,
+		 (unsigned long long)f.nodes[a].guid,
+		 (unsigned long long)f.nodes[by_desc(&f, "mesh-x01-y02")].guid);
+	ck_assert_int_eq(torus_conf_parse(&c, text, strlen(text), "t.conf",
+					  err, sizeof(err)), 0);
+	{
+		struct routing_check chk;
+		struct routing_cdg g;
+
+		ck_assert_msg(routing_run_opts("torus", &f, &o, &r, err,
+					       sizeof(err)) == 0, "%s", err);
+		ck_assert_ptr_nonnull(strstr(r.summary, "from torus_config"));
+		ck_assert_int_eq(routing_check(&f, &r, &chk), 0);
+		ck_assert_uint_eq(routing_check_failures(&chk), 0);
+		ck_assert_int_eq(routing_check_cdg(&f, &r, &g), 0);
+		ck_assert_uint_eq(routing_cdg_cycles(&g), 0);
+		routing_result_free(&r);
+	}
+	fabric_free(&f);
 }
 END_TEST
 
