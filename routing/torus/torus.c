@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "routing/engines.h"
+#include "routing/report.h"
 #include "routing/torus/torus.h"
 #include "routing/verify.h"
 
@@ -49,7 +50,8 @@ struct trun {
 	unsigned care;		/* 0: every detour below; 1: turns into y
 				 * go one way at every break; 2: that, and
 				 * no late_dir() turns; 3: classic_dir(),
-				 * 4: the same for want of SLs */
+				 * 4: the same for want of SLs, 5: for
+				 * less load */
 	uint32_t lates;		/* (switch, LID) pairs it turned */
 	bool conf;		/* laid out by torus_config */
 	uint32_t early;		/* (switch, LID) pairs that turn early */
@@ -624,6 +626,7 @@ static void describe(const struct trun *r, char *buf, size_t len)
 		" (no late turns: freer detours closed a cycle)",
 		" (classic detours: freer ones closed a cycle)",
 		" (classic detours: QoS leaves too few SLs for others)",
+		" (classic detours: less load than the spread ones here)",
 	};
 	const struct torus *t = &r->t;
 	bool rings = false, lines = false;
@@ -719,6 +722,27 @@ static int route_once(const struct fabric *f, const struct routing_opts *o,
 	return rc;
 }
 
+/* The classic rules' tables instead of out's when their busiest link
+ * carries less (small tori, where the spread detours have few rings to
+ * spread over). */
+static void keep_lighter(const struct fabric *f, const struct routing_opts *o,
+			 struct routing_result *out)
+{
+	struct routing_result alt = { 0 };
+	struct routing_report a, b;
+	char err[256];
+
+	if (route_once(f, o, &alt, err, sizeof(err), 5) < 0)
+		return;
+	if (routing_report_load(f, out, &a) == 0 &&
+	    routing_report_load(f, &alt, &b) == 0 && b.ratio < a.ratio) {
+		routing_result_free(out);
+		*out = alt;
+		return;
+	}
+	routing_result_free(&alt);
+}
+
 /* Route; when the detours would close a dependency cycle (the
  * verifier says so, with two or more breaks close together), route
  * again with fewer kinds of detour; when QoS leaves too few SLs for
@@ -727,11 +751,15 @@ static int torus_route(const struct fabric *f, const struct routing_opts *o,
 		       struct routing_result *out, char *err, size_t errlen)
 {
 	int rc = -EDEADLK;
+	unsigned care;
 
-	for (unsigned care = 0; care < 4 && rc == -EDEADLK; care++)
+	for (care = 0; care < 4 && rc == -EDEADLK; care++)
 		rc = route_once(f, o, out, err, errlen, care);
 	if (rc == -E2BIG)	/* the classic rules, for the SLs */
 		rc = route_once(f, o, out, err, errlen, 4);
+	else if (rc == 0 && care <= 3 && out->n_vls > 2)
+		keep_lighter(f, o, out);	/* spread detours (care ran
+						 * one past the one routed) */
 	return rc;
 }
 
