@@ -68,8 +68,6 @@ static const struct {
 	  " (ibsmctl), unless control_socket is set too" },
 	{ "console_port", MAPPED, "ibsm has no text console: ibsmctl talks to"
 	  " the control socket (control_socket)" },
-	{ "torus_config", NA, "torus-2QoS's file; ibsm's engines find the"
-	  " torus's dimensions and datelines from the fabric itself" },
 	{ "per_module_logging_file", NA, "ibsm's log has one level for every"
 	  " part (log_flags); the file is not read" },
 	{ "do_mesh_analysis", HINT, "an option of lash" },

@@ -130,7 +130,7 @@ static struct cfg_key keys[] = {
 	K("guid_routing_order_no_scatter", CFG_BOOL, "FALSE", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
 	K("sa_db_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
 	K("sa_db_dump", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
-	K("torus_config", CFG_PATH, "/etc/opensm/torus-2QoS.conf", 0, 0, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
+	K("torus_config", CFG_PATH, "/etc/opensm/torus-2QoS.conf", 0, 0, NULL, RT|IMPL, F_STR_(torus_config), "ROUTING OPTIONS"),
 	K("sm_priority", CFG_INT, "0", 0, 15, NULL, RT|IMPL, F_U8_(sm_priority), "ROUTING OPTIONS"),
 	K("ignore_other_sm", CFG_BOOL, "FALSE", 0, 0, NULL, RT|IMPL, F_BOOL_(ignore_other_sm), "ROUTING OPTIONS"),
 	K("sminfo_polling_timeout", CFG_INT, "10000", 1, 4294967295, NULL, RT|IMPL, F_UINT_(sminfo_polling_timeout), "ROUTING OPTIONS"),

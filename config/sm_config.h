@@ -75,6 +75,7 @@ struct sm_config {
 	const char *cn_guid_file;	/* (sm/route.c reads them per routing) */
 	uint8_t  nue_max_num_vls;	/* nue's VLs, 0: as the fabric allows */
 	const char *lfts_file;		/* the file engine's LFT dump */
+	const char *torus_config;	/* torus-2QoS.conf for the torus engine */
 	char     cache_dir[512];	/* guid2lid lives here */
 	char     dump_dir[512];		/* opensm-subnet.lst, opensm-lfts.dump */
 	uint64_t subnet_prefix;

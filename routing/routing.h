@@ -137,6 +137,8 @@ struct routing_opts {
 	unsigned nue_max_vls;
 	/* lfts_file: OpenSM's LFT dump for the file engine (NULL: none) */
 	const char *lfts_file;
+	/* torus_config as read (routing/torus_conf.h; NULL: none) */
+	const struct torus_conf *torus_conf;
 };
 
 struct routing_engine {

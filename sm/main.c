@@ -56,6 +56,7 @@
 #include "sm/pidfile.h"
 #include "sm/daemon.h"
 #include "sm/topo_file.h"
+#include "routing/torus_conf.h"
 
 /*
  * The command line and the config file (config/conf.h, config/opts.h):
@@ -442,6 +443,17 @@ static size_t check_files(const struct cfg *conf, size_t *warnings)
 				where, name, v);
 			errors++;
 			continue;
+		}
+		if (!strcmp(name, "torus_config")) {
+			struct torus_conf *tc = malloc(sizeof(*tc));
+
+			if (!tc || torus_conf_load(tc, v, line,
+						   sizeof(line)) < 0) {
+				log_stderr(LOG_LVL_ERR, "%s", tc ? line :
+					   "out of memory");
+				errors++;
+			}
+			free(tc);
 		}
 		if (!strcmp(name, "root_guid_file") ||
 		    !strcmp(name, "cn_guid_file")) {

@@ -22,11 +22,13 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "partitions/partitions.h"
 #include "qos/qos.h"
 #include "routing/incr.h"
 #include "routing/report.h"
+#include "routing/torus_conf.h"
 #include "routing/verify.h"
 #include "sm/health/health.h"
 #include "sm/lid.h"
@@ -175,6 +177,23 @@ static int opts_get(const struct sm_config *cfg, struct routing_opts *o,
 			o->n_cn_guids = (size_t)n;
 		}
 	}
+	/* torus_config: read when set to another file than OpenSM's default
+	 * path, or to that one when it exists (OpenSM reads it for its
+	 * torus-2QoS engine) */
+	if (rc == 0 && cfg->torus_config && strcmp(cfg->torus_config,
+						   "(null)") &&
+	    (strcmp(cfg->torus_config, TORUS_CONF_DEFAULT) ||
+	     access(cfg->torus_config, F_OK) == 0)) {
+		struct torus_conf *tc = malloc(sizeof(*tc));
+
+		if (!tc)
+			return -ENOMEM;
+		rc = torus_conf_load(tc, cfg->torus_config, err, errlen);
+		if (rc < 0)
+			free(tc);
+		else
+			o->torus_conf = tc;
+	}
 	return rc;
 }
 
@@ -182,6 +201,7 @@ static void opts_free(struct routing_opts *o)
 {
 	free((void *)o->root_guids);
 	free((void *)o->cn_guids);
+	free((void *)o->torus_conf);
 	memset(o, 0, sizeof(*o));
 }
 

@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "routing/engines.h"
+#include "routing/report.h"
 #include "routing/torus/torus.h"
 #include "routing/verify.h"
 
@@ -45,6 +46,14 @@ struct trun {
 	uint8_t *whole;		/* per switch: bit d, its ring or line in
 				 * dimension d has every switch and link */
 	unsigned max_vl;	/* highest VL a path uses */
+	unsigned *turns;	/* per switch: early turns taken so far */
+	unsigned care;		/* 0: every detour below; 1: turns into y
+				 * go one way at every break; 2: that, and
+				 * no late_dir() turns; 3: classic_dir(),
+				 * 4: the same for want of SLs, 5: for
+				 * less load */
+	uint32_t lates;		/* (switch, LID) pairs it turned */
+	bool conf;		/* laid out by torus_config */
 	uint32_t early;		/* (switch, LID) pairs that turn early */
 };
 
@@ -142,16 +151,116 @@ static bool step_ok(const struct torus *t, uint32_t m, int k)
 }
 
 /*
- * The direction switch m sends `lid` (owned by switch `tgt`) in, -1:
- * none found.  The first dimension to correct goes the shorter way; when
+ * The turn a path to switch `tgt` takes at switch m, the last before a
+ * break in the direction k it must go: into one of the later dimensions
+ * (the next switch then crosses k's dimension on its own ring or line and
+ * the path comes back later).  Into a dimension the path must correct
+ * anyway, only the way it goes (so the two parts make one shortest
+ * move); into one it need not, either way (a hop there and a hop back).
+ * The options are taken in turn per switch so that the detours spread
+ * over every neighbouring ring; -1: none.
+ */
+static int detour_dir(struct trun *r, uint32_t m, uint32_t tgt, int k)
+{
+	const struct torus *t = &r->t;
+	const uint16_t *mc = t->coord[m], *tc = t->coord[tgt];
+	int opts[TORUS_DIRS], n = 0;
+	uint16_t c[TORUS_MAX_DIMS];
+	bool hole;
+
+	memcpy(c, mc, sizeof(c));
+	c[k / 2] = (uint16_t)((c[k / 2] + (k & 1 ? t->size[k / 2] - 1 : 1)) %
+			      t->size[k / 2]);
+	hole = t->at[torus_cell(t, c)] < 0;
+	for (unsigned e = (unsigned)k / 2 + 1; e < t->dims; e++) {
+		unsigned up = (tc[e] + t->size[e] - mc[e]) % t->size[e];
+		unsigned dn = (mc[e] + t->size[e] - tc[e]) % t->size[e];
+
+		if (!t->wrap[e] && mc[e] != tc[e]) {
+			up = tc[e] > mc[e];
+			dn = !up;
+		}
+		for (unsigned s = 0; s < 2; s++) {
+			int ke = (int)(2 * e + s);
+			bool toward = s ? dn <= up : up <= dn;
+
+			/* around a missing switch (at every break from
+			 * care 1 on), turns into y go one way only: with
+			 * late_dir()'s paths in the rings on both sides,
+			 * both ways would close a loop around the hole */
+			if (e == 1 && s == 0 && (hole || r->care))
+				continue;
+			if (step_ok(t, m, ke) && (mc[e] == tc[e] || toward))
+				opts[n++] = ke;
+		}
+	}
+	if (!n)
+		return -1;
+	return opts[r->turns[m]++ % (unsigned)n];
+}
+
+/*
+ * Half the paths to a switch whose y ring is broken (a missing switch or
+ * link in the ring the path would take after correcting x) correct y
+ * first, in the ring one hop short in x, all of it, and take the x hop
+ * last (a turn DOR forbids: a detour; d is x, the other dimensions are
+ * left to detour_dir(), as late turns there closed cycles).  The paths around the break then
+ * split between the rings on both sides of the broken one and the early
+ * turns of detour_dir() from its own ring.  The direction to take at m
+ * when m is on such a path, -1 when it is not.
+ */
+static int late_dir(const struct trun *r, uint32_t m, uint32_t tgt,
+		    unsigned d, uint16_t lid)
+{
+	const struct torus *t = &r->t;
+	const uint16_t *mc = t->coord[m], *tc = t->coord[tgt];
+	unsigned n = t->size[d], e = d + 1, h;
+	uint16_t c[TORUS_MAX_DIMS];
+	int32_t nb, m2;
+	int k, ke;
+
+	/* half of the LIDs: by LID and target position, so that neither the
+	 * ties of min_dir() nor the hosts' LID order line up with it */
+	h = lid;
+	for (unsigned i = 0; i < t->dims; i++)
+		h += tc[i];
+	if (h & 1)
+		return -1;
+	while (e < t->dims && mc[e] == tc[e])
+		e++;
+	if (r->care > 1 || d != 0 || e != 1)
+		return -1;
+	k = min_dir(t, m, d, tc[d], lid);
+	if ((k & 1 ? (mc[d] + n - tc[d]) % n : (tc[d] + n - mc[d]) % n) != 1)
+		return -1;
+	memcpy(c, mc, sizeof(c));
+	c[d] = tc[d];
+	nb = t->at[torus_cell(t, c)];
+	if (nb >= 0 && (r->whole[nb] >> e & 1))
+		return -1;
+	/* this ring whole to the target's coordinate, the hop in d there */
+	ke = min_dir(t, m, e, tc[e], lid);
+	memcpy(c, mc, sizeof(c));
+	c[e] = tc[e];
+	m2 = t->at[torus_cell(t, c)];
+	c[d] = tc[d];
+	if (m2 < 0 || !way(t, m, ke, tc[e]) || !step_ok(t, (uint32_t)m2, k) ||
+	    t->at[torus_cell(t, c)] < 0)
+		return -1;
+	return ke;
+}
+
+/*
+ * next_dir() as a last resort (care 3), with the VL rule of fill_vlmap()
+ * for it: the first dimension to correct goes the shorter way; when
  * that way is broken (a missing switch or link ahead) and a later
  * dimension needs correcting too, the path still heads that way and turns
  * into the later dimension at the switch before the break (an early turn,
  * as torus-2QoS does); when no later dimension differs it takes the ring's
  * other way, if whole.
  */
-static int next_dir(const struct trun *r, uint32_t m, uint32_t tgt,
-		    uint16_t lid, bool *early)
+static int classic_dir(const struct trun *r, uint32_t m, uint32_t tgt,
+		       uint16_t lid, bool *early)
 {
 	const struct torus *t = &r->t;
 	const uint16_t *mc = t->coord[m], *tc = t->coord[tgt];
@@ -201,9 +310,55 @@ static int next_dir(const struct trun *r, uint32_t m, uint32_t tgt,
 	return -1;
 }
 
-static int fill_lfts(struct trun *r, char *err, size_t errlen)
+/*
+ * The direction switch m sends `lid` (owned by switch `tgt`) in, -1:
+ * none found.  The first dimension to correct goes the shorter way; when
+ * that way is broken (a missing switch or link ahead) and a later
+ * dimension exists, the path still heads that way and turns into a later
+ * dimension at the switch before the break (an early turn, as torus-2QoS
+ * does; detour_dir() picks which); in the last dimension it takes the
+ * ring's other way, if whole.
+ */
+static int next_dir(struct trun *r, uint32_t m, uint32_t tgt,
+		    uint16_t lid, bool *early)
 {
 	const struct torus *t = &r->t;
+	const uint16_t *mc = t->coord[m], *tc = t->coord[tgt];
+
+	if (r->care > 2)
+		return classic_dir(r, m, tgt, lid, early);
+	*early = false;
+	for (unsigned d = 0; d < t->dims; d++) {
+		int k;
+
+		if (mc[d] == tc[d])
+			continue;
+		if (d + 1 < t->dims && (k = late_dir(r, m, tgt, d, lid)) >= 0) {
+			r->lates++;
+			return k;
+		}
+		k = min_dir(t, m, d, tc[d], lid);
+		if ((r->whole[m] >> d & 1) || way(t, m, k, tc[d]))
+			return k;
+		if (d + 1 < t->dims) {
+			int ke;
+
+			if (step_ok(t, m, k))
+				return k;	/* on towards the break */
+			ke = detour_dir(r, m, tgt, k);
+			if (ke >= 0) {
+				*early = true;
+				return ke;
+			}
+		}
+		return ring_dir(t, m, d, tc[d], lid);
+	}
+	return -1;
+}
+
+static int fill_lfts(struct trun *r, char *err, size_t errlen)
+{
+	struct torus *t = &r->t;
 	const struct rgraph *g = &t->g;
 
 	for (uint32_t lid = 1; lid <= g->top; lid++) {
@@ -304,11 +459,15 @@ static int fill_sls(struct trun *r, char *err, size_t errlen)
 				if (t->wrap[d] && t->coord[cur][d] ==
 				    (k & 1 ? 0 : t->size[d] - 1))
 					s |= 1u << d;
-				/* a turn DOR forbids at the next switch */
+				/* a turn DOR forbids at the next switch:
+				 * the path is a detour */
 				if (nxt != (uint32_t)dst &&
 				    hop(r, nxt, (uint16_t)lid, &cur, &kn) &&
-				    kn / 2 < (int)d)
+				    kn / 2 < (int)d) {
+					if (r->care < 3)
+						s |= 1u << t->dims;
 					r->max_vl = 3;
+				}
 				sl[stk[n]] = (uint8_t)s;
 				state[stk[n]] = 2;
 				r->out->sl[g->sw_node[stk[n]]][lid] = (uint8_t)s;
@@ -352,12 +511,18 @@ static int fill_vlmap(struct trun *r)
 			for (unsigned sl = 0; sl < 16; sl++) {
 				unsigned vl = 0;
 
-				if (co != ROUTING_CLASS_HOST) {
+				if (co != ROUTING_CLASS_HOST)
 					vl = (sl >> co) & 1;
-					if (r->max_vl == 3 && ci != ROUTING_CLASS_HOST &&
-					    ci > co)
-						vl |= 2;
-				}
+				/* a detour path: VLs 2-3 all along; for
+				 * classic_dir(), the hop after a turn DOR
+				 * forbids */
+				if (co != ROUTING_CLASS_HOST && r->max_vl > 1 &&
+				    r->care < 3)
+					vl |= ((sl >> t->dims) & 1) << 1;
+				else if (co != ROUTING_CLASS_HOST &&
+					 r->max_vl > 1 &&
+					 ci != ROUTING_CLASS_HOST && ci > co)
+					vl |= 2;
 				out->vl_map[ci][co][sl] = (uint8_t)vl;
 			}
 	return 0;
@@ -408,7 +573,8 @@ static int alloc_run(struct trun *r, const struct fabric *f)
 		return -ENOMEM;
 	memset(r->pdir, -1, (g->S + 1) * sizeof(*r->pdir));
 	r->whole = calloc(g->S + 1, 1);
-	if (!r->whole)
+	r->turns = calloc(g->S + 1, sizeof(*r->turns));
+	if (!r->whole || !r->turns)
 		return -ENOMEM;
 	for (uint32_t v = 0; v < g->S; v++)
 		for (unsigned d = 0; d < r->t.dims; d++)
@@ -455,6 +621,13 @@ static unsigned vl_budget(const struct rgraph *g, const struct routing_opts *o)
 
 static void describe(const struct trun *r, char *buf, size_t len)
 {
+	static const char *const care_note[] = {
+		"", " (y turns one way: freer detours closed a cycle)",
+		" (no late turns: freer detours closed a cycle)",
+		" (classic detours: freer ones closed a cycle)",
+		" (classic detours: QoS leaves too few SLs for others)",
+		" (classic detours: less load than the spread ones here)",
+	};
 	const struct torus *t = &r->t;
 	bool rings = false, lines = false;
 	char dims[48];
@@ -471,22 +644,31 @@ static void describe(const struct trun *r, char *buf, size_t len)
 			      rings && !t->wrap[d] ? "m" : "");
 	routing_fmt(buf, len, "%uD %s %s%s, %u switch(es) and %u link(s) "
 		    "missing; dimension order with datelines, %u SLs on %u "
-		    "VLs%s", t->dims, rings ? "torus" : "mesh", dims,
+		    "VLs%s%s%s", t->dims, rings ? "torus" : "mesh", dims,
 		    rings && lines ? " (m: a mesh dimension)" : "", t->holes,
 		    t->links_missing, r->out->n_layers, r->out->n_vls,
-		    r->early ? ", early turns around breaks" : "");
+		    r->early && r->lates ? ", early and late turns around "
+		    "breaks" : r->early ? ", early turns around breaks" : "",
+		    r->care ? care_note[r->care] : "",
+		    r->conf ? "; axes and datelines from torus_config" : "");
 }
 
-/* Route: 0, or -errno with the reason (not a torus, cannot route). */
-static int torus_route(const struct fabric *f, const struct routing_opts *o,
-		       struct routing_result *out, char *err, size_t errlen)
+/* Route once with detours as free as `care` allows: 0, or -errno with
+ * the reason (not a torus, cannot route). */
+static int route_once(const struct fabric *f, const struct routing_opts *o,
+		      struct routing_result *out, char *err, size_t errlen,
+		      unsigned care)
 {
-	struct trun r = { .out = out };
+	struct trun r = { .out = out, .care = care };
 	unsigned budget;
 	int rc = rg_build(&r.t.g, f, err, errlen);
 
 	if (rc == 0)
 		rc = torus_shape(&r.t, err, errlen);
+	if (rc == 0 && o && o->torus_conf) {
+		rc = torus_conf_apply(&r.t, o->torus_conf, err, errlen);
+		r.conf = true;
+	}
 	if (rc == 0)
 		rc = alloc_run(&r, f);
 	if (rc == 0)
@@ -498,11 +680,19 @@ static int torus_route(const struct fabric *f, const struct routing_opts *o,
 	if (rc == 0) {
 		budget = vl_budget(&r.t.g, o);
 		out->n_vls = (uint8_t)(r.max_vl + 1);
-		out->n_layers = (uint8_t)(1u << r.t.dims);
+		out->n_layers = (uint8_t)(1u << (r.t.dims + (r.max_vl > 1 &&
+							       care < 3)));
 		if (out->n_vls > budget) {
 			routing_fmt(err, errlen, "needs %u VLs, the fabric "
 				    "allows %u", out->n_vls, budget);
 			rc = -ENOSPC;
+		} else if (o && o->max_sls && out->n_layers > o->max_sls &&
+			   care < 3) {
+			/* the detour SL bit does not fit: the classic
+			 * rules need none */
+			routing_fmt(err, errlen, "needs %u SLs, QoS leaves "
+				    "%u", out->n_layers, o->max_sls);
+			rc = -E2BIG;
 		}
 	}
 	if (rc == 0 && (r.t.holes || r.t.links_missing)) {
@@ -527,7 +717,49 @@ static int torus_route(const struct fabric *f, const struct routing_opts *o,
 		routing_result_free(out);
 	free(r.pdir);
 	free(r.whole);
+	free(r.turns);
 	torus_free(&r.t);
+	return rc;
+}
+
+/* The classic rules' tables instead of out's when their busiest link
+ * carries less (small tori, where the spread detours have few rings to
+ * spread over). */
+static void keep_lighter(const struct fabric *f, const struct routing_opts *o,
+			 struct routing_result *out)
+{
+	struct routing_result alt = { 0 };
+	struct routing_report a, b;
+	char err[256];
+
+	if (route_once(f, o, &alt, err, sizeof(err), 5) < 0)
+		return;
+	if (routing_report_load(f, out, &a) == 0 &&
+	    routing_report_load(f, &alt, &b) == 0 && b.ratio < a.ratio) {
+		routing_result_free(out);
+		*out = alt;
+		return;
+	}
+	routing_result_free(&alt);
+}
+
+/* Route; when the detours would close a dependency cycle (the
+ * verifier says so, with two or more breaks close together), route
+ * again with fewer kinds of detour; when QoS leaves too few SLs for
+ * the detour SL bit, with the classic rules (which need none). */
+static int torus_route(const struct fabric *f, const struct routing_opts *o,
+		       struct routing_result *out, char *err, size_t errlen)
+{
+	int rc = -EDEADLK;
+	unsigned care;
+
+	for (care = 0; care < 4 && rc == -EDEADLK; care++)
+		rc = route_once(f, o, out, err, errlen, care);
+	if (rc == -E2BIG)	/* the classic rules, for the SLs */
+		rc = route_once(f, o, out, err, errlen, 4);
+	else if (rc == 0 && care <= 3 && out->n_vls > 2)
+		keep_lighter(f, o, out);	/* spread detours (care ran
+						 * one past the one routed) */
 	return rc;
 }
 

@@ -43,6 +43,13 @@ struct torus {
  * is not one; -ENOMEM.
  */
 int torus_shape(struct torus *t, char *why, size_t whylen);
+
+/* Check the grid t against torus_config's and lay it out on the first
+ * seed found in the fabric (axes, origin, hence datelines): 0, or
+ * -ENOENT with the reason; -ENOMEM. */
+struct torus_conf;
+int torus_conf_apply(struct torus *t, const struct torus_conf *c, char *err,
+		     size_t errlen);
 void torus_free(struct torus *t);
 
 /* The cell of coordinates c. */

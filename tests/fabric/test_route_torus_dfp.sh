@@ -14,7 +14,14 @@
 #     per group pair) without the link between groups 1 and 2, default
 #     engine: auto picks dfplus, routes reach every LID, acyclic on at
 #     most 2 VLs, and some PathRecord has SL 1 or 2 (the detour through a
-#     third group) while the others have SL 0.
+#     third group) while the others have SL 0;
+#   torus_config: the whole 3x4 torus seeded at torus-x01-y01 (GUID
+#     0x200000), +x towards x02 (xp_link), then towards x03 (xm_link to
+#     x02): the log says the grid was laid out by torus_config, and the
+#     PathRecord from H0003 (at x03-y01) to H0001 (at x01-y01) has the x
+#     dateline's SL bit in the first (seed coordinates 2 -> 0 going +x)
+#     and not in the second (1 -> 0 going -x); a grid the wiring does not
+#     match (4x4) leaves the torus to the next engine, with the reason.
 # shellcheck source=tests/fabric/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=tests/fabric/lib_sm.sh
@@ -125,5 +132,38 @@ if up dfp-cut "$NETS/dfp-cut.net"; then
 		'^[[:space:]]*sl\.{3,}(0x)?0*0?$' "$D/sl"
 fi
 down dfp-cut
+
+# seed_sl NAME SEED-LINE: the daemon on the whole torus with a
+# torus_config of that seed; SL of H0003 -> H0001's PathRecord into SL
+seed_sl() {
+	local l1 l3
+	SL=
+	printf 'torus 3 4 1\n%s\n' "$2" >"$NETS/$1.conf"
+	up "$1" "$NETS/torus.net" --torus_config "$NETS/$1.conf" || return 1
+	fab_check "$1-laid-out" grep -q 'axes and datelines from torus_config' \
+		"$D/sm/ibsm.log"
+	l1=$(awk '$1 == "CA" && /H0001/ { print $2; exit }' "$D/topo")
+	l3=$(awk '$1 == "CA" && /H0003/ { print $2; exit }' "$D/topo")
+	SL=$(fab_run H0002 saquery -p --src-to-dst "$l3:$l1" </dev/null \
+		2>/dev/null | sed -n 's/^[[:space:]]*sl\.\{3,\}0x\([0-9a-fA-F]\{1,\}\)$/\1/p')
+	# no PathRecord: fail
+	[ -n "$SL" ] && SL=$((16#$SL))
+	fab_check "$1-pathrecord ($l3 -> $l1)" test -n "$SL"
+}
+
+seed_sl torus-seed-xp 'xp_link 0x0000000000200000 0x0000000000200001' &&
+	fab_check "torus-seed-xp-dateline (SL $SL)" test "$((SL & 1))" = 1 -a -n "$SL"
+down torus-seed-xp
+seed_sl torus-seed-xm 'xm_link 0x0000000000200000 0x0000000000200001' &&
+	fab_check "torus-seed-xm-no-dateline (SL $SL)" test -n "$SL" -a "$((SL & 1))" = 0
+down torus-seed-xm
+printf 'torus 4 4 1\n' >"$NETS/bad-grid.conf"
+if up torus-bad-grid "$NETS/torus.net" \
+	--torus_config "$NETS/bad-grid.conf"; then
+	fab_check torus-bad-grid-refused grep -q \
+		'torus: torus_config: x is a ring of 4, the fabric has a ring of 3' \
+		"$D/sm/ibsm.log"
+fi
+down torus-bad-grid
 
 fab_summary
