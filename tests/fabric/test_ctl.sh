@@ -145,8 +145,12 @@ print(buf.decode())
 PYEOF
 )
 fab_check reroute-busy-deferred grep -q 'OK heavy sweep requested after the sweep in progress' <<<"$out"
+# the two sweeps done, and both logged (the count goes up before the
+# sweep's line is written)
 for ((i = 0; i < 100; i++)); do
-	[ "$(field heavy_sweeps)" -ge $((h0 + 2)) ] && break
+	[ "$(field heavy_sweeps)" -ge $((h0 + 2)) ] &&
+		[ "$(tail -c +"$((off + 1))" "$T/sm.log" |
+			grep -c 'program [0-9.]* s (')" -ge 2 ] && break
 	sleep 0.1
 done
 new=$(tail -c +"$((off + 1))" "$T/sm.log")
