@@ -1176,9 +1176,10 @@ void sa_stop(struct sm *sm)
 	if (!sa)
 		return;
 	log_info("SA: %" PRIu64 " requests, %" PRIu64 " answered, %" PRIu64
-		 " errors, %" PRIu64 " RMPP transfers, %" PRIu64 " reports",
+		 " errors, %" PRIu64 " RMPP transfers, %" PRIu64 " reports, %"
+		 PRIu64 " dropped for an SM_Key that is not sa_key",
 		 sa->stats.requests, sa->stats.answered, sa->stats.errors,
-		 sa->stats.rmpp, sa->stats.reports);
+		 sa->stats.rmpp, sa->stats.reports, sa->requests_bad_key);
 	log_limits(sa);
 	log_info("SA: %" PRIu64 " requests answered in slices (%" PRIu64
 		 " slices, the longest %.1f ms), %" PRIu64 " BUSY for want of"
