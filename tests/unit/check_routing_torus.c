@@ -137,7 +137,7 @@ END_TEST
 /*
  * Detours spread over the rings around a break: on a 6x6x4 torus (2 hosts
  * per switch) without a switch, then also without an x link near it, the
- * busiest link stays within issue 34's 1.6x ideal (1.47 and 1.53 here;
+ * busiest link stays within 1.6x the ideal (1.47 and 1.53 here;
  * the classic rules, the engine's last resort, give 1.61 and 1.61), and
  * a detour path rides VLs 2-3 all along (its SL's bit 3).  Where those
  * detours would close a cycle, the engine falls back to the classic rules
