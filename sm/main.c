@@ -403,6 +403,10 @@ static bool missing_ok(const struct cfg *conf, size_t i, const char *v,
 		       " roots themselves), as OpenSM";
 	else if (!strcmp(name, "node_name_map_name"))
 		then = "nodes go by their NodeDescriptions, as OpenSM";
+	else if (!strcmp(name, "torus_config"))
+		then = "the torus engine finds the torus' shape itself"
+		       " (OpenSM's torus-2QoS fails without it and the next"
+		       " engine routes)";
 	else
 		return false;
 	log_stderr(LOG_LVL_WARN, "warning: %s: %s %s: does not exist; %s",

@@ -177,13 +177,12 @@ static int opts_get(const struct sm_config *cfg, struct routing_opts *o,
 			o->n_cn_guids = (size_t)n;
 		}
 	}
-	/* torus_config: read when set to another file than OpenSM's default
-	 * path, or to that one when it exists (OpenSM reads it for its
-	 * torus-2QoS engine) */
+	/* torus_config: read when the file exists (OpenSM reads it for its
+	 * torus-2QoS engine; without it the torus engine finds the shape
+	 * itself, and --check-config says so) */
 	if (rc == 0 && cfg->torus_config && strcmp(cfg->torus_config,
 						   "(null)") &&
-	    (strcmp(cfg->torus_config, TORUS_CONF_DEFAULT) ||
-	     access(cfg->torus_config, F_OK) == 0)) {
+	    !(access(cfg->torus_config, F_OK) < 0 && errno == ENOENT)) {
 		struct torus_conf *tc = malloc(sizeof(*tc));
 
 		if (!tc)

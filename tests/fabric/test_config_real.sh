@@ -135,7 +135,8 @@ if ! fab_sim_start "$FAB_TOPO/tiny.net" real; then
 fi
 n=0
 for name in scinet10-opensm.conf rhel6-opensm-3.3.9.conf \
-	ufm-openai-recipe-2022.conf mlnx-ofed-sriov-guide.conf; do
+	dell-omnia-opensm.conf ufm-openai-recipe-2022.conf \
+	mlnx-ofed-sriov-guide.conf; do
 	n=$((n + 1))
 	sock=$T/sm$n.sock
 	sm_start H0001 "$T/sm$n" -F "$REAL/$name" --control-socket "$sock"
