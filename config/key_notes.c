@@ -27,6 +27,8 @@ static const struct {
 } notes[] = {
 	{ "dimn_ports_file", MAPPED, "OpenSM's deprecated name of"
 	  " port_search_ordering_file: sets that key" },
+	{ "force_log_flush", MAPPED, "ibsm writes every log line out as it"
+	  " logs it (TRUE); FALSE is not honoured" },
 	{ "single_thread", NA, "ibsm has one event loop; MADs arrive through"
 	  " one receive thread and routing runs on its own thread" },
 	{ "event_plugin_name", NA, "ibsm loads no plugins: its events go to"

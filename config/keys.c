@@ -171,7 +171,7 @@ static struct cfg_key keys[] = {
 	K("force_log_flush", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "DEBUG FEATURES"),
 	K("log_file", CFG_PATH, "/var/log/opensm.log", 0, 0, NULL, IMPL, F_STR_(log_file), "DEBUG FEATURES"),
 	K("log_max_size", CFG_INT, "0", 0, 4294967295, NULL, RT|IMPL, F_UINT_(log_max_size), "DEBUG FEATURES"),
-	K("accum_log_file", CFG_BOOL, "TRUE", 0, 0, NULL, RT, F_NONE_, "DEBUG FEATURES"),
+	K("accum_log_file", CFG_BOOL, "TRUE", 0, 0, NULL, RT|IMPL, F_BOOL_(accum_log_file), "DEBUG FEATURES"),
 	K("per_module_logging_file", CFG_PATH, "/etc/opensm/per-module-logging.conf", 0, 0, NULL, 0, F_NONE_, "DEBUG FEATURES"),
 	K("dump_files_dir", CFG_DIR, "/var/log/", 0, 0, NULL, IMPL, F_BUF_(dump_dir), "DEBUG FEATURES"),
 	K("enable_quirks", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "DEBUG FEATURES"),
@@ -253,7 +253,7 @@ static struct cfg_key keys[] = {
 	K("cc_cct", CFG_STR, "(null)", 0, 0, NULL, RT, F_NONE_, "Congestion Control OPTIONS (EXPERIMENTAL)"),
 	K("prefix_routes_file", CFG_PATH, "/etc/opensm/prefix-routes.conf", 0, 0, NULL, 0, F_NONE_, "OTHER OPTIONS"),
 	K("consolidate_ipv6_snm_req", CFG_BOOL, "FALSE", 0, 0, NULL, RT|IMPL, F_BOOL_(consolidate_ipv6_snm_req), "OTHER OPTIONS"),
-	K("log_prefix", CFG_STR, "(null)", 0, 0, NULL, 0, F_NONE_, "OTHER OPTIONS"),
+	K("log_prefix", CFG_STR, "(null)", 0, 0, NULL, RT|IMPL, F_STR_(log_prefix), "OTHER OPTIONS"),
 
 	/* ibsm's own keys (OpenSM has command-line options or variables) */
 	K("pidfile", CFG_PATH, "(null)", 0, 0, NULL, IMPL | CFG_IBSM,

@@ -40,6 +40,8 @@ struct sm_config {
 	bool     daemon;		/* -B, daemon: into the background */
 	const char *log_file;		/* log_file */
 	unsigned log_max_size;		/* MB; the log rotates past it (0: never) */
+	bool     accum_log_file;	/* FALSE: the log file starts empty */
+	const char *log_prefix;		/* log_prefix: before every message */
 	enum log_level log_level;
 	unsigned transaction_timeout;	/* ms */
 	unsigned transaction_retries;

@@ -77,9 +77,12 @@ static bool is_journal(int fd)
 	       (unsigned long long)st.st_ino == ino;
 }
 
-static FILE *open_file(const char *path)
+/* log_prefix and its ": ", or "" */
+static char log_pfx[136];
+
+static FILE *open_file(const char *path, bool truncate)
 {
-	FILE *fp = fopen(path, "a");
+	FILE *fp = fopen(path, truncate ? "w" : "a");
 	struct stat st;
 
 	if (fp) {
@@ -110,7 +113,7 @@ static void rotate(void)
 	if (snprintf(old, sizeof(old), "%s.1", log_path) >= (int)sizeof(old) ||
 	    rename(log_path, old) < 0)
 		return;		/* not renamed: go on in the same file */
-	fp = open_file(log_path);
+	fp = open_file(log_path, false);
 	if (!fp)
 		return;		/* FILE.1 stays open: nothing lost */
 	fclose(log_fp);
@@ -132,7 +135,20 @@ static bool journald_there(void)
 #endif
 }
 
+void log_set_prefix(const char *prefix)
+{
+	if (prefix && *prefix)
+		snprintf(log_pfx, sizeof(log_pfx), "%.128s: ", prefix);
+	else
+		log_pfx[0] = '\0';
+}
+
 int log_open(const char *path, enum log_level level)
+{
+	return log_open_trunc(path, level, false);
+}
+
+int log_open_trunc(const char *path, enum log_level level, bool truncate)
 {
 	log_level = level;
 	free(log_path);
@@ -147,7 +163,7 @@ int log_open(const char *path, enum log_level level)
 		log_journal = is_journal(STDOUT_FILENO);
 		return 0;
 	}
-	FILE *fp = open_file(path);
+	FILE *fp = open_file(path, truncate);
 	if (!fp)
 		return -errno;
 	log_path = strdup(path);
@@ -164,7 +180,7 @@ int log_reopen(void)
 	journal_native = journald_there();
 	if (!log_path)
 		return 0;
-	FILE *fp = open_file(log_path);
+	FILE *fp = open_file(log_path, false);
 	if (!fp)
 		return -errno;
 	if (log_fp && log_fp != stdout && log_fp != stderr)
@@ -236,7 +252,7 @@ static int journal_send(enum log_level level, unsigned code,
 	char *m;
 	int rc;
 
-	if (asprintf(&m, "MESSAGE=%s", msg) < 0)
+	if (asprintf(&m, "MESSAGE=%s%s", log_pfx, msg) < 0)
 		return -ENOMEM;
 	iov[n++] = (struct iovec){ m, strlen(m) };
 	snprintf(prio, sizeof(prio), "PRIORITY=%d", journal_prio[level]);
@@ -275,7 +291,8 @@ static void to_journal(FILE *fp, enum log_level level, unsigned code,
 	(void)code;
 	(void)f;
 #endif
-	fprintf(fp, "<%d>[%s] %s\n", journal_prio[level], tag[level], msg);
+	fprintf(fp, "<%d>[%s] %s%s\n", journal_prio[level], tag[level],
+		log_pfx, msg);
 }
 
 /*
@@ -313,8 +330,8 @@ static void vlog_ev(enum log_level level, unsigned code,
 	gettimeofday(&tv, NULL);
 	localtime_r(&tv.tv_sec, &tm);
 	strftime(ts, sizeof(ts), "%b %d %H:%M:%S", &tm);
-	int w = fprintf(fp, "%s.%06ld [%s] %s\n", ts, (long)tv.tv_usec,
-			tag[level], msg);
+	int w = fprintf(fp, "%s.%06ld [%s] %s%s\n", ts, (long)tv.tv_usec,
+			tag[level], log_pfx, msg);
 	free(msg);
 	if (!log_path || fp != log_fp)
 		return;

@@ -21,6 +21,12 @@
 
 /* path: a file, or "stdout"/"-" for the terminal.  Returns 0 or -errno. */
 int  log_open(const char *path, enum log_level level);
+/* The same; `truncate`: the file starts empty (accum_log_file FALSE),
+ * at this open only (never at log_reopen() or a rotation). */
+int  log_open_trunc(const char *path, enum log_level level, bool truncate);
+/* log_prefix: "PREFIX: " before the text of every line (file and
+ * journal), as OpenSM; NULL or "": none.  At most 128 bytes of it. */
+void log_set_prefix(const char *prefix);
 /*
  * Open the log file again under its name (logrotate renamed it, then sent
  * SIGUSR1).  The old stream is kept when the new one cannot be opened.

@@ -893,7 +893,9 @@ static int open_log(struct sm *sm, const struct cfg *conf,
 		log_stderr(LOG_LVL_WARN, "%s: %zu key%s not implemented yet and"
 			" ignored: %s", ro->config_file, n_unimpl,
 			n_unimpl == 1 ? "" : "s", unimpl);
-	rc = log_open(sm->cfg.log_file, sm->cfg.log_level);
+	log_set_prefix(sm->cfg.log_prefix);
+	rc = log_open_trunc(sm->cfg.log_file, sm->cfg.log_level,
+			    !sm->cfg.accum_log_file);
 	if (rc < 0) {
 		log_stderr_rc(LOG_LVL_ERR, rc, "cannot open log file %s",
 			sm->cfg.log_file);

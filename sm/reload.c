@@ -149,6 +149,7 @@ int sm_config_reload(struct sm *sm, struct cfg_msgs *report)
 	if (*note)
 		log_warnx("ERR 0909: %s", note);
 	log_set_level(sm->cfg.log_level);
+	log_set_prefix(sm->cfg.log_prefix);
 	log_set_max_size((uint64_t)sm->cfg.log_max_size << 20);
 	log_ratelimit_set(sm->cfg.log_burst, sm->cfg.log_rate);
 	return 0;

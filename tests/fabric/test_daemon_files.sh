@@ -8,6 +8,9 @@
 #    overwriting it and sweeping as a second SM.  A file put in place of
 #    the first one's while it runs is not removed at its exit; its own
 #    is.
+#    The log file: by default (accum_log_file TRUE) a start appends to
+#    what it holds; -e (accum_log_file FALSE) starts it empty; with
+#    --log_prefix every line's text begins with the prefix, as OpenSM's.
 # 2. Started with descriptors 0, 1 and 2 closed and -f stdout: they must
 #    be /dev/null (as /proc says) while ibsm runs as master, not the
 #    loop's, the log's or a socket's, which "-f stdout" would then write
@@ -26,6 +29,9 @@ ibsm_pid() {
 fab_sim_start "$FAB_TOPO/fat2-small.net" dfiles || exit 1
 
 # ---- 1. the pid file
+mkdir -p "$T/a" "$T/c"
+echo "an older run's line" >"$T/a/ibsm.log"
+echo "an older run's line" >"$T/c/ibsm.log"
 if ! fab_ibsm_start H0001 "$T/a" -J "$PIDF"; then
 	fab_fail "first ibsm up"
 	fab_summary
@@ -59,7 +65,7 @@ rm -f "$PIDF"
 
 # Its own file is removed at exit.
 fab_sim_start "$FAB_TOPO/fat2-small.net" dfiles2 || exit 1
-if fab_ibsm_start H0001 "$T/c" -J "$PIDF"; then
+if fab_ibsm_start H0001 "$T/c" -J "$PIDF" -e --log_prefix fabric-A; then
 	fab_pass "ibsm up again"
 else
 	fab_fail "ibsm up again"
@@ -67,6 +73,14 @@ fi
 fab_check "a fresh pid file" test -s "$PIDF"
 fab_ibsm_stop
 fab_check "its own pid file is removed at exit" test ! -e "$PIDF"
+fab_check "the log is appended to by default" \
+	grep -q "^an older run's line" "$T/a/ibsm.log"
+fab_check "-e (accum_log_file FALSE) starts the log empty" \
+	test "$(grep -c "older run" "$T/c/ibsm.log")" = 0
+fab_check "log_prefix begins every line's text" \
+	grep -q "^[A-Z][a-z][a-z] .* \[INFO\] fabric-A: .*SUBNET UP" "$T/c/ibsm.log"
+fab_check "no line without the prefix" \
+	test "$(grep -vc "\] fabric-A: " "$T/c/ibsm.log")" = 0
 
 # ---- 2. descriptors 0-2 closed
 fab_sim_start "$FAB_TOPO/fat2-small.net" dfiles3 || exit 1
