@@ -97,7 +97,7 @@ static struct cfg_key keys[] = {
 	K("sm_assigned_guid", CFG_INT, "0x00", 0, 255, NULL, RT, F_NONE_, "PARTITIONING OPTIONS"),
 	K("sweep_interval", CFG_INT, "10", 0, 86400, NULL, RT|IMPL, F_UINT_(sweep_interval), "SWEEP OPTIONS"),
 	K("reassign_lids", CFG_BOOL, "FALSE", 0, 0, NULL, RT|IMPL, F_BOOL_(reassign_lids), "SWEEP OPTIONS"),
-	K("force_heavy_sweep", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "SWEEP OPTIONS"),
+	K("force_heavy_sweep", CFG_BOOL, "FALSE", 0, 0, NULL, RT|IMPL, F_BOOL_(force_heavy_sweep), "SWEEP OPTIONS"),
 	K("sweep_on_trap", CFG_BOOL, "TRUE", 0, 0, NULL, RT, F_NONE_, "SWEEP OPTIONS"),
 	K("port_profile_switch_nodes", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
 	K("port_prof_ignore_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),

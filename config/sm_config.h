@@ -53,6 +53,7 @@ struct sm_config {
 	const char *dump_fabric;	/* --dump-fabric FILE */
 	uint8_t  sm_priority;		/* 0-15 */
 	bool     ignore_other_sm;	/* never ask other SMs' SMInfo */
+	bool     force_heavy_sweep;	/* every sweep interval: a heavy sweep */
 	uint64_t sm_key;		/* -k/sm_key: SMInfo (14.4.1) */
 	uint64_t sa_key;		/* sa_key: a trusted SA request's
 					 * SM_Key (15.2.2.1) */

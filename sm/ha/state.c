@@ -616,8 +616,9 @@ static void act_change(struct sm *sm, struct sm_msg *m)
 static void act_light_timer(struct sm *sm, struct sm_msg *m)
 {
 	(void)m;
-	if (sm->incomplete) {
-		/* Parts of the fabric did not answer last time. */
+	/* Parts of the fabric did not answer last time, or every sweep is
+	 * to be a heavy one (force_heavy_sweep) */
+	if (sm->incomplete || sm->cfg.force_heavy_sweep) {
 		sm_heavy_sweep(sm);
 		return;
 	}

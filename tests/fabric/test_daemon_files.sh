@@ -11,6 +11,9 @@
 #    The log file: by default (accum_log_file TRUE) a start appends to
 #    what it holds; -e (accum_log_file FALSE) starts it empty; with
 #    --log_prefix every line's text begins with the prefix, as OpenSM's.
+#    Both with a sweep interval of 1 s: the first makes one heavy sweep
+#    in 3 s (light sweeps after it), the second, with force_heavy_sweep
+#    TRUE, a heavy sweep every interval.
 # 2. Started with descriptors 0, 1 and 2 closed and -f stdout: they must
 #    be /dev/null (as /proc says) while ibsm runs as master, not the
 #    loop's, the log's or a socket's, which "-f stdout" would then write
@@ -32,12 +35,20 @@ fab_sim_start "$FAB_TOPO/fat2-small.net" dfiles || exit 1
 mkdir -p "$T/a" "$T/c"
 echo "an older run's line" >"$T/a/ibsm.log"
 echo "an older run's line" >"$T/c/ibsm.log"
-if ! fab_ibsm_start H0001 "$T/a" -J "$PIDF"; then
+printf 'force_heavy_sweep TRUE\n' >"$T/force.conf"
+# heavy_after_3s DIR: the heavy sweeps of DIR/ibsm.log 3 s after SUBNET UP
+heavy_after_3s() {
+	sleep 3
+	grep -c 'heavy sweep:' "$1/ibsm.log"
+}
+if ! fab_ibsm_start H0001 "$T/a" -J "$PIDF" -s 1; then
 	fab_fail "first ibsm up"
 	fab_summary
 	exit 1
 fi
 fab_pass "first ibsm up"
+n=$(heavy_after_3s "$T/a")
+fab_check "one heavy sweep in 3 s by default ($n)" test "$n" -eq 1
 a=$(ibsm_pid)
 fab_check "the pid file names the first ibsm ($a)" test "$(cat "$PIDF" 2>/dev/null)" = "$a"
 
@@ -65,8 +76,12 @@ rm -f "$PIDF"
 
 # Its own file is removed at exit.
 fab_sim_start "$FAB_TOPO/fat2-small.net" dfiles2 || exit 1
-if fab_ibsm_start H0001 "$T/c" -J "$PIDF" -e --log_prefix fabric-A; then
+if fab_ibsm_start H0001 "$T/c" -J "$PIDF" -e --log_prefix fabric-A \
+	-s 1 -F "$T/force.conf"; then
 	fab_pass "ibsm up again"
+	n=$(heavy_after_3s "$T/c")
+	fab_check "force_heavy_sweep: a heavy sweep every second ($n in 3 s)" \
+		test "$n" -ge 3
 else
 	fab_fail "ibsm up again"
 fi
