@@ -1134,7 +1134,11 @@ static struct mft_state *state_get(struct sm *sm)
 
 void mcast_changed(struct sm *sm)
 {
-	struct mft_state *s = state_get(sm);
+	struct mft_state *s;
+
+	if (sm->cfg.disable_multicast)
+		return;		/* no MFT is ever programmed */
+	s = state_get(sm);
 
 	if (!s) {
 		log_err("ERR 0851: out of memory: the MFTs follow at the next"
@@ -1203,8 +1207,9 @@ void mft_sweep_done(struct sm *sm)
 	struct mft_state *s;
 
 	mlid_ceiling(sm);
-	/* No group has ever been programmed: nothing to hold or clear. */
-	if (!sm->mft && !group_count(sm))
+	/* No group has ever been programmed: nothing to hold or clear.
+	 * disable_multicast: the switches' MFTs are left as they are. */
+	if ((!sm->mft && !group_count(sm)) || sm->cfg.disable_multicast)
 		return;
 	s = state_get(sm);
 	if (!s) {

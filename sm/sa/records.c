@@ -135,7 +135,9 @@ static int gen_class_port_info(const struct sa_view *v, const struct sa_query *q
 	memset(&r, 0, sizeof(r));
 	r.base_version = 1;
 	r.class_version = 2;
-	r.cap_mask = htobe16((uint16_t)SA_CAP_MASK);
+	/* disable_multicast: the SA says it has no UD multicast (OpenSM) */
+	r.cap_mask = htobe16((uint16_t)(SA_CAP_MASK & ~(v->mcast_off ?
+					SA_CAP_IS_UD_MCAST : 0)));
 	r.cap_mask2_resp_time = htobe32((uint32_t)SA_CAP_MASK2 << 5 |
 			resp_time_value(SA_TRANSACTION_TIMEOUT_MS));
 	r.redirect_qp = htobe32(1);

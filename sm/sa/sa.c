@@ -234,6 +234,7 @@ void sa_view_of(const struct sm *sm, struct sa_view *v)
 	v->qos = sm_qos_policy(sm, &v->qos_members);
 	v->part_sl = sm_part_sl(sm);
 	v->qos_on = sm->cfg.qos;
+	v->mcast_off = sm->cfg.disable_multicast;
 }
 
 static uint8_t response_method(uint8_t method)

@@ -154,6 +154,7 @@ struct sa_view {
 	/* The SL of each 15-bit P_Key (partitions.conf sl=); NULL: all 0 */
 	const uint8_t *part_sl;
 	bool qos_on;			/* qos TRUE: SLs sent to VL 15 dropped */
+	bool mcast_off;			/* disable_multicast: no UD multicast */
 };
 
 /*

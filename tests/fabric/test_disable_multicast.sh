@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# tests/fabric/test_disable_multicast.sh - disable_multicast (OpenSM's
+# -d3), with OpenSM 3.3.23 as referee on the same fabric (tiny.net):
+# the SA's ClassPortInfo (saquery -c) drops IsUDMulticastSupported from
+# its CapabilityMask and no switch gets a multicast forwarding entry
+# (ibroute -M) after two hosts joined the IPoIB broadcast group, while
+# the groups are still records of the SA (saquery -m).  Without the key
+# the switches forward that group's MLID: the check that could fail.
+set -uo pipefail
+
+# shellcheck source=tests/fabric/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+command -v opensm >/dev/null || {
+	fab_fail opensm-installed "opensm is the referee of this test"
+	fab_summary
+	exit 1
+}
+T=$FAB_TMP
+BUILD=${IBSM_BUILD:-$(dirname "$IBSM")/..}
+MJ=${MC_JOIN:-$BUILD/tests/fabric/mc_join}
+BCAST=ff12:401b:ffff::ffff:ffff
+printf 'disable_multicast TRUE\n' >"$T/off.conf"
+
+# observe OUT: the SA's CapabilityMask, the MFT entries of both switches
+# (ibroute -M, "MLID port..." lines) and the MLIDs of the SA's groups.
+observe() {
+	local out=$1 lid h
+	for h in H0002 H0004; do
+		fab_run "$h" "$MJ" -m "$BCAST" join >>"$out.err" 2>&1
+	done
+	sleep 1		# the MFTs follow the joins
+	fab_run H0002 saquery -c 2>>"$out.err" |
+		sed -nE 's/^[[:space:]]*Capability mask\.+(0x[0-9a-fA-F]+)$/capmask \1/p' >"$out"
+	fab_run H0002 ibnetdiscover -p >"$out.topo" 2>>"$out.err"
+	for lid in $(awk '$1 == "SW" { print $2 }' "$out.topo" | sort -u); do
+		fab_run H0002 ibroute -M "$lid" 2>>"$out.err" |
+			awk '/^0x[cC]/ { print "mft", $1 }' >>"$out"
+	done
+	fab_run H0002 saquery -m 2>>"$out.err" |
+		sed -nE 's/^[[:space:]]*Mlid\.+(.*)$/group \1/p' | sort -u >>"$out"
+}
+
+# run_osm NAME [CONF]: OpenSM on a fresh simulator until SUBNET UP
+run_osm() {
+	local name=$1 i
+	shift
+	fab_sim_start "$FAB_TOPO/tiny.net" "$name" || return 1
+	mkdir -p "$T/$name"
+	fab_spawn H0001 env OSM_CACHE_DIR="$T/$name" OSM_TMP_DIR="$T/$name" \
+		opensm "$@" -f "$T/$name/opensm.log" >"$T/$name/out" 2>&1
+	OSM_PID=$FAB_SPAWN_PID
+	for ((i = 0; i < 300; i++)); do
+		grep -q "SUBNET UP" "$T/$name/opensm.log" 2>/dev/null && break
+		sleep 0.1
+	done
+	observe "$T/$name.seen"
+	kill -TERM "$OSM_PID" 2>/dev/null
+	wait "$OSM_PID" 2>/dev/null
+	rm -f "$FAB_TMP/pids/$OSM_PID"
+}
+
+# run_ibsm NAME [ARGS]: ibsm on a fresh simulator until SUBNET UP
+run_ibsm() {
+	local name=$1
+	shift
+	fab_sim_start "$FAB_TOPO/tiny.net" "$name" || return 1
+	fab_ibsm_start H0001 "$T/$name" "$@" || return 1
+	observe "$T/$name.seen"
+	fab_ibsm_stop
+}
+
+run_osm osm-off -F "$T/off.conf"
+run_ibsm ibsm-off -F "$T/off.conf" && fab_pass ibsm-off-up || fab_fail ibsm-off-up
+run_ibsm ibsm-d3 -d3 && fab_pass ibsm-d3-up || fab_fail ibsm-d3-up
+run_ibsm ibsm-on && fab_pass ibsm-on-up || fab_fail ibsm-on-up
+
+for f in osm-off ibsm-off ibsm-d3 ibsm-on; do
+	echo "    $f: $(tr '\n' ' ' <"$T/$f.seen")"
+done
+capmask() { awk '$1 == "capmask" { print $2 }' "$T/$1.seen"; }
+mfts() { grep -c '^mft' "$T/$1.seen"; }
+groups() { grep -c '^group' "$T/$1.seen"; }
+
+fab_check "disable_multicast: no MFT entry under OpenSM ($(mfts osm-off))" \
+	test "$(mfts osm-off)" -eq 0
+fab_check "disable_multicast: no MFT entry under ibsm ($(mfts ibsm-off))" \
+	test "$(mfts ibsm-off)" -eq 0
+fab_check "-d3: no MFT entry under ibsm ($(mfts ibsm-d3))" \
+	test "$(mfts ibsm-d3)" -eq 0
+fab_check "by default the members' switch forwards the broadcast group ($(mfts ibsm-on))" \
+	test "$(mfts ibsm-on)" -ge 1
+fab_check "the SA's CapabilityMask is OpenSM's ($(capmask ibsm-off) = $(capmask osm-off))" \
+	test -n "$(capmask osm-off)" -a "$(capmask ibsm-off)" = "$(capmask osm-off)"
+fab_check "it lacks IsUDMulticastSupported (0x0200)" \
+	test $(($(capmask ibsm-off) & 0x200)) -eq 0
+fab_check "which it has by default ($(capmask ibsm-on))" \
+	test $(($(capmask ibsm-on) & 0x200)) -ne 0
+fab_check "the groups are still SA records (OpenSM $(groups osm-off), ibsm $(groups ibsm-off))" \
+	test "$(groups ibsm-off)" -ge 1 -a "$(groups ibsm-off)" -eq "$(groups osm-off)"
+fab_summary
