@@ -88,7 +88,7 @@ static struct cfg_key keys[] = {
 	K("subnet_timeout", CFG_INT, "18", 0, 31, NULL, RT|IMPL, F_U8_(subnet_timeout), "DEVICE ATTRIBUTES OPTIONS"),
 	K("local_phy_errors_threshold", CFG_INT, "0x08", 0, 15, NULL, RT|IMPL, F_U8_(local_phy_errors_threshold), "DEVICE ATTRIBUTES OPTIONS"),
 	K("overrun_errors_threshold", CFG_INT, "0x08", 0, 15, NULL, RT|IMPL, F_U8_(overrun_errors_threshold), "DEVICE ATTRIBUTES OPTIONS"),
-	K("use_mfttop", CFG_BOOL, "TRUE", 0, 0, NULL, RT, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
+	K("use_mfttop", CFG_BOOL, "TRUE", 0, 0, NULL, RT|IMPL, F_BOOL_(use_mfttop), "DEVICE ATTRIBUTES OPTIONS"),
 	K("partition_config_file", CFG_PATH, "/etc/opensm/partitions.conf", 0, 0, NULL, IMPL, F_STR_(partition_config), "PARTITIONING OPTIONS"),
 	K("no_partition_enforcement", CFG_BOOL, "FALSE", 0, 0, NULL, RT|IMPL, F_SPECIAL(SP_NO_PART_ENF), "PARTITIONING OPTIONS"),
 	K("part_enforce", CFG_ENUM, "both", 0, 0, "both,in,out,off", RT|IMPL, F_ENUM_(part_enforce), "PARTITIONING OPTIONS"),

@@ -55,6 +55,7 @@ struct sm_config {
 	bool     ignore_other_sm;	/* never ask other SMs' SMInfo */
 	bool     force_heavy_sweep;	/* every sweep interval: a heavy sweep */
 	bool     disable_multicast;	/* no MFTs; the SA says no UD multicast */
+	bool     use_mfttop;		/* set SwitchInfo:MulticastFDBTop */
 	uint64_t sm_key;		/* -k/sm_key: SMInfo (14.4.1) */
 	uint64_t sa_key;		/* sa_key: a trusted SA request's
 					 * SM_Key (15.2.2.1) */

@@ -765,7 +765,8 @@ static int queue_top(struct mft_state *s, int32_t id, struct mft_image *im,
 				: MFT_TOP_EMPTY;
 	uint16_t now = im->top_memo ? im->top_got : be16toh(n->si.mft_top);
 
-	if (!(fabric_port_cap_mask(n, 0) & PI_CAP_MCAST_FDB_TOP) || now == want)
+	if (!sm->cfg.use_mfttop ||
+	    !(fabric_port_cap_mask(n, 0) & PI_CAP_MCAST_FDB_TOP) || now == want)
 		return 0;
 	/* Asked before, and the switch answered with what it still holds:
 	 * it does not keep the value; asking again changes nothing. */

@@ -138,7 +138,9 @@ static int gen_class_port_info(const struct sa_view *v, const struct sa_query *q
 	/* disable_multicast: the SA says it has no UD multicast (OpenSM) */
 	r.cap_mask = htobe16((uint16_t)(SA_CAP_MASK & ~(v->mcast_off ?
 					SA_CAP_IS_UD_MCAST : 0)));
-	r.cap_mask2_resp_time = htobe32((uint32_t)SA_CAP_MASK2 << 5 |
+	/* use_mfttop FALSE: no IsMulticastFDBTopSupported either */
+	r.cap_mask2_resp_time = htobe32((uint32_t)(SA_CAP_MASK2 & ~(v->mfttop_off ?
+				SA_CAP2_IS_MCAST_TOP : 0)) << 5 |
 			resp_time_value(SA_TRANSACTION_TIMEOUT_MS));
 	r.redirect_qp = htobe32(1);
 	r.redirect_qkey = htobe32(QP1_QKEY);

@@ -235,6 +235,7 @@ void sa_view_of(const struct sm *sm, struct sa_view *v)
 	v->part_sl = sm_part_sl(sm);
 	v->qos_on = sm->cfg.qos;
 	v->mcast_off = sm->cfg.disable_multicast;
+	v->mfttop_off = !sm->cfg.use_mfttop;
 }
 
 static uint8_t response_method(uint8_t method)

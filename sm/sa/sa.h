@@ -155,6 +155,7 @@ struct sa_view {
 	const uint8_t *part_sl;
 	bool qos_on;			/* qos TRUE: SLs sent to VL 15 dropped */
 	bool mcast_off;			/* disable_multicast: no UD multicast */
+	bool mfttop_off;		/* use_mfttop FALSE */
 };
 
 /*

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # tests/fabric/test_disable_multicast.sh - disable_multicast (OpenSM's
-# -d3), with OpenSM 3.3.23 as referee on the same fabric (tiny.net):
+# -d3) and use_mfttop FALSE, with OpenSM 3.3.23 as referee on the same
+# fabric (tiny.net).  use_mfttop FALSE: the SA's CapabilityMask2 loses
+# IsMulticastFDBTopSupported (ibsim's switches do not advertise the
+# field, so no SwitchInfo Set shows it).  disable_multicast:
 # the SA's ClassPortInfo (saquery -c) drops IsUDMulticastSupported from
 # its CapabilityMask and no switch gets a multicast forwarding entry
 # (ibroute -M) after two hosts joined the IPoIB broadcast group, while
@@ -20,7 +23,7 @@ T=$FAB_TMP
 BUILD=${IBSM_BUILD:-$(dirname "$IBSM")/..}
 MJ=${MC_JOIN:-$BUILD/tests/fabric/mc_join}
 BCAST=ff12:401b:ffff::ffff:ffff
-printf 'disable_multicast TRUE\n' >"$T/off.conf"
+printf 'disable_multicast TRUE\nuse_mfttop FALSE\n' >"$T/off.conf"
 
 # observe OUT: the SA's CapabilityMask, the MFT entries of both switches
 # (ibroute -M, "MLID port..." lines) and the MLIDs of the SA's groups.
@@ -31,7 +34,8 @@ observe() {
 	done
 	sleep 1		# the MFTs follow the joins
 	fab_run H0002 saquery -c 2>>"$out.err" |
-		sed -nE 's/^[[:space:]]*Capability mask\.+(0x[0-9a-fA-F]+)$/capmask \1/p' >"$out"
+		sed -nE 's/^[[:space:]]*Capability mask( 2)?\.+(0x[0-9a-fA-F]+)$/capmask\1 \2/p' |
+		sed 's/^capmask 2 /capmask2 /' >"$out"
 	fab_run H0002 ibnetdiscover -p >"$out.topo" 2>>"$out.err"
 	for lid in $(awk '$1 == "SW" { print $2 }' "$out.topo" | sort -u); do
 		fab_run H0002 ibroute -M "$lid" 2>>"$out.err" |
@@ -79,6 +83,7 @@ for f in osm-off ibsm-off ibsm-d3 ibsm-on; do
 	echo "    $f: $(tr '\n' ' ' <"$T/$f.seen")"
 done
 capmask() { awk '$1 == "capmask" { print $2 }' "$T/$1.seen"; }
+capmask2() { awk '$1 == "capmask2" { print $2 }' "$T/$1.seen"; }
 mfts() { grep -c '^mft' "$T/$1.seen"; }
 groups() { grep -c '^group' "$T/$1.seen"; }
 
@@ -96,6 +101,12 @@ fab_check "it lacks IsUDMulticastSupported (0x0200)" \
 	test $(($(capmask ibsm-off) & 0x200)) -eq 0
 fab_check "which it has by default ($(capmask ibsm-on))" \
 	test $(($(capmask ibsm-on) & 0x200)) -ne 0
+fab_check "use_mfttop FALSE: CapabilityMask2 is OpenSM's ($(capmask2 ibsm-off) = $(capmask2 osm-off))" \
+	test -n "$(capmask2 osm-off)" -a "$(capmask2 ibsm-off)" = "$(capmask2 osm-off)"
+fab_check "it lacks IsMulticastFDBTopSupported (0x8)" \
+	test $(($(capmask2 ibsm-off) & 0x8)) -eq 0
+fab_check "which it has by default ($(capmask2 ibsm-on))" \
+	test $(($(capmask2 ibsm-on) & 0x8)) -ne 0
 fab_check "the groups are still SA records (OpenSM $(groups osm-off), ibsm $(groups ibsm-off))" \
 	test "$(groups ibsm-off)" -ge 1 -a "$(groups ibsm-off)" -eq "$(groups osm-off)"
 fab_summary
