@@ -56,6 +56,10 @@ struct sm_config {
 	bool     force_heavy_sweep;	/* every sweep interval: a heavy sweep */
 	bool     disable_multicast;	/* no MFTs; the SA says no UD multicast */
 	bool     use_mfttop;		/* set SwitchInfo:MulticastFDBTop */
+	/* FALSE: the SA takes joins and IPoIB groups without comparing their
+	 * parameters with the group's / the broadcast group's */
+	bool     mcgroup_join_validation;
+	bool     ipoib_mcgroup_creation_validation;
 	uint64_t sm_key;		/* -k/sm_key: SMInfo (14.4.1) */
 	uint64_t sa_key;		/* sa_key: a trusted SA request's
 					 * SM_Key (15.2.2.1) */

@@ -270,7 +270,9 @@ static bool port_gid_prefix_ok(const struct mcm_req *r)
  * reads it; IPoIB MGIDs are the IETF's and skip the flag checks), and
  * the IPoIB rule: a partition's IPv4 broadcast group must exist before
  * any other IPoIB group of its P_Key and scope, and the new group must
- * match its parameters.  NULL or why not.
+ * match its parameters (not with ipoib_mcgroup_creation_validation
+ * FALSE, which OpenSM reads as no check at all: the format checks stay
+ * here).  NULL or why not.
  */
 static const char *mgid_refused(const struct mcm_req *r)
 {
@@ -289,6 +291,8 @@ static const char *mgid_refused(const struct mcm_req *r)
 			return "MGID has the SA's signature 0xA01B with link-local scope";
 		return NULL;
 	}
+	if (r->v->no_ipoib_check)
+		return NULL;
 	bcast[1] |= mgid[1] & 0xf;
 	bcast[4] = mgid[4];
 	bcast[5] = mgid[5];
@@ -509,7 +513,7 @@ static int do_join(struct mcm_req *r, struct sa_table *out)
 		g->hop_limit = r->hop;
 		g->tclass = r->rec.tclass;
 		g->scope = (r->mask & M(SCOPE)) ? r->scope : (r->rec.mgid[1] & 0xf);
-	} else if ((why = params_differ(r, g))) {
+	} else if (!r->v->no_join_check && (why = params_differ(r, g))) {
 		return refuse(r, MCM_LOG_REFUSED, "join %s by port 0x%016" PRIx64
 			      ": %s differs from the group's", gs, guid, why);
 	}

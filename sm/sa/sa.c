@@ -236,6 +236,8 @@ void sa_view_of(const struct sm *sm, struct sa_view *v)
 	v->qos_on = sm->cfg.qos;
 	v->mcast_off = sm->cfg.disable_multicast;
 	v->mfttop_off = !sm->cfg.use_mfttop;
+	v->no_join_check = !sm->cfg.mcgroup_join_validation;
+	v->no_ipoib_check = !sm->cfg.ipoib_mcgroup_creation_validation;
 }
 
 static uint8_t response_method(uint8_t method)

@@ -156,6 +156,8 @@ struct sa_view {
 	bool qos_on;			/* qos TRUE: SLs sent to VL 15 dropped */
 	bool mcast_off;			/* disable_multicast: no UD multicast */
 	bool mfttop_off;		/* use_mfttop FALSE */
+	bool no_join_check;		/* mcgroup_join_validation FALSE */
+	bool no_ipoib_check;		/* ipoib_mcgroup_creation_validation FALSE */
 };
 
 /*
