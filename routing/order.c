@@ -449,7 +449,7 @@ long port_order_resolve(const struct fabric *f, const struct port_order *po,
 		free(which);
 		return -ENOMEM;
 	}
-	data = (uint8_t *)r + ptrs;
+	data = r ? (uint8_t *)r + ptrs : NULL;
 	for (size_t k = 0; k < n_sw; k++) {
 		const struct port_order_line *l = &po->e[which[k]];
 		int32_t id = fabric_find(f, l->guid);
