@@ -61,12 +61,12 @@ static int build_switches(struct rgraph *g, const struct routing_opts *o)
 	for (size_t i = 0; i < f->n_nodes; i++) {
 		const struct fab_node *n = &f->nodes[i];
 		int32_t v = g->sw_idx[i];
+		const uint8_t *rank;
+		uint8_t by_rank[256];
 
 		if (v < 0)
 			continue;
-		const uint8_t *rank = routing_port_rank(o, (int32_t)i);
-		uint8_t by_rank[256];
-
+		rank = routing_port_rank(o, (int32_t)i);
 		g->sw_node[v] = (int32_t)i;
 		g->adj_off[v] = (uint32_t)n_adj;
 		/* channels in port order, or in the switch's search order */
