@@ -45,6 +45,10 @@ static const struct {
 	  " timeouts and grows back on answers" },
 	{ "scatter_ports", MAPPED, "ibsm's engines spread the routes over"
 	  " equal ports by link load, not at random" },
+	{ "guid_routing_order_no_scatter", MAPPED, "ibsm never scatters"
+	  " (scatter_ports is spreading by load): the ports of"
+	  " guid_routing_order_file are routed without scatter either way,"
+	  " which is what TRUE asks of OpenSM" },
 	{ "max_msg_fifo_timeout", MAPPED, "the SA's own overload limits"
 	  " (sa_max_jobs, per-port budgets) answer BUSY instead of dropping"
 	  " requests that waited" },

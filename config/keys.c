@@ -102,7 +102,7 @@ static struct cfg_key keys[] = {
 	K("port_profile_switch_nodes", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
 	K("port_prof_ignore_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
 	K("hop_weights_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
-	K("port_search_ordering_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
+	K("port_search_ordering_file", CFG_PATH, "(null)", 0, 0, NULL, IMPL, F_STR_(port_search_ordering_file), "ROUTING OPTIONS"),
 	/* OpenSM's deprecated name of port_search_ordering_file (the 161st
 	 * key it reads, not written by opensm -c) */
 	{ .name = "dimn_ports_file", .type = CFG_PATH, .def = "(null)",
@@ -120,7 +120,7 @@ static struct cfg_key keys[] = {
 	K("quasi_ftree_indexing", CFG_BOOL, "FALSE", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
 	K("max_reverse_hops", CFG_INT, "0", 0, 65535, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
 	K("ids_guid_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
-	K("guid_routing_order_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
+	K("guid_routing_order_file", CFG_PATH, "(null)", 0, 0, NULL, IMPL, F_STR_(guid_routing_order_file), "ROUTING OPTIONS"),
 	K("do_mesh_analysis", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
 	K("lash_start_vl", CFG_INT, "0", 0, 15, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
 	K("nue_max_num_vls", CFG_INT, "1", 0, 15, NULL, IMPL, F_U8_(nue_max_num_vls), "ROUTING OPTIONS"),

@@ -220,9 +220,15 @@ void cfg_opts_usage(FILE *fp)
 			snprintf(spell, sizeof(spell), "    --%s%s%s", o->lng,
 				 o->meta ? " " : "", o->meta ? o->meta : "");
 		fprintf(fp, "  %-32s %s", spell, o->help);
-		if (k)
+		if (k) {
+			const char *note;
+			enum cfg_status st = cfg_key_status(k, &note);
+
 			fprintf(fp, " [%s%s]", k->name,
-				k->flags & CFG_IMPL ? "" : ": not implemented");
+				st == CFG_ST_IMPL ? "" : st == CFG_ST_MAPPED ?
+				": mapped" : st == CFG_ST_NA ?
+				": not applicable" : ": not implemented");
+		}
 		fputc('\n', fp);
 	}
 	limits_usage(fp);

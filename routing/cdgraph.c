@@ -29,7 +29,7 @@ void rg_free(struct rgraph *g)
 	memset(g, 0, sizeof(*g));
 }
 
-static int build_switches(struct rgraph *g)
+static int build_switches(struct rgraph *g, const struct routing_opts *o)
 {
 	const struct fabric *f = g->f;
 	size_t n_adj = 0;
@@ -61,12 +61,19 @@ static int build_switches(struct rgraph *g)
 	for (size_t i = 0; i < f->n_nodes; i++) {
 		const struct fab_node *n = &f->nodes[i];
 		int32_t v = g->sw_idx[i];
+		const uint8_t *rank;
+		uint8_t by_rank[256];
 
 		if (v < 0)
 			continue;
+		rank = routing_port_rank(o, (int32_t)i);
 		g->sw_node[v] = (int32_t)i;
 		g->adj_off[v] = (uint32_t)n_adj;
-		for (unsigned p = 1; p <= n->num_ports; p++) {
+		/* channels in port order, or in the switch's search order */
+		for (unsigned p = 1; p <= n->num_ports; p++)
+			by_rank[rank ? rank[p] : p] = (uint8_t)p;
+		for (unsigned k = 1; k <= n->num_ports; k++) {
+			unsigned p = by_rank[k];
 			const struct fab_port *pt = &n->ports[p];
 			int32_t w;
 
@@ -174,6 +181,12 @@ uint32_t rg_bfs(const struct rgraph *g, uint32_t t, uint32_t *dist,
 int rg_build(struct rgraph *g, const struct fabric *f, char *err,
 	     size_t errlen)
 {
+	return rg_build_opts(g, f, NULL, err, errlen);
+}
+
+int rg_build_opts(struct rgraph *g, const struct fabric *f,
+		  const struct routing_opts *o, char *err, size_t errlen)
+{
 	uint32_t *dist, *order;
 	int rc;
 
@@ -184,7 +197,7 @@ int rg_build(struct rgraph *g, const struct fabric *f, char *err,
 		snprintf(err, errlen, "no LIDs assigned");
 		return -EINVAL;
 	}
-	rc = build_switches(g);
+	rc = build_switches(g, o);
 	if (rc == 0)
 		rc = build_dests(g, err, errlen);
 	if (rc < 0)

@@ -28,7 +28,8 @@ struct rgraph {
 	int32_t *sw_node;	/* switch index -> node id */
 	int32_t *sw_idx;	/* node id -> switch index, -1 */
 	/* channels of switch v: adj[adj_off[v] .. adj_off[v + 1]), one per
-	 * up port that leads to another switch (parallel links: one each) */
+	 * up port that leads to another switch (parallel links: one each),
+	 * in port order (rg_build_opts(): in the switch's search order) */
 	uint32_t *adj_off;
 	uint32_t *adj_nbr;	/* the switch it leads to */
 	uint8_t  *adj_port;	/* the port it leaves by */
@@ -42,6 +43,11 @@ struct rgraph {
 
 int rg_build(struct rgraph *g, const struct fabric *f, char *err,
 	     size_t errlen);
+/* The same with each switch's channels in its port_search_ordering_file
+ * order (routing_opts.port_rank) instead of port order: where two
+ * channels are equally good, the engines take the first. */
+int rg_build_opts(struct rgraph *g, const struct fabric *f,
+		  const struct routing_opts *o, char *err, size_t errlen);
 void rg_free(struct rgraph *g);
 
 /* Hop counts from switch t to every switch (RG_INF: unreachable), in
@@ -86,6 +92,10 @@ struct updn *updn_new(struct rgraph *g, const uint32_t *key);
 void updn_free(struct updn *u);
 int64_t updn_route(struct updn *u, struct routing_result *out,
 		   bool (*want)(void *ctx, uint16_t lid), void *ctx);
+/* updn_route() takes lids[0 .. n) first, in that order, then the others
+ * (guid_routing_order_file, routing_lid_order()); lids stays the
+ * caller's and must outlive u.  0 or -ENOMEM. */
+int updn_set_order(struct updn *u, const uint16_t *lids, size_t n);
 
 /*
  * Choose the order for up*\/down* routing as updn (dnup false) or dnup

@@ -7,7 +7,10 @@
  * far load it with (all-to-all: the host paths that cross it), and each
  * switch takes, among its next hops on a shortest path, the one whose
  * path to the LID has the least summed weight (nearest switches first, so
- * a switch knows its neighbours' sums; ties: fewer LIDs, lower port).
+ * a switch knows its neighbours' sums; ties: fewer LIDs, lower port, or
+ * the port the switch's port_search_ordering_file line lists first).
+ * LIDs go in ascending order, those of guid_routing_order_file's ports
+ * first, in its order.
  * Then, farthest first, the host paths of each switch (its own CA/router
  * ports and those that flow into it) are added to the channels it chose.
  * Unlike DFSSSP the paths stay minimal in hops, and the weights are
@@ -49,6 +52,7 @@
 
 #include "routing/cdgraph.h"
 #include "routing/engines.h"
+#include "routing/order.h"
 
 #define TENTATIVE	0x8000u		/* dependency bit of the LID being placed */
 #define NOT_PLACED	0xff
@@ -56,6 +60,8 @@
 struct dfsssp {
 	struct rgraph g;
 	struct routing_result *out;
+	uint16_t *lid_order;	/* guid_routing_order_file: top LIDs, or NULL */
+	size_t n_first;		/* ... the first n_first from the file */
 	unsigned budget;	/* layers allowed */
 	uint32_t C;		/* channels */
 	/* the tree being built */
@@ -143,6 +149,7 @@ static void df_free(struct dfsssp *d)
 	free(d->stk);
 	free(d->pos);
 	free(d->layer);
+	free(d->lid_order);
 	rg_tree_free(&d->tr);
 	rg_free(&d->g);
 }
@@ -575,7 +582,9 @@ static uint32_t route_all(struct dfsssp *d, unsigned n, bool all_or_none)
 	d->untried = 0;
 	d->gave_up = 0;
 	d->work = 0;
-	for (uint32_t l = 1; l <= d->g.top; l++) {
+	for (uint32_t k = 1; k <= d->g.top; k++) {
+		uint32_t l = d->lid_order ? d->lid_order[k - 1] : k;
+
 		if (d->g.dest[l].sw < 0)
 			continue;
 		if (full) {
@@ -647,7 +656,8 @@ static int updn_rest(struct dfsssp *d, const struct routing_opts *o,
 	if (!key)
 		return -ENOMEM;
 	rc = updn_pick(&d->g, o, false, key, what, whatlen);
-	if (rc == 0 && !(u = updn_new(&d->g, key)))
+	if (rc == 0 && (!(u = updn_new(&d->g, key)) ||
+			updn_set_order(u, d->lid_order, d->n_first) < 0))
 		rc = -ENOMEM;
 	if (rc == 0) {
 		bad = updn_route(u, d->out, not_placed, d);
@@ -675,11 +685,13 @@ static int dfsssp_route(const struct fabric *f, const struct routing_opts *o,
 	unsigned used = 0;
 	int rc;
 
-	rc = rg_build(&d.g, f, err, errlen);
+	rc = rg_build_opts(&d.g, f, o, err, errlen);
 	if (rc < 0)
 		return rc;
 	d.budget = layer_budget(&d.g, o);
 	rc = df_alloc(&d);
+	if (rc == 0)
+		rc = routing_lid_order(f, o, d.g.top, &d.lid_order, &d.n_first);
 	if (rc == 0)
 		rc = routing_alloc_tables(f, out, d.g.top);
 	if (rc == 0) {

@@ -6,15 +6,17 @@
  * is attached to (a CA or router port is one hop beyond its switch).
  * Among the egress ports on shortest paths the switch picks the one that
  * carries the fewest CA/router LIDs so far, the lowest port number on a
- * tie; LIDs are taken in ascending order, so the hosts behind one leaf
- * spread round-robin over its uplinks.  Switch LIDs follow the same rule
- * but are not counted, as in OpenSM (port_profile_switch_nodes off).  The
- * further LIDs of a port with LMC > 0 prefer the next-hop switch, then
- * the egress port, that the port's earlier LIDs use least, then the load,
- * so they take different paths wherever the fabric has them.  Every hop
- * gets strictly closer to the destination switch, so the tables are
- * loop-free by construction.  Links count when both ends' PortInfo says
- * INIT or better.
+ * tie (or the port port_search_ordering_file ranks first on that
+ * switch); LIDs are taken in ascending order (the LIDs of the ports of
+ * guid_routing_order_file first, in its order), so the hosts behind one
+ * leaf spread round-robin over its uplinks.  Switch LIDs follow the same
+ * rule but are not counted, as in OpenSM (port_profile_switch_nodes
+ * off).  The further LIDs of a port with LMC > 0 prefer the next-hop
+ * switch, then the egress port, that the port's earlier LIDs use least,
+ * then the load, so they take different paths wherever the fabric has
+ * them.  Every hop gets strictly closer to the destination switch, so
+ * the tables are loop-free by construction.  Links count when both ends'
+ * PortInfo says INIT or better.
  *
  * How it stays fast (768 switches and 4,608 hosts: 30 ms; 3,920 switches
  * and 43,904 hosts: about a second, most of it writing 180 MB of tables):
@@ -30,14 +32,14 @@
  *    word operations per neighbour give the set of targets it leads to,
  *    and a 64 x 64 bit transpose turns those sets into one neighbour mask
  *    per target switch.  Targets with the same mask share one "class":
- *    its sorted list of egress ports.  A leaf has few classes (itself,
- *    "all uplinks", one per spine), a spine a few dozen.
+ *    its list of egress ports, in search order.  A leaf has few classes
+ *    (itself, "all uplinks", one per spine), a spine a few dozen.
  *
  * 3. Picking the least-loaded port of a class must not cost a scan of the
  *    class per LID.  Counts only grow, so each class keeps a lower bound
  *    m of its minimum count and a cursor: ports before the cursor carry
  *    more than m.  A pick returns the first port at or after the cursor
- *    whose count is m (that is the lowest-numbered least-loaded port);
+ *    whose count is m (that is the first least-loaded port of the list);
  *    when none is left, one pass finds the new minimum and its first
  *    port.  This gives exactly the choice of a full scan, in amortised
  *    O(1) when a class's LIDs come in runs, as sequential LIDs do.
@@ -54,6 +56,7 @@
 #include <string.h>
 
 #include "routing/engines.h"
+#include "routing/order.h"
 
 #define LID_FREE	(-2)		/* dest.sw: LID owned by nobody */
 
@@ -75,8 +78,10 @@ struct eclass {
 
 struct minhop {
 	const struct fabric *f;
+	const struct routing_opts *o;
 	struct routing_result *out;
 	uint16_t top;
+	uint16_t *lid_order;	/* guid_routing_order_file: top LIDs, or NULL */
 
 	size_t   S;		/* switches */
 	int32_t *sw_node;	/* switch index -> node id */
@@ -137,6 +142,7 @@ static void minhop_free(struct minhop *m)
 	free(m->ports);
 	free(m->nbr_stamp);
 	free(m->nbr_use);
+	free(m->lid_order);
 }
 
 /* Switches, their distinct neighbour switches and a port -> neighbour map. */
@@ -395,6 +401,7 @@ static int class_for(struct minhop *m, size_t x, const uint64_t *w)
 	size_t nw = m->nw, mask = m->hash_size - 1;
 	size_t i = mask_hash(w, nw) & mask;
 	const struct fab_node *n = fabric_node(m->f, m->sw_node[x]);
+	const uint8_t *rank = routing_port_rank(m->o, m->sw_node[x]);
 	struct eclass *c;
 
 	for (; m->hash[i] >= 0; i = (i + 1) & mask)
@@ -420,11 +427,14 @@ static int class_for(struct minhop *m, size_t x, const uint64_t *w)
 			size_t j = wi * 64 + (size_t)__builtin_ctzll(bits);
 
 			for (uint32_t q = m->np_off[j]; q < m->np_off[j + 1]; q++) {
-				/* insertion sort: lists are short, want port order */
+				/* insertion sort (lists are short) into port
+				 * order, or port_search_ordering_file's */
 				uint8_t p = m->np[q];
 				size_t at = m->n_ports++;
 
-				while (at > c->off && m->ports[at - 1] > p) {
+				while (at > c->off &&
+				       (rank ? rank[m->ports[at - 1]] > rank[p]
+					     : m->ports[at - 1] > p)) {
 					m->ports[at] = m->ports[at - 1];
 					at--;
 				}
@@ -517,7 +527,7 @@ static int build_classes(struct minhop *m, size_t x)
 	return 0;
 }
 
-/* Lowest-numbered least-loaded port of class c (see the top comment). */
+/* The first least-loaded port of class c's list (see the top comment). */
 static uint8_t class_pick(struct minhop *m, struct eclass *c)
 {
 	const uint8_t *ports = m->ports + c->off;
@@ -542,7 +552,8 @@ static uint8_t class_pick(struct minhop *m, struct eclass *c)
 /*
  * Another LID of a port whose base LID this switch routed already: prefer
  * the next-hop switch, then the egress port, that the port's other LIDs
- * use least (unused first), then the load, then the lowest port number.
+ * use least (unused first), then the load, then the first in the class
+ * list (search order).
  */
 static uint8_t class_pick_lmc(struct minhop *m, size_t x, const struct eclass *c)
 {
@@ -588,7 +599,8 @@ static void route_switch(struct minhop *m, size_t x)
 	const int16_t *pn = m->port_nbr + m->port_off[x];
 
 	memset(m->cnt, 0, sizeof(m->cnt));
-	for (size_t lid = 1; lid <= m->top; lid++) {
+	for (size_t i = 1; i <= m->top; i++) {
+		size_t lid = m->lid_order ? m->lid_order[i - 1] : i;
 		const struct dest *d = &m->dest[lid];
 		int32_t ci;
 		uint8_t p;
@@ -625,15 +637,17 @@ static int minhop_route(const struct fabric *f, const struct routing_opts *o,
 			struct routing_result *out,
 			char *err, size_t errlen)
 {
-	struct minhop m = { .f = f, .out = out, .top = f->max_lid };
+	struct minhop m = { .f = f, .o = o, .out = out, .top = f->max_lid };
+	size_t n_first;
 	int rc;
 
-	(void)o;	/* min-hop needs no options */
 	if (!f->max_lid) {
 		snprintf(err, errlen, "no LIDs assigned");
 		return -EINVAL;
 	}
-	rc = build_graph(&m);
+	rc = routing_lid_order(f, o, m.top, &m.lid_order, &n_first);
+	if (rc == 0)
+		rc = build_graph(&m);
 	if (rc == 0)
 		rc = build_dests(&m, err, errlen);
 	if (rc == 0)

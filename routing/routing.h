@@ -139,7 +139,34 @@ struct routing_opts {
 	const char *lfts_file;
 	/* torus_config as read (routing/torus_conf.h; NULL: none) */
 	const struct torus_conf *torus_conf;
+	/*
+	 * guid_routing_order_file (routing/order.h): port GUIDs whose LIDs
+	 * minhop, updn, dnup and dfsssp route first, in this order, before
+	 * every other LID (routing_lid_order()).  NULL: the engine's order.
+	 */
+	const uint64_t *order_guids;
+	size_t n_order_guids;
+	/*
+	 * port_search_ordering_file resolved on the fabric being routed
+	 * (port_order_resolve()): port_rank[node id] is NULL or the search
+	 * rank of each of that switch's ports 0 .. num_ports, lower first.
+	 * Among equally good egress ports minhop, updn, dnup and dfsssp take
+	 * the one ranked first where they would take the lowest-numbered.
+	 * n_port_rank: the entries (the fabric's n_nodes).  NULL: port order.
+	 */
+	const uint8_t *const *port_rank;
+	size_t n_port_rank;
 };
+
+/* The search rank of switch `node`'s ports (routing_opts.port_rank), or
+ * NULL when it has none. */
+static inline const uint8_t *routing_port_rank(const struct routing_opts *o,
+					       int32_t node)
+{
+	if (!o || !o->port_rank || node < 0 || (size_t)node >= o->n_port_rank)
+		return NULL;
+	return o->port_rank[node];
+}
 
 struct routing_engine {
 	const char *name;

@@ -31,8 +31,12 @@
  * shortest such path, L[v] = 1 + min L[u].  Every switch's path is then
  * legal, and so is every suffix of it.  Among the equally short choices
  * a switch takes the port that carries the fewest CA/router LIDs so far,
- * the lowest port number on a tie, as minhop does.  Cost: O(switches x
- * channels) for the distances plus O(LIDs x channels) for the choices.
+ * the lowest port number on a tie, as minhop does (with a
+ * port_search_ordering_file line for the switch: the port it lists
+ * first).  LIDs are taken destination switch by destination switch;
+ * with a guid_routing_order_file, the LIDs of its ports come first, in
+ * its order.  Cost: O(switches x channels) for the distances plus
+ * O(LIDs x channels) for the choices.
  */
 #include "config.h"
 
@@ -43,6 +47,7 @@
 
 #include "routing/cdgraph.h"
 #include "routing/engines.h"
+#include "routing/order.h"
 
 struct updn {
 	struct rgraph *g;
@@ -58,6 +63,10 @@ struct updn {
 	uint32_t *queue;
 	uint32_t *lid_off;	/* LIDs of switch t: lids[lid_off[t] ..] */
 	uint16_t *lids;
+	/* guid_routing_order_file: these LIDs first (updn_set_order()) */
+	const uint16_t *first;
+	size_t n_first;
+	uint8_t *is_first;	/* per LID */
 };
 
 void updn_free(struct updn *u)
@@ -74,6 +83,7 @@ void updn_free(struct updn *u)
 	free(u->queue);
 	free(u->lid_off);
 	free(u->lids);
+	free(u->is_first);
 	free(u);
 }
 
@@ -236,18 +246,70 @@ static uint32_t tree_order(struct updn *u, uint32_t t)
 	return n;
 }
 
+int updn_set_order(struct updn *u, const uint16_t *lids, size_t n)
+{
+	free(u->is_first);
+	u->is_first = NULL;
+	u->first = lids;
+	u->n_first = n;
+	if (!n)
+		return 0;
+	u->is_first = calloc((size_t)u->g->top + 1, 1);
+	if (!u->is_first)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (lids[i] <= u->g->top)
+			u->is_first[lids[i]] = 1;
+	return 0;
+}
+
+/* The tree of `lid` (on switch t, whose tree_order() is in u->queue[0 ..
+ * n)) into the tables. */
+static void route_lid(struct updn *u, struct routing_result *out,
+		      uint32_t t, uint32_t n, uint16_t lid)
+{
+	struct rgraph *g = u->g;
+
+	out->lft[g->sw_node[t]].port[lid] = g->dest[lid].port;
+	rg_tree_build(g, &u->tr, lid, u->queue, n, legal_next, u);
+	for (uint32_t k = 1; k < n; k++) {
+		uint32_t v = u->queue[k];
+
+		if (u->tr.nxt[v] != RG_INF)
+			out->lft[g->sw_node[v]].port[lid] =
+				g->adj_port[u->tr.nxt[v]];
+	}
+}
+
 int64_t updn_route(struct updn *u, struct routing_result *out,
 		   bool (*want)(void *ctx, uint16_t lid), void *ctx)
 {
 	struct rgraph *g = u->g;
 	int64_t bad = 0;
+	uint32_t last = RG_INF, n = 0;
 
+	/* the listed LIDs first, in their order: the distances again
+	 * whenever the destination switch changes */
+	for (size_t i = 0; i < u->n_first; i++) {
+		uint16_t lid = u->first[i];
+		int32_t t = lid <= g->top ? g->dest[lid].sw : -1;
+
+		if (t < 0 || (want && !want(ctx, lid)))
+			continue;
+		if ((uint32_t)t != last) {
+			distances(u, (uint32_t)t);
+			n = tree_order(u, (uint32_t)t);
+			last = (uint32_t)t;
+		}
+		bad += u->bad;
+		route_lid(u, out, (uint32_t)t, n, lid);
+	}
 	for (uint32_t t = 0; t < g->S; t++) {
 		bool any = false;
-		uint32_t n;
 
 		for (uint32_t i = u->lid_off[t]; i < u->lid_off[t + 1]; i++)
-			if (!want || want(ctx, u->lids[i]))
+			if ((!want || want(ctx, u->lids[i])) &&
+			    !(u->is_first && u->is_first[u->lids[i]]))
 				any = true;
 		if (!any)
 			continue;
@@ -255,20 +317,12 @@ int64_t updn_route(struct updn *u, struct routing_result *out,
 		n = tree_order(u, t);
 		for (uint32_t i = u->lid_off[t]; i < u->lid_off[t + 1]; i++) {
 			uint16_t lid = u->lids[i];
-			const struct rg_dest *d = &g->dest[lid];
 
-			if (want && !want(ctx, lid))
+			if ((want && !want(ctx, lid)) ||
+			    (u->is_first && u->is_first[lid]))
 				continue;
 			bad += u->bad;
-			out->lft[g->sw_node[t]].port[lid] = d->port;
-			rg_tree_build(g, &u->tr, lid, u->queue, n, legal_next, u);
-			for (uint32_t k = 1; k < n; k++) {
-				uint32_t v = u->queue[k];
-
-				if (u->tr.nxt[v] != RG_INF)
-					out->lft[g->sw_node[v]].port[lid] =
-						g->adj_port[u->tr.nxt[v]];
-			}
+			route_lid(u, out, t, n, lid);
 		}
 	}
 	return bad;
@@ -524,20 +578,24 @@ static int updn_engine(const struct fabric *f, const struct routing_opts *o,
 	struct rgraph g;
 	struct updn *u = NULL;
 	uint32_t *key = NULL;
+	uint16_t *order = NULL;
+	size_t n_first = 0;
 	char what[120];
 	int64_t bad;
 	int rc;
 
-	rc = rg_build(&g, f, err, errlen);
+	rc = rg_build_opts(&g, f, o, err, errlen);
 	if (rc < 0)
 		return rc;
 	key = malloc((g.S + 1) * sizeof(*key));
-	rc = key ? updn_pick(&g, o, dnup, key, what, sizeof(what)) : -ENOMEM;
+	rc = key ? routing_lid_order(f, o, g.top, &order, &n_first) : -ENOMEM;
+	if (rc == 0)
+		rc = updn_pick(&g, o, dnup, key, what, sizeof(what));
 	if (rc == 0)
 		rc = routing_alloc_tables(f, out, g.top);
 	if (rc == 0) {
 		u = updn_new(&g, key);
-		if (!u)
+		if (!u || updn_set_order(u, order, n_first) < 0)
 			rc = -ENOMEM;
 	}
 	if (rc == 0) {
@@ -561,6 +619,7 @@ static int updn_engine(const struct fabric *f, const struct routing_opts *o,
 		routing_result_free(out);
 	updn_free(u);
 	free(key);
+	free(order);
 	rg_free(&g);
 	return rc;
 }

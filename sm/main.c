@@ -401,6 +401,9 @@ static bool missing_ok(const struct cfg *conf, size_t i, const char *v,
 		 !strcmp(name, "cn_guid_file"))
 		then = "routing goes on without it (the engines find the"
 		       " roots themselves), as OpenSM";
+	else if (!strcmp(name, "guid_routing_order_file") ||
+		 !strcmp(name, "port_search_ordering_file"))
+		then = "routing goes on without it, as OpenSM";
 	else if (!strcmp(name, "node_name_map_name"))
 		then = "nodes go by their NodeDescriptions, as OpenSM";
 	else if (!strcmp(name, "torus_config"))
@@ -469,6 +472,10 @@ static size_t check_files(const struct cfg *conf, size_t *warnings)
 			}
 			free(g);
 		}
+		/* bad lines are skipped when routing: warnings */
+		if (!strcmp(name, "guid_routing_order_file") ||
+		    !strcmp(name, "port_search_ordering_file"))
+			*warnings += sm_order_file_check(name, v);
 		if (!strcmp(name, "node_name_map_name")) {
 			struct node_names nn;
 

@@ -24,9 +24,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config/fileutil.h"
 #include "partitions/partitions.h"
 #include "qos/qos.h"
 #include "routing/incr.h"
+#include "routing/order.h"
 #include "routing/report.h"
 #include "routing/torus_conf.h"
 #include "routing/verify.h"
@@ -201,7 +203,155 @@ static void opts_free(struct routing_opts *o)
 	free((void *)o->root_guids);
 	free((void *)o->cn_guids);
 	free((void *)o->torus_conf);
+	free((void *)o->order_guids);
+	free((void *)o->port_rank);
 	memset(o, 0, sizeof(*o));
+}
+
+/* ------------------------------------------------ the ordering files */
+
+#define ORDER_FILE_MAX	(64u << 20)	/* bytes */
+#define ORDER_WARN_MAX	20		/* messages logged per routing */
+
+/*
+ * What reading guid_routing_order_file and port_search_ordering_file
+ * found wrong: the daemon reads them at every routing (as OpenSM does),
+ * so the same complaints come again and again; they are logged as
+ * warnings when they differ from the previous routing's, else at debug
+ * level.  Offline (errf set) every one is printed.
+ */
+struct order_warn {
+	FILE *errf;
+	unsigned n;
+	uint64_t digest;
+	char msg[ORDER_WARN_MAX][320];
+};
+
+static void order_warn_cb(void *ctx, const char *msg)
+{
+	struct order_warn *w = ctx;
+
+	for (const char *c = msg; *c; c++)
+		w->digest = (w->digest ^ (unsigned char)*c) * 0x100000001b3ull;
+	if (w->errf)
+		fprintf(w->errf, "ibsm: warning: %s\n", msg);
+	else if (w->n < ORDER_WARN_MAX)
+		snprintf(w->msg[w->n], sizeof(w->msg[0]), "%s", msg);
+	w->n++;
+}
+
+static void order_warn_log(const struct order_warn *w)
+{
+	static uint64_t last;
+	bool again = w->digest == last;
+
+	last = w->digest;
+	for (unsigned i = 0; i < w->n && i < ORDER_WARN_MAX; i++)
+		if (again)
+			log_debug("routing: %s", w->msg[i]);
+		else
+			log_warnx("routing: %s", w->msg[i]);
+	if (w->n > ORDER_WARN_MAX && !again)
+		log_warnx("routing: %u more problems in the ordering files",
+			  w->n - ORDER_WARN_MAX);
+}
+
+/* A file's text, or NULL with a warning (the routing goes on without). */
+static char *order_read(const char *key, const char *path, size_t *len,
+			struct order_warn *w)
+{
+	char *text = NULL, msg[600];
+	int rc = read_file_max(path, ORDER_FILE_MAX, &text, len);
+
+	if (rc == 0)
+		return text;
+	snprintf(msg, sizeof(msg), "%s %s: cannot read: %s; routing without "
+		 "it", key, path, rc == -EFBIG ? "larger than 64 MiB" :
+		 strerror(-rc));
+	order_warn_cb(w, msg);
+	return NULL;
+}
+
+static void order_warn_stderr(void *ctx, const char *msg)
+{
+	(*(size_t *)ctx)++;
+	log_stderr(LOG_LVL_WARN, "warning: %s", msg);
+}
+
+size_t sm_order_file_check(const char *key, const char *path)
+{
+	size_t n = 0, len;
+	char *text;
+	int rc = read_file_max(path, ORDER_FILE_MAX, &text, &len);
+
+	if (rc < 0) {
+		log_stderr(LOG_LVL_WARN, "warning: %s %s: cannot read: %s; "
+			   "routing without it", key, path, rc == -EFBIG ?
+			   "larger than 64 MiB" : strerror(-rc));
+		return 1;
+	}
+	if (!strcmp(key, "guid_routing_order_file")) {
+		struct order_guids og;
+
+		if (order_guids_parse(&og, text, len, path, order_warn_stderr,
+				      &n) == 0)
+			order_guids_free(&og);
+	} else {
+		struct port_order po;
+
+		if (port_order_parse(&po, text, len, path, order_warn_stderr,
+				     &n) == 0)
+			port_order_free(&po);
+	}
+	free(text);
+	return n;
+}
+
+/*
+ * guid_routing_order_file and port_search_ordering_file into `o`, the
+ * latter resolved on `f` (the fabric to be routed).  Lines that cannot
+ * be used are reported through w and skipped; a file that cannot be
+ * read is left out.  Only -ENOMEM fails.
+ */
+static int orders_get(const struct sm_config *cfg, const struct fabric *f,
+		      struct routing_opts *o, struct order_warn *w)
+{
+	const char *gf = cfg->guid_routing_order_file;
+	const char *pf = cfg->port_search_ordering_file;
+	char *text;
+	size_t len;
+	int rc = 0;
+
+	if (gf && (text = order_read("guid_routing_order_file", gf, &len, w))) {
+		struct order_guids og;
+
+		rc = order_guids_parse(&og, text, len, gf, order_warn_cb, w);
+		free(text);
+		if (rc == 0) {
+			free(og.line);
+			o->order_guids = og.guid;
+			o->n_order_guids = og.n;
+		}
+	}
+	if (rc == 0 && pf &&
+	    (text = order_read("port_search_ordering_file", pf, &len, w))) {
+		struct port_order po;
+		uint8_t **rank;
+		long n = 0;
+
+		rc = port_order_parse(&po, text, len, pf, order_warn_cb, w);
+		free(text);
+		if (rc == 0)
+			n = port_order_resolve(f, &po, pf, &rank, order_warn_cb, w);
+		port_order_free(&po);
+		if (n < 0)
+			rc = (int)n;
+		else if (n > 0) {
+			o->port_rank = (const uint8_t *const *)rank;
+			o->n_port_rank = f->n_nodes;
+		}
+	}
+	return rc;
 }
 
 /*
@@ -597,6 +747,7 @@ void sm_route_prepare(struct sm *sm, const struct fabric *f,
 	const char *v = getenv("IBSM_DEBUG_CORRUPT_LFT");
 	unsigned long from = v ? strtoul(v, NULL, 10) : 0;
 	char ferr[600];
+	struct order_warn w = { 0 };
 
 	memset(j, 0, sizeof(*j));
 	j->f = f;
@@ -606,6 +757,15 @@ void sm_route_prepare(struct sm *sm, const struct fabric *f,
 	/* a bad GUID file: routing goes on without the rest of them */
 	if (opts_get(&sm->cfg, &j->o, ferr, sizeof(ferr)) < 0)
 		log_err("ERR 1503: %s; routing without it", ferr);
+	if (orders_get(&sm->cfg, f, &j->o, &w) < 0)
+		log_err("ERR 1503: the ordering files: out of memory; routing "
+			"without them");
+	order_warn_log(&w);
+	if (j->o.n_order_guids || j->o.port_rank)
+		log_debug("routing: %zu GUIDs of guid_routing_order_file, %s",
+			  j->o.n_order_guids, j->o.port_rank ?
+			  "port_search_ordering_file" :
+			  "no port search order");
 	j->max_op_vls = sm->cfg.max_op_vls;
 	if (sm->cfg.qos && sm_route_qos(&sm->cfg, sm->parts,
 					sm_qos_policy(sm, NULL), &j->qos) == 0)
@@ -911,6 +1071,16 @@ int sm_route_offline(const char *file, const struct sm_config *cfg,
 		opts_free(&o);
 		fabric_free(&f);
 		return 2;
+	}
+	{
+		struct order_warn w = { .errf = errf };
+
+		if (orders_get(cfg, &f, &o, &w) < 0) {
+			fprintf(errf, "ibsm: --route-only: out of memory\n");
+			opts_free(&o);
+			fabric_free(&f);
+			return 2;
+		}
 	}
 	/* qos TRUE: the QoS policy file's levels (no partitions offline) */
 	if (cfg->qos && cfg->qos_policy_file) {

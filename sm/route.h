@@ -36,6 +36,15 @@ struct sm_config;
 int sm_guid_file_load(const char *path, uint64_t **guids, char *err,
 		      size_t errlen);
 
+/*
+ * At start: the lines of guid_routing_order_file or
+ * port_search_ordering_file (`key`) at `path` that the routing will skip,
+ * each a warning on stderr ("FILE:LINE: what"), or that the file cannot
+ * be read.  Whether the GUIDs are switches of the fabric is known at
+ * routing.  Returns the number of warnings.
+ */
+size_t sm_order_file_check(const char *key, const char *path);
+
 /* Layers an engine may use for PortInfo:OperationalVLs code `max_op_vls`
  * (1: VL0, 2: VL0-1, 3: VL0-3, 4: VL0-7, 5: VL0-14). */
 unsigned sm_max_layers(unsigned max_op_vls);
