@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "model/topo_dump.h"
-#include "sm/ctl.h"
+#include "sm/ctl/ctl.h"
 #include "sm/health/internal.h"
 #include "sm/sm.h"
 #include "sm/topo_file.h"

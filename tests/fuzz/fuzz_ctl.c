@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "config/conf.h"
-#include "sm/ctl.h"
+#include "sm/ctl/ctl.h"
 #include "sm/sm.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "config/conf.h"
-#include "sm/ctl.h"
+#include "sm/ctl/ctl.h"
 #include "sm/health/health.h"
 #include "sm/sm.h"
 

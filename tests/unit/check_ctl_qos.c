@@ -18,8 +18,8 @@
 #include "config/conf.h"
 #include "model/fabric.h"
 #include "qos/qos.h"
-#include "sm/ctl.h"
-#include "sm/ctl_qos.h"
+#include "sm/ctl/ctl.h"
+#include "sm/ctl/qos.h"
 #include "sm/sm.h"
 #include "tools/ibsmctl.h"
 

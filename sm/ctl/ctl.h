@@ -26,8 +26,8 @@
  * dropped.  The parser and the dispatcher are separate from the socket
  * code so that unit tests and the fuzz target call them directly.
  */
-#ifndef IBSM_SM_CTL_H
-#define IBSM_SM_CTL_H
+#ifndef IBSM_SM_CTL_CTL_H
+#define IBSM_SM_CTL_CTL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -58,7 +58,7 @@ enum ctl_cmd {
 	CTL_CMD_PORT_ENABLE,		/* port enable NODE PORT */
 	CTL_CMD_ROUTES_LOADS,		/* routed load per channel */
 	CTL_CMD_COUNTERS,		/* port counters (sm/perf/) */
-	CTL_CMD_QOS,			/* qos show (sm/ctl_qos.c) */
+	CTL_CMD_QOS,			/* qos show (sm/ctl/cmd_qos.c) */
 };
 
 /*
@@ -135,7 +135,7 @@ int ctl_handle_line(struct sm *sm, const char *line, size_t len,
 		    struct ctl_answer *a);
 
 /*
- * sm/ctl_qos.c: a request line that starts with "qos" (parsed there: it
+ * sm/ctl/cmd_qos.c: a request line that starts with "qos" (parsed there: it
  * takes more words than CTL_MAX_ARGS), and its execution.  The answer's
  * data lines go to `a`; the terminator's text to msg; 0 or -1 (ERR).
  */
@@ -159,4 +159,4 @@ int  ctl_start(struct sm *sm);
 void ctl_stop(struct sm *sm);
 
 
-#endif /* IBSM_SM_CTL_H */
+#endif /* IBSM_SM_CTL_CTL_H */

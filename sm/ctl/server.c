@@ -1,5 +1,5 @@
 /*
- * ctl.c - the control socket (see ctl.h for the protocol).
+ * server.c - the control socket (see ctl.h for the protocol).
  *
  * Who may talk: the socket file is created 0600 (under umask 0177, so it
  * never exists with wider rights), and every connection's peer is checked
@@ -40,7 +40,7 @@
 #include <unistd.h>
 
 #include "config/conf.h"
-#include "sm/ctl.h"
+#include "sm/ctl/ctl.h"
 #include "sm/health/health.h"
 #include "sm/mcast/mcast.h"
 #include "sm/mcast/mft.h"
