@@ -235,10 +235,10 @@ struct sm {
 	 * state machine calls on the event SM_EV_RELOAD before the
 	 * partitions file (sm/ha/state.c); NULL in unit tests.  reload() adds its errors, warnings and
 	 * changes to `report` when not NULL (the control socket's reload:
-	 * sm/ctl.c). */
+	 * sm/ctl/cmd_config.c). */
 	struct cfg *conf;
 	int      (*reload)(struct sm *sm, struct cfg_msgs *report);
-	struct ctl_server *ctl;		/* control socket (sm/ctl.c) */
+	struct ctl_server *ctl;		/* control socket (sm/ctl/server.c) */
 
 	/* Election and master/standby (sm/ha/election.c, sm/ha/state.c). */
 	struct sm_remote remotes[SM_MAX_REMOTE];

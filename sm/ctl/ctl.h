@@ -25,6 +25,14 @@
  * CTL_IDLE_TIMEOUT seconds (a half line, an answer it does not read) is
  * dropped.  The parser and the dispatcher are separate from the socket
  * code so that unit tests and the fuzz target call them directly.
+ *
+ * Files (sm/ctl/): server.c the socket, its connections, framing and
+ * limits; parse.c requests; answer.c answers; exec.c the dispatcher and
+ * help; cmd_status.c status, sms; cmd_sweep.c resweep, reroute;
+ * cmd_config.c loglevel, reload, dump-config; cmd_routes.c routes;
+ * cmd_qos.c, cmd_qos_out.c and qos.h qos show; ctl_int.h what they
+ * share.  health, events, topology and port are sm/health/health_ctl.c's,
+ * counters sm/perf/perf_out.c's.
  */
 #ifndef IBSM_SM_CTL_CTL_H
 #define IBSM_SM_CTL_CTL_H
