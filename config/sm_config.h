@@ -155,7 +155,7 @@ struct sm_config {
 	unsigned health_trap_rate;	/* traps per minute from one LID */
 	int      health_unhealthy_policy; /* 0 report, 1 isolate */
 	const char *pid_file;		/* -J/--pidfile, pidfile key */
-	const char *control_socket;	/* --control-socket (sm/ctl.c) */
+	const char *control_socket;	/* --control-socket (sm/ctl/) */
 	const char *metrics_listen;	/* --metrics-listen ADDR:PORT (sm/metrics/);
 					 * NULL: no metrics endpoint */
 	/* the performance manager (sm/perf/), OpenSM's perfmgr_* keys */

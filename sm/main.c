@@ -51,7 +51,7 @@
 #include "sm/perf/perf.h"
 #include "sm/mkey.h"
 #include "sm/sm.h"
-#include "sm/ctl.h"
+#include "sm/ctl/ctl.h"
 #include "sm/metrics/metrics.h"
 #include "sm/pidfile.h"
 #include "sm/daemon.h"

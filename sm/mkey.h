@@ -19,9 +19,10 @@
  *    in its neighbors file, in the cache directory (same format: OpenSM's
  *    "key value" records), written atomically after a heavy sweep.
  *
- * Pure but for the files: the daemon (sm/sweep.c) learns each model,
- * records the keys the ports hold, and installs mkey_for_smp() as the
- * engine's M_Key hook.
+ * Pure but for the files and the daemon's glue at the end of mkey.c
+ * (sm_mkey_start(), sm_mkey_sweep_done(): sm/sm.h), which installs
+ * mkey_for_smp() as the engine's M_Key hook and learns each model; the
+ * sweep (sm/sweep.c) records the keys it sets.
  */
 #ifndef IBSM_SM_MKEY_H
 #define IBSM_SM_MKEY_H

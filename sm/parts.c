@@ -36,7 +36,7 @@
 
 /*
  * Log (and with `to_stderr`, print) every error and warning of a parse;
- * with `out`, also hand them to the caller of a reload (sm/ctl.c).
+ * with `out`, also hand them to the caller of a reload (sm/ctl/cmd_config.c).
  */
 static void report(const char *file, const struct part_diag *d,
 		   bool to_stderr, struct cfg_msgs *out)

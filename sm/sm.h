@@ -235,10 +235,10 @@ struct sm {
 	 * state machine calls on the event SM_EV_RELOAD before the
 	 * partitions file (sm/ha/state.c); NULL in unit tests.  reload() adds its errors, warnings and
 	 * changes to `report` when not NULL (the control socket's reload:
-	 * sm/ctl.c). */
+	 * sm/ctl/cmd_config.c). */
 	struct cfg *conf;
 	int      (*reload)(struct sm *sm, struct cfg_msgs *report);
-	struct ctl_server *ctl;		/* control socket (sm/ctl.c) */
+	struct ctl_server *ctl;		/* control socket (sm/ctl/server.c) */
 
 	/* Election and master/standby (sm/ha/election.c, sm/ha/state.c). */
 	struct sm_remote remotes[SM_MAX_REMOTE];
@@ -317,9 +317,12 @@ const char *sm_state_name(enum sm_state s);
 
 /* sm/ha/state.c: register the SMInfo agent and the trap receiver. */
 int sm_agents_start(struct sm *sm);
-/* sm/sweep.c: M_Keys in use (m_key set, or keys in the cache: sm/mkey.h)
+/* sm/mkey.c: M_Keys in use (m_key set, or keys in the cache: sm/mkey.h)
  * from now on; called by sm_agents_start() and before each heavy sweep. */
 void sm_mkey_start(struct sm *sm);
+/* sm/mkey.c: after a heavy sweep, the new model's links and the keys its
+ * ports showed learnt, the files written when that is news. */
+void sm_mkey_sweep_done(struct sm *sm);
 /*
  * sm/ha/state.c: the loop's watchers: signals (INT/TERM stop, HUP asks for
  * a heavy sweep, USR1 reopens the log file) and the timers of the state

@@ -172,8 +172,6 @@ static void ports_missing(struct sm *sm, const struct fabric *a,
 	}
 }
 
-static void mkey_sweep_done(struct sm *sm);
-
 static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 {
 	struct sm *sm = sw->sm;
@@ -210,7 +208,7 @@ static void sweep_finish(struct sweep *sw, bool ok, const char *why)
 		/* LFTs are in place: the multicast trees of the new model and
 		 * the MFT blocks that differ (sm/mcast/mft.c). */
 		mft_sweep_done(sm);
-		mkey_sweep_done(sm);
+		sm_mkey_sweep_done(sm);
 		sm_health_sweep_done(sm);
 	} else if (sm->ha.standing_down) {
 		log_info("heavy sweep stopped: %s", why);
@@ -1315,77 +1313,6 @@ int sweep_heavy_start_model(struct sm *sm, struct fabric *f, unsigned smps,
 	sm->incomplete = false;
 	sweep_plan(sw);
 	return 0;
-}
-
-static void mkey_warn(void *arg, const char *msg)
-{
-	(void)arg;
-	log_warnx("ERR 0240: %s", msg);
-}
-
-/*
- * M_Keys (sm/mkey.h): in use from the first heavy sweep that finds
- * m_key set or keys in the cache (ports to be given back key 0), and
- * from then on the engine puts each port's key in its SMPs.
- */
-void sm_mkey_start(struct sm *sm)
-{
-	struct mkey_state *m;
-	int n;
-
-	if (sm->mkeys)
-		return;
-	m = mkey_new();
-	if (!m)
-		return;
-	n = mkey_load(m, sm->cfg.cache_dir, mkey_warn, NULL);
-	if (n < 0)
-		log_warn_rc(n, "ERR 0240: cannot read %s/guid2mkey",
-			    sm->cfg.cache_dir);
-	if (!sm->cfg.m_key && n <= 0) {
-		mkey_free(m);
-		return;
-	}
-	if (n > 0)
-		log_info("guid2mkey: %d M_Keys from %s", n, sm->cfg.cache_dir);
-	sm->mkeys = m;
-	sm->mkey_hook = (struct mkey_hook){ .cfg = &sm->cfg, .m = m,
-					    .f = &sm->fabric,
-					    .local_guid = sm->port_guid };
-	mad_engine_set_mkey(sm->engine, mkey_for_smp, &sm->mkey_hook);
-}
-
-/* After a heavy sweep: the links, and the keys the ports showed. */
-static void mkey_sweep_done(struct sm *sm)
-{
-	const struct fabric *f = &sm->fabric;
-
-	if (!sm->mkeys)
-		return;
-	log_info("M_Key: %" PRIu64 " SMPs with a known key, %" PRIu64
-		 " with the key a port is given, %" PRIu64 " with m_key to a "
-		 "port not known yet; %zu keys known",
-		 sm->mkey_hook.by_cache, sm->mkey_hook.by_want,
-		 sm->mkey_hook.by_default, mkey_count(sm->mkeys));
-	sm->mkey_dirty |= mkey_learn(sm->mkeys, f);
-	for (size_t i = 0; i < f->n_nodes; i++) {
-		const struct fab_node *n = &f->nodes[i];
-
-		for (unsigned p = 0; p <= n->num_ports; p++)
-			if (fabric_is_endport(n, p) && n->ports[p].valid &&
-			    n->ports[p].pi.mkey)
-				sm->mkey_dirty |= mkey_record(sm->mkeys,
-					n->ports[p].guid,
-					be64toh(n->ports[p].pi.mkey));
-	}
-	if (!sm->mkey_dirty || mkdir_p(sm->cfg.cache_dir) < 0)
-		return;
-	int rc = mkey_save(sm->mkeys, sm->cfg.cache_dir);
-	if (rc < 0)
-		log_warn_rc(rc, "ERR 0241: M_Keys will not survive a restart:"
-			    " cannot write %s/guid2mkey", sm->cfg.cache_dir);
-	else
-		sm->mkey_dirty = false;
 }
 
 int sweep_heavy_start(struct sm *sm)

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sm/ctl.h"
+#include "sm/ctl/ctl.h"
 #include "sm/health/health.h"
 #include "sm/mcast/mft.h"
 #include "sm/notify.h"

@@ -68,7 +68,7 @@ void sm_health_free(struct sm *sm);
 /* ------------------------------------------------------ control socket */
 
 /*
- * The control socket's commands (sm/ctl.c): each adds its data lines to
+ * The control socket's commands (sm/ctl/): each adds its data lines to
  * `a` and returns 0 (answer OK) or -errno (ERR), with the terminator's
  * text in msg.
  *

@@ -1,5 +1,5 @@
 /*
- * health_ctl.c - the control socket's health commands (sm/ctl.c parses
+ * health_ctl.c - the control socket's health commands (sm/ctl/parse.c parses
  * them): health [json], events [since T] [json], topology save FILE and
  * port enable NODE PORT.  Answers are bounded so that one fits
  * CTL_MAX_ANSWER whole (findings, the least severe last, up to the room
@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "model/topo_dump.h"
-#include "sm/ctl.h"
+#include "sm/ctl/ctl.h"
 #include "sm/health/internal.h"
 #include "sm/sm.h"
 #include "sm/topo_file.h"

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sm/ctl.h"
+#include "sm/ctl/ctl.h"
 #include "sm/perf/perf.h"
 #include "sm/sm.h"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """ctl_flood.py SOCKET MODE [ARGS]: hostile clients of ibsm's control
-socket (sm/ctl.c), for tests/fabric/test_ctl.sh.
+socket (sm/ctl/server.c), for tests/fabric/test_ctl.sh.
 
   flood N SEED   N malformed requests: random bytes as a line on a kept
                  connection (each must get one "ERR" answer), lines longer

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/fabric/test_ctl.sh - ibsm's control socket (sm/ctl.c) through
+# tests/fabric/test_ctl.sh - ibsm's control socket (sm/ctl/) through
 # ibsmctl on ibsim: status (plain and --json), resweep heavy/light,
 # reroute, loglevel, reload (a changed priority seen by sminfo; a broken
 # opensm.conf and a broken partitions file answered with their FILE:LINE

@@ -1,6 +1,6 @@
 /*
  * fuzz_ctl.c - libFuzzer target: the control socket's request handling
- * (sm/ctl.c) as the socket code drives it.
+ * (sm/ctl/) as the socket code drives it.
  *
  * The input is a byte stream from one client: it is cut into request
  * lines with ctl_line() exactly as a connection's buffer is (at most
@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "config/conf.h"
-#include "sm/ctl.h"
+#include "sm/ctl/ctl.h"
 #include "sm/sm.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

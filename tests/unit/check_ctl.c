@@ -1,5 +1,5 @@
 /*
- * check_ctl.c - the control socket (sm/ctl.c): request framing and
+ * check_ctl.c - the control socket (sm/ctl/): request framing and
  * parsing, the peer check, command dispatch on a struct sm without a
  * fabric, and the socket itself on a private loop (0600, a stale file
  * replaced, a live one left alone, a request answered without blocking).
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "config/conf.h"
-#include "sm/ctl.h"
+#include "sm/ctl/ctl.h"
 #include "sm/health/health.h"
 #include "sm/sm.h"
 

@@ -1,6 +1,6 @@
 /*
- * check_ctl_qos.c - `qos show` of the control socket (sm/ctl_qos.c,
- * sm/ctl_qos_out.c) and its client (tools/ibsmctl_qos.c): the request
+ * check_ctl_qos.c - `qos show` of the control socket (sm/ctl/cmd_qos.c,
+ * sm/ctl/cmd_qos_out.c) and its client (tools/ibsmctl_qos.c): the request
  * grammar and its percent-encoded ends, the ends found in a model (GUID,
  * LID, description, :PORT), and the answers as text and JSON for the
  * manual's worked example (doc/examples/qos), lines kept under the
@@ -18,8 +18,8 @@
 #include "config/conf.h"
 #include "model/fabric.h"
 #include "qos/qos.h"
-#include "sm/ctl.h"
-#include "sm/ctl_qos.h"
+#include "sm/ctl/ctl.h"
+#include "sm/ctl/qos.h"
 #include "sm/sm.h"
 #include "tools/ibsmctl.h"
 

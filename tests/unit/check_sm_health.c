@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "model/topo_load.h"
-#include "sm/ctl.h"
+#include "sm/ctl/ctl.h"
 #include "sm/health/internal.h"
 #include "sm/lid.h"
 #include "sm/sm.h"

@@ -25,9 +25,17 @@
  * CTL_IDLE_TIMEOUT seconds (a half line, an answer it does not read) is
  * dropped.  The parser and the dispatcher are separate from the socket
  * code so that unit tests and the fuzz target call them directly.
+ *
+ * Files (sm/ctl/): server.c the socket, its connections, framing and
+ * limits; parse.c requests; answer.c answers; exec.c the dispatcher and
+ * help; cmd_status.c status, sms; cmd_sweep.c resweep, reroute;
+ * cmd_config.c loglevel, reload, dump-config; cmd_routes.c routes;
+ * cmd_qos.c, cmd_qos_out.c and qos.h qos show; ctl_int.h what they
+ * share.  health, events, topology and port are sm/health/health_ctl.c's,
+ * counters sm/perf/perf_out.c's.
  */
-#ifndef IBSM_SM_CTL_H
-#define IBSM_SM_CTL_H
+#ifndef IBSM_SM_CTL_CTL_H
+#define IBSM_SM_CTL_CTL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -58,7 +66,7 @@ enum ctl_cmd {
 	CTL_CMD_PORT_ENABLE,		/* port enable NODE PORT */
 	CTL_CMD_ROUTES_LOADS,		/* routed load per channel */
 	CTL_CMD_COUNTERS,		/* port counters (sm/perf/) */
-	CTL_CMD_QOS,			/* qos show (sm/ctl_qos.c) */
+	CTL_CMD_QOS,			/* qos show (sm/ctl/cmd_qos.c) */
 };
 
 /*
@@ -135,7 +143,7 @@ int ctl_handle_line(struct sm *sm, const char *line, size_t len,
 		    struct ctl_answer *a);
 
 /*
- * sm/ctl_qos.c: a request line that starts with "qos" (parsed there: it
+ * sm/ctl/cmd_qos.c: a request line that starts with "qos" (parsed there: it
  * takes more words than CTL_MAX_ARGS), and its execution.  The answer's
  * data lines go to `a`; the terminator's text to msg; 0 or -1 (ERR).
  */
@@ -159,4 +167,4 @@ int  ctl_start(struct sm *sm);
 void ctl_stop(struct sm *sm);
 
 
-#endif /* IBSM_SM_CTL_H */
+#endif /* IBSM_SM_CTL_CTL_H */

@@ -1,8 +1,8 @@
 /*
- * ctl_qos_out.c - the answers of `qos show` (sm/ctl_qos.c): the QoS in
+ * cmd_qos_out.c - the answers of `qos show` (sm/ctl/cmd_qos.c): the QoS in
  * force and a path's QoS as text for people or as one JSON document for
  * programs (the shape in ibsmctl(8)), from the plain structs of
- * sm/ctl_qos.h, so that unit tests print them without a daemon.
+ * sm/ctl/qos.h, so that unit tests print them without a daemon.
  */
 #include "config.h"
 
@@ -13,8 +13,8 @@
 #include <time.h>
 
 #include "qos/qos.h"
-#include "sm/ctl.h"
-#include "sm/ctl_qos.h"
+#include "sm/ctl/ctl.h"
+#include "sm/ctl/qos.h"
 
 /* ------------------------------------------------------------- output */
 

@@ -1,5 +1,5 @@
 /*
- * ctl_qos.h - `qos show` of the control socket (sm/ctl_qos.c): what the
+ * qos.h - `qos show` of the control socket (sm/ctl/cmd_qos.c): what the
  * daemon knows, gathered into plain structs that the formatters print,
  * so unit tests print them without a daemon.
  */

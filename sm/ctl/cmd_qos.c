@@ -1,7 +1,7 @@
 /*
- * ctl_qos.c - the control socket's `qos show` (ibsm(8), QOS): the QoS in
+ * cmd_qos.c - the control socket's `qos show` (ibsm(8), QOS): the QoS in
  * force, gathered on the loop like the other commands' answers and
- * printed by sm/ctl_qos_out.c.
+ * printed by sm/ctl/cmd_qos_out.c.
  *
  *   qos show [json]
  *	whether qos is on; the tables each port class is programmed with
@@ -30,8 +30,8 @@
 #include "mad/sa_wire.h"
 #include "model/index.h"
 #include "qos/qos.h"
-#include "sm/ctl.h"
-#include "sm/ctl_qos.h"
+#include "sm/ctl/ctl.h"
+#include "sm/ctl/qos.h"
 #include "sm/sa/gen.h"
 #include "sm/sa/mcmember.h"
 #include "sm/snapshot.h"
