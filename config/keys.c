@@ -263,7 +263,7 @@ static struct cfg_key keys[] = {
 	/* with m_key: a key per port derived from it (sm/mkey.h) */
 	K("m_key_per_port", CFG_BOOL, "FALSE", 0, 0, NULL, RT | IMPL | CFG_IBSM,
 	  F_BOOL_(m_key_per_port), "IBSM OPTIONS"),
-	/* the control socket (sm/ctl.c); "(null)": none */
+	/* the control socket (sm/ctl/); "(null)": none */
 	K("control_socket", CFG_PATH, "/run/ibsm/ibsm.sock", 0, 0, NULL,
 	  IMPL | CFG_IBSM, F_STR_(control_socket), "IBSM OPTIONS"),
 	/* the adaptive SMP window (mad/engine.h): max_wire_smps is where it
