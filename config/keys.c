@@ -73,7 +73,7 @@ static struct cfg_key keys[] = {
 	K("sa_key", CFG_U64, "0x0000000000000001", 0, 0, NULL, RT|IMPL, F_U64_(sa_key), "DEVICE ATTRIBUTES OPTIONS"),
 	K("subnet_prefix", CFG_U64, "0xfe80000000000000", 0, 0, NULL, IMPL, F_U64_(subnet_prefix), "DEVICE ATTRIBUTES OPTIONS"),
 	K("lmc", CFG_INT, "0", 0, 7, NULL, IMPL, F_U8_(lmc), "DEVICE ATTRIBUTES OPTIONS"),
-	K("lmc_esp0", CFG_BOOL, "FALSE", 0, 0, NULL, 0, F_NONE_, "DEVICE ATTRIBUTES OPTIONS"),
+	K("lmc_esp0", CFG_BOOL, "FALSE", 0, 0, NULL, IMPL, F_BOOL_(lmc_esp0), "DEVICE ATTRIBUTES OPTIONS"),
 	K("sm_sl", CFG_INT, "0", 0, 15, NULL, RT|IMPL, F_U8_(sm_sl), "DEVICE ATTRIBUTES OPTIONS"),
 	K("packet_life_time", CFG_INT, "0x12", 0, 19, NULL, RT|IMPL, F_U8_(packet_life_time), "DEVICE ATTRIBUTES OPTIONS"),
 	K("vl_stall_count", CFG_INT, "0x07", 0, 7, NULL, RT|IMPL, F_U8_(vl_stall_count), "DEVICE ATTRIBUTES OPTIONS"),

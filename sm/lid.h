@@ -47,6 +47,8 @@ size_t lid_cache_count(const struct lid_cache *c);
 struct lid_policy {
 	uint8_t lmc;		/* 0-7: CA/router ports get 2^lmc LIDs */
 	bool    reassign;	/* -r: ignore cache and current LIDs */
+	bool    lmc_esp0;	/* an enhanced switch port 0 gets 2^lmc LIDs
+				 * too (else 1, like a base port 0) */
 	bool    prefer_fabric;	/* current LIDs before the cache: a takeover,
 				 * where the LIDs ports hold are the master's
 				 * and this SM's cache may be stale */
@@ -83,8 +85,8 @@ struct lid_report {
 /*
  * Give every LID-bearing port of `f` (CA and router ports with PortInfo,
  * switch port 0) a base LID and LMC in fab_port.lid/.lmc, and set
- * f->max_lid.  Switch port 0 gets LMC 0 (a base port 0) or the policy's
- * LMC when the switch has enhanced port 0.  Ranges are aligned to 2^lmc.
+ * f->max_lid.  Switch port 0 gets LMC 0, or the policy's LMC when the
+ * switch has enhanced port 0 and the policy's lmc_esp0 is set.  Ranges are aligned to 2^lmc.
  * Preference: the cache entry, then the port's current LID (pi.lid), then
  * the lowest free aligned range, never touching ranges the cache holds
  * for absent ports while free LIDs remain.  No LID goes past the

@@ -1085,6 +1085,7 @@ static void sweep_plan(struct sweep *sw)
 
 	struct lid_policy pol = { .lmc = sm->cfg.lmc,
 				  .reassign = sm->cfg.reassign_lids,
+				  .lmc_esp0 = sm->cfg.lmc_esp0,
 				  .prefer_fabric = sm->adopt_lids };
 	if (cache_ensure(sm) < 0) {
 		sweep_finish(sw, false, "out of memory");

@@ -276,7 +276,7 @@ END_TEST
 START_TEST(enhanced_port0_gets_lmc)
 {
 	struct fabric f;
-	struct lid_policy pol = { .lmc = 3 };
+	struct lid_policy pol = { .lmc = 3, .lmc_esp0 = true };
 
 	fabric_init(&f);
 	add_switch(&f, SW_GUID(0), 4, 0, true);
@@ -290,6 +290,28 @@ START_TEST(enhanced_port0_gets_lmc)
 	ck_assert_uint_eq(port_of(&f, SW_GUID(1), 0)->lmc, 0);
 	ck_assert_uint_eq(port_of(&f, SW_GUID(2), 0)->lmc, 0);
 	ck_assert_uint_eq(port_of(&f, CA_GUID(0), 1)->lmc, 3);
+	fabric_free(&f);
+}
+END_TEST
+
+/* lmc_esp0 FALSE (OpenSM's default): an enhanced port 0 gets one LID
+ * and LMC 0, like a base port 0; CA ports keep the LMC. */
+START_TEST(enhanced_port0_without_lmc_esp0)
+{
+	struct fabric f;
+	struct lid_policy pol = { .lmc = 2 };
+
+	fabric_init(&f);
+	add_switch(&f, SW_GUID(0), 4, 0, true);
+	add_switch(&f, SW_GUID(1), 4, 0, false);
+	add_ca(&f, CA_GUID(0), 1, 0);
+	ck_assert_int_eq(lid_assign(&f, NULL, &pol, NULL), 0);
+	ck_assert_uint_eq(port_of(&f, SW_GUID(0), 0)->lmc, 0);
+	ck_assert_uint_eq(port_of(&f, SW_GUID(1), 0)->lmc, 0);
+	ck_assert_uint_eq(port_of(&f, CA_GUID(0), 1)->lmc, 2);
+	/* 1 + 1 + 4 LIDs, the CA's range aligned to 4 */
+	ck_assert_uint_eq(lid_of(&f, CA_GUID(0), 1) % 4, 0);
+	ck_assert_uint_le(f.max_lid, 7);
 	fabric_free(&f);
 }
 END_TEST
@@ -1240,6 +1262,7 @@ static Suite *lid_suite(void)
 	tcase_add_test(tc, fresh_fabric_unique_aligned);
 	tcase_add_test(tc, fresh_fabric_order_independent);
 	tcase_add_test(tc, enhanced_port0_gets_lmc);
+	tcase_add_test(tc, enhanced_port0_without_lmc_esp0);
 	tcase_add_test(tc, ports_without_portinfo_skipped);
 	tcase_add_test(tc, bad_policy_and_empty_fabric);
 	suite_add_tcase(s, tc);
