@@ -177,7 +177,7 @@ static struct cfg_key keys[] = {
 	K("enable_quirks", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "DEBUG FEATURES"),
 	K("no_clients_rereg", CFG_BOOL, "FALSE", 0, 0, NULL, RT|IMPL, F_BOOL_(no_clients_rereg), "DEBUG FEATURES"),
 	K("disable_multicast", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "DEBUG FEATURES"),
-	K("exit_on_fatal", CFG_BOOL, "TRUE", 0, 0, NULL, RT, F_NONE_, "DEBUG FEATURES"),
+	K("exit_on_fatal", CFG_BOOL, "TRUE", 0, 0, NULL, RT|IMPL, F_BOOL_(exit_on_fatal), "DEBUG FEATURES"),
 	K("console", CFG_ENUM, "off", 0, 0, "off,local,loopback,socket", IMPL, F_NONE_, "DEBUG FEATURES"),
 	K("console_port", CFG_INT, "10000", 0, 65535, NULL, 0, F_NONE_, "DEBUG FEATURES"),
 	K("qos", CFG_BOOL, "FALSE", 0, 0, NULL, RT | IMPL, F_BOOL_(qos), "QoS OPTIONS"),

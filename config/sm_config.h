@@ -66,6 +66,7 @@ struct sm_config {
 	uint8_t  lmc;			/* 0-7 */
 	bool     lmc_esp0;		/* enhanced switch port 0 gets the LMC */
 	bool     reassign_lids;
+	bool     exit_on_fatal;		/* stop on OpenSM's fatal conditions */
 	unsigned sweep_interval;	/* s, 0 = no light sweeps */
 	const char *routing_engine;	/* comma list; NULL = auto */
 	bool     qos;			/* program the QoS tables */

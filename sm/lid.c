@@ -359,6 +359,41 @@ int lid_cache_load(struct lid_cache *c, const char *path,
 	return rc < 0 ? rc : loaded;
 }
 
+/* OpenSM's OSM_DB_MAX_LINE_LEN: its reader's fgets() buffer. */
+#define OSM_DB_PIECE	1024
+
+int lid_cache_check(const char *path, unsigned *line)
+{
+	char buf[OSM_DB_PIECE];
+	bool want_key = true;
+	unsigned n = 0;
+	int rc = 0;
+	FILE *fp;
+
+	*line = 0;
+	fp = fopen(path, "re");
+	if (!fp)
+		return errno == ENOENT ? 0 : -errno;
+	errno = 0;
+	while (fgets(buf, sizeof(buf), fp)) {
+		n++;
+		if (!want_key) {
+			want_key = buf[0] == '\n';
+			continue;
+		}
+		if (buf[0] == ' ' || buf[0] == '\t' || buf[0] == '\0') {
+			*line = n;
+			rc = -EBADMSG;
+			break;
+		}
+		want_key = buf[0] == '\n';
+	}
+	if (rc == 0 && ferror(fp))
+		rc = errno ? -errno : -EIO;
+	fclose(fp);
+	return rc;
+}
+
 static int cmp_entry(const void *a, const void *b)
 {
 	const struct lid_entry *x = a, *y = b;

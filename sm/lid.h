@@ -32,6 +32,19 @@ void lid_cache_free(struct lid_cache *c);
 int lid_cache_load(struct lid_cache *c, const char *path,
 		   void (*warn)(void *arg, const char *msg), void *arg);
 /*
+ * Is the guid2lid file one OpenSM's reader takes whole?  OpenSM reads it
+ * as records: a line starting with a word opens one (the GUID, then the
+ * LIDs), lines after it continue it, an empty line closes it; lines are
+ * read in pieces of at most 1023 bytes.  It gives up on the file
+ * (osm_db_restore() fails, and OpenSM with exit_on_fatal stops) at a
+ * piece that should open a record but starts with a space, a tab or a
+ * NUL byte, or when the file cannot be opened or read.  Bad values in a
+ * record are no such failure: the record is ignored.
+ * Returns 0 (a missing file too), -EBADMSG with *line the 1-based piece
+ * where the reader gives up, or -errno of open or read.
+ */
+int lid_cache_check(const char *path, unsigned *line);
+/*
  * Write atomically (temp file + fsync + rename), and only when the
  * content differs from the file's: an unchanged cache leaves the file (its
  * inode and mtime) alone.  Returns 0 or -errno.
