@@ -67,6 +67,7 @@ struct sm_config {
 	bool     lmc_esp0;		/* enhanced switch port 0 gets the LMC */
 	bool     reassign_lids;
 	bool     exit_on_fatal;		/* stop on OpenSM's fatal conditions */
+	bool     babbling_port_policy;	/* disable a port that repeats a trap */
 	unsigned sweep_interval;	/* s, 0 = no light sweeps */
 	const char *routing_engine;	/* comma list; NULL = auto */
 	bool     qos;			/* program the QoS tables */
