@@ -260,9 +260,16 @@ static void trap_babble(struct sm *sm, const struct smp_notice *n,
 	snprintf(why, sizeof(why), "trap %u repeated %u times by port %u of"
 		 " 0x%016" PRIx64 " (LID %u)", num, s->repeats, k.port,
 		 sn->guid, src);
-	log_err("ERR 0319: babbling port: %s; disabling port %u of %s, the"
-		" link to port %u of %s", why, tpn, a, tp->peer_port, b);
-	(void)sm_health_isolate(sm, tid, tpn, "babbling_port", why);
+	int rc = sm_health_isolate(sm, tid, tpn, "babbling_port", why);
+	if (rc == 0)
+		log_err("ERR 0319: babbling port: %s; disabling port %u of %s,"
+			" the link to port %u of %s", why, tpn, a,
+			tp->peer_port, b);
+	else
+		log_err("ERR 0319: babbling port: %s; port %u of %s, the link"
+			" to port %u of %s, is not disabled (%s)", why, tpn, a,
+			tp->peer_port, b, rc == -EPERM ? "see ERR 1803"
+							: strerror(-rc));
 }
 
 /* Trap 144 (14.2.5.1, CapabilityMask changed): its DataDetails are a
