@@ -1136,8 +1136,9 @@ int main(int argc, char **argv)
 		return SM_EXIT_FAIL;
 	}
 	/* exit_on_fatal: a guid2lid file OpenSM would not read stops us
-	 * here, before the fabric is touched, still on standard error. */
-	if (sm_guid2lid_fatal(&sm)) {
+	 * here, before the fabric is touched, still on standard error
+	 * (--discover-only gives no LIDs, reads no file). */
+	if (!discover_only && sm_guid2lid_fatal(&sm)) {
 		log_close();
 		pidfile_close(&pid);
 		return SM_EXIT_FAIL;
