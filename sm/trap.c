@@ -18,6 +18,7 @@
 #include "mad/umad_io.h"
 #include "mad/wire.h"
 #include "model/index.h"
+#include "model/topo_dump.h"
 #include "sm/health/health.h"
 #include "sm/sa/sa.h"
 #include "sm/quick.h"
@@ -186,11 +187,15 @@ static enum trap_verdict trap_judge(struct sm *sm, const struct smp_notice *n,
 	}
 }
 
-/* A node as people name it: type, GUID and description. */
+/* A node as people name it: type, GUID and description (the node's
+ * own text, made printable). */
 static void babble_name(const struct fab_node *n, char *buf, size_t len)
 {
+	char desc[TOPO_DESC_SIZE];
+
 	snprintf(buf, len, "%s 0x%016" PRIx64 " \"%s\"",
-		 fabric_node_type_str(n->type), n->guid, fab_node_label(n));
+		 fabric_node_type_str(n->type), n->guid,
+		 topo_desc_clean(fab_node_label(n), desc));
 }
 
 /*
@@ -211,7 +216,7 @@ static void trap_babble(struct sm *sm, const struct smp_notice *n,
 	int32_t inode, dnode, tid;
 	uint8_t iport, dport, tpn;
 	uint16_t lid_be;
-	char a[160], b[160], why[200];
+	char a[200], b[200], why[200];
 
 	if (sm->state != SM_MASTER)
 		return;
@@ -226,31 +231,30 @@ static void trap_babble(struct sm *sm, const struct smp_notice *n,
 	bool own = port_by_lid(f, k.lid, &dnode, &dport) && dnode == snode &&
 		   k.port >= 1 && k.port <= sn->num_ports;
 
-	switch (babble_decide(s, sm->cfg.babbling_port_policy, own)) {
-	case BABBLE_COUNTING:
-	case BABBLE_DONE:
+	enum babble_verdict v = babble_decide(s, sm->cfg.babbling_port_policy,
+					      own);
+
+	if (v == BABBLE_COUNTING || v == BABBLE_DONE)
 		return;
-	case BABBLE_POLICY_OFF:
+	babble_name(sn, a, sizeof(a));
+	if (v == BABBLE_POLICY_OFF) {
 		log_warnx("ERR 0311: trap %u from LID %u (port %u of %s)"
 			  " repeated %u times; babbling_port_policy FALSE:"
-			  " the port stays enabled", num, src, k.port,
-			  (babble_name(sn, a, sizeof(a)), a), s->repeats);
+			  " the port stays enabled", num, src, k.port, a,
+			  s->repeats);
 		return;
-	case BABBLE_FOREIGN:
+	}
+	if (v == BABBLE_FOREIGN) {
 		log_warnx("ERR 0317: trap %u from LID %u (%s) repeated %u"
 			  " times names LID %u port %u, not a port of the node"
-			  " that sends it: nothing disabled", num, src,
-			  (babble_name(sn, a, sizeof(a)), a), s->repeats,
-			  k.lid, k.port);
+			  " that sends it: nothing disabled", num, src, a,
+			  s->repeats, k.lid, k.port);
 		return;
-	case BABBLE_DISABLE:
-		break;
 	}
 	if (!babble_target(f, snode, k.port, &tid, &tpn)) {
 		log_warnx("ERR 0318: trap %u repeated %u times names port %u"
 			  " of %s, which has no link: nothing disabled", num,
-			  s->repeats, k.port,
-			  (babble_name(sn, a, sizeof(a)), a));
+			  s->repeats, k.port, a);
 		return;
 	}
 	const struct fab_node *tn = fabric_node(f, tid);
