@@ -11,6 +11,8 @@
 #     the link nearer the SM): PhysLinkState Disabled; ibsm logs both ends
 #     once, and the port stays Disabled through the heavy sweep that
 #     follows;
+#   - TRUE, a switch (sw-b) sends them about its own port facing a host:
+#     both SMs disable that switch port;
 #   - TRUE, but the traps come from another host and name the first
 #     host's port: ibsm disables nothing (OpenSM, which does not check
 #     who sends a trap, disables the named port; shown, not compared).
@@ -195,6 +197,28 @@ if start opensm "$name" TRUE; then
 	stop opensm "$name"
 fi
 
+# --- TRUE, a switch babbling about its own port facing H0004: sw-b's
+# port 1 (the switch is the end nearer the SM)
+swb_port1() {
+	fab_run H0002 smpquery -D portinfo 0,1,4 1 2>/dev/null |
+		sed -nE 's/^PhysLinkState:\.*(.*)$/\1/p'
+}
+for which in opensm ibsm; do
+	name=$which-switch
+	if start "$which" "$name" TRUE; then
+		fab_pass "$name-up"
+	else
+		fab_fail "$name-up"
+	fi
+	forge "$name" sw-b -p 1
+	for ((i = 0; i < 50; i++)); do
+		[ "$(swb_port1)" = Disabled ] && break
+		sleep 0.2
+	done
+	RESULT[$name]=$(swb_port1)
+	stop "$which" "$name"
+done
+
 echo "    sw-a port facing the babbler (H0002)    OpenSM      ibsm"
 for c in off on forged; do
 	printf '      babbling_port_policy %-14s %-11s %s\n' "$c" \
@@ -209,6 +233,13 @@ if [ "${RESULT[opensm-on]:-}" = Disabled ] && [ "${RESULT[ibsm-on]:-}" = Disable
 	fab_pass "policy-true-disables (both Disabled)"
 else
 	fab_fail policy-true-disables "OpenSM '${RESULT[opensm-on]:-}', ibsm '${RESULT[ibsm-on]:-}'"
+fi
+printf '      switch sw-b babbling about port 1 %-11s %s\n' \
+	"${RESULT[opensm-switch]:-}" "${RESULT[ibsm-switch]:-}"
+if [ "${RESULT[opensm-switch]:-}" = Disabled ] && [ "${RESULT[ibsm-switch]:-}" = Disabled ]; then
+	fab_pass "switch-trap-disables (both Disabled)"
+else
+	fab_fail switch-trap-disables "OpenSM '${RESULT[opensm-switch]:-}', ibsm '${RESULT[ibsm-switch]:-}'"
 fi
 fab_check ibsm-on-other-port-up test "${RESULT[ibsm-on-other]:-}" = LinkUp
 fab_check ibsm-forged-nothing-disabled test "${RESULT[ibsm-forged]:-}" = LinkUp
