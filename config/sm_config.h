@@ -73,7 +73,10 @@ struct sm_config {
 	unsigned sminfo_polling_timeout; /* ms: standby polls the master */
 	unsigned polling_retry_number;	/* failed polls: master is dead */
 	uint8_t  lmc;			/* 0-7 */
+	bool     lmc_esp0;		/* enhanced switch port 0 gets the LMC */
 	bool     reassign_lids;
+	bool     exit_on_fatal;		/* stop on OpenSM's fatal conditions */
+	bool     babbling_port_policy;	/* disable a port that repeats a trap */
 	unsigned sweep_interval;	/* s, 0 = no light sweeps */
 	const char *routing_engine;	/* comma list; NULL = auto */
 	bool     qos;			/* program the QoS tables */

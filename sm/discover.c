@@ -535,6 +535,28 @@ static void dup_guid_fields(struct log_fields *lf, const struct discovery *d,
 	}
 }
 
+/*
+ * The node and port a NodeInfo was asked through answered as the node
+ * reached: a port linked to itself, which only two nodes with one GUID
+ * cabled back to back can show.  OpenSM checks this while it has seen
+ * no switch (through a switch the twins are told apart otherwise) and
+ * never for port 0; the sweep decides what to do (exit_on_fatal).
+ */
+static void note_self_link(struct discovery *d, const struct query *q,
+			   int32_t id, uint8_t lp)
+{
+	const struct fabric *f = d->fabric;
+
+	if (lp == 0 || q->from_node != id || q->from_port != lp ||
+	    d->result.self_link_port)
+		return;
+	for (size_t i = 0; i < f->n_nodes; i++)
+		if (f->nodes[i].type == NODE_TYPE_SWITCH)
+			return;
+	d->result.self_link_guid = fabric_node(f, id)->guid;
+	d->result.self_link_port = lp;
+}
+
 static bool prefer_previous(struct discovery *d, const struct query *q,
 			    int32_t id, const struct smp_node_info *ni,
 			    const char *why)
@@ -656,7 +678,7 @@ static void got_node_info(struct discovery *d, struct query *q,
 		struct log_fields lf = { 0 };
 
 		why[0] = '\0';
-
+		note_self_link(d, q, id, lp);
 		if (twin_reason(d, q, id, ni, why, sizeof(why)) &&
 		    prefer_previous(d, q, id, ni, why)) {
 			n = fabric_node(f, id);

@@ -23,6 +23,12 @@ struct discover_result {
 #define DISCOVER_DUP_GUIDS	16
 	uint64_t dup_guid[DISCOVER_DUP_GUIDS];
 	unsigned n_dup_guid;
+	/* a NodeInfo answer naming the node and port it was asked through
+	 * (two CAs with one GUID cabled port to port, no switch seen):
+	 * OpenSM's fatal "duplicate GUID found by link from a port to
+	 * itself"; self_link_port 0: none */
+	uint64_t self_link_guid;
+	uint8_t  self_link_port;
 	unsigned lid_smps;	/* requests sent LID-routed */
 	unsigned lid_fallbacks;	/* of those, lost and sent again by DR */
 	double   seconds;

@@ -359,6 +359,41 @@ int lid_cache_load(struct lid_cache *c, const char *path,
 	return rc < 0 ? rc : loaded;
 }
 
+/* OpenSM's OSM_DB_MAX_LINE_LEN: its reader's fgets() buffer. */
+#define OSM_DB_PIECE	1024
+
+int lid_cache_check(const char *path, unsigned *line)
+{
+	char buf[OSM_DB_PIECE];
+	bool want_key = true;
+	unsigned n = 0;
+	int rc = 0;
+	FILE *fp;
+
+	*line = 0;
+	fp = fopen(path, "re");
+	if (!fp)
+		return errno == ENOENT ? 0 : -errno;
+	errno = 0;
+	while (fgets(buf, sizeof(buf), fp)) {
+		n++;
+		if (!want_key) {
+			want_key = buf[0] == '\n';
+			continue;
+		}
+		if (buf[0] == ' ' || buf[0] == '\t' || buf[0] == '\0') {
+			*line = n;
+			rc = -EBADMSG;
+			break;
+		}
+		want_key = buf[0] == '\n';
+	}
+	if (rc == 0 && ferror(fp))
+		rc = errno ? -errno : -EIO;
+	fclose(fp);
+	return rc;
+}
+
 static int cmp_entry(const void *a, const void *b)
 {
 	const struct lid_entry *x = a, *y = b;
@@ -460,8 +495,11 @@ static size_t max_ports(const struct fabric *f)
  * sorted by GUID: the deterministic order in which conflicts are settled.
  * Clears lid/lmc of every port of the model.
  */
-static size_t collect_ports(struct fabric *f, uint8_t lmc, struct lport *v)
+static size_t collect_ports(struct fabric *f, const struct lid_policy *pol,
+			    struct lport *v)
 {
+	uint8_t lmc = pol->lmc;
+
 	size_t n = 0;
 
 	for (size_t i = 0; i < f->n_nodes; i++) {
@@ -472,8 +510,9 @@ static size_t collect_ports(struct fabric *f, uint8_t lmc, struct lport *v)
 			nd->ports[p].lmc = 0;
 		}
 		/*
-		 * A switch has one LID, on port 0, keyed by port 0's GUID
-		 * (the node GUID if discovery did not record one).
+		 * A switch has one LID range, on port 0, keyed by port 0's
+		 * GUID (the node GUID if discovery did not record one): one
+		 * LID, or 2^lmc for an enhanced port 0 under lmc_esp0.
 		 */
 		if (nd->type == NODE_TYPE_SWITCH) {
 			struct fab_port *pt = &nd->ports[0];
@@ -483,7 +522,8 @@ static size_t collect_ports(struct fabric *f, uint8_t lmc, struct lport *v)
 				.port = pt,
 				.seq = (uint32_t)n,
 				.cur = pt->valid ? be16toh(pt->pi.lid) : 0,
-				.want = switch_enhanced_port0(nd) ? lmc : 0,
+				.want = pol->lmc_esp0 &&
+					switch_enhanced_port0(nd) ? lmc : 0,
 			};
 			n++;
 			continue;
@@ -840,7 +880,7 @@ int lid_assign(struct fabric *f, struct lid_cache *c,
 		return -ENOMEM;
 	}
 	reserved = used + 1;
-	n = collect_ports(f, p->lmc, v);
+	n = collect_ports(f, p, v);
 	limit = lid_limit(f, &limit_guid);
 
 	/* Ranges the cache keeps for ports that are not here today. */

@@ -32,6 +32,19 @@ void lid_cache_free(struct lid_cache *c);
 int lid_cache_load(struct lid_cache *c, const char *path,
 		   void (*warn)(void *arg, const char *msg), void *arg);
 /*
+ * Is the guid2lid file one OpenSM's reader takes whole?  OpenSM reads it
+ * as records: a line starting with a word opens one (the GUID, then the
+ * LIDs), lines after it continue it, an empty line closes it; lines are
+ * read in pieces of at most 1023 bytes.  It gives up on the file
+ * (osm_db_restore() fails, and OpenSM with exit_on_fatal stops) at a
+ * piece that should open a record but starts with a space, a tab or a
+ * NUL byte, or when the file cannot be opened or read.  Bad values in a
+ * record are no such failure: the record is ignored.
+ * Returns 0 (a missing file too), -EBADMSG with *line the 1-based piece
+ * where the reader gives up, or -errno of open or read.
+ */
+int lid_cache_check(const char *path, unsigned *line);
+/*
  * Write atomically (temp file + fsync + rename), and only when the
  * content differs from the file's: an unchanged cache leaves the file (its
  * inode and mtime) alone.  Returns 0 or -errno.
@@ -47,6 +60,8 @@ size_t lid_cache_count(const struct lid_cache *c);
 struct lid_policy {
 	uint8_t lmc;		/* 0-7: CA/router ports get 2^lmc LIDs */
 	bool    reassign;	/* -r: ignore cache and current LIDs */
+	bool    lmc_esp0;	/* an enhanced switch port 0 gets 2^lmc LIDs
+				 * too (else 1, like a base port 0) */
 	bool    prefer_fabric;	/* current LIDs before the cache: a takeover,
 				 * where the LIDs ports hold are the master's
 				 * and this SM's cache may be stale */
@@ -83,8 +98,8 @@ struct lid_report {
 /*
  * Give every LID-bearing port of `f` (CA and router ports with PortInfo,
  * switch port 0) a base LID and LMC in fab_port.lid/.lmc, and set
- * f->max_lid.  Switch port 0 gets LMC 0 (a base port 0) or the policy's
- * LMC when the switch has enhanced port 0.  Ranges are aligned to 2^lmc.
+ * f->max_lid.  Switch port 0 gets LMC 0, or the policy's LMC when the
+ * switch has enhanced port 0 and the policy's lmc_esp0 is set.  Ranges are aligned to 2^lmc.
  * Preference: the cache entry, then the port's current LID (pi.lid), then
  * the lowest free aligned range, never touching ranges the cache holds
  * for absent ports while free LIDs remain.  No LID goes past the

@@ -55,6 +55,7 @@
 #include "sm/metrics/metrics.h"
 #include "sm/pidfile.h"
 #include "sm/daemon.h"
+#include "sm/fatal.h"
 #include "sm/topo_file.h"
 #include "routing/torus_conf.h"
 
@@ -1145,6 +1146,14 @@ int main(int argc, char **argv)
 	 * second daemon given the same file stops here. */
 	if (lock_pid_file(&sm, &pid) < 0) {
 		log_close();
+		return SM_EXIT_FAIL;
+	}
+	/* exit_on_fatal: a guid2lid file OpenSM would not read stops us
+	 * here, before the fabric is touched, still on standard error
+	 * (--discover-only gives no LIDs, reads no file). */
+	if (!discover_only && sm_guid2lid_fatal(&sm)) {
+		log_close();
+		pidfile_close(&pid);
 		return SM_EXIT_FAIL;
 	}
 	/* -B: into the background now, the configuration read and checked,

@@ -17,6 +17,7 @@
 #include "config/limits.h"
 #include "config/node_names.h"
 #include "config/sm_config.h"
+#include "sm/babble.h"
 #include "routing/routing.h"
 #include "model/fabric.h"
 #include "sm/event.h"
@@ -222,6 +223,7 @@ struct sm {
 					 * its sweep once the rate allows */
 	ev_tstamp trap_owed_at;		/* ... the last such trap came then */
 	struct trap_bucket trap_buckets[SM_TRAP_SOURCES_MAX];
+	struct babble_table babble;	/* repeated traps 129-131 (trap.c) */
 	ev_timer port_timer;		/* polls our port while it is down */
 	ev_timer log_timer;		/* writes "suppressed N" summaries */
 	ev_signal sig_int, sig_term, sig_hup, sig_usr1;

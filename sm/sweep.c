@@ -28,6 +28,7 @@
 #include "config/fileutil.h"
 #include "sm/mcast/mft.h"
 #include "sm/dumps.h"
+#include "sm/fatal.h"
 #include "sm/health/health.h"
 #include "sm/ha/sminfo.h"
 #include "sm/program.h"
@@ -986,6 +987,14 @@ static void on_discovered(void *arg, const struct discover_result *r)
 		log_err("ERR 0208: %u duplicate GUIDs in the fabric: the nodes"
 			" first seen keep them, the others are left out",
 			r->dup_guids);
+	if (r->self_link_port &&
+	    sm_fatal(sm, 109, "duplicate GUID found by a link from a port to"
+		     " itself: node 0x%016" PRIx64 " port %u is linked to"
+		     " node 0x%016" PRIx64 " port %u", r->self_link_guid,
+		     r->self_link_port, r->self_link_guid, r->self_link_port)) {
+		sweep_finish(sw, false, "fatal error (exit_on_fatal)");
+		return;
+	}
 	/*
 	 * Queries that got no answer leave holes in the model: switches
 	 * without SwitchInfo, ports without PortInfo, whole subtrees missing.
@@ -1083,6 +1092,7 @@ static void sweep_plan(struct sweep *sw)
 
 	struct lid_policy pol = { .lmc = sm->cfg.lmc,
 				  .reassign = sm->cfg.reassign_lids,
+				  .lmc_esp0 = sm->cfg.lmc_esp0,
 				  .prefer_fabric = sm->adopt_lids };
 	if (cache_ensure(sm) < 0) {
 		sweep_finish(sw, false, "out of memory");

@@ -11,12 +11,14 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "mad/engine.h"
 #include "mad/umad_io.h"
 #include "mad/wire.h"
 #include "model/index.h"
+#include "model/topo_dump.h"
 #include "sm/health/health.h"
 #include "sm/sa/sa.h"
 #include "sm/quick.h"
@@ -185,6 +187,95 @@ static enum trap_verdict trap_judge(struct sm *sm, const struct smp_notice *n,
 	}
 }
 
+/* A node as people name it: type, GUID and description (the node's
+ * own text, made printable). */
+static void babble_name(const struct fab_node *n, char *buf, size_t len)
+{
+	char desc[TOPO_DESC_SIZE];
+
+	snprintf(buf, len, "%s 0x%016" PRIx64 " \"%s\"",
+		 fabric_node_type_str(n->type), n->guid,
+		 topo_desc_clean(fab_node_label(n), desc));
+}
+
+/*
+ * babbling_port_policy (sm/babble.h): a trap 129, 130 or 131 from the
+ * port at (snode, sport), LID src, counted before any rate limit.  Its
+ * DataDetails name a LID and port (14.2.5.1: bytes 2-3, byte 4).  Only
+ * a trap whose IssuerLID is its sender's is counted (trap_judge()
+ * rejects the others); past BABBLE_REPEATS identical ones the port named
+ * is disabled, through the isolation (sm/health/health.h: later sweeps
+ * keep it disabled), when it belongs to the node that sent the trap.
+ */
+static void trap_babble(struct sm *sm, const struct smp_notice *n,
+			unsigned num, uint16_t src, int32_t snode,
+			uint8_t sport)
+{
+	const struct fabric *f = &sm->fabric;
+	struct babble_key k = { .slid = src, .port = n->data_details[4] };
+	int32_t inode, dnode, tid;
+	uint8_t iport, dport, tpn;
+	uint16_t lid_be;
+	char a[200], b[200], why[200];
+
+	if (sm->state != SM_MASTER)
+		return;
+	memcpy(&lid_be, n->data_details + 2, sizeof(lid_be));
+	k.lid = be16toh(lid_be);
+	if (!port_by_lid(f, be16toh(n->issuer_lid), &inode, &iport) ||
+	    inode != snode || iport != sport)
+		return;
+	k.hash = babble_hash(n, sizeof(*n));
+	struct babble_slot *s = babble_count(&sm->babble, &k, ev_now(sm->loop));
+	const struct fab_node *sn = fabric_node(f, snode);
+	bool own = port_by_lid(f, k.lid, &dnode, &dport) && dnode == snode &&
+		   k.port >= 1 && k.port <= sn->num_ports;
+
+	enum babble_verdict v = babble_decide(s, sm->cfg.babbling_port_policy,
+					      own);
+
+	if (v == BABBLE_COUNTING || v == BABBLE_DONE)
+		return;
+	babble_name(sn, a, sizeof(a));
+	if (v == BABBLE_POLICY_OFF) {
+		log_warnx("ERR 0311: trap %u from LID %u (port %u of %s)"
+			  " repeated %u times; babbling_port_policy FALSE:"
+			  " the port stays enabled", num, src, k.port, a,
+			  s->repeats);
+		return;
+	}
+	if (v == BABBLE_FOREIGN) {
+		log_warnx("ERR 0317: trap %u from LID %u (%s) repeated %u"
+			  " times names LID %u port %u, not a port of the node"
+			  " that sends it: nothing disabled", num, src, a,
+			  s->repeats, k.lid, k.port);
+		return;
+	}
+	if (!babble_target(f, snode, k.port, &tid, &tpn)) {
+		log_warnx("ERR 0318: trap %u repeated %u times names port %u"
+			  " of %s, which has no link: nothing disabled", num,
+			  s->repeats, k.port, a);
+		return;
+	}
+	const struct fab_node *tn = fabric_node(f, tid);
+	const struct fab_port *tp = &tn->ports[tpn];
+	babble_name(tn, a, sizeof(a));
+	babble_name(fabric_node(f, tp->peer_node), b, sizeof(b));
+	snprintf(why, sizeof(why), "trap %u repeated %u times by port %u of"
+		 " 0x%016" PRIx64 " (LID %u)", num, s->repeats, k.port,
+		 sn->guid, src);
+	int rc = sm_health_isolate(sm, tid, tpn, "babbling_port", why);
+	if (rc == 0)
+		log_err("ERR 0319: babbling port: %s; disabling port %u of %s,"
+			" the link to port %u of %s", why, tpn, a,
+			tp->peer_port, b);
+	else
+		log_err("ERR 0319: babbling port: %s; port %u of %s, the link"
+			" to port %u of %s, is not disabled (%s)", why, tpn, a,
+			tp->peer_port, b, rc == -EPERM ? "see ERR 1803"
+							: strerror(-rc));
+}
+
 /* Trap 144 (14.2.5.1, CapabilityMask changed): its DataDetails are a
  * reserved 16 bits, the LID, a reserved byte, the local-changes byte,
  * then the new CapabilityMask (bytes 6-9).  Does it say IsSM? */
@@ -266,6 +357,8 @@ static void on_trap(void *arg, const void *mad, size_t len,
 		return;
 	}
 	sm_health_trap(sm, src);
+	if (notice_is_generic(n) && num >= 129 && num <= 131)
+		trap_babble(sm, n, num, src, snode, sport);
 	if (!trap_budget(sm, src)) {
 		sm->stats.traps_limited++;
 		log_ratelimited(LOG_LVL_WARN, 309, "trap %u from LID %u: over the"

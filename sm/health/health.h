@@ -63,6 +63,19 @@ void sm_health_routes(struct sm *sm, const struct hc_routing_verdict *v,
  * made). */
 void sm_health_counters_done(struct sm *sm);
 
+/*
+ * Disable port `pn` of node `id` of the published model (PortInfo Set,
+ * PortPhysicalState Disabled) as an isolation: kept disabled by the
+ * sweeps, listed and undone like the isolation policy's (`ibsmctl port
+ * enable`), logged (ERR 1805) with both ends of the link and
+ * "kind: why".  The isolation's refusals hold (never the SM's own link,
+ * a switch's last active link, a link whose loss cuts the SM off from
+ * other nodes: ERR 1803).  0 (also when the link is isolated already),
+ * -EPERM when refused, -EINVAL for a port without a link.
+ */
+int sm_health_isolate(struct sm *sm, int32_t id, uint8_t pn,
+		      const char *kind, const char *why);
+
 void sm_health_free(struct sm *sm);
 
 /* ------------------------------------------------------ control socket */

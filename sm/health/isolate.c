@@ -288,8 +288,10 @@ void iso_name(const struct sm_health *h, const struct hf_finding *f,
 	}
 }
 
-static void isolate_port(struct sm_health *h, int32_t id, uint8_t pn,
-			 const struct hf_finding *why)
+/* Disable port pn of node id for `kind`: `text`.  True when the Set went
+ * out (or the link is isolated already). */
+static bool isolate_port(struct sm_health *h, int32_t id, uint8_t pn,
+			 const char *kind, const char *text)
 {
 	struct sm *sm = h->sm;
 	const struct fabric *f = &sm->fabric;
@@ -300,21 +302,21 @@ static void isolate_port(struct sm_health *h, int32_t id, uint8_t pn,
 	const char *no;
 
 	if (link_isolated(h, n->guid, pn, peer->guid, p->peer_port))
-		return;
+		return true;
 	node_name(n, a, sizeof(a));
 	node_name(peer, b, sizeof(b));
 	no = iso_refusal(f, id, pn);
 	if (no) {
 		log_ratelimited(LOG_LVL_WARN, 1803, "not isolating port %u of %s"
 				" (facing port %u of %s, %s): %s", pn, a,
-				p->peer_port, b, hf_kind_name(why->kind), no);
-		return;
+				p->peer_port, b, kind, no);
+		return false;
 	}
 	if (h->n_iso == HEALTH_MAX_ISOLATED) {
 		log_ratelimited(LOG_LVL_WARN, 1804, "not isolating port %u of"
 				" %s: %u ports are isolated already", pn, a,
 				HEALTH_MAX_ISOLATED);
-		return;
+		return false;
 	}
 	struct health_iso *s = &h->iso[h->n_iso++];
 	memset(s, 0, sizeof(*s));
@@ -327,19 +329,35 @@ static void isolate_port(struct sm_health *h, int32_t id, uint8_t pn,
 	topo_desc_clean(fab_node_label(n), s->desc);
 	topo_desc_clean(fab_node_label(peer), s->peer_desc);
 	s->since = health_now();
-	snprintf(s->why, sizeof(s->why), "%s: %s", hf_kind_name(why->kind),
-		 why->text);
+	snprintf(s->why, sizeof(s->why), "%s: %s", kind, text);
 	log_warnx("ERR 1805: isolating port %u of %s, facing port %u of %s"
 		  " (%s): PortPhysicalState Disabled", pn, a, p->peer_port, b,
 		  s->why);
 	health_event(h, HE_LINK_DOWN, n->guid, pn, "isolated: disabled,"
 		     " facing 0x%016" PRIx64 " port %u (%s)", peer->guid,
-		     p->peer_port, hf_kind_name(why->kind));
+		     p->peer_port, kind);
 	if (send_phys(sm, id, pn, PHYS_STATE_DISABLED) == 0) {
 		s->inflight = true;
 		s->sets++;
 	}
+	return true;
 }
+
+int sm_health_isolate(struct sm *sm, int32_t id, uint8_t pn,
+		      const char *kind, const char *why)
+{
+	struct sm_health *h = health_get(sm);
+	const struct fabric *f = &sm->fabric;
+
+	if (!h)
+		return -ENOMEM;
+	if (id < 0 || (size_t)id >= f->n_nodes || !pn ||
+	    pn > fabric_node(f, id)->num_ports ||
+	    fabric_node(f, id)->ports[pn].peer_node == FAB_NONE)
+		return -EINVAL;
+	return isolate_port(h, id, pn, kind, why) ? 0 : -EPERM;
+}
+
 
 static bool isolates(enum hf_kind k)
 {
@@ -394,7 +412,8 @@ void iso_apply(struct sm_health *h)
 		const struct fab_node *n = fabric_node(f, id);
 		if (fd->port) {
 			if (facing_port(f, id, fd->port, &tid, &tpn))
-				isolate_port(h, tid, tpn, fd);
+				isolate_port(h, tid, tpn,
+					     hf_kind_name(fd->kind), fd->text);
 			continue;
 		}
 		/* a node as a whole: a CA's or router's links, never a
@@ -403,7 +422,8 @@ void iso_apply(struct sm_health *h)
 			continue;
 		for (unsigned pn = 1; pn <= n->num_ports; pn++)
 			if (facing_port(f, id, (uint8_t)pn, &tid, &tpn))
-				isolate_port(h, tid, tpn, fd);
+				isolate_port(h, tid, tpn,
+					     hf_kind_name(fd->kind), fd->text);
 	}
 }
 

@@ -2,12 +2,17 @@
  * trap_forge.c - a hostile host for fabric tests: sends SubnTrap SMPs
  * (Notice, 14.2.5.1) LID-routed to the SM, as any port can.
  *
- *   trap_forge [-n COUNT] [-r PER_SECOND] [-i ISSUER_LID] TRAP[,TRAP...]
+ *   trap_forge [-n COUNT] [-r PER_SECOND] [-i ISSUER_LID] [-l LID]
+ *              [-p PORT] TRAP[,TRAP...]
  *
  * COUNT traps (default 1000) at PER_SECOND (default 100), cycling through
  * the trap numbers given.  The IssuerLID is ISSUER_LID, or this port's
  * own LID when -i is not given; trap 144 always names the SM's LID unless
- * -i is given (a host claiming a change of someone else's port).  Prints
+ * -i is given (a host claiming a change of someone else's port).  Traps
+ * 129-131 (link integrity, buffer overrun, flow control watchdog) name
+ * in their DataDetails the LID and port of the violation: LID (default
+ * this port's own LID) and PORT (default 1).  Every trap of one number
+ * carries the same Notice.  Prints
  * "sent N represses R" (R: Trap Represses that came back to this client;
  * under ibsim 0, as the simulated node's own SMA takes the SMPs addressed
  * to it: tests/unit/check_state.c checks the Represses instead) and
@@ -36,6 +41,8 @@ struct forge {
 	struct mad_addr sm;
 	uint16_t own_lid;
 	long issuer;		/* -1: per trap, see the top */
+	long data_lid;		/* -1: own LID (traps 129-131) */
+	uint8_t data_port;
 	unsigned traps[16], ntraps;
 	unsigned count, sent, represses;
 	ev_timer tick, drain;
@@ -60,6 +67,13 @@ static void send_one(struct forge *fg)
 	n->producer[2] = num == 128 ? 2 : 1;	/* switch / CA */
 	n->trap_num = htobe16((uint16_t)num);
 	n->issuer_lid = htobe16(issuer);
+	if (num >= 129 && num <= 131) {
+		uint16_t lid = htobe16(fg->data_lid >= 0 ?
+				       (uint16_t)fg->data_lid : fg->own_lid);
+
+		memcpy(n->data_details + 2, &lid, sizeof(lid));
+		n->data_details[4] = fg->data_port;
+	}
 	if (mad_engine_send_oneway(fg->engine, mad, MAD_SIZE, &fg->sm) == 0)
 		fg->sent++;
 }
@@ -100,7 +114,7 @@ static void on_mad(void *arg, const void *mad, size_t len,
 static int usage(void)
 {
 	fprintf(stderr, "usage: trap_forge [-n COUNT] [-r PER_SECOND]"
-		" [-i ISSUER_LID] TRAP[,TRAP...]\n");
+		" [-i ISSUER_LID] [-l LID] [-p PORT] TRAP[,TRAP...]\n");
 	return 2;
 }
 
@@ -108,16 +122,19 @@ int main(int argc, char **argv)
 {
 	static const uint8_t classes[] = { MAD_CLASS_SMI, MAD_CLASS_SMI_DR,
 					   MAD_CLASS_SA };
-	struct forge fg = { .count = 1000, .issuer = -1 };
+	struct forge fg = { .count = 1000, .issuer = -1, .data_lid = -1,
+			    .data_port = 1 };
 	double rate = 100;
 	struct umad_io *io;
 	int c, rc;
 
-	while ((c = getopt(argc, argv, "n:r:i:")) != -1) {
+	while ((c = getopt(argc, argv, "n:r:i:l:p:")) != -1) {
 		switch (c) {
 		case 'n': fg.count = (unsigned)strtoul(optarg, NULL, 0); break;
 		case 'r': rate = strtod(optarg, NULL); break;
 		case 'i': fg.issuer = strtol(optarg, NULL, 0); break;
+		case 'l': fg.data_lid = strtol(optarg, NULL, 0); break;
+		case 'p': fg.data_port = (uint8_t)strtoul(optarg, NULL, 0); break;
 		default: return usage();
 		}
 	}

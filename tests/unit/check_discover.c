@@ -302,6 +302,56 @@ START_TEST(twin_of_local_node)
 }
 END_TEST
 
+/* Two CAs cabled port 1 to port 1, the far one with the SM's node GUID:
+ * the answer through port 1 names port 1 of the SM's own node, a link
+ * from a port to itself (OpenSM's fatal condition, the sweep's to act
+ * on); the twin stays out. */
+START_TEST(self_link_back_to_back)
+{
+	int a = ff_add(&FF, NODE_TYPE_CA, 1, G_H(1), "H1");
+	int b = ff_add(&FF, NODE_TYPE_CA, 1, G_H(2), "H2");
+
+	ff_link(&FF, a, 1, b, 1);
+	FF.local = a;
+	FF.local_port = 1;
+	FF.node[b].guid = G_H(1);
+	discover();
+	ck_assert_uint_eq(R.self_link_guid, G_H(1));
+	ck_assert_uint_eq(R.self_link_port, 1);
+	ck_assert_uint_eq(R.dup_guids, 1);
+	ck_assert(unlinked(G_H(1), 1));
+}
+END_TEST
+
+/* Not a link to itself: another port number, or a switch already seen
+ * (a twin behind a switch is told apart otherwise, as in OpenSM). */
+START_TEST(self_link_only_port_to_same_port)
+{
+	int a = ff_add(&FF, NODE_TYPE_CA, 2, G_H(1), "H1");
+	int b = ff_add(&FF, NODE_TYPE_CA, 2, G_H(2), "H2");
+
+	ff_link(&FF, a, 1, b, 2);
+	FF.local = a;
+	FF.local_port = 1;
+	FF.node[b].guid = G_H(1);
+	discover();
+	/* (indistinguishable from a loopback cable between the ports of
+	 * one CA, which is what the model shows) */
+	ck_assert_uint_eq(R.self_link_port, 0);
+}
+END_TEST
+
+START_TEST(self_link_not_through_switch)
+{
+	small_fabric();
+	FF.node[h[3]].guid = G_H(1);
+	FF.node[h[3]].port_guid = G_H(1) + 1;
+	discover();
+	ck_assert_uint_eq(R.self_link_port, 0);
+	ck_assert_uint_eq(R.dup_guids, 1);
+}
+END_TEST
+
 /* Two switches with one GUID, entered at a port number the first one has
  * linked already. */
 START_TEST(twin_switch)
@@ -1131,6 +1181,9 @@ static Suite *discover_suite(void)
 	tcase_add_test(tc, twin_ca);
 	tcase_add_test(tc, twin_ca_other_port_guid);
 	tcase_add_test(tc, twin_of_local_node);
+	tcase_add_test(tc, self_link_back_to_back);
+	tcase_add_test(tc, self_link_only_port_to_same_port);
+	tcase_add_test(tc, self_link_not_through_switch);
 	tcase_add_test(tc, twin_switch);
 	tcase_add_test(tc, twin_switch_down_port);
 	tcase_add_test(tc, twin_other_model);

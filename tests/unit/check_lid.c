@@ -276,7 +276,7 @@ END_TEST
 START_TEST(enhanced_port0_gets_lmc)
 {
 	struct fabric f;
-	struct lid_policy pol = { .lmc = 3 };
+	struct lid_policy pol = { .lmc = 3, .lmc_esp0 = true };
 
 	fabric_init(&f);
 	add_switch(&f, SW_GUID(0), 4, 0, true);
@@ -290,6 +290,28 @@ START_TEST(enhanced_port0_gets_lmc)
 	ck_assert_uint_eq(port_of(&f, SW_GUID(1), 0)->lmc, 0);
 	ck_assert_uint_eq(port_of(&f, SW_GUID(2), 0)->lmc, 0);
 	ck_assert_uint_eq(port_of(&f, CA_GUID(0), 1)->lmc, 3);
+	fabric_free(&f);
+}
+END_TEST
+
+/* lmc_esp0 FALSE (OpenSM's default): an enhanced port 0 gets one LID
+ * and LMC 0, like a base port 0; CA ports keep the LMC. */
+START_TEST(enhanced_port0_without_lmc_esp0)
+{
+	struct fabric f;
+	struct lid_policy pol = { .lmc = 2 };
+
+	fabric_init(&f);
+	add_switch(&f, SW_GUID(0), 4, 0, true);
+	add_switch(&f, SW_GUID(1), 4, 0, false);
+	add_ca(&f, CA_GUID(0), 1, 0);
+	ck_assert_int_eq(lid_assign(&f, NULL, &pol, NULL), 0);
+	ck_assert_uint_eq(port_of(&f, SW_GUID(0), 0)->lmc, 0);
+	ck_assert_uint_eq(port_of(&f, SW_GUID(1), 0)->lmc, 0);
+	ck_assert_uint_eq(port_of(&f, CA_GUID(0), 1)->lmc, 2);
+	/* 1 + 1 + 4 LIDs, the CA's range aligned to 4 */
+	ck_assert_uint_eq(lid_of(&f, CA_GUID(0), 1) % 4, 0);
+	ck_assert_uint_le(f.max_lid, 7);
 	fabric_free(&f);
 }
 END_TEST
@@ -1015,6 +1037,78 @@ START_TEST(cache_save_atomic)
 }
 END_TEST
 
+/* OpenSM's reader's verdict on a guid2lid file (lid_cache_check()). */
+static int check_text(const char *text, size_t len, unsigned *line)
+{
+	char path[128];
+	FILE *fp;
+	int rc;
+
+	tmpfile_path(path, sizeof(path), "guid2lid");
+	fp = fopen(path, "w");
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_uint_eq(fwrite(text, 1, len, fp), len);
+	ck_assert_int_eq(fclose(fp), 0);
+	rc = lid_cache_check(path, line);
+	unlink(path);
+	return rc;
+}
+
+#define CHECK_TEXT(t, line) check_text(t, sizeof(t) - 1, line)
+
+START_TEST(cache_check_opensm_rules)
+{
+	char path[128], big[3000];
+	unsigned line = 99;
+
+	make_tmpdir();
+	/* missing: fine, as OpenSM creates it */
+	tmpfile_path(path, sizeof(path), "guid2lid");
+	ck_assert_int_eq(lid_cache_check(path, &line), 0);
+	ck_assert_uint_eq(line, 0);
+	/* what OpenSM and ibsm write; empty; no blank lines between records
+	 * (the next line continues the record: not a failure) */
+	ck_assert_int_eq(CHECK_TEXT("0x1 0x0001 0x0001\n\n0x2 0x0002 0x0002\n\n",
+				    &line), 0);
+	ck_assert_int_eq(CHECK_TEXT("", &line), 0);
+	ck_assert_int_eq(CHECK_TEXT("0x1 0x1 0x1\n0x2 0x2 0x2\n", &line), 0);
+	/* bad values are ignored records, not a failure */
+	ck_assert_int_eq(CHECK_TEXT("garbage here\n\n0xzz\n", &line), 0);
+	/* a continuation line may start with blanks */
+	ck_assert_int_eq(CHECK_TEXT("0x1 0x1 0x1\n  more\n\n", &line), 0);
+	/* a record that starts with a blank: where OpenSM gives up */
+	ck_assert_int_eq(CHECK_TEXT("0x1 0x1 0x1\n\n 0x2 0x2 0x2\n", &line),
+			 -EBADMSG);
+	ck_assert_uint_eq(line, 3);
+	ck_assert_int_eq(CHECK_TEXT("\t0x1 0x1 0x1\n", &line), -EBADMSG);
+	ck_assert_uint_eq(line, 1);
+	ck_assert_int_eq(CHECK_TEXT("   \n", &line), -EBADMSG);
+	ck_assert_uint_eq(line, 1);
+	/* zeros where a record should start (a file cut by a crash) */
+	ck_assert_int_eq(CHECK_TEXT("0x1 0x1 0x1\n\n\0\0\0\0\n", &line),
+			 -EBADMSG);
+	ck_assert_uint_eq(line, 3);
+	/* a line longer than OpenSM's 1023-byte pieces: the rest is a piece
+	 * of its own, here continuing the record */
+	memset(big, 'x', sizeof(big));
+	memcpy(big, "0x1 ", 4);
+	big[1500] = '\n';
+	big[1501] = '\n';
+	big[1502] = ' ';
+	big[1503] = '\n';
+	ck_assert_int_eq(check_text(big, 1504, &line), -EBADMSG);
+	ck_assert_uint_eq(line, 4);	/* 1023 + 478, blank, " " */
+	/* a file that cannot be read */
+	if (geteuid() != 0) {
+		ck_assert_int_eq(CHECK_TEXT("0x1 0x1 0x1\n", &line), 0);
+		write_file(path, "0x1 0x1 0x1\n");
+		ck_assert_int_eq(chmod(path, 0), 0);
+		ck_assert_int_eq(lid_cache_check(path, &line), -EACCES);
+	}
+	remove_tmpdir();
+}
+END_TEST
+
 /*
  * Every heavy sweep saves the cache; one that changed nothing must leave
  * the file alone (no write, no fsync on the loop thread): same inode,
@@ -1240,6 +1334,7 @@ static Suite *lid_suite(void)
 	tcase_add_test(tc, fresh_fabric_unique_aligned);
 	tcase_add_test(tc, fresh_fabric_order_independent);
 	tcase_add_test(tc, enhanced_port0_gets_lmc);
+	tcase_add_test(tc, enhanced_port0_without_lmc_esp0);
 	tcase_add_test(tc, ports_without_portinfo_skipped);
 	tcase_add_test(tc, bad_policy_and_empty_fabric);
 	suite_add_tcase(s, tc);
@@ -1275,6 +1370,7 @@ static Suite *lid_suite(void)
 	tcase_add_test(tc, cache_save_skips_unchanged);
 	tcase_add_test(tc, cache_load_missing_file);
 	tcase_add_test(tc, cache_load_malformed_lines);
+	tcase_add_test(tc, cache_check_opensm_rules);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("scale");
