@@ -98,7 +98,7 @@ static struct cfg_key keys[] = {
 	K("sweep_interval", CFG_INT, "10", 0, 86400, NULL, RT|IMPL, F_UINT_(sweep_interval), "SWEEP OPTIONS"),
 	K("reassign_lids", CFG_BOOL, "FALSE", 0, 0, NULL, RT|IMPL, F_BOOL_(reassign_lids), "SWEEP OPTIONS"),
 	K("force_heavy_sweep", CFG_BOOL, "FALSE", 0, 0, NULL, RT|IMPL, F_BOOL_(force_heavy_sweep), "SWEEP OPTIONS"),
-	K("sweep_on_trap", CFG_BOOL, "TRUE", 0, 0, NULL, RT, F_NONE_, "SWEEP OPTIONS"),
+	K("sweep_on_trap", CFG_BOOL, "TRUE", 0, 0, NULL, RT|IMPL, F_BOOL_(sweep_on_trap), "SWEEP OPTIONS"),
 	K("port_profile_switch_nodes", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
 	K("port_prof_ignore_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
 	K("hop_weights_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),

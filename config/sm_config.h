@@ -54,6 +54,7 @@ struct sm_config {
 	uint8_t  sm_priority;		/* 0-15 */
 	bool     ignore_other_sm;	/* never ask other SMs' SMInfo */
 	bool     force_heavy_sweep;	/* every sweep interval: a heavy sweep */
+	bool     sweep_on_trap;		/* FALSE: traps 128/144 start no sweep */
 	bool     disable_multicast;	/* no MFTs; the SA says no UD multicast */
 	bool     use_mfttop;		/* set SwitchInfo:MulticastFDBTop */
 	/* FALSE: the SA takes joins and IPoIB groups without comparing their

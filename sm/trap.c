@@ -392,7 +392,8 @@ static void on_trap(void *arg, const void *mad, size_t len,
 		m.u.trap.lid = be16toh(n->issuer_lid);
 		(void)sm_post_msg(sm, &m);
 	}
-	if (v == TRAP_SWEEP) {
+	/* sweep_on_trap FALSE: the light sweeps find the change instead */
+	if (v == TRAP_SWEEP && sm->cfg.sweep_on_trap) {
 		/* trap 128 names its switch: a quick sweep may read just it */
 		quick_note_trap(sm, num == 128 ?
 				fabric_node(&sm->fabric, snode)->guid : 0);
