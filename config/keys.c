@@ -145,7 +145,7 @@ static struct cfg_key keys[] = {
 	K("max_msg_fifo_timeout", CFG_INT, "10000", 0, 4294967295, NULL, RT, F_NONE_, "TIMING AND THREADING OPTIONS"),
 	K("single_thread", CFG_BOOL, "FALSE", 0, 0, NULL, 0, F_NONE_, "TIMING AND THREADING OPTIONS"),
 	K("daemon", CFG_BOOL, "FALSE", 0, 0, NULL, IMPL, F_BOOL_(daemon), "MISC OPTIONS"),
-	K("sm_inactive", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "MISC OPTIONS"),
+	K("sm_inactive", CFG_BOOL, "FALSE", 0, 0, NULL, RT|IMPL, F_BOOL_(sm_inactive), "MISC OPTIONS"),
 	K("babbling_port_policy", CFG_BOOL, "FALSE", 0, 0, NULL, RT|IMPL, F_BOOL_(babbling_port_policy), "MISC OPTIONS"),
 	K("drop_event_subscriptions", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "MISC OPTIONS"),
 	K("ipoib_mcgroup_creation_validation", CFG_BOOL, "TRUE", 0, 0, NULL, RT|IMPL, F_BOOL_(ipoib_mcgroup_creation_validation), "MISC OPTIONS"),

@@ -55,6 +55,7 @@ struct sm_config {
 	bool     ignore_other_sm;	/* never ask other SMs' SMInfo */
 	bool     force_heavy_sweep;	/* every sweep interval: a heavy sweep */
 	bool     sweep_on_trap;		/* FALSE: traps 128/144 start no sweep */
+	bool     sm_inactive;		/* -I: start NOTACTIVE, until told */
 	bool     disable_multicast;	/* no MFTs; the SA says no UD multicast */
 	bool     use_mfttop;		/* set SwitchInfo:MulticastFDBTop */
 	/* FALSE: the SA takes joins and IPoIB groups without comparing their

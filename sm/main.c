@@ -1238,6 +1238,9 @@ int main(int argc, char **argv)
 				    on_discovered_only, &job);
 	else if (getenv("IBSM_DEBUG_COPY_FROM"))
 		rc = debug_copy_start(&sm, getenv("IBSM_DEBUG_COPY_FROM"));
+	else if (sm.cfg.sm_inactive && !sm.cfg.once)
+		log_info("SM 1127: inactive (sm_inactive, -I): NOTACTIVE until"
+			 " a master's SMInfo DISCOVER; no sweep, no election");
 	else
 		(void)sm_post(&sm, SM_EV_START);
 	/* The pid once the SM runs, so a pid in the file is one that takes
