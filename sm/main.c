@@ -1110,6 +1110,19 @@ static void shut_down(struct sm *sm, struct discover_job *job,
 	log_close();
 }
 
+/*
+ * A daemon's (not -o's) services beside the SM: the control socket, the
+ * metrics endpoint when metrics_listen is set, the performance manager.
+ * Each logs its own failure; ibsm runs on without it.
+ */
+static void start_services(struct sm *sm)
+{
+	(void)ctl_start(sm);
+	(void)metrics_start(sm);
+	if (perf_start(sm) < 0)
+		log_err("ERR 5409: perfmgr: cannot start: out of memory");
+}
+
 int main(int argc, char **argv)
 {
 	struct sm sm = { 0 };
@@ -1222,14 +1235,8 @@ int main(int argc, char **argv)
 	}
 	umad_io_on_error(sm.io, on_recv_error, &sm);
 	sm_watchers_start(&sm);
-	/* The control socket, for a daemon (-o sweeps once and exits). */
 	if (!discover_only && !sm.cfg.once)
-		(void)ctl_start(&sm);	/* logged; ibsm runs on without it */
-	/* The metrics endpoint, when metrics_listen is set (the same). */
-	if (!discover_only && !sm.cfg.once)
-		(void)metrics_start(&sm);
-	if (!discover_only && !sm.cfg.once && perf_start(&sm) < 0)
-		log_err("ERR 5409: perfmgr: cannot start: out of memory");
+		start_services(&sm);
 	rc = load_node_names(&sm);
 	if (rc < 0)
 		sm.exit_code = SM_EXIT_CONFIG;

@@ -635,6 +635,7 @@ static void mft_setup(void)
 	S.loop = L;
 	S.engine = F.engine;
 	S.cfg.packet_life_time = 0x12;
+	S.cfg.use_mfttop = true;	/* opensm.conf's default */
 	S.images = lft_images_new();
 	S.mc = mc_table_new(NULL);
 	fabric_init(&S.fabric);
@@ -1324,6 +1325,39 @@ START_TEST(mft_top)
 }
 END_TEST
 
+/* use_mfttop FALSE: no SwitchInfo Set, whatever port 0 says; the MFT
+ * blocks go out all the same.  disable_multicast: nothing at all. */
+START_TEST(mft_top_off)
+{
+	struct mc_group *g = group(1);
+	int32_t leaf = node_named(&S.fabric, "leaf-01");
+	struct fab_node *n = fabric_node(&S.fabric, leaf);
+
+	n->ports[0].valid = true;
+	n->ports[0].pi.cap_mask = htobe32(1u << 30);
+	S.cfg.use_mfttop = false;
+	join(g, "H0001", MC_JOIN_FULL);
+	mft_sweep_done(&S);
+	run_updates(1);
+	unsigned si = 0, mft = 0;
+	for (size_t i = 0; i < F.n_sent; i++) {
+		const struct smp_dr *s = (const void *)F.sent[i].mad;
+		si += be16toh(s->hdr.attr_id) == SMP_ATTR_SWITCH_INFO;
+		mft += be16toh(s->hdr.attr_id) == SMP_ATTR_MFT;
+	}
+	ck_assert_uint_eq(si, 0);
+	ck_assert_uint_gt(mft, 0);
+	ck_assert_uint_eq(mft_stats(&S, NULL)->top_sets, 0);
+
+	size_t before = F.n_sent;
+	S.cfg.disable_multicast = true;
+	join(g, "H0002", MC_JOIN_FULL);
+	mcast_changed(&S);
+	mft_sweep_done(&S);
+	ck_assert_uint_eq(F.n_sent, before);
+}
+END_TEST
+
 static void on_stop(struct ev_loop *l, ev_timer *w, int revents)
 {
 	(void)w;
@@ -1407,6 +1441,7 @@ static Suite *mcast_suite(void)
 	tcase_add_test(tc, mft_highest_mlid_goes);
 	tcase_add_test(tc, mft_unanswered_resent);
 	tcase_add_test(tc, mft_top);
+	tcase_add_test(tc, mft_top_off);
 	tcase_add_test(tc, mft_lost_retried);
 	tcase_add_test(tc, mft_shared_mlid);
 tcase_add_test(tc, mft_topology_change_touched_only);
