@@ -76,8 +76,20 @@ static const struct {
 	  " the control socket (control_socket)" },
 	{ "per_module_logging_file", NA, "ibsm's log has one level for every"
 	  " part (log_flags); the file is not read" },
-	{ "do_mesh_analysis", HINT, "an option of lash" },
-	{ "lash_start_vl", HINT, "an option of lash" },
+	{ "do_mesh_analysis", NA, "an option of OpenSM's lash engine;"
+	  " routing_engine lash runs ibsm's nue engine, which needs no mesh"
+	  " analysis" },
+	{ "lash_start_vl", NA, "an option of OpenSM's lash engine;"
+	  " routing_engine lash runs ibsm's nue engine, whose layers start"
+	  " at VL 0 (QoS shares the VLs: qos TRUE)" },
+	{ "drop_event_subscriptions", MAPPED, "ibsm removes the"
+	  " subscriptions (InformInfo) of a port that leaves the fabric at"
+	  " the sweep that finds it gone (TRUE), so that they cannot fill"
+	  " the table; FALSE is not honoured.  A standby holds the"
+	  " subscriptions the master's copy gave it" },
+	{ "long_transaction_timeout", NA, "OpenSM's timeout for its"
+	  " optimized SLtoVLMappingTable Set (use_optimized_slvl), which"
+	  " ibsm does not send: its transactions take transaction_timeout" },
 	{ "congestion_control", HINT, "ibsm does not configure congestion"
 	  " control" },
 	{ "cc_*", HINT, "ibsm does not configure congestion control" },
