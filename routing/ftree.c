@@ -104,6 +104,7 @@ static void ft_free(struct ftree *t)
 	free(t->sw_idx);
 	free(t->level);
 	free(t->has_ca);
+	free(t->only_io);
 	free(t->is_leaf);
 	free(t->top_reach);
 	free(t->comp);
@@ -147,6 +148,12 @@ static void ft_free(struct ftree *t)
 	free(t->use);
 	free(t->dests);
 	free(t->dest_off);
+	free(t->cn);
+	free(t->io);
+	free(t->rrev);
+	free(t->rup);
+	free(t->rkey);
+	free(t->rport);
 }
 
 const char *ftree_sw_desc(const struct ftree *t, size_t x)
@@ -171,6 +178,36 @@ static bool in_sorted(const uint64_t *v, size_t n, uint64_t g)
 	return v && bsearch(&g, v, n, sizeof(*v), cmp_u64) != NULL;
 }
 
+/* A sorted copy of n GUIDs into *out (NULL when n is 0). */
+static int sorted_copy(const uint64_t *v, size_t n, uint64_t **out)
+{
+	*out = NULL;
+	if (!v || !n)
+		return 0;
+	if (!ALLOC(*out, n))
+		return -ENOMEM;
+	memcpy(*out, v, n * sizeof(**out));
+	qsort(*out, n, sizeof(**out), cmp_u64);
+	return 0;
+}
+
+bool ftree_is_io(const struct ftree *t, uint64_t g)
+{
+	return t->io && in_sorted(t->io, t->o->n_io_guids, g) &&
+	       !in_sorted(t->cn, t->o->n_cn_guids, g);
+}
+
+/*
+ * Whether port GUID g is a compute node's: listed in the cn_guid_file;
+ * without one, any CA or router port that is not an I/O node's.
+ */
+static bool is_cn(const struct ftree *t, uint64_t g)
+{
+	if (t->cn)
+		return in_sorted(t->cn, t->o->n_cn_guids, g);
+	return !ftree_is_io(t, g);
+}
+
 
 /* Switch indices, the per-port neighbour map, leaves and components. */
 static int cmp_node_guid(const void *a, const void *b, void *arg)
@@ -186,7 +223,6 @@ static int build_graph(struct ftree *t)
 {
 	const struct fabric *f = t->f;
 	size_t S = 0, P = 0;
-	uint64_t *cn = NULL;
 
 	if (!ALLOC(t->sw_idx, f->n_nodes))
 		return -ENOMEM;
@@ -200,6 +236,7 @@ static int build_graph(struct ftree *t)
 	t->S = S;
 	if (!ALLOC(t->sw_node, S) || !ALLOC(t->level, S) ||
 	    !ALLOC(t->has_ca, S) || !ALLOC(t->is_leaf, S) ||
+	    !ALLOC(t->only_io, S) ||
 	    !ALLOC(t->top_reach, S) || !ALLOC(t->comp, S) ||
 	    !ALLOC(t->rot, S) || !ALLOC(t->order, S) || !ALLOC(t->lftp, S) ||
 	    !ALLOC(t->port_base, S + 1) || !ALLOC(t->pnbr, P) ||
@@ -215,14 +252,12 @@ static int build_graph(struct ftree *t)
 	    !ALLOC(t->prev_entry, S) || !ALLOC(t->tmp, P + 1) ||
 	    !ALLOC(t->touched, S + S + S) ||
 	    !ALLOC(t->queue, S) || !ALLOC(t->pending, S) ||
-	    !ALLOC(t->use_stamp, S + P) || !ALLOC(t->use, S + P))
+	    !ALLOC(t->use_stamp, S + P) || !ALLOC(t->use, S + P) ||
+	    !ALLOC(t->rrev, S) || !ALLOC(t->rup, S) ||
+	    !ALLOC(t->rkey, S) || !ALLOC(t->rport, S) ||
+	    sorted_copy(t->o->cn_guids, t->o->n_cn_guids, &t->cn) < 0 ||
+	    sorted_copy(t->o->io_guids, t->o->n_io_guids, &t->io) < 0)
 		return -ENOMEM;
-	if (t->o->cn_guids && t->o->n_cn_guids) {
-		if (!ALLOC(cn, t->o->n_cn_guids))
-			return -ENOMEM;
-		memcpy(cn, t->o->cn_guids, t->o->n_cn_guids * sizeof(*cn));
-		qsort(cn, t->o->n_cn_guids, sizeof(*cn), cmp_u64);
-	}
 
 	/*
 	 * Switches are numbered in node GUID order, not in the model's
@@ -263,17 +298,22 @@ static int build_graph(struct ftree *t)
 				continue;
 			}
 			q = &fabric_node(f, pt->peer_node)->ports[pt->peer_port];
+			/* an I/O node sends, but its traffic is not balanced */
+			if (ftree_is_io(t, q->guid)) {
+				t->only_io[x] = !t->has_ca[x] || t->only_io[x];
+			} else {
+				t->only_io[x] = 0;
+				if (q->lid)
+					t->src[x]++;
+			}
 			t->has_ca[x] = 1;
-			if (q->lid)
-				t->src[x]++;
-			if (cn ? in_sorted(cn, t->o->n_cn_guids, q->guid) : true)
+			if (is_cn(t, q->guid))
 				t->is_leaf[x] = 1;
 		}
 		P += (size_t)n->num_ports + 1;
 	}
 	t->port_base[S] = (uint32_t)P;
 	t->no_slot = (uint32_t)P;
-	free(cn);
 
 	/* components, for "unreachable" versus "cut off" */
 	for (size_t x = 0; x < S; x++)
@@ -341,8 +381,10 @@ static int find_levels(struct ftree *t)
 	for (size_t x = 0; x < t->S; x++)
 		n_leaves += t->is_leaf[x];
 	if (!n_leaves) {
-		snprintf(t->err, t->errlen, t->o->n_cn_guids ?
+		snprintf(t->err, t->errlen, t->cn ?
 			 "no switch has a port of the cn_guid_file: no leaves" :
+			 t->io ? "no switch has a compute node port (a CA "
+			 "port not in the io_guid_file): no leaves" :
 			 "no switch has CA ports: no leaves");
 		return -ENOENT;
 	}
@@ -424,7 +466,7 @@ static int find_levels(struct ftree *t)
 				return -EINVAL;
 			}
 		}
-		if (t->has_ca[x] && t->level[x] > 0 && !t->o->n_cn_guids) {
+		if (t->has_ca[x] && t->level[x] > 0 && !t->cn && !t->io) {
 			/* with roots given: CAs hang off an inner switch */
 			snprintf(t->err, t->errlen, "switch 0x%016" PRIx64
 				 " \"%s\" has CA ports at level %d",
@@ -593,7 +635,9 @@ static int build_dests(struct ftree *t)
 				   t->sw_idx[pt->peer_node] >= 0) {
 				x = t->sw_idx[pt->peer_node];
 				d.port = pt->peer_port;
-				d.counted = 1;
+				d.io = ftree_is_io(t, pt->guid);
+				d.counted = !d.io;
+				t->n_io_lids += d.io;
 			}
 			for (unsigned k = 0; k < 1u << pt->lmc; k++) {
 				size_t lid = (size_t)pt->lid + k;
@@ -850,7 +894,9 @@ static int ftree_route(const struct fabric *f, const struct routing_opts *o,
 		}
 		for (size_t x = 0; x < t.S; x++)
 			t.lftp[x] = out->lft[t.sw_node[x]].port;
-		rc = ftree_fix_layers(&t, out);
+		rc = ftree_route_io(&t, out);
+		if (rc == 0)
+			rc = ftree_fix_layers(&t, out);
 	}
 	if (rc == 0) {
 		for (size_t x = 0; x < t.S; x++) {
@@ -858,7 +904,7 @@ static int ftree_route(const struct fabric *f, const struct routing_opts *o,
 			n_top += t.level[x] == t.max_level;
 		}
 		{
-			char line[512], other[48] = "not needed";
+			char line[512], other[48] = "not needed", io[96] = "";
 			bool chain = chain_max <= flow_max;
 
 			if (chain_max == UINT64_MAX)
@@ -868,15 +914,20 @@ static int ftree_route(const struct fabric *f, const struct routing_opts *o,
 				snprintf(other, sizeof(other), "%s %" PRIu64,
 					 chain ? "flow" : "chain",
 					 chain ? flow_max : chain_max);
+			if (t.n_io_lids)
+				snprintf(io, sizeof(io), "; %zu I/O LIDs, %zu "
+					 "routes with reverse hops%s", t.n_io_lids,
+					 t.n_io_rev, out->n_layers > 2 ?
+					 " on SL 2" : "");
 			int w = snprintf(line, sizeof(line), "fat tree, %d levels, "
 					 "%zu leaves, %zu roots%s; %s: busiest link %"
-					 PRIu64 " flows (%s, leaf bound %" PRIu64 ")%s",
+					 PRIu64 " flows (%s, leaf bound %" PRIu64 ")%s%s",
 					 t.max_level + 1, n_leaves, n_top,
 					 o->n_root_guids ? " (root_guid_file)" : "",
 					 chain ? "chain" : "flow",
 					 chain ? chain_max : flow_max, other,
 					 ftree_leaf_bound(&t), out->n_layers ?
-					 "; switch LIDs on SL 1" : "");
+					 "; switch LIDs on SL 1" : "", io);
 			size_t len = w < 0 ? 0 : (size_t)w;
 
 			if (len >= sizeof(out->summary))

@@ -139,6 +139,12 @@ struct routing_opts {
 	const char *lfts_file;
 	/* torus_config as read (routing/torus_conf.h; NULL: none) */
 	const struct torus_conf *torus_conf;
+	/* io_guid_file: port GUIDs of the I/O nodes (ftree): not compute
+	 * nodes; their LIDs may be reached with max_reverse_hops reverse
+	 * (down-then-up) hops */
+	const uint64_t *io_guids;
+	size_t n_io_guids;
+	unsigned max_reverse_hops;
 };
 
 struct routing_engine {

@@ -398,7 +398,8 @@ static bool missing_ok(const struct cfg *conf, size_t i, const char *v,
 	else if (!strcmp(name, "qos_policy_file"))
 		then = "QoS from the qos_* keys alone, as OpenSM";
 	else if (!strcmp(name, "root_guid_file") ||
-		 !strcmp(name, "cn_guid_file"))
+		 !strcmp(name, "cn_guid_file") ||
+		 !strcmp(name, "io_guid_file"))
 		then = "routing goes on without it (the engines find the"
 		       " roots themselves), as OpenSM";
 	else if (!strcmp(name, "node_name_map_name"))
@@ -456,7 +457,8 @@ static size_t check_files(const struct cfg *conf, size_t *warnings)
 			free(tc);
 		}
 		if (!strcmp(name, "root_guid_file") ||
-		    !strcmp(name, "cn_guid_file")) {
+		    !strcmp(name, "cn_guid_file") ||
+		    !strcmp(name, "io_guid_file")) {
 			uint64_t *g;
 
 			if (sm_guid_file_load(v, &g, line, sizeof(line)) < 0) {

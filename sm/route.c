@@ -177,6 +177,16 @@ static int opts_get(const struct sm_config *cfg, struct routing_opts *o,
 			o->n_cn_guids = (size_t)n;
 		}
 	}
+	if (cfg->io_guid_file && rc == 0) {
+		n = sm_guid_file_load(cfg->io_guid_file, &g, err, errlen);
+		if (n < 0)
+			rc = n;
+		else {
+			o->io_guids = g;
+			o->n_io_guids = (size_t)n;
+		}
+	}
+	o->max_reverse_hops = cfg->max_reverse_hops;
 	/* torus_config: read when set to another file than OpenSM's default
 	 * path, or to that one when it exists (OpenSM reads it for its
 	 * torus-2QoS engine) */
@@ -201,6 +211,7 @@ static void opts_free(struct routing_opts *o)
 {
 	free((void *)o->root_guids);
 	free((void *)o->cn_guids);
+	free((void *)o->io_guids);
 	free((void *)o->torus_conf);
 	memset(o, 0, sizeof(*o));
 }
