@@ -107,10 +107,13 @@ struct ftree {
 
 	/* io_guid_file: the sorted port GUIDs of the compute nodes (the
 	 * cn_guid_file's; NULL: every CA port not an I/O node) and of the
-	 * I/O nodes; per switch, for the LID being routed: reverse hops and
-	 * up hops on its path (I/O LIDs only) */
+	 * I/O nodes; the I/O LIDs, the routes to them with reverse hops,
+	 * whether other LIDs have such routes (from switches whose CA ports
+	 * are all I/O nodes'); per switch, for the LID being routed:
+	 * reverse hops and up hops on its path */
 	uint64_t *cn, *io;
 	size_t   n_io_lids, n_io_rev;
+	bool     io_src_rev;
 	uint32_t *rrev, *rup;
 	uint64_t *rkey;		/* per switch: its best (reverse, up, load) */
 	uint8_t  *rport;	/* and the port that gives it */

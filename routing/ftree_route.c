@@ -602,12 +602,14 @@ int ftree_fix_layers(struct ftree *t, struct routing_result *r)
 	rc = route_switch_lids(t, r, sw_lid);
 	if (rc == 0)
 		rc = routing_check_cdg(t->f, r, &cdg);
-	if (rc == 0 && routing_cdg_cycles(&cdg) && t->n_io_rev)
+	if (rc == 0 && routing_cdg_cycles(&cdg) &&
+	    (t->n_io_rev || t->io_src_rev))
 		rc = io_layer(t, r, (const uint8_t *const *)marks, &cdg);
 	if (rc == 0 && routing_cdg_cycles(&cdg)) {
 		snprintf(t->err, t->errlen, "%" PRIu64 " channel dependency "
 			 "cycles left with switch LIDs in their own layer%s",
-			 routing_cdg_cycles(&cdg), t->n_io_rev ?
+			 routing_cdg_cycles(&cdg),
+			 t->n_io_rev || t->io_src_rev ?
 			 " and the reverse hops to I/O nodes in a third" : "");
 		rc = -ELOOP;
 	} else if (rc == 0) {
@@ -740,7 +742,10 @@ static int route_reverse(struct ftree *t, int32_t s, const struct fdest *d,
 				t->cnt[t->oslot[x]]++;
 			t->rrev[x] = (uint32_t)(low >> 12);
 			t->rup[x] = (uint32_t)(low & 0xfff);
-			t->n_io_rev++;
+			if (d->io)
+				t->n_io_rev++;
+			else
+				t->io_src_rev = true;
 			if (set_layer(t, x, lid) < 0)
 				return -ENOMEM;
 		}

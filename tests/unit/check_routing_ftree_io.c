@@ -14,7 +14,9 @@
  *  - max_reverse_hops counts where a host's path needs reverse hops: two
  *    I/O nodes on two spines (each spine reaches the other's only down
  *    and up again), a leaf that lost its link to the I/O spine: refused
- *    with 0, routed with 1.
+ *    with 0, routed with 1;
+ *  - an I/O node on every spine: the reverse hops close dependency
+ *    cycles, and those paths move to SL 2.
  */
 #include "config.h"
 
@@ -175,7 +177,13 @@ END_TEST
 
 /*
  * (b), (c) One I/O node on spine 0: routed with max_reverse_hops 1 and 0
- * alike; compute-node LIDs as without it.
+ * alike; compute-node LIDs as without it.  With 0, OpenSM 3.3.23 gives
+ * spines 1 and 2 no entry for the I/O node's LID (its non-CN routing goes
+ * down from spine 0 only with reverse-hop credit; without a
+ * root_guid_file its ftree refuses this tree before that, ERR AB26).
+ * ibsm routes them down to a leaf and up again all the same: no host's
+ * path starts at a switch without CA ports, only its own traffic (traps,
+ * SMP answers), and max_reverse_hops bounds the hosts' paths.
  */
 START_TEST(test_io_on_spine)
 {
@@ -309,6 +317,63 @@ START_TEST(test_io_link_lost)
 }
 END_TEST
 
+/*
+ * An I/O node on every spine: each spine sends to the others' down and up
+ * again, and those turns close channel dependency cycles that moving the
+ * switch LIDs to SL 1 leaves: the reverse-hop paths go to SL 2, alone.
+ * With max_layers 2 that is refused.
+ */
+START_TEST(test_io_layer)
+{
+	struct tree t;
+	struct routing_result r;
+	struct routing_opts o = { 0 };
+	uint64_t g[SPINES];
+	char err[512];
+	unsigned rev, leaf_rev, n2 = 0;
+
+	build(&t, 7);
+	o.io_guids = g;
+	o.n_io_guids = io_guids(&t, g);
+	o.max_reverse_hops = 1;
+	ck_assert_msg(route(&t.f, &o, &r, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(strstr(r.summary, "3 I/O LIDs, 6 routes with reverse "
+				     "hops on SL 2") &&
+		      strstr(r.summary, "switch LIDs on SL 1"), "%s", r.summary);
+	ck_assert_uint_eq(r.n_layers, 3);
+	rf_assert_deadlock_free(&t.f, &r);
+	ck_assert(r.cdg_acyclic);
+	for (unsigned s = 0; s < SPINES; s++) {
+		uint16_t lid = lid_of(&t.f, t.io[s]);
+
+		check_all_reach(&t, &r, t.io[s], &rev, &leaf_rev);
+		ck_assert_uint_eq(rev, 1);
+		ck_assert_uint_eq(leaf_rev, 0);
+		for (unsigned k = 0; k < SPINES; k++)
+			ck_assert_uint_eq(routing_layer(&r, t.spine[k], lid),
+					  k == s ? 0 : 2);
+		for (unsigned i = 0; i < LEAVES; i++)
+			ck_assert_uint_eq(routing_layer(&r, t.leaf[i], lid), 0);
+	}
+	/* those paths back on SL 0: cycles */
+	for (unsigned k = 0; k < SPINES; k++)
+		for (unsigned s = 0; s < SPINES; s++)
+			if (routing_layer(&r, t.spine[k], lid_of(&t.f, t.io[s])) == 2) {
+				r.sl[t.spine[k]][lid_of(&t.f, t.io[s])] = 0;
+				n2++;
+			}
+	ck_assert_uint_eq(n2, 6);
+	ck_assert_uint_gt(rf_cycles(&t.f, &r, NULL), 0);
+	routing_result_free(&r);
+
+	o.max_layers = 2;
+	ck_assert_int_eq(route(&t.f, &o, &r, err, sizeof(err)), -ENOSPC);
+	ck_assert_msg(strstr(err, "third layer") &&
+		      strstr(err, "max_layers is 2"), "%s", err);
+	fabric_free(&t.f);
+}
+END_TEST
+
 /* Every CA port an I/O node: no leaves, refused with the reason. */
 START_TEST(test_all_io)
 {
@@ -343,6 +408,7 @@ static Suite *ftree_io_suite(void)
 	tcase_add_test(tc, test_io_on_spine);
 	tcase_add_test(tc, test_io_to_io);
 	tcase_add_test(tc, test_io_link_lost);
+	tcase_add_test(tc, test_io_layer);
 	tcase_add_test(tc, test_all_io);
 	suite_add_tcase(s, tc);
 	return s;
