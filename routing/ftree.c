@@ -369,6 +369,46 @@ static void bfs_from(struct ftree *t, const uint8_t *mark, int32_t *dist)
 	}
 }
 
+/* Whether some link joins two switches of the same level. */
+static bool level_clash(const struct ftree *t, const int32_t *level)
+{
+	for (size_t x = 0; x < t->S; x++) {
+		uint32_t b = t->port_base[x], np = t->port_base[x + 1] - b;
+
+		for (unsigned p = 1; level[x] >= 0 && p < np; p++) {
+			int32_t y = t->pnbr[b + p];
+
+			if (y >= 0 && level[y] == level[x])
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * With I/O nodes: the levels from every switch with CA ports instead of
+ * the compute nodes' alone, as without io_guid_file, when those make a
+ * fat tree.  A switch of I/O nodes linked to the spines is then a leaf
+ * beside the others (from the compute nodes alone it would sit above
+ * the spines, and the compute nodes' routes would climb through it); an
+ * I/O node on a spine makes a spine a leaf linked to leaves, and the
+ * levels stay those of the compute nodes.
+ */
+static int io_levels(struct ftree *t)
+{
+	int32_t *alt;
+
+	if (!t->io || !memcmp(t->has_ca, t->is_leaf, t->S))
+		return 0;
+	if (!ALLOC(alt, t->S))
+		return -ENOMEM;
+	bfs_from(t, t->has_ca, alt);
+	if (!level_clash(t, alt))
+		memcpy(t->level, alt, t->S * sizeof(*alt));
+	free(alt);
+	return 0;
+}
+
 /*
  * Levels (0 = leaves) from the leaves, or from the roots when the
  * options name them, and the check that they make a fat tree.
@@ -442,6 +482,8 @@ static int find_levels(struct ftree *t)
 				t->level[x] = deepest - t->level[x];
 	} else {
 		bfs_from(t, t->is_leaf, t->level);
+		if (io_levels(t) < 0)
+			return -ENOMEM;
 	}
 
 	t->max_level = 0;

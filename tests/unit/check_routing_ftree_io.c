@@ -16,7 +16,9 @@
  *    and up again), a leaf that lost its link to the I/O spine: refused
  *    with 0, routed with 1;
  *  - an I/O node on every spine: the reverse hops close dependency
- *    cycles, and those paths move to SL 2.
+ *    cycles, and those paths move to SL 2;
+ *  - a switch of I/O nodes linked to the spines is a leaf, the compute
+ *    nodes' routes as without it.
  */
 #include "config.h"
 
@@ -32,16 +34,20 @@
 #define SPINES	3
 #define HOSTS	3
 
+#define IO_SWITCH	(1u << SPINES)	/* build(): a switch of I/O nodes */
+
 struct tree {
 	struct fabric f;
 	int32_t spine[SPINES], leaf[LEAVES];
 	int32_t io[SPINES];	/* I/O CA on spine s, -1 */
+	int32_t io_sw, io_ca[2];	/* IO_SWITCH: its switch, its 2 CAs */
 };
 
 /*
  * The tree; an I/O CA on port LEAVES + 1 of each spine in io_on (a
- * bitmask), created after every other node so that the other nodes keep
- * their GUIDs and LIDs.
+ * bitmask of spines), and with IO_SWITCH a switch with 2 I/O CAs linked
+ * to port LEAVES + 2 of every spine, created after every other node so
+ * that the other nodes keep their GUIDs and LIDs.
  */
 static void build(struct tree *t, unsigned io_on)
 {
@@ -49,7 +55,7 @@ static void build(struct tree *t, unsigned io_on)
 
 	fabric_init(f);
 	for (unsigned s = 0; s < SPINES; s++)
-		t->spine[s] = rf_sw(f, LEAVES + 1);
+		t->spine[s] = rf_sw(f, LEAVES + 2);
 	for (unsigned i = 0; i < LEAVES; i++) {
 		t->leaf[i] = rf_sw(f, HOSTS + SPINES);
 		for (unsigned h = 0; h < HOSTS; h++)
@@ -62,6 +68,16 @@ static void build(struct tree *t, unsigned io_on)
 		if (io_on & 1u << s) {
 			t->io[s] = rf_ca(f);
 			rf_link(f, t->io[s], 1, t->spine[s], LEAVES + 1);
+		}
+	}
+	t->io_sw = -1;
+	if (io_on & IO_SWITCH) {
+		t->io_sw = rf_sw(f, SPINES + 2);
+		for (unsigned s = 0; s < SPINES; s++)
+			rf_link(f, t->io_sw, s + 1, t->spine[s], LEAVES + 2);
+		for (unsigned k = 0; k < 2; k++) {
+			t->io_ca[k] = rf_ca(f);
+			rf_link(f, t->io_ca[k], 1, t->io_sw, SPINES + 1 + k);
 		}
 	}
 	/* CA port GUIDs: the node's + 1, as an HCA's first port */
@@ -84,6 +100,8 @@ static size_t io_guids(const struct tree *t, uint64_t *g)
 	for (unsigned s = 0; s < SPINES; s++)
 		if (t->io[s] >= 0)
 			g[n++] = t->f.nodes[t->io[s]].ports[1].guid;
+	for (unsigned k = 0; t->io_sw >= 0 && k < 2; k++)
+		g[n++] = t->f.nodes[t->io_ca[k]].ports[1].guid;
 	return n;
 }
 
@@ -113,7 +131,7 @@ static int32_t walk(const struct tree *t, const struct routing_result *r,
 			return pt->peer_node;
 		for (unsigned s = 0; s < SPINES; s++)
 			from_spine |= x == t->spine[s];
-		to_spine = !from_spine;
+		to_spine = !from_spine;	/* the I/O switch hangs below too */
 		if (to_spine && down)
 			(*rev)++;
 		down |= from_spine;
@@ -374,6 +392,54 @@ START_TEST(test_io_layer)
 }
 END_TEST
 
+/*
+ * A switch of I/O nodes linked to the spines: a leaf beside the others
+ * (from the compute nodes' leaves alone it would be a third level above
+ * the spines, the compute nodes' routes through it); no reverse hops.
+ */
+START_TEST(test_io_switch)
+{
+	struct tree t, plain;
+	struct routing_result r, p;
+	struct routing_opts o = { 0 };
+	uint64_t g[SPINES + 2];
+	char err[512];
+	unsigned rev, leaf_rev;
+
+	build(&plain, 0);
+	ck_assert_int_eq(route(&plain.f, NULL, &p, err, sizeof(err)), 0);
+	build(&t, IO_SWITCH);
+	o.io_guids = g;
+	o.n_io_guids = io_guids(&t, g);
+	ck_assert_uint_eq(o.n_io_guids, 2);
+	ck_assert_msg(route(&t.f, &o, &r, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(strstr(r.summary, "2 levels, 5 leaves, 3 roots") &&
+		      strstr(r.summary, "2 I/O LIDs, 0 routes with reverse"),
+		      "%s", r.summary);
+	for (unsigned k = 0; k < 2; k++) {
+		check_all_reach(&t, &r, t.io_ca[k], &rev, &leaf_rev);
+		ck_assert_uint_eq(rev, 0);
+	}
+	rf_assert_deadlock_free(&t.f, &r);
+	/* the I/O switch's LID comes before the CAs': node by node */
+	for (size_t i = 0; i < plain.f.n_nodes; i++) {
+		uint16_t lp = plain.f.nodes[i].ports[1].lid;
+		uint16_t lt = t.f.nodes[i].ports[1].lid;
+
+		if (plain.f.nodes[i].type == NODE_TYPE_SWITCH)
+			continue;
+		for (size_t x = 0; x < plain.f.n_nodes; x++)
+			if (plain.f.nodes[x].type == NODE_TYPE_SWITCH)
+				ck_assert_uint_eq(r.lft[x].port[lt],
+						  p.lft[x].port[lp]);
+	}
+	routing_result_free(&r);
+	routing_result_free(&p);
+	fabric_free(&plain.f);
+	fabric_free(&t.f);
+}
+END_TEST
+
 /* Every CA port an I/O node: no leaves, refused with the reason. */
 START_TEST(test_all_io)
 {
@@ -409,6 +475,7 @@ static Suite *ftree_io_suite(void)
 	tcase_add_test(tc, test_io_to_io);
 	tcase_add_test(tc, test_io_link_lost);
 	tcase_add_test(tc, test_io_layer);
+	tcase_add_test(tc, test_io_switch);
 	tcase_add_test(tc, test_all_io);
 	suite_add_tcase(s, tc);
 	return s;
