@@ -12,6 +12,20 @@
  * the chain can fall back.  Ports to a higher level are up-ports, to a
  * lower level down-ports.
  *
+ * I/O nodes (io_guid_file: storage, service nodes) are CA ports that are
+ * not compute nodes: without a cn_guid_file every other CA port is one.
+ * The levels then come from the compute nodes' switches (an I/O node may
+ * hang off a spine or a core), but from every switch with CA ports when a
+ * switch of I/O nodes is linked to spines as a leaf is (io_levels()).
+ * I/O nodes
+ * send no flows the balance counts, and their LIDs are routed after all
+ * the others (ftree_route_io()), so the others' routes do not see them.
+ * A switch with no up*down* path to an I/O node's LID reaches it with
+ * reverse hops (down, then up again: route_reverse() in ftree_route.c);
+ * where hosts' paths start, at most max_reverse_hops of them, for paths
+ * to I/O nodes and from switches whose CA ports are all I/O nodes'.
+ * Compute nodes' paths to compute nodes stay up*down*.
+ *
  * Routes.  For each destination LID, hanging off switch s (its leaf),
  * the ancestors of s (the switches that reach s going only down) route
  * down towards it; every other switch routes up, to a neighbour routed
@@ -386,19 +400,58 @@ static bool level_clash(const struct ftree *t, const int32_t *level)
 }
 
 /*
- * With I/O nodes: the levels from every switch with CA ports instead of
- * the compute nodes' alone, as without io_guid_file, when those make a
- * fat tree.  A switch of I/O nodes linked to the spines is then a leaf
- * beside the others (from the compute nodes alone it would sit above
- * the spines, and the compute nodes' routes would climb through it); an
- * I/O node on a spine makes a spine a leaf linked to leaves, and the
- * levels stay those of the compute nodes.
+ * Whether switch x, above the leaves, sits beside them rather than above
+ * its lower neighbours: two of those have a lower neighbour in common
+ * (a switch linked to the spines of one pod, or of a two-level tree,
+ * as a leaf is).  A core's lower neighbours, one spine per pod, have
+ * none in common; a spine's, the leaves, have none below them.
+ */
+static bool leaf_like(struct ftree *t, int32_t x)
+{
+	uint32_t b = t->port_base[x], np = t->port_base[x + 1] - b;
+
+	t->acur++;
+	for (unsigned p = 1; p < np; p++) {
+		int32_t y = t->pnbr[b + p];
+		uint32_t c, nq;
+
+		if (y < 0 || t->level[y] >= t->level[x])
+			continue;
+		c = t->port_base[y];
+		nq = t->port_base[y + 1] - c;
+		for (unsigned q = 1; q < nq; q++) {
+			int32_t z = t->pnbr[c + q];
+
+			if (z < 0 || t->level[z] >= t->level[y])
+				continue;
+			if (t->astamp[z] == t->acur && t->pending[z] != y)
+				return true;
+			t->astamp[z] = t->acur;
+			t->pending[z] = y;
+		}
+	}
+	return false;
+}
+
+/*
+ * With I/O nodes the levels come from the compute nodes' switches, so
+ * that an I/O node may hang off a spine or a core.  A switch of I/O
+ * nodes that those levels put above switches it sits beside (linked to
+ * the spines, as a leaf: leaf_like()) would take the compute nodes'
+ * routes through it: then the levels come from every switch with CA
+ * ports, as without io_guid_file, when those make a fat tree.
  */
 static int io_levels(struct ftree *t)
 {
 	int32_t *alt;
+	bool beside = false;
 
-	if (!t->io || !memcmp(t->has_ca, t->is_leaf, t->S))
+	if (!t->io)
+		return 0;
+	for (size_t x = 0; x < t->S && !beside; x++)
+		beside = t->only_io[x] && t->level[x] > 0 &&
+			 leaf_like(t, (int32_t)x);
+	if (!beside)
 		return 0;
 	if (!ALLOC(alt, t->S))
 		return -ENOMEM;

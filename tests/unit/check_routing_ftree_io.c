@@ -440,6 +440,134 @@ START_TEST(test_io_switch)
 }
 END_TEST
 
+/* The busiest link's flows in a summary. */
+static unsigned busiest(const char *summary)
+{
+	const char *b = strstr(summary, "busiest link ");
+	unsigned n = 0;
+
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(sscanf(b, "busiest link %u", &n), 1);
+	return n;
+}
+
+/*
+ * Three levels (tests/topologies/fat3-pods.net: 8 cores, 4 pods), an I/O
+ * node on core-001: the core stays at the top (its lower neighbours, one
+ * spine per pod, share no leaf: not leaf_like()), as with the cores as
+ * root_guid_file, the same busiest link; the other 7 cores and the 12
+ * spines not linked to it reach the I/O node down and up again (no
+ * host's path starts there).  Without io_guid_file the core would be a
+ * leaf.
+ */
+START_TEST(test_io_on_core)
+{
+	struct fabric f;
+	struct routing_result r;
+	struct routing_opts o = { 0 };
+	uint64_t g[1], roots[8];
+	char err[512];
+	int32_t core = -1, io;
+	size_t nr = 0;
+	unsigned n;
+
+	rf_load(&f, "fat3-pods.net", 0);
+	for (size_t i = 0; i < f.n_nodes; i++) {
+		if (!strcmp(f.nodes[i].desc, "core-001"))
+			core = (int32_t)i;
+		if (!strncmp(f.nodes[i].desc, "core-", 5) && nr < 8)
+			roots[nr++] = f.nodes[i].guid;
+	}
+	ck_assert_int_ge(core, 0);
+	ck_assert_uint_eq(nr, 8);
+	ck_assert_int_eq(f.nodes[core].ports[36].peer_node, FAB_NONE);
+	io = rf_ca(&f);
+	f.nodes[io].ports[1].guid = f.nodes[io].guid + 1;
+	rf_link(&f, io, 1, core, 36);
+	ck_assert_int_eq(lid_assign_sequential(&f, 0), 0);
+	g[0] = f.nodes[io].ports[1].guid;
+	o.io_guids = g;
+	o.n_io_guids = 1;
+	o.max_reverse_hops = 1;
+
+	ck_assert_msg(route(&f, &o, &r, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(strstr(r.summary, "3 levels, 16 leaves, 8 roots;") &&
+		      strstr(r.summary, "1 I/O LIDs, 19 routes with reverse"),
+		      "%s", r.summary);
+	rf_assert_deadlock_free(&f, &r);
+	n = busiest(r.summary);
+	routing_result_free(&r);
+
+	o.root_guids = roots;
+	o.n_root_guids = nr;
+	ck_assert_msg(route(&f, &o, &r, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(strstr(r.summary, "3 levels") &&
+		      strstr(r.summary, "8 roots (root_guid_file)") &&
+		      strstr(r.summary, "1 I/O LIDs, 19 routes with reverse"),
+		      "%s", r.summary);
+	rf_assert_deadlock_free(&f, &r);
+	ck_assert_uint_eq(busiest(r.summary), n);
+	routing_result_free(&r);
+
+	/* without io_guid_file: a leaf (levels from every CA) */
+	ck_assert_msg(route(&f, NULL, &r, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(strstr(r.summary, "17 leaves, 7 roots"), "%s", r.summary);
+	routing_result_free(&r);
+	fabric_free(&f);
+}
+END_TEST
+
+/*
+ * Three levels, a switch of 2 I/O nodes linked to the 4 spines of pod 1
+ * as a leaf is: a leaf (from the compute nodes alone it would sit at the
+ * cores' level), the busiest link as on the tree without it.
+ */
+START_TEST(test_io_leaf_in_pod)
+{
+	struct fabric f;
+	struct routing_result r;
+	struct routing_opts o = { 0 };
+	uint64_t g[2];
+	char err[512];
+	int32_t sp[4], sw, ca;
+	unsigned ns = 0, plain;
+
+	rf_load(&f, "fat3-pods.net", 0);
+	ck_assert_msg(route(&f, NULL, &r, err, sizeof(err)) == 0, "%s", err);
+	plain = busiest(r.summary);
+	routing_result_free(&r);
+	fabric_free(&f);
+
+	rf_load(&f, "fat3-pods.net", 0);
+	for (size_t i = 0; i < f.n_nodes && ns < 4; i++)
+		if (!strncmp(f.nodes[i].desc, "spine-p01-", 10))
+			sp[ns++] = (int32_t)i;
+	ck_assert_uint_eq(ns, 4);
+	sw = rf_sw(&f, 6);
+	for (unsigned k = 0; k < 4; k++) {
+		ck_assert_int_eq(f.nodes[sp[k]].ports[36].peer_node, FAB_NONE);
+		rf_link(&f, sw, k + 1, sp[k], 36);
+	}
+	for (unsigned k = 0; k < 2; k++) {
+		ca = rf_ca(&f);
+		f.nodes[ca].ports[1].guid = f.nodes[ca].guid + 1;
+		g[k] = f.nodes[ca].ports[1].guid;
+		rf_link(&f, ca, 1, sw, 5 + k);
+	}
+	ck_assert_int_eq(lid_assign_sequential(&f, 0), 0);
+	o.io_guids = g;
+	o.n_io_guids = 2;
+	ck_assert_msg(route(&f, &o, &r, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(strstr(r.summary, "3 levels, 17 leaves, 8 roots;") &&
+		      strstr(r.summary, "2 I/O LIDs, 0 routes with reverse"),
+		      "%s", r.summary);
+	ck_assert_uint_eq(busiest(r.summary), plain);
+	rf_assert_deadlock_free(&f, &r);
+	routing_result_free(&r);
+	fabric_free(&f);
+}
+END_TEST
+
 /* Every CA port an I/O node: no leaves, refused with the reason. */
 START_TEST(test_all_io)
 {
@@ -476,6 +604,8 @@ static Suite *ftree_io_suite(void)
 	tcase_add_test(tc, test_io_link_lost);
 	tcase_add_test(tc, test_io_layer);
 	tcase_add_test(tc, test_io_switch);
+	tcase_add_test(tc, test_io_on_core);
+	tcase_add_test(tc, test_io_leaf_in_pod);
 	tcase_add_test(tc, test_all_io);
 	suite_add_tcase(s, tc);
 	return s;
