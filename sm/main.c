@@ -398,10 +398,11 @@ static bool missing_ok(const struct cfg *conf, size_t i, const char *v,
 	else if (!strcmp(name, "qos_policy_file"))
 		then = "QoS from the qos_* keys alone, as OpenSM";
 	else if (!strcmp(name, "root_guid_file") ||
-		 !strcmp(name, "cn_guid_file") ||
-		 !strcmp(name, "io_guid_file"))
+		 !strcmp(name, "cn_guid_file"))
 		then = "routing goes on without it (the engines find the"
 		       " roots themselves), as OpenSM";
+	else if (!strcmp(name, "io_guid_file"))
+		then = "routing goes on without it: no I/O nodes";
 	else if (!strcmp(name, "node_name_map_name"))
 		then = "nodes go by their NodeDescriptions, as OpenSM";
 	else
