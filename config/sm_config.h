@@ -73,8 +73,8 @@ struct sm_config {
 	struct qos_key_set qos_keys[QOS_N_CLASSES];
 	const char *root_guid_file;	/* OpenSM GUID files for the engines */
 	const char *cn_guid_file;	/* (sm/route.c reads them per routing) */
-	const char *io_guid_file;
-	unsigned max_reverse_hops;	/* ftree: reverse hops to I/O nodes */
+	const char *io_guid_file;	/* ftree's I/O nodes, and the reverse */
+	unsigned max_reverse_hops;	/* hops their paths may take */
 	uint8_t  nue_max_num_vls;	/* nue's VLs, 0: as the fabric allows */
 	const char *lfts_file;		/* the file engine's LFT dump */
 	const char *torus_config;	/* torus-2QoS.conf for the torus engine */

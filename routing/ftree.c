@@ -17,9 +17,9 @@
  * The levels then come from the compute nodes' switches (an I/O node may
  * hang off a spine or a core), but from every switch with CA ports when a
  * switch of I/O nodes is linked to spines as a leaf is (io_levels()).
- * I/O nodes
- * send no flows the balance counts, and their LIDs are routed after all
- * the others (ftree_route_io()), so the others' routes do not see them.
+ * I/O nodes send no flows the balance counts, and their LIDs are routed
+ * after all the others (ftree_route_io()), so the others' routes do not
+ * see them.
  * A switch with no up*down* path to an I/O node's LID reaches it with
  * reverse hops (down, then up again: route_reverse() in ftree_route.c);
  * where hosts' paths start, at most max_reverse_hops of them, for paths

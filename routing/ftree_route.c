@@ -578,8 +578,11 @@ int ftree_fix_layers(struct ftree *t, struct routing_result *r)
 	if (rc < 0)
 		goto out;
 	if (t->o->max_layers == 1) {
-		snprintf(t->err, t->errlen, "links missing: the paths to switch "
-			 "LIDs need a second layer (VL) and max_layers is 1");
+		snprintf(t->err, t->errlen, "%s: the paths to switch LIDs "
+			 "need a second layer (VL) and max_layers is 1",
+			 t->n_io_rev || t->io_src_rev ?
+			 "links missing or reverse hops to I/O nodes" :
+			 "links missing");
 		rc = -ENOSPC;
 		goto out;
 	}
