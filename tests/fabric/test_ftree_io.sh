@@ -3,8 +3,9 @@
 # (io_guid_file, max_reverse_hops), with OpenSM 3.3.23 as referee: a
 # two-level fat tree (3 leaves of 2 hosts, 2 spines) with a storage HCA
 # S0001 on spine-1, opensm.conf `routing_engine ftree`, `io_guid_file`
-# (S0001's port GUID) and `max_reverse_hops 1`, once alone and once with a
-# root_guid_file naming the spines.  Each SM runs on a fresh ibsim of the
+# (S0001's port GUID) and `max_reverse_hops 1`, once alone, once with a
+# root_guid_file naming the spines, and once with the roots and
+# `max_reverse_hops 0`.  Each SM runs on a fresh ibsim of the
 # same fabric (`opensm`, `ibsm -o`); then, through infiniband-diags only:
 #	- which engine programmed the tables (OpenSM's log: "ftree tables
 #	  configured", or ftree failed and minhop did; ibsm's summary line);
@@ -17,9 +18,11 @@
 # falls back to minhop; ibsm's ftree routes it.  With the roots OpenSM's
 # ftree routes S0001 from every switch, but leaves spine-1 without a route
 # to spine-2's own LID (its switch LIDs take no reverse hop), so S0001
-# cannot reach that LID (measured: 1 of 77 routes broken).  ibsm must
-# route with ftree both times and be at least as good as OpenSM on every
-# count.
+# cannot reach that LID (measured: 1 of 77 routes broken).  With
+# max_reverse_hops 0 OpenSM's spine-2 has no route to S0001 at all; ibsm's
+# still has (no host's path starts there: the bound is for those).  ibsm
+# must route with ftree every time and be at least as good as OpenSM on
+# every count.
 # Last, an io_guid_file with a bad line stops `ibsm --check-config` with
 # FILE:LINE.
 set -uo pipefail
@@ -79,6 +82,8 @@ printf 'routing_engine ftree\nio_guid_file %s\nmax_reverse_hops 1\n' \
 	"$FAB_TMP/io.guids" >"$CONF"
 cp "$CONF" "$FAB_TMP/roots.conf"
 printf 'root_guid_file %s\n' "$FAB_TMP/roots" >>"$FAB_TMP/roots.conf"
+sed 's/^max_reverse_hops 1$/max_reverse_hops 0/' "$FAB_TMP/roots.conf" \
+	>"$FAB_TMP/roots0.conf"
 
 # measure DIR NAME: from sm_diags' DIR, "NAME switches-with-io-entry
 # routes-ok tracert-ok reverse-hops-of-spine-2", one line into
@@ -140,8 +145,10 @@ ibsm_run() {
 : >"$FAB_TMP/counts"
 opensm_run osm "$CONF"
 opensm_run osm-roots "$FAB_TMP/roots.conf"
+opensm_run osm-roots0 "$FAB_TMP/roots0.conf"
 ibsm_run ibsm "$CONF"
 ibsm_run ibsm-roots "$FAB_TMP/roots.conf"
+ibsm_run ibsm-roots0 "$FAB_TMP/roots0.conf"
 
 # --- side by side
 echo "    run         engine                      switches-to-S0001 routes tracert spine-2-hops"
@@ -160,9 +167,8 @@ else
 	fab_fail opensm-ftree-needs-roots "alone: '$(cat "$FAB_TMP/osm.engine")', with roots: '$(cat "$FAB_TMP/osm-roots.engine")'"
 fi
 
-for run in ibsm ibsm-roots; do
-	ref=osm
-	[ "$run" = ibsm-roots ] && ref=osm-roots
+for run in ibsm ibsm-roots ibsm-roots0; do
+	ref=osm${run#ibsm}
 	if grep -q 'ibsm -o exit 0' "$FAB_TMP/$run.rc" &&
 		grep -q '1 I/O LIDs, 1 routes with reverse hops' "$FAB_TMP/$run.engine"; then
 		fab_pass "$run-routes-with-ftree ($(cat "$FAB_TMP/$run.engine"))"
@@ -188,12 +194,22 @@ for run in ibsm ibsm-roots; do
 	if [ "$(count "$run" 2)" -ge "$(count "$ref" 2)" ] &&
 		[ "$(count "$run" 3)" -ge "$(count "$ref" 3)" ] &&
 		[ "$(count "$run" 4)" -ge "$(count "$ref" 4)" ] &&
-		[ "$(count "$run" 5)" -le "$(count "$ref" 5)" ]; then
+		{ [ "$(count "$ref" 5)" = 0 ] || # no path from spine-2
+			[ "$(count "$run" 5)" -le "$(count "$ref" 5)" ]; }; then
 		fab_pass "$run-at-least-as-good-as-$ref"
 	else
 		fab_fail "$run-at-least-as-good-as-$ref" "$(cat "$FAB_TMP/counts")"
 	fi
 done
+
+# max_reverse_hops 0: OpenSM's spine-2 has no entry for S0001 (its
+# routes to non-compute nodes take a reverse hop only on credit); ibsm's
+# has (no host's path starts at spine-2: the bound is for those).
+if [ "$(count osm-roots0 2)" -lt 5 ]; then
+	fab_pass "opensm-max-reverse-hops-0-leaves-a-switch-out ($(count osm-roots0 2) of 5)"
+else
+	fab_fail opensm-max-reverse-hops-0-leaves-a-switch-out "$(count osm-roots0 2) of 5"
+fi
 
 # --- a bad io_guid_file: FILE:LINE at start
 printf '%s\nnot-a-guid\n' "$IO_GUID" >"$FAB_TMP/bad.guids"
