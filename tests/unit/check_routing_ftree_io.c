@@ -255,6 +255,18 @@ START_TEST(test_io_on_spine)
 		ck_assert_uint_eq(cn_lids, LEAVES * HOSTS);
 		routing_result_free(&r);
 	}
+	/* auto takes it for a fat tree too (not without io_guid_file) */
+	memset(&r, 0, sizeof(r));
+	ck_assert_msg(routing_run_opts("auto", &t.f, &o, &r, err,
+				       sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(r.engine, "ftree");
+	ck_assert_msg(strstr(r.summary, "1 I/O LIDs"), "%s", r.summary);
+	routing_result_free(&r);
+	memset(&r, 0, sizeof(r));
+	ck_assert_msg(routing_run_opts("auto", &t.f, NULL, &r, err,
+				       sizeof(err)) == 0, "%s", err);
+	ck_assert_str_ne(r.engine, "ftree");
+	routing_result_free(&r);
 	routing_result_free(&p);
 	fabric_free(&plain.f);
 	fabric_free(&t.f);
