@@ -4,7 +4,8 @@
  *
  * The class test is the one a fat tree passes by construction: number the
  * switches by their distance from the nearest leaf (a switch with compute
- * nodes: the cn_guid_file's ports when given, else any CA or router port);
+ * nodes: the cn_guid_file's ports when given, else any CA or router port
+ * the io_guid_file does not name);
  * in a fat tree, pruned or oversubscribed or missing a few links, every
  * inter-switch link joins two adjacent levels and every compute node
  * hangs off a level-0 switch.  A link inside a level (a torus, a mesh, a
@@ -43,12 +44,19 @@ struct classify {
 	char why[128];		/* why not a fat tree */
 };
 
+/* A compute node's port: the cn_guid_file's when given, else any CA or
+ * router port the io_guid_file does not name (as the ftree engine). */
 static bool is_cn(const struct routing_opts *o, uint64_t port_guid)
 {
 	for (size_t i = 0; i < o->n_cn_guids; i++)
 		if (o->cn_guids[i] == port_guid)
 			return true;
-	return false;
+	if (o->n_cn_guids)
+		return false;
+	for (size_t i = 0; i < o->n_io_guids; i++)
+		if (o->io_guids[i] == port_guid)
+			return false;
+	return true;
 }
 
 static bool up_switch_link(const struct fabric *f, const struct fab_port *p)
@@ -89,7 +97,7 @@ static int classify(const struct fabric *f, const struct routing_opts *o,
 			if (!routing_port_up(f, pt) ||
 			    fabric_node(f, pt->peer_node)->type != NODE_TYPE_SWITCH)
 				continue;
-			if (o->n_cn_guids && !is_cn(o, pt->guid))
+			if (!is_cn(o, pt->guid))
 				continue;
 			sw = pt->peer_node;
 			if (level[sw] < 0) {
@@ -138,11 +146,12 @@ static int classify(const struct fabric *f, const struct routing_opts *o,
 				continue;
 			if (fabric_node(f, pt->peer_node)->type !=
 			    NODE_TYPE_SWITCH) {
-				/* compute nodes only on leaves (I/O nodes
-				 * of a cn_guid_file may hang anywhere) */
-				if (level[i] != 0 && (!o->n_cn_guids ||
+				/* compute nodes only on leaves (other
+				 * CAs of a cn_guid_file, and I/O nodes,
+				 * may hang anywhere) */
+				if (level[i] != 0 &&
 				    is_cn(o, fabric_node(f, pt->peer_node)->
-					  ports[pt->peer_port].guid))) {
+					  ports[pt->peer_port].guid)) {
 					snprintf(c->why, sizeof(c->why),
 						 "a CA on a level-%d switch "
 						 "('%s')", level[i], n->desc);

@@ -12,6 +12,20 @@
  * the chain can fall back.  Ports to a higher level are up-ports, to a
  * lower level down-ports.
  *
+ * I/O nodes (io_guid_file: storage, service nodes) are CA ports that are
+ * not compute nodes: without a cn_guid_file every other CA port is one.
+ * The levels then come from the compute nodes' switches (an I/O node may
+ * hang off a spine or a core), but from every switch with CA ports when a
+ * switch of I/O nodes is linked to spines as a leaf is (io_levels()).
+ * I/O nodes send no flows the balance counts, and their LIDs are routed
+ * after all the others (ftree_route_io()), so the others' routes do not
+ * see them.
+ * A switch with no up*down* path to an I/O node's LID reaches it with
+ * reverse hops (down, then up again: route_reverse() in ftree_route.c);
+ * where hosts' paths start, at most max_reverse_hops of them, for paths
+ * to I/O nodes and from switches whose CA ports are all I/O nodes'.
+ * Compute nodes' paths to compute nodes stay up*down*.
+ *
  * Routes.  For each destination LID, hanging off switch s (its leaf),
  * the ancestors of s (the switches that reach s going only down) route
  * down towards it; every other switch routes up, to a neighbour routed
@@ -104,6 +118,7 @@ static void ft_free(struct ftree *t)
 	free(t->sw_idx);
 	free(t->level);
 	free(t->has_ca);
+	free(t->only_io);
 	free(t->is_leaf);
 	free(t->top_reach);
 	free(t->comp);
@@ -147,6 +162,12 @@ static void ft_free(struct ftree *t)
 	free(t->use);
 	free(t->dests);
 	free(t->dest_off);
+	free(t->cn);
+	free(t->io);
+	free(t->rrev);
+	free(t->rup);
+	free(t->rkey);
+	free(t->rport);
 }
 
 const char *ftree_sw_desc(const struct ftree *t, size_t x)
@@ -171,6 +192,36 @@ static bool in_sorted(const uint64_t *v, size_t n, uint64_t g)
 	return v && bsearch(&g, v, n, sizeof(*v), cmp_u64) != NULL;
 }
 
+/* A sorted copy of n GUIDs into *out (NULL when n is 0). */
+static int sorted_copy(const uint64_t *v, size_t n, uint64_t **out)
+{
+	*out = NULL;
+	if (!v || !n)
+		return 0;
+	if (!ALLOC(*out, n))
+		return -ENOMEM;
+	memcpy(*out, v, n * sizeof(**out));
+	qsort(*out, n, sizeof(**out), cmp_u64);
+	return 0;
+}
+
+bool ftree_is_io(const struct ftree *t, uint64_t g)
+{
+	return t->io && in_sorted(t->io, t->o->n_io_guids, g) &&
+	       !in_sorted(t->cn, t->o->n_cn_guids, g);
+}
+
+/*
+ * Whether port GUID g is a compute node's: listed in the cn_guid_file;
+ * without one, any CA or router port that is not an I/O node's.
+ */
+static bool is_cn(const struct ftree *t, uint64_t g)
+{
+	if (t->cn)
+		return in_sorted(t->cn, t->o->n_cn_guids, g);
+	return !ftree_is_io(t, g);
+}
+
 
 /* Switch indices, the per-port neighbour map, leaves and components. */
 static int cmp_node_guid(const void *a, const void *b, void *arg)
@@ -186,7 +237,6 @@ static int build_graph(struct ftree *t)
 {
 	const struct fabric *f = t->f;
 	size_t S = 0, P = 0;
-	uint64_t *cn = NULL;
 
 	if (!ALLOC(t->sw_idx, f->n_nodes))
 		return -ENOMEM;
@@ -200,6 +250,7 @@ static int build_graph(struct ftree *t)
 	t->S = S;
 	if (!ALLOC(t->sw_node, S) || !ALLOC(t->level, S) ||
 	    !ALLOC(t->has_ca, S) || !ALLOC(t->is_leaf, S) ||
+	    !ALLOC(t->only_io, S) ||
 	    !ALLOC(t->top_reach, S) || !ALLOC(t->comp, S) ||
 	    !ALLOC(t->rot, S) || !ALLOC(t->order, S) || !ALLOC(t->lftp, S) ||
 	    !ALLOC(t->port_base, S + 1) || !ALLOC(t->pnbr, P) ||
@@ -215,14 +266,12 @@ static int build_graph(struct ftree *t)
 	    !ALLOC(t->prev_entry, S) || !ALLOC(t->tmp, P + 1) ||
 	    !ALLOC(t->touched, S + S + S) ||
 	    !ALLOC(t->queue, S) || !ALLOC(t->pending, S) ||
-	    !ALLOC(t->use_stamp, S + P) || !ALLOC(t->use, S + P))
+	    !ALLOC(t->use_stamp, S + P) || !ALLOC(t->use, S + P) ||
+	    !ALLOC(t->rrev, S) || !ALLOC(t->rup, S) ||
+	    !ALLOC(t->rkey, S) || !ALLOC(t->rport, S) ||
+	    sorted_copy(t->o->cn_guids, t->o->n_cn_guids, &t->cn) < 0 ||
+	    sorted_copy(t->o->io_guids, t->o->n_io_guids, &t->io) < 0)
 		return -ENOMEM;
-	if (t->o->cn_guids && t->o->n_cn_guids) {
-		if (!ALLOC(cn, t->o->n_cn_guids))
-			return -ENOMEM;
-		memcpy(cn, t->o->cn_guids, t->o->n_cn_guids * sizeof(*cn));
-		qsort(cn, t->o->n_cn_guids, sizeof(*cn), cmp_u64);
-	}
 
 	/*
 	 * Switches are numbered in node GUID order, not in the model's
@@ -263,17 +312,22 @@ static int build_graph(struct ftree *t)
 				continue;
 			}
 			q = &fabric_node(f, pt->peer_node)->ports[pt->peer_port];
+			/* an I/O node sends, but its traffic is not balanced */
+			if (ftree_is_io(t, q->guid)) {
+				t->only_io[x] = !t->has_ca[x] || t->only_io[x];
+			} else {
+				t->only_io[x] = 0;
+				if (q->lid)
+					t->src[x]++;
+			}
 			t->has_ca[x] = 1;
-			if (q->lid)
-				t->src[x]++;
-			if (cn ? in_sorted(cn, t->o->n_cn_guids, q->guid) : true)
+			if (is_cn(t, q->guid))
 				t->is_leaf[x] = 1;
 		}
 		P += (size_t)n->num_ports + 1;
 	}
 	t->port_base[S] = (uint32_t)P;
 	t->no_slot = (uint32_t)P;
-	free(cn);
 
 	/* components, for "unreachable" versus "cut off" */
 	for (size_t x = 0; x < S; x++)
@@ -329,6 +383,85 @@ static void bfs_from(struct ftree *t, const uint8_t *mark, int32_t *dist)
 	}
 }
 
+/* Whether some link joins two switches of the same level. */
+static bool level_clash(const struct ftree *t, const int32_t *level)
+{
+	for (size_t x = 0; x < t->S; x++) {
+		uint32_t b = t->port_base[x], np = t->port_base[x + 1] - b;
+
+		for (unsigned p = 1; level[x] >= 0 && p < np; p++) {
+			int32_t y = t->pnbr[b + p];
+
+			if (y >= 0 && level[y] == level[x])
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Whether switch x, above the leaves, sits beside them rather than above
+ * its lower neighbours: two of those have a lower neighbour in common
+ * (a switch linked to the spines of one pod, or of a two-level tree,
+ * as a leaf is).  A core's lower neighbours, one spine per pod, have
+ * none in common; a spine's, the leaves, have none below them.
+ */
+static bool leaf_like(struct ftree *t, int32_t x)
+{
+	uint32_t b = t->port_base[x], np = t->port_base[x + 1] - b;
+
+	t->acur++;
+	for (unsigned p = 1; p < np; p++) {
+		int32_t y = t->pnbr[b + p];
+		uint32_t c, nq;
+
+		if (y < 0 || t->level[y] >= t->level[x])
+			continue;
+		c = t->port_base[y];
+		nq = t->port_base[y + 1] - c;
+		for (unsigned q = 1; q < nq; q++) {
+			int32_t z = t->pnbr[c + q];
+
+			if (z < 0 || t->level[z] >= t->level[y])
+				continue;
+			if (t->astamp[z] == t->acur && t->pending[z] != y)
+				return true;
+			t->astamp[z] = t->acur;
+			t->pending[z] = y;
+		}
+	}
+	return false;
+}
+
+/*
+ * With I/O nodes the levels come from the compute nodes' switches, so
+ * that an I/O node may hang off a spine or a core.  A switch of I/O
+ * nodes that those levels put above switches it sits beside (linked to
+ * the spines, as a leaf: leaf_like()) would take the compute nodes'
+ * routes through it: then the levels come from every switch with CA
+ * ports, as without io_guid_file, when those make a fat tree.
+ */
+static int io_levels(struct ftree *t)
+{
+	int32_t *alt;
+	bool beside = false;
+
+	if (!t->io)
+		return 0;
+	for (size_t x = 0; x < t->S && !beside; x++)
+		beside = t->only_io[x] && t->level[x] > 0 &&
+			 leaf_like(t, (int32_t)x);
+	if (!beside)
+		return 0;
+	if (!ALLOC(alt, t->S))
+		return -ENOMEM;
+	bfs_from(t, t->has_ca, alt);
+	if (!level_clash(t, alt))
+		memcpy(t->level, alt, t->S * sizeof(*alt));
+	free(alt);
+	return 0;
+}
+
 /*
  * Levels (0 = leaves) from the leaves, or from the roots when the
  * options name them, and the check that they make a fat tree.
@@ -341,8 +474,10 @@ static int find_levels(struct ftree *t)
 	for (size_t x = 0; x < t->S; x++)
 		n_leaves += t->is_leaf[x];
 	if (!n_leaves) {
-		snprintf(t->err, t->errlen, t->o->n_cn_guids ?
+		snprintf(t->err, t->errlen, t->cn ?
 			 "no switch has a port of the cn_guid_file: no leaves" :
+			 t->io ? "no switch has a compute node port (a CA "
+			 "port not in the io_guid_file): no leaves" :
 			 "no switch has CA ports: no leaves");
 		return -ENOENT;
 	}
@@ -400,6 +535,8 @@ static int find_levels(struct ftree *t)
 				t->level[x] = deepest - t->level[x];
 	} else {
 		bfs_from(t, t->is_leaf, t->level);
+		if (io_levels(t) < 0)
+			return -ENOMEM;
 	}
 
 	t->max_level = 0;
@@ -424,7 +561,7 @@ static int find_levels(struct ftree *t)
 				return -EINVAL;
 			}
 		}
-		if (t->has_ca[x] && t->level[x] > 0 && !t->o->n_cn_guids) {
+		if (t->has_ca[x] && t->level[x] > 0 && !t->cn && !t->io) {
 			/* with roots given: CAs hang off an inner switch */
 			snprintf(t->err, t->errlen, "switch 0x%016" PRIx64
 				 " \"%s\" has CA ports at level %d",
@@ -593,7 +730,9 @@ static int build_dests(struct ftree *t)
 				   t->sw_idx[pt->peer_node] >= 0) {
 				x = t->sw_idx[pt->peer_node];
 				d.port = pt->peer_port;
-				d.counted = 1;
+				d.io = ftree_is_io(t, pt->guid);
+				d.counted = !d.io;
+				t->n_io_lids += d.io;
 			}
 			for (unsigned k = 0; k < 1u << pt->lmc; k++) {
 				size_t lid = (size_t)pt->lid + k;
@@ -850,7 +989,9 @@ static int ftree_route(const struct fabric *f, const struct routing_opts *o,
 		}
 		for (size_t x = 0; x < t.S; x++)
 			t.lftp[x] = out->lft[t.sw_node[x]].port;
-		rc = ftree_fix_layers(&t, out);
+		rc = ftree_route_io(&t, out);
+		if (rc == 0)
+			rc = ftree_fix_layers(&t, out);
 	}
 	if (rc == 0) {
 		for (size_t x = 0; x < t.S; x++) {
@@ -858,7 +999,7 @@ static int ftree_route(const struct fabric *f, const struct routing_opts *o,
 			n_top += t.level[x] == t.max_level;
 		}
 		{
-			char line[512], other[48] = "not needed";
+			char line[512], other[48] = "not needed", io[96] = "";
 			bool chain = chain_max <= flow_max;
 
 			if (chain_max == UINT64_MAX)
@@ -868,15 +1009,20 @@ static int ftree_route(const struct fabric *f, const struct routing_opts *o,
 				snprintf(other, sizeof(other), "%s %" PRIu64,
 					 chain ? "flow" : "chain",
 					 chain ? flow_max : chain_max);
+			if (t.n_io_lids)
+				snprintf(io, sizeof(io), "; %zu I/O LIDs, %zu "
+					 "routes with reverse hops%s", t.n_io_lids,
+					 t.n_io_rev, out->n_layers > 2 ?
+					 " on SL 2" : "");
 			int w = snprintf(line, sizeof(line), "fat tree, %d levels, "
 					 "%zu leaves, %zu roots%s; %s: busiest link %"
-					 PRIu64 " flows (%s, leaf bound %" PRIu64 ")%s",
+					 PRIu64 " flows (%s, leaf bound %" PRIu64 ")%s%s",
 					 t.max_level + 1, n_leaves, n_top,
 					 o->n_root_guids ? " (root_guid_file)" : "",
 					 chain ? "chain" : "flow",
 					 chain ? chain_max : flow_max, other,
 					 ftree_leaf_bound(&t), out->n_layers ?
-					 "; switch LIDs on SL 1" : "");
+					 "; switch LIDs on SL 1" : "", io);
 			size_t len = w < 0 ? 0 : (size_t)w;
 
 			if (len >= sizeof(out->summary))

@@ -27,6 +27,7 @@ struct fdest {
 	uint16_t lid;
 	uint8_t  port;		/* egress port at its switch (0: the switch) */
 	uint8_t  counted;	/* a CA/router LID: counts for the balance */
+	uint8_t  io;		/* an I/O node's LID (io_guid_file) */
 	int32_t  owner;		/* node id owning the LID, for LMC grouping */
 	uint8_t  owner_port;
 };
@@ -46,6 +47,7 @@ struct ftree {
 	int32_t *level;		/* 0 = leaf, -1 = not in the tree */
 	int32_t  max_level;
 	uint8_t *has_ca;	/* a source of CA traffic */
+	uint8_t *only_io;	/* its CA ports are all I/O nodes' */
 	uint8_t *is_leaf;
 	uint8_t *top_reach;	/* reaches the top level going up */
 	int32_t *comp;		/* connected component */
@@ -103,6 +105,19 @@ struct ftree {
 
 	size_t n_phase5;
 
+	/* io_guid_file: the sorted port GUIDs of the compute nodes (the
+	 * cn_guid_file's; NULL: every CA port not an I/O node) and of the
+	 * I/O nodes; the I/O LIDs, the routes to them with reverse hops,
+	 * whether other LIDs have such routes (from switches whose CA ports
+	 * are all I/O nodes'); per switch, for the LID being routed:
+	 * reverse hops and up hops on its path */
+	uint64_t *cn, *io;
+	size_t   n_io_lids, n_io_rev;
+	bool     io_src_rev;
+	uint32_t *rrev, *rup;
+	uint64_t *rkey;		/* per switch: its best (reverse, up, load) */
+	uint8_t  *rport;	/* and the port that gives it */
+
 	/* chain strategy run after the flow strategy: stop (-ECANCELED) as
 	 * soon as a link carries more than stop_above flows, since the
 	 * flow strategy's tables then win whatever comes after */
@@ -125,6 +140,13 @@ void ftree_find_ancestors(struct ftree *t, int32_t s);
 /* Every LID, by the chain strategy when t->flow is set (its flows
  * counted there), else by the flow strategy; into *out. */
 int ftree_route_all(struct ftree *t, struct routing_result *out);
+/* The I/O nodes' LIDs into r (after every other LID: the other routes
+ * do not depend on them), up*down* where a switch has such a path, else
+ * with the fewest reverse hops. */
+int ftree_route_io(struct ftree *t, struct routing_result *r);
+/* Whether port GUID g is an I/O node's (listed in io_guid_file and not in
+ * cn_guid_file). */
+bool ftree_is_io(const struct ftree *t, uint64_t g);
 /* Switch LIDs whose detours would close a dependency cycle: SL 1. */
 int ftree_fix_layers(struct ftree *t, struct routing_result *r);
 /* The most flows on one link, and the leaf bound (a leaf's flows spread

@@ -517,13 +517,47 @@ out:
 }
 
 /*
+ * The paths with reverse hops (marked in marks) from switches with CA
+ * ports to I/O LIDs, and from switches whose CA ports are all I/O
+ * nodes' to CA LIDs, into layer 2 (SL 2), alone there; the check again
+ * into *cdg.
+ */
+static int io_layer(struct ftree *t, struct routing_result *r,
+		    const uint8_t *const *marks, struct routing_cdg *cdg)
+{
+	if (t->o->max_layers && t->o->max_layers < 3) {
+		snprintf(t->err, t->errlen, "the reverse hops to I/O nodes "
+			 "close channel dependency cycles: they need a third "
+			 "layer (VL) and max_layers is %u", t->o->max_layers);
+		return -ENOSPC;
+	}
+	for (size_t x = 0; x < t->S; x++) {
+		int32_t node = t->sw_node[x];
+
+		if (!t->has_ca[x] || !marks[node] || !r->sl[node])
+			continue;
+		for (size_t i = 0; i < t->dest_off[t->S]; i++) {
+			uint16_t lid = t->dests[i].lid;
+
+			if ((t->dests[i].io || (t->only_io[x] &&
+			     t->dests[i].port)) && marks[node][lid])
+				r->sl[node][lid] = 2;
+		}
+	}
+	r->n_layers = 3;
+	return routing_check_cdg(t->f, r, cdg);
+}
+
+/*
  * Deadlock freedom.  Paths that are not up/down (phase 5: a top switch
  * cut from part of the tree, the top switches' LIDs among themselves)
  * are harmless as long as the channel dependencies stay acyclic, which
  * they do on complete trees.  When they do not: paths to switch LIDs
  * move to layer 1 (SL 1, VL 1) on a single-root up*\/down* order of
  * their own; CA LIDs and layer 0 then carry up/down paths only for the
- * paths the check counts (from switches with CA ports).
+ * paths the check counts (from switches with CA ports).  When cycles
+ * are left and some of those switches reach an I/O node only with
+ * reverse hops, those paths move to layer 2 (io_layer()).
  */
 int ftree_fix_layers(struct ftree *t, struct routing_result *r)
 {
@@ -544,8 +578,11 @@ int ftree_fix_layers(struct ftree *t, struct routing_result *r)
 	if (rc < 0)
 		goto out;
 	if (t->o->max_layers == 1) {
-		snprintf(t->err, t->errlen, "links missing: the paths to switch "
-			 "LIDs need a second layer (VL) and max_layers is 1");
+		snprintf(t->err, t->errlen, "%s: the paths to switch LIDs "
+			 "need a second layer (VL) and max_layers is 1",
+			 t->n_io_rev || t->io_src_rev ?
+			 "links missing or reverse hops to I/O nodes" :
+			 "links missing");
 		rc = -ENOSPC;
 		goto out;
 	}
@@ -568,10 +605,15 @@ int ftree_fix_layers(struct ftree *t, struct routing_result *r)
 	rc = route_switch_lids(t, r, sw_lid);
 	if (rc == 0)
 		rc = routing_check_cdg(t->f, r, &cdg);
+	if (rc == 0 && routing_cdg_cycles(&cdg) &&
+	    (t->n_io_rev || t->io_src_rev))
+		rc = io_layer(t, r, (const uint8_t *const *)marks, &cdg);
 	if (rc == 0 && routing_cdg_cycles(&cdg)) {
 		snprintf(t->err, t->errlen, "%" PRIu64 " channel dependency "
-			 "cycles left with switch LIDs in their own layer",
-			 routing_cdg_cycles(&cdg));
+			 "cycles left with switch LIDs in their own layer%s",
+			 routing_cdg_cycles(&cdg),
+			 t->n_io_rev || t->io_src_rev ?
+			 " and the reverse hops to I/O nodes in a third" : "");
 		rc = -ELOOP;
 	} else if (rc == 0) {
 		r->cdg_acyclic = true;
@@ -583,6 +625,136 @@ out:
 	free(marks);
 	free(sw_lid);
 	return rc;
+}
+
+/* Whether a switch whose CA ports are all I/O nodes' is pending. */
+static bool pending_only_io(const struct ftree *t, size_t np)
+{
+	for (size_t i = 0; t->io && i < np; i++)
+		if (t->only_io[t->pending[i]])
+			return true;
+	return false;
+}
+
+/*
+ * Whether switch x may reach d by a path with rev reverse hops (the
+ * rules above route_reverse()); the reason in t->err when not.
+ */
+static bool reverse_ok(struct ftree *t, int32_t x, const struct fdest *d,
+		       unsigned rev)
+{
+	if (!t->has_ca[x] || (!d->counted && !d->io))
+		return true;	/* no data path starts there */
+	if (!d->io && !t->only_io[x]) {
+		snprintf(t->err, t->errlen, "switch 0x%016" PRIx64 " \"%s\" "
+			 "has no up-then-down path to LID %u (links "
+			 "missing): the tree is cut", ftree_sw_guid(t, (size_t)x),
+			 ftree_sw_desc(t, (size_t)x), d->lid);
+		return false;
+	}
+	if (rev <= t->o->max_reverse_hops)
+		return true;
+	snprintf(t->err, t->errlen, "switch 0x%016" PRIx64 " \"%s\" reaches "
+		 "%sLID %u only with %u reverse hops (max_reverse_hops %u)",
+		 ftree_sw_guid(t, (size_t)x), ftree_sw_desc(t, (size_t)x),
+		 d->io ? "I/O node " : "", d->lid, rev,
+		 t->o->max_reverse_hops);
+	return false;
+}
+
+/*
+ * Reverse hops: the np switches choose_chain() or choose_flow() left
+ * without a route to an I/O node's LID, or to another LID when one of
+ * them is a switch whose CA ports are all I/O nodes' (no up*down* path
+ * to s, all of them; the LID a CA's), route to a routed neighbour.  A
+ * reverse hop is an up hop after a down hop on the path (a packet that
+ * came down turns up again); rrev[x] counts them on x's path, rup[x] its
+ * up hops.  Going up to y, x keeps y's reverse hops; going down to y,
+ * every up hop of y's path becomes one.  Neither is less than y's, so
+ * the switches settle in rounds of the least (reverse, up) hops, the
+ * least loaded link first (cnt counts the I/O LIDs per link).  A switch
+ * with CA ports (its hosts' paths start there) makes the engine refuse,
+ * as for a cut tree, when it needs more than max_reverse_hops, or when
+ * neither the LID nor its CA ports are I/O nodes' (compute nodes' paths
+ * stay up*down*); the others (only the switch's own management traffic
+ * starts there) take what they find.
+ */
+static int route_reverse(struct ftree *t, int32_t s, const struct fdest *d,
+			 size_t np)
+{
+	uint16_t lid = d->lid;
+
+	for (size_t i = 0; i < t->n_order; i++) {
+		int32_t x = t->order[i];
+		uint32_t up = 0;
+
+		if (t->routed[x] != t->rcur)
+			continue;
+		for (int32_t y = x; y != s && t->next[y] >= 0; y = t->next[y])
+			up += t->level[t->next[y]] > t->level[y];
+		t->rrev[x] = 0;
+		t->rup[x] = up;
+	}
+	while (np) {
+		uint64_t low = UINT64_MAX;
+		size_t keep = 0;
+
+		for (size_t i = 0; i < np; i++) {
+			int32_t x = t->pending[i];
+			uint32_t b = t->port_base[x];
+			uint32_t nports = t->port_base[x + 1] - b;
+
+			t->rkey[x] = UINT64_MAX;
+			for (unsigned p = 1; p < nports; p++) {
+				int32_t y = t->pnbr[b + p];
+				uint64_t rv, up, key;
+
+				if (y < 0 || t->routed[y] != t->rcur)
+					continue;
+				if (t->level[y] > t->level[x]) {
+					rv = t->rrev[y];
+					up = (uint64_t)t->rup[y] + 1;
+				} else {
+					rv = up = t->rup[y];
+				}
+				key = rv << 44 | (up & 0xfff) << 32 | t->cnt[b + p];
+				if (key < t->rkey[x]) {
+					t->rkey[x] = key;
+					t->rport[x] = (uint8_t)p;
+				}
+			}
+			if (t->rkey[x] >> 32 < low)
+				low = t->rkey[x] >> 32;
+		}
+		if (low == UINT64_MAX >> 32)
+			break;		/* the rest is another component */
+		for (size_t i = 0; i < np; i++) {
+			int32_t x = t->pending[i];
+			uint8_t p = t->rport[x];
+			int32_t y;
+
+			if (t->rkey[x] >> 32 != low) {
+				t->pending[keep++] = x;
+				continue;
+			}
+			if (!reverse_ok(t, x, d, (unsigned)(low >> 12)))
+				return -ENETUNREACH;
+			y = t->pnbr[t->port_base[x] + p];
+			hop(t, x, lid, p, y);
+			if (d->io)
+				t->cnt[t->oslot[x]]++;
+			t->rrev[x] = (uint32_t)(low >> 12);
+			t->rup[x] = (uint32_t)(low & 0xfff);
+			if (d->io)
+				t->n_io_rev++;
+			else
+				t->io_src_rev = true;
+			if (set_layer(t, x, lid) < 0)
+				return -ENOMEM;
+		}
+		np = keep;
+	}
+	return 0;
 }
 
 /* Route one LID hanging off switch s (ftree_find_ancestors(s) done). */
@@ -601,8 +773,15 @@ static int route_dest(struct ftree *t, int32_t s, const struct fdest *d,
 	t->next[s] = -1;
 	t->oslot[s] = t->no_slot;
 	t->entry[s] = t->no_slot;
-	np = t->flow ? choose_chain(t, s, lid, counted, lmc) :
+	np = t->flow ? choose_chain(t, s, lid, counted || d->io, lmc) :
 		       choose_flow(t, s, lid, counted, lmc);
+	if (np && (d->io || (counted && pending_only_io(t, np)))) {
+		int rc = route_reverse(t, s, d, np);
+
+		if (rc < 0)
+			return rc;
+		np = 0;
+	}
 
 	/* no up-then-down path: any routed neighbour (see the top comment) */
 	while (np) {
@@ -767,6 +946,54 @@ static int reroute_all(struct ftree *t, bool backwards, size_t start)
 	return 0;
 }
 
+/*
+ * Route the I/O nodes' LIDs into r by the chain strategy, their own
+ * destinations counted per link so that they spread over the links
+ * among themselves; the other LIDs, routed before, do not see them.
+ */
+int ftree_route_io(struct ftree *t, struct routing_result *r)
+{
+	uint32_t *keep = t->flow;
+	int32_t owner = -1;
+	uint8_t owner_port = 0;
+	int rc = 0;
+
+	if (!t->n_io_lids)
+		return 0;
+	if (!ALLOC(t->flow, t->port_base[t->S] + 1)) {
+		t->flow = keep;
+		return -ENOMEM;
+	}
+	memset(t->cnt, 0, t->port_base[t->S] * sizeof(*t->cnt));
+	memset(t->pmin, 0, t->S * sizeof(*t->pmin));
+	memset(t->pidx, 0, t->S * sizeof(*t->pidx));
+	t->stop = t->stopped = false;
+	t->cur = r;
+	for (size_t x = 0; x < t->S; x++)
+		t->lftp[x] = r->lft[t->sw_node[x]].port;
+	for (size_t x = 0; x < t->S && rc == 0; x++) {
+		uint32_t a = t->dest_off[x], e = t->dest_off[x + 1], i;
+
+		for (i = a; i < e && !t->dests[i].io; i++)
+			;
+		if (i == e || t->level[x] < 0)
+			continue;
+		ftree_find_ancestors(t, (int32_t)x);
+		for (; i < e && rc == 0; i++) {
+			const struct fdest *d = &t->dests[i];
+			const struct fab_port *pt;
+
+			if (!d->io)
+				continue;
+			pt = dest_port(t, d, &owner, &owner_port);
+			rc = route_dest(t, (int32_t)x, d, pt->lmc > 0);
+		}
+	}
+	free(t->flow);
+	t->flow = keep;
+	return rc;
+}
+
 static int reroute_passes(struct ftree *t);
 
 /* Route every LID with the current strategy into `out`. */
@@ -801,9 +1028,11 @@ int ftree_route_all(struct ftree *t, struct routing_result *out)
 		ftree_find_ancestors(t, (int32_t)x);
 		for (uint32_t i = a; i < e; i++) {
 			const struct fdest *d = &t->dests[i];
-			const struct fab_port *pt = dest_port(t, d, &owner,
-							      &owner_port);
+			const struct fab_port *pt;
 
+			if (d->io)
+				continue;	/* ftree_route_io() */
+			pt = dest_port(t, d, &owner, &owner_port);
 			rc = route_dest(t, (int32_t)x, d, pt->lmc > 0);
 			if (rc < 0)
 				return rc;

@@ -156,6 +156,12 @@ struct routing_opts {
 	 */
 	const uint8_t *const *port_rank;
 	size_t n_port_rank;
+	/* io_guid_file: port GUIDs of the I/O nodes (ftree): not compute
+	 * nodes; their LIDs may be reached with max_reverse_hops reverse
+	 * (down-then-up) hops */
+	const uint64_t *io_guids;
+	size_t n_io_guids;
+	unsigned max_reverse_hops;
 };
 
 /* The search rank of switch `node`'s ports (routing_opts.port_rank), or

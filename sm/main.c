@@ -405,6 +405,8 @@ static bool missing_ok(const struct cfg *conf, size_t i, const char *v,
 	else if (!strcmp(name, "guid_routing_order_file") ||
 		 !strcmp(name, "port_search_ordering_file"))
 		then = "routing goes on without it, as OpenSM";
+	else if (!strcmp(name, "io_guid_file"))
+		then = "routing goes on without it: no I/O nodes";
 	else if (!strcmp(name, "node_name_map_name"))
 		then = "nodes go by their NodeDescriptions, as OpenSM";
 	else if (!strcmp(name, "torus_config"))
@@ -464,7 +466,8 @@ static size_t check_files(const struct cfg *conf, size_t *warnings)
 			free(tc);
 		}
 		if (!strcmp(name, "root_guid_file") ||
-		    !strcmp(name, "cn_guid_file")) {
+		    !strcmp(name, "cn_guid_file") ||
+		    !strcmp(name, "io_guid_file")) {
 			uint64_t *g;
 
 			if (sm_guid_file_load(v, &g, line, sizeof(line)) < 0) {

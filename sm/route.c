@@ -179,6 +179,16 @@ static int opts_get(const struct sm_config *cfg, struct routing_opts *o,
 			o->n_cn_guids = (size_t)n;
 		}
 	}
+	if (cfg->io_guid_file && rc == 0) {
+		n = sm_guid_file_load(cfg->io_guid_file, &g, err, errlen);
+		if (n < 0)
+			rc = n;
+		else {
+			o->io_guids = g;
+			o->n_io_guids = (size_t)n;
+		}
+	}
+	o->max_reverse_hops = cfg->max_reverse_hops;
 	/* torus_config: read when the file exists (OpenSM reads it for its
 	 * torus-2QoS engine; without it the torus engine finds the shape
 	 * itself, and --check-config says so) */
@@ -202,6 +212,7 @@ static void opts_free(struct routing_opts *o)
 {
 	free((void *)o->root_guids);
 	free((void *)o->cn_guids);
+	free((void *)o->io_guids);
 	free((void *)o->torus_conf);
 	free((void *)o->order_guids);
 	free((void *)o->port_rank);

@@ -234,7 +234,7 @@ fi
 # every line ibsm writes there carries its syslog priority: the warnings
 # of an option and a key not implemented ("<4>", not taken for errors by
 # the unit's SyslogLevel=err) and the error of no port ("<3>").
-printf 'max_reverse_hops 3\n' >"$FAB_TMP/unimpl.conf"
+printf 'quasi_ftree_indexing TRUE\n' >"$FAB_TMP/unimpl.conf"
 : >"$FAB_TMP/journal.err"
 journal=$(stat -c '%d:%i' "$FAB_TMP/journal.err")
 JOURNAL_STREAM=$journal timeout 20 "$IBSM" \
@@ -244,7 +244,7 @@ JOURNAL_STREAM=$journal timeout 20 "$IBSM" \
 out=$(cat "$FAB_TMP/journal.err")
 if [ -n "$out" ] && ! grep -v '^<[0-7]>' <<<"$out" | grep -q . &&
 	grep -q '^<4>ibsm: -z: connect_roots is not implemented yet; ignored$' <<<"$out" &&
-	grep -q '^<4>ibsm: .*unimpl.conf: 1 key not implemented yet and ignored: max_reverse_hops$' <<<"$out" &&
+	grep -q '^<4>ibsm: .*unimpl.conf: 1 key not implemented yet and ignored: quasi_ftree_indexing$' <<<"$out" &&
 	grep -q '^<4>\[WARN\] ERR 0905: ' <<<"$out" && grep -q '^<3>ibsm: cannot open' <<<"$out"; then
 	fab_pass config-journal-lines-have-priority
 else
