@@ -400,6 +400,43 @@ fab_ibsm_stop() {
 	return "$rc"
 }
 
+# fab_need_opensm: the tests that take OpenSM 3.3.23 as referee stop
+# here, failing, when it is not installed.
+fab_need_opensm() {
+	command -v opensm >/dev/null && return 0
+	fab_fail opensm-installed "opensm is the referee of this test"
+	fab_summary
+	exit 1
+}
+
+# fab_opensm_start HOST DIR [ARGS...]: OpenSM 3.3.23 on HOST of the
+# running simulator, its cache and dumps in DIR, its log DIR/opensm.log
+# (flushed line by line: -d2), with ARGS; waits at most 30 s for its
+# SUBNET UP.  0 when it came, 1 when not (OpenSM may still run: stop it
+# with fab_opensm_stop either way).  FAB_OSM_PID is the process.
+fab_opensm_start() {
+	local host=$1 dir=$2 i
+	shift 2
+	mkdir -p "$dir"
+	fab_spawn "$host" env OSM_CACHE_DIR="$dir" OSM_TMP_DIR="$dir" \
+		opensm -d2 "$@" -f "$dir/opensm.log" >"$dir/out" 2>&1
+	FAB_OSM_PID=$FAB_SPAWN_PID
+	for ((i = 0; i < 300; i++)); do
+		grep -q "SUBNET UP" "$dir/opensm.log" 2>/dev/null && return 0
+		kill -0 "$FAB_OSM_PID" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+fab_opensm_stop() {
+	[ -n "${FAB_OSM_PID:-}" ] || return 0
+	kill -TERM "$FAB_OSM_PID" 2>/dev/null
+	wait "$FAB_OSM_PID" 2>/dev/null
+	rm -f "$FAB_TMP/pids/$FAB_OSM_PID"
+	FAB_OSM_PID=
+}
+
 # fab_wait_master [SECONDS]: wait until sminfo from H0002 names a master
 # SM (any SM: OpenSM too), for at most SECONDS (default 60).
 fab_wait_master() {

@@ -28,11 +28,7 @@ FORGE=${TRAP_FORGE:-$BUILD/tests/fabric/trap_forge}
 	fab_summary
 	exit 1
 }
-command -v opensm >/dev/null || {
-	fab_fail opensm-installed "opensm is the referee of this test"
-	fab_summary
-	exit 1
-}
+fab_need_opensm
 
 NET=$FAB_TMP/net
 cat >"$NET" <<'EOF'

@@ -21,11 +21,7 @@ set -uo pipefail
 # shellcheck source=tests/fabric/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-command -v opensm >/dev/null || {
-	fab_fail opensm-installed "opensm is the referee of this test"
-	fab_summary
-	exit 1
-}
+fab_need_opensm
 
 # osm NAME GUID2LID-TEXT [OPENSM OPTIONS]: opensm -o from H0001 with that
 # guid2lid (printf %b) in its cache dir ("" for none); sets RC, UP.

@@ -13,11 +13,7 @@ set -uo pipefail
 # shellcheck source=tests/fabric/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-command -v opensm >/dev/null || {
-	fab_fail opensm-installed "opensm is the referee of this test"
-	fab_summary
-	exit 1
-}
+fab_need_opensm
 
 NET=$FAB_TMP/net
 cat >"$NET" <<'EOF'

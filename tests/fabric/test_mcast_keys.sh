@@ -18,11 +18,7 @@ set -uo pipefail
 # shellcheck source=tests/fabric/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-command -v opensm >/dev/null || {
-	fab_fail opensm-installed "opensm is the referee of this test"
-	fab_summary
-	exit 1
-}
+fab_need_opensm
 T=$FAB_TMP
 BUILD=${IBSM_BUILD:-$(dirname "$IBSM")/..}
 MJ=${MC_JOIN:-$BUILD/tests/fabric/mc_join}
@@ -60,23 +56,14 @@ observe() {
 		sed -nE 's/^[[:space:]]*Mlid\.+(.*)$/group \1/p' | sort -u >>"$out"
 }
 
-# run_osm NAME [CONF]: OpenSM on a fresh simulator until SUBNET UP
+# run_osm NAME [ARGS]: OpenSM on a fresh simulator until SUBNET UP
 run_osm() {
-	local name=$1 i
+	local name=$1
 	shift
 	fab_sim_start "$FAB_TOPO/tiny.net" "$name" || return 1
-	mkdir -p "$T/$name"
-	fab_spawn H0001 env OSM_CACHE_DIR="$T/$name" OSM_TMP_DIR="$T/$name" \
-		opensm "$@" -f "$T/$name/opensm.log" >"$T/$name/out" 2>&1
-	OSM_PID=$FAB_SPAWN_PID
-	for ((i = 0; i < 300; i++)); do
-		grep -q "SUBNET UP" "$T/$name/opensm.log" 2>/dev/null && break
-		sleep 0.1
-	done
+	fab_opensm_start H0001 "$T/$name" "$@"
 	observe "$T/$name.seen"
-	kill -TERM "$OSM_PID" 2>/dev/null
-	wait "$OSM_PID" 2>/dev/null
-	rm -f "$FAB_TMP/pids/$OSM_PID"
+	fab_opensm_stop
 }
 
 # run_ibsm NAME [ARGS]: ibsm on a fresh simulator until SUBNET UP

@@ -23,11 +23,7 @@ set -uo pipefail
 # shellcheck source=tests/fabric/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-command -v opensm >/dev/null || {
-	fab_fail opensm-installed "opensm is the referee of this test"
-	fab_summary
-	exit 1
-}
+fab_need_opensm
 
 NET=$FAB_TMP/net
 cat >"$NET" <<'EOF'
@@ -110,24 +106,13 @@ fab_sim_start "$NET" osm || {
 	fab_summary
 	exit 1
 }
-mkdir -p "$FAB_TMP/osm"
-fab_spawn H0001 env OSM_CACHE_DIR="$FAB_TMP/osm" OSM_TMP_DIR="$FAB_TMP/osm" \
-	opensm -d2 -F "$CONF" -f "$FAB_TMP/osm/opensm.log" >"$FAB_TMP/osm/out" 2>&1
-OSM_PID=$FAB_SPAWN_PID
-for ((i = 0; i < 300; i++)); do
-	grep -q "SUBNET UP" "$FAB_TMP/osm/opensm.log" 2>/dev/null && break
-	kill -0 "$OSM_PID" 2>/dev/null || break
-	sleep 0.1
-done
-if grep -q "SUBNET UP" "$FAB_TMP/osm/opensm.log"; then
+if fab_opensm_start H0001 "$FAB_TMP/osm" -F "$CONF"; then
 	fab_pass opensm-up
 else
 	fab_fail opensm-up "$(tail -n 5 "$FAB_TMP/osm/opensm.log")"
 fi
 collect "$FAB_TMP/osm.fields"
-kill -TERM "$OSM_PID" 2>/dev/null
-wait "$OSM_PID" 2>/dev/null
-rm -f "$FAB_TMP/pids/$OSM_PID"
+fab_opensm_stop
 
 # --- ibsm, same file, fresh simulator
 fab_sim_start "$NET" ibsm || {
