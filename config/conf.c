@@ -521,6 +521,17 @@ bool cfg_file_changed(const struct cfg *c, size_t i)
 	       !cfg_value_eq(k, c->v[i].val, k->def);
 }
 
+bool cfg_key_implemented(const struct cfg_key *k)
+{
+	const struct cfg_key *t;
+
+	if (k->flags & CFG_IMPL)
+		return true;
+	t = (k->flags & CFG_ALIAS) && k->alias ? cfg_key_find(k->alias, NULL)
+					       : NULL;
+	return t && (t->flags & CFG_IMPL);
+}
+
 void cfg_unimplemented(const struct cfg *c, char *buf, size_t len, size_t *n)
 {
 	size_t nk, used = 0;
@@ -530,7 +541,7 @@ void cfg_unimplemented(const struct cfg *c, char *buf, size_t len, size_t *n)
 	if (len)
 		buf[0] = '\0';
 	for (size_t i = 0; i < nk; i++) {
-		if (keys[i].flags & CFG_IMPL || !cfg_file_changed(c, i))
+		if (cfg_key_implemented(&keys[i]) || !cfg_file_changed(c, i))
 			continue;
 		(*n)++;
 		if (used < len) {

@@ -78,6 +78,9 @@ struct cfg_key {
 const struct cfg_key *cfg_keys(size_t *n);
 /* The key called `name`, or NULL. */
 const struct cfg_key *cfg_key_find(const char *name, size_t *index);
+/* ibsm implements the key: CFG_IMPL, or an alias (dimn_ports_file) of a
+ * key it implements. */
+bool cfg_key_implemented(const struct cfg_key *k);
 
 /* Where a value came from. */
 enum cfg_src { CFG_SRC_DEFAULT, CFG_SRC_FILE, CFG_SRC_CMDLINE };

@@ -532,7 +532,9 @@ static size_t check_unimplemented(const struct cfg *conf, size_t *listed)
 		const char *note;
 		enum cfg_status st = cfg_key_status(&keys[i], &note);
 
-		if (st == CFG_ST_IMPL || conf->v[i].src != CFG_SRC_FILE)
+		/* an alias of an implemented key was named where it was read */
+		if (st == CFG_ST_IMPL || conf->v[i].src != CFG_SRC_FILE ||
+		    cfg_key_implemented(&keys[i]))
 			continue;
 		(*listed)++;
 		if (!cfg_file_changed(conf, i)) {

@@ -195,6 +195,14 @@ START_TEST(dimn_ports_file_alias)
 	/* the alias keeps what the file said, for --check-config */
 	ck_assert_uint_eq(c.v[i].src, CFG_SRC_FILE);
 	ck_assert_uint_eq(c.warnings.n, 1);
+	/* ... and is implemented as the key it names is */
+	ck_assert(cfg_key_implemented(&cfg_keys(NULL)[i]));
+	ck_assert(!cfg_key_implemented(cfg_key_find("hop_weights_file",
+						    NULL)));
+	char buf[256];
+	size_t n;
+	cfg_unimplemented(&c, buf, sizeof(buf), &n);
+	ck_assert_uint_eq(n, 0);
 	cfg_free(&c);
 	/* (null), as older opensm -c wrote it: no warning */
 	ck_assert_int_eq(read_str(&c, "dimn_ports_file (null)\n"), 0);
