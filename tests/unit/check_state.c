@@ -282,6 +282,9 @@ static void setup(void)
 		.leaf_head_of_queue_lifetime = 0x10, .max_op_vls = 5,
 		.sm_key = 1, .sm_priority = 5,
 		.sminfo_polling_timeout = 10000, .polling_retry_number = 4,
+		.sweep_on_trap = true, .use_mfttop = true,
+		.mcgroup_join_validation = true,
+		.ipoib_mcgroup_creation_validation = true,
 	};
 	snprintf(S->cfg.cache_dir, sizeof(S->cfg.cache_dir), "%s", tmpdir);
 	fabric_init(&S->fabric);
@@ -528,6 +531,24 @@ START_TEST(test_trap_128_heavy_sweep)
 	RUN_UNTIL(!S->sweep, 5.);
 	ck_assert_uint_eq(S->stats.heavy_sweeps, 2);
 	ck_assert_uint_eq(S->stats.quick_sweeps, 0);
+}
+END_TEST
+
+/* sweep_on_trap FALSE: the trap is still reported, no sweep follows. */
+START_TEST(test_trap_128_no_sweep_on_trap)
+{
+	bring_up();
+	S->cfg.sweep_on_trap = false;
+	ck_assert(subscribe(128));
+	send_trap(1, 128, 1);
+	ck_assert_uint_eq(represses(1), 1);
+	run_for(SM_TRAP_HOLDOFF + 0.2);
+	ck_assert_ptr_null(S->sweep);
+	ck_assert_ptr_null(S->quick);
+	ck_assert_uint_eq(S->stats.trap_sweeps, 0);
+	ck_assert_uint_eq(S->stats.heavy_sweeps, 1);
+	ck_assert_uint_eq(S->stats.quick_sweeps, 0);
+	ck_assert_uint_ge(reports(), 1);
 }
 END_TEST
 
@@ -1937,6 +1958,7 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_get_from_better_master_yields);
 	tcase_add_test(tc, test_trap_128_from_switch);
 	tcase_add_test(tc, test_trap_128_heavy_sweep);
+	tcase_add_test(tc, test_trap_128_no_sweep_on_trap);
 	tcase_add_test(tc, test_trap_144_heavy_sweep);
 	tcase_add_test(tc, test_trap_forged_issuer);
 	tcase_add_test(tc, test_trap_128_from_ca);
