@@ -91,6 +91,8 @@ struct sm_config {
 	const char *port_search_ordering_file;	/* per routing, as above */
 	const char *io_guid_file;	/* ftree's I/O nodes, and the reverse */
 	unsigned max_reverse_hops;	/* hops their paths may take */
+	bool     connect_roots;		/* updn: root LIDs by shortest paths */
+	const char *ids_guid_file;	/* updn: switch ids for GUIDs */
 	uint8_t  nue_max_num_vls;	/* nue's VLs, 0: as the fabric allows */
 	const char *lfts_file;		/* the file engine's LFT dump */
 	const char *torus_config;	/* torus-2QoS.conf for the torus engine */

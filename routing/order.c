@@ -279,6 +279,122 @@ nomem:
 	return -ENOMEM;
 }
 
+/* ---------------------------------------------------------- ids_guid_file */
+
+void node_ids_free(struct node_ids *o)
+{
+	free(o->guid);
+	free(o->id);
+	free(o->line);
+	memset(o, 0, sizeof(*o));
+}
+
+/* Room for one more entry. */
+static int ids_room(struct node_ids *o, size_t *cap)
+{
+	size_t c;
+	void *q;
+
+	if (o->n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 64;
+	if (!(q = realloc(o->guid, c * sizeof(*o->guid))))
+		return -ENOMEM;
+	o->guid = q;
+	if (!(q = realloc(o->id, c * sizeof(*o->id))))
+		return -ENOMEM;
+	o->id = q;
+	if (!(q = realloc(o->line, c * sizeof(*o->line))))
+		return -ENOMEM;
+	o->line = q;
+	*cap = c;
+	return 0;
+}
+
+/* The GUID and id of one line at p into *g, *id; false (warned) if bad. */
+static bool ids_line(const char *p, const char *e, const char *name,
+		     unsigned line, uint64_t *g, uint64_t *id,
+		     order_warn_fn *warn, void *ctx)
+{
+	const char *next;
+	enum num_rc rc = parse_num(p, e, g, &next);
+	char tok[64];
+
+	quote(p, e, tok, sizeof(tok));
+	if (rc != NUM_OK || !*g) {
+		warnf(warn, ctx, NULL, "%s:%u: '%s': expected a switch node "
+		      "GUID (0x and hexadecimal digits)%s; line skipped", name,
+		      line, tok, rc == NUM_RANGE ? ", it has more than 64 bits"
+		      : rc == NUM_OK ? ", not 0" : "");
+		return false;
+	}
+	p = next;
+	while (p < e && is_blank(*p))
+		p++;
+	if (p == e || *p == '#') {
+		warnf(warn, ctx, NULL, "%s:%u: 0x%016" PRIx64 " has no id "
+		      "(expected '<GUID> <id>'); line skipped", name, line, *g);
+		return false;
+	}
+	rc = parse_num(p, e, id, &next);
+	quote(p, e, tok, sizeof(tok));
+	if (rc != NUM_OK) {
+		warnf(warn, ctx, NULL, "%s:%u: '%s': expected an id (a number,"
+		      " 0x for hexadecimal)%s; line skipped", name, line, tok,
+		      rc == NUM_RANGE ? ", it has more than 64 bits" : "");
+		return false;
+	}
+	return true;
+}
+
+int node_ids_parse(struct node_ids *o, const char *text, size_t len,
+		   const char *name, order_warn_fn *warn, void *ctx)
+{
+	struct gset seen = { 0 };
+	size_t pos = 0, cap = 0;
+	unsigned line = 0;
+	const char *p, *e;
+
+	memset(o, 0, sizeof(*o));
+	while (next_line(text, len, &pos, &p, &e)) {
+		uint64_t g, id;
+		int64_t was;
+
+		line++;
+		if (!(p = content(p, e)) ||
+		    !ids_line(p, e, name, line, &g, &id, warn, ctx))
+			continue;
+		if (o->n == ORDER_MAX_ENTRIES) {
+			warnf(warn, ctx, NULL, "%s:%u: more than %u GUIDs: the rest"
+			      " is ignored", name, line, ORDER_MAX_ENTRIES);
+			break;
+		}
+		was = gset_add(&seen, g, (uint32_t)o->n);
+		if (was == INT64_MIN)
+			goto nomem;
+		if (was >= 0) {
+			warnf(warn, ctx, NULL, "%s:%u: 0x%016" PRIx64 " is listed"
+			      " already on line %u; this line's id %" PRIu64
+			      " replaces that one's", name, line, g,
+			      o->line[was], id);
+			o->id[was] = id;
+			o->line[was] = line;
+			continue;
+		}
+		if (ids_room(o, &cap) < 0)
+			goto nomem;
+		o->guid[o->n] = g;
+		o->id[o->n] = id;
+		o->line[o->n++] = line;
+	}
+	gset_free(&seen);
+	return 0;
+nomem:
+	gset_free(&seen);
+	node_ids_free(o);
+	return -ENOMEM;
+}
+
 /* ---------------------------------------------- port_search_ordering_file */
 
 void port_order_free(struct port_order *o)

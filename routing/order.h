@@ -93,6 +93,31 @@ long port_order_resolve(const struct fabric *f, const struct port_order *po,
 			order_warn_fn *warn, void *ctx);
 
 /*
+ * ids_guid_file: "<switch node GUID> <id>" per line, the id (any 64-bit
+ * number) standing in for the switch's node GUID where updn breaks ties
+ * between switches of equal rank (routing/updn.c).  Each GUID once, in
+ * file order; a GUID listed again takes the later line's id (as in
+ * OpenSM, whose later line overrides), with a warning naming both lines.
+ */
+struct node_ids {
+	uint64_t *guid;
+	uint64_t *id;
+	unsigned *line;		/* the line each GUID's id comes from */
+	size_t n;
+};
+
+/*
+ * Parse ids_guid_file text.  A line is skipped, reported through warn,
+ * when its GUID is not a number or is 0, or its id is missing, not a
+ * number or wider than 64 bits; what follows the id after a blank is
+ * ignored.  Whether a GUID is a switch is for the engine (others are
+ * passed over).  0, or -ENOMEM (o then empty).
+ */
+int node_ids_parse(struct node_ids *o, const char *text, size_t len,
+		   const char *name, order_warn_fn *warn, void *ctx);
+void node_ids_free(struct node_ids *o);
+
+/*
  * The order in which an engine takes the destination LIDs 1 .. top when
  * `o` lists port GUIDs (routing_opts.order_guids): the LIDs of the listed
  * ports of `f` (CA and router ports, switch port 0) first, in list order,

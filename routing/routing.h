@@ -162,6 +162,16 @@ struct routing_opts {
 	const uint64_t *io_guids;
 	size_t n_io_guids;
 	unsigned max_reverse_hops;
+	/* connect_roots: updn routes the LIDs of its root switches (their
+	 * own and their CAs') by shortest paths from every switch, as
+	 * OpenSM, when that keeps the routes free of credit loops
+	 * (routing/updn.c) */
+	bool connect_roots;
+	/* ids_guid_file (routing/order.h): id_guids[i] (a switch node GUID)
+	 * has id ids[i] where updn breaks ties between equal ranks */
+	const uint64_t *id_guids;
+	const uint64_t *ids;
+	size_t n_ids;
 };
 
 /* The search rank of switch `node`'s ports (routing_opts.port_rank), or

@@ -48,6 +48,7 @@
 #include "routing/cdgraph.h"
 #include "routing/engines.h"
 #include "routing/order.h"
+#include "routing/verify.h"
 
 struct updn {
 	struct rgraph *g;
@@ -67,6 +68,9 @@ struct updn {
 	const uint16_t *first;
 	size_t n_first;
 	uint8_t *is_first;	/* per LID */
+	/* connect_roots: per switch, whether its LIDs go by shortest paths
+	 * from every switch (NULL: none) */
+	const uint8_t *conn;
 };
 
 void updn_free(struct updn *u)
@@ -153,6 +157,13 @@ static void distances(struct updn *u, uint32_t t)
 	for (uint32_t v = 0; v < g->S; v++)
 		u->dd[v] = u->len[v] = RG_INF;
 	u->dd[t] = 0;
+	if (u->conn && u->conn[t]) {
+		/* a connected root: every switch by plain hop counts */
+		u->len[t] = 0;
+		u->n_any = 1;
+		rg_bfs(g, t, u->hop, u->order);
+		return;
+	}
 	u->queue[tail++] = t;
 	while (head < tail) {
 		uint32_t x = u->queue[head++];
@@ -200,7 +211,8 @@ static bool legal_next(void *ctx, uint32_t v, uint32_t a)
 	const uint32_t *key = u->key;
 	uint32_t w = u->g->adj_nbr[a];
 
-	if (u->len[v] == RG_INF)		/* VL15 only: any shortest */
+	if (u->len[v] == RG_INF)	/* VL15 only, or a connected root:
+					 * any shortest */
 		return u->hop[w] + 1 == u->hop[v];
 	if (u->dd[v] != RG_INF)			/* descending to the end */
 		return key[w] > key[v] && u->dd[w] + 1 == u->dd[v];
@@ -329,17 +341,20 @@ int64_t updn_route(struct updn *u, struct routing_result *out,
 }
 
 /*
- * Does every switch with hosts have a legal path to every switch on `key`?
- * 1 yes, 0 no (then bad[v] is set for the switches that lack one), or
+ * Does every switch with hosts have a legal path to every switch on `key`
+ * (but the switches conn names, which every switch reaches by shortest
+ * paths)?  1 yes, 0 no (then bad[v] is set for the switches that lack one), or
  * -ENOMEM.
  */
-static int key_works(struct rgraph *g, const uint32_t *key, uint8_t *bad)
+static int key_works(struct rgraph *g, const uint32_t *key, uint8_t *bad,
+		     const uint8_t *conn)
 {
 	struct updn *u = updn_new(g, key);
 	int ok = 1;
 
 	if (!u)
 		return -ENOMEM;
+	u->conn = conn;
 	memset(bad, 0, g->S);
 	for (uint32_t t = 0; t < g->S; t++) {
 		distances(u, t);
@@ -355,12 +370,46 @@ static int key_works(struct rgraph *g, const uint32_t *key, uint8_t *bad)
 	return ok;
 }
 
-/* key = order by (rank, index); rank[v] RG_INF sorts last. */
-static void key_from_rank(const struct rgraph *g, const uint32_t *rank,
-			  uint32_t *key, bool reverse)
+struct rank_id {
+	uint32_t rank, v;
+	uint64_t id;
+};
+
+static int cmp_rank_id(const void *a, const void *b)
+{
+	const struct rank_id *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->v < y->v ? -1 : x->v > y->v;
+}
+
+/*
+ * key = order by (rank, index), or with `id` (ids_guid_file) by (rank,
+ * id[v], index); rank[v] RG_INF sorts last.  Between switches of equal
+ * rank the one with the lower id is the upper one, as in OpenSM (a step
+ * to a lower id goes up).  0, or -ENOMEM.
+ */
+static int key_from_rank(const struct rgraph *g, const uint32_t *rank,
+			 uint32_t *key, bool reverse, const uint64_t *id)
 {
 	uint32_t k = 0, max = 0;
+	struct rank_id *ri;
 
+	if (id) {
+		ri = malloc(((size_t)g->S + 1) * sizeof(*ri));
+		if (!ri)
+			return -ENOMEM;
+		for (uint32_t v = 0; v < g->S; v++)
+			ri[v] = (struct rank_id){ rank[v], v, id[v] };
+		qsort(ri, g->S, sizeof(*ri), cmp_rank_id);
+		for (uint32_t i = 0; i < g->S; i++)
+			key[ri[i].v] = reverse ? g->S - 1 - i : i;
+		free(ri);
+		return 0;
+	}
 	for (uint32_t v = 0; v < g->S; v++)
 		if (rank[v] != RG_INF && rank[v] > max)
 			max = rank[v];
@@ -368,6 +417,7 @@ static void key_from_rank(const struct rgraph *g, const uint32_t *rank,
 		for (uint32_t v = 0; v < g->S; v++)
 			if (rank[v] == r || (r == max + 1 && rank[v] == RG_INF))
 				key[v] = reverse ? g->S - 1 - k++ : k++;
+	return 0;
 }
 
 /* Multi-source BFS from the switches with is_root set. */
@@ -445,16 +495,24 @@ out:
 	free(best);
 }
 
+/* What updn_pick() and its steps work with. */
+struct pick {
+	struct rgraph *g;
+	uint8_t *is_root;
+	uint32_t *rank, *queue, *dist, *key;
+	const uint64_t *id;	/* ids_guid_file per switch, NULL: none */
+	bool connect;		/* connect_roots: roots need no legal path */
+};
+
 /*
  * Rank from the roots in is_root and check; while roots are among the
  * switches left without a legal path (a core of a fat tree that lost its
  * only link into a pod), drop them from the roots and try again: they then
  * climb to a root that has the link.  1 when a key works, 0 when not.
  */
-static int try_roots(struct rgraph *g, uint8_t *is_root, uint32_t *rank,
-		     uint32_t *queue, uint32_t *dist, uint32_t *key,
-		     bool reverse, uint32_t *n_roots)
+static int try_roots(struct pick *pk, bool reverse, uint32_t *n_roots)
 {
+	struct rgraph *g = pk->g;
 	uint8_t *bad = malloc((size_t)g->S + 1);
 	int rc = 0;
 
@@ -463,15 +521,17 @@ static int try_roots(struct rgraph *g, uint8_t *is_root, uint32_t *rank,
 	for (unsigned round = 0; round < 16; round++) {
 		bool dropped = false;
 
-		add_central(g, is_root, dist, queue, false);
-		rank_from(g, is_root, rank, queue);
-		key_from_rank(g, rank, key, reverse);
-		rc = key_works(g, key, bad);
+		add_central(g, pk->is_root, pk->dist, pk->queue, false);
+		rank_from(g, pk->is_root, pk->rank, pk->queue);
+		rc = key_from_rank(g, pk->rank, pk->key, reverse, pk->id);
+		if (rc == 0)
+			rc = key_works(g, pk->key, bad,
+				       pk->connect ? pk->is_root : NULL);
 		if (rc != 0)
 			break;
 		for (uint32_t v = 0; v < g->S; v++)
-			if (bad[v] && is_root[v] && *n_roots > 1) {
-				is_root[v] = 0;
+			if (bad[v] && pk->is_root[v] && *n_roots > 1) {
+				pk->is_root[v] = 0;
 				(*n_roots)--;
 				dropped = true;
 			}
@@ -482,93 +542,236 @@ static int try_roots(struct rgraph *g, uint8_t *is_root, uint32_t *rank,
 	return rc;
 }
 
-int updn_pick(struct rgraph *g, const struct routing_opts *o, bool dnup,
-	      uint32_t *key, char *what, size_t whatlen)
+/* Step 1: the roots of root_guid_file.  1 when they work, 0 when not
+ * (why says so), -ENOMEM. */
+static int pick_file(struct pick *pk, const struct routing_opts *o,
+		     char *what, size_t whatlen, const char **why)
+{
+	struct rgraph *g = pk->g;
+	uint32_t n_roots = 0;
+	int rc;
+
+	for (uint32_t v = 0; v < g->S; v++)
+		for (size_t i = 0; i < o->n_root_guids; i++)
+			if (fabric_node(g->f, g->sw_node[v])->guid ==
+			    o->root_guids[i]) {
+				pk->is_root[v] = 1;
+				n_roots++;
+			}
+	if (!n_roots) {
+		*why = "no root_guid_file GUID is a switch, ";
+		return 0;
+	}
+	rc = try_roots(pk, false, &n_roots);
+	if (rc > 0)
+		snprintf(what, whatlen, "%u roots from root_guid_file", n_roots);
+	else if (rc == 0)
+		*why = "root_guid_file roots leave pairs without a legal path, ";
+	return rc;
+}
+
+/*
+ * updn_pick() with the extras of the updn engine itself: ids (per switch,
+ * NULL: none) and connect (connect_roots).  is_root (S entries) gets the
+ * roots of the key chosen.
+ */
+static int pick_order(struct rgraph *g, const struct routing_opts *o,
+		      bool dnup, struct pick *pk, char *what, size_t whatlen)
 {
 	uint32_t S = g->S, n_roots = 0, maxlvl = 0;
-	uint8_t *is_root = calloc(S + 1, 1);
-	uint32_t *rank = malloc((S + 1) * sizeof(*rank));
-	uint32_t *queue = malloc((S + 1) * sizeof(*queue));
-	uint32_t *dist = malloc((S + 1) * sizeof(*dist));
+	uint8_t *is_root = pk->is_root;
 	const char *why = "";
-	int rc = -ENOMEM;
-
-	if (!is_root || !rank || !queue || !dist)
-		goto out;
+	int rc;
 
 	/* 1. root_guid_file */
 	if (o && o->n_root_guids && !dnup) {
-		for (uint32_t v = 0; v < S; v++)
-			for (size_t i = 0; i < o->n_root_guids; i++)
-				if (fabric_node(g->f, g->sw_node[v])->guid ==
-				    o->root_guids[i]) {
-					is_root[v] = 1;
-					n_roots++;
-				}
-		if (n_roots) {
-			rc = try_roots(g, is_root, rank, queue, dist, key,
-				       false, &n_roots);
-			if (rc < 0)
-				goto out;
-			if (rc) {
-				snprintf(what, whatlen, "%u roots from "
-					 "root_guid_file", n_roots);
-				rc = 0;
-				goto out;
-			}
-			why = "root_guid_file roots leave pairs without a "
-			      "legal path, ";
-		} else {
-			why = "no root_guid_file GUID is a switch, ";
-		}
+		rc = pick_file(pk, o, what, whatlen, &why);
+		if (rc != 0)
+			return rc < 0 ? rc : 0;
 	}
 
 	/* 2. a fat tree: levels counted from the switches with hosts */
 	memset(is_root, 0, S);
 	for (uint32_t v = 0; v < S; v++)
 		is_root[v] = g->nhost[v] > 0;
-	rank_from(g, is_root, rank, queue);
+	rank_from(g, is_root, pk->rank, pk->queue);
 	for (uint32_t v = 0; v < S; v++)
-		if (rank[v] != RG_INF && rank[v] > maxlvl)
-			maxlvl = rank[v];
+		if (pk->rank[v] != RG_INF && pk->rank[v] > maxlvl)
+			maxlvl = pk->rank[v];
 	if (maxlvl > 0) {
-		n_roots = 0;
 		if (!dnup)
 			for (uint32_t v = 0; v < S; v++) {
-				is_root[v] = rank[v] == maxlvl;
+				is_root[v] = pk->rank[v] == maxlvl;
 				n_roots += is_root[v];
 			}
 		else
 			for (uint32_t v = 0; v < S; v++)
 				n_roots += is_root[v];
-		rc = try_roots(g, is_root, rank, queue, dist, key, dnup,
-			       &n_roots);
+		rc = try_roots(pk, dnup, &n_roots);
 		if (rc < 0)
-			goto out;
+			return rc;
 		if (rc) {
 			snprintf(what, whatlen, "%s%u-level tree, %u %s", why,
 				 maxlvl + 1, n_roots, dnup ? "leaves" : "roots");
-			rc = 0;
-			goto out;
+			return 0;
 		}
 	}
 
 	/* 3. the most central switch of each component */
-	add_central(g, is_root, dist, queue, true);
+	add_central(g, is_root, pk->dist, pk->queue, true);
 	n_roots = 0;
 	for (uint32_t v = 0; v < S; v++)
 		n_roots += is_root[v];
-	rank_from(g, is_root, rank, queue);
-	key_from_rank(g, rank, key, false);
+	rank_from(g, is_root, pk->rank, pk->queue);
+	rc = key_from_rank(g, pk->rank, pk->key, false, pk->id);
 	snprintf(what, whatlen, "%s%u central root%s", why, n_roots,
 		 n_roots == 1 ? "" : "s");
-	rc = 0;
-out:
-	free(is_root);
-	free(rank);
-	free(queue);
-	free(dist);
 	return rc;
+}
+
+static int pick_alloc(struct pick *pk, struct rgraph *g, uint32_t *key)
+{
+	uint32_t S = g->S;
+
+	memset(pk, 0, sizeof(*pk));
+	pk->g = g;
+	pk->key = key;
+	pk->is_root = calloc(S + 1, 1);
+	pk->rank = malloc((S + 1) * sizeof(*pk->rank));
+	pk->queue = malloc((S + 1) * sizeof(*pk->queue));
+	pk->dist = malloc((S + 1) * sizeof(*pk->dist));
+	return pk->is_root && pk->rank && pk->queue && pk->dist ? 0 : -ENOMEM;
+}
+
+static void pick_free(struct pick *pk)
+{
+	free(pk->is_root);
+	free(pk->rank);
+	free(pk->queue);
+	free(pk->dist);
+}
+
+int updn_pick(struct rgraph *g, const struct routing_opts *o, bool dnup,
+	      uint32_t *key, char *what, size_t whatlen)
+{
+	struct pick pk;
+	int rc = pick_alloc(&pk, g, key);
+
+	if (rc == 0)
+		rc = pick_order(g, o, dnup, &pk, what, whatlen);
+	pick_free(&pk);
+	return rc;
+}
+
+/*
+ * ids_guid_file on the switches of g: each switch's id, its node GUID
+ * when the file does not list it (as OpenSM, where the id replaces the
+ * GUID).  NULL in *id when no listed GUID is a switch of g.  0 or -ENOMEM.
+ */
+static int switch_ids(const struct rgraph *g, const struct routing_opts *o,
+		      uint64_t **id)
+{
+	bool any = false;
+
+	*id = NULL;
+	if (!o || !o->n_ids)
+		return 0;
+	*id = malloc(((size_t)g->S + 1) * sizeof(**id));
+	if (!*id)
+		return -ENOMEM;
+	for (uint32_t v = 0; v < g->S; v++) {
+		const struct fab_node *n = fabric_node(g->f, g->sw_node[v]);
+
+		(*id)[v] = n->guid;
+		for (size_t i = 0; i < o->n_ids; i++)
+			if (o->id_guids[i] == n->guid) {
+				(*id)[v] = o->ids[i];
+				any = true;
+			}
+	}
+	if (!any) {
+		free(*id);
+		*id = NULL;
+	}
+	return 0;
+}
+
+/* One pass: the order (pk->connect as set), then every LID into out. */
+static int route_pass(const struct fabric *f, const struct routing_opts *o,
+		      struct rgraph *g, struct pick *pk, bool dnup,
+		      const uint16_t *order, size_t n_first,
+		      struct routing_result *out, char *what, size_t whatlen,
+		      char *err, size_t errlen)
+{
+	struct updn *u = NULL;
+	int64_t bad;
+	int rc;
+
+	/* the channel loads of an earlier pass start afresh */
+	memset(g->load, 0, ((size_t)g->adj_off[g->S] + 1) * sizeof(*g->load));
+	memset(g->cnt, 0, ((size_t)g->adj_off[g->S] + 1) * sizeof(*g->cnt));
+	rc = pick_order(g, o, dnup, pk, what, whatlen);
+	if (rc == 0)
+		rc = routing_alloc_tables(f, out, g->top);
+	if (rc == 0) {
+		u = updn_new(g, pk->key);
+		if (!u || updn_set_order(u, order, n_first) < 0)
+			rc = -ENOMEM;
+	}
+	if (rc == 0) {
+		u->conn = pk->connect ? pk->is_root : NULL;
+		bad = updn_route(u, out, NULL, NULL);
+		if (bad < 0) {
+			rc = (int)bad;
+		} else if (bad) {
+			/* cannot happen with a key pick_order() checked */
+			snprintf(err, errlen, "%lld switch/LID pairs without a "
+				 "legal path", (long long)bad);
+			rc = -EHOSTUNREACH;
+		}
+	}
+	updn_free(u);
+	return rc;
+}
+
+/*
+ * connect_roots: the roots' LIDs went by shortest paths.  When that closes
+ * a cycle in the channel dependency graph of the host paths, route again
+ * without (conn gets why); else the check stands (cdg_acyclic).  0 or
+ * -errno.
+ */
+static int connect_check(const struct fabric *f, const struct routing_opts *o,
+			 struct rgraph *g, struct pick *pk,
+			 const uint16_t *order, size_t n_first,
+			 struct routing_result *out, char *what, size_t whatlen,
+			 char *conn, size_t connlen, char *err, size_t errlen)
+{
+	struct routing_cdg cdg;
+	uint64_t cycles;
+	uint32_t n_roots = 0;
+	int rc;
+
+	for (uint32_t v = 0; v < g->S; v++)
+		n_roots += pk->is_root[v];
+	if (n_roots < 2) {
+		snprintf(conn, connlen, ", 1 root: connect_roots moot");
+		return 0;
+	}
+	rc = routing_check_cdg(f, out, &cdg);
+	if (rc < 0)
+		return rc;
+	cycles = routing_cdg_cycles(&cdg);
+	if (!cycles) {
+		out->cdg_acyclic = true;
+		snprintf(conn, connlen, ", roots connected (connect_roots)");
+		return 0;
+	}
+	snprintf(conn, connlen, ", connect_roots not applied: it closes %llu"
+		 " channel dependency cycles", (unsigned long long)cycles);
+	routing_result_free(out);
+	pk->connect = false;
+	return route_pass(f, o, g, pk, false, order, n_first, out, what,
+			  whatlen, err, errlen);
 }
 
 static int updn_engine(const struct fabric *f, const struct routing_opts *o,
@@ -576,49 +779,45 @@ static int updn_engine(const struct fabric *f, const struct routing_opts *o,
 		       bool dnup)
 {
 	struct rgraph g;
-	struct updn *u = NULL;
+	struct pick pk;
 	uint32_t *key = NULL;
+	uint64_t *id = NULL;
 	uint16_t *order = NULL;
 	size_t n_first = 0;
-	char what[120];
-	int64_t bad;
+	char what[120], conn[100] = "";
 	int rc;
 
 	rc = rg_build_opts(&g, f, o, err, errlen);
 	if (rc < 0)
 		return rc;
+	memset(&pk, 0, sizeof(pk));
 	key = malloc((g.S + 1) * sizeof(*key));
-	rc = key ? routing_lid_order(f, o, g.top, &order, &n_first) : -ENOMEM;
+	rc = key ? pick_alloc(&pk, &g, key) : -ENOMEM;
 	if (rc == 0)
-		rc = updn_pick(&g, o, dnup, key, what, sizeof(what));
+		rc = routing_lid_order(f, o, g.top, &order, &n_first);
+	/* OpenSM's dnup has no ids and connects anything without a
+	 * legal path (as updn_route() always does for hostless switches) */
+	if (rc == 0 && !dnup)
+		rc = switch_ids(&g, o, &id);
+	pk.id = id;
+	pk.connect = !dnup && o && o->connect_roots;
 	if (rc == 0)
-		rc = routing_alloc_tables(f, out, g.top);
-	if (rc == 0) {
-		u = updn_new(&g, key);
-		if (!u || updn_set_order(u, order, n_first) < 0)
-			rc = -ENOMEM;
-	}
-	if (rc == 0) {
-		bad = updn_route(u, out, NULL, NULL);
-		if (bad < 0) {
-			rc = (int)bad;
-		} else if (bad) {
-			/* cannot happen with a key updn_pick checked */
-			snprintf(err, errlen, "%lld switch/LID pairs without a "
-				 "legal path", (long long)bad);
-			rc = -EHOSTUNREACH;
-		} else {
-			snprintf(out->summary, sizeof(out->summary),
-				 "%s: %s, 1 VL", dnup ? "down*/up*" :
-				 "up*/down*", what);
-		}
-	}
+		rc = route_pass(f, o, &g, &pk, dnup, order, n_first, out,
+				what, sizeof(what), err, errlen);
+	if (rc == 0 && pk.connect)
+		rc = connect_check(f, o, &g, &pk, order, n_first, out, what,
+				   sizeof(what), conn, sizeof(conn), err, errlen);
+	if (rc == 0)
+		snprintf(out->summary, sizeof(out->summary), "%s: %s%s%s, 1 VL",
+			 dnup ? "down*/up*" : "up*/down*", what,
+			 id ? ", ids from ids_guid_file" : "", conn);
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
 	if (rc < 0)
 		routing_result_free(out);
-	updn_free(u);
+	pick_free(&pk);
 	free(key);
+	free(id);
 	free(order);
 	rg_free(&g);
 	return rc;

@@ -403,7 +403,8 @@ static bool missing_ok(const struct cfg *conf, size_t i, const char *v,
 		then = "routing goes on without it (the engines find the"
 		       " roots themselves), as OpenSM";
 	else if (!strcmp(name, "guid_routing_order_file") ||
-		 !strcmp(name, "port_search_ordering_file"))
+		 !strcmp(name, "port_search_ordering_file") ||
+		 !strcmp(name, "ids_guid_file"))
 		then = "routing goes on without it, as OpenSM";
 	else if (!strcmp(name, "io_guid_file"))
 		then = "routing goes on without it: no I/O nodes";
@@ -478,7 +479,8 @@ static size_t check_files(const struct cfg *conf, size_t *warnings)
 		}
 		/* bad lines are skipped when routing: warnings */
 		if (!strcmp(name, "guid_routing_order_file") ||
-		    !strcmp(name, "port_search_ordering_file"))
+		    !strcmp(name, "port_search_ordering_file") ||
+		    !strcmp(name, "ids_guid_file"))
 			*warnings += sm_order_file_check(name, v);
 		if (!strcmp(name, "node_name_map_name")) {
 			struct node_names nn;

@@ -189,6 +189,7 @@ static int opts_get(const struct sm_config *cfg, struct routing_opts *o,
 		}
 	}
 	o->max_reverse_hops = cfg->max_reverse_hops;
+	o->connect_roots = cfg->connect_roots;
 	/* torus_config: read when the file exists (OpenSM reads it for its
 	 * torus-2QoS engine; without it the torus engine finds the shape
 	 * itself, and --check-config says so) */
@@ -216,6 +217,8 @@ static void opts_free(struct routing_opts *o)
 	free((void *)o->torus_conf);
 	free((void *)o->order_guids);
 	free((void *)o->port_rank);
+	free((void *)o->id_guids);
+	free((void *)o->ids);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -307,6 +310,12 @@ size_t sm_order_file_check(const char *key, const char *path)
 		if (order_guids_parse(&og, text, len, path, order_warn_stderr,
 				      &n) == 0)
 			order_guids_free(&og);
+	} else if (!strcmp(key, "ids_guid_file")) {
+		struct node_ids ni;
+
+		if (node_ids_parse(&ni, text, len, path, order_warn_stderr,
+				   &n) == 0)
+			node_ids_free(&ni);
 	} else {
 		struct port_order po;
 
@@ -319,8 +328,8 @@ size_t sm_order_file_check(const char *key, const char *path)
 }
 
 /*
- * guid_routing_order_file and port_search_ordering_file into `o`, the
- * latter resolved on `f` (the fabric to be routed).  Lines that cannot
+ * guid_routing_order_file, port_search_ordering_file and ids_guid_file
+ * into `o`, the second resolved on `f` (the fabric to be routed).  Lines that cannot
  * be used are reported through w and skipped; a file that cannot be
  * read is left out.  Only -ENOMEM fails.
  */
@@ -360,6 +369,20 @@ static int orders_get(const struct sm_config *cfg, const struct fabric *f,
 		else if (n > 0) {
 			o->port_rank = (const uint8_t *const *)rank;
 			o->n_port_rank = f->n_nodes;
+		}
+	}
+	if (rc == 0 && cfg->ids_guid_file &&
+	    (text = order_read("ids_guid_file", cfg->ids_guid_file, &len, w))) {
+		struct node_ids ni;
+
+		rc = node_ids_parse(&ni, text, len, cfg->ids_guid_file,
+				    order_warn_cb, w);
+		free(text);
+		if (rc == 0) {
+			free(ni.line);
+			o->id_guids = ni.guid;
+			o->ids = ni.id;
+			o->n_ids = ni.n;
 		}
 	}
 	return rc;
