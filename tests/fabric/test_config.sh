@@ -5,8 +5,8 @@
 #    is walked from that help text and given to ibsm (with a sample value
 #    where it takes one) under --check-config: none may exit 2 (an unknown
 #    option or a refused value), each must exit 0.  Options of features
-#    ibsm lacks say so on stderr ("-z: connect_roots is not implemented yet;
-#    ignored").  `opensm -c` output passes `ibsm -F FILE --check-config`;
+#    ibsm lacks say so on stderr ("--do_mesh_analysis: do_mesh_analysis is
+#    yet; ignored").  `opensm -c` output passes `ibsm -F FILE --check-config`;
 #    `ibsm -c` output is read by OpenSM with no complaint and gives back
 #    OpenSM's own keys and values (but for ibsm's default log file).
 #    Files with errors (tests/config/bad/, a partitions.conf, a reference
@@ -116,8 +116,8 @@ for args in "--no-such-option" "-j" "--------" "-p" "--config"; do
 	fi
 done
 
-out=$("$IBSM" -z -w /x -I -B --perfmgr --check-config 2>&1)
-if grep -qF -- "-z: connect_roots is not implemented yet; ignored" <<<"$out" &&
+out=$("$IBSM" --do_mesh_analysis -w /x -I -B --perfmgr --check-config 2>&1)
+if grep -qF -- "--do_mesh_analysis: do_mesh_analysis is not implemented yet; ignored" <<<"$out" &&
 	grep -qF -- "-w: hop_weights_file is not implemented yet; ignored" <<<"$out" &&
 	! grep -qF -- "-I" <<<"$out" &&
 	! grep -qF -- "-B" <<<"$out" &&
@@ -238,12 +238,12 @@ printf 'quasi_ftree_indexing TRUE\n' >"$FAB_TMP/unimpl.conf"
 : >"$FAB_TMP/journal.err"
 journal=$(stat -c '%d:%i' "$FAB_TMP/journal.err")
 JOURNAL_STREAM=$journal timeout 20 "$IBSM" \
-	-F "$FAB_TMP/unimpl.conf" -z -g 0x0000000000000001 -f "$FAB_TMP/journal.log" \
+	-F "$FAB_TMP/unimpl.conf" --do_mesh_analysis -g 0x0000000000000001 -f "$FAB_TMP/journal.log" \
 	--cache-dir "$FAB_TMP/journal" --control-socket '(null)' \
 	2>>"$FAB_TMP/journal.err" </dev/null >/dev/null
 out=$(cat "$FAB_TMP/journal.err")
 if [ -n "$out" ] && ! grep -v '^<[0-7]>' <<<"$out" | grep -q . &&
-	grep -q '^<4>ibsm: -z: connect_roots is not implemented yet; ignored$' <<<"$out" &&
+	grep -q '^<4>ibsm: --do_mesh_analysis: do_mesh_analysis is not implemented yet; ignored$' <<<"$out" &&
 	grep -q '^<4>ibsm: .*unimpl.conf: 1 key not implemented yet and ignored: quasi_ftree_indexing$' <<<"$out" &&
 	grep -q '^<4>\[WARN\] ERR 0905: ' <<<"$out" && grep -q '^<3>ibsm: cannot open' <<<"$out"; then
 	fab_pass config-journal-lines-have-priority

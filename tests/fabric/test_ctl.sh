@@ -209,14 +209,14 @@ fab_check dump-exit0 test $? -eq 0
 fab_check dump-file-line grep -qx "sm_priority 3 # $T/opensm.conf:2" "$T/dump.txt"
 fab_check dump-cmdline grep -qx "control_socket $SOCK # command line" "$T/dump.txt"
 fab_check dump-default grep -qx "lmc 0 # default" "$T/dump.txt"
-fab_check dump-unimplemented grep -qx "connect_roots FALSE # default (not implemented)" "$T/dump.txt"
+fab_check dump-unimplemented grep -qx "avoid_throttled_links FALSE # default (not implemented)" "$T/dump.txt"
 ctl --json dump-config >"$T/dump.json"
 fab_check dump-json python3 -c '
 import json, sys
 d = {k["key"]: k for k in json.load(open(sys.argv[1]))}
 assert d["sm_priority"]["value"] == "3", d["sm_priority"]
 assert d["sm_priority"]["source"].endswith("opensm.conf:2"), d["sm_priority"]
-assert d["connect_roots"]["implemented"] is False
+assert d["avoid_throttled_links"]["implemented"] is False
 assert d["qos"]["implemented"] is True
 assert len(d) > 160, len(d)
 ' "$T/dump.json"

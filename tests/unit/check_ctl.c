@@ -461,7 +461,7 @@ START_TEST(dump_config_sources)
 	ck_assert_ptr_nonnull(strstr(a.buf, "\nsm_priority 3 # command line\n"));
 	ck_assert_ptr_nonnull(strstr(a.buf, "\nlmc 2 # /etc/x.conf:3\n"));
 	ck_assert_ptr_nonnull(strstr(a.buf, "\nreassign_lids FALSE # default\n"));
-	ck_assert_ptr_nonnull(strstr(a.buf, "\nconnect_roots FALSE # default"
+	ck_assert_ptr_nonnull(strstr(a.buf, "\navoid_throttled_links FALSE # default"
 				     " (not implemented)\n"));
 	ck_assert_ptr_nonnull(strstr(a.buf, "\nqos FALSE # default\n"));
 	ck_assert_ptr_nonnull(strstr(a.buf, "\ncache_dir /tmp/cache-x #"
