@@ -110,8 +110,8 @@ ports() {
 	done | tr '\n' ' '
 }
 
-HOSTS_A="H0001 H0002 H0003 H0004"
-HOSTS_C="H0009 H0010 H0011 H0012"
+HOSTS_A=(H0001 H0002 H0003 H0004)
+HOSTS_C=(H0009 H0010 H0011 H0012)
 
 # run SM WHAT: a fresh simulator, the SM once, the two tables into
 # $FAB_TMP/SM-WHAT/{a,c}.
@@ -143,8 +143,8 @@ run() {
 # NOT, and some cross VIA (A: port 5 to D, 6 to B; C: 5 to B, 6 to D).
 ring_rule() {
 	local name="$1-$2" not=$3 via=$4 pa pc bad_a bad_c via_a via_c
-	pa=$(ports "$FAB_TMP/$1-$2/a" $HOSTS_C)
-	pc=$(ports "$FAB_TMP/$1-$2/c" $HOSTS_A)
+	pa=$(ports "$FAB_TMP/$1-$2/a" "${HOSTS_C[@]}")
+	pc=$(ports "$FAB_TMP/$1-$2/c" "${HOSTS_A[@]}")
 	if [ "$not" = B ]; then bad_a=6 bad_c=5 via_a=5 via_c=6
 	else bad_a=5 bad_c=6 via_a=6 via_c=5; fi
 	local some=0
@@ -165,8 +165,8 @@ run ibsm ids && ring_rule ibsm ids B D
 # control: ibsm without the file breaks ties by its own switch order
 # (discovery), in which B is not last: some path crosses B
 if run ibsm noids; then
-	pa=$(ports "$FAB_TMP/ibsm-noids/a" $HOSTS_C)
-	pc=$(ports "$FAB_TMP/ibsm-noids/c" $HOSTS_A)
+	pa=$(ports "$FAB_TMP/ibsm-noids/a" "${HOSTS_C[@]}")
+	pc=$(ports "$FAB_TMP/ibsm-noids/c" "${HOSTS_A[@]}")
 	if grep -qw 6 <<<"$pa" || grep -qw 5 <<<"$pc"; then
 		fab_pass "ibsm-noids (control): some path between A and C crosses sw-B (A: $pa; C: $pc)"
 	else
@@ -179,18 +179,25 @@ if grep -q "routing: .*ids:4: 'zz': expected an id" "$FAB_TMP/ibsm-ids/run.log" 
 else
 	fab_fail ibsm-ids-log "$(grep "routing: " "$FAB_TMP/ibsm-ids/run.log" | head -n 5)"
 fi
-if cmp -s <(ports "$FAB_TMP/osm-ids/a" $HOSTS_C) <(ports "$FAB_TMP/ibsm-ids/a" $HOSTS_C) &&
-	cmp -s <(ports "$FAB_TMP/osm-ids/c" $HOSTS_A) <(ports "$FAB_TMP/ibsm-ids/c" $HOSTS_A); then
+# --check-config names the bad line too (no fabric needed)
+"$IBSM" --check-config -F "$FAB_TMP/ibsm-ids/opensm.conf" >"$FAB_TMP/check.out" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q "warning: .*ids:4: 'zz': expected an id" "$FAB_TMP/check.out"; then
+	fab_pass check-config-warns
+else
+	fab_fail check-config-warns "exit $rc: $(head -n 5 "$FAB_TMP/check.out")"
+fi
+if cmp -s <(ports "$FAB_TMP/osm-ids/a" "${HOSTS_C[@]}") <(ports "$FAB_TMP/ibsm-ids/a" "${HOSTS_C[@]}") &&
+	cmp -s <(ports "$FAB_TMP/osm-ids/c" "${HOSTS_A[@]}") <(ports "$FAB_TMP/ibsm-ids/c" "${HOSTS_A[@]}"); then
 	echo "    A -> C and C -> A ports: the same for both SMs"
 else
-	echo "    A -> C: OpenSM $(ports "$FAB_TMP/osm-ids/a" $HOSTS_C)| ibsm $(ports "$FAB_TMP/ibsm-ids/a" $HOSTS_C)"
-	echo "    C -> A: OpenSM $(ports "$FAB_TMP/osm-ids/c" $HOSTS_A)| ibsm $(ports "$FAB_TMP/ibsm-ids/c" $HOSTS_A)"
+	echo "    A -> C: OpenSM $(ports "$FAB_TMP/osm-ids/a" "${HOSTS_C[@]}")| ibsm $(ports "$FAB_TMP/ibsm-ids/a" "${HOSTS_C[@]}")"
+	echo "    C -> A: OpenSM $(ports "$FAB_TMP/osm-ids/c" "${HOSTS_A[@]}")| ibsm $(ports "$FAB_TMP/ibsm-ids/c" "${HOSTS_A[@]}")"
 fi
 
 # --- connect_roots: sw-A's entries for sw-C and its hosts (and back)
 n_routed() {
-	# shellcheck disable=SC2086
-	ports "$1" $2 | wc -w
+	ports "$@" | wc -w
 }
 run osm noconnect
 run osm connect
@@ -198,8 +205,8 @@ run ibsm noconnect
 run ibsm connect
 for r in osm-noconnect:0 osm-connect:5 ibsm-noconnect:5 ibsm-connect:5; do
 	d=$FAB_TMP/${r%:*} want=${r#*:}
-	na=$(n_routed "$d/a" "sw-C $HOSTS_C")
-	nc=$(n_routed "$d/c" "sw-A $HOSTS_A")
+	na=$(n_routed "$d/a" sw-C "${HOSTS_C[@]}")
+	nc=$(n_routed "$d/c" sw-A "${HOSTS_A[@]}")
 	if [ "$na" -eq "$want" ] && [ "$nc" -eq "$want" ]; then
 		fab_pass "${r%:*}: root to root $na of 5 routed each way"
 	else
@@ -215,8 +222,7 @@ else
 	fab_fail ibsm-connect-roots "$(grep -h "updn: " "$FAB_TMP"/ibsm-*connect/run.log | head -n 4)"
 fi
 for sm in osm ibsm; do
-	# shellcheck disable=SC2086
-	echo "    $sm connect_roots: A -> sw-C and its hosts by ports $(ports "$FAB_TMP/$sm-connect/a" sw-C $HOSTS_C)"
+	echo "    $sm connect_roots: A -> sw-C and its hosts by ports $(ports "$FAB_TMP/$sm-connect/a" sw-C "${HOSTS_C[@]}")"
 done
 
 fab_summary
