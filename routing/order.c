@@ -1,6 +1,6 @@
 /*
- * order.c - guid_routing_order_file and port_search_ordering_file (see
- * order.h): the parsers, the per-switch port ranks and the LID order the
+ * order.c - guid_routing_order_file, port_search_ordering_file and
+ * ids_guid_file (see order.h): the parsers, the per-switch port ranks and the LID order the
  * engines follow.
  */
 #include "config.h"

@@ -1,6 +1,6 @@
 /*
- * order.h - OpenSM's two ordering files for the engines, read and
- * resolved on the fabric model.  Pure functions: text in, arrays out;
+ * order.h - OpenSM's two ordering files for the engines, and updn's
+ * ids_guid_file, read and resolved on the fabric model.  Pure functions: text in, arrays out;
  * every problem with a line is handed to a callback as "FILE:LINE: what"
  * and the line is skipped, so a bad line never stops the routing.
  *

@@ -1,12 +1,14 @@
 /*
- * fuzz_order.c - libFuzzer target: the readers of guid_routing_order_file
- * and port_search_ordering_file (routing/order.c), and the port ranks
+ * fuzz_order.c - libFuzzer target: the readers of guid_routing_order_file,
+ * port_search_ordering_file and ids_guid_file (routing/order.c), and the
+ * port ranks
  * resolved on a small fabric (switches 0x1 and 0x2 of 8 and 36 ports, a
  * CA 0x3).
  *
  * Checked besides the sanitizers: both parsers return 0 (-ENOMEM only
  * when out of memory); every warning names the file and a line ("o:N:");
- * GUIDs are non-zero and distinct, their lines ascending; a port line
+ * GUIDs are non-zero and distinct, their lines ascending (for the ids,
+ * each GUID's line is the last that named it, so not ordered); a port line
  * lists 1-254 distinct ports, each in 1..254; resolving orders at most
  * the two switches, and each rank table is a permutation of 1..num_ports
  * with port 0 at 0, the listed ports first in line order.
@@ -44,6 +46,22 @@ static void check_guids(const uint8_t *data, size_t size)
 				abort();
 	}
 	order_guids_free(&o);
+}
+
+static void check_ids(const uint8_t *data, size_t size)
+{
+	struct node_ids o;
+
+	if (node_ids_parse(&o, (const char *)data, size, "o", warn, NULL))
+		abort();
+	for (size_t i = 0; i < o.n; i++) {
+		if (!o.guid[i] || !o.line[i])
+			abort();
+		for (size_t j = 0; j < i && o.n < 64; j++)
+			if (o.guid[j] == o.guid[i] || o.line[j] == o.line[i])
+				abort();
+	}
+	node_ids_free(&o);
 }
 
 static void check_rank(const struct fabric *f, uint8_t **rank, size_t id,
@@ -101,6 +119,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		built = true;
 	}
 	check_guids(data, size);
+	check_ids(data, size);
 	if (port_order_parse(&po, (const char *)data, size, "o", warn, NULL))
 		abort();
 	for (size_t i = 0; i < po.n; i++) {
