@@ -1,7 +1,7 @@
 /*
  * order.c - guid_routing_order_file, port_search_ordering_file and
- * ids_guid_file (see order.h): the parsers, the per-switch port ranks and the LID order the
- * engines follow.
+ * ids_guid_file (see order.h): the parsers, the per-switch port ranks
+ * and the LID order the engines follow.
  */
 #include "config.h"
 
