@@ -1,8 +1,9 @@
 /*
  * order.h - OpenSM's two ordering files for the engines, and updn's
  * ids_guid_file, read and resolved on the fabric model.  Pure functions:
- * text in, arrays out; every problem with a line is handed to a callback as "FILE:LINE: what"
- * and the line is skipped, so a bad line never stops the routing.
+ * text in, arrays out; every problem with a line is handed to a
+ * callback as "FILE:LINE: what" and the line is skipped, so a bad line
+ * never stops the routing.
  *
  * guid_routing_order_file: one port GUID per line.  The LIDs of the
  * listed ports are routed first, in file order (all LIDs of a port with

@@ -11,7 +11,9 @@
  * dependency graph is acyclic on a single VL, whatever the destinations.
  *
  * The order is (rank, switch index), rank being the hop count from the
- * nearest root.  Which roots: the node GUIDs of root_guid_file when given;
+ * nearest root; with an ids_guid_file (updn only) (rank, id, index),
+ * each switch's id from the file or else its node GUID, as OpenSM,
+ * whose tie-break is the GUID.  Which roots: the node GUIDs of root_guid_file when given;
  * otherwise, when some switches have no CA/router ports, the switches
  * farthest from any host (the top level of a fat tree; for dnup, whose
  * paths first descend and then climb, the switches with hosts, with the
@@ -37,6 +39,15 @@
  * with a guid_routing_order_file, the LIDs of its ports come first, in
  * its order.  Cost: O(switches x channels) for the distances plus
  * O(LIDs x channels) for the choices.
+ *
+ * connect_roots (updn only): no pair of switches is left without a path
+ * here, but two roots may have only paths that turn down and then up
+ * (two leaves named roots in a fat tree), and a root with hosts without a
+ * legal path to another is dropped from the roots.  With connect_roots
+ * the LIDs on root switches are routed by plain shortest paths from every
+ * switch (distances() with conn set), so the roots stay, as in OpenSM;
+ * when that closes a cycle in the channel dependency graph of the host
+ * paths (connect_check()), the tables are made again without it.
  */
 #include "config.h"
 
