@@ -418,6 +418,33 @@ static int orders_get(const struct sm_config *cfg, const struct fabric *f,
 }
 
 /*
+ * The minhop-only keys set while another engine routed (auto picks one
+ * from the fabric, unlike OpenSM's default minhop): the sentence saying
+ * so into buf, true; false when there is nothing to say.
+ */
+static bool minhop_keys_unused(const struct sm_config *cfg,
+			       const char *engine, char *buf, size_t len)
+{
+	const char *k[3];
+	unsigned n = 0;
+
+	if (!engine || !strcmp(engine, "minhop"))
+		return false;
+	if (cfg->hop_weights_file)
+		k[n++] = "hop_weights_file";
+	if (cfg->port_prof_ignore_file)
+		k[n++] = "port_prof_ignore_file";
+	if (cfg->port_profile_switch_nodes)
+		k[n++] = "port_profile_switch_nodes";
+	if (!n)
+		return false;
+	snprintf(buf, len, "%s routed; %s%s%s%s%s shape%s the minhop engine "
+		 "only", engine, k[0], n > 1 ? ", " : "", n > 1 ? k[1] : "",
+		 n > 2 ? ", " : "", n > 2 ? k[2] : "", n > 1 ? "" : "s");
+	return true;
+}
+
+/*
  * IBSM_DEBUG_CORRUPT_LFT=N (tests only): from the Nth routing computation
  * of this process on, one entry of the first switch's table that leads
  * to a CA is cleared after the engine ran, so that the verification has
@@ -951,6 +978,13 @@ static int finish(struct sm *sm, struct sm_route_job *j,
 			  out->fallback);
 	log_info("routing: %s%s%s (%.3f s)", out->engine,
 		 out->summary[0] ? ": " : "", out->summary, j->t_engine);
+	{
+		char note[200];
+
+		if (minhop_keys_unused(&sm->cfg, out->engine, note,
+				       sizeof(note)))
+			log_info("routing: %s", note);
+	}
 	log_split(out);
 	if (j->corrupt_lid)
 		log_warnx("debug: IBSM_DEBUG_CORRUPT_LFT: cleared LID %u in the"
@@ -1177,6 +1211,8 @@ int sm_route_offline(const char *file, const struct sm_config *cfg,
 	if (r.fallback[0])
 		fprintf(errf, "ibsm: warning: routing fell back to %s: %s\n",
 			r.engine, r.fallback);
+	if (minhop_keys_unused(cfg, r.engine, err, sizeof(err)))
+		fprintf(errf, "ibsm: note: %s\n", err);
 	rc = routing_report_compute(&f, &r, &rep);
 	if (rc < 0) {
 		fprintf(errf, "ibsm: --route-only: report: %s\n",
