@@ -99,9 +99,9 @@ static struct cfg_key keys[] = {
 	K("reassign_lids", CFG_BOOL, "FALSE", 0, 0, NULL, RT|IMPL, F_BOOL_(reassign_lids), "SWEEP OPTIONS"),
 	K("force_heavy_sweep", CFG_BOOL, "FALSE", 0, 0, NULL, RT|IMPL, F_BOOL_(force_heavy_sweep), "SWEEP OPTIONS"),
 	K("sweep_on_trap", CFG_BOOL, "TRUE", 0, 0, NULL, RT|IMPL, F_BOOL_(sweep_on_trap), "SWEEP OPTIONS"),
-	K("port_profile_switch_nodes", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
-	K("port_prof_ignore_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
-	K("hop_weights_file", CFG_PATH, "(null)", 0, 0, NULL, 0, F_NONE_, "ROUTING OPTIONS"),
+	K("port_profile_switch_nodes", CFG_BOOL, "FALSE", 0, 0, NULL, RT | IMPL, F_BOOL_(port_profile_switch_nodes), "ROUTING OPTIONS"),
+	K("port_prof_ignore_file", CFG_PATH, "(null)", 0, 0, NULL, IMPL, F_STR_(port_prof_ignore_file), "ROUTING OPTIONS"),
+	K("hop_weights_file", CFG_PATH, "(null)", 0, 0, NULL, IMPL, F_STR_(hop_weights_file), "ROUTING OPTIONS"),
 	K("port_search_ordering_file", CFG_PATH, "(null)", 0, 0, NULL, IMPL, F_STR_(port_search_ordering_file), "ROUTING OPTIONS"),
 	/* OpenSM's deprecated name of port_search_ordering_file (the 161st
 	 * key it reads, not written by opensm -c) */

@@ -22,7 +22,6 @@ enum opt_special {
 	OPT_SP_VERSION,		/* --version */
 	OPT_SP_VERBOSE,		/* -v: one more level of log_flags */
 	OPT_SP_DEBUG,		/* -d N: OpenSM's debug switches */
-	OPT_SP_IGNORE_GUIDS,	/* -i FILE: two keys */
 	OPT_SP_DUMP_FABRIC,	/* --dump-fabric FILE */
 	OPT_SP_DISCOVER_ONLY,	/* --discover-only */
 	OPT_SP_DUMP_LFTS,	/* --dump-lfts */

@@ -89,6 +89,9 @@ struct sm_config {
 	const char *cn_guid_file;	/* (sm/route.c reads them per routing) */
 	const char *guid_routing_order_file;	/* routing/order.h: read */
 	const char *port_search_ordering_file;	/* per routing, as above */
+	const char *hop_weights_file;		/* minhop's port weights */
+	const char *port_prof_ignore_file;	/* ports minhop does not count */
+	bool     port_profile_switch_nodes;	/* minhop counts switch LIDs */
 	const char *io_guid_file;	/* ftree's I/O nodes, and the reverse */
 	unsigned max_reverse_hops;	/* hops their paths may take */
 	bool     connect_roots;		/* updn: root LIDs by shortest paths */

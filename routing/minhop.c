@@ -10,8 +10,12 @@
  * switch); LIDs are taken in ascending order (the LIDs of the ports of
  * guid_routing_order_file first, in its order), so the hosts behind one
  * leaf spread round-robin over its uplinks.  Switch LIDs follow the same
- * rule but are not counted, as in OpenSM (port_profile_switch_nodes
- * off).  The further LIDs of a port with LMC > 0 prefer the next-hop
+ * rule but are not counted, as in OpenSM, unless port_profile_switch_nodes
+ * says so (then after all other LIDs, see route_switch()); routes leaving by a port that port_prof_ignore_file names are
+ * not counted either.  With hop_weights_file a path's length is the sum
+ * of the weights of the ports it leaves switches by (1 where the file
+ * sets none), and "shortest" means least summed weight (see
+ * build_wdist()).  The further LIDs of a port with LMC > 0 prefer the next-hop
  * switch, then the egress port, that the port's earlier LIDs use least,
  * then the load, so they take different paths wherever the fabric has
  * them.  Every hop gets strictly closer to the destination switch, so
@@ -45,7 +49,8 @@
  *    O(1) when a class's LIDs come in runs, as sequential LIDs do.
  *
  * Memory beyond the tables: three S x S bit matrices (reach and the two
- * planes), O(S) scratch per switch, and one descriptor per LID.
+ * planes), O(S) scratch per switch, and one descriptor per LID; with
+ * hop weights an S x S matrix of weighted distances instead of the bits.
  */
 #include "config.h"
 
@@ -66,7 +71,9 @@ struct dest {
 	uint8_t  port;		/* egress port at that switch (0: the switch) */
 	uint8_t  off;		/* LID - base LID */
 	uint8_t  lmc;
-	uint8_t  counted;	/* a CA/router LID: counts for the balance */
+	uint8_t  counted;	/* counts for the balance: a CA/router LID (and
+				 * a switch's with port_profile_switch_nodes) */
+	uint8_t  sw_lid;	/* a switch's LID */
 };
 
 /* Egress ports of one switch towards a set of equally good targets. */
@@ -118,6 +125,11 @@ struct minhop {
 	uint8_t  *nbr_use;
 	uint32_t np_off[257];	/* this switch's ports by neighbour ... */
 	uint8_t  np[256];	/* ... np[np_off[j] .. np_off[j + 1]) */
+
+	/* hop_weights_file: class masks are port masks (nw = 4) and
+	 * wdist[t * S + x] the least summed weight from x to t */
+	bool     weighted;
+	uint32_t *wdist;
 };
 
 static void minhop_free(struct minhop *m)
@@ -143,6 +155,7 @@ static void minhop_free(struct minhop *m)
 	free(m->nbr_stamp);
 	free(m->nbr_use);
 	free(m->lid_order);
+	free(m->wdist);
 }
 
 /* Switches, their distinct neighbour switches and a port -> neighbour map. */
@@ -333,6 +346,8 @@ static int build_dests(struct minhop *m, char *err, size_t errlen)
 			}
 			if (sw) {
 				d.sw = m->sw_idx[i];
+				d.counted = m->o && m->o->profile_switch_nodes;
+				d.sw_lid = 1;
 			} else if (routing_port_up(f, pt) &&
 				   m->sw_idx[pt->peer_node] >= 0) {
 				d.sw = m->sw_idx[pt->peer_node];
@@ -363,6 +378,8 @@ static int alloc_scratch(struct minhop *m)
 	m->nw = (maxk + 63) / 64;
 	if (!m->nw)
 		m->nw = 1;
+	if (m->weighted)
+		m->nw = 4;	/* ports 0 .. 255 */
 	m->hash_size = 64;
 	while (m->hash_size < 2 * S)
 		m->hash_size *= 2;
@@ -395,7 +412,23 @@ static size_t mask_hash(const uint64_t *w, size_t nw)
 	return (size_t)h;
 }
 
-/* The class of targets whose shortest-path neighbour mask is `w`. */
+/* Port p into class c's list: insertion sort (lists are short) into port
+ * order, or port_search_ordering_file's. */
+static void class_add(struct minhop *m, const struct eclass *c,
+		      const uint8_t *rank, uint8_t p)
+{
+	size_t at = m->n_ports++;
+
+	while (at > c->off && (rank ? rank[m->ports[at - 1]] > rank[p]
+				    : m->ports[at - 1] > p)) {
+		m->ports[at] = m->ports[at - 1];
+		at--;
+	}
+	m->ports[at] = p;
+}
+
+/* The class of targets whose shortest-path neighbour mask (port mask when
+ * weighted) is `w`. */
 static int class_for(struct minhop *m, size_t x, const uint64_t *w)
 {
 	size_t nw = m->nw, mask = m->hash_size - 1;
@@ -422,24 +455,17 @@ static int class_for(struct minhop *m, size_t x, const uint64_t *w)
 	c->off = (uint32_t)m->n_ports;
 	c->m = 0;
 	c->idx = 0;
+	/* bit j: neighbour j (its ports), or port j when weighted */
 	for (size_t wi = 0; wi < nw; wi++)
 		for (uint64_t bits = w[wi]; bits; bits &= bits - 1) {
 			size_t j = wi * 64 + (size_t)__builtin_ctzll(bits);
 
-			for (uint32_t q = m->np_off[j]; q < m->np_off[j + 1]; q++) {
-				/* insertion sort (lists are short) into port
-				 * order, or port_search_ordering_file's */
-				uint8_t p = m->np[q];
-				size_t at = m->n_ports++;
-
-				while (at > c->off &&
-				       (rank ? rank[m->ports[at - 1]] > rank[p]
-					     : m->ports[at - 1] > p)) {
-					m->ports[at] = m->ports[at - 1];
-					at--;
-				}
-				m->ports[at] = p;
+			if (m->weighted) {
+				class_add(m, c, rank, (uint8_t)j);
+				continue;
 			}
+			for (uint32_t q = m->np_off[j]; q < m->np_off[j + 1]; q++)
+				class_add(m, c, rank, m->np[q]);
 		}
 	c->n = (uint32_t)m->n_ports - c->off;
 	memcpy(m->cls_mask + m->n_cls * nw, w, nw * sizeof(*w));
@@ -527,6 +553,171 @@ static int build_classes(struct minhop *m, size_t x)
 	return 0;
 }
 
+/* ------------------------------------------------------- hop weights */
+
+/* The weight of port p of switch x (hop_weights_file; 1 by default). */
+static uint32_t port_wf(const struct minhop *m, size_t x, unsigned p)
+{
+	const uint8_t *wf = routing_node_vals(m->o->hop_wf, m->o->n_hop_wf,
+					      m->sw_node[x]);
+
+	return wf && wf[p] ? wf[p] : 1;
+}
+
+struct wheap {
+	uint64_t *v;		/* distance << 32 | switch */
+	size_t n;
+};
+
+static void wheap_push(struct wheap *h, uint64_t v)
+{
+	size_t i = h->n++;
+
+	for (; i && h->v[(i - 1) / 2] > v; i = (i - 1) / 2)
+		h->v[i] = h->v[(i - 1) / 2];
+	h->v[i] = v;
+}
+
+static uint64_t wheap_pop(struct wheap *h)
+{
+	uint64_t top = h->v[0], last = h->v[--h->n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && h->v[c + 1] < h->v[c])
+			c++;
+		if (h->v[c] >= last)
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n)
+		h->v[i] = last;
+	return top;
+}
+
+/*
+ * Weighted distances between all switches: d(x, t) = least, over the
+ * ports p of x to a switch y, of weight(x, p) + d(y, t), as OpenSM's
+ * min-hop tables add a port's weight to the hops its neighbour reports.
+ * One Dijkstra per target t over the reversed links (an array rin of
+ * (x, least weight from x to y) per y).  Positive weights make every
+ * hop of a path strictly nearer its target: the tables stay loop-free.
+ */
+static int build_wdist(struct minhop *m)
+{
+	size_t S = m->S, n_in = 0;
+	uint32_t *in_off = calloc(S + 2, sizeof(*in_off));
+	uint64_t *rin = NULL;	/* weight << 32 | x, per y */
+	struct wheap h = { 0 };
+	int rc = -ENOMEM;
+
+	m->wdist = malloc((S * S + 1) * sizeof(*m->wdist));
+	if (!in_off || !m->wdist)
+		goto out_off;
+	for (size_t x = 0; x < S; x++)
+		for (uint32_t j = m->nbr_off[x]; j < m->nbr_off[x + 1]; j++)
+			in_off[m->nbr[j] + 2]++;
+	for (size_t y = 0; y < S; y++)
+		in_off[y + 2] += in_off[y + 1];
+	n_in = in_off[S + 1];
+	rin = malloc((n_in + 1) * sizeof(*rin));
+	h.v = malloc((n_in + S + 1) * sizeof(*h.v));
+	if (!rin || !h.v)
+		goto out;
+	for (size_t x = 0; x < S; x++) {
+		const struct fab_node *n = fabric_node(m->f, m->sw_node[x]);
+		const int16_t *pn = m->port_nbr + m->port_off[x];
+		uint32_t first = m->nbr_off[x], k = m->nbr_off[x + 1] - first;
+		uint32_t least[256];
+
+		for (uint32_t j = 0; j < k; j++)
+			least[j] = UINT32_MAX;
+		for (unsigned p = 1; p <= n->num_ports; p++)
+			if (pn[p] >= 0 && port_wf(m, x, p) < least[pn[p]])
+				least[pn[p]] = port_wf(m, x, p);
+		for (uint32_t j = 0; j < k; j++)
+			rin[in_off[m->nbr[first + j] + 1]++] =
+				(uint64_t)least[j] << 32 | x;
+	}
+	for (size_t t = 0; t < S; t++) {
+		uint32_t *d = m->wdist + t * S;
+
+		for (size_t x = 0; x < S; x++)
+			d[x] = UINT32_MAX;
+		d[t] = 0;
+		h.n = 0;
+		wheap_push(&h, t);
+		while (h.n) {
+			uint64_t e = wheap_pop(&h);
+			uint32_t y = (uint32_t)e, dy = (uint32_t)(e >> 32);
+
+			if (dy != d[y])
+				continue;
+			for (uint32_t i = in_off[y]; i < in_off[y + 1]; i++) {
+				uint32_t x = (uint32_t)rin[i];
+				uint32_t dx = dy + (uint32_t)(rin[i] >> 32);
+
+				if (dx < d[x]) {
+					d[x] = dx;
+					wheap_push(&h, (uint64_t)dx << 32 | x);
+				}
+			}
+		}
+	}
+	rc = 0;
+out:
+	free(rin);
+	free(h.v);
+out_off:
+	free(in_off);
+	return rc;
+}
+
+/*
+ * The classes of switch x's targets when weighted: target t's mask has
+ * bit p for each port p to a switch y with weight(x, p) + d(y, t) =
+ * d(x, t), the ports on a path of least weight.
+ */
+static int build_classes_wf(struct minhop *m, size_t x)
+{
+	size_t S = m->S;
+	const struct fab_node *n = fabric_node(m->f, m->sw_node[x]);
+	const int16_t *pn = m->port_nbr + m->port_off[x];
+	const int32_t *nb = m->nbr + m->nbr_off[x];
+
+	for (size_t i = 0; i < m->hash_size; i++)
+		m->hash[i] = -1;
+	m->n_cls = 0;
+	m->n_ports = 0;
+	for (size_t t = 0; t < S; t++) {
+		const uint32_t *d = m->wdist + t * S;
+		uint64_t pm[4] = { 0 };
+		int32_t c = -1;
+
+		if (t != x && d[x] != UINT32_MAX) {
+			for (unsigned p = 1; p <= n->num_ports; p++) {
+				uint32_t dy;
+
+				if (pn[p] < 0)
+					continue;
+				dy = d[nb[pn[p]]];
+				if (dy != UINT32_MAX && dy + port_wf(m, x, p) == d[x])
+					pm[p / 64] |= 1ull << (p % 64);
+			}
+			c = class_for(m, x, pm);
+			if (c < 0)
+				return c;
+		}
+		m->cls_of[t] = c;
+	}
+	return 0;
+}
+
 /* The first least-loaded port of class c's list (see the top comment). */
 static uint8_t class_pick(struct minhop *m, struct eclass *c)
 {
@@ -593,51 +784,72 @@ static void lmc_use(struct minhop *m, const int16_t *pn, uint8_t p)
 	m->nbr_use[j]++;
 }
 
+/* The LFT entry of one LID at switch x; counts it for the balance. */
+static void route_lid(struct minhop *m, size_t x, size_t lid, uint8_t *lft,
+		      const int16_t *pn, const uint8_t *ign)
+{
+	const struct dest *d = &m->dest[lid];
+	int32_t ci;
+	uint8_t p;
+
+	if (d->sw < 0)
+		return;
+	if ((size_t)d->sw == x) {
+		lft[lid] = d->port;
+		return;
+	}
+	ci = m->cls_of[d->sw];
+	if (ci < 0)
+		return;
+	if (d->lmc && d->off) {
+		/* the least-loaded port, unless the port's LIDs use it
+		 * or its next hop already: then the full preference */
+		p = class_pick(m, &m->cls[ci]);
+		if (m->port_stamp[p] == m->stamp ||
+		    m->nbr_stamp[pn[p]] == m->stamp)
+			p = class_pick_lmc(m, x, &m->cls[ci]);
+	} else {
+		p = class_pick(m, &m->cls[ci]);
+		if (d->lmc)
+			m->stamp++;
+	}
+	if (d->lmc)
+		lmc_use(m, pn, p);
+	m->cnt[p] += d->counted && !(ign && ign[p]);
+	lft[lid] = p;
+}
+
+/*
+ * Switch x's LFT.  With port_profile_switch_nodes the switch LIDs, which
+ * then count, come after all others, as OpenSM routes switch ports after
+ * the end ports: they spread over what the hosts left, and the hosts'
+ * routes are those without the key.
+ */
 static void route_switch(struct minhop *m, size_t x)
 {
 	uint8_t *lft = m->out->lft[m->sw_node[x]].port;
 	const int16_t *pn = m->port_nbr + m->port_off[x];
+	const uint8_t *ign = m->o ? routing_node_vals(m->o->prof_ignore,
+						      m->o->n_prof_ignore,
+						      m->sw_node[x]) : NULL;
+	bool later = m->o && m->o->profile_switch_nodes;
 
 	memset(m->cnt, 0, sizeof(m->cnt));
-	for (size_t i = 1; i <= m->top; i++) {
-		size_t lid = m->lid_order ? m->lid_order[i - 1] : i;
-		const struct dest *d = &m->dest[lid];
-		int32_t ci;
-		uint8_t p;
+	for (unsigned pass = 0; pass < (later ? 2u : 1u); pass++)
+		for (size_t i = 1; i <= m->top; i++) {
+			size_t lid = m->lid_order ? m->lid_order[i - 1] : i;
 
-		if (d->sw < 0)
-			continue;
-		if ((size_t)d->sw == x) {
-			lft[lid] = d->port;
-			continue;
+			if (!later || m->dest[lid].sw_lid == pass)
+				route_lid(m, x, lid, lft, pn, ign);
 		}
-		ci = m->cls_of[d->sw];
-		if (ci < 0)
-			continue;
-		if (d->lmc && d->off) {
-			/* the least-loaded port, unless the port's LIDs use it
-			 * or its next hop already: then the full preference */
-			p = class_pick(m, &m->cls[ci]);
-			if (m->port_stamp[p] == m->stamp ||
-			    m->nbr_stamp[pn[p]] == m->stamp)
-				p = class_pick_lmc(m, x, &m->cls[ci]);
-		} else {
-			p = class_pick(m, &m->cls[ci]);
-			if (d->lmc)
-				m->stamp++;
-		}
-		if (d->lmc)
-			lmc_use(m, pn, p);
-		m->cnt[p] += d->counted;
-		lft[lid] = p;
-	}
 }
 
 static int minhop_route(const struct fabric *f, const struct routing_opts *o,
 			struct routing_result *out,
 			char *err, size_t errlen)
 {
-	struct minhop m = { .f = f, .o = o, .out = out, .top = f->max_lid };
+	struct minhop m = { .f = f, .o = o, .out = out, .top = f->max_lid,
+			    .weighted = o && o->hop_wf };
 	size_t n_first;
 	int rc;
 
@@ -651,13 +863,13 @@ static int minhop_route(const struct fabric *f, const struct routing_opts *o,
 	if (rc == 0)
 		rc = build_dests(&m, err, errlen);
 	if (rc == 0)
-		rc = build_dist(&m);
+		rc = m.weighted ? build_wdist(&m) : build_dist(&m);
 	if (rc == 0)
 		rc = alloc_scratch(&m);
 	if (rc == 0)
 		rc = routing_alloc_tables(f, out, m.top);
 	for (size_t x = 0; rc == 0 && x < m.S; x++) {
-		rc = build_classes(&m, x);
+		rc = m.weighted ? build_classes_wf(&m, x) : build_classes(&m, x);
 		if (rc == 0)
 			route_switch(&m, x);
 	}

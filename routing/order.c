@@ -586,6 +586,185 @@ long port_order_resolve(const struct fabric *f, const struct port_order *po,
 	return (long)n_sw;
 }
 
+/* ------------------------------ hop_weights_file, port_prof_ignore_file */
+
+void port_vals_free(struct port_vals *pv)
+{
+	free(pv->e);
+	memset(pv, 0, sizeof(*pv));
+}
+
+/*
+ * The number at p (after blanks) into *v when it is in lo .. hi; `what`
+ * names it in the warning.  NULL (warned) when it is missing or bad,
+ * else where it ended.
+ */
+static const char *val_field(const char *p, const char *e, uint64_t lo,
+			     uint64_t hi, uint64_t *v, const char *what,
+			     const char *name, unsigned line,
+			     order_warn_fn *warn, void *ctx)
+{
+	const char *next;
+	enum num_rc rc;
+	char tok[64];
+
+	while (p < e && is_blank(*p))
+		p++;
+	if (p == e || *p == '#') {
+		warnf(warn, ctx, NULL, "%s:%u: expected a %s after the switch "
+		      "GUID; line skipped", name, line, what);
+		return NULL;
+	}
+	rc = parse_num(p, e, v, &next);
+	quote(p, e, tok, sizeof(tok));
+	if (rc != NUM_OK || *v < lo || *v > hi) {
+		warnf(warn, ctx, NULL, "%s:%u: %s '%s': expected %" PRIu64
+		      "-%" PRIu64 "; line skipped", name, line, what, tok, lo,
+		      hi);
+		return NULL;
+	}
+	return next;
+}
+
+/* Room for one more line. */
+static int vals_room(struct port_vals *pv, size_t *cap)
+{
+	size_t c;
+	struct port_val_line *ne;
+
+	if (pv->n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 16;
+	ne = realloc(pv->e, c * sizeof(*ne));
+	if (!ne)
+		return -ENOMEM;
+	pv->e = ne;
+	*cap = c;
+	return 0;
+}
+
+int port_vals_parse(struct port_vals *pv, const char *text, size_t len,
+		    const char *name, bool weights, order_warn_fn *warn,
+		    void *ctx)
+{
+	size_t pos = 0, cap = 0;
+	unsigned line = 0;
+	const char *p, *e, *next;
+	char tok[64];
+
+	memset(pv, 0, sizeof(*pv));
+	while (next_line(text, len, &pos, &p, &e)) {
+		uint64_t g, port, w = 1;
+		enum num_rc rc;
+
+		line++;
+		if (!(p = content(p, e)))
+			continue;
+		rc = parse_num(p, e, &g, &next);
+		if (rc != NUM_OK || !g) {
+			quote(p, e, tok, sizeof(tok));
+			warnf(warn, ctx, NULL, "%s:%u: '%s': expected a switch "
+			      "node GUID (0x and hexadecimal digits), then a "
+			      "port%s; line skipped", name, line, tok,
+			      weights ? " and a weight" : "");
+			continue;
+		}
+		next = val_field(next, e, 1, ORDER_MAX_PORT, &port, "port",
+				 name, line, warn, ctx);
+		if (next && weights)
+			next = val_field(next, e, 1, 255, &w, "weight", name,
+					 line, warn, ctx);
+		if (!next)
+			continue;
+		if (pv->n == ORDER_MAX_ENTRIES) {
+			warnf(warn, ctx, NULL, "%s:%u: more than %u lines: the "
+			      "rest is ignored", name, line, ORDER_MAX_ENTRIES);
+			break;
+		}
+		if (vals_room(pv, &cap) < 0) {
+			port_vals_free(pv);
+			return -ENOMEM;
+		}
+		pv->e[pv->n++] = (struct port_val_line){
+			.guid = g, .line = line, .port = (uint8_t)port,
+			.val = (uint8_t)w };
+	}
+	return 0;
+}
+
+/* The switch line l names, when it has the port; else -1 (warned). */
+static int32_t val_switch(const struct fabric *f,
+			  const struct port_val_line *l, const char *name,
+			  order_warn_fn *warn, void *ctx)
+{
+	int32_t id = fabric_find(f, l->guid);
+	const struct fab_node *n;
+
+	if (id < 0 || fabric_node(f, id)->type != NODE_TYPE_SWITCH) {
+		warnf(warn, ctx, NULL, "%s:%u: 0x%016" PRIx64 " is no switch "
+		      "of the fabric; line skipped", name, l->line, l->guid);
+		return -1;
+	}
+	n = fabric_node(f, id);
+	if (l->port > n->num_ports) {
+		warnf(warn, ctx, NULL, "%s:%u: port %u: switch 0x%016" PRIx64
+		      " has ports 1-%u; line skipped", name, l->line, l->port,
+		      l->guid, n->num_ports);
+		return -1;
+	}
+	return id;
+}
+
+long port_vals_resolve(const struct fabric *f, const struct port_vals *pv,
+		       const char *name, uint8_t def, uint8_t ***val,
+		       order_warn_fn *warn, void *ctx)
+{
+	size_t bytes, ptrs = (f->n_nodes ? f->n_nodes : 1) * sizeof(uint8_t *);
+	int32_t *id = malloc((pv->n + 1) * sizeof(*id));
+	uint8_t *named = calloc(f->n_nodes + 1, 1);
+	uint8_t **v, *data;
+	long n_sw = 0;
+
+	*val = NULL;
+	if (!id || !named) {
+		free(id);
+		free(named);
+		return -ENOMEM;
+	}
+	bytes = ptrs;
+	for (size_t i = 0; i < pv->n; i++) {
+		id[i] = val_switch(f, &pv->e[i], name, warn, ctx);
+		if (id[i] < 0 || named[id[i]])
+			continue;
+		named[id[i]] = 1;
+		n_sw++;
+		bytes += (size_t)fabric_node(f, id[i])->num_ports + 1;
+	}
+	v = n_sw ? calloc(1, bytes) : NULL;
+	if (n_sw && !v) {
+		free(id);
+		free(named);
+		return -ENOMEM;
+	}
+	data = v ? (uint8_t *)v + ptrs : NULL;
+	for (size_t i = 0; i < pv->n; i++) {
+		if (id[i] < 0)
+			continue;
+		if (!v[id[i]]) {
+			size_t np = (size_t)fabric_node(f, id[i])->num_ports + 1;
+
+			v[id[i]] = data;
+			memset(data, def, np);
+			data += np;
+		}
+		v[id[i]][pv->e[i].port] = pv->e[i].val;
+	}
+	free(id);
+	free(named);
+	*val = v;
+	return n_sw;
+}
+
 /* --------------------------------------------------------- the LID order */
 
 struct pguid {

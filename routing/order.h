@@ -25,6 +25,7 @@
 #ifndef IBSM_ROUTING_ORDER_H
 #define IBSM_ROUTING_ORDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -92,6 +93,51 @@ void port_order_free(struct port_order *o);
 long port_order_resolve(const struct fabric *f, const struct port_order *po,
 			const char *name, uint8_t ***rank,
 			order_warn_fn *warn, void *ctx);
+
+/*
+ * hop_weights_file and port_prof_ignore_file: one switch port per line,
+ * "<switch node GUID> <port> <weight>" (weight 1-255) and "<switch node
+ * GUID> <port>", read as the files above (what follows after a blank is
+ * ignored, as OpenSM does).  Ports are 1 .. ORDER_MAX_PORT here; whether
+ * the switch and its port exist is for port_vals_resolve().
+ */
+struct port_val_line {
+	uint64_t guid;		/* switch node GUID */
+	unsigned line;
+	uint8_t port;
+	uint8_t val;		/* the weight; 1 for port_prof_ignore_file */
+};
+
+struct port_vals {
+	struct port_val_line *e;
+	size_t n;
+};
+
+/*
+ * Parse the text; `weights`: a weight must follow the port (else the
+ * value is 1).  A line whose GUID, port or weight is not a number or out
+ * of range (GUID 0, port 0 or above ORDER_MAX_PORT, weight 0 or above
+ * 255) or that lacks one is reported through warn and skipped.  0, or
+ * -ENOMEM (pv then empty).
+ */
+int port_vals_parse(struct port_vals *pv, const char *text, size_t len,
+		    const char *name, bool weights, order_warn_fn *warn,
+		    void *ctx);
+void port_vals_free(struct port_vals *pv);
+
+/*
+ * The value of each port of each switch of `f` that a line of `pv`
+ * names: *val (one malloc'd block: free(*val) frees all) gets f->n_nodes
+ * pointers, NULL for a node no line names, else val[p] for ports 0 ..
+ * num_ports, `def` where no line sets one.  A line whose GUID is no
+ * switch of `f` or whose port is above the switch's port count is
+ * reported and skipped; a later line for the same port replaces the
+ * value of an earlier one (as in OpenSM).  Returns the switches named,
+ * or -ENOMEM.
+ */
+long port_vals_resolve(const struct fabric *f, const struct port_vals *pv,
+		       const char *name, uint8_t def, uint8_t ***val,
+		       order_warn_fn *warn, void *ctx);
 
 /*
  * ids_guid_file: "<switch node GUID> <id>" per line, the id (any 64-bit

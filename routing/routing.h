@@ -162,6 +162,25 @@ struct routing_opts {
 	const uint64_t *io_guids;
 	size_t n_io_guids;
 	unsigned max_reverse_hops;
+	/*
+	 * hop_weights_file resolved on the fabric (port_vals_resolve()):
+	 * hop_wf[node id] NULL or the weight (1-255) of each of that
+	 * switch's ports 0 .. num_ports, 1 where the file sets none.  minhop
+	 * then takes paths of least summed weight of the ports a packet
+	 * leaves switches by (instead of least hops).  NULL: every port 1.
+	 */
+	const uint8_t *const *hop_wf;
+	size_t n_hop_wf;
+	/*
+	 * port_prof_ignore_file resolved likewise: prof_ignore[node id] NULL
+	 * or non-zero for each port whose routes minhop does not count in
+	 * that switch's per-port load.  NULL: every port counts.
+	 */
+	const uint8_t *const *prof_ignore;
+	size_t n_prof_ignore;
+	/* port_profile_switch_nodes: minhop counts the routes to switch
+	 * LIDs in the per-port load too (false: CA/router LIDs only) */
+	bool profile_switch_nodes;
 	/* connect_roots: updn routes the LIDs of its root switches (their
 	 * own and their CAs') by shortest paths from every switch, as
 	 * OpenSM, when that keeps the routes free of credit loops
@@ -173,6 +192,16 @@ struct routing_opts {
 	const uint64_t *ids;
 	size_t n_ids;
 };
+
+/* The byte array of switch `node` in a per-node table (hop_wf,
+ * prof_ignore), or NULL when it has none. */
+static inline const uint8_t *routing_node_vals(const uint8_t *const *v,
+					       size_t n, int32_t node)
+{
+	if (!v || node < 0 || (size_t)node >= n)
+		return NULL;
+	return v[node];
+}
 
 /* The search rank of switch `node`'s ports (routing_opts.port_rank), or
  * NULL when it has none. */

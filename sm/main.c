@@ -247,13 +247,6 @@ static int parse_options(int argc, char **argv, struct sm_config *o,
 		case OPT_SP_DEBUG:
 			rc = debug_switch(conf, r, spell, optarg);
 			break;
-		case OPT_SP_IGNORE_GUIDS:
-			rc = set_key(conf, r, spell, "port_prof_ignore_file",
-				     optarg);
-			if (rc == 0)
-				rc = set_key(conf, r, spell,
-					     "port_profile_switch_nodes", "TRUE");
-			break;
 		case OPT_SP_DUMP_FABRIC:
 			o->dump_fabric = optarg;
 			break;
@@ -404,6 +397,8 @@ static bool missing_ok(const struct cfg *conf, size_t i, const char *v,
 		       " roots themselves), as OpenSM";
 	else if (!strcmp(name, "guid_routing_order_file") ||
 		 !strcmp(name, "port_search_ordering_file") ||
+		 !strcmp(name, "hop_weights_file") ||
+		 !strcmp(name, "port_prof_ignore_file") ||
 		 !strcmp(name, "ids_guid_file"))
 		then = "routing goes on without it, as OpenSM";
 	else if (!strcmp(name, "io_guid_file"))
@@ -480,6 +475,8 @@ static size_t check_files(const struct cfg *conf, size_t *warnings)
 		/* bad lines are skipped when routing: warnings */
 		if (!strcmp(name, "guid_routing_order_file") ||
 		    !strcmp(name, "port_search_ordering_file") ||
+		    !strcmp(name, "hop_weights_file") ||
+		    !strcmp(name, "port_prof_ignore_file") ||
 		    !strcmp(name, "ids_guid_file"))
 			*warnings += sm_order_file_check(name, v);
 		if (!strcmp(name, "node_name_map_name")) {

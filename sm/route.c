@@ -189,6 +189,7 @@ static int opts_get(const struct sm_config *cfg, struct routing_opts *o,
 		}
 	}
 	o->max_reverse_hops = cfg->max_reverse_hops;
+	o->profile_switch_nodes = cfg->port_profile_switch_nodes;
 	o->connect_roots = cfg->connect_roots;
 	/* torus_config: read when the file exists (OpenSM reads it for its
 	 * torus-2QoS engine; without it the torus engine finds the shape
@@ -217,6 +218,8 @@ static void opts_free(struct routing_opts *o)
 	free((void *)o->torus_conf);
 	free((void *)o->order_guids);
 	free((void *)o->port_rank);
+	free((void *)o->hop_wf);
+	free((void *)o->prof_ignore);
 	free((void *)o->id_guids);
 	free((void *)o->ids);
 	memset(o, 0, sizeof(*o));
@@ -316,22 +319,87 @@ size_t sm_order_file_check(const char *key, const char *path)
 		if (node_ids_parse(&ni, text, len, path, order_warn_stderr,
 				   &n) == 0)
 			node_ids_free(&ni);
-	} else {
+	} else if (!strcmp(key, "port_search_ordering_file")) {
 		struct port_order po;
 
 		if (port_order_parse(&po, text, len, path, order_warn_stderr,
 				     &n) == 0)
 			port_order_free(&po);
+	} else {
+		struct port_vals pv;
+
+		if (port_vals_parse(&pv, text, len, path,
+				    !strcmp(key, "hop_weights_file"),
+				    order_warn_stderr, &n) == 0)
+			port_vals_free(&pv);
 	}
 	free(text);
 	return n;
 }
 
 /*
- * guid_routing_order_file, port_search_ordering_file and ids_guid_file
- * into `o`, the second resolved on `f` (the fabric to be routed).  Lines that cannot
- * be used are reported through w and skipped; a file that cannot be
- * read is left out.  Only -ENOMEM fails.
+ * hop_weights_file (`weights`) or port_prof_ignore_file `path` resolved
+ * on `f` into *val and *n (port_vals_resolve(); untouched when the file
+ * cannot be read or sets nothing on `f`).  0 or -ENOMEM.
+ */
+static int vals_get(const struct fabric *f, const char *key,
+		    const char *path, bool weights,
+		    const uint8_t *const **val, size_t *n,
+		    struct order_warn *w)
+{
+	struct port_vals pv;
+	uint8_t **v;
+	long n_sw = 0;
+	size_t len;
+	char *text;
+	int rc;
+
+	if (!path || !(text = order_read(key, path, &len, w)))
+		return 0;
+	rc = port_vals_parse(&pv, text, len, path, weights, order_warn_cb, w);
+	free(text);
+	if (rc == 0)
+		n_sw = port_vals_resolve(f, &pv, path, weights ? 1 : 0, &v,
+					 order_warn_cb, w);
+	port_vals_free(&pv);
+	if (rc < 0 || n_sw < 0)
+		return -ENOMEM;
+	if (n_sw > 0) {
+		*val = (const uint8_t *const *)v;
+		*n = f->n_nodes;
+	}
+	return 0;
+}
+
+/* ids_guid_file into `o` (untouched when it cannot be read).  0 or
+ * -ENOMEM. */
+static int ids_get(const char *path, struct routing_opts *o,
+		   struct order_warn *w)
+{
+	struct node_ids ni;
+	size_t len;
+	char *text;
+	int rc;
+
+	if (!path || !(text = order_read("ids_guid_file", path, &len, w)))
+		return 0;
+	rc = node_ids_parse(&ni, text, len, path, order_warn_cb, w);
+	free(text);
+	if (rc == 0) {
+		free(ni.line);
+		o->id_guids = ni.guid;
+		o->ids = ni.id;
+		o->n_ids = ni.n;
+	}
+	return rc;
+}
+
+/*
+ * guid_routing_order_file and port_search_ordering_file into `o`, the
+ * latter resolved on `f` (the fabric to be routed), and likewise
+ * hop_weights_file and port_prof_ignore_file; ids_guid_file.  Lines that
+ * cannot be used are reported through w and skipped; a file that cannot
+ * be read is left out.  Only -ENOMEM fails.
  */
 static int orders_get(const struct sm_config *cfg, const struct fabric *f,
 		      struct routing_opts *o, struct order_warn *w)
@@ -371,21 +439,43 @@ static int orders_get(const struct sm_config *cfg, const struct fabric *f,
 			o->n_port_rank = f->n_nodes;
 		}
 	}
-	if (rc == 0 && cfg->ids_guid_file &&
-	    (text = order_read("ids_guid_file", cfg->ids_guid_file, &len, w))) {
-		struct node_ids ni;
-
-		rc = node_ids_parse(&ni, text, len, cfg->ids_guid_file,
-				    order_warn_cb, w);
-		free(text);
-		if (rc == 0) {
-			free(ni.line);
-			o->id_guids = ni.guid;
-			o->ids = ni.id;
-			o->n_ids = ni.n;
-		}
-	}
+	if (rc == 0)
+		rc = vals_get(f, "hop_weights_file", cfg->hop_weights_file,
+			      true, &o->hop_wf, &o->n_hop_wf, w);
+	if (rc == 0)
+		rc = vals_get(f, "port_prof_ignore_file",
+			      cfg->port_prof_ignore_file, false,
+			      &o->prof_ignore, &o->n_prof_ignore, w);
+	if (rc == 0)
+		rc = ids_get(cfg->ids_guid_file, o, w);
 	return rc;
+}
+
+/*
+ * The minhop-only keys set while another engine routed (auto picks one
+ * from the fabric, unlike OpenSM's default minhop): the sentence saying
+ * so into buf, true; false when there is nothing to say.
+ */
+static bool minhop_keys_unused(const struct sm_config *cfg,
+			       const char *engine, char *buf, size_t len)
+{
+	const char *k[3];
+	unsigned n = 0;
+
+	if (!engine || !strcmp(engine, "minhop"))
+		return false;
+	if (cfg->hop_weights_file)
+		k[n++] = "hop_weights_file";
+	if (cfg->port_prof_ignore_file)
+		k[n++] = "port_prof_ignore_file";
+	if (cfg->port_profile_switch_nodes)
+		k[n++] = "port_profile_switch_nodes";
+	if (!n)
+		return false;
+	snprintf(buf, len, "%s routed; %s%s%s%s%s shape%s the minhop engine "
+		 "only", engine, k[0], n > 1 ? ", " : "", n > 1 ? k[1] : "",
+		 n > 2 ? ", " : "", n > 2 ? k[2] : "", n > 1 ? "" : "s");
+	return true;
 }
 
 /*
@@ -922,6 +1012,13 @@ static int finish(struct sm *sm, struct sm_route_job *j,
 			  out->fallback);
 	log_info("routing: %s%s%s (%.3f s)", out->engine,
 		 out->summary[0] ? ": " : "", out->summary, j->t_engine);
+	{
+		char note[200];
+
+		if (minhop_keys_unused(&sm->cfg, out->engine, note,
+				       sizeof(note)))
+			log_info("routing: %s", note);
+	}
 	log_split(out);
 	if (j->corrupt_lid)
 		log_warnx("debug: IBSM_DEBUG_CORRUPT_LFT: cleared LID %u in the"
@@ -1148,6 +1245,8 @@ int sm_route_offline(const char *file, const struct sm_config *cfg,
 	if (r.fallback[0])
 		fprintf(errf, "ibsm: warning: routing fell back to %s: %s\n",
 			r.engine, r.fallback);
+	if (minhop_keys_unused(cfg, r.engine, err, sizeof(err)))
+		fprintf(errf, "ibsm: note: %s\n", err);
 	rc = routing_report_compute(&f, &r, &rep);
 	if (rc < 0) {
 		fprintf(errf, "ibsm: --route-only: report: %s\n",

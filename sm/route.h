@@ -37,8 +37,9 @@ int sm_guid_file_load(const char *path, uint64_t **guids, char *err,
 		      size_t errlen);
 
 /*
- * At start: the lines of guid_routing_order_file or
- * port_search_ordering_file (`key`) at `path` that the routing will skip,
+ * At start: the lines of guid_routing_order_file,
+ * port_search_ordering_file, hop_weights_file or port_prof_ignore_file
+ * (`key`) at `path` that the routing will skip,
  * each a warning on stderr ("FILE:LINE: what"), or that the file cannot
  * be read.  Whether the GUIDs are switches of the fabric is known at
  * routing.  Returns the number of warnings.

@@ -116,9 +116,9 @@ for args in "--no-such-option" "-j" "--------" "-p" "--config"; do
 	fi
 done
 
-out=$("$IBSM" --do_mesh_analysis -w /x -I -B --perfmgr --check-config 2>&1)
+out=$("$IBSM" --do_mesh_analysis -S /x -I -B --perfmgr --check-config 2>&1)
 if grep -qF -- "--do_mesh_analysis: do_mesh_analysis is not implemented yet; ignored" <<<"$out" &&
-	grep -qF -- "-w: hop_weights_file is not implemented yet; ignored" <<<"$out" &&
+	grep -qF -- "-S: sa_db_file is not implemented yet; ignored" <<<"$out" &&
 	! grep -qF -- "-I" <<<"$out" &&
 	! grep -qF -- "-B" <<<"$out" &&
 	! grep -qF -- "--perfmgr" <<<"$out"; then

@@ -1,8 +1,7 @@
 /*
  * fuzz_order.c - libFuzzer target: the readers of guid_routing_order_file,
  * port_search_ordering_file and ids_guid_file (routing/order.c), and the
- * port ranks
- * resolved on a small fabric (switches 0x1 and 0x2 of 8 and 36 ports, a
+ * port ranks resolved on a small fabric (switches 0x1 and 0x2 of 8 and 36 ports, a
  * CA 0x3).
  *
  * Checked besides the sanitizers: both parsers return 0 (-ENOMEM only
@@ -12,6 +11,11 @@
  * lists 1-254 distinct ports, each in 1..254; resolving orders at most
  * the two switches, and each rank table is a permutation of 1..num_ports
  * with port 0 at 0, the listed ports first in line order.
+ *
+ * The same input as hop_weights_file and port_prof_ignore_file
+ * (port_vals_parse(), port_vals_resolve()): ports 1..254 and weights
+ * 1..255 (1 without weights); at most the two switches get a table,
+ * whose entries are the default or a value some line set.
  */
 #include "config.h"
 
@@ -102,6 +106,44 @@ static void check_rank(const struct fabric *f, uint8_t **rank, size_t id,
 	}
 }
 
+static void check_vals(const struct fabric *f, const uint8_t *data,
+		       size_t size, bool weights)
+{
+	struct port_vals pv;
+	uint8_t **v;
+	long n;
+
+	if (port_vals_parse(&pv, (const char *)data, size, "o", weights, warn,
+			    NULL))
+		abort();
+	for (size_t i = 0; i < pv.n; i++)
+		if (!pv.e[i].guid || pv.e[i].port < 1 ||
+		    pv.e[i].port > ORDER_MAX_PORT || !pv.e[i].val ||
+		    (!weights && pv.e[i].val != 1) ||
+		    (i && pv.e[i].line <= pv.e[i - 1].line))
+			abort();
+	n = port_vals_resolve(f, &pv, "o", weights ? 1 : 0, &v, warn, NULL);
+	if (n < 0 || n > 2 || (n == 0) != (v == NULL))
+		abort();
+	for (size_t id = 0; v && id < f->n_nodes; id++) {
+		if (!v[id])
+			continue;
+		if (f->nodes[id].type != NODE_TYPE_SWITCH)
+			abort();
+		for (unsigned p = 0; p <= f->nodes[id].num_ports; p++) {
+			bool set = false;
+
+			for (size_t i = 0; i < pv.n && !set; i++)
+				set = pv.e[i].guid == f->nodes[id].guid &&
+				      pv.e[i].port == p && pv.e[i].val == v[id][p];
+			if (v[id][p] != (weights ? 1 : 0) && !set)
+				abort();
+		}
+	}
+	free(v);
+	port_vals_free(&pv);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct fabric f;
@@ -119,6 +161,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		built = true;
 	}
 	check_guids(data, size);
+	check_vals(&f, data, size, true);
+	check_vals(&f, data, size, false);
 	check_ids(data, size);
 	if (port_order_parse(&po, (const char *)data, size, "o", warn, NULL))
 		abort();

@@ -197,8 +197,7 @@ START_TEST(dimn_ports_file_alias)
 	ck_assert_uint_eq(c.warnings.n, 1);
 	/* ... and is implemented as the key it names is */
 	ck_assert(cfg_key_implemented(&cfg_keys(NULL)[i]));
-	ck_assert(!cfg_key_implemented(cfg_key_find("hop_weights_file",
-						    NULL)));
+	ck_assert(!cfg_key_implemented(cfg_key_find("sa_db_file", NULL)));
 	char buf[256];
 	size_t n;
 	cfg_unimplemented(&c, buf, sizeof(buf), &n);
