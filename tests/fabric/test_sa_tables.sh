@@ -85,12 +85,20 @@ if fab_wait_master 30; then
 else
 	fab_fail tables-opensm-up "OpenSM did not become master"
 fi
+# OpenSM itself, not only its wrapper, must be gone before ibsm starts
+# on the same port: else it stays master and answers the queries
+osm_pid=$(fab_descendant "$osm_bg" opensm)
 for f in "$FAB_TMP"/pids/*; do
 	pid=${f##*/}
 	[ "$pid" = "$FAB_SIM_PID" ] || [ "$pid" = "$FAB_SIM_WATCH" ] ||
 		kill -TERM "$pid" 2>/dev/null
 done
+[ -n "$osm_pid" ] && kill -TERM "$osm_pid" 2>/dev/null
 wait "$osm_bg" 2>/dev/null
+for ((i = 0; i < 100; i++)); do
+	[ -n "$osm_pid" ] && kill -0 "$osm_pid" 2>/dev/null || break
+	sleep 0.1
+done
 
 # 2. ibsm on the same fabric with OpenSM's LIDs.
 mkdir -p "$FAB_TMP/sm"
