@@ -150,7 +150,7 @@ static struct cfg_key keys[] = {
 	K("drop_event_subscriptions", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "MISC OPTIONS"),
 	K("ipoib_mcgroup_creation_validation", CFG_BOOL, "TRUE", 0, 0, NULL, RT|IMPL, F_BOOL_(ipoib_mcgroup_creation_validation), "MISC OPTIONS"),
 	K("mcgroup_join_validation", CFG_BOOL, "TRUE", 0, 0, NULL, RT|IMPL, F_BOOL_(mcgroup_join_validation), "MISC OPTIONS"),
-	K("use_original_extended_sa_rates_only", CFG_BOOL, "FALSE", 0, 0, NULL, 0, F_NONE_, "MISC OPTIONS"),
+	K("use_original_extended_sa_rates_only", CFG_BOOL, "FALSE", 0, 0, NULL, RT|IMPL, F_BOOL_(use_original_extended_sa_rates_only), "MISC OPTIONS"),
 	K("use_optimized_slvl", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "MISC OPTIONS"),
 	K("fsync_high_avail_files", CFG_BOOL, "TRUE", 0, 0, NULL, RT, F_NONE_, "MISC OPTIONS"),
 	K("perfmgr", CFG_BOOL, "FALSE", 0, 0, NULL, IMPL, F_BOOL_(perfmgr), "MISC OPTIONS"),

@@ -62,6 +62,8 @@ struct sm_config {
 	 * parameters with the group's / the broadcast group's */
 	bool     mcgroup_join_validation;
 	bool     ipoib_mcgroup_creation_validation;
+	/* rate codes above 18 (300 Gb/s) reduced for older clients */
+	bool     use_original_extended_sa_rates_only;
 	uint64_t sm_key;		/* -k/sm_key: SMInfo (14.4.1) */
 	uint64_t sa_key;		/* sa_key: a trusted SA request's
 					 * SM_Key (15.2.2.1) */

@@ -60,6 +60,10 @@ int gen_multipath_record(const struct sa_view *v, const struct sa_query *q,
  * MCMemberRecord's selectors, and the rate of a port's active link. */
 bool sa_rate_valid(unsigned code);
 int sa_rate_cmp(unsigned a, unsigned b);
+/* A rate code as use_original_extended_sa_rates_only has clients see it:
+ * codes above 18 (300 Gb/s) reduced to the fastest one up to 18 that
+ * carries no more. */
+unsigned sa_rate_original(unsigned code);
 unsigned sa_rate_below(unsigned code);
 uint8_t sa_port_rate(const struct fab_node *n, unsigned pn);
 

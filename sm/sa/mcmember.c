@@ -139,7 +139,9 @@ static uint8_t port_mtu(const struct sa_view *v, struct fab_ref r)
 
 static uint8_t port_rate_of(const struct sa_view *v, struct fab_ref r)
 {
-	return sa_port_rate(fabric_node(v->f, r.node), r.port);
+	uint8_t rate = sa_port_rate(fabric_node(v->f, r.node), r.port);
+
+	return v->rates_original ? (uint8_t)sa_rate_original(rate) : rate;
 }
 
 /* Does the port hold P_Key `pkey` (its 15-bit base; `full`: as a full

@@ -143,6 +143,27 @@ static unsigned rate_below(unsigned code)
 }
 
 /*
+ * use_original_extended_sa_rates_only: the rate codes up to 18 (300 Gb/s,
+ * 12x EDR) are the ones older clients know; a newer code (2x widths, HDR
+ * and up: 19-24) becomes the fastest of those that carries no more than
+ * it, as OpenSM reduces it (ib_path_get_reduced_rate).
+ */
+#define RATE_ORIGINAL_MAX	18
+
+static unsigned rate_original(unsigned code)
+{
+	unsigned best = 2;
+
+	if (code <= RATE_ORIGINAL_MAX || !rate_valid(code))
+		return code;
+	for (unsigned c = 2; c <= RATE_ORIGINAL_MAX; c++)
+		if (rate_equiv[c] && rate_equiv[c] <= rate_equiv[code] &&
+		    rate_equiv[c] > rate_equiv[best])
+			best = c;
+	return best;
+}
+
+/*
  * The rate code of a port's active link: lanes (LinkWidthActive) times
  * the lane rate, extended speeds when the port has them (FDR 14, EDR 25,
  * HDR 50, NDR 100 Gb/s per lane), else LinkSpeedActive (2.5, 5, 10).
@@ -252,6 +273,8 @@ static bool path_port(const struct sa_view *v, int32_t id, unsigned pn,
 	if (pi_mtu_cap(&n->ports[pn].pi) < pp->mtu)
 		pp->mtu = (uint8_t)pi_mtu_cap(&n->ports[pn].pi);
 	rate = port_rate(n, pn);
+	if (v->rates_original)
+		rate = (uint8_t)rate_original(rate);
 	if (rate_cmp(rate, pp->rate) < 0)
 		pp->rate = rate;
 	return true;
@@ -1291,6 +1314,11 @@ int sa_rate_cmp(unsigned a, unsigned b)
 unsigned sa_rate_below(unsigned code)
 {
 	return rate_below(code);
+}
+
+unsigned sa_rate_original(unsigned code)
+{
+	return rate_original(code);
 }
 
 uint8_t sa_port_rate(const struct fab_node *n, unsigned pn)

@@ -238,6 +238,7 @@ void sa_view_of(const struct sm *sm, struct sa_view *v)
 	v->mfttop_off = !sm->cfg.use_mfttop;
 	v->no_join_check = !sm->cfg.mcgroup_join_validation;
 	v->no_ipoib_check = !sm->cfg.ipoib_mcgroup_creation_validation;
+	v->rates_original = sm->cfg.use_original_extended_sa_rates_only;
 }
 
 static uint8_t response_method(uint8_t method)

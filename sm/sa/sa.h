@@ -158,6 +158,7 @@ struct sa_view {
 	bool mfttop_off;		/* use_mfttop FALSE */
 	bool no_join_check;		/* mcgroup_join_validation FALSE */
 	bool no_ipoib_check;		/* ipoib_mcgroup_creation_validation FALSE */
+	bool rates_original;		/* use_original_extended_sa_rates_only */
 };
 
 /*

@@ -22,6 +22,7 @@
 #include "model/fabric.h"
 #include "qos/qos.h"
 #include "sm/lid.h"
+#include "sm/sa/gen.h"
 #include "sm/sa/sa.h"
 #include "sm/sa/service.h"
 #include "sm/topo_file.h"
@@ -319,6 +320,36 @@ START_TEST(test_empty_view)
 END_TEST
 
 /* ---- ClassPortInfo ---------------------------------------------------- */
+
+/* disable_multicast and use_mfttop FALSE: the bits OpenSM clears. */
+START_TEST(test_class_port_info_flags)
+{
+	struct sa_view v = { .mcast_off = true, .mfttop_off = true };
+	struct sa_table t;
+	const struct sa_class_port_info *c;
+
+	ck_assert_int_eq(query(&v, SA_ATTR_CLASS_PORT_INFO, MAD_METHOD_GET, 0, 0,
+			       NULL, 0, &t), 0);
+	c = REC(&t, struct sa_class_port_info, 0);
+	ck_assert_uint_eq(be16toh(c->cap_mask), 0x2402);
+	ck_assert_uint_eq(be32toh(c->cap_mask2_resp_time) >> 5, 0xb5e0);
+	free(t.buf);
+}
+END_TEST
+
+/* use_original_extended_sa_rates_only: OpenSM's reduction of the codes
+ * above 18 (ib_path_get_reduced_rate with limit 18). */
+START_TEST(test_rate_original)
+{
+	static const unsigned in[] = { 2, 16, 18, 19, 20, 21, 22, 23, 24 };
+	static const unsigned out[] = { 2, 16, 18, 15, 8, 18, 18, 18, 18 };
+
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+		ck_assert_msg(sa_rate_original(in[i]) == out[i], "%u -> %u,"
+			      " expected %u", in[i], sa_rate_original(in[i]),
+			      out[i]);
+}
+END_TEST
 
 START_TEST(test_class_port_info)
 {
@@ -1942,6 +1973,8 @@ static Suite *sa_records_suite(void)
 	tcase_add_test(tc, test_match_sub_byte);
 	tcase_add_test(tc, test_empty_view);
 	tcase_add_test(tc, test_class_port_info);
+	tcase_add_test(tc, test_class_port_info_flags);
+	tcase_add_test(tc, test_rate_original);
 	tcase_add_test(tc, test_node_records);
 	tcase_add_test(tc, test_node_record_fields);
 	tcase_add_test(tc, test_port_info_records);
