@@ -135,7 +135,7 @@ static struct cfg_key keys[] = {
 	K("ignore_other_sm", CFG_BOOL, "FALSE", 0, 0, NULL, RT|IMPL, F_BOOL_(ignore_other_sm), "ROUTING OPTIONS"),
 	K("sminfo_polling_timeout", CFG_INT, "10000", 1, 4294967295, NULL, RT|IMPL, F_UINT_(sminfo_polling_timeout), "ROUTING OPTIONS"),
 	K("polling_retry_number", CFG_INT, "4", 0, 4294967295, NULL, RT|IMPL, F_UINT_(polling_retry_number), "ROUTING OPTIONS"),
-	K("honor_guid2lid_file", CFG_BOOL, "FALSE", 0, 0, NULL, RT, F_NONE_, "ROUTING OPTIONS"),
+	K("honor_guid2lid_file", CFG_BOOL, "FALSE", 0, 0, NULL, RT|IMPL, F_BOOL_(honor_guid2lid_file), "ROUTING OPTIONS"),
 	K("max_wire_smps", CFG_INT, "4", 1, 65535, NULL, IMPL, /* the MAD engine takes it at start */ F_UINT_(max_wire_smps), "TIMING AND THREADING OPTIONS"),
 	K("max_wire_smps2", CFG_INT, "4", 0, 4294967295, NULL, RT, F_NONE_, "TIMING AND THREADING OPTIONS"),
 	K("max_smps_timeout", CFG_INT, "600000", 0, 4294967295, NULL, RT, F_NONE_, "TIMING AND THREADING OPTIONS"),

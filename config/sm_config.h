@@ -56,6 +56,8 @@ struct sm_config {
 	bool     force_heavy_sweep;	/* every sweep interval: a heavy sweep */
 	bool     sweep_on_trap;		/* FALSE: traps 128/144 start no sweep */
 	bool     sm_inactive;		/* -I: start NOTACTIVE, until told */
+	/* out of STANDBY: the guid2lid cache before the LIDs ports hold */
+	bool     honor_guid2lid_file;
 	bool     disable_multicast;	/* no MFTs; the SA says no UD multicast */
 	bool     use_mfttop;		/* set SwitchInfo:MulticastFDBTop */
 	/* FALSE: the SA takes joins and IPoIB groups without comparing their

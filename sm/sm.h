@@ -271,6 +271,7 @@ struct sm {
 	ev_tstamp handover_at;		/* ... then: its ACKNOWLEDGE may come */
 	bool     adopt_lids;		/* was standby: keep the LIDs ports hold
 					 * over our cache (sm/lid.c) */
+	bool     lids_file_read;	/* guid2lid read into sm->lids */
 	unsigned elect_waits;		/* waits for a better SM to take over */
 	struct discovery *elect_disc;
 	struct fabric elect_fabric;

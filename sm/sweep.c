@@ -890,16 +890,22 @@ static int cache_path(const struct sm *sm, char *buf, size_t sz)
 	return n < 0 || (size_t)n >= sz ? -ENAMETOOLONG : 0;
 }
 
-/* Load the guid2lid cache once, the first time a sweep needs it. */
+/*
+ * Load the guid2lid cache once, the first time a sweep needs it.  A
+ * standby's cache may hold only its master's copy (sm/ha/sync.c); with
+ * honor_guid2lid_file the file is read into it too when the standby
+ * takes over, its entries winning, as OpenSM restores the file then.
+ */
 static int cache_ensure(struct sm *sm)
 {
 	char path[600];
 
-	if (sm->lids)
+	if (sm->lids && (sm->lids_file_read || !sm->adopt_lids ||
+			 !sm->cfg.honor_guid2lid_file))
 		return 0;
-	sm->lids = lid_cache_new();
-	if (!sm->lids)
+	if (!sm->lids && !(sm->lids = lid_cache_new()))
 		return -ENOMEM;
+	sm->lids_file_read = true;
 	if (cache_path(sm, path, sizeof(path)) < 0 || sm->cfg.reassign_lids)
 		return 0;
 	int n = lid_cache_load(sm->lids, path, cache_warn, NULL);
@@ -1093,7 +1099,8 @@ static void sweep_plan(struct sweep *sw)
 	struct lid_policy pol = { .lmc = sm->cfg.lmc,
 				  .reassign = sm->cfg.reassign_lids,
 				  .lmc_esp0 = sm->cfg.lmc_esp0,
-				  .prefer_fabric = sm->adopt_lids };
+				  .prefer_fabric = sm->adopt_lids &&
+						   !sm->cfg.honor_guid2lid_file };
 	if (cache_ensure(sm) < 0) {
 		sweep_finish(sw, false, "out of memory");
 		return;
