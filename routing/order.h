@@ -15,7 +15,7 @@
  * "<switch node GUID> <port> <port> ..." per line.  On that switch the
  * listed ports come first, in that order, then the others in ascending
  * order; among equally good egress ports an engine takes the one that
- * comes first in this order (where a port number used to decide).
+ * comes first in this order (without the file: the lowest port number).
  *
  * Both as OpenSM reads them (complib parse_node_map): leading blanks
  * skipped, blank lines and lines starting with '#' ignored, numbers as

@@ -16,42 +16,17 @@
 #include "routing/order.h"
 #include "routing_fixture.h"
 
-/* The warnings a parse gave, one string each. */
-struct warns {
-	unsigned n;
-	char msg[32][320];
-};
-
-static void collect(void *ctx, const char *msg)
-{
-	struct warns *w = ctx;
-
-	if (w->n < 32)
-		snprintf(w->msg[w->n], sizeof(w->msg[0]), "%s", msg);
-	w->n++;
-}
-
-/* Some warning starts with `prefix` ("f:3:") and holds `what`. */
-static bool warned(const struct warns *w, const char *prefix, const char *what)
-{
-	for (unsigned i = 0; i < w->n && i < 32; i++)
-		if (!strncmp(w->msg[i], prefix, strlen(prefix)) &&
-		    strstr(w->msg[i], what))
-			return true;
-	return false;
-}
-
-static void guids(struct order_guids *o, struct warns *w, const char *text)
+static void guids(struct order_guids *o, struct rf_warns *w, const char *text)
 {
 	memset(w, 0, sizeof(*w));
-	ck_assert_int_eq(order_guids_parse(o, text, strlen(text), "f", collect,
+	ck_assert_int_eq(order_guids_parse(o, text, strlen(text), "f", rf_collect,
 					   w), 0);
 }
 
 START_TEST(guids_good)
 {
 	struct order_guids o;
-	struct warns w;
+	struct rf_warns w;
 
 	guids(&o, &w, "# hosts first\n"
 		      "0x0002c90300000001\n"
@@ -83,7 +58,7 @@ END_TEST
 START_TEST(guids_bad)
 {
 	struct order_guids o;
-	struct warns w;
+	struct rf_warns w;
 
 	guids(&o, &w, "0x1\n"
 		      "garbage\n"			/* 2 */
@@ -101,15 +76,15 @@ START_TEST(guids_bad)
 	ck_assert_uint_eq(o.guid[1], 4);
 	ck_assert_uint_eq(o.line[1], 11);
 	ck_assert_uint_eq(w.n, 9);
-	ck_assert(warned(&w, "f:2:", "'garbage': expected a port GUID"));
-	ck_assert(warned(&w, "f:3:", "'0x'"));
-	ck_assert(warned(&w, "f:4:", "'0x12zz'"));
-	ck_assert(warned(&w, "f:5:", "'0002c903'"));
-	ck_assert(warned(&w, "f:6:", "not 0"));
-	ck_assert(warned(&w, "f:7:", "more than 64 bits"));
-	ck_assert(warned(&w, "f:8:", "listed already on line 1"));
-	ck_assert(warned(&w, "f:9:", "'-5'"));
-	ck_assert(warned(&w, "f:10:", "line skipped"));
+	ck_assert(rf_warned(&w, "f:2:", "'garbage': expected a port GUID"));
+	ck_assert(rf_warned(&w, "f:3:", "'0x'"));
+	ck_assert(rf_warned(&w, "f:4:", "'0x12zz'"));
+	ck_assert(rf_warned(&w, "f:5:", "'0002c903'"));
+	ck_assert(rf_warned(&w, "f:6:", "not 0"));
+	ck_assert(rf_warned(&w, "f:7:", "more than 64 bits"));
+	ck_assert(rf_warned(&w, "f:8:", "listed already on line 1"));
+	ck_assert(rf_warned(&w, "f:9:", "'-5'"));
+	ck_assert(rf_warned(&w, "f:10:", "line skipped"));
 	order_guids_free(&o);
 }
 END_TEST
@@ -120,7 +95,7 @@ START_TEST(guids_long_and_binary)
 	size_t len = 100000;
 	char *text = malloc(len + 64);
 	struct order_guids o;
-	struct warns w = { 0 };
+	struct rf_warns w = { 0 };
 	size_t n;
 
 	memset(text, '7', len);		/* one huge decimal: too large */
@@ -128,13 +103,13 @@ START_TEST(guids_long_and_binary)
 	n += (size_t)sprintf(text + n, "\n0x5\n0x6");
 	text[n++] = '\0';
 	n += (size_t)sprintf(text + n, "x\n0x7");
-	ck_assert_int_eq(order_guids_parse(&o, text, n, "f", collect, &w), 0);
+	ck_assert_int_eq(order_guids_parse(&o, text, n, "f", rf_collect, &w), 0);
 	ck_assert_uint_eq(o.n, 2);
 	ck_assert_uint_eq(o.guid[0], 5);
 	ck_assert_uint_eq(o.guid[1], 7);
 	ck_assert_uint_eq(w.n, 2);
-	ck_assert(warned(&w, "f:1:", "more than 64 bits"));
-	ck_assert(warned(&w, "f:3:", "'0x6?x'"));
+	ck_assert(rf_warned(&w, "f:1:", "more than 64 bits"));
+	ck_assert(rf_warned(&w, "f:3:", "'0x6?x'"));
 	/* the quoted token is cut */
 	ck_assert_uint_lt(strlen(w.msg[0]), 200);
 	order_guids_free(&o);
@@ -147,17 +122,17 @@ START_TEST(guids_long_and_binary)
 }
 END_TEST
 
-static void ports(struct port_order *o, struct warns *w, const char *text)
+static void ports(struct port_order *o, struct rf_warns *w, const char *text)
 {
 	memset(w, 0, sizeof(*w));
-	ck_assert_int_eq(port_order_parse(o, text, strlen(text), "p", collect,
+	ck_assert_int_eq(port_order_parse(o, text, strlen(text), "p", rf_collect,
 					  w), 0);
 }
 
 START_TEST(ports_good)
 {
 	struct port_order o;
-	struct warns w;
+	struct rf_warns w;
 
 	ports(&o, &w, "# switch ports\n"
 		      "0x1000200 6 5\n"
@@ -183,7 +158,7 @@ END_TEST
 START_TEST(ports_bad)
 {
 	struct port_order o;
-	struct warns w;
+	struct rf_warns w;
 	char *text, *p;
 
 	ports(&o, &w, "0x1 1 2\n"
@@ -204,17 +179,17 @@ START_TEST(ports_bad)
 	ck_assert_uint_eq(o.e[1].guid, 0xb);
 	ck_assert_uint_eq(o.e[1].line, 13);
 	ck_assert_uint_eq(w.n, 11);
-	ck_assert(warned(&w, "p:2:", "port '0': expected 1-254"));
-	ck_assert(warned(&w, "p:3:", "port '255': expected 1-254"));
-	ck_assert(warned(&w, "p:4:", "port 3 is listed twice"));
-	ck_assert(warned(&w, "p:5:", "'3,4': expected a port number"));
-	ck_assert(warned(&w, "p:6:", "expected port numbers after the GUID"));
-	ck_assert(warned(&w, "p:7:", "expected port numbers"));
-	ck_assert(warned(&w, "p:8:", "'junk': expected a switch node GUID"));
-	ck_assert(warned(&w, "p:9:", "expected 1-254"));
-	ck_assert(warned(&w, "p:10:", "'x': expected a port number"));
-	ck_assert(warned(&w, "p:11:", "'0': expected a switch node GUID"));
-	ck_assert(warned(&w, "p:12:", "'-1'"));
+	ck_assert(rf_warned(&w, "p:2:", "port '0': expected 1-254"));
+	ck_assert(rf_warned(&w, "p:3:", "port '255': expected 1-254"));
+	ck_assert(rf_warned(&w, "p:4:", "port 3 is listed twice"));
+	ck_assert(rf_warned(&w, "p:5:", "'3,4': expected a port number"));
+	ck_assert(rf_warned(&w, "p:6:", "expected port numbers after the GUID"));
+	ck_assert(rf_warned(&w, "p:7:", "expected port numbers"));
+	ck_assert(rf_warned(&w, "p:8:", "'junk': expected a switch node GUID"));
+	ck_assert(rf_warned(&w, "p:9:", "expected 1-254"));
+	ck_assert(rf_warned(&w, "p:10:", "'x': expected a port number"));
+	ck_assert(rf_warned(&w, "p:11:", "'0': expected a switch node GUID"));
+	ck_assert(rf_warned(&w, "p:12:", "'-1'"));
 	port_order_free(&o);
 
 	/* a long line: every port 1..254 (fine), then one more (twice) */
@@ -232,7 +207,7 @@ START_TEST(ports_bad)
 	ck_assert_uint_eq(o.e[0].port[0], 254);
 	ck_assert_uint_eq(o.e[0].port[253], 1);
 	ck_assert_uint_eq(w.n, 1);
-	ck_assert(warned(&w, "p:2:", "port 7 is listed twice"));
+	ck_assert(rf_warned(&w, "p:2:", "port 7 is listed twice"));
 	port_order_free(&o);
 	free(text);
 }
@@ -272,7 +247,7 @@ START_TEST(resolve_ranks)
 {
 	struct fabric f;
 	struct port_order po;
-	struct warns w;
+	struct rf_warns w;
 	uint8_t **rank;
 	char text[512];
 	long n;
@@ -290,15 +265,15 @@ START_TEST(resolve_ranks)
 	ports(&po, &w, text);
 	ck_assert_uint_eq(po.n, 6);
 	ck_assert_uint_eq(w.n, 0);
-	n = port_order_resolve(&f, &po, "p", &rank, collect, &w);
+	n = port_order_resolve(&f, &po, "p", &rank, rf_collect, &w);
 	ck_assert_int_eq(n, 1);
 	ck_assert_uint_eq(w.n, 5);
-	ck_assert(warned(&w, "p:2:", "ordered already on line 1"));
-	ck_assert(warned(&w, "p:3:", "is no switch of the fabric"));
-	ck_assert(warned(&w, "p:4:", "0x0000000000000077 is no switch"));
-	ck_assert(warned(&w, "p:5:", "port 7: switch"));
-	ck_assert(warned(&w, "p:5:", "has ports 1-6"));
-	ck_assert(warned(&w, "p:6:", "port 3: switch"));
+	ck_assert(rf_warned(&w, "p:2:", "ordered already on line 1"));
+	ck_assert(rf_warned(&w, "p:3:", "is no switch of the fabric"));
+	ck_assert(rf_warned(&w, "p:4:", "0x0000000000000077 is no switch"));
+	ck_assert(rf_warned(&w, "p:5:", "port 7: switch"));
+	ck_assert(rf_warned(&w, "p:5:", "has ports 1-6"));
+	ck_assert(rf_warned(&w, "p:6:", "port 3: switch"));
 	ck_assert_ptr_nonnull(rank);
 	for (size_t i = 0; i < f.n_nodes; i++)
 		if (i != LEAF1)
@@ -437,7 +412,7 @@ START_TEST(port_order_breaks_ties)
 	struct fabric f;
 	struct routing_result r;
 	struct port_order po;
-	struct warns w;
+	struct rf_warns w;
 	uint8_t **rank;
 	char text[64];
 	struct routing_opts o = { 0 };
@@ -450,7 +425,7 @@ START_TEST(port_order_breaks_ties)
 
 	snprintf(text, sizeof(text), "0x%" PRIx64 " 6 5\n", f.nodes[LEAF1].guid);
 	ports(&po, &w, text);
-	ck_assert_int_eq(port_order_resolve(&f, &po, "p", &rank, collect, &w), 1);
+	ck_assert_int_eq(port_order_resolve(&f, &po, "p", &rank, rf_collect, &w), 1);
 	port_order_free(&po);
 	o.port_rank = (const uint8_t *const *)rank;
 	o.n_port_rank = f.n_nodes;
@@ -479,7 +454,7 @@ START_TEST(orders_keep_tables_sound)
 	uint64_t list[8];
 	uint8_t **rank = NULL;
 	struct port_order po;
-	struct warns w;
+	struct rf_warns w;
 	char text[256];
 	struct routing_opts o = { .order_guids = list, .n_order_guids = 0 };
 	size_t k = 0;

@@ -256,28 +256,6 @@ END_TEST
 
 /* ------------------------------------------------------ the parser */
 
-struct msgs {
-	unsigned n;
-	char text[16][320];
-};
-
-static void collect(void *ctx, const char *msg)
-{
-	struct msgs *m = ctx;
-
-	if (m->n < 16)
-		snprintf(m->text[m->n], sizeof(m->text[0]), "%s", msg);
-	m->n++;
-}
-
-static bool has_msg(const struct msgs *m, const char *s)
-{
-	for (unsigned i = 0; i < m->n && i < 16; i++)
-		if (strstr(m->text[i], s))
-			return true;
-	return false;
-}
-
 START_TEST(ids_parse)
 {
 	static const char text[] =
@@ -296,10 +274,10 @@ START_TEST(ids_parse)
 		"0x80 010\n"			/* 13: octal */
 		"0x90 #\n";			/* 14: comment, no id */
 	struct node_ids ni;
-	struct msgs m = { 0 };
+	struct rf_warns m = { 0 };
 
 	ck_assert_int_eq(node_ids_parse(&ni, text, sizeof(text) - 1, "ids.txt",
-					collect, &m), 0);
+					rf_collect, &m), 0);
 	ck_assert_uint_eq(ni.n, 4);
 	ck_assert_uint_eq(ni.guid[0], 0x10);
 	ck_assert_uint_eq(ni.id[0], 6);		/* the later line's */
@@ -311,24 +289,24 @@ START_TEST(ids_parse)
 	ck_assert_uint_eq(ni.guid[3], 0x80);
 	ck_assert_uint_eq(ni.id[3], 8);
 	ck_assert_uint_eq(m.n, 8);
-	ck_assert(has_msg(&m, "ids.txt:5: 0x0000000000000030 has no id"));
-	ck_assert(has_msg(&m, "ids.txt:6: 'zz': expected an id"));
-	ck_assert(has_msg(&m, "ids.txt:7: 'zz': expected a switch node GUID"));
-	ck_assert(has_msg(&m, "ids.txt:8: '0x0': expected a switch node GUID"
+	ck_assert(rf_warned(&m, "", "ids.txt:5: 0x0000000000000030 has no id"));
+	ck_assert(rf_warned(&m, "", "ids.txt:6: 'zz': expected an id"));
+	ck_assert(rf_warned(&m, "", "ids.txt:7: 'zz': expected a switch node GUID"));
+	ck_assert(rf_warned(&m, "", "ids.txt:8: '0x0': expected a switch node GUID"
 			  " (0x and hexadecimal digits), not 0"));
-	ck_assert(has_msg(&m, "ids.txt:9: '99999999999999999999999': expected"
+	ck_assert(rf_warned(&m, "", "ids.txt:9: '99999999999999999999999': expected"
 			  " an id (a number, 0x for hexadecimal), it has more"
 			  " than 64 bits"));
-	ck_assert(has_msg(&m, "ids.txt:10: 0x0000000000000010 is listed "
+	ck_assert(rf_warned(&m, "", "ids.txt:10: 0x0000000000000010 is listed "
 			  "already on line 3; this line's id 6 replaces"));
-	ck_assert(has_msg(&m, "ids.txt:11: '-1': expected an id"));
-	ck_assert(has_msg(&m, "ids.txt:14: 0x0000000000000090 has no id"));
+	ck_assert(rf_warned(&m, "", "ids.txt:11: '-1': expected an id"));
+	ck_assert(rf_warned(&m, "", "ids.txt:14: 0x0000000000000090 has no id"));
 	node_ids_free(&ni);
 
 	/* NUL bytes and an empty text */
 	memset(&m, 0, sizeof(m));
 	ck_assert_int_eq(node_ids_parse(&ni, "0x10 1\0\n0x20 2", 14, "z",
-					collect, &m), 0);
+					rf_collect, &m), 0);
 	ck_assert_uint_eq(ni.n, 1);
 	ck_assert_uint_eq(ni.guid[0], 0x20);
 	ck_assert_uint_eq(m.n, 1);

@@ -14,35 +14,11 @@
 #include "routing/order.h"
 #include "routing_fixture.h"
 
-struct warns {
-	unsigned n;
-	char msg[32][320];
-};
-
-static void collect(void *ctx, const char *msg)
-{
-	struct warns *w = ctx;
-
-	if (w->n < 32)
-		snprintf(w->msg[w->n], sizeof(w->msg[0]), "%s", msg);
-	w->n++;
-}
-
-/* Some warning starts with `prefix` ("f:3:") and holds `what`. */
-static bool warned(const struct warns *w, const char *prefix, const char *what)
-{
-	for (unsigned i = 0; i < w->n && i < 32; i++)
-		if (!strncmp(w->msg[i], prefix, strlen(prefix)) &&
-		    strstr(w->msg[i], what))
-			return true;
-	return false;
-}
-
-static void vals(struct port_vals *pv, struct warns *w, const char *text,
+static void vals(struct port_vals *pv, struct rf_warns *w, const char *text,
 		 size_t len, bool weights)
 {
 	memset(w, 0, sizeof(*w));
-	ck_assert_int_eq(port_vals_parse(pv, text, len, "f", weights, collect,
+	ck_assert_int_eq(port_vals_parse(pv, text, len, "f", weights, rf_collect,
 					 w), 0);
 }
 
@@ -56,7 +32,7 @@ START_TEST(weights_good)
 		"0XABC 0x10 010 what follows is ignored\n"
 		"12 3 1#\n";
 	struct port_vals pv;
-	struct warns w;
+	struct rf_warns w;
 
 	vals(&pv, &w, text, strlen(text), true);
 	ck_assert_uint_eq(w.n, 0);
@@ -101,31 +77,31 @@ START_TEST(weights_bad)
 		"0x5 2 0x99999999999999999\n"	/* 12: > 64 bits */
 		"0x5 4 2\n";			/* 13: good */
 	struct port_vals pv;
-	struct warns w;
+	struct rf_warns w;
 
 	vals(&pv, &w, text, strlen(text), true);
 	ck_assert_uint_eq(pv.n, 1);
 	ck_assert_uint_eq(pv.e[0].line, 13);
 	ck_assert_uint_eq(w.n, 12);
-	ck_assert(warned(&w, "f:1:", "expected a port after the switch GUID"));
-	ck_assert(warned(&w, "f:2:", "expected a weight after"));
-	ck_assert(warned(&w, "f:3:", "weight '0': expected 1-255"));
-	ck_assert(warned(&w, "f:4:", "weight '256': expected 1-255"));
-	ck_assert(warned(&w, "f:5:", "port '0': expected 1-254"));
-	ck_assert(warned(&w, "f:6:", "port '255': expected 1-254"));
-	ck_assert(warned(&w, "f:7:", "port '3x'"));
-	ck_assert(warned(&w, "f:8:", "'0': expected a switch node GUID"));
-	ck_assert(warned(&w, "f:9:", "'switch': expected a switch node GUID"));
-	ck_assert(warned(&w, "f:10:", "weight '-1'"));
-	ck_assert(warned(&w, "f:11:", "expected a weight"));
-	ck_assert(warned(&w, "f:12:", "weight '0x99999999999999999'"));
+	ck_assert(rf_warned(&w, "f:1:", "expected a port after the switch GUID"));
+	ck_assert(rf_warned(&w, "f:2:", "expected a weight after"));
+	ck_assert(rf_warned(&w, "f:3:", "weight '0': expected 1-255"));
+	ck_assert(rf_warned(&w, "f:4:", "weight '256': expected 1-255"));
+	ck_assert(rf_warned(&w, "f:5:", "port '0': expected 1-254"));
+	ck_assert(rf_warned(&w, "f:6:", "port '255': expected 1-254"));
+	ck_assert(rf_warned(&w, "f:7:", "port '3x'"));
+	ck_assert(rf_warned(&w, "f:8:", "'0': expected a switch node GUID"));
+	ck_assert(rf_warned(&w, "f:9:", "'switch': expected a switch node GUID"));
+	ck_assert(rf_warned(&w, "f:10:", "weight '-1'"));
+	ck_assert(rf_warned(&w, "f:11:", "expected a weight"));
+	ck_assert(rf_warned(&w, "f:12:", "weight '0x99999999999999999'"));
 	port_vals_free(&pv);
 
 	/* a NUL byte in a line spoils that line only */
 	vals(&pv, &w, "0x5 3 2\n0x5 \0 2\n0x6 1 1\n", 24, true);
 	ck_assert_uint_eq(pv.n, 2);
 	ck_assert_uint_eq(w.n, 1);
-	ck_assert(warned(&w, "f:2:", "port '?'"));
+	ck_assert(rf_warned(&w, "f:2:", "port '?'"));
 	port_vals_free(&pv);
 
 	/* the ignore file wants a port, and nothing of the sort is fatal */
@@ -155,13 +131,13 @@ static void resolve(const struct fabric *f, struct routing_opts *o,
 		    const char *text, bool weights, long want_sw)
 {
 	struct port_vals pv;
-	struct warns w;
+	struct rf_warns w;
 	uint8_t **v;
 	long n;
 
 	vals(&pv, &w, text, strlen(text), weights);
 	ck_assert_uint_eq(w.n, 0);
-	n = port_vals_resolve(f, &pv, "f", weights ? 1 : 0, &v, collect, &w);
+	n = port_vals_resolve(f, &pv, "f", weights ? 1 : 0, &v, rf_collect, &w);
 	ck_assert_int_ge(n, 0);
 	if (want_sw >= 0)
 		ck_assert_int_eq(n, want_sw);
@@ -179,7 +155,7 @@ START_TEST(resolve_vals)
 {
 	struct fabric f;
 	struct port_vals pv;
-	struct warns w;
+	struct rf_warns w;
 	uint8_t **v;
 	char text[512];
 
@@ -195,12 +171,12 @@ START_TEST(resolve_vals)
 		 f.nodes[LEAF1].guid, f.nodes[1].guid);
 	vals(&pv, &w, text, strlen(text), true);
 	ck_assert_uint_eq(pv.n, 6);
-	ck_assert_int_eq(port_vals_resolve(&f, &pv, "f", 1, &v, collect, &w), 2);
+	ck_assert_int_eq(port_vals_resolve(&f, &pv, "f", 1, &v, rf_collect, &w), 2);
 	ck_assert_uint_eq(w.n, 3);
-	ck_assert(warned(&w, "f:3:", "is no switch of the fabric"));
-	ck_assert(warned(&w, "f:4:", "0x0000000000000077 is no switch"));
-	ck_assert(warned(&w, "f:5:", "port 7: switch"));
-	ck_assert(warned(&w, "f:5:", "has ports 1-6"));
+	ck_assert(rf_warned(&w, "f:3:", "is no switch of the fabric"));
+	ck_assert(rf_warned(&w, "f:4:", "0x0000000000000077 is no switch"));
+	ck_assert(rf_warned(&w, "f:5:", "port 7: switch"));
+	ck_assert(rf_warned(&w, "f:5:", "has ports 1-6"));
 	for (size_t i = 0; i < f.n_nodes; i++)
 		if (i != LEAF1 && i != 1)
 			ck_assert_ptr_null(v[i]);

@@ -294,4 +294,31 @@ static inline void rf_assert_deadlock_free(const struct fabric *f,
 	ck_assert_uint_le(c.layers, r->n_layers ? r->n_layers : 1);
 }
 
+/* The warnings a routing file parser gave (routing/order.h's
+ * order_warn_fn), one string each: rf_collect is the callback. */
+struct rf_warns {
+	unsigned n;
+	char msg[32][320];
+};
+
+static inline void rf_collect(void *ctx, const char *msg)
+{
+	struct rf_warns *w = ctx;
+
+	if (w->n < 32)
+		snprintf(w->msg[w->n], sizeof(w->msg[0]), "%s", msg);
+	w->n++;
+}
+
+/* Some warning starts with `prefix` ("f:3:", or "") and holds `what`. */
+static inline bool rf_warned(const struct rf_warns *w, const char *prefix,
+			     const char *what)
+{
+	for (unsigned i = 0; i < w->n && i < 32; i++)
+		if (!strncmp(w->msg[i], prefix, strlen(prefix)) &&
+		    strstr(w->msg[i], what))
+			return true;
+	return false;
+}
+
 #endif /* IBSM_TESTS_ROUTING_FIXTURE_H */
