@@ -400,6 +400,41 @@ fab_ibsm_stop() {
 	return "$rc"
 }
 
+# fab_net_leaf_spine FILE: two leaves of four hosts (H0001-H0004 on
+# leaf-1, H0005-H0008 on leaf-2, ports 1-4), each leaf's ports 5 and 6
+# to spine-1 and spine-2: the routing-key tests' fabric, where every
+# leaf has two equal up-links for each remote host.
+fab_net_leaf_spine() {
+	local l p s h
+	{
+		for l in 1 2; do
+			echo "Switch 8 \"leaf-$l\""
+			for p in 1 2 3 4; do
+				printf '[%u]\t"H%04u"[1]\n' "$p" $(((l - 1) * 4 + p))
+			done
+			printf '[5]\t"spine-1"[%u]\n[6]\t"spine-2"[%u]\n\n' "$l" "$l"
+		done
+		for s in 1 2; do
+			echo "Switch 8 \"spine-$s\""
+			printf '[1]\t"leaf-1"[%u]\n[2]\t"leaf-2"[%u]\n\n' \
+				$((s + 4)) $((s + 4))
+		done
+		for h in 1 2 3 4 5 6 7 8; do
+			printf 'Hca 1 "H%04u"\n[1]\t"leaf-%u"[%u]\n\n' "$h" \
+				$(((h - 1) / 4 + 1)) $(((h - 1) % 4 + 1))
+		done
+	} >"$1"
+}
+
+# fab_lft_hosts OUT DR: the LFT of the switch at directed route DR from
+# H0001 (ibroute), as "host port" lines for the CA destinations, sorted;
+# the raw output in OUT.raw.
+fab_lft_hosts() {
+	fab_run H0001 ibroute -D "$2" 1 0x100 >"$1.raw" 2>"$1.err"
+	sed -nE "s/^0x[0-9a-f]+ 0*([0-9]+) : \(Channel Adapter .*'(H[0-9]+)'.*/\2 \1/p" \
+		"$1.raw" | sort >"$1"
+}
+
 # fab_need_opensm: the tests that take OpenSM 3.3.23 as referee stop
 # here, failing, when it is not installed.
 fab_need_opensm() {

@@ -28,23 +28,7 @@ set -uo pipefail
 fab_need_opensm
 
 NET=$FAB_TMP/net
-{
-	for l in 1 2; do
-		echo "Switch 8 \"leaf-$l\""
-		for p in 1 2 3 4; do
-			printf '[%u]\t"H%04u"[1]\n' "$p" $(((l - 1) * 4 + p))
-		done
-		printf '[5]\t"spine-1"[%u]\n[6]\t"spine-2"[%u]\n\n' "$l" "$l"
-	done
-	for s in 1 2; do
-		echo "Switch 8 \"spine-$s\""
-		printf '[1]\t"leaf-1"[%u]\n[2]\t"leaf-2"[%u]\n\n' $((s + 4)) $((s + 4))
-	done
-	for h in 1 2 3 4 5 6 7 8; do
-		printf 'Hca 1 "H%04u"\n[1]\t"leaf-%u"[%u]\n\n' "$h" \
-			$(((h - 1) / 4 + 1)) $(((h - 1) % 4 + 1))
-	done
-} >"$NET"
+fab_net_leaf_spine "$NET"
 
 # DR paths from H0001: leaf-1 is 0,1; leaf-2 is 0,1,5,2 (leaf-1 port 5
 # -> spine-1 port 2 -> leaf-2).
@@ -74,9 +58,7 @@ write_files() {
 
 # lft OUT DR: that leaf's LFT as "host port" lines (CA LIDs), sorted.
 lft() {
-	fab_run H0001 ibroute -D "$2" 1 0x100 >"$1.raw" 2>"$1.err"
-	sed -nE "s/^0x[0-9a-f]+ 0*([0-9]+) : \(Channel Adapter .*'(H[0-9]+)'.*/\2 \1/p" \
-		"$1.raw" | sort >"$1"
+	fab_lft_hosts "$1" "$2"
 }
 
 # ports FILE H...: the egress ports of those hosts, space-separated
